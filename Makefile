@@ -1,0 +1,76 @@
+# fhook top-level build.
+#
+#   make            fhook.ko for every target kernel + userspace (CLI, tests)
+#   make kmod       only the modules: build/kmod/<release>/fhook.ko
+#   make kmod KDIR=/path/to/kernel/build   against any other kernel tree
+#   make user       only userspace: build/user/ (CLI: build/user/fhook)
+#   make setup      install dependencies + target kernels (root, Debian)
+#   make demo       setup, build, boot a QEMU guest and trace a workload
+#   make test       setup, build, host unit tests, guest tests on all kernels
+#   make lint       checkpatch (kernel C), W=1 build, clang-format (C++)
+
+TOP      := $(CURDIR)
+BUILD    := $(TOP)/build
+TARGETS  := $(BUILD)/kernels/targets
+KSRC     := $(wildcard $(TOP)/kmod/*.c $(TOP)/kmod/*.h) $(TOP)/kmod/Kbuild
+CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')
+
+.PHONY: all kmod user setup demo test test-host test-vm lint clean
+
+all: kmod user
+	@echo "fhook built:"
+	@for m in $(BUILD)/kmod/*/fhook.ko; do [ -f "$$m" ] && echo "  module   $$m"; done; true
+	@echo "  cli      $(BUILD)/user/fhook"
+
+# One build directory per kernel, populated with links to the sources so
+# several kernels can be built from one tree.
+define build_kmod
+	rel=$(1); hdr=$(2); out=$(BUILD)/kmod/$$rel; \
+	mkdir -p $$out && \
+	for f in $(KSRC); do ln -sf $$f $$out/; done && \
+	$(MAKE) -C $$hdr M=$$out FHOOK_SHARED=$(TOP)/shared $(KBUILD_EXTRA) modules && \
+	echo "  module   $$out/fhook.ko"
+endef
+
+kmod:
+ifdef KDIR
+	@rel=$$(cat $(KDIR)/include/config/kernel.release); \
+	$(call build_kmod,$$rel,$(KDIR))
+else
+	@[ -f $(TARGETS) ] || { echo "no target kernels: run 'sudo make setup' (or pass KDIR=)"; exit 1; }
+	@while read rel hdr vmlinuz mods; do \
+		$(call build_kmod,$$rel,$$hdr) || exit 1; \
+	done < $(TARGETS)
+endif
+
+user:
+	@cmake -S $(TOP) -B $(BUILD)/user -G '$(CMAKE_GEN)' -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD)/user -j2
+
+setup:
+	bash $(TOP)/scripts/setup.sh
+
+demo: setup all
+	bash $(TOP)/vmtests/run.sh --demo
+
+test-host: user
+	ctest --test-dir $(BUILD)/user --output-on-failure
+
+test-vm: kmod user
+	bash $(TOP)/vmtests/run.sh
+
+test: setup
+	$(MAKE) all
+	$(MAKE) test-host
+	$(MAKE) test-vm
+
+lint:
+	@cp=$(BUILD)/tools/checkpatch/checkpatch.pl; \
+	[ -f $$cp ] || { echo "checkpatch.pl missing: run 'sudo make setup'"; exit 1; }; \
+	perl $$cp --no-tree --terse -f $(wildcard kmod/*.c kmod/*.h) shared/fhook_abi.h
+	@$(MAKE) --no-print-directory kmod KBUILD_EXTRA=W=1 2>&1 | tee $(BUILD)/w1.log; \
+	! grep -E 'warning:' $(BUILD)/w1.log
+	@clang-format --dry-run --Werror $$(git ls-files 'user/*.cpp' 'user/*.hpp' 'user/*.h')
+
+clean:
+	rm -rf $(BUILD)/kmod $(BUILD)/user $(BUILD)/vm

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fhook: a kernel function tracing and hooking framework.
+ *
+ * /dev/fhook is a misc device; each open file is an independent session
+ * (session.c) whose events leave the kernel through per-CPU rings that
+ * userspace mmaps (ring.c).  The fops' .owner pins the module while any
+ * session fd or mapping exists, so rmmod is refused cleanly then.
+ */
+#include "fhook.h"
+
+#include <linux/capability.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/poll.h>
+
+atomic_t fhook_nr_sessions = ATOMIC_INIT(0);
+
+static int fhook_open(struct inode *inode, struct file *file)
+{
+	struct fhook_session *s;
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN) && !perfmon_capable())
+		return -EPERM;
+	ret = nonseekable_open(inode, file);
+	if (ret)
+		return ret;
+	s = fhook_session_create();
+	if (!s)
+		return -ENOMEM;
+	file->private_data = s;
+	atomic_inc(&fhook_nr_sessions);
+	return 0;
+}
+
+/* Runs once the last fd and the last mapping of the session are gone. */
+static int fhook_release(struct inode *inode, struct file *file)
+{
+	fhook_session_destroy(file->private_data);
+	atomic_dec(&fhook_nr_sessions);
+	return 0;
+}
+
+static long fhook_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	return fhook_session_ioctl(file->private_data, cmd, arg);
+}
+
+static int fhook_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	return fhook_rings_mmap(file->private_data, vma);
+}
+
+static __poll_t fhook_poll(struct file *file, poll_table *wait)
+{
+	return fhook_session_poll(file->private_data, file, wait);
+}
+
+static const struct file_operations fhook_fops = {
+	.owner		= THIS_MODULE,
+	.open		= fhook_open,
+	.release	= fhook_release,
+	.unlocked_ioctl	= fhook_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.mmap		= fhook_mmap,
+	.poll		= fhook_poll,
+};
+
+static struct miscdevice fhook_misc = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "fhook",
+	.fops	= &fhook_fops,
+	.mode	= 0600,
+};
+
+static int __init fhook_init(void)
+{
+	int ret;
+
+	ret = fhook_pidfilter_init();
+	if (ret)
+		return ret;
+	ret = misc_register(&fhook_misc);
+	if (ret) {
+		pr_err("misc_register: %d\n", ret);
+		return ret;
+	}
+	pr_info("version %s, ABI %d, /dev/%s\n", FHOOK_VERSION, FHOOK_ABI_VERSION,
+		fhook_misc.name);
+	return 0;
+}
+
+static void __exit fhook_exit(void)
+{
+	/* no session can exist here: each one holds a module reference */
+	misc_deregister(&fhook_misc);
+}
+
+module_init(fhook_init);
+module_exit(fhook_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("fhook developers");
+MODULE_DESCRIPTION("fhook: kernel function tracing and hooking");
+MODULE_VERSION(FHOOK_VERSION);

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Pid filter: a bitmap of pids checked by every probe, and optionally
+ * following forks through the sched_process_fork/exit tracepoints (what
+ * tracefs's function-fork option does).  The tracepoints are not exported,
+ * so they are looked up by name.
+ */
+#include "fhook.h"
+
+#include <linux/bitmap.h>
+#include <linux/slab.h>
+#include <linux/threads.h>
+#include <linux/tracepoint.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+
+static struct tracepoint *fhook_tp_fork;
+static struct tracepoint *fhook_tp_exit;
+
+static void fhook_find_tp(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sched_process_fork"))
+		fhook_tp_fork = tp;
+	else if (!strcmp(tp->name, "sched_process_exit"))
+		fhook_tp_exit = tp;
+}
+
+int fhook_pidfilter_init(void)
+{
+	for_each_kernel_tracepoint(fhook_find_tp, NULL);
+	if (!fhook_tp_fork || !fhook_tp_exit)
+		pr_warn("sched_process_fork/exit tracepoints not found: no fork following\n");
+	return 0;
+}
+
+/* TP_PROTO(struct task_struct *parent, struct task_struct *child) */
+static notrace void fhook_on_fork(void *data, struct task_struct *parent,
+				  struct task_struct *child)
+{
+	struct fhook_session *s = data;
+
+	if (test_bit(parent->pid, s->pids) || test_bit(parent->tgid, s->pids))
+		set_bit(child->pid, s->pids);
+}
+
+/* TP_PROTO(struct task_struct *p) */
+static notrace void fhook_on_exit(void *data, struct task_struct *p)
+{
+	struct fhook_session *s = data;
+
+	clear_bit(p->pid, s->pids);
+}
+
+static int fhook_follow_fork(struct fhook_session *s, bool on)
+{
+	int ret;
+
+	if (on == s->fork_tp_registered)
+		return 0;
+	if (!on) {
+		tracepoint_probe_unregister(fhook_tp_fork, (void *)fhook_on_fork, s);
+		tracepoint_probe_unregister(fhook_tp_exit, (void *)fhook_on_exit, s);
+		tracepoint_synchronize_unregister();
+		s->fork_tp_registered = false;
+		return 0;
+	}
+	if (!fhook_tp_fork || !fhook_tp_exit)
+		return -EOPNOTSUPP;
+	ret = tracepoint_probe_register(fhook_tp_fork, (void *)fhook_on_fork, s);
+	if (ret)
+		return ret;
+	ret = tracepoint_probe_register(fhook_tp_exit, (void *)fhook_on_exit, s);
+	if (ret) {
+		tracepoint_probe_unregister(fhook_tp_fork, (void *)fhook_on_fork, s);
+		tracepoint_synchronize_unregister();
+		return ret;
+	}
+	s->fork_tp_registered = true;
+	return 0;
+}
+
+int fhook_pidfilter_set(struct fhook_session *s, const struct fhook_pid_filter *arg)
+{
+	u32 *pids;
+	u32 i;
+	int ret;
+
+	if (arg->flags & ~FHOOK_PIDF_ALL || arg->__pad)
+		return -EINVAL;
+	if (arg->nr_pids > FHOOK_MAX_FILTER_PIDS)
+		return -EINVAL;
+
+	pids = vmemdup_user(u64_to_user_ptr(arg->pids), array_size(arg->nr_pids, sizeof(u32)));
+	if (IS_ERR(pids))
+		return PTR_ERR(pids);
+	for (i = 0; i < arg->nr_pids; i++) {
+		if (!pids[i] || pids[i] >= PID_MAX_LIMIT) {
+			ret = -EINVAL;
+			goto out;
+		}
+	}
+	if (!s->pids) {
+		s->pids = vzalloc(BITS_TO_LONGS(PID_MAX_LIMIT) * sizeof(long));
+		if (!s->pids) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+
+	ret = fhook_follow_fork(s, arg->flags & FHOOK_PIDF_FOLLOW_FORK);
+	if (ret)
+		goto out;
+	s->follow_fork = arg->flags & FHOOK_PIDF_FOLLOW_FORK;
+	if (arg->flags & FHOOK_PIDF_RESET)
+		bitmap_zero(s->pids, PID_MAX_LIMIT);
+	for (i = 0; i < arg->nr_pids; i++)
+		set_bit(pids[i], s->pids);
+	/* RESET with no pids turns the filter off */
+	if ((arg->flags & FHOOK_PIDF_RESET) && !arg->nr_pids)
+		WRITE_ONCE(s->pid_filter, false);
+	else	/* bitmap complete before probes look at it */
+		smp_store_release(&s->pid_filter, true);
+out:
+	kvfree(pids);
+	return ret;
+}
+
+/* After the probes are disarmed. */
+void fhook_pidfilter_release(struct fhook_session *s)
+{
+	fhook_follow_fork(s, false);
+	vfree(s->pids);
+	s->pids = NULL;
+}

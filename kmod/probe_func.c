@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Function probes: one ftrace_ops per probe, its filter built with
+ * ftrace_set_filter()/ftrace_set_notrace(), so the tracefs glob grammar
+ * works unchanged.  ":mod:" is not parsed by ftrace_set_filter() (only the
+ * tracefs file does that); userspace resolves it to addresses, which are
+ * added with ftrace_set_filter_ip().
+ */
+#include "fhook.h"
+
+#include <linux/ctype.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+static notrace void fhook_func_callback(unsigned long ip, unsigned long parent_ip,
+					struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	struct fhook_probe *p = container_of(op, struct fhook_probe, ops);
+	struct fhook_session *s = p->session;
+	unsigned int pc = preempt_count();
+	bool irqs_off = irqs_disabled();
+	struct fhook_rec_func *r;
+	struct fhook_ring *rb;
+	int bit;
+
+	/* also disables preemption: we stay on this CPU and its ring */
+	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (bit < 0) {
+		this_cpu_inc(p->stats->missed);
+		return;
+	}
+	if (!fhook_session_wants(s))
+		goto out;
+
+	this_cpu_inc(p->stats->hits);
+	rb = s->rings[smp_processor_id()];
+	r = fhook_ring_reserve(rb, sizeof(*r));
+	if (r) {
+		fhook_rec_init(&r->hdr, FHOOK_REC_FUNC, sizeof(*r), p->id, pc, irqs_off);
+		r->ip = ip;
+		r->parent_ip = parent_ip;
+		this_cpu_inc(p->stats->written);
+	} else {
+		this_cpu_inc(p->stats->lost);
+	}
+	fhook_ring_commit(rb);
+out:
+	ftrace_test_recursion_unlock(bit);
+}
+
+typedef int (*fhook_set_fn)(struct ftrace_ops *ops, unsigned char *buf, int len, int reset);
+
+/*
+ * Feed each whitespace-separated pattern of @text to @set.  ftrace writes
+ * into the buffer it is given (filter_parse_regex), so @text is our own
+ * copy.  *@index counts patterns across calls for error reporting.
+ */
+static int fhook_func_set_patterns(struct fhook_probe *p, char *text, fhook_set_fn set,
+				   s32 *index, s32 *err_index)
+{
+	char *tok;
+	int ret;
+
+	while ((tok = strsep(&text, " \t\n\r\v\f")) != NULL) {
+		size_t len = strlen(tok);
+
+		if (!len)
+			continue;
+		if (len > FHOOK_MAX_PATTERN_LEN) {
+			*err_index = *index;
+			return -EINVAL;
+		}
+		ret = set(&p->ops, tok, len, 0);
+		if (ret) {
+			*err_index = *index;
+			/* ftrace says -EINVAL when nothing matched */
+			return ret == -EINVAL ? -ENOENT : ret;
+		}
+		(*index)++;
+	}
+	return 0;
+}
+
+static char *fhook_copy_text(u64 uptr, u32 len)
+{
+	if (!len)
+		return NULL;
+	return memdup_user_nul(u64_to_user_ptr(uptr), len);
+}
+
+int fhook_func_probe_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
+			  s32 *err_index)
+{
+	char *filter = NULL, *exclude = NULL;
+	u64 *ips = NULL;
+	s32 index = 0;
+	u32 i;
+	int ret;
+
+	if (arg->filter_len > FHOOK_MAX_PATTERN_TEXT ||
+	    arg->exclude_len > FHOOK_MAX_PATTERN_TEXT || arg->nr_ips > FHOOK_MAX_IPS)
+		return -EINVAL;
+	if (!arg->filter_len && !arg->nr_ips)
+		return -EINVAL;	/* an empty filter would trace everything */
+
+	p->ops.func = fhook_func_callback;
+	p->ops.flags = 0;
+
+	filter = fhook_copy_text(arg->filter, arg->filter_len);
+	if (IS_ERR(filter))
+		return PTR_ERR(filter);
+	exclude = fhook_copy_text(arg->exclude, arg->exclude_len);
+	if (IS_ERR(exclude)) {
+		ret = PTR_ERR(exclude);
+		exclude = NULL;
+		goto out;
+	}
+	if (arg->nr_ips) {
+		ips = vmemdup_user(u64_to_user_ptr(arg->ips), array_size(arg->nr_ips, sizeof(u64)));
+		if (IS_ERR(ips)) {
+			ret = PTR_ERR(ips);
+			ips = NULL;
+			goto out;
+		}
+	}
+
+	if (filter) {
+		ret = fhook_func_set_patterns(p, filter, ftrace_set_filter, &index, err_index);
+		if (ret)
+			goto out;
+	}
+	/* all-blank filter text would leave an empty (match all) filter */
+	if (!index && !arg->nr_ips) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (exclude) {
+		ret = fhook_func_set_patterns(p, exclude, ftrace_set_notrace, &index, err_index);
+		if (ret)
+			goto out;
+	}
+	for (i = 0; i < arg->nr_ips; i++, index++) {
+		ret = ftrace_set_filter_ip(&p->ops, ips[i], 0, 0);
+		if (ret) {
+			*err_index = index;
+			ret = ret == -EINVAL ? -ENOENT : ret;
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	kvfree(ips);
+	kfree(exclude);
+	kfree(filter);
+	return ret;
+}
+
+int fhook_func_probe_arm(struct fhook_probe *p)
+{
+	int ret = register_ftrace_function(&p->ops);
+
+	if (!ret)
+		p->registered = true;
+	return ret;
+}
+
+void fhook_func_probe_disarm(struct fhook_probe *p)
+{
+	int ret;
+
+	if (!p->registered)
+		return;
+	/* waits for callbacks in flight (RCU tasks for dynamic ops) */
+	ret = unregister_ftrace_function(&p->ops);
+	if (ret)
+		pr_err("probe %u: unregister_ftrace_function: %d\n", p->id, ret);
+	p->registered = false;
+}
+
+void fhook_func_probe_release(struct fhook_probe *p)
+{
+	ftrace_free_filter(&p->ops);
+}

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-CPU rings shared with userspace through mmap.
+ *
+ * Layout of one CPU's ring (one vmap(), pages listed in this order):
+ *   meta page    struct fhook_ring_meta, written by producers, user RO
+ *   cons page    struct fhook_ring_cons, data_tail written by the consumer
+ *   data pages   size bytes, then the same pages again, so a record that
+ *                wraps at the end is contiguous (BPF ringbuf's trick)
+ *
+ * Producer protocol (perf's, kernel/events/ring_buffer.c): a writer runs on
+ * its own CPU with preemption off, in any context including NMI.  It bumps
+ * ->nest, reserves with a local_cmpxchg loop on ->head against the user's
+ * data_tail, writes, and only the outermost writer publishes data_head.
+ * Writers nested on top of it (irq, NMI) always finish first, so everything
+ * below data_head is complete.  No locks, no atomics across CPUs.
+ *
+ * Losses are exact: every drop increments ->lost (reported in band by the
+ * next writer that gets space, as a FHOOK_REC_LOST record placed where the
+ * drop happened) and meta->lost_total.
+ *
+ * Barriers: (A) the control dependency from reading data_tail to writing
+ * data pairs with the consumer's release store of data_tail (D); (B) the
+ * smp_wmb() before publishing data_head pairs with the consumer's acquire
+ * load of data_head (C).
+ *
+ * Wakeups never happen from the producer: it queues an irq_work once a CPU
+ * has at least ->watermark bytes pending (irq_work_queue() is NMI-safe and
+ * a no-op while already queued).  The consumer polls with a timeout for the
+ * tail below the watermark, so tracing the scheduler cannot make the
+ * consumer wake itself in a loop.
+ */
+#include "fhook.h"
+#include "compat.h"
+
+#include <linux/mm.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+static void fhook_ring_wakeup(struct irq_work *work)
+{
+	struct fhook_ring *rb = container_of(work, struct fhook_ring, work);
+
+	wake_up_all(&rb->session->waitq);
+}
+
+static void fhook_ring_free(struct fhook_ring *rb)
+{
+	unsigned int i;
+
+	if (!rb)
+		return;
+	irq_work_sync(&rb->work);
+	if (rb->base)
+		vunmap(rb->base);
+	for (i = 0; i < rb->nr_pages; i++)
+		if (rb->pages[i])
+			__free_page(rb->pages[i]);
+	kvfree(rb->pages);
+	kfree(rb);
+}
+
+static struct fhook_ring *fhook_ring_alloc(struct fhook_session *s, int cpu, u64 size,
+					   u32 watermark)
+{
+	unsigned int nr_data = size >> PAGE_SHIFT;
+	unsigned int nr_map = 2 + 2 * nr_data;
+	struct page **map;
+	struct fhook_ring *rb;
+	unsigned int i;
+
+	rb = kzalloc_node(sizeof(*rb), GFP_KERNEL, cpu_to_node(cpu));
+	if (!rb)
+		return NULL;
+	rb->session = s;
+	rb->size = size;
+	rb->mask = size - 1;
+	rb->watermark = watermark;
+	init_irq_work(&rb->work, fhook_ring_wakeup);
+	local_set(&rb->head, 0);
+	local_set(&rb->nest, 0);
+	local_set(&rb->lost, 0);
+
+	/* pages[] holds the vmap order: meta, cons, data, data again */
+	rb->pages = kvcalloc(nr_map, sizeof(*rb->pages), GFP_KERNEL);
+	if (!rb->pages)
+		goto err_free_rb;
+	map = rb->pages;
+	rb->nr_pages = 2 + nr_data;
+	for (i = 0; i < rb->nr_pages; i++) {
+		map[i] = alloc_pages_node(cpu_to_node(cpu), GFP_KERNEL | __GFP_ZERO, 0);
+		if (!map[i])
+			goto err_free_pages;
+	}
+	for (i = 0; i < nr_data; i++)
+		map[2 + nr_data + i] = map[2 + i];
+
+	rb->base = vmap(map, nr_map, VM_MAP | VM_USERMAP, PAGE_KERNEL);
+	if (!rb->base)
+		goto err_free_pages;
+	rb->meta = rb->base;
+	rb->cons = rb->base + PAGE_SIZE;
+	rb->data = rb->base + 2 * PAGE_SIZE;
+
+	rb->meta->abi_version = FHOOK_ABI_VERSION;
+	rb->meta->cpu = cpu;
+	rb->meta->data_size = size;
+	rb->meta->watermark = watermark;
+	return rb;
+
+err_free_pages:
+	/* only the first nr_pages entries own a page; the aliases do not */
+	for (i = 0; i < rb->nr_pages; i++)
+		if (map[i])
+			__free_page(map[i]);
+	kvfree(rb->pages);
+err_free_rb:
+	kfree(rb);
+	return NULL;
+}
+
+static void fhook_ring_array_free(struct fhook_ring **rings)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		fhook_ring_free(rings[cpu]);
+	kfree(rings);
+}
+
+int fhook_rings_alloc(struct fhook_session *s, u64 size, u32 watermark)
+{
+	struct fhook_ring **rings;
+	int cpu;
+
+	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL);
+	if (!rings)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		rings[cpu] = fhook_ring_alloc(s, cpu, size, watermark);
+		if (!rings[cpu]) {
+			fhook_ring_array_free(rings);
+			return -ENOMEM;
+		}
+	}
+	s->buf_size = size;
+	s->watermark = watermark;
+	/* mmap and poll run without the session lock: publish complete */
+	smp_store_release(&s->rings, rings);
+	return 0;
+}
+
+/* Only after every probe is unregistered and synchronised. */
+void fhook_rings_free(struct fhook_session *s)
+{
+	if (!s->rings)
+		return;
+	fhook_ring_array_free(s->rings);
+	s->rings = NULL;
+}
+
+static __always_inline local_t *fhook_meta_lost(struct fhook_ring *rb)
+{
+	BUILD_BUG_ON(sizeof(local_t) != sizeof(rb->meta->lost_total));
+	return (local_t *)&rb->meta->lost_total;
+}
+
+/*
+ * Reserve @size bytes (header + payload) on @rb.  Must be called on
+ * @rb's CPU with preemption disabled; every call must be followed by
+ * fhook_ring_commit(), whether it returned a record or NULL (a drop).
+ */
+notrace void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size)
+{
+	unsigned int need = ALIGN(size, 8);
+	unsigned int lost_sz = 0;
+	long head, new, old;
+	void *rec;
+	u64 tail;
+
+	if (local_inc_return(&rb->nest) > FHOOK_RING_MAX_NEST)
+		goto drop;
+	if (local_read(&rb->lost))
+		lost_sz = ALIGN(sizeof(struct fhook_rec_lost), 8);
+
+	old = local_read(&rb->head);
+	do {
+		head = old;
+		/* (A): tail comes from userspace, only ever compared */
+		tail = READ_ONCE(rb->cons->data_tail);
+		if (unlikely((u64)head - tail + need + lost_sz > rb->size))
+			goto drop;
+		new = head + need + lost_sz;
+	} while ((old = local_cmpxchg(&rb->head, head, new)) != head);
+
+	if (lost_sz) {
+		struct fhook_rec_lost *l = rb->data + (head & rb->mask);
+
+		memset(&l->hdr, 0, sizeof(l->hdr));
+		l->hdr.size = sizeof(*l);
+		l->hdr.type = FHOOK_REC_LOST;
+		l->hdr.ts = ktime_get_mono_fast_ns();
+		l->hdr.cpu = raw_smp_processor_id();
+		/* may be 0 if a nested writer reported it first */
+		l->lost = local_xchg(&rb->lost, 0);
+		head += lost_sz;
+	}
+	rec = rb->data + (head & rb->mask);
+	/* zero the alignment padding: no stale bytes after a wrap */
+	if (need != size)
+		*(u64 *)(rec + need - 8) = 0;
+	return rec;
+
+drop:
+	local_inc(&rb->lost);
+	local_inc(fhook_meta_lost(rb));
+	return NULL;
+}
+
+notrace void fhook_ring_commit(struct fhook_ring *rb)
+{
+	long head;
+	u64 tail;
+
+	if (local_read(&rb->nest) > 1) {
+		local_dec(&rb->nest);
+		return;
+	}
+again:
+	head = local_read(&rb->head);
+	smp_wmb();	/* (B): record contents before data_head */
+	WRITE_ONCE(rb->meta->data_head, head);
+	barrier();
+	local_set(&rb->nest, 0);
+	barrier();
+	/* a nested writer reserved after we read head: publish it too */
+	if (unlikely(head != local_read(&rb->head))) {
+		local_set(&rb->nest, 1);
+		goto again;
+	}
+
+	tail = READ_ONCE(rb->cons->data_tail);
+	if ((u64)head - tail >= rb->watermark)
+		irq_work_queue(&rb->work);
+}
+
+/*
+ * Readable when some CPU has @any data pending, or with !@any, at least a
+ * watermark's worth.
+ */
+bool fhook_rings_readable(struct fhook_session *s, bool any)
+{
+	/* pairs with the release in fhook_rings_alloc() */
+	struct fhook_ring **rings = smp_load_acquire(&s->rings);
+	int cpu;
+
+	if (!rings)
+		return false;
+	for_each_possible_cpu(cpu) {
+		struct fhook_ring *rb = rings[cpu];
+		u64 pending = READ_ONCE(rb->meta->data_head) - READ_ONCE(rb->cons->data_tail);
+
+		if (pending && (any || pending >= rb->watermark))
+			return true;
+	}
+	return false;
+}
+
+static int fhook_vma_may_split(struct vm_area_struct *vma, unsigned long addr)
+{
+	return -EINVAL;		/* keep each mapping whole */
+}
+
+static const struct vm_operations_struct fhook_vm_ops = {
+	.may_split = fhook_vma_may_split,
+};
+
+#define FHOOK_PGOFF_CPU_SHIFT	(32 - PAGE_SHIFT)
+
+int fhook_rings_mmap(struct fhook_session *s, struct vm_area_struct *vma)
+{
+	unsigned long cpu = vma->vm_pgoff >> FHOOK_PGOFF_CPU_SHIFT;
+	unsigned long pg = vma->vm_pgoff & ((1UL << FHOOK_PGOFF_CPU_SHIFT) - 1);
+	unsigned long pages = vma_pages(vma);
+	/* pairs with the release in fhook_rings_alloc() */
+	struct fhook_ring **rings = smp_load_acquire(&s->rings);
+	struct fhook_ring *rb;
+	int ret;
+
+	BUILD_BUG_ON(FHOOK_MMAP_STRIDE != 1ULL << 32);
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+	if (!rings)
+		return -ENODEV;
+	if (cpu >= nr_cpu_ids)
+		return -EINVAL;
+	rb = rings[cpu];
+	if (!rb)
+		return -ENODEV;
+
+	switch (pg) {
+	case FHOOK_MMAP_META:
+		if (pages != 1)
+			return -EINVAL;
+		break;
+	case FHOOK_MMAP_CONS:
+		if (pages != 1)
+			return -EINVAL;
+		break;
+	case FHOOK_MMAP_DATA:
+		if (pages != 2 * (rb->size >> PAGE_SHIFT))
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (pg != FHOOK_MMAP_CONS) {
+		if (vma->vm_flags & VM_WRITE)
+			return -EPERM;
+		fhook_vm_flags_clear(vma, VM_MAYWRITE | VM_MAYEXEC);
+	} else {
+		fhook_vm_flags_clear(vma, VM_MAYEXEC);
+	}
+
+	ret = remap_vmalloc_range(vma, rb->base, pg);
+	if (ret)
+		return ret;
+	fhook_vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_ops = &fhook_vm_ops;
+	return 0;
+}

@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A session is one open file of /dev/fhook: its rings, probes and filters,
+ * and the ioctls that configure them.  Everything a session created is torn
+ * down in fhook_session_destroy(), which runs when the last fd and the last
+ * mapping are gone, including when the owning process is killed.
+ */
+#include "fhook.h"
+
+#include <linux/log2.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+/* ioctl numbers without the (informational) size bits */
+#define FHOOK_CMD(cmd)	((cmd) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
+
+struct fhook_session *fhook_session_create(void)
+{
+	struct fhook_session *s = kzalloc(sizeof(*s), GFP_KERNEL);
+
+	if (!s)
+		return NULL;
+	if (!zalloc_cpumask_var(&s->cpus, GFP_KERNEL)) {
+		kfree(s);
+		return NULL;
+	}
+	mutex_init(&s->lock);
+	INIT_LIST_HEAD(&s->probes);
+	init_waitqueue_head(&s->waitq);
+	s->next_probe_id = 1;
+	return s;
+}
+
+static void fhook_session_disarm(struct fhook_session *s)
+{
+	struct fhook_probe *p;
+
+	list_for_each_entry(p, &s->probes, node)
+		fhook_func_probe_disarm(p);
+	s->armed = false;
+}
+
+static void fhook_probe_free(struct fhook_probe *p)
+{
+	fhook_func_probe_release(p);
+	free_percpu(p->stats);
+	kfree(p);
+}
+
+void fhook_session_destroy(struct fhook_session *s)
+{
+	struct fhook_probe *p, *tmp;
+
+	/* no ioctl can run any more: this is ->release */
+	fhook_session_disarm(s);
+	fhook_pidfilter_release(s);
+	list_for_each_entry_safe(p, tmp, &s->probes, node) {
+		list_del(&p->node);
+		fhook_probe_free(p);
+	}
+	fhook_rings_free(s);
+	free_cpumask_var(s->cpus);
+	mutex_destroy(&s->lock);
+	kfree(s);
+}
+
+/*
+ * Copy an ioctl argument that starts with its own __u32 size.  Older
+ * (smaller) layouts are zero-extended, newer ones must have a zero tail
+ * (copy_struct_from_user()).  Returns the user's size or -errno.
+ */
+static int fhook_copy_arg(void *karg, size_t ksize, unsigned long uarg)
+{
+	u32 usize;
+	int ret;
+
+	if (get_user(usize, (u32 __user *)uarg))
+		return -EFAULT;
+	/* v1 is the oldest layout: nothing may be missing yet */
+	if (usize < ksize)
+		return -EINVAL;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
+	ret = copy_struct_from_user(karg, ksize, (void __user *)uarg, usize);
+	return ret ? ret : usize;
+}
+
+static int fhook_put_arg(unsigned long uarg, const void *karg, size_t ksize)
+{
+	return copy_to_user((void __user *)uarg, karg, ksize) ? -EFAULT : 0;
+}
+
+static bool fhook_zero(const u64 *words, size_t n)
+{
+	while (n--)
+		if (*words++)
+			return false;
+	return true;
+}
+
+static long fhook_ioc_handshake(unsigned long uarg)
+{
+	struct fhook_handshake hs;
+	int ret;
+
+	ret = fhook_copy_arg(&hs, sizeof(hs), uarg);
+	if (ret < 0)
+		return ret;
+	if (!fhook_zero(hs.reserved, ARRAY_SIZE(hs.reserved)))
+		return -EINVAL;
+	hs.abi_version = FHOOK_ABI_VERSION;
+	hs.features = FHOOK_FEAT_FUNC | FHOOK_FEAT_FUNC_IPS | FHOOK_FEAT_PID_FILTER |
+		      FHOOK_FEAT_CPU_FILTER | FHOOK_FEAT_RING_MMAP;
+	hs.nr_cpus = nr_cpu_ids;
+	hs.nr_sessions = atomic_read(&fhook_nr_sessions);
+	hs.page_size = PAGE_SIZE;
+	hs.max_probes = FHOOK_MAX_PROBES;
+	memset(hs.version, 0, sizeof(hs.version));
+	strscpy(hs.version, FHOOK_VERSION, sizeof(hs.version));
+	return fhook_put_arg(uarg, &hs, sizeof(hs));
+}
+
+static long fhook_ioc_ring_setup(struct fhook_session *s, unsigned long uarg)
+{
+	struct fhook_ring_setup rs;
+	int ret;
+
+	ret = fhook_copy_arg(&rs, sizeof(rs), uarg);
+	if (ret < 0)
+		return ret;
+	if (rs.flags || !fhook_zero(rs.reserved, ARRAY_SIZE(rs.reserved)))
+		return -EINVAL;
+	if (!rs.buf_size)
+		rs.buf_size = FHOOK_RING_DEF_SIZE;
+	if (rs.buf_size < PAGE_SIZE || rs.buf_size > FHOOK_RING_MAX_SIZE ||
+	    !is_power_of_2(rs.buf_size))
+		return -EINVAL;
+	if (!rs.watermark)
+		rs.watermark = rs.buf_size / 4;
+	if (rs.watermark > rs.buf_size)
+		return -EINVAL;
+	if (s->rings)
+		return -EBUSY;
+
+	ret = fhook_rings_alloc(s, rs.buf_size, rs.watermark);
+	if (ret)
+		return ret;
+	rs.nr_cpus = nr_cpu_ids;
+	rs.mmap_stride = FHOOK_MMAP_STRIDE;
+	return fhook_put_arg(uarg, &rs, sizeof(rs));
+}
+
+static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
+{
+	struct fhook_probe_add pa;
+	struct fhook_probe *p;
+	s32 err_index = -1;
+	int ret;
+
+	ret = fhook_copy_arg(&pa, sizeof(pa), uarg);
+	if (ret < 0)
+		return ret;
+	if (pa.flags || !fhook_zero(pa.reserved, ARRAY_SIZE(pa.reserved)))
+		return -EINVAL;
+	if (pa.type != FHOOK_PROBE_FUNC)
+		return -EINVAL;
+	if (s->armed)
+		return -EBUSY;
+	if (s->nr_probes >= FHOOK_MAX_PROBES)
+		return -ENOSPC;
+
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	p->stats = alloc_percpu(struct fhook_pcpu_stats);
+	if (!p->stats) {
+		kfree(p);
+		return -ENOMEM;
+	}
+	p->session = s;
+	p->type = pa.type;
+	p->id = s->next_probe_id;
+
+	ret = fhook_func_probe_init(p, &pa, &err_index);
+	pa.err_index = err_index;
+	if (ret) {
+		fhook_probe_free(p);
+		/* tell userspace which pattern failed, keep the real error */
+		if (fhook_put_arg(uarg, &pa, sizeof(pa)))
+			return -EFAULT;
+		return ret;
+	}
+	pa.probe_id = p->id;
+	ret = fhook_put_arg(uarg, &pa, sizeof(pa));
+	if (ret) {
+		fhook_probe_free(p);
+		return ret;
+	}
+	s->next_probe_id++;
+	s->nr_probes++;
+	list_add_tail(&p->node, &s->probes);
+	return 0;
+}
+
+static long fhook_ioc_pid_filter(struct fhook_session *s, unsigned long uarg)
+{
+	struct fhook_pid_filter pf;
+	int ret;
+
+	ret = fhook_copy_arg(&pf, sizeof(pf), uarg);
+	if (ret < 0)
+		return ret;
+	if (!fhook_zero(pf.reserved, ARRAY_SIZE(pf.reserved)))
+		return -EINVAL;
+	return fhook_pidfilter_set(s, &pf);
+}
+
+static long fhook_ioc_cpu_filter(struct fhook_session *s, unsigned long uarg)
+{
+	struct fhook_cpu_filter cf;
+	unsigned int nwords, cpu;
+	u64 *mask;
+	int ret;
+
+	ret = fhook_copy_arg(&cf, sizeof(cf), uarg);
+	if (ret < 0)
+		return ret;
+	if (!fhook_zero(cf.reserved, ARRAY_SIZE(cf.reserved)))
+		return -EINVAL;
+	if (cf.nr_bits > FHOOK_MAX_CPUMASK * 8)
+		return -EINVAL;
+	if (!cf.nr_bits) {
+		WRITE_ONCE(s->cpu_filter, false);
+		return 0;
+	}
+	nwords = DIV_ROUND_UP(cf.nr_bits, 64);
+	mask = memdup_user(u64_to_user_ptr(cf.mask), nwords * sizeof(u64));
+	if (IS_ERR(mask))
+		return PTR_ERR(mask);
+
+	ret = -EINVAL;
+	for (cpu = 0; cpu < cf.nr_bits; cpu++) {
+		if (!(mask[cpu / 64] & BIT_ULL(cpu % 64)))
+			continue;
+		if (cpu >= nr_cpu_ids || !cpu_possible(cpu)) {
+			ret = -EINVAL;
+			goto out;
+		}
+		ret = 0;
+	}
+	if (ret)
+		goto out;	/* no CPU at all */
+	/* the hot path reads the mask without locks: stop, update, restart */
+	WRITE_ONCE(s->cpu_filter, false);
+	synchronize_rcu();
+	cpumask_clear(s->cpus);
+	for (cpu = 0; cpu < cf.nr_bits; cpu++)
+		if (mask[cpu / 64] & BIT_ULL(cpu % 64))
+			cpumask_set_cpu(cpu, s->cpus);
+	smp_wmb();	/* mask before the flag; the hot path reads flag, mask */
+	WRITE_ONCE(s->cpu_filter, true);
+out:
+	kfree(mask);
+	return ret;
+}
+
+static long fhook_ioc_start(struct fhook_session *s)
+{
+	struct fhook_probe *p;
+	int ret;
+
+	if (s->armed)
+		return -EBUSY;
+	if (!s->rings || list_empty(&s->probes))
+		return -EINVAL;
+	list_for_each_entry(p, &s->probes, node) {
+		ret = fhook_func_probe_arm(p);
+		if (ret) {
+			fhook_session_disarm(s);
+			return ret;
+		}
+	}
+	s->armed = true;
+	return 0;
+}
+
+static long fhook_ioc_stop(struct fhook_session *s)
+{
+	fhook_session_disarm(s);
+	/* let a sleeping reader drain what is left */
+	wake_up_all(&s->waitq);
+	return 0;
+}
+
+static void fhook_stats_add(struct fhook_cpu_stats *sum, const struct fhook_pcpu_stats *c)
+{
+	sum->hits += READ_ONCE(c->hits);
+	sum->written += READ_ONCE(c->written);
+	sum->lost += READ_ONCE(c->lost);
+	sum->missed += READ_ONCE(c->missed);
+}
+
+static long fhook_ioc_stats(struct fhook_session *s, unsigned long uarg)
+{
+	struct fhook_cpu_stats __user *ucpus;
+	struct fhook_probe *p, *only = NULL;
+	struct fhook_stats st;
+	unsigned int cpu;
+	int ret;
+
+	ret = fhook_copy_arg(&st, sizeof(st), uarg);
+	if (ret < 0)
+		return ret;
+	if (st.flags || !fhook_zero(st.reserved, ARRAY_SIZE(st.reserved)))
+		return -EINVAL;
+	if (st.probe_id != FHOOK_STATS_SESSION) {
+		list_for_each_entry(p, &s->probes, node)
+			if (p->id == st.probe_id)
+				only = p;
+		if (!only)
+			return -ENOENT;
+	}
+
+	ucpus = u64_to_user_ptr(st.cpus);
+	memset(&st.total, 0, sizeof(st.total));
+	for_each_possible_cpu(cpu) {
+		struct fhook_cpu_stats c = {};
+
+		list_for_each_entry(p, &s->probes, node)
+			if (!only || p == only)
+				fhook_stats_add(&c, per_cpu_ptr(p->stats, cpu));
+		st.total.hits += c.hits;
+		st.total.written += c.written;
+		st.total.lost += c.lost;
+		st.total.missed += c.missed;
+		if (st.cpus && cpu < st.nr_cpus && copy_to_user(&ucpus[cpu], &c, sizeof(c)))
+			return -EFAULT;
+	}
+	st.nr_cpus = min_t(u32, st.nr_cpus, nr_cpu_ids);
+	return fhook_put_arg(uarg, &st, sizeof(st));
+}
+
+long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned long arg)
+{
+	long ret;
+
+	if (_IOC_TYPE(cmd) != FHOOK_IOC_MAGIC)
+		return -ENOTTY;
+	if (FHOOK_CMD(cmd) == FHOOK_CMD(FHOOK_IOC_HANDSHAKE))
+		return fhook_ioc_handshake(arg);
+
+	mutex_lock(&s->lock);
+	switch (FHOOK_CMD(cmd)) {
+	case FHOOK_CMD(FHOOK_IOC_RING_SETUP):
+		ret = fhook_ioc_ring_setup(s, arg);
+		break;
+	case FHOOK_CMD(FHOOK_IOC_PROBE_ADD):
+		ret = fhook_ioc_probe_add(s, arg);
+		break;
+	case FHOOK_CMD(FHOOK_IOC_PID_FILTER):
+		ret = fhook_ioc_pid_filter(s, arg);
+		break;
+	case FHOOK_CMD(FHOOK_IOC_CPU_FILTER):
+		ret = fhook_ioc_cpu_filter(s, arg);
+		break;
+	case FHOOK_IOC_START:
+		ret = fhook_ioc_start(s);
+		break;
+	case FHOOK_IOC_STOP:
+		ret = fhook_ioc_stop(s);
+		break;
+	case FHOOK_CMD(FHOOK_IOC_STATS):
+		ret = fhook_ioc_stats(s, arg);
+		break;
+	default:
+		ret = -ENOTTY;
+		break;
+	}
+	mutex_unlock(&s->lock);
+	return ret;
+}
+
+__poll_t fhook_session_poll(struct fhook_session *s, struct file *file, poll_table *wait)
+{
+	poll_wait(file, &s->waitq, wait);
+	/* pairs with the producer's publish + irq_work (Dekker) */
+	smp_mb();
+	if (fhook_rings_readable(s, !READ_ONCE(s->armed)))
+		return EPOLLIN | EPOLLRDNORM;
+	return 0;
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# fhook setup for a Debian bookworm machine (run as root; idempotent).
+#
+# Installs the toolchain, QEMU, busybox and the headers of the two target
+# kernels, then fetches the matching kernel images with `apt-get download`
+# and unpacks them under build/kernels/ (nothing is installed into /boot).
+# The newest available Debian 6.1 and 6.12 kernels are picked at run time.
+#
+# Output: build/kernels/targets, one line per target kernel:
+#   <release> <headers dir> <vmlinuz> <modules dir>
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cache="$top/build/kernels"
+say() { printf 'setup: %s\n' "$*" >&2; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "must run as root (apt-get install); try: sudo $0"
+command -v apt-get >/dev/null || die "apt-get not found: fhook setup needs Debian bookworm"
+
+export DEBIAN_FRONTEND=noninteractive
+lists_age=$(( $(date +%s) - $(stat -c %Y /var/lib/apt/lists/partial 2>/dev/null || echo 0) ))
+if [ "${FHOOK_SKIP_APT_UPDATE:-0}" != 1 ] && [ "$lists_age" -gt 21600 ]; then
+	say "apt-get update"
+	apt-get update -qq
+fi
+
+# Newest Debian 6.12 release that has both headers and an unsigned image.
+newest_612() {
+	local v
+	for v in $(apt-cache search --names-only '^linux-headers-6\.12\.[0-9]+\+deb[0-9]+-amd64$' |
+		   awk '{print $1}' | sed 's/^linux-headers-//; s/-amd64$//' | sort -Vr); do
+		if apt-cache show "linux-image-$v-amd64-unsigned" >/dev/null 2>&1; then
+			echo "$v-amd64"
+			return 0
+		fi
+	done
+	return 1
+}
+
+rel61=$(apt-cache depends linux-headers-amd64 | awk '/Depends: linux-headers-6\.1\./{print $2; exit}' |
+	sed 's/^linux-headers-//')
+[ -n "$rel61" ] || die "cannot resolve the Debian 6.1 kernel behind linux-headers-amd64"
+rel612=$(newest_612) || die "no Debian 6.12 kernel with headers and an unsigned image in apt"
+say "target kernels: $rel61 $rel612"
+
+pkgs=(build-essential cmake ninja-build pkg-config
+      libboost-program-options-dev libgtest-dev googletest
+      qemu-system-x86 busybox-static cpio kmod xz-utils zstd
+      clang-format perl
+      "linux-headers-$rel61" "linux-headers-$rel612")
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	say "apt-get install ${missing[*]}"
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+mkdir -p "$cache/debs"
+: > "$cache/targets.new"
+for rel in "$rel61" "$rel612"; do
+	dest="$cache/$rel"
+	if [ ! -f "$dest/boot/vmlinuz-$rel" ]; then
+		say "fetching kernel image $rel"
+		(cd "$cache/debs" && rm -f "linux-image-$rel-unsigned_"*.deb &&
+		 apt-get download -qq "linux-image-$rel-unsigned")
+		rm -rf "$dest.tmp"
+		dpkg-deb -x "$cache/debs/linux-image-$rel-unsigned_"*.deb "$dest.tmp"
+		rm -rf "$dest" && mv "$dest.tmp" "$dest"
+	fi
+	hdr="/usr/src/linux-headers-$rel"
+	[ -f "$hdr/Makefile" ] || die "headers for $rel missing in $hdr"
+	echo "$rel $hdr $dest/boot/vmlinuz-$rel $dest/lib/modules/$rel" >> "$cache/targets.new"
+done
+mv "$cache/targets.new" "$cache/targets"
+
+# checkpatch.pl for the style gate (make lint): only three files of the
+# kernel source package are needed.
+tools="$top/build/tools"
+if [ ! -f "$tools/checkpatch/checkpatch.pl" ]; then
+	say "fetching checkpatch.pl from linux-source-6.1"
+	mkdir -p "$tools/checkpatch" "$cache/debs"
+	(cd "$cache/debs" && rm -f linux-source-6.1_*.deb && apt-get download -qq linux-source-6.1)
+	tmp=$(mktemp -d)
+	dpkg-deb --fsys-tarfile "$cache/debs/"linux-source-6.1_*.deb |
+		tar -x -C "$tmp" --wildcards './usr/src/linux-source-6.1.tar.xz'
+	tar -xJf "$tmp/usr/src/linux-source-6.1.tar.xz" -C "$tmp" --wildcards \
+		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' '*/scripts/const_structs.checkpatch'
+	cp "$tmp"/linux-source-6.1/scripts/{checkpatch.pl,spelling.txt,const_structs.checkpatch} \
+		"$tools/checkpatch/"
+	rm -rf "$tmp" "$cache/debs/"linux-source-6.1_*.deb
+fi
+
+say "done; targets in $cache/targets:"
+cat "$cache/targets" >&2
