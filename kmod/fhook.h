@@ -91,6 +91,7 @@ struct fhook_session {
 	bool cpu_filter;
 	cpumask_var_t cpus;
 	bool pid_filter;
+	pid_t ignore_tgid;		/* 0: none */
 	bool follow_fork;
 	bool fork_tp_registered;
 	unsigned long *pids;		/* bitmap, PID_MAX_LIMIT bits */
@@ -133,6 +134,8 @@ static __always_inline bool fhook_session_wants(struct fhook_session *s)
 {
 	if (READ_ONCE(s->cpu_filter) &&
 	    !cpumask_test_cpu(raw_smp_processor_id(), s->cpus))
+		return false;
+	if (unlikely(READ_ONCE(s->ignore_tgid) == current->tgid))
 		return false;
 	/* pairs with the release in fhook_pidfilter_set(): bitmap ready */
 	if (smp_load_acquire(&s->pid_filter)) {

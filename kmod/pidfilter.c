@@ -99,7 +99,7 @@ int fhook_pidfilter_set(struct fhook_session *s, const struct fhook_pid_filter *
 			goto out;
 		}
 	}
-	if (!s->pids) {
+	if (!s->pids && (arg->nr_pids || arg->flags & FHOOK_PIDF_FOLLOW_FORK)) {
 		s->pids = vzalloc(BITS_TO_LONGS(PID_MAX_LIMIT) * sizeof(long));
 		if (!s->pids) {
 			ret = -ENOMEM;
@@ -111,15 +111,16 @@ int fhook_pidfilter_set(struct fhook_session *s, const struct fhook_pid_filter *
 	if (ret)
 		goto out;
 	s->follow_fork = arg->flags & FHOOK_PIDF_FOLLOW_FORK;
-	if (arg->flags & FHOOK_PIDF_RESET)
+	WRITE_ONCE(s->ignore_tgid,
+		   arg->flags & FHOOK_PIDF_IGNORE_SELF ? current->tgid : 0);
+	if (arg->flags & FHOOK_PIDF_RESET && s->pids)
 		bitmap_zero(s->pids, PID_MAX_LIMIT);
 	for (i = 0; i < arg->nr_pids; i++)
 		set_bit(pids[i], s->pids);
-	/* RESET with no pids turns the filter off */
-	if ((arg->flags & FHOOK_PIDF_RESET) && !arg->nr_pids)
-		WRITE_ONCE(s->pid_filter, false);
-	else	/* bitmap complete before probes look at it */
+	if (arg->nr_pids)	/* bitmap complete before probes look at it */
 		smp_store_release(&s->pid_filter, true);
+	else if (arg->flags & FHOOK_PIDF_RESET)	/* empty set: filter off */
+		WRITE_ONCE(s->pid_filter, false);
 out:
 	kvfree(pids);
 	return ret;

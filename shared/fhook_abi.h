@@ -117,7 +117,14 @@ struct fhook_probe_add {
 /* Pid filter: records only from these threads/processes. */
 #define FHOOK_PIDF_FOLLOW_FORK	(1U << 0)	/* add children, drop exited */
 #define FHOOK_PIDF_RESET	(1U << 1)	/* clear the set first */
-#define FHOOK_PIDF_ALL		(FHOOK_PIDF_FOLLOW_FORK | FHOOK_PIDF_RESET)
+/*
+ * Never record the calling process (its tgid), whatever the pid set says:
+ * a tracer must not trace its own output path (vfs_write of its stdout...).
+ * Without this flag, the setting is cleared.
+ */
+#define FHOOK_PIDF_IGNORE_SELF	(1U << 2)
+#define FHOOK_PIDF_ALL		(FHOOK_PIDF_FOLLOW_FORK | FHOOK_PIDF_RESET | \
+				 FHOOK_PIDF_IGNORE_SELF)
 
 struct fhook_pid_filter {
 	__u32 size;		/* in */
