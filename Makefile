@@ -6,7 +6,7 @@
 #   make user       only userspace: build/user/ (CLI: build/user/fhook)
 #   make setup      install dependencies + target kernels (root, Debian)
 #   make demo       setup, build, boot a QEMU guest and trace a workload
-#   make test       setup, build, host unit tests, guest tests on all kernels
+#   make test       setup, build, lint, host unit tests, guest tests on all kernels
 #   make lint       checkpatch (kernel C), W=1 build, clang-format (C++)
 
 TOP      := $(CURDIR)
@@ -50,8 +50,8 @@ user:
 setup:
 	bash $(TOP)/scripts/setup.sh
 
-demo: setup all
-	bash $(TOP)/vmtests/run.sh --demo
+demo:
+	bash $(TOP)/scripts/demo.sh
 
 test-host: user
 	ctest --test-dir $(BUILD)/user --output-on-failure
@@ -59,10 +59,8 @@ test-host: user
 test-vm: kmod user
 	bash $(TOP)/vmtests/run.sh
 
-test: setup
-	$(MAKE) all
-	$(MAKE) test-host
-	$(MAKE) test-vm
+test:
+	bash $(TOP)/scripts/test.sh
 
 lint:
 	@cp=$(BUILD)/tools/checkpatch/checkpatch.pl; \

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The whole fhook test suite on a fresh Debian bookworm machine (as root):
+# setup (packages + target kernels), build, style gates, host unit tests,
+# then the guest suite on every target kernel.  Exit status 0 = all green.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+start=$(date +%s)
+bash scripts/setup.sh
+make all
+make lint
+make test-host
+make test-vm
+echo "fhook: test suite passed in $(( $(date +%s) - start )) s"
