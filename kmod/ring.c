@@ -241,7 +241,7 @@ again:
 	}
 
 	tail = READ_ONCE(rb->cons->data_tail);
-	if ((u64)head - tail >= rb->watermark)
+	if ((u64)head - tail >= rb->watermark && !irq_work_is_pending(&rb->work))
 		irq_work_queue(&rb->work);
 }
 

@@ -111,7 +111,7 @@ static long fhook_ioc_handshake(unsigned long uarg)
 		return -EINVAL;
 	hs.abi_version = FHOOK_ABI_VERSION;
 	hs.features = FHOOK_FEAT_FUNC | FHOOK_FEAT_FUNC_IPS | FHOOK_FEAT_PID_FILTER |
-		      FHOOK_FEAT_CPU_FILTER | FHOOK_FEAT_RING_MMAP;
+		      FHOOK_FEAT_CPU_FILTER | FHOOK_FEAT_RING_MMAP | FHOOK_FEAT_IGNORE_SELF;
 	hs.nr_cpus = nr_cpu_ids;
 	hs.nr_sessions = atomic_read(&fhook_nr_sessions);
 	hs.page_size = PAGE_SIZE;

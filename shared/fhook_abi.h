@@ -31,6 +31,7 @@
 #define FHOOK_FEAT_PID_FILTER	(1ULL << 2)	/* pid/tgid filter, follow fork */
 #define FHOOK_FEAT_CPU_FILTER	(1ULL << 3)	/* cpumask filter */
 #define FHOOK_FEAT_RING_MMAP	(1ULL << 4)	/* per-CPU mmap'd rings */
+#define FHOOK_FEAT_IGNORE_SELF	(1ULL << 5)	/* FHOOK_PIDF_IGNORE_SELF */
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -248,7 +249,12 @@ struct fhook_rec_func {
 	__u64 parent_ip;	/* return address into the caller */
 };
 
-/* `lost` records dropped on this CPU since the previous record. */
+/*
+ * `lost` records dropped on this CPU since the previous record.  Drops after
+ * a CPU's last record have no LOST record yet (the next writer that finds
+ * room reports them); after FHOOK_IOC_STOP a reader reports the remainder
+ * as meta->lost_total minus the LOST counts it has seen.
+ */
 struct fhook_rec_lost {
 	struct fhook_rec hdr;
 	__u64 lost;

@@ -1,0 +1,57 @@
+// fhook status
+#include <optional>
+#include <sstream>
+
+#include <fhook/device.hpp>
+#include <fhook/error.hpp>
+
+#include "commands.hpp"
+
+namespace fhook::cli {
+
+namespace {
+
+constexpr const char* kStatusUsage = "Usage: fhook status\n"
+                                     "\n"
+                                     "Show whether the fhook module is loaded, its ABI, version,\n"
+                                     "features, CPUs and the number of open sessions.  Exits 1\n"
+                                     "when the module is not loaded.\n";
+
+} // namespace
+
+int cmd_status(const Args& args) {
+    po::options_description options("Options");
+    options.add_options()("help,h", "show this help");
+    po::positional_options_description positional;
+    po::variables_map vm = parse_args("status", args, options, positional);
+    if (vm.count("help")) {
+        print_help(kStatusUsage, options);
+        return 0;
+    }
+
+    const std::string path = device_path();
+    std::optional<Device> device;
+    try {
+        device.emplace(path);
+    } catch (const Error& e) {
+        if (Device::is_not_loaded_errno(e.sys_errno())) {
+            print_stdout("module: not loaded\n");
+        }
+        throw;
+    }
+    const DeviceInfo& info = device->info();
+    std::ostringstream out;
+    out << "module: loaded\n"
+        << "device: " << path << "\n"
+        << "abi: " << info.abi_version << "\n"
+        << "version: " << info.version << "\n"
+        << "features: " << feature_names(info.features) << "\n"
+        << "cpus: " << info.nr_cpus
+        << "\n"
+        // nr_sessions includes the session of this status command.
+        << "sessions: " << (info.nr_sessions > 0 ? info.nr_sessions - 1 : 0) << "\n";
+    print_stdout(out.str());
+    return 0;
+}
+
+} // namespace fhook::cli

@@ -1,0 +1,45 @@
+// The fhook subcommands and the helpers they share.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+namespace fhook::cli {
+
+namespace po = boost::program_options;
+
+using Args = std::vector<std::string>;
+
+// Each returns the exit code; errors are thrown as fhook::Error and mapped
+// to exit codes by main().
+int cmd_trace(const Args& args);
+int cmd_list(const Args& args);
+int cmd_status(const Args& args);
+
+// Paths, overridable through the environment for testing:
+// FHOOK_DEVICE, FHOOK_TRACEFS (a directory), FHOOK_KALLSYMS.
+std::string device_path();
+std::string functions_path(); // "" = the default tracefs / debugfs search
+std::string kallsyms_path();
+
+// Runs Boost.Program_options over `args`; its exceptions become Usage Errors
+// that point to "fhook <command> --help".
+po::variables_map parse_args(std::string_view command, const Args& args,
+                             const po::options_description& options,
+                             const po::positional_options_description& positional);
+
+// Strict number parsing with Usage Errors naming `option`.
+std::uint64_t parse_u64(std::string_view option, std::string_view text);
+int parse_pid(std::string_view option, std::string_view text);
+double parse_seconds(std::string_view option, std::string_view text);
+
+// Writes all of `text` to fd 1 (help and status output).
+void print_stdout(std::string_view text);
+// `usage`, a blank line and the option table, on stdout.
+void print_help(std::string_view usage, const po::options_description& options);
+
+} // namespace fhook::cli

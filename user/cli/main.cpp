@@ -1,0 +1,85 @@
+// fhook: command line front end of libfhook.  All errors end up here and
+// become "fhook: error: <cause>: <fix>" plus the exit code of docs/cli.md.
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <string>
+
+#include <fhook/error.hpp>
+
+#include "commands.hpp"
+
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: fhook COMMAND [options] [ARGS...]\n"
+    "\n"
+    "Kernel function tracing with the fhook module.\n"
+    "\n"
+    "Commands:\n"
+    "  trace [options] PROBE... [-- COMMAND [ARGS...]]\n"
+    "                        arm function probes and stream the events\n"
+    "  list functions [PATTERN]\n"
+    "                        list the traceable functions\n"
+    "  status                show the state of the fhook module\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help            this help; 'fhook COMMAND --help' for a command\n"
+    "  -V, --version         print the version\n"
+    "\n"
+    "Exit status: 0 success, 1 runtime error, 2 usage error.\n";
+
+int run(int argc, char** argv) {
+    if (argc < 2) {
+        std::fputs(kUsage, stderr);
+        return 2;
+    }
+    const std::string command = argv[1];
+    const fhook::cli::Args args(argv + 2, argv + argc);
+    if (command == "-h" || command == "--help" || command == "help") {
+        fhook::cli::print_stdout(kUsage);
+        return 0;
+    }
+    if (command == "-V" || command == "--version") {
+        fhook::cli::print_stdout("fhook " + std::string(fhook::version()) + "\n");
+        return 0;
+    }
+    if (command == "trace") {
+        return fhook::cli::cmd_trace(args);
+    }
+    if (command == "list") {
+        return fhook::cli::cmd_list(args);
+    }
+    if (command == "status") {
+        return fhook::cli::cmd_status(args);
+    }
+    fhook::throw_usage("unknown command '" + command +
+                       "': use trace, list or status (see: fhook --help)");
+}
+
+void print_error(const std::string& message) {
+    std::string line = "fhook: error: " + message + "\n";
+    std::fputs(line.c_str(), stderr);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    // Writes to a closed pipe fail with EPIPE and end fhook quietly.
+    std::signal(SIGPIPE, SIG_IGN);
+    try {
+        return run(argc, argv);
+    } catch (const fhook::Error& e) {
+        if (e.kind() != fhook::ErrorKind::OutputClosed) {
+            print_error(e.what());
+        }
+        return e.exit_code();
+    } catch (const std::bad_alloc&) {
+        print_error("out of memory: use a smaller --buffer-size or fewer functions");
+        return 1;
+    } catch (const std::exception& e) {
+        print_error(std::string("internal error: ") + e.what() + ": please report this bug");
+        return 1;
+    }
+}

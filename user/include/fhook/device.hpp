@@ -1,0 +1,59 @@
+// fhook::Device: an open /dev/fhook file after a successful handshake.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <fhook_abi.h>
+
+#include <fhook/fd.hpp>
+
+namespace fhook {
+
+struct DeviceInfo {
+    std::uint32_t abi_version = 0;
+    std::uint64_t features = 0; // FHOOK_FEAT_*
+    std::uint32_t nr_cpus = 0;
+    std::uint32_t nr_sessions = 0; // open sessions, this one included
+    std::uint32_t page_size = 0;
+    std::uint32_t max_probes = 0;
+    std::string version; // module version string
+};
+
+// "func func-ips pid-filter cpu-filter ring-mmap" (unknown bits: "bitN").
+std::string feature_names(std::uint64_t features);
+
+// Owns the fd of one open /dev/fhook.  Every open file is a kernel session;
+// see fhook::Session for the operations on it.
+class Device {
+public:
+    // Opens `path` (O_RDWR | O_CLOEXEC) and performs FHOOK_IOC_HANDSHAKE.
+    // Throws fhook::Error: "not loaded" for ENOENT/ENODEV/ENXIO, "permission
+    // denied" for EACCES/EPERM, ABI mismatch, not-an-fhook-device (ENOTTY).
+    explicit Device(std::string path = FHOOK_DEVICE_PATH);
+
+    const DeviceInfo& info() const noexcept { return info_; }
+    const std::string& path() const noexcept { return path_; }
+    int fd() const noexcept { return fd_.get(); }
+    bool has(std::uint64_t feature) const noexcept { return (info_.features & feature) != 0; }
+    // Throws a Runtime Error naming `what` unless `feature` is supported.
+    void require(std::uint64_t feature, std::string_view what) const;
+
+    // True when `err` (from opening the device) means "module not loaded".
+    static bool is_not_loaded_errno(int err) noexcept;
+
+private:
+    std::string path_;
+    UniqueFd fd_;
+    DeviceInfo info_;
+};
+
+// ioctl() retried on EINTR; returns 0 or -1 with errno set.
+int xioctl(int fd, unsigned long request, void* arg) noexcept;
+
+// The Error for a failed ioctl `what` (e.g. "adding the function probe")
+// with errno `err`, carrying a cause and a fix.
+[[noreturn]] void throw_ioctl_error(std::string_view what, int err);
+
+} // namespace fhook

@@ -1,0 +1,63 @@
+// Kernel text symbols from /proc/kallsyms.
+#pragma once
+
+#include <cstdint>
+#include <istream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace fhook {
+
+struct SymbolRef {
+    std::string_view name;
+    std::uint64_t offset = 0;
+    std::string_view module; // empty for vmlinux
+};
+
+class Ksyms {
+public:
+    // Offsets beyond this are not attributed to the preceding symbol.
+    static constexpr std::uint64_t kMaxOffset = 1 << 20;
+
+    Ksyms() = default;
+    // Throws a Runtime Error when the file cannot be read.
+    static Ksyms load(const std::string& path = "/proc/kallsyms");
+    // Parses "addr type name [module]" lines; keeps text symbols (t T w W).
+    static Ksyms parse(std::istream& in);
+    static Ksyms parse(std::string_view text);
+
+    // The symbol containing `addr` (greatest start <= addr; among aliases the
+    // first one listed), or nullopt.
+    std::optional<SymbolRef> lookup(std::uint64_t addr) const;
+    // Bare name of the containing symbol like ftrace's %ps, else "0x%08lx".
+    std::string name_of(std::uint64_t addr) const;
+    // Appends name_of(addr) to `out` without a temporary.
+    void append_name(std::uint64_t addr, std::string& out) const;
+
+    // Addresses of the text symbols `name` in `module` ("" = vmlinux).
+    std::vector<std::uint64_t> addresses_of(std::string_view name, std::string_view module) const;
+    // Every text symbol (name, address) of `module`, in address order.
+    std::vector<std::pair<std::string_view, std::uint64_t>>
+    symbols_in(std::string_view module) const;
+
+    std::size_t size() const noexcept { return syms_.size(); }
+    bool empty() const noexcept { return syms_.empty(); }
+    // True when the file listed symbols but every address was 0
+    // (kptr_restrict, not root).
+    bool addresses_hidden() const noexcept { return hidden_; }
+
+private:
+    struct Sym {
+        std::uint64_t addr;
+        std::string name;
+        std::uint32_t module; // index into modules_, 0 = vmlinux ("")
+    };
+    std::vector<Sym> syms_; // sorted by addr, stable
+    std::vector<std::string> modules_{std::string()};
+    bool hidden_ = false;
+};
+
+} // namespace fhook

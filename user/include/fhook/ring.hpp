@@ -1,0 +1,115 @@
+// Reading the per-CPU mmap'd rings of a session.
+//
+// RingMerger is the device-independent core: it walks rings that are plain
+// memory (struct fhook_ring_meta / fhook_ring_cons / double-mapped data), so
+// unit tests drive it with fake rings.  RingReader mmaps the real rings of a
+// Session, waits with epoll and drains through a RingMerger.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include <fhook_abi.h>
+
+#include <fhook/fd.hpp>
+
+namespace fhook {
+
+class Session;
+struct RingConfig;
+
+// One CPU's ring as seen in memory.  `data` holds 2 * data_size bytes whose
+// second half aliases the first, so a record that wraps is contiguous.
+struct RingView {
+    int cpu = 0;
+    const fhook_ring_meta* meta = nullptr;
+    fhook_ring_cons* cons = nullptr;
+    const std::byte* data = nullptr;
+    std::uint64_t data_size = 0; // power of two
+};
+
+// Receives every record, zero copy: the pointer aims into the ring and is
+// valid only during the call (the tail moves past it after the batch).
+using RecordCallback = std::function<void(const fhook_rec*)>;
+
+// Validates and appends the records in [tail, head) of `ring` to `out`.
+// Records of unknown type are skipped by their size.  A corrupt stream
+// (misaligned positions, head - tail > data_size, a size smaller than the
+// header or its type's struct, or running past head) throws a Runtime
+// Error; the walk always advances, it never spins.
+void collect_records(const RingView& ring, std::uint64_t tail, std::uint64_t head,
+                     std::vector<const fhook_rec*>& out);
+
+class RingMerger {
+public:
+    explicit RingMerger(std::vector<RingView> rings);
+
+    // One pass over all rings: load every data_head (acquire), collect the
+    // records from data_tail, stable-sort them by timestamp (ties keep CPU
+    // order, then ring order), call `callback` for each, and only then store
+    // data_tail = head (release) for every CPU.  Returns the number of
+    // records delivered.  If the callback throws, no tail moves.
+    std::size_t drain(const RecordCallback& callback);
+
+    // Drops are reported in band by the next record that finds room, so the
+    // drops after a CPU's last record never get a LOST record.  Once the
+    // producers are stopped and drained, this delivers one synthetic LOST
+    // record per CPU whose meta->lost_total exceeds the LOST records seen,
+    // timestamped after everything delivered so far.  Returns the number of
+    // records delivered.
+    std::size_t report_unreported_lost(const RecordCallback& callback);
+
+    const std::vector<RingView>& rings() const noexcept { return rings_; }
+
+private:
+    std::vector<RingView> rings_;
+    std::vector<std::uint64_t> heads_;
+    std::vector<std::uint64_t> lost_seen_;  // sum of delivered LOST records
+    std::vector<std::uint64_t> batch_lost_; // ... in the batch being delivered
+    std::vector<const fhook_rec*> batch_;
+    std::uint64_t last_ts_ = 0;
+};
+
+// The rings of a live session.
+class RingReader {
+public:
+    static constexpr int kDefaultTimeoutMs = 100;
+
+    // mmaps meta, consumer page and the double-mapped data of every CPU
+    // 0..nr_cpus-1 (a CPU whose mmap fails with ENODEV is skipped) and sets
+    // up epoll on the session fd.  The session must outlive the reader.
+    RingReader(const Session& session, const RingConfig& config);
+    // The same on any fd with that mmap layout (`page_size` 0 = the
+    // system's); used by tests with a memfd.
+    RingReader(int fd, std::uint64_t page_size, const RingConfig& config);
+
+    // Adds another fd (e.g. a signalfd) to the wait set.
+    void watch(int fd);
+
+    struct WaitResult {
+        bool ring = false;    // some CPU has >= watermark bytes pending
+        bool watched = false; // a watch()ed fd is readable
+    };
+    // epoll_wait up to `timeout_ms`; on timeout both are false, which is the
+    // moment to drain the tail below the watermark anyway.
+    WaitResult wait(int timeout_ms = kDefaultTimeoutMs);
+
+    std::size_t drain(const RecordCallback& callback) { return merger_.drain(callback); }
+    // After Session::stop(): drain everything, then report the drops that no
+    // LOST record carried (see RingMerger::report_unreported_lost).
+    std::size_t drain_final(const RecordCallback& callback) {
+        std::size_t n = merger_.drain(callback);
+        return n + merger_.report_unreported_lost(callback);
+    }
+    std::size_t nr_rings() const noexcept { return merger_.rings().size(); }
+
+private:
+    std::vector<Mapping> mappings_;
+    RingMerger merger_;
+    UniqueFd epoll_;
+    int session_fd_;
+};
+
+} // namespace fhook

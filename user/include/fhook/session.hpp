@@ -1,0 +1,84 @@
+// fhook::Session: one kernel tracing session (one open /dev/fhook).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fhook_abi.h>
+
+#include <fhook/device.hpp>
+
+namespace fhook {
+
+struct RingConfig {
+    std::uint64_t buf_size = 0;  // bytes per CPU (power of two)
+    std::uint32_t watermark = 0; // wake-up threshold in bytes
+    std::uint32_t nr_cpus = 0;   // number of per-CPU rings
+    std::uint64_t mmap_stride = FHOOK_MMAP_STRIDE;
+};
+
+struct CpuStats {
+    std::uint64_t hits = 0;
+    std::uint64_t written = 0;
+    std::uint64_t lost = 0;
+    std::uint64_t missed = 0;
+};
+
+struct Stats {
+    CpuStats total;
+    std::vector<CpuStats> per_cpu; // index = CPU
+};
+
+// Ring size from the CLI's --buffer-size KiB: bytes rounded up to a power of
+// two, at least FHOOK_RING_MIN_SIZE.  Usage Error when 0 or above the max.
+std::uint64_t ring_bytes_from_kib(std::uint64_t kib);
+
+// All operations map one-to-one onto the ioctls of fhook_abi.h.  Every ioctl
+// struct is zero-filled and its `size` set before the call.  Closing the
+// session (destructor) disarms and frees everything in the kernel.
+class Session {
+public:
+    explicit Session(const std::string& device_path = FHOOK_DEVICE_PATH);
+    explicit Session(Device device);
+
+    const Device& device() const noexcept { return device_; }
+    int fd() const noexcept { return device_.fd(); }
+
+    // FHOOK_IOC_RING_SETUP; `bytes` must be a power of two (0 = default),
+    // `watermark` 0 = buf_size / 4.  Returns what the module chose.
+    RingConfig setup_ring(std::uint64_t bytes, std::uint32_t watermark = 0);
+    const std::optional<RingConfig>& ring() const noexcept { return ring_; }
+
+    // FHOOK_IOC_PROBE_ADD (FHOOK_PROBE_FUNC).  `filters`/`excludes` are
+    // tracefs globs (excludes without the leading '!'), `ips` function
+    // addresses.  A pattern matching nothing -> Runtime Error naming it.
+    std::uint32_t add_function_probe(const std::vector<std::string>& filters,
+                                     const std::vector<std::string>& excludes,
+                                     const std::vector<std::uint64_t>& ips);
+
+    // FHOOK_IOC_PID_FILTER with FHOOK_PIDF_RESET (replaces the set; an empty
+    // set turns the pid filter off), plus FHOOK_PIDF_FOLLOW_FORK when
+    // `follow_fork` and FHOOK_PIDF_IGNORE_SELF (never record the calling
+    // process, i.e. the tracer's own output path) when `ignore_self`.
+    void set_pid_filter(const std::vector<pid_t>& pids, bool follow_fork, bool ignore_self = true);
+
+    // FHOOK_IOC_CPU_FILTER.  A CPU >= nr_cpus is a Usage Error.
+    void set_cpu_filter(const std::set<int>& cpus);
+
+    void start(); // FHOOK_IOC_START: arm the probes
+    void stop();  // FHOOK_IOC_STOP: disarm; afterwards a drain gets everything
+
+    // FHOOK_IOC_STATS for `probe_id` or FHOOK_STATS_SESSION.
+    Stats stats(std::uint32_t probe_id = FHOOK_STATS_SESSION) const;
+
+private:
+    Device device_;
+    std::optional<RingConfig> ring_;
+};
+
+} // namespace fhook

@@ -1,0 +1,107 @@
+// PROBE specs (docs/cli.md) and their resolution.
+#pragma once
+
+#include <cstdint>
+#include <istream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fhook {
+
+class Ksyms;
+
+// One parsed PROBE argument.
+//   "vfs_*"            -> glob "vfs_*"
+//   "!*rcu*"           -> negated, glob "*rcu*"
+//   "ext4_*:mod:ext4"  -> glob "ext4_*", module "ext4"
+//   ":mod:loop"        -> glob "*", module "loop"
+struct ProbeSpec {
+    std::string text; // as given on the command line
+    bool negated = false;
+    std::string glob;
+    std::optional<std::string> module;
+
+    bool is_module() const noexcept { return module.has_value(); }
+};
+
+// Throws a Usage Error for malformed specs: empty, "!" alone, whitespace or
+// characters outside [A-Za-z0-9_.$*?[]^!-], unbalanced '[', a glob or module
+// longer than FHOOK_MAX_PATTERN_LEN, ":mod:" without a module, a negated
+// ":mod:" (the kernel's notrace list takes no addresses) and any other
+// ":cmd:" ("foo:bar:baz").
+ProbeSpec parse_probe_spec(std::string_view text);
+// Parses every spec; a Usage Error when `texts` is empty.
+std::vector<ProbeSpec> parse_probe_specs(const std::vector<std::string>& texts);
+
+// tracefs glob match (ftrace_set_filter grammar: '*', '?', '[...]'), via
+// fnmatch(3).
+bool glob_match(std::string_view glob, std::string_view name);
+
+// One line of available_filter_functions.
+struct TraceableFunction {
+    std::string name;
+    std::string module; // empty for vmlinux
+
+    // "name" or "name [module]", as in the tracefs file.
+    std::string line() const;
+};
+
+class FunctionList {
+public:
+    static constexpr const char* kTracefsPath = "/sys/kernel/tracing/available_filter_functions";
+    static constexpr const char* kDebugfsPath =
+        "/sys/kernel/debug/tracing/available_filter_functions";
+
+    // Reads `path`, or when empty the tracefs path with the debugfs one as
+    // fallback.  Throws a Runtime Error (tracefs not mounted, permission).
+    static FunctionList load(const std::string& path = "");
+    static FunctionList parse(std::istream& in);
+
+    const std::vector<TraceableFunction>& functions() const noexcept { return functions_; }
+
+private:
+    std::vector<TraceableFunction> functions_;
+};
+
+// The functions a set of specs hooks: (any positive spec matches, or there is
+// no positive spec at all) and no negated spec matches.
+class FunctionSelector {
+public:
+    explicit FunctionSelector(std::vector<ProbeSpec> specs);
+    bool selects(const TraceableFunction& function) const;
+    // Index of the first spec matching no function of `functions` (ftrace
+    // refuses such a pattern, in the filter and in the notrace list alike).
+    std::optional<std::size_t> first_unmatched(const FunctionList& functions) const;
+
+private:
+    std::vector<ProbeSpec> specs_;
+    bool has_positive_ = false;
+};
+
+// Arguments of Session::add_function_probe.
+struct ProbeRequest {
+    std::vector<std::string> filters;
+    std::vector<std::string> excludes;
+    std::vector<std::uint64_t> ips;
+};
+
+bool has_module_specs(const std::vector<ProbeSpec>& specs);
+
+// Addresses (from kallsyms, entries tagged [MODULE]) of the functions of
+// available_filter_functions that `spec` (a ":mod:" spec) selects.  Throws a
+// Runtime Error when nothing matches or kallsyms hides addresses.
+std::vector<std::uint64_t> resolve_module_spec(const ProbeSpec& spec, const FunctionList& functions,
+                                               const Ksyms& ksyms);
+
+// Builds the probe: positive globs -> filters, negated -> excludes, ":mod:"
+// specs -> ips (needs `functions` and `ksyms`, else they may be null).  With
+// no positive spec the filter is "*" (every function except the excludes).
+ProbeRequest build_probe_request(const std::vector<ProbeSpec>& specs, const FunctionList* functions,
+                                 const Ksyms* ksyms);
+
+// The spec texts joined by spaces, for the summary line.
+std::string describe_specs(const std::vector<ProbeSpec>& specs);
+
+} // namespace fhook

@@ -1,0 +1,25 @@
+// The stderr summary of `fhook trace`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <fhook/session.hpp>
+
+namespace fhook {
+
+struct ProbeSummary {
+    std::uint32_t id = 0;
+    Stats stats;
+    std::string description; // the PROBE specs, space separated
+};
+
+// Lines (without '\n') in the format of docs/cli.md:
+//   fhook: events N lost N
+//   fhook: cpu C events N lost N             (one per CPU)
+//   fhook: probe ID hits N events N lost N missed N: SPECS
+std::vector<std::string> summary_lines(const Stats& session,
+                                       const std::vector<ProbeSummary>& probes);
+
+} // namespace fhook

@@ -1,0 +1,57 @@
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include <fhook/error.hpp>
+#include <fhook/event.hpp>
+
+namespace fhook {
+
+namespace {
+
+[[noreturn]] void too_short(const fhook_rec* rec, std::size_t need) {
+    throw_runtime("record of type " + std::to_string(rec->type) + " has " +
+                      std::to_string(rec->size) + " bytes, needs " + std::to_string(need) +
+                      ": this is a bug in fhook.ko, please report it",
+                  EBADMSG);
+}
+
+} // namespace
+
+std::optional<Event> decode(const fhook_rec* rec) {
+    Event ev;
+    switch (rec->type) {
+    case FHOOK_REC_LOST: {
+        if (rec->size < sizeof(fhook_rec_lost)) {
+            too_short(rec, sizeof(fhook_rec_lost));
+        }
+        const auto* lost = reinterpret_cast<const fhook_rec_lost*>(rec);
+        ev.type = EventType::Lost;
+        ev.lost = lost->lost;
+        break;
+    }
+    case FHOOK_REC_FUNC: {
+        if (rec->size < sizeof(fhook_rec_func)) {
+            too_short(rec, sizeof(fhook_rec_func));
+        }
+        const auto* func = reinterpret_cast<const fhook_rec_func*>(rec);
+        ev.type = EventType::Function;
+        ev.ip = func->ip;
+        ev.parent_ip = func->parent_ip;
+        break;
+    }
+    default:
+        return std::nullopt;
+    }
+    ev.probe_id = rec->probe_id;
+    ev.ts = rec->ts;
+    ev.pid = rec->pid;
+    ev.tgid = rec->tgid;
+    ev.cpu = rec->cpu;
+    ev.flags = rec->flags;
+    ev.preempt = rec->preempt;
+    ev.comm.assign(rec->comm, ::strnlen(rec->comm, sizeof(rec->comm)));
+    return ev;
+}
+
+} // namespace fhook

@@ -1,0 +1,161 @@
+#include <fcntl.h>
+#include <sys/ioctl.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include <fhook/device.hpp>
+#include <fhook/error.hpp>
+
+namespace fhook {
+
+namespace {
+
+constexpr const char* kLoadHint = "the fhook module is not loaded (load it with: insmod fhook.ko)";
+constexpr const char* kRootHint = "run as root (needs CAP_SYS_ADMIN or CAP_PERFMON)";
+
+[[noreturn]] void throw_open_error(const std::string& path, int err) {
+    if (err == ENOENT) {
+        throw_runtime(path + " not found: " + kLoadHint, err);
+    }
+    if (Device::is_not_loaded_errno(err)) {
+        throw_runtime(path + " has no driver behind it: " + kLoadHint, err);
+    }
+    if (err == EACCES || err == EPERM) {
+        throw_runtime("permission denied opening " + path + ": " + kRootHint, err);
+    }
+    throw_runtime("cannot open " + path + ": " + errno_text(err) +
+                      ": check that the fhook module is loaded (fhook status)",
+                  err);
+}
+
+} // namespace
+
+std::string feature_names(std::uint64_t features) {
+    static constexpr std::pair<std::uint64_t, const char*> kNames[] = {
+        {FHOOK_FEAT_FUNC, "func"},
+        {FHOOK_FEAT_FUNC_IPS, "func-ips"},
+        {FHOOK_FEAT_PID_FILTER, "pid-filter"},
+        {FHOOK_FEAT_CPU_FILTER, "cpu-filter"},
+        {FHOOK_FEAT_RING_MMAP, "ring-mmap"},
+        {FHOOK_FEAT_IGNORE_SELF, "ignore-self"},
+    };
+    std::string out;
+    std::uint64_t known = 0;
+    for (const auto& [bit, name] : kNames) {
+        known |= bit;
+        if (features & bit) {
+            out += out.empty() ? "" : " ";
+            out += name;
+        }
+    }
+    for (int bit = 0; bit < 64; bit++) {
+        std::uint64_t mask = std::uint64_t{1} << bit;
+        if ((features & mask) && !(known & mask)) {
+            out += out.empty() ? "" : " ";
+            out += "bit" + std::to_string(bit);
+        }
+    }
+    return out;
+}
+
+int xioctl(int fd, unsigned long request, void* arg) noexcept {
+    int ret;
+    do {
+        ret = ::ioctl(fd, request, arg);
+    } while (ret < 0 && errno == EINTR);
+    return ret;
+}
+
+void throw_ioctl_error(std::string_view what, int err) {
+    std::string cause(what);
+    switch (err) {
+    case EPERM:
+    case EACCES:
+        throw_runtime(cause + ": permission denied: " + kRootHint, err);
+    case ENOTTY:
+        throw_runtime(cause + ": not supported by the loaded fhook.ko: load the fhook.ko built " +
+                          "together with this fhook",
+                      err);
+    case EINVAL:
+        throw_runtime(cause + ": rejected by fhook.ko (invalid argument): check that fhook and " +
+                          "fhook.ko come from the same build (fhook status)",
+                      err);
+    case ENOMEM:
+        throw_runtime(cause + ": out of kernel memory: use a smaller --buffer-size or fewer " +
+                          "functions",
+                      err);
+    case EBUSY:
+        throw_runtime(cause + ": device or resource busy: the session is already running, or " +
+                          "another ftrace user holds the functions; retry later",
+                      err);
+    case ENOSPC:
+        throw_runtime(cause + ": limit reached: use fewer probes, patterns or pids", err);
+    case E2BIG:
+        throw_runtime(cause + ": argument too large: use fewer patterns, functions or pids", err);
+    case ENODEV:
+        throw_runtime(cause + ": the fhook module is going away: load it again (insmod fhook.ko)",
+                      err);
+    default:
+        throw_runtime(
+            cause + ": " + errno_text(err) + ": see the kernel log (dmesg) for the reason", err);
+    }
+}
+
+bool Device::is_not_loaded_errno(int err) noexcept {
+    return err == ENOENT || err == ENODEV || err == ENXIO;
+}
+
+Device::Device(std::string path) : path_(std::move(path)) {
+    int fd = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        throw_open_error(path_, errno);
+    }
+    fd_.reset(fd);
+
+    fhook_handshake hs;
+    std::memset(&hs, 0, sizeof(hs));
+    hs.size = sizeof(hs);
+    hs.abi_version = FHOOK_ABI_VERSION;
+    if (xioctl(fd_.get(), FHOOK_IOC_HANDSHAKE, &hs) < 0) {
+        int err = errno;
+        if (err == ENOTTY) {
+            throw_runtime(path_ + " is not an fhook device (handshake refused): check the " +
+                              "device path, the fhook module provides " + FHOOK_DEVICE_PATH,
+                          err);
+        }
+        if (err == EPROTO || err == EPROTONOSUPPORT) {
+            throw_runtime("ABI mismatch: fhook.ko refused ABI " +
+                              std::to_string(FHOOK_ABI_VERSION) +
+                              ": use the fhook binary built together with the loaded fhook.ko",
+                          err);
+        }
+        throw_ioctl_error("handshake with " + path_, err);
+    }
+    if (hs.abi_version != FHOOK_ABI_VERSION) {
+        throw_runtime("ABI mismatch: fhook.ko speaks ABI " + std::to_string(hs.abi_version) +
+                          ", this fhook speaks ABI " + std::to_string(FHOOK_ABI_VERSION) +
+                          ": use the fhook binary built together with the loaded fhook.ko",
+                      EPROTO);
+    }
+    info_.abi_version = hs.abi_version;
+    info_.features = hs.features;
+    info_.nr_cpus = hs.nr_cpus;
+    info_.nr_sessions = hs.nr_sessions;
+    info_.page_size = hs.page_size;
+    info_.max_probes = hs.max_probes;
+    info_.version.assign(hs.version, ::strnlen(hs.version, sizeof(hs.version)));
+}
+
+void Device::require(std::uint64_t feature, std::string_view what) const {
+    if (!has(feature)) {
+        throw_runtime(std::string(what) + " is not supported by the loaded fhook.ko (features: " +
+                          feature_names(info_.features) +
+                          "): load the fhook.ko built together with this fhook",
+                      EOPNOTSUPP);
+    }
+}
+
+} // namespace fhook

@@ -1,0 +1,189 @@
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <iterator>
+#include <map>
+#include <string>
+
+#include <fhook/error.hpp>
+#include <fhook/fd.hpp>
+#include <fhook/ksyms.hpp>
+
+namespace fhook {
+
+namespace {
+
+std::string_view next_token(std::string_view& line) {
+    std::size_t start = line.find_first_not_of(" \t");
+    if (start == std::string_view::npos) {
+        line = {};
+        return {};
+    }
+    std::size_t end = line.find_first_of(" \t", start);
+    std::string_view token =
+        line.substr(start, end == std::string_view::npos ? line.npos : end - start);
+    line.remove_prefix(end == std::string_view::npos ? line.size() : end);
+    return token;
+}
+
+bool parse_hex(std::string_view text, std::uint64_t& out) {
+    if (text.empty() || text.size() > 16) {
+        return false;
+    }
+    std::uint64_t value = 0;
+    for (char c : text) {
+        int digit;
+        if (c >= '0' && c <= '9') {
+            digit = c - '0';
+        } else if (c >= 'a' && c <= 'f') {
+            digit = c - 'a' + 10;
+        } else if (c >= 'A' && c <= 'F') {
+            digit = c - 'A' + 10;
+        } else {
+            return false;
+        }
+        value = value << 4 | static_cast<std::uint64_t>(digit);
+    }
+    out = value;
+    return true;
+}
+
+bool is_text_type(std::string_view type) {
+    return type.size() == 1 &&
+           (type[0] == 't' || type[0] == 'T' || type[0] == 'w' || type[0] == 'W');
+}
+
+} // namespace
+
+Ksyms Ksyms::load(const std::string& path) {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) {
+        int err = errno;
+        throw_runtime("cannot read kernel symbols from " + path + ": " + errno_text(err) +
+                          ": mount /proc and run as root",
+                      err);
+    }
+    std::string text;
+    char buf[1 << 16];
+    for (;;) {
+        ssize_t n = ::read(fd.get(), buf, sizeof(buf));
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            int err = errno;
+            throw_runtime("cannot read kernel symbols from " + path + ": " + errno_text(err) +
+                              ": run as root",
+                          err);
+        }
+        if (n == 0) {
+            break;
+        }
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+    return parse(text);
+}
+
+Ksyms Ksyms::parse(std::istream& in) {
+    std::string text(std::istreambuf_iterator<char>(in), {});
+    return parse(std::string_view(text));
+}
+
+Ksyms Ksyms::parse(std::string_view text) {
+    Ksyms ks;
+    std::map<std::string, std::uint32_t, std::less<>> module_index;
+    std::size_t listed = 0;
+    while (!text.empty()) {
+        std::size_t eol = text.find('\n');
+        std::string_view line = text.substr(0, eol);
+        text.remove_prefix(eol == std::string_view::npos ? text.size() : eol + 1);
+
+        std::string_view addr_text = next_token(line);
+        std::string_view type = next_token(line);
+        std::string_view name = next_token(line);
+        std::string_view module = next_token(line);
+        std::uint64_t addr;
+        if (name.empty() || !parse_hex(addr_text, addr)) {
+            continue;
+        }
+        listed++;
+        if (!is_text_type(type) || addr == 0) {
+            continue;
+        }
+        std::uint32_t mod = 0;
+        if (module.size() > 2 && module.front() == '[' && module.back() == ']') {
+            module = module.substr(1, module.size() - 2);
+            auto it = module_index.find(module);
+            if (it == module_index.end()) {
+                ks.modules_.emplace_back(module);
+                it = module_index.emplace(std::string(module), ks.modules_.size() - 1).first;
+            }
+            mod = it->second;
+        }
+        ks.syms_.push_back(Sym{addr, std::string(name), mod});
+    }
+    ks.hidden_ = listed != 0 && ks.syms_.empty();
+    std::stable_sort(ks.syms_.begin(), ks.syms_.end(),
+                     [](const Sym& a, const Sym& b) { return a.addr < b.addr; });
+    return ks;
+}
+
+std::optional<SymbolRef> Ksyms::lookup(std::uint64_t addr) const {
+    auto it = std::upper_bound(syms_.begin(), syms_.end(), addr,
+                               [](std::uint64_t a, const Sym& s) { return a < s.addr; });
+    if (it == syms_.begin()) {
+        return std::nullopt;
+    }
+    const std::uint64_t start = std::prev(it)->addr;
+    // The first alias listed at that address, as the kernel's kallsyms does.
+    it = std::lower_bound(syms_.begin(), it, start,
+                          [](const Sym& s, std::uint64_t a) { return s.addr < a; });
+    if (addr - start > kMaxOffset) {
+        return std::nullopt;
+    }
+    return SymbolRef{it->name, addr - start, modules_[it->module]};
+}
+
+void Ksyms::append_name(std::uint64_t addr, std::string& out) const {
+    if (auto sym = lookup(addr)) {
+        out.append(sym->name);
+        return;
+    }
+    char buf[32];
+    int n = std::snprintf(buf, sizeof(buf), "0x%08" PRIx64, addr);
+    out.append(buf, static_cast<std::size_t>(n));
+}
+
+std::string Ksyms::name_of(std::uint64_t addr) const {
+    std::string out;
+    append_name(addr, out);
+    return out;
+}
+
+std::vector<std::uint64_t> Ksyms::addresses_of(std::string_view name,
+                                               std::string_view module) const {
+    std::vector<std::uint64_t> out;
+    for (const Sym& s : syms_) {
+        if (s.name == name && modules_[s.module] == module) {
+            out.push_back(s.addr);
+        }
+    }
+    return out;
+}
+
+std::vector<std::pair<std::string_view, std::uint64_t>>
+Ksyms::symbols_in(std::string_view module) const {
+    std::vector<std::pair<std::string_view, std::uint64_t>> out;
+    for (const Sym& s : syms_) {
+        if (modules_[s.module] == module) {
+            out.emplace_back(s.name, s.addr);
+        }
+    }
+    return out;
+}
+
+} // namespace fhook

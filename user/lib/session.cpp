@@ -1,0 +1,242 @@
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include <fhook/error.hpp>
+#include <fhook/session.hpp>
+
+namespace fhook {
+
+namespace {
+
+template <typename T>
+void zero_init(T& arg) {
+    std::memset(&arg, 0, sizeof(arg));
+    arg.size = sizeof(arg);
+}
+
+std::string join(const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& item : items) {
+        if (!out.empty()) {
+            out += ' ';
+        }
+        out += item;
+    }
+    return out;
+}
+
+std::uint64_t user_ptr(const void* p) {
+    return reinterpret_cast<std::uintptr_t>(p);
+}
+
+constexpr const char* kListHint = " (see: fhook list functions)";
+
+} // namespace
+
+std::uint64_t ring_bytes_from_kib(std::uint64_t kib) {
+    constexpr std::uint64_t max_kib = FHOOK_RING_MAX_SIZE / 1024;
+    if (kib == 0) {
+        throw_usage("--buffer-size 0 is too small: give at least 4 (KiB per CPU)");
+    }
+    if (kib > max_kib) {
+        throw_usage("--buffer-size " + std::to_string(kib) + " is too large: the maximum is " +
+                    std::to_string(max_kib) + " (KiB per CPU)");
+    }
+    std::uint64_t bytes = FHOOK_RING_MIN_SIZE;
+    while (bytes < kib * 1024) {
+        bytes <<= 1;
+    }
+    return bytes;
+}
+
+Session::Session(const std::string& device_path) : device_(device_path) {}
+
+Session::Session(Device device) : device_(std::move(device)) {}
+
+RingConfig Session::setup_ring(std::uint64_t bytes, std::uint32_t watermark) {
+    device_.require(FHOOK_FEAT_RING_MMAP, "the mmap'd ring buffer");
+    if (bytes != 0 && (bytes & (bytes - 1)) != 0) {
+        throw_usage("ring size " + std::to_string(bytes) + " is not a power of two: round it up");
+    }
+    fhook_ring_setup arg;
+    zero_init(arg);
+    arg.buf_size = bytes;
+    arg.watermark = watermark;
+    if (xioctl(fd(), FHOOK_IOC_RING_SETUP, &arg) < 0) {
+        throw_ioctl_error(
+            "setting up the ring buffer (" + std::to_string(bytes) + " bytes per CPU)", errno);
+    }
+    RingConfig config;
+    config.buf_size = arg.buf_size;
+    config.watermark = arg.watermark;
+    config.nr_cpus = arg.nr_cpus;
+    config.mmap_stride = arg.mmap_stride != 0 ? arg.mmap_stride : FHOOK_MMAP_STRIDE;
+    ring_ = config;
+    return config;
+}
+
+std::uint32_t Session::add_function_probe(const std::vector<std::string>& filters,
+                                          const std::vector<std::string>& excludes,
+                                          const std::vector<std::uint64_t>& ips) {
+    device_.require(FHOOK_FEAT_FUNC, "function probes");
+    if (!ips.empty()) {
+        device_.require(FHOOK_FEAT_FUNC_IPS, "function probes by address (:mod:)");
+    }
+    if (filters.empty() && ips.empty()) {
+        throw_usage("a function probe needs at least one function pattern: give a PROBE");
+    }
+    const std::string filter = join(filters);
+    const std::string exclude = join(excludes);
+    if (filter.size() > FHOOK_MAX_PATTERN_TEXT || exclude.size() > FHOOK_MAX_PATTERN_TEXT) {
+        throw_usage("the probe patterns exceed " + std::to_string(FHOOK_MAX_PATTERN_TEXT) +
+                    " bytes: use fewer or shorter patterns (globs)");
+    }
+    if (ips.size() > FHOOK_MAX_IPS) {
+        throw_usage(std::to_string(ips.size()) + " functions resolved, the limit is " +
+                    std::to_string(FHOOK_MAX_IPS) + ": use a narrower :mod: pattern");
+    }
+
+    fhook_probe_add arg;
+    zero_init(arg);
+    arg.type = FHOOK_PROBE_FUNC;
+    arg.filter = filter.empty() ? 0 : user_ptr(filter.data());
+    arg.filter_len = static_cast<std::uint32_t>(filter.size());
+    arg.exclude = exclude.empty() ? 0 : user_ptr(exclude.data());
+    arg.exclude_len = static_cast<std::uint32_t>(exclude.size());
+    arg.ips = ips.empty() ? 0 : user_ptr(ips.data());
+    arg.nr_ips = static_cast<std::uint32_t>(ips.size());
+    arg.err_index = -1;
+    if (xioctl(fd(), FHOOK_IOC_PROBE_ADD, &arg) < 0) {
+        int err = errno;
+        if (err == ENOENT && arg.err_index >= 0) {
+            auto idx = static_cast<std::size_t>(arg.err_index);
+            if (idx < filters.size()) {
+                throw_runtime("no traceable function matches '" + filters[idx] + "'" + kListHint,
+                              err);
+            }
+            idx -= filters.size();
+            if (idx < excludes.size()) {
+                throw_runtime("no traceable function matches '!" + excludes[idx] + "'" + kListHint,
+                              err);
+            }
+            idx -= excludes.size();
+            if (idx < ips.size()) {
+                char addr[32];
+                std::snprintf(addr, sizeof(addr), "0x%" PRIx64, ips[idx]);
+                throw_runtime(std::string("no traceable function at ") + addr + kListHint, err);
+            }
+        }
+        if (err == ENOENT) {
+            throw_runtime(std::string("a probe pattern matches no traceable function") + kListHint,
+                          err);
+        }
+        throw_ioctl_error("adding the function probe", err);
+    }
+    return arg.probe_id;
+}
+
+void Session::set_pid_filter(const std::vector<pid_t>& pids, bool follow_fork, bool ignore_self) {
+    device_.require(FHOOK_FEAT_PID_FILTER, "the pid filter");
+    if (pids.size() > FHOOK_MAX_FILTER_PIDS) {
+        throw_usage(std::to_string(pids.size()) + " pids given, the limit is " +
+                    std::to_string(FHOOK_MAX_FILTER_PIDS) + ": give fewer --pid options");
+    }
+    std::vector<std::uint32_t> ids;
+    ids.reserve(pids.size());
+    for (pid_t pid : pids) {
+        if (pid <= 0) {
+            throw_usage("invalid pid " + std::to_string(pid) + ": give a positive process id");
+        }
+        ids.push_back(static_cast<std::uint32_t>(pid));
+    }
+    fhook_pid_filter arg;
+    zero_init(arg);
+    arg.flags = FHOOK_PIDF_RESET | (follow_fork ? FHOOK_PIDF_FOLLOW_FORK : 0U) |
+                (ignore_self ? FHOOK_PIDF_IGNORE_SELF : 0U);
+    arg.nr_pids = static_cast<std::uint32_t>(ids.size());
+    arg.pids = ids.empty() ? 0 : user_ptr(ids.data());
+    if (xioctl(fd(), FHOOK_IOC_PID_FILTER, &arg) < 0) {
+        int err = errno;
+        if (err == ESRCH) {
+            throw_runtime("no such process in the pid filter: check the --pid values", err);
+        }
+        throw_ioctl_error("setting the pid filter", err);
+    }
+}
+
+void Session::set_cpu_filter(const std::set<int>& cpus) {
+    device_.require(FHOOK_FEAT_CPU_FILTER, "the CPU filter");
+    if (cpus.empty()) {
+        throw_usage("empty CPU list: give at least one CPU, e.g. --cpu 0");
+    }
+    const std::uint32_t nr_cpus = device_.info().nr_cpus;
+    if (*cpus.begin() < 0) {
+        throw_usage("invalid CPU " + std::to_string(*cpus.begin()) + ": CPUs are numbered from 0");
+    }
+    const auto max_cpu = static_cast<std::uint32_t>(*cpus.rbegin());
+    if (nr_cpus != 0 && max_cpu >= nr_cpus) {
+        throw_usage("CPU " + std::to_string(max_cpu) + " does not exist: this system has CPUs 0-" +
+                    std::to_string(nr_cpus - 1));
+    }
+    const std::uint32_t nr_bits = nr_cpus != 0 ? nr_cpus : max_cpu + 1;
+    if (nr_bits > 8 * FHOOK_MAX_CPUMASK) {
+        throw_usage("CPU " + std::to_string(max_cpu) + " is beyond the supported " +
+                    std::to_string(8 * FHOOK_MAX_CPUMASK) + " CPUs");
+    }
+    std::vector<std::uint64_t> mask((nr_bits + 63) / 64, 0);
+    for (int cpu : cpus) {
+        mask[static_cast<std::size_t>(cpu) / 64] |= std::uint64_t{1} << (cpu % 64);
+    }
+    fhook_cpu_filter arg;
+    zero_init(arg);
+    arg.nr_bits = nr_bits;
+    arg.mask = user_ptr(mask.data());
+    if (xioctl(fd(), FHOOK_IOC_CPU_FILTER, &arg) < 0) {
+        throw_ioctl_error("setting the CPU filter", errno);
+    }
+}
+
+void Session::start() {
+    if (xioctl(fd(), FHOOK_IOC_START, nullptr) < 0) {
+        throw_ioctl_error("arming the probes", errno);
+    }
+}
+
+void Session::stop() {
+    if (xioctl(fd(), FHOOK_IOC_STOP, nullptr) < 0) {
+        throw_ioctl_error("disarming the probes", errno);
+    }
+}
+
+Stats Session::stats(std::uint32_t probe_id) const {
+    std::vector<fhook_cpu_stats> cpus(device_.info().nr_cpus);
+    fhook_stats arg;
+    zero_init(arg);
+    arg.probe_id = probe_id;
+    arg.nr_cpus = static_cast<std::uint32_t>(cpus.size());
+    arg.cpus = cpus.empty() ? 0 : user_ptr(cpus.data());
+    if (xioctl(fd(), FHOOK_IOC_STATS, &arg) < 0) {
+        throw_ioctl_error(probe_id == FHOOK_STATS_SESSION
+                              ? std::string("reading the session statistics")
+                              : "reading the statistics of probe " + std::to_string(probe_id),
+                          errno);
+    }
+    auto convert = [](const fhook_cpu_stats& s) {
+        return CpuStats{s.hits, s.written, s.lost, s.missed};
+    };
+    Stats out;
+    out.total = convert(arg.total);
+    const std::size_t n = std::min<std::size_t>(arg.nr_cpus, cpus.size());
+    out.per_cpu.reserve(n);
+    for (std::size_t i = 0; i < n; i++) {
+        out.per_cpu.push_back(convert(cpus[i]));
+    }
+    return out;
+}
+
+} // namespace fhook

@@ -1,0 +1,32 @@
+#include <cinttypes>
+#include <cstdio>
+
+#include <fhook/summary.hpp>
+
+namespace fhook {
+
+std::vector<std::string> summary_lines(const Stats& session,
+                                       const std::vector<ProbeSummary>& probes) {
+    std::vector<std::string> lines;
+    char buf[256];
+    std::snprintf(buf, sizeof(buf), "fhook: events %" PRIu64 " lost %" PRIu64,
+                  session.total.written, session.total.lost);
+    lines.emplace_back(buf);
+    for (std::size_t cpu = 0; cpu < session.per_cpu.size(); cpu++) {
+        const CpuStats& s = session.per_cpu[cpu];
+        std::snprintf(buf, sizeof(buf), "fhook: cpu %zu events %" PRIu64 " lost %" PRIu64, cpu,
+                      s.written, s.lost);
+        lines.emplace_back(buf);
+    }
+    for (const auto& probe : probes) {
+        const CpuStats& t = probe.stats.total;
+        std::snprintf(buf, sizeof(buf),
+                      "fhook: probe %" PRIu32 " hits %" PRIu64 " events %" PRIu64 " lost %" PRIu64
+                      " missed %" PRIu64 ": ",
+                      probe.id, t.hits, t.written, t.lost, t.missed);
+        lines.emplace_back(std::string(buf) + probe.description);
+    }
+    return lines;
+}
+
+} // namespace fhook

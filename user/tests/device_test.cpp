@@ -1,0 +1,68 @@
+#include <cerrno>
+
+#include <gtest/gtest.h>
+
+#include <fhook/device.hpp>
+#include <fhook/error.hpp>
+#include <fhook/session.hpp>
+
+namespace fhook {
+namespace {
+
+TEST(Device, MissingNodeMeansNotLoaded) {
+    try {
+        Device dev("/nonexistent/fhook");
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Runtime);
+        EXPECT_EQ(e.exit_code(), 1);
+        EXPECT_EQ(e.sys_errno(), ENOENT);
+        EXPECT_STREQ(e.what(), "/nonexistent/fhook not found: the fhook module is not loaded "
+                               "(load it with: insmod fhook.ko)");
+        EXPECT_TRUE(Device::is_not_loaded_errno(e.sys_errno()));
+    }
+}
+
+TEST(Device, WrongDeviceFailsTheHandshake) {
+    // /dev/null accepts open(O_RDWR) but no ioctl: ENOTTY.
+    try {
+        Session session("/dev/null");
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Runtime);
+        EXPECT_EQ(e.sys_errno(), ENOTTY);
+        EXPECT_NE(std::string(e.what()).find("not an fhook device"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Device, IoctlErrorsCarryCauseAndFix) {
+    try {
+        throw_ioctl_error("adding the function probe", EPERM);
+    } catch (const Error& e) {
+        EXPECT_STREQ(e.what(), "adding the function probe: permission denied: run as root "
+                               "(needs CAP_SYS_ADMIN or CAP_PERFMON)");
+    }
+    try {
+        throw_ioctl_error("arming the probes", EIO);
+    } catch (const Error& e) {
+        EXPECT_EQ(e.sys_errno(), EIO);
+        EXPECT_NE(std::string(e.what()).find("dmesg"), std::string::npos);
+    }
+}
+
+TEST(Device, FeatureNames) {
+    EXPECT_EQ(feature_names(FHOOK_FEAT_FUNC | FHOOK_FEAT_FUNC_IPS | FHOOK_FEAT_PID_FILTER |
+                            FHOOK_FEAT_CPU_FILTER | FHOOK_FEAT_RING_MMAP),
+              "func func-ips pid-filter cpu-filter ring-mmap");
+    EXPECT_EQ(feature_names(0), "");
+    EXPECT_EQ(feature_names(FHOOK_FEAT_FUNC | (1ULL << 40)), "func bit40");
+}
+
+TEST(Error, ExitCodes) {
+    EXPECT_EQ(Error(ErrorKind::Usage, "x").exit_code(), 2);
+    EXPECT_EQ(Error(ErrorKind::Runtime, "x").exit_code(), 1);
+    EXPECT_EQ(Error(ErrorKind::OutputClosed, "x").exit_code(), 0);
+}
+
+} // namespace
+} // namespace fhook

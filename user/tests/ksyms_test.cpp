@@ -1,0 +1,116 @@
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include <fhook/error.hpp>
+#include <fhook/ksyms.hpp>
+
+namespace fhook {
+namespace {
+
+const std::string kFixtures = FHOOK_TEST_FIXTURES;
+
+class KsymsTest : public ::testing::Test {
+protected:
+    KsymsTest() : ksyms_(Ksyms::load(kFixtures + "/kallsyms")) {}
+    Ksyms ksyms_;
+};
+
+TEST_F(KsymsTest, KeepsOnlyTextSymbols) {
+    // 18 lines: 2 non-text (D, A), 1 module data (d).
+    EXPECT_EQ(ksyms_.size(), 15u);
+    EXPECT_FALSE(ksyms_.addresses_hidden());
+}
+
+TEST_F(KsymsTest, ExactStart) {
+    auto sym = ksyms_.lookup(0xffffffff812a0000);
+    ASSERT_TRUE(sym);
+    EXPECT_EQ(sym->name, "vfs_read");
+    EXPECT_EQ(sym->offset, 0u);
+    EXPECT_EQ(sym->module, "");
+}
+
+TEST_F(KsymsTest, IbtEntryIsSymPlus4) {
+    auto sym = ksyms_.lookup(0xffffffff812a0004);
+    ASSERT_TRUE(sym);
+    EXPECT_EQ(sym->name, "vfs_read");
+    EXPECT_EQ(sym->offset, 4u);
+    EXPECT_EQ(ksyms_.name_of(0xffffffff812a0004), "vfs_read");
+}
+
+TEST_F(KsymsTest, BetweenSymbolsBelongsToThePreviousOne) {
+    auto sym = ksyms_.lookup(0xffffffff812a01ff);
+    ASSERT_TRUE(sym);
+    EXPECT_EQ(sym->name, "vfs_read");
+    EXPECT_EQ(sym->offset, 0x1ffu);
+    EXPECT_EQ(ksyms_.name_of(0xffffffff812a0200), "vfs_write");
+}
+
+TEST_F(KsymsTest, DataSymbolsDoNotSplitText) {
+    // some_data (D) at ...b0000 is not a text symbol.
+    auto sym = ksyms_.lookup(0xffffffff812b0010);
+    ASSERT_TRUE(sym);
+    EXPECT_EQ(sym->name, "do_sys_open");
+}
+
+TEST_F(KsymsTest, AliasesResolveToTheFirstListed) {
+    EXPECT_EQ(ksyms_.name_of(0xffffffff81000010), "_stext");
+}
+
+TEST_F(KsymsTest, ModuleSymbols) {
+    auto sym = ksyms_.lookup(0xffffffffc0100204);
+    ASSERT_TRUE(sym);
+    EXPECT_EQ(sym->name, "lo_rw_aio");
+    EXPECT_EQ(sym->module, "loop");
+    EXPECT_EQ(sym->offset, 4u);
+    // Weak symbols count as text.
+    EXPECT_EQ(ksyms_.name_of(0xffffffff812a0801), "rcu_read_lock_held");
+}
+
+TEST_F(KsymsTest, UnknownAddressesPrintAsHex) {
+    EXPECT_FALSE(ksyms_.lookup(0x1000));
+    EXPECT_EQ(ksyms_.name_of(0x1000), "0x00001000");
+    // Too far past the last symbol to belong to it.
+    EXPECT_FALSE(ksyms_.lookup(0xffffffffc0200300 + Ksyms::kMaxOffset + 1));
+    EXPECT_EQ(ksyms_.name_of(0xffffffffd0000000), "0xffffffffd0000000");
+}
+
+TEST_F(KsymsTest, AddressesOfNameInModule) {
+    EXPECT_EQ(ksyms_.addresses_of("lo_rw_aio", "loop"),
+              std::vector<std::uint64_t>{0xffffffffc0100200});
+    EXPECT_EQ(ksyms_.addresses_of("lo_rw_aio", ""), std::vector<std::uint64_t>{0xffffffff812a0600});
+    EXPECT_EQ(ksyms_.addresses_of("dup_static", "ext4").size(), 2u);
+    EXPECT_TRUE(ksyms_.addresses_of("nope", "").empty());
+    EXPECT_EQ(ksyms_.symbols_in("loop").size(), 3u);
+}
+
+TEST(Ksyms, HiddenAddresses) {
+    Ksyms ks = Ksyms::load(kFixtures + "/kallsyms_hidden");
+    EXPECT_TRUE(ks.addresses_hidden());
+    EXPECT_TRUE(ks.empty());
+    EXPECT_EQ(ks.name_of(0xffffffff812a0000), "0xffffffff812a0000");
+}
+
+TEST(Ksyms, ToleratesJunkLines) {
+    std::istringstream in("\n"
+                          "garbage\n"
+                          "zzzz T bad_addr\n"
+                          "ffffffff81000000 T\n"
+                          "ffffffff81000100 T good\n");
+    Ksyms ks = Ksyms::parse(in);
+    EXPECT_EQ(ks.size(), 1u);
+    EXPECT_EQ(ks.name_of(0xffffffff81000104), "good");
+}
+
+TEST(Ksyms, MissingFileIsARuntimeError) {
+    try {
+        Ksyms::load("/nonexistent/kallsyms");
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Runtime);
+        EXPECT_EQ(e.sys_errno(), ENOENT);
+    }
+}
+
+} // namespace
+} // namespace fhook

@@ -1,0 +1,102 @@
+// Helpers that build ring records and fake rings in plain memory.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <fhook_abi.h>
+
+#include <fhook/ring.hpp>
+
+namespace fhook::test {
+
+inline fhook_rec header(std::uint16_t type, std::uint16_t size, std::uint64_t ts, std::uint16_t cpu,
+                        std::uint32_t pid = 100, const char* comm = "task") {
+    fhook_rec h;
+    std::memset(&h, 0, sizeof(h));
+    h.size = size;
+    h.type = type;
+    h.probe_id = 1;
+    h.ts = ts;
+    h.pid = pid;
+    h.tgid = pid;
+    h.cpu = cpu;
+    std::strncpy(h.comm, comm, sizeof(h.comm));
+    return h;
+}
+
+inline fhook_rec_func func_rec(std::uint64_t ts, std::uint16_t cpu, std::uint64_t ip = 0x1000,
+                               std::uint64_t parent_ip = 0x2000, std::uint32_t pid = 100,
+                               const char* comm = "task") {
+    fhook_rec_func r;
+    std::memset(&r, 0, sizeof(r));
+    r.hdr = header(FHOOK_REC_FUNC, sizeof(r), ts, cpu, pid, comm);
+    r.ip = ip;
+    r.parent_ip = parent_ip;
+    return r;
+}
+
+inline fhook_rec_lost lost_rec(std::uint64_t ts, std::uint16_t cpu, std::uint64_t lost) {
+    fhook_rec_lost r;
+    std::memset(&r, 0, sizeof(r));
+    r.hdr = header(FHOOK_REC_LOST, sizeof(r), ts, cpu);
+    r.lost = lost;
+    return r;
+}
+
+// A ring in plain memory.  The data area is 2 * size bytes and the second
+// half mirrors the first, as the kernel's double mapping does.
+class FakeRing {
+public:
+    FakeRing(int cpu, std::uint64_t size, std::uint64_t start = 0)
+        : cpu_(cpu), size_(size), storage_(2 * size / 8, 0), pos_(start) {
+        std::memset(&meta_, 0, sizeof(meta_));
+        meta_.abi_version = FHOOK_ABI_VERSION;
+        meta_.cpu = static_cast<std::uint32_t>(cpu);
+        meta_.data_size = size;
+        meta_.data_head = start;
+        cons_.data_tail = start;
+    }
+
+    // Writes `len` bytes at the producer position (wrapping) and advances it
+    // by ALIGN(len, 8).  Not visible until publish().
+    void write(const void* bytes, std::size_t len) {
+        auto* data = reinterpret_cast<unsigned char*>(storage_.data());
+        const auto* src = static_cast<const unsigned char*>(bytes);
+        for (std::size_t i = 0; i < len; i++) {
+            data[(pos_ + i) % size_] = src[i];
+        }
+        std::memcpy(data + size_, data, size_); // the alias
+        pos_ += (len + 7) & ~std::size_t{7};
+    }
+    template <typename T>
+    void push(const T& rec) {
+        write(&rec, sizeof(rec));
+    }
+    void publish() { meta_.data_head = pos_; }
+
+    RingView view() {
+        RingView v;
+        v.cpu = cpu_;
+        v.meta = &meta_;
+        v.cons = &cons_;
+        v.data = reinterpret_cast<const std::byte*>(storage_.data());
+        v.data_size = size_;
+        return v;
+    }
+    fhook_ring_meta& meta() { return meta_; }
+    std::uint64_t tail() const { return cons_.data_tail; }
+    std::uint64_t pos() const { return pos_; }
+
+private:
+    int cpu_;
+    std::uint64_t size_;
+    std::vector<std::uint64_t> storage_;
+    std::uint64_t pos_;
+    fhook_ring_meta meta_;
+    fhook_ring_cons cons_{};
+};
+
+} // namespace fhook::test

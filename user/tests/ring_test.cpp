@@ -1,0 +1,309 @@
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+#include <fhook/error.hpp>
+#include <fhook/event.hpp>
+#include <fhook/ring.hpp>
+
+#include "records.hpp"
+
+namespace fhook {
+namespace {
+
+using test::FakeRing;
+using test::func_rec;
+using test::lost_rec;
+
+struct Seen {
+    std::uint64_t ts;
+    std::uint16_t cpu;
+    std::uint16_t type;
+};
+
+std::vector<Seen> drain_all(RingMerger& merger) {
+    std::vector<Seen> seen;
+    merger.drain([&](const fhook_rec* rec) { seen.push_back({rec->ts, rec->cpu, rec->type}); });
+    return seen;
+}
+
+TEST(RingMerger, MergesCpusInTimestampOrderStably) {
+    FakeRing cpu0(0, 4096), cpu1(1, 4096), cpu2(2, 4096);
+    for (std::uint64_t ts : {10, 30, 50}) {
+        cpu0.push(func_rec(ts, 0));
+    }
+    for (std::uint64_t ts : {20, 40}) {
+        cpu1.push(func_rec(ts, 1));
+    }
+    cpu2.push(func_rec(5, 2));
+    cpu2.push(lost_rec(30, 2, 7));
+    for (auto* r : {&cpu0, &cpu1, &cpu2}) {
+        r->publish();
+    }
+    RingMerger merger({cpu0.view(), cpu1.view(), cpu2.view()});
+    auto seen = drain_all(merger);
+    ASSERT_EQ(seen.size(), 7u);
+    const std::vector<std::pair<std::uint64_t, std::uint16_t>> want = {
+        {5, 2}, {10, 0}, {20, 1}, {30, 0}, {30, 2}, {40, 1}, {50, 0}};
+    for (std::size_t i = 0; i < want.size(); i++) {
+        EXPECT_EQ(seen[i].ts, want[i].first) << i;
+        EXPECT_EQ(seen[i].cpu, want[i].second) << i;
+    }
+    EXPECT_EQ(seen[4].type, FHOOK_REC_LOST);
+    EXPECT_EQ(cpu0.tail(), cpu0.pos());
+    EXPECT_EQ(cpu1.tail(), cpu1.pos());
+    EXPECT_EQ(cpu2.tail(), cpu2.pos());
+}
+
+TEST(RingMerger, NestedWriterOutOfOrderIsSorted) {
+    FakeRing cpu0(0, 4096);
+    cpu0.push(func_rec(100, 0)); // interrupted writer reserved first...
+    cpu0.push(func_rec(90, 0));  // ...an irq wrote an earlier stamp? still sorted
+    cpu0.publish();
+    RingMerger merger({cpu0.view()});
+    auto seen = drain_all(merger);
+    ASSERT_EQ(seen.size(), 2u);
+    EXPECT_EQ(seen[0].ts, 90u);
+    EXPECT_EQ(seen[1].ts, 100u);
+}
+
+TEST(RingMerger, AdvancesTailOnlyAfterTheCallbacks) {
+    FakeRing cpu0(0, 4096);
+    cpu0.push(func_rec(1, 0));
+    cpu0.push(func_rec(2, 0));
+    cpu0.publish();
+    RingMerger merger({cpu0.view()});
+    int calls = 0;
+    merger.drain([&](const fhook_rec*) {
+        EXPECT_EQ(cpu0.tail(), 0u) << "tail moved while records were still in use";
+        calls++;
+    });
+    EXPECT_EQ(calls, 2);
+    EXPECT_EQ(cpu0.tail(), 2 * sizeof(fhook_rec_func));
+}
+
+TEST(RingMerger, ThrowingCallbackLeavesTail) {
+    FakeRing cpu0(0, 4096);
+    cpu0.push(func_rec(1, 0));
+    cpu0.publish();
+    RingMerger merger({cpu0.view()});
+    EXPECT_THROW(merger.drain([](const fhook_rec*) { throw std::runtime_error("boom"); }),
+                 std::runtime_error);
+    EXPECT_EQ(cpu0.tail(), 0u);
+    EXPECT_EQ(drain_all(merger).size(), 1u); // delivered again
+}
+
+TEST(RingMerger, SecondDrainSeesOnlyNewRecordsAndUnpublishedStaysHidden) {
+    FakeRing cpu0(0, 4096);
+    cpu0.push(func_rec(1, 0));
+    cpu0.publish();
+    cpu0.push(func_rec(2, 0)); // written, head not yet moved
+    RingMerger merger({cpu0.view()});
+    auto first = drain_all(merger);
+    ASSERT_EQ(first.size(), 1u);
+    EXPECT_EQ(first[0].ts, 1u);
+    EXPECT_TRUE(drain_all(merger).empty());
+    cpu0.publish();
+    auto second = drain_all(merger);
+    ASSERT_EQ(second.size(), 1u);
+    EXPECT_EQ(second[0].ts, 2u);
+}
+
+TEST(RingMerger, RecordAcrossTheWrapPointIsContiguous) {
+    // 256-byte ring; start the producer at 224 so a 64-byte record covers
+    // bytes 224..255 and 0..31 of the buffer.
+    FakeRing cpu0(0, 256, 224);
+    cpu0.push(func_rec(7, 0, 0xffffffff812a0004, 0xffffffff812a0420, 4242, "wrapper"));
+    cpu0.push(lost_rec(8, 0, 3));
+    cpu0.publish();
+    ASSERT_EQ(cpu0.pos(), 224 + sizeof(fhook_rec_func) + sizeof(fhook_rec_lost));
+    RingMerger merger({cpu0.view()});
+    std::vector<Event> events;
+    merger.drain([&](const fhook_rec* rec) { events.push_back(*decode(rec)); });
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[0].type, EventType::Function);
+    EXPECT_EQ(events[0].ip, 0xffffffff812a0004u);
+    EXPECT_EQ(events[0].parent_ip, 0xffffffff812a0420u);
+    EXPECT_EQ(events[0].pid, 4242u);
+    EXPECT_EQ(events[0].comm, "wrapper");
+    EXPECT_EQ(events[1].type, EventType::Lost);
+    EXPECT_EQ(events[1].lost, 3u);
+    EXPECT_EQ(cpu0.tail(), cpu0.pos());
+}
+
+TEST(RingMerger, ManyLapsAroundTheRing) {
+    FakeRing cpu0(0, 512);
+    RingMerger merger({cpu0.view()});
+    std::uint64_t ts = 0;
+    std::uint64_t delivered = 0;
+    for (int round = 0; round < 50; round++) {
+        for (int i = 0; i < 5; i++) { // 5 * 64 bytes < 512
+            ++ts;
+            cpu0.push(func_rec(ts, 0, ts));
+        }
+        cpu0.publish();
+        merger.drain([&](const fhook_rec* rec) {
+            const auto* f = reinterpret_cast<const fhook_rec_func*>(rec);
+            EXPECT_EQ(f->ip, rec->ts);
+            EXPECT_EQ(rec->ts, delivered + 1);
+            delivered++;
+        });
+    }
+    EXPECT_EQ(delivered, 250u);
+}
+
+TEST(RingMerger, SkipsUnknownRecordTypesBySize) {
+    FakeRing cpu0(0, 4096);
+    unsigned char unknown[56] = {};
+    fhook_rec h = test::header(99, sizeof(unknown) - 4, 3, 0); // size 52, padded to 56
+    std::memcpy(unknown, &h, sizeof(h));
+    cpu0.push(func_rec(1, 0));
+    cpu0.write(unknown, 52);
+    cpu0.push(func_rec(5, 0));
+    cpu0.publish();
+    RingMerger merger({cpu0.view()});
+    auto seen = drain_all(merger);
+    ASSERT_EQ(seen.size(), 2u);
+    EXPECT_EQ(seen[0].ts, 1u);
+    EXPECT_EQ(seen[1].ts, 5u);
+    EXPECT_EQ(cpu0.tail(), cpu0.pos());
+}
+
+void expect_corrupt(FakeRing& ring) {
+    RingMerger merger({ring.view()});
+    const std::uint64_t tail = ring.tail();
+    try {
+        merger.drain([](const fhook_rec*) { FAIL() << "no record may be delivered"; });
+        FAIL() << "corrupt ring not detected";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Runtime);
+        EXPECT_NE(std::string(e.what()).find("corrupt"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(ring.tail(), tail);
+}
+
+TEST(RingMerger, DetectsZeroSizedRecord) {
+    FakeRing ring(0, 4096);
+    auto rec = func_rec(1, 0);
+    rec.hdr.size = 0;
+    ring.push(rec);
+    ring.publish();
+    expect_corrupt(ring);
+}
+
+TEST(RingMerger, DetectsSizeBelowHeader) {
+    FakeRing ring(0, 4096);
+    auto rec = func_rec(1, 0);
+    rec.hdr.size = sizeof(fhook_rec) - 8;
+    ring.push(rec);
+    ring.publish();
+    expect_corrupt(ring);
+}
+
+TEST(RingMerger, DetectsRecordRunningPastHead) {
+    FakeRing ring(0, 4096);
+    auto rec = func_rec(1, 0);
+    rec.hdr.size = 200;
+    ring.push(rec);
+    ring.publish();
+    expect_corrupt(ring);
+}
+
+TEST(RingMerger, DetectsKnownTypeTooShort) {
+    FakeRing ring(0, 4096);
+    auto rec = func_rec(1, 0);
+    rec.hdr.size = sizeof(fhook_rec) + 8; // a FUNC record needs 64 bytes
+    ring.push(rec);
+    ring.publish();
+    expect_corrupt(ring);
+}
+
+TEST(RingMerger, DetectsHeadTooFarAheadOfTail) {
+    FakeRing ring(0, 256);
+    ring.meta().data_head = 512;
+    expect_corrupt(ring);
+}
+
+TEST(RingMerger, DetectsHeadBehindTail) {
+    FakeRing ring(0, 256, 128);
+    ring.meta().data_head = 64;
+    expect_corrupt(ring);
+}
+
+TEST(RingMerger, DetectsMisalignedHead) {
+    FakeRing ring(0, 4096);
+    ring.push(func_rec(1, 0));
+    ring.meta().data_head = sizeof(fhook_rec_func) + 4;
+    expect_corrupt(ring);
+}
+
+TEST(RingMerger, RejectsInvalidLayout) {
+    FakeRing ring(0, 4096);
+    RingView view = ring.view();
+    view.data_size = 3000;
+    EXPECT_THROW(RingMerger({view}), Error);
+    view = ring.view();
+    view.cons = nullptr;
+    EXPECT_THROW(RingMerger({view}), Error);
+}
+
+TEST(RingMerger, ReportsDropsThatNoLostRecordCarried) {
+    FakeRing cpu0(0, 4096), cpu1(1, 4096);
+    cpu0.push(func_rec(10, 0));
+    cpu0.push(lost_rec(20, 0, 5)); // 5 reported in band...
+    cpu0.push(func_rec(30, 0));
+    cpu0.meta().lost_total = 8; // ...3 more dropped after the last record
+    cpu1.push(func_rec(15, 1));
+    cpu1.meta().lost_total = 0;
+    cpu0.publish();
+    cpu1.publish();
+    RingMerger merger({cpu0.view(), cpu1.view()});
+    std::vector<Event> events;
+    auto collect = [&](const fhook_rec* rec) { events.push_back(*decode(rec)); };
+    EXPECT_EQ(merger.drain(collect), 4u);
+    EXPECT_EQ(merger.report_unreported_lost(collect), 1u);
+    ASSERT_EQ(events.size(), 5u);
+    EXPECT_EQ(events[4].type, EventType::Lost);
+    EXPECT_EQ(events[4].cpu, 0u);
+    EXPECT_EQ(events[4].lost, 3u);
+    EXPECT_EQ(events[4].ts, 30u); // after everything delivered
+    // Nothing is reported twice.
+    EXPECT_EQ(merger.report_unreported_lost(collect), 0u);
+    cpu1.meta().lost_total = 2;
+    EXPECT_EQ(merger.report_unreported_lost(collect), 1u);
+    EXPECT_EQ(events.back().cpu, 1u);
+    EXPECT_EQ(events.back().lost, 2u);
+}
+
+TEST(RingMerger, LostCountNotAdvancedWhenTheCallbackThrows) {
+    FakeRing cpu0(0, 4096);
+    cpu0.push(lost_rec(20, 0, 5));
+    cpu0.meta().lost_total = 5;
+    cpu0.publish();
+    RingMerger merger({cpu0.view()});
+    EXPECT_THROW(merger.drain([](const fhook_rec*) { throw std::runtime_error("x"); }),
+                 std::runtime_error);
+    std::uint64_t lost = 0;
+    auto sum = [&](const fhook_rec* rec) {
+        lost += reinterpret_cast<const fhook_rec_lost*>(rec)->lost;
+    };
+    merger.drain(sum);
+    merger.report_unreported_lost(sum);
+    EXPECT_EQ(lost, 5u);
+}
+
+TEST(CollectRecords, ReturnsPointersIntoTheRing) {
+    FakeRing ring(0, 4096);
+    ring.push(func_rec(1, 0));
+    ring.push(func_rec(2, 0));
+    ring.publish();
+    RingView view = ring.view();
+    std::vector<const fhook_rec*> out;
+    collect_records(view, 0, ring.pos(), out);
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(reinterpret_cast<const std::byte*>(out[0]), view.data);
+    EXPECT_EQ(reinterpret_cast<const std::byte*>(out[1]), view.data + sizeof(fhook_rec_func));
+}
+
+} // namespace
+} // namespace fhook
