@@ -1,0 +1,189 @@
+# shellcheck shell=sh
+# Helpers for the guest tests: sourced by every vmtests/guest/tests/*.sh.
+#
+# A test runs as root in a busybox shell, with its stdout+stderr going to its
+# log.  It ends with pass/fail/skip (fail also works from a subshell: the
+# runner takes the first FAIL written to the result file).  The runner
+# (runner.sh) kills leftover processes, resets tracefs and unloads the
+# modules afterwards, so tests only clean up what they need mid-test.
+#
+# Environment from the runner: FHOOK_TEST (name), FHOOK_RESULT_FILE,
+# D (a scratch directory for this test), and /fhook/config (REL, ...).
+
+. /fhook/config
+
+T=/sys/kernel/tracing
+KO=/fhook/fhook.ko
+D=${D:-/tmp/t/$FHOOK_TEST}
+mkdir -p "$D"
+
+log() { echo "# $*"; }
+
+pass() { echo "PASS $*" >> "$FHOOK_RESULT_FILE"; log "PASS $*"; exit 0; }
+fail() { echo "FAIL $*" >> "$FHOOK_RESULT_FILE"; log "FAIL $*"; exit 1; }
+skip() { echo "SKIP $*" >> "$FHOOK_RESULT_FILE"; log "SKIP $*"; exit 0; }
+
+# expect_eq A B WHAT: fail unless the two integers are equal
+expect_eq() {
+	[ "$1" -eq "$2" ] 2>/dev/null || fail "$3: $1 != $2"
+}
+
+# wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds
+wait_for() {
+	_n=$(($1 * 10))
+	shift
+	while [ "$_n" -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.1
+		_n=$((_n - 1))
+	done
+	return 1
+}
+
+# Is any ftrace ops attached to any function?  (tracefs files have size 0,
+# so test -s cannot tell.)
+attached() { grep -q . $T/enabled_functions; }
+detached() { ! attached; }
+
+fhook_loaded() { grep -q '^fhook ' /proc/modules; }
+
+load_fhook() {
+	fhook_loaded && return 0
+	insmod "$KO" || fail "insmod $KO failed (see dmesg)"
+	wait_for 5 test -c /dev/fhook || fail "/dev/fhook did not appear after insmod"
+}
+
+unload_fhook() {
+	fhook_loaded || return 0
+	rmmod fhook || fail "rmmod fhook failed"
+}
+
+# The module used by the :mod: test (loop, or another one if loop is built
+# in): insmod its dependencies and itself from /fhook/mods, in order.
+load_testmod() {
+	[ -n "$MODTEST_MOD" ] || skip "no loadable test module for :mod: in this kernel"
+	grep -q "^$MODTEST_MOD " /proc/modules && return 0
+	while read -r _ko _args; do
+		# shellcheck disable=SC2086
+		insmod "/fhook/mods/$_ko" $_args || fail "insmod /fhook/mods/$_ko failed"
+	done < /fhook/mods/order
+}
+
+# Put tracefs back to its boot state.
+tracefs_reset() {
+	echo 0 > $T/tracing_on
+	echo nop > $T/current_tracer
+	echo > $T/set_ftrace_filter
+	echo > $T/set_ftrace_notrace
+	echo > $T/set_ftrace_pid
+	[ -e $T/set_ftrace_notrace_pid ] && echo > $T/set_ftrace_notrace_pid
+	echo 0 > $T/options/function-fork
+	echo > $T/trace
+	echo 1 > $T/tracing_on
+}
+
+# tracefs_ref OUT FILTER FORK CMD...: the reference side of the comparisons.
+# Runs CMD under the kernel's own function tracer, filtered to FILTER
+# (set_ftrace_filter syntax; $REF_NOTRACE goes to set_ftrace_notrace) and
+# to CMD's pid (set before CMD execs; FORK=1 also follows its children),
+# and writes the trace's event lines to OUT.  Fails the test if the trace
+# buffer overran.
+tracefs_ref() {
+	_out=$1 _filter=$2 _fork=$3
+	shift 3
+	tracefs_reset
+	echo 0 > $T/tracing_on
+	echo "$_filter" > $T/set_ftrace_filter || fail "tracefs: cannot set filter '$_filter'"
+	if [ -n "$REF_NOTRACE" ]; then
+		echo "$REF_NOTRACE" > $T/set_ftrace_notrace || fail "tracefs: bad notrace"
+	fi
+	echo "$_fork" > $T/options/function-fork
+	echo > $T/trace
+	# shellcheck disable=SC2016
+	sh -c 'echo $$ > /sys/kernel/tracing/set_ftrace_pid &&
+	       echo function > /sys/kernel/tracing/current_tracer &&
+	       echo 1 > /sys/kernel/tracing/tracing_on &&
+	       exec "$@"' tracefs-ref "$@"
+	_rc=$?
+	echo 0 > $T/tracing_on
+	cat $T/trace > "$_out"
+	tracefs_reset
+	[ "$_rc" = 0 ] || fail "reference run of '$*' exited $_rc"
+	# "# entries-in-buffer/entries-written: 1000/1000   #P:2"
+	_ew=$(sed -n 's|^# entries-in-buffer/entries-written: \([0-9]*\)/\([0-9]*\).*|\1 \2|p' "$_out")
+	set -- $_ew
+	[ $# = 2 ] && [ "$1" = "$2" ] || fail "tracefs reference lost events (entries-in-buffer/written: $_ew)"
+	log "tracefs reference: $(grep -vc '^#' "$_out") events"
+}
+
+# events FILE: "pid cpu function" for every event line of a trace in the
+# kernel's trace format (the fhook CLI's and tracefs's are the same).
+events() {
+	awk '{
+		for (i = 1; i <= NF; i++)
+			if ($i ~ /^\[[0-9]+\]$/)
+				break
+		if (i < 2 || i > NF)
+			next
+		for (j = i + 1; j <= NF; j++)
+			if ($j ~ /^[0-9]+\.[0-9]+:$/)
+				break
+		if (j >= NF)
+			next
+		p = $(i - 1)
+		sub(/.*-/, "", p)
+		c = $i
+		gsub(/[][]/, "", c)
+		print p, c + 0, $(j + 1)
+	}' "$1"
+}
+
+# count_func FILE FUNC: number of events of FUNC in a trace
+count_func() { events "$1" | awk -v f="$2" '$3 == f { n++ } END { print n + 0 }'; }
+
+# count_events FILE: number of event lines
+count_events() { events "$1" | wc -l; }
+
+# npids FILE: number of distinct pids among the events
+npids() { events "$1" | awk '{ print $1 }' | sort -u | wc -l; }
+
+# lost_sum FILE: sum of the "CPU:n [LOST N EVENTS]" lines
+lost_sum() {
+	awk '/^CPU:[0-9]+ \[LOST [0-9]+ EVENTS\]$/ { gsub(/[^0-9 ]/, " "); n += $2 } END { print n + 0 }' "$1"
+}
+
+# run_fhook PREFIX ARGS...: fhook ARGS > PREFIX.out 2> PREFIX.err; sets RC.
+run_fhook() {
+	_p=$1
+	shift
+	log "\$ fhook $*"
+	fhook "$@" > "$_p.out" 2> "$_p.err"
+	RC=$?
+	log "exit $RC, $(wc -l < "$_p.out") lines on stdout; stderr:"
+	sed 's/^/#   /' "$_p.err" | head -n 20
+}
+
+# summary PREFIX: parse the summary on PREFIX.err into H (hits), E (events),
+# L (lost), M (missed) of the probe line and TE/TL of the total line, and
+# check the identities the CLI documents.
+summary() {
+	_sp=$1
+	_s=$(sed -n 's/^fhook: probe [0-9]* hits \([0-9]*\) events \([0-9]*\) lost \([0-9]*\) missed \([0-9]*\).*/\1 \2 \3 \4/p' "$_sp.err")
+	[ -n "$_s" ] || fail "no 'fhook: probe N hits H events E lost L missed M' summary line on stderr"
+	[ "$(echo "$_s" | wc -l)" = 1 ] || fail "more than one probe summary line (one probe expected)"
+	set -- $_s
+	H=$1 E=$2 L=$3 M=$4
+	_t=$(sed -n 's/^fhook: events \([0-9]*\) lost \([0-9]*\)$/\1 \2/p' "$_sp.err")
+	[ -n "$_t" ] || fail "no 'fhook: events E lost L' summary line on stderr"
+	set -- $_t
+	TE=$1 TL=$2
+	log "summary: hits $H events $E lost $L missed $M; total events $TE lost $TL"
+	expect_eq "$H" "$((E + L))" "summary: hits != events + lost"
+	expect_eq "$TE" "$E" "summary: total events != probe events"
+	expect_eq "$TL" "$L" "summary: total lost != probe lost"
+}
+
+# functions FILE: the sorted distinct function names of a trace
+functions() { events "$1" | awk '{ print $3 }' | sort -u; }
+
+uptime_cs() { sed 's/^\([0-9]*\)\.\([0-9][0-9]\).*/\1\2/' /proc/uptime; }

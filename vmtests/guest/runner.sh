@@ -1,0 +1,131 @@
+# shellcheck shell=sh
+# The guest test runner, sourced by /init (so it runs as pid 1).
+#
+# For each test in $TESTS: run /fhook/tests/<name>.sh under busybox timeout
+# with its output in /tmp/logs/<name>.log, then clean up (kill every other
+# process, reset tracefs, unload fhook and the test module) and print
+#
+#   FHOOK-LOG-BEGIN <name> / log lines / FHOOK-LOG-END <name>  (not PASS, or VERBOSE=1)
+#   FHOOK-RESULT <name> PASS|FAIL|SKIP <seconds>s <detail>
+#
+# A test that crashes, hangs or exits without a verdict gets a FAIL line.
+# A test that leaves the system dirty (module not unloadable, ftrace ops
+# still attached) fails too, so that the next test starts clean.
+
+T=/sys/kernel/tracing
+
+# seconds allowed for each test, from /fhook/tests.list
+test_timeout() {
+	awk -v t="$1" '$1 == t { print $2; found = 1 } END { if (!found) print 120 }' /fhook/tests.list
+}
+
+# Every process except pid 1, its forked subshells (same cmdline), kernel
+# threads (empty cmdline) and zombies.
+user_procs() {
+	for _d in /proc/[0-9]*; do
+		[ "$_d" = /proc/1 ] && continue
+		[ -s "$_d/cmdline" ] || continue
+		read -r _stat < "$_d/stat" 2>/dev/null || continue
+		_st=${_stat##*) }
+		case ${_st%% *} in Z | X) continue ;; esac
+		cmp -s "$_d/cmdline" /proc/1/cmdline && continue
+		echo "${_d#/proc/}"
+	done
+}
+
+# Kill everything the test left behind; print what was wrong, one line per
+# problem.  Must run in pid 1 itself (not in a $(...) subshell): kill -1
+# spares only the caller and init.
+guest_cleanup() {
+	kill -9 -1 2>/dev/null
+	_n=50
+	while [ -n "$(user_procs)" ] && [ $_n -gt 0 ]; do
+		sleep 0.1
+		_n=$((_n - 1))
+	done
+	[ -z "$(user_procs)" ] || echo "processes survived SIGKILL: $(user_procs | tr '\n' ' ')"
+	{
+		echo 0 > $T/tracing_on
+		echo nop > $T/current_tracer
+		echo > $T/set_ftrace_filter
+		echo > $T/set_ftrace_notrace
+		echo > $T/set_ftrace_pid
+		[ -e $T/set_ftrace_notrace_pid ] && echo > $T/set_ftrace_notrace_pid
+		echo 0 > $T/options/function-fork
+		echo > $T/trace
+		echo 1 > $T/tracing_on
+	} 2>/dev/null
+	for _l in /dev/loop[0-9]*; do
+		[ -b "$_l" ] && losetup -d "$_l" 2>/dev/null
+	done
+	if grep -q '^fhook ' /proc/modules; then
+		rmmod fhook 2>&1 | head -n 1 | sed 's/^/rmmod fhook: /'
+		grep -q '^fhook ' /proc/modules && echo "fhook.ko could not be unloaded"
+	fi
+	if [ -n "$MODTEST_MOD" ] && [ -s /fhook/mods/order ]; then
+		for _m in $(awk '{ sub(/\.ko$/, "", $1); print $1 }' /fhook/mods/order | tac); do
+			grep -q "^$_m " /proc/modules && rmmod "$_m" 2>/dev/null
+		done
+	fi
+	if grep -q . $T/enabled_functions; then
+		echo "ftrace ops still attached: $(head -n 3 $T/enabled_functions | tr '\n' ' ')"
+	fi
+	rm -rf /tmp/t
+}
+
+run_test() {
+	_name=$1
+	_rf=/tmp/results/$_name
+	_log=/tmp/logs/$_name.log
+	_tmo=$(test_timeout "$_name")
+	: > "$_rf"
+	mkdir -p /tmp/t/"$_name"
+	echo "FHOOK-BEGIN $_name"
+	_t0=$(cut -d' ' -f1 /proc/uptime)
+	if [ -f /fhook/tests/"$_name".sh ]; then
+		FHOOK_TEST=$_name FHOOK_RESULT_FILE=$_rf D=/tmp/t/$_name \
+			timeout "$_tmo" sh /fhook/tests/"$_name".sh > "$_log" 2>&1 < /dev/null
+		_rc=$?
+	else
+		echo "no such test: /fhook/tests/$_name.sh" > "$_log"
+		_rc=127
+	fi
+	_t1=$(cut -d' ' -f1 /proc/uptime)
+	guest_cleanup > /tmp/cleanup.out 2>&1
+	_dirt=$(cat /tmp/cleanup.out)
+
+	if grep -q '^FAIL' "$_rf"; then
+		_res=$(grep -m1 '^FAIL' "$_rf")
+	elif grep -q '^SKIP' "$_rf"; then
+		_res=$(grep -m1 '^SKIP' "$_rf")
+	elif grep -q '^PASS' "$_rf"; then
+		_res=$(grep -m1 '^PASS' "$_rf")
+	elif [ "$_rc" = 143 ] || [ "$_rc" = 124 ]; then
+		_res="FAIL timed out after ${_tmo}s"
+	else
+		_res="FAIL exited $_rc without a verdict"
+	fi
+	if [ -n "$_dirt" ]; then
+		echo "# cleanup after the test: $_dirt" >> "$_log"
+		case $_res in
+		PASS*) _res="FAIL cleanup: $(echo "$_dirt" | head -n 1)" ;;
+		esac
+	fi
+	_secs=$(awk -v a="$_t0" -v b="$_t1" 'BEGIN { printf "%d", b - a + 0.5 }')
+	if [ "${_res%% *}" != PASS ] || [ "$VERBOSE" = 1 ]; then
+		echo "FHOOK-LOG-BEGIN $_name"
+		tail -n "${LOG_LINES:-80}" "$_log"
+		echo "FHOOK-LOG-END $_name"
+	fi
+	_st=${_res%% *}
+	_detail=${_res#"$_st"}
+	echo "FHOOK-RESULT $_name $_st ${_secs}s${_detail}"
+}
+
+run_suite() {
+	mkdir -p /tmp/results /tmp/logs
+	for _t in $TESTS; do
+		run_test "$_t"
+	done
+	echo "FHOOK-SUITE-END"
+}

@@ -1,0 +1,26 @@
+# load: insmod creates /dev/fhook (char device, crw-------); fhook status
+# reports the module; rmmod removes it again.
+. /fhook/lib.sh
+
+! fhook_loaded || fail "fhook already loaded before the test"
+insmod $KO || fail "insmod $KO failed"
+grep -q '^fhook ' /proc/modules || fail "fhook not in /proc/modules after insmod"
+wait_for 5 test -e /dev/fhook || fail "/dev/fhook missing after insmod"
+[ -c /dev/fhook ] || fail "/dev/fhook is not a character device"
+mode=$(ls -l /dev/fhook | cut -c1-10)
+log "$(ls -l /dev/fhook)"
+[ "$mode" = "crw-------" ] || fail "/dev/fhook mode $mode, expected crw-------"
+
+run_fhook $D/st status
+cat $D/st.out
+expect_eq "$RC" 0 "fhook status exit code"
+grep -qx 'module: loaded' $D/st.out || fail "fhook status lacks 'module: loaded'"
+grep -qx 'abi: 1' $D/st.out || fail "fhook status lacks 'abi: 1'"
+grep -qx 'device: /dev/fhook' $D/st.out || fail "fhook status lacks 'device: /dev/fhook'"
+grep -qx 'sessions: 0' $D/st.out || fail "fhook status does not say 'sessions: 0'"
+grep -qx "cpus: $(nproc)" $D/st.out || log "note: cpus line differs from nproc $(nproc)"
+
+rmmod fhook || fail "rmmod fhook failed"
+! fhook_loaded || fail "fhook still in /proc/modules after rmmod"
+wait_for 5 test ! -e /dev/fhook || fail "/dev/fhook still present after rmmod"
+pass "$(grep '^version:' $D/st.out)"

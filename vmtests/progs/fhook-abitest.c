@@ -1,0 +1,1127 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fhook-abitest: feed bad input to /dev/fhook and check the errno, using
+ * nothing but shared/fhook_abi.h.  Then run one real session through the
+ * raw ABI (handshake, ring, two probes, pid filter, mmap, records, stats)
+ * to show the module still works and its records are right.
+ *
+ * One line per check: "ok <n> - <what>" or "not ok <n> - <what>: <why>".
+ * Each negative check lists the errnos it accepts; success is never
+ * accepted.  Exit status: 0 if every check passed, 1 otherwise.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fhook_abi.h"
+
+#define KERNEL_PTR	0xffffffff81000000ULL
+#define END		0		/* terminates errno lists */
+
+static int nchecks, nfailed;
+static long page;
+static void *unmapped;		/* an address with nothing mapped */
+static const char *dev = FHOOK_DEVICE_PATH;
+
+static void report(int good, const char *fmt, va_list ap, const char *why)
+{
+	nchecks++;
+	if (!good)
+		nfailed++;
+	printf("%s %d - ", good ? "ok" : "not ok", nchecks);
+	vprintf(fmt, ap);
+	if (!good && why)
+		printf(": %s", why);
+	putchar('\n');
+	fflush(stdout);
+}
+
+/* ret < 0 with errno in the END-terminated list that follows fmt's args */
+static void expect_err(long ret, int err, const int *allowed, const char *fmt, ...)
+{
+	char why[128];
+	int good = 0;
+	va_list ap;
+
+	if (ret >= 0) {
+		snprintf(why, sizeof(why), "unexpected success (ret %ld)", ret);
+	} else {
+		for (const int *a = allowed; *a; a++)
+			if (*a == err)
+				good = 1;
+		snprintf(why, sizeof(why), "errno %d (%s)", err, strerror(err));
+	}
+	va_start(ap, fmt);
+	report(good, fmt, ap, why);
+	va_end(ap);
+}
+
+#define ERRS(...)	((const int[]){ __VA_ARGS__, END })
+#define EXPECT_ERR(expr, errs, ...)					\
+	do {								\
+		long __r;						\
+		errno = 0;						\
+		__r = (expr);						\
+		expect_err(__r, errno, errs, __VA_ARGS__);		\
+	} while (0)
+
+static void expect(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	report(cond, fmt, ap, "condition false");
+	va_end(ap);
+}
+
+static void expect_ok(long ret, const char *fmt, ...)
+{
+	char why[128];
+	va_list ap;
+
+	snprintf(why, sizeof(why), "errno %d (%s)", errno, strerror(errno));
+	va_start(ap, fmt);
+	report(ret >= 0, fmt, ap, why);
+	va_end(ap);
+}
+
+#define EXPECT_OK(expr, ...)						\
+	do {								\
+		long __r;						\
+		errno = 0;						\
+		__r = (expr);						\
+		expect_ok(__r, __VA_ARGS__);				\
+	} while (0)
+
+static void fatal(const char *what)
+{
+	printf("Bail out! %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static int open_dev(void)
+{
+	int fd = open(dev, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		fatal("open /dev/fhook");
+	return fd;
+}
+
+static int handshake(int fd, struct fhook_handshake *out)
+{
+	struct fhook_handshake hs = { .size = sizeof(hs), .abi_version = FHOOK_ABI_VERSION };
+	int ret = ioctl(fd, FHOOK_IOC_HANDSHAKE, &hs);
+
+	if (out)
+		*out = hs;
+	return ret;
+}
+
+static int ring_setup(int fd, __u64 buf_size)
+{
+	struct fhook_ring_setup rs = { .size = sizeof(rs), .buf_size = buf_size };
+
+	return ioctl(fd, FHOOK_IOC_RING_SETUP, &rs);
+}
+
+static int probe_add(int fd, const char *filter, const char *exclude, __u32 *id)
+{
+	struct fhook_probe_add pa = {
+		.size = sizeof(pa), .type = FHOOK_PROBE_FUNC,
+		.filter = (uintptr_t)filter, .filter_len = filter ? strlen(filter) : 0,
+		.exclude = (uintptr_t)exclude, .exclude_len = exclude ? strlen(exclude) : 0,
+	};
+	int ret = ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa);
+
+	if (id)
+		*id = pa.probe_id;
+	return ret;
+}
+
+/* A session with a ring and one vfs_read probe, ready to START. */
+static int ready_session(__u64 buf_size)
+{
+	int fd = open_dev();
+
+	if (handshake(fd, NULL) || ring_setup(fd, buf_size) || probe_add(fd, "vfs_read", NULL, NULL))
+		fatal("setting up a session");
+	return fd;
+}
+
+static void *zalloc(size_t n)
+{
+	void *p = calloc(1, n);
+
+	if (!p)
+		fatal("calloc");
+	return p;
+}
+
+/* Last byte of a page followed by a PROT_NONE page: for straddling args. */
+static char *guard_end(void)
+{
+	char *p = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED || mprotect(p + page, page, PROT_NONE))
+		fatal("guard page");
+	return p + page;
+}
+
+static __u64 kallsyms(const char *name)
+{
+	char line[512], sym[256], type;
+	unsigned long long addr;
+	FILE *f = fopen("/proc/kallsyms", "r");
+	__u64 found = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 &&
+		    (type == 'T' || type == 't') && !strcmp(sym, name) && !strchr(line, '[')) {
+			found = addr;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------ */
+
+struct argdesc {
+	const char *name;
+	unsigned long cmd;
+	size_t size;
+};
+
+static const struct argdesc args[] = {
+	{ "HANDSHAKE", FHOOK_IOC_HANDSHAKE, sizeof(struct fhook_handshake) },
+	{ "RING_SETUP", FHOOK_IOC_RING_SETUP, sizeof(struct fhook_ring_setup) },
+	{ "PROBE_ADD", FHOOK_IOC_PROBE_ADD, sizeof(struct fhook_probe_add) },
+	{ "PID_FILTER", FHOOK_IOC_PID_FILTER, sizeof(struct fhook_pid_filter) },
+	{ "CPU_FILTER", FHOOK_IOC_CPU_FILTER, sizeof(struct fhook_cpu_filter) },
+	{ "STATS", FHOOK_IOC_STATS, sizeof(struct fhook_stats) },
+};
+
+static void test_ioctl_numbers(void)
+{
+	int fd = open_dev();
+
+	handshake(fd, NULL);
+	EXPECT_ERR(ioctl(fd, _IO(FHOOK_IOC_MAGIC, 0x7f), 0), ERRS(ENOTTY),
+		   "unknown ioctl nr 0x7f -> ENOTTY");
+	EXPECT_ERR(ioctl(fd, _IO(FHOOK_IOC_MAGIC, 0x08), 0), ERRS(ENOTTY),
+		   "unknown ioctl nr 0x08 (first unused) -> ENOTTY");
+	EXPECT_ERR(ioctl(fd, _IOWR('x', 0x00, struct fhook_handshake), 0), ERRS(ENOTTY),
+		   "foreign ioctl magic -> ENOTTY");
+	EXPECT_ERR(ioctl(fd, TCGETS, zalloc(256)), ERRS(ENOTTY), "TCGETS -> ENOTTY");
+	close(fd);
+}
+
+static void test_sizes(void)
+{
+	char *buf = zalloc(65536 + 16);
+
+	for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++) {
+		const struct argdesc *a = &args[i];
+		int fd = open_dev();
+		__u32 *size = (__u32 *)buf;
+
+		if (a->cmd != FHOOK_IOC_HANDSHAKE)
+			handshake(fd, NULL);
+		memset(buf, 0, 65536 + 16);
+		*size = 0;
+		EXPECT_ERR(ioctl(fd, a->cmd, buf), ERRS(EINVAL, E2BIG), "%s size 0 -> EINVAL", a->name);
+		*size = 4;
+		EXPECT_ERR(ioctl(fd, a->cmd, buf), ERRS(EINVAL, E2BIG), "%s size 4 -> EINVAL", a->name);
+		*size = a->size - 8;
+		EXPECT_ERR(ioctl(fd, a->cmd, buf), ERRS(EINVAL, E2BIG),
+			   "%s size sizeof-8 (older than v1) -> EINVAL", a->name);
+		*size = 4096 + 8;
+		EXPECT_ERR(ioctl(fd, a->cmd, buf), ERRS(EINVAL, E2BIG),
+			   "%s size 4104 (zero tail) -> E2BIG/EINVAL", a->name);
+		*size = 65536;
+		EXPECT_ERR(ioctl(fd, a->cmd, buf), ERRS(EINVAL, E2BIG),
+			   "%s size 65536 -> E2BIG/EINVAL", a->name);
+		*size = 0xffffffff;
+		EXPECT_ERR(ioctl(fd, a->cmd, buf), ERRS(EINVAL, E2BIG, EFAULT),
+			   "%s size 0xffffffff -> E2BIG/EINVAL/EFAULT", a->name);
+		/* newer layout with a non-zero tail */
+		*size = a->size + 8;
+		buf[a->size + 3] = 1;
+		EXPECT_ERR(ioctl(fd, a->cmd, buf), ERRS(E2BIG),
+			   "%s larger size with non-zero tail -> E2BIG", a->name);
+		/* argument pointers */
+		EXPECT_ERR(ioctl(fd, a->cmd, NULL), ERRS(EFAULT), "%s NULL arg -> EFAULT", a->name);
+		EXPECT_ERR(ioctl(fd, a->cmd, unmapped), ERRS(EFAULT),
+			   "%s unmapped arg -> EFAULT", a->name);
+		EXPECT_ERR(ioctl(fd, a->cmd, (void *)(uintptr_t)KERNEL_PTR), ERRS(EFAULT),
+			   "%s kernel-address arg -> EFAULT", a->name);
+		{
+			/* size readable, the rest of the struct in a PROT_NONE page */
+			char *g = guard_end() - 8;
+
+			memset(g, 0, 8);
+			*(__u32 *)g = a->size;
+			EXPECT_ERR(ioctl(fd, a->cmd, g), ERRS(EFAULT),
+				   "%s struct straddling into PROT_NONE -> EFAULT", a->name);
+		}
+		close(fd);
+	}
+
+	{
+		/* a newer layout with a zero tail is accepted (copy_struct_from_user) */
+		int fd = open_dev();
+		struct { struct fhook_handshake hs; __u64 more[4]; } big;
+
+		memset(&big, 0, sizeof(big));
+		big.hs.size = sizeof(big);
+		big.hs.abi_version = FHOOK_ABI_VERSION;
+		EXPECT_OK(ioctl(fd, FHOOK_IOC_HANDSHAKE, &big),
+			  "HANDSHAKE with a larger struct and zero tail is accepted");
+		expect(big.hs.abi_version == FHOOK_ABI_VERSION, "... and reports abi %u",
+		       big.hs.abi_version);
+		close(fd);
+	}
+	free(buf);
+}
+
+static void test_reserved(void)
+{
+	int fd = open_dev();
+
+	{
+		struct fhook_handshake hs = { .size = sizeof(hs), .abi_version = 1 };
+
+		hs.reserved[3] = 1;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_HANDSHAKE, &hs), ERRS(EINVAL),
+			   "HANDSHAKE reserved[3] != 0 -> EINVAL");
+	}
+	handshake(fd, NULL);
+	{
+		struct fhook_ring_setup rs = { .size = sizeof(rs), .buf_size = 8192 };
+
+		rs.reserved[0] = 1;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_RING_SETUP, &rs), ERRS(EINVAL),
+			   "RING_SETUP reserved[0] != 0 -> EINVAL");
+		memset(rs.reserved, 0, sizeof(rs.reserved));
+		rs.flags = 1;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_RING_SETUP, &rs), ERRS(EINVAL),
+			   "RING_SETUP unknown flag -> EINVAL");
+		rs.flags = 0x80000000;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_RING_SETUP, &rs), ERRS(EINVAL),
+			   "RING_SETUP flag bit 31 -> EINVAL");
+	}
+	{
+		static const char f[] = "vfs_read";
+		struct fhook_probe_add pa = {
+			.size = sizeof(pa), .type = FHOOK_PROBE_FUNC,
+			.filter = (uintptr_t)f, .filter_len = strlen(f),
+		};
+
+		pa.reserved[2] = 1;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+			   "PROBE_ADD reserved[2] != 0 -> EINVAL");
+		pa.reserved[2] = 0;
+		pa.flags = 1;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+			   "PROBE_ADD unknown flag -> EINVAL");
+		pa.flags = 0;
+		pa.type = 0;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL, EOPNOTSUPP),
+			   "PROBE_ADD type 0 -> EINVAL");
+		pa.type = 99;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL, EOPNOTSUPP),
+			   "PROBE_ADD type 99 -> EINVAL");
+	}
+	{
+		__u32 pid = getpid();
+		struct fhook_pid_filter pf = {
+			.size = sizeof(pf), .nr_pids = 1, .pids = (uintptr_t)&pid,
+		};
+
+		pf.reserved[1] = 1;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PID_FILTER, &pf), ERRS(EINVAL),
+			   "PID_FILTER reserved[1] != 0 -> EINVAL");
+		pf.reserved[1] = 0;
+		pf.__pad = 1;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PID_FILTER, &pf), ERRS(EINVAL),
+			   "PID_FILTER __pad != 0 -> EINVAL");
+		pf.__pad = 0;
+		pf.flags = ~FHOOK_PIDF_ALL & -~FHOOK_PIDF_ALL;	/* lowest unknown bit */
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PID_FILTER, &pf), ERRS(EINVAL),
+			   "PID_FILTER unknown flag %#x -> EINVAL", pf.flags);
+		pf.flags = 1U << 31;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PID_FILTER, &pf), ERRS(EINVAL),
+			   "PID_FILTER flag bit 31 -> EINVAL");
+	}
+	{
+		__u64 mask = 1;
+		struct fhook_cpu_filter cf = {
+			.size = sizeof(cf), .nr_bits = 64, .mask = (uintptr_t)&mask,
+		};
+
+		cf.reserved[0] = 1;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_CPU_FILTER, &cf), ERRS(EINVAL),
+			   "CPU_FILTER reserved[0] != 0 -> EINVAL");
+	}
+	{
+		struct fhook_stats st = { .size = sizeof(st), .probe_id = FHOOK_STATS_SESSION };
+
+		st.reserved[3] = 1;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_STATS, &st), ERRS(EINVAL),
+			   "STATS reserved[3] != 0 -> EINVAL");
+		st.reserved[3] = 0;
+		st.flags = 1;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_STATS, &st), ERRS(EINVAL),
+			   "STATS unknown flag -> EINVAL");
+	}
+	close(fd);
+}
+
+static void test_ring_setup(void)
+{
+	int fd = open_dev();
+	struct fhook_ring_setup rs;
+
+	handshake(fd, NULL);
+	EXPECT_ERR(ring_setup(fd, 3 * 4096), ERRS(EINVAL), "RING_SETUP buf_size 12288 -> EINVAL");
+	EXPECT_ERR(ring_setup(fd, 4096 + 8), ERRS(EINVAL), "RING_SETUP buf_size 4104 -> EINVAL");
+	EXPECT_ERR(ring_setup(fd, 2048), ERRS(EINVAL),
+		   "RING_SETUP buf_size 2048 (< FHOOK_RING_MIN_SIZE) -> EINVAL");
+	EXPECT_ERR(ring_setup(fd, 8), ERRS(EINVAL), "RING_SETUP buf_size 8 -> EINVAL");
+	EXPECT_ERR(ring_setup(fd, FHOOK_RING_MAX_SIZE * 2), ERRS(EINVAL, E2BIG),
+		   "RING_SETUP buf_size 2 * FHOOK_RING_MAX_SIZE -> EINVAL");
+	EXPECT_ERR(ring_setup(fd, 1ULL << 63), ERRS(EINVAL, E2BIG),
+		   "RING_SETUP buf_size 2^63 -> EINVAL");
+	EXPECT_ERR(ring_setup(fd, ~0ULL), ERRS(EINVAL, E2BIG), "RING_SETUP buf_size ~0 -> EINVAL");
+
+	/* mmap before a successful ring setup */
+	EXPECT_ERR((long)mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0) == -1 ? -1 : 0,
+		   ERRS(EINVAL, ENODEV), "mmap before RING_SETUP -> EINVAL/ENODEV");
+	/* START without ring and probes */
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_START, 0), ERRS(EINVAL), "START on an empty session -> EINVAL");
+
+	memset(&rs, 0, sizeof(rs));
+	rs.size = sizeof(rs);
+	rs.buf_size = 16384;
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_RING_SETUP, &rs), "RING_SETUP 16 KiB after the failures");
+	expect(rs.buf_size == 16384, "RING_SETUP out buf_size 16384 (%llu)",
+	       (unsigned long long)rs.buf_size);
+	expect(rs.watermark == 16384 / 4, "RING_SETUP default watermark buf_size/4 (%u)",
+	       rs.watermark);
+	expect(rs.nr_cpus >= 1 && rs.nr_cpus >= (unsigned)sysconf(_SC_NPROCESSORS_ONLN),
+	       "RING_SETUP nr_cpus >= online CPUs (%u)", rs.nr_cpus);
+	expect(rs.mmap_stride == FHOOK_MMAP_STRIDE, "RING_SETUP mmap_stride (%#llx)",
+	       (unsigned long long)rs.mmap_stride);
+	EXPECT_ERR(ring_setup(fd, 16384), ERRS(EBUSY), "second RING_SETUP -> EBUSY");
+	EXPECT_ERR(ring_setup(fd, 8192), ERRS(EBUSY, EINVAL),
+		   "second RING_SETUP with another size -> EBUSY");
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_START, 0), ERRS(EINVAL), "START with no probes -> EINVAL");
+	close(fd);
+
+	/* default size */
+	fd = open_dev();
+	handshake(fd, NULL);
+	memset(&rs, 0, sizeof(rs));
+	rs.size = sizeof(rs);
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_RING_SETUP, &rs), "RING_SETUP buf_size 0 (default)");
+	expect(rs.buf_size == FHOOK_RING_DEF_SIZE, "default buf_size is FHOOK_RING_DEF_SIZE (%llu)",
+	       (unsigned long long)rs.buf_size);
+	close(fd);
+}
+
+static void test_probe_add(void)
+{
+	int fd = open_dev();
+	size_t big = FHOOK_MAX_PATTERN_TEXT + 1;
+	char *text = zalloc(big + 1);
+	char longpat[FHOOK_MAX_PATTERN_LEN + 2];
+	struct fhook_probe_add pa;
+	__u64 *ips;
+	int i;
+
+	handshake(fd, NULL);
+	for (size_t o = 0; o + 9 <= big; o += 9)
+		memcpy(text + o, "vfs_read ", 9);
+	memset(text + big - (big % 9), ' ', big % 9);
+
+#define PA_RESET() do {							\
+		memset(&pa, 0, sizeof(pa));				\
+		pa.size = sizeof(pa);					\
+		pa.type = FHOOK_PROBE_FUNC;				\
+	} while (0)
+
+	PA_RESET();
+	pa.filter = (uintptr_t)text;
+	pa.filter_len = big;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL, E2BIG),
+		   "PROBE_ADD filter_len FHOOK_MAX_PATTERN_TEXT+1 -> EINVAL/E2BIG");
+	PA_RESET();
+	pa.filter = (uintptr_t)"vfs_read";
+	pa.filter_len = 8;
+	pa.exclude = (uintptr_t)text;
+	pa.exclude_len = big;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL, E2BIG),
+		   "PROBE_ADD exclude_len FHOOK_MAX_PATTERN_TEXT+1 -> EINVAL/E2BIG");
+	PA_RESET();
+	pa.filter = (uintptr_t)"vfs_read";
+	pa.filter_len = 0xffffffff;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL, E2BIG),
+		   "PROBE_ADD filter_len 0xffffffff -> EINVAL/E2BIG");
+
+	ips = zalloc((FHOOK_MAX_IPS + 1) * sizeof(__u64));
+	PA_RESET();
+	pa.ips = (uintptr_t)ips;
+	pa.nr_ips = FHOOK_MAX_IPS + 1;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL, E2BIG),
+		   "PROBE_ADD nr_ips FHOOK_MAX_IPS+1 -> EINVAL/E2BIG");
+	free(ips);
+
+	memset(longpat, 'a', sizeof(longpat) - 1);
+	longpat[sizeof(longpat) - 1] = 0;
+	EXPECT_ERR(probe_add(fd, longpat, NULL, NULL), ERRS(EINVAL, E2BIG, ENAMETOOLONG),
+		   "PROBE_ADD one pattern of FHOOK_MAX_PATTERN_LEN+1 chars -> EINVAL");
+
+	PA_RESET();
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+		   "PROBE_ADD with no filter and no ips -> EINVAL");
+	EXPECT_ERR(probe_add(fd, NULL, "vfs_write", NULL), ERRS(EINVAL),
+		   "PROBE_ADD with only exclude patterns -> EINVAL");
+	EXPECT_ERR(probe_add(fd, " \t\n ", NULL, NULL), ERRS(EINVAL, ENOENT),
+		   "PROBE_ADD whitespace-only filter (no pattern) -> EINVAL (not: trace everything)");
+
+	PA_RESET();
+	pa.filter = (uintptr_t)"no_such_function_xyz";
+	pa.filter_len = strlen("no_such_function_xyz");
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(ENOENT),
+		   "PROBE_ADD pattern matching nothing -> ENOENT");
+	expect(pa.err_index == 0, "... err_index 0 (%d)", pa.err_index);
+	PA_RESET();
+	pa.filter = (uintptr_t)"vfs_read  no_such_function_xyz";
+	pa.filter_len = strlen("vfs_read  no_such_function_xyz");
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(ENOENT),
+		   "PROBE_ADD second pattern matching nothing -> ENOENT");
+	expect(pa.err_index == 1, "... err_index 1 (%d)", pa.err_index);
+	PA_RESET();
+	pa.filter = (uintptr_t)"vfs_read vfs_write";
+	pa.filter_len = strlen("vfs_read vfs_write");
+	pa.exclude = (uintptr_t)"no_such_function_xyz";
+	pa.exclude_len = strlen("no_such_function_xyz");
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(ENOENT),
+		   "PROBE_ADD exclude pattern matching nothing -> ENOENT");
+	expect(pa.err_index == 2, "... err_index 2 (filter patterns first) (%d)", pa.err_index);
+	{
+		__u64 bad[2] = { 0, 0x1234 };
+
+		bad[0] = kallsyms("vfs_read");
+		PA_RESET();
+		pa.ips = (uintptr_t)bad;
+		pa.nr_ips = 2;
+		pa.filter = (uintptr_t)"vfs_write";
+		pa.filter_len = strlen("vfs_write");
+		if (bad[0]) {
+			EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(ENOENT, EINVAL),
+				   "PROBE_ADD ip 0x1234 (not a function) -> ENOENT");
+			expect(pa.err_index == 2, "... err_index 2 (after 1 pattern, 1 good ip) (%d)",
+			       pa.err_index);
+		}
+		bad[0] = KERNEL_PTR + 1;
+		pa.nr_ips = 1;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(ENOENT, EINVAL),
+			   "PROBE_ADD ip in the middle of kernel text -> ENOENT/EINVAL");
+	}
+
+	PA_RESET();
+	pa.filter = (uintptr_t)unmapped;
+	pa.filter_len = 8;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EFAULT),
+		   "PROBE_ADD unmapped filter pointer -> EFAULT");
+	pa.filter = KERNEL_PTR;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EFAULT),
+		   "PROBE_ADD kernel filter pointer -> EFAULT");
+	pa.filter = (uintptr_t)(guard_end() - 4);
+	memcpy((char *)(uintptr_t)pa.filter, "vfs_", 4);
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EFAULT),
+		   "PROBE_ADD filter text running into PROT_NONE -> EFAULT");
+	pa.filter = (uintptr_t)"vfs_read";
+	pa.exclude = (uintptr_t)unmapped;
+	pa.exclude_len = 8;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EFAULT),
+		   "PROBE_ADD unmapped exclude pointer -> EFAULT");
+	PA_RESET();
+	pa.ips = (uintptr_t)unmapped;
+	pa.nr_ips = 4;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EFAULT),
+		   "PROBE_ADD unmapped ips pointer -> EFAULT");
+	pa.ips = KERNEL_PTR;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EFAULT),
+		   "PROBE_ADD kernel ips pointer -> EFAULT");
+
+	/* the probe limit */
+	{
+		struct fhook_handshake hs;
+		unsigned int ok = 0;
+
+		handshake(fd, &hs);
+		for (i = 0; i < (int)hs.max_probes; i++)
+			if (probe_add(fd, "vfs_read", NULL, NULL) == 0)
+				ok++;
+		expect(ok == hs.max_probes, "PROBE_ADD max_probes (%u) probes succeed (%u)",
+		       hs.max_probes, ok);
+		EXPECT_ERR(probe_add(fd, "vfs_read", NULL, NULL),
+			   ERRS(ENOSPC, EMFILE, E2BIG, EBUSY), "PROBE_ADD max_probes+1 -> ENOSPC");
+	}
+	close(fd);
+	free(text);
+}
+
+static void test_filters(void)
+{
+	int fd = open_dev();
+	__u32 *pids = zalloc((FHOOK_MAX_FILTER_PIDS + 1) * sizeof(__u32));
+	struct fhook_pid_filter pf = { .size = sizeof(pf) };
+	struct fhook_cpu_filter cf = { .size = sizeof(cf) };
+	__u64 mask[FHOOK_MAX_CPUMASK / 8 + 1];
+
+	handshake(fd, NULL);
+	for (int i = 0; i <= FHOOK_MAX_FILTER_PIDS; i++)
+		pids[i] = 1;
+	pf.pids = (uintptr_t)pids;
+	pf.nr_pids = FHOOK_MAX_FILTER_PIDS + 1;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PID_FILTER, &pf), ERRS(EINVAL, E2BIG),
+		   "PID_FILTER nr_pids FHOOK_MAX_FILTER_PIDS+1 -> EINVAL/E2BIG");
+	pf.nr_pids = 1;
+	pids[0] = 0x7fffffff;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PID_FILTER, &pf), ERRS(EINVAL, ESRCH, ERANGE),
+		   "PID_FILTER pid 0x7fffffff -> EINVAL");
+	pids[0] = 0xffffffff;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PID_FILTER, &pf), ERRS(EINVAL, ESRCH, ERANGE),
+		   "PID_FILTER pid 0xffffffff -> EINVAL");
+	pids[0] = 4194304;	/* PID_MAX_LIMIT on 64-bit */
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PID_FILTER, &pf), ERRS(EINVAL, ESRCH, ERANGE),
+		   "PID_FILTER pid 4194304 (PID_MAX_LIMIT) -> EINVAL");
+	pf.pids = (uintptr_t)unmapped;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PID_FILTER, &pf), ERRS(EFAULT),
+		   "PID_FILTER unmapped pids pointer -> EFAULT");
+	pf.pids = KERNEL_PTR;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PID_FILTER, &pf), ERRS(EFAULT),
+		   "PID_FILTER kernel pids pointer -> EFAULT");
+	pf.pids = (uintptr_t)(guard_end() - 4);
+	pf.nr_pids = 2;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PID_FILTER, &pf), ERRS(EFAULT),
+		   "PID_FILTER pids array running into PROT_NONE -> EFAULT");
+
+	memset(mask, 0, sizeof(mask));
+	cf.mask = (uintptr_t)mask;
+	cf.nr_bits = FHOOK_MAX_CPUMASK * 8 + 1;
+	mask[0] = 1;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_CPU_FILTER, &cf), ERRS(EINVAL, E2BIG),
+		   "CPU_FILTER nr_bits 8*FHOOK_MAX_CPUMASK+1 -> EINVAL/E2BIG");
+	cf.nr_bits = 0xffffffff;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_CPU_FILTER, &cf), ERRS(EINVAL, E2BIG),
+		   "CPU_FILTER nr_bits 0xffffffff -> EINVAL/E2BIG");
+	cf.nr_bits = FHOOK_MAX_CPUMASK * 8;
+	mask[0] = 0;
+	mask[FHOOK_MAX_CPUMASK / 8 - 1] = 1ULL << 63;	/* CPU 8191 */
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_CPU_FILTER, &cf), ERRS(EINVAL, ENODEV),
+		   "CPU_FILTER with only CPU 8191 -> EINVAL");
+	cf.mask = (uintptr_t)unmapped;
+	cf.nr_bits = 64;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_CPU_FILTER, &cf), ERRS(EFAULT),
+		   "CPU_FILTER unmapped mask pointer -> EFAULT");
+	cf.mask = KERNEL_PTR;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_CPU_FILTER, &cf), ERRS(EFAULT),
+		   "CPU_FILTER kernel mask pointer -> EFAULT");
+
+	{
+		struct fhook_stats st = { .size = sizeof(st), .probe_id = 999 };
+
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_STATS, &st), ERRS(ENOENT, EINVAL),
+			   "STATS unknown probe id -> ENOENT");
+	}
+	close(fd);
+
+	fd = ready_session(8192);
+	{
+		struct fhook_stats st = {
+			.size = sizeof(st), .probe_id = FHOOK_STATS_SESSION,
+			.nr_cpus = 2, .cpus = (uintptr_t)unmapped,
+		};
+
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_STATS, &st), ERRS(EFAULT),
+			   "STATS unmapped cpus pointer -> EFAULT");
+		st.cpus = KERNEL_PTR;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_STATS, &st), ERRS(EFAULT),
+			   "STATS kernel cpus pointer -> EFAULT");
+		st.cpus = 0;
+		EXPECT_OK(ioctl(fd, FHOOK_IOC_STATS, &st), "STATS with cpus == 0");
+	}
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "START a ready session");
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_START, 0), ERRS(EBUSY, EINVAL), "second START -> EBUSY");
+	EXPECT_ERR(probe_add(fd, "vfs_write", NULL, NULL), ERRS(EBUSY, EINVAL),
+		   "PROBE_ADD while armed -> EBUSY");
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_STOP, 0), "STOP");
+	close(fd);
+	free(pids);
+}
+
+static int mmap_err(int fd, size_t len, int prot, int flags, __u64 off)
+{
+	void *p = mmap(NULL, len, prot, flags, fd, off);
+
+	if (p == MAP_FAILED)
+		return -1;
+	munmap(p, len);
+	return 0;
+}
+
+static void test_mmap(void)
+{
+	const __u64 size = 16384;
+	const __u64 S = FHOOK_MMAP_STRIDE;
+	int fd = ready_session(size);
+	struct fhook_handshake hs;
+	unsigned int n;
+	char *meta, *data;
+	pid_t pid;
+	int status;
+
+	handshake(fd, &hs);
+	n = hs.nr_cpus;
+	EXPECT_ERR(mmap_err(fd, page, PROT_READ, MAP_PRIVATE, 0), ERRS(EINVAL),
+		   "mmap meta MAP_PRIVATE -> EINVAL");
+	EXPECT_ERR(mmap_err(fd, 2 * size, PROT_READ, MAP_PRIVATE, 2 * page), ERRS(EINVAL),
+		   "mmap data MAP_PRIVATE -> EINVAL");
+	EXPECT_ERR(mmap_err(fd, page, PROT_READ | PROT_WRITE, MAP_SHARED, 0), ERRS(EPERM, EACCES),
+		   "mmap meta PROT_WRITE -> EPERM");
+	EXPECT_ERR(mmap_err(fd, 2 * size, PROT_READ | PROT_WRITE, MAP_SHARED, 2 * page),
+		   ERRS(EPERM, EACCES), "mmap data PROT_WRITE -> EPERM");
+	EXPECT_ERR(mmap_err(fd, 2 * size, PROT_READ | PROT_EXEC, MAP_SHARED, 2 * page),
+		   ERRS(EPERM, EACCES), "mmap data PROT_EXEC -> EPERM");
+	EXPECT_ERR(mmap_err(fd, 2 * page, PROT_READ, MAP_SHARED, 0), ERRS(EINVAL),
+		   "mmap meta 2 pages -> EINVAL");
+	EXPECT_ERR(mmap_err(fd, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED, page), ERRS(EINVAL),
+		   "mmap cons 2 pages -> EINVAL");
+	EXPECT_ERR(mmap_err(fd, size, PROT_READ, MAP_SHARED, 2 * page), ERRS(EINVAL),
+		   "mmap data 1x buf_size (not 2x) -> EINVAL");
+	EXPECT_ERR(mmap_err(fd, 4 * size, PROT_READ, MAP_SHARED, 2 * page), ERRS(EINVAL),
+		   "mmap data 4x buf_size -> EINVAL");
+	EXPECT_ERR(mmap_err(fd, 3 * page + 2 * size, PROT_READ, MAP_SHARED, 0), ERRS(EINVAL),
+		   "mmap the whole region at once -> EINVAL");
+	EXPECT_ERR(mmap_err(fd, page, PROT_READ, MAP_SHARED, 3 * page), ERRS(EINVAL),
+		   "mmap offset inside data -> EINVAL");
+	EXPECT_ERR(mmap_err(fd, page, PROT_READ, MAP_SHARED, 64 * page), ERRS(EINVAL),
+		   "mmap offset past the region -> EINVAL");
+	EXPECT_ERR(mmap_err(fd, page, PROT_READ, MAP_SHARED, n * S), ERRS(EINVAL, ENODEV, ENXIO),
+		   "mmap cpu nr_cpus (%u) -> EINVAL/ENODEV", n);
+	EXPECT_ERR(mmap_err(fd, page, PROT_READ, MAP_SHARED, 4096 * S),
+		   ERRS(EINVAL, ENODEV, ENXIO), "mmap cpu 4096 -> EINVAL/ENODEV");
+	EXPECT_ERR(mmap_err(fd, page, PROT_READ, MAP_SHARED, 0x7fffULL * S + page),
+		   ERRS(EINVAL, ENODEV, ENXIO, EOVERFLOW), "mmap cpu 0x7fff cons -> EINVAL/ENODEV");
+
+	meta = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
+	data = mmap(NULL, 2 * size, PROT_READ, MAP_SHARED, fd, 2 * page);
+	expect(meta != MAP_FAILED, "mmap meta of cpu 0 read-only");
+	expect(data != MAP_FAILED, "mmap data of cpu 0 read-only, 2x buf_size");
+	if (meta == MAP_FAILED || data == MAP_FAILED)
+		fatal("mmap");
+	{
+		struct fhook_ring_meta *m = (void *)meta;
+
+		expect(m->abi_version == FHOOK_ABI_VERSION && m->cpu == 0 && m->data_size == size,
+		       "meta page: abi %u cpu %u data_size %llu", m->abi_version, m->cpu,
+		       (unsigned long long)m->data_size);
+	}
+	EXPECT_ERR(mprotect(meta, page, PROT_READ | PROT_WRITE), ERRS(EACCES, EPERM),
+		   "mprotect(meta, RW) -> EACCES");
+	EXPECT_ERR(mprotect(data, page, PROT_READ | PROT_WRITE), ERRS(EACCES, EPERM, EINVAL),
+		   "mprotect(data, RW) -> EACCES");
+	EXPECT_ERR(mprotect(data, 2 * size, PROT_READ | PROT_EXEC), ERRS(EACCES, EPERM),
+		   "mprotect(data, RX) -> EACCES");
+	EXPECT_ERR(munmap(data, page), ERRS(EINVAL), "partial munmap of data (split) -> EINVAL");
+	{
+		void *r = mremap(data, 2 * size, 4 * size, MREMAP_MAYMOVE);
+
+		expect(r == MAP_FAILED, "mremap grow of data refused (errno %d)", errno);
+		if (r != MAP_FAILED)
+			data = r;
+	}
+
+	pid = fork();
+	if (pid == 0) {
+		volatile char c = meta[0];	/* VM_DONTCOPY: not mapped in the child */
+
+		(void)c;
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV,
+	       "fork child touching the ring gets SIGSEGV (status %#x)", status);
+
+	munmap(meta, page);
+	munmap(data, 2 * size);
+	close(fd);
+
+	/* cpu regions beyond the rings, on a session without rings */
+	fd = open_dev();
+	handshake(fd, NULL);
+	EXPECT_ERR(mmap_err(fd, page, PROT_READ, MAP_SHARED, 0), ERRS(EINVAL, ENODEV),
+		   "mmap meta before RING_SETUP -> EINVAL/ENODEV");
+	close(fd);
+}
+
+static void test_bad_tail(void)
+{
+	/* the consumer page is user-writable: garbage there must only cause drops */
+	int fd = ready_session(8192);
+	struct fhook_handshake hs;
+	struct fhook_stats st = { .size = sizeof(st), .probe_id = FHOOK_STATS_SESSION };
+	__u32 pid = getpid();
+	struct fhook_pid_filter pf = {
+		.size = sizeof(pf), .flags = FHOOK_PIDF_RESET, .nr_pids = 1, .pids = (uintptr_t)&pid,
+	};
+	static const __u64 tails[] = { 0xdeadbeefdeadbeefULL, 4, 1ULL << 63, 8192 * 3 };
+	volatile __u64 *cons[64] = { 0 };
+	char c;
+	int zfd = open("/dev/zero", O_RDONLY);
+
+	handshake(fd, &hs);
+	for (unsigned int cpu = 0; cpu < hs.nr_cpus && cpu < 64; cpu++) {
+		void *p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			       cpu * FHOOK_MMAP_STRIDE + page);
+
+		cons[cpu] = p == MAP_FAILED ? NULL : p;
+	}
+	ioctl(fd, FHOOK_IOC_PID_FILTER, &pf);
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "START with garbage consumer tails");
+	for (size_t t = 0; t < sizeof(tails) / sizeof(tails[0]); t++) {
+		for (unsigned int cpu = 0; cpu < 64; cpu++)
+			if (cons[cpu])
+				*cons[cpu] = tails[t];
+		for (int i = 0; i < 200; i++)
+			if (read(zfd, &c, 1) != 1)
+				break;
+	}
+	ioctl(fd, FHOOK_IOC_STOP, 0);
+	for (unsigned int cpu = 0; cpu < 64; cpu++)
+		if (cons[cpu])
+			munmap((void *)cons[cpu], page);
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_STATS, &st), "STATS after garbage tails");
+	expect(st.total.hits == 800 && st.total.hits == st.total.written + st.total.lost,
+	       "garbage tails: hits %llu == 800 == written %llu + lost %llu",
+	       (unsigned long long)st.total.hits, (unsigned long long)st.total.written,
+	       (unsigned long long)st.total.lost);
+	close(zfd);
+	close(fd);
+}
+
+static void test_privileges(void)
+{
+	pid_t pid;
+	int status;
+
+	pid = fork();
+	if (pid == 0) {
+		int fd;
+
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(3);
+		fd = open(dev, O_RDWR);
+		if (fd >= 0)
+			_exit(0);
+		_exit(errno == EACCES || errno == EPERM ? 1 : 2);
+	}
+	waitpid(pid, &status, 0);
+	expect(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+	       "uid 65534: open -> EACCES/EPERM (child status %#x: 0=opened 2=other errno 3=setuid failed)",
+	       status);
+
+	/* uid 0 with no capabilities: DAC allows the open, the module must not */
+	pid = fork();
+	if (pid == 0) {
+		struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+		struct __user_cap_data_struct d[2];
+		struct fhook_handshake hs = { .size = sizeof(hs), .abi_version = 1 };
+		int fd;
+
+		memset(d, 0, sizeof(d));
+		if (syscall(SYS_capset, &h, d))
+			_exit(3);
+		fd = open(dev, O_RDWR);
+		if (fd < 0)
+			_exit(errno == EACCES || errno == EPERM ? 1 : 2);
+		if (ioctl(fd, FHOOK_IOC_HANDSHAKE, &hs) < 0 && (errno == EPERM || errno == EACCES))
+			_exit(1);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	expect(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+	       "uid 0 without capabilities: open or first ioctl -> EPERM (child status %#x)", status);
+}
+
+/* ------------------------------------------------------------------ */
+/* A real session through the raw ABI.                                 */
+
+struct ringmap {
+	struct fhook_ring_meta *meta;
+	struct fhook_ring_cons *cons;
+	char *data;
+};
+
+static void test_session(void)
+{
+	const __u64 size = 65536;
+	const int N = 100;
+	int fd = open_dev();
+	struct fhook_handshake hs;
+	struct fhook_ring_setup rs = { .size = sizeof(rs), .buf_size = size };
+	__u32 id1 = 0, id2 = 0, pid = getpid();
+	struct fhook_pid_filter pf = {
+		.size = sizeof(pf), .flags = FHOOK_PIDF_RESET, .nr_pids = 1, .pids = (uintptr_t)&pid,
+	};
+	__u64 vfs_read = kallsyms("vfs_read");
+	__u64 feats = FHOOK_FEAT_FUNC | FHOOK_FEAT_FUNC_IPS | FHOOK_FEAT_PID_FILTER |
+		      FHOOK_FEAT_CPU_FILTER | FHOOK_FEAT_RING_MMAP;
+	struct ringmap *rm;
+	struct fhook_cpu_stats *pcs;
+	__u64 t0, t1;
+	unsigned int n1 = 0, n2 = 0, bad = 0, lostrecs = 0;
+	int zfd = open("/dev/zero", O_RDONLY);
+	char c;
+
+	EXPECT_OK(handshake(fd, &hs), "session: HANDSHAKE");
+	expect(hs.abi_version == FHOOK_ABI_VERSION, "handshake abi_version %u", hs.abi_version);
+	expect((hs.features & feats) == feats, "handshake features %#llx has all v1 features",
+	       (unsigned long long)hs.features);
+	expect(hs.page_size == page, "handshake page_size %u", hs.page_size);
+	expect(hs.max_probes == FHOOK_MAX_PROBES, "handshake max_probes %u", hs.max_probes);
+	expect(hs.nr_cpus >= (unsigned)sysconf(_SC_NPROCESSORS_ONLN), "handshake nr_cpus %u",
+	       hs.nr_cpus);
+	expect(hs.nr_sessions == 1, "handshake nr_sessions == 1: no session leaked (%u)",
+	       hs.nr_sessions);
+	expect(memchr(hs.version, 0, sizeof(hs.version)) && hs.version[0],
+	       "handshake version string \"%.32s\"", hs.version);
+
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_RING_SETUP, &rs), "session: RING_SETUP 64 KiB");
+	EXPECT_OK(probe_add(fd, "vfs_read", NULL, &id1), "session: PROBE_ADD vfs_read");
+	if (vfs_read) {
+		struct fhook_probe_add pa = {
+			.size = sizeof(pa), .type = FHOOK_PROBE_FUNC,
+			.ips = (uintptr_t)&vfs_read, .nr_ips = 1,
+		};
+
+		EXPECT_OK(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa),
+			  "session: PROBE_ADD by ip (vfs_read %#llx)", (unsigned long long)vfs_read);
+		id2 = pa.probe_id;
+		expect(pa.err_index == -1, "PROBE_ADD success leaves err_index -1 (%d)",
+		       pa.err_index);
+	}
+	expect(id1 >= 1 && id1 != id2, "probe ids %u and %u are distinct and non-zero", id1, id2);
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_PID_FILTER, &pf), "session: PID_FILTER self");
+
+	rm = zalloc(hs.nr_cpus * sizeof(*rm));
+	for (unsigned int cpu = 0; cpu < hs.nr_cpus; cpu++) {
+		__u64 base = cpu * FHOOK_MMAP_STRIDE;
+
+		rm[cpu].meta = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, base);
+		rm[cpu].cons = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+				    base + page);
+		rm[cpu].data = mmap(NULL, 2 * size, PROT_READ, MAP_SHARED, fd, base + 2 * page);
+		if (rm[cpu].meta == MAP_FAILED || rm[cpu].cons == MAP_FAILED ||
+		    rm[cpu].data == MAP_FAILED) {
+			/* a possible-but-absent CPU may legitimately have no ring */
+			printf("# cpu %u: mmap failed: %s\n", cpu, strerror(errno));
+			rm[cpu].meta = NULL;
+		}
+	}
+	expect(rm[0].meta != NULL, "session: mmap meta/cons/data of cpu 0");
+	if (!rm[0].meta)
+		fatal("mmap");
+
+	t0 = now_ns();
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "session: START");
+	for (int i = 0; i < N; i++)
+		if (read(zfd, &c, 1) != 1)
+			fatal("read /dev/zero");
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_STOP, 0), "session: STOP");
+	t1 = now_ns();
+
+	for (unsigned int cpu = 0; cpu < hs.nr_cpus; cpu++) {
+		struct ringmap *r = &rm[cpu];
+		__u64 head, tail, last_ts = 0;
+
+		if (!r->meta)
+			continue;
+		head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+		tail = r->cons->data_tail;
+		if (r->meta->cpu != cpu || r->meta->data_size != size || r->meta->lost_total)
+			bad++;
+		for (__u64 i = 0; i < head - tail && i < size; i++)
+			if (r->data[(tail + i) % size] != r->data[(tail + i) % size + size])
+				bad++;
+		while (tail < head) {
+			struct fhook_rec *h = (void *)(r->data + (tail % size));
+
+			if (h->size < sizeof(*h) || h->size > size) {
+				printf("# cpu %u: corrupt record size %u at %llu\n", cpu, h->size,
+				       (unsigned long long)tail);
+				bad++;
+				break;
+			}
+			if (h->type == FHOOK_REC_LOST) {
+				lostrecs++;
+			} else if (h->type == FHOOK_REC_FUNC && h->size == sizeof(struct fhook_rec_func)) {
+				struct fhook_rec_func *f = (void *)h;
+				int ok = h->pid == pid && h->tgid == pid && h->cpu == cpu &&
+					 !strncmp(h->comm, "fhook-abitest", FHOOK_COMM_LEN) &&
+					 h->ts >= t0 && h->ts <= t1 && h->ts >= last_ts &&
+					 f->parent_ip >= 0xffff800000000000ULL &&
+					 (!vfs_read || (f->ip >= vfs_read && f->ip < vfs_read + 16));
+
+				if (!ok) {
+					if (bad < 5)
+						printf("# bad record: id %u pid %u tgid %u cpu %u comm %.16s ts %llu [%llu,%llu] ip %#llx parent %#llx\n",
+						       h->probe_id, h->pid, h->tgid, h->cpu, h->comm,
+						       (unsigned long long)h->ts, (unsigned long long)t0,
+						       (unsigned long long)t1, (unsigned long long)f->ip,
+						       (unsigned long long)f->parent_ip);
+					bad++;
+				}
+				last_ts = h->ts;
+				if (h->probe_id == id1)
+					n1++;
+				else if (h->probe_id == id2)
+					n2++;
+				else
+					bad++;
+			} else {
+				printf("# cpu %u: unexpected record type %u size %u\n", cpu, h->type,
+				       h->size);
+				bad++;
+			}
+			tail += (h->size + 7) & ~7U;
+		}
+		__atomic_store_n(&r->cons->data_tail, tail, __ATOMIC_RELEASE);
+	}
+	expect(n1 == (unsigned)N, "records of the vfs_read pattern probe: %u (want %d)", n1, N);
+	if (vfs_read)
+		expect(n2 == (unsigned)N, "records of the by-ip probe: %u (want %d)", n2, N);
+	expect(bad == 0, "every record well formed (pid, tgid, cpu, comm, ts, ip): %u bad", bad);
+	expect(lostrecs == 0, "no LOST records (%u)", lostrecs);
+
+	pcs = zalloc(hs.nr_cpus * sizeof(*pcs));
+	{
+		struct fhook_stats st = {
+			.size = sizeof(st), .probe_id = id1, .nr_cpus = hs.nr_cpus,
+			.cpus = (uintptr_t)pcs,
+		};
+		__u64 sum = 0;
+
+		EXPECT_OK(ioctl(fd, FHOOK_IOC_STATS, &st), "STATS probe %u", id1);
+		expect(st.total.hits == (unsigned)N && st.total.written == (unsigned)N &&
+		       st.total.lost == 0, "probe stats hits %llu written %llu lost %llu (want %d %d 0)",
+		       (unsigned long long)st.total.hits, (unsigned long long)st.total.written,
+		       (unsigned long long)st.total.lost, N, N);
+		for (unsigned int i = 0; i < st.nr_cpus && i < hs.nr_cpus; i++)
+			sum += pcs[i].hits;
+		expect(st.nr_cpus >= 1 && st.nr_cpus <= hs.nr_cpus && sum == st.total.hits,
+		       "per-CPU stats (%u entries) sum to the total (%llu)", st.nr_cpus,
+		       (unsigned long long)sum);
+		st.probe_id = FHOOK_STATS_SESSION;
+		st.cpus = 0;
+		st.nr_cpus = 0;
+		EXPECT_OK(ioctl(fd, FHOOK_IOC_STATS, &st), "STATS session");
+		expect(st.total.hits == (unsigned)(vfs_read ? 2 * N : N) &&
+		       st.total.written == st.total.hits && st.total.lost == 0,
+		       "session stats hits %llu written %llu", (unsigned long long)st.total.hits,
+		       (unsigned long long)st.total.written);
+	}
+
+	/* nothing is recorded after STOP */
+	for (int i = 0; i < 10; i++)
+		if (read(zfd, &c, 1) != 1)
+			fatal("read");
+	for (unsigned int cpu = 0; cpu < hs.nr_cpus; cpu++)
+		if (rm[cpu].meta && rm[cpu].meta->data_head != rm[cpu].cons->data_tail)
+			bad++;
+	expect(bad == 0, "no records after STOP");
+
+	for (unsigned int cpu = 0; cpu < hs.nr_cpus; cpu++) {
+		if (!rm[cpu].meta)
+			continue;
+		munmap(rm[cpu].meta, page);
+		munmap(rm[cpu].cons, page);
+		munmap(rm[cpu].data, 2 * size);
+	}
+	close(fd);
+	close(zfd);
+	free(rm);
+	free(pcs);
+
+	fd = open_dev();
+	handshake(fd, &hs);
+	expect(hs.nr_sessions == 1, "after closing everything: nr_sessions == 1 (%u)",
+	       hs.nr_sessions);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1)
+		dev = argv[1];
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	page = sysconf(_SC_PAGESIZE);
+	unmapped = mmap(NULL, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (unmapped == MAP_FAILED)
+		fatal("mmap");
+	munmap(unmapped, page);
+
+	{
+		int fd = open_dev();
+		struct fhook_handshake hs;
+
+		EXPECT_OK(handshake(fd, &hs), "first HANDSHAKE");
+		expect(hs.nr_sessions == 1, "no other session open at start (%u)", hs.nr_sessions);
+		close(fd);
+	}
+	test_ioctl_numbers();
+	test_sizes();
+	test_reserved();
+	test_ring_setup();
+	test_probe_add();
+	test_filters();
+	test_mmap();
+	test_bad_tail();
+	test_privileges();
+	test_session();
+
+	printf("# %d checks, %d failed\n", nchecks, nfailed);
+	return nfailed ? 1 : 0;
+}
