@@ -17,12 +17,22 @@
 
 atomic_t fhook_nr_sessions = ATOMIC_INIT(0);
 
+/*
+ * Checked on open and again on every ioctl and mmap: a privileged process
+ * may hand its fd to an unprivileged one (fork + setuid, SCM_RIGHTS), and
+ * the rings carry kernel addresses.
+ */
+static bool fhook_capable(void)
+{
+	return capable(CAP_SYS_ADMIN) || perfmon_capable();
+}
+
 static int fhook_open(struct inode *inode, struct file *file)
 {
 	struct fhook_session *s;
 	int ret;
 
-	if (!capable(CAP_SYS_ADMIN) && !perfmon_capable())
+	if (!fhook_capable())
 		return -EPERM;
 	ret = nonseekable_open(inode, file);
 	if (ret)
@@ -45,11 +55,15 @@ static int fhook_release(struct inode *inode, struct file *file)
 
 static long fhook_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
+	if (!fhook_capable())
+		return -EPERM;
 	return fhook_session_ioctl(file->private_data, cmd, arg);
 }
 
 static int fhook_mmap(struct file *file, struct vm_area_struct *vma)
 {
+	if (!fhook_capable())
+		return -EPERM;
 	return fhook_rings_mmap(file->private_data, vma);
 }
 
