@@ -6,8 +6,12 @@
 # and unpacks them under build/kernels/ (nothing is installed into /boot).
 # The newest available Debian 6.1 and 6.12 kernels are picked at run time.
 #
+# A third target, a KASAN + lockdep + kmemleak debug kernel, is built from
+# Debian's linux-source-6.1 (scripts/build-debug-kernel.sh, ~10 minutes once
+# per machine); FHOOK_NO_DEBUG_KERNEL=1 skips it.
+#
 # Output: build/kernels/targets, one line per target kernel:
-#   <release> <headers dir> <vmlinuz> <modules dir>
+#   <release> <headers or build tree> <kernel image> <modules dir>
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -47,8 +51,12 @@ say "target kernels: $rel61 $rel612"
 pkgs=(build-essential cmake ninja-build pkg-config
       libboost-program-options-dev libgtest-dev googletest
       qemu-system-x86 busybox-static cpio kmod xz-utils zstd
-      clang-format perl
+      clang-format perl linux-source-6.1
       "linux-headers-$rel61" "linux-headers-$rel612")
+# the debug kernel (KASAN/lockdep/kmemleak) is built from Debian's source
+if [ "${FHOOK_NO_DEBUG_KERNEL:-0}" != 1 ]; then
+	pkgs+=(flex bison bc libelf-dev libssl-dev dwarves)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -74,24 +82,26 @@ for rel in "$rel61" "$rel612"; do
 	[ -f "$hdr/Makefile" ] || die "headers for $rel missing in $hdr"
 	echo "$rel $hdr $dest/boot/vmlinuz-$rel $dest/lib/modules/$rel" >> "$cache/targets.new"
 done
-mv "$cache/targets.new" "$cache/targets"
 
-# checkpatch.pl for the style gate (make lint): only three files of the
-# kernel source package are needed.
+# checkpatch.pl for the style gate (make lint), from the kernel source
+# package: only three of its files are needed.
 tools="$top/build/tools"
 if [ ! -f "$tools/checkpatch/checkpatch.pl" ]; then
-	say "fetching checkpatch.pl from linux-source-6.1"
-	mkdir -p "$tools/checkpatch" "$cache/debs"
-	(cd "$cache/debs" && rm -f linux-source-6.1_*.deb && apt-get download -qq linux-source-6.1)
+	say "extracting checkpatch.pl from linux-source-6.1"
+	mkdir -p "$tools/checkpatch"
 	tmp=$(mktemp -d)
-	dpkg-deb --fsys-tarfile "$cache/debs/"linux-source-6.1_*.deb |
-		tar -x -C "$tmp" --wildcards './usr/src/linux-source-6.1.tar.xz'
-	tar -xJf "$tmp/usr/src/linux-source-6.1.tar.xz" -C "$tmp" --wildcards \
+	tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$tmp" --wildcards \
 		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' '*/scripts/const_structs.checkpatch'
 	cp "$tmp"/linux-source-6.1/scripts/{checkpatch.pl,spelling.txt,const_structs.checkpatch} \
 		"$tools/checkpatch/"
-	rm -rf "$tmp" "$cache/debs/"linux-source-6.1_*.deb
+	rm -rf "$tmp"
 fi
+
+if [ "${FHOOK_NO_DEBUG_KERNEL:-0}" != 1 ]; then
+	say "debug kernel (built once per machine, cached under build/debug-kernel/)"
+	bash "$top/scripts/build-debug-kernel.sh" >> "$cache/targets.new"
+fi
+mv "$cache/targets.new" "$cache/targets"
 
 say "done; targets in $cache/targets:"
 cat "$cache/targets" >&2
