@@ -93,8 +93,11 @@ Ksyms Ksyms::parse(std::istream& in) {
     return parse(std::string_view(text));
 }
 
-Ksyms Ksyms::parse(std::string_view text) {
+Ksyms Ksyms::parse(std::string_view input) {
     Ksyms ks;
+    ks.text_.assign(input);
+    std::string_view text = ks.text_;
+    const char* const base = ks.text_.data();
     std::map<std::string, std::uint32_t, std::less<>> module_index;
     std::size_t listed = 0;
     while (!text.empty()) {
@@ -124,11 +127,19 @@ Ksyms Ksyms::parse(std::string_view text) {
             }
             mod = it->second;
         }
-        ks.syms_.push_back(Sym{addr, std::string(name), mod});
+        if (name.size() > UINT16_MAX || mod > UINT16_MAX) {
+            continue;
+        }
+        ks.syms_.push_back(Sym{addr, static_cast<std::uint32_t>(name.data() - base),
+                               static_cast<std::uint16_t>(name.size()),
+                               static_cast<std::uint16_t>(mod)});
     }
     ks.hidden_ = listed != 0 && ks.syms_.empty();
-    std::stable_sort(ks.syms_.begin(), ks.syms_.end(),
-                     [](const Sym& a, const Sym& b) { return a.addr < b.addr; });
+    auto by_addr = [](const Sym& a, const Sym& b) { return a.addr < b.addr; };
+    // vmlinux is listed in address order already; modules follow it
+    if (!std::is_sorted(ks.syms_.begin(), ks.syms_.end(), by_addr)) {
+        std::stable_sort(ks.syms_.begin(), ks.syms_.end(), by_addr);
+    }
     return ks;
 }
 
@@ -145,7 +156,7 @@ std::optional<SymbolRef> Ksyms::lookup(std::uint64_t addr) const {
     if (addr - start > kMaxOffset) {
         return std::nullopt;
     }
-    return SymbolRef{it->name, addr - start, modules_[it->module]};
+    return SymbolRef{name(*it), addr - start, modules_[it->module]};
 }
 
 void Ksyms::append_name(std::uint64_t addr, std::string& out) const {
@@ -168,7 +179,7 @@ std::vector<std::uint64_t> Ksyms::addresses_of(std::string_view name,
                                                std::string_view module) const {
     std::vector<std::uint64_t> out;
     for (const Sym& s : syms_) {
-        if (s.name == name && modules_[s.module] == module) {
+        if (this->name(s) == name && modules_[s.module] == module) {
             out.push_back(s.addr);
         }
     }
@@ -180,7 +191,7 @@ Ksyms::symbols_in(std::string_view module) const {
     std::vector<std::pair<std::string_view, std::uint64_t>> out;
     for (const Sym& s : syms_) {
         if (modules_[s.module] == module) {
-            out.emplace_back(s.name, s.addr);
+            out.emplace_back(name(s), s.addr);
         }
     }
     return out;

@@ -50,11 +50,17 @@ public:
     bool addresses_hidden() const noexcept { return hidden_; }
 
 private:
+    // Names point into text_ (offset, length): no allocation per symbol.
     struct Sym {
         std::uint64_t addr;
-        std::string name;
-        std::uint32_t module; // index into modules_, 0 = vmlinux ("")
+        std::uint32_t name_off;
+        std::uint16_t name_len;
+        std::uint16_t module; // index into modules_, 0 = vmlinux ("")
     };
+    std::string_view name(const Sym& s) const noexcept {
+        return std::string_view(text_).substr(s.name_off, s.name_len);
+    }
+    std::string text_;      // the kallsyms text the names live in
     std::vector<Sym> syms_; // sorted by addr, stable
     std::vector<std::string> modules_{std::string()};
     bool hidden_ = false;
