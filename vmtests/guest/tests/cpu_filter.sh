@@ -3,9 +3,9 @@
 
 [ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
 load_fhook
-fhook-workload load 60 0 &
+fhook-workload load 600 0 &
 L0=$!
-fhook-workload load 60 1 &
+fhook-workload load 600 1 &
 L1=$!
 sleep 0.5
 

@@ -2,9 +2,9 @@
 . /fhook/lib.sh
 
 load_fhook
-fhook-workload load 60 &
+fhook-workload load 600 &
 P1=$!
-fhook-workload load 60 &
+fhook-workload load 600 &
 P2=$!
 sleep 0.5
 run_fhook $D/f trace -p $P1 --duration 2 vfs_read

@@ -3,9 +3,9 @@
 . /fhook/lib.sh
 
 load_fhook
-fhook-workload spin 60 0 &
+fhook-workload spin 600 0 &
 S1=$!
-fhook-workload spin 60 1 &
+fhook-workload spin 600 1 &
 S2=$!
 t0=$(uptime_cs)
 fhook trace 'vfs_*' > /dev/null 2> $D/err &
