@@ -60,6 +60,7 @@ struct fhook_ring {
 	local_t head;
 	local_t nest;			/* writers active on this CPU */
 	local_t lost;			/* drops not yet reported in band */
+	u64 wake_tail;			/* data_tail at the last wakeup */
 	struct irq_work work;
 	struct fhook_session *session;
 };

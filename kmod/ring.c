@@ -26,9 +26,14 @@
  *
  * Wakeups never happen from the producer: it queues an irq_work once a CPU
  * has at least ->watermark bytes pending (irq_work_queue() is NMI-safe and
- * a no-op while already queued).  The consumer polls with a timeout for the
- * tail below the watermark, so tracing the scheduler cannot make the
- * consumer wake itself in a loop.
+ * a no-op while already queued), and then not again on that CPU until the
+ * reader has moved data_tail (->wake_tail).  A reader that cannot read
+ * (busy in an ioctl arming '*', stopped, slow) thus costs one irq_work per
+ * CPU, not one per event: without that, a full ring whose wakeup path is
+ * itself traced re-queues the irq_work from inside it forever (an irq_work
+ * storm, RCU stalls).  The consumer polls with a timeout for the tail below
+ * the watermark, so tracing the scheduler cannot make the consumer wake
+ * itself in a loop either.
  */
 #include "fhook.h"
 #include "compat.h"
@@ -77,6 +82,7 @@ static struct fhook_ring *fhook_ring_alloc(struct fhook_session *s, int cpu, u64
 	rb->size = size;
 	rb->mask = size - 1;
 	rb->watermark = watermark;
+	rb->wake_tail = U64_MAX;	/* data_tail starts at 0: wake the first time */
 	init_irq_work(&rb->work, fhook_ring_wakeup);
 	local_set(&rb->head, 0);
 	local_set(&rb->nest, 0);
@@ -240,9 +246,12 @@ again:
 		goto again;
 	}
 
+	/* one wakeup per reader pass, see the top of this file */
 	tail = READ_ONCE(rb->cons->data_tail);
-	if ((u64)head - tail >= rb->watermark && !irq_work_is_pending(&rb->work))
+	if ((u64)head - tail >= rb->watermark && tail != READ_ONCE(rb->wake_tail)) {
+		WRITE_ONCE(rb->wake_tail, tail);
 		irq_work_queue(&rb->work);
+	}
 }
 
 /*
@@ -325,10 +334,16 @@ int fhook_rings_mmap(struct fhook_session *s, struct vm_area_struct *vma)
 		fhook_vm_flags_clear(vma, VM_MAYEXEC);
 	}
 
+	/*
+	 * VM_IO: no get_user_pages() on the ring (no /proc/PID/mem,
+	 * process_vm_readv() or O_DIRECT from it) and madvise(MADV_DOFORK)
+	 * fails, so VM_DONTCOPY really keeps the ring out of fork children
+	 * that may drop their privileges.
+	 */
+	fhook_vm_flags_set(vma, VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
 	ret = remap_vmalloc_range(vma, rb->base, pg);
 	if (ret)
 		return ret;
-	fhook_vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_ops = &fhook_vm_ops;
 	return 0;
 }
