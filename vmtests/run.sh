@@ -3,8 +3,12 @@
 # busybox initramfs holding fhook.ko, the fhook CLI, the helper programs and
 # the guest tests, and reports one line per test.  See vmtests/README.md.
 #
-#   vmtests/run.sh [--kernel REL]... [--filter TEST]... [--demo] [--verbose]
-#                  [--timeout SEC] [--list]
+#   vmtests/run.sh [--kernel REL]... [--filter TEST]... [--quick] [--demo]
+#                  [--verbose] [--jobs N] [--timeout SEC] [--list]
+#
+# The tests come in groups (guest/tests.list); each group is one boot of the
+# guest, with its own number of vCPUs.  Every kernel message a test causes
+# is checked here for badness (KASAN, lockdep, WARN, BUG, stalls, ...).
 #
 # Nothing is ever loaded on the host: every insmod happens inside a guest.
 set -euo pipefail
@@ -15,12 +19,15 @@ vm=$top/build/vm
 targets_file=$top/build/kernels/targets
 tests_list=$here/guest/tests.list
 cli=${FHOOK_VM_CLI:-$top/build/user/fhook}
+kmod_dir=${FHOOK_VM_KMOD:-$top/build/kmod}
 
 kernels=()
 filters=()
 demo=0
 verbose=0
-vm_timeout=900
+quick=0
+vm_timeout=""
+njobs=${FHOOK_VM_JOBS:-}
 
 die() { printf 'vmtests: error: %s\n' "$*" >&2; exit 1; }
 
@@ -31,11 +38,16 @@ usage: vmtests/run.sh [options]
                   build/kernels/targets)
   --filter TEST   run only this test (repeatable, shell globs allowed,
                   e.g. --filter 'vfs_*'); see --list
+  --quick         skip the stress groups (developers; CI runs everything)
   --demo          boot the first kernel and show fhook tracing for real
   --verbose       print every test's guest log, not only failing ones
-  --timeout SEC   hard limit per guest boot (default 900)
-  --list          list the tests and exit
-Logs: build/vm/<release>/{console.log,dmesg.log,logs/<test>.log}
+  --jobs N        boot up to N guests at once (default: 2 on a machine with
+                  2 or more CPUs, else 1; each guest uses one host CPU)
+  --timeout SEC   hard limit per guest boot (default: from the group's test
+                  timeouts)
+  --list          list the groups and tests and exit
+Logs: build/vm/<release>/<group>/{console.log,dmesg.log,logs/<test>.{log,kmsg}}
+Slow kernels (release *-kdebug, or FHOOK_VM_SLOW=N): timeouts times N.
 EOF
 }
 
@@ -45,14 +57,28 @@ while [ $# -gt 0 ]; do
 	--kernel=*) kernels+=("${1#*=}"); shift ;;
 	--filter) [ $# -ge 2 ] || die "--filter needs a test name"; filters+=("$2"); shift 2 ;;
 	--filter=*) filters+=("${1#*=}"); shift ;;
+	--quick) quick=1; shift ;;
 	--demo) demo=1; shift ;;
 	--verbose|-v) verbose=1; shift ;;
 	--timeout) [ $# -ge 2 ] || die "--timeout needs seconds"; vm_timeout=$2; shift 2 ;;
-	--list) awk '!/^#/ && NF { printf "%-20s %s\n", $1, $3 == "host" ? "(host side)" : ($3 == "fhook" ? "" : "(no fhook needed)") }' "$tests_list"; exit 0 ;;
+	--jobs|-j) [ $# -ge 2 ] || die "--jobs needs a number"; njobs=$2; shift 2 ;;
+	--jobs=*) njobs=${1#*=}; shift ;;
+	--list)
+		awk '/^@group/ { g = $2; a = ""; for (i = 3; i <= NF; i++) a = a " " $i
+				 printf "%s:%s\n", g, a; next }
+		     !/^#/ && NF { printf "  %-20s %4ss %s\n", $1, $2, $3 == "fhook" ? "" : "(no fhook needed)" }
+		     END { print "per group: kmemleak_<group> (kernels with kmemleak), dmesg_<group> (host side)" }' "$tests_list"
+		exit 0 ;;
 	-h|--help) usage; exit 0 ;;
 	*) usage >&2; die "unknown argument '$1'" ;;
 	esac
 done
+
+if [ -z "$njobs" ]; then
+	njobs=1
+	[ "$(nproc)" -ge 2 ] && njobs=2
+fi
+[[ $njobs =~ ^[1-9][0-9]*$ ]] || die "--jobs needs a positive number"
 
 # ---------------------------------------------------------------- targets
 [ -f "$targets_file" ] || die "$targets_file missing: run scripts/setup.sh first"
@@ -75,14 +101,36 @@ for rel in "${kernels[@]}"; do
 done
 
 # ------------------------------------------------------------------ tests
-all_tests=() needs_fhook=0
-declare -A t_needs
-while read -r name _tmo needs; do
-	all_tests+=("$name")
-	t_needs[$name]=$needs
+# tests.list: "@group NAME [smp=N] [mem=MB] [stress]" lines start a group
+# (one boot); "name timeout needs" lines are its tests, in run order.
+all_tests=() groups=() needs_fhook=0
+declare -A t_needs t_tmo t_group g_smp g_mem g_stress g_tests g_est
+group=""
+while read -r -a f; do
+	if [ "${f[0]}" = @group ]; then
+		group=${f[1]}
+		groups+=("$group")
+		g_smp[$group]=2 g_mem[$group]=1024 g_stress[$group]=0 g_tests[$group]="" g_est[$group]=60
+		for kv in "${f[@]:2}"; do
+			case $kv in
+			smp=*) g_smp[$group]=${kv#smp=} ;;
+			mem=*) g_mem[$group]=${kv#mem=} ;;
+			est=*) g_est[$group]=${kv#est=} ;;
+			stress) g_stress[$group]=1 ;;
+			*) die "tests.list: unknown group attribute '$kv'" ;;
+			esac
+		done
+		continue
+	fi
+	[ -n "$group" ] || die "tests.list: test '${f[0]}' before the first @group"
+	all_tests+=("${f[0]}")
+	t_tmo[${f[0]}]=${f[1]}
+	t_needs[${f[0]}]=${f[2]}
+	t_group[${f[0]}]=$group
 done < <(awk '!/^#/ && NF' "$tests_list")
 tests=()
 for t in "${all_tests[@]}"; do
+	[ $quick = 1 ] && [ "${g_stress[${t_group[$t]}]}" = 1 ] && continue
 	if [ ${#filters[@]} -eq 0 ]; then
 		tests+=("$t")
 		continue
@@ -104,12 +152,16 @@ for f in "${filters[@]}"; do
 	[ $found = 1 ] || die "no test matches '$f' (see vmtests/run.sh --list)"
 done
 [ $demo = 1 ] && tests=()
-guest_tests=()
+[ $demo = 1 ] || [ ${#tests[@]} -gt 0 ] || die "no test selected (--quick skips the stress groups)"
 for t in "${tests[@]}"; do
 	[ "${t_needs[$t]}" = fhook ] && needs_fhook=1
-	[ "${t_needs[$t]}" = host ] || guest_tests+=("$t")
+	g_tests[${t_group[$t]}]+="$t "
 done
 [ $demo = 1 ] && needs_fhook=1
+run_groups=()
+for g in "${groups[@]}"; do
+	[ -n "${g_tests[$g]}" ] && run_groups+=("$g")
+done
 
 # ------------------------------------------------------------- artifacts
 for tool in qemu-system-x86_64 cpio gzip xz gcc readelf modinfo timeout flock; do
@@ -124,7 +176,7 @@ is_static() {
 
 if [ $needs_fhook = 1 ]; then
 	for rel in "${kernels[@]}"; do
-		ko=$top/build/kmod/$rel/fhook.ko
+		ko=$kmod_dir/$rel/fhook.ko
 		[ -f "$ko" ] || die "${ko#"$top"/} missing: build the module first (make)"
 	done
 	[ -x "$cli" ] || die "${cli#"$top"/} missing: build the CLI first (make)"
@@ -139,9 +191,19 @@ is_static "$busybox" || die "no static busybox (install busybox-static)"
 # which oopses 6.12 ("Oops: int3") and livelocks 6.1 within a few dozen
 # tracepoint toggles.  Round-robin TCG on one host thread does not.
 accel=${FHOOK_VM_ACCEL:-tcg,thread=single}
-# the longest guest-side test timeout plus boot slack
-stall_secs=${FHOOK_VM_STALL:-}
-[ -n "$stall_secs" ] || stall_secs=$(awk '!/^#/ && NF && $2 > m { m = $2 } END { print m + 90 }' "$tests_list")
+
+# slow_factor REL: how much slower than a Debian kernel this one runs under
+# TCG (debug kernels: KASAN, lockdep, kmemleak); scales every timeout
+slow_factor() {
+	if [ -n "${FHOOK_VM_SLOW:-}" ]; then
+		echo "$FHOOK_VM_SLOW"
+	else
+		case $1 in
+		*-kdebug) echo 3 ;;
+		*) echo 1 ;;
+		esac
+	fi
+}
 
 mkdir -p "$vm"
 exec 9> "$vm/.lock"
@@ -150,6 +212,9 @@ flock -n 9 || die "another vmtests/run.sh is using $vm"
 # -------------------------------------------------------- guest programs
 progs=$vm/progs
 mkdir -p "$progs"
+for bin in "$progs"/*; do	# programs whose source is gone
+	[ -e "$bin" ] && [ ! -f "$here/progs/$(basename "$bin" .tmp).c" ] && rm -f "$bin"
+done
 for src in "$here"/progs/*.c; do
 	bin=$progs/$(basename "$src" .c)
 	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$top/shared/fhook_abi.h" -nt "$bin" ]; then
@@ -197,8 +262,10 @@ add_module() {
 
 is_builtin() { grep -Eq "/${2//[-_]/[-_]}\.ko(\.[a-z]+)?$" "$1/modules.builtin" 2>/dev/null; }
 
+# build_initramfs REL: the kernel's base initramfs, $vm/REL/base.cpio.gz
+# (everything but /fhook/config, which each boot appends: group_initrd)
 build_initramfs() {
-	local rel=$1 out=$2 stage moddir modtest="" kind="" m
+	local rel=$1 stage moddir modtest="" kind="" m
 	stage=$vm/$rel/root
 	moddir=${t_moddir[$rel]}
 	rm -rf "$stage"
@@ -210,7 +277,7 @@ build_initramfs() {
 		"$here/guest/tests.list" "$stage/fhook/"
 	cp "$here"/guest/tests/*.sh "$stage/fhook/tests/"
 	cp "$progs"/* "$stage/fhook/bin/"
-	[ -f "$top/build/kmod/$rel/fhook.ko" ] && cp "$top/build/kmod/$rel/fhook.ko" "$stage/fhook/"
+	[ -f "$kmod_dir/$rel/fhook.ko" ] && cp "$kmod_dir/$rel/fhook.ko" "$stage/fhook/"
 	[ -x "$cli" ] && cp "$cli" "$stage/bin/fhook"
 	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' \
 		> "$stage/etc/passwd"
@@ -235,40 +302,87 @@ build_initramfs() {
 		break
 	done
 	[ -n "$modtest" ] || : > "$stage/fhook/mods/order"
+	printf "MODTEST_MOD='%s'\nMODTEST_KIND='%s'\n" "$modtest" "$kind" > "$stage/fhook/modtest"
 
-	cat > "$stage/fhook/config" <<EOF
+	[ "$(id -u)" = 0 ] && mknod -m 600 "$stage/dev/console" c 5 1
+	(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -1 > "$vm/$rel/base.cpio.gz.tmp"
+	mv "$vm/$rel/base.cpio.gz.tmp" "$vm/$rel/base.cpio.gz"
+}
+
+# group_initrd REL GROUP OUT: the base initramfs plus this boot's
+# /fhook/config (the kernel unpacks concatenated archives in order)
+group_initrd() {
+	local rel=$1 g=$2 out=$3 cstage
+	cstage=$vm/$rel/$g/cfgroot
+	rm -rf "$cstage"
+	mkdir -p "$cstage/fhook"
+	{
+		cat "$vm/$rel/root/fhook/modtest"
+		cat <<EOC
 REL='$rel'
 MODE='$([ $demo = 1 ] && echo demo || echo suite)'
 VERBOSE='$verbose'
-TESTS='${guest_tests[*]}'
-MODTEST_MOD='$modtest'
-MODTEST_KIND='$kind'
-EOF
-	[ "$(id -u)" = 0 ] && mknod -m 600 "$stage/dev/console" c 5 1
-	(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -1 > "$out.tmp"
+GROUP='$g'
+TESTS='${g_tests[$g]:-}'
+SLOW='$(slow_factor "$rel")'
+EOC
+		# knobs for the tests, e.g. FHOOK_TEST_FUZZ_SEED=123
+		local v
+		for v in $(compgen -e | grep '^FHOOK_TEST_[A-Z0-9_]*$' || true); do
+			printf "%s='%s'\n" "$v" "${!v//\'/}"
+		done
+	} > "$cstage/fhook/config"
+	cat "$vm/$rel/base.cpio.gz" > "$out.tmp"
+	(cd "$cstage" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -1 >> "$out.tmp"
 	mv "$out.tmp" "$out"
 }
 
 # ------------------------------------------------------------------ report
-n_pass=0 n_fail=0 n_skip=0
+# Boots run in parallel (--jobs); each one appends its verdicts to its
+# $tally file ("PASS name" per result) and prints each report block in one
+# piece, under a lock, so that blocks of different boots never interleave.
+tally=/dev/null
 
 line() {	# line REL NAME STATUS [DETAIL]
 	local rel=$1 name=$2 st=$3 detail=${4:-} dots word
 	dots=$(printf '%*s' $((26 - ${#name} > 3 ? 26 - ${#name} : 3)) '' | tr ' ' '.')
 	case $st in
-	PASS) word=ok; n_pass=$((n_pass + 1)) ;;
-	SKIP) word=SKIP; n_skip=$((n_skip + 1)) ;;
-	*) word=FAIL; n_fail=$((n_fail + 1)) ;;
+	PASS) word=ok ;;
+	SKIP) word=SKIP ;;
+	*) word=FAIL st=FAIL ;;
 	esac
+	echo "$st $name" >> "$tally"
 	printf '%-22s %s %s %s%s\n' "$rel" "$name" "$dots" "$word" "${detail:+ $detail}"
 }
 
 indent() { sed 's/^/      | /'; }
 
+# say: print stdin in one piece (the other boots wait)
+say() {
+	local block
+	block=$(cat)
+	[ -n "$block" ] || return 0
+	flock "$vm/.out.lock" printf '%s\n' "$block"
+}
+
+# Kernel messages that fail the test during which they appear (and the
+# boot, for dmesg_<group>).  KASAN/UBSAN/kmemleak reports, lockdep splats,
+# WARN/BUG/oops, RCU stalls, lockups, hung tasks, OOM kills, ftrace bugs.
+bad_re='KASAN|UBSAN|BUG:|kernel BUG|WARNING:|Oops|general protection|Call Trace|[Kk]ernel panic'
+bad_re+='|possible circular locking|possible recursive locking|inconsistent lock state|INFO: lockdep'
+bad_re+='|suspicious RCU usage|self-detected stall|detected stalls|rcu_sched .*stall|soft lockup|hard LOCKUP'
+bad_re+='|blocked for more than|kmemleak: .*suspected memory leak|ODEBUG:|oom-killer|Out of memory'
+bad_re+='|ftrace bug|ftrace faulted|ftrace failed|list_add corruption|list_del corruption|refcount_t: '
+
+# badness FILE: the first bad kernel line of FILE (empty if none)
+badness() { grep -E -m1 "$bad_re" "$1" 2> /dev/null | cut -c1-160; }
+
 # parse_console REL DIR: read the guest's serial console on stdin, keep it
-# in DIR/console.log, print each result as it arrives.
+# in DIR/console.log, print each result as it arrives.  A test whose kernel
+# messages (the FHOOK-KMSG section the guest prints before its result) have
+# anything bad in them fails, whatever the test itself said.
 parse_console() {
-	local rel=$1 dir=$2 l name st secs detail logname="" demo_on=0 in_dmesg=0
+	local rel=$1 dir=$2 l name st secs detail logname="" kmsgname="" demo_on=0 in_dmesg=0 bad
 	: > "$dir/console.log"
 	: > "$dir/results"
 	: > "$dir/dmesg.log"
@@ -300,6 +414,19 @@ parse_console() {
 			fi
 			continue
 		fi
+		if [ -n "$kmsgname" ]; then
+			if [[ $l == *"FHOOK-KMSG-END $kmsgname"* ]]; then
+				kmsgname=""
+			else
+				printf '%s\n' "$l" >> "$dir/logs/$kmsgname.kmsg"
+			fi
+			continue
+		fi
+		# a kernel that reports a lockup or a stall on the console may
+		# never get out of it: the watchdog gives it less time
+		if [[ ! -e $dir/distress ]] && [[ $l =~ soft\ lockup|hard\ LOCKUP|detected\ stalls|self-detected\ stall|blocked\ for\ more\ than|Kernel\ panic ]]; then
+			date +%s > "$dir/distress"
+		fi
 		case $l in
 		*FHOOK-BOOT*)
 			echo "boot ${l#*FHOOK-BOOT }" >> "$dir/results"
@@ -312,34 +439,64 @@ parse_console() {
 			logname=${logname%% *}
 			: > "$dir/logs/$logname.log"
 			;;
+		*FHOOK-KMSG-BEGIN\ *)
+			kmsgname=${l#*FHOOK-KMSG-BEGIN }
+			kmsgname=${kmsgname%% *}
+			: > "$dir/logs/$kmsgname.kmsg"
+			echo "kmsg $kmsgname" >> "$dir/results"
+			;;
 		*FHOOK-RESULT\ *)
 			read -r name st secs detail <<< "${l#*FHOOK-RESULT }"
-			echo "result $name $st $secs $detail" >> "$dir/results"
-			line "$rel" "$name" "$st" "$([ "$st" = PASS ] && echo "$secs" || echo "$secs $detail")"
-			if [ "$st" != PASS ] && [ -s "$dir/logs/$name.log" ]; then
-				tail -n 40 "$dir/logs/$name.log" | indent
-			elif [ $verbose = 1 ] && [ -s "$dir/logs/$name.log" ]; then
-				indent < "$dir/logs/$name.log"
+			bad=$(badness "$dir/logs/$name.kmsg")
+			if [ -n "$bad" ]; then
+				if [ "$st" = PASS ]; then
+					st=FAIL
+					detail="kernel: $bad"
+				else
+					detail+=" (and kernel: $bad)"
+				fi
 			fi
+			echo "result $name $st $secs $detail" >> "$dir/results"
+			{
+				line "$rel" "$name" "$st" "$([ "$st" = PASS ] && echo "$secs" || echo "$secs $detail")"
+				if [ "$st" != PASS ] && [ -s "$dir/logs/$name.log" ]; then
+					tail -n 40 "$dir/logs/$name.log" | indent
+				elif [ $verbose = 1 ] && [ -s "$dir/logs/$name.log" ]; then
+					indent < "$dir/logs/$name.log"
+				fi
+				if [ -n "$bad" ]; then
+					echo "      kernel messages (${dir#"$top"/}/logs/$name.kmsg):"
+					grep -E -m1 -B3 -A30 "$bad_re" "$dir/logs/$name.kmsg" | indent
+				fi
+			} | say
 			;;
 		*FHOOK-DEMO-BEGIN*) demo_on=1 ;;
 		*FHOOK-DMESG-BEGIN*) in_dmesg=1 ;;
 		*FHOOK-DONE*) echo "done ${l#*FHOOK-DONE }" >> "$dir/results" ;;
-		*FHOOK-WARN*) echo "  $rel: ${l#*FHOOK-WARN }" ;;
+		*FHOOK-WARN*) echo "  $rel: ${l#*FHOOK-WARN }" | say ;;
 		esac
 	done
 }
 
-# watchdog QEMU_PID DIR: kill the guest if DIR/results (a line per test
-# start and end) has not changed for $stall_secs: its kernel is hung.
+# watchdog QEMU_PID DIR STALL DISTRESS: kill the guest if DIR/results (a
+# line per test start and end) has not changed for STALL seconds: its
+# kernel is hung.  Once the kernel reported a lockup, a stall or a hung task
+# on the console (DIR/distress), DISTRESS seconds without progress are
+# enough.
 watchdog() {
-	local pid=$1 dir=$2 last now
+	local pid=$1 dir=$2 stall=$3 distress=$4 last now limit
 	while kill -0 "$pid" 2> /dev/null; do
 		sleep 5
 		last=$(stat -c %Y "$dir/results" 2> /dev/null || date +%s)
 		now=$(date +%s)
-		if [ $((now - last)) -gt "$stall_secs" ]; then
+		limit=$stall
+		if [ -e "$dir/distress" ] && [ "$(cat "$dir/distress")" -ge "$last" ]; then
+			limit=$distress
+			last=$(cat "$dir/distress")
+		fi
+		if [ $((now - last)) -gt "$limit" ]; then
 			echo "$((now - last))" > "$dir/stalled"
+			[ "$limit" = "$distress" ] && echo "after the kernel reported a lockup or stall" > "$dir/stalled.why"
 			kill "$pid" 2> /dev/null
 			return
 		fi
@@ -354,36 +511,54 @@ cleanup_qemu() {
 trap 'cleanup_qemu; exit 130' INT TERM
 trap cleanup_qemu EXIT
 
-# badness in the guest's dmesg
-bad_re='WARNING:|BUG:|Oops|Call Trace|general protection|[Kk]ernel panic'
-
-run_kernel() {
-	local rel=$1
-	local dir=$vm/$rel qrc t0 t1 why="" done_line
-	mkdir -p "$dir"
+# run_group REL GROUP: boot REL with GROUP's tests, report them
+run_group() {
+	local rel=$1 g=$2
+	local dir=$vm/$rel/$g qrc t0 t1 why="" done_line slow stall hard t smp mem
+	local -a gt
+	read -r -a gt <<< "${g_tests[$g]:-}"
+	slow=$(slow_factor "$rel")
+	smp=${g_smp[$g]:-2} mem=${g_mem[$g]:-1024}
 	rm -rf "$dir/logs"
-	build_initramfs "$rel" "$dir/initrd.img"
+	mkdir -p "$dir"
+	tally=$dir/tally
+	: > "$tally"
+	group_initrd "$rel" "$g" "$dir/initrd.img"
+	# hung guest: no progress for the longest test timeout, plus boot and
+	# cleanup slack; hard limit: every test's timeout, plus slack
+	stall=${FHOOK_VM_STALL:-}
+	hard=$vm_timeout
+	if [ -z "$stall" ] || [ -z "$hard" ]; then
+		local max=0 sum=0
+		for t in "${gt[@]}"; do
+			[ "${t_tmo[$t]}" -gt $max ] && max=${t_tmo[$t]}
+			sum=$((sum + ${t_tmo[$t]}))
+		done
+		[ -n "$stall" ] || stall=$(((max + 90) * slow))
+		[ -n "$hard" ] || hard=$(((sum + 300) * slow))
+	fi
 	if [ $demo = 0 ]; then
-		printf '== %s: %d test(s), console in %s\n' "$rel" "${#tests[@]}" "${dir#"$top"/}/console.log"
+		printf '== %s %s: %d test(s), %d vCPUs%s, console in %s\n' "$rel" "$g" "${#gt[@]}" \
+			"$smp" "$([ "$slow" != 1 ] && echo ", timeouts x$slow")" "${dir#"$top"/}/console.log" | say
 	fi
 	t0=$(date +%s)
 	# qemu writes into a fifo that parse_console reads in this shell (so
 	# that it can count results); a watchdog kills a guest that makes no
 	# progress (hung kernel) long before the hard timeout.
-	rm -f "$dir/console.fifo" "$dir/stalled"
+	rm -f "$dir/console.fifo" "$dir/stalled" "$dir/stalled.why" "$dir/distress"
 	: > "$dir/results"
 	mkfifo "$dir/console.fifo"
 	# warnings reach the console (and the log of a hung guest); the demo
 	# shows errors only, its dmesg is dumped anyway
 	local loglevel=5
 	[ $demo = 1 ] && loglevel=4
-	timeout --foreground --kill-after=10 "$vm_timeout" qemu-system-x86_64 \
-		-accel "$accel" -cpu max -smp 2 -m 1024 -nographic -no-reboot -net none \
+	timeout --foreground --kill-after=10 "$hard" qemu-system-x86_64 \
+		-accel "$accel" -cpu max -smp "$smp" -m "$mem" -nographic -no-reboot -net none \
 		-kernel "${t_vmlinuz[$rel]}" -initrd "$dir/initrd.img" \
 		-append "console=ttyS0 panic=-1 oops=panic loglevel=$loglevel ${FHOOK_VM_APPEND:-}" \
 		< /dev/null > "$dir/console.fifo" 2> "$dir/qemu.err" 9>&- &
 	qemu_pid=$!
-	watchdog "$qemu_pid" "$dir" 9>&- &
+	watchdog "$qemu_pid" "$dir" "$stall" $((120 * slow)) 9>&- &
 	watchdog_pid=$!
 	parse_console "$rel" "$dir" < "$dir/console.fifo"
 	set +e
@@ -406,23 +581,25 @@ run_kernel() {
 	fi
 
 	# tests that never reported
-	local started="" t
+	local started="" bad
+	{
 	if ! grep -q '^done' "$dir/results"; then
 		if [ -f "$dir/stalled" ]; then
 			why="guest hung: no progress for $(cat "$dir/stalled")s"
+			[ -e "$dir/stalled.why" ] && why+=" $(cat "$dir/stalled.why")"
 		elif [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
-			why="guest timed out after ${vm_timeout}s"
+			why="guest timed out after ${hard}s"
 		elif grep -qi 'kernel panic' "$dir/console.log"; then
 			why="kernel panic"
 		else
 			why="guest stopped early (qemu exit $qrc)"
 		fi
 		started=$(awk '$1 == "begin" { b = $2 } $1 == "result" && $2 == b { b = "" } END { print b }' "$dir/results")
-		line "$rel" guest FAIL "$why; last console lines (${dir#"$top"/}/console.log):"
+		line "$rel" "guest:$g" FAIL "$why; last console lines (${dir#"$top"/}/console.log):"
 		tail -n 30 "$dir/console.log" | indent
 		[ -s "$dir/qemu.err" ] && indent < "$dir/qemu.err"
 	fi
-	for t in "${guest_tests[@]}"; do
+	for t in "${gt[@]}"; do
 		grep -q "^result $t " "$dir/results" && continue
 		if [ "$t" = "$started" ]; then
 			line "$rel" "$t" FAIL "did not finish: $why"
@@ -430,33 +607,91 @@ run_kernel() {
 			line "$rel" "$t" FAIL "not run: ${why:-no result from the guest}"
 		fi
 	done
-	# host-side tests
-	for t in "${tests[@]}"; do
-		[ "${t_needs[$t]}" = host ] || continue
-		case $t in
-		dmesg_clean)
-			if ! grep -q '^done' "$dir/results" || [ ! -s "$dir/dmesg.log" ]; then
-				line "$rel" dmesg_clean FAIL "no dmesg dump from the guest"
-			elif grep -Eq "$bad_re" "$dir/dmesg.log"; then
-				line "$rel" dmesg_clean FAIL "$(grep -Ec "$bad_re" "$dir/dmesg.log") bad line(s) in ${dir#"$top"/}/dmesg.log:"
-				grep -E -m1 -B2 -A25 "$bad_re" "$dir/dmesg.log" | indent
-			else
-				line "$rel" dmesg_clean PASS "($(wc -l < "$dir/dmesg.log") lines)"
-			fi
-			;;
-		esac
-	done
+	# host side: the boot's kernel messages and the final dmesg
+	if ! grep -q '^done' "$dir/results" || [ ! -s "$dir/dmesg.log" ]; then
+		line "$rel" "dmesg_$g" FAIL "no dmesg dump from the guest"
+	else
+		bad=$(badness "$dir/logs/boot.kmsg")
+		[ -n "$bad" ] || bad=$(badness "$dir/dmesg.log")
+		if [ -n "$bad" ]; then
+			line "$rel" "dmesg_$g" FAIL "kernel: $bad"
+			cat "$dir/logs/boot.kmsg" "$dir/dmesg.log" 2> /dev/null |
+				grep -E -m1 -B3 -A30 "$bad_re" | indent
+		else
+			line "$rel" "dmesg_$g" PASS "($(wc -l < "$dir/dmesg.log") lines)"
+		fi
+	fi
 	done_line=$(sed -n 's/^done //p' "$dir/results")
-	printf -- '-- %s: %ds wall%s\n' "$rel" $((t1 - t0)) "${done_line:+, guest $done_line}"
+	printf -- '-- %s %s: %ds wall%s\n' "$rel" "$g" $((t1 - t0)) "${done_line:+, guest $done_line}"
+	} | say
 }
 
-status=0
+# ------------------------------------------------------------------- main
+
+t_start=$(date +%s)
+boots=()
 for rel in "${kernels[@]}"; do
-	run_kernel "$rel" || status=1
-	[ $demo = 1 ] && break
+	mkdir -p "$vm/$rel"
+	# an older layout (one boot per kernel) left these
+	rm -rf "$vm/$rel/logs" "$vm/$rel/console.log" "$vm/$rel/dmesg.log" "$vm/$rel/results" "$vm/$rel/initrd.img"
+	build_initramfs "$rel"
+	if [ $demo = 1 ]; then
+		g_tests[demo]=""
+		run_group "$rel" demo || exit 1
+		exit 0
+	fi
+	for g in "${run_groups[@]}"; do
+		boots+=("$(($(slow_factor "$rel") * ${g_est[$g]})) $rel $g")
+	done
 done
-if [ $demo = 1 ]; then
-	exit $status
-fi
-echo "$n_pass passed, $n_fail failed, $n_skip skipped"
+# longest first, so that the parallel jobs end at about the same time
+mapfile -t boots < <(printf '%s\n' "${boots[@]}" | sort -s -k1,1nr | cut -d' ' -f2-)
+
+# Each boot is one single-threaded QEMU (thread=single): up to $njobs at once.
+job_pids=()
+running() {
+	local p n=0
+	for p in "${job_pids[@]}"; do
+		kill -0 "$p" 2> /dev/null && n=$((n + 1))
+	done
+	echo $n
+}
+kill_jobs() {
+	local p
+	for p in "${job_pids[@]}"; do
+		kill -TERM "$p" 2> /dev/null
+	done
+}
+trap 'kill_jobs; wait; exit 130' INT TERM
+status=0
+for b in "${boots[@]}"; do
+	while [ "$(running)" -ge "$njobs" ]; do
+		wait -n || true
+	done
+	read -r rel g <<< "$b"
+	(
+		trap 'cleanup_qemu; exit 130' TERM INT
+		trap cleanup_qemu EXIT
+		# (in a || list, as before: errexit stays off inside)
+		run_group "$rel" "$g" || exit 1
+	) &
+	job_pids+=($!)
+done
+for p in "${job_pids[@]}"; do
+	wait "$p" || status=1
+done
+trap - INT TERM
+
+n_pass=0 n_fail=0 n_skip=0
+for b in "${boots[@]}"; do
+	read -r rel g <<< "$b"
+	while read -r st _; do
+		case $st in
+		PASS) n_pass=$((n_pass + 1)) ;;
+		SKIP) n_skip=$((n_skip + 1)) ;;
+		*) n_fail=$((n_fail + 1)) ;;
+		esac
+	done < "$vm/$rel/$g/tally"
+done
+echo "$n_pass passed, $n_fail failed, $n_skip skipped ($(($(date +%s) - t_start))s wall, ${#boots[@]} boot(s), up to $njobs at a time)"
 [ $n_fail = 0 ] && [ $status = 0 ]

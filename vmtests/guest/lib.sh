@@ -187,3 +187,87 @@ summary() {
 functions() { events "$1" | awk '{ print $3 }' | sort -u; }
 
 uptime_cs() { sed 's/^\([0-9]*\)\.\([0-9][0-9]\).*/\1\2/' /proc/uptime; }
+
+# ------------------------------------------------------------ stress helpers
+
+# The number of vmalloc/vmap areas allocated by fhook (rings, pid bitmap):
+# /proc/vmallocinfo names the caller, "... [fhook]".  0 whenever no session
+# exists; only meaningful while the module is loaded.
+fhook_vmalloc() { grep -c '\[fhook\]' /proc/vmallocinfo; }
+
+# No kprobe anywhere (fhook has none; nothing else in the guest makes any).
+no_kprobes() {
+	_kl=/sys/kernel/debug/kprobes/list
+	[ ! -e $_kl ] || [ -z "$(cat $_kl)" ]
+}
+
+# mem_snapshot: "kernel slab percpu vmalloc free" in KiB, after dropping
+# the page cache and reclaimable slab:
+#   kernel   MemTotal - free - LRU pages (Active + Inactive + Unevictable):
+#            every page the kernel holds for itself: slab, page tables,
+#            stacks, vmalloc, percpu, modules, and pages from alloc_pages()
+#            such as fhook's rings
+#   slab     SUnreclaim
+#   percpu   Percpu
+#   vmalloc  the sum of every area in /proc/vmallocinfo (vmalloc and vmap,
+#            guard pages included)
+#   free     MemFree plus the pages waiting in the per-CPU free lists
+#            (/proc/zoneinfo "count:"), which MemFree does not count
+mem_snapshot() {
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	_v=$(awk '!/unpurged/ { b += $2 } END { printf "%d", b / 1024 }' /proc/vmallocinfo)
+	_p=$(awk '$1 == "count:" { n += $2 } END { print n * 4 }' /proc/zoneinfo)
+	awk -v v="$_v" -v p="$_p" '{ m[$1] = $2 }
+		END { f = m["MemFree:"] + p
+		      print m["MemTotal:"] - f - m["Active:"] - m["Inactive:"] - m["Unevictable:"],
+			    m["SUnreclaim:"], m["Percpu:"], v, f }' /proc/meminfo
+}
+
+# Is this a KASAN kernel?  Its quarantine keeps freed slab objects for a
+# while (up to 1/32 of the memory), so SUnreclaim only ever grows there.
+kasan_kernel() {
+	[ -n "${_kasan:-}" ] || { grep -q ' __asan_load8$' /proc/kallsyms && _kasan=1 || _kasan=0; }
+	[ "$_kasan" = 1 ]
+}
+
+# mem_check BEFORE AFTER [NONSLAB SLAB PERCPU VMALLOC]: fail if the kernel's
+# memory did not come back: kernel memory outside the slab more than
+# NONSLAB KiB higher (default 2048), SUnreclaim more than SLAB (1024),
+# Percpu more than PERCPU (256), vmalloc more than VMALLOC (1024).  On a
+# KASAN kernel SUnreclaim is not checked (quarantine); kmemleak checks
+# every object there.  Sets MEMDELTA to the figures.
+mem_check() {
+	set -- $1 $2 "${3:-2048}" "${4:-1024}" "${5:-256}" "${6:-1024}"
+	_dk=$(($6 - $1)) _ds=$(($7 - $2)) _dp=$(($8 - $3)) _dv=$(($9 - $4)) _df=$((${10} - $5))
+	_dn=$((_dk - _ds))
+	MEMDELTA=$(echo "nonslab=+${_dn}k slab=+${_ds}k percpu=+${_dp}k vmalloc=+${_dv}k free=+${_df}k" | sed 's/+-/-/g')
+	log "memory: before $1 $2 $3 $4 $5, after $6 $7 $8 $9 ${10} (kernel slab percpu vmalloc free, KiB): $MEMDELTA"
+	[ "$_dn" -le "${11}" ] || fail "kernel memory outside the slab up $_dn KiB (> ${11}): $MEMDELTA"
+	[ "$_dp" -le "${13}" ] || fail "Percpu up $_dp KiB (> ${13}): $MEMDELTA"
+	[ "$_dv" -le "${14}" ] || fail "vmalloc up $_dv KiB (> ${14}): $MEMDELTA"
+	if kasan_kernel; then
+		MEMDELTA="$MEMDELTA(KASAN: slab unchecked)"
+	else
+		[ "$_ds" -le "${12}" ] || fail "SUnreclaim up $_ds KiB (> ${12}): $MEMDELTA"
+	fi
+}
+
+# pick A B: A on a Debian kernel, B on a slow (debug) kernel, SLOW > 1
+pick() { if [ "${SLOW:-1}" -gt 1 ]; then echo "$2"; else echo "$1"; fi; }
+
+# elapsed_s T0: seconds since uptime_cs T0, one decimal
+elapsed_s() { awk -v a="$1" -v b="$(uptime_cs)" 'BEGIN { printf "%.1f", (b - a) / 100 }'; }
+
+# run_logged OUT CMD...: CMD > OUT 2>&1, sets RC.  If the test's timeout
+# strikes first, the tail of OUT still reaches the log (and CMD is killed).
+run_logged() {
+	_rl_out=$1
+	shift
+	"$@" > "$_rl_out" 2>&1 &
+	_rl_pid=$!
+	trap 'kill -9 $_rl_pid 2>/dev/null; log "timed out; the last lines of $_rl_out:"; tail -n 40 "$_rl_out"; fail "timed out: $*"' TERM
+	wait $_rl_pid
+	RC=$?
+	trap - TERM
+}

@@ -1,22 +1,41 @@
 # shellcheck shell=sh
 # The guest test runner, sourced by /init (so it runs as pid 1).
 #
-# For each test in $TESTS: run /fhook/tests/<name>.sh under busybox timeout
-# with its output in /tmp/logs/<name>.log, then clean up (kill every other
-# process, reset tracefs, unload fhook and the test module) and print
+# For each test in $TESTS (the tests of this boot's group): run
+# /fhook/tests/<name>.sh under busybox timeout (its tests.list timeout times
+# $SLOW) with its output in /tmp/logs/<name>.log, then clean up (kill every
+# other process, reset tracefs, unload fhook and the test module) and print
 #
 #   FHOOK-LOG-BEGIN <name> / log lines / FHOOK-LOG-END <name>  (not PASS, or VERBOSE=1)
+#   FHOOK-KMSG-BEGIN <name> / kernel messages / FHOOK-KMSG-END <name>
 #   FHOOK-RESULT <name> PASS|FAIL|SKIP <seconds>s <detail>
+#
+# The KMSG section holds every kernel message (all levels) logged from the
+# start of the test to the end of its cleanup; run.sh fails the test if
+# anything bad is in it.  The boot's own messages come first, as the
+# section "boot".
 #
 # A test that crashes, hangs or exits without a verdict gets a FAIL line.
 # A test that leaves the system dirty (module not unloadable, ftrace ops
 # still attached) fails too, so that the next test starts clean.
+#
+# On kernels with kmemleak, the runner clears its report before the first
+# test and adds a result "kmemleak_<group>" after the last one.
 
 T=/sys/kernel/tracing
 
-# seconds allowed for each test, from /fhook/tests.list
+KMEMLEAK=/sys/kernel/debug/kmemleak
+
+# seconds allowed for each test, from /fhook/tests.list, times $SLOW
 test_timeout() {
-	awk -v t="$1" '$1 == t { print $2; found = 1 } END { if (!found) print 120 }' /fhook/tests.list
+	awk -v t="$1" -v k="${SLOW:-1}" '$1 == t { print $2 * k; found = 1 } END { if (!found) print 120 * k }' /fhook/tests.list
+}
+
+# kmsg_section NAME SEQ: the kernel messages since SEQ, for run.sh
+kmsg_section() {
+	echo "FHOOK-KMSG-BEGIN $1"
+	fhook-kmsg since "$2"
+	echo "FHOOK-KMSG-END $1"
 }
 
 # Every process except pid 1, its forked subshells (same cmdline), kernel
@@ -80,6 +99,7 @@ run_test() {
 	_tmo=$(test_timeout "$_name")
 	: > "$_rf"
 	mkdir -p /tmp/t/"$_name"
+	_k0=$(fhook-kmsg next)
 	echo "FHOOK-BEGIN $_name"
 	_t0=$(cut -d' ' -f1 /proc/uptime)
 	if [ -f /fhook/tests/"$_name".sh ]; then
@@ -117,15 +137,58 @@ run_test() {
 		tail -n "${LOG_LINES:-80}" "$_log"
 		echo "FHOOK-LOG-END $_name"
 	fi
+	kmsg_section "$_name" "$_k0"
 	_st=${_res%% *}
 	_detail=${_res#"$_st"}
 	echo "FHOOK-RESULT $_name $_st ${_secs}s${_detail}"
 }
 
+# Before the first test: forget what kmemleak found during boot.  A leak is
+# reported by the second scan that finds it unreferenced (the first one only
+# records its checksum), and only once it is 5 s old; boot objects are.
+kmemleak_start() {
+	[ -w $KMEMLEAK ] || return 0
+	echo scan=off > $KMEMLEAK	# no background scans: they cost TCG time
+	echo scan > $KMEMLEAK
+	sleep 1
+	echo scan > $KMEMLEAK
+	echo clear > $KMEMLEAK
+}
+
+# After the last test: scan, wait until everything is 5 s old, scan again;
+# the report must be empty.
+kmemleak_check() {
+	[ -w $KMEMLEAK ] || return 0
+	_name=kmemleak_$GROUP
+	_k0=$(fhook-kmsg next)
+	echo "FHOOK-BEGIN $_name"
+	_t0=$(cut -d' ' -f1 /proc/uptime)
+	echo scan > $KMEMLEAK
+	sleep 6
+	echo scan > $KMEMLEAK
+	cat $KMEMLEAK > /tmp/logs/$_name.log 2>&1
+	_t1=$(cut -d' ' -f1 /proc/uptime)
+	_secs=$(awk -v a="$_t0" -v b="$_t1" 'BEGIN { printf "%d", b - a + 0.5 }')
+	_n=$(grep -c '^unreferenced object' /tmp/logs/$_name.log)
+	if [ -s /tmp/logs/$_name.log ]; then
+		echo "FHOOK-LOG-BEGIN $_name"
+		head -n 200 /tmp/logs/$_name.log
+		echo "FHOOK-LOG-END $_name"
+		kmsg_section "$_name" "$_k0"
+		echo "FHOOK-RESULT $_name FAIL ${_secs}s $_n unreferenced object(s) after the $GROUP tests"
+	else
+		kmsg_section "$_name" "$_k0"
+		echo "FHOOK-RESULT $_name PASS ${_secs}s"
+	fi
+}
+
 run_suite() {
 	mkdir -p /tmp/results /tmp/logs
+	kmemleak_start
+	kmsg_section boot 0
 	for _t in $TESTS; do
 		run_test "$_t"
 	done
+	kmemleak_check
 	echo "FHOOK-SUITE-END"
 }

@@ -11,9 +11,19 @@
  *                                        to CPU if given): heavy background load
  *   fhook-workload load SEC [CPU]        light background load: a burst of 20
  *                                        reads+writes every 5 ms for SEC seconds
+ *   fhook-workload mix SEC               fork, read, write, sleep in a loop for
+ *                                        SEC seconds (the trace_all workload)
+ *   fhook-workload heartbeat SEC         print "hb N T GAP" (CLOCK_MONOTONIC)
+ *                                        every second for SEC seconds, then
+ *                                        "hb-max-gap G"; stdout is unbuffered
  *
  * -d MS sleeps MS milliseconds before and after the work (nanosleep only),
  * so that concurrent tracers are guaranteed to overlap.
+ *
+ * -s FILE (read only): after N/2 reads, create FILE and keep reading while
+ * FILE exists (the test removes it when it has done what it wanted to do
+ * while the traced process was busy), then do the other N/2 reads and print
+ * "reads R" on stderr: R is the exact number of reads done.
  *
  * Between exec and exit the work loops are the only source of vfs_read /
  * vfs_write calls: nothing is printed (except errors, to stderr, which also
@@ -97,24 +107,104 @@ static void do_writes(int fd, long n)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: fhook-workload [-d MS] read N | write N | rw N | fork N [R]\n"
-		"       fhook-workload spin|load SEC [CPU]\n");
+		"usage: fhook-workload [-d MS] [-s FILE] read N | write N | rw N | fork N [R]\n"
+		"       fhook-workload spin|load SEC [CPU] | mix SEC | heartbeat SEC\n");
 	exit(2);
+}
+
+/* Reads in the middle of a "read N" run, while @file exists. */
+static long sync_reads(int fd, const char *file)
+{
+	long n = 0;
+	int cfd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+	if (cfd < 0)
+		die(file);
+	close(cfd);
+	while (access(file, F_OK) == 0) {
+		do_reads(fd, 1);
+		n++;
+		if (n % 16 == 0)	/* a steady stream, not a flood */
+			msleep(1);
+	}
+	return n;
+}
+
+/* trace_all's workload: processes come and go, reads, writes, sleeps. */
+static int mix(long secs)
+{
+	double end = now() + secs;
+	int rfd = open_or_die("/dev/zero", O_RDONLY);
+	int wfd = open_or_die("/dev/null", O_WRONLY);
+	long rounds = 0;
+
+	while (now() < end) {
+		pid_t pid = fork();
+		int status;
+
+		if (pid < 0)
+			die("fork");
+		if (pid == 0) {
+			do_reads(rfd, 10);
+			do_writes(wfd, 10);
+			_exit(0);
+		}
+		do_reads(rfd, 50);
+		do_writes(wfd, 50);
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+			die("child");
+		msleep(20);
+		rounds++;
+	}
+	fprintf(stderr, "mix rounds %ld\n", rounds);
+	return 0;
+}
+
+static int heartbeat(long secs)
+{
+	double start = now(), last = start, max = 0;
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	for (long i = 1; now() < start + secs; i++) {
+		double t;
+
+		msleep(1000);
+		t = now();
+		if (t - last > max)
+			max = t - last;
+		printf("hb %ld %.3f %.3f\n", i, t - start, t - last);
+		last = t;
+	}
+	printf("hb-max-gap %.3f\n", max);
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	long delay = 0;
-	const char *mode;
+	const char *mode, *syncfile = NULL;
 
-	if (argc > 2 && !strcmp(argv[1], "-d")) {
-		delay = num(argv[2]);
+	for (;;) {
+		if (argc > 2 && !strcmp(argv[1], "-d")) {
+			delay = num(argv[2]);
+		} else if (argc > 2 && !strcmp(argv[1], "-s")) {
+			syncfile = argv[2];
+		} else {
+			break;
+		}
 		argv += 2;
 		argc -= 2;
 	}
 	if (argc < 3)
 		usage();
 	mode = argv[1];
+	if (syncfile && strcmp(mode, "read"))
+		usage();
+
+	if (!strcmp(mode, "mix"))
+		return mix(num(argv[2]));
+	if (!strcmp(mode, "heartbeat"))
+		return heartbeat(num(argv[2]));
 
 	if (!strcmp(mode, "spin") || !strcmp(mode, "load")) {
 		int light = !strcmp(mode, "load");
@@ -148,7 +238,18 @@ int main(int argc, char **argv)
 
 	if (delay)
 		msleep(delay);
-	if (!strcmp(mode, "read")) {
+	if (!strcmp(mode, "read") && syncfile) {
+		int fd = open_or_die("/dev/zero", O_RDONLY);
+		long n = num(argv[2]), extra;
+
+		do_reads(fd, n / 2);
+		extra = sync_reads(fd, syncfile);
+		do_reads(fd, n - n / 2);
+		if (delay)
+			msleep(delay);
+		fprintf(stderr, "reads %ld\n", n + extra);
+		return 0;
+	} else if (!strcmp(mode, "read")) {
 		do_reads(open_or_die("/dev/zero", O_RDONLY), num(argv[2]));
 	} else if (!strcmp(mode, "write")) {
 		do_writes(open_or_die("/dev/null", O_WRONLY), num(argv[2]));
