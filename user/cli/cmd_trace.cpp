@@ -248,12 +248,14 @@ int cmd_trace(const Args& args) {
 
     using Clock = std::chrono::steady_clock;
     std::optional<Clock::time_point> deadline;
+
+    session.start();
+    // --duration is tracing time: it starts once every probe is armed
+    // (arming '*' patches tens of thousands of call sites first).
     if (opt.duration) {
         deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                       std::chrono::duration<double>(*opt.duration));
     }
-
-    session.start();
     if (child) {
         child->release();
     }

@@ -201,8 +201,8 @@ no_kprobes() {
 	[ ! -e $_kl ] || [ -z "$(cat $_kl)" ]
 }
 
-# mem_snapshot: "kernel slab percpu vmalloc free" in KiB, after dropping
-# the page cache and reclaimable slab:
+# mem_snapshot: "kernel slab percpu vmalloc free sreclaim" in KiB, after
+# dropping the page cache and reclaimable slab:
 #   kernel   MemTotal - free - LRU pages (Active + Inactive + Unevictable):
 #            every page the kernel holds for itself: slab, page tables,
 #            stacks, vmalloc, percpu, modules, and pages from alloc_pages()
@@ -213,6 +213,8 @@ no_kprobes() {
 #            guard pages included)
 #   free     MemFree plus the pages waiting in the per-CPU free lists
 #            (/proc/zoneinfo "count:"), which MemFree does not count
+#   sreclaim SReclaimable (what drop_caches could not free: on a KASAN
+#            kernel, dentries and inodes held in its quarantine)
 mem_snapshot() {
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
@@ -221,35 +223,37 @@ mem_snapshot() {
 	awk -v v="$_v" -v p="$_p" '{ m[$1] = $2 }
 		END { f = m["MemFree:"] + p
 		      print m["MemTotal:"] - f - m["Active:"] - m["Inactive:"] - m["Unevictable:"],
-			    m["SUnreclaim:"], m["Percpu:"], v, f }' /proc/meminfo
+			    m["SUnreclaim:"], m["Percpu:"], v, f, m["SReclaimable:"] }' /proc/meminfo
 }
 
 # Is this a KASAN kernel?  Its quarantine keeps freed slab objects for a
-# while (up to 1/32 of the memory), so SUnreclaim only ever grows there.
+# while (up to 1/32 of the memory), so the slab only ever grows there.
 kasan_kernel() {
 	[ -n "${_kasan:-}" ] || { grep -q ' __asan_load8$' /proc/kallsyms && _kasan=1 || _kasan=0; }
 	[ "$_kasan" = 1 ]
 }
 
 # mem_check BEFORE AFTER [NONSLAB SLAB PERCPU VMALLOC]: fail if the kernel's
-# memory did not come back: kernel memory outside the slab more than
-# NONSLAB KiB higher (default 2048), SUnreclaim more than SLAB (1024),
-# Percpu more than PERCPU (256), vmalloc more than VMALLOC (1024).  On a
-# KASAN kernel SUnreclaim is not checked (quarantine); kmemleak checks
-# every object there.  Sets MEMDELTA to the figures.
+# memory did not come back: kernel memory outside the slab (SUnreclaim and
+# SReclaimable) more than NONSLAB KiB higher (default 2048), SUnreclaim
+# more than SLAB (1024), Percpu more than PERCPU (256), vmalloc more than
+# VMALLOC (1024).  On a KASAN kernel the slab is not checked (quarantine);
+# kmemleak checks every object there.  Sets MEMDELTA to the figures.
 mem_check() {
 	set -- $1 $2 "${3:-2048}" "${4:-1024}" "${5:-256}" "${6:-1024}"
-	_dk=$(($6 - $1)) _ds=$(($7 - $2)) _dp=$(($8 - $3)) _dv=$(($9 - $4)) _df=$((${10} - $5))
-	_dn=$((_dk - _ds))
-	MEMDELTA=$(echo "nonslab=+${_dn}k slab=+${_ds}k percpu=+${_dp}k vmalloc=+${_dv}k free=+${_df}k" | sed 's/+-/-/g')
-	log "memory: before $1 $2 $3 $4 $5, after $6 $7 $8 $9 ${10} (kernel slab percpu vmalloc free, KiB): $MEMDELTA"
-	[ "$_dn" -le "${11}" ] || fail "kernel memory outside the slab up $_dn KiB (> ${11}): $MEMDELTA"
-	[ "$_dp" -le "${13}" ] || fail "Percpu up $_dp KiB (> ${13}): $MEMDELTA"
-	[ "$_dv" -le "${14}" ] || fail "vmalloc up $_dv KiB (> ${14}): $MEMDELTA"
+	# $1-$6 before, $7-$12 after, $13-$16 limits
+	_dk=$(($7 - $1)) _ds=$(($8 - $2)) _dp=$(($9 - $3)) _dv=$((${10} - $4)) _df=$((${11} - $5))
+	_dr=$((${12} - $6))
+	_dn=$((_dk - _ds - _dr))
+	MEMDELTA=$(echo "nonslab=+${_dn}k slab=+${_ds}k sreclaim=+${_dr}k percpu=+${_dp}k vmalloc=+${_dv}k free=+${_df}k" | sed 's/+-/-/g')
+	log "memory: before $1 $2 $3 $4 $5 $6, after $7 $8 $9 ${10} ${11} ${12} (kernel slab percpu vmalloc free sreclaim, KiB): $MEMDELTA"
+	[ "$_dn" -le "${13}" ] || fail "kernel memory outside the slab up $_dn KiB (> ${13}): $MEMDELTA"
+	[ "$_dp" -le "${15}" ] || fail "Percpu up $_dp KiB (> ${15}): $MEMDELTA"
+	[ "$_dv" -le "${16}" ] || fail "vmalloc up $_dv KiB (> ${16}): $MEMDELTA"
 	if kasan_kernel; then
 		MEMDELTA="$MEMDELTA(KASAN: slab unchecked)"
 	else
-		[ "$_ds" -le "${12}" ] || fail "SUnreclaim up $_ds KiB (> ${12}): $MEMDELTA"
+		[ "$_ds" -le "${14}" ] || fail "SUnreclaim up $_ds KiB (> ${14}): $MEMDELTA"
 	fi
 }
 

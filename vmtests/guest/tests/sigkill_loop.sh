@@ -8,7 +8,7 @@
 # and rmmod works.  FHOOK_TEST_SEED replays the delays.
 . /fhook/lib.sh
 
-N=${FHOOK_TEST_KILLS:-$(pick 100 30)}
+N=${FHOOK_TEST_KILLS:-$(pick 100 10)}
 SEED=${FHOOK_TEST_SEED:-$(date +%s)}
 load_fhook
 fhook-workload load 100000 0 &
