@@ -1,13 +1,16 @@
 // fhook trace [options] PROBE... [-- COMMAND [ARGS...]]
+// fhook record -o FILE [options] PROBE... [-- COMMAND [ARGS...]]
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/signalfd.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <optional>
 
 #include <fhook/command.hpp>
@@ -18,6 +21,7 @@
 #include <fhook/format.hpp>
 #include <fhook/ksyms.hpp>
 #include <fhook/output.hpp>
+#include <fhook/recfile.hpp>
 #include <fhook/ring.hpp>
 #include <fhook/session.hpp>
 #include <fhook/spec.hpp>
@@ -39,6 +43,15 @@ constexpr const char* kTraceUsage =
     "PROBE: vfs_read, 'vfs_*', '*lock*', '[ab]*' (tracefs globs), '!*rcu*'\n"
     "(exclude), GLOB:mod:MODULE, :mod:MODULE.  All PROBEs form one probe.\n";
 
+constexpr const char* kRecordUsage =
+    "Usage: fhook record -o FILE [options] PROBE... [-- COMMAND [ARGS...]]\n"
+    "\n"
+    "Like trace, but write the raw events to FILE (a self-describing record\n"
+    "file: probes, the symbols of every address seen, statistics; see\n"
+    "docs/file-format.md).  Read it with: fhook report FILE.\n";
+
+enum class Mode { Trace, Record };
+
 struct TraceOptions {
     std::vector<std::string> probes;
     std::vector<pid_t> pids;
@@ -46,11 +59,12 @@ struct TraceOptions {
     std::uint64_t ring_bytes = 0;
     std::optional<double> duration;
     std::string output;
+    bool json = false;
     bool quiet = false;
     std::vector<std::string> command;
 };
 
-std::optional<TraceOptions> parse_trace_options(const Args& args) {
+std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
     TraceOptions opt;
     Args before = args;
     auto dashes = std::find(before.begin(), before.end(), std::string("--"));
@@ -71,19 +85,28 @@ std::optional<TraceOptions> parse_trace_options(const Args& args) {
         "duration,d", po::value<std::string>()->value_name("SEC"),
         "stop after SEC seconds (fractions allowed)")(
         "output,o", po::value<std::string>()->value_name("FILE"),
-        "write the event text to FILE instead of stdout")("quiet,q", "no summary on stderr")(
-        "help,h", "show this help");
+        mode == Mode::Record ? "the record file to write (required)"
+                             : "write the event text to FILE instead of stdout")(
+        "quiet,q", "no summary on stderr")("help,h", "show this help");
+    if (mode == Mode::Trace) {
+        options.add_options()("format,f", po::value<std::string>()->value_name("FMT"),
+                              "text (the kernel's trace format, default) or json (NDJSON)");
+    }
     po::options_description hidden;
     hidden.add_options()("probe", po::value<std::vector<std::string>>());
     po::options_description all;
     all.add(options).add(hidden);
     po::positional_options_description positional;
     positional.add("probe", -1);
-    po::variables_map vm = parse_args("trace", before, all, positional);
+    po::variables_map vm =
+        parse_args(mode == Mode::Record ? "record" : "trace", before, all, positional);
 
     if (vm.count("help")) {
-        print_help(kTraceUsage, options);
+        print_help(mode == Mode::Record ? kRecordUsage : kTraceUsage, options);
         return std::nullopt;
+    }
+    if (vm.count("format")) {
+        opt.json = parse_format(vm["format"].as<std::string>());
     }
     if (vm.count("probe")) {
         opt.probes = vm["probe"].as<std::vector<std::string>>();
@@ -119,6 +142,8 @@ std::optional<TraceOptions> parse_trace_options(const Args& args) {
         if (opt.output.empty()) {
             throw_usage("empty --output file name: give a path");
         }
+    } else if (mode == Mode::Record) {
+        throw_usage("fhook record needs -o FILE: the record file to write");
     }
     opt.quiet = vm.count("quiet") != 0;
     return opt;
@@ -184,10 +209,70 @@ Ksyms load_ksyms(bool required) {
     }
 }
 
-} // namespace
+// What happens to the records of a session: printed (trace) or written to a
+// record file (record).
+class Sink {
+public:
+    virtual ~Sink() = default;
+    virtual void on_record(const fhook_rec* rec) = 0;
+    virtual void flush() = 0;
+    virtual void finish(const Session& session, std::uint32_t probe_id,
+                        const std::string& description) = 0;
+};
 
-int cmd_trace(const Args& args) {
-    std::optional<TraceOptions> parsed = parse_trace_options(args);
+class PrintSink final : public Sink {
+public:
+    PrintSink(int fd, const Ksyms& ksyms, bool json) : writer_(fd) {
+        if (json) {
+            formatter_ = std::make_unique<JsonFormatter>(ksyms);
+        } else {
+            formatter_ = std::make_unique<TextFormatter>(ksyms);
+        }
+    }
+    void on_record(const fhook_rec* rec) override {
+        if (std::optional<Event> event = decode(rec)) {
+            formatter_->format(*event, writer_.buffer());
+            writer_.commit();
+        }
+    }
+    void flush() override { writer_.flush(); }
+    void finish(const Session&, std::uint32_t, const std::string&) override { writer_.flush(); }
+
+private:
+    OutputWriter writer_;
+    std::unique_ptr<Formatter> formatter_;
+};
+
+class RecordSink final : public Sink {
+public:
+    RecordSink(UniqueFd fd, const std::string& path, const RecordWriter::Info& info,
+               const Ksyms& ksyms)
+        : writer_(std::move(fd), path, info), ksyms_(ksyms), path_(path) {}
+    void on_record(const fhook_rec* rec) override { writer_.add(rec); }
+    void flush() override {} // the writer writes in 1 MiB chunks
+    void finish(const Session& session, std::uint32_t probe_id,
+                const std::string& description) override {
+        RecordedProbe probe{probe_id, description, session.stats(probe_id)};
+        writer_.finish(ksyms_, session.stats(), {probe});
+    }
+    std::string done_line() const {
+        return "fhook: wrote " + std::to_string(writer_.records()) + " records, " +
+               std::to_string(writer_.bytes_written()) + " bytes to " + path_ + "\n";
+    }
+
+private:
+    RecordWriter writer_;
+    const Ksyms& ksyms_;
+    std::string path_;
+};
+
+std::string kernel_release() {
+    utsname u{};
+    return ::uname(&u) == 0 ? std::string(u.release) : std::string();
+}
+
+int run(const Args& args, Mode mode) {
+    std::optional<TraceOptions> parsed = parse_trace_options(args, mode);
     if (!parsed) {
         return 0; // --help
     }
@@ -195,8 +280,9 @@ int cmd_trace(const Args& args) {
     const std::vector<ProbeSpec> specs = parse_probe_specs(opt.probes);
 
     // Everything that reads files comes before the device is touched.
+    // record needs the symbols to store the ones its events mention.
     const bool need_resolution = has_module_specs(specs);
-    const Ksyms ksyms = load_ksyms(need_resolution);
+    const Ksyms ksyms = load_ksyms(need_resolution || mode == Mode::Record);
     std::optional<FunctionList> functions;
     if (need_resolution) {
         functions = FunctionList::load(functions_path());
@@ -237,14 +323,26 @@ int cmd_trace(const Args& args) {
     RingReader reader(session, ring);
     reader.watch(signals.fd());
 
-    OutputWriter writer(output_fd ? output_fd.get() : STDOUT_FILENO);
-    TextFormatter formatter(ksyms);
-    const RecordCallback on_record = [&](const fhook_rec* rec) {
-        if (std::optional<Event> event = decode(rec)) {
-            formatter.format(*event, writer.buffer());
-            writer.commit();
+    const std::string description = describe_specs(specs);
+    std::unique_ptr<Sink> sink;
+    RecordSink* record_sink = nullptr;
+    if (mode == Mode::Record) {
+        RecordWriter::Info info;
+        info.nr_cpus = static_cast<std::uint32_t>(reader.nr_rings());
+        info.kernel_release = kernel_release();
+        for (const auto& a : args) {
+            info.command += info.command.empty() ? "fhook record " : " ";
+            info.command += a;
         }
-    };
+        info.probes.emplace_back(probe_id, description);
+        auto rs = std::make_unique<RecordSink>(std::move(output_fd), opt.output, info, ksyms);
+        record_sink = rs.get();
+        sink = std::move(rs);
+    } else {
+        sink = std::make_unique<PrintSink>(output_fd ? output_fd.get() : STDOUT_FILENO, ksyms,
+                                           opt.json);
+    }
+    const RecordCallback on_record = [&](const fhook_rec* rec) { sink->on_record(rec); };
 
     using Clock = std::chrono::steady_clock;
     std::optional<Clock::time_point> deadline;
@@ -273,25 +371,38 @@ int cmd_trace(const Args& args) {
             break;
         }
         reader.drain(on_record);
-        writer.flush();
+        sink->flush();
     }
     session.stop();
     reader.drain_final(on_record); // everything committed before the stop
-    writer.flush();
+    sink->finish(session, probe_id, description);
 
     const bool exec_failed = child && child->exited() && child->exec_failed();
     if (!opt.quiet) {
-        ProbeSummary probe{probe_id, session.stats(probe_id), describe_specs(specs)};
+        ProbeSummary probe{probe_id, session.stats(probe_id), description};
         std::string text;
         for (const auto& line : summary_lines(session.stats(), {probe})) {
             text += line;
             text += '\n';
+        }
+        if (record_sink) {
+            text += record_sink->done_line();
         }
         OutputWriter err(STDERR_FILENO);
         err.append(text);
         err.flush();
     }
     return exec_failed ? 1 : 0;
+}
+
+} // namespace
+
+int cmd_trace(const Args& args) {
+    return run(args, Mode::Trace);
+}
+
+int cmd_record(const Args& args) {
+    return run(args, Mode::Record);
 }
 
 } // namespace fhook::cli

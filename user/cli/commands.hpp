@@ -17,6 +17,8 @@ using Args = std::vector<std::string>;
 // Each returns the exit code; errors are thrown as fhook::Error and mapped
 // to exit codes by main().
 int cmd_trace(const Args& args);
+int cmd_record(const Args& args);
+int cmd_report(const Args& args);
 int cmd_list(const Args& args);
 int cmd_status(const Args& args);
 
@@ -36,6 +38,8 @@ po::variables_map parse_args(std::string_view command, const Args& args,
 std::uint64_t parse_u64(std::string_view option, std::string_view text);
 int parse_pid(std::string_view option, std::string_view text);
 double parse_seconds(std::string_view option, std::string_view text);
+// --format text|json: true for json; a Usage Error otherwise.
+bool parse_format(std::string_view text);
 
 // Writes all of `text` to fd 1 (help and status output).
 void print_stdout(std::string_view text);

@@ -20,6 +20,9 @@ constexpr const char* kUsage =
     "Commands:\n"
     "  trace [options] PROBE... [-- COMMAND [ARGS...]]\n"
     "                        arm function probes and stream the events\n"
+    "  record -o FILE [options] PROBE... [-- COMMAND [ARGS...]]\n"
+    "                        the same, into a record file\n"
+    "  report [options] FILE print a record file, like trace would have\n"
     "  list functions [PATTERN]\n"
     "                        list the traceable functions\n"
     "  status                show the state of the fhook module\n"
@@ -48,6 +51,12 @@ int run(int argc, char** argv) {
     if (command == "trace") {
         return fhook::cli::cmd_trace(args);
     }
+    if (command == "record") {
+        return fhook::cli::cmd_record(args);
+    }
+    if (command == "report") {
+        return fhook::cli::cmd_report(args);
+    }
     if (command == "list") {
         return fhook::cli::cmd_list(args);
     }
@@ -55,7 +64,7 @@ int run(int argc, char** argv) {
         return fhook::cli::cmd_status(args);
     }
     fhook::throw_usage("unknown command '" + command +
-                       "': use trace, list or status (see: fhook --help)");
+                       "': use trace, record, report, list or status (see: fhook --help)");
 }
 
 void print_error(const std::string& message) {

@@ -69,6 +69,16 @@ int parse_pid(std::string_view option, std::string_view text) {
     return value;
 }
 
+bool parse_format(std::string_view text) {
+    if (text == "text") {
+        return false;
+    }
+    if (text == "json") {
+        return true;
+    }
+    throw_usage("unknown --format '" + std::string(text) + "': use text or json");
+}
+
 double parse_seconds(std::string_view option, std::string_view text) {
     const std::string copy(text);
     char* end = nullptr;

@@ -65,4 +65,62 @@ void TextFormatter::format(const Event& ev, std::string& out) {
     out.push_back('\n');
 }
 
+void append_json_string(std::string_view text, std::string& out) {
+    out.push_back('"');
+    for (char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c == '"' || c == '\\') {
+            out.push_back('\\');
+            out.push_back(ch);
+        } else if (c == '\n') {
+            out.append("\\n");
+        } else if (c == '\t') {
+            out.append("\\t");
+        } else if (c < 0x20 || c >= 0x7f) {
+            out.append("\\u00");
+            out.push_back(hex_digit(c >> 4));
+            out.push_back(hex_digit(c));
+        } else {
+            out.push_back(ch);
+        }
+    }
+    out.push_back('"');
+}
+
+void JsonFormatter::format(const Event& ev, std::string& out) {
+    char buf[160];
+    int n;
+    if (ev.type == EventType::Lost) {
+        if (ev.lost == 0) {
+            return;
+        }
+        n = std::snprintf(buf, sizeof(buf),
+                          "{\"type\":\"lost\",\"ts\":%" PRIu64 ",\"cpu\":%u,\"lost\":%" PRIu64
+                          "}\n",
+                          ev.ts, static_cast<unsigned>(ev.cpu), ev.lost);
+        out.append(buf, static_cast<std::size_t>(n));
+        return;
+    }
+    const auto ctx = context_chars(ev.flags, ev.preempt);
+    n = std::snprintf(
+        buf, sizeof(buf),
+        "{\"type\":\"func\",\"ts\":%" PRIu64 ",\"cpu\":%u,\"pid\":%u,\"tgid\":%u,\"comm\":", ev.ts,
+        static_cast<unsigned>(ev.cpu), ev.pid, ev.tgid);
+    out.append(buf, static_cast<std::size_t>(n));
+    append_json_string(ev.pid == 0 ? std::string_view("<idle>") : std::string_view(ev.comm), out);
+    n = std::snprintf(buf, sizeof(buf), ",\"ctx\":\"%c%c%c%c%c\",\"probe\":%u,\"func\":", ctx[0],
+                      ctx[1], ctx[2], ctx[3], ctx[4], ev.probe_id);
+    out.append(buf, static_cast<std::size_t>(n));
+    name_.clear();
+    ksyms_.append_name(ev.ip, name_);
+    append_json_string(name_, out);
+    n = std::snprintf(buf, sizeof(buf), ",\"ip\":\"0x%" PRIx64 "\",\"parent\":", ev.ip);
+    out.append(buf, static_cast<std::size_t>(n));
+    name_.clear();
+    ksyms_.append_name(ev.parent_ip, name_);
+    append_json_string(name_, out);
+    n = std::snprintf(buf, sizeof(buf), ",\"parent_ip\":\"0x%" PRIx64 "\"}\n", ev.parent_ip);
+    out.append(buf, static_cast<std::size_t>(n));
+}
+
 } // namespace fhook

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include <fhook/event.hpp>
 
@@ -34,5 +35,24 @@ public:
 private:
     const Ksyms& ksyms_;
 };
+
+// NDJSON, one object per line; field names are stable (docs/cli.md):
+//   {"type":"func","ts":2431445123,"cpu":1,"pid":94,"tgid":94,"comm":"cat",
+//    "ctx":".....","probe":1,"func":"vfs_read","ip":"0xffffffff812a1b40",
+//    "parent":"ksys_read","parent_ip":"0xffffffff812a1d2e"}
+//   {"type":"lost","ts":2431445200,"cpu":1,"lost":1234}
+class JsonFormatter final : public Formatter {
+public:
+    explicit JsonFormatter(const Ksyms& ksyms) : ksyms_(ksyms) {}
+    void format(const Event& event, std::string& out) override;
+
+private:
+    const Ksyms& ksyms_;
+    std::string name_; // scratch
+};
+
+// Appends `text` as a JSON string literal (quotes included).  Bytes >= 0x80
+// are escaped as \u00XX (Latin-1), so the output is always valid UTF-8.
+void append_json_string(std::string_view text, std::string& out);
 
 } // namespace fhook

@@ -1,0 +1,158 @@
+// fhook report [options] FILE
+#include <unistd.h>
+
+#include <memory>
+#include <optional>
+#include <set>
+
+#include <fhook/cpulist.hpp>
+#include <fhook/error.hpp>
+#include <fhook/event.hpp>
+#include <fhook/format.hpp>
+#include <fhook/ksyms.hpp>
+#include <fhook/output.hpp>
+#include <fhook/recfile.hpp>
+#include <fhook/summary.hpp>
+
+#include "commands.hpp"
+
+namespace fhook::cli {
+
+namespace {
+
+constexpr const char* kReportUsage =
+    "Usage: fhook report [options] FILE\n"
+    "\n"
+    "Print the events of a file written by 'fhook record' exactly as 'fhook trace'\n"
+    "would have printed them, on any machine: the file carries the symbols.\n"
+    "--since/--until take timestamps in seconds as printed (CLOCK_MONOTONIC).\n";
+
+struct ReportOptions {
+    std::string file;
+    bool json = false;
+    bool quiet = false;
+    std::optional<std::set<int>> cpus;
+    std::optional<std::set<std::uint32_t>> probes;
+    std::optional<double> since;
+    std::optional<double> until;
+};
+
+std::optional<ReportOptions> parse_report_options(const Args& args) {
+    ReportOptions opt;
+    po::options_description options("Options");
+    options.add_options()("format,f", po::value<std::string>()->value_name("FMT"),
+                          "text (default) or json (NDJSON)")(
+        "cpu", po::value<std::string>()->value_name("LIST"), "only these CPUs, e.g. 0 or 0,2-3")(
+        "probe", po::value<std::vector<std::string>>()->value_name("ID"),
+        "only this probe id (repeatable)")("since", po::value<std::string>()->value_name("SEC"),
+                                           "only events at or after SEC")(
+        "until", po::value<std::string>()->value_name("SEC"),
+        "only events before SEC")("quiet,q", "no summary on stderr")("help,h", "show this help");
+    po::options_description hidden;
+    hidden.add_options()("file", po::value<std::vector<std::string>>());
+    po::options_description all;
+    all.add(options).add(hidden);
+    po::positional_options_description positional;
+    positional.add("file", -1);
+    po::variables_map vm = parse_args("report", args, all, positional);
+    if (vm.count("help")) {
+        print_help(kReportUsage, options);
+        return std::nullopt;
+    }
+    if (!vm.count("file")) {
+        throw_usage("no FILE: give a file written by fhook record");
+    }
+    const auto files = vm["file"].as<std::vector<std::string>>();
+    if (files.size() != 1) {
+        throw_usage("one FILE at a time (got " + std::to_string(files.size()) + ")");
+    }
+    opt.file = files.front();
+    if (vm.count("format")) {
+        opt.json = parse_format(vm["format"].as<std::string>());
+    }
+    if (vm.count("cpu")) {
+        opt.cpus = parse_cpu_list(vm["cpu"].as<std::string>());
+    }
+    if (vm.count("probe")) {
+        opt.probes.emplace();
+        for (const auto& p : vm["probe"].as<std::vector<std::string>>()) {
+            std::uint64_t id = parse_u64("--probe", p);
+            if (id > 0xffffffffULL) {
+                throw_usage("--probe " + p + " is not a probe id");
+            }
+            opt.probes->insert(static_cast<std::uint32_t>(id));
+        }
+    }
+    if (vm.count("since")) {
+        opt.since = parse_seconds("--since", vm["since"].as<std::string>());
+    }
+    if (vm.count("until")) {
+        opt.until = parse_seconds("--until", vm["until"].as<std::string>());
+    }
+    opt.quiet = vm.count("quiet") != 0;
+    return opt;
+}
+
+} // namespace
+
+int cmd_report(const Args& args) {
+    std::optional<ReportOptions> parsed = parse_report_options(args);
+    if (!parsed) {
+        return 0;
+    }
+    const ReportOptions& opt = *parsed;
+    const RecordFile file = RecordFile::open(opt.file);
+    const Ksyms ksyms = Ksyms::parse(file.ksyms_text());
+
+    std::unique_ptr<Formatter> formatter;
+    if (opt.json) {
+        formatter = std::make_unique<JsonFormatter>(ksyms);
+    } else {
+        formatter = std::make_unique<TextFormatter>(ksyms);
+    }
+    const auto ns = [](double sec) { return static_cast<std::uint64_t>(sec * 1e9 + 0.5); };
+    const std::uint64_t since = opt.since ? ns(*opt.since) : 0;
+    const std::uint64_t until = opt.until ? ns(*opt.until) : ~std::uint64_t{0};
+
+    OutputWriter out(STDOUT_FILENO);
+    file.for_each_record([&](const fhook_rec* rec) {
+        std::optional<Event> ev = decode(rec);
+        if (!ev) {
+            return;
+        }
+        if (opt.cpus && !opt.cpus->count(ev->cpu)) {
+            return;
+        }
+        if (ev->ts < since || ev->ts >= until) {
+            return;
+        }
+        if (opt.probes && ev->type == EventType::Function && !opt.probes->count(ev->probe_id)) {
+            return;
+        }
+        formatter->format(*ev, out.buffer());
+        out.commit();
+    });
+    out.flush();
+
+    if (!opt.quiet && file.has_stats()) {
+        std::vector<ProbeSummary> probes;
+        for (const auto& p : file.probes()) {
+            probes.push_back(ProbeSummary{p.id, p.stats, p.description});
+        }
+        std::string text;
+        for (const auto& line : summary_lines(file.session_stats(), probes)) {
+            text += line;
+            text += '\n';
+        }
+        OutputWriter err(STDERR_FILENO);
+        err.append(text);
+        err.flush();
+    }
+    if (file.truncated()) {
+        throw_runtime(opt.file + " is truncated (" + file.truncation() +
+                      "): the events up to there were printed; was the recording interrupted?");
+    }
+    return 0;
+}
+
+} // namespace fhook::cli

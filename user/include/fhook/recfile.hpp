@@ -1,0 +1,155 @@
+// fhook record files: `fhook record` writes them, `fhook report` reads them.
+// The format is described in docs/file-format.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include <fhook_abi.h>
+
+#include <fhook/fd.hpp>
+#include <fhook/session.hpp>
+
+namespace fhook {
+
+class Ksyms;
+
+inline constexpr char kRecMagic[8] = {'F', 'H', 'O', 'O', 'K', 'R', 'E', 'C'};
+inline constexpr std::uint32_t kRecFormatVersion = 1;
+
+// The file header, little-endian, at offset 0.
+struct RecFileHeader {
+    char magic[8];               // "FHOOKREC"
+    std::uint32_t version;       // kRecFormatVersion
+    std::uint32_t header_size;   // sizeof(RecFileHeader) = 64
+    std::uint32_t abi_version;   // FHOOK_ABI_VERSION of the records
+    std::uint32_t nr_cpus;       // rings of the recording session
+    std::uint64_t start_mono_ns; // CLOCK_MONOTONIC when recording started
+    std::uint64_t start_real_ns; // CLOCK_REALTIME at the same moment
+    std::uint32_t clock;         // 1 = CLOCK_MONOTONIC (record timestamps)
+    std::uint32_t flags;         // 0
+    std::uint64_t reserved[2];   // 0
+};
+static_assert(sizeof(RecFileHeader) == 64);
+
+// Every chunk: this header, `size` payload bytes, zero padding to 8.
+struct RecChunkHeader {
+    std::uint32_t type;  // RecChunk
+    std::uint32_t flags; // 0
+    std::uint64_t size;  // payload bytes, without the padding
+};
+static_assert(sizeof(RecChunkHeader) == 16);
+
+enum class RecChunk : std::uint32_t {
+    Info = 1,    // "key=value\n" text: fhook_version, kernel_release, command
+    Probes = 2,  // "ID<TAB>SPECS\n" text
+    Records = 3, // ring records (struct fhook_rec ...), each padded to 8
+    Ksyms = 4,   // kallsyms lines for the symbols of every address seen
+    Stats = 5,   // RecStats, then per-CPU fhook_cpu_stats, per probe
+    End = 6,     // empty; the last chunk of a complete file
+};
+
+// Stats payload: u32 nr_cpus, u32 nr_probes, then for the session and then
+// for each probe: u32 id, u32 0, fhook_cpu_stats total, fhook_cpu_stats
+// per_cpu[nr_cpus] (the session's id is FHOOK_STATS_SESSION).
+
+struct RecordedProbe {
+    std::uint32_t id = 0;
+    std::string description;
+    Stats stats;
+};
+
+// Writes a record file with large sequential writes.  The records and the
+// addresses they mention are buffered; finish() writes the symbols, stats
+// and the End chunk.  Without finish() (a crash) the file has no End
+// chunk, which `report` reports as truncated after printing what it has.
+class RecordWriter {
+public:
+    struct Info {
+        std::uint32_t nr_cpus = 0;
+        std::string kernel_release;
+        std::string command;
+        std::vector<std::pair<std::uint32_t, std::string>> probes;
+    };
+    // Takes over `fd`; writes the header, Info and Probes chunks at once.
+    RecordWriter(UniqueFd fd, std::string path, const Info& info,
+                 std::size_t chunk_bytes = std::size_t{1} << 20);
+    RecordWriter(const RecordWriter&) = delete;
+    RecordWriter& operator=(const RecordWriter&) = delete;
+
+    // Buffers one record (rec->size bytes, padded to 8).
+    void add(const fhook_rec* rec);
+    // Writes the buffered records as one Records chunk.
+    void flush();
+    // Flushes, then Ksyms (the symbols of every address seen, from
+    // `ksyms`), Stats and End; fsyncs and closes.
+    void finish(const Ksyms& ksyms, const Stats& session, const std::vector<RecordedProbe>& probes);
+
+    std::uint64_t bytes_written() const noexcept { return written_; }
+    std::uint64_t records() const noexcept { return records_; }
+
+private:
+    void write_chunk(RecChunk type, std::string_view payload);
+    void write_all(const void* data, std::size_t len);
+
+    UniqueFd fd_;
+    std::string path_;
+    std::size_t chunk_bytes_;
+    std::string buf_;
+    std::unordered_set<std::uint64_t> addrs_;
+    std::uint64_t written_ = 0;
+    std::uint64_t records_ = 0;
+};
+
+// A record file read into memory and validated chunk by chunk.
+class RecordFile {
+public:
+    // Maps and validates `path`.  A file that is not a record file, of
+    // another format version, or whose chunks run past its end throws a
+    // Runtime Error naming the file and the offset.  A file that ends
+    // without an End chunk (cut short) is accepted with truncated() true;
+    // its complete records up to the cut are readable.
+    static RecordFile open(const std::string& path);
+    // The same over bytes in memory (tests, fuzzing); `data` must outlive
+    // the object and be 8-byte aligned.
+    static RecordFile parse(const std::byte* data, std::size_t size, std::string name);
+
+    const RecFileHeader& header() const noexcept { return header_; }
+    const std::string& info(std::string_view key) const;
+    const std::vector<RecordedProbe>& probes() const noexcept { return probes_; }
+    const Stats& session_stats() const noexcept { return session_; }
+    bool has_stats() const noexcept { return has_stats_; }
+    bool truncated() const noexcept { return truncated_; }
+    const std::string& truncation() const noexcept { return truncation_; }
+    // The kallsyms-format text of the Ksyms chunk ("" if none).
+    std::string_view ksyms_text() const noexcept { return ksyms_; }
+
+    // Calls `callback` for every record in file order.  Throws a Runtime
+    // Error (file name, offset) at the first malformed record.
+    void for_each_record(const std::function<void(const fhook_rec*)>& callback) const;
+
+private:
+    std::string name_;
+    Mapping map_;
+    RecFileHeader header_{};
+    std::vector<std::pair<std::string, std::string>> info_;
+    std::vector<RecordedProbe> probes_;
+    Stats session_;
+    bool has_stats_ = false;
+    bool truncated_ = false;
+    std::string truncation_;
+    std::string_view ksyms_;
+    struct RecordsChunk {
+        std::uint64_t file_off = 0; // of the payload
+        std::basic_string_view<std::byte> payload;
+        bool partial = false; // cut short by the end of the file
+    };
+    std::vector<RecordsChunk> records_;
+};
+
+} // namespace fhook

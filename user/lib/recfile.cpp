@@ -1,0 +1,454 @@
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+#include <fhook/error.hpp>
+#include <fhook/ksyms.hpp>
+#include <fhook/recfile.hpp>
+
+namespace fhook {
+
+namespace {
+
+constexpr std::uint64_t align8(std::uint64_t v) {
+    return (v + 7) & ~std::uint64_t{7};
+}
+
+std::uint64_t clock_ns(clockid_t id) {
+    timespec ts{};
+    ::clock_gettime(id, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ULL +
+           static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+std::string hex_offset(std::uint64_t off) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "0x%" PRIx64, off);
+    return buf;
+}
+
+// Checks the size of one record at `off` (relative to the chunk payload of
+// `len` bytes); returns its padded size.
+std::uint64_t checked_record_size(const fhook_rec* rec, std::uint64_t off, std::uint64_t len,
+                                  const std::string& name, std::uint64_t file_off) {
+    if (len - off < sizeof(fhook_rec)) {
+        throw_runtime(name + ": record at offset " + hex_offset(file_off) +
+                      " is cut short: the file is corrupt");
+    }
+    const std::uint64_t size = rec->size;
+    std::uint64_t need = sizeof(fhook_rec);
+    if (rec->type == FHOOK_REC_FUNC) {
+        need = sizeof(fhook_rec_func);
+    } else if (rec->type == FHOOK_REC_LOST) {
+        need = sizeof(fhook_rec_lost);
+    }
+    if (size < need || align8(size) > len - off) {
+        throw_runtime(name + ": record at offset " + hex_offset(file_off) + " has a bad size (" +
+                      std::to_string(size) + "): the file is corrupt");
+    }
+    return align8(size);
+}
+
+void put_stats(std::string& out, std::uint32_t id, const Stats& st, std::uint32_t nr_cpus) {
+    const std::uint32_t head[2] = {id, 0};
+    out.append(reinterpret_cast<const char*>(head), sizeof(head));
+    auto put = [&out](const CpuStats& c) {
+        const fhook_cpu_stats raw{c.hits, c.written, c.lost, c.missed};
+        out.append(reinterpret_cast<const char*>(&raw), sizeof(raw));
+    };
+    put(st.total);
+    for (std::uint32_t cpu = 0; cpu < nr_cpus; cpu++) {
+        put(cpu < st.per_cpu.size() ? st.per_cpu[cpu] : CpuStats{});
+    }
+}
+
+} // namespace
+
+// ------------------------------------------------------------------ writer
+
+RecordWriter::RecordWriter(UniqueFd fd, std::string path, const Info& info, std::size_t chunk_bytes)
+    : fd_(std::move(fd)), path_(std::move(path)), chunk_bytes_(chunk_bytes) {
+    buf_.reserve(chunk_bytes_ + 4096);
+    RecFileHeader h{};
+    std::memcpy(h.magic, kRecMagic, sizeof(h.magic));
+    h.version = kRecFormatVersion;
+    h.header_size = sizeof(h);
+    h.abi_version = FHOOK_ABI_VERSION;
+    h.nr_cpus = info.nr_cpus;
+    h.start_mono_ns = clock_ns(CLOCK_MONOTONIC);
+    h.start_real_ns = clock_ns(CLOCK_REALTIME);
+    h.clock = 1;
+    write_all(&h, sizeof(h));
+    std::string text = "fhook_version=" FHOOK_VERSION "\n";
+    text += "kernel_release=" + info.kernel_release + "\n";
+    text += "command=" + info.command + "\n";
+    write_chunk(RecChunk::Info, text);
+    text.clear();
+    for (const auto& [id, spec] : info.probes) {
+        text += std::to_string(id) + "\t" + spec + "\n";
+    }
+    write_chunk(RecChunk::Probes, text);
+}
+
+void RecordWriter::add(const fhook_rec* rec) {
+    const std::size_t size = rec->size;
+    buf_.append(reinterpret_cast<const char*>(rec), size);
+    buf_.append(align8(size) - size, '\0');
+    records_++;
+    if (rec->type == FHOOK_REC_FUNC && size >= sizeof(fhook_rec_func)) {
+        const auto* f = reinterpret_cast<const fhook_rec_func*>(rec);
+        addrs_.insert(f->ip);
+        addrs_.insert(f->parent_ip);
+    }
+    if (buf_.size() >= chunk_bytes_) {
+        flush();
+    }
+}
+
+void RecordWriter::flush() {
+    if (buf_.empty()) {
+        return;
+    }
+    write_chunk(RecChunk::Records, buf_);
+    buf_.clear();
+}
+
+void RecordWriter::finish(const Ksyms& ksyms, const Stats& session,
+                          const std::vector<RecordedProbe>& probes) {
+    flush();
+    // The symbol containing each address seen: enough for report to name
+    // every address exactly as the live trace did (docs/file-format.md).
+    std::map<std::uint64_t, std::string> syms;
+    for (std::uint64_t addr : addrs_) {
+        if (auto ref = ksyms.lookup(addr)) {
+            const std::uint64_t start = addr - ref->offset;
+            if (!syms.count(start)) {
+                std::string line(ref->name);
+                if (!ref->module.empty()) {
+                    line += "\t[";
+                    line += ref->module;
+                    line += "]";
+                }
+                syms.emplace(start, std::move(line));
+            }
+        }
+    }
+    std::string text;
+    char buf[32];
+    for (const auto& [start, rest] : syms) {
+        std::snprintf(buf, sizeof(buf), "%016" PRIx64 " t ", start);
+        text += buf;
+        text += rest;
+        text += '\n';
+    }
+    write_chunk(RecChunk::Ksyms, text);
+
+    const auto nr_cpus = static_cast<std::uint32_t>(session.per_cpu.size());
+    text.clear();
+    const std::uint32_t counts[2] = {nr_cpus, static_cast<std::uint32_t>(probes.size())};
+    text.append(reinterpret_cast<const char*>(counts), sizeof(counts));
+    put_stats(text, FHOOK_STATS_SESSION, session, nr_cpus);
+    for (const auto& p : probes) {
+        put_stats(text, p.id, p.stats, nr_cpus);
+    }
+    write_chunk(RecChunk::Stats, text);
+    write_chunk(RecChunk::End, {});
+    if (::fsync(fd_.get()) < 0 && errno != EINVAL && errno != EROFS) {
+        int err = errno;
+        throw_runtime("cannot write '" + path_ + "': " + errno_text(err), err);
+    }
+    fd_.reset();
+}
+
+void RecordWriter::write_chunk(RecChunk type, std::string_view payload) {
+    const RecChunkHeader ch{static_cast<std::uint32_t>(type), 0, payload.size()};
+    static const char zeros[8] = {};
+    iovec iov[3] = {
+        {const_cast<RecChunkHeader*>(&ch), sizeof(ch)},
+        {const_cast<char*>(payload.data()), payload.size()},
+        {const_cast<char*>(zeros), align8(payload.size()) - payload.size()},
+    };
+    std::size_t total = sizeof(ch) + align8(payload.size());
+    // one writev per chunk; partial writes (a full disk, a pipe) go on
+    std::size_t done = 0;
+    int idx = 0;
+    while (done < total) {
+        ssize_t n = ::writev(fd_.get(), iov + idx, 3 - idx);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            int err = errno;
+            throw_runtime("cannot write '" + path_ + "': " + errno_text(err), err);
+        }
+        done += static_cast<std::size_t>(n);
+        auto left = static_cast<std::size_t>(n);
+        while (idx < 3 && left >= iov[idx].iov_len) {
+            left -= iov[idx].iov_len;
+            idx++;
+        }
+        if (idx < 3) {
+            iov[idx].iov_base = static_cast<char*>(iov[idx].iov_base) + left;
+            iov[idx].iov_len -= left;
+        }
+    }
+    written_ += total;
+}
+
+void RecordWriter::write_all(const void* data, std::size_t len) {
+    const char* p = static_cast<const char*>(data);
+    while (len > 0) {
+        ssize_t n = ::write(fd_.get(), p, len);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            int err = errno;
+            throw_runtime("cannot write '" + path_ + "': " + errno_text(err), err);
+        }
+        p += n;
+        len -= static_cast<std::size_t>(n);
+        written_ += static_cast<std::uint64_t>(n);
+    }
+}
+
+// ------------------------------------------------------------------ reader
+
+RecordFile RecordFile::open(const std::string& path) {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) {
+        int err = errno;
+        throw_runtime("cannot open '" + path + "': " + errno_text(err), err);
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) < 0) {
+        int err = errno;
+        throw_runtime("cannot stat '" + path + "': " + errno_text(err), err);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        throw_runtime("'" + path + "' is not a regular file: give a file written by fhook record");
+    }
+    const auto size = static_cast<std::size_t>(st.st_size);
+    if (size == 0) {
+        throw_runtime("'" + path + "' is empty: not an fhook record file");
+    }
+    void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+    if (addr == MAP_FAILED) {
+        int err = errno;
+        throw_runtime("cannot map '" + path + "': " + errno_text(err), err);
+    }
+    Mapping map(addr, size);
+    RecordFile f = parse(static_cast<const std::byte*>(addr), size, path);
+    f.map_ = std::move(map);
+    return f;
+}
+
+RecordFile RecordFile::parse(const std::byte* data, std::size_t size, std::string name) {
+    RecordFile f;
+    f.name_ = std::move(name);
+    const std::string& n = f.name_;
+    if (size < sizeof(RecFileHeader) || std::memcmp(data, kRecMagic, sizeof(kRecMagic)) != 0) {
+        throw_runtime(n + ": not an fhook record file (no FHOOKREC header)");
+    }
+    std::memcpy(&f.header_, data, sizeof(f.header_));
+    if (f.header_.version != kRecFormatVersion) {
+        throw_runtime(n + ": record file format version " + std::to_string(f.header_.version) +
+                      ", this fhook reads version " + std::to_string(kRecFormatVersion) +
+                      ": use a matching fhook");
+    }
+    if (f.header_.header_size < sizeof(RecFileHeader) || f.header_.header_size > size ||
+        f.header_.header_size % 8 != 0) {
+        throw_runtime(n + ": bad header size " + std::to_string(f.header_.header_size) +
+                      ": the file is corrupt");
+    }
+    if (f.header_.nr_cpus == 0 || f.header_.nr_cpus > 65536) {
+        throw_runtime(n + ": bad CPU count " + std::to_string(f.header_.nr_cpus) +
+                      ": the file is corrupt");
+    }
+    std::uint64_t off = f.header_.header_size;
+    bool ended = false;
+    while (off < size) {
+        if (size - off < sizeof(RecChunkHeader)) {
+            f.truncated_ = true;
+            f.truncation_ = "chunk header cut short at offset " + hex_offset(off);
+            break;
+        }
+        RecChunkHeader ch;
+        std::memcpy(&ch, data + off, sizeof(ch));
+        const std::uint64_t payload_off = off + sizeof(ch);
+        if (ch.size > size - payload_off) {
+            // the complete records of a Records chunk cut short still count
+            if (ch.type == static_cast<std::uint32_t>(RecChunk::Records) && payload_off % 8 == 0) {
+                f.records_.push_back(
+                    {payload_off,
+                     std::basic_string_view<std::byte>(data + payload_off, size - payload_off),
+                     true});
+            }
+            f.truncated_ = true;
+            f.truncation_ = "chunk at offset " + hex_offset(off) + " (" + std::to_string(ch.size) +
+                            " bytes) runs past the end of the file";
+            break;
+        }
+        const auto* payload = data + payload_off;
+        const std::string_view text(reinterpret_cast<const char*>(payload), ch.size);
+        switch (static_cast<RecChunk>(ch.type)) {
+        case RecChunk::Info: {
+            std::size_t pos = 0;
+            while (pos < text.size()) {
+                std::size_t nl = text.find('\n', pos);
+                std::string_view line = text.substr(pos, nl == text.npos ? text.npos : nl - pos);
+                std::size_t eq = line.find('=');
+                if (eq != line.npos) {
+                    f.info_.emplace_back(std::string(line.substr(0, eq)),
+                                         std::string(line.substr(eq + 1)));
+                }
+                if (nl == text.npos) {
+                    break;
+                }
+                pos = nl + 1;
+            }
+            break;
+        }
+        case RecChunk::Probes: {
+            std::size_t pos = 0;
+            while (pos < text.size()) {
+                std::size_t nl = text.find('\n', pos);
+                std::string_view line = text.substr(pos, nl == text.npos ? text.npos : nl - pos);
+                std::size_t tab = line.find('\t');
+                RecordedProbe p;
+                std::uint64_t id = 0;
+                bool ok = tab != line.npos && tab > 0 && tab <= 10;
+                for (std::size_t i = 0; ok && i < tab; i++) {
+                    ok = line[i] >= '0' && line[i] <= '9';
+                    id = id * 10 + static_cast<std::uint64_t>(line[i] - '0');
+                }
+                if (!ok || id > 0xffffffffULL) {
+                    throw_runtime(n + ": bad probe line in the chunk at offset " + hex_offset(off) +
+                                  ": the file is corrupt");
+                }
+                p.id = static_cast<std::uint32_t>(id);
+                p.description = std::string(line.substr(tab + 1));
+                f.probes_.push_back(std::move(p));
+                if (nl == text.npos) {
+                    break;
+                }
+                pos = nl + 1;
+            }
+            break;
+        }
+        case RecChunk::Records:
+            if (payload_off % 8 != 0) {
+                throw_runtime(n + ": misaligned records chunk at offset " + hex_offset(off) +
+                              ": the file is corrupt");
+            }
+            f.records_.push_back(
+                {payload_off, std::basic_string_view<std::byte>(payload, ch.size), false});
+            break;
+        case RecChunk::Ksyms:
+            f.ksyms_ = text;
+            break;
+        case RecChunk::Stats: {
+            std::uint32_t counts[2];
+            if (ch.size < sizeof(counts)) {
+                throw_runtime(n + ": stats chunk too short: the file is corrupt");
+            }
+            std::memcpy(counts, payload, sizeof(counts));
+            const std::uint64_t per = 8 + sizeof(fhook_cpu_stats) * (1ULL + counts[0]);
+            if (counts[0] > 65536 || counts[1] > 65536 ||
+                ch.size != sizeof(counts) + per * (1ULL + counts[1])) {
+                throw_runtime(n + ": stats chunk of the wrong size: the file is corrupt");
+            }
+            const std::byte* p = payload + sizeof(counts);
+            auto get = [&](Stats& st) -> std::uint32_t {
+                std::uint32_t head[2];
+                std::memcpy(head, p, sizeof(head));
+                p += sizeof(head);
+                auto one = [&]() {
+                    fhook_cpu_stats raw;
+                    std::memcpy(&raw, p, sizeof(raw));
+                    p += sizeof(raw);
+                    return CpuStats{raw.hits, raw.written, raw.lost, raw.missed};
+                };
+                st.total = one();
+                st.per_cpu.clear();
+                for (std::uint32_t c = 0; c < counts[0]; c++) {
+                    st.per_cpu.push_back(one());
+                }
+                return head[0];
+            };
+            get(f.session_);
+            for (std::uint32_t i = 0; i < counts[1]; i++) {
+                Stats st;
+                std::uint32_t id = get(st);
+                auto it = std::find_if(f.probes_.begin(), f.probes_.end(),
+                                       [id](const RecordedProbe& rp) { return rp.id == id; });
+                if (it != f.probes_.end()) {
+                    it->stats = std::move(st);
+                }
+            }
+            f.has_stats_ = true;
+            break;
+        }
+        case RecChunk::End:
+            ended = true;
+            break;
+        default:
+            break; // a newer chunk type: skipped
+        }
+        if (ended) {
+            break;
+        }
+        const std::uint64_t next = payload_off + align8(ch.size);
+        if (next > size) { // the padding of the last chunk is missing
+            f.truncated_ = true;
+            f.truncation_ = "the file ends inside the padding at offset " + hex_offset(off);
+            break;
+        }
+        off = next;
+    }
+    if (!ended && !f.truncated_) {
+        f.truncated_ = true;
+        f.truncation_ = "no end marker after offset " + hex_offset(off);
+    }
+    return f;
+}
+
+const std::string& RecordFile::info(std::string_view key) const {
+    static const std::string empty;
+    for (const auto& [k, v] : info_) {
+        if (k == key) {
+            return v;
+        }
+    }
+    return empty;
+}
+
+void RecordFile::for_each_record(const std::function<void(const fhook_rec*)>& callback) const {
+    for (const auto& chunk : records_) {
+        std::uint64_t off = 0;
+        const std::uint64_t len = chunk.payload.size();
+        while (off < len) {
+            const auto* rec = reinterpret_cast<const fhook_rec*>(chunk.payload.data() + off);
+            // a chunk cut by the end of the file ends at its last whole record
+            if (chunk.partial && (len - off < sizeof(fhook_rec) || align8(rec->size) > len - off)) {
+                break;
+            }
+            const std::uint64_t step =
+                checked_record_size(rec, off, len, name_, chunk.file_off + off);
+            callback(rec);
+            off += step;
+        }
+    }
+}
+
+} // namespace fhook

@@ -1,0 +1,352 @@
+// Record files (fhook record / report) and the NDJSON formatter.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <fhook/error.hpp>
+#include <fhook/event.hpp>
+#include <fhook/fd.hpp>
+#include <fhook/format.hpp>
+#include <fhook/ksyms.hpp>
+#include <fhook/recfile.hpp>
+
+#include "records.hpp"
+
+namespace fhook {
+namespace {
+
+const char* const kKallsyms = "ffffffff812a0000 T vfs_read\n"
+                              "ffffffff812a0400 t ksys_read\n"
+                              "ffffffff812b0000 T vfs_write\n"
+                              "ffffffff812b0800 t ksys_write\n"
+                              "ffffffff81400000 T unrelated_function\n"
+                              "ffffffffc0100000 t loop_queue_rq\t[loop]\n"
+                              "ffffffffc0100200 t lo_rw_aio\t[loop]\n";
+
+// A temporary file that disappears with the test.
+class TempFile {
+public:
+    TempFile() {
+        char tmpl[] = "/tmp/fhook-recfile-XXXXXX";
+        fd_.reset(::mkstemp(tmpl));
+        path_ = tmpl;
+    }
+    ~TempFile() { ::unlink(path_.c_str()); }
+    const std::string& path() const { return path_; }
+    UniqueFd take() { return std::move(fd_); }
+    std::string contents() const {
+        std::ifstream in(path_, std::ios::binary);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    }
+    void write(const std::string& bytes) const {
+        std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+        out << bytes;
+    }
+
+private:
+    UniqueFd fd_;
+    std::string path_;
+};
+
+// Records of a small session on 2 CPUs: function events and a LOST record.
+std::vector<std::vector<std::byte>> sample_records() {
+    std::vector<std::vector<std::byte>> recs;
+    auto push = [&recs](const auto& r) {
+        std::vector<std::byte> b(sizeof(r));
+        std::memcpy(b.data(), &r, sizeof(r));
+        recs.push_back(std::move(b));
+    };
+    push(test::func_rec(2431445000, 1, 0xffffffff812a0000, 0xffffffff812a0433, 94, "cat"));
+    push(test::func_rec(2431446000, 0, 0xffffffff812b0000, 0xffffffff812b0821, 95, "sh\"x\\"));
+    fhook_rec_lost lost;
+    std::memset(&lost, 0, sizeof(lost));
+    lost.hdr = test::header(FHOOK_REC_LOST, sizeof(lost), 2431447000, 1);
+    lost.lost = 1234;
+    push(lost);
+    // an address in a module, a parent without a symbol near it
+    push(test::func_rec(2431448000, 1, 0xffffffffc0100210, 0x1234, 96, "kworker/1:0"));
+    return recs;
+}
+
+std::string format_all(const std::vector<std::vector<std::byte>>& recs, const Ksyms& ksyms,
+                       bool json) {
+    TextFormatter text(ksyms);
+    JsonFormatter js(ksyms);
+    std::string out;
+    for (const auto& r : recs) {
+        auto ev = decode(reinterpret_cast<const fhook_rec*>(r.data()));
+        if (json) {
+            js.format(*ev, out);
+        } else {
+            text.format(*ev, out);
+        }
+    }
+    return out;
+}
+
+Stats two_cpu_stats() {
+    Stats st;
+    st.per_cpu = {CpuStats{10, 8, 2, 0}, CpuStats{5, 5, 0, 1}};
+    st.total = CpuStats{15, 13, 2, 1};
+    return st;
+}
+
+// Writes the sample into `file` (chunks of `chunk` bytes) and returns it.
+void write_sample(TempFile& file, std::size_t chunk = 1 << 20, bool finish = true) {
+    const Ksyms live = Ksyms::parse(std::string_view(kKallsyms));
+    RecordWriter::Info info;
+    info.nr_cpus = 2;
+    info.kernel_release = "6.1.0-test";
+    info.command = "fhook record -o x vfs_read";
+    info.probes = {{1, "vfs_read vfs_write"}};
+    RecordWriter w(file.take(), file.path(), info, chunk);
+    for (const auto& r : sample_records()) {
+        w.add(reinterpret_cast<const fhook_rec*>(r.data()));
+    }
+    if (finish) {
+        w.finish(live, two_cpu_stats(), {RecordedProbe{1, "vfs_read vfs_write", two_cpu_stats()}});
+    } else {
+        w.flush();
+    }
+}
+
+std::string report_text(const RecordFile& f, bool json) {
+    const Ksyms ksyms = Ksyms::parse(f.ksyms_text());
+    TextFormatter text(ksyms);
+    JsonFormatter js(ksyms);
+    std::string out;
+    f.for_each_record([&](const fhook_rec* rec) {
+        auto ev = decode(rec);
+        if (json) {
+            js.format(*ev, out);
+        } else {
+            text.format(*ev, out);
+        }
+    });
+    return out;
+}
+
+TEST(RecordFile, ReportPrintsExactlyWhatTraceWouldHave) {
+    for (std::size_t chunk : {std::size_t{1} << 20, std::size_t{64}}) {
+        TempFile file;
+        write_sample(file, chunk);
+        const RecordFile f = RecordFile::open(file.path());
+        EXPECT_FALSE(f.truncated()) << f.truncation();
+        const Ksyms live = Ksyms::parse(std::string_view(kKallsyms));
+        EXPECT_EQ(report_text(f, false), format_all(sample_records(), live, false));
+        EXPECT_EQ(report_text(f, true), format_all(sample_records(), live, true));
+        // the symbols are a subset: only those of addresses seen
+        EXPECT_NE(f.ksyms_text().find("vfs_read"), std::string_view::npos);
+        EXPECT_NE(f.ksyms_text().find("lo_rw_aio\t[loop]"), std::string_view::npos)
+            << f.ksyms_text();
+        EXPECT_EQ(f.ksyms_text().find("unrelated_function"), std::string_view::npos);
+    }
+}
+
+TEST(RecordFile, HeaderInfoProbesAndStatsRoundTrip) {
+    TempFile file;
+    write_sample(file);
+    const RecordFile f = RecordFile::open(file.path());
+    EXPECT_EQ(f.header().nr_cpus, 2u);
+    EXPECT_EQ(f.header().abi_version, static_cast<std::uint32_t>(FHOOK_ABI_VERSION));
+    EXPECT_EQ(f.header().clock, 1u);
+    EXPECT_GT(f.header().start_real_ns, f.header().start_mono_ns);
+    EXPECT_EQ(f.info("kernel_release"), "6.1.0-test");
+    EXPECT_EQ(f.info("command"), "fhook record -o x vfs_read");
+    EXPECT_FALSE(f.info("fhook_version").empty());
+    ASSERT_EQ(f.probes().size(), 1u);
+    EXPECT_EQ(f.probes()[0].id, 1u);
+    EXPECT_EQ(f.probes()[0].description, "vfs_read vfs_write");
+    ASSERT_TRUE(f.has_stats());
+    EXPECT_EQ(f.session_stats().total.hits, 15u);
+    EXPECT_EQ(f.session_stats().total.lost, 2u);
+    ASSERT_EQ(f.session_stats().per_cpu.size(), 2u);
+    EXPECT_EQ(f.session_stats().per_cpu[1].missed, 1u);
+    EXPECT_EQ(f.probes()[0].stats.total.written, 13u);
+}
+
+TEST(RecordFile, WithoutEndIsTruncatedButReadable) {
+    TempFile file;
+    write_sample(file, 1 << 20, false);
+    const RecordFile f = RecordFile::open(file.path());
+    EXPECT_TRUE(f.truncated());
+    EXPECT_NE(f.truncation().find("no end marker"), std::string::npos);
+    std::size_t n = 0;
+    f.for_each_record([&n](const fhook_rec*) { n++; });
+    EXPECT_EQ(n, 4u);
+}
+
+TEST(RecordFile, CutInsideRecordsKeepsTheWholeOnes) {
+    TempFile file;
+    write_sample(file); // one Records chunk with all four records
+    const std::string bytes = file.contents();
+    const std::size_t first = bytes.find("cat") - offsetof(fhook_rec, comm);
+    TempFile cut;
+    cut.write(bytes.substr(0, first + 2 * sizeof(fhook_rec_func) + 10));
+    const RecordFile f = RecordFile::open(cut.path());
+    EXPECT_TRUE(f.truncated());
+    std::vector<std::uint64_t> ts;
+    f.for_each_record([&ts](const fhook_rec* rec) { ts.push_back(rec->ts); });
+    EXPECT_EQ(ts, (std::vector<std::uint64_t>{2431445000, 2431446000}));
+}
+
+TEST(RecordFile, CutAnywhereNeverCrashes) {
+    TempFile file;
+    write_sample(file, 64);
+    const std::string bytes = file.contents();
+    for (std::size_t len = 0; len < bytes.size(); len++) {
+        TempFile cut;
+        cut.write(bytes.substr(0, len));
+        try {
+            const RecordFile f = RecordFile::open(cut.path());
+            EXPECT_TRUE(f.truncated()) << "cut at " << len;
+            f.for_each_record([](const fhook_rec* rec) { (void)decode(rec); });
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::Runtime);
+            EXPECT_NE(std::string(e.what()).find(cut.path()), std::string::npos) << e.what();
+        }
+    }
+}
+
+TEST(RecordFile, ClearErrors) {
+    TempFile file;
+    file.write("not a record file at all, just text that is long enough to have a header....");
+    try {
+        (void)RecordFile::open(file.path());
+        FAIL() << "accepted garbage";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("not an fhook record file"), std::string::npos);
+    }
+    TempFile good;
+    write_sample(good);
+    std::string bytes = good.contents();
+    bytes[8] = 9; // format version 9
+    file.write(bytes);
+    try {
+        (void)RecordFile::open(file.path());
+        FAIL() << "accepted version 9";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("format version 9"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW((void)RecordFile::open("/nonexistent/fhook.rec"), Error);
+}
+
+TEST(RecordFile, CorruptRecordSizeIsAnErrorWithOffset) {
+    TempFile file;
+    write_sample(file);
+    std::string bytes = file.contents();
+    // the first Records chunk follows header, Info and Probes chunks
+    const std::size_t pos = bytes.find("cat");
+    ASSERT_NE(pos, std::string::npos);
+    const std::size_t rec = pos - offsetof(fhook_rec, comm);
+    bytes[rec] = 8; // size 8 < the header
+    bytes[rec + 1] = 0;
+    file.write(bytes);
+    const RecordFile f = RecordFile::open(file.path());
+    try {
+        f.for_each_record([](const fhook_rec*) {});
+        FAIL() << "accepted a record of size 8";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("bad size (8)"), std::string::npos) << e.what();
+    }
+}
+
+// A bounded random mutator over a valid file (FHOOK_FUZZ_SECONDS, default
+// 2): every mutation must be rejected with an Error or read cleanly.
+TEST(RecordFile, RandomMutationsNeverCrash) {
+    TempFile file;
+    write_sample(file, 64);
+    const std::string base = file.contents();
+    const char* env = std::getenv("FHOOK_FUZZ_SECONDS");
+    const double seconds = env ? std::atof(env) : 2.0;
+    std::mt19937_64 rng(12345);
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    std::size_t runs = 0, rejected = 0;
+    // aligned scratch, as the mmap of a file would be
+    std::vector<std::uint64_t> buf((base.size() + 4096) / 8 + 1);
+    while (std::chrono::steady_clock::now() < end) {
+        std::string m = base;
+        const int nmut = 1 + static_cast<int>(rng() % 4);
+        for (int i = 0; i < nmut; i++) {
+            switch (rng() % 4) {
+            case 0:
+                m[rng() % m.size()] = static_cast<char>(rng());
+                break;
+            case 1: { // a 32-bit value somewhere, aligned
+                if (m.size() < 4) {
+                    break;
+                }
+                std::size_t at = (rng() % (m.size() / 4)) * 4;
+                const std::uint32_t v = rng() % 2 ? static_cast<std::uint32_t>(rng())
+                                                  : static_cast<std::uint32_t>(rng() % 256);
+                std::memcpy(&m[at], &v, 4);
+                break;
+            }
+            case 2:
+                m.resize(rng() % m.size());
+                break;
+            default:
+                m.insert(rng() % m.size(), std::string(1 + rng() % 16, static_cast<char>(rng())));
+                break;
+            }
+            if (m.empty()) {
+                m = "x";
+            }
+        }
+        std::memcpy(buf.data(), m.data(), m.size());
+        try {
+            const RecordFile f =
+                RecordFile::parse(reinterpret_cast<const std::byte*>(buf.data()), m.size(), "fuzz");
+            const Ksyms ksyms = Ksyms::parse(f.ksyms_text());
+            TextFormatter fmt(ksyms);
+            std::string out;
+            f.for_each_record([&](const fhook_rec* rec) {
+                if (auto ev = decode(rec)) {
+                    fmt.format(*ev, out);
+                }
+            });
+        } catch (const Error&) {
+            rejected++;
+        }
+        runs++;
+    }
+    std::printf("record file mutations: %zu runs in %.1f s, %zu rejected with an error\n", runs,
+                seconds, rejected);
+    EXPECT_GT(runs, 100u);
+}
+
+TEST(JsonFormatter, EscapesAndFields) {
+    const Ksyms ksyms = Ksyms::parse(std::string_view(kKallsyms));
+    const auto recs = sample_records();
+    const std::string out = format_all(recs, ksyms, true);
+    std::istringstream lines(out);
+    std::string l1, l2, l3, l4;
+    std::getline(lines, l1);
+    std::getline(lines, l2);
+    std::getline(lines, l3);
+    std::getline(lines, l4);
+    EXPECT_EQ(l1, "{\"type\":\"func\",\"ts\":2431445000,\"cpu\":1,\"pid\":94,\"tgid\":94,"
+                  "\"comm\":\"cat\",\"ctx\":\".....\",\"probe\":1,\"func\":\"vfs_read\","
+                  "\"ip\":\"0xffffffff812a0000\",\"parent\":\"ksys_read\","
+                  "\"parent_ip\":\"0xffffffff812a0433\"}");
+    EXPECT_NE(l2.find("\"comm\":\"sh\\\"x\\\\\""), std::string::npos) << l2;
+    EXPECT_EQ(l3, "{\"type\":\"lost\",\"ts\":2431447000,\"cpu\":1,\"lost\":1234}");
+    EXPECT_NE(l4.find("\"func\":\"lo_rw_aio\""), std::string::npos) << l4;
+    EXPECT_NE(l4.find("\"parent\":\"0x00001234\""), std::string::npos) << l4;
+
+    std::string s;
+    append_json_string(std::string("a\x01\xff\n\t"), s);
+    EXPECT_EQ(s, "\"a\\u0001\\u00ff\\n\\t\"");
+}
+
+} // namespace
+} // namespace fhook

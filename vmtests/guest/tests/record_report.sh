@@ -1,0 +1,63 @@
+# record_report: "fhook record" writes a file whose "fhook report" prints
+# the same events "fhook trace" prints (exact vfs_read count, checked
+# against tracefs), the same summary, NDJSON with one object per event,
+# filters (--cpu, --since/--until) that partition the events, and a clear
+# error for a truncated or foreign file.  Also "trace --format json".
+. /fhook/lib.sh
+
+N=500
+load_fhook
+run_fhook $D/r record -o $D/f.fhk 'vfs_read' -- fhook-workload read $N
+expect_eq "$RC" 0 "fhook record exit code"
+grep -q "^fhook: wrote [0-9]* records, [0-9]* bytes to $D/f.fhk" $D/r.err || fail "no 'wrote' line: $(tail -n 1 $D/r.err)"
+expect_eq "$(wc -c < $D/r.out)" 0 "record prints no events on stdout"
+run_fhook $D/p report $D/f.fhk
+expect_eq "$RC" 0 "fhook report exit code"
+n=$(count_func $D/p.out vfs_read)
+tracefs_ref $D/ref vfs_read 0 fhook-workload read $N
+expect_eq "$n" "$(count_func $D/ref vfs_read)" "report: vfs_read events vs tracefs"
+expect_eq "$(count_events $D/p.out)" "$n" "report: events other than vfs_read"
+# the summary comes from the file: the same lines record printed
+grep '^fhook: ' $D/r.err | grep -v '^fhook: wrote' > $D/r.sum
+grep '^fhook: ' $D/p.err > $D/p.sum
+cmp -s $D/r.sum $D/p.sum || fail "report's summary differs from record's: $(diff $D/r.sum $D/p.sum | head -n 4 | tr '\n' ' ')"
+summary $D/p
+expect_eq "$E" "$n" "summary events vs report lines"
+
+# NDJSON: one object per event, the same pids and functions
+run_fhook $D/j report --format json $D/f.fhk
+expect_eq "$RC" 0 "report --format json exit code"
+expect_eq "$(grep -c '^{"type":"func",' $D/j.out)" "$n" "json: func objects"
+expect_eq "$(grep -c -v '^{.*}$' $D/j.out)" 0 "json: lines that are not one object"
+expect_eq "$(grep -c '"func":"vfs_read"' $D/j.out)" "$n" "json: vfs_read objects"
+
+# filters partition the events: per CPU, and before/after a timestamp
+c0=$(fhook report -q --cpu 0 $D/f.fhk | wc -l)
+c1=$(fhook report -q --cpu 1 $D/f.fhk | wc -l)
+expect_eq "$((c0 + c1))" "$n" "report --cpu 0 + --cpu 1"
+mid=$(awk -v m=$((n / 2)) 'NR == m { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { sub(":", "", $i); print $i; exit } }' $D/p.out)
+[ -n "$mid" ] || fail "no timestamp in the report"
+a=$(fhook report -q --until "$mid" $D/f.fhk | wc -l)
+b=$(fhook report -q --since "$mid" $D/f.fhk | wc -l)
+expect_eq "$((a + b))" "$n" "report --until T + --since T"
+[ "$a" -gt 0 ] && [ "$b" -gt 0 ] || fail "--since/--until $mid did not split the events ($a, $b)"
+
+# a file cut in the middle: the events up to the cut, then a clear error
+size=$(wc -c < $D/f.fhk)
+head -c $((size / 2)) $D/f.fhk > $D/cut.fhk
+run_fhook $D/c report $D/cut.fhk
+expect_eq "$RC" 1 "report of a truncated file: exit code"
+grep -q 'truncated' $D/c.err || fail "no 'truncated' in: $(cat $D/c.err)"
+[ "$(count_events $D/c.out)" -gt 0 ] || fail "no events before the cut"
+# a file that is not a record file
+run_fhook $D/x report /proc/version
+expect_eq "$RC" 1 "report of /proc/version: exit code"
+expect_eq "$(wc -l < $D/x.err)" 1 "report of a foreign file: one error line"
+
+# trace --format json: live NDJSON
+run_fhook $D/t trace --format json vfs_read -- fhook-workload read 100
+expect_eq "$RC" 0 "trace --format json exit code"
+expect_eq "$(grep -c '"func":"vfs_read"' $D/t.out)" "$(count_func $D/ref vfs_read | awk -v n=$N '{ print $1 - n + 100 }')" "trace --format json: vfs_read objects"
+run_fhook $D/b trace --format xml vfs_read
+expect_eq "$RC" 2 "trace --format xml: usage error"
+pass "events=$n file=${size}B cpu0=$c0 cpu1=$c1 until=$a since=$b"
