@@ -1,0 +1,47 @@
+# cpu_hotplug: CPU 1 goes offline and online again 5 times while "fhook
+# trace vfs_read" streams a load pinned to CPU 1.  The accounting stays exact
+# (hits == events + lost, the LOST lines add up), events from CPU 1 keep
+# arriving after it came back, nothing bad is logged, and the probes detach.
+. /fhook/lib.sh
+
+ON=/sys/devices/system/cpu/cpu1/online
+[ -w $ON ] || skip "CPU 1 cannot be taken offline here"
+# CPU 1 comes back whatever happens, for the tests after this one
+trap 'echo 1 > $ON 2> /dev/null' EXIT
+load_fhook
+# one light load, pinned to CPU 1 (while CPU 1 is offline it runs on CPU 0)
+fhook-workload load 1000 1 &
+W=$!
+sleep 0.5
+fhook trace vfs_read -o $D/f.out > /dev/null 2> $D/f.err &
+F=$!
+wait_for 60 attached || fail "fhook never armed: $(cat $D/f.err)"
+sleep 1
+i=0
+while [ $i -lt 5 ]; do
+	i=$((i + 1))
+	echo 0 > $ON || fail "cannot take CPU 1 offline (round $i)"
+	sleep 0.5
+	echo 1 > $ON || fail "cannot bring CPU 1 online (round $i)"
+	# the load lost its affinity: a new one, pinned to CPU 1 again
+	kill $W
+	fhook-workload load 1000 1 &
+	W=$!
+	sleep 0.5
+done
+back=$(cut -d' ' -f1 /proc/uptime)
+sleep 1.5
+kill -TERM $F
+wait $F
+rc=$?
+kill $W 2> /dev/null
+expect_eq "$rc" 0 "fhook trace exit code after SIGTERM"
+sed 's/^/# /' $D/f.err
+summary $D/f
+expect_eq "$(count_events $D/f.out)" "$E" "event lines vs summary events"
+expect_eq "$(lost_sum $D/f.out)" "$L" "LOST lines vs summary lost"
+after=$(events $D/f.out | awk -v t="$back" '$2 == 1 { n++ } END { print n + 0 }')
+late=$(awk -v t="$back" '/\[001\]/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { sub(":", "", $i); if ($i + 0 > t + 0) n++ } } END { print n + 0 }' $D/f.out)
+[ "$late" -gt 0 ] || fail "no event from CPU 1 after it came back online at ${back}s"
+wait_for 10 detached || fail "ftrace ops still attached after fhook exited"
+pass "rounds=5 events=$E lost=$L cpu1_events=$after cpu1_after_online=$late"
