@@ -15,7 +15,7 @@ TARGETS  := $(BUILD)/kernels/targets
 KSRC     := $(wildcard $(TOP)/kmod/*.c $(TOP)/kmod/*.h) $(TOP)/kmod/Kbuild
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')
 
-.PHONY: all kmod user setup demo test test-host test-vm lint clean
+.PHONY: all kmod user setup demo test test-host test-vm lint clean bench-host
 
 all: kmod user
 	@echo "fhook built:"
@@ -55,6 +55,10 @@ demo:
 
 test-host: user
 	ctest --test-dir $(BUILD)/user --output-on-failure
+
+# Host throughput figures (docs/benchmarks.md); not a test.
+bench-host: user
+	$(BUILD)/user/fhook_bench_decode --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 
 test-vm: kmod user
 	bash $(TOP)/vmtests/run.sh

@@ -49,7 +49,7 @@ rel612=$(newest_612) || die "no Debian 6.12 kernel with headers and an unsigned 
 say "target kernels: $rel61 $rel612"
 
 pkgs=(build-essential cmake ninja-build pkg-config
-      libboost-program-options-dev libgtest-dev googletest
+      libboost-program-options-dev libgtest-dev googletest libbenchmark-dev
       qemu-system-x86 busybox-static cpio kmod xz-utils zstd
       clang-format perl linux-source-6.1
       "linux-headers-$rel61" "linux-headers-$rel612")

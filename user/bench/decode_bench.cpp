@@ -1,0 +1,139 @@
+// Host throughput of the userspace event path: a record file read back,
+// decoded, and formatted as text and as NDJSON.  Not a test: it prints
+// figures (docs/benchmarks.md).  Run: make bench-host
+#include <benchmark/benchmark.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <fhook/event.hpp>
+#include <fhook/format.hpp>
+#include <fhook/ksyms.hpp>
+#include <fhook/recfile.hpp>
+
+namespace {
+
+constexpr std::uint64_t kText = 0xffffffff81000000ULL;
+constexpr int kSymbols = 50000; // about a distribution kernel's text symbols
+constexpr int kEvents = 1 << 20;
+
+// A kallsyms table of kSymbols functions 512 bytes apart.
+std::string kallsyms_text() {
+    std::string text;
+    char line[96];
+    for (int i = 0; i < kSymbols; i++) {
+        std::snprintf(line, sizeof(line), "%016" PRIx64 " t function_number_%d\n",
+                      kText + static_cast<std::uint64_t>(i) * 512, i);
+        text += line;
+    }
+    return text;
+}
+
+// A record file image (no file system involved): header, one Records
+// chunk of kEvents function records on 2 CPUs, End.
+struct Image {
+    std::vector<std::uint64_t> words; // 8-byte aligned storage
+    std::size_t size = 0;
+};
+
+Image make_image() {
+    std::string bytes(sizeof(fhook::RecFileHeader), '\0');
+    fhook::RecFileHeader h{};
+    std::memcpy(h.magic, fhook::kRecMagic, sizeof(h.magic));
+    h.version = fhook::kRecFormatVersion;
+    h.header_size = sizeof(h);
+    h.abi_version = FHOOK_ABI_VERSION;
+    h.nr_cpus = 2;
+    h.clock = 1;
+    std::memcpy(bytes.data(), &h, sizeof(h));
+    fhook::RecChunkHeader ch{static_cast<std::uint32_t>(fhook::RecChunk::Records), 0,
+                             static_cast<std::uint64_t>(kEvents) * sizeof(fhook_rec_func)};
+    bytes.append(reinterpret_cast<const char*>(&ch), sizeof(ch));
+    std::uint64_t seed = 1;
+    for (int i = 0; i < kEvents; i++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        fhook_rec_func r;
+        std::memset(&r, 0, sizeof(r));
+        r.hdr.size = sizeof(r);
+        r.hdr.type = FHOOK_REC_FUNC;
+        r.hdr.probe_id = 1;
+        r.hdr.ts = 1000000000ULL + static_cast<std::uint64_t>(i) * 250;
+        r.hdr.pid = 1000 + (seed >> 60);
+        r.hdr.tgid = r.hdr.pid;
+        r.hdr.cpu = i & 1;
+        std::strncpy(r.hdr.comm, "workload", sizeof(r.hdr.comm));
+        r.ip = kText + ((seed >> 20) % kSymbols) * 512;
+        r.parent_ip = kText + ((seed >> 36) % kSymbols) * 512 + 0x4d;
+        bytes.append(reinterpret_cast<const char*>(&r), sizeof(r));
+    }
+    fhook::RecChunkHeader end{static_cast<std::uint32_t>(fhook::RecChunk::End), 0, 0};
+    bytes.append(reinterpret_cast<const char*>(&end), sizeof(end));
+    Image img;
+    img.size = bytes.size();
+    img.words.resize(bytes.size() / 8 + 1);
+    std::memcpy(img.words.data(), bytes.data(), bytes.size());
+    return img;
+}
+
+const Image& image() {
+    static const Image img = make_image();
+    return img;
+}
+
+const fhook::Ksyms& ksyms() {
+    static const fhook::Ksyms k = fhook::Ksyms::parse(kallsyms_text());
+    return k;
+}
+
+template <typename Work>
+void run(benchmark::State& state, Work work) {
+    const Image& img = image();
+    std::uint64_t bytes_out = 0;
+    for (auto _ : state) {
+        const fhook::RecordFile f = fhook::RecordFile::parse(
+            reinterpret_cast<const std::byte*>(img.words.data()), img.size, "bench");
+        f.for_each_record([&](const fhook_rec* rec) { bytes_out += work(rec); });
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * kEvents);
+    state.counters["out_bytes_per_event"] =
+        static_cast<double>(bytes_out) / static_cast<double>(state.iterations() * kEvents);
+}
+
+void BM_Decode(benchmark::State& state) {
+    run(state, [](const fhook_rec* rec) -> std::uint64_t {
+        auto ev = fhook::decode(rec);
+        benchmark::DoNotOptimize(ev);
+        return 0;
+    });
+}
+
+void BM_DecodeText(benchmark::State& state) {
+    fhook::TextFormatter fmt(ksyms());
+    std::string out;
+    run(state, [&](const fhook_rec* rec) -> std::uint64_t {
+        out.clear();
+        fmt.format(*fhook::decode(rec), out);
+        return out.size();
+    });
+}
+
+void BM_DecodeJson(benchmark::State& state) {
+    fhook::JsonFormatter fmt(ksyms());
+    std::string out;
+    run(state, [&](const fhook_rec* rec) -> std::uint64_t {
+        out.clear();
+        fmt.format(*fhook::decode(rec), out);
+        return out.size();
+    });
+}
+
+BENCHMARK(BM_Decode)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DecodeText)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DecodeJson)->Unit(benchmark::kMillisecond);
+
+} // namespace
+
+BENCHMARK_MAIN();
