@@ -1,5 +1,7 @@
+#include <charconv>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 
 #include <fhook/format.hpp>
 #include <fhook/ksyms.hpp>
@@ -12,7 +14,48 @@ char hex_digit(unsigned v) {
     return "0123456789abcdef"[v & 0xf];
 }
 
+// Appends v in decimal.
+void put_u64(std::uint64_t v, std::string& out) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof(buf), v);
+    out.append(buf, static_cast<std::size_t>(r.ptr - buf));
+}
+
+// Appends v in decimal, at least `width` digits, zero-padded.
+void put_u64_zero(std::uint64_t v, int width, std::string& out) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof(buf), v);
+    const auto n = static_cast<int>(r.ptr - buf);
+    if (n < width) {
+        out.append(static_cast<std::size_t>(width - n), '0');
+    }
+    out.append(buf, static_cast<std::size_t>(n));
+}
+
+// Appends "0x" and v in lower-case hexadecimal.
+void put_hex(std::uint64_t v, std::string& out) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof(buf), v, 16);
+    out.append("0x");
+    out.append(buf, static_cast<std::size_t>(r.ptr - buf));
+}
+
 } // namespace
+
+void NameCache::append(std::uint64_t addr, std::string& out) {
+    Slot& s = slots_[(addr ^ (addr >> 12) ^ (addr >> 24)) & (kSlots - 1)];
+    if (!s.valid || s.addr != addr) {
+        auto ref = ksyms_.lookup(addr);
+        s.addr = addr;
+        s.name = ref ? ref->name : std::string_view();
+        s.valid = true;
+    }
+    if (!s.name.empty()) {
+        out.append(s.name);
+    } else {
+        ksyms_.append_name(addr, out); // "0x%08lx"
+    }
+}
 
 // Same decisions as trace_print_lat_fmt() in kernel/trace/trace_output.c
 // (v5.19+: bottom halves disabled show in the first column, 'D' together
@@ -41,27 +84,49 @@ std::array<char, 5> context_chars(std::uint8_t flags, std::uint8_t preempt) {
 }
 
 void TextFormatter::format(const Event& ev, std::string& out) {
-    char buf[128];
-    int n;
     if (ev.type == EventType::Lost) {
         if (ev.lost == 0) {
             return; // a nested writer already reported these drops
         }
-        n = std::snprintf(buf, sizeof(buf), "CPU:%u [LOST %" PRIu64 " EVENTS]\n",
-                          static_cast<unsigned>(ev.cpu), ev.lost);
-        out.append(buf, static_cast<std::size_t>(n));
+        out.append("CPU:");
+        put_u64(ev.cpu, out);
+        out.append(" [LOST ");
+        put_u64(ev.lost, out);
+        out.append(" EVENTS]\n");
         return;
     }
+    // "%16s-%-7d [%03d] %s %5llu.%06llu: %s <-%s\n", written by hand:
+    // snprintf was more than half of the cost of an event.
     // ftrace shows the idle task (pid 0) as "<idle>".
-    const char* comm = ev.pid == 0 ? "<idle>" : ev.comm.c_str();
+    const std::string_view comm = ev.pid == 0 ? std::string_view("<idle>") : ev.comm;
+    if (comm.size() < 16) {
+        out.append(16 - comm.size(), ' ');
+    }
+    out.append(comm);
+    out.push_back('-');
+    const std::size_t pid_at = out.size();
+    put_u64(ev.pid, out);
+    if (out.size() - pid_at < 7) {
+        out.append(7 - (out.size() - pid_at), ' ');
+    }
+    out.append(" [");
+    put_u64_zero(ev.cpu, 3, out);
+    out.append("] ");
     const auto ctx = context_chars(ev.flags, ev.preempt);
-    n = std::snprintf(buf, sizeof(buf), "%16s-%-7u [%03u] %c%c%c%c%c %5" PRIu64 ".%06" PRIu64 ": ",
-                      comm, ev.pid, static_cast<unsigned>(ev.cpu), ctx[0], ctx[1], ctx[2], ctx[3],
-                      ctx[4], ev.ts / 1000000000, ev.ts % 1000000000 / 1000);
-    out.append(buf, static_cast<std::size_t>(n));
-    ksyms_.append_name(ev.ip, out);
+    out.append(ctx.data(), ctx.size());
+    out.push_back(' ');
+    const std::uint64_t sec = ev.ts / 1000000000;
+    const std::size_t sec_at = out.size();
+    put_u64(sec, out);
+    if (out.size() - sec_at < 5) {
+        out.insert(sec_at, 5 - (out.size() - sec_at), ' ');
+    }
+    out.push_back('.');
+    put_u64_zero(ev.ts % 1000000000 / 1000, 6, out);
+    out.append(": ");
+    names_.append(ev.ip, out);
     out.append(" <-");
-    ksyms_.append_name(ev.parent_ip, out);
+    names_.append(ev.parent_ip, out);
     out.push_back('\n');
 }
 
@@ -88,39 +153,47 @@ void append_json_string(std::string_view text, std::string& out) {
 }
 
 void JsonFormatter::format(const Event& ev, std::string& out) {
-    char buf[160];
-    int n;
     if (ev.type == EventType::Lost) {
         if (ev.lost == 0) {
             return;
         }
-        n = std::snprintf(buf, sizeof(buf),
-                          "{\"type\":\"lost\",\"ts\":%" PRIu64 ",\"cpu\":%u,\"lost\":%" PRIu64
-                          "}\n",
-                          ev.ts, static_cast<unsigned>(ev.cpu), ev.lost);
-        out.append(buf, static_cast<std::size_t>(n));
+        out.append("{\"type\":\"lost\",\"ts\":");
+        put_u64(ev.ts, out);
+        out.append(",\"cpu\":");
+        put_u64(ev.cpu, out);
+        out.append(",\"lost\":");
+        put_u64(ev.lost, out);
+        out.append("}\n");
         return;
     }
-    const auto ctx = context_chars(ev.flags, ev.preempt);
-    n = std::snprintf(
-        buf, sizeof(buf),
-        "{\"type\":\"func\",\"ts\":%" PRIu64 ",\"cpu\":%u,\"pid\":%u,\"tgid\":%u,\"comm\":", ev.ts,
-        static_cast<unsigned>(ev.cpu), ev.pid, ev.tgid);
-    out.append(buf, static_cast<std::size_t>(n));
+    out.append("{\"type\":\"func\",\"ts\":");
+    put_u64(ev.ts, out);
+    out.append(",\"cpu\":");
+    put_u64(ev.cpu, out);
+    out.append(",\"pid\":");
+    put_u64(ev.pid, out);
+    out.append(",\"tgid\":");
+    put_u64(ev.tgid, out);
+    out.append(",\"comm\":");
     append_json_string(ev.pid == 0 ? std::string_view("<idle>") : std::string_view(ev.comm), out);
-    n = std::snprintf(buf, sizeof(buf), ",\"ctx\":\"%c%c%c%c%c\",\"probe\":%u,\"func\":", ctx[0],
-                      ctx[1], ctx[2], ctx[3], ctx[4], ev.probe_id);
-    out.append(buf, static_cast<std::size_t>(n));
+    out.append(",\"ctx\":\"");
+    const auto ctx = context_chars(ev.flags, ev.preempt);
+    out.append(ctx.data(), ctx.size());
+    out.append("\",\"probe\":");
+    put_u64(ev.probe_id, out);
+    out.append(",\"func\":");
     name_.clear();
-    ksyms_.append_name(ev.ip, name_);
+    names_.append(ev.ip, name_);
     append_json_string(name_, out);
-    n = std::snprintf(buf, sizeof(buf), ",\"ip\":\"0x%" PRIx64 "\",\"parent\":", ev.ip);
-    out.append(buf, static_cast<std::size_t>(n));
+    out.append(",\"ip\":\"");
+    put_hex(ev.ip, out);
+    out.append("\",\"parent\":");
     name_.clear();
-    ksyms_.append_name(ev.parent_ip, name_);
+    names_.append(ev.parent_ip, name_);
     append_json_string(name_, out);
-    n = std::snprintf(buf, sizeof(buf), ",\"parent_ip\":\"0x%" PRIx64 "\"}\n", ev.parent_ip);
-    out.append(buf, static_cast<std::size_t>(n));
+    out.append(",\"parent_ip\":\"");
+    put_hex(ev.parent_ip, out);
+    out.append("\"}\n");
 }
 
 } // namespace fhook

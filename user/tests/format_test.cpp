@@ -132,3 +132,50 @@ TEST_F(TextFormatterTest, AppendsToExistingText) {
 
 } // namespace
 } // namespace fhook
+
+namespace fhook {
+namespace {
+
+// The hand-written TextFormatter against the printf format of ftrace's
+// function tracer, over random field values (widths overflowing included).
+TEST(TextFormatterOracle, MatchesSnprintfForRandomEvents) {
+    std::istringstream in("ffffffff812a0000 T vfs_read\nffffffff812a0400 t ksys_read\n");
+    const Ksyms ksyms = Ksyms::parse(in);
+    TextFormatter fmt(ksyms);
+    std::uint64_t seed = 42;
+    auto next = [&seed]() {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        return seed >> 11;
+    };
+    const char* const comms[] = {"", "a", "cat", "kworker/u8:1", "exactly15chars_", "<x y>"};
+    for (int i = 0; i < 20000; i++) {
+        Event ev;
+        ev.type = EventType::Function;
+        ev.comm = comms[next() % 6];
+        const std::uint32_t pids[] = {0, 1, 94, 1234567, 12345678, 4294967295U};
+        ev.pid = pids[next() % 6];
+        ev.cpu = static_cast<std::uint16_t>(next() % 3 == 0 ? next() % 65536 : next() % 8);
+        ev.flags = static_cast<std::uint8_t>(next());
+        ev.preempt = static_cast<std::uint8_t>(next());
+        const std::uint64_t tss[] = {0, 999, 2431445999, 99999999999999ULL, next(), ~0ULL};
+        ev.ts = tss[next() % 6];
+        ev.ip = next() % 2 ? 0xffffffff812a0004 : next();
+        ev.parent_ip = next() % 2 ? 0xffffffff812a0437 : next() % 0x100000;
+        std::string got;
+        fmt.format(ev, got);
+
+        const auto ctx = context_chars(ev.flags, ev.preempt);
+        char buf[256];
+        std::snprintf(buf, sizeof(buf), "%16s-%-7u [%03u] %c%c%c%c%c %5llu.%06llu: ",
+                      ev.pid == 0 ? "<idle>" : ev.comm.c_str(), ev.pid,
+                      static_cast<unsigned>(ev.cpu), ctx[0], ctx[1], ctx[2], ctx[3], ctx[4],
+                      static_cast<unsigned long long>(ev.ts / 1000000000),
+                      static_cast<unsigned long long>(ev.ts % 1000000000 / 1000));
+        std::string want = buf;
+        want += ksyms.name_of(ev.ip) + " <-" + ksyms.name_of(ev.parent_ip) + "\n";
+        ASSERT_EQ(got, want) << "event " << i;
+    }
+}
+
+} // namespace
+} // namespace fhook

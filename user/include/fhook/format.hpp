@@ -5,12 +5,33 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <fhook/event.hpp>
 
 namespace fhook {
 
 class Ksyms;
+
+// A direct-mapped address -> symbol name cache in front of Ksyms::lookup():
+// a trace names few distinct addresses (the traced functions and their
+// call sites) millions of times.
+class NameCache {
+public:
+    explicit NameCache(const Ksyms& ksyms) : ksyms_(ksyms) {}
+    // Appends the name of `addr` like Ksyms::append_name().
+    void append(std::uint64_t addr, std::string& out);
+
+private:
+    static constexpr std::size_t kSlots = 4096;
+    struct Slot {
+        std::uint64_t addr = 0;
+        std::string_view name; // empty: no symbol, print the address
+        bool valid = false;
+    };
+    const Ksyms& ksyms_;
+    std::vector<Slot> slots_ = std::vector<Slot>(kSlots);
+};
 
 // The five context characters of ftrace's latency format
 // (trace_print_lat_fmt()): irqs-off/bh-off, need-resched, hardirq/softirq,
@@ -29,11 +50,11 @@ public:
 //   "CPU:%d [LOST %llu EVENTS]\n"
 class TextFormatter final : public Formatter {
 public:
-    explicit TextFormatter(const Ksyms& ksyms) : ksyms_(ksyms) {}
+    explicit TextFormatter(const Ksyms& ksyms) : names_(ksyms) {}
     void format(const Event& event, std::string& out) override;
 
 private:
-    const Ksyms& ksyms_;
+    NameCache names_;
 };
 
 // NDJSON, one object per line; field names are stable (docs/cli.md):
@@ -43,11 +64,11 @@ private:
 //   {"type":"lost","ts":2431445200,"cpu":1,"lost":1234}
 class JsonFormatter final : public Formatter {
 public:
-    explicit JsonFormatter(const Ksyms& ksyms) : ksyms_(ksyms) {}
+    explicit JsonFormatter(const Ksyms& ksyms) : names_(ksyms) {}
     void format(const Event& event, std::string& out) override;
 
 private:
-    const Ksyms& ksyms_;
+    NameCache names_;
     std::string name_; // scratch
 };
 
