@@ -89,13 +89,15 @@ static struct fhook_ring *fhook_ring_alloc(struct fhook_session *s, int cpu, u64
 	local_set(&rb->lost, 0);
 
 	/* pages[] holds the vmap order: meta, cons, data, data again */
-	rb->pages = kvcalloc(nr_map, sizeof(*rb->pages), GFP_KERNEL);
+	rb->pages = kvcalloc(nr_map, sizeof(*rb->pages), GFP_KERNEL | __GFP_NOWARN);
 	if (!rb->pages)
 		goto err_free_rb;
 	map = rb->pages;
 	rb->nr_pages = 2 + nr_data;
 	for (i = 0; i < rb->nr_pages; i++) {
-		map[i] = alloc_pages_node(cpu_to_node(cpu), GFP_KERNEL | __GFP_ZERO, 0);
+		/* fail with ENOMEM rather than OOM-kill someone for a ring */
+		map[i] = alloc_pages_node(cpu_to_node(cpu),
+					  GFP_KERNEL | __GFP_ZERO | __GFP_NORETRY | __GFP_NOWARN, 0);
 		if (!map[i])
 			goto err_free_pages;
 	}
@@ -135,10 +137,23 @@ static void fhook_ring_array_free(struct fhook_ring **rings)
 	kfree(rings);
 }
 
+/* Rings may take at most this fraction (1/N) of the available memory. */
+#define FHOOK_RING_MEM_DIV	2
+
 int fhook_rings_alloc(struct fhook_session *s, u64 size, u32 watermark)
 {
+	u64 pages = (2 + (size >> PAGE_SHIFT)) * num_possible_cpus();
+	long avail = si_mem_available();
 	struct fhook_ring **rings;
 	int cpu;
+
+	/*
+	 * A request the machine cannot afford is refused up front with
+	 * ENOMEM ("use a smaller --buffer-size"), not satisfied by reclaiming
+	 * everything else.
+	 */
+	if (avail < 0 || pages > (u64)avail / FHOOK_RING_MEM_DIV)
+		return -ENOMEM;
 
 	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL);
 	if (!rings)
