@@ -202,6 +202,13 @@ struct fhook_ring_meta {
 	__u64 reserved2[7];
 };
 
+/*
+ * Memory ordering (docs/ring-protocol.md): the producer's smp_wmb() before
+ * its data_head store pairs with the consumer's acquire load of data_head;
+ * the consumer's release store of data_tail, after its last read of the
+ * records, pairs with the producer's control dependency from reading
+ * data_tail to writing data.
+ */
 struct fhook_ring_cons {
 	__u64 data_tail;	/* bytes consumed; store with release */
 };
