@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <memory>
 #include <optional>
 
@@ -279,10 +280,18 @@ int run(const Args& args, Mode mode) {
     const TraceOptions& opt = *parsed;
     const std::vector<ProbeSpec> specs = parse_probe_specs(opt.probes);
 
-    // Everything that reads files comes before the device is touched.
-    // record needs the symbols to store the ones its events mention.
+    // Everything that reads files comes before the device is touched, but
+    // /proc/kallsyms (seconds under emulation) is only needed to build the
+    // request for :mod: specs; otherwise a thread reads it while the session
+    // is set up and armed, and it is joined before the first event is
+    // formatted.  record needs the symbols to store the ones events mention.
     const bool need_resolution = has_module_specs(specs);
-    const Ksyms ksyms = load_ksyms(need_resolution || mode == Mode::Record);
+    const bool ksyms_required = need_resolution || mode == Mode::Record;
+    Ksyms ksyms; // the formatters refer to this object; filled in below
+    std::future<Ksyms> ksyms_loading;
+    if (need_resolution) {
+        ksyms = load_ksyms(true);
+    }
     std::optional<FunctionList> functions;
     if (need_resolution) {
         functions = FunctionList::load(functions_path());
@@ -302,6 +311,12 @@ int run(const Args& args, Mode mode) {
     }
 
     SignalWatch signals;
+    // (started once the stop signals are blocked: the thread inherits the
+    // mask, so SIGINT still reaches the signalfd, not the loader)
+    if (!need_resolution) {
+        ksyms_loading =
+            std::async(std::launch::async, [ksyms_required] { return load_ksyms(ksyms_required); });
+    }
     std::optional<HeldCommand> child;
     if (!opt.command.empty()) {
         child.emplace(opt.command, signals.original_mask());
@@ -348,6 +363,9 @@ int run(const Args& args, Mode mode) {
     std::optional<Clock::time_point> deadline;
 
     session.start();
+    if (ksyms_loading.valid()) {
+        ksyms = ksyms_loading.get(); // before the command runs or an event is formatted
+    }
     // --duration is tracing time: it starts once every probe is armed
     // (arming '*' patches tens of thousands of call sites first).
     if (opt.duration) {
