@@ -219,7 +219,8 @@ for bin in "$progs"/*; do	# programs whose source is gone
 done
 for src in "$here"/progs/*.c; do
 	bin=$progs/$(basename "$src" .c)
-	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$top/shared/fhook_abi.h" -nt "$bin" ]; then
+	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$top/shared/fhook_abi.h" -nt "$bin" ] ||
+	   [ "$here/progs/progs.h" -nt "$bin" ]; then
 		gcc -static -O2 -Wall -Werror -I"$top/shared" -o "$bin.tmp" "$src" ||
 			die "building $(basename "$src") failed"
 		mv "$bin.tmp" "$bin"

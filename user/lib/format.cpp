@@ -152,6 +152,12 @@ void append_json_string(std::string_view text, std::string& out) {
     out.push_back('"');
 }
 
+void JsonFormatter::append_json_name(std::uint64_t addr, std::string& out) {
+    name_.clear();
+    names_.append(addr, name_);
+    append_json_string(name_, out);
+}
+
 void JsonFormatter::format(const Event& ev, std::string& out) {
     if (ev.type == EventType::Lost) {
         if (ev.lost == 0) {
@@ -182,15 +188,11 @@ void JsonFormatter::format(const Event& ev, std::string& out) {
     out.append("\",\"probe\":");
     put_u64(ev.probe_id, out);
     out.append(",\"func\":");
-    name_.clear();
-    names_.append(ev.ip, name_);
-    append_json_string(name_, out);
+    append_json_name(ev.ip, out);
     out.append(",\"ip\":\"");
     put_hex(ev.ip, out);
     out.append("\",\"parent\":");
-    name_.clear();
-    names_.append(ev.parent_ip, name_);
-    append_json_string(name_, out);
+    append_json_name(ev.parent_ip, out);
     out.append(",\"parent_ip\":\"");
     put_hex(ev.parent_ip, out);
     out.append("\"}\n");

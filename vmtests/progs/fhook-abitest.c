@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "fhook_abi.h"
+#include "progs.h"
 
 #define KERNEL_PTR	0xffffffff81000000ULL
 #define END		0		/* terminates errno lists */
@@ -182,26 +183,6 @@ static char *guard_end(void)
 	if (p == MAP_FAILED || mprotect(p + page, page, PROT_NONE))
 		fatal("guard page");
 	return p + page;
-}
-
-static __u64 kallsyms(const char *name)
-{
-	char line[512], sym[256], type;
-	unsigned long long addr;
-	FILE *f = fopen("/proc/kallsyms", "r");
-	__u64 found = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 &&
-		    (type == 'T' || type == 't') && !strcmp(sym, name) && !strchr(line, '[')) {
-			found = addr;
-			break;
-		}
-	}
-	fclose(f);
-	return found;
 }
 
 static __u64 now_ns(void)

@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "fhook_abi.h"
+#include "progs.h"
 
 #define MAXT		16
 #define NERR		140
@@ -94,26 +95,6 @@ static int take(atomic_long *budget, atomic_long *used)
 	}
 	atomic_fetch_add(used, 1);
 	return 1;
-}
-
-static uint64_t kallsyms(const char *name)
-{
-	char line[512], sym[256], type;
-	unsigned long long addr;
-	FILE *f = fopen("/proc/kallsyms", "r");
-	uint64_t found = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 &&
-		    (type == 'T' || type == 't') && !strcmp(sym, name) && !strchr(line, '[')) {
-			found = addr;
-			break;
-		}
-	}
-	fclose(f);
-	return found;
 }
 
 /* ------------------------------------------------------------------ */

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "fhook_abi.h"
+#include "progs.h"
 
 #define RING		16384ULL
 #define MAXCPU		64
@@ -90,26 +91,6 @@ static void msleep(long ms)
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
-}
-
-static uint64_t kallsyms(const char *name)
-{
-	char line[512], sym[256], type;
-	unsigned long long addr;
-	FILE *f = fopen("/proc/kallsyms", "r");
-	uint64_t found = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 &&
-		    (type == 'T' || type == 't') && !strcmp(sym, name) && !strchr(line, '[')) {
-			found = addr;
-			break;
-		}
-	}
-	fclose(f);
-	return found;
 }
 
 static void check(int op, long ret, int err, const int *allowed)

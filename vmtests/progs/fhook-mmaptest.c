@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "fhook_abi.h"
+#include "progs.h"
 
 #define SIZE	16384ULL
 #define END	0
@@ -127,26 +128,6 @@ static void *map(int fd, size_t len, int prot, off_t off)
 	if (p == MAP_FAILED)
 		fatal("mmap");
 	return p;
-}
-
-static uint64_t kallsyms(const char *name)
-{
-	char line[512], sym[256], type;
-	unsigned long long addr;
-	FILE *f = fopen("/proc/kallsyms", "r");
-	uint64_t found = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 &&
-		    (type == 'T' || type == 't') && !strcmp(sym, name) && !strchr(line, '[')) {
-			found = addr;
-			break;
-		}
-	}
-	fclose(f);
-	return found;
 }
 
 static int session(__u32 *probe_id)

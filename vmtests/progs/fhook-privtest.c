@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "fhook_abi.h"
+#include "progs.h"
 
 #define NOBODY	65534
 
@@ -59,26 +60,6 @@ static void fatal(const char *what)
 {
 	printf("Bail out! %s: %s\n", what, strerror(errno));
 	exit(1);
-}
-
-static uint64_t kallsyms(const char *name)
-{
-	char line[512], sym[256], type;
-	unsigned long long addr;
-	FILE *f = fopen("/proc/kallsyms", "r");
-	uint64_t found = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 &&
-		    (type == 'T' || type == 't') && !strcmp(sym, name) && !strchr(line, '[')) {
-			found = addr;
-			break;
-		}
-	}
-	fclose(f);
-	return found;
 }
 
 /* keep only the capabilities in @keep (a bitmask of CAP_* numbers) */

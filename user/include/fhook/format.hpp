@@ -68,6 +68,9 @@ public:
     void format(const Event& event, std::string& out) override;
 
 private:
+    // The symbol name of `addr` as a JSON string.
+    void append_json_name(std::uint64_t addr, std::string& out);
+
     NameCache names_;
     std::string name_; // scratch
 };
