@@ -5,6 +5,8 @@
  *   main.c        misc device, file operations, module init/exit
  *   session.c     a session (one open file): ioctls, arm/disarm, stats
  *   ring.c        per-CPU mmap'd rings: lockless reserve/commit, wakeups
+ *   stats.c       per-CPU x per-probe counters, mmap'd read-only
+ *   bench.c       FHOOK_IOC_BENCH, the transport benchmark's producer
  *   probe_func.c  function probes (ftrace_ops)
  *   pidfilter.c   pid filter and fork/exit following (tracepoints)
  */
@@ -27,6 +29,7 @@
 #include <linux/poll.h>
 #include <linux/preempt.h>
 #include <linux/sched.h>
+#include <linux/timer.h>
 #include <linux/wait.h>
 #include <asm/local.h>
 
@@ -39,13 +42,6 @@
 
 struct fhook_session;
 
-struct fhook_pcpu_stats {
-	u64 hits;
-	u64 written;
-	u64 lost;
-	u64 missed;
-};
-
 struct fhook_ring {
 	struct fhook_ring_meta *meta;	/* page 0: producer state, user RO */
 	struct fhook_ring_cons *cons;	/* page 1: consumer tail, user RW */
@@ -56,10 +52,18 @@ struct fhook_ring {
 	u64 size;
 	u64 mask;
 	u32 watermark;
+	u32 wakeup_events;		/* 0: bytes only */
+	bool overwrite;			/* FHOOK_RING_OVERWRITE */
+	int cpu;
 	/* reserved bytes; runs ahead of data_head while writers nest */
 	local_t head;
 	local_t nest;			/* writers active on this CPU */
-	local_t lost;			/* drops not yet reported in band */
+	/* drops not yet reported in band: total, by probe, which probes */
+	local_t lost_pending;
+	local_t lost_probe[FHOOK_MAX_PROBES];
+	unsigned long lost_mask;	/* bit id - 1: lost_probe[] non-zero */
+	u64 lost_first;			/* seq of the first unreported drop */
+	u64 lost_last;			/* ... and of the last one */
 	u64 wake_tail;			/* data_tail at the last wakeup */
 	struct irq_work work;
 	struct fhook_session *session;
@@ -71,7 +75,6 @@ struct fhook_probe {
 	u32 id;
 	u32 type;
 	bool registered;
-	struct fhook_pcpu_stats __percpu *stats;
 	struct ftrace_ops ops;
 };
 
@@ -81,12 +84,24 @@ struct fhook_session {
 	unsigned int nr_probes;
 	u32 next_probe_id;
 	bool armed;
+	bool frozen;			/* FHOOK_SNAPSHOT_FREEZE */
+
+	/* counters, mmap'd read-only (struct fhook_stats_area) */
+	struct fhook_stats_area *stats;
+	struct fhook_probe_counters *counters;	/* [nr_cpu_ids][MAX_PROBES] */
 
 	/* rings, set up once by FHOOK_IOC_RING_SETUP */
 	struct fhook_ring **rings;	/* [nr_cpu_ids], NULL if not possible */
 	u64 buf_size;
 	u32 watermark;
+	u32 ring_flags;			/* FHOOK_RING_* */
 	wait_queue_head_t waitq;
+
+	/* flush timer: bounded latency for data below the watermarks */
+	struct timer_list flush_timer;
+	unsigned long flush_jiffies;
+	bool flush_on;			/* the timer may re-arm itself */
+	bool flush_due;			/* poll: readable if anything pending */
 
 	/* filters read by the probe hot paths */
 	bool cpu_filter;
@@ -98,6 +113,23 @@ struct fhook_session {
 	unsigned long *pids;		/* bitmap, PID_MAX_LIMIT bits */
 };
 
+/* Counters of probe @id (1..FHOOK_MAX_PROBES) on @cpu. */
+static __always_inline struct fhook_probe_counters *
+fhook_counters(struct fhook_session *s, int cpu, u32 id)
+{
+	return &s->counters[cpu * FHOOK_MAX_PROBES + id - 1];
+}
+
+/*
+ * One unlocked increment: the counter belongs to this CPU and an inc is a
+ * single instruction, so irq and NMI writers cannot tear it (local_t).
+ */
+static __always_inline void fhook_count(u64 *ctr)
+{
+	BUILD_BUG_ON(sizeof(local_t) != sizeof(u64));
+	local_inc((local_t *)ctr);
+}
+
 /* main.c */
 extern atomic_t fhook_nr_sessions;
 
@@ -108,12 +140,22 @@ long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned lon
 __poll_t fhook_session_poll(struct fhook_session *s, struct file *file, poll_table *wait);
 
 /* ring.c */
-int fhook_rings_alloc(struct fhook_session *s, u64 size, u32 watermark);
+int fhook_rings_alloc(struct fhook_session *s, const struct fhook_ring_setup *rs);
 void fhook_rings_free(struct fhook_session *s);
 int fhook_rings_mmap(struct fhook_session *s, struct vm_area_struct *vma);
 bool fhook_rings_readable(struct fhook_session *s, bool any);
-void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size);
+void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size, u32 probe_id, u32 *seq);
 void fhook_ring_commit(struct fhook_ring *rb);
+void fhook_rings_wait_idle(struct fhook_session *s);
+
+/* bench.c */
+long fhook_bench_run(struct fhook_session *s, struct fhook_bench *b);
+
+/* stats.c */
+int fhook_stats_alloc(struct fhook_session *s);
+void fhook_stats_free(struct fhook_session *s);
+int fhook_stats_mmap(struct fhook_session *s, struct vm_area_struct *vma);
+void fhook_stats_sum(struct fhook_session *s, int cpu, u32 id, struct fhook_cpu_stats *sum);
 
 /* probe_func.c */
 int fhook_func_probe_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
@@ -153,7 +195,7 @@ static __always_inline bool fhook_session_wants(struct fhook_session *s)
  * before the probe's own recursion guard raised the preempt count.
  */
 static __always_inline void fhook_rec_init(struct fhook_rec *r, u16 type, u16 size,
-					   u32 probe_id, unsigned int pc, bool irqs_off)
+					   u32 probe_id, u32 seq, unsigned int pc, bool irqs_off)
 {
 	struct task_struct *t = current;
 	u8 flags = 0;
@@ -183,7 +225,7 @@ static __always_inline void fhook_rec_init(struct fhook_rec *r, u16 type, u16 si
 	r->flags = flags;
 	r->preempt = min_t(unsigned int, pc & PREEMPT_MASK, 15) |
 		     min_t(unsigned int, t->migration_disabled, 15) << 4;
-	r->__pad = 0;
+	r->seq = seq;
 	memcpy(r->comm, t->comm, sizeof(r->comm));
 }
 

@@ -19,29 +19,39 @@ static notrace void fhook_func_callback(unsigned long ip, unsigned long parent_i
 	struct fhook_session *s = p->session;
 	unsigned int pc = preempt_count();
 	bool irqs_off = irqs_disabled();
+	struct fhook_probe_counters *c;
 	struct fhook_rec_func *r;
 	struct fhook_ring *rb;
-	int bit;
+	int bit, cpu;
+	u32 seq;
 
 	/* also disables preemption: we stay on this CPU and its ring */
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	cpu = raw_smp_processor_id();
+	c = fhook_counters(s, cpu, p->id);
 	if (bit < 0) {
-		this_cpu_inc(p->stats->missed);
+		/* preemptible here: the count may land on another CPU's line */
+		preempt_disable_notrace();
+		fhook_count(&fhook_counters(s, smp_processor_id(), p->id)->missed);
+		preempt_enable_notrace();
 		return;
 	}
-	if (!fhook_session_wants(s))
+	if (!fhook_session_wants(s)) {
+		fhook_count(&c->filtered);
 		goto out;
-
-	this_cpu_inc(p->stats->hits);
-	rb = s->rings[smp_processor_id()];
-	r = fhook_ring_reserve(rb, sizeof(*r));
+	}
+	fhook_count(&c->hits);
+	if (unlikely(READ_ONCE(s->frozen))) {
+		fhook_count(&c->frozen);
+		goto out;
+	}
+	rb = s->rings[cpu];
+	r = fhook_ring_reserve(rb, sizeof(*r), p->id, &seq);
 	if (r) {
-		fhook_rec_init(&r->hdr, FHOOK_REC_FUNC, sizeof(*r), p->id, pc, irqs_off);
+		fhook_rec_init(&r->hdr, FHOOK_REC_FUNC, sizeof(*r), p->id, seq, pc, irqs_off);
 		r->ip = ip;
 		r->parent_ip = parent_ip;
-		this_cpu_inc(p->stats->written);
-	} else {
-		this_cpu_inc(p->stats->lost);
+		fhook_count(&c->written);
 	}
 	fhook_ring_commit(rb);
 out:

@@ -15,14 +15,28 @@
  * Writers nested on top of it (irq, NMI) always finish first, so everything
  * below data_head is complete.  No locks, no atomics across CPUs.
  *
- * Losses are exact: every drop increments ->lost (reported in band by the
- * next writer that gets space, as a FHOOK_REC_LOST record placed where the
- * drop happened) and meta->lost_total.
+ * Losses are exact: every record a probe tries to write takes the CPU's
+ * next sequence number (meta->seq_next, copied into the record), written or
+ * not.  Every drop is counted per probe (->lost_probe[], the stats area)
+ * and reported in band by the next writer that gets space, as a
+ * FHOOK_REC_LOST record placed where the drop happened, with the count
+ * broken down by probe.  Each drop lands in exactly one LOST record: the
+ * reporter takes each probe's count with local_xchg().
+ *
+ * Overwrite mode keeps the newest records: a writer that needs space
+ * advances meta->data_oldest record by record (local_cmpxchg, so nested
+ * writers never evict the same record twice) before it reserves, and
+ * counts each evicted record the consumer had not read against its probe.
+ * It never evicts past data_head, i.e. a record still being written by a
+ * writer it interrupted; that writer drops instead (rings are at least
+ * FHOOK_RING_MIN_OVERWRITE bytes, so this needs 8 nested writers).
  *
  * Barriers: (A) the control dependency from reading data_tail to writing
  * data pairs with the consumer's release store of data_tail (D); (B) the
  * smp_wmb() before publishing data_head pairs with the consumer's acquire
- * load of data_head (C).
+ * load of data_head (C).  Overwrite mode: (E) the smp_wmb() between
+ * advancing data_oldest and writing the space pairs with the reader's
+ * smp_rmb() between copying records and re-reading data_oldest (F).
  *
  * Wakeups never happen from the producer: it queues an irq_work once a CPU
  * has at least ->watermark bytes pending (irq_work_queue() is NMI-safe and
@@ -31,13 +45,15 @@
  * (busy in an ioctl arming '*', stopped, slow) thus costs one irq_work per
  * CPU, not one per event: without that, a full ring whose wakeup path is
  * itself traced re-queues the irq_work from inside it forever (an irq_work
- * storm, RCU stalls).  The consumer polls with a timeout for the tail below
- * the watermark, so tracing the scheduler cannot make the consumer wake
- * itself in a loop either.
+ * storm, RCU stalls).  Data below the watermarks is flushed by the
+ * session's timer (session.c) every flush_ms, so tracing the scheduler
+ * cannot make the consumer wake itself in a loop either.
  */
 #include "fhook.h"
 #include "compat.h"
 
+#include <linux/bitops.h>
+#include <linux/delay.h>
 #include <linux/mm.h>
 #include <linux/poll.h>
 #include <linux/slab.h>
@@ -66,9 +82,10 @@ static void fhook_ring_free(struct fhook_ring *rb)
 	kfree(rb);
 }
 
-static struct fhook_ring *fhook_ring_alloc(struct fhook_session *s, int cpu, u64 size,
-					   u32 watermark)
+static struct fhook_ring *fhook_ring_alloc(struct fhook_session *s, int cpu,
+					   const struct fhook_ring_setup *rs)
 {
+	u64 size = rs->buf_size;
 	unsigned int nr_data = size >> PAGE_SHIFT;
 	unsigned int nr_map = 2 + 2 * nr_data;
 	struct page **map;
@@ -79,14 +96,19 @@ static struct fhook_ring *fhook_ring_alloc(struct fhook_session *s, int cpu, u64
 	if (!rb)
 		return NULL;
 	rb->session = s;
+	rb->cpu = cpu;
 	rb->size = size;
 	rb->mask = size - 1;
-	rb->watermark = watermark;
+	rb->watermark = rs->watermark;
+	rb->wakeup_events = rs->wakeup_events;
+	rb->overwrite = rs->flags & FHOOK_RING_OVERWRITE;
 	rb->wake_tail = U64_MAX;	/* data_tail starts at 0: wake the first time */
 	init_irq_work(&rb->work, fhook_ring_wakeup);
 	local_set(&rb->head, 0);
 	local_set(&rb->nest, 0);
-	local_set(&rb->lost, 0);
+	local_set(&rb->lost_pending, 0);
+	for (i = 0; i < FHOOK_MAX_PROBES; i++)
+		local_set(&rb->lost_probe[i], 0);
 
 	/* pages[] holds the vmap order: meta, cons, data, data again */
 	rb->pages = kvcalloc(nr_map, sizeof(*rb->pages), GFP_KERNEL | __GFP_NOWARN);
@@ -114,7 +136,10 @@ static struct fhook_ring *fhook_ring_alloc(struct fhook_session *s, int cpu, u64
 	rb->meta->abi_version = FHOOK_ABI_VERSION;
 	rb->meta->cpu = cpu;
 	rb->meta->data_size = size;
-	rb->meta->watermark = watermark;
+	rb->meta->watermark = rs->watermark;
+	rb->meta->flags = rs->flags;
+	rb->meta->wakeup_events = rs->wakeup_events;
+	rb->meta->flush_ms = rs->flush_ms;
 	return rb;
 
 err_free_pages:
@@ -140,8 +165,9 @@ static void fhook_ring_array_free(struct fhook_ring **rings)
 /* Rings may take at most this fraction (1/N) of the available memory. */
 #define FHOOK_RING_MEM_DIV	2
 
-int fhook_rings_alloc(struct fhook_session *s, u64 size, u32 watermark)
+int fhook_rings_alloc(struct fhook_session *s, const struct fhook_ring_setup *rs)
 {
+	u64 size = rs->buf_size;
 	u64 pages = (2 + (size >> PAGE_SHIFT)) * num_possible_cpus();
 	long avail = si_mem_available();
 	struct fhook_ring **rings;
@@ -159,14 +185,15 @@ int fhook_rings_alloc(struct fhook_session *s, u64 size, u32 watermark)
 	if (!rings)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
-		rings[cpu] = fhook_ring_alloc(s, cpu, size, watermark);
+		rings[cpu] = fhook_ring_alloc(s, cpu, rs);
 		if (!rings[cpu]) {
 			fhook_ring_array_free(rings);
 			return -ENOMEM;
 		}
 	}
 	s->buf_size = size;
-	s->watermark = watermark;
+	s->watermark = rs->watermark;
+	s->ring_flags = rs->flags;
 	/* mmap and poll run without the session lock: publish complete */
 	smp_store_release(&s->rings, rings);
 	return 0;
@@ -181,50 +208,151 @@ void fhook_rings_free(struct fhook_session *s)
 	s->rings = NULL;
 }
 
-static __always_inline local_t *fhook_meta_lost(struct fhook_ring *rb)
+/* meta fields producers update with local ops (one CPU, NMI-safe) */
+static __always_inline local_t *fhook_meta_local(u64 *field)
 {
-	BUILD_BUG_ON(sizeof(local_t) != sizeof(rb->meta->lost_total));
-	return (local_t *)&rb->meta->lost_total;
+	BUILD_BUG_ON(sizeof(local_t) != sizeof(u64));
+	return (local_t *)field;
+}
+
+#define FHOOK_LOST_SIZE(n) \
+	(sizeof(struct fhook_rec_lost) + (n) * sizeof(struct fhook_lost_probe))
+
+static notrace void fhook_ring_drop(struct fhook_ring *rb, u32 probe_id, u64 seq)
+{
+	unsigned int slot = probe_id - 1;
+
+	if (local_inc_return(&rb->lost_pending) == 1)
+		WRITE_ONCE(rb->lost_first, seq);
+	WRITE_ONCE(rb->lost_last, seq);
+	local_inc(&rb->lost_probe[slot]);
+	/* a locked op, but drops are the slow path */
+	set_bit(slot, &rb->lost_mask);
+	local_inc(fhook_meta_local(&rb->meta->lost_total));
+	fhook_count(&fhook_counters(rb->session, rb->cpu, probe_id)->dropped);
 }
 
 /*
- * Reserve @size bytes (header + payload) on @rb.  Must be called on
- * @rb's CPU with preemption disabled; every call must be followed by
- * fhook_ring_commit(), whether it returned a record or NULL (a drop).
+ * Overwrite mode: advance data_oldest until [data_oldest, @end) fits.
+ * Fails rather than evict a record at or past data_head, which a writer
+ * this one interrupted may still be writing.
  */
-notrace void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size)
+static notrace bool fhook_ring_evict(struct fhook_ring *rb, u64 end)
+{
+	local_t *oldest = fhook_meta_local(&rb->meta->data_oldest);
+	u64 done = READ_ONCE(rb->meta->data_head);
+
+	for (;;) {
+		u64 o = local_read(oldest);
+		const struct fhook_rec *r;
+		unsigned int sz;
+		u32 id;
+		u16 type;
+
+		if (end - o <= rb->size)
+			return true;
+		if (o >= done)
+			return false;
+		r = rb->data + (o & rb->mask);
+		sz = ALIGN(READ_ONCE(r->size), 8);
+		type = READ_ONCE(r->type);
+		id = READ_ONCE(r->probe_id);
+		if (unlikely(sz < sizeof(*r)))
+			return false;	/* cannot happen: never walk garbage */
+		/* read the victim before it can be overwritten, then claim it */
+		if (local_cmpxchg(oldest, o, o + sz) != o)
+			continue;	/* a nested writer evicted it */
+		if (type != FHOOK_REC_LOST && id && id <= FHOOK_MAX_PROBES &&
+		    o >= READ_ONCE(rb->cons->data_tail)) {
+			local_inc(fhook_meta_local(&rb->meta->overwritten_total));
+			fhook_count(&fhook_counters(rb->session, rb->cpu, id)->overwritten);
+		}
+	}
+}
+
+/*
+ * Write the LOST record for the drops in @mask at @l, which has room for
+ * hweight(@mask) entries.  Bits set by nested drops after @mask was read
+ * stay for the next LOST record.
+ */
+static notrace void fhook_ring_put_lost(struct fhook_ring *rb, struct fhook_rec_lost *l,
+					unsigned int sz, unsigned long mask)
+{
+	unsigned int n = 0;
+	u64 total = 0;
+	int bit;
+
+	memset(l, 0, sz);
+	l->hdr.size = sz;
+	l->hdr.type = FHOOK_REC_LOST;
+	l->hdr.ts = ktime_get_mono_fast_ns();
+	l->hdr.cpu = rb->cpu;
+	l->first_seq = READ_ONCE(rb->lost_first);
+	l->last_seq = READ_ONCE(rb->lost_last);
+	l->hdr.seq = l->first_seq;
+	for_each_set_bit(bit, &mask, FHOOK_MAX_PROBES) {
+		long v;
+
+		/* clear, then take: a drop in between sets the bit again */
+		clear_bit(bit, &rb->lost_mask);
+		v = local_xchg(&rb->lost_probe[bit], 0);
+		if (!v)
+			continue;
+		l->probes[n].probe_id = bit + 1;
+		l->probes[n].count = v;
+		total += v;
+		n++;
+	}
+	l->nr_probes = n;
+	l->lost = total;
+	local_sub(total, &rb->lost_pending);
+}
+
+/*
+ * Reserve @size bytes (header + payload) on @rb for probe @probe_id and
+ * give the record's sequence number in *@seq.  Must be called on @rb's
+ * CPU with preemption disabled; every call must be followed by
+ * fhook_ring_commit(), whether it returned a record or NULL (a drop, which
+ * this function has counted).
+ */
+notrace void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size, u32 probe_id,
+				 u32 *seq)
 {
 	unsigned int need = ALIGN(size, 8);
 	unsigned int lost_sz = 0;
+	unsigned long lost_mask;
 	long head, new, old;
+	u64 nr;
 	void *rec;
-	u64 tail;
 
+	nr = local_inc_return(fhook_meta_local(&rb->meta->seq_next)) - 1;
+	*seq = nr;
 	if (local_inc_return(&rb->nest) > FHOOK_RING_MAX_NEST)
 		goto drop;
-	if (local_read(&rb->lost))
-		lost_sz = ALIGN(sizeof(struct fhook_rec_lost), 8);
+	lost_mask = READ_ONCE(rb->lost_mask);
+	if (lost_mask)
+		lost_sz = FHOOK_LOST_SIZE(hweight_long(lost_mask));
 
 	old = local_read(&rb->head);
 	do {
 		head = old;
-		/* (A): tail comes from userspace, only ever compared */
-		tail = READ_ONCE(rb->cons->data_tail);
-		if (unlikely((u64)head - tail + need + lost_sz > rb->size))
-			goto drop;
 		new = head + need + lost_sz;
+		if (rb->overwrite) {
+			if (unlikely(!fhook_ring_evict(rb, new)))
+				goto drop;
+		} else {
+			/* (A): tail comes from userspace, only ever compared */
+			u64 tail = READ_ONCE(rb->cons->data_tail);
+
+			if (unlikely((u64)head - tail + need + lost_sz > rb->size))
+				goto drop;
+		}
 	} while ((old = local_cmpxchg(&rb->head, head, new)) != head);
+	if (rb->overwrite)
+		smp_wmb();	/* (E): data_oldest before the data */
 
 	if (lost_sz) {
-		struct fhook_rec_lost *l = rb->data + (head & rb->mask);
-
-		memset(&l->hdr, 0, sizeof(l->hdr));
-		l->hdr.size = sizeof(*l);
-		l->hdr.type = FHOOK_REC_LOST;
-		l->hdr.ts = ktime_get_mono_fast_ns();
-		l->hdr.cpu = raw_smp_processor_id();
-		/* may be 0 if a nested writer reported it first */
-		l->lost = local_xchg(&rb->lost, 0);
+		fhook_ring_put_lost(rb, rb->data + (head & rb->mask), lost_sz, lost_mask);
 		head += lost_sz;
 	}
 	rec = rb->data + (head & rb->mask);
@@ -234,8 +362,7 @@ notrace void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size)
 	return rec;
 
 drop:
-	local_inc(&rb->lost);
-	local_inc(fhook_meta_lost(rb));
+	fhook_ring_drop(rb, probe_id, nr);
 	return NULL;
 }
 
@@ -260,12 +387,41 @@ again:
 		local_set(&rb->nest, 1);
 		goto again;
 	}
+	if (rb->overwrite)
+		return;		/* read on demand (snapshot), never woken */
 
 	/* one wakeup per reader pass, see the top of this file */
 	tail = READ_ONCE(rb->cons->data_tail);
-	if ((u64)head - tail >= rb->watermark && tail != READ_ONCE(rb->wake_tail)) {
+	if (tail == READ_ONCE(rb->wake_tail))
+		return;
+	if ((u64)head - tail >= rb->watermark ||
+	    (rb->wakeup_events &&
+	     (u32)(local_read(fhook_meta_local(&rb->meta->seq_next)) -
+		   READ_ONCE(rb->cons->seq_read)) >= rb->wakeup_events)) {
 		WRITE_ONCE(rb->wake_tail, tail);
 		irq_work_queue(&rb->work);
+	}
+}
+
+/*
+ * After the session stopped recording (disarmed, or frozen and
+ * synchronize_rcu()'d), wait for writers still inside reserve/commit: a
+ * probe called where RCU is not watching is not covered by the grace
+ * period.  Bounded: a writer holds ->nest for a few hundred instructions.
+ */
+void fhook_rings_wait_idle(struct fhook_session *s)
+{
+	int cpu, tries;
+
+	if (!s->rings)
+		return;
+	for_each_possible_cpu(cpu) {
+		struct fhook_ring *rb = s->rings[cpu];
+
+		for (tries = 0; local_read(&rb->nest) && tries < 1000; tries++)
+			usleep_range(100, 200);
+		if (local_read(&rb->nest))
+			pr_warn_ratelimited("cpu %d: ring writer still active after 100 ms\n", cpu);
 	}
 }
 
@@ -285,7 +441,13 @@ bool fhook_rings_readable(struct fhook_session *s, bool any)
 		struct fhook_ring *rb = rings[cpu];
 		u64 pending = READ_ONCE(rb->meta->data_head) - READ_ONCE(rb->cons->data_tail);
 
-		if (pending && (any || pending >= rb->watermark))
+		if (!pending)
+			continue;
+		if (any || pending >= rb->watermark)
+			return true;
+		if (rb->wakeup_events &&
+		    (u32)(READ_ONCE(rb->meta->seq_next) - READ_ONCE(rb->cons->seq_read)) >=
+		    rb->wakeup_events)
 			return true;
 	}
 	return false;
@@ -317,6 +479,8 @@ int fhook_rings_mmap(struct fhook_session *s, struct vm_area_struct *vma)
 		return -EINVAL;
 	if (vma->vm_flags & VM_EXEC)
 		return -EPERM;
+	if (cpu == FHOOK_MMAP_STATS_REGION)
+		return fhook_stats_mmap(s, vma);
 	if (!rings)
 		return -ENODEV;
 	if (cpu >= nr_cpu_ids)

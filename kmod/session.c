@@ -15,36 +15,78 @@
 /* ioctl numbers without the (informational) size bits */
 #define FHOOK_CMD(cmd)	((cmd) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
 
+/*
+ * The flush timer runs every flush_ms while the session is armed and wakes
+ * readers if data sits below the watermarks, which the producers never
+ * wake for.  poll() then reports the session readable once (flush_due).
+ */
+static void fhook_flush_timer(struct timer_list *t)
+{
+	struct fhook_session *s = from_timer(s, t, flush_timer);
+
+	if (!READ_ONCE(s->flush_on))
+		return;
+	if (fhook_rings_readable(s, true) && wq_has_sleeper(&s->waitq)) {
+		WRITE_ONCE(s->flush_due, true);
+		wake_up_all(&s->waitq);
+	}
+	mod_timer(t, jiffies + s->flush_jiffies);
+}
+
+static void fhook_flush_start(struct fhook_session *s)
+{
+	if (s->ring_flags & FHOOK_RING_OVERWRITE)
+		return;		/* read on demand, nothing to flush */
+	WRITE_ONCE(s->flush_on, true);
+	mod_timer(&s->flush_timer, jiffies + s->flush_jiffies);
+}
+
+static void fhook_flush_stop(struct fhook_session *s)
+{
+	WRITE_ONCE(s->flush_on, false);
+	/* also waits for a running callback, which then cannot re-arm */
+	del_timer_sync(&s->flush_timer);
+}
+
 struct fhook_session *fhook_session_create(void)
 {
 	struct fhook_session *s = kzalloc(sizeof(*s), GFP_KERNEL);
 
 	if (!s)
 		return NULL;
-	if (!zalloc_cpumask_var(&s->cpus, GFP_KERNEL)) {
-		kfree(s);
-		return NULL;
-	}
+	if (!zalloc_cpumask_var(&s->cpus, GFP_KERNEL))
+		goto err_free;
+	if (fhook_stats_alloc(s))
+		goto err_cpumask;
 	mutex_init(&s->lock);
 	INIT_LIST_HEAD(&s->probes);
 	init_waitqueue_head(&s->waitq);
+	timer_setup(&s->flush_timer, fhook_flush_timer, 0);
 	s->next_probe_id = 1;
 	return s;
+
+err_cpumask:
+	free_cpumask_var(s->cpus);
+err_free:
+	kfree(s);
+	return NULL;
 }
 
 static void fhook_session_disarm(struct fhook_session *s)
 {
 	struct fhook_probe *p;
 
+	fhook_flush_stop(s);
 	list_for_each_entry(p, &s->probes, node)
-		fhook_func_probe_disarm(p);
+		if (p->type == FHOOK_PROBE_FUNC)
+			fhook_func_probe_disarm(p);
 	s->armed = false;
 }
 
 static void fhook_probe_free(struct fhook_probe *p)
 {
-	fhook_func_probe_release(p);
-	free_percpu(p->stats);
+	if (p->type == FHOOK_PROBE_FUNC)
+		fhook_func_probe_release(p);
 	kfree(p);
 }
 
@@ -60,6 +102,7 @@ void fhook_session_destroy(struct fhook_session *s)
 		fhook_probe_free(p);
 	}
 	fhook_rings_free(s);
+	fhook_stats_free(s);
 	free_cpumask_var(s->cpus);
 	mutex_destroy(&s->lock);
 	kfree(s);
@@ -111,7 +154,9 @@ static long fhook_ioc_handshake(unsigned long uarg)
 		return -EINVAL;
 	hs.abi_version = FHOOK_ABI_VERSION;
 	hs.features = FHOOK_FEAT_FUNC | FHOOK_FEAT_FUNC_IPS | FHOOK_FEAT_PID_FILTER |
-		      FHOOK_FEAT_CPU_FILTER | FHOOK_FEAT_RING_MMAP | FHOOK_FEAT_IGNORE_SELF;
+		      FHOOK_FEAT_CPU_FILTER | FHOOK_FEAT_RING_MMAP | FHOOK_FEAT_IGNORE_SELF |
+		      FHOOK_FEAT_SEQ | FHOOK_FEAT_OVERWRITE | FHOOK_FEAT_SNAPSHOT |
+		      FHOOK_FEAT_STATS_MMAP | FHOOK_FEAT_FLUSH | FHOOK_FEAT_BENCH;
 	hs.nr_cpus = nr_cpu_ids;
 	hs.nr_sessions = atomic_read(&fhook_nr_sessions);
 	hs.page_size = PAGE_SIZE;
@@ -129,23 +174,30 @@ static long fhook_ioc_ring_setup(struct fhook_session *s, unsigned long uarg)
 	ret = fhook_copy_arg(&rs, sizeof(rs), uarg);
 	if (ret < 0)
 		return ret;
-	if (rs.flags || !fhook_zero(rs.reserved, ARRAY_SIZE(rs.reserved)))
+	if ((rs.flags & ~FHOOK_RING_FLAGS) || !fhook_zero(rs.reserved, ARRAY_SIZE(rs.reserved)))
 		return -EINVAL;
 	if (!rs.buf_size)
 		rs.buf_size = FHOOK_RING_DEF_SIZE;
 	if (rs.buf_size < PAGE_SIZE || rs.buf_size > FHOOK_RING_MAX_SIZE ||
 	    !is_power_of_2(rs.buf_size))
 		return -EINVAL;
+	if ((rs.flags & FHOOK_RING_OVERWRITE) && rs.buf_size < FHOOK_RING_MIN_OVERWRITE)
+		return -EINVAL;
 	if (!rs.watermark)
 		rs.watermark = rs.buf_size / 4;
 	if (rs.watermark > rs.buf_size)
 		return -EINVAL;
+	if (!rs.flush_ms)
+		rs.flush_ms = FHOOK_FLUSH_DEF_MS;
+	if (rs.flush_ms > FHOOK_FLUSH_MAX_MS)
+		return -EINVAL;
 	if (s->rings)
 		return -EBUSY;
 
-	ret = fhook_rings_alloc(s, rs.buf_size, rs.watermark);
+	ret = fhook_rings_alloc(s, &rs);
 	if (ret)
 		return ret;
+	s->flush_jiffies = max(1UL, msecs_to_jiffies(rs.flush_ms));
 	rs.nr_cpus = nr_cpu_ids;
 	rs.mmap_stride = FHOOK_MMAP_STRIDE;
 	return fhook_put_arg(uarg, &rs, sizeof(rs));
@@ -163,7 +215,9 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 		return ret;
 	if (pa.flags || !fhook_zero(pa.reserved, ARRAY_SIZE(pa.reserved)))
 		return -EINVAL;
-	if (pa.type != FHOOK_PROBE_FUNC)
+	if (pa.type != FHOOK_PROBE_FUNC && pa.type != FHOOK_PROBE_BENCH)
+		return -EINVAL;
+	if (pa.type == FHOOK_PROBE_BENCH && (pa.filter_len || pa.exclude_len || pa.nr_ips))
 		return -EINVAL;
 	if (s->armed)
 		return -EBUSY;
@@ -173,16 +227,13 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
-	p->stats = alloc_percpu(struct fhook_pcpu_stats);
-	if (!p->stats) {
-		kfree(p);
-		return -ENOMEM;
-	}
 	p->session = s;
 	p->type = pa.type;
 	p->id = s->next_probe_id;
 
-	ret = fhook_func_probe_init(p, &pa, &err_index);
+	ret = 0;
+	if (pa.type == FHOOK_PROBE_FUNC)
+		ret = fhook_func_probe_init(p, &pa, &err_index);
 	pa.err_index = err_index;
 	if (ret) {
 		fhook_probe_free(p);
@@ -275,6 +326,8 @@ static long fhook_ioc_start(struct fhook_session *s)
 	if (!s->rings || list_empty(&s->probes))
 		return -EINVAL;
 	list_for_each_entry(p, &s->probes, node) {
+		if (p->type != FHOOK_PROBE_FUNC)
+			continue;
 		ret = fhook_func_probe_arm(p);
 		if (ret) {
 			fhook_session_disarm(s);
@@ -282,23 +335,17 @@ static long fhook_ioc_start(struct fhook_session *s)
 		}
 	}
 	s->armed = true;
+	fhook_flush_start(s);
 	return 0;
 }
 
 static long fhook_ioc_stop(struct fhook_session *s)
 {
 	fhook_session_disarm(s);
+	fhook_rings_wait_idle(s);
 	/* let a sleeping reader drain what is left */
 	wake_up_all(&s->waitq);
 	return 0;
-}
-
-static void fhook_stats_add(struct fhook_cpu_stats *sum, const struct fhook_pcpu_stats *c)
-{
-	sum->hits += READ_ONCE(c->hits);
-	sum->written += READ_ONCE(c->written);
-	sum->lost += READ_ONCE(c->lost);
-	sum->missed += READ_ONCE(c->missed);
 }
 
 static long fhook_ioc_stats(struct fhook_session *s, unsigned long uarg)
@@ -329,7 +376,7 @@ static long fhook_ioc_stats(struct fhook_session *s, unsigned long uarg)
 
 		list_for_each_entry(p, &s->probes, node)
 			if (!only || p == only)
-				fhook_stats_add(&c, per_cpu_ptr(p->stats, cpu));
+				fhook_stats_sum(s, cpu, p->id, &c);
 		st.total.hits += c.hits;
 		st.total.written += c.written;
 		st.total.lost += c.lost;
@@ -341,6 +388,64 @@ static long fhook_ioc_stats(struct fhook_session *s, unsigned long uarg)
 	return fhook_put_arg(uarg, &st, sizeof(st));
 }
 
+static long fhook_ioc_snapshot(struct fhook_session *s, unsigned long uarg)
+{
+	struct fhook_snapshot ss;
+	int ret;
+
+	ret = fhook_copy_arg(&ss, sizeof(ss), uarg);
+	if (ret < 0)
+		return ret;
+	if (!fhook_zero(ss.reserved, ARRAY_SIZE(ss.reserved)))
+		return -EINVAL;
+	switch (ss.op) {
+	case FHOOK_SNAPSHOT_FREEZE:
+		if (s->frozen)
+			return 0;
+		WRITE_ONCE(s->frozen, true);
+		/* probes run with preemption off: after this, they see frozen */
+		synchronize_rcu();
+		fhook_rings_wait_idle(s);
+		return 0;
+	case FHOOK_SNAPSHOT_RESUME:
+		WRITE_ONCE(s->frozen, false);
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* Checks under the lock, then runs without it (see fhook_abi.h). */
+static long fhook_ioc_bench(struct fhook_session *s, unsigned long uarg)
+{
+	struct fhook_bench b;
+	struct fhook_probe *p;
+	bool found = false;
+	int ret;
+
+	ret = fhook_copy_arg(&b, sizeof(b), uarg);
+	if (ret < 0)
+		return ret;
+	if (b.flags || !fhook_zero(b.reserved, ARRAY_SIZE(b.reserved)))
+		return -EINVAL;
+	if (!b.nr_events || b.nr_events > FHOOK_BENCH_MAX_EVENTS ||
+	    b.payload % 8 || b.payload > FHOOK_BENCH_MAX_PAYLOAD)
+		return -EINVAL;
+	mutex_lock(&s->lock);
+	list_for_each_entry(p, &s->probes, node)
+		if (p->id == b.probe_id && p->type == FHOOK_PROBE_BENCH)
+			found = true;
+	/* armed: the probe list and the rings stay until release */
+	ret = !found ? -ENOENT : !s->armed ? -EINVAL : 0;
+	mutex_unlock(&s->lock);
+	if (ret)
+		return ret;
+	ret = fhook_bench_run(s, &b);
+	if (ret)
+		return ret;
+	return fhook_put_arg(uarg, &b, sizeof(b));
+}
+
 long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned long arg)
 {
 	long ret;
@@ -349,6 +454,8 @@ long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned lon
 		return -ENOTTY;
 	if (FHOOK_CMD(cmd) == FHOOK_CMD(FHOOK_IOC_HANDSHAKE))
 		return fhook_ioc_handshake(arg);
+	if (FHOOK_CMD(cmd) == FHOOK_CMD(FHOOK_IOC_BENCH))
+		return fhook_ioc_bench(s, arg);
 
 	mutex_lock(&s->lock);
 	switch (FHOOK_CMD(cmd)) {
@@ -373,6 +480,9 @@ long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned lon
 	case FHOOK_CMD(FHOOK_IOC_STATS):
 		ret = fhook_ioc_stats(s, arg);
 		break;
+	case FHOOK_CMD(FHOOK_IOC_SNAPSHOT):
+		ret = fhook_ioc_snapshot(s, arg);
+		break;
 	default:
 		ret = -ENOTTY;
 		break;
@@ -388,5 +498,10 @@ __poll_t fhook_session_poll(struct fhook_session *s, struct file *file, poll_tab
 	smp_mb();
 	if (fhook_rings_readable(s, !READ_ONCE(s->armed)))
 		return EPOLLIN | EPOLLRDNORM;
+	/* the flush timer found data below the watermarks: report it once */
+	if (READ_ONCE(s->flush_due) && fhook_rings_readable(s, true)) {
+		WRITE_ONCE(s->flush_due, false);
+		return EPOLLIN | EPOLLRDNORM;
+	}
 	return 0;
 }

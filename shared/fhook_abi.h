@@ -32,6 +32,12 @@
 #define FHOOK_FEAT_CPU_FILTER	(1ULL << 3)	/* cpumask filter */
 #define FHOOK_FEAT_RING_MMAP	(1ULL << 4)	/* per-CPU mmap'd rings */
 #define FHOOK_FEAT_IGNORE_SELF	(1ULL << 5)	/* FHOOK_PIDF_IGNORE_SELF */
+#define FHOOK_FEAT_SEQ		(1ULL << 6)	/* fhook_rec.seq, LOST v2 records */
+#define FHOOK_FEAT_OVERWRITE	(1ULL << 7)	/* FHOOK_RING_OVERWRITE */
+#define FHOOK_FEAT_SNAPSHOT	(1ULL << 8)	/* FHOOK_IOC_SNAPSHOT */
+#define FHOOK_FEAT_STATS_MMAP	(1ULL << 9)	/* FHOOK_MMAP_STATS_REGION */
+#define FHOOK_FEAT_FLUSH	(1ULL << 10)	/* flush timer, wakeup_events */
+#define FHOOK_FEAT_BENCH	(1ULL << 11)	/* FHOOK_PROBE_BENCH, FHOOK_IOC_BENCH */
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -60,6 +66,10 @@ struct fhook_handshake {
  *   +2*page            data, 2 * buf_size bytes, PROT_READ only; the second
  *                      half aliases the first, so a record that wraps past
  *                      the end is still contiguous in memory.
+ * The session's counters (struct fhook_stats_area) are one read-only region
+ * at FHOOK_MMAP_STATS_REGION * FHOOK_MMAP_STRIDE, fhook_stats_area.map_size
+ * bytes long (map one page to read map_size, then the whole); it exists
+ * from open() on, rings or not.
  * Mappings must be MAP_SHARED, cover exactly one region, and cannot be
  * split, grown or inherited across fork (VM_DONTCOPY).
  */
@@ -67,22 +77,62 @@ struct fhook_handshake {
 #define FHOOK_MMAP_META		0
 #define FHOOK_MMAP_CONS		1	/* in pages */
 #define FHOOK_MMAP_DATA		2	/* in pages */
+#define FHOOK_MMAP_STATS_REGION	0xffffULL
+
+/*
+ * Ring modes.  Default (discard): a full ring drops the new record and
+ * counts it; the consumer's data_tail is respected.  FHOOK_RING_OVERWRITE
+ * (flight recorder): producers never wait for the consumer, they evict the
+ * oldest records (meta->data_oldest moves) and count what they evict that
+ * the consumer had not read as "overwritten"; no wakeups are sent.
+ */
+#define FHOOK_RING_OVERWRITE	(1U << 0)
+#define FHOOK_RING_FLAGS	FHOOK_RING_OVERWRITE
+/* Overwrite rings need room for nested writers' records: see ring-protocol.md */
+#define FHOOK_RING_MIN_OVERWRITE (32ULL << 10)
+
+#define FHOOK_FLUSH_DEF_MS	100
+#define FHOOK_FLUSH_MAX_MS	60000
 
 struct fhook_ring_setup {
 	__u32 size;		/* in: sizeof(struct fhook_ring_setup) */
-	__u32 flags;		/* in: must be 0 */
+	__u32 flags;		/* in: FHOOK_RING_* */
 	/* in: bytes per CPU, power of two, 0 = default; out: size used */
 	__u64 buf_size;
 	/* in: wake readers at this many pending bytes, 0 = buf_size / 4 */
 	__u32 watermark;
 	__u32 nr_cpus;		/* out: number of rings (nr_cpu_ids) */
 	__u64 mmap_stride;	/* out: FHOOK_MMAP_STRIDE */
-	__u64 reserved[4];	/* must be zero */
+	/*
+	 * in: also wake readers once a CPU has this many records (and drops)
+	 * the consumer has not acknowledged in fhook_ring_cons.seq_read,
+	 * 0 = bytes only.
+	 */
+	__u32 wakeup_events;
+	/*
+	 * in: while armed, a timer wakes readers every flush_ms if any data is
+	 * pending below the watermarks, so a quiet probe's records arrive
+	 * within that bound; 0 = FHOOK_FLUSH_DEF_MS, max FHOOK_FLUSH_MAX_MS;
+	 * out: the value used.
+	 */
+	__u32 flush_ms;
+	__u64 reserved[3];	/* must be zero */
 };
 
 enum fhook_probe_type {
 	FHOOK_PROBE_FUNC = 1,	/* ftrace_ops function entry */
+	/*
+	 * Attaches to nothing: its records come from FHOOK_IOC_BENCH (the
+	 * transport benchmark).  filter, exclude and ips must be empty.
+	 */
+	FHOOK_PROBE_BENCH = 2,
 };
+
+/*
+ * Probe ids are 1..FHOOK_MAX_PROBES, given out in order of
+ * FHOOK_IOC_PROBE_ADD and never reused within a session: they index the
+ * stats area and the LOST records' per-probe breakdown.
+ */
 
 /*
  * Function probe.  `filter` and `exclude` point to whitespace-separated
@@ -158,6 +208,40 @@ struct fhook_cpu_stats {
 
 #define FHOOK_STATS_SESSION	0xffffffffU
 
+/*
+ * The mmap'd stats area: counters per CPU and probe, updated by the probe
+ * on that CPU with single (unlocked) increments, so a reader on another CPU
+ * sees each counter monotonic but the set not as one snapshot.  For one
+ * (CPU, probe): hits == written + dropped + frozen once the probe is idle;
+ * overwritten counts written records evicted unread (overwrite mode);
+ * filtered and missed are hits that never happened (pid/cpu filter,
+ * recursion guard).
+ */
+struct fhook_probe_counters {
+	__u64 hits;		/* invocations that passed the filters */
+	__u64 written;		/* records committed to the ring */
+	__u64 dropped;		/* records lost: ring full or nesting too deep */
+	__u64 overwritten;	/* written, then evicted unread (overwrite mode) */
+	__u64 filtered;		/* rejected by the pid or cpu filter */
+	__u64 missed;		/* skipped by the recursion guard */
+	__u64 frozen;		/* not recorded: session frozen (snapshot) */
+	__u64 reserved;
+};
+
+struct fhook_stats_area {
+	__u32 abi_version;
+	__u32 nr_cpus;		/* nr_cpu_ids */
+	__u32 max_probes;	/* FHOOK_MAX_PROBES */
+	__u32 entry_size;	/* sizeof(struct fhook_probe_counters) */
+	__u64 entries_offset;	/* byte offset of the counters from the start */
+	__u64 map_size;		/* bytes to mmap, a multiple of the page size */
+	__u64 reserved[4];
+	/*
+	 * At entries_offset: struct fhook_probe_counters
+	 * [nr_cpus][max_probes], probe id p at index p - 1.
+	 */
+};
+
 struct fhook_stats {
 	__u32 size;		/* in */
 	__u32 probe_id;		/* in: probe id or FHOOK_STATS_SESSION */
@@ -183,6 +267,49 @@ struct fhook_stats {
 #define FHOOK_IOC_START		_IO(FHOOK_IOC_MAGIC, 0x05)	/* arm probes */
 #define FHOOK_IOC_STOP		_IO(FHOOK_IOC_MAGIC, 0x06)	/* disarm, drain */
 #define FHOOK_IOC_STATS		_IOWR(FHOOK_IOC_MAGIC, 0x07, struct fhook_stats)
+#define FHOOK_IOC_SNAPSHOT	_IOW(FHOOK_IOC_MAGIC, 0x08, struct fhook_snapshot)
+#define FHOOK_IOC_BENCH		_IOWR(FHOOK_IOC_MAGIC, 0x09, struct fhook_bench)
+
+/*
+ * Transport benchmark: write nr_events FHOOK_REC_BENCH records of
+ * sizeof(struct fhook_rec) + payload bytes to the ring of the calling CPU,
+ * as fast as possible, through the same reserve/commit path as every probe
+ * (preemption is enabled every 1024 records, so the CPU may change: pin
+ * the caller).  The session must be armed and probe_id a FHOOK_PROBE_BENCH
+ * probe, whose counters count the records.  The ioctl does not take the
+ * session lock: several threads may run it at once.
+ */
+#define FHOOK_BENCH_MAX_EVENTS	(1ULL << 32)
+#define FHOOK_BENCH_MAX_PAYLOAD	4096
+
+struct fhook_bench {
+	__u32 size;		/* in */
+	__u32 probe_id;		/* in: a FHOOK_PROBE_BENCH probe */
+	__u64 nr_events;	/* in: 1..FHOOK_BENCH_MAX_EVENTS */
+	__u32 payload;		/* in: bytes, a multiple of 8, <= MAX_PAYLOAD */
+	__u32 flags;		/* in: must be 0 */
+	__u64 ns;		/* out: CLOCK_MONOTONIC ns the loop took */
+	__u64 written;		/* out: records committed */
+	__u64 dropped;		/* out: records dropped (ring full) */
+	__u64 reserved[4];	/* must be zero */
+};
+/*
+ * Freeze: probes stop writing (their hits count as `frozen`) and the call
+ * returns once no producer is inside the rings any more, so a reader sees
+ * every ring still; it then reads them (overwrite rings from data_oldest)
+ * and resumes.  Freezing a frozen session or resuming a running one is a
+ * no-op.  A session that is stopped or closed needs no resume.
+ */
+enum fhook_snapshot_op {
+	FHOOK_SNAPSHOT_FREEZE = 1,
+	FHOOK_SNAPSHOT_RESUME = 2,
+};
+
+struct fhook_snapshot {
+	__u32 size;		/* in */
+	__u32 op;		/* in: enum fhook_snapshot_op */
+	__u64 reserved[3];	/* must be zero */
+};
 
 /* ------------------------------------------------------------------ */
 /* mmap'd ring pages                                                   */
@@ -193,13 +320,28 @@ struct fhook_ring_meta {
 	__u32 cpu;
 	__u64 data_size;	/* bytes of data (one alias) */
 	__u32 watermark;
-	__u32 __pad;
-	__u64 reserved0[5];
+	__u32 flags;		/* FHOOK_RING_* */
+	__u32 wakeup_events;
+	__u32 flush_ms;
+	__u64 reserved0[4];
 	/* own cache line: written by the producer on every commit */
 	__u64 data_head;	/* bytes produced; read with acquire */
-	__u64 reserved1[7];
+	/*
+	 * Overwrite mode: position of the oldest record still in the ring
+	 * (always a record boundary, <= data_head).  Producers advance it
+	 * before they write over the space; see ring-protocol.md for how a
+	 * reader validates what it copied.  0 in discard mode.
+	 */
+	__u64 data_oldest;
+	__u64 reserved1[6];
 	__u64 lost_total;	/* records dropped on this CPU, ever */
-	__u64 reserved2[7];
+	__u64 overwritten_total; /* records evicted unread (overwrite mode) */
+	/*
+	 * Sequence number the next record will get: every record a probe
+	 * tries to write on this CPU takes one, written or dropped.
+	 */
+	__u64 seq_next;
+	__u64 reserved2[5];
 };
 
 /*
@@ -211,6 +353,12 @@ struct fhook_ring_meta {
  */
 struct fhook_ring_cons {
 	__u64 data_tail;	/* bytes consumed; store with release */
+	/*
+	 * Low 32 bits of (sequence number of the last record consumed + 1),
+	 * for the wakeup_events watermark; a consumer that does not use
+	 * wakeup_events may leave it alone.
+	 */
+	__u64 seq_read;
 };
 
 /*
@@ -222,6 +370,7 @@ struct fhook_ring_cons {
 enum fhook_rec_type {
 	FHOOK_REC_LOST = 1,	/* struct fhook_rec_lost */
 	FHOOK_REC_FUNC = 2,	/* struct fhook_rec_func */
+	FHOOK_REC_BENCH = 3,	/* struct fhook_rec + payload: u64 i, i+1, ... */
 };
 
 /* Context flags, the information of ftrace's "dNhp." column. */
@@ -246,7 +395,13 @@ struct fhook_rec {
 	__u8 flags;		/* FHOOK_CTX_* */
 	/* low nibble: preempt depth, high nibble: migrate-disable depth */
 	__u8 preempt;
-	__u32 __pad;
+	/*
+	 * Low 32 bits of this CPU's sequence number (meta->seq_next): dense
+	 * over written and dropped records, so a reader sees every gap.
+	 * Nested writers (irq over task...) take numbers in the order they
+	 * entered, which is not always the ring order.
+	 */
+	__u32 seq;
 	char comm[FHOOK_COMM_LEN];	/* NUL-padded */
 };
 
@@ -257,14 +412,30 @@ struct fhook_rec_func {
 };
 
 /*
- * `lost` records dropped on this CPU since the previous record.  Drops after
- * a CPU's last record have no LOST record yet (the next writer that finds
- * room reports them); after FHOOK_IOC_STOP a reader reports the remainder
- * as meta->lost_total minus the LOST counts it has seen.
+ * A gap: `lost` records dropped on this CPU since the previous LOST record,
+ * placed where the drop happened (written by the next writer that finds
+ * room).  `probes` breaks the count down by probe (sum == lost); first_seq
+ * and last_seq are the sequence numbers of the first and last record
+ * dropped (exact unless writers nested while dropping).  hdr.probe_id is 0
+ * and hdr.seq the low bits of first_seq.  Drops after a CPU's last record
+ * have no LOST record yet; after FHOOK_IOC_STOP a reader reports the
+ * remainder from the stats area (dropped per CPU and probe) minus what the
+ * LOST records it has seen carried.
  */
+struct fhook_lost_probe {
+	__u32 probe_id;
+	__u32 __pad;
+	__u64 count;
+};
+
 struct fhook_rec_lost {
 	struct fhook_rec hdr;
 	__u64 lost;
+	__u64 first_seq;
+	__u64 last_seq;
+	__u32 nr_probes;	/* entries in probes[] */
+	__u32 __pad;
+	struct fhook_lost_probe probes[];
 };
 
 #endif /* _UAPI_FHOOK_ABI_H */

@@ -42,14 +42,20 @@ constexpr const char* kTraceUsage =
     "are traced, from its first instruction on.\n"
     "\n"
     "PROBE: vfs_read, 'vfs_*', '*lock*', '[ab]*' (tracefs globs), '!*rcu*'\n"
-    "(exclude), GLOB:mod:MODULE, :mod:MODULE.  All PROBEs form one probe.\n";
+    "(exclude), GLOB:mod:MODULE, :mod:MODULE.  All PROBEs form one probe.\n"
+    "\n"
+    "With --overwrite the rings are a flight recorder: nothing is printed while\n"
+    "tracing, the newest events are kept, and they are printed at the end and\n"
+    "on every SIGUSR2 (a snapshot: the rings are frozen, read and resumed).\n";
 
 constexpr const char* kRecordUsage =
     "Usage: fhook record -o FILE [options] PROBE... [-- COMMAND [ARGS...]]\n"
     "\n"
     "Like trace, but write the raw events to FILE (a self-describing record\n"
     "file: probes, the symbols of every address seen, statistics; see\n"
-    "docs/file-format.md).  Read it with: fhook report FILE.\n";
+    "docs/file-format.md).  Read it with: fhook report FILE.\n"
+    "With --overwrite, only the newest events at the end and at each SIGUSR2\n"
+    "snapshot are written.\n";
 
 enum class Mode { Trace, Record };
 
@@ -57,7 +63,7 @@ struct TraceOptions {
     std::vector<std::string> probes;
     std::vector<pid_t> pids;
     std::optional<std::set<int>> cpus;
-    std::uint64_t ring_bytes = 0;
+    RingRequest ring;
     std::optional<double> duration;
     std::string output;
     bool json = false;
@@ -83,6 +89,14 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
         "cpu", po::value<std::string>()->value_name("LIST"), "only these CPUs, e.g. 0 or 0,2-3")(
         "buffer-size,b", po::value<std::string>()->value_name("KB"),
         "ring size per CPU in KiB (default 1024), rounded up to a power of two, minimum 4")(
+        "overwrite", "flight recorder: keep the newest events, print them at the end and on "
+                     "SIGUSR2 (minimum --buffer-size 32)")(
+        "watermark", po::value<std::string>()->value_name("KB"),
+        "wake the reader at KiB pending per CPU (default: a quarter of the ring)")(
+        "wakeup-events", po::value<std::string>()->value_name("N"),
+        "also wake the reader at N pending events per CPU")(
+        "flush", po::value<std::string>()->value_name("MS"),
+        "deliver events below the watermarks after at most MS ms (default 100)")(
         "duration,d", po::value<std::string>()->value_name("SEC"),
         "stop after SEC seconds (fractions allowed)")(
         "output,o", po::value<std::string>()->value_name("FILE"),
@@ -132,9 +146,34 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
     if (vm.count("cpu")) {
         opt.cpus = parse_cpu_list(vm["cpu"].as<std::string>());
     }
-    opt.ring_bytes = ring_bytes_from_kib(
+    opt.ring.bytes = ring_bytes_from_kib(
         vm.count("buffer-size") ? parse_u64("--buffer-size", vm["buffer-size"].as<std::string>())
                                 : FHOOK_RING_DEF_SIZE / 1024);
+    opt.ring.overwrite = vm.count("overwrite") != 0;
+    if (vm.count("watermark")) {
+        const std::uint64_t kib = parse_u64("--watermark", vm["watermark"].as<std::string>());
+        if (kib == 0 || kib * 1024 > opt.ring.bytes) {
+            throw_usage("--watermark " + std::to_string(kib) + " KiB is not within the ring (" +
+                        std::to_string(opt.ring.bytes / 1024) +
+                        " KiB per CPU): lower it or raise --buffer-size");
+        }
+        opt.ring.watermark = static_cast<std::uint32_t>(kib * 1024);
+    }
+    if (vm.count("wakeup-events")) {
+        const std::uint64_t n = parse_u64("--wakeup-events", vm["wakeup-events"].as<std::string>());
+        if (n == 0 || n > 0xffffffffULL) {
+            throw_usage("--wakeup-events must be between 1 and 4294967295");
+        }
+        opt.ring.wakeup_events = static_cast<std::uint32_t>(n);
+    }
+    if (vm.count("flush")) {
+        const std::uint64_t ms = parse_u64("--flush", vm["flush"].as<std::string>());
+        if (ms == 0 || ms > FHOOK_FLUSH_MAX_MS) {
+            throw_usage("--flush must be between 1 and " + std::to_string(FHOOK_FLUSH_MAX_MS) +
+                        " ms");
+        }
+        opt.ring.flush_ms = static_cast<std::uint32_t>(ms);
+    }
     if (vm.count("duration")) {
         opt.duration = parse_seconds("--duration", vm["duration"].as<std::string>());
     }
@@ -156,7 +195,7 @@ class SignalWatch {
 public:
     SignalWatch() {
         sigemptyset(&set_);
-        for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) {
+        for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGUSR2}) {
             sigaddset(&set_, sig);
         }
         if (::sigprocmask(SIG_BLOCK, &set_, &old_) < 0) {
@@ -181,16 +220,22 @@ public:
     // The mask in effect before, for the command fhook runs.
     const sigset_t& original_mask() const { return old_; }
 
-    // Consumes pending signals; true when a stop signal (not SIGCHLD) came.
-    bool stop_requested() {
-        bool stop = false;
+    struct Pending {
+        bool stop = false;     // SIGINT, SIGTERM, SIGHUP
+        bool snapshot = false; // SIGUSR2
+    };
+    // Consumes pending signals (SIGCHLD only wakes the loop).
+    Pending consume() {
+        Pending p;
         signalfd_siginfo info;
         while (::read(fd_.get(), &info, sizeof(info)) == static_cast<ssize_t>(sizeof(info))) {
-            if (info.ssi_signo != SIGCHLD) {
-                stop = true;
+            if (info.ssi_signo == SIGUSR2) {
+                p.snapshot = true;
+            } else if (info.ssi_signo != SIGCHLD) {
+                p.stop = true;
             }
         }
-        return stop;
+        return p;
     }
 
 private:
@@ -323,7 +368,7 @@ int run(const Args& args, Mode mode) {
     }
 
     Session session(device_path());
-    const RingConfig ring = session.setup_ring(opt.ring_bytes);
+    const RingConfig ring = session.setup_ring(opt.ring);
     const std::uint32_t probe_id =
         session.add_function_probe(request.filters, request.excludes, request.ips);
     // fhook's own process (its output path) is never recorded.
@@ -375,18 +420,45 @@ int run(const Args& args, Mode mode) {
     if (child) {
         child->release();
     }
+    // The module's flush timer delivers data below the watermarks, so the
+    // wait only needs a timeout for a module without one and for --duration.
+    const int wait_ms = session.device().has(FHOOK_FEAT_FLUSH) && !opt.ring.overwrite
+                            ? 1000
+                            : RingReader::kDefaultTimeoutMs;
+    unsigned snapshots = 0;
     for (;;) {
-        int timeout = RingReader::kDefaultTimeoutMs;
+        int timeout = wait_ms;
         if (deadline) {
             auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now());
             timeout = static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, timeout));
         }
         const RingReader::WaitResult woke = reader.wait(timeout);
-        bool stop = woke.watched && signals.stop_requested();
+        SignalWatch::Pending sig;
+        if (woke.watched) {
+            sig = signals.consume();
+        }
+        bool stop = sig.stop;
         stop = stop || (child && child->exited());
         stop = stop || (deadline && Clock::now() >= *deadline);
         if (stop) {
             break;
+        }
+        if (opt.ring.overwrite) {
+            // flight recorder: read only on demand
+            if (sig.snapshot) {
+                session.freeze();
+                const std::size_t n = reader.drain(on_record);
+                sink->flush();
+                session.resume();
+                snapshots++;
+                if (!opt.quiet) {
+                    OutputWriter err(STDERR_FILENO);
+                    err.append("fhook: snapshot " + std::to_string(snapshots) + ": " +
+                               std::to_string(n) + " records\n");
+                    err.flush();
+                }
+            }
+            continue;
         }
         reader.drain(on_record);
         sink->flush();

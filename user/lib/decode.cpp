@@ -18,6 +18,13 @@ namespace {
 
 } // namespace
 
+std::size_t lost_record_size(const fhook_rec_lost* rec) {
+    if (rec->nr_probes > FHOOK_MAX_PROBES) {
+        return 0;
+    }
+    return sizeof(fhook_rec_lost) + rec->nr_probes * sizeof(fhook_lost_probe);
+}
+
 std::optional<Event> decode(const fhook_rec* rec) {
     Event ev;
     switch (rec->type) {
@@ -26,8 +33,18 @@ std::optional<Event> decode(const fhook_rec* rec) {
             too_short(rec, sizeof(fhook_rec_lost));
         }
         const auto* lost = reinterpret_cast<const fhook_rec_lost*>(rec);
+        const std::size_t need = lost_record_size(lost);
+        if (need == 0 || rec->size < need) {
+            too_short(rec, need);
+        }
         ev.type = EventType::Lost;
         ev.lost = lost->lost;
+        ev.first_seq = lost->first_seq;
+        ev.last_seq = lost->last_seq;
+        ev.lost_probes.reserve(lost->nr_probes);
+        for (std::uint32_t i = 0; i < lost->nr_probes; i++) {
+            ev.lost_probes.push_back(LostProbe{lost->probes[i].probe_id, lost->probes[i].count});
+        }
         break;
     }
     case FHOOK_REC_FUNC: {
@@ -50,6 +67,7 @@ std::optional<Event> decode(const fhook_rec* rec) {
     ev.cpu = rec->cpu;
     ev.flags = rec->flags;
     ev.preempt = rec->preempt;
+    ev.seq = rec->seq;
     ev.comm.assign(rec->comm, ::strnlen(rec->comm, sizeof(rec->comm)));
     return ev;
 }

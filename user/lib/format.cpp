@@ -83,16 +83,47 @@ std::array<char, 5> context_chars(std::uint8_t flags, std::uint8_t preempt) {
     return c;
 }
 
+bool seq_range_known(const Event& ev) {
+    return ev.first_seq != kSeqUnknown && ev.last_seq >= ev.first_seq &&
+           ev.last_seq - ev.first_seq >= ev.lost - 1;
+}
+
 void TextFormatter::format(const Event& ev, std::string& out) {
     if (ev.type == EventType::Lost) {
         if (ev.lost == 0) {
             return; // a nested writer already reported these drops
         }
+        // The kernel's line, then what fhook knows about the gap:
+        // "CPU:1 [LOST 30 EVENTS] (seq 100-129; probe 1: 10, probe 3: 20)"
         out.append("CPU:");
         put_u64(ev.cpu, out);
         out.append(" [LOST ");
         put_u64(ev.lost, out);
-        out.append(" EVENTS]\n");
+        out.append(" EVENTS]");
+        const bool range = seq_range_known(ev);
+        const bool after = ev.first_seq == kSeqUnknown;
+        if (range || after || !ev.lost_probes.empty()) {
+            out.append(" (");
+            if (range) {
+                out.append("seq ");
+                put_u64(ev.first_seq, out);
+                out.push_back('-');
+                put_u64(ev.last_seq, out);
+            } else if (after) {
+                out.append("after the last record");
+            }
+            const char* sep = range || after ? "; " : "";
+            for (const LostProbe& p : ev.lost_probes) {
+                out.append(sep);
+                out.append("probe ");
+                put_u64(p.probe_id, out);
+                out.append(": ");
+                put_u64(p.count, out);
+                sep = ", ";
+            }
+            out.push_back(')');
+        }
+        out.push_back('\n');
         return;
     }
     // "%16s-%-7d [%03d] %s %5llu.%06llu: %s <-%s\n", written by hand:
@@ -169,6 +200,26 @@ void JsonFormatter::format(const Event& ev, std::string& out) {
         put_u64(ev.cpu, out);
         out.append(",\"lost\":");
         put_u64(ev.lost, out);
+        if (seq_range_known(ev)) {
+            out.append(",\"first_seq\":");
+            put_u64(ev.first_seq, out);
+            out.append(",\"last_seq\":");
+            put_u64(ev.last_seq, out);
+        }
+        if (!ev.lost_probes.empty()) {
+            out.append(",\"probes\":[");
+            const char* sep = "";
+            for (const LostProbe& p : ev.lost_probes) {
+                out.append(sep);
+                out.append("{\"probe\":");
+                put_u64(p.probe_id, out);
+                out.append(",\"lost\":");
+                put_u64(p.count, out);
+                out.push_back('}');
+                sep = ",";
+            }
+            out.push_back(']');
+        }
         out.append("}\n");
         return;
     }
@@ -176,6 +227,8 @@ void JsonFormatter::format(const Event& ev, std::string& out) {
     put_u64(ev.ts, out);
     out.append(",\"cpu\":");
     put_u64(ev.cpu, out);
+    out.append(",\"seq\":");
+    put_u64(ev.seq, out);
     out.append(",\"pid\":");
     put_u64(ev.pid, out);
     out.append(",\"tgid\":");

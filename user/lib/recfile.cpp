@@ -10,9 +10,11 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <map>
 
 #include <fhook/error.hpp>
+#include <fhook/event.hpp>
 #include <fhook/ksyms.hpp>
 #include <fhook/recfile.hpp>
 
@@ -51,6 +53,12 @@ std::uint64_t checked_record_size(const fhook_rec* rec, std::uint64_t off, std::
         need = sizeof(fhook_rec_func);
     } else if (rec->type == FHOOK_REC_LOST) {
         need = sizeof(fhook_rec_lost);
+        if (size >= need && len - off >= need) {
+            need = lost_record_size(reinterpret_cast<const fhook_rec_lost*>(rec));
+            if (need == 0) {
+                need = std::numeric_limits<std::uint64_t>::max();
+            }
+        }
     }
     if (size < need || align8(size) > len - off) {
         throw_runtime(name + ": record at offset " + hex_offset(file_off) + " has a bad size (" +

@@ -8,6 +8,7 @@
 #include <string>
 
 #include <fhook/error.hpp>
+#include <fhook/event.hpp>
 #include <fhook/ring.hpp>
 #include <fhook/session.hpp>
 
@@ -26,15 +27,27 @@ constexpr std::uint64_t align8(std::uint64_t n) {
     return (n + 7) & ~std::uint64_t{7};
 }
 
-std::size_t min_size_of(std::uint16_t type) {
-    switch (type) {
+std::size_t min_size_of(const fhook_rec* rec) {
+    switch (rec->type) {
     case FHOOK_REC_LOST:
-        return sizeof(fhook_rec_lost);
+        // the fixed part first: nr_probes is only read once that is there
+        if (rec->size < sizeof(fhook_rec_lost)) {
+            return sizeof(fhook_rec_lost);
+        }
+        return lost_record_size(reinterpret_cast<const fhook_rec_lost*>(rec));
     case FHOOK_REC_FUNC:
         return sizeof(fhook_rec_func);
     default:
         return 0; // unknown: skipped
     }
+}
+
+std::uint64_t load_acquire(const std::uint64_t& v) {
+    return __atomic_load_n(&v, __ATOMIC_ACQUIRE);
+}
+
+std::uint64_t load_relaxed(const std::uint64_t& v) {
+    return __atomic_load_n(&v, __ATOMIC_RELAXED);
 }
 
 } // namespace
@@ -67,9 +80,10 @@ void collect_records(const RingView& ring, std::uint64_t tail, std::uint64_t hea
         if (rsize > avail) {
             corrupt(ring, pos, "record of " + std::to_string(rsize) + " bytes runs past the head");
         }
-        const std::size_t need = min_size_of(rec->type);
-        if (need != 0) {
-            if (rsize < need) {
+        const bool known = rec->type == FHOOK_REC_LOST || rec->type == FHOOK_REC_FUNC;
+        const std::size_t need = min_size_of(rec);
+        if (known) {
+            if (need == 0 || rsize < need) {
                 corrupt(ring, pos,
                         "record of type " + std::to_string(rec->type) + " has " +
                             std::to_string(rsize) + " bytes, needs " + std::to_string(need));
@@ -80,7 +94,49 @@ void collect_records(const RingView& ring, std::uint64_t tail, std::uint64_t hea
     }
 }
 
-RingMerger::RingMerger(std::vector<RingView> rings) : rings_(std::move(rings)) {
+StatsView::StatsView(const fhook_stats_area* area)
+    : area_(area), entries_(reinterpret_cast<const fhook_probe_counters*>(
+                       reinterpret_cast<const std::byte*>(area) + area->entries_offset)) {}
+
+fhook_probe_counters StatsView::at(std::uint32_t cpu, std::uint32_t id) const noexcept {
+    fhook_probe_counters out{};
+    if (area_ == nullptr || cpu >= area_->nr_cpus || id == 0 || id > area_->max_probes) {
+        return out;
+    }
+    const fhook_probe_counters& c =
+        entries_[static_cast<std::size_t>(cpu) * area_->max_probes + (id - 1)];
+    out.hits = load_relaxed(c.hits);
+    out.written = load_relaxed(c.written);
+    out.dropped = load_relaxed(c.dropped);
+    out.overwritten = load_relaxed(c.overwritten);
+    out.filtered = load_relaxed(c.filtered);
+    out.missed = load_relaxed(c.missed);
+    out.frozen = load_relaxed(c.frozen);
+    return out;
+}
+
+StatsArea::StatsArea(int fd, std::uint64_t page_size) {
+    const auto offset = static_cast<off_t>(FHOOK_MMAP_STATS_REGION * FHOOK_MMAP_STRIDE);
+    // The header says how big the whole area is.
+    Mapping head = Mapping::map_shared(fd, page_size, PROT_READ, offset, "stats area header");
+    const auto* area = static_cast<const fhook_stats_area*>(head.data());
+    const std::uint64_t size = area->map_size;
+    if (area->entry_size != sizeof(fhook_probe_counters) || area->max_probes != FHOOK_MAX_PROBES ||
+        area->entries_offset < sizeof(fhook_stats_area) || size % page_size != 0 ||
+        area->entries_offset +
+                std::uint64_t{area->nr_cpus} * area->max_probes * sizeof(fhook_probe_counters) >
+            size) {
+        throw_runtime("the stats area of fhook.ko has an unexpected layout: check that fhook and "
+                      "fhook.ko come from the same build",
+                      EINVAL);
+    }
+    head.reset();
+    mapping_ = Mapping::map_shared(fd, size, PROT_READ, offset, "stats area");
+    view_ = StatsView(static_cast<const fhook_stats_area*>(mapping_.data()));
+}
+
+RingMerger::RingMerger(std::vector<RingView> rings, StatsView stats)
+    : rings_(std::move(rings)), stats_(stats) {
     for (const auto& ring : rings_) {
         if (ring.meta == nullptr || ring.cons == nullptr || ring.data == nullptr ||
             ring.data_size < sizeof(fhook_rec) || (ring.data_size & (ring.data_size - 1)) != 0) {
@@ -92,23 +148,71 @@ RingMerger::RingMerger(std::vector<RingView> rings) : rings_(std::move(rings)) {
         }
     }
     heads_.resize(rings_.size());
-    lost_seen_.resize(rings_.size());
-    batch_lost_.resize(rings_.size());
+    seq_read_.resize(rings_.size());
+    lost_seen_.resize(rings_.size(), PerProbe{});
+    batch_lost_.resize(rings_.size(), PerProbe{});
+    copy_.resize(rings_.size());
+}
+
+// Appends ring i's pending records to batch_ and sets heads_[i].
+void RingMerger::collect(std::size_t i) {
+    const RingView& ring = rings_[i];
+    const std::uint64_t head = load_acquire(ring.meta->data_head);
+    const std::uint64_t tail = load_relaxed(ring.cons->data_tail);
+    heads_[i] = head;
+    if (!ring.overwrite) {
+        collect_records(ring, tail, head, batch_);
+        return;
+    }
+    // Overwrite ring: copy [start, head), then drop what was evicted while
+    // copying.  The acquire fence (F) pairs with the producer's smp_wmb()
+    // between advancing data_oldest and writing (E).
+    const std::uint64_t oldest = load_relaxed(ring.meta->data_oldest);
+    const std::uint64_t start = std::max(tail, oldest);
+    if (head < start || head - start > ring.data_size) {
+        corrupt(ring, start,
+                "head " + std::to_string(head) + " is not within " +
+                    std::to_string(ring.data_size) + " bytes after " + std::to_string(start));
+    }
+    std::vector<std::byte>& buf = copy_[i];
+    buf.resize(head - start);
+    std::memcpy(buf.data(), ring.data + (start & (ring.data_size - 1)), head - start);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    const std::uint64_t valid_from = load_relaxed(ring.meta->data_oldest);
+    RingView copy = ring;
+    copy.data = buf.data();
+    std::vector<const fhook_rec*> recs;
+    collect_records(copy, 0, head - start, recs);
+    for (const fhook_rec* rec : recs) {
+        const auto pos = start + static_cast<std::uint64_t>(
+                                     reinterpret_cast<const std::byte*>(rec) - buf.data());
+        if (pos >= valid_from) {
+            batch_.push_back(rec);
+        }
+    }
 }
 
 std::size_t RingMerger::drain(const RecordCallback& callback) {
     batch_.clear();
     for (std::size_t i = 0; i < rings_.size(); i++) {
-        const RingView& ring = rings_[i];
-        const std::uint64_t head = __atomic_load_n(&ring.meta->data_head, __ATOMIC_ACQUIRE);
-        const std::uint64_t tail = __atomic_load_n(&ring.cons->data_tail, __ATOMIC_RELAXED);
         const std::size_t first = batch_.size();
-        collect_records(ring, tail, head, batch_);
-        heads_[i] = head;
-        batch_lost_[i] = 0;
+        collect(i);
+        batch_lost_[i].fill(0);
         for (std::size_t r = first; r < batch_.size(); r++) {
-            if (batch_[r]->type == FHOOK_REC_LOST) {
-                batch_lost_[i] += reinterpret_cast<const fhook_rec_lost*>(batch_[r])->lost;
+            const fhook_rec* rec = batch_[r];
+            if (rec->type == FHOOK_REC_LOST) {
+                const auto* lost = reinterpret_cast<const fhook_rec_lost*>(rec);
+                std::uint64_t attributed = 0;
+                for (std::uint32_t p = 0; p < lost->nr_probes; p++) {
+                    const std::uint32_t id = lost->probes[p].probe_id;
+                    if (id >= 1 && id <= FHOOK_MAX_PROBES) {
+                        batch_lost_[i][id] += lost->probes[p].count;
+                        attributed += lost->probes[p].count;
+                    }
+                }
+                batch_lost_[i][0] += lost->lost - std::min<std::uint64_t>(lost->lost, attributed);
+            } else {
+                seq_read_[i] = rec->seq + 1;
             }
         }
     }
@@ -125,8 +229,11 @@ std::size_t RingMerger::drain(const RecordCallback& callback) {
     }
     // Only now may the producer reuse the space.
     for (std::size_t i = 0; i < rings_.size(); i++) {
+        __atomic_store_n(&rings_[i].cons->seq_read, std::uint64_t{seq_read_[i]}, __ATOMIC_RELAXED);
         __atomic_store_n(&rings_[i].cons->data_tail, heads_[i], __ATOMIC_RELEASE);
-        lost_seen_[i] += batch_lost_[i];
+        for (std::size_t p = 0; p < lost_seen_[i].size(); p++) {
+            lost_seen_[i][p] += batch_lost_[i][p];
+        }
     }
     return batch_.size();
 }
@@ -134,19 +241,49 @@ std::size_t RingMerger::drain(const RecordCallback& callback) {
 std::size_t RingMerger::report_unreported_lost(const RecordCallback& callback) {
     std::size_t delivered = 0;
     for (std::size_t i = 0; i < rings_.size(); i++) {
-        const std::uint64_t total = __atomic_load_n(&rings_[i].meta->lost_total, __ATOMIC_RELAXED);
-        if (total <= lost_seen_[i]) {
+        const RingView& ring = rings_[i];
+        std::vector<fhook_lost_probe> entries;
+        std::uint64_t total = 0;
+        std::uint64_t seen = 0;
+        for (std::uint64_t v : lost_seen_[i]) {
+            seen += v;
+        }
+        if (stats_) {
+            for (std::uint32_t id = 1; id <= FHOOK_MAX_PROBES; id++) {
+                const std::uint64_t dropped =
+                    stats_.at(static_cast<std::uint32_t>(ring.cpu), id).dropped;
+                if (dropped > lost_seen_[i][id]) {
+                    const std::uint64_t n = dropped - lost_seen_[i][id];
+                    entries.push_back(fhook_lost_probe{id, 0, n});
+                    lost_seen_[i][id] = dropped;
+                    total += n;
+                }
+            }
+        } else {
+            const std::uint64_t all = load_relaxed(ring.meta->lost_total);
+            if (all > seen) {
+                total = all - seen;
+                lost_seen_[i][0] += total;
+            }
+        }
+        if (total == 0) {
             continue;
         }
-        fhook_rec_lost rec;
-        std::memset(&rec, 0, sizeof(rec));
-        rec.hdr.size = sizeof(rec);
-        rec.hdr.type = FHOOK_REC_LOST;
-        rec.hdr.ts = last_ts_;
-        rec.hdr.cpu = static_cast<std::uint16_t>(rings_[i].cpu);
-        rec.lost = total - lost_seen_[i];
-        lost_seen_[i] = total;
-        callback(&rec.hdr);
+        synthetic_.assign(sizeof(fhook_rec_lost) + entries.size() * sizeof(fhook_lost_probe),
+                          std::byte{0});
+        auto* rec = reinterpret_cast<fhook_rec_lost*>(synthetic_.data());
+        rec->hdr.size = static_cast<std::uint16_t>(synthetic_.size());
+        rec->hdr.type = FHOOK_REC_LOST;
+        rec->hdr.ts = last_ts_;
+        rec->hdr.cpu = static_cast<std::uint16_t>(ring.cpu);
+        rec->lost = total;
+        rec->first_seq = kSeqUnknown;
+        rec->last_seq = kSeqUnknown;
+        rec->nr_probes = static_cast<std::uint32_t>(entries.size());
+        if (!entries.empty()) {
+            std::memcpy(rec->probes, entries.data(), entries.size() * sizeof(fhook_lost_probe));
+        }
+        callback(&rec->hdr);
         delivered++;
     }
     return delivered;
@@ -179,6 +316,7 @@ std::vector<RingView> map_rings(int fd, std::uint64_t page_size, const RingConfi
                                 base + static_cast<off_t>(FHOOK_MMAP_DATA * page), "ring data");
         RingView view;
         view.cpu = static_cast<int>(cpu);
+        view.overwrite = (config.flags & FHOOK_RING_OVERWRITE) != 0;
         view.meta = static_cast<const fhook_ring_meta*>(meta.data());
         view.cons = static_cast<fhook_ring_cons*>(cons.data());
         view.data = static_cast<const std::byte*>(data.data());
@@ -204,10 +342,26 @@ std::vector<RingView> map_rings(int fd, std::uint64_t page_size, const RingConfi
 } // namespace
 
 RingReader::RingReader(const Session& session, const RingConfig& config)
-    : RingReader(session.fd(), session.device().info().page_size, config) {}
+    : RingReader(session.fd(), session.device().info().page_size, config,
+                 session.device().has(FHOOK_FEAT_STATS_MMAP)) {}
 
-RingReader::RingReader(int fd, std::uint64_t page_size, const RingConfig& config)
-    : merger_(map_rings(fd, page_size, config, mappings_)), session_fd_(fd) {
+namespace {
+
+std::optional<StatsArea> map_stats(int fd, std::uint64_t page_size, bool wanted) {
+    if (!wanted) {
+        return std::nullopt;
+    }
+    return StatsArea(fd, page_size != 0 ? page_size
+                                        : static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)));
+}
+
+} // namespace
+
+RingReader::RingReader(int fd, std::uint64_t page_size, const RingConfig& config,
+                       bool map_stats_area)
+    : stats_(map_stats(fd, page_size, map_stats_area)),
+      merger_(map_rings(fd, page_size, config, mappings_), stats_ ? stats_->view() : StatsView()),
+      session_fd_(fd) {
     epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
     if (!epoll_) {
         int err = errno;

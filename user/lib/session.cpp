@@ -59,14 +59,45 @@ Session::Session(const std::string& device_path) : device_(device_path) {}
 Session::Session(Device device) : device_(std::move(device)) {}
 
 RingConfig Session::setup_ring(std::uint64_t bytes, std::uint32_t watermark) {
+    RingRequest request;
+    request.bytes = bytes;
+    request.watermark = watermark;
+    return setup_ring(request);
+}
+
+RingConfig Session::setup_ring(const RingRequest& request) {
     device_.require(FHOOK_FEAT_RING_MMAP, "the mmap'd ring buffer");
+    const std::uint64_t bytes = request.bytes;
     if (bytes != 0 && (bytes & (bytes - 1)) != 0) {
         throw_usage("ring size " + std::to_string(bytes) + " is not a power of two: round it up");
     }
+    if (request.overwrite) {
+        device_.require(FHOOK_FEAT_OVERWRITE, "overwrite (flight recorder) rings");
+        if (bytes != 0 && bytes < FHOOK_RING_MIN_OVERWRITE) {
+            throw_usage("overwrite rings need at least " +
+                        std::to_string(FHOOK_RING_MIN_OVERWRITE / 1024) +
+                        " KiB per CPU: raise --buffer-size");
+        }
+    }
+    if (request.wakeup_events != 0 || request.flush_ms != 0) {
+        device_.require(FHOOK_FEAT_FLUSH, "the flush timer and event watermark");
+    }
+    if (request.flush_ms > FHOOK_FLUSH_MAX_MS) {
+        throw_usage("flush period " + std::to_string(request.flush_ms) + " ms is above the " +
+                    std::to_string(FHOOK_FLUSH_MAX_MS) + " ms maximum");
+    }
+    if (bytes != 0 && request.watermark > bytes) {
+        throw_usage("watermark " + std::to_string(request.watermark) +
+                    " bytes is above the ring size " + std::to_string(bytes) +
+                    ": lower it or raise --buffer-size");
+    }
     fhook_ring_setup arg;
     zero_init(arg);
+    arg.flags = request.overwrite ? FHOOK_RING_OVERWRITE : 0;
     arg.buf_size = bytes;
-    arg.watermark = watermark;
+    arg.watermark = request.watermark;
+    arg.wakeup_events = request.wakeup_events;
+    arg.flush_ms = request.flush_ms;
     if (xioctl(fd(), FHOOK_IOC_RING_SETUP, &arg) < 0) {
         throw_ioctl_error(
             "setting up the ring buffer (" + std::to_string(bytes) + " bytes per CPU)", errno);
@@ -76,6 +107,9 @@ RingConfig Session::setup_ring(std::uint64_t bytes, std::uint32_t watermark) {
     config.watermark = arg.watermark;
     config.nr_cpus = arg.nr_cpus;
     config.mmap_stride = arg.mmap_stride != 0 ? arg.mmap_stride : FHOOK_MMAP_STRIDE;
+    config.flags = arg.flags;
+    config.wakeup_events = arg.wakeup_events;
+    config.flush_ms = arg.flush_ms;
     ring_ = config;
     return config;
 }
@@ -211,6 +245,29 @@ void Session::stop() {
     if (xioctl(fd(), FHOOK_IOC_STOP, nullptr) < 0) {
         throw_ioctl_error("disarming the probes", errno);
     }
+}
+
+namespace {
+
+void snapshot_op(int fd, std::uint32_t op, const char* what) {
+    fhook_snapshot arg;
+    zero_init(arg);
+    arg.op = op;
+    if (xioctl(fd, FHOOK_IOC_SNAPSHOT, &arg) < 0) {
+        throw_ioctl_error(what, errno);
+    }
+}
+
+} // namespace
+
+void Session::freeze() {
+    device_.require(FHOOK_FEAT_SNAPSHOT, "snapshots");
+    snapshot_op(fd(), FHOOK_SNAPSHOT_FREEZE, "freezing the rings for a snapshot");
+}
+
+void Session::resume() {
+    device_.require(FHOOK_FEAT_SNAPSHOT, "snapshots");
+    snapshot_op(fd(), FHOOK_SNAPSHOT_RESUME, "resuming after a snapshot");
 }
 
 Stats Session::stats(std::uint32_t probe_id) const {

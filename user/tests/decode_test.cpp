@@ -78,9 +78,53 @@ TEST(Decode, ShortKnownRecordThrows) {
 TEST(Abi, RecordLayoutIsAsDocumented) {
     EXPECT_EQ(sizeof(fhook_rec), 48u);
     EXPECT_EQ(sizeof(fhook_rec_func), 64u);
-    EXPECT_EQ(sizeof(fhook_rec_lost), 56u);
+    EXPECT_EQ(sizeof(fhook_rec_lost), 80u);
+    EXPECT_EQ(sizeof(fhook_lost_probe), 16u);
+    EXPECT_EQ(offsetof(fhook_rec, seq), 28u);
     EXPECT_EQ(offsetof(fhook_ring_meta, data_head), 64u);
+    EXPECT_EQ(offsetof(fhook_ring_meta, data_oldest), 72u);
     EXPECT_EQ(offsetof(fhook_ring_meta, lost_total), 128u);
+    EXPECT_EQ(offsetof(fhook_ring_meta, seq_next), 144u);
+    EXPECT_EQ(sizeof(fhook_ring_meta), 192u);
+    EXPECT_EQ(sizeof(fhook_ring_setup), 64u);
+    EXPECT_EQ(sizeof(fhook_probe_counters), 64u);
+    EXPECT_EQ(sizeof(fhook_stats_area), 64u);
+}
+
+TEST(Decode, LostRecordCarriesSeqRangeAndBreakdown) {
+    alignas(8) unsigned char buf[sizeof(fhook_rec_lost) + 2 * sizeof(fhook_lost_probe)] = {};
+    auto* rec = reinterpret_cast<fhook_rec_lost*>(buf);
+    rec->hdr = test::header(FHOOK_REC_LOST, sizeof(buf), 77, 1);
+    rec->hdr.probe_id = 0;
+    rec->lost = 30;
+    rec->first_seq = 100;
+    rec->last_seq = 129;
+    rec->nr_probes = 2;
+    rec->probes[0] = fhook_lost_probe{1, 0, 10};
+    rec->probes[1] = fhook_lost_probe{3, 0, 20};
+    auto ev = decode(&rec->hdr);
+    ASSERT_TRUE(ev);
+    EXPECT_EQ(ev->type, EventType::Lost);
+    EXPECT_EQ(ev->lost, 30u);
+    EXPECT_EQ(ev->first_seq, 100u);
+    EXPECT_EQ(ev->last_seq, 129u);
+    ASSERT_EQ(ev->lost_probes.size(), 2u);
+    EXPECT_EQ(ev->lost_probes[1].probe_id, 3u);
+    EXPECT_EQ(ev->lost_probes[1].count, 20u);
+
+    // nr_probes claims more entries than the record holds
+    rec->nr_probes = 3;
+    EXPECT_THROW(decode(&rec->hdr), Error);
+    rec->nr_probes = FHOOK_MAX_PROBES + 1;
+    EXPECT_THROW(decode(&rec->hdr), Error);
+}
+
+TEST(Decode, FunctionRecordCarriesSeq) {
+    auto rec = test::func_rec(5, 0);
+    rec.hdr.seq = 0xfffffffeu;
+    auto ev = decode(&rec.hdr);
+    ASSERT_TRUE(ev);
+    EXPECT_EQ(ev->seq, 0xfffffffeu);
 }
 
 } // namespace

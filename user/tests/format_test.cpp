@@ -115,6 +115,44 @@ TEST_F(TextFormatterTest, LostLine) {
     EXPECT_EQ(render(ev), "CPU:1 [LOST 1234 EVENTS]\n");
 }
 
+TEST_F(TextFormatterTest, LostLineWithSeqRangeAndBreakdown) {
+    Event ev;
+    ev.type = EventType::Lost;
+    ev.cpu = 1;
+    ev.lost = 30;
+    ev.first_seq = 100;
+    ev.last_seq = 129;
+    ev.lost_probes = {{1, 10}, {3, 20}};
+    EXPECT_EQ(render(ev), "CPU:1 [LOST 30 EVENTS] (seq 100-129; probe 1: 10, probe 3: 20)\n");
+
+    // synthesised by the reader after the last record of the CPU
+    ev.first_seq = ev.last_seq = kSeqUnknown;
+    ev.lost_probes = {{2, 30}};
+    EXPECT_EQ(render(ev), "CPU:1 [LOST 30 EVENTS] (after the last record; probe 2: 30)\n");
+
+    // a range too small for the count (nested drops) is not shown
+    ev.first_seq = 5;
+    ev.last_seq = 6;
+    EXPECT_EQ(render(ev), "CPU:1 [LOST 30 EVENTS] (probe 2: 30)\n");
+}
+
+TEST(JsonFormatterLost, SeqRangeAndBreakdown) {
+    Ksyms ksyms;
+    Event ev;
+    ev.type = EventType::Lost;
+    ev.ts = 7;
+    ev.cpu = 1;
+    ev.lost = 30;
+    ev.first_seq = 100;
+    ev.last_seq = 129;
+    ev.lost_probes = {{1, 10}, {3, 20}};
+    std::string out;
+    JsonFormatter(ksyms).format(ev, out);
+    EXPECT_EQ(out, "{\"type\":\"lost\",\"ts\":7,\"cpu\":1,\"lost\":30,\"first_seq\":100,"
+                   "\"last_seq\":129,\"probes\":[{\"probe\":1,\"lost\":10},"
+                   "{\"probe\":3,\"lost\":20}]}\n");
+}
+
 TEST_F(TextFormatterTest, LostZeroPrintsNothing) {
     // The kernel may emit LOST 0 when a nested writer reported the drop.
     Event ev;

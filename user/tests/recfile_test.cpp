@@ -334,7 +334,7 @@ TEST(JsonFormatter, EscapesAndFields) {
     std::getline(lines, l2);
     std::getline(lines, l3);
     std::getline(lines, l4);
-    EXPECT_EQ(l1, "{\"type\":\"func\",\"ts\":2431445000,\"cpu\":1,\"pid\":94,\"tgid\":94,"
+    EXPECT_EQ(l1, "{\"type\":\"func\",\"ts\":2431445000,\"cpu\":1,\"seq\":0,\"pid\":94,\"tgid\":94,"
                   "\"comm\":\"cat\",\"ctx\":\".....\",\"probe\":1,\"func\":\"vfs_read\","
                   "\"ip\":\"0xffffffff812a0000\",\"parent\":\"ksys_read\","
                   "\"parent_ip\":\"0xffffffff812a0433\"}");

@@ -1,6 +1,7 @@
 // Helpers that build ring records and fake rings in plain memory.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -23,7 +24,7 @@ inline fhook_rec header(std::uint16_t type, std::uint16_t size, std::uint64_t ts
     h.pid = pid;
     h.tgid = pid;
     h.cpu = cpu;
-    std::strncpy(h.comm, comm, sizeof(h.comm));
+    std::memcpy(h.comm, comm, std::min(std::strlen(comm), sizeof(h.comm)));
     return h;
 }
 
@@ -87,6 +88,7 @@ public:
         return v;
     }
     fhook_ring_meta& meta() { return meta_; }
+    fhook_ring_cons& cons() { return cons_; }
     std::uint64_t tail() const { return cons_.data_tail; }
     std::uint64_t pos() const { return pos_; }
 
@@ -97,6 +99,31 @@ private:
     std::uint64_t pos_;
     fhook_ring_meta meta_;
     fhook_ring_cons cons_{};
+};
+
+// A stats area (struct fhook_stats_area) in plain memory.
+class FakeStats {
+public:
+    explicit FakeStats(std::uint32_t nr_cpus)
+        : storage_((4096 + nr_cpus * FHOOK_MAX_PROBES * sizeof(fhook_probe_counters)) / 8, 0) {
+        auto* a = area();
+        a->abi_version = FHOOK_ABI_VERSION;
+        a->nr_cpus = nr_cpus;
+        a->max_probes = FHOOK_MAX_PROBES;
+        a->entry_size = sizeof(fhook_probe_counters);
+        a->entries_offset = 4096;
+        a->map_size = storage_.size() * 8;
+    }
+    fhook_probe_counters& at(std::uint32_t cpu, std::uint32_t id) {
+        auto* base = reinterpret_cast<fhook_probe_counters*>(
+            reinterpret_cast<unsigned char*>(storage_.data()) + 4096);
+        return base[cpu * FHOOK_MAX_PROBES + id - 1];
+    }
+    StatsView view() { return StatsView(area()); }
+
+private:
+    fhook_stats_area* area() { return reinterpret_cast<fhook_stats_area*>(storage_.data()); }
+    std::vector<std::uint64_t> storage_;
 };
 
 } // namespace fhook::test

@@ -275,6 +275,79 @@ TEST(RingMerger, ReportsDropsThatNoLostRecordCarried) {
     EXPECT_EQ(events.back().lost, 2u);
 }
 
+TEST(RingMerger, ReportsTheRemainderPerProbeFromTheStatsArea) {
+    FakeRing cpu0(0, 4096);
+    alignas(8) unsigned char buf[sizeof(fhook_rec_lost) + sizeof(fhook_lost_probe)] = {};
+    auto* lost = reinterpret_cast<fhook_rec_lost*>(buf);
+    lost->hdr = test::header(FHOOK_REC_LOST, sizeof(buf), 20, 0);
+    lost->lost = 5;
+    lost->first_seq = 3;
+    lost->last_seq = 7;
+    lost->nr_probes = 1;
+    lost->probes[0] = fhook_lost_probe{1, 0, 5};
+    cpu0.push(func_rec(10, 0));
+    cpu0.write(buf, sizeof(buf));
+    cpu0.push(func_rec(30, 0));
+    cpu0.publish();
+    test::FakeStats stats(2);
+    stats.at(0, 1).dropped = 8; // 3 after the last record
+    stats.at(0, 2).dropped = 4; // 4, none reported in band
+    stats.at(1, 1).dropped = 0;
+    RingMerger merger({cpu0.view()}, stats.view());
+    std::vector<Event> events;
+    auto collect = [&](const fhook_rec* rec) { events.push_back(*decode(rec)); };
+    EXPECT_EQ(merger.drain(collect), 3u);
+    EXPECT_EQ(merger.report_unreported_lost(collect), 1u);
+    ASSERT_EQ(events.size(), 4u);
+    const Event& rest = events[3];
+    EXPECT_EQ(rest.type, EventType::Lost);
+    EXPECT_EQ(rest.lost, 7u);
+    EXPECT_EQ(rest.first_seq, kSeqUnknown);
+    ASSERT_EQ(rest.lost_probes.size(), 2u);
+    EXPECT_EQ(rest.lost_probes[0].probe_id, 1u);
+    EXPECT_EQ(rest.lost_probes[0].count, 3u);
+    EXPECT_EQ(rest.lost_probes[1].probe_id, 2u);
+    EXPECT_EQ(rest.lost_probes[1].count, 4u);
+    EXPECT_EQ(merger.report_unreported_lost(collect), 0u);
+}
+
+TEST(RingMerger, AcknowledgesSequenceNumbers) {
+    FakeRing cpu0(0, 4096);
+    auto a = func_rec(10, 0);
+    a.hdr.seq = 7;
+    auto b = func_rec(11, 0);
+    b.hdr.seq = 8;
+    cpu0.push(a);
+    cpu0.push(b);
+    cpu0.publish();
+    RingMerger merger({cpu0.view()});
+    merger.drain([](const fhook_rec*) {});
+    EXPECT_EQ(cpu0.cons().seq_read, 9u);
+}
+
+TEST(RingMerger, OverwriteRingIsReadFromTheOldestRecord) {
+    FakeRing cpu0(0, 4096);
+    for (std::uint64_t ts = 1; ts <= 5; ts++) {
+        cpu0.push(func_rec(ts, 0));
+    }
+    cpu0.publish();
+    // The producer evicted the first two records; the consumer never read.
+    cpu0.meta().data_oldest = 2 * sizeof(fhook_rec_func);
+    RingView view = cpu0.view();
+    view.overwrite = true;
+    RingMerger merger({view});
+    std::vector<std::uint64_t> ts;
+    EXPECT_EQ(merger.drain([&](const fhook_rec* rec) { ts.push_back(rec->ts); }), 3u);
+    EXPECT_EQ(ts, (std::vector<std::uint64_t>{3, 4, 5}));
+    EXPECT_EQ(cpu0.tail(), cpu0.pos());
+    // Read records are not read again; the consumer's tail wins over oldest.
+    cpu0.push(func_rec(6, 0));
+    cpu0.publish();
+    ts.clear();
+    EXPECT_EQ(merger.drain([&](const fhook_rec* rec) { ts.push_back(rec->ts); }), 1u);
+    EXPECT_EQ(ts, (std::vector<std::uint64_t>{6}));
+}
+
 TEST(RingMerger, LostCountNotAdvancedWhenTheCallbackThrows) {
     FakeRing cpu0(0, 4096);
     cpu0.push(lost_rec(20, 0, 5));

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <fhook_abi.h>
 
@@ -14,6 +15,15 @@ enum class EventType : std::uint16_t {
     Function = FHOOK_REC_FUNC,
 };
 
+struct LostProbe {
+    std::uint32_t probe_id = 0;
+    std::uint64_t count = 0;
+};
+
+// first_seq/last_seq of a LOST record the reader synthesised for drops no
+// in-band LOST record reported (after the last record of a CPU).
+inline constexpr std::uint64_t kSeqUnknown = ~std::uint64_t{0};
+
 struct Event {
     EventType type = EventType::Function;
     std::uint32_t probe_id = 0;
@@ -21,13 +31,21 @@ struct Event {
     std::uint32_t pid = 0;
     std::uint32_t tgid = 0;
     std::uint16_t cpu = 0;
-    std::uint8_t flags = 0;      // FHOOK_CTX_*
-    std::uint8_t preempt = 0;    // low nibble preempt depth, high migrate-disable
-    std::string comm;            // at most FHOOK_COMM_LEN - 1 chars
-    std::uint64_t ip = 0;        // Function
-    std::uint64_t parent_ip = 0; // Function
-    std::uint64_t lost = 0;      // Lost: records dropped before this one
+    std::uint8_t flags = 0;             // FHOOK_CTX_*
+    std::uint8_t preempt = 0;           // low nibble preempt depth, high migrate-disable
+    std::string comm;                   // at most FHOOK_COMM_LEN - 1 chars
+    std::uint64_t ip = 0;               // Function
+    std::uint64_t parent_ip = 0;        // Function
+    std::uint32_t seq = 0;              // low 32 bits of the CPU's sequence number
+    std::uint64_t lost = 0;             // Lost: records dropped before this one
+    std::uint64_t first_seq = 0;        // Lost: first and last sequence number dropped,
+    std::uint64_t last_seq = 0;         //       kSeqUnknown when synthesised
+    std::vector<LostProbe> lost_probes; // Lost: the count per probe
 };
+
+// Size a LOST record needs for its nr_probes entries (0 if nr_probes is
+// absurd); a record is valid when rec->size >= this.
+std::size_t lost_record_size(const fhook_rec_lost* rec);
 
 // Decodes one record.  Returns nullopt for a record type this build does not
 // know; throws a Runtime Error when a known type is shorter than its struct.

@@ -58,10 +58,18 @@ private:
 };
 
 // NDJSON, one object per line; field names are stable (docs/cli.md):
-//   {"type":"func","ts":2431445123,"cpu":1,"pid":94,"tgid":94,"comm":"cat",
-//    "ctx":".....","probe":1,"func":"vfs_read","ip":"0xffffffff812a1b40",
-//    "parent":"ksys_read","parent_ip":"0xffffffff812a1d2e"}
-//   {"type":"lost","ts":2431445200,"cpu":1,"lost":1234}
+//   {"type":"func","ts":2431445123,"cpu":1,"seq":4711,"pid":94,"tgid":94,
+//    "comm":"cat","ctx":".....","probe":1,"func":"vfs_read",
+//    "ip":"0xffffffff812a1b40","parent":"ksys_read",
+//    "parent_ip":"0xffffffff812a1d2e"}
+//   {"type":"lost","ts":2431445200,"cpu":1,"lost":1234,"first_seq":4712,
+//    "last_seq":5945,"probes":[{"probe":1,"lost":1234}]}
+// first_seq/last_seq only when known (seq_range_known()), probes only when
+// the module broke the count down.
+// True when a LOST event's first_seq..last_seq is a real range that can hold
+// its count (not synthesised after the last record, not a pre-seq module).
+bool seq_range_known(const Event& ev);
+
 class JsonFormatter final : public Formatter {
 public:
     explicit JsonFormatter(const Ksyms& ksyms) : names_(ksyms) {}

@@ -20,7 +20,8 @@ namespace fhook {
 class Ksyms;
 
 inline constexpr char kRecMagic[8] = {'F', 'H', 'O', 'O', 'K', 'R', 'E', 'C'};
-inline constexpr std::uint32_t kRecFormatVersion = 1;
+inline constexpr std::uint32_t kRecFormatVersion =
+    2; // 2: LOST records with seq range and per-probe counts
 
 // The file header, little-endian, at offset 0.
 struct RecFileHeader {

@@ -6,9 +6,11 @@
 // Session, waits with epoll and drains through a RingMerger.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include <fhook_abi.h>
@@ -28,6 +30,36 @@ struct RingView {
     fhook_ring_cons* cons = nullptr;
     const std::byte* data = nullptr;
     std::uint64_t data_size = 0; // power of two
+    bool overwrite = false;      // FHOOK_RING_OVERWRITE: producers never wait
+};
+
+// The session's counters (struct fhook_stats_area) as seen in memory.
+class StatsView {
+public:
+    StatsView() = default;
+    // `area` points to map_size bytes laid out as fhook_stats_area says.
+    explicit StatsView(const fhook_stats_area* area);
+
+    explicit operator bool() const noexcept { return area_ != nullptr; }
+    std::uint32_t nr_cpus() const noexcept { return area_ ? area_->nr_cpus : 0; }
+    // A copy of the counters of probe `id` (1..FHOOK_MAX_PROBES) on `cpu`,
+    // each field read once; zero for a CPU or id out of range.
+    fhook_probe_counters at(std::uint32_t cpu, std::uint32_t id) const noexcept;
+
+private:
+    const fhook_stats_area* area_ = nullptr;
+    const fhook_probe_counters* entries_ = nullptr;
+};
+
+// The mapping of a session's stats area.
+class StatsArea {
+public:
+    StatsArea(int fd, std::uint64_t page_size);
+    const StatsView& view() const noexcept { return view_; }
+
+private:
+    Mapping mapping_;
+    StatsView view_;
 };
 
 // Receives every record, zero copy: the pointer aims into the ring and is
@@ -44,31 +76,47 @@ void collect_records(const RingView& ring, std::uint64_t tail, std::uint64_t hea
 
 class RingMerger {
 public:
-    explicit RingMerger(std::vector<RingView> rings);
+    // `stats` (optional) gives the per-probe drop counts for
+    // report_unreported_lost().
+    explicit RingMerger(std::vector<RingView> rings, StatsView stats = {});
 
     // One pass over all rings: load every data_head (acquire), collect the
     // records from data_tail, stable-sort them by timestamp (ties keep CPU
     // order, then ring order), call `callback` for each, and only then store
     // data_tail = head (release) for every CPU.  Returns the number of
     // records delivered.  If the callback throws, no tail moves.
+    //
+    // Overwrite rings are read from max(data_tail, data_oldest) into a
+    // private copy, then data_oldest is read again and the records the
+    // producers evicted meanwhile are discarded (they count as overwritten),
+    // so a torn record is never delivered (ring-protocol.md).
     std::size_t drain(const RecordCallback& callback);
 
     // Drops are reported in band by the next record that finds room, so the
     // drops after a CPU's last record never get a LOST record.  Once the
     // producers are stopped and drained, this delivers one synthetic LOST
-    // record per CPU whose meta->lost_total exceeds the LOST records seen,
-    // timestamped after everything delivered so far.  Returns the number of
-    // records delivered.
+    // record per CPU with drops no LOST record carried: per probe from the
+    // stats area when the merger has one (dropped minus the LOST counts
+    // seen), else meta->lost_total minus the LOST counts seen.  first_seq
+    // and last_seq are kSeqUnknown; the timestamp follows everything
+    // delivered so far.  Returns the number of records delivered.
     std::size_t report_unreported_lost(const RecordCallback& callback);
 
     const std::vector<RingView>& rings() const noexcept { return rings_; }
 
 private:
+    using PerProbe = std::array<std::uint64_t, FHOOK_MAX_PROBES + 1>; // [0]: unattributed
+    void collect(std::size_t i);
+
     std::vector<RingView> rings_;
+    StatsView stats_;
     std::vector<std::uint64_t> heads_;
-    std::vector<std::uint64_t> lost_seen_;  // sum of delivered LOST records
-    std::vector<std::uint64_t> batch_lost_; // ... in the batch being delivered
+    std::vector<std::uint32_t> seq_read_;      // next seq to acknowledge
+    std::vector<PerProbe> lost_seen_;          // delivered LOST counts
+    std::vector<PerProbe> batch_lost_;         // ... in the batch being delivered
+    std::vector<std::vector<std::byte>> copy_; // overwrite rings: private copies
     std::vector<const fhook_rec*> batch_;
+    std::vector<std::byte> synthetic_;
     std::uint64_t last_ts_ = 0;
 };
 
@@ -83,7 +131,7 @@ public:
     RingReader(const Session& session, const RingConfig& config);
     // The same on any fd with that mmap layout (`page_size` 0 = the
     // system's); used by tests with a memfd.
-    RingReader(int fd, std::uint64_t page_size, const RingConfig& config);
+    RingReader(int fd, std::uint64_t page_size, const RingConfig& config, bool map_stats = false);
 
     // Adds another fd (e.g. a signalfd) to the wait set.
     void watch(int fd);
@@ -104,9 +152,13 @@ public:
         return n + merger_.report_unreported_lost(callback);
     }
     std::size_t nr_rings() const noexcept { return merger_.rings().size(); }
+    // The session's counters; empty for a module without FHOOK_FEAT_STATS_MMAP
+    // and for the fd constructor.
+    StatsView stats() const noexcept { return stats_ ? stats_->view() : StatsView(); }
 
 private:
     std::vector<Mapping> mappings_;
+    std::optional<StatsArea> stats_;
     RingMerger merger_;
     UniqueFd epoll_;
     int session_fd_;

@@ -20,6 +20,18 @@ struct RingConfig {
     std::uint32_t watermark = 0; // wake-up threshold in bytes
     std::uint32_t nr_cpus = 0;   // number of per-CPU rings
     std::uint64_t mmap_stride = FHOOK_MMAP_STRIDE;
+    std::uint32_t flags = 0;         // FHOOK_RING_*
+    std::uint32_t wakeup_events = 0; // wake-up threshold in records, 0 = off
+    std::uint32_t flush_ms = 0;      // flush timer period
+};
+
+// What FHOOK_IOC_RING_SETUP is asked for; 0 = the module's default.
+struct RingRequest {
+    std::uint64_t bytes = 0;         // per CPU, a power of two
+    std::uint32_t watermark = 0;     // bytes
+    std::uint32_t wakeup_events = 0; // records
+    std::uint32_t flush_ms = 0;
+    bool overwrite = false; // flight recorder
 };
 
 struct CpuStats {
@@ -52,6 +64,7 @@ public:
     // FHOOK_IOC_RING_SETUP; `bytes` must be a power of two (0 = default),
     // `watermark` 0 = buf_size / 4.  Returns what the module chose.
     RingConfig setup_ring(std::uint64_t bytes, std::uint32_t watermark = 0);
+    RingConfig setup_ring(const RingRequest& request);
     const std::optional<RingConfig>& ring() const noexcept { return ring_; }
 
     // FHOOK_IOC_PROBE_ADD (FHOOK_PROBE_FUNC).  `filters`/`excludes` are
@@ -72,6 +85,11 @@ public:
 
     void start(); // FHOOK_IOC_START: arm the probes
     void stop();  // FHOOK_IOC_STOP: disarm; afterwards a drain gets everything
+
+    // FHOOK_IOC_SNAPSHOT: freeze (returns once no probe writes any more) and
+    // resume recording.
+    void freeze();
+    void resume();
 
     // FHOOK_IOC_STATS for `probe_id` or FHOOK_STATS_SESSION.
     Stats stats(std::uint32_t probe_id = FHOOK_STATS_SESSION) const;

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-CPU x per-probe counters (struct fhook_stats_area): one vmalloc'd
+ * area per session, allocated at open() and mapped read-only by userspace,
+ * so a tool reads hits, drops and overwrites of every probe on every CPU
+ * without an ioctl.  Each probe updates only its own CPU's entries, one
+ * cache line per (CPU, probe), with unlocked increments (fhook_count()).
+ */
+#include "fhook.h"
+#include "compat.h"
+
+#include <linux/mm.h>
+#include <linux/vmalloc.h>
+
+int fhook_stats_alloc(struct fhook_session *s)
+{
+	size_t entries = (size_t)nr_cpu_ids * FHOOK_MAX_PROBES;
+	size_t off = PAGE_SIZE;
+	size_t size = PAGE_ALIGN(off + entries * sizeof(struct fhook_probe_counters));
+	struct fhook_stats_area *a;
+
+	BUILD_BUG_ON(sizeof(struct fhook_probe_counters) != 64);
+	BUILD_BUG_ON(FHOOK_MAX_PROBES > BITS_PER_LONG);	/* ring->lost_mask */
+	/* zeroed, VM_USERMAP: remap_vmalloc_range() may map it */
+	a = vmalloc_user(size);
+	if (!a)
+		return -ENOMEM;
+	a->abi_version = FHOOK_ABI_VERSION;
+	a->nr_cpus = nr_cpu_ids;
+	a->max_probes = FHOOK_MAX_PROBES;
+	a->entry_size = sizeof(struct fhook_probe_counters);
+	a->entries_offset = off;
+	a->map_size = size;
+	s->stats = a;
+	s->counters = (void *)a + off;
+	return 0;
+}
+
+void fhook_stats_free(struct fhook_session *s)
+{
+	vfree(s->stats);
+	s->stats = NULL;
+	s->counters = NULL;
+}
+
+int fhook_stats_mmap(struct fhook_session *s, struct vm_area_struct *vma)
+{
+	if (vma->vm_pgoff != (FHOOK_MMAP_STATS_REGION << (32 - PAGE_SHIFT)))
+		return -EINVAL;
+	/* the whole area, or a prefix (the header, to learn map_size) */
+	if (vma->vm_end - vma->vm_start > s->stats->map_size)
+		return -EINVAL;
+	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
+		return -EPERM;
+	fhook_vm_flags_clear(vma, VM_MAYWRITE | VM_MAYEXEC);
+	fhook_vm_flags_set(vma, VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	return remap_vmalloc_range(vma, s->stats, 0);
+}
+
+/* The ioctl view (FHOOK_IOC_STATS): lost = dropped + overwritten. */
+void fhook_stats_sum(struct fhook_session *s, int cpu, u32 id, struct fhook_cpu_stats *sum)
+{
+	const struct fhook_probe_counters *c = fhook_counters(s, cpu, id);
+
+	sum->hits += READ_ONCE(c->hits);
+	sum->written += READ_ONCE(c->written);
+	sum->lost += READ_ONCE(c->dropped) + READ_ONCE(c->overwritten);
+	sum->missed += READ_ONCE(c->missed);
+}
