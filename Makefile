@@ -13,6 +13,7 @@ TOP      := $(CURDIR)
 BUILD    := $(TOP)/build
 TARGETS  := $(BUILD)/kernels/targets
 KSRC     := $(wildcard $(TOP)/kmod/*.c $(TOP)/kmod/*.h) $(TOP)/kmod/Kbuild
+TESTMOD_SRC := $(wildcard $(TOP)/vmtests/testmod/*.c $(TOP)/vmtests/testmod/*.h) $(TOP)/vmtests/testmod/Kbuild
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')
 
 .PHONY: all kmod user setup demo test test-host test-vm lint clean bench-host
@@ -29,7 +30,11 @@ define build_kmod
 	mkdir -p $$out && \
 	for f in $(KSRC); do ln -sf $$f $$out/; done && \
 	$(MAKE) -C $$hdr M=$$out FHOOK_SHARED=$(TOP)/shared $(KBUILD_EXTRA) modules && \
-	echo "  module   $$out/fhook.ko"
+	echo "  module   $$out/fhook.ko" && \
+	tout=$(BUILD)/testmod/$$rel; mkdir -p $$tout && \
+	for f in $(TESTMOD_SRC); do ln -sf $$f $$tout/; done && \
+	$(MAKE) -C $$hdr M=$$tout $(KBUILD_EXTRA) modules && \
+	echo "  module   $$tout/fhook_testmod.ko"
 endef
 
 kmod:
@@ -69,7 +74,7 @@ test:
 lint:
 	@cp=$(BUILD)/tools/checkpatch/checkpatch.pl; \
 	[ -f $$cp ] || { echo "checkpatch.pl missing: run 'sudo make setup'"; exit 1; }; \
-	perl $$cp --no-tree --terse -f $(wildcard kmod/*.c kmod/*.h) shared/fhook_abi.h
+	perl $$cp --no-tree --terse -f $(wildcard kmod/*.c kmod/*.h) shared/fhook_abi.h vmtests/testmod/fhook_testmod.c
 	@$(MAKE) --no-print-directory kmod KBUILD_EXTRA=W=1 2>&1 | tee $(BUILD)/w1.log; \
 	! grep -E 'warning:' $(BUILD)/w1.log
 	@clang-format --dry-run --Werror $$(git ls-files 'user/*.cpp' 'user/*.hpp' 'user/*.h')

@@ -20,6 +20,7 @@ targets_file=$top/build/kernels/targets
 tests_list=$here/guest/tests.list
 cli=${FHOOK_VM_CLI:-$top/build/user/fhook}
 kmod_dir=${FHOOK_VM_KMOD:-$top/build/kmod}
+testmod_dir=${FHOOK_VM_TESTMOD:-$top/build/testmod}
 
 kernels=()
 filters=()
@@ -180,6 +181,8 @@ if [ $needs_fhook = 1 ]; then
 	for rel in "${kernels[@]}"; do
 		ko=$kmod_dir/$rel/fhook.ko
 		[ -f "$ko" ] || die "${ko#"$top"/} missing: build the module first (make)"
+		[ -f "$testmod_dir/$rel/fhook_testmod.ko" ] ||
+			die "build/testmod/$rel/fhook_testmod.ko missing: build the modules first (make)"
 	done
 	[ -x "$cli" ] || die "${cli#"$top"/} missing: build the CLI first (make)"
 	is_static "$cli" || die "${cli#"$top"/} is not statically linked: the guest has no shared libraries"
@@ -281,6 +284,8 @@ build_initramfs() {
 	cp "$here"/guest/tests/*.sh "$stage/fhook/tests/"
 	cp "$progs"/* "$stage/fhook/bin/"
 	[ -f "$kmod_dir/$rel/fhook.ko" ] && cp "$kmod_dir/$rel/fhook.ko" "$stage/fhook/"
+	[ -f "$testmod_dir/$rel/fhook_testmod.ko" ] &&
+		cp "$testmod_dir/$rel/fhook_testmod.ko" "$stage/fhook/"
 	[ -x "$cli" ] && cp "$cli" "$stage/bin/fhook"
 	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' \
 		> "$stage/etc/passwd"

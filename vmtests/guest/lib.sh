@@ -69,6 +69,13 @@ load_testmod() {
 	done < /fhook/mods/order
 }
 
+# fhook_testmod.ko: a workload with independent call counts
+# (vmtests/testmod), driven through /proc/fhook_testmod.
+load_workmod() {
+	grep -q '^fhook_testmod ' /proc/modules && return 0
+	insmod /fhook/fhook_testmod.ko || fail "insmod fhook_testmod.ko failed (see dmesg)"
+}
+
 # Put tracefs back to its boot state.
 tracefs_reset() {
 	echo 0 > $T/tracing_on
@@ -147,9 +154,9 @@ count_events() { events "$1" | wc -l; }
 # npids FILE: number of distinct pids among the events
 npids() { events "$1" | awk '{ print $1 }' | sort -u | wc -l; }
 
-# lost_sum FILE: sum of the "CPU:n [LOST N EVENTS]" lines
+# lost_sum FILE: sum of the "CPU:n [LOST N EVENTS] (...)" lines
 lost_sum() {
-	awk '/^CPU:[0-9]+ \[LOST [0-9]+ EVENTS\]$/ { gsub(/[^0-9 ]/, " "); n += $2 } END { print n + 0 }' "$1"
+	awk '/^CPU:[0-9]+ \[LOST [0-9]+ EVENTS\]/ { sub(/^CPU:[0-9]+ \[LOST /, ""); n += $1 } END { print n + 0 }' "$1"
 }
 
 # run_fhook PREFIX ARGS...: fhook ARGS > PREFIX.out 2> PREFIX.err; sets RC.
@@ -274,4 +281,17 @@ run_logged() {
 	wait $_rl_pid
 	RC=$?
 	trap - TERM
+}
+
+# run_checks OUT CMD...: run a program that prints "ok N - ..." /
+# "not ok N - ..." lines (fhook-abitest style), show its output, fail on a
+# non-zero exit naming the first failed check; sets CHECKS.
+run_checks() {
+	_rc_out=$1
+	shift
+	run_logged "$_rc_out" "$@"
+	cat "$_rc_out"
+	CHECKS=$(grep -c '^ok ' "$_rc_out")
+	[ "$RC" = 0 ] || fail "$1 exit $RC: $(grep -m1 '^not ok' "$_rc_out")"
+	[ "$CHECKS" -gt 0 ] || fail "$1 ran no check"
 }

@@ -81,6 +81,7 @@ guest_cleanup() {
 		rmmod fhook 2>&1 | head -n 1 | sed 's/^/rmmod fhook: /'
 		grep -q '^fhook ' /proc/modules && echo "fhook.ko could not be unloaded"
 	fi
+	grep -q '^fhook_testmod ' /proc/modules && rmmod fhook_testmod 2>/dev/null
 	if [ -n "$MODTEST_MOD" ] && [ -s /fhook/mods/order ]; then
 		for _m in $(awk '{ sub(/\.ko$/, "", $1); print $1 }' /fhook/mods/order | tac); do
 			grep -q "^$_m " /proc/modules && rmmod "$_m" 2>/dev/null

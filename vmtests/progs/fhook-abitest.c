@@ -208,6 +208,8 @@ static const struct argdesc args[] = {
 	{ "PID_FILTER", FHOOK_IOC_PID_FILTER, sizeof(struct fhook_pid_filter) },
 	{ "CPU_FILTER", FHOOK_IOC_CPU_FILTER, sizeof(struct fhook_cpu_filter) },
 	{ "STATS", FHOOK_IOC_STATS, sizeof(struct fhook_stats) },
+	{ "SNAPSHOT", FHOOK_IOC_SNAPSHOT, sizeof(struct fhook_snapshot) },
+	{ "BENCH", FHOOK_IOC_BENCH, sizeof(struct fhook_bench) },
 };
 
 static void test_ioctl_numbers(void)
@@ -217,8 +219,8 @@ static void test_ioctl_numbers(void)
 	handshake(fd, NULL);
 	EXPECT_ERR(ioctl(fd, _IO(FHOOK_IOC_MAGIC, 0x7f), 0), ERRS(ENOTTY),
 		   "unknown ioctl nr 0x7f -> ENOTTY");
-	EXPECT_ERR(ioctl(fd, _IO(FHOOK_IOC_MAGIC, 0x08), 0), ERRS(ENOTTY),
-		   "unknown ioctl nr 0x08 (first unused) -> ENOTTY");
+	EXPECT_ERR(ioctl(fd, _IO(FHOOK_IOC_MAGIC, 0x0a), 0), ERRS(ENOTTY),
+		   "unknown ioctl nr 0x0a (first unused) -> ENOTTY");
 	EXPECT_ERR(ioctl(fd, _IOWR('x', 0x00, struct fhook_handshake), 0), ERRS(ENOTTY),
 		   "foreign ioctl magic -> ENOTTY");
 	EXPECT_ERR(ioctl(fd, TCGETS, zalloc(256)), ERRS(ENOTTY), "TCGETS -> ENOTTY");
@@ -312,9 +314,17 @@ static void test_reserved(void)
 		EXPECT_ERR(ioctl(fd, FHOOK_IOC_RING_SETUP, &rs), ERRS(EINVAL),
 			   "RING_SETUP reserved[0] != 0 -> EINVAL");
 		memset(rs.reserved, 0, sizeof(rs.reserved));
-		rs.flags = 1;
+		rs.flags = FHOOK_RING_FLAGS + 1;
 		EXPECT_ERR(ioctl(fd, FHOOK_IOC_RING_SETUP, &rs), ERRS(EINVAL),
 			   "RING_SETUP unknown flag -> EINVAL");
+		rs.flags = FHOOK_RING_OVERWRITE;	/* 8 KiB: below the minimum */
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_RING_SETUP, &rs), ERRS(EINVAL),
+			   "RING_SETUP overwrite below FHOOK_RING_MIN_OVERWRITE -> EINVAL");
+		rs.flags = 0;
+		rs.flush_ms = FHOOK_FLUSH_MAX_MS + 1;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_RING_SETUP, &rs), ERRS(EINVAL),
+			   "RING_SETUP flush_ms above the maximum -> EINVAL");
+		rs.flush_ms = 0;
 		rs.flags = 0x80000000;
 		EXPECT_ERR(ioctl(fd, FHOOK_IOC_RING_SETUP, &rs), ERRS(EINVAL),
 			   "RING_SETUP flag bit 31 -> EINVAL");

@@ -57,8 +57,9 @@ static atomic_long n_text, n_star, n_arm, n_cpu, n_follow;
 static int sfd;			/* shared session number */
 static long page;
 static uint64_t ip_read, ip_write;
-static double tsum[9];		/* seconds in the kernel by decoded command, -1..7 */
-static long tcnt[9];
+#define NCMD	10		/* the ioctls, HANDSHAKE..BENCH */
+static double tsum[NCMD + 1];	/* seconds in the kernel by decoded command, -1..8 */
+static long tcnt[NCMD + 1];
 static atomic_long n_slowcalls, calls_done, n_ok, n_sessions, n_violations, errs[NERR];
 static long target;
 static double t_start;
@@ -193,20 +194,22 @@ static uint64_t bad_ptr(uint64_t *rs, int *kind)
 
 /* ------------------------------------------------------------------ */
 
-static const size_t cmd_size[8] = {
+static const size_t cmd_size[NCMD] = {
 	sizeof(struct fhook_handshake), sizeof(struct fhook_ring_setup),
 	sizeof(struct fhook_probe_add), sizeof(struct fhook_pid_filter),
 	sizeof(struct fhook_cpu_filter), 0, 0, sizeof(struct fhook_stats),
+	sizeof(struct fhook_snapshot), sizeof(struct fhook_bench),
 };
-static const unsigned long cmd_num[8] = {
+static const unsigned long cmd_num[NCMD] = {
 	FHOOK_IOC_HANDSHAKE, FHOOK_IOC_RING_SETUP, FHOOK_IOC_PROBE_ADD, FHOOK_IOC_PID_FILTER,
 	FHOOK_IOC_CPU_FILTER, FHOOK_IOC_START, FHOOK_IOC_STOP, FHOOK_IOC_STATS,
+	FHOOK_IOC_SNAPSHOT, FHOOK_IOC_BENCH,
 };
 
 /* the module's dispatch: type, nr, dir; the size bits are ignored */
 static int decode(unsigned int cmd)
 {
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < NCMD; i++) {
 		unsigned int a = cmd & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT);
 		unsigned int b = cmd_num[i] & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT);
 
@@ -340,7 +343,7 @@ static void gen(uint64_t *rs, struct scratch *sc, struct call *c)
 		c->cmd = _IOC(R(4), FHOOK_IOC_MAGIC, R(12), R(_IOC_SIZEMASK + 1));
 		break;
 	default:
-		w = R(8);
+		w = R(NCMD);
 		c->cmd = cmd_num[w];
 		if (ONEIN(4))	/* other size bits: must not matter */
 			c->cmd = (c->cmd & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT)) |
@@ -447,6 +450,19 @@ static void gen(uint64_t *rs, struct scratch *sc, struct call *c)
 		s->cpus = R(3) ? (uintptr_t)(sc->area + 3 * page) : 0;	/* a page of room */
 		break;
 	}
+	case 8:
+		/* a freeze waits for an RCU grace period: rare */
+		((struct fhook_snapshot *)tmp)->op = ONEIN(256) ? FHOOK_SNAPSHOT_FREEZE :
+						     R(2) ? FHOOK_SNAPSHOT_RESUME : R(8);
+		break;
+	case 9: {
+		struct fhook_bench *b = (void *)tmp;
+
+		b->probe_id = R(4);
+		b->nr_events = 1 + R(64);
+		b->payload = R(4) ? 8 * R(64) : R(8192);
+		break;
+	}
 	}
 
 	/* one mutation usually, sometimes none or two */
@@ -517,6 +533,8 @@ static void gen(uint64_t *rs, struct scratch *sc, struct call *c)
 	}
 
 	/* keep the slow paths within their budgets */
+	if (w == 9 && ((struct fhook_bench *)tmp)->nr_events > 4096)
+		((struct fhook_bench *)tmp)->nr_events = 1 + R(4096);
 	if (w == 1) {
 		struct fhook_ring_setup *r = (void *)tmp;
 
@@ -804,9 +822,9 @@ int main(int argc, char **argv)
 			printf(" %s=%ld", e ? strerrorname_np(e) : "other", errs[e]);
 	printf("\n");
 	printf("seconds in ioctl by command:");
-	for (int i = 0; i < 9; i++)
+	for (int i = 0; i < NCMD + 1; i++)
 		printf(" %s=%.1f/%ld", i ? (const char *[]){ "HANDSHAKE", "RING_SETUP", "PROBE_ADD",
-			"PID_FILTER", "CPU_FILTER", "START", "STOP", "STATS" }[i - 1] : "other",
+			"PID_FILTER", "CPU_FILTER", "START", "STOP", "STATS", "SNAPSHOT", "BENCH" }[i - 1] : "other",
 		       tsum[i], tcnt[i]);
 	printf("\n");
 	printf("slow paths: text %ld (star %ld), arm %ld, cpumask %ld, follow %ld\n", n_text, n_star,

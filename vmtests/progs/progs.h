@@ -29,4 +29,118 @@ static inline uint64_t kallsyms(const char *name)
 	return found;
 }
 
+/* ------------------------------------------------------------------ */
+/* A raw-ABI session: rings and stats area mapped (fhook-ring, bench). */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "fhook_abi.h"
+
+#define MAXCPU	64
+
+static inline void die(const char *what)
+{
+	printf("not ok - %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+struct ring {
+	struct fhook_ring_meta *meta;
+	struct fhook_ring_cons *cons;
+	unsigned char *data;
+	uint64_t size;
+};
+
+struct sess {
+	int fd;
+	unsigned int ncpu;
+	long page;
+	struct ring r[MAXCPU];
+	struct fhook_stats_area *st;
+};
+
+static inline void sess_open(struct sess *s, uint64_t size, uint32_t flags, uint32_t watermark,
+		      uint32_t wakeup_events, uint32_t flush_ms)
+{
+	struct fhook_handshake hs = { .size = sizeof(hs), .abi_version = FHOOK_ABI_VERSION };
+	struct fhook_ring_setup rs = { .size = sizeof(rs) };
+	unsigned int c;
+
+	memset(s, 0, sizeof(*s));
+	s->page = sysconf(_SC_PAGESIZE);
+	s->fd = open(FHOOK_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	if (s->fd < 0)
+		die("open " FHOOK_DEVICE_PATH);
+	if (ioctl(s->fd, FHOOK_IOC_HANDSHAKE, &hs))
+		die("handshake");
+	rs.flags = flags;
+	rs.buf_size = size;
+	rs.watermark = watermark;
+	rs.wakeup_events = wakeup_events;
+	rs.flush_ms = flush_ms;
+	if (ioctl(s->fd, FHOOK_IOC_RING_SETUP, &rs))
+		die("ring setup");
+	s->ncpu = rs.nr_cpus < MAXCPU ? rs.nr_cpus : MAXCPU;
+	for (c = 0; c < s->ncpu; c++) {
+		off_t base = (off_t)c * FHOOK_MMAP_STRIDE;
+		struct ring *r = &s->r[c];
+
+		r->meta = mmap(NULL, s->page, PROT_READ, MAP_SHARED, s->fd, base);
+		r->cons = mmap(NULL, s->page, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd,
+			       base + FHOOK_MMAP_CONS * s->page);
+		r->data = mmap(NULL, 2 * size, PROT_READ, MAP_SHARED, s->fd,
+			       base + FHOOK_MMAP_DATA * s->page);
+		if (r->meta == MAP_FAILED || r->cons == MAP_FAILED || r->data == MAP_FAILED)
+			die("mmap ring");
+		r->size = size;
+	}
+	s->st = mmap(NULL, s->page, PROT_READ, MAP_SHARED, s->fd,
+		     (off_t)(FHOOK_MMAP_STATS_REGION * FHOOK_MMAP_STRIDE));
+	if (s->st == MAP_FAILED)
+		die("mmap stats header");
+	size = s->st->map_size;
+	munmap(s->st, s->page);
+	s->st = mmap(NULL, size, PROT_READ, MAP_SHARED, s->fd,
+		     (off_t)(FHOOK_MMAP_STATS_REGION * FHOOK_MMAP_STRIDE));
+	if (s->st == MAP_FAILED)
+		die("mmap stats");
+}
+
+static inline void sess_unmap(struct sess *s)
+{
+	unsigned int c;
+
+	for (c = 0; c < s->ncpu; c++) {
+		munmap(s->r[c].meta, s->page);
+		munmap(s->r[c].cons, s->page);
+		munmap(s->r[c].data, 2 * s->r[c].size);
+	}
+	munmap(s->st, s->st->map_size);
+}
+
+static inline uint32_t add_probe(struct sess *s, const char *func)
+{
+	struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_FUNC };
+
+	pa.filter = (uintptr_t)func;
+	pa.filter_len = strlen(func);
+	if (ioctl(s->fd, FHOOK_IOC_PROBE_ADD, &pa))
+		die(func);
+	return pa.probe_id;
+}
+
+static inline uint32_t add_bench_probe(struct sess *s)
+{
+	struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_BENCH };
+
+	if (ioctl(s->fd, FHOOK_IOC_PROBE_ADD, &pa))
+		die("bench probe");
+	return pa.probe_id;
+}
+
 #endif

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The BPF ringbuf side of the transport benchmark: one BPF_PROG_TEST_RUN
+ * of `produce` writes nr_events records of `payload` bytes (the u64 words
+ * i, i+1, ... as fhook's FHOOK_IOC_BENCH writes them) with
+ * bpf_ringbuf_reserve/submit; fhook-bench-transport consumes them with
+ * libbpf's ring_buffer__poll().  Built with clang -target bpf.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);	/* set per run with bpf_map__set_max_entries() */
+} rb SEC(".maps");
+
+/* set before loading: the verifier sees constants */
+const volatile __u32 payload = 64;
+
+__u64 nr_events;
+/* per CPU, one cache line each: no atomics in the loop */
+__u64 written[64 * 8];
+__u64 dropped[64 * 8];
+
+static long one(__u64 i, void *ctx)
+{
+	__u32 cpu = bpf_get_smp_processor_id() & 63;
+	__u64 *p;
+	__u32 w;
+
+	p = bpf_ringbuf_reserve(&rb, payload, 0);
+	if (!p) {
+		dropped[cpu * 8]++;
+		return 0;
+	}
+	for (w = 0; w < payload / 8 && w < 512; w++)
+		p[w] = i + w;
+	bpf_ringbuf_submit(p, 0);
+	written[cpu * 8]++;
+	return 0;
+}
+
+SEC("raw_tp")
+int produce(void *ctx)
+{
+	bpf_loop(nr_events, one, NULL, 0);
+	return 0;
+}

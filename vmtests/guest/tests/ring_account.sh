@@ -1,0 +1,15 @@
+# ring_account: exact loss accounting under pressure, against an
+# independent count.  fhook-ring (a second consumer, written from
+# docs/ring-protocol.md) arms two probes on fhook_testmod's functions with
+# 4 KiB rings and reads slowly while every CPU runs "mix N": task-context
+# calls with hard-irq and softirq timers nesting on top.  For each CPU and
+# probe: records read + drops reported (LOST records' per-probe counts, the
+# rest from the stats area) + missed == the calls fhook_testmod counted;
+# read == written; hits == written + dropped; seq_next == written + dropped;
+# sequence numbers unique; both probes' drops reported in band.
+. /fhook/lib.sh
+
+load_fhook
+load_workmod
+run_checks $D/a.out fhook-ring account "$(pick 500000 100000)"
+pass "$CHECKS checks, $(grep -c '^# cpu' $D/a.out) cpu x probe lines"

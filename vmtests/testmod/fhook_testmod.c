@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fhook_testmod: calls two traceable functions a known number of times on
+ * a known CPU and in known contexts, and counts every call itself, so the
+ * guest tests compare what fhook delivered with an independent count.
+ *
+ * /proc/fhook_testmod, written:
+ *   call N      N calls of fhook_testmod_target() in task context, on the
+ *               writer's CPU (pin the writer with taskset)
+ *   mix N       the same N task-context calls while a hard-irq hrtimer and
+ *               a softirq hrtimer, both pinned to this CPU, call
+ *               fhook_testmod_target() and fhook_testmod_other() every
+ *               50 us: producers nest (softirq over task, irq over both)
+ *   bench N S   N fhook_testmod_bench trace events of S payload bytes
+ *               (S a multiple of 8, at most 4096), the payload u64
+ *               words i, i+1, ... as fhook's FHOOK_IOC_BENCH writes them;
+ *               the time it took goes to the kernel log
+ *   reset       zero the counters
+ * read: one line per possible CPU, "cpu C target N other N irq N softirq N"
+ * (target and other count every call; irq and softirq how many of them
+ * came from those contexts).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/hrtimer.h>
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/proc_fs.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/uaccess.h>
+
+#define CREATE_TRACE_POINTS
+#include "fhook_testmod_trace.h"
+
+struct fhook_testmod_count {
+	unsigned long target;
+	unsigned long other;
+	unsigned long irq;
+	unsigned long softirq;
+};
+
+static DEFINE_PER_CPU(struct fhook_testmod_count, fhook_testmod_counts);
+static DEFINE_MUTEX(fhook_testmod_lock);
+
+/*
+ * The functions the tests trace, one count per call.  noipa: no inlining,
+ * no .isra/.constprop clone the calls could go to instead.
+ */
+static __attribute__((__noipa__)) void fhook_testmod_target(unsigned long i)
+{
+	this_cpu_inc(fhook_testmod_counts.target);
+}
+
+static __attribute__((__noipa__)) void fhook_testmod_other(unsigned long i)
+{
+	this_cpu_inc(fhook_testmod_counts.other);
+}
+
+#define FHOOK_TESTMOD_PERIOD_NS	(50 * NSEC_PER_USEC)
+
+static enum hrtimer_restart fhook_testmod_hard(struct hrtimer *t)
+{
+	this_cpu_inc(fhook_testmod_counts.irq);
+	fhook_testmod_target(1);
+	fhook_testmod_other(1);
+	hrtimer_forward_now(t, ns_to_ktime(FHOOK_TESTMOD_PERIOD_NS));
+	return HRTIMER_RESTART;
+}
+
+static enum hrtimer_restart fhook_testmod_soft(struct hrtimer *t)
+{
+	this_cpu_inc(fhook_testmod_counts.softirq);
+	fhook_testmod_target(2);
+	fhook_testmod_other(2);
+	hrtimer_forward_now(t, ns_to_ktime(FHOOK_TESTMOD_PERIOD_NS));
+	return HRTIMER_RESTART;
+}
+
+static void fhook_testmod_calls(unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++) {
+		fhook_testmod_target(i);
+		if (!(i & 1023))
+			cond_resched();
+	}
+}
+
+static void fhook_testmod_mix(unsigned long n)
+{
+	struct hrtimer hard, soft;
+	ktime_t period = ns_to_ktime(FHOOK_TESTMOD_PERIOD_NS);
+
+	/* pinned timers fire on the CPU that starts them: stay on it */
+	migrate_disable();
+	hrtimer_init(&hard, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+	hard.function = fhook_testmod_hard;
+	hrtimer_init(&soft, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_SOFT);
+	soft.function = fhook_testmod_soft;
+	hrtimer_start(&hard, period, HRTIMER_MODE_REL_PINNED_HARD);
+	hrtimer_start(&soft, period, HRTIMER_MODE_REL_PINNED_SOFT);
+	fhook_testmod_calls(n);
+	hrtimer_cancel(&hard);
+	hrtimer_cancel(&soft);
+	migrate_enable();
+}
+
+#define FHOOK_TESTMOD_MAX_PAYLOAD	4096
+
+static int fhook_testmod_bench(unsigned long n, unsigned long size)
+{
+	u64 *buf, i, t0;
+	unsigned long w;
+
+	if (size % 8 || size > FHOOK_TESTMOD_MAX_PAYLOAD)
+		return -EINVAL;
+	buf = kmalloc(FHOOK_TESTMOD_MAX_PAYLOAD, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	t0 = ktime_get_ns();
+	for (i = 0; i < n; i++) {
+		/* the same payload work as fhook's bench: fill, then copy */
+		for (w = 0; w < size / 8; w++)
+			buf[w] = i + w;
+		trace_fhook_testmod_bench(buf, size);
+		if (!(i & 1023))
+			cond_resched();
+	}
+	pr_info("bench %lu x %lu bytes: %llu ns\n", n, size, ktime_get_ns() - t0);
+	kfree(buf);
+	return 0;
+}
+
+static ssize_t fhook_testmod_write(struct file *file, const char __user *ubuf, size_t len,
+				   loff_t *ppos)
+{
+	char buf[64], *arg, *arg2 = NULL;
+	unsigned long n = 0, size = 0;
+	int cpu, ret;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	strim(buf);
+	arg = strchr(buf, ' ');
+	if (arg) {
+		*arg++ = '\0';
+		arg2 = strchr(arg, ' ');
+		if (arg2) {
+			*arg2++ = '\0';
+			ret = kstrtoul(arg2, 0, &size);
+			if (ret)
+				return ret;
+		}
+		ret = kstrtoul(arg, 0, &n);
+		if (ret)
+			return ret;
+	}
+
+	mutex_lock(&fhook_testmod_lock);
+	if (!strcmp(buf, "bench") && arg2) {
+		ret = fhook_testmod_bench(n, size);
+		if (ret)
+			len = ret;
+	} else if (!strcmp(buf, "call") && arg) {
+		fhook_testmod_calls(n);
+	} else if (!strcmp(buf, "mix") && arg) {
+		fhook_testmod_mix(n);
+	} else if (!strcmp(buf, "reset") && !arg) {
+		for_each_possible_cpu(cpu)
+			memset(per_cpu_ptr(&fhook_testmod_counts, cpu), 0,
+			       sizeof(struct fhook_testmod_count));
+	} else {
+		len = -EINVAL;
+	}
+	mutex_unlock(&fhook_testmod_lock);
+	return len;
+}
+
+static int fhook_testmod_show(struct seq_file *m, void *v)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct fhook_testmod_count *c = per_cpu_ptr(&fhook_testmod_counts, cpu);
+
+		seq_printf(m, "cpu %d target %lu other %lu irq %lu softirq %lu\n", cpu,
+			   READ_ONCE(c->target), READ_ONCE(c->other), READ_ONCE(c->irq),
+			   READ_ONCE(c->softirq));
+	}
+	return 0;
+}
+
+static int fhook_testmod_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, fhook_testmod_show, NULL);
+}
+
+static const struct proc_ops fhook_testmod_ops = {
+	.proc_open	= fhook_testmod_open,
+	.proc_read	= seq_read,
+	.proc_lseek	= seq_lseek,
+	.proc_release	= single_release,
+	.proc_write	= fhook_testmod_write,
+};
+
+static int __init fhook_testmod_init(void)
+{
+	if (!proc_create("fhook_testmod", 0600, NULL, &fhook_testmod_ops))
+		return -ENOMEM;
+	return 0;
+}
+
+static void __exit fhook_testmod_exit(void)
+{
+	remove_proc_entry("fhook_testmod", NULL);
+}
+
+module_init(fhook_testmod_init);
+module_exit(fhook_testmod_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("fhook test workload with independent call counts");
