@@ -4,7 +4,8 @@
 # the guest tests, and reports one line per test.  See vmtests/README.md.
 #
 #   vmtests/run.sh [--kernel REL]... [--filter TEST]... [--quick] [--demo]
-#                  [--verbose] [--jobs N] [--timeout SEC] [--list]
+#                  [--bench [--icount]] [--verbose] [--jobs N] [--timeout SEC]
+#                  [--list]
 #
 # The tests come in groups (guest/tests.list); each group is one boot of the
 # guest, with its own number of vCPUs.  Every kernel message a test causes
@@ -25,6 +26,8 @@ testmod_dir=${FHOOK_VM_TESTMOD:-$top/build/testmod}
 kernels=()
 filters=()
 demo=0
+mode=suite
+icount=0
 verbose=0
 quick=0
 vm_timeout=""
@@ -41,6 +44,10 @@ usage: vmtests/run.sh [options]
                   e.g. --filter 'vfs_*'); see --list
   --quick         skip the stress groups (developers; CI runs everything)
   --demo          boot the first kernel and show fhook tracing for real
+  --bench         run the transport benchmark (vmtests/bench) in one boot of
+                  each Debian kernel (3 vCPUs) and print its table
+  --icount        with --bench: qemu -icount shift=0,sleep=off, so that one
+                  guest nanosecond is one guest instruction (deterministic)
   --verbose       print every test's guest log, not only failing ones
   --jobs N        boot up to N guests at once (default: 2 on a machine with
                   2 or more CPUs, else 1; each guest uses one host CPU)
@@ -59,7 +66,9 @@ while [ $# -gt 0 ]; do
 	--filter) [ $# -ge 2 ] || die "--filter needs a test name"; filters+=("$2"); shift 2 ;;
 	--filter=*) filters+=("${1#*=}"); shift ;;
 	--quick) quick=1; shift ;;
-	--demo) demo=1; shift ;;
+	--demo) demo=1; mode=demo; shift ;;
+	--bench) demo=1; mode=bench; shift ;;
+	--icount) icount=1; shift ;;
 	--verbose|-v) verbose=1; shift ;;
 	--timeout) [ $# -ge 2 ] || die "--timeout needs seconds"; vm_timeout=$2; shift 2 ;;
 	--jobs|-j) [ $# -ge 2 ] || die "--jobs needs a number"; njobs=$2; shift 2 ;;
@@ -94,7 +103,13 @@ done < "$targets_file"
 [ ${#all_rels[@]} -gt 0 ] || die "no kernel in $targets_file"
 if [ ${#kernels[@]} -eq 0 ]; then
 	kernels=("${all_rels[@]}")
-	[ $demo = 1 ] && kernels=("${all_rels[0]}")
+	[ $mode = demo ] && kernels=("${all_rels[0]}")
+	if [ $mode = bench ]; then	# figures of the kernels users run
+		kernels=()
+		for rel in "${all_rels[@]}"; do
+			[[ $rel == *-kdebug ]] || kernels+=("$rel")
+		done
+	fi
 fi
 for rel in "${kernels[@]}"; do
 	[ -n "${t_vmlinuz[$rel]:-}" ] || die "kernel '$rel' is not in $targets_file (have: ${all_rels[*]})"
@@ -230,6 +245,21 @@ for src in "$here"/progs/*.c; do
 	fi
 done
 
+# the transport benchmark: a static consumer (libbpf) and a BPF object
+if [ $mode = bench ]; then
+	for tool in clang; do
+		command -v "$tool" > /dev/null || die "$tool not found: run scripts/setup.sh"
+	done
+	mkdir -p "$vm/bench"
+	clang -O2 -g -target bpf -I/usr/include/"$(gcc -print-multiarch)" \
+		-c "$here/bench/ringbuf.bpf.c" -o "$vm/bench/ringbuf.bpf.o" ||
+		die "building ringbuf.bpf.c failed (clang, libbpf-dev)"
+	gcc -static -O2 -Wall -Werror -I"$top/shared" -I"$here/progs" \
+		-o "$vm/bench/fhook-bench-transport" "$here/bench/fhook-bench-transport.c" \
+		-lbpf -lelf -lz -lzstd ||
+		die "building fhook-bench-transport failed (libbpf-dev, libelf-dev, zlib1g-dev, libzstd-dev)"
+fi
+
 # ------------------------------------------------------------- initramfs
 # unpack_module SRC DEST: copy a .ko, decompressing .xz/.zst/.gz
 unpack_module() {
@@ -279,13 +309,17 @@ build_initramfs() {
 		"$stage"/fhook/{bin,tests,mods}
 	cp "$busybox" "$stage/bin/busybox"
 	install -m 755 "$here/guest/init" "$stage/init"
-	cp "$here/guest/lib.sh" "$here/guest/runner.sh" "$here/guest/demo.sh" \
+	cp "$here/guest/lib.sh" "$here/guest/runner.sh" "$here/guest/demo.sh" "$here/guest/bench.sh" \
 		"$here/guest/tests.list" "$stage/fhook/"
 	cp "$here"/guest/tests/*.sh "$stage/fhook/tests/"
 	cp "$progs"/* "$stage/fhook/bin/"
 	[ -f "$kmod_dir/$rel/fhook.ko" ] && cp "$kmod_dir/$rel/fhook.ko" "$stage/fhook/"
 	[ -f "$testmod_dir/$rel/fhook_testmod.ko" ] &&
 		cp "$testmod_dir/$rel/fhook_testmod.ko" "$stage/fhook/"
+	if [ $mode = bench ]; then
+		mkdir -p "$stage/fhook/bench"
+		cp "$vm/bench/fhook-bench-transport" "$vm/bench/ringbuf.bpf.o" "$stage/fhook/bench/"
+	fi
 	[ -x "$cli" ] && cp "$cli" "$stage/bin/fhook"
 	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' \
 		> "$stage/etc/passwd"
@@ -328,7 +362,7 @@ group_initrd() {
 		cat "$vm/$rel/root/fhook/modtest"
 		cat <<EOC
 REL='$rel'
-MODE='$([ $demo = 1 ] && echo demo || echo suite)'
+MODE='$mode'
 VERBOSE='$verbose'
 GROUP='$g'
 TESTS='${g_tests[$g]:-}'
@@ -571,8 +605,11 @@ run_group() {
 	# fhook code exists.  Seen once in about 15 boots.
 	local cpu=${FHOOK_VM_CPU:-max}
 	[ -z "${FHOOK_VM_CPU:-}" ] && [[ $rel == *-kdebug ]] && cpu=max,la57=off
+	local extra=()
+	[ $mode = bench ] && [ $icount = 1 ] && extra=(-icount shift=0,sleep=off)
 	timeout --foreground --kill-after=10 "$hard" qemu-system-x86_64 \
 		-accel "$accel" -cpu "$cpu" -smp "$smp" -m "$mem" -nographic -no-reboot -net none \
+		"${extra[@]}" \
 		-kernel "${t_vmlinuz[$rel]}" -initrd "$dir/initrd.img" \
 		-append "console=ttyS0 panic=-1 oops=panic loglevel=$loglevel $append ${FHOOK_VM_APPEND:-}" \
 		< /dev/null > "$dir/console.fifo" 2> "$dir/qemu.err" 9>&- &
@@ -654,15 +691,24 @@ for rel in "${kernels[@]}"; do
 	# an older layout (one boot per kernel) left these
 	rm -rf "$vm/$rel/logs" "$vm/$rel/console.log" "$vm/$rel/dmesg.log" "$vm/$rel/results" "$vm/$rel/initrd.img"
 	build_initramfs "$rel"
-	if [ $demo = 1 ]; then
+	if [ $mode = demo ]; then
 		g_tests[demo]=""
 		run_group "$rel" demo || exit 1
 		exit 0
+	fi
+	if [ $mode = bench ]; then
+		# icount boots and runs slower: the stall watchdog must wait
+		export FHOOK_VM_STALL=${FHOOK_VM_STALL:-1200}
+		g_tests[bench]="" g_smp[bench]=3 g_mem[bench]=1024
+		echo "== $rel: transport benchmark, 3 vCPUs$([ $icount = 1 ] && echo ", -icount shift=0 (guest ns = instructions)")"
+		run_group "$rel" bench || exit 1
+		continue
 	fi
 	for g in "${run_groups[@]}"; do
 		boots+=("$(($(slow_factor "$rel") * ${g_est[$g]})) $rel $g")
 	done
 done
+[ $mode = bench ] && exit 0
 # longest first, so that the parallel jobs end at about the same time
 mapfile -t boots < <(printf '%s\n' "${boots[@]}" | sort -s -k1,1nr | cut -d' ' -f2-)
 

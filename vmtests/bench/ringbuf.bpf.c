@@ -18,6 +18,19 @@ struct {
 
 /* set before loading: the verifier sees constants */
 const volatile __u32 payload = 64;
+/*
+ * 1: each record also carries what fhook's 48-byte header does (time,
+ * pid/tgid, cpu, comm, sequence), gathered with the usual helpers
+ */
+const volatile __u32 with_ctx;
+
+struct ctx_hdr {
+	__u64 ts;
+	__u32 pid, tgid;
+	__u32 cpu, seq;
+	char comm[16];
+	__u64 pad;
+};
 
 __u64 nr_events;
 /* per CPU, one cache line each: no atomics in the loop */
@@ -30,10 +43,22 @@ static long one(__u64 i, void *ctx)
 	__u64 *p;
 	__u32 w;
 
-	p = bpf_ringbuf_reserve(&rb, payload, 0);
+	p = bpf_ringbuf_reserve(&rb, payload + (with_ctx ? sizeof(struct ctx_hdr) : 0), 0);
 	if (!p) {
 		dropped[cpu * 8]++;
 		return 0;
+	}
+	if (with_ctx) {
+		struct ctx_hdr *h = (void *)p;
+		__u64 id = bpf_get_current_pid_tgid();
+
+		h->ts = bpf_ktime_get_ns();
+		h->pid = id;
+		h->tgid = id >> 32;
+		h->cpu = cpu;
+		h->seq = written[cpu * 8];
+		bpf_get_current_comm(h->comm, sizeof(h->comm));
+		p = (void *)(h + 1);
 	}
 	for (w = 0; w < payload / 8 && w < 512; w++)
 		p[w] = i + w;

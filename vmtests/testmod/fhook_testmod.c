@@ -8,7 +8,8 @@
  *   call N      N calls of fhook_testmod_target() in task context, on the
  *               writer's CPU (pin the writer with taskset)
  *   mix N       the same N task-context calls while a hard-irq hrtimer and
- *               a softirq hrtimer, both pinned to this CPU, call
+ *               a softirq hrtimer, both pinned to this CPU (one pair per
+ *               CPU: run one "mix" per CPU at a time), call
  *               fhook_testmod_target() and fhook_testmod_other() every
  *               50 us: producers nest (softirq over task, irq over both)
  *   bench N S   N fhook_testmod_bench trace events of S payload bytes
@@ -89,22 +90,24 @@ static void fhook_testmod_calls(unsigned long n)
 	}
 }
 
+/* one pair per CPU: "mix" may run on every CPU at once */
+static DEFINE_PER_CPU(struct hrtimer, fhook_testmod_hard_timer);
+static DEFINE_PER_CPU(struct hrtimer, fhook_testmod_soft_timer);
+
 static void fhook_testmod_mix(unsigned long n)
 {
-	struct hrtimer hard, soft;
 	ktime_t period = ns_to_ktime(FHOOK_TESTMOD_PERIOD_NS);
+	struct hrtimer *hard, *soft;
 
 	/* pinned timers fire on the CPU that starts them: stay on it */
 	migrate_disable();
-	hrtimer_init(&hard, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
-	hard.function = fhook_testmod_hard;
-	hrtimer_init(&soft, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_SOFT);
-	soft.function = fhook_testmod_soft;
-	hrtimer_start(&hard, period, HRTIMER_MODE_REL_PINNED_HARD);
-	hrtimer_start(&soft, period, HRTIMER_MODE_REL_PINNED_SOFT);
+	hard = this_cpu_ptr(&fhook_testmod_hard_timer);
+	soft = this_cpu_ptr(&fhook_testmod_soft_timer);
+	hrtimer_start(hard, period, HRTIMER_MODE_REL_PINNED_HARD);
+	hrtimer_start(soft, period, HRTIMER_MODE_REL_PINNED_SOFT);
 	fhook_testmod_calls(n);
-	hrtimer_cancel(&hard);
-	hrtimer_cancel(&soft);
+	hrtimer_cancel(hard);
+	hrtimer_cancel(soft);
 	migrate_enable();
 }
 
@@ -162,7 +165,7 @@ static ssize_t fhook_testmod_write(struct file *file, const char __user *ubuf, s
 			return ret;
 	}
 
-	mutex_lock(&fhook_testmod_lock);
+	/* workloads run concurrently (one per CPU); only reset is serialised */
 	if (!strcmp(buf, "bench") && arg2) {
 		ret = fhook_testmod_bench(n, size);
 		if (ret)
@@ -172,13 +175,14 @@ static ssize_t fhook_testmod_write(struct file *file, const char __user *ubuf, s
 	} else if (!strcmp(buf, "mix") && arg) {
 		fhook_testmod_mix(n);
 	} else if (!strcmp(buf, "reset") && !arg) {
+		mutex_lock(&fhook_testmod_lock);
 		for_each_possible_cpu(cpu)
 			memset(per_cpu_ptr(&fhook_testmod_counts, cpu), 0,
 			       sizeof(struct fhook_testmod_count));
+		mutex_unlock(&fhook_testmod_lock);
 	} else {
 		len = -EINVAL;
 	}
-	mutex_unlock(&fhook_testmod_lock);
 	return len;
 }
 
@@ -211,6 +215,17 @@ static const struct proc_ops fhook_testmod_ops = {
 
 static int __init fhook_testmod_init(void)
 {
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct hrtimer *t = per_cpu_ptr(&fhook_testmod_hard_timer, cpu);
+
+		hrtimer_init(t, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+		t->function = fhook_testmod_hard;
+		t = per_cpu_ptr(&fhook_testmod_soft_timer, cpu);
+		hrtimer_init(t, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_SOFT);
+		t->function = fhook_testmod_soft;
+	}
 	if (!proc_create("fhook_testmod", 0600, NULL, &fhook_testmod_ops))
 		return -ENOMEM;
 	return 0;
