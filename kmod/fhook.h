@@ -85,6 +85,7 @@ struct fhook_session {
 	u32 next_probe_id;
 	bool armed;
 	bool frozen;			/* FHOOK_SNAPSHOT_FREEZE */
+	atomic_t benches;		/* FHOOK_IOC_BENCH loops running */
 
 	/* counters, mmap'd read-only (struct fhook_stats_area) */
 	struct fhook_stats_area *stats;
@@ -146,7 +147,7 @@ int fhook_rings_mmap(struct fhook_session *s, struct vm_area_struct *vma);
 bool fhook_rings_readable(struct fhook_session *s, bool any);
 void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size, u32 probe_id, u32 *seq);
 void fhook_ring_commit(struct fhook_ring *rb);
-void fhook_rings_wait_idle(struct fhook_session *s);
+int fhook_rings_freeze(struct fhook_session *s);
 
 /* bench.c */
 long fhook_bench_run(struct fhook_session *s, struct fhook_bench *b);

@@ -9,6 +9,7 @@
 #include "fhook.h"
 
 #include <linux/ctype.h>
+#include <linux/err.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -41,13 +42,9 @@ static notrace void fhook_func_callback(unsigned long ip, unsigned long parent_i
 		goto out;
 	}
 	fhook_count(&c->hits);
-	if (unlikely(READ_ONCE(s->frozen))) {
-		fhook_count(&c->frozen);
-		goto out;
-	}
 	rb = s->rings[cpu];
 	r = fhook_ring_reserve(rb, sizeof(*r), p->id, &seq);
-	if (r) {
+	if (!IS_ERR_OR_NULL(r)) {
 		fhook_rec_init(&r->hdr, FHOOK_REC_FUNC, sizeof(*r), p->id, seq, pc, irqs_off);
 		r->ip = ip;
 		r->parent_ip = parent_ip;

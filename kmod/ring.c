@@ -54,6 +54,8 @@
 
 #include <linux/bitops.h>
 #include <linux/delay.h>
+#include <linux/err.h>
+#include <linux/smp.h>
 #include <linux/mm.h>
 #include <linux/poll.h>
 #include <linux/slab.h>
@@ -257,7 +259,7 @@ static notrace bool fhook_ring_evict(struct fhook_ring *rb, u64 end)
 		sz = ALIGN(READ_ONCE(r->size), 8);
 		type = READ_ONCE(r->type);
 		id = READ_ONCE(r->probe_id);
-		if (unlikely(sz < sizeof(*r)))
+		if (unlikely(sz < sizeof(*r) || o + sz > done))
 			return false;	/* cannot happen: never walk garbage */
 		/* read the victim before it can be overwritten, then claim it */
 		if (local_cmpxchg(oldest, o, o + sz) != o)
@@ -305,15 +307,22 @@ static notrace void fhook_ring_put_lost(struct fhook_ring *rb, struct fhook_rec_
 	}
 	l->nr_probes = n;
 	l->lost = total;
-	local_sub(total, &rb->lost_pending);
+	/*
+	 * Drops that came in while we reported (nested) saw lost_pending
+	 * non-zero and left lost_first alone: the next record starts at the
+	 * latest one.
+	 */
+	if (local_sub_return(total, &rb->lost_pending))
+		WRITE_ONCE(rb->lost_first, READ_ONCE(rb->lost_last));
 }
 
 /*
  * Reserve @size bytes (header + payload) on @rb for probe @probe_id and
  * give the record's sequence number in *@seq.  Must be called on @rb's
  * CPU with preemption disabled; every call must be followed by
- * fhook_ring_commit(), whether it returned a record or NULL (a drop, which
- * this function has counted).
+ * fhook_ring_commit(), whatever it returned: a record, NULL (a drop, which
+ * this function has counted) or ERR_PTR(-EAGAIN) (the session is frozen:
+ * counted as frozen, no sequence number taken).
  */
 notrace void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size, u32 probe_id,
 				 u32 *seq)
@@ -321,13 +330,24 @@ notrace void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size, u32 p
 	unsigned int need = ALIGN(size, 8);
 	unsigned int lost_sz = 0;
 	unsigned long lost_mask;
-	long head, new, old;
+	long head, new, old, nest;
 	u64 nr;
 	void *rec;
 
+	/*
+	 * ->nest before ->frozen: a freezer that sets frozen, then runs an
+	 * IPI on every CPU (a full barrier there) and then finds ->nest zero
+	 * knows this writer will see frozen (fhook_rings_freeze()).
+	 */
+	nest = local_inc_return(&rb->nest);
+	barrier();
+	if (unlikely(READ_ONCE(rb->session->frozen))) {
+		fhook_count(&fhook_counters(rb->session, rb->cpu, probe_id)->frozen);
+		return ERR_PTR(-EAGAIN);
+	}
 	nr = local_inc_return(fhook_meta_local(&rb->meta->seq_next)) - 1;
 	*seq = nr;
-	if (local_inc_return(&rb->nest) > FHOOK_RING_MAX_NEST)
+	if (nest > FHOOK_RING_MAX_NEST)
 		goto drop;
 	lost_mask = READ_ONCE(rb->lost_mask);
 	if (lost_mask)
@@ -404,25 +424,44 @@ again:
 }
 
 /*
- * After the session stopped recording (disarmed, or frozen and
- * synchronize_rcu()'d), wait for writers still inside reserve/commit: a
- * probe called where RCU is not watching is not covered by the grace
- * period.  Bounded: a writer holds ->nest for a few hundred instructions.
+ * Wait for writers still inside reserve/commit; false after 100 ms (a
+ * writer holds ->nest for a few hundred instructions).
  */
-void fhook_rings_wait_idle(struct fhook_session *s)
+static bool fhook_rings_wait_nest(struct fhook_session *s)
 {
 	int cpu, tries;
 
-	if (!s->rings)
-		return;
 	for_each_possible_cpu(cpu) {
 		struct fhook_ring *rb = s->rings[cpu];
 
 		for (tries = 0; local_read(&rb->nest) && tries < 1000; tries++)
 			usleep_range(100, 200);
 		if (local_read(&rb->nest))
-			pr_warn_ratelimited("cpu %d: ring writer still active after 100 ms\n", cpu);
+			return false;
 	}
+	return true;
+}
+
+static void fhook_nop(void *unused)
+{
+}
+
+/*
+ * Freeze: after this returns 0, no writer is inside a ring of @s and every
+ * later one sees ->frozen (see fhook_ring_reserve()).  RCU is no help: a
+ * probe called where RCU is not watching is not covered by a grace period.
+ * The IPI makes each CPU's ->nest store visible (an interrupt drains the
+ * store buffer) and orders its later loads of ->frozen after our store.
+ */
+int fhook_rings_freeze(struct fhook_session *s)
+{
+	WRITE_ONCE(s->frozen, true);
+	if (!s->rings)
+		return 0;
+	/* frozen before the IPIs; pairs with the barrier() in reserve */
+	smp_mb();
+	on_each_cpu(fhook_nop, NULL, 1);
+	return fhook_rings_wait_nest(s) ? 0 : -EBUSY;
 }
 
 /*
@@ -443,7 +482,11 @@ bool fhook_rings_readable(struct fhook_session *s, bool any)
 
 		if (!pending)
 			continue;
-		if (any || pending >= rb->watermark)
+		if (any)
+			return true;
+		if (rb->overwrite)
+			continue;	/* read on demand: never "full" */
+		if (pending >= rb->watermark)
 			return true;
 		if (rb->wakeup_events &&
 		    (u32)(READ_ONCE(rb->meta->seq_next) - READ_ONCE(rb->cons->seq_read)) >=

@@ -7,6 +7,7 @@
  */
 #include "fhook.h"
 
+#include <linux/delay.h>
 #include <linux/log2.h>
 #include <linux/poll.h>
 #include <linux/slab.h>
@@ -339,10 +340,23 @@ static long fhook_ioc_start(struct fhook_session *s)
 	return 0;
 }
 
+/* Bench loops notice !armed within a batch of records. */
+static void fhook_wait_benches(struct fhook_session *s)
+{
+	int tries;
+
+	for (tries = 0; atomic_read(&s->benches) && tries < 10000; tries++)
+		usleep_range(100, 200);
+	if (atomic_read(&s->benches))
+		pr_warn_ratelimited("FHOOK_IOC_STOP: a bench loop is still running\n");
+}
+
 static long fhook_ioc_stop(struct fhook_session *s)
 {
 	fhook_session_disarm(s);
-	fhook_rings_wait_idle(s);
+	fhook_wait_benches(s);
+	/* a frozen, stopped session starts unfrozen again */
+	WRITE_ONCE(s->frozen, false);
 	/* let a sleeping reader drain what is left */
 	wake_up_all(&s->waitq);
 	return 0;
@@ -400,13 +414,7 @@ static long fhook_ioc_snapshot(struct fhook_session *s, unsigned long uarg)
 		return -EINVAL;
 	switch (ss.op) {
 	case FHOOK_SNAPSHOT_FREEZE:
-		if (s->frozen)
-			return 0;
-		WRITE_ONCE(s->frozen, true);
-		/* probes run with preemption off: after this, they see frozen */
-		synchronize_rcu();
-		fhook_rings_wait_idle(s);
-		return 0;
+		return fhook_rings_freeze(s);
 	case FHOOK_SNAPSHOT_RESUME:
 		WRITE_ONCE(s->frozen, false);
 		return 0;
@@ -437,10 +445,14 @@ static long fhook_ioc_bench(struct fhook_session *s, unsigned long uarg)
 			found = true;
 	/* armed: the probe list and the rings stay until release */
 	ret = !found ? -ENOENT : !s->armed ? -EINVAL : 0;
+	/* under the lock: a STOP after this waits for the loop */
+	if (!ret)
+		atomic_inc(&s->benches);
 	mutex_unlock(&s->lock);
 	if (ret)
 		return ret;
 	ret = fhook_bench_run(s, &b);
+	atomic_dec(&s->benches);
 	if (ret)
 		return ret;
 	return fhook_put_arg(uarg, &b, sizeof(b));

@@ -277,7 +277,9 @@ struct fhook_stats {
  * (preemption is enabled every 1024 records, so the CPU may change: pin
  * the caller).  The session must be armed and probe_id a FHOOK_PROBE_BENCH
  * probe, whose counters count the records.  The ioctl does not take the
- * session lock: several threads may run it at once.
+ * session lock: several threads may run it at once.  FHOOK_IOC_STOP ends
+ * running loops within a batch (written + dropped < nr_events then) and
+ * returns after them.
  */
 #define FHOOK_BENCH_MAX_EVENTS	(1ULL << 32)
 #define FHOOK_BENCH_MAX_PAYLOAD	4096
@@ -298,7 +300,8 @@ struct fhook_bench {
  * returns once no producer is inside the rings any more, so a reader sees
  * every ring still; it then reads them (overwrite rings from data_oldest)
  * and resumes.  Freezing a frozen session or resuming a running one is a
- * no-op.  A session that is stopped or closed needs no resume.
+ * no-op.  FHOOK_IOC_STOP unfreezes.  EBUSY if a writer did not leave a
+ * ring within 100 ms.
  */
 enum fhook_snapshot_op {
 	FHOOK_SNAPSHOT_FREEZE = 1,

@@ -157,39 +157,43 @@ RingMerger::RingMerger(std::vector<RingView> rings, StatsView stats)
 // Appends ring i's pending records to batch_ and sets heads_[i].
 void RingMerger::collect(std::size_t i) {
     const RingView& ring = rings_[i];
-    const std::uint64_t head = load_acquire(ring.meta->data_head);
     const std::uint64_t tail = load_relaxed(ring.cons->data_tail);
-    heads_[i] = head;
     if (!ring.overwrite) {
+        const std::uint64_t head = load_acquire(ring.meta->data_head);
+        heads_[i] = head;
         collect_records(ring, tail, head, batch_);
         return;
     }
-    // Overwrite ring: copy [start, head), then drop what was evicted while
-    // copying.  The acquire fence (F) pairs with the producer's smp_wmb()
-    // between advancing data_oldest and writing (E).
-    const std::uint64_t oldest = load_relaxed(ring.meta->data_oldest);
-    const std::uint64_t start = std::max(tail, oldest);
-    if (head < start || head - start > ring.data_size) {
-        corrupt(ring, start,
-                "head " + std::to_string(head) + " is not within " +
-                    std::to_string(ring.data_size) + " bytes after " + std::to_string(start));
-    }
-    std::vector<std::byte>& buf = copy_[i];
-    buf.resize(head - start);
-    std::memcpy(buf.data(), ring.data + (start & (ring.data_size - 1)), head - start);
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    const std::uint64_t valid_from = load_relaxed(ring.meta->data_oldest);
-    RingView copy = ring;
-    copy.data = buf.data();
-    std::vector<const fhook_rec*> recs;
-    collect_records(copy, 0, head - start, recs);
-    for (const fhook_rec* rec : recs) {
-        const auto pos = start + static_cast<std::uint64_t>(
-                                     reinterpret_cast<const std::byte*>(rec) - buf.data());
-        if (pos >= valid_from) {
-            batch_.push_back(rec);
+    // Overwrite ring: data_oldest first (it never passes data_head), then
+    // copy [start, head), then drop what was evicted while copying.  The
+    // acquire fence (F) pairs with the producer's smp_wmb() between
+    // advancing data_oldest and writing (E).
+    heads_[i] = tail;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        const std::uint64_t oldest = load_relaxed(ring.meta->data_oldest);
+        const std::uint64_t head = load_acquire(ring.meta->data_head);
+        const std::uint64_t start = std::max(tail, oldest);
+        if (head < start || head - start > ring.data_size) {
+            continue; // lapped between the two loads: look again
         }
+        std::vector<std::byte>& buf = copy_[i];
+        buf.resize(head - start);
+        std::memcpy(buf.data(), ring.data + (start & (ring.data_size - 1)), head - start);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        const std::uint64_t valid = load_relaxed(ring.meta->data_oldest);
+        heads_[i] = head;
+        if (valid >= head) {
+            return; // all of it evicted while we copied (counted as overwritten)
+        }
+        // data_oldest is a record boundary: walk from there, never from
+        // bytes that new records may have overwritten out of alignment.
+        const std::uint64_t from = std::max(start, valid);
+        RingView copy = ring;
+        copy.data = buf.data();
+        collect_records(copy, from - start, head - start, batch_);
+        return;
     }
+    // the producers lapped the ring on every attempt: try on the next pass
 }
 
 std::size_t RingMerger::drain(const RecordCallback& callback) {

@@ -348,6 +348,20 @@ TEST(RingMerger, OverwriteRingIsReadFromTheOldestRecord) {
     EXPECT_EQ(ts, (std::vector<std::uint64_t>{6}));
 }
 
+TEST(RingMerger, OverwriteRingEvictedWhileCopyingDeliversNothing) {
+    FakeRing cpu0(0, 4096);
+    for (std::uint64_t ts = 1; ts <= 3; ts++) {
+        cpu0.push(func_rec(ts, 0));
+    }
+    cpu0.publish();
+    cpu0.meta().data_oldest = cpu0.pos(); // everything evicted
+    RingView view = cpu0.view();
+    view.overwrite = true;
+    RingMerger merger({view});
+    EXPECT_EQ(merger.drain([](const fhook_rec*) {}), 0u);
+    EXPECT_EQ(cpu0.tail(), cpu0.pos());
+}
+
 TEST(RingMerger, LostCountNotAdvancedWhenTheCallbackThrows) {
     FakeRing cpu0(0, 4096);
     cpu0.push(lost_rec(20, 0, 5));

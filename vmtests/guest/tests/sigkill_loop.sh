@@ -1,4 +1,6 @@
-# sigkill_loop: 100 times, start "fhook trace 'vfs_*'" under a light load on
+# sigkill_loop: 100 times, start "fhook trace 'vfs_*'" (four times in ten
+# "fhook record -o FILE 'vfs_*'" instead, a consumer writing a file; once
+# in ten each record and trace with --overwrite rings) under a light load on
 # both CPUs and SIGKILL it at a random moment: 0-1.5 s after it opened
 # /dev/fhook (four kills in ten within the first 0.3 s: ring allocation,
 # filter parsing, arming), or, one kill in ten, 0-2 s after it started
@@ -32,7 +34,12 @@ i=0 armed=0 early=0
 while read -r from d; do
 	i=$((i + 1))
 	ts=$(uptime_cs)
-	fhook trace 'vfs_*' > /dev/null 2> $D/err &
+	case $((i % 10)) in
+	1 | 3 | 7) fhook record -o $D/k.fhk 'vfs_*' > /dev/null 2> $D/err & ;;
+	5) fhook record --overwrite -o $D/k.fhk 'vfs_*' > /dev/null 2> $D/err & ;;
+	0) fhook trace --overwrite 'vfs_*' > /dev/null 2> $D/err & ;;
+	*) fhook trace 'vfs_*' > /dev/null 2> $D/err & ;;
+	esac
 	F=$!
 	if [ "$from" = open ]; then
 		wait_for 60 dev_open $F || fail "kill $i: fhook never opened /dev/fhook: $(head -n 2 $D/err)"
