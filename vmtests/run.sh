@@ -605,13 +605,16 @@ run_group() {
 	# fhook code exists.  Seen once in about 15 boots.
 	local cpu=${FHOOK_VM_CPU:-max}
 	[ -z "${FHOOK_VM_CPU:-}" ] && [[ $rel == *-kdebug ]] && cpu=max,la57=off
-	local extra=()
+	local extra=() bench_append=""
 	[ $mode = bench ] && [ $icount = 1 ] && extra=(-icount shift=0,sleep=off)
+	# TCG's vCPU TSCs look unsynchronised, so 6.1 falls back to the HPET, an
+	# emulated MMIO read per timestamp; real machines stamp with the TSC
+	[ $mode = bench ] && bench_append="tsc=reliable"
 	timeout --foreground --kill-after=10 "$hard" qemu-system-x86_64 \
 		-accel "$accel" -cpu "$cpu" -smp "$smp" -m "$mem" -nographic -no-reboot -net none \
 		"${extra[@]}" \
 		-kernel "${t_vmlinuz[$rel]}" -initrd "$dir/initrd.img" \
-		-append "console=ttyS0 panic=-1 oops=panic loglevel=$loglevel $append ${FHOOK_VM_APPEND:-}" \
+		-append "console=ttyS0 panic=-1 oops=panic loglevel=$loglevel $append $bench_append ${FHOOK_VM_APPEND:-}" \
 		< /dev/null > "$dir/console.fifo" 2> "$dir/qemu.err" 9>&- &
 	qemu_pid=$!
 	watchdog "$qemu_pid" "$dir" "$stall" $((120 * slow)) 9>&- &
@@ -697,6 +700,13 @@ for rel in "${kernels[@]}"; do
 		exit 0
 	fi
 	if [ $mode = bench ]; then
+		# QEMU 7.2's -icount hangs Debian's 6.1 at "Booting SMP
+		# configuration" (seen with sleep=on/off, shift=0/auto, tsc=reliable; 6.12
+		# boots): no deterministic figures for 6.1 (docs/benchmarks.md)
+		if [ $icount = 1 ] && [[ $rel == 6.1.* ]]; then
+			echo "== $rel: skipped: -icount hangs this kernel's SMP bring-up under QEMU 7.2"
+			continue
+		fi
 		# icount boots and runs slower: the stall watchdog must wait
 		export FHOOK_VM_STALL=${FHOOK_VM_STALL:-1200}
 		g_tests[bench]="" g_smp[bench]=3 g_mem[bench]=1024

@@ -20,19 +20,19 @@
  *           the kernel's per-CPU ftrace rings, read from trace_pipe_raw
  *
  * Every producer fills `payload` bytes with u64 words i, i+1, ...; every
- * consumer only counts and checks sizes.  Per-CPU rings are 1 MiB (fhook,
- * ftrace); the shared BPF ring is 1 MiB per producer CPU.
+ * consumer only counts and checks sizes.
  *
- * For each (mechanism, payload, producers) one table row:
- *   lossless   the highest paced rate (events/s, all producers) at which
- *              nothing was dropped: producers write batches of 500 events
- *              on a schedule; the rate doubles from 0.125 M/s until drops
- *              appear, then 4 bisection steps (so within ~6 %); ">" when
- *              the producers could not go faster without any drop
- *   at 2x      drop % when paced at twice that rate
- *   flat out   producers as fast as they can: produced/s, delivered/s
- *              (what the consumer got through), drop %
- * Guest time: under qemu -icount shift=0 one guest ns is one instruction.
+ * 1. Cost per event: on CPU 0 alone, write N events into rings that hold
+ *    them all (8 MiB), then read them all back: guest ns per event written
+ *    and read.  No concurrency, so under qemu -icount (one guest ns = one
+ *    instruction) the figures repeat.  A consumer on its own CPU keeps up
+ *    with a producer as long as neither cost is exceeded: 1 / max(write,
+ *    read) is the lossless rate that pair of CPUs can sustain.
+ * 2. Flat out: 1 or 2 producer CPUs as fast as they can into 1 MiB rings
+ *    (BPF: one ring of 1 MiB per producer), a consumer on the last CPU
+ *    waiting the mechanism's own way: produced/s (each producer timed on
+ *    its own CPU), delivered/s and drops.  Wall-clock only: with several
+ *    vCPUs -icount's clock is not meaningful across them.
  * Every run checks delivered == written and written + dropped == produced.
  */
 #define _GNU_SOURCE
@@ -56,7 +56,8 @@
 #include "fhook_abi.h"
 #include "progs.h"
 
-#define RING_BYTES	(1U << 20)
+/* per CPU (per producer for BPF's one shared ring); 8 MiB for the cost runs */
+static unsigned int ring_bytes = 1U << 20;
 #define TRACEFS		"/sys/kernel/tracing"
 
 static const char *bpf_obj = "/fhook/bench/ringbuf.bpf.o";
@@ -102,6 +103,7 @@ struct mech {
 	void (*setup)(unsigned int payload, unsigned int producers);
 	void (*produce)(int cpu, uint64_t n, unsigned int payload);
 	void *(*consume)(void *arg);	/* until consumer_stop, then drains */
+	uint64_t (*consume_all)(void);	/* read everything there now */
 	void (*finish)(struct result *r);	/* counters, teardown */
 };
 
@@ -114,7 +116,7 @@ static uint32_t fprobe;
 
 static void fhook_setup(unsigned int payload, unsigned int producers)
 {
-	sess_open(&fs, RING_BYTES, 0, 4096, 0, 0);
+	sess_open(&fs, ring_bytes, 0, 4096, 0, 0);
 	fprobe = add_bench_probe(&fs);
 	if (ioctl(fs.fd, FHOOK_IOC_START, NULL))
 		die("start");
@@ -163,6 +165,9 @@ static void *fhook_consume(void *arg)
 	}
 	return NULL;
 }
+
+static uint64_t bpf_consume_all(void);
+static uint64_t ftrace_read_all(void);
 
 static void fhook_finish(struct result *r)
 {
@@ -220,7 +225,7 @@ static void bpf_setup_ctx(unsigned int payload, unsigned int producers)
 	if (!bobj)
 		die(bpf_obj);
 	map = bpf_object__find_map_by_name(bobj, "rb");
-	if (!map || bpf_map__set_max_entries(map, RING_BYTES * producers))
+	if (!map || bpf_map__set_max_entries(map, ring_bytes * producers))
 		die("ringbuf map");
 	map = bpf_object__find_map_by_name(bobj, ".rodata");
 	if (!map || bpf_map__value_size(map) != sizeof(ro) ||
@@ -265,6 +270,14 @@ static void *bpf_consume(void *arg)
 	return NULL;
 }
 
+static uint64_t bpf_consume_all(void)
+{
+	uint64_t before = consumed;
+
+	ring_buffer__consume(brb);
+	return consumed - before;
+}
+
 static void bpf_finish(struct result *r)
 {
 	struct bpf_map *bss = bpf_object__find_map_by_name(bobj, ".bss");
@@ -297,7 +310,10 @@ static void ftrace_setup(unsigned int payload, unsigned int producers)
 
 	put(TRACEFS "/tracing_on", "0");
 	put(TRACEFS "/trace", "");
-	put(TRACEFS "/buffer_size_kb", "1024");
+	char kb[32];
+
+	snprintf(kb, sizeof(kb), "%u", ring_bytes / 1024);
+	put(TRACEFS "/buffer_size_kb", kb);
 	put(TRACEFS "/options/overwrite", "0");	/* drop the newest, like the others */
 	put(TRACEFS "/events/fhook_testmod/fhook_testmod_bench/enable", "1");
 	for (c = 0; c < ncpu; c++) {
@@ -408,13 +424,21 @@ static void ftrace_finish(struct result *r)
 /* ------------------------------------------------------------ driver */
 
 static const struct mech mechs[] = {
-	{ "fhook", fhook_setup, fhook_produce, fhook_consume, fhook_finish },
-	{ "bpf-ringbuf", bpf_setup, bpf_produce, bpf_consume, bpf_finish },
-	{ "bpf+ctx", bpf_setup_with_ctx, bpf_produce, bpf_consume, bpf_finish },
-	{ "ftrace", ftrace_setup, ftrace_produce, ftrace_consume, ftrace_finish },
+	{ "fhook", fhook_setup, fhook_produce, fhook_consume, fhook_drain, fhook_finish },
+	{ "bpf-ringbuf", bpf_setup, bpf_produce, bpf_consume, bpf_consume_all, bpf_finish },
+	{ "bpf+ctx", bpf_setup_with_ctx, bpf_produce, bpf_consume, bpf_consume_all, bpf_finish },
+	{ "ftrace", ftrace_setup, ftrace_produce, ftrace_consume, ftrace_read_all, ftrace_finish },
 };
 
-#define BATCH	500
+/* paced runs: batches of about 0.25 ms of events, at least 100 */
+#define BATCH_MIN	100
+
+static uint64_t batch_for(double rate)
+{
+	uint64_t b = (uint64_t)(rate * 0.25e-3);
+
+	return b < BATCH_MIN ? BATCH_MIN : b;
+}
 
 struct producer {
 	const struct mech *m;
@@ -422,6 +446,8 @@ struct producer {
 	uint64_t n;
 	unsigned int payload;
 	double rate;		/* events/s of this producer, 0: flat out */
+	uint64_t batch;		/* events per scheduled batch */
+	double secs;		/* measured on the producer's own CPU */
 };
 
 static void *producer_main(void *arg)
@@ -430,17 +456,21 @@ static void *producer_main(void *arg)
 	struct timespec next;
 	uint64_t done;
 
+	double t0;
+
 	pin(p->cpu);
 	pthread_barrier_wait(&start_barrier);
 	if (!p->rate) {
+		t0 = now_s();
 		p->m->produce(p->cpu, p->n, p->payload);
+		p->secs = now_s() - t0;
 		return NULL;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &next);
-	for (done = 0; done < p->n; done += BATCH) {
-		long ns = (long)(BATCH / p->rate * 1e9);
+	for (done = 0; done < p->n; done += p->batch) {
+		long ns = (long)(p->batch / p->rate * 1e9);
 
-		p->m->produce(p->cpu, BATCH, p->payload);
+		p->m->produce(p->cpu, p->batch, p->payload);
 		next.tv_nsec += ns;
 		while (next.tv_nsec >= 1000000000L) {
 			next.tv_nsec -= 1000000000L;
@@ -461,18 +491,19 @@ static struct result run(const struct mech *m, unsigned int payload, unsigned in
 	unsigned int i;
 	double t0;
 
-	if (rate)
-		n -= n % BATCH;
+	uint64_t batch = rate ? batch_for(rate / producers) : n;
+
+	n -= n % batch;
 	m->setup(payload, producers);
 	if (m->produce == bpf_produce)
-		bpf_set_events(rate ? BATCH : n);
+		bpf_set_events(batch);
 	consumed = 0;
 	consumer_stop = 0;
 	if (pthread_create(&ct, NULL, m->consume, NULL))
 		die("pthread_create");
 	pthread_barrier_init(&start_barrier, NULL, producers + 1);
 	for (i = 0; i < producers; i++) {
-		prod[i] = (struct producer){ m, (int)i, n, payload, rate / producers };
+		prod[i] = (struct producer){ m, (int)i, n, payload, rate / producers, batch };
 		if (pthread_create(&pt[i], NULL, producer_main, &prod[i]))
 			die("pthread_create");
 	}
@@ -481,6 +512,12 @@ static struct result run(const struct mech *m, unsigned int payload, unsigned in
 	for (i = 0; i < producers; i++)
 		pthread_join(pt[i], NULL);
 	r.secs = now_s() - t0;
+	if (!rate) {	/* the slowest producer, timed on its own CPU */
+		r.secs = 0;
+		for (i = 0; i < producers; i++)
+			if (prod[i].secs > r.secs)
+				r.secs = prod[i].secs;
+	}
 	consumer_stop = 1;
 	pthread_join(ct, NULL);
 	pthread_barrier_destroy(&start_barrier);
@@ -500,92 +537,98 @@ static int check(const struct result *r)
 	return 0;
 }
 
-/* The highest paced rate without drops (see the top of the file). */
-static double lossless_rate(const struct mech *m, unsigned int payload, unsigned int producers,
-			    uint64_t n, int *ok, int *bound)
+/*
+ * Cost per event, one CPU, no concurrency: produce n events into rings big
+ * enough for all of them (nothing may drop), then read them all, both on
+ * CPU 0 and timed there.  Deterministic under -icount.
+ */
+static int cost(const struct mech *m, unsigned int payload, uint64_t n, double *prod_ns,
+		double *cons_ns)
 {
-	double lo = 0, hi = 0, rate = 0.125e6;
-	struct result r;
-	int step;
+	struct result r = { 0 };
+	double t0, t1, t2;
 
-	*bound = 0;
-	while (rate < 64e6) {
-		r = run(m, payload, producers, n, rate);
-		*ok &= check(&r);
-		if (r.dropped) {
-			hi = rate;
-			break;
-		}
-		/* what the producers achieved, which may be less than asked */
-		lo = r.produced / r.secs;
-		if (lo < 0.9 * rate) {
-			*bound = 1;	/* the producers cannot go faster */
-			return lo;
-		}
-		rate *= 2;
-	}
-	if (!hi)
-		return lo;
-	for (step = 0; step < 4; step++) {
-		rate = (lo + hi) / 2;
-		r = run(m, payload, producers, n, rate);
-		*ok &= check(&r);
-		if (r.dropped)
-			hi = rate;
-		else
-			lo = r.produced / r.secs < rate ? r.produced / r.secs : rate;
-	}
-	return lo;
+	pin(0);
+	ring_bytes = 8U << 20;
+	m->setup(payload, 1);
+	if (m->produce == bpf_produce)
+		bpf_set_events(n);
+	consumed = 0;
+	t0 = now_s();
+	m->produce(0, n, payload);
+	t1 = now_s();
+	consumed = m->consume_all();
+	t2 = now_s();
+	r.produced = n;
+	m->finish(&r);
+	r.consumed = consumed;
+	ring_bytes = 1U << 20;
+	*prod_ns = (t1 - t0) * 1e9 / n;
+	*cons_ns = (t2 - t1) * 1e9 / n;
+	return check(&r) && !r.dropped;
 }
 
 int main(int argc, char **argv)
 {
 	static const unsigned int payloads[] = { 16, 64, 256 };
-	uint64_t n = 100000;
-	int opt, reps = 1, only = -1, ok = 1;
+	uint64_t n = 200000, cn = 20000;
+	int opt, reps = 2, only = -1, ok = 1;
 
-	while ((opt = getopt(argc, argv, "n:r:m:o:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:c:r:m:o:")) != -1) {
 		switch (opt) {
 		case 'n': n = strtoull(optarg, NULL, 0); break;
+		case 'c': cn = strtoull(optarg, NULL, 0); break;
 		case 'r': reps = atoi(optarg); break;
 		case 'm': only = atoi(optarg); break;
 		case 'o': bpf_obj = optarg; break;
 		default:
-			fprintf(stderr, "usage: fhook-bench-transport [-n EVENTS] [-r REPEATS] [-m MECH] [-o BPF_OBJ]\n");
+			fprintf(stderr, "usage: fhook-bench-transport [-n EVENTS] [-c COST_EVENTS] [-r REPEATS] [-m MECH] [-o BPF_OBJ]\n");
 			return 2;
 		}
 	}
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	if (ncpu < 3 || ncpu > MAXCPU || n < BATCH) {
-		fprintf(stderr, "needs 3..%d CPUs (2 producers, 1 consumer), have %u; -n >= %d\n",
-			MAXCPU, ncpu, BATCH);
+	if (ncpu < 3 || ncpu > MAXCPU || !n || !cn || cn > 25000) {
+		fprintf(stderr, "needs 3..%d CPUs (2 producers, 1 consumer), have %u; 0 < -c <= 25000\n",
+			MAXCPU, ncpu);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("%llu events per producer and run; rates in M events/s of guest time, all producers\n",
-	       (unsigned long long)n);
-	printf("%-12s %7s %4s | %9s %8s | %9s %9s %7s\n", "ring", "payload", "prod", "lossless",
-	       "2x:drop", "produced", "delivered", "drop");
+
+	printf("\n1. Cost per event on one CPU (%llu events into rings that hold them all, then\n"
+	       "   read back; ns of guest time per event, each run %d times)\n",
+	       (unsigned long long)cn, reps);
+	printf("%-12s %7s | %10s %10s | %14s\n", "ring", "payload", "write ns", "read ns",
+	       "lossless bound");
+	for (unsigned int mi = 0; mi < sizeof(mechs) / sizeof(mechs[0]); mi++) {
+		if (only >= 0 && (int)mi != only)
+			continue;
+		for (unsigned int pi = 0; pi < 3; pi++)
+			for (int rep = 0; rep < reps; rep++) {
+				double w, rd;
+
+				ok &= cost(&mechs[mi], payloads[pi], cn, &w, &rd);
+				printf("%-12s %5uB | %10.0f %10.0f | %11.2f M/s\n", mechs[mi].name,
+				       payloads[pi], w, rd, 1e3 / (w > rd ? w : rd));
+			}
+	}
+
+	printf("\n2. Flat out: %llu events per producer CPU, 1 MiB rings, consumer on CPU %u\n"
+	       "   (M events/s; each producer timed on its own CPU)\n",
+	       (unsigned long long)n, ncpu - 1);
+	printf("%-12s %7s %4s | %10s %10s %8s\n", "ring", "payload", "prod", "produced",
+	       "delivered", "dropped");
 	for (unsigned int mi = 0; mi < sizeof(mechs) / sizeof(mechs[0]); mi++) {
 		if (only >= 0 && (int)mi != only)
 			continue;
 		for (unsigned int pi = 0; pi < 3; pi++)
 			for (unsigned int producers = 1; producers <= 2; producers++)
 				for (int rep = 0; rep < reps; rep++) {
-					const struct mech *m = &mechs[mi];
-					int bound;
-					double lossless = lossless_rate(m, payloads[pi], producers, n, &ok,
-									&bound);
-					struct result past = run(m, payloads[pi], producers, n, 2 * lossless);
-					struct result flat = run(m, payloads[pi], producers, n, 0);
+					struct result r = run(&mechs[mi], payloads[pi], producers, n, 0);
 
-					ok &= check(&past) && check(&flat);
-					printf("%-12s %5uB %4u | %s%7.3fM %7.2f%% | %8.3fM %8.3fM %6.2f%%\n",
-					       m->name, payloads[pi], producers, bound ? ">" : " ",
-					       lossless / 1e6, 100.0 * past.dropped / past.produced,
-					       flat.produced / flat.secs / 1e6,
-					       flat.consumed / flat.secs / 1e6,
-					       100.0 * flat.dropped / flat.produced);
+					ok &= check(&r);
+					printf("%-12s %5uB %4u | %9.3fM %9.3fM %7.2f%%\n", mechs[mi].name,
+					       payloads[pi], producers, r.produced / r.secs / 1e6,
+					       r.consumed / r.secs / 1e6, 100.0 * r.dropped / r.produced);
 				}
 	}
 	return ok ? 0 : 1;

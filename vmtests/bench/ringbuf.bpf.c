@@ -40,16 +40,18 @@ __u64 dropped[64 * 8];
 static long one(__u64 i, void *ctx)
 {
 	__u32 cpu = bpf_get_smp_processor_id() & 63;
+	void *rec;
 	__u64 *p;
 	__u32 w;
 
-	p = bpf_ringbuf_reserve(&rb, payload + (with_ctx ? sizeof(struct ctx_hdr) : 0), 0);
-	if (!p) {
+	rec = bpf_ringbuf_reserve(&rb, payload + (with_ctx ? sizeof(struct ctx_hdr) : 0), 0);
+	if (!rec) {
 		dropped[cpu * 8]++;
 		return 0;
 	}
+	p = rec;
 	if (with_ctx) {
-		struct ctx_hdr *h = (void *)p;
+		struct ctx_hdr *h = rec;
 		__u64 id = bpf_get_current_pid_tgid();
 
 		h->ts = bpf_ktime_get_ns();
@@ -62,7 +64,8 @@ static long one(__u64 i, void *ctx)
 	}
 	for (w = 0; w < payload / 8 && w < 512; w++)
 		p[w] = i + w;
-	bpf_ringbuf_submit(p, 0);
+	/* the verifier wants the pointer reserve returned */
+	bpf_ringbuf_submit(rec, 0);
 	written[cpu * 8]++;
 	return 0;
 }

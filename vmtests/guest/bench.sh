@@ -6,7 +6,7 @@ insmod /fhook/fhook.ko || echo "insmod fhook.ko failed"
 insmod /fhook/fhook_testmod.ko || echo "insmod fhook_testmod.ko failed"
 # let the guest settle after boot (deferred work, RCU) before measuring
 sleep 3
-/fhook/bench/fhook-bench-transport -o /fhook/bench/ringbuf.bpf.o -n "${FHOOK_TEST_BENCH_EVENTS:-100000}" -r "${FHOOK_TEST_BENCH_REPEATS:-2}" 2>&1
+/fhook/bench/fhook-bench-transport -o /fhook/bench/ringbuf.bpf.o -n "${FHOOK_TEST_BENCH_EVENTS:-200000}" -r "${FHOOK_TEST_BENCH_REPEATS:-2}" 2>&1
 rmmod fhook_testmod
 rmmod fhook
 echo "FHOOK-DEMO-END"
