@@ -430,94 +430,56 @@ static const struct mech mechs[] = {
 	{ "ftrace", ftrace_setup, ftrace_produce, ftrace_consume, ftrace_read_all, ftrace_finish },
 };
 
-/* paced runs: batches of about 0.25 ms of events, at least 100 */
-#define BATCH_MIN	100
-
-static uint64_t batch_for(double rate)
-{
-	uint64_t b = (uint64_t)(rate * 0.25e-3);
-
-	return b < BATCH_MIN ? BATCH_MIN : b;
-}
-
 struct producer {
 	const struct mech *m;
 	int cpu;
 	uint64_t n;
 	unsigned int payload;
-	double rate;		/* events/s of this producer, 0: flat out */
-	uint64_t batch;		/* events per scheduled batch */
 	double secs;		/* measured on the producer's own CPU */
 };
 
 static void *producer_main(void *arg)
 {
 	struct producer *p = arg;
-	struct timespec next;
-	uint64_t done;
-
 	double t0;
 
 	pin(p->cpu);
 	pthread_barrier_wait(&start_barrier);
-	if (!p->rate) {
-		t0 = now_s();
-		p->m->produce(p->cpu, p->n, p->payload);
-		p->secs = now_s() - t0;
-		return NULL;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &next);
-	for (done = 0; done < p->n; done += p->batch) {
-		long ns = (long)(p->batch / p->rate * 1e9);
-
-		p->m->produce(p->cpu, p->batch, p->payload);
-		next.tv_nsec += ns;
-		while (next.tv_nsec >= 1000000000L) {
-			next.tv_nsec -= 1000000000L;
-			next.tv_sec++;
-		}
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
-	}
+	t0 = now_s();
+	p->m->produce(p->cpu, p->n, p->payload);
+	p->secs = now_s() - t0;
 	return NULL;
 }
 
-/* n events per producer, at `rate` events/s in total (0: flat out) */
+/* n events per producer, flat out */
 static struct result run(const struct mech *m, unsigned int payload, unsigned int producers,
-			 uint64_t n, double rate)
+			 uint64_t n)
 {
 	struct producer prod[2];
 	pthread_t pt[2], ct;
 	struct result r = { 0 };
 	unsigned int i;
-	double t0;
 
-	uint64_t batch = rate ? batch_for(rate / producers) : n;
-
-	n -= n % batch;
 	m->setup(payload, producers);
 	if (m->produce == bpf_produce)
-		bpf_set_events(batch);
+		bpf_set_events(n);
 	consumed = 0;
 	consumer_stop = 0;
 	if (pthread_create(&ct, NULL, m->consume, NULL))
 		die("pthread_create");
 	pthread_barrier_init(&start_barrier, NULL, producers + 1);
 	for (i = 0; i < producers; i++) {
-		prod[i] = (struct producer){ m, (int)i, n, payload, rate / producers, batch };
+		prod[i] = (struct producer){ m, (int)i, n, payload, 0 };
 		if (pthread_create(&pt[i], NULL, producer_main, &prod[i]))
 			die("pthread_create");
 	}
 	pthread_barrier_wait(&start_barrier);
-	t0 = now_s();
 	for (i = 0; i < producers; i++)
 		pthread_join(pt[i], NULL);
-	r.secs = now_s() - t0;
-	if (!rate) {	/* the slowest producer, timed on its own CPU */
-		r.secs = 0;
-		for (i = 0; i < producers; i++)
-			if (prod[i].secs > r.secs)
-				r.secs = prod[i].secs;
-	}
+	/* the slowest producer, timed on its own CPU */
+	for (i = 0; i < producers; i++)
+		if (prod[i].secs > r.secs)
+			r.secs = prod[i].secs;
 	consumer_stop = 1;
 	pthread_join(ct, NULL);
 	pthread_barrier_destroy(&start_barrier);
@@ -623,7 +585,7 @@ int main(int argc, char **argv)
 		for (unsigned int pi = 0; pi < 3; pi++)
 			for (unsigned int producers = 1; producers <= 2; producers++)
 				for (int rep = 0; rep < reps; rep++) {
-					struct result r = run(&mechs[mi], payloads[pi], producers, n, 0);
+					struct result r = run(&mechs[mi], payloads[pi], producers, n);
 
 					ok &= check(&r);
 					printf("%-12s %5uB %4u | %9.3fM %9.3fM %7.2f%%\n", mechs[mi].name,

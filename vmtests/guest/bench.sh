@@ -1,5 +1,6 @@
 # shellcheck shell=sh
 # vmtests/run.sh --bench: the transport benchmark (docs/benchmarks.md).
+. /fhook/config
 echo "FHOOK-DEMO-BEGIN"
 echo "transport benchmark: $(uname -r), $(nproc) vCPUs, producers on CPU 0 (and 1), consumer on CPU $(($(nproc) - 1))"
 insmod /fhook/fhook.ko || echo "insmod fhook.ko failed"
