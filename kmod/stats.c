@@ -57,13 +57,18 @@ int fhook_stats_mmap(struct fhook_session *s, struct vm_area_struct *vma)
 	return remap_vmalloc_range(vma, s->stats, 0);
 }
 
-/* The ioctl view (FHOOK_IOC_STATS): lost = dropped + overwritten. */
+/*
+ * The ioctl view (FHOOK_IOC_STATS), where hits == written + lost: hits
+ * recorded or lost (not frozen), written = still for the reader (not
+ * overwritten), lost = dropped + overwritten.
+ */
 void fhook_stats_sum(struct fhook_session *s, int cpu, u32 id, struct fhook_cpu_stats *sum)
 {
 	const struct fhook_probe_counters *c = fhook_counters(s, cpu, id);
+	u64 overwritten = READ_ONCE(c->overwritten);
 
-	sum->hits += READ_ONCE(c->hits);
-	sum->written += READ_ONCE(c->written);
-	sum->lost += READ_ONCE(c->dropped) + READ_ONCE(c->overwritten);
+	sum->hits += READ_ONCE(c->hits) - READ_ONCE(c->frozen);
+	sum->written += READ_ONCE(c->written) - overwritten;
+	sum->lost += READ_ONCE(c->dropped) + overwritten;
 	sum->missed += READ_ONCE(c->missed);
 }

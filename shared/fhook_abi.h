@@ -199,10 +199,14 @@ struct fhook_cpu_filter {
 
 #define FHOOK_MAX_CPUMASK	1024	/* bytes */
 
+/*
+ * Summary counters; hits == written + lost once the probe is idle.  The
+ * mmap'd stats area (struct fhook_probe_counters) has the details.
+ */
 struct fhook_cpu_stats {
-	__u64 hits;		/* probe invocations that passed the filters */
-	__u64 written;		/* records committed to the ring */
-	__u64 lost;		/* records dropped (ring full / nesting) */
+	__u64 hits;		/* invocations recorded or lost (not frozen) */
+	__u64 written;		/* records for the reader (not overwritten) */
+	__u64 lost;		/* dropped + overwritten */
 	__u64 missed;		/* invocations skipped by recursion guard */
 };
 

@@ -37,6 +37,11 @@ expect_eq "$?" 0 "fhook trace --overwrite exit code"
 total=$(grep -c '"type":"func"' $D/t.out)
 expect_eq "$total" "$((kept + 10))" "events after the end: the 10 new ones, once"
 expect_eq "$(tail -n 1 $D/t.out | sed -n 's/.*"seq":\([0-9]*\).*/\1/p')" "$((N + 9))" "last seq"
+# the summary: hits == events + lost, events are what was printed, lost
+# the overwritten ones
+summary $D/t
+expect_eq "$E" "$total" "summary events vs events printed"
+expect_eq "$L" "$((N + 10 - total))" "summary lost vs calls - printed"
 run_fhook $D/b trace --overwrite -b 16 fhook_testmod_target
 expect_eq "$RC" 2 "--overwrite with a 16 KiB ring: usage error"
 pass "overwrite: $(grep '^# kept' $D/o.out | cut -c3-); cli snapshot kept $kept"
