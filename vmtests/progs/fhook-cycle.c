@@ -31,6 +31,9 @@
 
 #define RING	65536ULL
 #define MAXCPU	64
+/* the largest record: a LOST record naming every probe */
+#define FHOOK_MAX_LOST_SIZE \
+	(sizeof(struct fhook_rec_lost) + FHOOK_MAX_PROBES * sizeof(struct fhook_lost_probe))
 
 static void die(const char *what)
 {
@@ -151,7 +154,7 @@ int main(int argc, char **argv)
 		while (tail < head) {
 			struct fhook_rec *r = (void *)(data[c] + (tail & (RING - 1)));
 
-			if (r->size < sizeof(*r) || r->size > 256 || r->cpu != c)
+			if (r->size < sizeof(*r) || r->size > FHOOK_MAX_LOST_SIZE || r->cpu != c)
 				bad("cpu %u: corrupt record at %llu: size %u cpu %u", c,
 				    (unsigned long long)tail, r->size, r->cpu);
 			if (r->type == FHOOK_REC_FUNC) {

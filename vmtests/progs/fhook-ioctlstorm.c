@@ -281,7 +281,11 @@ static void *consumer(void *arg)
 			while (tail < head) {
 				struct fhook_rec *h = (void *)(r->data + (tail & (RING - 1)));
 
-				if (h->size < sizeof(*h) || h->size > 128 || h->cpu != c ||
+				/* LOST records carry one entry per probe with drops */
+				unsigned int max = h->type == FHOOK_REC_LOST ? FHOOK_MAX_LOST_SIZE :
+						   sizeof(struct fhook_rec_func);
+
+				if (h->size < sizeof(*h) || h->size > max || h->cpu != c ||
 				    (h->type != FHOOK_REC_FUNC && h->type != FHOOK_REC_LOST)) {
 					if (atomic_fetch_add(&badrecs, 1) < 5)
 						printf("cpu %u: bad record at %llu: size %u type %u cpu %u\n",

@@ -284,7 +284,7 @@ static unsigned int drain(struct fhook_ring_meta **meta, struct fhook_ring_cons 
 			struct fhook_rec_func *f = (void *)(data[c] + (tail & (SIZE - 1)));
 			struct fhook_rec *h = &f->hdr;
 
-			if (h->size < sizeof(*h) || h->size > 128 || h->cpu != c) {
+			if (h->size < sizeof(*h) || h->size > FHOOK_MAX_LOST_SIZE || h->cpu != c) {
 				printf("# cpu %u: corrupt record at %llu (size %u cpu %u)\n", c,
 				       (unsigned long long)tail, h->size, h->cpu);
 				(*bad)++;

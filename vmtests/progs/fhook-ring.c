@@ -111,23 +111,24 @@ static void testmod(const char *cmd, int cpu)
 }
 
 struct counts {
-	uint64_t target, other;
+	uint64_t target, other, nmi;
 };
 
 static void testmod_counts(struct counts *out, unsigned int ncpu)
 {
 	FILE *f = fopen("/proc/fhook_testmod", "r");
-	unsigned long long t, o, i, so;
+	unsigned long long t, o, i, so, nmi;
 	unsigned int cpu;
 
 	if (!f)
 		die("/proc/fhook_testmod");
 	memset(out, 0, sizeof(*out) * ncpu);
-	while (fscanf(f, "cpu %u target %llu other %llu irq %llu softirq %llu\n", &cpu, &t, &o,
-		      &i, &so) == 5)
+	while (fscanf(f, "cpu %u target %llu other %llu irq %llu softirq %llu nmi %llu\n", &cpu,
+		      &t, &o, &i, &so, &nmi) == 6)
 		if (cpu < ncpu) {
 			out[cpu].target = t;
 			out[cpu].other = o;
+			out[cpu].nmi = nmi;
 		}
 	fclose(f);
 }
@@ -138,6 +139,7 @@ struct acct {
 	uint64_t delivered[FHOOK_MAX_PROBES + 1];
 	uint64_t lost[FHOOK_MAX_PROBES + 1];
 	uint64_t lost_records, bad_lost, bad_rec, dup_seq, wrong_cpu;
+	uint64_t ctx_nmi, ctx_hardirq, ctx_softirq;	/* FUNC records by context */
 	uint64_t last_seq;		/* of the last FUNC record read */
 	uint8_t *seen;			/* MAXSEQ bits */
 };
@@ -184,6 +186,10 @@ static void drain_cpu(struct sess *s, unsigned int c, struct acct *a, uint64_t f
 		} else if (rec->type == FHOOK_REC_FUNC && rec->probe_id <= FHOOK_MAX_PROBES) {
 			a->delivered[rec->probe_id]++;
 			a->wrong_cpu += rec->cpu != c;
+			a->ctx_nmi += !!(rec->flags & FHOOK_CTX_NMI);
+			a->ctx_hardirq += (rec->flags & (FHOOK_CTX_HARDIRQ | FHOOK_CTX_NMI)) ==
+					  FHOOK_CTX_HARDIRQ;
+			a->ctx_softirq += !!(rec->flags & FHOOK_CTX_SOFTIRQ);
 			if (rec->seq < MAXSEQ) {
 				if (a->seen[rec->seq / 8] & (1 << (rec->seq % 8)))
 					a->dup_seq++;
@@ -304,6 +310,22 @@ static int do_account(unsigned long n)
 		expect(!a[c].dup_seq && !a[c].wrong_cpu && !a[c].bad_rec && !a[c].bad_lost,
 		       "cpu %u: %llu records, unique seqs, right cpu, LOST sums match breakdown",
 		       c, (unsigned long long)delivered);
+	}
+	/* every context produced records that were read */
+	{
+		uint64_t nmi = 0, hard = 0, soft = 0, nmi_calls = 0;
+
+		for (c = 0; c < s.ncpu; c++) {
+			nmi += a[c].ctx_nmi;
+			hard += a[c].ctx_hardirq;
+			soft += a[c].ctx_softirq;
+			nmi_calls += calls[c].nmi;
+		}
+		printf("# records read from NMI %llu (of %llu NMI handler runs), hardirq %llu, "
+		       "softirq %llu\n", (unsigned long long)nmi, (unsigned long long)nmi_calls,
+		       (unsigned long long)hard, (unsigned long long)soft);
+		expect(nmi_calls > 0 && nmi > 0, "NMI-context producers were recorded");
+		expect(hard > 0 && soft > 0, "hardirq and softirq producers were recorded");
 	}
 	/* the point of the exercise: both probes lost records, reported in band */
 	for (p = 1; p <= 2; p++) {

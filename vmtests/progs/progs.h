@@ -43,6 +43,10 @@ static inline uint64_t kallsyms(const char *name)
 
 #define MAXCPU	64
 
+/* the largest record fhook.ko writes: a LOST record naming every probe */
+#define FHOOK_MAX_LOST_SIZE \
+	(sizeof(struct fhook_rec_lost) + FHOOK_MAX_PROBES * sizeof(struct fhook_lost_probe))
+
 static inline void die(const char *what)
 {
 	printf("not ok - %s: %s\n", what, strerror(errno));

@@ -11,15 +11,18 @@
  *               a softirq hrtimer, both pinned to this CPU (one pair per
  *               CPU: run one "mix" per CPU at a time), call
  *               fhook_testmod_target() and fhook_testmod_other() every
- *               50 us: producers nest (softirq over task, irq over both)
+ *               50 us, and the hard-irq one also sends this CPU an NMI
+ *               whose handler calls both: producers nest (softirq over
+ *               task, irq over both, NMI over all)
  *   bench N S   N fhook_testmod_bench trace events of S payload bytes
  *               (S a multiple of 8, at most 4096), the payload u64
  *               words i, i+1, ... as fhook's FHOOK_IOC_BENCH writes them;
  *               the time it took goes to the kernel log
  *   reset       zero the counters
- * read: one line per possible CPU, "cpu C target N other N irq N softirq N"
- * (target and other count every call; irq and softirq how many of them
- * came from those contexts).
+ * read: one line per possible CPU,
+ * "cpu C target N other N irq N softirq N nmi N" (target and other count
+ * every call; irq, softirq and nmi how many timer/NMI handler runs made
+ * two calls each).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -31,6 +34,9 @@
 #include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/uaccess.h>
+#include <asm/apic.h>
+#include <asm/irq_vectors.h>
+#include <asm/nmi.h>
 
 #define CREATE_TRACE_POINTS
 #include "fhook_testmod_trace.h"
@@ -40,6 +46,7 @@ struct fhook_testmod_count {
 	unsigned long other;
 	unsigned long irq;
 	unsigned long softirq;
+	unsigned long nmi;
 };
 
 static DEFINE_PER_CPU(struct fhook_testmod_count, fhook_testmod_counts);
@@ -61,10 +68,28 @@ static __attribute__((__noipa__)) void fhook_testmod_other(unsigned long i)
 
 #define FHOOK_TESTMOD_PERIOD_NS	(50 * NSEC_PER_USEC)
 
+/* NMIs this CPU sent itself and has not handled yet */
+static DEFINE_PER_CPU(unsigned long, fhook_testmod_nmi_pending);
+
+static int fhook_testmod_nmi(unsigned int type, struct pt_regs *regs)
+{
+	if (!this_cpu_read(fhook_testmod_nmi_pending))
+		return NMI_DONE;
+	this_cpu_dec(fhook_testmod_nmi_pending);
+	this_cpu_inc(fhook_testmod_counts.nmi);
+	fhook_testmod_target(3);
+	fhook_testmod_other(3);
+	return NMI_HANDLED;
+}
+
 static enum hrtimer_restart fhook_testmod_hard(struct hrtimer *t)
 {
 	this_cpu_inc(fhook_testmod_counts.irq);
 	fhook_testmod_target(1);
+	if (apic && apic->send_IPI_self) {
+		this_cpu_inc(fhook_testmod_nmi_pending);
+		apic->send_IPI_self(NMI_VECTOR);
+	}
 	fhook_testmod_other(1);
 	hrtimer_forward_now(t, ns_to_ktime(FHOOK_TESTMOD_PERIOD_NS));
 	return HRTIMER_RESTART;
@@ -193,9 +218,9 @@ static int fhook_testmod_show(struct seq_file *m, void *v)
 	for_each_possible_cpu(cpu) {
 		struct fhook_testmod_count *c = per_cpu_ptr(&fhook_testmod_counts, cpu);
 
-		seq_printf(m, "cpu %d target %lu other %lu irq %lu softirq %lu\n", cpu,
+		seq_printf(m, "cpu %d target %lu other %lu irq %lu softirq %lu nmi %lu\n", cpu,
 			   READ_ONCE(c->target), READ_ONCE(c->other), READ_ONCE(c->irq),
-			   READ_ONCE(c->softirq));
+			   READ_ONCE(c->softirq), READ_ONCE(c->nmi));
 	}
 	return 0;
 }
@@ -215,7 +240,7 @@ static const struct proc_ops fhook_testmod_ops = {
 
 static int __init fhook_testmod_init(void)
 {
-	int cpu;
+	int cpu, ret;
 
 	for_each_possible_cpu(cpu) {
 		struct hrtimer *t = per_cpu_ptr(&fhook_testmod_hard_timer, cpu);
@@ -226,14 +251,20 @@ static int __init fhook_testmod_init(void)
 		hrtimer_init(t, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_SOFT);
 		t->function = fhook_testmod_soft;
 	}
-	if (!proc_create("fhook_testmod", 0600, NULL, &fhook_testmod_ops))
+	ret = register_nmi_handler(NMI_LOCAL, fhook_testmod_nmi, 0, "fhook_testmod");
+	if (ret)
+		return ret;
+	if (!proc_create("fhook_testmod", 0600, NULL, &fhook_testmod_ops)) {
+		unregister_nmi_handler(NMI_LOCAL, "fhook_testmod");
 		return -ENOMEM;
+	}
 	return 0;
 }
 
 static void __exit fhook_testmod_exit(void)
 {
 	remove_proc_entry("fhook_testmod", NULL);
+	unregister_nmi_handler(NMI_LOCAL, "fhook_testmod");
 }
 
 module_init(fhook_testmod_init);

@@ -2,7 +2,9 @@
 # the same events "fhook trace" prints (exact vfs_read count, checked
 # against tracefs), the same summary, NDJSON with one object per event,
 # filters (--cpu, --since/--until) that partition the events, and a clear
-# error for a truncated or foreign file.  Also "trace --format json".
+# error for a truncated or foreign file.  Also "trace --format json", and
+# one run seen by "trace" and "record" at once: report == trace, line for
+# line (time stamps aside).
 . /fhook/lib.sh
 
 N=500
@@ -60,4 +62,29 @@ expect_eq "$RC" 0 "trace --format json exit code"
 expect_eq "$(grep -c '"func":"vfs_read"' $D/t.out)" "$(count_func $D/ref vfs_read | awk -v n=$N '{ print $1 - n + 100 }')" "trace --format json: vfs_read objects"
 run_fhook $D/b trace --format xml vfs_read
 expect_eq "$RC" 2 "trace --format xml: usage error"
-pass "events=$n file=${size}B cpu0=$c0 cpu1=$c1 until=$a since=$b"
+# the same run seen by "trace" and by "record": two sessions on one
+# process that waits on a fifo until both are armed; the report must print
+# what trace printed, line for line (but the time stamps: each session
+# stamps its own callback, a few ns apart; and the need-resched character:
+# an interrupt between the two callbacks can set TIF_NEED_RESCHED)
+mkfifo $D/go
+sh -c "read x < $D/go; exec fhook-workload read 300" &
+W=$!
+fhook trace -p $W vfs_read > $D/s1.out 2> $D/s1.err &
+S1=$!
+fhook record -p $W -o $D/s2.fhk vfs_read > /dev/null 2> $D/s2.err &
+S2=$!
+wait_for 30 grep -q 'vfs_read.*(2)' $T/enabled_functions || fail "the two sessions did not both arm: $(cat $T/enabled_functions)"
+echo go > $D/go
+wait $W
+sleep 1
+kill -INT $S1 $S2
+wait $S1 $S2
+fhook report $D/s2.fhk > $D/s2.out 2> /dev/null || fail "report of the shared run failed"
+strip_ts() { sed 's/ [0-9]*\.[0-9]*: / T: /; s/\(\] .\)./\1?/' "$1"; }
+strip_ts $D/s1.out > $D/s1.txt
+strip_ts $D/s2.out > $D/s2.txt
+same=$(count_func $D/s1.out vfs_read)
+[ "$same" -ge 300 ] || fail "the shared run traced $same vfs_read calls, expected >= 300"
+cmp -s $D/s1.txt $D/s2.txt || fail "record + report differs from trace for the same run: $(diff $D/s1.txt $D/s2.txt | head -n 4 | tr '\n' ' ')"
+pass "events=$n file=${size}B cpu0=$c0 cpu1=$c1 until=$a since=$b; same run: $same lines identical"

@@ -2,7 +2,8 @@
 # independent count.  fhook-ring (a second consumer, written from
 # docs/ring-protocol.md) arms two probes on fhook_testmod's functions with
 # 4 KiB rings and reads slowly while every CPU runs "mix N": task-context
-# calls with hard-irq and softirq timers nesting on top.  For each CPU and
+# calls with hard-irq and softirq timers and self-sent NMIs nesting on top
+# (records from each context must be read).  For each CPU and
 # probe: records read + drops reported (LOST records' per-probe counts, the
 # rest from the stats area) + missed == the calls fhook_testmod counted;
 # read == written; hits == written + dropped; seq_next == written + dropped;
