@@ -28,8 +28,6 @@ static notrace void fhook_func_callback(unsigned long ip, unsigned long parent_i
 
 	/* also disables preemption: we stay on this CPU and its ring */
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
-	cpu = raw_smp_processor_id();
-	c = fhook_counters(s, cpu, p->id);
 	if (bit < 0) {
 		/* preemptible here: the count may land on another CPU's line */
 		preempt_disable_notrace();
@@ -37,6 +35,8 @@ static notrace void fhook_func_callback(unsigned long ip, unsigned long parent_i
 		preempt_enable_notrace();
 		return;
 	}
+	cpu = smp_processor_id();
+	c = fhook_counters(s, cpu, p->id);
 	if (!fhook_session_wants(s)) {
 		fhook_count(&c->filtered);
 		goto out;

@@ -248,10 +248,6 @@ std::size_t RingMerger::report_unreported_lost(const RecordCallback& callback) {
         const RingView& ring = rings_[i];
         std::vector<fhook_lost_probe> entries;
         std::uint64_t total = 0;
-        std::uint64_t seen = 0;
-        for (std::uint64_t v : lost_seen_[i]) {
-            seen += v;
-        }
         if (stats_) {
             for (std::uint32_t id = 1; id <= FHOOK_MAX_PROBES; id++) {
                 const std::uint64_t dropped =
@@ -264,6 +260,10 @@ std::size_t RingMerger::report_unreported_lost(const RecordCallback& callback) {
                 }
             }
         } else {
+            std::uint64_t seen = 0;
+            for (std::uint64_t v : lost_seen_[i]) {
+                seen += v;
+            }
             const std::uint64_t all = load_relaxed(ring.meta->lost_total);
             if (all > seen) {
                 total = all - seen;
