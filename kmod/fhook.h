@@ -8,6 +8,8 @@
  *   stats.c       per-CPU x per-probe counters, mmap'd read-only
  *   bench.c       FHOOK_IOC_BENCH, the transport benchmark's producer
  *   probe_func.c  function probes (ftrace_ops)
+ *   probe_kprobe.c  kprobes and kretprobes
+ *   fetch.c       fetch programs: verifier, interpreter, scratch buffers
  *   pidfilter.c   pid filter and fork/exit following (tracepoints)
  */
 #ifndef FHOOK_H
@@ -22,6 +24,7 @@
 #include <linux/ftrace.h>
 #include <linux/hardirq.h>
 #include <linux/irq_work.h>
+#include <linux/kprobes.h>
 #include <linux/list.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
@@ -69,13 +72,41 @@ struct fhook_ring {
 	struct fhook_session *session;
 };
 
+/* A verified fetch program (fetch.c). */
+struct fhook_prog {
+	u32 len;
+	u32 entry_len;		/* kretprobe: insns run at function entry */
+	u32 data_size;		/* fixed data area */
+	u32 entry_dyn;		/* most string bytes the entry part stores */
+	u32 entry_fields;	/* fields the entry part stores */
+	u32 nr_fields;
+	struct fhook_insn insns[];
+};
+
+/* State of one run of a fetch program. */
+struct fhook_fetch_ctx {
+	struct pt_regs *regs;
+	u8 *data;		/* fixed area, then strings */
+	u32 dyn;		/* next free string byte, offset in data */
+	u32 limit;		/* bytes of data usable */
+	u64 faults;		/* bit per field */
+	u32 field;		/* index of the next field */
+};
+
 struct fhook_probe {
 	struct list_head node;
 	struct fhook_session *session;
 	u32 id;
 	u32 type;
 	bool registered;
-	struct ftrace_ops ops;
+	bool enabled;			/* kprobes: armed (enable_kprobe) */
+	struct fhook_prog *prog;	/* kprobes: what to record */
+	char *symbol;			/* kprobes: the symbol probed */
+	union {
+		struct ftrace_ops ops;	/* FHOOK_PROBE_FUNC */
+		struct kprobe kp;	/* FHOOK_PROBE_KPROBE */
+		struct kretprobe rp;	/* FHOOK_PROBE_KRETPROBE */
+	};
 };
 
 struct fhook_session {
@@ -164,6 +195,23 @@ int fhook_func_probe_init(struct fhook_probe *p, const struct fhook_probe_add *a
 int fhook_func_probe_arm(struct fhook_probe *p);
 void fhook_func_probe_disarm(struct fhook_probe *p);
 void fhook_func_probe_release(struct fhook_probe *p);
+
+/* fetch.c */
+int fhook_fetch_init(void);
+void fhook_fetch_exit(void);
+struct fhook_prog *fhook_prog_load(const struct fhook_probe_add *pa, bool ret_probe,
+				   s32 *err_index);
+void fhook_prog_run(const struct fhook_prog *prog, u32 from, u32 to, struct fhook_fetch_ctx *c);
+struct fhook_rec_probe *fhook_scratch_get(void);
+void fhook_scratch_put(void);
+
+/* probe_kprobe.c */
+int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index);
+int fhook_kprobe_arm(struct fhook_probe *p);
+void fhook_kprobe_disarm(struct fhook_probe *p);
+void fhook_kprobe_release(struct fhook_probe *p);
+unsigned long fhook_kprobe_nmissed(struct fhook_probe *p);
+u64 fhook_kprobe_addr(struct fhook_probe *p);
 
 /* pidfilter.c */
 int fhook_pidfilter_init(void);

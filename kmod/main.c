@@ -96,9 +96,13 @@ static int __init fhook_init(void)
 	ret = fhook_pidfilter_init();
 	if (ret)
 		return ret;
+	ret = fhook_fetch_init();
+	if (ret)
+		return ret;
 	ret = misc_register(&fhook_misc);
 	if (ret) {
 		pr_err("misc_register: %d\n", ret);
+		fhook_fetch_exit();
 		return ret;
 	}
 	pr_info("version %s, ABI %d, /dev/%s\n", FHOOK_VERSION, FHOOK_ABI_VERSION,
@@ -110,6 +114,7 @@ static void __exit fhook_exit(void)
 {
 	/* no session can exist here: each one holds a module reference */
 	misc_deregister(&fhook_misc);
+	fhook_fetch_exit();
 }
 
 module_init(fhook_init);

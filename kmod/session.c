@@ -73,14 +73,28 @@ err_free:
 	return NULL;
 }
 
+static bool fhook_is_kprobe(const struct fhook_probe *p)
+{
+	return p->type == FHOOK_PROBE_KPROBE || p->type == FHOOK_PROBE_KRETPROBE;
+}
+
 static void fhook_session_disarm(struct fhook_session *s)
 {
+	bool kprobes = false;
 	struct fhook_probe *p;
 
 	fhook_flush_stop(s);
-	list_for_each_entry(p, &s->probes, node)
-		if (p->type == FHOOK_PROBE_FUNC)
+	list_for_each_entry(p, &s->probes, node) {
+		if (p->type == FHOOK_PROBE_FUNC) {
 			fhook_func_probe_disarm(p);
+		} else if (fhook_is_kprobe(p) && p->enabled) {
+			fhook_kprobe_disarm(p);
+			kprobes = true;
+		}
+	}
+	/* kprobe handlers run with preemption off: wait for those in flight */
+	if (kprobes)
+		synchronize_rcu();
 	s->armed = false;
 }
 
@@ -88,6 +102,8 @@ static void fhook_probe_free(struct fhook_probe *p)
 {
 	if (p->type == FHOOK_PROBE_FUNC)
 		fhook_func_probe_release(p);
+	else if (fhook_is_kprobe(p))
+		fhook_kprobe_release(p);
 	kfree(p);
 }
 
@@ -114,20 +130,25 @@ void fhook_session_destroy(struct fhook_session *s)
  * (smaller) layouts are zero-extended, newer ones must have a zero tail
  * (copy_struct_from_user()).  Returns the user's size or -errno.
  */
-static int fhook_copy_arg(void *karg, size_t ksize, unsigned long uarg)
+static int fhook_copy_arg_min(void *karg, size_t ksize, size_t minsize, unsigned long uarg)
 {
 	u32 usize;
 	int ret;
 
 	if (get_user(usize, (u32 __user *)uarg))
 		return -EFAULT;
-	/* v1 is the oldest layout: nothing may be missing yet */
-	if (usize < ksize)
+	if (usize < minsize)
 		return -EINVAL;
 	if (usize > PAGE_SIZE)
 		return -E2BIG;
 	ret = copy_struct_from_user(karg, ksize, (void __user *)uarg, usize);
 	return ret ? ret : usize;
+}
+
+/* The same for structs whose oldest layout is the current one. */
+static int fhook_copy_arg(void *karg, size_t ksize, unsigned long uarg)
+{
+	return fhook_copy_arg_min(karg, ksize, ksize, uarg);
 }
 
 static int fhook_put_arg(unsigned long uarg, const void *karg, size_t ksize)
@@ -157,7 +178,8 @@ static long fhook_ioc_handshake(unsigned long uarg)
 	hs.features = FHOOK_FEAT_FUNC | FHOOK_FEAT_FUNC_IPS | FHOOK_FEAT_PID_FILTER |
 		      FHOOK_FEAT_CPU_FILTER | FHOOK_FEAT_RING_MMAP | FHOOK_FEAT_IGNORE_SELF |
 		      FHOOK_FEAT_SEQ | FHOOK_FEAT_OVERWRITE | FHOOK_FEAT_SNAPSHOT |
-		      FHOOK_FEAT_STATS_MMAP | FHOOK_FEAT_FLUSH | FHOOK_FEAT_BENCH;
+		      FHOOK_FEAT_STATS_MMAP | FHOOK_FEAT_FLUSH | FHOOK_FEAT_BENCH |
+		      FHOOK_FEAT_KPROBE | FHOOK_FEAT_FETCH;
 	hs.nr_cpus = nr_cpu_ids;
 	hs.nr_sessions = atomic_read(&fhook_nr_sessions);
 	hs.page_size = PAGE_SIZE;
@@ -209,15 +231,30 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 	struct fhook_probe_add pa;
 	struct fhook_probe *p;
 	s32 err_index = -1;
+	size_t usize;
 	int ret;
 
-	ret = fhook_copy_arg(&pa, sizeof(pa), uarg);
+	ret = fhook_copy_arg_min(&pa, sizeof(pa), FHOOK_PROBE_ADD_SIZE_V1, uarg);
 	if (ret < 0)
 		return ret;
-	if (pa.flags || !fhook_zero(pa.reserved, ARRAY_SIZE(pa.reserved)))
+	/* answer in the caller's layout */
+	usize = min_t(size_t, ret, sizeof(pa));
+	if (pa.flags || !fhook_zero(pa.reserved, ARRAY_SIZE(pa.reserved)) ||
+	    !fhook_zero(pa.reserved2, ARRAY_SIZE(pa.reserved2)) || pa.probe_addr)
 		return -EINVAL;
-	if (pa.type != FHOOK_PROBE_FUNC && pa.type != FHOOK_PROBE_BENCH)
+	switch (pa.type) {
+	case FHOOK_PROBE_FUNC:
+	case FHOOK_PROBE_BENCH:
+		if (pa.symbol_len || pa.symbol || pa.offset || pa.addr || pa.maxactive ||
+		    pa.prog_len || pa.prog || pa.entry_len || pa.data_size || pa.__pad)
+			return -EINVAL;
+		break;
+	case FHOOK_PROBE_KPROBE:
+	case FHOOK_PROBE_KRETPROBE:
+		break;
+	default:
 		return -EINVAL;
+	}
 	if (pa.type == FHOOK_PROBE_BENCH && (pa.filter_len || pa.exclude_len || pa.nr_ips))
 		return -EINVAL;
 	if (s->armed)
@@ -235,16 +272,20 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 	ret = 0;
 	if (pa.type == FHOOK_PROBE_FUNC)
 		ret = fhook_func_probe_init(p, &pa, &err_index);
+	else if (fhook_is_kprobe(p))
+		ret = fhook_kprobe_init(p, &pa, &err_index);
 	pa.err_index = err_index;
 	if (ret) {
 		fhook_probe_free(p);
 		/* tell userspace which pattern failed, keep the real error */
-		if (fhook_put_arg(uarg, &pa, sizeof(pa)))
+		if (fhook_put_arg(uarg, &pa, usize))
 			return -EFAULT;
 		return ret;
 	}
 	pa.probe_id = p->id;
-	ret = fhook_put_arg(uarg, &pa, sizeof(pa));
+	if (fhook_is_kprobe(p))
+		pa.probe_addr = fhook_kprobe_addr(p);
+	ret = fhook_put_arg(uarg, &pa, usize);
 	if (ret) {
 		fhook_probe_free(p);
 		return ret;
@@ -327,9 +368,12 @@ static long fhook_ioc_start(struct fhook_session *s)
 	if (!s->rings || list_empty(&s->probes))
 		return -EINVAL;
 	list_for_each_entry(p, &s->probes, node) {
-		if (p->type != FHOOK_PROBE_FUNC)
+		if (p->type == FHOOK_PROBE_FUNC)
+			ret = fhook_func_probe_arm(p);
+		else if (fhook_is_kprobe(p))
+			ret = fhook_kprobe_arm(p);
+		else
 			continue;
-		ret = fhook_func_probe_arm(p);
 		if (ret) {
 			fhook_session_disarm(s);
 			return ret;
@@ -391,6 +435,11 @@ static long fhook_ioc_stats(struct fhook_session *s, unsigned long uarg)
 		list_for_each_entry(p, &s->probes, node)
 			if (!only || p == only)
 				fhook_stats_sum(s, cpu, p->id, &c);
+		/* kprobe misses (recursion, no kretprobe instance) are global */
+		if (cpu == cpumask_first(cpu_possible_mask))
+			list_for_each_entry(p, &s->probes, node)
+				if ((!only || p == only) && fhook_is_kprobe(p))
+					c.missed += fhook_kprobe_nmissed(p);
 		st.total.hits += c.hits;
 		st.total.written += c.written;
 		st.total.lost += c.lost;

@@ -38,6 +38,8 @@
 #define FHOOK_FEAT_STATS_MMAP	(1ULL << 9)	/* FHOOK_MMAP_STATS_REGION */
 #define FHOOK_FEAT_FLUSH	(1ULL << 10)	/* flush timer, wakeup_events */
 #define FHOOK_FEAT_BENCH	(1ULL << 11)	/* FHOOK_PROBE_BENCH, FHOOK_IOC_BENCH */
+#define FHOOK_FEAT_KPROBE	(1ULL << 12)	/* FHOOK_PROBE_KPROBE, _KRETPROBE */
+#define FHOOK_FEAT_FETCH	(1ULL << 13)	/* fetch programs (struct fhook_insn) */
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -126,6 +128,13 @@ enum fhook_probe_type {
 	 * transport benchmark).  filter, exclude and ips must be empty.
 	 */
 	FHOOK_PROBE_BENCH = 2,
+	/*
+	 * kprobe at symbol + offset (or addr), kretprobe on a function's
+	 * return; their records are struct fhook_rec_probe with the fields a
+	 * fetch program stores.  filter, exclude and ips must be empty.
+	 */
+	FHOOK_PROBE_KPROBE = 3,
+	FHOOK_PROBE_KRETPROBE = 4,
 };
 
 /*
@@ -158,8 +167,37 @@ struct fhook_probe_add {
 	__u32 nr_ips;		/* in: <= FHOOK_MAX_IPS */
 	__s32 err_index;	/* out: failing pattern, or -1 */
 	__u64 reserved[4];	/* must be zero */
+	/* --- end of the v1 layout (FHOOK_PROBE_ADD_SIZE_V1) --- */
+	/*
+	 * kprobes and kretprobes: where.  The symbol (no NUL needed) plus
+	 * offset, or addr when symbol_len is 0.  A kretprobe's offset is 0.
+	 */
+	__u64 symbol;		/* in: user pointer to the symbol name */
+	__u32 symbol_len;	/* in: bytes, <= FHOOK_MAX_SYMBOL_LEN */
+	__u32 maxactive;	/* in: kretprobe instances, 0 = kernel default */
+	__u64 offset;		/* in: bytes after the symbol */
+	__u64 addr;		/* in: address when symbol_len == 0 */
+	/*
+	 * What to record: a fetch program (struct fhook_insn[prog_len]) that
+	 * stores fields into the record's data_size-byte data area.  For a
+	 * kretprobe its first entry_len instructions run at function entry
+	 * (arguments), the rest at return ($retval).  prog_len may be 0.
+	 */
+	__u64 prog;		/* in: user pointer to struct fhook_insn[] */
+	__u32 prog_len;		/* in: instructions, <= FHOOK_MAX_INSNS */
+	__u32 entry_len;	/* in: kretprobe: instructions run at entry */
+	__u32 data_size;	/* in: fixed bytes, <= FHOOK_MAX_DATA_SIZE */
+	__u32 __pad;		/* must be zero */
+	/* out: the address probed (after the kernel skipped an ENDBR) */
+	__u64 probe_addr;
+	__u64 reserved2[4];	/* must be zero */
 };
 
+/* Size of struct fhook_probe_add before the kprobe fields (ABI 1.0). */
+#define FHOOK_PROBE_ADD_SIZE_V1	88
+
+#define FHOOK_MAX_SYMBOL_LEN	255
+#define FHOOK_MAX_MAXACTIVE	4096
 #define FHOOK_MAX_PATTERN_TEXT	65536
 #define FHOOK_MAX_PATTERN_LEN	255
 #define FHOOK_MAX_IPS		65536
@@ -256,6 +294,73 @@ struct fhook_stats {
 	struct fhook_cpu_stats total;	/* out: sum over CPUs */
 	__u64 reserved[4];	/* must be zero */
 };
+
+/*
+ * Fetch programs: what a kprobe records, compiled by userspace from the
+ * tracefs fetch-argument language ("dfd=%di name=+0(%si):string") and
+ * verified by the module before the probe is armed.  A program is a list of
+ * fields; each is one load (REG, ARG, STACK, STACKP, RETVAL, IMM), up to
+ * FHOOK_MAX_DEREF DEREF/UDEREF, and one store (ST_*), or ST_COMM alone.
+ * There are no jumps.  Memory is read with the *_nofault helpers: a fault
+ * sets the field's bit in fhook_rec_probe.faults (the store's index in the
+ * program) and leaves the field zero.
+ */
+enum fhook_op {
+	FHOOK_OP_REG = 1,	/* val = register arg (enum fhook_reg) */
+	FHOOK_OP_ARG,		/* val = argument arg (1-based, calling convention) */
+	FHOOK_OP_STACK,		/* val = arg-th word of the kernel stack */
+	FHOOK_OP_STACKP,	/* val = the stack pointer */
+	FHOOK_OP_RETVAL,	/* val = return value (kretprobe return part) */
+	FHOOK_OP_IMM,		/* val = imm */
+	FHOOK_OP_DEREF,		/* val = *(u64 *)(val + imm), kernel memory */
+	FHOOK_OP_UDEREF,	/* val = *(u64 *)(val + imm), user memory */
+	FHOOK_OP_ST_RAW,	/* data[dst..] = low `size` bytes of val */
+	/* data[dst..] = arg elements of `size` bytes at val + imm (arrays) */
+	FHOOK_OP_ST_MEM,
+	FHOOK_OP_ST_UMEM,	/* the same from user memory */
+	/*
+	 * The NUL-terminated string at val + imm, at most arg bytes with the
+	 * NUL, goes after the fixed area; data[dst..] gets a __u32 data_loc:
+	 * length (NUL included, 0 when it faulted) << 16 | offset in data[].
+	 */
+	FHOOK_OP_ST_STRING,
+	FHOOK_OP_ST_USTRING,	/* the same from user memory */
+	FHOOK_OP_ST_COMM,	/* current->comm as a string (no load before) */
+	FHOOK_OP_MAX,
+};
+
+/* Registers for FHOOK_OP_REG: the tracefs names on x86-64 (%ax...). */
+enum fhook_reg {
+	FHOOK_REG_AX, FHOOK_REG_BX, FHOOK_REG_CX, FHOOK_REG_DX,
+	FHOOK_REG_SI, FHOOK_REG_DI, FHOOK_REG_BP, FHOOK_REG_SP,
+	FHOOK_REG_R8, FHOOK_REG_R9, FHOOK_REG_R10, FHOOK_REG_R11,
+	FHOOK_REG_R12, FHOOK_REG_R13, FHOOK_REG_R14, FHOOK_REG_R15,
+	FHOOK_REG_IP, FHOOK_REG_FLAGS, FHOOK_REG_CS, FHOOK_REG_SS,
+	FHOOK_REG_ORIG_AX,
+	FHOOK_REG_MAX,
+};
+
+struct fhook_insn {
+	__u8 op;		/* enum fhook_op */
+	__u8 size;		/* ST_RAW, ST_MEM: 1, 2, 4 or 8; else 0 */
+	__u16 dst;		/* stores: byte offset in the data area */
+	__u32 arg;		/* register, number, element count, max length */
+	__s64 imm;		/* IMM value, DEREF and ST_* offset */
+};
+
+#define FHOOK_MAX_INSNS		1024
+#define FHOOK_MAX_FIELDS	64	/* stores per program (faults bitmap) */
+#define FHOOK_MAX_DEREF		16	/* per field */
+#define FHOOK_MAX_ARGN		32	/* $argN */
+#define FHOOK_MAX_STACKN	1024	/* $stackN */
+#define FHOOK_MAX_ARRAY		256	/* ST_MEM elements */
+#define FHOOK_MAX_STRING	4096	/* bytes of one string, NUL included */
+#define FHOOK_MAX_DATA_SIZE	2048	/* fixed data area */
+/*
+ * A record's data (fixed area + strings) never exceeds this: strings that
+ * do not fit are cut (still NUL-terminated).
+ */
+#define FHOOK_MAX_PROBE_DATA	4096
 
 #define FHOOK_IOC_MAGIC		0xF4
 
@@ -378,6 +483,8 @@ enum fhook_rec_type {
 	FHOOK_REC_LOST = 1,	/* struct fhook_rec_lost */
 	FHOOK_REC_FUNC = 2,	/* struct fhook_rec_func */
 	FHOOK_REC_BENCH = 3,	/* struct fhook_rec + payload: u64 i, i+1, ... */
+	FHOOK_REC_KPROBE = 4,	/* struct fhook_rec_probe */
+	FHOOK_REC_KRETPROBE = 5,	/* struct fhook_rec_probe */
 };
 
 /* Context flags, the information of ftrace's "dNhp." column. */
@@ -416,6 +523,18 @@ struct fhook_rec_func {
 	struct fhook_rec hdr;
 	__u64 ip;		/* traced function (its fentry call site) */
 	__u64 parent_ip;	/* return address into the caller */
+};
+
+/*
+ * kprobe / kretprobe hit.  data[] holds the probe's data_size bytes of
+ * fields, then the strings they point to (data_loc); hdr.size ends it.
+ */
+struct fhook_rec_probe {
+	struct fhook_rec hdr;
+	__u64 ip;		/* kprobe: the probed address; kretprobe: the function */
+	__u64 ret_ip;		/* kretprobe: the return address; else 0 */
+	__u64 faults;		/* bit n: the program's n-th store faulted */
+	__u8 data[];
 };
 
 /*

@@ -11,6 +11,7 @@
 #include <fhook/format.hpp>
 #include <fhook/ksyms.hpp>
 #include <fhook/output.hpp>
+#include <fhook/probe.hpp>
 #include <fhook/recfile.hpp>
 #include <fhook/summary.hpp>
 
@@ -110,6 +111,17 @@ int cmd_report(const Args& args) {
     } else {
         formatter = std::make_unique<TextFormatter>(ksyms);
     }
+    // kprobe definitions are stored as given; their layout does not depend
+    // on @SYM addresses, so they parse without the recording's kallsyms
+    ProbeTable probe_table;
+    for (const auto& p : file.probes()) {
+        if (is_probe_definition(p.description)) {
+            probe_table.add(p.id, parse_kprobe(p.description, [](std::string_view) {
+                                return std::optional<std::uint64_t>(0);
+                            }));
+        }
+    }
+    formatter->set_probes(&probe_table);
     const auto ns = [](double sec) { return static_cast<std::uint64_t>(sec * 1e9 + 0.5); };
     const std::uint64_t since = opt.since ? ns(*opt.since) : 0;
     const std::uint64_t until = opt.until ? ns(*opt.until) : ~std::uint64_t{0};
@@ -126,7 +138,7 @@ int cmd_report(const Args& args) {
         if (ev->ts < since || ev->ts >= until) {
             return;
         }
-        if (opt.probes && ev->type == EventType::Function && !opt.probes->count(ev->probe_id)) {
+        if (opt.probes && ev->type != EventType::Lost && !opt.probes->count(ev->probe_id)) {
             return;
         }
         formatter->format(*ev, out.buffer());

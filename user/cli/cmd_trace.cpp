@@ -22,6 +22,7 @@
 #include <fhook/format.hpp>
 #include <fhook/ksyms.hpp>
 #include <fhook/output.hpp>
+#include <fhook/probe.hpp>
 #include <fhook/recfile.hpp>
 #include <fhook/ring.hpp>
 #include <fhook/session.hpp>
@@ -42,7 +43,12 @@ constexpr const char* kTraceUsage =
     "are traced, from its first instruction on.\n"
     "\n"
     "PROBE: vfs_read, 'vfs_*', '*lock*', '[ab]*' (tracefs globs), '!*rcu*'\n"
-    "(exclude), GLOB:mod:MODULE, :mod:MODULE.  All PROBEs form one probe.\n"
+    "(exclude), GLOB:mod:MODULE, :mod:MODULE: together they form one function\n"
+    "probe.  Or a kprobe definition in the kprobe_events syntax, one quoted\n"
+    "argument each (docs/probes.md):\n"
+    "  'p[:[GRP/]NAME] SYM[+OFFS]|ADDR [NAME=FETCHARG[:TYPE]...]'\n"
+    "  'r[MAXACTIVE][:[GRP/]NAME] SYM [NAME=FETCHARG[:TYPE]...]'  ($retval)\n"
+    "e.g. 'p:open do_sys_openat2 dfd=%di:s32 path=+0(%si):ustring'\n"
     "\n"
     "With --overwrite the rings are a flight recorder: nothing is printed while\n"
     "tracing, the newest events are kept, and they are printed at the end and\n"
@@ -262,18 +268,18 @@ public:
     virtual ~Sink() = default;
     virtual void on_record(const fhook_rec* rec) = 0;
     virtual void flush() = 0;
-    virtual void finish(const Session& session, std::uint32_t probe_id,
-                        const std::string& description) = 0;
+    virtual void finish(const Session& session, const std::vector<ProbeSummary>& probes) = 0;
 };
 
 class PrintSink final : public Sink {
 public:
-    PrintSink(int fd, const Ksyms& ksyms, bool json) : writer_(fd) {
+    PrintSink(int fd, const Ksyms& ksyms, bool json, const ProbeTable& probes) : writer_(fd) {
         if (json) {
             formatter_ = std::make_unique<JsonFormatter>(ksyms);
         } else {
             formatter_ = std::make_unique<TextFormatter>(ksyms);
         }
+        formatter_->set_probes(&probes);
     }
     void on_record(const fhook_rec* rec) override {
         if (std::optional<Event> event = decode(rec)) {
@@ -282,7 +288,7 @@ public:
         }
     }
     void flush() override { writer_.flush(); }
-    void finish(const Session&, std::uint32_t, const std::string&) override { writer_.flush(); }
+    void finish(const Session&, const std::vector<ProbeSummary>&) override { writer_.flush(); }
 
 private:
     OutputWriter writer_;
@@ -296,10 +302,12 @@ public:
         : writer_(std::move(fd), path, info), ksyms_(ksyms), path_(path) {}
     void on_record(const fhook_rec* rec) override { writer_.add(rec); }
     void flush() override {} // the writer writes in 1 MiB chunks
-    void finish(const Session& session, std::uint32_t probe_id,
-                const std::string& description) override {
-        RecordedProbe probe{probe_id, description, session.stats(probe_id)};
-        writer_.finish(ksyms_, session.stats(), {probe});
+    void finish(const Session& session, const std::vector<ProbeSummary>& probes) override {
+        std::vector<RecordedProbe> recorded;
+        for (const auto& p : probes) {
+            recorded.push_back(RecordedProbe{p.id, p.description, session.stats(p.id)});
+        }
+        writer_.finish(ksyms_, session.stats(), recorded);
     }
     std::string done_line() const {
         return "fhook: wrote " + std::to_string(writer_.records()) + " records, " +
@@ -323,7 +331,20 @@ int run(const Args& args, Mode mode) {
         return 0; // --help
     }
     const TraceOptions& opt = *parsed;
-    const std::vector<ProbeSpec> specs = parse_probe_specs(opt.probes);
+    // kprobe definitions ("p:...", "r:...") and function globs
+    std::vector<std::string> globs;
+    std::vector<KprobeDef> kprobes;
+    for (const auto& text : opt.probes) {
+        if (is_probe_definition(text)) {
+            kprobes.push_back(parse_kprobe(text, [](std::string_view name) {
+                return Ksyms::find_any(kallsyms_path(), name);
+            }));
+        } else {
+            globs.push_back(text);
+        }
+    }
+    const std::vector<ProbeSpec> specs =
+        kprobes.empty() || !globs.empty() ? parse_probe_specs(globs) : std::vector<ProbeSpec>{};
 
     // Everything that reads files comes before the device is touched, but
     // /proc/kallsyms (seconds under emulation) is only needed to build the
@@ -342,7 +363,8 @@ int run(const Args& args, Mode mode) {
         functions = FunctionList::load(functions_path());
     }
     const ProbeRequest request =
-        build_probe_request(specs, functions ? &*functions : nullptr, &ksyms);
+        specs.empty() ? ProbeRequest{}
+                      : build_probe_request(specs, functions ? &*functions : nullptr, &ksyms);
 
     UniqueFd output_fd;
     if (!opt.output.empty()) {
@@ -369,8 +391,19 @@ int run(const Args& args, Mode mode) {
 
     Session session(device_path());
     const RingConfig ring = session.setup_ring(opt.ring);
-    const std::uint32_t probe_id =
-        session.add_function_probe(request.filters, request.excludes, request.ips);
+    std::vector<ProbeSummary> probes; // (stats filled in at the end)
+    ProbeTable probe_table;
+    if (!specs.empty()) {
+        probes.push_back(
+            ProbeSummary{session.add_function_probe(request.filters, request.excludes, request.ips),
+                         {},
+                         describe_specs(specs)});
+    }
+    for (auto& def : kprobes) {
+        const KprobeHandle handle = session.add_kprobe(def);
+        probes.push_back(ProbeSummary{handle.id, {}, def.text});
+        probe_table.add(handle.id, std::move(def));
+    }
     // fhook's own process (its output path) is never recorded.
     if (child) {
         session.set_pid_filter({child->pid()}, true, true);
@@ -383,7 +416,6 @@ int run(const Args& args, Mode mode) {
     RingReader reader(session, ring);
     reader.watch(signals.fd());
 
-    const std::string description = describe_specs(specs);
     std::unique_ptr<Sink> sink;
     RecordSink* record_sink = nullptr;
     if (mode == Mode::Record) {
@@ -394,13 +426,15 @@ int run(const Args& args, Mode mode) {
             info.command += info.command.empty() ? "fhook record " : " ";
             info.command += a;
         }
-        info.probes.emplace_back(probe_id, description);
+        for (const auto& p : probes) {
+            info.probes.emplace_back(p.id, p.description);
+        }
         auto rs = std::make_unique<RecordSink>(std::move(output_fd), opt.output, info, ksyms);
         record_sink = rs.get();
         sink = std::move(rs);
     } else {
         sink = std::make_unique<PrintSink>(output_fd ? output_fd.get() : STDOUT_FILENO, ksyms,
-                                           opt.json);
+                                           opt.json, probe_table);
     }
     const RecordCallback on_record = [&](const fhook_rec* rec) { sink->on_record(rec); };
 
@@ -465,13 +499,15 @@ int run(const Args& args, Mode mode) {
     }
     session.stop();
     reader.drain_final(on_record); // everything committed before the stop
-    sink->finish(session, probe_id, description);
+    sink->finish(session, probes);
 
     const bool exec_failed = child && child->exited() && child->exec_failed();
     if (!opt.quiet) {
-        ProbeSummary probe{probe_id, session.stats(probe_id), description};
+        for (auto& p : probes) {
+            p.stats = session.stats(p.id);
+        }
         std::string text;
-        for (const auto& line : summary_lines(session.stats(), {probe})) {
+        for (const auto& line : summary_lines(session.stats(), probes)) {
             text += line;
             text += '\n';
         }

@@ -57,6 +57,19 @@ std::optional<Event> decode(const fhook_rec* rec) {
         ev.parent_ip = func->parent_ip;
         break;
     }
+    case FHOOK_REC_KPROBE:
+    case FHOOK_REC_KRETPROBE: {
+        if (rec->size < sizeof(fhook_rec_probe)) {
+            too_short(rec, sizeof(fhook_rec_probe));
+        }
+        const auto* kp = reinterpret_cast<const fhook_rec_probe*>(rec);
+        ev.type = rec->type == FHOOK_REC_KPROBE ? EventType::Kprobe : EventType::Kretprobe;
+        ev.ip = kp->ip;
+        ev.ret_ip = kp->ret_ip;
+        ev.faults = kp->faults;
+        ev.data.assign(kp->data, kp->data + (rec->size - sizeof(fhook_rec_probe)));
+        break;
+    }
     default:
         return std::nullopt;
     }

@@ -5,6 +5,7 @@
 
 #include <fhook/format.hpp>
 #include <fhook/ksyms.hpp>
+#include <fhook/probe.hpp>
 
 namespace fhook {
 
@@ -55,6 +56,10 @@ void NameCache::append(std::uint64_t addr, std::string& out) {
     } else {
         ksyms_.append_name(addr, out); // "0x%08lx"
     }
+}
+
+void NameCache::append_offset(std::uint64_t addr, std::string& out) const {
+    ksyms_.append_offset(addr, out);
 }
 
 // Same decisions as trace_print_lat_fmt() in kernel/trace/trace_output.c
@@ -155,6 +160,31 @@ void TextFormatter::format(const Event& ev, std::string& out) {
     out.push_back('.');
     put_u64_zero(ev.ts % 1000000000 / 1000, 6, out);
     out.append(": ");
+    if (ev.type == EventType::Kprobe || ev.type == EventType::Kretprobe) {
+        // print_kprobe_event() / print_kretprobe_event():
+        //   "NAME: (sym+off/size) args" and "NAME: (ret+off/size <- func) args"
+        const KprobeDef* def = probes_ ? probes_->find(ev.probe_id) : nullptr;
+        if (def) {
+            out.append(def->event);
+        } else {
+            out.append("probe");
+            put_u64(ev.probe_id, out);
+        }
+        out.append(": (");
+        if (ev.type == EventType::Kprobe) {
+            names_.append_offset(ev.ip, out);
+        } else {
+            names_.append_offset(ev.ret_ip, out);
+            out.append(" <- ");
+            names_.append(ev.ip, out);
+        }
+        out.push_back(')');
+        if (def) {
+            append_probe_fields(*def, ev, names_, out);
+        }
+        out.push_back('\n');
+        return;
+    }
     names_.append(ev.ip, out);
     out.append(" <-");
     names_.append(ev.parent_ip, out);
@@ -223,7 +253,10 @@ void JsonFormatter::format(const Event& ev, std::string& out) {
         out.append("}\n");
         return;
     }
-    out.append("{\"type\":\"func\",\"ts\":");
+    const bool kprobe = ev.type == EventType::Kprobe || ev.type == EventType::Kretprobe;
+    out.append(ev.type == EventType::Kprobe      ? "{\"type\":\"kprobe\",\"ts\":"
+               : ev.type == EventType::Kretprobe ? "{\"type\":\"kretprobe\",\"ts\":"
+                                                 : "{\"type\":\"func\",\"ts\":");
     put_u64(ev.ts, out);
     out.append(",\"cpu\":");
     put_u64(ev.cpu, out);
@@ -240,6 +273,34 @@ void JsonFormatter::format(const Event& ev, std::string& out) {
     out.append(ctx.data(), ctx.size());
     out.append("\",\"probe\":");
     put_u64(ev.probe_id, out);
+    if (kprobe) {
+        const KprobeDef* def = probes_ ? probes_->find(ev.probe_id) : nullptr;
+        if (def) {
+            out.append(",\"event\":");
+            append_json_string(def->group + "/" + def->event, out);
+        }
+        out.append(",\"func\":");
+        append_json_name(ev.ip, out);
+        out.append(",\"ip\":\"");
+        put_hex(ev.ip, out);
+        out.push_back('"');
+        if (ev.type == EventType::Kretprobe) {
+            out.append(",\"ret\":");
+            name_.clear();
+            names_.append_offset(ev.ret_ip, name_);
+            append_json_string(name_, out);
+            out.append(",\"ret_ip\":\"");
+            put_hex(ev.ret_ip, out);
+            out.push_back('"');
+        }
+        if (def) {
+            out.append(",\"args\":{");
+            append_probe_fields_json(*def, ev, names_, out);
+            out.push_back('}');
+        }
+        out.append("}\n");
+        return;
+    }
     out.append(",\"func\":");
     append_json_name(ev.ip, out);
     out.append(",\"ip\":\"");

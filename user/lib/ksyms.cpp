@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cinttypes>
 #include <cstdio>
+#include <fstream>
 #include <iterator>
 #include <map>
 #include <string>
@@ -167,6 +169,71 @@ void Ksyms::append_name(std::uint64_t addr, std::string& out) const {
     char buf[32];
     int n = std::snprintf(buf, sizeof(buf), "0x%08" PRIx64, addr);
     out.append(buf, static_cast<std::size_t>(n));
+}
+
+std::optional<std::uint64_t> Ksyms::find_any(const std::string& path, std::string_view name) {
+    std::string_view module, sym = name;
+    if (auto colon = name.find(':'); colon != std::string_view::npos) {
+        module = name.substr(0, colon);
+        sym = name.substr(colon + 1);
+    }
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+        // "ffffffff81000000 T _stext" or "... t name\t[module]"
+        auto a = line.find(' ');
+        if (a == std::string::npos || a + 3 > line.size()) {
+            continue;
+        }
+        std::string_view rest = std::string_view(line).substr(a + 3);
+        auto tab = rest.find('\t');
+        std::string_view n = rest.substr(0, tab);
+        std::string_view m;
+        if (tab != std::string_view::npos) {
+            m = rest.substr(tab + 1);
+            if (m.size() >= 2 && m.front() == '[' && m.back() == ']') {
+                m = m.substr(1, m.size() - 2);
+            }
+        }
+        if (n != sym || m != module) {
+            continue;
+        }
+        std::uint64_t addr = 0;
+        auto r = std::from_chars(line.data(), line.data() + a, addr, 16);
+        if (r.ec != std::errc() || addr == 0) {
+            return std::nullopt;
+        }
+        return addr;
+    }
+    return std::nullopt;
+}
+
+std::uint64_t Ksyms::size_of(std::uint64_t addr) const {
+    auto it = std::upper_bound(syms_.begin(), syms_.end(), addr,
+                               [](std::uint64_t a, const Sym& s) { return a < s.addr; });
+    if (it == syms_.begin() || it == syms_.end()) {
+        return 0;
+    }
+    return it->addr - std::prev(it)->addr;
+}
+
+void Ksyms::append_offset(std::uint64_t addr, std::string& out) const {
+    char buf[64];
+    auto sym = lookup(addr);
+    if (!sym) {
+        int n = std::snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
+        out.append(buf, static_cast<std::size_t>(n));
+        return;
+    }
+    out.append(sym->name);
+    int n =
+        std::snprintf(buf, sizeof(buf), "+0x%" PRIx64 "/0x%" PRIx64, sym->offset, size_of(addr));
+    out.append(buf, static_cast<std::size_t>(n));
+    if (!sym->module.empty()) {
+        out.append(" [");
+        out.append(sym->module);
+        out.push_back(']');
+    }
 }
 
 std::string Ksyms::name_of(std::uint64_t addr) const {

@@ -51,6 +51,8 @@ std::uint64_t checked_record_size(const fhook_rec* rec, std::uint64_t off, std::
     std::uint64_t need = sizeof(fhook_rec);
     if (rec->type == FHOOK_REC_FUNC) {
         need = sizeof(fhook_rec_func);
+    } else if (rec->type == FHOOK_REC_KPROBE || rec->type == FHOOK_REC_KRETPROBE) {
+        need = sizeof(fhook_rec_probe);
     } else if (rec->type == FHOOK_REC_LOST) {
         need = sizeof(fhook_rec_lost);
         if (size >= need && len - off >= need) {
@@ -117,6 +119,13 @@ void RecordWriter::add(const fhook_rec* rec) {
         const auto* f = reinterpret_cast<const fhook_rec_func*>(rec);
         addrs_.insert(f->ip);
         addrs_.insert(f->parent_ip);
+    } else if ((rec->type == FHOOK_REC_KPROBE || rec->type == FHOOK_REC_KRETPROBE) &&
+               size >= sizeof(fhook_rec_probe)) {
+        const auto* k = reinterpret_cast<const fhook_rec_probe*>(rec);
+        addrs_.insert(k->ip);
+        if (k->ret_ip) {
+            addrs_.insert(k->ret_ip);
+        }
     }
     if (buf_.size() >= chunk_bytes_) {
         flush();
@@ -137,7 +146,16 @@ void RecordWriter::finish(const Ksyms& ksyms, const Stats& session,
     // The symbol containing each address seen: enough for report to name
     // every address exactly as the live trace did (docs/file-format.md).
     std::map<std::uint64_t, std::string> syms;
+    std::vector<std::uint64_t> addrs(addrs_.begin(), addrs_.end());
+    // and the symbol after each one, which gives its size ("+0x4/0x170")
     for (std::uint64_t addr : addrs_) {
+        if (auto ref = ksyms.lookup(addr)) {
+            if (std::uint64_t size = ksyms.size_of(addr)) {
+                addrs.push_back(addr - ref->offset + size);
+            }
+        }
+    }
+    for (std::uint64_t addr : addrs) {
         if (auto ref = ksyms.lookup(addr)) {
             const std::uint64_t start = addr - ref->offset;
             if (!syms.count(start)) {

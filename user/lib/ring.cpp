@@ -37,6 +37,9 @@ std::size_t min_size_of(const fhook_rec* rec) {
         return lost_record_size(reinterpret_cast<const fhook_rec_lost*>(rec));
     case FHOOK_REC_FUNC:
         return sizeof(fhook_rec_func);
+    case FHOOK_REC_KPROBE:
+    case FHOOK_REC_KRETPROBE:
+        return sizeof(fhook_rec_probe);
     default:
         return 0; // unknown: skipped
     }
@@ -80,8 +83,8 @@ void collect_records(const RingView& ring, std::uint64_t tail, std::uint64_t hea
         if (rsize > avail) {
             corrupt(ring, pos, "record of " + std::to_string(rsize) + " bytes runs past the head");
         }
-        const bool known = rec->type == FHOOK_REC_LOST || rec->type == FHOOK_REC_FUNC;
         const std::size_t need = min_size_of(rec);
+        const bool known = rec->type == FHOOK_REC_LOST || need != 0;
         if (known) {
             if (need == 0 || rsize < need) {
                 corrupt(ring, pos,

@@ -3,6 +3,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <utility>
 
@@ -172,6 +173,94 @@ std::uint32_t Session::add_function_probe(const std::vector<std::string>& filter
         throw_ioctl_error("adding the function probe", err);
     }
     return arg.probe_id;
+}
+
+namespace {
+
+// The /sys/kernel/debug/kprobes/blacklist line naming `symbol`, if readable.
+bool in_kprobe_blacklist(const std::string& symbol) {
+    std::ifstream in("/sys/kernel/debug/kprobes/blacklist");
+    std::string line;
+    while (std::getline(in, line)) {
+        auto tab = line.find_first_of("\t ");
+        if (tab != std::string::npos) {
+            std::string name = line.substr(tab + 1);
+            name.erase(0, name.find_first_not_of("\t "));
+            if (name == symbol) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+} // namespace
+
+KprobeHandle Session::add_kprobe(const KprobeDef& def) {
+    device_.require(FHOOK_FEAT_KPROBE, "kprobes");
+    if (!def.insns.empty()) {
+        device_.require(FHOOK_FEAT_FETCH, "fetch arguments");
+    }
+    fhook_probe_add arg;
+    zero_init(arg);
+    arg.type = def.is_return ? FHOOK_PROBE_KRETPROBE : FHOOK_PROBE_KPROBE;
+    arg.symbol = def.symbol.empty() ? 0 : user_ptr(def.symbol.data());
+    arg.symbol_len = static_cast<std::uint32_t>(def.symbol.size());
+    arg.offset = def.offset;
+    arg.addr = def.addr;
+    arg.maxactive = def.maxactive;
+    arg.prog = def.insns.empty() ? 0 : user_ptr(def.insns.data());
+    arg.prog_len = static_cast<std::uint32_t>(def.insns.size());
+    arg.entry_len = def.entry_len;
+    arg.data_size = def.data_size;
+    arg.err_index = -1;
+    if (xioctl(fd(), FHOOK_IOC_PROBE_ADD, &arg) < 0) {
+        const int err = errno;
+        std::string where;
+        if (def.symbol.empty()) {
+            char buf[32];
+            std::snprintf(buf, sizeof(buf), "0x%" PRIx64, def.addr);
+            where = buf;
+        } else {
+            where = def.symbol + (def.offset ? "+" + std::to_string(def.offset) : "");
+        }
+        const std::string probe = "probe " + def.event + ": ";
+        switch (err) {
+        case ENOENT:
+            throw_runtime(probe + "the kernel has no symbol '" + def.symbol +
+                              "': check the name in /proc/kallsyms (or the module is not loaded)",
+                          err);
+        case EILSEQ:
+            throw_runtime(probe + where +
+                              " is not on an instruction boundary: pick an offset from a "
+                              "disassembly of the function",
+                          err);
+        case ELOOP:
+            throw_runtime(probe + where + " is inside fhook itself, which cannot trace itself",
+                          err);
+        case EINVAL:
+            if (arg.err_index >= 0) {
+                throw_runtime(probe + "the module rejected fetch instruction " +
+                                  std::to_string(arg.err_index) +
+                                  ": this is a bug in fhook, please report it",
+                              err);
+            }
+            if (!def.symbol.empty() && in_kprobe_blacklist(def.symbol)) {
+                throw_runtime(probe + def.symbol +
+                                  " is in the kprobe blacklist (NOKPROBE_SYMBOL, noinstr or entry "
+                                  "code; see /sys/kernel/debug/kprobes/blacklist)",
+                              err);
+            }
+            throw_runtime(probe + "the kernel refused to probe " + where +
+                              (def.is_return ? ": a return probe needs a function entry; " : ": ") +
+                              "the address must be kernel text outside the kprobe blacklist "
+                              "(notrace or noinstr code, jump labels and static calls are refused)",
+                          err);
+        default:
+            throw_ioctl_error("adding " + probe.substr(0, probe.size() - 2), err);
+        }
+    }
+    return KprobeHandle{arg.probe_id, arg.probe_addr};
 }
 
 void Session::set_pid_filter(const std::vector<pid_t>& pids, bool follow_fork, bool ignore_self) {

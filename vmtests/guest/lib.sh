@@ -295,3 +295,13 @@ run_checks() {
 	[ "$RC" = 0 ] || fail "$1 exit $RC: $(grep -m1 '^not ok' "$_rc_out")"
 	[ "$CHECKS" -gt 0 ] || fail "$1 ran no check"
 }
+
+# probes_exact ERRFILE N: the summary has N probe lines, each with
+# hits == events + lost and nothing lost.
+probes_exact() {
+	_pl=$(grep -c '^fhook: probe [0-9]* hits ' "$1")
+	expect_eq "$_pl" "$2" "probe lines in the summary"
+	awk '/^fhook: probe [0-9]+ hits / {
+		if ($5 != $7 + $9 || $9 != 0) { print "bad: " $0; bad = 1 }
+	} END { exit bad }' "$1" || fail "a probe's summary has hits != events + lost, or lost events"
+}

@@ -7,6 +7,11 @@
  *   fhook-workload [-d MS] rw N          N x (read /dev/zero + write /dev/null)
  *   fhook-workload [-d MS] fork N [R]    R reads (default 100), then N children
  *                                        that do R reads each; waits for them
+ *   fhook-workload [-d MS] open N        N x: open /tmp/fhk-open-I (O_RDONLY,
+ *                                        or O_CREAT|O_WRONLY mode 0600 when I%3
+ *                                        == 0, then unlinked), then open
+ *                                        /dev/zero and read I%7+1 bytes: the
+ *                                        kprobe tests' known arguments
  *   fhook-workload spin SEC [CPU]        reads+writes for SEC seconds (pinned
  *                                        to CPU if given): heavy background load
  *   fhook-workload load SEC [CPU]        light background load: a burst of 20
@@ -107,7 +112,8 @@ static void do_writes(int fd, long n)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: fhook-workload [-d MS] [-s FILE] read N | write N | rw N | fork N [R]\n"
+		"usage: fhook-workload [-d MS] [-s FILE] read N | write N | rw N | open N\n"
+		"       fhook-workload [-d MS] fork N [R]\n"
 		"       fhook-workload spin|load SEC [CPU] | mix SEC | heartbeat SEC\n");
 	exit(2);
 }
@@ -261,6 +267,25 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n; i++) {
 			do_reads(rfd, 1);
 			do_writes(wfd, 1);
+		}
+	} else if (!strcmp(mode, "open")) {
+		long n = num(argv[2]);
+		char path[64], buf[8];
+
+		for (long i = 0; i < n; i++) {
+			int flags = i % 3 ? O_RDONLY : O_CREAT | O_WRONLY;
+			int fd, zfd;
+
+			snprintf(path, sizeof(path), "/tmp/fhk-open-%ld", i);
+			fd = open(path, flags, 0600);
+			if (fd >= 0) {
+				close(fd);
+				unlink(path);
+			}
+			zfd = open_or_die("/dev/zero", O_RDONLY);
+			if (read(zfd, buf, i % 7 + 1) != i % 7 + 1)
+				die("read");
+			close(zfd);
 		}
 	} else if (!strcmp(mode, "fork")) {
 		long n = num(argv[2]), r = argc > 3 ? num(argv[3]) : 100;

@@ -13,6 +13,8 @@ namespace fhook {
 enum class EventType : std::uint16_t {
     Lost = FHOOK_REC_LOST,
     Function = FHOOK_REC_FUNC,
+    Kprobe = FHOOK_REC_KPROBE,
+    Kretprobe = FHOOK_REC_KRETPROBE,
 };
 
 struct LostProbe {
@@ -34,13 +36,16 @@ struct Event {
     std::uint8_t flags = 0;             // FHOOK_CTX_*
     std::uint8_t preempt = 0;           // low nibble preempt depth, high migrate-disable
     std::string comm;                   // at most FHOOK_COMM_LEN - 1 chars
-    std::uint64_t ip = 0;               // Function
+    std::uint64_t ip = 0;               // Function, Kprobe (probed address), Kretprobe (function)
     std::uint64_t parent_ip = 0;        // Function
     std::uint32_t seq = 0;              // low 32 bits of the CPU's sequence number
     std::uint64_t lost = 0;             // Lost: records dropped before this one
     std::uint64_t first_seq = 0;        // Lost: first and last sequence number dropped,
     std::uint64_t last_seq = 0;         //       kSeqUnknown when synthesised
     std::vector<LostProbe> lost_probes; // Lost: the count per probe
+    std::uint64_t ret_ip = 0;           // Kretprobe: where the function returned to
+    std::uint64_t faults = 0;           // Kprobe/Kretprobe: bit n, the n-th store faulted
+    std::vector<std::uint8_t> data;     // Kprobe/Kretprobe: fields, then strings
 };
 
 // Size a LOST record needs for its nr_probes entries (0 if nr_probes is

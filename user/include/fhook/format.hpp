@@ -12,6 +12,7 @@
 namespace fhook {
 
 class Ksyms;
+class ProbeTable;
 
 // A direct-mapped address -> symbol name cache in front of Ksyms::lookup():
 // a trace names few distinct addresses (the traced functions and their
@@ -21,6 +22,8 @@ public:
     explicit NameCache(const Ksyms& ksyms) : ksyms_(ksyms) {}
     // Appends the name of `addr` like Ksyms::append_name().
     void append(std::uint64_t addr, std::string& out);
+    // Appends "name+0xoff/0xsize [module]" like Ksyms::append_offset().
+    void append_offset(std::uint64_t addr, std::string& out) const;
 
 private:
     static constexpr std::size_t kSlots = 4096;
@@ -43,6 +46,12 @@ public:
     virtual ~Formatter() = default;
     // Appends the rendering of `event` to `out`.
     virtual void format(const Event& event, std::string& out) = 0;
+    // The kprobe definitions by probe id, for kprobe records (may be null:
+    // their fields are then not shown).  Must outlive the formatter.
+    void set_probes(const ProbeTable* probes) noexcept { probes_ = probes; }
+
+protected:
+    const ProbeTable* probes_ = nullptr;
 };
 
 // ftrace `trace` file format of the function tracer:

@@ -32,10 +32,20 @@ public:
     // The symbol containing `addr` (greatest start <= addr; among aliases the
     // first one listed), or nullopt.
     std::optional<SymbolRef> lookup(std::uint64_t addr) const;
+    // Size of the symbol containing `addr` the way kallsyms computes it:
+    // distance to the next symbol at a higher address (0 if none).
+    std::uint64_t size_of(std::uint64_t addr) const;
+    // "name+0xoff/0xsize [module]" like the kernel's %pS, else "0x%lx".
+    void append_offset(std::uint64_t addr, std::string& out) const;
     // Bare name of the containing symbol like ftrace's %ps, else "0x%08lx".
     std::string name_of(std::uint64_t addr) const;
     // Appends name_of(addr) to `out` without a temporary.
     void append_name(std::uint64_t addr, std::string& out) const;
+
+    // Address of the first symbol of any type (text, data...) called `name`
+    // ("module:name" for a module's) in the kallsyms file `path`, nullopt
+    // if none or addresses are hidden.  Reads the file; for rare lookups.
+    static std::optional<std::uint64_t> find_any(const std::string& path, std::string_view name);
 
     // Addresses of the text symbols `name` in `module` ("" = vmlinux).
     std::vector<std::uint64_t> addresses_of(std::string_view name, std::string_view module) const;

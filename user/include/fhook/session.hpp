@@ -12,6 +12,7 @@
 #include <fhook_abi.h>
 
 #include <fhook/device.hpp>
+#include <fhook/probe.hpp>
 
 namespace fhook {
 
@@ -46,6 +47,12 @@ struct Stats {
     std::vector<CpuStats> per_cpu; // index = CPU
 };
 
+// A kprobe the module accepted.
+struct KprobeHandle {
+    std::uint32_t id = 0;
+    std::uint64_t addr = 0; // the address probed (past an ENDBR at sym+0)
+};
+
 // Ring size from the CLI's --buffer-size KiB: bytes rounded up to a power of
 // two, at least FHOOK_RING_MIN_SIZE.  Usage Error when 0 or above the max.
 std::uint64_t ring_bytes_from_kib(std::uint64_t kib);
@@ -73,6 +80,12 @@ public:
     std::uint32_t add_function_probe(const std::vector<std::string>& filters,
                                      const std::vector<std::string>& excludes,
                                      const std::vector<std::uint64_t>& ips);
+
+    // FHOOK_IOC_PROBE_ADD (FHOOK_PROBE_KPROBE / _KRETPROBE) with the
+    // definition's fetch program.  The kernel's refusals (unknown symbol,
+    // blacklisted, not an instruction boundary, inside fhook) become a
+    // Runtime Error naming the probe and the reason.
+    KprobeHandle add_kprobe(const KprobeDef& def);
 
     // FHOOK_IOC_PID_FILTER with FHOOK_PIDF_RESET (replaces the set; an empty
     // set turns the pid filter off), plus FHOOK_PIDF_FOLLOW_FORK when

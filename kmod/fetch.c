@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Fetch programs (struct fhook_insn, see fhook_abi.h): copied and verified
+ * once when a probe is added, then run by the probe handlers, which may be
+ * in NMI context (int3 kprobes).  The interpreter has no loops over the
+ * program other than the single forward pass, reads memory only with the
+ * *_nofault helpers and writes only inside the buffer it is given.
+ *
+ * Handlers fetch into a per-CPU scratch buffer (one per nesting level:
+ * task, softirq, irq, NMI) and copy the record into the ring once its size
+ * is known, as the strings make it variable.
+ */
+#include "fhook.h"
+
+#include <linux/err.h>
+#include <linux/overflow.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <asm/ptrace.h>
+
+#define FHOOK_SCRATCH_LEVELS	4
+#define FHOOK_SCRATCH_SIZE	(sizeof(struct fhook_rec_probe) + FHOOK_MAX_PROBE_DATA)
+
+struct fhook_scratch {
+	int nest;
+	u8 buf[FHOOK_SCRATCH_LEVELS][FHOOK_SCRATCH_SIZE] __aligned(8);
+};
+
+static struct fhook_scratch __percpu *fhook_scratch;
+
+static const u16 fhook_reg_offset[FHOOK_REG_MAX] = {
+	[FHOOK_REG_AX] = offsetof(struct pt_regs, ax),
+	[FHOOK_REG_BX] = offsetof(struct pt_regs, bx),
+	[FHOOK_REG_CX] = offsetof(struct pt_regs, cx),
+	[FHOOK_REG_DX] = offsetof(struct pt_regs, dx),
+	[FHOOK_REG_SI] = offsetof(struct pt_regs, si),
+	[FHOOK_REG_DI] = offsetof(struct pt_regs, di),
+	[FHOOK_REG_BP] = offsetof(struct pt_regs, bp),
+	[FHOOK_REG_SP] = offsetof(struct pt_regs, sp),
+	[FHOOK_REG_R8] = offsetof(struct pt_regs, r8),
+	[FHOOK_REG_R9] = offsetof(struct pt_regs, r9),
+	[FHOOK_REG_R10] = offsetof(struct pt_regs, r10),
+	[FHOOK_REG_R11] = offsetof(struct pt_regs, r11),
+	[FHOOK_REG_R12] = offsetof(struct pt_regs, r12),
+	[FHOOK_REG_R13] = offsetof(struct pt_regs, r13),
+	[FHOOK_REG_R14] = offsetof(struct pt_regs, r14),
+	[FHOOK_REG_R15] = offsetof(struct pt_regs, r15),
+	[FHOOK_REG_IP] = offsetof(struct pt_regs, ip),
+	[FHOOK_REG_FLAGS] = offsetof(struct pt_regs, flags),
+	[FHOOK_REG_CS] = offsetof(struct pt_regs, cs),
+	[FHOOK_REG_SS] = offsetof(struct pt_regs, ss),
+	[FHOOK_REG_ORIG_AX] = offsetof(struct pt_regs, orig_ax),
+};
+
+int fhook_fetch_init(void)
+{
+	fhook_scratch = alloc_percpu(struct fhook_scratch);
+	return fhook_scratch ? 0 : -ENOMEM;
+}
+
+void fhook_fetch_exit(void)
+{
+	free_percpu(fhook_scratch);
+}
+
+/*
+ * A scratch record for this CPU's current nesting level, NULL when every
+ * level is taken.  Preemption must be disabled until fhook_scratch_put().
+ */
+notrace struct fhook_rec_probe *fhook_scratch_get(void)
+{
+	int n = this_cpu_inc_return(fhook_scratch->nest) - 1;
+
+	if (unlikely(n >= FHOOK_SCRATCH_LEVELS)) {
+		this_cpu_dec(fhook_scratch->nest);
+		return NULL;
+	}
+	return (struct fhook_rec_probe *)this_cpu_ptr(fhook_scratch)->buf[n];
+}
+
+notrace void fhook_scratch_put(void)
+{
+	this_cpu_dec(fhook_scratch->nest);
+}
+
+/* ------------------------------------------------------------------ */
+/* Verifier                                                            */
+/* ------------------------------------------------------------------ */
+
+static bool fhook_op_is_load(u8 op)
+{
+	return op >= FHOOK_OP_REG && op <= FHOOK_OP_IMM;
+}
+
+static bool fhook_size_ok(u8 size)
+{
+	return size == 1 || size == 2 || size == 4 || size == 8;
+}
+
+/*
+ * Check insns[from, to) as one part of a program.  Returns the index of
+ * the first bad instruction, or -1.  Adds the part's fields and the most
+ * string bytes it can store to *@fields and *@dyn.
+ */
+static int fhook_prog_check_part(const struct fhook_prog *prog, u32 from, u32 to,
+				 unsigned int allow, u32 *fields, u32 *dyn)
+{
+	bool have_val = false;
+	u32 derefs = 0, i;
+
+	for (i = from; i < to; i++) {
+		const struct fhook_insn *in = &prog->insns[i];
+		u32 end;
+
+		if (in->op == 0 || in->op >= FHOOK_OP_MAX || !(allow & BIT(in->op)))
+			return i;
+		if (fhook_op_is_load(in->op)) {
+			if (have_val || in->size || in->dst)
+				return i;
+			switch (in->op) {
+			case FHOOK_OP_REG:
+				if (in->arg >= FHOOK_REG_MAX || in->imm)
+					return i;
+				break;
+			case FHOOK_OP_ARG:
+				if (!in->arg || in->arg > FHOOK_MAX_ARGN || in->imm)
+					return i;
+				break;
+			case FHOOK_OP_STACK:
+				if (in->arg > FHOOK_MAX_STACKN || in->imm)
+					return i;
+				break;
+			case FHOOK_OP_IMM:
+				if (in->arg)
+					return i;
+				break;
+			default:	/* STACKP, RETVAL */
+				if (in->arg || in->imm)
+					return i;
+			}
+			have_val = true;
+			continue;
+		}
+		if (in->op == FHOOK_OP_DEREF || in->op == FHOOK_OP_UDEREF) {
+			if (!have_val || in->size || in->dst || in->arg || ++derefs > FHOOK_MAX_DEREF)
+				return i;
+			continue;
+		}
+		/* a store ends the field */
+		if (in->op == FHOOK_OP_ST_COMM) {
+			if (have_val || in->size || in->arg || in->imm)
+				return i;
+		} else if (!have_val) {
+			return i;
+		}
+		switch (in->op) {
+		case FHOOK_OP_ST_RAW:
+			if (!fhook_size_ok(in->size) || in->arg || in->imm)
+				return i;
+			end = in->dst + in->size;
+			break;
+		case FHOOK_OP_ST_MEM:
+		case FHOOK_OP_ST_UMEM:
+			if (!fhook_size_ok(in->size) || !in->arg || in->arg > FHOOK_MAX_ARRAY)
+				return i;
+			end = in->dst + in->size * in->arg;
+			break;
+		case FHOOK_OP_ST_STRING:
+		case FHOOK_OP_ST_USTRING:
+			if (in->size || !in->arg || in->arg > FHOOK_MAX_STRING)
+				return i;
+			end = in->dst + sizeof(u32);
+			*dyn += in->arg;
+			break;
+		default:	/* ST_COMM */
+			end = in->dst + sizeof(u32);
+			*dyn += TASK_COMM_LEN;
+		}
+		if (end > prog->data_size || ++*fields > FHOOK_MAX_FIELDS)
+			return i;
+		have_val = false;
+		derefs = 0;
+	}
+	/* a part ends with a store: no dangling load */
+	return have_val ? (int)to - 1 : -1;
+}
+
+#define FHOOK_OPS_COMMON (BIT(FHOOK_OP_REG) | BIT(FHOOK_OP_STACK) | BIT(FHOOK_OP_STACKP) | \
+			  BIT(FHOOK_OP_IMM) | BIT(FHOOK_OP_DEREF) | BIT(FHOOK_OP_UDEREF) | \
+			  BIT(FHOOK_OP_ST_RAW) | BIT(FHOOK_OP_ST_MEM) | BIT(FHOOK_OP_ST_UMEM) | \
+			  BIT(FHOOK_OP_ST_STRING) | BIT(FHOOK_OP_ST_USTRING) | \
+			  BIT(FHOOK_OP_ST_COMM))
+
+/*
+ * Copy the program of @pa from userspace and verify it.  @ret_probe: a
+ * kretprobe, whose first entry_len instructions run at entry (no $retval)
+ * and the rest at return (no $argN: the registers are gone).  On a bad
+ * instruction *@err_index is its index and the result -EINVAL.
+ */
+struct fhook_prog *fhook_prog_load(const struct fhook_probe_add *pa, bool ret_probe,
+				   s32 *err_index)
+{
+	struct fhook_prog *prog;
+	u32 fields = 0, dyn = 0;
+	int bad;
+
+	if (pa->prog_len > FHOOK_MAX_INSNS || pa->data_size > FHOOK_MAX_DATA_SIZE ||
+	    pa->entry_len > pa->prog_len || (!ret_probe && pa->entry_len) ||
+	    (pa->data_size && !pa->prog_len) || pa->__pad)
+		return ERR_PTR(-EINVAL);
+	prog = kzalloc(struct_size(prog, insns, pa->prog_len), GFP_KERNEL);
+	if (!prog)
+		return ERR_PTR(-ENOMEM);
+	prog->len = pa->prog_len;
+	prog->entry_len = pa->entry_len;
+	prog->data_size = pa->data_size;
+	if (copy_from_user(prog->insns, u64_to_user_ptr(pa->prog),
+			   array_size(pa->prog_len, sizeof(struct fhook_insn)))) {
+		kfree(prog);
+		return ERR_PTR(-EFAULT);
+	}
+
+	if (ret_probe) {
+		bad = fhook_prog_check_part(prog, 0, prog->entry_len,
+					    FHOOK_OPS_COMMON | BIT(FHOOK_OP_ARG), &fields, &dyn);
+		prog->entry_dyn = dyn;
+		prog->entry_fields = fields;
+		if (bad < 0)
+			bad = fhook_prog_check_part(prog, prog->entry_len, prog->len,
+						    FHOOK_OPS_COMMON | BIT(FHOOK_OP_RETVAL),
+						    &fields, &dyn);
+	} else {
+		bad = fhook_prog_check_part(prog, 0, prog->len,
+					    FHOOK_OPS_COMMON | BIT(FHOOK_OP_ARG), &fields, &dyn);
+	}
+	if (bad >= 0) {
+		*err_index = bad;
+		kfree(prog);
+		return ERR_PTR(-EINVAL);
+	}
+	prog->nr_fields = fields;
+	return prog;
+}
+
+/* ------------------------------------------------------------------ */
+/* Interpreter                                                         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Copy the string at @src into @dst, at most @max bytes with the NUL, in
+ * page-bounded chunks (a chunk never touches a page the string does not
+ * reach).  Returns the length with the NUL, 0 on a fault.
+ */
+static notrace u32 fhook_fetch_string(char *dst, unsigned long src, u32 max, bool user)
+{
+	u32 len = 0;
+
+	while (len < max) {
+		unsigned long at = src + len;
+		u32 chunk = min3(max - len, 64U, (u32)(PAGE_SIZE - offset_in_page(at)));
+		const char *nul;
+		long ret;
+
+		if (user)
+			ret = copy_from_user_nofault(dst + len, (const void __user *)at, chunk);
+		else
+			ret = copy_from_kernel_nofault(dst + len, (const void *)at, chunk);
+		if (ret)
+			return 0;
+		nul = memchr(dst + len, 0, chunk);
+		if (nul)
+			return nul - dst + 1;
+		len += chunk;
+	}
+	dst[max - 1] = 0;	/* cut */
+	return max;
+}
+
+static notrace void fhook_store_loc(struct fhook_fetch_ctx *c, u16 dst, u32 len)
+{
+	u32 loc = len ? (len << 16) | (c->dyn - len) : (c->dyn & 0xffff);
+
+	memcpy(c->data + dst, &loc, sizeof(loc));
+}
+
+/*
+ * Run insns[from, to) of @prog.  The caller zeroed the fixed area once
+ * (a kretprobe's return part continues what the entry part stored).
+ */
+notrace void fhook_prog_run(const struct fhook_prog *prog, u32 from, u32 to,
+			    struct fhook_fetch_ctx *c)
+{
+	const struct fhook_insn *in = prog->insns + from;
+	const struct fhook_insn *end = prog->insns + to;
+	struct pt_regs *regs = c->regs;
+	unsigned long val = 0;
+	bool fault = false;
+	u32 len, room;
+
+	for (; in < end; in++) {
+		switch (in->op) {
+		case FHOOK_OP_REG:
+			val = *(unsigned long *)((u8 *)regs + fhook_reg_offset[in->arg]);
+			continue;
+		case FHOOK_OP_ARG:
+			val = regs_get_kernel_argument(regs, in->arg - 1);
+			continue;
+		case FHOOK_OP_STACK:
+			val = regs_get_kernel_stack_nth(regs, in->arg);
+			continue;
+		case FHOOK_OP_STACKP:
+			val = kernel_stack_pointer(regs);
+			continue;
+		case FHOOK_OP_RETVAL:
+			val = regs_return_value(regs);
+			continue;
+		case FHOOK_OP_IMM:
+			val = in->imm;
+			continue;
+		case FHOOK_OP_DEREF:
+			if (!fault && copy_from_kernel_nofault(&val, (void *)(val + in->imm),
+							       sizeof(val)))
+				fault = true;
+			continue;
+		case FHOOK_OP_UDEREF:
+			if (!fault && copy_from_user_nofault(&val, (void __user *)(val + in->imm),
+							     sizeof(val)))
+				fault = true;
+			continue;
+		case FHOOK_OP_ST_RAW:
+			if (!fault)
+				memcpy(c->data + in->dst, &val, in->size);
+			break;
+		case FHOOK_OP_ST_MEM:
+			len = in->size * in->arg;
+			if (!fault && copy_from_kernel_nofault(c->data + in->dst,
+							       (void *)(val + in->imm), len)) {
+				memset(c->data + in->dst, 0, len);
+				fault = true;
+			}
+			break;
+		case FHOOK_OP_ST_UMEM:
+			len = in->size * in->arg;
+			if (!fault && copy_from_user_nofault(c->data + in->dst,
+							     (void __user *)(val + in->imm), len)) {
+				memset(c->data + in->dst, 0, len);
+				fault = true;
+			}
+			break;
+		case FHOOK_OP_ST_STRING:
+		case FHOOK_OP_ST_USTRING:
+			room = min(in->arg, c->limit - c->dyn);
+			len = 0;
+			if (!fault && room)
+				len = fhook_fetch_string(c->data + c->dyn, val + in->imm, room,
+							 in->op == FHOOK_OP_ST_USTRING);
+			if (!len)
+				fault = true;
+			c->dyn += len;
+			fhook_store_loc(c, in->dst, len);
+			break;
+		case FHOOK_OP_ST_COMM:
+			room = min_t(u32, TASK_COMM_LEN, c->limit - c->dyn);
+			len = 0;
+			if (room) {
+				ssize_t n = strscpy(c->data + c->dyn, current->comm, room);
+
+				len = n < 0 ? room : n + 1;
+			}
+			c->dyn += len;
+			fhook_store_loc(c, in->dst, len);
+			break;
+		}
+		/* a store: the field is complete */
+		if (fault)
+			c->faults |= BIT_ULL(c->field);
+		c->field++;
+		fault = false;
+	}
+}

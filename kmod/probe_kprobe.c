@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kprobes and kretprobes.  The probe is registered disabled when it is
+ * added, so a bad symbol, offset or blacklisted address fails
+ * FHOOK_IOC_PROBE_ADD, and enabled/disabled by START/STOP.  Handlers run
+ * with preemption off, int3 ones inside nmi_enter(): no locks, no wakeups
+ * (the ring defers those to irq_work).
+ *
+ * A kretprobe's fetch program has an entry part (the arguments, kept in
+ * the instance's data until the function returns) and a return part.
+ */
+#include "fhook.h"
+
+#include <linux/err.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+/* What a kretprobe instance carries from entry to return. */
+struct fhook_kret_entry {
+	u64 faults;
+	u32 dyn;	/* bytes of data[] used: fixed area + strings */
+	u32 __pad;
+	u8 data[];
+};
+
+static notrace void fhook_kprobe_emit(struct fhook_probe *p, u16 type, struct pt_regs *regs,
+				      unsigned long ip, unsigned long ret_ip,
+				      const struct fhook_kret_entry *entry)
+{
+	struct fhook_session *s = p->session;
+	const struct fhook_prog *prog = p->prog;
+	unsigned int pc = preempt_count();
+	bool irqs_off = irqs_disabled();
+	struct fhook_probe_counters *c;
+	struct fhook_fetch_ctx ctx;
+	struct fhook_rec_probe *scratch, *r;
+	struct fhook_ring *rb;
+	unsigned int size;
+	int cpu = smp_processor_id();
+	u32 seq;
+
+	c = fhook_counters(s, cpu, p->id);
+	if (!fhook_session_wants(s)) {
+		fhook_count(&c->filtered);
+		return;
+	}
+	scratch = fhook_scratch_get();
+	if (unlikely(!scratch)) {
+		fhook_count(&c->missed);
+		return;
+	}
+	fhook_count(&c->hits);
+
+	ctx.regs = regs;
+	ctx.data = scratch->data;
+	ctx.limit = FHOOK_MAX_PROBE_DATA;
+	ctx.faults = 0;
+	ctx.field = 0;
+	if (entry) {
+		memcpy(ctx.data, entry->data, entry->dyn);
+		ctx.dyn = entry->dyn;
+		ctx.faults = entry->faults;
+		ctx.field = prog->entry_fields;
+	} else {
+		memset(ctx.data, 0, prog->data_size);
+		ctx.dyn = prog->data_size;
+	}
+	/* a kprobe's entry_len is 0: the whole program */
+	fhook_prog_run(prog, entry ? prog->entry_len : 0, prog->len, &ctx);
+	size = sizeof(*scratch) + ctx.dyn;
+
+	rb = s->rings[cpu];
+	r = fhook_ring_reserve(rb, size, p->id, &seq);
+	if (!IS_ERR_OR_NULL(r)) {
+		fhook_rec_init(&r->hdr, type, size, p->id, seq, pc, irqs_off);
+		r->ip = ip;
+		r->ret_ip = ret_ip;
+		r->faults = ctx.faults;
+		memcpy(r->data, ctx.data, ctx.dyn);
+		fhook_count(&c->written);
+	}
+	fhook_ring_commit(rb);
+	fhook_scratch_put();
+}
+
+static notrace int fhook_kprobe_handler(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct fhook_probe *p = container_of(kp, struct fhook_probe, kp);
+
+	if (likely(READ_ONCE(p->enabled)))
+		fhook_kprobe_emit(p, FHOOK_REC_KPROBE, regs, (unsigned long)kp->addr, 0, NULL);
+	return 0;
+}
+NOKPROBE_SYMBOL(fhook_kprobe_handler);
+
+static notrace int fhook_kret_entry_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct fhook_probe *p = container_of(get_kretprobe(ri), struct fhook_probe, rp);
+	const struct fhook_prog *prog = p->prog;
+	struct fhook_kret_entry *e = (struct fhook_kret_entry *)ri->data;
+	struct fhook_fetch_ctx ctx;
+
+	/* non-zero: no return instance, the handler below is not called */
+	if (unlikely(!READ_ONCE(p->enabled)))
+		return 1;
+	if (!fhook_session_wants(p->session)) {
+		fhook_count(&fhook_counters(p->session, smp_processor_id(), p->id)->filtered);
+		return 1;
+	}
+	memset(e->data, 0, prog->data_size);
+	ctx.regs = regs;
+	ctx.data = e->data;
+	ctx.dyn = prog->data_size;
+	ctx.limit = p->rp.data_size - sizeof(*e);
+	ctx.faults = 0;
+	ctx.field = 0;
+	fhook_prog_run(prog, 0, prog->entry_len, &ctx);
+	e->faults = ctx.faults;
+	e->dyn = ctx.dyn;
+	return 0;
+}
+NOKPROBE_SYMBOL(fhook_kret_entry_handler);
+
+static notrace int fhook_kret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct kretprobe *rp = get_kretprobe(ri);
+	struct fhook_probe *p;
+
+	if (unlikely(!rp))
+		return 0;
+	p = container_of(rp, struct fhook_probe, rp);
+	if (likely(READ_ONCE(p->enabled)))
+		fhook_kprobe_emit(p, FHOOK_REC_KRETPROBE, regs, (unsigned long)rp->kp.addr,
+				  get_kretprobe_retaddr(ri),
+				  p->prog->entry_len ? (struct fhook_kret_entry *)ri->data : NULL);
+	return 0;
+}
+NOKPROBE_SYMBOL(fhook_kret_handler);
+
+int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index)
+{
+	bool ret_probe = arg->type == FHOOK_PROBE_KRETPROBE;
+	struct kprobe *kp = ret_probe ? &p->rp.kp : &p->kp;
+	struct fhook_prog *prog;
+	int ret;
+
+	if (arg->filter_len || arg->exclude_len || arg->nr_ips)
+		return -EINVAL;
+	if (arg->symbol_len > FHOOK_MAX_SYMBOL_LEN || (!arg->symbol_len && !arg->addr))
+		return -EINVAL;
+	if (arg->offset > INT_MAX || (ret_probe && arg->offset) || (!ret_probe && arg->maxactive))
+		return -EINVAL;
+	if (arg->maxactive > FHOOK_MAX_MAXACTIVE)
+		return -E2BIG;
+
+	prog = fhook_prog_load(arg, ret_probe, err_index);
+	if (IS_ERR(prog))
+		return PTR_ERR(prog);
+	p->prog = prog;
+
+	if (arg->symbol_len) {
+		p->symbol = memdup_user_nul(u64_to_user_ptr(arg->symbol), arg->symbol_len);
+		if (IS_ERR(p->symbol)) {
+			ret = PTR_ERR(p->symbol);
+			p->symbol = NULL;
+			return ret;
+		}
+		if (strlen(p->symbol) != arg->symbol_len)
+			return -EINVAL;
+		kp->symbol_name = p->symbol;
+		kp->offset = arg->offset;
+	} else {
+		kp->addr = (kprobe_opcode_t *)(unsigned long)arg->addr;
+	}
+	/* registered disarmed: START enables it */
+	kp->flags = KPROBE_FLAG_DISABLED;
+
+	if (ret_probe) {
+		u32 entry_data = 0;
+
+		if (prog->entry_len) {
+			entry_data = sizeof(struct fhook_kret_entry) + prog->data_size +
+				     prog->entry_dyn;
+			entry_data = min_t(u32, entry_data, KRETPROBE_MAX_DATA_SIZE);
+			p->rp.entry_handler = fhook_kret_entry_handler;
+		}
+		p->rp.handler = fhook_kret_handler;
+		p->rp.data_size = entry_data;
+		p->rp.maxactive = arg->maxactive;
+		ret = register_kretprobe(&p->rp);
+	} else {
+		kp->pre_handler = fhook_kprobe_handler;
+		ret = register_kprobe(kp);
+	}
+	if (ret)
+		return ret;
+	p->registered = true;
+	/* probing fhook's own code would recurse through the handler */
+	if (within_module((unsigned long)kp->addr, THIS_MODULE))
+		return -ELOOP;	/* release unregisters */
+	return 0;
+}
+
+/* Address actually probed (the kernel moves sym+0 past an ENDBR). */
+u64 fhook_kprobe_addr(struct fhook_probe *p)
+{
+	struct kprobe *kp = p->type == FHOOK_PROBE_KRETPROBE ? &p->rp.kp : &p->kp;
+
+	return (unsigned long)kp->addr;
+}
+
+int fhook_kprobe_arm(struct fhook_probe *p)
+{
+	int ret;
+
+	WRITE_ONCE(p->enabled, true);
+	if (p->type == FHOOK_PROBE_KRETPROBE)
+		ret = enable_kretprobe(&p->rp);
+	else
+		ret = enable_kprobe(&p->kp);
+	if (ret)
+		WRITE_ONCE(p->enabled, false);
+	return ret;
+}
+
+/*
+ * Disable; the caller waits for handlers in flight (synchronize_rcu():
+ * every handler runs with preemption disabled) before touching the rings.
+ */
+void fhook_kprobe_disarm(struct fhook_probe *p)
+{
+	if (!READ_ONCE(p->enabled))
+		return;
+	WRITE_ONCE(p->enabled, false);
+	if (p->type == FHOOK_PROBE_KRETPROBE)
+		disable_kretprobe(&p->rp);
+	else
+		disable_kprobe(&p->kp);
+}
+
+void fhook_kprobe_release(struct fhook_probe *p)
+{
+	if (p->registered) {
+		/* waits for handlers in flight, frees kretprobe instances */
+		if (p->type == FHOOK_PROBE_KRETPROBE)
+			unregister_kretprobe(&p->rp);
+		else
+			unregister_kprobe(&p->kp);
+		p->registered = false;
+	}
+	kfree(p->symbol);
+	kfree(p->prog);
+}
+
+unsigned long fhook_kprobe_nmissed(struct fhook_probe *p)
+{
+	if (p->type == FHOOK_PROBE_KRETPROBE)
+		return p->rp.nmissed + p->rp.kp.nmissed;
+	return p->kp.nmissed;
+}

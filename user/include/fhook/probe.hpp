@@ -1,0 +1,93 @@
+// kprobe / kretprobe definitions in the kprobe_events syntax, their fetch
+// arguments compiled to fhook fetch programs (struct fhook_insn), and the
+// rendering of the fields a record carries (docs/probes.md).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fhook_abi.h>
+
+#include <fhook/event.hpp>
+
+namespace fhook {
+
+class NameCache;
+
+// TYPE of a fetch argument.
+struct FetchType {
+    enum class Kind { Unsigned, Signed, Hex, Char, String, UString, Symbol, Bitfield };
+    Kind kind = Kind::Hex;
+    unsigned size = 8;     // bytes of one element (container for bitfields); 4 for strings
+    unsigned count = 0;    // array elements, 0 = scalar
+    unsigned bf_width = 0; // Bitfield
+    unsigned bf_offset = 0;
+    std::string name; // as written ("x64", "string", "b4@2/32", "u8[4]")
+
+    bool is_string() const noexcept { return kind == Kind::String || kind == Kind::UString; }
+};
+
+// One NAME=FETCHARG[:TYPE] of a probe.
+struct ProbeField {
+    std::string name;
+    std::string text; // the FETCHARG[:TYPE] as given
+    FetchType type;
+    std::uint16_t offset = 0; // in the record's data area
+    std::uint32_t store = 0;  // index of its store in the program (fault bit)
+    bool at_entry = false;    // kretprobe: fetched when the function is entered
+};
+
+struct KprobeDef {
+    bool is_return = false;
+    std::string group = "kprobes";
+    std::string event;
+    std::string symbol; // empty when probing an address
+    std::uint64_t offset = 0;
+    std::uint64_t addr = 0;
+    std::uint32_t maxactive = 0;
+    std::vector<ProbeField> fields;
+    std::vector<fhook_insn> insns; // entry part first (kretprobes)
+    std::uint32_t entry_len = 0;
+    std::uint32_t data_size = 0;
+    std::string text; // the definition as given
+};
+
+// Address of a kernel symbol of any type (for @SYM), nullopt if unknown.
+using SymbolResolver = std::function<std::optional<std::uint64_t>(std::string_view)>;
+
+// True when `arg` is a probe definition ("p:...", "r ...", "r10:...") rather
+// than a function glob.
+bool is_probe_definition(std::string_view arg);
+
+// Parses and compiles a definition:
+//   p[:[GRP/][EVENT]] SYM[+OFFS]|ADDR [NAME=]FETCHARG[:TYPE] ...
+//   r[MAXACTIVE][:[GRP/][EVENT]] SYM[+0] [NAME=]FETCHARG[:TYPE] ...
+// A Usage Error names the bad token and why.  `resolve` is asked for @SYM.
+KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve);
+
+// The register name ("di") of FHOOK_REG_*; nullopt for an unknown name.
+std::optional<std::uint32_t> register_index(std::string_view name);
+
+// Appends " NAME=VALUE" for every field of `event` (a kprobe record) the
+// way the kernel's trace file prints them; symbols through `names`.
+void append_probe_fields(const KprobeDef& def, const Event& event, NameCache& names,
+                         std::string& out);
+// The same as a JSON object body ("\"dfd\":-100,\"filename\":\"/etc\"").
+void append_probe_fields_json(const KprobeDef& def, const Event& event, NameCache& names,
+                              std::string& out);
+
+// The probes of a session by id, for the formatters.
+class ProbeTable {
+public:
+    void add(std::uint32_t id, KprobeDef def);
+    const KprobeDef* find(std::uint32_t id) const noexcept;
+
+private:
+    std::vector<std::pair<std::uint32_t, KprobeDef>> probes_;
+};
+
+} // namespace fhook

@@ -1,0 +1,723 @@
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+#include <fhook/error.hpp>
+#include <fhook/format.hpp>
+#include <fhook/probe.hpp>
+
+namespace fhook {
+
+namespace {
+
+constexpr std::size_t kMaxEventName = 64; // MAX_EVENT_NAME_LEN
+constexpr std::uint32_t kDefaultStringMax = 1024;
+
+[[noreturn]] void bad(std::string_view token, const std::string& why) {
+    throw_usage("bad probe token '" + std::string(token) + "': " + why);
+}
+
+bool good_name(std::string_view s) {
+    if (s.empty() || s.size() > kMaxEventName ||
+        !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) {
+        return false;
+    }
+    return std::all_of(s.begin(), s.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
+}
+
+// Integer in C notation (decimal, 0x hex), the whole of `s`.
+std::optional<std::uint64_t> parse_uint(std::string_view s) {
+    int base = 10;
+    if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        s.remove_prefix(2);
+    }
+    if (s.empty()) {
+        return std::nullopt;
+    }
+    std::uint64_t v = 0;
+    auto r = std::from_chars(s.data(), s.data() + s.size(), v, base);
+    if (r.ec != std::errc() || r.ptr != s.data() + s.size()) {
+        return std::nullopt;
+    }
+    return v;
+}
+
+std::optional<std::int64_t> parse_int(std::string_view s) {
+    bool neg = false;
+    if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
+        neg = s[0] == '-';
+        s.remove_prefix(1);
+    }
+    auto v = parse_uint(s);
+    if (!v || *v > static_cast<std::uint64_t>(INT64_MAX) + (neg ? 1 : 0)) {
+        return std::nullopt;
+    }
+    return neg ? static_cast<std::int64_t>(0 - *v) : static_cast<std::int64_t>(*v);
+}
+
+constexpr const char* kRegNames[FHOOK_REG_MAX] = {
+    "ax",  "bx",  "cx",  "dx",  "si",  "di", "bp",    "sp", "r8", "r9",     "r10",
+    "r11", "r12", "r13", "r14", "r15", "ip", "flags", "cs", "ss", "orig_ax"};
+
+FetchType parse_type(std::string_view t, std::string_view token) {
+    FetchType ft;
+    ft.name = std::string(t);
+    // TYPE[N]
+    if (auto lb = t.find('['); lb != std::string_view::npos) {
+        if (t.back() != ']') {
+            bad(token, "array type needs ']' (e.g. u32[4])");
+        }
+        auto n = parse_uint(t.substr(lb + 1, t.size() - lb - 2));
+        if (!n || *n == 0 || *n > FHOOK_MAX_ARRAY) {
+            bad(token, "array length must be 1.." + std::to_string(FHOOK_MAX_ARRAY));
+        }
+        FetchType elem = parse_type(t.substr(0, lb), token);
+        if (elem.is_string()) {
+            bad(token, "arrays of strings are not supported");
+        }
+        if (elem.count) {
+            bad(token, "arrays of arrays are not supported");
+        }
+        elem.count = static_cast<unsigned>(*n);
+        elem.name = ft.name;
+        return elem;
+    }
+    if (t == "string" || t == "ustring") {
+        ft.kind = t == "string" ? FetchType::Kind::String : FetchType::Kind::UString;
+        ft.size = 4;
+        return ft;
+    }
+    if (t == "symbol") {
+        ft.kind = FetchType::Kind::Symbol;
+        return ft;
+    }
+    if (t == "char") {
+        ft.kind = FetchType::Kind::Char;
+        ft.size = 1;
+        return ft;
+    }
+    if (!t.empty() && t[0] == 'b') {
+        // b<width>@<offset>/<container>
+        auto at = t.find('@');
+        auto slash = t.find('/');
+        if (at == std::string_view::npos || slash == std::string_view::npos || slash < at) {
+            bad(token, "bitfield type is b<width>@<offset>/<container>, e.g. b4@2/32");
+        }
+        auto w = parse_uint(t.substr(1, at - 1));
+        auto o = parse_uint(t.substr(at + 1, slash - at - 1));
+        auto c = parse_uint(t.substr(slash + 1));
+        if (!w || !o || !c || (*c != 8 && *c != 16 && *c != 32 && *c != 64) || *w == 0 ||
+            *w + *o > *c) {
+            bad(token, "bitfield needs width >= 1, width + offset <= container, container 8, 16, "
+                       "32 or 64");
+        }
+        ft.kind = FetchType::Kind::Bitfield;
+        ft.size = static_cast<unsigned>(*c / 8);
+        ft.bf_width = static_cast<unsigned>(*w);
+        ft.bf_offset = static_cast<unsigned>(*o);
+        return ft;
+    }
+    if (t.size() >= 2 && (t[0] == 'u' || t[0] == 's' || t[0] == 'x')) {
+        auto bits = parse_uint(t.substr(1));
+        if (bits && (*bits == 8 || *bits == 16 || *bits == 32 || *bits == 64)) {
+            ft.kind = t[0] == 'u'   ? FetchType::Kind::Unsigned
+                      : t[0] == 's' ? FetchType::Kind::Signed
+                                    : FetchType::Kind::Hex;
+            ft.size = static_cast<unsigned>(*bits / 8);
+            return ft;
+        }
+    }
+    bad(token, "unknown type '" + std::string(t) +
+                   "' (u8..u64, s8..s64, x8..x64, char, string, ustring, symbol, "
+                   "b<width>@<offset>/<container>, TYPE[N])");
+}
+
+// A parsed FETCHARG: one load and the dereferences applied to it, innermost
+// first.
+struct Chain {
+    fhook_insn load{};
+    bool comm = false;
+    bool uses_arg = false;
+    bool uses_retval = false;
+    struct Deref {
+        bool user;
+        std::int64_t offset;
+    };
+    std::vector<Deref> derefs;
+};
+
+void parse_fetcharg(std::string_view a, std::string_view token, const SymbolResolver& resolve,
+                    Chain& c) {
+    if (a.empty()) {
+        bad(token, "empty fetch argument");
+    }
+    switch (a[0]) {
+    case '%': {
+        auto r = register_index(a.substr(1));
+        if (!r) {
+            bad(token, "unknown register '" + std::string(a) +
+                           "' (x86-64: %ax %bx %cx %dx %si %di %bp %sp %r8..%r15 %ip %flags "
+                           "%cs %ss %orig_ax)");
+        }
+        c.load.op = FHOOK_OP_REG;
+        c.load.arg = *r;
+        return;
+    }
+    case '$': {
+        std::string_view v = a.substr(1);
+        if (v == "retval") {
+            c.load.op = FHOOK_OP_RETVAL;
+            c.uses_retval = true;
+        } else if (v == "stack") {
+            c.load.op = FHOOK_OP_STACKP;
+        } else if (v == "comm" || v == "COMM") {
+            c.comm = true;
+        } else if (v.substr(0, 5) == "stack") {
+            auto n = parse_uint(v.substr(5));
+            if (!n || *n > FHOOK_MAX_STACKN) {
+                bad(token, "$stackN needs N in 0.." + std::to_string(FHOOK_MAX_STACKN));
+            }
+            c.load.op = FHOOK_OP_STACK;
+            c.load.arg = static_cast<std::uint32_t>(*n);
+        } else if (v.substr(0, 3) == "arg") {
+            auto n = parse_uint(v.substr(3));
+            if (!n || *n == 0 || *n > FHOOK_MAX_ARGN) {
+                bad(token, "$argN needs N in 1.." + std::to_string(FHOOK_MAX_ARGN));
+            }
+            c.load.op = FHOOK_OP_ARG;
+            c.load.arg = static_cast<std::uint32_t>(*n);
+            c.uses_arg = true;
+        } else {
+            bad(token, "unknown variable '" + std::string(a) +
+                           "' ($argN, $stackN, $stack, $retval, $comm)");
+        }
+        return;
+    }
+    case '@': {
+        std::string_view m = a.substr(1);
+        std::uint64_t addr = 0;
+        if (auto v = parse_uint(m)) {
+            addr = *v;
+        } else {
+            auto pm = m.find_first_of("+-");
+            std::string_view sym = m.substr(0, pm);
+            std::int64_t off = 0;
+            if (pm != std::string_view::npos) {
+                auto o = parse_int(m.substr(pm));
+                if (!o) {
+                    bad(token, "bad offset in '" + std::string(a) + "'");
+                }
+                off = *o;
+            }
+            auto base = resolve ? resolve(sym) : std::nullopt;
+            if (!base) {
+                bad(token, "unknown symbol '" + std::string(sym) + "' (not in /proc/kallsyms)");
+            }
+            addr = *base + static_cast<std::uint64_t>(off);
+        }
+        c.load.op = FHOOK_OP_IMM;
+        c.load.imm = static_cast<std::int64_t>(addr);
+        c.derefs.push_back({false, 0});
+        return;
+    }
+    case '\\': {
+        auto v = parse_int(a.substr(1));
+        if (!v) {
+            bad(token, "bad immediate '" + std::string(a) + "' (\\123, \\0x7b, \\-1)");
+        }
+        c.load.op = FHOOK_OP_IMM;
+        c.load.imm = *v;
+        return;
+    }
+    case '+':
+    case '-': {
+        auto open = a.find('(');
+        if (open == std::string_view::npos || a.back() != ')') {
+            bad(token, "dereference is +|-[u]OFFS(FETCHARG), e.g. +8(%di)");
+        }
+        std::string_view off = a.substr(1, open - 1);
+        bool user = false;
+        if (!off.empty() && off[0] == 'u') {
+            user = true;
+            off.remove_prefix(1);
+        }
+        auto o = parse_uint(off);
+        if (!o || *o > static_cast<std::uint64_t>(INT32_MAX)) {
+            bad(token, "bad offset '" + std::string(a.substr(0, open)) + "'");
+        }
+        parse_fetcharg(a.substr(open + 1, a.size() - open - 2), token, resolve, c);
+        if (c.comm) {
+            bad(token, "$comm cannot be dereferenced");
+        }
+        const auto value = static_cast<std::int64_t>(*o);
+        c.derefs.push_back({user, a[0] == '-' ? -value : value});
+        if (c.derefs.size() > FHOOK_MAX_DEREF) {
+            bad(token, "more than " + std::to_string(FHOOK_MAX_DEREF) + " dereferences");
+        }
+        return;
+    }
+    default:
+        bad(token, "unknown fetch argument '" + std::string(a) +
+                       "' (%REG, $argN, $stackN, $stack, $retval, $comm, @ADDR, @SYM[+OFFS], "
+                       "\\IMM, +|-[u]OFFS(FETCHARG))");
+    }
+}
+
+fhook_insn make(std::uint8_t op, std::uint8_t size = 0, std::uint16_t dst = 0,
+                std::uint32_t arg = 0, std::int64_t imm = 0) {
+    fhook_insn in{};
+    in.op = op;
+    in.size = size;
+    in.dst = dst;
+    in.arg = arg;
+    in.imm = imm;
+    return in;
+}
+
+// Instructions of one field: load, derefs, store.
+std::vector<fhook_insn> compile_field(const Chain& c, const FetchType& t, std::uint16_t dst,
+                                      std::string_view token) {
+    std::vector<fhook_insn> out;
+    if (c.comm) {
+        if (!t.is_string()) {
+            bad(token, "$comm is a string: use $comm or $comm:string");
+        }
+        out.push_back(make(FHOOK_OP_ST_COMM, 0, dst));
+        return out;
+    }
+    out.push_back(c.load);
+    const bool has_deref = !c.derefs.empty();
+    // the last dereference becomes the store's memory read
+    for (std::size_t i = 0; i + 1 < c.derefs.size(); i++) {
+        out.push_back(
+            make(c.derefs[i].user ? FHOOK_OP_UDEREF : FHOOK_OP_DEREF, 0, 0, 0, c.derefs[i].offset));
+    }
+    const bool last_user = has_deref && c.derefs.back().user;
+    const std::int64_t last_off = has_deref ? c.derefs.back().offset : 0;
+    if (t.is_string()) {
+        const bool user = t.kind == FetchType::Kind::UString || last_user;
+        if (has_deref) {
+            out.push_back(make(user ? FHOOK_OP_ST_USTRING : FHOOK_OP_ST_STRING, 0, dst,
+                               kDefaultStringMax, last_off));
+        } else {
+            // the string at the address the value holds
+            out.push_back(make(user ? FHOOK_OP_ST_USTRING : FHOOK_OP_ST_STRING, 0, dst,
+                               kDefaultStringMax, 0));
+        }
+        return out;
+    }
+    if (t.count) {
+        if (!has_deref) {
+            bad(token, "an array needs a dereference, e.g. +0(%di):u32[4]");
+        }
+        out.push_back(make(last_user ? FHOOK_OP_ST_UMEM : FHOOK_OP_ST_MEM,
+                           static_cast<std::uint8_t>(t.size), dst, t.count, last_off));
+        return out;
+    }
+    if (has_deref) {
+        out.push_back(make(last_user ? FHOOK_OP_ST_UMEM : FHOOK_OP_ST_MEM,
+                           static_cast<std::uint8_t>(t.size), dst, 1, last_off));
+    } else {
+        out.push_back(make(FHOOK_OP_ST_RAW, static_cast<std::uint8_t>(t.size), dst));
+    }
+    return out;
+}
+
+std::vector<std::string_view> split_ws(std::string_view s) {
+    std::vector<std::string_view> out;
+    std::size_t i = 0;
+    while (i < s.size()) {
+        while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) {
+            i++;
+        }
+        std::size_t j = i;
+        while (j < s.size() && !std::isspace(static_cast<unsigned char>(s[j]))) {
+            j++;
+        }
+        if (j > i) {
+            out.push_back(s.substr(i, j - i));
+        }
+        i = j;
+    }
+    return out;
+}
+
+std::string sanitize(std::string s) {
+    for (char& c : s) {
+        if (!std::isalnum(static_cast<unsigned char>(c))) {
+            c = '_';
+        }
+    }
+    return s;
+}
+
+} // namespace
+
+std::optional<std::uint32_t> register_index(std::string_view name) {
+    for (std::uint32_t i = 0; i < FHOOK_REG_MAX; i++) {
+        if (name == kRegNames[i]) {
+            return i;
+        }
+    }
+    return std::nullopt;
+}
+
+bool is_probe_definition(std::string_view arg) {
+    if (arg.size() < 2 || (arg[0] != 'p' && arg[0] != 'r')) {
+        return false;
+    }
+    std::size_t i = 1;
+    if (arg[0] == 'r') {
+        while (i < arg.size() && std::isdigit(static_cast<unsigned char>(arg[i]))) {
+            i++;
+        }
+    }
+    return i < arg.size() && (arg[i] == ':' || std::isspace(static_cast<unsigned char>(arg[i])));
+}
+
+KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve) {
+    KprobeDef def;
+    def.text = std::string(text);
+    auto tokens = split_ws(text);
+    if (tokens.size() < 2) {
+        throw_usage("probe '" + std::string(text) +
+                    "' has no place to probe: p[:[GRP/]NAME] SYM[+OFFS]|ADDR [FETCHARGS]");
+    }
+    // head: p | rN, then :[GRP/][EVENT]
+    std::string_view head = tokens[0];
+    def.is_return = head[0] == 'r';
+    std::size_t i = 1;
+    while (i < head.size() && std::isdigit(static_cast<unsigned char>(head[i]))) {
+        i++;
+    }
+    if (i > 1) {
+        if (!def.is_return) {
+            bad(head, "only return probes (r) take MAXACTIVE");
+        }
+        auto n = parse_uint(head.substr(1, i - 1));
+        if (!n || *n == 0 || *n > FHOOK_MAX_MAXACTIVE) {
+            bad(head, "MAXACTIVE must be 1.." + std::to_string(FHOOK_MAX_MAXACTIVE));
+        }
+        def.maxactive = static_cast<std::uint32_t>(*n);
+    }
+    if (i < head.size()) {
+        if (head[i] != ':') {
+            bad(head, "expected p[:[GRP/]NAME] or r[MAXACTIVE][:[GRP/]NAME]");
+        }
+        std::string_view name = head.substr(i + 1);
+        if (auto slash = name.find('/'); slash != std::string_view::npos) {
+            def.group = std::string(name.substr(0, slash));
+            if (!good_name(def.group)) {
+                bad(head, "bad group name '" + def.group + "' (letters, digits, '_')");
+            }
+            name.remove_prefix(slash + 1);
+        }
+        if (!name.empty()) {
+            def.event = std::string(name);
+            if (!good_name(def.event)) {
+                bad(head, "bad event name '" + def.event + "' (letters, digits, '_')");
+            }
+        }
+    }
+
+    // place: SYM[+OFFS] | ADDR
+    std::string_view place = tokens[1];
+    if (auto v = parse_uint(place)) {
+        def.addr = *v;
+    } else {
+        auto plus = place.find('+');
+        std::string_view sym = place.substr(0, plus);
+        if (sym.empty() || !std::all_of(sym.begin(), sym.end(), [](char c) {
+                return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' ||
+                       c == ':';
+            })) {
+            bad(place, "expected SYMBOL[+OFFS] or an address");
+        }
+        if (sym.size() > FHOOK_MAX_SYMBOL_LEN) {
+            bad(place, "symbol longer than " + std::to_string(FHOOK_MAX_SYMBOL_LEN));
+        }
+        if (place.find('-') != std::string_view::npos) {
+            bad(place, "negative offsets are not allowed");
+        }
+        def.symbol = std::string(sym);
+        if (plus != std::string_view::npos) {
+            auto o = parse_uint(place.substr(plus + 1));
+            if (!o || *o > static_cast<std::uint64_t>(INT32_MAX)) {
+                bad(place, "bad offset");
+            }
+            def.offset = *o;
+        }
+    }
+    if (def.is_return && def.offset) {
+        bad(place, "a return probe goes on a function entry: no offset");
+    }
+    if (def.event.empty()) {
+        char buf[64];
+        if (!def.symbol.empty()) {
+            def.event = sanitize(std::string(def.is_return ? "r_" : "p_") + def.symbol + "_" +
+                                 std::to_string(def.offset));
+        } else {
+            std::snprintf(buf, sizeof(buf), "%c_0x%" PRIx64, def.is_return ? 'r' : 'p', def.addr);
+            def.event = sanitize(buf);
+        }
+        if (def.event.size() > kMaxEventName) {
+            def.event.resize(kMaxEventName);
+        }
+    }
+
+    // fields
+    if (tokens.size() - 2 > FHOOK_MAX_FIELDS) {
+        throw_usage("probe '" + def.event + "' has more than " + std::to_string(FHOOK_MAX_FIELDS) +
+                    " fetch arguments");
+    }
+    std::vector<fhook_insn> entry, ret;
+    std::uint32_t data = 0;
+    for (std::size_t f = 2; f < tokens.size(); f++) {
+        std::string_view tok = tokens[f];
+        ProbeField field;
+        field.text = std::string(tok);
+        std::string_view body = tok;
+        auto eq = tok.find('=');
+        auto paren = tok.find('(');
+        if (eq != std::string_view::npos && (paren == std::string_view::npos || eq < paren)) {
+            field.name = std::string(tok.substr(0, eq));
+            if (!good_name(field.name)) {
+                bad(tok, "bad field name '" + field.name + "' (letters, digits, '_')");
+            }
+            body = tok.substr(eq + 1);
+        } else {
+            field.name = "arg" + std::to_string(f - 1);
+        }
+        for (const auto& other : def.fields) {
+            if (other.name == field.name) {
+                bad(tok, "field name '" + field.name + "' used twice");
+            }
+        }
+        constexpr std::string_view kEntry = "@entry";
+        bool entry_suffix = false;
+        if (body.size() > kEntry.size() && body.substr(body.size() - kEntry.size()) == kEntry) {
+            entry_suffix = true;
+            body.remove_suffix(kEntry.size());
+        }
+        std::string_view arg = body, type;
+        if (auto colon = body.find(':'); colon != std::string_view::npos) {
+            arg = body.substr(0, colon);
+            type = body.substr(colon + 1);
+            if (type.size() > kEntry.size() && type.substr(type.size() - kEntry.size()) == kEntry) {
+                entry_suffix = true;
+                type.remove_suffix(kEntry.size());
+            }
+        }
+        Chain chain;
+        parse_fetcharg(arg, tok, resolve, chain);
+        if (type.empty()) {
+            type = chain.comm ? "string" : "x64";
+        }
+        field.type = parse_type(type, tok);
+        if (chain.uses_retval && !def.is_return) {
+            bad(tok, "$retval exists only in return probes (r:)");
+        }
+        if (chain.uses_retval && entry_suffix) {
+            bad(tok, "$retval is not known at function entry");
+        }
+        if (chain.uses_arg && !def.is_return && def.offset) {
+            bad(tok, "$argN needs a probe at function entry (offset 0)");
+        }
+        if (entry_suffix && !def.is_return) {
+            bad(tok, "@entry belongs to return probes (r:)");
+        }
+        field.at_entry = def.is_return && (entry_suffix || chain.uses_arg);
+        const std::uint32_t bytes = field.type.size * std::max(1U, field.type.count);
+        if (data + bytes > FHOOK_MAX_DATA_SIZE) {
+            bad(tok, "the fields need more than " + std::to_string(FHOOK_MAX_DATA_SIZE) + " bytes");
+        }
+        field.offset = static_cast<std::uint16_t>(data);
+        data += bytes;
+        auto code = compile_field(chain, field.type, field.offset, tok);
+        auto& part = field.at_entry ? entry : ret;
+        part.insert(part.end(), code.begin(), code.end());
+        def.fields.push_back(std::move(field));
+    }
+    // store indexes: the entry part's fields first, as the module numbers them
+    std::uint32_t store = 0;
+    for (auto& field : def.fields) {
+        if (field.at_entry) {
+            field.store = store++;
+        }
+    }
+    for (auto& field : def.fields) {
+        if (!field.at_entry) {
+            field.store = store++;
+        }
+    }
+    def.entry_len = static_cast<std::uint32_t>(entry.size());
+    def.insns = std::move(entry);
+    def.insns.insert(def.insns.end(), ret.begin(), ret.end());
+    def.data_size = data;
+    return def;
+}
+
+// ------------------------------------------------------------------
+// Rendering
+// ------------------------------------------------------------------
+
+namespace {
+
+std::uint64_t load_le(const std::uint8_t* p, unsigned size) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, p, size); // x86-64: little-endian
+    return v;
+}
+
+std::int64_t sign_extend(std::uint64_t v, unsigned size) {
+    const unsigned shift = 64 - size * 8;
+    return static_cast<std::int64_t>(v << shift) >> shift;
+}
+
+void put_fmt(std::string& out, const char* fmt, auto... args) {
+    char buf[48];
+    int n = std::snprintf(buf, sizeof(buf), fmt, args...);
+    out.append(buf, static_cast<std::size_t>(std::max(n, 0)));
+}
+
+// One element; `json` renders numbers as JSON values.
+void append_scalar(const FetchType& t, const std::uint8_t* p, NameCache& names, bool json,
+                   std::string& out) {
+    const std::uint64_t raw = load_le(p, t.size);
+    switch (t.kind) {
+    case FetchType::Kind::Unsigned:
+        put_fmt(out, "%" PRIu64, raw);
+        break;
+    case FetchType::Kind::Signed:
+        put_fmt(out, "%" PRId64, sign_extend(raw, t.size));
+        break;
+    case FetchType::Kind::Hex:
+        if (json) {
+            out.push_back('"');
+        }
+        put_fmt(out, "0x%" PRIx64, raw);
+        if (json) {
+            out.push_back('"');
+        }
+        break;
+    case FetchType::Kind::Char:
+        if (json) {
+            append_json_string(std::string_view(reinterpret_cast<const char*>(p), 1), out);
+        } else {
+            out.push_back('\'');
+            out.push_back(static_cast<char>(raw));
+            out.push_back('\'');
+        }
+        break;
+    case FetchType::Kind::Symbol: {
+        std::string sym;
+        names.append_offset(raw, sym);
+        if (json) {
+            append_json_string(sym, out);
+        } else {
+            out.append(sym);
+        }
+        break;
+    }
+    case FetchType::Kind::Bitfield: {
+        const unsigned bits = t.size * 8;
+        std::uint64_t v = raw << (64 - bits) >> (64 - bits); // the container
+        v = (v << (64 - t.bf_width - t.bf_offset)) >> (64 - t.bf_width);
+        put_fmt(out, "%" PRIu64, v);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+void append_field(const ProbeField& f, const Event& ev, NameCache& names, bool json,
+                  std::string& out) {
+    const bool fault = f.store < 64 && (ev.faults >> f.store & 1);
+    const auto& data = ev.data;
+    const std::size_t bytes = f.type.size * std::max(1U, f.type.count);
+    if (f.offset + bytes > data.size()) {
+        out.append(json ? "null" : "(bad)");
+        return;
+    }
+    const std::uint8_t* p = data.data() + f.offset;
+    if (f.type.is_string()) {
+        const std::uint32_t loc = static_cast<std::uint32_t>(load_le(p, 4));
+        const std::size_t len = loc >> 16, off = loc & 0xffff;
+        if (fault || len == 0 || off + len > data.size()) {
+            out.append(json ? "null" : "(fault)");
+            return;
+        }
+        const char* s = reinterpret_cast<const char*>(data.data() + off);
+        std::string_view str(s, ::strnlen(s, len));
+        if (json) {
+            append_json_string(str, out);
+        } else {
+            out.push_back('"');
+            out.append(str);
+            out.push_back('"');
+        }
+        return;
+    }
+    if (fault) {
+        out.append(json ? "null" : "(fault)");
+        return;
+    }
+    if (!f.type.count) {
+        append_scalar(f.type, p, names, json, out);
+        return;
+    }
+    out.push_back(json ? '[' : '{');
+    for (unsigned i = 0; i < f.type.count; i++) {
+        if (i) {
+            out.push_back(',');
+        }
+        append_scalar(f.type, p + i * f.type.size, names, json, out);
+    }
+    out.push_back(json ? ']' : '}');
+}
+
+} // namespace
+
+void append_probe_fields(const KprobeDef& def, const Event& ev, NameCache& names,
+                         std::string& out) {
+    for (const auto& f : def.fields) {
+        out.push_back(' ');
+        out.append(f.name);
+        out.push_back('=');
+        append_field(f, ev, names, false, out);
+    }
+}
+
+void append_probe_fields_json(const KprobeDef& def, const Event& ev, NameCache& names,
+                              std::string& out) {
+    const char* sep = "";
+    for (const auto& f : def.fields) {
+        out.append(sep);
+        append_json_string(f.name, out);
+        out.push_back(':');
+        append_field(f, ev, names, true, out);
+        sep = ",";
+    }
+}
+
+void ProbeTable::add(std::uint32_t id, KprobeDef def) {
+    probes_.emplace_back(id, std::move(def));
+}
+
+const KprobeDef* ProbeTable::find(std::uint32_t id) const noexcept {
+    for (const auto& [pid, def] : probes_) {
+        if (pid == id) {
+            return &def;
+        }
+    }
+    return nullptr;
+}
+
+} // namespace fhook
