@@ -431,6 +431,9 @@ KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve) {
     if (auto v = parse_uint(place)) {
         def.addr = *v;
     } else {
+        if (place.find('-') != std::string_view::npos) {
+            bad(place, "negative offsets are not allowed");
+        }
         auto plus = place.find('+');
         std::string_view sym = place.substr(0, plus);
         if (sym.empty() || !std::all_of(sym.begin(), sym.end(), [](char c) {
@@ -441,9 +444,6 @@ KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve) {
         }
         if (sym.size() > FHOOK_MAX_SYMBOL_LEN) {
             bad(place, "symbol longer than " + std::to_string(FHOOK_MAX_SYMBOL_LEN));
-        }
-        if (place.find('-') != std::string_view::npos) {
-            bad(place, "negative offsets are not allowed");
         }
         def.symbol = std::string(sym);
         if (plus != std::string_view::npos) {

@@ -1,0 +1,341 @@
+// kprobe definitions: parser, fetch-program compiler, field rendering.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <fhook/error.hpp>
+#include <fhook/event.hpp>
+#include <fhook/format.hpp>
+#include <fhook/ksyms.hpp>
+#include <fhook/probe.hpp>
+
+namespace fhook {
+namespace {
+
+std::optional<std::uint64_t> resolve(std::string_view name) {
+    if (name == "jiffies_64") {
+        return 0xffffffff82a05000ULL;
+    }
+    return std::nullopt;
+}
+
+KprobeDef parse(std::string_view text) {
+    return parse_kprobe(text, resolve);
+}
+
+// The Usage Error's message, or "" when `text` parses.
+std::string error_of(std::string_view text) {
+    try {
+        parse(text);
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Usage) << text;
+        return e.what();
+    }
+    return "";
+}
+
+struct Insn {
+    std::uint8_t op, size;
+    std::uint16_t dst;
+    std::uint32_t arg;
+    std::int64_t imm;
+    bool operator==(const Insn&) const = default;
+};
+
+std::vector<Insn> insns(const KprobeDef& d) {
+    std::vector<Insn> out;
+    for (const auto& i : d.insns) {
+        out.push_back(Insn{i.op, i.size, i.dst, i.arg, i.imm});
+    }
+    return out;
+}
+
+TEST(ProbeDefinition, Recognised) {
+    EXPECT_TRUE(is_probe_definition("p:x vfs_read"));
+    EXPECT_TRUE(is_probe_definition("p vfs_read"));
+    EXPECT_TRUE(is_probe_definition("r:grp/x vfs_read"));
+    EXPECT_TRUE(is_probe_definition("r10:x vfs_read"));
+    EXPECT_TRUE(is_probe_definition("r vfs_read"));
+    EXPECT_FALSE(is_probe_definition("vfs_*"));
+    EXPECT_FALSE(is_probe_definition("pid_vnr"));
+    EXPECT_FALSE(is_probe_definition("r"));
+    EXPECT_FALSE(is_probe_definition("p10:x vfs_read")); // only r takes a count
+    EXPECT_FALSE(is_probe_definition("read_pages"));
+}
+
+TEST(ProbeDefinition, NamesLikeTracefs) {
+    auto d = parse("p vfs_read+8");
+    EXPECT_EQ(d.group, "kprobes");
+    EXPECT_EQ(d.event, "p_vfs_read_8");
+    EXPECT_EQ(d.symbol, "vfs_read");
+    EXPECT_EQ(d.offset, 8U);
+    EXPECT_FALSE(d.is_return);
+    d = parse("r vfs_read");
+    EXPECT_EQ(d.event, "r_vfs_read_0");
+    EXPECT_TRUE(d.is_return);
+    d = parse("r16:grp/ev vfs_read");
+    EXPECT_EQ(d.group, "grp");
+    EXPECT_EQ(d.event, "ev");
+    EXPECT_EQ(d.maxactive, 16U);
+    d = parse("p:ev 0xffffffff81000000");
+    EXPECT_EQ(d.addr, 0xffffffff81000000ULL);
+    EXPECT_TRUE(d.symbol.empty());
+    d = parse("p ext4:ext4_sync_fs+0x10");
+    EXPECT_EQ(d.symbol, "ext4:ext4_sync_fs");
+    EXPECT_EQ(d.offset, 16U);
+    EXPECT_EQ(d.event, "p_ext4_ext4_sync_fs_16");
+}
+
+TEST(ProbeCompile, NestedUserExampleString) {
+    // the users' example: a string three pointers away from %di
+    auto d = parse("p:x f s=+0(+0(+16(%di))):string");
+    ASSERT_EQ(d.fields.size(), 1U);
+    EXPECT_EQ(d.fields[0].name, "s");
+    EXPECT_EQ(d.data_size, 4U);
+    const std::vector<Insn> want = {
+        {FHOOK_OP_REG, 0, 0, FHOOK_REG_DI, 0},
+        {FHOOK_OP_DEREF, 0, 0, 0, 16},
+        {FHOOK_OP_DEREF, 0, 0, 0, 0},
+        {FHOOK_OP_ST_STRING, 0, 0, 1024, 0},
+    };
+    EXPECT_EQ(insns(d), want);
+}
+
+TEST(ProbeCompile, LayoutAndStores) {
+    auto d = parse("p:x f a=%si:u32 b=+8(%di):s16 c=$stack2 +u4(%dx):x8[3] e=$comm "
+                   "g=@jiffies_64+8:u64 h=\\-5:s8");
+    ASSERT_EQ(d.fields.size(), 7U);
+    EXPECT_EQ(d.fields[3].name, "arg4"); // unnamed: argN by position
+    EXPECT_EQ(d.fields[2].type.name, "x64");
+    const std::vector<Insn> want = {
+        {FHOOK_OP_REG, 0, 0, FHOOK_REG_SI, 0},
+        {FHOOK_OP_ST_RAW, 4, 0, 0, 0},
+        {FHOOK_OP_REG, 0, 0, FHOOK_REG_DI, 0},
+        {FHOOK_OP_ST_MEM, 2, 4, 1, 8},
+        {FHOOK_OP_STACK, 0, 0, 2, 0},
+        {FHOOK_OP_ST_RAW, 8, 6, 0, 0},
+        {FHOOK_OP_REG, 0, 0, FHOOK_REG_DX, 0},
+        {FHOOK_OP_ST_UMEM, 1, 14, 3, 4},
+        {FHOOK_OP_ST_COMM, 0, 17, 0, 0},
+        {FHOOK_OP_IMM, 0, 0, 0, static_cast<std::int64_t>(0xffffffff82a05008ULL)},
+        {FHOOK_OP_ST_MEM, 8, 21, 1, 0},
+        {FHOOK_OP_IMM, 0, 0, 0, -5},
+        {FHOOK_OP_ST_RAW, 1, 29, 0, 0},
+    };
+    EXPECT_EQ(insns(d), want);
+    EXPECT_EQ(d.data_size, 30U);
+    for (std::uint32_t i = 0; i < d.fields.size(); i++) {
+        EXPECT_EQ(d.fields[i].store, i);
+    }
+}
+
+TEST(ProbeCompile, ReturnProbeCarriesArgumentsFromEntry) {
+    auto d = parse("r:x f ret=$retval:s64 n=$arg2:string d=%di@entry r=%ax");
+    EXPECT_EQ(d.entry_len, 4U); // $arg2 string, %di: both at entry
+    ASSERT_EQ(d.fields.size(), 4U);
+    EXPECT_FALSE(d.fields[0].at_entry);
+    EXPECT_TRUE(d.fields[1].at_entry);
+    EXPECT_TRUE(d.fields[2].at_entry);
+    EXPECT_FALSE(d.fields[3].at_entry);
+    // entry fields take the first fault bits, as the module numbers stores
+    EXPECT_EQ(d.fields[1].store, 0U);
+    EXPECT_EQ(d.fields[2].store, 1U);
+    EXPECT_EQ(d.fields[0].store, 2U);
+    EXPECT_EQ(d.fields[3].store, 3U);
+    EXPECT_EQ(d.insns[0].op, FHOOK_OP_ARG);
+    EXPECT_EQ(d.insns[0].arg, 2U);
+    EXPECT_EQ(d.insns[4].op, FHOOK_OP_RETVAL);
+    auto e = parse("r:x f v=%si:u32@entry");
+    EXPECT_TRUE(e.fields[0].at_entry);
+}
+
+TEST(ProbeCompile, Bitfield) {
+    auto d = parse("p:x f b=+2(%di):b3@4/16");
+    EXPECT_EQ(d.fields[0].type.kind, FetchType::Kind::Bitfield);
+    EXPECT_EQ(d.fields[0].type.size, 2U);
+    EXPECT_EQ(d.insns[1].op, FHOOK_OP_ST_MEM);
+    EXPECT_EQ(d.insns[1].size, 2U);
+}
+
+TEST(ProbeErrors, NameTheTokenAndWhy) {
+    EXPECT_NE(error_of("p:x f d=%foo").find("unknown register '%foo'"), std::string::npos);
+    EXPECT_NE(error_of("p:x f d=%di:u7").find("unknown type 'u7'"), std::string::npos);
+    EXPECT_NE(error_of("p:x f r=$retval").find("only in return probes"), std::string::npos);
+    EXPECT_NE(error_of("p:x f+4 a=$arg1").find("function entry"), std::string::npos);
+    EXPECT_NE(error_of("r:x f+4").find("no offset"), std::string::npos);
+    EXPECT_NE(error_of("r:x f r=$retval@entry").find("not known at function entry"),
+              std::string::npos);
+    EXPECT_NE(error_of("p:x f d=%di@entry").find("return probes"), std::string::npos);
+    EXPECT_NE(error_of("p:x f d=+0(%di").find("dereference is"), std::string::npos);
+    EXPECT_NE(error_of("p:x f d=$nope").find("unknown variable '$nope'"), std::string::npos);
+    EXPECT_NE(error_of("p:x f d=@nosuch").find("unknown symbol 'nosuch'"), std::string::npos);
+    EXPECT_NE(error_of("p:x f d=%di d=%si").find("used twice"), std::string::npos);
+    EXPECT_NE(error_of("p:x f d=+0(%di):string[2]").find("arrays of strings"), std::string::npos);
+    EXPECT_NE(error_of("p:x f d=%di:u32[4]").find("needs a dereference"), std::string::npos);
+    EXPECT_NE(error_of("p:x f d=%di:u32[0]").find("array length"), std::string::npos);
+    EXPECT_NE(error_of("p:9x f").find("bad event name '9x'"), std::string::npos);
+    EXPECT_NE(error_of("p:g-1/x f").find("bad group name"), std::string::npos);
+    EXPECT_NE(error_of("p:x").find("no place to probe"), std::string::npos);
+    EXPECT_NE(error_of("r0:x f").find("MAXACTIVE"), std::string::npos);
+    EXPECT_NE(error_of("r5000:x f").find("MAXACTIVE"), std::string::npos);
+    EXPECT_NE(error_of("p:x f-4").find("negative"), std::string::npos);
+    EXPECT_NE(error_of("p:x f d=$comm:u32").find("$comm is a string"), std::string::npos);
+    EXPECT_NE(error_of("p:x f d=+0($comm)").find("cannot be dereferenced"), std::string::npos);
+    EXPECT_NE(error_of("p:x f d=%di:b9@0/8").find("bitfield"), std::string::npos);
+    EXPECT_NE(error_of("p:x f d=$stack99999").find("$stackN"), std::string::npos);
+    EXPECT_NE(error_of("p:x f d=$arg0").find("$argN"), std::string::npos);
+    EXPECT_NE(error_of("p:x f d=\\zz").find("bad immediate"), std::string::npos);
+    std::string deep = "%di";
+    for (int i = 0; i <= FHOOK_MAX_DEREF; i++) {
+        deep = "+0(" + deep + ")";
+    }
+    EXPECT_NE(error_of("p:x f d=" + deep).find("dereferences"), std::string::npos);
+    std::string many = "p:x f";
+    for (int i = 0; i <= FHOOK_MAX_FIELDS; i++) {
+        many += " a" + std::to_string(i) + "=%di";
+    }
+    EXPECT_NE(error_of(many).find("more than"), std::string::npos);
+    EXPECT_NE(error_of("p:x f d=+0(%di):u64[256] e=+0(%di):u64[8]").find("bytes"),
+              std::string::npos);
+}
+
+// An event carrying `data` as a probe record would.
+Event event_with(std::vector<std::uint8_t> data, std::uint64_t faults = 0) {
+    Event ev;
+    ev.type = EventType::Kprobe;
+    ev.data = std::move(data);
+    ev.faults = faults;
+    return ev;
+}
+
+template <typename T>
+void put(std::vector<std::uint8_t>& d, std::size_t at, T v) {
+    if (d.size() < at + sizeof(T)) {
+        d.resize(at + sizeof(T));
+    }
+    std::memcpy(d.data() + at, &v, sizeof(T));
+}
+
+TEST(ProbeRender, ValuesLikeTheKernel) {
+    const Ksyms ksyms = Ksyms::parse("ffffffff81000000 T vfs_read\n"
+                                     "ffffffff81000170 T vfs_write\n"
+                                     "ffffffffc0000000 t mod_fn\t[loop]\n"
+                                     "ffffffffc0000040 t mod_next\t[loop]\n");
+    NameCache names(ksyms);
+    auto d = parse("p:x f u=%di:u32 s=%si:s16 h=%dx:x8 c=%cx:char y=%r8:symbol "
+                   "str=+0(%r9):string a=+0(%di):u16[3] b=+0(%di):b3@4/16 m=%ax:symbol");
+    std::vector<std::uint8_t> data;
+    put<std::uint32_t>(data, 0, 4000000000U);
+    put<std::int16_t>(data, 4, -2);
+    put<std::uint8_t>(data, 6, 0xab);
+    put<char>(data, 7, 'Q');
+    put<std::uint64_t>(data, 8, 0xffffffff81000004ULL);
+    put<std::uint16_t>(data, 20, 1);
+    put<std::uint16_t>(data, 22, 2);
+    put<std::uint16_t>(data, 24, 3);
+    put<std::uint16_t>(data, 26, 0x5a); // 0b0101'1010: bits 4..6 = 0b101
+    put<std::uint64_t>(data, 28, 0xffffffffc0000010ULL);
+    // the string after the fixed area (36 bytes): data_loc = len << 16 | offset
+    const std::string text = "/etc/passwd";
+    put<std::uint32_t>(data, 16, static_cast<std::uint32_t>((text.size() + 1) << 16 | 36));
+    data.resize(36);
+    data.insert(data.end(), text.begin(), text.end());
+    data.push_back(0);
+    ASSERT_EQ(d.data_size, 36U);
+
+    std::string out;
+    append_probe_fields(d, event_with(data), names, out);
+    EXPECT_EQ(out, " u=4000000000 s=-2 h=0xab c='Q' y=vfs_read+0x4/0x170 str=\"/etc/passwd\" "
+                   "a={1,2,3} b=5 m=mod_fn+0x10/0x40 [loop]");
+
+    // a faulted field prints (fault); so does a string of length 0
+    out.clear();
+    put<std::uint32_t>(data, 16, 36U);
+    append_probe_fields(d, event_with(data, 1U << 0), names, out);
+    EXPECT_NE(out.find(" u=(fault) "), std::string::npos) << out;
+    EXPECT_NE(out.find(" str=(fault) "), std::string::npos) << out;
+
+    out.clear();
+    append_probe_fields_json(d, event_with(data, 1U << 1), names, out);
+    EXPECT_NE(out.find("\"u\":4000000000,\"s\":null,\"h\":\"0xab\""), std::string::npos) << out;
+    EXPECT_NE(out.find("\"a\":[1,2,3]"), std::string::npos) << out;
+    EXPECT_NE(out.find("\"str\":null"), std::string::npos) << out;
+}
+
+TEST(ProbeRender, ShortDataIsNotReadPastItsEnd) {
+    const Ksyms ksyms;
+    NameCache names(ksyms);
+    auto d = parse("p:x f a=%di:u64 s=+0(%si):string");
+    std::vector<std::uint8_t> data(4, 0xff); // shorter than the fixed area
+    std::string out;
+    append_probe_fields(d, event_with(data), names, out);
+    EXPECT_EQ(out, " a=(bad) s=(bad)");
+    // a data_loc pointing outside the record
+    data.assign(12, 0);
+    put<std::uint32_t>(data, 8, (100U << 16) | 10U);
+    out.clear();
+    append_probe_fields(d, event_with(data), names, out);
+    EXPECT_EQ(out, " a=0 s=(fault)");
+}
+
+TEST(ProbeRender, KernelLineForKprobeAndKretprobe) {
+    const Ksyms ksyms = Ksyms::parse("ffffffff81000000 T do_sys_openat2\n"
+                                     "ffffffff81000170 T do_sys_open\n"
+                                     "ffffffff81000200 T ksys_read\n"
+                                     "ffffffff810002f0 T vfs_read\n");
+    ProbeTable table;
+    table.add(3, parse("p:myprobe do_sys_openat2 dfd=%di:s32"));
+    table.add(4, parse("r:myret vfs_read ret=$retval:x64"));
+    TextFormatter f(ksyms);
+    f.set_probes(&table);
+
+    Event ev = event_with({});
+    ev.probe_id = 3;
+    ev.comm = "cat";
+    ev.pid = 94;
+    ev.cpu = 1;
+    ev.ts = 2431445123ULL;
+    ev.ip = 0xffffffff81000000ULL;
+    put<std::int32_t>(ev.data, 0, -100);
+    std::string out;
+    f.format(ev, out);
+    EXPECT_EQ(out, "             cat-94      [001] .....     2.431445: myprobe: "
+                   "(do_sys_openat2+0x0/0x170) dfd=-100\n");
+
+    ev.type = EventType::Kretprobe;
+    ev.probe_id = 4;
+    ev.ip = 0xffffffff810002f0ULL;
+    ev.ret_ip = 0xffffffff8100021eULL;
+    ev.data.clear();
+    put<std::uint64_t>(ev.data, 0, 3);
+    out.clear();
+    f.format(ev, out);
+    EXPECT_EQ(out, "             cat-94      [001] .....     2.431445: myret: "
+                   "(ksys_read+0x1e/0xf0 <- vfs_read) ret=0x3\n");
+}
+
+TEST(ProbeDecode, RecordIntoEvent) {
+    alignas(8) std::uint8_t buf[sizeof(fhook_rec_probe) + 16] = {};
+    auto* r = reinterpret_cast<fhook_rec_probe*>(buf);
+    r->hdr.size = sizeof(buf) - 3;
+    r->hdr.type = FHOOK_REC_KRETPROBE;
+    r->hdr.probe_id = 2;
+    r->ip = 0x10;
+    r->ret_ip = 0x20;
+    r->faults = 5;
+    r->data[0] = 42;
+    auto ev = decode(&r->hdr);
+    ASSERT_TRUE(ev);
+    EXPECT_EQ(ev->type, EventType::Kretprobe);
+    EXPECT_EQ(ev->ret_ip, 0x20U);
+    EXPECT_EQ(ev->faults, 5U);
+    EXPECT_EQ(ev->data.size(), 13U);
+    EXPECT_EQ(ev->data[0], 42);
+    r->hdr.size = sizeof(fhook_rec_probe) - 1;
+    EXPECT_THROW(decode(&r->hdr), Error);
+}
+
+} // namespace
+} // namespace fhook
