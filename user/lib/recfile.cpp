@@ -123,8 +123,10 @@ void RecordWriter::add(const fhook_rec* rec) {
                size >= sizeof(fhook_rec_probe)) {
         const auto* k = reinterpret_cast<const fhook_rec_probe*>(rec);
         addrs_.insert(k->ip);
+        sized_.insert(k->ip);
         if (k->ret_ip) {
             addrs_.insert(k->ret_ip);
+            sized_.insert(k->ret_ip);
         }
     }
     if (buf_.size() >= chunk_bytes_) {
@@ -147,8 +149,8 @@ void RecordWriter::finish(const Ksyms& ksyms, const Stats& session,
     // every address exactly as the live trace did (docs/file-format.md).
     std::map<std::uint64_t, std::string> syms;
     std::vector<std::uint64_t> addrs(addrs_.begin(), addrs_.end());
-    // and the symbol after each one, which gives its size ("+0x4/0x170")
-    for (std::uint64_t addr : addrs_) {
+    // and for those printed with "+off/size" the symbol after them
+    for (std::uint64_t addr : sized_) {
         if (auto ref = ksyms.lookup(addr)) {
             if (std::uint64_t size = ksyms.size_of(addr)) {
                 addrs.push_back(addr - ref->offset + size);

@@ -103,6 +103,7 @@ private:
     std::size_t chunk_bytes_;
     std::string buf_;
     std::unordered_set<std::uint64_t> addrs_;
+    std::unordered_set<std::uint64_t> sized_; // kprobe addresses: also need the size
     std::uint64_t written_ = 0;
     std::uint64_t records_ = 0;
 };
