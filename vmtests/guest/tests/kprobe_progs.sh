@@ -1,0 +1,17 @@
+# kprobe_progs: the module's fetch-program verifier refuses every malformed
+# program with EINVAL and the index of the bad instruction; random
+# programs (some corrupted) are either refused or armed, and armed ones
+# reading wild kernel and user addresses only fault: no oops, no WARN
+# (the runner checks the kernel log), records within their bounds.
+. /fhook/lib.sh
+
+load_fhook
+mount | grep -q ' /sys/kernel/debug ' || mount -t debugfs none /sys/kernel/debug
+run_checks $D/verify fhook-progtest verify
+n=$CHECKS
+SEED=$(date +%s)
+log "fuzz seed $SEED (fhook-progtest fuzz N $SEED repeats this run)"
+run_checks $D/fuzz fhook-progtest fuzz "${FHOOK_TEST_PROG_FUZZ:-300}" "$SEED"
+[ ! -s /sys/kernel/debug/kprobes/list ] ||
+	fail "kprobes left registered: $(head -n 3 /sys/kernel/debug/kprobes/list)"
+pass "$n verifier checks; $(sed -n 's/^ok - random programs: //p' $D/fuzz.out)"
