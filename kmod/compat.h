@@ -9,6 +9,7 @@
 #define FHOOK_COMPAT_H
 
 #include <linux/mm.h>
+#include <linux/uprobes.h>
 
 /* vm_flags became read-only with accessors in 6.3. */
 static inline void fhook_vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
@@ -26,6 +27,45 @@ static inline void fhook_vm_flags_clear(struct vm_area_struct *vma, vm_flags_t f
 	vm_flags_clear(vma, flags);
 #else
 	vma->vm_flags &= ~flags;
+#endif
+}
+
+/*
+ * uprobes: 6.12 (and backports) register returning a struct uprobe * and
+ * unregister in two steps; 6.1 registers returning int and unregisters
+ * synchronously by (inode, offset).
+ */
+struct fhook_uprobe_handle {
+	struct inode *inode;
+	loff_t offset;
+	struct uprobe *uprobe;
+};
+
+static inline int fhook_uprobe_register(struct fhook_uprobe_handle *h,
+					struct uprobe_consumer *uc)
+{
+#ifdef FHOOK_HAVE_UPROBE_PTR
+	struct uprobe *u = uprobe_register(h->inode, h->offset, 0, uc);
+
+	if (IS_ERR(u))
+		return PTR_ERR(u);
+	h->uprobe = u;
+	return 0;
+#else
+	return uprobe_register(h->inode, h->offset, uc);
+#endif
+}
+
+/* Returns once no handler of @uc runs any more. */
+static inline void fhook_uprobe_unregister(struct fhook_uprobe_handle *h,
+					   struct uprobe_consumer *uc)
+{
+#ifdef FHOOK_HAVE_UPROBE_PTR
+	uprobe_unregister_nosync(h->uprobe, uc);
+	uprobe_unregister_sync();
+	h->uprobe = NULL;
+#else
+	uprobe_unregister(h->inode, h->offset, uc);
 #endif
 }
 

@@ -20,7 +20,9 @@
 #include <asm/ptrace.h>
 
 #define FHOOK_SCRATCH_LEVELS	4
-#define FHOOK_SCRATCH_SIZE	(sizeof(struct fhook_rec_probe) + FHOOK_MAX_PROBE_DATA)
+/* a record, its data, and a stack trailer (FHOOK_CTX_STACK) */
+#define FHOOK_SCRATCH_SIZE	(sizeof(struct fhook_rec_probe) + FHOOK_MAX_PROBE_DATA + \
+				 8 * (FHOOK_MAX_STACK + 1))
 
 struct fhook_scratch {
 	int nest;
@@ -307,7 +309,13 @@ notrace void fhook_prog_run(const struct fhook_prog *prog, u32 from, u32 to,
 			val = regs_get_kernel_argument(regs, in->arg - 1);
 			continue;
 		case FHOOK_OP_STACK:
-			val = regs_get_kernel_stack_nth(regs, in->arg);
+			if (!c->user) {
+				val = regs_get_kernel_stack_nth(regs, in->arg);
+			} else if (!fault &&
+				   copy_from_user_nofault(&val, (void __user *)(regs->sp +
+						8UL * in->arg), sizeof(val))) {
+				fault = true;
+			}
 			continue;
 		case FHOOK_OP_STACKP:
 			val = kernel_stack_pointer(regs);

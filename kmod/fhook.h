@@ -8,8 +8,11 @@
  *   stats.c       per-CPU x per-probe counters, mmap'd read-only
  *   bench.c       FHOOK_IOC_BENCH, the transport benchmark's producer
  *   probe_func.c  function probes (ftrace_ops)
- *   probe_kprobe.c  kprobes and kretprobes
+ *   probe_kprobe.c  kprobes and kretprobes, the handler shared with uprobes
+ *   probe_uprobe.c  uprobes and uretprobes
  *   fetch.c       fetch programs: verifier, interpreter, scratch buffers
+ *   filter.c      predicate programs (filters): verifier, evaluation
+ *   stack.c       stack traces recorded with events
  *   pidfilter.c   pid filter and fork/exit following (tracepoints)
  */
 #ifndef FHOOK_H
@@ -37,6 +40,8 @@
 #include <asm/local.h>
 
 #include <fhook_abi.h>
+
+#include "compat.h"
 
 #define FHOOK_VERSION		"0.1.0"
 
@@ -83,6 +88,12 @@ struct fhook_prog {
 	struct fhook_insn insns[];
 };
 
+/* A verified predicate program (filter.c). */
+struct fhook_pred {
+	u32 len;
+	struct fhook_insn insns[];
+};
+
 /* State of one run of a fetch program. */
 struct fhook_fetch_ctx {
 	struct pt_regs *regs;
@@ -91,6 +102,7 @@ struct fhook_fetch_ctx {
 	u32 limit;		/* bytes of data usable */
 	u64 faults;		/* bit per field */
 	u32 field;		/* index of the next field */
+	bool user;		/* uprobe: $stackN reads the user stack */
 };
 
 struct fhook_probe {
@@ -100,12 +112,19 @@ struct fhook_probe {
 	u32 type;
 	bool registered;
 	bool enabled;			/* kprobes: armed (enable_kprobe) */
+	bool stack;			/* FHOOK_PROBE_F_STACK */
 	struct fhook_prog *prog;	/* kprobes: what to record */
+	struct fhook_pred *pred;	/* filter, NULL: record every hit */
 	char *symbol;			/* kprobes: the symbol probed */
 	union {
 		struct ftrace_ops ops;	/* FHOOK_PROBE_FUNC */
 		struct kprobe kp;	/* FHOOK_PROBE_KPROBE */
 		struct kretprobe rp;	/* FHOOK_PROBE_KRETPROBE */
+		struct {		/* FHOOK_PROBE_UPROBE, _URETPROBE */
+			struct uprobe_consumer uc;
+			struct path upath;
+			struct fhook_uprobe_handle uh;
+		};
 	};
 };
 
@@ -205,13 +224,41 @@ void fhook_prog_run(const struct fhook_prog *prog, u32 from, u32 to, struct fhoo
 struct fhook_rec_probe *fhook_scratch_get(void);
 void fhook_scratch_put(void);
 
+/* filter.c */
+struct fhook_pred *fhook_pred_load(const struct fhook_probe_add *pa, u32 data_size,
+				   s32 *err_index);
+bool fhook_pred_run(const struct fhook_pred *pred, const u8 *data, u32 len);
+
 /* probe_kprobe.c */
+struct fhook_kret_entry;
+void fhook_probe_emit(struct fhook_probe *p, u16 type, struct pt_regs *regs, unsigned long ip,
+		      unsigned long ret_ip, const struct fhook_kret_entry *entry);
 int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index);
 int fhook_kprobe_arm(struct fhook_probe *p);
 void fhook_kprobe_disarm(struct fhook_probe *p);
 void fhook_kprobe_release(struct fhook_probe *p);
 unsigned long fhook_kprobe_nmissed(struct fhook_probe *p);
 u64 fhook_kprobe_addr(struct fhook_probe *p);
+
+/* probe_uprobe.c */
+int fhook_uprobe_init(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index);
+int fhook_uprobe_arm(struct fhook_probe *p);
+void fhook_uprobe_disarm(struct fhook_probe *p);
+void fhook_uprobe_release(struct fhook_probe *p);
+
+/* stack.c */
+unsigned int fhook_stack_kernel(struct pt_regs *regs, u64 *store, unsigned int max);
+unsigned int fhook_stack_user(struct pt_regs *regs, u64 *store, unsigned int max);
+
+/*
+ * Append the trailer of FHOOK_CTX_STACK: @n entries already at @ips, then
+ * n.  Returns the bytes the trailer takes.
+ */
+static __always_inline unsigned int fhook_stack_trailer(u64 *ips, unsigned int n)
+{
+	ips[n] = n;
+	return 8 * (n + 1);
+}
 
 /* pidfilter.c */
 int fhook_pidfilter_init(void);

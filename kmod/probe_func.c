@@ -13,6 +13,53 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+/*
+ * The slow path of a function probe with FHOOK_PROBE_F_STACK: the stack
+ * (the function, then its callers from parent_ip on; the frames of fhook
+ * and of the ftrace trampoline are dropped) goes into a scratch buffer,
+ * then one record carries the event and the trailer.
+ */
+static notrace void fhook_func_stack(struct fhook_probe *p, struct fhook_ring *rb,
+				     unsigned long ip, unsigned long parent_ip, unsigned int pc,
+				     bool irqs_off, struct fhook_probe_counters *c)
+{
+	struct fhook_rec_func *r;
+	unsigned int n = 0, i, size;
+	u64 *ips = NULL;
+	void *scratch;
+	u32 seq;
+
+	scratch = fhook_scratch_get();
+	if (scratch) {
+		ips = scratch;
+		n = fhook_stack_kernel(NULL, ips + 1, FHOOK_MAX_STACK - 1);
+		for (i = 0; i < n && ips[1 + i] != parent_ip; i++)
+			;
+		if (i < n) {
+			memmove(ips + 1, ips + 1 + i, (n - i) * sizeof(u64));
+			n -= i;
+		}
+		ips[0] = ip;
+		n++;
+	}
+	size = sizeof(*r) + (ips ? 8 * (n + 1) : 0);
+	r = fhook_ring_reserve(rb, size, p->id, &seq);
+	if (!IS_ERR_OR_NULL(r)) {
+		fhook_rec_init(&r->hdr, FHOOK_REC_FUNC, size, p->id, seq, pc, irqs_off);
+		r->ip = ip;
+		r->parent_ip = parent_ip;
+		if (ips) {
+			r->hdr.flags |= FHOOK_CTX_STACK;
+			memcpy(r + 1, ips, 8 * n);
+			fhook_stack_trailer((u64 *)(r + 1), n);
+		}
+		fhook_count(&c->written);
+	}
+	fhook_ring_commit(rb);
+	if (scratch)
+		fhook_scratch_put();
+}
+
 static notrace void fhook_func_callback(unsigned long ip, unsigned long parent_ip,
 					struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
@@ -37,12 +84,16 @@ static notrace void fhook_func_callback(unsigned long ip, unsigned long parent_i
 	}
 	cpu = smp_processor_id();
 	c = fhook_counters(s, cpu, p->id);
-	if (!fhook_session_wants(s)) {
+	if (!fhook_session_wants(s) || (p->pred && !fhook_pred_run(p->pred, NULL, 0))) {
 		fhook_count(&c->filtered);
 		goto out;
 	}
 	fhook_count(&c->hits);
 	rb = s->rings[cpu];
+	if (unlikely(p->stack)) {
+		fhook_func_stack(p, rb, ip, parent_ip, pc, irqs_off, c);
+		goto out;
+	}
 	r = fhook_ring_reserve(rb, sizeof(*r), p->id, &seq);
 	if (!IS_ERR_OR_NULL(r)) {
 		fhook_rec_init(&r->hdr, FHOOK_REC_FUNC, sizeof(*r), p->id, seq, pc, irqs_off);
@@ -112,6 +163,14 @@ int fhook_func_probe_init(struct fhook_probe *p, const struct fhook_probe_add *a
 
 	p->ops.func = fhook_func_callback;
 	p->ops.flags = 0;
+	p->stack = arg->flags & FHOOK_PROBE_F_STACK;
+	/* a filter on the task (pid, comm, cpu): no fields to test */
+	p->pred = fhook_pred_load(arg, 0, err_index);
+	if (IS_ERR(p->pred)) {
+		ret = PTR_ERR(p->pred);
+		p->pred = NULL;
+		return ret;
+	}
 
 	filter = fhook_copy_text(arg->filter, arg->filter_len);
 	if (IS_ERR(filter))
@@ -187,4 +246,5 @@ void fhook_func_probe_disarm(struct fhook_probe *p)
 void fhook_func_probe_release(struct fhook_probe *p)
 {
 	ftrace_free_filter(&p->ops);
+	kfree(p->pred);
 }

@@ -25,9 +25,13 @@ struct fhook_kret_entry {
 	u8 data[];
 };
 
-static notrace void fhook_kprobe_emit(struct fhook_probe *p, u16 type, struct pt_regs *regs,
-				      unsigned long ip, unsigned long ret_ip,
-				      const struct fhook_kret_entry *entry)
+/*
+ * Record a hit of a kprobe or uprobe: filters, fetch program, predicate,
+ * one record.  Preemption must be off.
+ */
+notrace void fhook_probe_emit(struct fhook_probe *p, u16 type, struct pt_regs *regs,
+			      unsigned long ip, unsigned long ret_ip,
+			      const struct fhook_kret_entry *entry)
 {
 	struct fhook_session *s = p->session;
 	const struct fhook_prog *prog = p->prog;
@@ -51,9 +55,9 @@ static notrace void fhook_kprobe_emit(struct fhook_probe *p, u16 type, struct pt
 		fhook_count(&c->missed);
 		return;
 	}
-	fhook_count(&c->hits);
 
 	ctx.regs = regs;
+	ctx.user = type == FHOOK_REC_UPROBE || type == FHOOK_REC_URETPROBE;
 	ctx.data = scratch->data;
 	ctx.limit = FHOOK_MAX_PROBE_DATA;
 	ctx.faults = 0;
@@ -69,12 +73,30 @@ static notrace void fhook_kprobe_emit(struct fhook_probe *p, u16 type, struct pt
 	}
 	/* a kprobe's entry_len is 0: the whole program */
 	fhook_prog_run(prog, entry ? prog->entry_len : 0, prog->len, &ctx);
+	if (p->pred && !fhook_pred_run(p->pred, ctx.data, ctx.dyn)) {
+		fhook_count(&c->filtered);
+		goto out;
+	}
+	fhook_count(&c->hits);
 	size = sizeof(*scratch) + ctx.dyn;
+	if (p->stack) {
+		u32 at = ALIGN(ctx.dyn, 8);
+		u64 *ips = (u64 *)(ctx.data + at);
+		unsigned int n;
+
+		memset(ctx.data + ctx.dyn, 0, at - ctx.dyn);
+		n = ctx.user ? fhook_stack_user(regs, ips, FHOOK_MAX_STACK)
+			     : fhook_stack_kernel(regs, ips, FHOOK_MAX_STACK);
+		ctx.dyn = at + fhook_stack_trailer(ips, n);
+		size = sizeof(*scratch) + ctx.dyn;
+	}
 
 	rb = s->rings[cpu];
 	r = fhook_ring_reserve(rb, size, p->id, &seq);
 	if (!IS_ERR_OR_NULL(r)) {
 		fhook_rec_init(&r->hdr, type, size, p->id, seq, pc, irqs_off);
+		if (p->stack)
+			r->hdr.flags |= FHOOK_CTX_STACK;
 		r->ip = ip;
 		r->ret_ip = ret_ip;
 		r->faults = ctx.faults;
@@ -82,6 +104,7 @@ static notrace void fhook_kprobe_emit(struct fhook_probe *p, u16 type, struct pt
 		fhook_count(&c->written);
 	}
 	fhook_ring_commit(rb);
+out:
 	fhook_scratch_put();
 }
 
@@ -90,7 +113,7 @@ static notrace int fhook_kprobe_handler(struct kprobe *kp, struct pt_regs *regs)
 	struct fhook_probe *p = container_of(kp, struct fhook_probe, kp);
 
 	if (likely(READ_ONCE(p->enabled)))
-		fhook_kprobe_emit(p, FHOOK_REC_KPROBE, regs, (unsigned long)kp->addr, 0, NULL);
+		fhook_probe_emit(p, FHOOK_REC_KPROBE, regs, (unsigned long)kp->addr, 0, NULL);
 	return 0;
 }
 NOKPROBE_SYMBOL(fhook_kprobe_handler);
@@ -111,6 +134,7 @@ static notrace int fhook_kret_entry_handler(struct kretprobe_instance *ri, struc
 	}
 	memset(e->data, 0, prog->data_size);
 	ctx.regs = regs;
+	ctx.user = false;
 	ctx.data = e->data;
 	ctx.dyn = prog->data_size;
 	ctx.limit = p->rp.data_size - sizeof(*e);
@@ -132,7 +156,7 @@ static notrace int fhook_kret_handler(struct kretprobe_instance *ri, struct pt_r
 		return 0;
 	p = container_of(rp, struct fhook_probe, rp);
 	if (likely(READ_ONCE(p->enabled)))
-		fhook_kprobe_emit(p, FHOOK_REC_KRETPROBE, regs, (unsigned long)rp->kp.addr,
+		fhook_probe_emit(p, FHOOK_REC_KRETPROBE, regs, (unsigned long)rp->kp.addr,
 				  get_kretprobe_retaddr(ri),
 				  p->prog->entry_len ? (struct fhook_kret_entry *)ri->data : NULL);
 	return 0;
@@ -148,6 +172,7 @@ int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add *arg, 
 
 	if (arg->filter_len || arg->exclude_len || arg->nr_ips)
 		return -EINVAL;
+	p->stack = arg->flags & FHOOK_PROBE_F_STACK;
 	if (arg->symbol_len > FHOOK_MAX_SYMBOL_LEN || (!arg->symbol_len && !arg->addr))
 		return -EINVAL;
 	if (arg->offset > INT_MAX || (ret_probe && arg->offset) || (!ret_probe && arg->maxactive))
@@ -159,6 +184,12 @@ int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add *arg, 
 	if (IS_ERR(prog))
 		return PTR_ERR(prog);
 	p->prog = prog;
+	p->pred = fhook_pred_load(arg, prog->data_size, err_index);
+	if (IS_ERR(p->pred)) {
+		ret = PTR_ERR(p->pred);
+		p->pred = NULL;
+		return ret;
+	}
 
 	if (arg->symbol_len) {
 		p->symbol = memdup_user_nul(u64_to_user_ptr(arg->symbol), arg->symbol_len);
@@ -251,6 +282,7 @@ void fhook_kprobe_release(struct fhook_probe *p)
 		p->registered = false;
 	}
 	kfree(p->symbol);
+	kfree(p->pred);
 	kfree(p->prog);
 }
 

@@ -78,6 +78,11 @@ static bool fhook_is_kprobe(const struct fhook_probe *p)
 	return p->type == FHOOK_PROBE_KPROBE || p->type == FHOOK_PROBE_KRETPROBE;
 }
 
+static bool fhook_is_uprobe(const struct fhook_probe *p)
+{
+	return p->type == FHOOK_PROBE_UPROBE || p->type == FHOOK_PROBE_URETPROBE;
+}
+
 static void fhook_session_disarm(struct fhook_session *s)
 {
 	bool kprobes = false;
@@ -90,6 +95,8 @@ static void fhook_session_disarm(struct fhook_session *s)
 		} else if (fhook_is_kprobe(p) && p->enabled) {
 			fhook_kprobe_disarm(p);
 			kprobes = true;
+		} else if (fhook_is_uprobe(p)) {
+			fhook_uprobe_disarm(p);
 		}
 	}
 	/* kprobe handlers run with preemption off: wait for those in flight */
@@ -104,6 +111,8 @@ static void fhook_probe_free(struct fhook_probe *p)
 		fhook_func_probe_release(p);
 	else if (fhook_is_kprobe(p))
 		fhook_kprobe_release(p);
+	else if (fhook_is_uprobe(p))
+		fhook_uprobe_release(p);
 	kfree(p);
 }
 
@@ -179,7 +188,8 @@ static long fhook_ioc_handshake(unsigned long uarg)
 		      FHOOK_FEAT_CPU_FILTER | FHOOK_FEAT_RING_MMAP | FHOOK_FEAT_IGNORE_SELF |
 		      FHOOK_FEAT_SEQ | FHOOK_FEAT_OVERWRITE | FHOOK_FEAT_SNAPSHOT |
 		      FHOOK_FEAT_STATS_MMAP | FHOOK_FEAT_FLUSH | FHOOK_FEAT_BENCH |
-		      FHOOK_FEAT_KPROBE | FHOOK_FEAT_FETCH;
+		      FHOOK_FEAT_KPROBE | FHOOK_FEAT_FETCH | FHOOK_FEAT_PRED |
+		      FHOOK_FEAT_UPROBE | FHOOK_FEAT_STACK;
 	hs.nr_cpus = nr_cpu_ids;
 	hs.nr_sessions = atomic_read(&fhook_nr_sessions);
 	hs.page_size = PAGE_SIZE;
@@ -239,7 +249,8 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 		return ret;
 	/* answer in the caller's layout */
 	usize = min_t(size_t, ret, sizeof(pa));
-	if (pa.flags || !fhook_zero(pa.reserved, ARRAY_SIZE(pa.reserved)) ||
+	if ((pa.flags & ~FHOOK_PROBE_FLAGS) || (pa.type == FHOOK_PROBE_BENCH && pa.flags) ||
+	    !fhook_zero(pa.reserved, ARRAY_SIZE(pa.reserved)) ||
 	    !fhook_zero(pa.reserved2, ARRAY_SIZE(pa.reserved2)) || pa.probe_addr)
 		return -EINVAL;
 	switch (pa.type) {
@@ -248,9 +259,13 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 		if (pa.symbol_len || pa.symbol || pa.offset || pa.addr || pa.maxactive ||
 		    pa.prog_len || pa.prog || pa.entry_len || pa.data_size || pa.__pad)
 			return -EINVAL;
+		if (pa.type == FHOOK_PROBE_BENCH && (pa.pred || pa.pred_len))
+			return -EINVAL;
 		break;
 	case FHOOK_PROBE_KPROBE:
 	case FHOOK_PROBE_KRETPROBE:
+	case FHOOK_PROBE_UPROBE:
+	case FHOOK_PROBE_URETPROBE:
 		break;
 	default:
 		return -EINVAL;
@@ -274,6 +289,8 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 		ret = fhook_func_probe_init(p, &pa, &err_index);
 	else if (fhook_is_kprobe(p))
 		ret = fhook_kprobe_init(p, &pa, &err_index);
+	else if (fhook_is_uprobe(p))
+		ret = fhook_uprobe_init(p, &pa, &err_index);
 	pa.err_index = err_index;
 	if (ret) {
 		fhook_probe_free(p);
@@ -372,6 +389,8 @@ static long fhook_ioc_start(struct fhook_session *s)
 			ret = fhook_func_probe_arm(p);
 		else if (fhook_is_kprobe(p))
 			ret = fhook_kprobe_arm(p);
+		else if (fhook_is_uprobe(p))
+			ret = fhook_uprobe_arm(p);
 		else
 			continue;
 		if (ret) {

@@ -40,6 +40,9 @@
 #define FHOOK_FEAT_BENCH	(1ULL << 11)	/* FHOOK_PROBE_BENCH, FHOOK_IOC_BENCH */
 #define FHOOK_FEAT_KPROBE	(1ULL << 12)	/* FHOOK_PROBE_KPROBE, _KRETPROBE */
 #define FHOOK_FEAT_FETCH	(1ULL << 13)	/* fetch programs (struct fhook_insn) */
+#define FHOOK_FEAT_PRED		(1ULL << 14)	/* predicate programs (filters) */
+#define FHOOK_FEAT_UPROBE	(1ULL << 15)	/* FHOOK_PROBE_UPROBE, _URETPROBE */
+#define FHOOK_FEAT_STACK	(1ULL << 16)	/* FHOOK_PROBE_F_STACK */
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -135,6 +138,16 @@ enum fhook_probe_type {
 	 */
 	FHOOK_PROBE_KPROBE = 3,
 	FHOOK_PROBE_KRETPROBE = 4,
+	/*
+	 * uprobe / uretprobe: `symbol` is the absolute path of the binary,
+	 * `offset` the file offset of the instruction (userspace resolves
+	 * symbols from the ELF file).  Registered at START, unregistered at
+	 * STOP.  A uretprobe's program has no entry part.  Records are
+	 * struct fhook_rec_probe: ip the user address hit (the function for
+	 * uretprobes), ret_ip where it returned to.
+	 */
+	FHOOK_PROBE_UPROBE = 5,
+	FHOOK_PROBE_URETPROBE = 6,
 };
 
 /*
@@ -154,10 +167,20 @@ enum fhook_probe_type {
  * function fails with ENOENT and `err_index` set to its position (filter
  * patterns first, then exclude patterns, then ips).
  */
+/*
+ * Record a stack trace with each event: the kernel stack (function
+ * probes, kprobes, kretprobes) or the user stack by frame pointers
+ * (uprobes).  The record then has FHOOK_CTX_STACK set and ends with the
+ * trailer described there.
+ */
+#define FHOOK_PROBE_F_STACK	(1U << 0)
+#define FHOOK_PROBE_FLAGS	FHOOK_PROBE_F_STACK
+#define FHOOK_MAX_STACK		64	/* entries */
+
 struct fhook_probe_add {
 	__u32 size;		/* in */
 	__u32 type;		/* in: enum fhook_probe_type */
-	__u32 flags;		/* in: must be 0 */
+	__u32 flags;		/* in: FHOOK_PROBE_F_* (not for bench probes) */
 	__u32 probe_id;		/* out: id stamped into every record */
 	__u64 filter;		/* in: user pointer to the filter text */
 	__u64 exclude;		/* in: user pointer to the notrace text */
@@ -190,13 +213,21 @@ struct fhook_probe_add {
 	__u32 __pad;		/* must be zero */
 	/* out: the address probed (after the kernel skipped an ENDBR) */
 	__u64 probe_addr;
-	__u64 reserved2[4];	/* must be zero */
+	/*
+	 * A predicate program (struct fhook_insn[pred_len], enum
+	 * fhook_pred_op) over the fields the fetch program stored and the
+	 * task: hits it rejects are not recorded and count as `filtered`.
+	 */
+	__u64 pred;		/* in: user pointer, 0 = record every hit */
+	__u32 pred_len;		/* in: instructions, <= FHOOK_MAX_PRED */
+	__u32 __pad2;		/* must be zero */
+	__u64 reserved2[2];	/* must be zero */
 };
 
 /* Size of struct fhook_probe_add before the kprobe fields (ABI 1.0). */
 #define FHOOK_PROBE_ADD_SIZE_V1	88
 
-#define FHOOK_MAX_SYMBOL_LEN	255
+#define FHOOK_MAX_SYMBOL_LEN	4095	/* a uprobe's path: PATH_MAX - 1 */
 #define FHOOK_MAX_MAXACTIVE	4096
 #define FHOOK_MAX_PATTERN_TEXT	65536
 #define FHOOK_MAX_PATTERN_LEN	255
@@ -308,7 +339,7 @@ struct fhook_stats {
 enum fhook_op {
 	FHOOK_OP_REG = 1,	/* val = register arg (enum fhook_reg) */
 	FHOOK_OP_ARG,		/* val = argument arg (1-based, calling convention) */
-	FHOOK_OP_STACK,		/* val = arg-th word of the kernel stack */
+	FHOOK_OP_STACK,		/* val = arg-th word of the stack (user stack in uprobes) */
 	FHOOK_OP_STACKP,	/* val = the stack pointer */
 	FHOOK_OP_RETVAL,	/* val = return value (kretprobe return part) */
 	FHOOK_OP_IMM,		/* val = imm */
@@ -361,6 +392,49 @@ struct fhook_insn {
  * do not fit are cut (still NUL-terminated).
  */
 #define FHOOK_MAX_PROBE_DATA	4096
+
+/*
+ * Predicate programs (filters): evaluated on a hit after the fetch program
+ * ran, before a record is reserved.  Postfix (RPN) over a stack of
+ * booleans at most FHOOK_PRED_STACK deep; each test pushes one, AND/OR pop
+ * two and push one, NOT replaces the top; the program leaves exactly one.
+ */
+enum fhook_pred_op {
+	/* the field of `size` bytes at data[dst] CMP imm; arg: enum fhook_cmp | SIGNED */
+	FHOOK_PRED_FIELD = 1,
+	FHOOK_PRED_PID,		/* current thread id CMP imm */
+	FHOOK_PRED_TGID,	/* current process id CMP imm */
+	FHOOK_PRED_CPU,		/* CPU CMP imm */
+	/*
+	 * The string whose data_loc is at data[dst] (EQ, NE, GLOB) against a
+	 * constant of imm bytes stored NUL-terminated in the raw bytes of the
+	 * DIV_ROUND_UP(imm + 1, 16) instructions that follow.  A string whose
+	 * fetch faulted equals nothing.
+	 */
+	FHOOK_PRED_STR,
+	FHOOK_PRED_COMM,	/* current->comm against a constant, as STR */
+	FHOOK_PRED_AND,
+	FHOOK_PRED_OR,
+	FHOOK_PRED_NOT,
+	FHOOK_PRED_MAX,
+};
+
+enum fhook_cmp {
+	FHOOK_CMP_EQ = 1,
+	FHOOK_CMP_NE,
+	FHOOK_CMP_LT,
+	FHOOK_CMP_LE,
+	FHOOK_CMP_GT,
+	FHOOK_CMP_GE,
+	FHOOK_CMP_BITS,		/* (value & imm) != 0 */
+	FHOOK_CMP_GLOB,		/* strings: glob_match(constant, string) */
+	FHOOK_CMP_MAX,
+};
+
+#define FHOOK_PRED_SIGNED	(1U << 8)	/* FIELD: compare as signed */
+#define FHOOK_MAX_PRED		512
+#define FHOOK_PRED_STACK	16
+#define FHOOK_MAX_PRED_STRING	255
 
 #define FHOOK_IOC_MAGIC		0xF4
 
@@ -485,6 +559,8 @@ enum fhook_rec_type {
 	FHOOK_REC_BENCH = 3,	/* struct fhook_rec + payload: u64 i, i+1, ... */
 	FHOOK_REC_KPROBE = 4,	/* struct fhook_rec_probe */
 	FHOOK_REC_KRETPROBE = 5,	/* struct fhook_rec_probe */
+	FHOOK_REC_UPROBE = 6,	/* struct fhook_rec_probe */
+	FHOOK_REC_URETPROBE = 7,	/* struct fhook_rec_probe */
 };
 
 /* Context flags, the information of ftrace's "dNhp." column. */
@@ -495,6 +571,12 @@ enum fhook_rec_type {
 #define FHOOK_CTX_SOFTIRQ	(1U << 4)	/* 's' (serving softirq) */
 #define FHOOK_CTX_NMI		(1U << 5)	/* 'z', 'Z' with hardirq */
 #define FHOOK_CTX_BH_OFF	(1U << 6)	/* 'b' (bottom halves disabled) */
+/*
+ * Not a context: the record ends with a stack trace, __u64 ips[n] then
+ * __u64 n (n <= FHOOK_MAX_STACK), innermost first, inside hdr.size; the
+ * record's own payload ends where ips[] starts.
+ */
+#define FHOOK_CTX_STACK		(1U << 7)
 
 #define FHOOK_COMM_LEN		16
 

@@ -63,10 +63,25 @@ constexpr const char* kRecordUsage =
     "With --overwrite, only the newest events at the end and at each SIGUSR2\n"
     "snapshot are written.\n";
 
-enum class Mode { Trace, Record };
+constexpr const char* kStatUsage =
+    "Usage: fhook stat [options] PROBE... [-- COMMAND [ARGS...]]\n"
+    "\n"
+    "Arm the probes like trace, count, and print per probe on stdout at the end:\n"
+    "hits (recorded or lost), filtered (rejected by --pid/--cpu/COMMAND or a\n"
+    "filter expression), missed (the kernel's kprobe nmissed, kretprobes without\n"
+    "a free instance, recursion), events and lost events.  The events\n"
+    "themselves are read and discarded.\n";
+
+enum class Mode { Trace, Record, Stat };
+
+const char* mode_name(Mode mode) {
+    return mode == Mode::Record ? "record" : mode == Mode::Stat ? "stat" : "trace";
+}
 
 struct TraceOptions {
     std::vector<std::string> probes;
+    std::string filter; // --filter, for probes without their own "if"
+    bool stack = false; // --stack
     std::vector<pid_t> pids;
     std::optional<std::set<int>> cpus;
     RingRequest ring;
@@ -103,6 +118,11 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
         "also wake the reader at N pending events per CPU")(
         "flush", po::value<std::string>()->value_name("MS"),
         "deliver events below the watermarks after at most MS ms (default 100)")(
+        "stack", "record the stack with every event: the kernel stack, or the user stack "
+                 "(frame pointers) for uprobes")(
+        "filter", po::value<std::string>()->value_name("EXPR"),
+        "record only hits where EXPR holds, evaluated in the kernel (probes without their own "
+        "'if EXPR'; function probes: common_pid, tgid, comm, cpu)")(
         "duration,d", po::value<std::string>()->value_name("SEC"),
         "stop after SEC seconds (fractions allowed)")(
         "output,o", po::value<std::string>()->value_name("FILE"),
@@ -119,11 +139,13 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
     all.add(options).add(hidden);
     po::positional_options_description positional;
     positional.add("probe", -1);
-    po::variables_map vm =
-        parse_args(mode == Mode::Record ? "record" : "trace", before, all, positional);
+    po::variables_map vm = parse_args(mode_name(mode), before, all, positional);
 
     if (vm.count("help")) {
-        print_help(mode == Mode::Record ? kRecordUsage : kTraceUsage, options);
+        print_help(mode == Mode::Record ? kRecordUsage
+                   : mode == Mode::Stat ? kStatUsage
+                                        : kTraceUsage,
+                   options);
         return std::nullopt;
     }
     if (vm.count("format")) {
@@ -192,6 +214,13 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
         throw_usage("fhook record needs -o FILE: the record file to write");
     }
     opt.quiet = vm.count("quiet") != 0;
+    opt.stack = vm.count("stack") != 0;
+    if (vm.count("filter")) {
+        opt.filter = vm["filter"].as<std::string>();
+        if (opt.filter.find_first_not_of(" \t") == std::string::npos) {
+            throw_usage("empty --filter: give an expression, e.g. --filter 'comm == \"cat\"'");
+        }
+    }
     return opt;
 }
 
@@ -295,6 +324,14 @@ private:
     std::unique_ptr<Formatter> formatter_;
 };
 
+// fhook stat: the records are only counted by the module.
+class DiscardSink final : public Sink {
+public:
+    void on_record(const fhook_rec*) override {}
+    void flush() override {}
+    void finish(const Session&, const std::vector<ProbeSummary>&) override {}
+};
+
 class RecordSink final : public Sink {
 public:
     RecordSink(UniqueFd fd, const std::string& path, const RecordWriter::Info& info,
@@ -339,6 +376,11 @@ int run(const Args& args, Mode mode) {
             kprobes.push_back(parse_kprobe(text, [](std::string_view name) {
                 return Ksyms::find_any(kallsyms_path(), name);
             }));
+            kprobes.back().stack = opt.stack;
+            if (!opt.filter.empty() && kprobes.back().filter.empty()) {
+                kprobes.back().filter = opt.filter;
+                kprobes.back().pred = compile_filter(opt.filter, &kprobes.back());
+            }
         } else {
             globs.push_back(text);
         }
@@ -432,6 +474,8 @@ int run(const Args& args, Mode mode) {
         auto rs = std::make_unique<RecordSink>(std::move(output_fd), opt.output, info, ksyms);
         record_sink = rs.get();
         sink = std::move(rs);
+    } else if (mode == Mode::Stat) {
+        sink = std::make_unique<DiscardSink>();
     } else {
         sink = std::make_unique<PrintSink>(output_fd ? output_fd.get() : STDOUT_FILENO, ksyms,
                                            opt.json, probe_table);
@@ -502,6 +546,22 @@ int run(const Args& args, Mode mode) {
     sink->finish(session, probes);
 
     const bool exec_failed = child && child->exited() && child->exec_failed();
+    if (mode == Mode::Stat) {
+        OutputWriter out(output_fd ? output_fd.get() : STDOUT_FILENO);
+        std::vector<StatRow> rows;
+        for (const auto& p : probes) {
+            StatRow row{p.id, session.stats(p.id), 0, p.description};
+            if (const StatsView view = reader.stats()) {
+                for (std::uint32_t cpu = 0; cpu < view.nr_cpus(); cpu++) {
+                    row.filtered += view.at(cpu, p.id).filtered;
+                }
+            }
+            rows.push_back(std::move(row));
+        }
+        out.append(stat_table(rows));
+        out.flush();
+        return exec_failed ? 1 : 0;
+    }
     if (!opt.quiet) {
         for (auto& p : probes) {
             p.stats = session.stats(p.id);
@@ -529,6 +589,10 @@ int cmd_trace(const Args& args) {
 
 int cmd_record(const Args& args) {
     return run(args, Mode::Record);
+}
+
+int cmd_stat(const Args& args) {
+    return run(args, Mode::Stat);
 }
 
 } // namespace fhook::cli

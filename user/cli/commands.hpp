@@ -18,6 +18,7 @@ using Args = std::vector<std::string>;
 // to exit codes by main().
 int cmd_trace(const Args& args);
 int cmd_record(const Args& args);
+int cmd_stat(const Args& args);
 int cmd_report(const Args& args);
 int cmd_list(const Args& args);
 int cmd_status(const Args& args);

@@ -19,9 +19,12 @@ constexpr const char* kUsage =
     "\n"
     "Commands:\n"
     "  trace [options] PROBE... [-- COMMAND [ARGS...]]\n"
-    "                        arm function probes and stream the events\n"
+    "                        arm probes (functions, kprobes, uprobes) and stream\n"
+    "                        the events\n"
     "  record -o FILE [options] PROBE... [-- COMMAND [ARGS...]]\n"
     "                        the same, into a record file\n"
+    "  stat [options] PROBE... [-- COMMAND [ARGS...]]\n"
+    "                        count hits per probe, print a table at the end\n"
     "  report [options] FILE print a record file, like trace would have\n"
     "  list functions [PATTERN]\n"
     "                        list the traceable functions\n"
@@ -54,6 +57,9 @@ int run(int argc, char** argv) {
     if (command == "record") {
         return fhook::cli::cmd_record(args);
     }
+    if (command == "stat") {
+        return fhook::cli::cmd_stat(args);
+    }
     if (command == "report") {
         return fhook::cli::cmd_report(args);
     }
@@ -64,7 +70,7 @@ int run(int argc, char** argv) {
         return fhook::cli::cmd_status(args);
     }
     fhook::throw_usage("unknown command '" + command +
-                       "': use trace, record, report, list or status (see: fhook --help)");
+                       "': use trace, record, stat, report, list or status (see: fhook --help)");
 }
 
 void print_error(const std::string& message) {

@@ -27,6 +27,21 @@ std::size_t lost_record_size(const fhook_rec_lost* rec) {
 
 std::optional<Event> decode(const fhook_rec* rec) {
     Event ev;
+    // FHOOK_CTX_STACK: the record ends with ips[n], n
+    std::size_t end = rec->size;
+    if (rec->flags & FHOOK_CTX_STACK) {
+        std::uint64_t n = 0;
+        if (rec->size >= sizeof(fhook_rec) + 8) {
+            std::memcpy(&n, reinterpret_cast<const char*>(rec) + rec->size - 8, 8);
+        }
+        if (rec->size < sizeof(fhook_rec) + 8 || n > FHOOK_MAX_STACK ||
+            8 * (n + 1) > rec->size - sizeof(fhook_rec)) {
+            too_short(rec, sizeof(fhook_rec) + 8 * (n + 1));
+        }
+        end = rec->size - 8 * (n + 1);
+        ev.stack.resize(n);
+        std::memcpy(ev.stack.data(), reinterpret_cast<const char*>(rec) + end, 8 * n);
+    }
     switch (rec->type) {
     case FHOOK_REC_LOST: {
         if (rec->size < sizeof(fhook_rec_lost)) {
@@ -48,7 +63,7 @@ std::optional<Event> decode(const fhook_rec* rec) {
         break;
     }
     case FHOOK_REC_FUNC: {
-        if (rec->size < sizeof(fhook_rec_func)) {
+        if (end < sizeof(fhook_rec_func)) {
             too_short(rec, sizeof(fhook_rec_func));
         }
         const auto* func = reinterpret_cast<const fhook_rec_func*>(rec);
@@ -58,16 +73,18 @@ std::optional<Event> decode(const fhook_rec* rec) {
         break;
     }
     case FHOOK_REC_KPROBE:
-    case FHOOK_REC_KRETPROBE: {
-        if (rec->size < sizeof(fhook_rec_probe)) {
+    case FHOOK_REC_KRETPROBE:
+    case FHOOK_REC_UPROBE:
+    case FHOOK_REC_URETPROBE: {
+        if (end < sizeof(fhook_rec_probe)) {
             too_short(rec, sizeof(fhook_rec_probe));
         }
         const auto* kp = reinterpret_cast<const fhook_rec_probe*>(rec);
-        ev.type = rec->type == FHOOK_REC_KPROBE ? EventType::Kprobe : EventType::Kretprobe;
+        ev.type = static_cast<EventType>(rec->type);
         ev.ip = kp->ip;
         ev.ret_ip = kp->ret_ip;
         ev.faults = kp->faults;
-        ev.data.assign(kp->data, kp->data + (rec->size - sizeof(fhook_rec_probe)));
+        ev.data.assign(kp->data, kp->data + (end - sizeof(fhook_rec_probe)));
         break;
     }
     default:
@@ -78,7 +95,7 @@ std::optional<Event> decode(const fhook_rec* rec) {
     ev.pid = rec->pid;
     ev.tgid = rec->tgid;
     ev.cpu = rec->cpu;
-    ev.flags = rec->flags;
+    ev.flags = rec->flags & ~FHOOK_CTX_STACK;
     ev.preempt = rec->preempt;
     ev.seq = rec->seq;
     ev.comm.assign(rec->comm, ::strnlen(rec->comm, sizeof(rec->comm)));

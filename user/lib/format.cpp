@@ -160,7 +160,7 @@ void TextFormatter::format(const Event& ev, std::string& out) {
     out.push_back('.');
     put_u64_zero(ev.ts % 1000000000 / 1000, 6, out);
     out.append(": ");
-    if (ev.type == EventType::Kprobe || ev.type == EventType::Kretprobe) {
+    if (is_probe_event(ev.type)) {
         // print_kprobe_event() / print_kretprobe_event():
         //   "NAME: (sym+off/size) args" and "NAME: (ret+off/size <- func) args"
         const KprobeDef* def = probes_ ? probes_->find(ev.probe_id) : nullptr;
@@ -173,22 +173,44 @@ void TextFormatter::format(const Event& ev, std::string& out) {
         out.append(": (");
         if (ev.type == EventType::Kprobe) {
             names_.append_offset(ev.ip, out);
-        } else {
+        } else if (ev.type == EventType::Kretprobe) {
             names_.append_offset(ev.ret_ip, out);
             out.append(" <- ");
             names_.append(ev.ip, out);
+        } else if (ev.type == EventType::Uprobe) {
+            put_hex(ev.ip, out); // print_uprobe_event(): "(0x%lx)"
+        } else {
+            put_hex(ev.ret_ip, out);
+            out.append(" <- ");
+            put_hex(ev.ip, out);
         }
         out.push_back(')');
         if (def) {
             append_probe_fields(*def, ev, names_, out);
         }
         out.push_back('\n');
+        append_stack(ev, out);
         return;
     }
     names_.append(ev.ip, out);
     out.append(" <-");
     names_.append(ev.parent_ip, out);
     out.push_back('\n');
+    append_stack(ev, out);
+}
+
+// The kernel's stack trace lines (" => func"), user addresses in hex.
+void TextFormatter::append_stack(const Event& ev, std::string& out) {
+    const bool user = ev.type == EventType::Uprobe || ev.type == EventType::Uretprobe;
+    for (std::uint64_t ip : ev.stack) {
+        out.append(" => ");
+        if (user) {
+            put_hex(ip, out);
+        } else {
+            names_.append(ip, out);
+        }
+        out.push_back('\n');
+    }
 }
 
 void append_json_string(std::string_view text, std::string& out) {
@@ -253,10 +275,23 @@ void JsonFormatter::format(const Event& ev, std::string& out) {
         out.append("}\n");
         return;
     }
-    const bool kprobe = ev.type == EventType::Kprobe || ev.type == EventType::Kretprobe;
-    out.append(ev.type == EventType::Kprobe      ? "{\"type\":\"kprobe\",\"ts\":"
-               : ev.type == EventType::Kretprobe ? "{\"type\":\"kretprobe\",\"ts\":"
-                                                 : "{\"type\":\"func\",\"ts\":");
+    const bool kprobe = is_probe_event(ev.type);
+    switch (ev.type) {
+    case EventType::Kprobe:
+        out.append("{\"type\":\"kprobe\",\"ts\":");
+        break;
+    case EventType::Kretprobe:
+        out.append("{\"type\":\"kretprobe\",\"ts\":");
+        break;
+    case EventType::Uprobe:
+        out.append("{\"type\":\"uprobe\",\"ts\":");
+        break;
+    case EventType::Uretprobe:
+        out.append("{\"type\":\"uretprobe\",\"ts\":");
+        break;
+    default:
+        out.append("{\"type\":\"func\",\"ts\":");
+    }
     put_u64(ev.ts, out);
     out.append(",\"cpu\":");
     put_u64(ev.cpu, out);
@@ -279,11 +314,19 @@ void JsonFormatter::format(const Event& ev, std::string& out) {
             out.append(",\"event\":");
             append_json_string(def->group + "/" + def->event, out);
         }
-        out.append(",\"func\":");
-        append_json_name(ev.ip, out);
+        const bool user = ev.type == EventType::Uprobe || ev.type == EventType::Uretprobe;
+        if (!user) {
+            out.append(",\"func\":");
+            append_json_name(ev.ip, out);
+        }
         out.append(",\"ip\":\"");
         put_hex(ev.ip, out);
         out.push_back('"');
+        if (ev.type == EventType::Uretprobe) {
+            out.append(",\"ret_ip\":\"");
+            put_hex(ev.ret_ip, out);
+            out.push_back('"');
+        }
         if (ev.type == EventType::Kretprobe) {
             out.append(",\"ret\":");
             name_.clear();
@@ -298,6 +341,7 @@ void JsonFormatter::format(const Event& ev, std::string& out) {
             append_probe_fields_json(*def, ev, names_, out);
             out.push_back('}');
         }
+        append_json_stack(ev, user, out);
         out.append("}\n");
         return;
     }
@@ -309,7 +353,29 @@ void JsonFormatter::format(const Event& ev, std::string& out) {
     append_json_name(ev.parent_ip, out);
     out.append(",\"parent_ip\":\"");
     put_hex(ev.parent_ip, out);
-    out.append("\"}\n");
+    out.push_back('"');
+    append_json_stack(ev, false, out);
+    out.append("}\n");
+}
+
+void JsonFormatter::append_json_stack(const Event& ev, bool user, std::string& out) {
+    if (ev.stack.empty()) {
+        return;
+    }
+    out.append(",\"stack\":[");
+    const char* sep = "";
+    for (std::uint64_t ip : ev.stack) {
+        out.append(sep);
+        if (user) {
+            out.push_back('"');
+            put_hex(ip, out);
+            out.push_back('"');
+        } else {
+            append_json_name(ip, out);
+        }
+        sep = ",";
+    }
+    out.push_back(']');
 }
 
 } // namespace fhook

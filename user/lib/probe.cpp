@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include <fhook/elfsym.hpp>
 #include <fhook/error.hpp>
 #include <fhook/format.hpp>
 #include <fhook/probe.hpp>
@@ -282,7 +283,7 @@ fhook_insn make(std::uint8_t op, std::uint8_t size = 0, std::uint16_t dst = 0,
 
 // Instructions of one field: load, derefs, store.
 std::vector<fhook_insn> compile_field(const Chain& c, const FetchType& t, std::uint16_t dst,
-                                      std::string_view token) {
+                                      std::string_view token, bool user_memory) {
     std::vector<fhook_insn> out;
     if (c.comm) {
         if (!t.is_string()) {
@@ -301,7 +302,7 @@ std::vector<fhook_insn> compile_field(const Chain& c, const FetchType& t, std::u
     const bool last_user = has_deref && c.derefs.back().user;
     const std::int64_t last_off = has_deref ? c.derefs.back().offset : 0;
     if (t.is_string()) {
-        const bool user = t.kind == FetchType::Kind::UString || last_user;
+        const bool user = t.kind == FetchType::Kind::UString || last_user || user_memory;
         if (has_deref) {
             out.push_back(make(user ? FHOOK_OP_ST_USTRING : FHOOK_OP_ST_STRING, 0, dst,
                                kDefaultStringMax, last_off));
@@ -357,7 +358,302 @@ std::string sanitize(std::string s) {
     return s;
 }
 
+// ------------------------------------------------------------------
+// Filters
+// ------------------------------------------------------------------
+
+struct Token {
+    enum Kind { End, Ident, Number, String, Op, LParen, RParen, Not, And, Or } kind = End;
+    std::string text;
+    std::int64_t number = 0;
+};
+
+class FilterParser {
+public:
+    FilterParser(std::string_view expr, const KprobeDef* def) : src_(expr), def_(def) { next(); }
+
+    std::vector<fhook_insn> compile() {
+        if (tok_.kind == Token::End) {
+            fail_expr("empty filter");
+        }
+        parse_or();
+        if (tok_.kind != Token::End) {
+            fail("unexpected '" + tok_.text + "'");
+        }
+        // the stack depth the module allows
+        int depth = 0, max = 0;
+        for (std::size_t i = 0; i < out_.size(); i++) {
+            const auto op = out_[i].op;
+            if (op == FHOOK_PRED_AND || op == FHOOK_PRED_OR) {
+                depth--;
+            } else if (op != FHOOK_PRED_NOT) {
+                depth++;
+                if (op == FHOOK_PRED_STR || op == FHOOK_PRED_COMM) {
+                    i += (out_[i].imm + 1 + 15) / 16;
+                }
+            }
+            max = std::max(max, depth);
+        }
+        if (max > FHOOK_PRED_STACK || out_.size() > FHOOK_MAX_PRED) {
+            fail_expr("filter too complex (stack depth " + std::to_string(max) + ", " +
+                      std::to_string(out_.size()) + " instructions)");
+        }
+        return std::move(out_);
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& why) {
+        throw_usage("bad filter '" + std::string(src_) + "' at '" + std::string(src_.substr(at_)) +
+                    "': " + why);
+    }
+    [[noreturn]] void fail_expr(const std::string& why) {
+        throw_usage("bad filter '" + std::string(src_) + "': " + why);
+    }
+
+    void next() {
+        while (pos_ < src_.size() && std::isspace(static_cast<unsigned char>(src_[pos_]))) {
+            pos_++;
+        }
+        at_ = pos_;
+        tok_ = Token{};
+        if (pos_ >= src_.size()) {
+            return;
+        }
+        const char c = src_[pos_];
+        auto two = src_.substr(pos_, 2);
+        if (two == "&&" || two == "||") {
+            tok_.kind = two == "&&" ? Token::And : Token::Or;
+            tok_.text = std::string(two);
+            pos_ += 2;
+        } else if (two == "==" || two == "!=" || two == "<=" || two == ">=") {
+            tok_.kind = Token::Op;
+            tok_.text = std::string(two);
+            pos_ += 2;
+        } else if (c == '<' || c == '>' || c == '&' || c == '~') {
+            tok_.kind = Token::Op;
+            tok_.text = std::string(1, c);
+            pos_++;
+        } else if (c == '!') {
+            tok_.kind = Token::Not;
+            tok_.text = "!";
+            pos_++;
+        } else if (c == '(' || c == ')') {
+            tok_.kind = c == '(' ? Token::LParen : Token::RParen;
+            tok_.text = std::string(1, c);
+            pos_++;
+        } else if (c == '"') {
+            std::string str;
+            pos_++;
+            while (pos_ < src_.size() && src_[pos_] != '"') {
+                if (src_[pos_] == '\\' && pos_ + 1 < src_.size()) {
+                    pos_++;
+                }
+                str.push_back(src_[pos_++]);
+            }
+            if (pos_ >= src_.size()) {
+                fail("unterminated string");
+            }
+            pos_++;
+            tok_.kind = Token::String;
+            tok_.text = std::move(str);
+        } else if (std::isdigit(static_cast<unsigned char>(c)) || c == '-') {
+            std::size_t end = pos_ + 1;
+            while (end < src_.size() && std::isalnum(static_cast<unsigned char>(src_[end]))) {
+                end++;
+            }
+            auto v = parse_int(src_.substr(pos_, end - pos_));
+            if (!v) {
+                // 0xffff... above INT64_MAX: as unsigned bits
+                auto u = parse_uint(src_.substr(pos_, end - pos_));
+                if (!u) {
+                    fail("bad number");
+                }
+                v = static_cast<std::int64_t>(*u);
+            }
+            tok_.kind = Token::Number;
+            tok_.number = *v;
+            tok_.text = std::string(src_.substr(pos_, end - pos_));
+            pos_ = end;
+        } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+            std::size_t end = pos_ + 1;
+            while (end < src_.size() &&
+                   (std::isalnum(static_cast<unsigned char>(src_[end])) || src_[end] == '_')) {
+                end++;
+            }
+            tok_.kind = Token::Ident;
+            tok_.text = std::string(src_.substr(pos_, end - pos_));
+            pos_ = end;
+        } else {
+            fail(std::string("unexpected character '") + c + "'");
+        }
+    }
+
+    void parse_or() {
+        parse_and();
+        while (tok_.kind == Token::Or) {
+            next();
+            parse_and();
+            out_.push_back(make(FHOOK_PRED_OR));
+        }
+    }
+    void parse_and() {
+        parse_unary();
+        while (tok_.kind == Token::And) {
+            next();
+            parse_unary();
+            out_.push_back(make(FHOOK_PRED_AND));
+        }
+    }
+    void parse_unary() {
+        if (tok_.kind == Token::Not) {
+            next();
+            parse_unary();
+            out_.push_back(make(FHOOK_PRED_NOT));
+            return;
+        }
+        if (tok_.kind == Token::LParen) {
+            next();
+            parse_or();
+            if (tok_.kind != Token::RParen) {
+                fail("expected ')'");
+            }
+            next();
+            return;
+        }
+        parse_cmp();
+    }
+
+    static std::uint32_t cmp_of(std::string_view op) {
+        if (op == "==") {
+            return FHOOK_CMP_EQ;
+        }
+        if (op == "!=") {
+            return FHOOK_CMP_NE;
+        }
+        if (op == "<") {
+            return FHOOK_CMP_LT;
+        }
+        if (op == "<=") {
+            return FHOOK_CMP_LE;
+        }
+        if (op == ">") {
+            return FHOOK_CMP_GT;
+        }
+        if (op == ">=") {
+            return FHOOK_CMP_GE;
+        }
+        if (op == "&") {
+            return FHOOK_CMP_BITS;
+        }
+        return FHOOK_CMP_GLOB; // "~"
+    }
+
+    void emit_string(std::uint8_t op, std::uint16_t dst, std::uint32_t cmp,
+                     const std::string& value) {
+        if (value.size() > FHOOK_MAX_PRED_STRING) {
+            fail("string longer than " + std::to_string(FHOOK_MAX_PRED_STRING) + " bytes");
+        }
+        if (value.find('\0') != std::string::npos) {
+            fail("NUL in a string");
+        }
+        if (cmp == FHOOK_CMP_EQ && value.find_first_of("*?[") != std::string::npos) {
+            cmp = FHOOK_CMP_GLOB; // tracefs: == with wildcards is a glob
+        }
+        out_.push_back(make(op, 0, dst, cmp, static_cast<std::int64_t>(value.size())));
+        const std::size_t n = (value.size() + 1 + 15) / 16;
+        std::vector<fhook_insn> raw(n);
+        std::memcpy(raw.data(), value.data(), value.size()); // zero-filled: NUL-terminated
+        out_.insert(out_.end(), raw.begin(), raw.end());
+    }
+
+    void parse_cmp() {
+        if (tok_.kind != Token::Ident) {
+            fail("expected a field name");
+        }
+        const std::string name = tok_.text;
+        next();
+        if (tok_.kind != Token::Op) {
+            fail("expected a comparison (== != < <= > >= & ~) after '" + name + "'");
+        }
+        const std::string op = tok_.text;
+        const std::uint32_t cmp = cmp_of(op);
+        next();
+        const Token value = tok_;
+        if (value.kind != Token::Number && value.kind != Token::String) {
+            fail("expected a number or a \"string\" after '" + op + "'");
+        }
+        next();
+
+        const ProbeField* field = nullptr;
+        if (def_) {
+            for (const auto& f : def_->fields) {
+                if (f.name == name) {
+                    field = &f;
+                }
+            }
+        }
+        const bool string_op = op == "==" || op == "!=" || op == "~";
+        if ((field && field->type.is_string()) || (!field && name == "comm")) {
+            if (!string_op || value.kind != Token::String) {
+                fail("'" + name + "' is a string: compare it with ==, != or ~ and a \"string\"");
+            }
+            if (field) {
+                emit_string(FHOOK_PRED_STR, field->offset, cmp, value.text);
+            } else {
+                emit_string(FHOOK_PRED_COMM, 0, cmp, value.text);
+            }
+            return;
+        }
+        if (op == "~") {
+            fail("'~' (glob) needs a string field");
+        }
+        if (value.kind != Token::Number) {
+            fail("'" + name + "' is a number: compare it with a number");
+        }
+        if (field) {
+            const auto k = field->type.kind;
+            if (field->type.count || k == FetchType::Kind::Bitfield) {
+                fail("cannot filter on '" + name + "' (arrays and bit fields are not supported)");
+            }
+            std::uint32_t arg = cmp;
+            if (k == FetchType::Kind::Signed) {
+                arg |= FHOOK_PRED_SIGNED;
+            }
+            out_.push_back(make(FHOOK_PRED_FIELD, static_cast<std::uint8_t>(field->type.size),
+                                field->offset, arg, value.number));
+            return;
+        }
+        std::uint8_t op_code = 0;
+        if (name == "common_pid" || name == "pid") {
+            op_code = FHOOK_PRED_PID;
+        } else if (name == "tgid") {
+            op_code = FHOOK_PRED_TGID;
+        } else if (name == "cpu") {
+            op_code = FHOOK_PRED_CPU;
+        } else {
+            std::string known = "common_pid, pid, tgid, comm, cpu";
+            if (def_) {
+                for (const auto& f : def_->fields) {
+                    known += ", " + f.name;
+                }
+            }
+            fail("unknown field '" + name + "' (known: " + known + ")");
+        }
+        out_.push_back(make(op_code, 0, 0, cmp, value.number));
+    }
+
+    std::string_view src_;
+    const KprobeDef* def_;
+    std::size_t pos_ = 0, at_ = 0;
+    Token tok_;
+    std::vector<fhook_insn> out_;
+};
+
 } // namespace
+
+std::vector<fhook_insn> compile_filter(std::string_view expr, const KprobeDef* def) {
+    return FilterParser(expr, def).compile();
+}
 
 std::optional<std::uint32_t> register_index(std::string_view name) {
     for (std::uint32_t i = 0; i < FHOOK_REG_MAX; i++) {
@@ -385,6 +681,18 @@ KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve) {
     KprobeDef def;
     def.text = std::string(text);
     auto tokens = split_ws(text);
+    // "... if EXPR": the rest of the text is the filter
+    std::string_view filter;
+    for (std::size_t t = 2; t < tokens.size(); t++) {
+        if (tokens[t] == "if") {
+            filter = text.substr(static_cast<std::size_t>(tokens[t].data() - text.data()) + 2);
+            while (!filter.empty() && std::isspace(static_cast<unsigned char>(filter.front()))) {
+                filter.remove_prefix(1);
+            }
+            tokens.resize(t);
+            break;
+        }
+    }
     if (tokens.size() < 2) {
         throw_usage("probe '" + std::string(text) +
                     "' has no place to probe: p[:[GRP/]NAME] SYM[+OFFS]|ADDR [FETCHARGS]");
@@ -426,9 +734,41 @@ KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve) {
         }
     }
 
-    // place: SYM[+OFFS] | ADDR
+    // place: SYM[+OFFS] | ADDR | /PATH:SYMBOL[+OFFS] | /PATH:0xOFFSET
     std::string_view place = tokens[1];
-    if (auto v = parse_uint(place)) {
+    if (place.find('/') != std::string_view::npos) {
+        def.is_uprobe = true;
+        def.group = "uprobes";
+        const auto colon = place.rfind(':');
+        if (place[0] != '/' || colon == std::string_view::npos || colon + 1 == place.size()) {
+            bad(place, "a uprobe is /PATH:SYMBOL[+OFFS] or /PATH:0xOFFSET (absolute path)");
+        }
+        def.path = std::string(place.substr(0, colon));
+        if (def.path.size() > FHOOK_MAX_SYMBOL_LEN) {
+            bad(place, "path longer than " + std::to_string(FHOOK_MAX_SYMBOL_LEN));
+        }
+        std::string_view where = place.substr(colon + 1);
+        if (auto v = parse_uint(where)) {
+            def.offset = *v;
+        } else {
+            auto plus = where.find('+');
+            std::string_view sym = where.substr(0, plus);
+            std::uint64_t extra = 0;
+            if (plus != std::string_view::npos) {
+                auto o = parse_uint(where.substr(plus + 1));
+                if (!o) {
+                    bad(place, "bad offset after the symbol");
+                }
+                extra = *o;
+            }
+            def.symbol = std::string(sym);
+            def.offset = elf_symbol_offset(def.path, sym) + extra;
+        }
+        if (def.is_return && def.symbol.empty() == false &&
+            where.find('+') != std::string_view::npos) {
+            bad(place, "a return probe goes on a function entry: no offset");
+        }
+    } else if (auto v = parse_uint(place)) {
         def.addr = *v;
     } else {
         if (place.find('-') != std::string_view::npos) {
@@ -442,8 +782,8 @@ KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve) {
             })) {
             bad(place, "expected SYMBOL[+OFFS] or an address");
         }
-        if (sym.size() > FHOOK_MAX_SYMBOL_LEN) {
-            bad(place, "symbol longer than " + std::to_string(FHOOK_MAX_SYMBOL_LEN));
+        if (sym.size() > 255) {
+            bad(place, "symbol longer than 255");
         }
         def.symbol = std::string(sym);
         if (plus != std::string_view::npos) {
@@ -454,12 +794,21 @@ KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve) {
             def.offset = *o;
         }
     }
-    if (def.is_return && def.offset) {
+    if (def.is_uprobe && def.maxactive) {
+        bad(head, "uretprobes take no MAXACTIVE");
+    }
+    if (def.is_return && def.offset && !def.is_uprobe) {
         bad(place, "a return probe goes on a function entry: no offset");
     }
     if (def.event.empty()) {
         char buf[64];
-        if (!def.symbol.empty()) {
+        if (def.is_uprobe) {
+            // trace_uprobe.c: "p_" + basename up to the first of ".-_" + "_0x" + offset
+            std::string tail = def.path.substr(def.path.rfind('/') + 1);
+            tail = tail.substr(0, tail.find_first_of(".-_"));
+            std::snprintf(buf, sizeof(buf), "_0x%" PRIx64, def.offset);
+            def.event = sanitize("p_" + tail + buf);
+        } else if (!def.symbol.empty()) {
             def.event = sanitize(std::string(def.is_return ? "r_" : "p_") + def.symbol + "_" +
                                  std::to_string(def.offset));
         } else {
@@ -515,7 +864,22 @@ KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve) {
             }
         }
         Chain chain;
+        if (def.is_uprobe && !arg.empty() && arg[0] == '@') {
+            bad(tok, "@ADDR/@SYM are kernel memory: not in uprobes (use +OFFS(%REG))");
+        }
         parse_fetcharg(arg, tok, resolve, chain);
+        if (def.is_uprobe) {
+            // a uprobe's memory is the probed process's
+            for (auto& d : chain.derefs) {
+                d.user = true;
+            }
+            if (chain.uses_arg && chain.load.arg > 6) {
+                bad(tok, "uprobes have $arg1..$arg6 (the registers of the calling convention)");
+            }
+            if (def.is_return && (chain.uses_arg || entry_suffix)) {
+                bad(tok, "uretprobes cannot carry entry values: use a uprobe on the entry");
+            }
+        }
         if (type.empty()) {
             type = chain.comm ? "string" : "x64";
         }
@@ -526,20 +890,20 @@ KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve) {
         if (chain.uses_retval && entry_suffix) {
             bad(tok, "$retval is not known at function entry");
         }
-        if (chain.uses_arg && !def.is_return && def.offset) {
+        if (chain.uses_arg && !def.is_return && def.offset && !def.is_uprobe) {
             bad(tok, "$argN needs a probe at function entry (offset 0)");
         }
         if (entry_suffix && !def.is_return) {
             bad(tok, "@entry belongs to return probes (r:)");
         }
-        field.at_entry = def.is_return && (entry_suffix || chain.uses_arg);
+        field.at_entry = def.is_return && !def.is_uprobe && (entry_suffix || chain.uses_arg);
         const std::uint32_t bytes = field.type.size * std::max(1U, field.type.count);
         if (data + bytes > FHOOK_MAX_DATA_SIZE) {
             bad(tok, "the fields need more than " + std::to_string(FHOOK_MAX_DATA_SIZE) + " bytes");
         }
         field.offset = static_cast<std::uint16_t>(data);
         data += bytes;
-        auto code = compile_field(chain, field.type, field.offset, tok);
+        auto code = compile_field(chain, field.type, field.offset, tok, def.is_uprobe);
         auto& part = field.at_entry ? entry : ret;
         part.insert(part.end(), code.begin(), code.end());
         def.fields.push_back(std::move(field));
@@ -560,6 +924,10 @@ KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve) {
     def.insns = std::move(entry);
     def.insns.insert(def.insns.end(), ret.begin(), ret.end());
     def.data_size = data;
+    if (!filter.empty() || text.ends_with(" if")) {
+        def.filter = std::string(filter);
+        def.pred = compile_filter(filter, &def);
+    }
     return def;
 }
 

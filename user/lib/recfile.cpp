@@ -51,7 +51,8 @@ std::uint64_t checked_record_size(const fhook_rec* rec, std::uint64_t off, std::
     std::uint64_t need = sizeof(fhook_rec);
     if (rec->type == FHOOK_REC_FUNC) {
         need = sizeof(fhook_rec_func);
-    } else if (rec->type == FHOOK_REC_KPROBE || rec->type == FHOOK_REC_KRETPROBE) {
+    } else if (rec->type == FHOOK_REC_KPROBE || rec->type == FHOOK_REC_KRETPROBE ||
+               rec->type == FHOOK_REC_UPROBE || rec->type == FHOOK_REC_URETPROBE) {
         need = sizeof(fhook_rec_probe);
     } else if (rec->type == FHOOK_REC_LOST) {
         need = sizeof(fhook_rec_lost);
@@ -127,6 +128,18 @@ void RecordWriter::add(const fhook_rec* rec) {
         if (k->ret_ip) {
             addrs_.insert(k->ret_ip);
             sized_.insert(k->ret_ip);
+        }
+    }
+    if ((rec->flags & FHOOK_CTX_STACK) && size >= sizeof(fhook_rec) + 8) {
+        std::uint64_t n = 0;
+        const char* base = reinterpret_cast<const char*>(rec);
+        std::memcpy(&n, base + size - 8, 8);
+        if (n <= FHOOK_MAX_STACK && 8 * (n + 1) <= size - sizeof(fhook_rec)) {
+            for (std::uint64_t i = 0; i < n; i++) {
+                std::uint64_t ip = 0;
+                std::memcpy(&ip, base + size - 8 * (n + 1) + 8 * i, 8);
+                addrs_.insert(ip);
+            }
         }
     }
     if (buf_.size() >= chunk_bytes_) {

@@ -39,6 +39,8 @@ std::size_t min_size_of(const fhook_rec* rec) {
         return sizeof(fhook_rec_func);
     case FHOOK_REC_KPROBE:
     case FHOOK_REC_KRETPROBE:
+    case FHOOK_REC_UPROBE:
+    case FHOOK_REC_URETPROBE:
         return sizeof(fhook_rec_probe);
     default:
         return 0; // unknown: skipped

@@ -117,7 +117,8 @@ RingConfig Session::setup_ring(const RingRequest& request) {
 
 std::uint32_t Session::add_function_probe(const std::vector<std::string>& filters,
                                           const std::vector<std::string>& excludes,
-                                          const std::vector<std::uint64_t>& ips) {
+                                          const std::vector<std::uint64_t>& ips,
+                                          const std::vector<fhook_insn>& pred, bool stack) {
     device_.require(FHOOK_FEAT_FUNC, "function probes");
     if (!ips.empty()) {
         device_.require(FHOOK_FEAT_FUNC_IPS, "function probes by address (:mod:)");
@@ -145,6 +146,15 @@ std::uint32_t Session::add_function_probe(const std::vector<std::string>& filter
     arg.exclude_len = static_cast<std::uint32_t>(exclude.size());
     arg.ips = ips.empty() ? 0 : user_ptr(ips.data());
     arg.nr_ips = static_cast<std::uint32_t>(ips.size());
+    if (stack) {
+        device_.require(FHOOK_FEAT_STACK, "stack traces");
+        arg.flags |= FHOOK_PROBE_F_STACK;
+    }
+    if (!pred.empty()) {
+        device_.require(FHOOK_FEAT_PRED, "filters");
+        arg.pred = user_ptr(pred.data());
+        arg.pred_len = static_cast<std::uint32_t>(pred.size());
+    }
     arg.err_index = -1;
     if (xioctl(fd(), FHOOK_IOC_PROBE_ADD, &arg) < 0) {
         int err = errno;
@@ -197,15 +207,25 @@ bool in_kprobe_blacklist(const std::string& symbol) {
 } // namespace
 
 KprobeHandle Session::add_kprobe(const KprobeDef& def) {
-    device_.require(FHOOK_FEAT_KPROBE, "kprobes");
+    if (def.is_uprobe) {
+        device_.require(FHOOK_FEAT_UPROBE, "uprobes");
+    } else {
+        device_.require(FHOOK_FEAT_KPROBE, "kprobes");
+    }
     if (!def.insns.empty()) {
         device_.require(FHOOK_FEAT_FETCH, "fetch arguments");
     }
     fhook_probe_add arg;
     zero_init(arg);
-    arg.type = def.is_return ? FHOOK_PROBE_KRETPROBE : FHOOK_PROBE_KPROBE;
-    arg.symbol = def.symbol.empty() ? 0 : user_ptr(def.symbol.data());
-    arg.symbol_len = static_cast<std::uint32_t>(def.symbol.size());
+    if (def.is_uprobe) {
+        arg.type = def.is_return ? FHOOK_PROBE_URETPROBE : FHOOK_PROBE_UPROBE;
+        arg.symbol = user_ptr(def.path.data());
+        arg.symbol_len = static_cast<std::uint32_t>(def.path.size());
+    } else {
+        arg.type = def.is_return ? FHOOK_PROBE_KRETPROBE : FHOOK_PROBE_KPROBE;
+        arg.symbol = def.symbol.empty() ? 0 : user_ptr(def.symbol.data());
+        arg.symbol_len = static_cast<std::uint32_t>(def.symbol.size());
+    }
     arg.offset = def.offset;
     arg.addr = def.addr;
     arg.maxactive = def.maxactive;
@@ -213,11 +233,24 @@ KprobeHandle Session::add_kprobe(const KprobeDef& def) {
     arg.prog_len = static_cast<std::uint32_t>(def.insns.size());
     arg.entry_len = def.entry_len;
     arg.data_size = def.data_size;
+    if (def.stack) {
+        device_.require(FHOOK_FEAT_STACK, "stack traces");
+        arg.flags |= FHOOK_PROBE_F_STACK;
+    }
+    if (!def.pred.empty()) {
+        device_.require(FHOOK_FEAT_PRED, "filters");
+        arg.pred = user_ptr(def.pred.data());
+        arg.pred_len = static_cast<std::uint32_t>(def.pred.size());
+    }
     arg.err_index = -1;
     if (xioctl(fd(), FHOOK_IOC_PROBE_ADD, &arg) < 0) {
         const int err = errno;
         std::string where;
-        if (def.symbol.empty()) {
+        if (def.is_uprobe) {
+            char buf[32];
+            std::snprintf(buf, sizeof(buf), ":0x%" PRIx64, def.offset);
+            where = def.path + buf;
+        } else if (def.symbol.empty()) {
             char buf[32];
             std::snprintf(buf, sizeof(buf), "0x%" PRIx64, def.addr);
             where = buf;
@@ -225,6 +258,19 @@ KprobeHandle Session::add_kprobe(const KprobeDef& def) {
             where = def.symbol + (def.offset ? "+" + std::to_string(def.offset) : "");
         }
         const std::string probe = "probe " + def.event + ": ";
+        if (def.is_uprobe) {
+            switch (err) {
+            case ENOENT:
+            case ENOTDIR:
+                throw_runtime(probe + "'" + def.path + "' does not exist", err);
+            case EISDIR:
+                throw_runtime(probe + "'" + def.path + "' is not a regular file", err);
+            case ERANGE:
+                throw_runtime(probe + "offset past the end of '" + def.path + "'", err);
+            default:
+                break;
+            }
+        }
         switch (err) {
         case ENOENT:
             throw_runtime(probe + "the kernel has no symbol '" + def.symbol +
@@ -240,10 +286,14 @@ KprobeHandle Session::add_kprobe(const KprobeDef& def) {
                           err);
         case EINVAL:
             if (arg.err_index >= 0) {
-                throw_runtime(probe + "the module rejected fetch instruction " +
-                                  std::to_string(arg.err_index) +
-                                  ": this is a bug in fhook, please report it",
-                              err);
+                const auto idx = static_cast<std::size_t>(arg.err_index);
+                throw_runtime(
+                    probe + "the module rejected " +
+                        (idx < def.insns.size()
+                             ? "fetch instruction " + std::to_string(idx)
+                             : "filter instruction " + std::to_string(idx - def.insns.size())) +
+                        ": this is a bug in fhook, please report it",
+                    err);
             }
             if (!def.symbol.empty() && in_kprobe_blacklist(def.symbol)) {
                 throw_runtime(probe + def.symbol +

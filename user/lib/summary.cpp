@@ -29,4 +29,23 @@ std::vector<std::string> summary_lines(const Stats& session,
     return lines;
 }
 
+std::string stat_table(const std::vector<StatRow>& rows) {
+    std::string out;
+    char buf[160];
+    std::snprintf(buf, sizeof(buf), "%5s %12s %12s %10s %12s %10s  %s\n", "probe", "hits",
+                  "filtered", "missed", "events", "lost", "definition");
+    out += buf;
+    for (const auto& r : rows) {
+        std::snprintf(buf, sizeof(buf),
+                      "%5" PRIu32 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64 " %12" PRIu64
+                      " %10" PRIu64 "  ",
+                      r.id, r.stats.total.hits, r.filtered, r.stats.total.missed,
+                      r.stats.total.written, r.stats.total.lost);
+        out += buf;
+        out += r.description;
+        out += '\n';
+    }
+    return out;
+}
+
 } // namespace fhook

@@ -339,3 +339,134 @@ TEST(ProbeDecode, RecordIntoEvent) {
 
 } // namespace
 } // namespace fhook
+
+namespace fhook {
+namespace {
+
+std::string filter_error(std::string_view expr, const KprobeDef* def) {
+    try {
+        compile_filter(expr, def);
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Usage);
+        return e.what();
+    }
+    return "";
+}
+
+TEST(ProbeFilter, CompilesToPostfix) {
+    auto d = parse("p:x f cnt=%dx:u64 neg=%si:s32 path=+0(%di):string if cnt >= 4 && "
+                   "(neg < -1 || path ~ \"/tmp/*\") && !(comm == \"cat\")");
+    EXPECT_EQ(d.filter, "cnt >= 4 && (neg < -1 || path ~ \"/tmp/*\") && !(comm == \"cat\")");
+    EXPECT_EQ(d.fields.size(), 3U); // "if" and what follows are not fields
+    const auto& p = d.pred;
+    ASSERT_EQ(p.size(), 10U);
+    EXPECT_EQ(p[0].op, FHOOK_PRED_FIELD);
+    EXPECT_EQ(p[0].arg, static_cast<std::uint32_t>(FHOOK_CMP_GE));
+    EXPECT_EQ(p[0].size, 8U);
+    EXPECT_EQ(p[0].imm, 4);
+    EXPECT_EQ(p[1].op, FHOOK_PRED_FIELD);
+    EXPECT_EQ(p[1].arg, FHOOK_CMP_LT | FHOOK_PRED_SIGNED);
+    EXPECT_EQ(p[1].dst, 8U);
+    EXPECT_EQ(p[1].imm, -1);
+    EXPECT_EQ(p[2].op, FHOOK_PRED_STR);
+    EXPECT_EQ(p[2].arg, static_cast<std::uint32_t>(FHOOK_CMP_GLOB));
+    EXPECT_EQ(p[2].imm, 6);
+    EXPECT_STREQ(reinterpret_cast<const char*>(&p[3]), "/tmp/*");
+    EXPECT_EQ(p[4].op, FHOOK_PRED_OR);
+    EXPECT_EQ(p[5].op, FHOOK_PRED_AND);
+    EXPECT_EQ(p[6].op, FHOOK_PRED_COMM);
+    EXPECT_STREQ(reinterpret_cast<const char*>(&p[7]), "cat");
+    EXPECT_EQ(p[8].op, FHOOK_PRED_NOT);
+    EXPECT_EQ(p[9].op, FHOOK_PRED_AND);
+}
+
+TEST(ProbeFilter, TaskFieldsAndGlobEquals) {
+    auto p = compile_filter("common_pid == 42 || tgid != 7 || cpu & 1 || comm == \"ca*\"", nullptr);
+    EXPECT_EQ(p[0].op, FHOOK_PRED_PID);
+    EXPECT_EQ(p[1].op, FHOOK_PRED_TGID);
+    EXPECT_EQ(p[3].op, FHOOK_PRED_CPU);
+    EXPECT_EQ(p[3].arg, static_cast<std::uint32_t>(FHOOK_CMP_BITS));
+    EXPECT_EQ(p[5].op, FHOOK_PRED_COMM);
+    EXPECT_EQ(p[5].arg, static_cast<std::uint32_t>(FHOOK_CMP_GLOB)); // == with '*'
+}
+
+TEST(ProbeFilter, ErrorsNameTheToken) {
+    auto d = parse("p:x f cnt=%dx:u64 s=+0(%di):string a=+0(%di):u8[2]");
+    EXPECT_NE(filter_error("nope == 1", &d).find("unknown field 'nope'"), std::string::npos);
+    EXPECT_NE(filter_error("cnt == \"x\"", &d).find("is a number"), std::string::npos);
+    EXPECT_NE(filter_error("s > 1", &d).find("is a string"), std::string::npos);
+    EXPECT_NE(filter_error("cnt ~ \"x\"", &d).find("needs a string"), std::string::npos);
+    EXPECT_NE(filter_error("a == 1", &d).find("cannot filter"), std::string::npos);
+    EXPECT_NE(filter_error("(cnt == 1", &d).find("expected ')'"), std::string::npos);
+    EXPECT_NE(filter_error("cnt == 1 cnt", &d).find("unexpected 'cnt'"), std::string::npos);
+    EXPECT_NE(filter_error("", &d).find("empty filter"), std::string::npos);
+    EXPECT_NE(filter_error("s == \"abc", &d).find("unterminated"), std::string::npos);
+    EXPECT_NE(filter_error("cnt == 1", nullptr).find("unknown field 'cnt'"), std::string::npos);
+    std::string deep = "cnt == 1";
+    for (int i = 0; i < FHOOK_PRED_STACK; i++) {
+        deep = "cnt == 1 || (" + deep + ")";
+    }
+    EXPECT_NE(filter_error(deep, &d).find("too complex"), std::string::npos);
+}
+
+} // namespace
+} // namespace fhook
+
+#include <fhook/summary.hpp>
+
+namespace fhook {
+namespace {
+
+TEST(ProbeStack, TrailerDecodedAndPrinted) {
+    // a function record with a stack trailer: ips[3], then 3
+    alignas(8) std::uint8_t buf[sizeof(fhook_rec_func) + 4 * 8] = {};
+    auto* r = reinterpret_cast<fhook_rec_func*>(buf);
+    r->hdr.size = sizeof(buf);
+    r->hdr.type = FHOOK_REC_FUNC;
+    r->hdr.flags = FHOOK_CTX_STACK | FHOOK_CTX_IRQS_OFF;
+    r->hdr.pid = 7;
+    r->ip = 0xffffffff81000010ULL;
+    r->parent_ip = 0xffffffff81000210ULL;
+    const std::uint64_t tail[4] = {0xffffffff81000010ULL, 0xffffffff81000210ULL,
+                                   0xffffffff81000320ULL, 3};
+    std::memcpy(r + 1, tail, sizeof(tail));
+    auto ev = decode(&r->hdr);
+    ASSERT_TRUE(ev);
+    ASSERT_EQ(ev->stack.size(), 3U);
+    EXPECT_EQ(ev->stack[2], 0xffffffff81000320ULL);
+    EXPECT_EQ(ev->flags, FHOOK_CTX_IRQS_OFF); // the stack bit is not a context
+    const Ksyms ksyms = Ksyms::parse("ffffffff81000000 T vfs_read\n"
+                                     "ffffffff81000200 T ksys_read\n"
+                                     "ffffffff81000300 T do_syscall_64\n");
+    TextFormatter f(ksyms);
+    std::string out;
+    f.format(*ev, out);
+    EXPECT_NE(out.find(": vfs_read <-ksys_read\n => vfs_read\n => ksys_read\n => do_syscall_64\n"),
+              std::string::npos)
+        << out;
+    JsonFormatter j(ksyms);
+    out.clear();
+    j.format(*ev, out);
+    EXPECT_NE(out.find(",\"stack\":[\"vfs_read\",\"ksys_read\",\"do_syscall_64\"]}"),
+              std::string::npos)
+        << out;
+    // a count the record cannot hold
+    const std::uint64_t huge = 1000;
+    std::memcpy(buf + sizeof(buf) - 8, &huge, 8);
+    EXPECT_THROW(decode(&r->hdr), Error);
+}
+
+TEST(StatTable, Columns) {
+    StatRow row;
+    row.id = 2;
+    row.stats.total = CpuStats{100, 90, 10, 3};
+    row.filtered = 55;
+    row.description = "p:x vfs_read";
+    const std::string t = stat_table({row});
+    EXPECT_EQ(t,
+              "probe         hits     filtered     missed       events       lost  definition\n"
+              "    2          100           55          3           90         10  p:x vfs_read\n");
+}
+
+} // namespace
+} // namespace fhook

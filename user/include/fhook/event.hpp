@@ -15,7 +15,15 @@ enum class EventType : std::uint16_t {
     Function = FHOOK_REC_FUNC,
     Kprobe = FHOOK_REC_KPROBE,
     Kretprobe = FHOOK_REC_KRETPROBE,
+    Uprobe = FHOOK_REC_UPROBE,
+    Uretprobe = FHOOK_REC_URETPROBE,
 };
+
+// A record of a probe definition (kprobe, kretprobe, uprobe, uretprobe).
+inline bool is_probe_event(EventType t) {
+    return t == EventType::Kprobe || t == EventType::Kretprobe || t == EventType::Uprobe ||
+           t == EventType::Uretprobe;
+}
 
 struct LostProbe {
     std::uint32_t probe_id = 0;
@@ -46,6 +54,7 @@ struct Event {
     std::uint64_t ret_ip = 0;           // Kretprobe: where the function returned to
     std::uint64_t faults = 0;           // Kprobe/Kretprobe: bit n, the n-th store faulted
     std::vector<std::uint8_t> data;     // Kprobe/Kretprobe: fields, then strings
+    std::vector<std::uint64_t> stack;   // FHOOK_CTX_STACK: the probed location first
 };
 
 // Size a LOST record needs for its nr_probes entries (0 if nr_probes is

@@ -63,6 +63,8 @@ public:
     void format(const Event& event, std::string& out) override;
 
 private:
+    void append_stack(const Event& event, std::string& out);
+
     NameCache names_;
 };
 
@@ -87,6 +89,8 @@ public:
 private:
     // The symbol name of `addr` as a JSON string.
     void append_json_name(std::uint64_t addr, std::string& out);
+    // ,"stack":[...] when the event has one.
+    void append_json_stack(const Event& event, bool user, std::string& out);
 
     NameCache names_;
     std::string name_; // scratch

@@ -43,6 +43,8 @@ struct ProbeField {
 
 struct KprobeDef {
     bool is_return = false;
+    bool is_uprobe = false; // PATH:SYMBOL[+OFFS] | PATH:0xOFFSET
+    std::string path;       // uprobes: the binary (absolute); offset is a file offset
     std::string group = "kprobes";
     std::string event;
     std::string symbol; // empty when probing an address
@@ -53,7 +55,10 @@ struct KprobeDef {
     std::vector<fhook_insn> insns; // entry part first (kretprobes)
     std::uint32_t entry_len = 0;
     std::uint32_t data_size = 0;
-    std::string text; // the definition as given
+    std::string text;             // the definition as given
+    std::string filter;           // the "if EXPR" / --filter expression, "" = none
+    std::vector<fhook_insn> pred; // its predicate program
+    bool stack = false;           // record a stack trace with each event
 };
 
 // Address of a kernel symbol of any type (for @SYM), nullopt if unknown.
@@ -64,10 +69,21 @@ using SymbolResolver = std::function<std::optional<std::uint64_t>(std::string_vi
 bool is_probe_definition(std::string_view arg);
 
 // Parses and compiles a definition:
-//   p[:[GRP/][EVENT]] SYM[+OFFS]|ADDR [NAME=]FETCHARG[:TYPE] ...
-//   r[MAXACTIVE][:[GRP/][EVENT]] SYM[+0] [NAME=]FETCHARG[:TYPE] ...
+//   p[:[GRP/][EVENT]] SYM[+OFFS]|ADDR [NAME=]FETCHARG[:TYPE] ... [if FILTER]
+//   r[MAXACTIVE][:[GRP/][EVENT]] SYM[+0] [NAME=]FETCHARG[:TYPE] ... [if FILTER]
+//   p|r[:[GRP/][EVENT]] /PATH:SYMBOL[+OFFS]|/PATH:0xOFFSET ...   (uprobes; the
+//   symbol is resolved to a file offset with libelf)
 // A Usage Error names the bad token and why.  `resolve` is asked for @SYM.
 KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve);
+
+// Compiles a filter expression (docs/probes.md "Filters"):
+//   EXPR := EXPR || EXPR | EXPR && EXPR | !EXPR | (EXPR) | NAME OP VALUE
+// NAME is a field of `def` or common_pid/pid, tgid, comm, cpu; OP is
+// == != < <= > >= & for numbers, == != ~ (glob) for strings, whose VALUE is
+// "quoted" ("==" with * ? [ is a glob too, as in tracefs).  With def ==
+// nullptr only the task names exist (function probes).  Usage Error naming
+// the bad token.
+std::vector<fhook_insn> compile_filter(std::string_view expr, const KprobeDef* def);
 
 // The register name ("di") of FHOOK_REG_*; nullopt for an unknown name.
 std::optional<std::uint32_t> register_index(std::string_view name);

@@ -77,9 +77,11 @@ public:
     // FHOOK_IOC_PROBE_ADD (FHOOK_PROBE_FUNC).  `filters`/`excludes` are
     // tracefs globs (excludes without the leading '!'), `ips` function
     // addresses.  A pattern matching nothing -> Runtime Error naming it.
+    // `pred`: a filter on the task (compile_filter(expr, nullptr)).
     std::uint32_t add_function_probe(const std::vector<std::string>& filters,
                                      const std::vector<std::string>& excludes,
-                                     const std::vector<std::uint64_t>& ips);
+                                     const std::vector<std::uint64_t>& ips,
+                                     const std::vector<fhook_insn>& pred = {}, bool stack = false);
 
     // FHOOK_IOC_PROBE_ADD (FHOOK_PROBE_KPROBE / _KRETPROBE) with the
     // definition's fetch program.  The kernel's refusals (unknown symbol,

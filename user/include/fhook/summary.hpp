@@ -22,4 +22,16 @@ struct ProbeSummary {
 std::vector<std::string> summary_lines(const Stats& session,
                                        const std::vector<ProbeSummary>& probes);
 
+// A row of `fhook stat`.
+struct StatRow {
+    std::uint32_t id = 0;
+    Stats stats;
+    std::uint64_t filtered = 0;
+    std::string description;
+};
+
+// The table of `fhook stat` (docs/cli.md), with a header line:
+//   probe        hits    filtered  missed      events        lost  definition
+std::string stat_table(const std::vector<StatRow>& rows);
+
 } // namespace fhook

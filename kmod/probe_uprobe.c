@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * uprobes and uretprobes on (binary path, file offset); userspace resolves
+ * symbols from the ELF file.  The path is looked up when the probe is
+ * added (a missing file, a directory or an offset past the end fail
+ * there) and kept referenced; the uprobe is registered at START and
+ * unregistered at STOP (the 6.1/6.12 difference is in compat.h).
+ * Handlers run in the probed task, preemptible: the record is written with
+ * preemption off, like every other probe's.
+ */
+#include "fhook.h"
+
+#include <linux/err.h>
+#include <linux/fs.h>
+#include <linux/namei.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+static notrace int fhook_uprobe_handler(struct uprobe_consumer *uc, struct pt_regs *regs)
+{
+	struct fhook_probe *p = container_of(uc, struct fhook_probe, uc);
+
+	if (likely(READ_ONCE(p->enabled))) {
+		preempt_disable_notrace();
+		fhook_probe_emit(p, FHOOK_REC_UPROBE, regs, instruction_pointer(regs), 0, NULL);
+		preempt_enable_notrace();
+	}
+	return 0;
+}
+
+static notrace int fhook_uretprobe_handler(struct uprobe_consumer *uc, unsigned long func,
+					   struct pt_regs *regs)
+{
+	struct fhook_probe *p = container_of(uc, struct fhook_probe, uc);
+
+	if (likely(READ_ONCE(p->enabled))) {
+		preempt_disable_notrace();
+		fhook_probe_emit(p, FHOOK_REC_URETPROBE, regs, func, instruction_pointer(regs),
+				 NULL);
+		preempt_enable_notrace();
+	}
+	return 0;
+}
+
+int fhook_uprobe_init(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index)
+{
+	bool ret_probe = arg->type == FHOOK_PROBE_URETPROBE;
+	struct inode *inode;
+	char *path;
+	int ret;
+
+	if (arg->filter_len || arg->exclude_len || arg->nr_ips || arg->addr || arg->maxactive)
+		return -EINVAL;
+	p->stack = arg->flags & FHOOK_PROBE_F_STACK;
+	if (!arg->symbol_len || arg->symbol_len > FHOOK_MAX_SYMBOL_LEN)
+		return -EINVAL;
+	/* a uretprobe has nowhere to keep entry values */
+	if (ret_probe && arg->entry_len)
+		return -EINVAL;
+
+	p->prog = fhook_prog_load(arg, ret_probe, err_index);
+	if (IS_ERR(p->prog)) {
+		ret = PTR_ERR(p->prog);
+		p->prog = NULL;
+		return ret;
+	}
+	p->pred = fhook_pred_load(arg, p->prog->data_size, err_index);
+	if (IS_ERR(p->pred)) {
+		ret = PTR_ERR(p->pred);
+		p->pred = NULL;
+		return ret;
+	}
+
+	path = memdup_user_nul(u64_to_user_ptr(arg->symbol), arg->symbol_len);
+	if (IS_ERR(path))
+		return PTR_ERR(path);
+	if (strlen(path) != arg->symbol_len || path[0] != '/') {
+		kfree(path);
+		return -EINVAL;
+	}
+	ret = kern_path(path, LOOKUP_FOLLOW, &p->upath);
+	kfree(path);
+	if (ret)
+		return ret;
+	p->registered = true;	/* the path reference: release drops it */
+	if (!d_is_reg(p->upath.dentry))
+		return -EISDIR;
+	inode = d_real_inode(p->upath.dentry);
+	if (arg->offset >= i_size_read(inode))
+		return -ERANGE;
+	p->uh.inode = inode;
+	p->uh.offset = arg->offset;
+	if (ret_probe)
+		p->uc.ret_handler = fhook_uretprobe_handler;
+	else
+		p->uc.handler = fhook_uprobe_handler;
+	return 0;
+}
+
+int fhook_uprobe_arm(struct fhook_probe *p)
+{
+	int ret;
+
+	WRITE_ONCE(p->enabled, true);
+	ret = fhook_uprobe_register(&p->uh, &p->uc);
+	if (ret)
+		WRITE_ONCE(p->enabled, false);
+	return ret;
+}
+
+/* Returns once no handler runs any more. */
+void fhook_uprobe_disarm(struct fhook_probe *p)
+{
+	if (!READ_ONCE(p->enabled))
+		return;
+	WRITE_ONCE(p->enabled, false);
+	fhook_uprobe_unregister(&p->uh, &p->uc);
+}
+
+void fhook_uprobe_release(struct fhook_probe *p)
+{
+	fhook_uprobe_disarm(p);
+	if (p->registered)
+		path_put(&p->upath);
+	p->registered = false;
+	kfree(p->pred);
+	kfree(p->prog);
+}

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Stack traces recorded with an event (FHOOK_PROBE_F_STACK).  Kernel
+ * stacks with the ORC unwinder, which needs no locks and works in NMI:
+ * from a kprobe's registers (stack_trace_save_regs() is not exported, so
+ * its loop is here), or from the ftrace callback.  User stacks of uprobes
+ * by frame pointers, read with copy_from_user_nofault(): binaries built
+ * without frame pointers give the first frame or two only.
+ */
+#include "fhook.h"
+
+#include <linux/stacktrace.h>
+#include <linux/uaccess.h>
+#include <asm/unwind.h>
+
+notrace unsigned int fhook_stack_kernel(struct pt_regs *regs, u64 *store, unsigned int max)
+{
+	struct unwind_state state;
+	unsigned int n = 0;
+
+	BUILD_BUG_ON(sizeof(unsigned long) != sizeof(u64));
+	if (!regs)	/* skip this function and the ftrace callback */
+		return stack_trace_save((unsigned long *)store, max, 2);
+	store[n++] = instruction_pointer(regs);
+	for (unwind_start(&state, current, regs, NULL); !unwind_done(&state) && n < max;
+	     unwind_next_frame(&state)) {
+		unsigned long addr = unwind_get_return_address(&state);
+
+		if (!addr)
+			break;
+		store[n++] = addr;
+	}
+	return n;
+}
+
+notrace unsigned int fhook_stack_user(struct pt_regs *regs, u64 *store, unsigned int max)
+{
+	unsigned long fp = regs->bp, frame[2];
+	unsigned int n = 0;
+
+	store[n++] = instruction_pointer(regs);
+	while (n < max && fp && !(fp & 7)) {
+		/* frame[0]: the caller's frame pointer, frame[1]: return address */
+		if (copy_from_user_nofault(frame, (void __user *)fp, sizeof(frame)))
+			break;
+		if (!frame[1])
+			break;
+		store[n++] = frame[1];
+		if (frame[0] <= fp)	/* stacks grow down: callers are above */
+			break;
+		fp = frame[0];
+	}
+	return n;
+}

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fhook-utarget N: the uprobe tests' target.  Calls fhk_target(&o, i % 5)
+ * for i = 0..N-1 with o = { .a = 10 * i, .b = -i, .in = &in, .n = i } and
+ * in = { .label = "alpha" | "beta" | "gamma" (i % 3), .id = i }, so that
+ * +0(+0(+16(%di))):string is the label and $retval is i + i % 5.
+ * -d MS sleeps before and after, like fhook-workload.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct inner {
+	const char *label;
+	int id;
+};
+
+struct outer {
+	long a;
+	long b;
+	struct inner *in;
+	int n;
+};
+
+__attribute__((noinline)) int fhk_target(struct outer *o, int k)
+{
+	asm volatile("" : : "r"(o) : "memory");
+	return o->n + k;
+}
+
+static void msleep(long ms)
+{
+	struct timespec ts = { ms / 1000, ms % 1000 * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const labels[] = { "alpha", "beta", "gamma" };
+	struct inner in;
+	struct outer o;
+	long n, delay = 0, sum = 0;
+
+	if (argc > 3 && !strcmp(argv[1], "-d")) {
+		delay = atol(argv[2]);
+		argv += 2;
+	}
+	n = argv[1] ? atol(argv[1]) : 10;
+	msleep(delay);
+	for (long i = 0; i < n; i++) {
+		in.label = labels[i % 3];
+		in.id = i;
+		o.a = 10 * i;
+		o.b = -i;
+		o.in = &in;
+		o.n = i;
+		sum += fhk_target(&o, i % 5);
+	}
+	msleep(delay);
+	return sum == -1;
+}
