@@ -1,6 +1,9 @@
 // fhook list functions [PATTERN...]
 #include <unistd.h>
 
+#include <optional>
+
+#include <fhook/btf.hpp>
 #include <fhook/error.hpp>
 #include <fhook/output.hpp>
 #include <fhook/spec.hpp>
@@ -18,13 +21,14 @@ constexpr const char* kListUsage =
     "per line as 'name' or 'name [module]'.  PATTERN uses the PROBE grammar of\n"
     "'fhook trace' (vfs_*, '!*rcu*', GLOB:mod:MODULE, :mod:MODULE), so the\n"
     "output is exactly what 'fhook trace PATTERN' would hook.  Exits 1 when\n"
-    "nothing matches.\n";
+    "nothing matches.  With -v, each function's prototype from the kernel's\n"
+    "BTF follows its name (the names a probe definition can use).\n";
 
 } // namespace
 
 int cmd_list(const Args& args) {
     po::options_description options("Options");
-    options.add_options()("help,h", "show this help");
+    options.add_options()("verbose,v", "print prototypes from BTF")("help,h", "show this help");
     po::options_description hidden;
     hidden.add_options()("what", po::value<std::string>())(
         "pattern", po::value<std::vector<std::string>>()->default_value({}, ""));
@@ -57,6 +61,10 @@ int cmd_list(const Args& args) {
                           "' (see: fhook list functions)",
                       ENOENT);
     }
+    std::optional<KernelBtf> btf;
+    if (vm.count("verbose")) {
+        btf = KernelBtf::load();
+    }
     OutputWriter out(STDOUT_FILENO);
     std::size_t count = 0;
     for (const auto& f : functions.functions()) {
@@ -67,6 +75,10 @@ int cmd_list(const Args& args) {
                 buf += " [";
                 buf += f.module;
                 buf += ']';
+            }
+            if (btf) {
+                auto fn = f.module.empty() ? btf->function(f.name) : std::nullopt;
+                buf += fn ? "\t" + btf->prototype(*fn) : std::string("\t(no BTF)");
             }
             buf += '\n';
             out.commit();

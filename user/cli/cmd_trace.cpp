@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 
+#include <fhook/btf.hpp>
 #include <fhook/command.hpp>
 #include <fhook/cpulist.hpp>
 #include <fhook/error.hpp>
@@ -371,11 +372,24 @@ int run(const Args& args, Mode mode) {
     // kprobe definitions ("p:...", "r:...") and function globs
     std::vector<std::string> globs;
     std::vector<KprobeDef> kprobes;
+    std::optional<KernelBtf> btf; // loaded when a definition names kernel types
+    bool btf_tried = false;
+    const BtfProvider btf_provider = [&]() -> const KernelBtf* {
+        if (!btf_tried) {
+            btf_tried = true;
+            try {
+                btf = KernelBtf::load();
+            } catch (const Error&) {
+                // the definition that needs it says so
+            }
+        }
+        return btf ? &*btf : nullptr;
+    };
     for (const auto& text : opt.probes) {
         if (is_probe_definition(text)) {
-            kprobes.push_back(parse_kprobe(text, [](std::string_view name) {
-                return Ksyms::find_any(kallsyms_path(), name);
-            }));
+            kprobes.push_back(parse_kprobe(
+                text, [](std::string_view name) { return Ksyms::find_any(kallsyms_path(), name); },
+                btf_provider));
             kprobes.back().stack = opt.stack;
             if (!opt.filter.empty() && kprobes.back().filter.empty()) {
                 kprobes.back().filter = opt.filter;
@@ -441,9 +455,11 @@ int run(const Args& args, Mode mode) {
                          {},
                          describe_specs(specs)});
     }
+    std::vector<std::pair<std::uint32_t, std::string>> canonical; // for record files
     for (auto& def : kprobes) {
         const KprobeHandle handle = session.add_kprobe(def);
         probes.push_back(ProbeSummary{handle.id, {}, def.text});
+        canonical.emplace_back(handle.id, def.canonical);
         probe_table.add(handle.id, std::move(def));
     }
     // fhook's own process (its output path) is never recorded.
@@ -469,7 +485,13 @@ int run(const Args& args, Mode mode) {
             info.command += a;
         }
         for (const auto& p : probes) {
-            info.probes.emplace_back(p.id, p.description);
+            std::string description = p.description;
+            for (const auto& [id, text] : canonical) {
+                if (id == p.id) {
+                    description = text; // parses without BTF, binaries, kallsyms
+                }
+            }
+            info.probes.emplace_back(p.id, description);
         }
         auto rs = std::make_unique<RecordSink>(std::move(output_fd), opt.output, info, ksyms);
         record_sink = rs.get();

@@ -144,6 +144,7 @@ FetchType parse_type(std::string_view t, std::string_view token) {
 struct Chain {
     fhook_insn load{};
     bool comm = false;
+    bool from_at = false; // @ADDR / @SYM: load.imm plus derefs[0]
     bool uses_arg = false;
     bool uses_retval = false;
     struct Deref {
@@ -225,6 +226,7 @@ void parse_fetcharg(std::string_view a, std::string_view token, const SymbolReso
         c.load.op = FHOOK_OP_IMM;
         c.load.imm = static_cast<std::int64_t>(addr);
         c.derefs.push_back({false, 0});
+        c.from_at = true;
         return;
     }
     case '\\': {
@@ -649,6 +651,156 @@ private:
     std::vector<fhook_insn> out_;
 };
 
+// A fetch argument that names kernel types: "$arg1->f_path.dentry",
+// "file->f_pos", "$retval->x" (letters first, or $argN/$retval with -> or .).
+bool is_btf_expr(std::string_view a) {
+    if (a.empty()) {
+        return false;
+    }
+    if (std::isalpha(static_cast<unsigned char>(a[0])) || a[0] == '_') {
+        return true;
+    }
+    if (a[0] == '$' && (a.substr(1, 3) == "arg" || a.substr(1, 6) == "retval")) {
+        return a.find("->") != std::string_view::npos || (a.find('.') != std::string_view::npos);
+    }
+    return false;
+}
+
+// The fetch type BTF suggests for a value of type `id` (read at an address
+// when `in_memory`), or "" when it is not a scalar.
+std::string btf_default_type(const KernelBtf& btf, std::uint32_t id, bool in_memory) {
+    switch (btf.kind(id)) {
+    case KernelBtf::Kind::Int:
+    case KernelBtf::Kind::Enum: {
+        const std::uint32_t size = btf.size(id);
+        if (size != 1 && size != 2 && size != 4 && size != 8) {
+            return "";
+        }
+        return std::string(btf.is_signed(id) ? "s" : "u") + std::to_string(size * 8);
+    }
+    case KernelBtf::Kind::Ptr:
+        return "x64";
+    case KernelBtf::Kind::Array:
+        return in_memory && btf.is_char(btf.element(id)) ? "string" : "";
+    default:
+        return "";
+    }
+}
+
+// Parses a typed fetch argument into `c`; returns the BTF type of its value
+// and sets `in_memory` when the value is a member read from memory (the
+// last dereference of `c` is then its address).
+std::uint32_t parse_btf(std::string_view a, std::string_view token, const KernelBtf& btf,
+                        const KernelBtf::Function& fn, bool is_return, Chain& c, bool& in_memory) {
+    std::size_t i = 0;
+    std::uint32_t type = 0;
+    auto ident_end = [&](std::size_t from) {
+        std::size_t e = from;
+        while (e < a.size() && (std::isalnum(static_cast<unsigned char>(a[e])) || a[e] == '_')) {
+            e++;
+        }
+        return e;
+    };
+    if (a.substr(0, 7) == "$retval") {
+        if (!is_return) {
+            bad(token, "$retval exists only in return probes (r:)");
+        }
+        c.load.op = FHOOK_OP_RETVAL;
+        c.uses_retval = true;
+        type = fn.ret;
+        i = 7;
+    } else {
+        std::size_t n = 0;
+        if (a.substr(0, 4) == "$arg") {
+            const std::size_t e = ident_end(4);
+            auto v = parse_uint(a.substr(4, e - 4));
+            if (!v || *v == 0 || *v > fn.params.size()) {
+                bad(token, fn.name + " has " + std::to_string(fn.params.size()) + " arguments");
+            }
+            n = *v;
+            i = e;
+        } else {
+            const std::size_t e = ident_end(0);
+            const std::string_view name = a.substr(0, e);
+            for (std::size_t k = 0; k < fn.params.size(); k++) {
+                if (fn.params[k].name == name) {
+                    n = k + 1;
+                }
+            }
+            if (!n) {
+                std::string names;
+                for (const auto& p : fn.params) {
+                    names += (names.empty() ? "" : ", ") + p.name;
+                }
+                bad(token, fn.name + " has no argument '" + std::string(name) + "' (" + names +
+                               "; BTF: " + btf.prototype(fn) + ")");
+            }
+            i = e;
+        }
+        c.load.op = FHOOK_OP_ARG;
+        c.load.arg = static_cast<std::uint32_t>(n);
+        c.uses_arg = true;
+        type = fn.params[n - 1].type;
+    }
+    in_memory = false;
+    while (i < a.size()) {
+        const bool arrow = a.substr(i, 2) == "->";
+        if (!arrow && a[i] != '.') {
+            bad(token, "expected -> or . at '" + std::string(a.substr(i)) + "'");
+        }
+        i += arrow ? 2 : 1;
+        const std::size_t e = ident_end(i);
+        const std::string_view name = a.substr(i, e - i);
+        if (name.empty()) {
+            bad(token, "expected a member name after '" + std::string(arrow ? "->" : ".") + "'");
+        }
+        i = e;
+        std::uint32_t record = type;
+        if (arrow) {
+            if (btf.kind(type) != KernelBtf::Kind::Ptr) {
+                bad(token, "'->" + std::string(name) + "' on " + btf.type_name(type) +
+                               ", which is not a pointer");
+            }
+            record = btf.pointee(type);
+        } else if (!in_memory) {
+            bad(token, "'." + std::string(name) + "' needs a struct reached through ->");
+        }
+        const auto kind = btf.kind(record);
+        if (kind != KernelBtf::Kind::Struct && kind != KernelBtf::Kind::Union) {
+            bad(token, "'" + std::string(name) + "' is looked up in " + btf.type_name(record) +
+                           ", which is not a struct or union");
+        }
+        auto m = btf.member(record, name);
+        if (!m) {
+            std::string names;
+            for (const auto& n : btf.member_names(record)) {
+                names += (names.empty() ? "" : " ") + n;
+            }
+            if (names.size() > 300) {
+                names = names.substr(0, 300) + "...";
+            }
+            bad(token, btf.type_name(record) + " has no member '" + std::string(name) +
+                           "' (members: " + names + ")");
+        }
+        if (m->bitfield_bits) {
+            bad(token, "'" + std::string(name) +
+                           "' is a bit field: give its container with a "
+                           "b<width>@<offset>/<container> type and an offset");
+        }
+        if (arrow) {
+            c.derefs.push_back({false, static_cast<std::int64_t>(m->offset)});
+            if (c.derefs.size() > FHOOK_MAX_DEREF) {
+                bad(token, "more than " + std::to_string(FHOOK_MAX_DEREF) + " dereferences");
+            }
+        } else {
+            c.derefs.back().offset += m->offset;
+        }
+        in_memory = true;
+        type = m->type;
+    }
+    return type;
+}
+
 } // namespace
 
 std::vector<fhook_insn> compile_filter(std::string_view expr, const KprobeDef* def) {
@@ -677,7 +829,58 @@ bool is_probe_definition(std::string_view arg) {
     return i < arg.size() && (arg[i] == ':' || std::isspace(static_cast<unsigned char>(arg[i])));
 }
 
-KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve) {
+namespace {
+
+// The tracefs spelling of a parsed fetch argument, without BTF names.
+std::string raw_fetcharg(const Chain& c) {
+    if (c.comm) {
+        return "$comm";
+    }
+    std::string s;
+    std::size_t first = 0;
+    char buf[48];
+    switch (c.load.op) {
+    case FHOOK_OP_REG:
+        s = std::string("%") + kRegNames[c.load.arg];
+        break;
+    case FHOOK_OP_ARG:
+        s = "$arg" + std::to_string(c.load.arg);
+        break;
+    case FHOOK_OP_STACK:
+        s = "$stack" + std::to_string(c.load.arg);
+        break;
+    case FHOOK_OP_STACKP:
+        s = "$stack";
+        break;
+    case FHOOK_OP_RETVAL:
+        s = "$retval";
+        break;
+    default: // IMM: @ADDR (with its dereference) or \IMM
+        if (!c.derefs.empty() && c.from_at) {
+            std::snprintf(buf, sizeof(buf), "@0x%" PRIx64,
+                          static_cast<std::uint64_t>(c.load.imm) +
+                              static_cast<std::uint64_t>(c.derefs[0].offset));
+            s = buf;
+            first = 1;
+        } else {
+            s = "\\" + std::to_string(c.load.imm);
+        }
+    }
+    for (std::size_t i = first; i < c.derefs.size(); i++) {
+        const auto& d = c.derefs[i];
+        std::snprintf(buf, sizeof(buf), "%c%s%" PRIu64 "(", d.offset < 0 ? '-' : '+',
+                      d.user ? "u" : "",
+                      d.offset < 0 ? 0 - static_cast<std::uint64_t>(d.offset)
+                                   : static_cast<std::uint64_t>(d.offset));
+        s = buf + s + ")";
+    }
+    return s;
+}
+
+} // namespace
+
+KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve,
+                       const BtfProvider& btf_provider) {
     KprobeDef def;
     def.text = std::string(text);
     auto tokens = split_ws(text);
@@ -820,6 +1023,45 @@ KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve) {
         }
     }
 
+    // BTF of the probed function, loaded on first use
+    const KernelBtf* btf = nullptr;
+    std::optional<KernelBtf::Function> fn;
+    auto need_btf = [&](std::string_view tok) -> const KernelBtf::Function& {
+        if (!fn) {
+            if (def.is_uprobe || def.symbol.empty() || def.symbol.find(':') != std::string::npos) {
+                bad(tok, "names of kernel types need a kprobe on a vmlinux function");
+            }
+            btf = btf_provider ? btf_provider() : nullptr;
+            if (!btf) {
+                bad(tok, "names need the kernel's BTF (" + std::string(KernelBtf::kVmlinuxPath) +
+                             "), which is not available");
+            }
+            fn = btf->function(def.symbol);
+            if (!fn) {
+                bad(tok, "BTF has no function '" + def.symbol + "' (inlined or renamed?)");
+            }
+            if (!def.is_return && def.offset) {
+                bad(tok, "argument names need a probe at function entry (offset 0)");
+            }
+        }
+        return *fn;
+    };
+    // $args: every argument, named and typed from BTF
+    std::vector<std::string> expanded;
+    for (std::size_t t = 0; t < tokens.size(); t++) {
+        if (t >= 2 && tokens[t] == "$args") {
+            const auto& f = need_btf(tokens[t]);
+            for (std::size_t k = 0; k < f.params.size(); k++) {
+                const std::string name =
+                    f.params[k].name.empty() ? "arg" + std::to_string(k + 1) : f.params[k].name;
+                expanded.push_back(name + "=$arg" + std::to_string(k + 1));
+            }
+            continue;
+        }
+        expanded.emplace_back(tokens[t]);
+    }
+    tokens.assign(expanded.begin(), expanded.end());
+
     // fields
     if (tokens.size() - 2 > FHOOK_MAX_FIELDS) {
         throw_usage("probe '" + def.event + "' has more than " + std::to_string(FHOOK_MAX_FIELDS) +
@@ -867,7 +1109,38 @@ KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve) {
         if (def.is_uprobe && !arg.empty() && arg[0] == '@') {
             bad(tok, "@ADDR/@SYM are kernel memory: not in uprobes (use +OFFS(%REG))");
         }
-        parse_fetcharg(arg, tok, resolve, chain);
+        std::string btf_type;
+        if (is_btf_expr(arg) && !(arg.substr(0, 4) == "$arg" && !def.is_uprobe &&
+                                  arg.find_first_of("-.") == std::string_view::npos)) {
+            const auto& f = need_btf(tok);
+            bool in_memory = false;
+            const std::uint32_t t = parse_btf(arg, tok, *btf, f, def.is_return, chain, in_memory);
+            btf_type = btf_default_type(*btf, t, in_memory);
+            const bool wants_string = type == "string" || type == "ustring";
+            if (type.empty() && btf_type.empty()) {
+                bad(tok, "'" + std::string(arg) + "' is a " + btf->type_name(t) +
+                             ": name one of its members, or give a type");
+            }
+            // a char pointer read from memory, printed as a string: load it first
+            if (wants_string && in_memory && btf->kind(t) == KernelBtf::Kind::Ptr) {
+                chain.derefs.push_back({false, 0});
+            }
+            if (wants_string && !in_memory && btf->kind(t) != KernelBtf::Kind::Ptr) {
+                bad(tok, "'" + std::string(arg) + "' is a " + btf->type_name(t) +
+                             ", not a pointer to a string");
+            }
+        } else {
+            parse_fetcharg(arg, tok, resolve, chain);
+            // $argN with BTF at hand: typed like the argument
+            if (!def.is_uprobe && chain.uses_arg && chain.derefs.empty() && type.empty() &&
+                btf_provider && !def.symbol.empty() && def.symbol.find(':') == std::string::npos) {
+                if (const KernelBtf* b = btf_provider()) {
+                    if (auto f = b->function(def.symbol); f && chain.load.arg <= f->params.size()) {
+                        btf_type = btf_default_type(*b, f->params[chain.load.arg - 1].type, false);
+                    }
+                }
+            }
+        }
         if (def.is_uprobe) {
             // a uprobe's memory is the probed process's
             for (auto& d : chain.derefs) {
@@ -881,7 +1154,7 @@ KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve) {
             }
         }
         if (type.empty()) {
-            type = chain.comm ? "string" : "x64";
+            type = chain.comm ? "string" : !btf_type.empty() ? btf_type : "x64";
         }
         field.type = parse_type(type, tok);
         if (chain.uses_retval && !def.is_return) {
@@ -903,6 +1176,7 @@ KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve) {
         }
         field.offset = static_cast<std::uint16_t>(data);
         data += bytes;
+        field.raw = raw_fetcharg(chain);
         auto code = compile_field(chain, field.type, field.offset, tok, def.is_uprobe);
         auto& part = field.at_entry ? entry : ret;
         part.insert(part.end(), code.begin(), code.end());
@@ -927,6 +1201,29 @@ KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve) {
     if (!filter.empty() || text.ends_with(" if")) {
         def.filter = std::string(filter);
         def.pred = compile_filter(filter, &def);
+    }
+    // the same definition without names of kernel types or binary symbols
+    char buf[48];
+    def.canonical = def.is_return ? "r" : "p";
+    if (def.maxactive) {
+        def.canonical += std::to_string(def.maxactive);
+    }
+    def.canonical += ":" + def.group + "/" + def.event + " ";
+    if (def.is_uprobe) {
+        std::snprintf(buf, sizeof(buf), ":0x%" PRIx64, def.offset);
+        def.canonical += def.path + buf;
+    } else if (def.symbol.empty()) {
+        std::snprintf(buf, sizeof(buf), "0x%" PRIx64, def.addr);
+        def.canonical += buf;
+    } else {
+        def.canonical += def.symbol + (def.offset ? "+" + std::to_string(def.offset) : "");
+    }
+    for (const auto& field : def.fields) {
+        def.canonical += " " + field.name + "=" + field.raw + ":" + field.type.name +
+                         (field.at_entry ? "@entry" : "");
+    }
+    if (!def.filter.empty()) {
+        def.canonical += " if " + def.filter;
     }
     return def;
 }

@@ -12,11 +12,13 @@
 
 #include <fhook_abi.h>
 
+#include <fhook/btf.hpp>
 #include <fhook/event.hpp>
 
 namespace fhook {
 
 class NameCache;
+class KernelBtf;
 
 // TYPE of a fetch argument.
 struct FetchType {
@@ -39,6 +41,7 @@ struct ProbeField {
     std::uint16_t offset = 0; // in the record's data area
     std::uint32_t store = 0;  // index of its store in the program (fault bit)
     bool at_entry = false;    // kretprobe: fetched when the function is entered
+    std::string raw;          // FETCHARG in plain tracefs syntax (no BTF names)
 };
 
 struct KprobeDef {
@@ -59,10 +62,16 @@ struct KprobeDef {
     std::string filter;           // the "if EXPR" / --filter expression, "" = none
     std::vector<fhook_insn> pred; // its predicate program
     bool stack = false;           // record a stack trace with each event
+    // The definition with every name resolved (BTF members to offsets,
+    // binary symbols to file offsets, @SYM to addresses): what record files
+    // keep, parsed again without BTF, the binary or kallsyms.
+    std::string canonical;
 };
 
 // Address of a kernel symbol of any type (for @SYM), nullopt if unknown.
 using SymbolResolver = std::function<std::optional<std::uint64_t>(std::string_view)>;
+// The kernel's BTF, loaded on first use; nullptr when there is none.
+using BtfProvider = std::function<const KernelBtf*()>;
 
 // True when `arg` is a probe definition ("p:...", "r ...", "r10:...") rather
 // than a function glob.
@@ -74,7 +83,10 @@ bool is_probe_definition(std::string_view arg);
 //   p|r[:[GRP/][EVENT]] /PATH:SYMBOL[+OFFS]|/PATH:0xOFFSET ...   (uprobes; the
 //   symbol is resolved to a file offset with libelf)
 // A Usage Error names the bad token and why.  `resolve` is asked for @SYM.
-KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve);
+// Names of kernel types ($arg1->f_path.dentry, file->f_pos, $args) are
+// resolved through `btf`.
+KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve,
+                       const BtfProvider& btf = {});
 
 // Compiles a filter expression (docs/probes.md "Filters"):
 //   EXPR := EXPR || EXPR | EXPR && EXPR | !EXPR | (EXPR) | NAME OP VALUE
