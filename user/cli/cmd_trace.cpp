@@ -450,10 +450,13 @@ int run(const Args& args, Mode mode) {
     std::vector<ProbeSummary> probes; // (stats filled in at the end)
     ProbeTable probe_table;
     if (!specs.empty()) {
-        probes.push_back(
-            ProbeSummary{session.add_function_probe(request.filters, request.excludes, request.ips),
-                         {},
-                         describe_specs(specs)});
+        probes.push_back(ProbeSummary{
+            session.add_function_probe(request.filters, request.excludes, request.ips,
+                                       opt.filter.empty() ? std::vector<fhook_insn>{}
+                                                          : compile_filter(opt.filter, nullptr),
+                                       opt.stack),
+            {},
+            describe_specs(specs) + (opt.filter.empty() ? "" : " if " + opt.filter)});
     }
     std::vector<std::pair<std::uint32_t, std::string>> canonical; // for record files
     for (auto& def : kprobes) {
