@@ -13,6 +13,7 @@
  *   fetch.c       fetch programs: verifier, interpreter, scratch buffers
  *   filter.c      predicate programs (filters): verifier, evaluation
  *   stack.c       stack traces recorded with events
+ *   trigger.c     triggers: actions run by a probe's hits
  *   pidfilter.c   pid filter and fork/exit following (tracepoints)
  */
 #ifndef FHOOK_H
@@ -113,6 +114,9 @@ struct fhook_probe {
 	bool registered;
 	bool enabled;			/* kprobes: armed (enable_kprobe) */
 	bool stack;			/* FHOOK_PROBE_F_STACK */
+	bool paused;			/* a DISABLE trigger ran: hits are filtered */
+	u32 nr_triggers;
+	struct fhook_trigger_k *triggers[FHOOK_MAX_TRIGGERS];
 	struct fhook_prog *prog;	/* kprobes: what to record */
 	struct fhook_pred *pred;	/* filter, NULL: record every hit */
 	char *symbol;			/* kprobes: the symbol probed */
@@ -135,6 +139,8 @@ struct fhook_session {
 	u32 next_probe_id;
 	bool armed;
 	bool frozen;			/* FHOOK_SNAPSHOT_FREEZE */
+	bool traced_off;		/* a TRACEOFF trigger ran */
+	bool snapshot_due;		/* a SNAPSHOT trigger ran, not read yet */
 	atomic_t benches;		/* FHOOK_IOC_BENCH loops running */
 
 	/* counters, mmap'd read-only (struct fhook_stats_area) */
@@ -224,7 +230,16 @@ void fhook_prog_run(const struct fhook_prog *prog, u32 from, u32 to, struct fhoo
 struct fhook_rec_probe *fhook_scratch_get(void);
 void fhook_scratch_put(void);
 
+/* trigger.c */
+#define FHOOK_TRIGGERED_STACK	1U
+struct fhook_trigger_k;
+int fhook_trigger_add(struct fhook_session *s, const struct fhook_trigger *arg);
+void fhook_triggers_free(struct fhook_probe *p);
+unsigned int fhook_triggers_run(struct fhook_probe *p, struct fhook_ring *rb, const u8 *data,
+				u32 len);
+
 /* filter.c */
+struct fhook_pred *fhook_pred_copy(u64 uptr, u32 len, u32 data_size, s32 *err_index);
 struct fhook_pred *fhook_pred_load(const struct fhook_probe_add *pa, u32 data_size,
 				   s32 *err_index);
 bool fhook_pred_run(const struct fhook_pred *pred, const u8 *data, u32 len);

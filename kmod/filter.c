@@ -94,35 +94,49 @@ static int fhook_pred_check(const struct fhook_insn *in, u32 len, u32 data_size)
 }
 
 /*
- * Copy and verify the predicate of @pa for a probe whose data area is
- * @data_size bytes.  NULL when there is none.
+ * Copy and verify a predicate of @len instructions at user address @uptr
+ * for a probe whose data area is @data_size bytes.  NULL when @len is 0.
+ * A bad instruction: -EINVAL and *@err_index its index.
  */
-struct fhook_pred *fhook_pred_load(const struct fhook_probe_add *pa, u32 data_size,
-				   s32 *err_index)
+struct fhook_pred *fhook_pred_copy(u64 uptr, u32 len, u32 data_size, s32 *err_index)
 {
 	struct fhook_pred *pred;
 	int bad;
 
-	if (pa->__pad2 || pa->pred_len > FHOOK_MAX_PRED || (!pa->pred_len && pa->pred))
+	if (len > FHOOK_MAX_PRED || (!len && uptr))
 		return ERR_PTR(-EINVAL);
-	if (!pa->pred_len)
+	if (!len)
 		return NULL;
-	pred = kzalloc(struct_size(pred, insns, pa->pred_len), GFP_KERNEL);
+	pred = kzalloc(struct_size(pred, insns, len), GFP_KERNEL);
 	if (!pred)
 		return ERR_PTR(-ENOMEM);
-	pred->len = pa->pred_len;
-	if (copy_from_user(pred->insns, u64_to_user_ptr(pa->pred),
-			   array_size(pa->pred_len, sizeof(struct fhook_insn)))) {
+	pred->len = len;
+	if (copy_from_user(pred->insns, u64_to_user_ptr(uptr),
+			   array_size(len, sizeof(struct fhook_insn)))) {
 		kfree(pred);
 		return ERR_PTR(-EFAULT);
 	}
 	bad = fhook_pred_check(pred->insns, pred->len, data_size);
 	if (bad >= 0) {
-		/* the predicate's instructions come after the fetch program's */
-		*err_index = pa->prog_len + bad;
+		*err_index = bad;
 		kfree(pred);
 		return ERR_PTR(-EINVAL);
 	}
+	return pred;
+}
+
+/* The predicate of @pa; its err_index counts after the fetch program's. */
+struct fhook_pred *fhook_pred_load(const struct fhook_probe_add *pa, u32 data_size,
+				   s32 *err_index)
+{
+	struct fhook_pred *pred;
+	s32 bad = -1;
+
+	if (pa->__pad2)
+		return ERR_PTR(-EINVAL);
+	pred = fhook_pred_copy(pa->pred, pa->pred_len, data_size, &bad);
+	if (bad >= 0)
+		*err_index = pa->prog_len + bad;
 	return pred;
 }
 

@@ -70,6 +70,7 @@ static notrace void fhook_func_callback(unsigned long ip, unsigned long parent_i
 	struct fhook_probe_counters *c;
 	struct fhook_rec_func *r;
 	struct fhook_ring *rb;
+	unsigned int triggered;
 	int bit, cpu;
 	u32 seq;
 
@@ -84,13 +85,18 @@ static notrace void fhook_func_callback(unsigned long ip, unsigned long parent_i
 	}
 	cpu = smp_processor_id();
 	c = fhook_counters(s, cpu, p->id);
-	if (!fhook_session_wants(s) || (p->pred && !fhook_pred_run(p->pred, NULL, 0))) {
+	if (!fhook_session_wants(s)) {
+		fhook_count(&c->filtered);
+		goto out;
+	}
+	rb = s->rings[cpu];
+	triggered = p->nr_triggers ? fhook_triggers_run(p, rb, NULL, 0) : 0;
+	if ((p->pred && !fhook_pred_run(p->pred, NULL, 0)) || READ_ONCE(p->paused)) {
 		fhook_count(&c->filtered);
 		goto out;
 	}
 	fhook_count(&c->hits);
-	rb = s->rings[cpu];
-	if (unlikely(p->stack)) {
+	if (unlikely(p->stack || triggered)) {
 		fhook_func_stack(p, rb, ip, parent_ip, pc, irqs_off, c);
 		goto out;
 	}
@@ -246,5 +252,6 @@ void fhook_func_probe_disarm(struct fhook_probe *p)
 void fhook_func_probe_release(struct fhook_probe *p)
 {
 	ftrace_free_filter(&p->ops);
+	fhook_triggers_free(p);
 	kfree(p->pred);
 }

@@ -41,8 +41,9 @@ notrace void fhook_probe_emit(struct fhook_probe *p, u16 type, struct pt_regs *r
 	struct fhook_fetch_ctx ctx;
 	struct fhook_rec_probe *scratch, *r;
 	struct fhook_ring *rb;
-	unsigned int size;
+	unsigned int size, triggered;
 	int cpu = smp_processor_id();
+	bool stack;
 	u32 seq;
 
 	c = fhook_counters(s, cpu, p->id);
@@ -73,13 +74,16 @@ notrace void fhook_probe_emit(struct fhook_probe *p, u16 type, struct pt_regs *r
 	}
 	/* a kprobe's entry_len is 0: the whole program */
 	fhook_prog_run(prog, entry ? prog->entry_len : 0, prog->len, &ctx);
-	if (p->pred && !fhook_pred_run(p->pred, ctx.data, ctx.dyn)) {
+	rb = s->rings[cpu];
+	triggered = p->nr_triggers ? fhook_triggers_run(p, rb, ctx.data, ctx.dyn) : 0;
+	if ((p->pred && !fhook_pred_run(p->pred, ctx.data, ctx.dyn)) || READ_ONCE(p->paused)) {
 		fhook_count(&c->filtered);
 		goto out;
 	}
 	fhook_count(&c->hits);
 	size = sizeof(*scratch) + ctx.dyn;
-	if (p->stack) {
+	stack = p->stack || (triggered & FHOOK_TRIGGERED_STACK);
+	if (stack) {
 		u32 at = ALIGN(ctx.dyn, 8);
 		u64 *ips = (u64 *)(ctx.data + at);
 		unsigned int n;
@@ -91,11 +95,10 @@ notrace void fhook_probe_emit(struct fhook_probe *p, u16 type, struct pt_regs *r
 		size = sizeof(*scratch) + ctx.dyn;
 	}
 
-	rb = s->rings[cpu];
 	r = fhook_ring_reserve(rb, size, p->id, &seq);
 	if (!IS_ERR_OR_NULL(r)) {
 		fhook_rec_init(&r->hdr, type, size, p->id, seq, pc, irqs_off);
-		if (p->stack)
+		if (stack)
 			r->hdr.flags |= FHOOK_CTX_STACK;
 		r->ip = ip;
 		r->ret_ip = ret_ip;
@@ -282,6 +285,7 @@ void fhook_kprobe_release(struct fhook_probe *p)
 		p->registered = false;
 	}
 	kfree(p->symbol);
+	fhook_triggers_free(p);
 	kfree(p->pred);
 	kfree(p->prog);
 }

@@ -123,6 +123,7 @@ void fhook_uprobe_release(struct fhook_probe *p)
 	if (p->registered)
 		path_put(&p->upath);
 	p->registered = false;
+	fhook_triggers_free(p);
 	kfree(p->pred);
 	kfree(p->prog);
 }

@@ -341,7 +341,7 @@ notrace void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size, u32 p
 	 */
 	nest = local_inc_return(&rb->nest);
 	barrier();
-	if (unlikely(READ_ONCE(rb->session->frozen))) {
+	if (unlikely(READ_ONCE(rb->session->frozen) || READ_ONCE(rb->session->traced_off))) {
 		fhook_count(&fhook_counters(rb->session, rb->cpu, probe_id)->frozen);
 		return ERR_PTR(-EAGAIN);
 	}

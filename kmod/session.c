@@ -189,7 +189,7 @@ static long fhook_ioc_handshake(unsigned long uarg)
 		      FHOOK_FEAT_SEQ | FHOOK_FEAT_OVERWRITE | FHOOK_FEAT_SNAPSHOT |
 		      FHOOK_FEAT_STATS_MMAP | FHOOK_FEAT_FLUSH | FHOOK_FEAT_BENCH |
 		      FHOOK_FEAT_KPROBE | FHOOK_FEAT_FETCH | FHOOK_FEAT_PRED |
-		      FHOOK_FEAT_UPROBE | FHOOK_FEAT_STACK;
+		      FHOOK_FEAT_UPROBE | FHOOK_FEAT_STACK | FHOOK_FEAT_TRIGGER;
 	hs.nr_cpus = nr_cpu_ids;
 	hs.nr_sessions = atomic_read(&fhook_nr_sessions);
 	hs.page_size = PAGE_SIZE;
@@ -313,6 +313,21 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 	return 0;
 }
 
+static long fhook_ioc_trigger_add(struct fhook_session *s, unsigned long uarg)
+{
+	struct fhook_trigger t;
+	int ret;
+
+	ret = fhook_copy_arg(&t, sizeof(t), uarg);
+	if (ret < 0)
+		return ret;
+	if (!fhook_zero(t.reserved, ARRAY_SIZE(t.reserved)))
+		return -EINVAL;
+	if (s->armed)
+		return -EBUSY;
+	return fhook_trigger_add(s, &t);
+}
+
 static long fhook_ioc_pid_filter(struct fhook_session *s, unsigned long uarg)
 {
 	struct fhook_pid_filter pf;
@@ -384,6 +399,10 @@ static long fhook_ioc_start(struct fhook_session *s)
 		return -EBUSY;
 	if (!s->rings || list_empty(&s->probes))
 		return -EINVAL;
+	/* triggers start from scratch */
+	WRITE_ONCE(s->traced_off, false);
+	list_for_each_entry(p, &s->probes, node)
+		WRITE_ONCE(p->paused, false);
 	list_for_each_entry(p, &s->probes, node) {
 		if (p->type == FHOOK_PROBE_FUNC)
 			ret = fhook_func_probe_arm(p);
@@ -420,6 +439,7 @@ static long fhook_ioc_stop(struct fhook_session *s)
 	fhook_wait_benches(s);
 	/* a frozen, stopped session starts unfrozen again */
 	WRITE_ONCE(s->frozen, false);
+	WRITE_ONCE(s->snapshot_due, false);
 	/* let a sleeping reader drain what is left */
 	wake_up_all(&s->waitq);
 	return 0;
@@ -482,6 +502,8 @@ static long fhook_ioc_snapshot(struct fhook_session *s, unsigned long uarg)
 		return -EINVAL;
 	switch (ss.op) {
 	case FHOOK_SNAPSHOT_FREEZE:
+		/* the reader answers a snapshot trigger: poll quiet again */
+		WRITE_ONCE(s->snapshot_due, false);
 		return fhook_rings_freeze(s);
 	case FHOOK_SNAPSHOT_RESUME:
 		WRITE_ONCE(s->frozen, false);
@@ -545,6 +567,9 @@ long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned lon
 	case FHOOK_CMD(FHOOK_IOC_PROBE_ADD):
 		ret = fhook_ioc_probe_add(s, arg);
 		break;
+	case FHOOK_CMD(FHOOK_IOC_TRIGGER_ADD):
+		ret = fhook_ioc_trigger_add(s, arg);
+		break;
 	case FHOOK_CMD(FHOOK_IOC_PID_FILTER):
 		ret = fhook_ioc_pid_filter(s, arg);
 		break;
@@ -579,6 +604,9 @@ __poll_t fhook_session_poll(struct fhook_session *s, struct file *file, poll_tab
 	if (fhook_rings_readable(s, !READ_ONCE(s->armed)))
 		return EPOLLIN | EPOLLRDNORM;
 	/* the flush timer found data below the watermarks: report it once */
+	/* a snapshot trigger froze the session: the reader's turn */
+	if (READ_ONCE(s->snapshot_due))
+		return EPOLLIN | EPOLLRDNORM | EPOLLPRI;
 	if (READ_ONCE(s->flush_due) && fhook_rings_readable(s, true)) {
 		WRITE_ONCE(s->flush_due, false);
 		return EPOLLIN | EPOLLRDNORM;

@@ -43,6 +43,7 @@
 #define FHOOK_FEAT_PRED		(1ULL << 14)	/* predicate programs (filters) */
 #define FHOOK_FEAT_UPROBE	(1ULL << 15)	/* FHOOK_PROBE_UPROBE, _URETPROBE */
 #define FHOOK_FEAT_STACK	(1ULL << 16)	/* FHOOK_PROBE_F_STACK */
+#define FHOOK_FEAT_TRIGGER	(1ULL << 17)	/* FHOOK_IOC_TRIGGER_ADD */
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -308,7 +309,13 @@ struct fhook_stats_area {
 	__u32 entry_size;	/* sizeof(struct fhook_probe_counters) */
 	__u64 entries_offset;	/* byte offset of the counters from the start */
 	__u64 map_size;		/* bytes to mmap, a multiple of the page size */
-	__u64 reserved[4];
+	/*
+	 * Snapshot triggers fired (FHOOK_TRIG_SNAPSHOT): the session froze
+	 * itself; a reader that sees this grow reads the rings (with
+	 * FHOOK_IOC_SNAPSHOT freeze, which waits for writers) and resumes.
+	 */
+	__u64 snapshots;
+	__u64 reserved[3];
 	/*
 	 * At entries_offset: struct fhook_probe_counters
 	 * [nr_cpus][max_probes], probe id p at index p - 1.
@@ -452,6 +459,38 @@ enum fhook_cmp {
 #define FHOOK_IOC_STATS		_IOWR(FHOOK_IOC_MAGIC, 0x07, struct fhook_stats)
 #define FHOOK_IOC_SNAPSHOT	_IOW(FHOOK_IOC_MAGIC, 0x08, struct fhook_snapshot)
 #define FHOOK_IOC_BENCH		_IOWR(FHOOK_IOC_MAGIC, 0x09, struct fhook_bench)
+#define FHOOK_IOC_TRIGGER_ADD	_IOW(FHOOK_IOC_MAGIC, 0x0a, struct fhook_trigger)
+
+/*
+ * Triggers, as in tracefs events/.../trigger: an action run by a probe's
+ * hits (that pass the session's pid/cpu filters and the trigger's own
+ * predicate, whatever the probe's filter says), at most `count` times.
+ * Added while the session is not armed, at most FHOOK_MAX_TRIGGERS per
+ * probe.
+ */
+enum fhook_trigger_action {
+	FHOOK_TRIG_TRACEOFF = 1,	/* the session stops recording: hits count as frozen */
+	FHOOK_TRIG_TRACEON,		/* ... and records again */
+	FHOOK_TRIG_STACKTRACE,		/* this event carries its stack (FHOOK_CTX_STACK) */
+	FHOOK_TRIG_SNAPSHOT,		/* freeze the session, count stats->snapshots */
+	FHOOK_TRIG_ENABLE,		/* probe target_id records again */
+	FHOOK_TRIG_DISABLE,		/* probe target_id stops recording (hits: filtered) */
+	FHOOK_TRIG_MAX,
+};
+
+struct fhook_trigger {
+	__u32 size;		/* in */
+	__u32 probe_id;		/* in: the probe whose hits run it */
+	__u32 action;		/* in: enum fhook_trigger_action */
+	__u32 target_id;	/* in: ENABLE, DISABLE: the probe switched; else 0 */
+	__u64 count;		/* in: run at most this many times, 0 = every time */
+	__u64 pred;		/* in: predicate program (enum fhook_pred_op), 0 = none */
+	__u32 pred_len;		/* in: instructions */
+	__u32 __pad;		/* must be zero */
+	__u64 reserved[4];	/* must be zero */
+};
+
+#define FHOOK_MAX_TRIGGERS	8
 
 /*
  * Transport benchmark: write nr_events FHOOK_REC_BENCH records of

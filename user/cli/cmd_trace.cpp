@@ -83,6 +83,7 @@ struct TraceOptions {
     std::vector<std::string> probes;
     std::string filter; // --filter, for probes without their own "if"
     bool stack = false; // --stack
+    std::vector<std::string> triggers;
     std::vector<pid_t> pids;
     std::optional<std::set<int>> cpus;
     RingRequest ring;
@@ -121,6 +122,10 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
         "deliver events below the watermarks after at most MS ms (default 100)")(
         "stack", "record the stack with every event: the kernel stack, or the user stack "
                  "(frame pointers) for uprobes")(
+        "trigger", po::value<std::vector<std::string>>()->value_name("EVENT=ACTION"),
+        "run ACTION[:N] [if FILTER] on EVENT's hits (repeatable): traceoff, traceon, "
+        "stacktrace, snapshot, enable:EVENT2, disable:EVENT2; EVENT 'func' is the function "
+        "probe")(
         "filter", po::value<std::string>()->value_name("EXPR"),
         "record only hits where EXPR holds, evaluated in the kernel (probes without their own "
         "'if EXPR'; function probes: common_pid, tgid, comm, cpu)")(
@@ -216,6 +221,9 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
     }
     opt.quiet = vm.count("quiet") != 0;
     opt.stack = vm.count("stack") != 0;
+    if (vm.count("trigger")) {
+        opt.triggers = vm["trigger"].as<std::vector<std::string>>();
+    }
     if (vm.count("filter")) {
         opt.filter = vm["filter"].as<std::string>();
         if (opt.filter.find_first_not_of(" \t") == std::string::npos) {
@@ -465,6 +473,27 @@ int run(const Args& args, Mode mode) {
         canonical.emplace_back(handle.id, def.canonical);
         probe_table.add(handle.id, std::move(def));
     }
+    for (const auto& text : opt.triggers) {
+        const TriggerSpec t = parse_trigger(text);
+        // "func": the function probe; else a definition's event name
+        auto find = [&](const std::string& event) -> std::pair<std::uint32_t, const KprobeDef*> {
+            if (event == "func" && !specs.empty()) {
+                return {probes.front().id, nullptr};
+            }
+            for (const auto& p : probes) {
+                if (const KprobeDef* def = probe_table.find(p.id); def && def->event == event) {
+                    return {p.id, def};
+                }
+            }
+            throw_usage("trigger '" + text + "': no probe '" + event +
+                        "' (the event names of the definitions, or func)");
+        };
+        const auto [id, def] = find(t.event);
+        const std::uint32_t target = t.target.empty() ? 0 : find(t.target).first;
+        session.add_trigger(id, t.action, target, t.count,
+                            t.filter.empty() ? std::vector<fhook_insn>{}
+                                             : compile_filter(t.filter, def));
+    }
     // fhook's own process (its output path) is never recorded.
     if (child) {
         session.set_pid_filter({child->pid()}, true, true);
@@ -529,6 +558,7 @@ int run(const Args& args, Mode mode) {
                             ? 1000
                             : RingReader::kDefaultTimeoutMs;
     unsigned snapshots = 0;
+    std::uint64_t triggered_seen = 0;
     for (;;) {
         int timeout = wait_ms;
         if (deadline) {
@@ -546,22 +576,27 @@ int run(const Args& args, Mode mode) {
         if (stop) {
             break;
         }
-        if (opt.ring.overwrite) {
-            // flight recorder: read only on demand
-            if (sig.snapshot) {
-                session.freeze();
-                const std::size_t n = reader.drain(on_record);
-                sink->flush();
-                session.resume();
-                snapshots++;
-                if (!opt.quiet) {
-                    OutputWriter err(STDERR_FILENO);
-                    err.append("fhook: snapshot " + std::to_string(snapshots) + ": " +
-                               std::to_string(n) + " records\n");
-                    err.flush();
-                }
+        // SIGUSR2, or a snapshot trigger froze the session
+        const std::uint64_t fired = reader.stats() ? reader.stats().snapshots() : 0;
+        const bool triggered = fired != triggered_seen;
+        triggered_seen = fired;
+        if (sig.snapshot || triggered) {
+            session.freeze(); // waits for writers still inside the rings
+            const std::size_t n = reader.drain(on_record);
+            sink->flush();
+            session.resume();
+            snapshots++;
+            if (!opt.quiet) {
+                OutputWriter err(STDERR_FILENO);
+                err.append("fhook: snapshot " + std::to_string(snapshots) +
+                           (triggered ? " (trigger)" : "") + ": " + std::to_string(n) +
+                           " records\n");
+                err.flush();
             }
             continue;
+        }
+        if (opt.ring.overwrite) {
+            continue; // flight recorder: read only on demand
         }
         reader.drain(on_record);
         sink->flush();

@@ -807,6 +807,75 @@ std::vector<fhook_insn> compile_filter(std::string_view expr, const KprobeDef* d
     return FilterParser(expr, def).compile();
 }
 
+TriggerSpec parse_trigger(std::string_view text) {
+    TriggerSpec t;
+    t.text = std::string(text);
+    const auto fail = [&](const std::string& why) {
+        throw_usage("bad trigger '" + std::string(text) + "': " + why +
+                    " (EVENT=ACTION[:N] [if FILTER]; ACTION: traceoff, traceon, stacktrace, "
+                    "snapshot, enable:EVENT, disable:EVENT)");
+    };
+    const auto eq = text.find('=');
+    if (eq == std::string_view::npos || eq == 0) {
+        fail("no EVENT=");
+    }
+    t.event = std::string(text.substr(0, eq));
+    if (!good_name(t.event)) {
+        fail("bad event name '" + t.event + "'");
+    }
+    std::string_view rest = text.substr(eq + 1);
+    if (auto sp = rest.find(" if "); sp != std::string_view::npos) {
+        t.filter = std::string(rest.substr(sp + 4));
+        rest = rest.substr(0, sp);
+    }
+    while (!rest.empty() && rest.back() == ' ') {
+        rest.remove_suffix(1);
+    }
+    // ACTION[:TARGET][:N]
+    std::vector<std::string_view> parts;
+    for (std::size_t from = 0;;) {
+        const auto c = rest.find(':', from);
+        parts.push_back(rest.substr(from, c == std::string_view::npos ? c : c - from));
+        if (c == std::string_view::npos) {
+            break;
+        }
+        from = c + 1;
+    }
+    static const std::pair<std::string_view, std::uint32_t> kActions[] = {
+        {"traceoff", FHOOK_TRIG_TRACEOFF},     {"traceon", FHOOK_TRIG_TRACEON},
+        {"stacktrace", FHOOK_TRIG_STACKTRACE}, {"snapshot", FHOOK_TRIG_SNAPSHOT},
+        {"enable", FHOOK_TRIG_ENABLE},         {"disable", FHOOK_TRIG_DISABLE},
+    };
+    for (const auto& [name, action] : kActions) {
+        if (parts[0] == name) {
+            t.action = action;
+        }
+    }
+    if (!t.action) {
+        fail("unknown action '" + std::string(parts[0]) + "'");
+    }
+    std::size_t next = 1;
+    if (t.action == FHOOK_TRIG_ENABLE || t.action == FHOOK_TRIG_DISABLE) {
+        if (parts.size() < 2 || parts[1].empty()) {
+            fail(std::string(parts[0]) + " needs the event to switch: " + std::string(parts[0]) +
+                 ":EVENT");
+        }
+        t.target = std::string(parts[1]);
+        next = 2;
+    }
+    if (parts.size() > next + 1) {
+        fail("too many ':'");
+    }
+    if (parts.size() == next + 1) {
+        auto n = parse_uint(parts[next]);
+        if (!n || *n == 0) {
+            fail("the count must be a positive number");
+        }
+        t.count = *n;
+    }
+    return t;
+}
+
 std::optional<std::uint32_t> register_index(std::string_view name) {
     for (std::uint32_t i = 0; i < FHOOK_REG_MAX; i++) {
         if (name == kRegNames[i]) {

@@ -103,6 +103,10 @@ StatsView::StatsView(const fhook_stats_area* area)
     : area_(area), entries_(reinterpret_cast<const fhook_probe_counters*>(
                        reinterpret_cast<const std::byte*>(area) + area->entries_offset)) {}
 
+std::uint64_t StatsView::snapshots() const noexcept {
+    return area_ ? load_acquire(area_->snapshots) : 0;
+}
+
 fhook_probe_counters StatsView::at(std::uint32_t cpu, std::uint32_t id) const noexcept {
     fhook_probe_counters out{};
     if (area_ == nullptr || cpu >= area_->nr_cpus || id == 0 || id > area_->max_probes) {

@@ -313,6 +313,27 @@ KprobeHandle Session::add_kprobe(const KprobeDef& def) {
     return KprobeHandle{arg.probe_id, arg.probe_addr};
 }
 
+void Session::add_trigger(std::uint32_t probe_id, std::uint32_t action, std::uint32_t target_id,
+                          std::uint64_t count, const std::vector<fhook_insn>& pred) {
+    device_.require(FHOOK_FEAT_TRIGGER, "triggers");
+    fhook_trigger arg;
+    zero_init(arg);
+    arg.probe_id = probe_id;
+    arg.action = action;
+    arg.target_id = target_id;
+    arg.count = count;
+    arg.pred = pred.empty() ? 0 : user_ptr(pred.data());
+    arg.pred_len = static_cast<std::uint32_t>(pred.size());
+    if (xioctl(fd(), FHOOK_IOC_TRIGGER_ADD, &arg) < 0) {
+        const int err = errno;
+        if (err == ENOSPC) {
+            throw_usage("more than " + std::to_string(FHOOK_MAX_TRIGGERS) +
+                        " triggers on one probe");
+        }
+        throw_ioctl_error("adding a trigger", err);
+    }
+}
+
 void Session::set_pid_filter(const std::vector<pid_t>& pids, bool follow_fork, bool ignore_self) {
     device_.require(FHOOK_FEAT_PID_FILTER, "the pid filter");
     if (pids.size() > FHOOK_MAX_FILTER_PIDS) {

@@ -470,3 +470,45 @@ TEST(StatTable, Columns) {
 
 } // namespace
 } // namespace fhook
+
+namespace fhook {
+namespace {
+
+std::string trigger_error(std::string_view text) {
+    try {
+        parse_trigger(text);
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Usage);
+        return e.what();
+    }
+    return "";
+}
+
+TEST(Trigger, Parse) {
+    auto t = parse_trigger("rd=traceoff");
+    EXPECT_EQ(t.event, "rd");
+    EXPECT_EQ(t.action, static_cast<std::uint32_t>(FHOOK_TRIG_TRACEOFF));
+    EXPECT_EQ(t.count, 0U);
+    t = parse_trigger("rd=stacktrace:5 if cnt > 100 && comm == \"cat\"");
+    EXPECT_EQ(t.action, static_cast<std::uint32_t>(FHOOK_TRIG_STACKTRACE));
+    EXPECT_EQ(t.count, 5U);
+    EXPECT_EQ(t.filter, "cnt > 100 && comm == \"cat\"");
+    t = parse_trigger("open=disable:rd:3");
+    EXPECT_EQ(t.action, static_cast<std::uint32_t>(FHOOK_TRIG_DISABLE));
+    EXPECT_EQ(t.target, "rd");
+    EXPECT_EQ(t.count, 3U);
+    t = parse_trigger("func=snapshot");
+    EXPECT_EQ(t.action, static_cast<std::uint32_t>(FHOOK_TRIG_SNAPSHOT));
+}
+
+TEST(Trigger, Errors) {
+    EXPECT_NE(trigger_error("traceoff").find("no EVENT="), std::string::npos);
+    EXPECT_NE(trigger_error("rd=explode").find("unknown action 'explode'"), std::string::npos);
+    EXPECT_NE(trigger_error("rd=enable").find("needs the event"), std::string::npos);
+    EXPECT_NE(trigger_error("rd=traceoff:0").find("positive"), std::string::npos);
+    EXPECT_NE(trigger_error("rd=traceoff:1:2").find("too many"), std::string::npos);
+    EXPECT_NE(trigger_error("9x=traceoff").find("bad event name"), std::string::npos);
+}
+
+} // namespace
+} // namespace fhook

@@ -97,6 +97,20 @@ KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve,
 // the bad token.
 std::vector<fhook_insn> compile_filter(std::string_view expr, const KprobeDef* def);
 
+// A trigger: "EVENT=ACTION[:N] [if FILTER]" with ACTION one of traceoff,
+// traceon, stacktrace, snapshot, enable:EVENT2, disable:EVENT2 (tracefs'
+// events/.../trigger commands).  EVENT is a definition's event name or
+// "func" for the function probe.  Usage Error naming the bad part.
+struct TriggerSpec {
+    std::string event;
+    std::uint32_t action = 0; // enum fhook_trigger_action
+    std::string target;       // enable/disable: the event switched
+    std::uint64_t count = 0;  // 0: every time
+    std::string filter;
+    std::string text;
+};
+TriggerSpec parse_trigger(std::string_view text);
+
 // The register name ("di") of FHOOK_REG_*; nullopt for an unknown name.
 std::optional<std::uint32_t> register_index(std::string_view name);
 

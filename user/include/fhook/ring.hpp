@@ -45,6 +45,8 @@ public:
     // A copy of the counters of probe `id` (1..FHOOK_MAX_PROBES) on `cpu`,
     // each field read once; zero for a CPU or id out of range.
     fhook_probe_counters at(std::uint32_t cpu, std::uint32_t id) const noexcept;
+    // Snapshot triggers fired so far (fhook_stats_area.snapshots).
+    std::uint64_t snapshots() const noexcept;
 
 private:
     const fhook_stats_area* area_ = nullptr;

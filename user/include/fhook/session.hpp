@@ -89,6 +89,10 @@ public:
     // Runtime Error naming the probe and the reason.
     KprobeHandle add_kprobe(const KprobeDef& def);
 
+    // FHOOK_IOC_TRIGGER_ADD (before start()).
+    void add_trigger(std::uint32_t probe_id, std::uint32_t action, std::uint32_t target_id,
+                     std::uint64_t count, const std::vector<fhook_insn>& pred);
+
     // FHOOK_IOC_PID_FILTER with FHOOK_PIDF_RESET (replaces the set; an empty
     // set turns the pid filter off), plus FHOOK_PIDF_FOLLOW_FORK when
     // `follow_fork` and FHOOK_PIDF_IGNORE_SELF (never record the calling

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Triggers (FHOOK_IOC_TRIGGER_ADD): actions run by a probe's hits, as
+ * tracefs' events/.../trigger: traceoff/traceon (the session stops or
+ * resumes recording), stacktrace (this event carries its stack), snapshot
+ * (the session freezes itself and tells the reader), enable/disable
+ * (another probe records or not).  They run in the probe handler, possibly
+ * in NMI: only flag writes, an atomic count and an irq_work.
+ */
+#include "fhook.h"
+
+#include <linux/err.h>
+#include <linux/slab.h>
+
+struct fhook_trigger_k {
+	u32 action;
+	bool counted;
+	atomic64_t left;		/* counted: runs left */
+	struct fhook_probe *target;	/* ENABLE, DISABLE */
+	struct fhook_pred *pred;
+};
+
+int fhook_trigger_add(struct fhook_session *s, const struct fhook_trigger *arg)
+{
+	struct fhook_probe *p = NULL, *target = NULL, *it;
+	struct fhook_trigger_k *t;
+	s32 bad = -1;
+	u32 data_size;
+
+	if (arg->action == 0 || arg->action >= FHOOK_TRIG_MAX || arg->__pad)
+		return -EINVAL;
+	list_for_each_entry(it, &s->probes, node) {
+		if (it->id == arg->probe_id)
+			p = it;
+		if (it->id == arg->target_id)
+			target = it;
+	}
+	if (!p || p->type == FHOOK_PROBE_BENCH)
+		return -ENOENT;
+	if (arg->action == FHOOK_TRIG_ENABLE || arg->action == FHOOK_TRIG_DISABLE) {
+		if (!target || target->type == FHOOK_PROBE_BENCH)
+			return -ENOENT;
+	} else if (arg->target_id) {
+		return -EINVAL;
+	}
+	if (p->nr_triggers >= FHOOK_MAX_TRIGGERS)
+		return -ENOSPC;
+
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	if (!t)
+		return -ENOMEM;
+	t->action = arg->action;
+	t->target = target;
+	t->counted = arg->count != 0;
+	atomic64_set(&t->left, min_t(u64, arg->count, S64_MAX));
+	data_size = p->prog ? p->prog->data_size : 0;
+	t->pred = fhook_pred_copy(arg->pred, arg->pred_len, data_size, &bad);
+	if (IS_ERR(t->pred)) {
+		int ret = PTR_ERR(t->pred);
+
+		kfree(t);
+		return ret;
+	}
+	p->triggers[p->nr_triggers++] = t;
+	return 0;
+}
+
+void fhook_triggers_free(struct fhook_probe *p)
+{
+	while (p->nr_triggers) {
+		struct fhook_trigger_k *t = p->triggers[--p->nr_triggers];
+
+		kfree(t->pred);
+		kfree(t);
+	}
+}
+
+/*
+ * Run @p's triggers on a hit whose fetched data is @data (@len bytes, NULL
+ * for function probes).  Returns FHOOK_TRIGGERED_STACK when a stacktrace
+ * trigger ran.  Preemption is off; @rb is this CPU's ring.
+ */
+notrace unsigned int fhook_triggers_run(struct fhook_probe *p, struct fhook_ring *rb,
+					const u8 *data, u32 len)
+{
+	struct fhook_session *s = p->session;
+	unsigned int ret = 0;
+	u32 i;
+
+	for (i = 0; i < p->nr_triggers; i++) {
+		struct fhook_trigger_k *t = p->triggers[i];
+
+		if (t->pred && !fhook_pred_run(t->pred, data, len))
+			continue;
+		if (t->counted && atomic64_dec_if_positive(&t->left) < 0)
+			continue;
+		switch (t->action) {
+		case FHOOK_TRIG_TRACEOFF:
+			WRITE_ONCE(s->traced_off, true);
+			break;
+		case FHOOK_TRIG_TRACEON:
+			WRITE_ONCE(s->traced_off, false);
+			break;
+		case FHOOK_TRIG_STACKTRACE:
+			ret |= FHOOK_TRIGGERED_STACK;
+			break;
+		case FHOOK_TRIG_SNAPSHOT:
+			/*
+			 * Writers see frozen at their next reserve; the reader
+			 * freezes with the ioctl (which waits for them) before
+			 * it reads, so nobody waits here.
+			 */
+			WRITE_ONCE(s->frozen, true);
+			atomic64_inc((atomic64_t *)&s->stats->snapshots);
+			WRITE_ONCE(s->snapshot_due, true);
+			irq_work_queue(&rb->work);
+			break;
+		case FHOOK_TRIG_ENABLE:
+			WRITE_ONCE(t->target->paused, false);
+			break;
+		case FHOOK_TRIG_DISABLE:
+			WRITE_ONCE(t->target->paused, true);
+			break;
+		}
+	}
+	return ret;
+}
