@@ -10,6 +10,7 @@
  *   probe_func.c  function probes (ftrace_ops)
  *   probe_kprobe.c  kprobes and kretprobes, the handler shared with uprobes
  *   probe_uprobe.c  uprobes and uretprobes
+ *   probe_tracepoint.c  tracepoints (trace events through perf kernel counters)
  *   fetch.c       fetch programs: verifier, interpreter, scratch buffers
  *   filter.c      predicate programs (filters): verifier, evaluation
  *   stack.c       stack traces recorded with events
@@ -128,6 +129,11 @@ struct fhook_probe {
 			struct uprobe_consumer uc;
 			struct path upath;
 			struct fhook_uprobe_handle uh;
+		};
+		struct {		/* FHOOK_PROBE_TRACEPOINT */
+			struct perf_event **tp_events;	/* [nr_cpu_ids] */
+			u64 tp_id;
+			u32 tp_size;	/* fixed entry size: predicate bounds */
 		};
 	};
 };
@@ -274,6 +280,12 @@ static __always_inline unsigned int fhook_stack_trailer(u64 *ips, unsigned int n
 	ips[n] = n;
 	return 8 * (n + 1);
 }
+
+/* probe_tracepoint.c */
+int fhook_tp_init(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index);
+int fhook_tp_arm(struct fhook_probe *p);
+void fhook_tp_disarm(struct fhook_probe *p);
+void fhook_tp_release(struct fhook_probe *p);
 
 /* pidfilter.c */
 int fhook_pidfilter_init(void);

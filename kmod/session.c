@@ -97,6 +97,9 @@ static void fhook_session_disarm(struct fhook_session *s)
 			kprobes = true;
 		} else if (fhook_is_uprobe(p)) {
 			fhook_uprobe_disarm(p);
+		} else if (p->type == FHOOK_PROBE_TRACEPOINT) {
+			fhook_tp_disarm(p);
+			kprobes = true;	/* handlers run with preemption off too */
 		}
 	}
 	/* kprobe handlers run with preemption off: wait for those in flight */
@@ -113,6 +116,8 @@ static void fhook_probe_free(struct fhook_probe *p)
 		fhook_kprobe_release(p);
 	else if (fhook_is_uprobe(p))
 		fhook_uprobe_release(p);
+	else if (p->type == FHOOK_PROBE_TRACEPOINT)
+		fhook_tp_release(p);
 	kfree(p);
 }
 
@@ -189,7 +194,8 @@ static long fhook_ioc_handshake(unsigned long uarg)
 		      FHOOK_FEAT_SEQ | FHOOK_FEAT_OVERWRITE | FHOOK_FEAT_SNAPSHOT |
 		      FHOOK_FEAT_STATS_MMAP | FHOOK_FEAT_FLUSH | FHOOK_FEAT_BENCH |
 		      FHOOK_FEAT_KPROBE | FHOOK_FEAT_FETCH | FHOOK_FEAT_PRED |
-		      FHOOK_FEAT_UPROBE | FHOOK_FEAT_STACK | FHOOK_FEAT_TRIGGER;
+		      FHOOK_FEAT_UPROBE | FHOOK_FEAT_STACK | FHOOK_FEAT_TRIGGER |
+		      FHOOK_FEAT_TRACEPOINT;
 	hs.nr_cpus = nr_cpu_ids;
 	hs.nr_sessions = atomic_read(&fhook_nr_sessions);
 	hs.page_size = PAGE_SIZE;
@@ -266,6 +272,7 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 	case FHOOK_PROBE_KRETPROBE:
 	case FHOOK_PROBE_UPROBE:
 	case FHOOK_PROBE_URETPROBE:
+	case FHOOK_PROBE_TRACEPOINT:
 		break;
 	default:
 		return -EINVAL;
@@ -291,6 +298,8 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 		ret = fhook_kprobe_init(p, &pa, &err_index);
 	else if (fhook_is_uprobe(p))
 		ret = fhook_uprobe_init(p, &pa, &err_index);
+	else if (p->type == FHOOK_PROBE_TRACEPOINT)
+		ret = fhook_tp_init(p, &pa, &err_index);
 	pa.err_index = err_index;
 	if (ret) {
 		fhook_probe_free(p);
@@ -410,6 +419,8 @@ static long fhook_ioc_start(struct fhook_session *s)
 			ret = fhook_kprobe_arm(p);
 		else if (fhook_is_uprobe(p))
 			ret = fhook_uprobe_arm(p);
+		else if (p->type == FHOOK_PROBE_TRACEPOINT)
+			ret = fhook_tp_arm(p);
 		else
 			continue;
 		if (ret) {

@@ -44,6 +44,7 @@
 #define FHOOK_FEAT_UPROBE	(1ULL << 15)	/* FHOOK_PROBE_UPROBE, _URETPROBE */
 #define FHOOK_FEAT_STACK	(1ULL << 16)	/* FHOOK_PROBE_F_STACK */
 #define FHOOK_FEAT_TRIGGER	(1ULL << 17)	/* FHOOK_IOC_TRIGGER_ADD */
+#define FHOOK_FEAT_TRACEPOINT	(1ULL << 18)	/* FHOOK_PROBE_TRACEPOINT */
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -149,6 +150,16 @@ enum fhook_probe_type {
 	 */
 	FHOOK_PROBE_UPROBE = 5,
 	FHOOK_PROBE_URETPROBE = 6,
+	/*
+	 * A tracepoint's trace event: `addr` is the event id (tracefs
+	 * events/SUBSYS/EVENT/id), `data_size` the fixed size of its entry
+	 * (the predicate's bounds; 0 = no predicate).  The module reads the
+	 * event through perf (one kernel counter per online CPU, made at
+	 * START): records are struct fhook_rec_probe with ip = the event id
+	 * and data[] = the raw trace entry as its format file describes it
+	 * (common fields first; __data_loc offsets are from the entry's start).
+	 */
+	FHOOK_PROBE_TRACEPOINT = 7,
 };
 
 /*
@@ -600,6 +611,7 @@ enum fhook_rec_type {
 	FHOOK_REC_KRETPROBE = 5,	/* struct fhook_rec_probe */
 	FHOOK_REC_UPROBE = 6,	/* struct fhook_rec_probe */
 	FHOOK_REC_URETPROBE = 7,	/* struct fhook_rec_probe */
+	FHOOK_REC_TRACEPOINT = 8,	/* struct fhook_rec_probe: the raw trace entry */
 };
 
 /* Context flags, the information of ftrace's "dNhp." column. */

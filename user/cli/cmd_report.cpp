@@ -115,6 +115,14 @@ int cmd_report(const Args& args) {
     // on @SYM addresses, so they parse without the recording's kallsyms
     ProbeTable probe_table;
     for (const auto& p : file.probes()) {
+        if (is_tracepoint_definition(p.description)) {
+            try { // the fields come from this machine's tracefs format
+                probe_table.add(p.id, parse_tracepoint(p.description, tracefs_dir()));
+            } catch (const Error&) {
+                // printed without fields
+            }
+            continue;
+        }
         if (is_probe_definition(p.description)) {
             probe_table.add(p.id, parse_kprobe(p.description, [](std::string_view) {
                                 return std::optional<std::uint64_t>(0);

@@ -394,6 +394,14 @@ int run(const Args& args, Mode mode) {
         return btf ? &*btf : nullptr;
     };
     for (const auto& text : opt.probes) {
+        if (is_tracepoint_definition(text)) {
+            kprobes.push_back(parse_tracepoint(text, tracefs_dir()));
+            if (!opt.filter.empty() && kprobes.back().filter.empty()) {
+                kprobes.back().filter = opt.filter;
+                kprobes.back().pred = compile_filter(opt.filter, &kprobes.back());
+            }
+            continue;
+        }
         if (is_probe_definition(text)) {
             kprobes.push_back(parse_kprobe(
                 text, [](std::string_view name) { return Ksyms::find_any(kallsyms_path(), name); },

@@ -28,6 +28,7 @@ int cmd_status(const Args& args);
 std::string device_path();
 std::string functions_path(); // "" = the default tracefs / debugfs search
 std::string kallsyms_path();
+std::string tracefs_dir(); // $FHOOK_TRACEFS, /sys/kernel/tracing or the debugfs one
 
 // Runs Boost.Program_options over `args`; its exceptions become Usage Errors
 // that point to "fhook <command> --help".

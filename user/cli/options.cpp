@@ -32,6 +32,15 @@ std::string functions_path() {
     return dir.empty() ? dir : dir + "/available_filter_functions";
 }
 
+std::string tracefs_dir() {
+    std::string dir = env_or("FHOOK_TRACEFS", "");
+    if (!dir.empty()) {
+        return dir;
+    }
+    return ::access("/sys/kernel/tracing/events", F_OK) == 0 ? "/sys/kernel/tracing"
+                                                             : "/sys/kernel/debug/tracing";
+}
+
 std::string kallsyms_path() {
     return env_or("FHOOK_KALLSYMS", "/proc/kallsyms");
 }

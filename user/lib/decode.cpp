@@ -75,7 +75,8 @@ std::optional<Event> decode(const fhook_rec* rec) {
     case FHOOK_REC_KPROBE:
     case FHOOK_REC_KRETPROBE:
     case FHOOK_REC_UPROBE:
-    case FHOOK_REC_URETPROBE: {
+    case FHOOK_REC_URETPROBE:
+    case FHOOK_REC_TRACEPOINT: {
         if (end < sizeof(fhook_rec_probe)) {
             too_short(rec, sizeof(fhook_rec_probe));
         }

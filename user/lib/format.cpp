@@ -170,6 +170,15 @@ void TextFormatter::format(const Event& ev, std::string& out) {
             out.append("probe");
             put_u64(ev.probe_id, out);
         }
+        if (ev.type == EventType::Tracepoint) {
+            out.push_back(':'); // "sched_process_exec: filename=..."
+            if (def) {
+                append_probe_fields(*def, ev, names_, out);
+            }
+            out.push_back('\n');
+            append_stack(ev, out);
+            return;
+        }
         out.append(": (");
         if (ev.type == EventType::Kprobe) {
             names_.append_offset(ev.ip, out);
@@ -289,6 +298,9 @@ void JsonFormatter::format(const Event& ev, std::string& out) {
     case EventType::Uretprobe:
         out.append("{\"type\":\"uretprobe\",\"ts\":");
         break;
+    case EventType::Tracepoint:
+        out.append("{\"type\":\"tracepoint\",\"ts\":");
+        break;
     default:
         out.append("{\"type\":\"func\",\"ts\":");
     }
@@ -315,13 +327,15 @@ void JsonFormatter::format(const Event& ev, std::string& out) {
             append_json_string(def->group + "/" + def->event, out);
         }
         const bool user = ev.type == EventType::Uprobe || ev.type == EventType::Uretprobe;
-        if (!user) {
+        if (!user && ev.type != EventType::Tracepoint) {
             out.append(",\"func\":");
             append_json_name(ev.ip, out);
         }
-        out.append(",\"ip\":\"");
-        put_hex(ev.ip, out);
-        out.push_back('"');
+        if (ev.type != EventType::Tracepoint) { // its ip is the event id
+            out.append(",\"ip\":\"");
+            put_hex(ev.ip, out);
+            out.push_back('"');
+        }
         if (ev.type == EventType::Uretprobe) {
             out.append(",\"ret_ip\":\"");
             put_hex(ev.ret_ip, out);

@@ -52,7 +52,8 @@ std::uint64_t checked_record_size(const fhook_rec* rec, std::uint64_t off, std::
     if (rec->type == FHOOK_REC_FUNC) {
         need = sizeof(fhook_rec_func);
     } else if (rec->type == FHOOK_REC_KPROBE || rec->type == FHOOK_REC_KRETPROBE ||
-               rec->type == FHOOK_REC_UPROBE || rec->type == FHOOK_REC_URETPROBE) {
+               rec->type == FHOOK_REC_UPROBE || rec->type == FHOOK_REC_URETPROBE ||
+               rec->type == FHOOK_REC_TRACEPOINT) {
         need = sizeof(fhook_rec_probe);
     } else if (rec->type == FHOOK_REC_LOST) {
         need = sizeof(fhook_rec_lost);

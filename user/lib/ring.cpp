@@ -41,6 +41,7 @@ std::size_t min_size_of(const fhook_rec* rec) {
     case FHOOK_REC_KRETPROBE:
     case FHOOK_REC_UPROBE:
     case FHOOK_REC_URETPROBE:
+    case FHOOK_REC_TRACEPOINT:
         return sizeof(fhook_rec_probe);
     default:
         return 0; // unknown: skipped

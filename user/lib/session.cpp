@@ -209,6 +209,8 @@ bool in_kprobe_blacklist(const std::string& symbol) {
 KprobeHandle Session::add_kprobe(const KprobeDef& def) {
     if (def.is_uprobe) {
         device_.require(FHOOK_FEAT_UPROBE, "uprobes");
+    } else if (def.is_tracepoint) {
+        device_.require(FHOOK_FEAT_TRACEPOINT, "tracepoints");
     } else {
         device_.require(FHOOK_FEAT_KPROBE, "kprobes");
     }
@@ -217,7 +219,11 @@ KprobeHandle Session::add_kprobe(const KprobeDef& def) {
     }
     fhook_probe_add arg;
     zero_init(arg);
-    if (def.is_uprobe) {
+    if (def.is_tracepoint) {
+        device_.require(FHOOK_FEAT_TRACEPOINT, "tracepoints");
+        arg.type = FHOOK_PROBE_TRACEPOINT;
+        arg.addr = def.tp_id;
+    } else if (def.is_uprobe) {
         arg.type = def.is_return ? FHOOK_PROBE_URETPROBE : FHOOK_PROBE_UPROBE;
         arg.symbol = user_ptr(def.path.data());
         arg.symbol_len = static_cast<std::uint32_t>(def.path.size());
@@ -226,8 +232,10 @@ KprobeHandle Session::add_kprobe(const KprobeDef& def) {
         arg.symbol = def.symbol.empty() ? 0 : user_ptr(def.symbol.data());
         arg.symbol_len = static_cast<std::uint32_t>(def.symbol.size());
     }
-    arg.offset = def.offset;
-    arg.addr = def.addr;
+    arg.offset = def.is_tracepoint ? 0 : def.offset;
+    if (!def.is_tracepoint) {
+        arg.addr = def.addr;
+    }
     arg.maxactive = def.maxactive;
     arg.prog = def.insns.empty() ? 0 : user_ptr(def.insns.data());
     arg.prog_len = static_cast<std::uint32_t>(def.insns.size());

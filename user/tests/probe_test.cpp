@@ -512,3 +512,77 @@ TEST(Trigger, Errors) {
 
 } // namespace
 } // namespace fhook
+
+namespace fhook {
+namespace {
+
+constexpr const char* kSwitchFormat =
+    "name: sched_switch\nID: 317\nformat:\n"
+    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+    "\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+    "\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+    "\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"
+    "\tfield:void * ptr;\toffset:40;\tsize:8;\tsigned:0;\n"
+    "\tfield:__data_loc char[] name;\toffset:48;\tsize:4;\tsigned:0;\n"
+    "\tfield:u32 vals[2];\toffset:52;\tsize:8;\tsigned:0;\n\n"
+    "print fmt: \"...\"\n";
+
+TEST(TracepointFormat, FieldsAndRendering) {
+    std::uint32_t fixed = 0;
+    const auto fields = parse_event_format(kSwitchFormat, fixed);
+    ASSERT_EQ(fields.size(), 6U);
+    EXPECT_EQ(fixed, 60U);
+    EXPECT_EQ(fields[0].name, "prev_comm");
+    EXPECT_EQ(fields[0].type.kind, FetchType::Kind::FixedString);
+    EXPECT_EQ(fields[1].name, "prev_pid");
+    EXPECT_EQ(fields[1].type.kind, FetchType::Kind::Signed);
+    EXPECT_EQ(fields[3].name, "ptr");
+    EXPECT_EQ(fields[3].type.kind, FetchType::Kind::Hex);
+    EXPECT_EQ(fields[4].type.kind, FetchType::Kind::String);
+    EXPECT_EQ(fields[5].type.count, 2U);
+
+    KprobeDef def;
+    def.is_tracepoint = true;
+    def.event = "sched_switch";
+    def.fields = fields;
+    def.data_size = fixed;
+    std::vector<std::uint8_t> data(60, 0);
+    std::memcpy(data.data() + 8, "bash", 4);
+    const std::int32_t pid = 42;
+    std::memcpy(data.data() + 24, &pid, 4);
+    const std::int64_t state = -1;
+    std::memcpy(data.data() + 32, &state, 8);
+    const std::uint32_t loc = 4U << 16 | 60U;
+    std::memcpy(data.data() + 48, &loc, 4);
+    data.insert(data.end(), {'a', 'b', 'c', 0});
+    const std::uint32_t vals[2] = {1, 2};
+    std::memcpy(data.data() + 52, vals, 8);
+    Event ev;
+    ev.type = EventType::Tracepoint;
+    ev.probe_id = 1;
+    ev.comm = "bash";
+    ev.pid = 42;
+    ev.data = data;
+    ProbeTable table;
+    table.add(1, def);
+    const Ksyms ksyms;
+    TextFormatter f(ksyms);
+    f.set_probes(&table);
+    std::string out;
+    f.format(ev, out);
+    EXPECT_NE(out.find(": sched_switch: prev_comm=\"bash\" prev_pid=42 prev_state=-1 ptr=0x0 "
+                       "name=\"abc\" vals={0x1,0x2}\n"),
+              std::string::npos)
+        << out;
+    // filters over format fields compile to offsets in the entry
+    auto pred = compile_filter("prev_pid == 42 && name ~ \"a*\"", &def);
+    EXPECT_EQ(pred[0].op, FHOOK_PRED_FIELD);
+    EXPECT_EQ(pred[0].dst, 24U);
+    EXPECT_EQ(pred[1].op, FHOOK_PRED_STR);
+    EXPECT_EQ(pred[1].dst, 48U);
+    EXPECT_THROW(compile_filter("prev_comm == \"bash\"", &def), Error);
+}
+
+} // namespace
+} // namespace fhook

@@ -210,6 +210,7 @@ static const struct argdesc args[] = {
 	{ "STATS", FHOOK_IOC_STATS, sizeof(struct fhook_stats) },
 	{ "SNAPSHOT", FHOOK_IOC_SNAPSHOT, sizeof(struct fhook_snapshot) },
 	{ "BENCH", FHOOK_IOC_BENCH, sizeof(struct fhook_bench) },
+	{ "TRIGGER_ADD", FHOOK_IOC_TRIGGER_ADD, sizeof(struct fhook_trigger) },
 };
 
 static void test_ioctl_numbers(void)
@@ -219,8 +220,8 @@ static void test_ioctl_numbers(void)
 	handshake(fd, NULL);
 	EXPECT_ERR(ioctl(fd, _IO(FHOOK_IOC_MAGIC, 0x7f), 0), ERRS(ENOTTY),
 		   "unknown ioctl nr 0x7f -> ENOTTY");
-	EXPECT_ERR(ioctl(fd, _IO(FHOOK_IOC_MAGIC, 0x0a), 0), ERRS(ENOTTY),
-		   "unknown ioctl nr 0x0a (first unused) -> ENOTTY");
+	EXPECT_ERR(ioctl(fd, _IO(FHOOK_IOC_MAGIC, 0x0b), 0), ERRS(ENOTTY),
+		   "unknown ioctl nr 0x0b (first unused) -> ENOTTY");
 	EXPECT_ERR(ioctl(fd, _IOWR('x', 0x00, struct fhook_handshake), 0), ERRS(ENOTTY),
 		   "foreign ioctl magic -> ENOTTY");
 	EXPECT_ERR(ioctl(fd, TCGETS, zalloc(256)), ERRS(ENOTTY), "TCGETS -> ENOTTY");
@@ -275,6 +276,32 @@ static void test_sizes(void)
 			EXPECT_ERR(ioctl(fd, a->cmd, g), ERRS(EFAULT),
 				   "%s struct straddling into PROT_NONE -> EFAULT", a->name);
 		}
+		close(fd);
+	}
+
+	{
+		/*
+		 * PROBE_ADD in the v1 layout (before the kprobe fields) is still
+		 * accepted, and answered without writing past its 88 bytes
+		 */
+		int fd = open_dev();
+		char *g = guard_end() - FHOOK_PROBE_ADD_SIZE_V1;
+		struct fhook_probe_add *pa = (struct fhook_probe_add *)g;
+		struct fhook_ring_setup rs = { .size = sizeof(rs), .buf_size = 4096 };
+
+		handshake(fd, NULL);
+		EXPECT_OK(ioctl(fd, FHOOK_IOC_RING_SETUP, &rs), "ring setup for the v1 probe");
+		memset(g, 0, FHOOK_PROBE_ADD_SIZE_V1);
+		pa->size = FHOOK_PROBE_ADD_SIZE_V1;
+		pa->type = FHOOK_PROBE_FUNC;
+		pa->filter = (uintptr_t)"vfs_read";
+		pa->filter_len = 8;
+		EXPECT_OK(ioctl(fd, FHOOK_IOC_PROBE_ADD, g),
+			  "PROBE_ADD with the v1 size (88 bytes, up to the guard page) is accepted");
+		expect(pa->probe_id == 1, "... and answers probe id %u in the v1 layout", pa->probe_id);
+		pa->size = FHOOK_PROBE_ADD_SIZE_V1 - 8;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, g), ERRS(EINVAL),
+			   "PROBE_ADD smaller than v1 -> EINVAL");
 		close(fd);
 	}
 
@@ -340,9 +367,14 @@ static void test_reserved(void)
 		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
 			   "PROBE_ADD reserved[2] != 0 -> EINVAL");
 		pa.reserved[2] = 0;
-		pa.flags = 1;
+		pa.flags = FHOOK_PROBE_FLAGS + 1;
 		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
 			   "PROBE_ADD unknown flag -> EINVAL");
+		pa.flags = 0;
+		pa.reserved2[1] = 1;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+			   "PROBE_ADD reserved2[1] != 0 -> EINVAL");
+		pa.reserved2[1] = 0;
 		pa.flags = 0;
 		pa.type = 0;
 		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL, EOPNOTSUPP),

@@ -57,7 +57,7 @@ static atomic_long n_text, n_star, n_arm, n_cpu, n_follow;
 static int sfd;			/* shared session number */
 static long page;
 static uint64_t ip_read, ip_write;
-#define NCMD	10		/* the ioctls, HANDSHAKE..BENCH */
+#define NCMD	11		/* the ioctls, HANDSHAKE..TRIGGER_ADD */
 static double tsum[NCMD + 1];	/* seconds in the kernel by decoded command, -1..8 */
 static long tcnt[NCMD + 1];
 static atomic_long n_slowcalls, calls_done, n_ok, n_sessions, n_violations, errs[NERR];
@@ -198,12 +198,12 @@ static const size_t cmd_size[NCMD] = {
 	sizeof(struct fhook_handshake), sizeof(struct fhook_ring_setup),
 	sizeof(struct fhook_probe_add), sizeof(struct fhook_pid_filter),
 	sizeof(struct fhook_cpu_filter), 0, 0, sizeof(struct fhook_stats),
-	sizeof(struct fhook_snapshot), sizeof(struct fhook_bench),
+	sizeof(struct fhook_snapshot), sizeof(struct fhook_bench), sizeof(struct fhook_trigger),
 };
 static const unsigned long cmd_num[NCMD] = {
 	FHOOK_IOC_HANDSHAKE, FHOOK_IOC_RING_SETUP, FHOOK_IOC_PROBE_ADD, FHOOK_IOC_PID_FILTER,
 	FHOOK_IOC_CPU_FILTER, FHOOK_IOC_START, FHOOK_IOC_STOP, FHOOK_IOC_STATS,
-	FHOOK_IOC_SNAPSHOT, FHOOK_IOC_BENCH,
+	FHOOK_IOC_SNAPSHOT, FHOOK_IOC_BENCH, FHOOK_IOC_TRIGGER_ADD,
 };
 
 /* the module's dispatch: type, nr, dir; the size bits are ignored */
@@ -397,6 +397,35 @@ static void gen(uint64_t *rs, struct scratch *sc, struct call *c)
 
 		p->type = FHOOK_PROBE_FUNC;
 		k = R(8);
+		if (ONEIN(6)) {			/* a kprobe, kretprobe or uprobe with a program */
+			static const struct fhook_insn prog[] = {
+				{ .op = FHOOK_OP_REG, .arg = FHOOK_REG_DX },
+				{ .op = FHOOK_OP_ST_RAW, .size = 8 },
+				{ .op = FHOOK_OP_REG, .arg = FHOOK_REG_SI },
+				{ .op = FHOOK_OP_ST_USTRING, .dst = 8, .arg = 64 },
+				{ .op = FHOOK_OP_ST_COMM, .dst = 12 },
+			};
+			static const struct fhook_insn pred[] = {
+				{ .op = FHOOK_PRED_FIELD, .size = 8, .arg = FHOOK_CMP_GT, .imm = 2 },
+			};
+			static const char *const where[] = { "vfs_read", "vfs_write",
+							     "/fhook/bin/fhook-workload" };
+			int u = ONEIN(4), wi = u ? 2 : R(2);
+
+			p->type = u ? FHOOK_PROBE_UPROBE + R(2) : FHOOK_PROBE_KPROBE + R(2);
+			p->symbol = (uintptr_t)where[wi];
+			p->symbol_len = strlen(where[wi]);
+			p->offset = u ? 0x1000 + 16 * R(64) : 0;
+			p->prog = (uintptr_t)prog;
+			p->prog_len = R(6);
+			p->data_size = p->prog_len ? 16 : 0;
+			if (R(2)) {
+				p->pred = (uintptr_t)pred;
+				p->pred_len = 1;
+			}
+			p->flags = R(4) ? 0 : FHOOK_PROBE_F_STACK;
+			break;
+		}
 		if (k < 2) {			/* by address: a real probe */
 			p->ips = (uintptr_t)sc->ips;
 			p->nr_ips = 1 + R(3);
@@ -461,6 +490,18 @@ static void gen(uint64_t *rs, struct scratch *sc, struct call *c)
 		b->probe_id = R(4);
 		b->nr_events = 1 + R(64);
 		b->payload = R(4) ? 8 * R(64) : R(8192);
+		break;
+	}
+	case 10: {
+		struct fhook_trigger *t = (void *)tmp;
+
+		t->probe_id = R(4);
+		t->action = R(FHOOK_TRIG_MAX + 1);
+		/* traceoff and snapshot stop a session's records: not too often */
+		if ((t->action == FHOOK_TRIG_TRACEOFF || t->action == FHOOK_TRIG_SNAPSHOT) && R(8))
+			t->action = FHOOK_TRIG_STACKTRACE;
+		t->target_id = t->action >= FHOOK_TRIG_ENABLE ? R(4) : 0;
+		t->count = R(2) ? 0 : R(100);
 		break;
 	}
 	}
@@ -824,7 +865,7 @@ int main(int argc, char **argv)
 	printf("seconds in ioctl by command:");
 	for (int i = 0; i < NCMD + 1; i++)
 		printf(" %s=%.1f/%ld", i ? (const char *[]){ "HANDSHAKE", "RING_SETUP", "PROBE_ADD",
-			"PID_FILTER", "CPU_FILTER", "START", "STOP", "STATS", "SNAPSHOT", "BENCH" }[i - 1] : "other",
+			"PID_FILTER", "CPU_FILTER", "START", "STOP", "STATS", "SNAPSHOT", "BENCH", "TRIGGER_ADD" }[i - 1] : "other",
 		       tsum[i], tcnt[i]);
 	printf("\n");
 	printf("slow paths: text %ld (star %ld), arm %ld, cpumask %ld, follow %ld\n", n_text, n_star,

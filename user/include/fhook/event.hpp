@@ -17,12 +17,13 @@ enum class EventType : std::uint16_t {
     Kretprobe = FHOOK_REC_KRETPROBE,
     Uprobe = FHOOK_REC_UPROBE,
     Uretprobe = FHOOK_REC_URETPROBE,
+    Tracepoint = FHOOK_REC_TRACEPOINT,
 };
 
 // A record of a probe definition (kprobe, kretprobe, uprobe, uretprobe).
 inline bool is_probe_event(EventType t) {
     return t == EventType::Kprobe || t == EventType::Kretprobe || t == EventType::Uprobe ||
-           t == EventType::Uretprobe;
+           t == EventType::Uretprobe || t == EventType::Tracepoint;
 }
 
 struct LostProbe {

@@ -22,7 +22,8 @@ class KernelBtf;
 
 // TYPE of a fetch argument.
 struct FetchType {
-    enum class Kind { Unsigned, Signed, Hex, Char, String, UString, Symbol, Bitfield };
+    // FixedString: a char array inside the record (tracepoint fields)
+    enum class Kind { Unsigned, Signed, Hex, Char, String, UString, Symbol, Bitfield, FixedString };
     Kind kind = Kind::Hex;
     unsigned size = 8;     // bytes of one element (container for bitfields); 4 for strings
     unsigned count = 0;    // array elements, 0 = scalar
@@ -46,6 +47,8 @@ struct ProbeField {
 
 struct KprobeDef {
     bool is_return = false;
+    bool is_tracepoint = false; // t:SUBSYS:EVENT: fields from the event's format
+    std::uint64_t tp_id = 0;
     bool is_uprobe = false; // PATH:SYMBOL[+OFFS] | PATH:0xOFFSET
     std::string path;       // uprobes: the binary (absolute); offset is a file offset
     std::string group = "kprobes";
@@ -110,6 +113,15 @@ struct TriggerSpec {
     std::string text;
 };
 TriggerSpec parse_trigger(std::string_view text);
+
+// True for "t:SUBSYS:EVENT [if FILTER]".
+bool is_tracepoint_definition(std::string_view arg);
+// A tracepoint definition, its fields read from
+// TRACEFS/events/SUBSYS/EVENT/format and its id from .../id.  Runtime Error
+// when the event does not exist; Usage Error for a malformed definition.
+KprobeDef parse_tracepoint(std::string_view text, const std::string& tracefs);
+// The fields of a trace event's format file (common_* left out).
+std::vector<ProbeField> parse_event_format(std::string_view format, std::uint32_t& fixed_size);
 
 // The register name ("di") of FHOOK_REG_*; nullopt for an unknown name.
 std::optional<std::uint32_t> register_index(std::string_view name);
