@@ -105,7 +105,8 @@ int fhook_uprobe_arm(struct fhook_probe *p)
 	ret = fhook_uprobe_register(&p->uh, &p->uc);
 	if (ret)
 		WRITE_ONCE(p->enabled, false);
-	return ret;
+	/* the kernel-internal ENOTSUPP (an instruction uprobes cannot step) */
+	return ret == -ENOTSUPP ? -EOPNOTSUPP : ret;
 }
 
 /* Returns once no handler runs any more. */

@@ -397,7 +397,11 @@ static void gen(uint64_t *rs, struct scratch *sc, struct call *c)
 
 		p->type = FHOOK_PROBE_FUNC;
 		k = R(8);
-		if (ONEIN(6)) {			/* a kprobe, kretprobe or uprobe with a program */
+		/*
+		 * a kprobe, kretprobe or uprobe with a program: (un)registering
+		 * one patches text and waits for RCU, keep them rare
+		 */
+		if (ONEIN(64)) {
 			static const struct fhook_insn prog[] = {
 				{ .op = FHOOK_OP_REG, .arg = FHOOK_REG_DX },
 				{ .op = FHOOK_OP_ST_RAW, .size = 8 },
@@ -661,7 +665,9 @@ static void gen(uint64_t *rs, struct scratch *sc, struct call *c)
 /* ------------------------------------------------------------------ */
 
 static const int known[] = {
-	EFAULT, EINVAL, E2BIG, ENOTTY, EBUSY, ENOENT, ENOSPC, ENODEV, EOPNOTSUPP, ENOMEM, 0
+	EFAULT, EINVAL, E2BIG, ENOTTY, EBUSY, ENOENT, ENOSPC, ENODEV, EOPNOTSUPP, ENOMEM,
+	/* kprobes and uprobes (docs/kernel-module.md, PROBE_ADD and START) */
+	EILSEQ, ELOOP, ERANGE, EISDIR, ENOTDIR, ENAMETOOLONG, EACCES, 0
 };
 
 static void violation(const struct call *c, long ret, int err, const char *why)

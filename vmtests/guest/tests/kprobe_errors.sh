@@ -54,6 +54,19 @@ for o in 1 2 3; do
 	echo "-:fhkchk/x" >> $T/kprobe_events
 done
 
+# uprobes: a binary without the symbol, a stripped one, no binary
+bad 1 'p:x /fhook/bin/fhook-utarget:no_such_symbol' "has no symbol 'no_such_symbol'"
+BB=$(readlink -f /bin/sh)
+if ! grep -q . /dev/null && [ -f "$BB" ]; then
+	run_fhook $D/bb trace --duration 1 "p:x $BB:main"
+	if [ "$RC" != 0 ]; then
+		grep -q "stripped\|has no symbol" $D/bb.err || fail "busybox: $(cat $D/bb.err)"
+	fi
+fi
+bad 1 'p:x /no/such/binary:main' "cannot open '/no/such/binary'"
+bad 2 'p:x /fhook/bin/fhook-utarget:fhk_target a=@jiffies' 'not in uprobes'
+bad 1 't:sched:no_such_event' 'no trace event sched:no_such_event'
+
 run_fhook $D/st status
 grep -qx 'sessions: 0' $D/st.out || fail "a session is still open: $(grep sessions $D/st.out)"
 pass "$n bad definitions refused: blacklisted $b, fhook's $f"
