@@ -49,6 +49,19 @@ probes_exact $D/f.err 2
 h=$(sed -n 's/^fhook: probe 1 hits \([0-9]*\) .*/\1/p' $D/f.err)
 expect_eq "$h" "$rd" "probe 1 hits (the workload only: pid filter of the command)"
 
+# fhook stat: the same counts without the events: 30 hits, at least 40 filtered
+run_fhook $D/s stat "p:fhkflt/rd vfs_read cnt=%dx:u64 if $RD" -- fhook-workload open $N
+expect_eq "$RC" 0 "fhook stat exit code"
+log "stat: $(cat $D/s.out | tr '\n' '|')"
+head -n 1 $D/s.out | grep -q '^probe  *hits  *filtered  *missed  *events  *lost  *definition$' ||
+	fail "stat header: $(head -n 1 $D/s.out)"
+set -- $(sed -n 2p $D/s.out)
+expect_eq "$2" "$rd" "stat hits"
+# the workload's other reads, plus other tasks' (the pid filter)
+[ "$3" -ge "$((N - rd))" ] || fail "stat filtered $3 < $((N - rd)) (the workload's other reads)"
+expect_eq "$5" "$rd" "stat events"
+expect_eq "$6" 0 "stat lost"
+
 # a task filter on a function probe
 run_fhook $D/g trace vfs_read --filter 'comm == "fhook-workl*" && pid != 1' --duration 4 &
 FH=$!
