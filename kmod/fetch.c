@@ -197,19 +197,21 @@ static int fhook_prog_check_part(const struct fhook_prog *prog, u32 from, u32 to
 /*
  * Copy the program of @pa from userspace and verify it.  @ret_probe: a
  * kretprobe, whose first entry_len instructions run at entry (no $retval)
- * and the rest at return (no $argN: the registers are gone).  On a bad
+ * and the rest at return (no $argN: the registers are gone).  @user: a
+ * uprobe's, where only $arg1..$arg6 (registers) exist.  On a bad
  * instruction *@err_index is its index and the result -EINVAL.
  */
 struct fhook_prog *fhook_prog_load(const struct fhook_probe_add *pa, bool ret_probe,
-				   s32 *err_index)
+				   bool user, s32 *err_index)
 {
 	struct fhook_prog *prog;
 	u32 fields = 0, dyn = 0;
+	u32 i;
 	int bad;
 
 	if (pa->prog_len > FHOOK_MAX_INSNS || pa->data_size > FHOOK_MAX_DATA_SIZE ||
 	    pa->entry_len > pa->prog_len || (!ret_probe && pa->entry_len) ||
-	    (pa->data_size && !pa->prog_len) || pa->__pad)
+	    (pa->data_size && !pa->prog_len) || (pa->prog && !pa->prog_len) || pa->__pad)
 		return ERR_PTR(-EINVAL);
 	prog = kzalloc(struct_size(prog, insns, pa->prog_len), GFP_KERNEL);
 	if (!prog)
@@ -236,6 +238,10 @@ struct fhook_prog *fhook_prog_load(const struct fhook_probe_add *pa, bool ret_pr
 		bad = fhook_prog_check_part(prog, 0, prog->len,
 					    FHOOK_OPS_COMMON | BIT(FHOOK_OP_ARG), &fields, &dyn);
 	}
+	/* uprobes: $arg1..6 are registers, later ones on the user stack */
+	for (i = 0; user && bad < 0 && i < prog->len; i++)
+		if (prog->insns[i].op == FHOOK_OP_ARG && prog->insns[i].arg > 6)
+			bad = i;
 	if (bad >= 0) {
 		*err_index = bad;
 		kfree(prog);

@@ -231,7 +231,7 @@ void fhook_func_probe_release(struct fhook_probe *p);
 int fhook_fetch_init(void);
 void fhook_fetch_exit(void);
 struct fhook_prog *fhook_prog_load(const struct fhook_probe_add *pa, bool ret_probe,
-				   s32 *err_index);
+				   bool user, s32 *err_index);
 void fhook_prog_run(const struct fhook_prog *prog, u32 from, u32 to, struct fhook_fetch_ctx *c);
 struct fhook_rec_probe *fhook_scratch_get(void);
 void fhook_scratch_put(void);
@@ -241,6 +241,7 @@ void fhook_scratch_put(void);
 struct fhook_trigger_k;
 int fhook_trigger_add(struct fhook_session *s, const struct fhook_trigger *arg);
 void fhook_triggers_free(struct fhook_probe *p);
+void fhook_triggers_reset(struct fhook_probe *p);
 unsigned int fhook_triggers_run(struct fhook_probe *p, struct fhook_ring *rb, const u8 *data,
 				u32 len);
 

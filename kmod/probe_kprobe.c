@@ -183,7 +183,7 @@ int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add *arg, 
 	if (arg->maxactive > FHOOK_MAX_MAXACTIVE)
 		return -E2BIG;
 
-	prog = fhook_prog_load(arg, ret_probe, err_index);
+	prog = fhook_prog_load(arg, ret_probe, false, err_index);
 	if (IS_ERR(prog))
 		return PTR_ERR(prog);
 	p->prog = prog;
@@ -206,6 +206,9 @@ int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add *arg, 
 		kp->symbol_name = p->symbol;
 		kp->offset = arg->offset;
 	} else {
+		/* an address is the place itself: an offset would be ignored */
+		if (arg->offset)
+			return -EINVAL;
 		kp->addr = (kprobe_opcode_t *)(unsigned long)arg->addr;
 	}
 	/* registered disarmed: START enables it */

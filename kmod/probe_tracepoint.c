@@ -29,7 +29,8 @@ static notrace void fhook_tp_handler(struct perf_event *event, struct perf_sampl
 	int cpu;
 	u32 seq;
 
-	if (!READ_ONCE(p->enabled) || !data->raw)
+	/* raw is valid only when flagged (perf_sample_data_init() leaves it) */
+	if (!READ_ONCE(p->enabled) || !(data->sample_flags & PERF_SAMPLE_RAW) || !data->raw)
 		return;
 	entry = data->raw->frag.data;
 	len = min_t(u32, data->raw->frag.size, FHOOK_MAX_PROBE_DATA);
@@ -64,9 +65,10 @@ static notrace void fhook_tp_handler(struct perf_event *event, struct perf_sampl
 
 int fhook_tp_init(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index)
 {
-	if (arg->filter_len || arg->exclude_len || arg->nr_ips || arg->symbol_len ||
-	    arg->offset || arg->maxactive || arg->prog_len || arg->entry_len || arg->flags ||
-	    !arg->addr || arg->addr > U32_MAX || arg->data_size > FHOOK_MAX_PROBE_DATA)
+	if (arg->filter_len || arg->exclude_len || arg->nr_ips || arg->symbol_len || arg->symbol ||
+	    arg->offset || arg->maxactive || arg->prog_len || arg->prog || arg->entry_len ||
+	    arg->flags || arg->__pad || !arg->addr || arg->addr > U32_MAX ||
+	    arg->data_size > FHOOK_MAX_PROBE_DATA)
 		return -EINVAL;
 	p->tp_id = arg->addr;
 	p->tp_size = arg->data_size;
@@ -108,18 +110,23 @@ int fhook_tp_arm(struct fhook_probe *p)
 	int cpu, ret = 0;
 
 	WRITE_ONCE(p->enabled, true);
-	cpus_read_lock();
+	/*
+	 * No cpus_read_lock() here: the first perf user of a tracepoint
+	 * enables its static key, which takes it again.  A CPU that goes
+	 * offline meanwhile gives -ENODEV: skipped.
+	 */
 	for_each_online_cpu(cpu) {
 		struct perf_event *e;
 
 		e = perf_event_create_kernel_counter(&attr, cpu, NULL, fhook_tp_handler, p);
 		if (IS_ERR(e)) {
+			if (PTR_ERR(e) == -ENODEV)
+				continue;
 			ret = PTR_ERR(e);
 			break;
 		}
 		p->tp_events[cpu] = e;
 	}
-	cpus_read_unlock();
 	if (ret)
 		fhook_tp_disarm(p);
 	return ret;

@@ -58,7 +58,7 @@ int fhook_uprobe_init(struct fhook_probe *p, const struct fhook_probe_add *arg, 
 	if (ret_probe && arg->entry_len)
 		return -EINVAL;
 
-	p->prog = fhook_prog_load(arg, ret_probe, err_index);
+	p->prog = fhook_prog_load(arg, ret_probe, true, err_index);
 	if (IS_ERR(p->prog)) {
 		ret = PTR_ERR(p->prog);
 		p->prog = NULL;

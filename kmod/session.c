@@ -410,8 +410,10 @@ static long fhook_ioc_start(struct fhook_session *s)
 		return -EINVAL;
 	/* triggers start from scratch */
 	WRITE_ONCE(s->traced_off, false);
-	list_for_each_entry(p, &s->probes, node)
+	list_for_each_entry(p, &s->probes, node) {
 		WRITE_ONCE(p->paused, false);
+		fhook_triggers_reset(p);
+	}
 	list_for_each_entry(p, &s->probes, node) {
 		if (p->type == FHOOK_PROBE_FUNC)
 			ret = fhook_func_probe_arm(p);

@@ -15,6 +15,7 @@
 struct fhook_trigger_k {
 	u32 action;
 	bool counted;
+	u64 count;			/* as given: START restarts from it */
 	atomic64_t left;		/* counted: runs left */
 	struct fhook_probe *target;	/* ENABLE, DISABLE */
 	struct fhook_pred *pred;
@@ -45,6 +46,9 @@ int fhook_trigger_add(struct fhook_session *s, const struct fhook_trigger *arg)
 	}
 	if (p->nr_triggers >= FHOOK_MAX_TRIGGERS)
 		return -ENOSPC;
+	/* a tracepoint's handler has no registers to unwind from */
+	if (arg->action == FHOOK_TRIG_STACKTRACE && p->type == FHOOK_PROBE_TRACEPOINT)
+		return -EOPNOTSUPP;
 
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
 	if (!t)
@@ -52,7 +56,8 @@ int fhook_trigger_add(struct fhook_session *s, const struct fhook_trigger *arg)
 	t->action = arg->action;
 	t->target = target;
 	t->counted = arg->count != 0;
-	atomic64_set(&t->left, min_t(u64, arg->count, S64_MAX));
+	t->count = min_t(u64, arg->count, S64_MAX);
+	atomic64_set(&t->left, t->count);
 	data_size = p->type == FHOOK_PROBE_TRACEPOINT ? p->tp_size :
 		    p->prog ? p->prog->data_size : 0;
 	t->pred = fhook_pred_copy(arg->pred, arg->pred_len, data_size, &bad);
@@ -64,6 +69,15 @@ int fhook_trigger_add(struct fhook_session *s, const struct fhook_trigger *arg)
 	}
 	p->triggers[p->nr_triggers++] = t;
 	return 0;
+}
+
+/* START: every count starts again (the probe is not armed) */
+void fhook_triggers_reset(struct fhook_probe *p)
+{
+	u32 i;
+
+	for (i = 0; i < p->nr_triggers; i++)
+		atomic64_set(&p->triggers[i]->left, p->triggers[i]->count);
 }
 
 void fhook_triggers_free(struct fhook_probe *p)

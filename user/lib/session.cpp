@@ -338,6 +338,10 @@ void Session::add_trigger(std::uint32_t probe_id, std::uint32_t action, std::uin
             throw_usage("more than " + std::to_string(FHOOK_MAX_TRIGGERS) +
                         " triggers on one probe");
         }
+        if (err == EOPNOTSUPP) {
+            throw_usage("stacktrace triggers do not exist on tracepoints (t:): the module has "
+                        "no registers to unwind from there");
+        }
         throw_ioctl_error("adding a trigger", err);
     }
 }
