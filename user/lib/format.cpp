@@ -250,6 +250,28 @@ void JsonFormatter::append_json_name(std::uint64_t addr, std::string& out) {
     append_json_string(name_, out);
 }
 
+namespace {
+
+// The "type" of an event in NDJSON (docs/cli.md).
+std::string_view json_type(EventType type) {
+    switch (type) {
+    case EventType::Kprobe:
+        return "kprobe";
+    case EventType::Kretprobe:
+        return "kretprobe";
+    case EventType::Uprobe:
+        return "uprobe";
+    case EventType::Uretprobe:
+        return "uretprobe";
+    case EventType::Tracepoint:
+        return "tracepoint";
+    default:
+        return "func";
+    }
+}
+
+} // namespace
+
 void JsonFormatter::format(const Event& ev, std::string& out) {
     if (ev.type == EventType::Lost) {
         if (ev.lost == 0) {
@@ -285,25 +307,9 @@ void JsonFormatter::format(const Event& ev, std::string& out) {
         return;
     }
     const bool kprobe = is_probe_event(ev.type);
-    switch (ev.type) {
-    case EventType::Kprobe:
-        out.append("{\"type\":\"kprobe\",\"ts\":");
-        break;
-    case EventType::Kretprobe:
-        out.append("{\"type\":\"kretprobe\",\"ts\":");
-        break;
-    case EventType::Uprobe:
-        out.append("{\"type\":\"uprobe\",\"ts\":");
-        break;
-    case EventType::Uretprobe:
-        out.append("{\"type\":\"uretprobe\",\"ts\":");
-        break;
-    case EventType::Tracepoint:
-        out.append("{\"type\":\"tracepoint\",\"ts\":");
-        break;
-    default:
-        out.append("{\"type\":\"func\",\"ts\":");
-    }
+    out.append("{\"type\":\"");
+    out.append(json_type(ev.type));
+    out.append("\",\"ts\":");
     put_u64(ev.ts, out);
     out.append(",\"cpu\":");
     put_u64(ev.cpu, out);

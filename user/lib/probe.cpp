@@ -528,26 +528,14 @@ private:
     }
 
     static std::uint32_t cmp_of(std::string_view op) {
-        if (op == "==") {
-            return FHOOK_CMP_EQ;
-        }
-        if (op == "!=") {
-            return FHOOK_CMP_NE;
-        }
-        if (op == "<") {
-            return FHOOK_CMP_LT;
-        }
-        if (op == "<=") {
-            return FHOOK_CMP_LE;
-        }
-        if (op == ">") {
-            return FHOOK_CMP_GT;
-        }
-        if (op == ">=") {
-            return FHOOK_CMP_GE;
-        }
-        if (op == "&") {
-            return FHOOK_CMP_BITS;
+        static const std::pair<std::string_view, std::uint32_t> kOps[] = {
+            {"==", FHOOK_CMP_EQ}, {"!=", FHOOK_CMP_NE}, {"<", FHOOK_CMP_LT},   {"<=", FHOOK_CMP_LE},
+            {">", FHOOK_CMP_GT},  {">=", FHOOK_CMP_GE}, {"&", FHOOK_CMP_BITS},
+        };
+        for (const auto& [text, cmp] : kOps) {
+            if (op == text) {
+                return cmp;
+            }
         }
         return FHOOK_CMP_GLOB; // "~"
     }
