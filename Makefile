@@ -13,7 +13,7 @@
 TOP      := $(CURDIR)
 BUILD    := $(TOP)/build
 TARGETS  := $(BUILD)/kernels/targets
-KSRC     := $(wildcard $(TOP)/kmod/*.c $(TOP)/kmod/*.h) $(TOP)/kmod/Kbuild
+KSRC     := $(wildcard $(TOP)/kmod/*.c $(TOP)/kmod/*.h $(TOP)/kmod/*.S) $(TOP)/kmod/Kbuild
 TESTMOD_SRC := $(wildcard $(TOP)/vmtests/testmod/*.c $(TOP)/vmtests/testmod/*.h) $(TOP)/vmtests/testmod/Kbuild
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')
 

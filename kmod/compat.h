@@ -8,6 +8,7 @@
 #ifndef FHOOK_COMPAT_H
 #define FHOOK_COMPAT_H
 
+#include <linux/ftrace.h>
 #include <linux/mm.h>
 #include <linux/uprobes.h>
 
@@ -66,6 +67,42 @@ static inline void fhook_uprobe_unregister(struct fhook_uprobe_handle *h,
 	h->uprobe = NULL;
 #else
 	uprobe_unregister(h->inode, h->offset, uc);
+#endif
+}
+
+/*
+ * ftrace direct calls, the ops-based API: 6.1 names it *_multi and leaves
+ * the filter to the caller on unregister; 6.5+ drops the suffix and takes
+ * a free_filters flag.  The filter is freed by the probe's release either
+ * way.  ops->func and ops->trampoline must be clear before (re)registering
+ * (6.1 refuses otherwise; unregistering leaves them set).
+ */
+static inline int fhook_direct_register(struct ftrace_ops *ops, unsigned long addr)
+{
+	ops->func = NULL;
+	ops->trampoline = 0;
+#ifdef FHOOK_HAVE_DIRECT_OPS_API
+	return register_ftrace_direct(ops, addr);
+#else
+	return register_ftrace_direct_multi(ops, addr);
+#endif
+}
+
+static inline int fhook_direct_unregister(struct ftrace_ops *ops, unsigned long addr)
+{
+#ifdef FHOOK_HAVE_DIRECT_OPS_API
+	return unregister_ftrace_direct(ops, addr, false);
+#else
+	return unregister_ftrace_direct_multi(ops, addr);
+#endif
+}
+
+static inline int fhook_direct_modify(struct ftrace_ops *ops, unsigned long addr)
+{
+#ifdef FHOOK_HAVE_DIRECT_OPS_API
+	return modify_ftrace_direct(ops, addr);
+#else
+	return modify_ftrace_direct_multi(ops, addr);
 #endif
 }
 

@@ -11,6 +11,10 @@
  *   probe_kprobe.c  kprobes and kretprobes, the handler shared with uprobes
  *   probe_uprobe.c  uprobes and uretprobes
  *   probe_tracepoint.c  tracepoints (trace events through perf kernel counters)
+ *   probe_direct.c  function entry through our own direct-call trampolines
+ *   hook.c        IPMODIFY hooks: return override, redirect, trace-around
+ *   tramp.S       the trampolines (tramp.h: their slots and frame layout)
+ *   text.c        FHOOK_IOC_READ_TEXT, kernel text for `fhook explain`
  *   fetch.c       fetch programs: verifier, interpreter, scratch buffers
  *   filter.c      predicate programs (filters): verifier, evaluation
  *   stack.c       stack traces recorded with events
@@ -107,12 +111,34 @@ struct fhook_fetch_ctx {
 	bool user;		/* uprobe: $stackN reads the user stack */
 };
 
+struct fhook_probe;
+
+/*
+ * What each kind of probe does, by enum fhook_probe_type.  init runs at
+ * PROBE_ADD (release undoes a failed init too), arm at START, disarm at
+ * STOP or close, release when the probe is freed.
+ */
+struct fhook_probe_kind {
+	int (*init)(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index);
+	int (*arm)(struct fhook_probe *p);
+	void (*disarm)(struct fhook_probe *p);
+	void (*release)(struct fhook_probe *p);
+	/* handlers run with preemption off: synchronize_rcu() after disarm */
+	bool sync_rcu;
+};
+
+struct fhook_hook_k;
+
 struct fhook_probe {
 	struct list_head node;
 	struct fhook_session *session;
+	const struct fhook_probe_kind *kind;
 	u32 id;
 	u32 type;
 	bool registered;
+	bool count_only;		/* FHOOK_PROBE_F_COUNT */
+	int slot;			/* direct probes: trampoline slot, or -1 */
+	struct fhook_hook_k *hook;	/* FHOOK_PROBE_HOOK */
 	bool enabled;			/* kprobes: armed (enable_kprobe) */
 	bool stack;			/* FHOOK_PROBE_F_STACK */
 	bool paused;			/* a DISABLE trigger ran: hits are filtered */
@@ -122,7 +148,7 @@ struct fhook_probe {
 	struct fhook_pred *pred;	/* filter, NULL: record every hit */
 	char *symbol;			/* kprobes: the symbol probed */
 	union {
-		struct ftrace_ops ops;	/* FHOOK_PROBE_FUNC */
+		struct ftrace_ops ops;	/* FHOOK_PROBE_FUNC, _DIRECT, _HOOK */
 		struct kprobe kp;	/* FHOOK_PROBE_KPROBE */
 		struct kretprobe rp;	/* FHOOK_PROBE_KRETPROBE */
 		struct {		/* FHOOK_PROBE_UPROBE, _URETPROBE */
@@ -202,6 +228,8 @@ void fhook_session_destroy(struct fhook_session *s);
 long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned long arg);
 __poll_t fhook_session_poll(struct fhook_session *s, struct file *file, poll_table *wait);
 
+int fhook_copy_arg_min(void *karg, size_t ksize, size_t minsize, unsigned long uarg);
+
 /* ring.c */
 int fhook_rings_alloc(struct fhook_session *s, const struct fhook_ring_setup *rs);
 void fhook_rings_free(struct fhook_session *s);
@@ -220,12 +248,28 @@ void fhook_stats_free(struct fhook_session *s);
 int fhook_stats_mmap(struct fhook_session *s, struct vm_area_struct *vma);
 void fhook_stats_sum(struct fhook_session *s, int cpu, u32 id, struct fhook_cpu_stats *sum);
 
+extern const struct fhook_probe_kind fhook_func_kind, fhook_kprobe_kind, fhook_uprobe_kind,
+	fhook_tp_kind, fhook_direct_kind, fhook_hook_kind;
+
 /* probe_func.c */
-int fhook_func_probe_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
-			  s32 *err_index);
-int fhook_func_probe_arm(struct fhook_probe *p);
-void fhook_func_probe_disarm(struct fhook_probe *p);
-void fhook_func_probe_release(struct fhook_probe *p);
+int fhook_func_filter_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
+			   s32 *err_index);
+void fhook_func_hit(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
+void fhook_probe_count(struct fhook_probe *p);
+
+/* probe_direct.c, hook.c: the C side of tramp.S */
+asmlinkage void fhook_direct_count(unsigned long slot);
+asmlinkage void fhook_direct_record(unsigned long slot, unsigned long ret, unsigned long parent);
+struct fhook_around_frame;
+asmlinkage void fhook_around_enter(struct fhook_around_frame *f);
+asmlinkage void fhook_around_exit(struct fhook_around_frame *f);
+int fhook_direct_modify_ioc(struct fhook_session *s, const struct fhook_direct_modify *m);
+extern bool fhook_lab;
+void fhook_hooks_init(void);
+void fhook_hooks_exit(void);
+
+/* text.c */
+long fhook_read_text(const struct fhook_read_text *rt);
 
 /* fetch.c */
 int fhook_fetch_init(void);
@@ -255,18 +299,9 @@ bool fhook_pred_run(const struct fhook_pred *pred, const u8 *data, u32 len);
 struct fhook_kret_entry;
 void fhook_probe_emit(struct fhook_probe *p, u16 type, struct pt_regs *regs, unsigned long ip,
 		      unsigned long ret_ip, const struct fhook_kret_entry *entry);
-int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index);
-int fhook_kprobe_arm(struct fhook_probe *p);
-void fhook_kprobe_disarm(struct fhook_probe *p);
-void fhook_kprobe_release(struct fhook_probe *p);
 unsigned long fhook_kprobe_nmissed(struct fhook_probe *p);
 u64 fhook_kprobe_addr(struct fhook_probe *p);
-
-/* probe_uprobe.c */
-int fhook_uprobe_init(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index);
-int fhook_uprobe_arm(struct fhook_probe *p);
-void fhook_uprobe_disarm(struct fhook_probe *p);
-void fhook_uprobe_release(struct fhook_probe *p);
+int fhook_kprobe_check_text(unsigned long addr, unsigned long *probed);
 
 /* stack.c */
 unsigned int fhook_stack_kernel(struct pt_regs *regs, u64 *store, unsigned int max);
@@ -281,12 +316,6 @@ static __always_inline unsigned int fhook_stack_trailer(u64 *ips, unsigned int n
 	ips[n] = n;
 	return 8 * (n + 1);
 }
-
-/* probe_tracepoint.c */
-int fhook_tp_init(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index);
-int fhook_tp_arm(struct fhook_probe *p);
-void fhook_tp_disarm(struct fhook_probe *p);
-void fhook_tp_release(struct fhook_probe *p);
 
 /* pidfilter.c */
 int fhook_pidfilter_init(void);

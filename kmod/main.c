@@ -99,6 +99,7 @@ static int __init fhook_init(void)
 	ret = fhook_fetch_init();
 	if (ret)
 		return ret;
+	fhook_hooks_init();
 	ret = misc_register(&fhook_misc);
 	if (ret) {
 		pr_err("misc_register: %d\n", ret);
@@ -107,6 +108,10 @@ static int __init fhook_init(void)
 	}
 	pr_info("version %s, ABI %d, /dev/%s\n", FHOOK_VERSION, FHOOK_ABI_VERSION,
 		fhook_misc.name);
+	if (fhook_lab) {
+		add_taint(TAINT_USER, LOCKDEP_STILL_OK);
+		pr_warn("lab mode: hooks may override function returns and redirect calls; kernel tainted\n");
+	}
 	return 0;
 }
 
@@ -114,6 +119,7 @@ static void __exit fhook_exit(void)
 {
 	/* no session can exist here: each one holds a module reference */
 	misc_deregister(&fhook_misc);
+	fhook_hooks_exit();
 	fhook_fetch_exit();
 }
 

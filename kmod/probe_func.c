@@ -60,10 +60,13 @@ static notrace void fhook_func_stack(struct fhook_probe *p, struct fhook_ring *r
 		fhook_scratch_put();
 }
 
-static notrace void fhook_func_callback(unsigned long ip, unsigned long parent_ip,
-					struct ftrace_ops *op, struct ftrace_regs *fregs)
+/*
+ * A function entry to record: filters, triggers, one FHOOK_REC_FUNC
+ * record.  Shared by the ftrace_ops callback and the recording direct
+ * trampoline.
+ */
+notrace void fhook_func_hit(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip)
 {
-	struct fhook_probe *p = container_of(op, struct fhook_probe, ops);
 	struct fhook_session *s = p->session;
 	unsigned int pc = preempt_count();
 	bool irqs_off = irqs_disabled();
@@ -112,6 +115,37 @@ out:
 	ftrace_test_recursion_unlock(bit);
 }
 
+/*
+ * A hit to count only (FHOOK_PROBE_F_COUNT): the session's filters and a
+ * predicate on the task, one per-CPU increment.  Calls nothing traceable,
+ * so it needs no recursion guard.
+ */
+notrace void fhook_probe_count(struct fhook_probe *p)
+{
+	struct fhook_session *s = p->session;
+	struct fhook_probe_counters *c;
+
+	preempt_disable_notrace();
+	c = fhook_counters(s, smp_processor_id(), p->id);
+	if (fhook_session_wants(s) && (!p->pred || fhook_pred_run(p->pred, NULL, 0)))
+		fhook_count(&c->hits);
+	else
+		fhook_count(&c->filtered);
+	preempt_enable_notrace();
+}
+
+static notrace void fhook_func_callback(unsigned long ip, unsigned long parent_ip,
+					struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	fhook_func_hit(container_of(op, struct fhook_probe, ops), ip, parent_ip);
+}
+
+static notrace void fhook_func_count_callback(unsigned long ip, unsigned long parent_ip,
+					      struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	fhook_probe_count(container_of(op, struct fhook_probe, ops));
+}
+
 typedef int (*fhook_set_fn)(struct ftrace_ops *ops, unsigned char *buf, int len, int reset);
 
 /*
@@ -152,8 +186,13 @@ static char *fhook_copy_text(u64 uptr, u32 len)
 	return memdup_user_nul(u64_to_user_ptr(uptr), len);
 }
 
-int fhook_func_probe_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
-			  s32 *err_index)
+/*
+ * The ops' filter from the probe's patterns and addresses, and its
+ * predicate (on the task only: function probes have no fields).  Shared
+ * with direct probes.
+ */
+int fhook_func_filter_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
+			   s32 *err_index)
 {
 	char *filter = NULL, *exclude = NULL;
 	u64 *ips = NULL;
@@ -167,9 +206,10 @@ int fhook_func_probe_init(struct fhook_probe *p, const struct fhook_probe_add *a
 	if (!arg->filter_len && !arg->nr_ips)
 		return -EINVAL;	/* an empty filter would trace everything */
 
-	p->ops.func = fhook_func_callback;
-	p->ops.flags = 0;
 	p->stack = arg->flags & FHOOK_PROBE_F_STACK;
+	p->count_only = arg->flags & FHOOK_PROBE_F_COUNT;
+	if (p->stack && p->count_only)
+		return -EINVAL;
 	/* a filter on the task (pid, comm, cpu): no fields to test */
 	p->pred = fhook_pred_load(arg, 0, err_index);
 	if (IS_ERR(p->pred)) {
@@ -227,7 +267,16 @@ out:
 	return ret;
 }
 
-int fhook_func_probe_arm(struct fhook_probe *p)
+static int fhook_func_probe_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
+				 s32 *err_index)
+{
+	p->ops.func = (arg->flags & FHOOK_PROBE_F_COUNT) ? fhook_func_count_callback
+							  : fhook_func_callback;
+	p->ops.flags = 0;
+	return fhook_func_filter_init(p, arg, err_index);
+}
+
+static int fhook_func_probe_arm(struct fhook_probe *p)
 {
 	int ret = register_ftrace_function(&p->ops);
 
@@ -236,7 +285,7 @@ int fhook_func_probe_arm(struct fhook_probe *p)
 	return ret;
 }
 
-void fhook_func_probe_disarm(struct fhook_probe *p)
+static void fhook_func_probe_disarm(struct fhook_probe *p)
 {
 	int ret;
 
@@ -249,9 +298,16 @@ void fhook_func_probe_disarm(struct fhook_probe *p)
 	p->registered = false;
 }
 
-void fhook_func_probe_release(struct fhook_probe *p)
+static void fhook_func_probe_release(struct fhook_probe *p)
 {
 	ftrace_free_filter(&p->ops);
 	fhook_triggers_free(p);
 	kfree(p->pred);
 }
+
+const struct fhook_probe_kind fhook_func_kind = {
+	.init		= fhook_func_probe_init,
+	.arm		= fhook_func_probe_arm,
+	.disarm		= fhook_func_probe_disarm,
+	.release	= fhook_func_probe_release,
+};

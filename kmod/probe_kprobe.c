@@ -115,7 +115,11 @@ static notrace int fhook_kprobe_handler(struct kprobe *kp, struct pt_regs *regs)
 {
 	struct fhook_probe *p = container_of(kp, struct fhook_probe, kp);
 
-	if (likely(READ_ONCE(p->enabled)))
+	if (unlikely(!READ_ONCE(p->enabled)))
+		return 0;
+	if (p->count_only)
+		fhook_probe_count(p);
+	else
 		fhook_probe_emit(p, FHOOK_REC_KPROBE, regs, (unsigned long)kp->addr, 0, NULL);
 	return 0;
 }
@@ -166,7 +170,7 @@ static notrace int fhook_kret_handler(struct kretprobe_instance *ri, struct pt_r
 }
 NOKPROBE_SYMBOL(fhook_kret_handler);
 
-int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index)
+static int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index)
 {
 	bool ret_probe = arg->type == FHOOK_PROBE_KRETPROBE;
 	struct kprobe *kp = ret_probe ? &p->rp.kp : &p->kp;
@@ -182,6 +186,10 @@ int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add *arg, 
 		return -EINVAL;
 	if (arg->maxactive > FHOOK_MAX_MAXACTIVE)
 		return -E2BIG;
+	/* counting: no fields to fetch, a filter on the task only */
+	p->count_only = arg->flags & FHOOK_PROBE_F_COUNT;
+	if (p->count_only && (ret_probe || arg->prog_len || p->stack))
+		return -EINVAL;
 
 	prog = fhook_prog_load(arg, ret_probe, false, err_index);
 	if (IS_ERR(prog))
@@ -240,6 +248,30 @@ int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add *arg, 
 	return 0;
 }
 
+/*
+ * Is @addr kernel text a kprobe may go to (not fhook, not blacklisted)?
+ * A disabled kprobe is registered and removed at once: no text is
+ * patched.  *@probed gets the address the kernel would probe (past an
+ * ENDBR).
+ */
+int fhook_kprobe_check_text(unsigned long addr, unsigned long *probed)
+{
+	struct kprobe kp = {
+		.addr = (kprobe_opcode_t *)addr,
+		.flags = KPROBE_FLAG_DISABLED,
+	};
+	int ret;
+
+	if (within_module(addr, THIS_MODULE))
+		return -ELOOP;
+	ret = register_kprobe(&kp);
+	if (ret)
+		return ret;
+	*probed = (unsigned long)kp.addr;
+	unregister_kprobe(&kp);
+	return 0;
+}
+
 /* Address actually probed (the kernel moves sym+0 past an ENDBR). */
 u64 fhook_kprobe_addr(struct fhook_probe *p)
 {
@@ -248,7 +280,7 @@ u64 fhook_kprobe_addr(struct fhook_probe *p)
 	return (unsigned long)kp->addr;
 }
 
-int fhook_kprobe_arm(struct fhook_probe *p)
+static int fhook_kprobe_arm(struct fhook_probe *p)
 {
 	int ret;
 
@@ -266,7 +298,7 @@ int fhook_kprobe_arm(struct fhook_probe *p)
  * Disable; the caller waits for handlers in flight (synchronize_rcu():
  * every handler runs with preemption disabled) before touching the rings.
  */
-void fhook_kprobe_disarm(struct fhook_probe *p)
+static void fhook_kprobe_disarm(struct fhook_probe *p)
 {
 	if (!READ_ONCE(p->enabled))
 		return;
@@ -277,7 +309,7 @@ void fhook_kprobe_disarm(struct fhook_probe *p)
 		disable_kprobe(&p->kp);
 }
 
-void fhook_kprobe_release(struct fhook_probe *p)
+static void fhook_kprobe_release(struct fhook_probe *p)
 {
 	if (p->registered) {
 		/* waits for handlers in flight, frees kretprobe instances */
@@ -299,3 +331,11 @@ unsigned long fhook_kprobe_nmissed(struct fhook_probe *p)
 		return p->rp.nmissed + p->rp.kp.nmissed;
 	return p->kp.nmissed;
 }
+
+const struct fhook_probe_kind fhook_kprobe_kind = {
+	.init		= fhook_kprobe_init,
+	.arm		= fhook_kprobe_arm,
+	.disarm		= fhook_kprobe_disarm,
+	.release	= fhook_kprobe_release,
+	.sync_rcu	= true,
+};

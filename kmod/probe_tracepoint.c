@@ -63,7 +63,7 @@ static notrace void fhook_tp_handler(struct perf_event *event, struct perf_sampl
 	fhook_ring_commit(rb);
 }
 
-int fhook_tp_init(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index)
+static int fhook_tp_init(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index)
 {
 	if (arg->filter_len || arg->exclude_len || arg->nr_ips || arg->symbol_len || arg->symbol ||
 	    arg->offset || arg->maxactive || arg->prog_len || arg->prog || arg->entry_len ||
@@ -83,7 +83,7 @@ int fhook_tp_init(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 
 	return p->tp_events ? 0 : -ENOMEM;
 }
 
-void fhook_tp_disarm(struct fhook_probe *p)
+static void fhook_tp_disarm(struct fhook_probe *p)
 {
 	int cpu;
 
@@ -98,7 +98,7 @@ void fhook_tp_disarm(struct fhook_probe *p)
 	}
 }
 
-int fhook_tp_arm(struct fhook_probe *p)
+static int fhook_tp_arm(struct fhook_probe *p)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_TRACEPOINT,
@@ -132,10 +132,18 @@ int fhook_tp_arm(struct fhook_probe *p)
 	return ret;
 }
 
-void fhook_tp_release(struct fhook_probe *p)
+static void fhook_tp_release(struct fhook_probe *p)
 {
 	fhook_tp_disarm(p);
 	kfree(p->tp_events);
 	fhook_triggers_free(p);
 	kfree(p->pred);
 }
+
+const struct fhook_probe_kind fhook_tp_kind = {
+	.init		= fhook_tp_init,
+	.arm		= fhook_tp_arm,
+	.disarm		= fhook_tp_disarm,
+	.release	= fhook_tp_release,
+	.sync_rcu	= true,
+};

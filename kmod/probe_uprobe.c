@@ -42,7 +42,7 @@ static notrace int fhook_uretprobe_handler(struct uprobe_consumer *uc, unsigned 
 	return 0;
 }
 
-int fhook_uprobe_init(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index)
+static int fhook_uprobe_init(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index)
 {
 	bool ret_probe = arg->type == FHOOK_PROBE_URETPROBE;
 	struct inode *inode;
@@ -97,7 +97,7 @@ int fhook_uprobe_init(struct fhook_probe *p, const struct fhook_probe_add *arg, 
 	return 0;
 }
 
-int fhook_uprobe_arm(struct fhook_probe *p)
+static int fhook_uprobe_arm(struct fhook_probe *p)
 {
 	int ret;
 
@@ -110,7 +110,7 @@ int fhook_uprobe_arm(struct fhook_probe *p)
 }
 
 /* Returns once no handler runs any more. */
-void fhook_uprobe_disarm(struct fhook_probe *p)
+static void fhook_uprobe_disarm(struct fhook_probe *p)
 {
 	if (!READ_ONCE(p->enabled))
 		return;
@@ -118,7 +118,7 @@ void fhook_uprobe_disarm(struct fhook_probe *p)
 	fhook_uprobe_unregister(&p->uh, &p->uc);
 }
 
-void fhook_uprobe_release(struct fhook_probe *p)
+static void fhook_uprobe_release(struct fhook_probe *p)
 {
 	fhook_uprobe_disarm(p);
 	if (p->registered)
@@ -128,3 +128,11 @@ void fhook_uprobe_release(struct fhook_probe *p)
 	kfree(p->pred);
 	kfree(p->prog);
 }
+
+const struct fhook_probe_kind fhook_uprobe_kind = {
+	.init		= fhook_uprobe_init,
+	.arm		= fhook_uprobe_arm,
+	.disarm		= fhook_uprobe_disarm,
+	.release	= fhook_uprobe_release,
+	.sync_rcu	= false,
+};

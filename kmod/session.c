@@ -73,51 +73,42 @@ err_free:
 	return NULL;
 }
 
-static bool fhook_is_kprobe(const struct fhook_probe *p)
-{
-	return p->type == FHOOK_PROBE_KPROBE || p->type == FHOOK_PROBE_KRETPROBE;
-}
+static const struct fhook_probe_kind fhook_bench_kind = {};
 
-static bool fhook_is_uprobe(const struct fhook_probe *p)
-{
-	return p->type == FHOOK_PROBE_UPROBE || p->type == FHOOK_PROBE_URETPROBE;
-}
+static const struct fhook_probe_kind *const fhook_kinds[] = {
+	[FHOOK_PROBE_FUNC]	= &fhook_func_kind,
+	[FHOOK_PROBE_BENCH]	= &fhook_bench_kind,
+	[FHOOK_PROBE_KPROBE]	= &fhook_kprobe_kind,
+	[FHOOK_PROBE_KRETPROBE]	= &fhook_kprobe_kind,
+	[FHOOK_PROBE_UPROBE]	= &fhook_uprobe_kind,
+	[FHOOK_PROBE_URETPROBE]	= &fhook_uprobe_kind,
+	[FHOOK_PROBE_TRACEPOINT] = &fhook_tp_kind,
+	[FHOOK_PROBE_DIRECT]	= &fhook_direct_kind,
+	[FHOOK_PROBE_HOOK]	= &fhook_hook_kind,
+};
 
 static void fhook_session_disarm(struct fhook_session *s)
 {
-	bool kprobes = false;
+	bool sync = false;
 	struct fhook_probe *p;
 
 	fhook_flush_stop(s);
 	list_for_each_entry(p, &s->probes, node) {
-		if (p->type == FHOOK_PROBE_FUNC) {
-			fhook_func_probe_disarm(p);
-		} else if (fhook_is_kprobe(p) && p->enabled) {
-			fhook_kprobe_disarm(p);
-			kprobes = true;
-		} else if (fhook_is_uprobe(p)) {
-			fhook_uprobe_disarm(p);
-		} else if (p->type == FHOOK_PROBE_TRACEPOINT) {
-			fhook_tp_disarm(p);
-			kprobes = true;	/* handlers run with preemption off too */
+		if (p->kind->disarm) {
+			p->kind->disarm(p);
+			sync |= p->kind->sync_rcu;
 		}
 	}
-	/* kprobe handlers run with preemption off: wait for those in flight */
-	if (kprobes)
+	/* handlers that run with preemption off: wait for those in flight */
+	if (sync)
 		synchronize_rcu();
 	s->armed = false;
 }
 
 static void fhook_probe_free(struct fhook_probe *p)
 {
-	if (p->type == FHOOK_PROBE_FUNC)
-		fhook_func_probe_release(p);
-	else if (fhook_is_kprobe(p))
-		fhook_kprobe_release(p);
-	else if (fhook_is_uprobe(p))
-		fhook_uprobe_release(p);
-	else if (p->type == FHOOK_PROBE_TRACEPOINT)
-		fhook_tp_release(p);
+	if (p->kind->release)
+		p->kind->release(p);
 	kfree(p);
 }
 
@@ -144,7 +135,7 @@ void fhook_session_destroy(struct fhook_session *s)
  * (smaller) layouts are zero-extended, newer ones must have a zero tail
  * (copy_struct_from_user()).  Returns the user's size or -errno.
  */
-static int fhook_copy_arg_min(void *karg, size_t ksize, size_t minsize, unsigned long uarg)
+int fhook_copy_arg_min(void *karg, size_t ksize, size_t minsize, unsigned long uarg)
 {
 	u32 usize;
 	int ret;
@@ -195,7 +186,10 @@ static long fhook_ioc_handshake(unsigned long uarg)
 		      FHOOK_FEAT_STATS_MMAP | FHOOK_FEAT_FLUSH | FHOOK_FEAT_BENCH |
 		      FHOOK_FEAT_KPROBE | FHOOK_FEAT_FETCH | FHOOK_FEAT_PRED |
 		      FHOOK_FEAT_UPROBE | FHOOK_FEAT_STACK | FHOOK_FEAT_TRIGGER |
-		      FHOOK_FEAT_TRACEPOINT;
+		      FHOOK_FEAT_TRACEPOINT | FHOOK_FEAT_DIRECT | FHOOK_FEAT_HOOK |
+		      FHOOK_FEAT_COUNT | FHOOK_FEAT_READ_TEXT;
+	if (fhook_lab)
+		hs.features |= FHOOK_FEAT_LAB;
 	hs.nr_cpus = nr_cpu_ids;
 	hs.nr_sessions = atomic_read(&fhook_nr_sessions);
 	hs.page_size = PAGE_SIZE;
@@ -257,10 +251,15 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 	usize = min_t(size_t, ret, sizeof(pa));
 	if ((pa.flags & ~FHOOK_PROBE_FLAGS) || (pa.type == FHOOK_PROBE_BENCH && pa.flags) ||
 	    !fhook_zero(pa.reserved, ARRAY_SIZE(pa.reserved)) ||
-	    !fhook_zero(pa.reserved2, ARRAY_SIZE(pa.reserved2)) || pa.probe_addr)
+	    pa.reserved2 || pa.probe_addr)
+		return -EINVAL;
+	if (!pa.type || pa.type >= ARRAY_SIZE(fhook_kinds) || !fhook_kinds[pa.type])
+		return -EINVAL;
+	if (pa.hook && pa.type != FHOOK_PROBE_HOOK)
 		return -EINVAL;
 	switch (pa.type) {
 	case FHOOK_PROBE_FUNC:
+	case FHOOK_PROBE_DIRECT:
 	case FHOOK_PROBE_BENCH:
 		if (pa.symbol_len || pa.symbol || pa.offset || pa.addr || pa.maxactive ||
 		    pa.prog_len || pa.prog || pa.entry_len || pa.data_size || pa.__pad)
@@ -268,14 +267,11 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 		if (pa.type == FHOOK_PROBE_BENCH && (pa.pred || pa.pred_len))
 			return -EINVAL;
 		break;
-	case FHOOK_PROBE_KPROBE:
-	case FHOOK_PROBE_KRETPROBE:
-	case FHOOK_PROBE_UPROBE:
-	case FHOOK_PROBE_URETPROBE:
-	case FHOOK_PROBE_TRACEPOINT:
-		break;
 	default:
-		return -EINVAL;
+		/* counting only: function probes, direct probes, kprobes */
+		if ((pa.flags & FHOOK_PROBE_F_COUNT) && pa.type != FHOOK_PROBE_KPROBE)
+			return -EINVAL;
+		break;
 	}
 	if (pa.type == FHOOK_PROBE_BENCH && (pa.filter_len || pa.exclude_len || pa.nr_ips))
 		return -EINVAL;
@@ -289,17 +285,11 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 		return -ENOMEM;
 	p->session = s;
 	p->type = pa.type;
+	p->kind = fhook_kinds[pa.type];
 	p->id = s->next_probe_id;
+	p->slot = -1;
 
-	ret = 0;
-	if (pa.type == FHOOK_PROBE_FUNC)
-		ret = fhook_func_probe_init(p, &pa, &err_index);
-	else if (fhook_is_kprobe(p))
-		ret = fhook_kprobe_init(p, &pa, &err_index);
-	else if (fhook_is_uprobe(p))
-		ret = fhook_uprobe_init(p, &pa, &err_index);
-	else if (p->type == FHOOK_PROBE_TRACEPOINT)
-		ret = fhook_tp_init(p, &pa, &err_index);
+	ret = p->kind->init ? p->kind->init(p, &pa, &err_index) : 0;
 	pa.err_index = err_index;
 	if (ret) {
 		fhook_probe_free(p);
@@ -309,7 +299,7 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 		return ret;
 	}
 	pa.probe_id = p->id;
-	if (fhook_is_kprobe(p))
+	if (p->type == FHOOK_PROBE_KPROBE || p->type == FHOOK_PROBE_KRETPROBE)
 		pa.probe_addr = fhook_kprobe_addr(p);
 	ret = fhook_put_arg(uarg, &pa, usize);
 	if (ret) {
@@ -415,16 +405,9 @@ static long fhook_ioc_start(struct fhook_session *s)
 		fhook_triggers_reset(p);
 	}
 	list_for_each_entry(p, &s->probes, node) {
-		if (p->type == FHOOK_PROBE_FUNC)
-			ret = fhook_func_probe_arm(p);
-		else if (fhook_is_kprobe(p))
-			ret = fhook_kprobe_arm(p);
-		else if (fhook_is_uprobe(p))
-			ret = fhook_uprobe_arm(p);
-		else if (p->type == FHOOK_PROBE_TRACEPOINT)
-			ret = fhook_tp_arm(p);
-		else
+		if (!p->kind->arm)
 			continue;
+		ret = p->kind->arm(p);
 		if (ret) {
 			fhook_session_disarm(s);
 			return ret;
@@ -490,7 +473,9 @@ static long fhook_ioc_stats(struct fhook_session *s, unsigned long uarg)
 		/* kprobe misses (recursion, no kretprobe instance) are global */
 		if (cpu == cpumask_first(cpu_possible_mask))
 			list_for_each_entry(p, &s->probes, node)
-				if ((!only || p == only) && fhook_is_kprobe(p))
+				if ((!only || p == only) &&
+				    (p->type == FHOOK_PROBE_KPROBE ||
+				     p->type == FHOOK_PROBE_KRETPROBE))
 					c.missed += fhook_kprobe_nmissed(p);
 		st.total.hits += c.hits;
 		st.total.written += c.written;
@@ -561,6 +546,32 @@ static long fhook_ioc_bench(struct fhook_session *s, unsigned long uarg)
 	return fhook_put_arg(uarg, &b, sizeof(b));
 }
 
+static long fhook_ioc_direct_modify(struct fhook_session *s, unsigned long uarg)
+{
+	struct fhook_direct_modify m;
+	int ret;
+
+	ret = fhook_copy_arg(&m, sizeof(m), uarg);
+	if (ret < 0)
+		return ret;
+	if ((m.flags & ~FHOOK_PROBE_F_COUNT) || m.__pad ||
+	    !fhook_zero(m.reserved, ARRAY_SIZE(m.reserved)))
+		return -EINVAL;
+	return fhook_direct_modify_ioc(s, &m);
+}
+
+/* No session state: not under the session lock. */
+static long fhook_ioc_read_text(unsigned long uarg)
+{
+	struct fhook_read_text rt;
+	int ret;
+
+	ret = fhook_copy_arg(&rt, sizeof(rt), uarg);
+	if (ret < 0)
+		return ret;
+	return fhook_read_text(&rt);
+}
+
 long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned long arg)
 {
 	long ret;
@@ -571,6 +582,8 @@ long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned lon
 		return fhook_ioc_handshake(arg);
 	if (FHOOK_CMD(cmd) == FHOOK_CMD(FHOOK_IOC_BENCH))
 		return fhook_ioc_bench(s, arg);
+	if (FHOOK_CMD(cmd) == FHOOK_CMD(FHOOK_IOC_READ_TEXT))
+		return fhook_ioc_read_text(arg);
 
 	mutex_lock(&s->lock);
 	switch (FHOOK_CMD(cmd)) {
@@ -600,6 +613,9 @@ long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned lon
 		break;
 	case FHOOK_CMD(FHOOK_IOC_SNAPSHOT):
 		ret = fhook_ioc_snapshot(s, arg);
+		break;
+	case FHOOK_CMD(FHOOK_IOC_DIRECT_MODIFY):
+		ret = fhook_ioc_direct_modify(s, arg);
 		break;
 	default:
 		ret = -ENOTTY;

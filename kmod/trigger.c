@@ -36,7 +36,8 @@ int fhook_trigger_add(struct fhook_session *s, const struct fhook_trigger *arg)
 		if (it->id == arg->target_id)
 			target = it;
 	}
-	if (!p || p->type == FHOOK_PROBE_BENCH)
+	/* counting probes and hooks have no records to act on */
+	if (!p || p->type == FHOOK_PROBE_BENCH || p->type == FHOOK_PROBE_HOOK || p->count_only)
 		return -ENOENT;
 	if (arg->action == FHOOK_TRIG_ENABLE || arg->action == FHOOK_TRIG_DISABLE) {
 		if (!target || target->type == FHOOK_PROBE_BENCH)

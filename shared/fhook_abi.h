@@ -45,6 +45,12 @@
 #define FHOOK_FEAT_STACK	(1ULL << 16)	/* FHOOK_PROBE_F_STACK */
 #define FHOOK_FEAT_TRIGGER	(1ULL << 17)	/* FHOOK_IOC_TRIGGER_ADD */
 #define FHOOK_FEAT_TRACEPOINT	(1ULL << 18)	/* FHOOK_PROBE_TRACEPOINT */
+#define FHOOK_FEAT_DIRECT	(1ULL << 19)	/* FHOOK_PROBE_DIRECT, FHOOK_IOC_DIRECT_MODIFY */
+#define FHOOK_FEAT_HOOK		(1ULL << 20)	/* FHOOK_PROBE_HOOK (trace-around) */
+#define FHOOK_FEAT_COUNT	(1ULL << 21)	/* FHOOK_PROBE_F_COUNT */
+#define FHOOK_FEAT_READ_TEXT	(1ULL << 22)	/* FHOOK_IOC_READ_TEXT */
+/* loaded with lab=1: hooks may override returns and redirect functions */
+#define FHOOK_FEAT_LAB		(1ULL << 23)
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -160,6 +166,25 @@ enum fhook_probe_type {
 	 * (common fields first; __data_loc offsets are from the entry's start).
 	 */
 	FHOOK_PROBE_TRACEPOINT = 7,
+	/*
+	 * Function entry through one of the module's own trampolines,
+	 * attached with the ftrace direct-call API (filter, exclude and ips
+	 * as for FHOOK_PROBE_FUNC).  Records are struct fhook_rec_func, the
+	 * same as a function probe's; with FHOOK_PROBE_F_COUNT the counting
+	 * trampoline only counts hits.  FHOOK_IOC_DIRECT_MODIFY switches an
+	 * armed probe between the two trampolines.  A function takes one
+	 * direct trampoline at a time (EBUSY).
+	 */
+	FHOOK_PROBE_DIRECT = 8,
+	/*
+	 * An IPMODIFY hook on one function (`addr`, its address; `symbol`
+	 * names it in messages and may be empty): `hook` points to a struct
+	 * fhook_hook saying what it does.  The fetch program (no return
+	 * part) and predicate decide which calls it acts on and what a
+	 * record carries; records are struct fhook_rec_hook.  A function takes
+	 * one IPMODIFY user at a time (EBUSY: livepatch, another hook).
+	 */
+	FHOOK_PROBE_HOOK = 9,
 };
 
 /*
@@ -186,7 +211,13 @@ enum fhook_probe_type {
  * trailer described there.
  */
 #define FHOOK_PROBE_F_STACK	(1U << 0)
-#define FHOOK_PROBE_FLAGS	FHOOK_PROBE_F_STACK
+/*
+ * Count hits only, write no records (FHOOK_PROBE_FUNC, _DIRECT, _KPROBE):
+ * the cheapest way to know how often a function runs.  Counted in
+ * fhook_probe_counters.hits; written stays 0.
+ */
+#define FHOOK_PROBE_F_COUNT	(1U << 1)
+#define FHOOK_PROBE_FLAGS	(FHOOK_PROBE_F_STACK | FHOOK_PROBE_F_COUNT)
 #define FHOOK_MAX_STACK		64	/* entries */
 
 struct fhook_probe_add {
@@ -233,7 +264,57 @@ struct fhook_probe_add {
 	__u64 pred;		/* in: user pointer, 0 = record every hit */
 	__u32 pred_len;		/* in: instructions, <= FHOOK_MAX_PRED */
 	__u32 __pad2;		/* must be zero */
-	__u64 reserved2[2];	/* must be zero */
+	__u64 hook;		/* in: FHOOK_PROBE_HOOK: user pointer to struct fhook_hook */
+	__u64 reserved2;	/* must be zero */
+};
+
+/*
+ * IPMODIFY hooks.  The hooked function's calls that pass the session's
+ * filters and the probe's predicate are "matching"; of those, the action
+ * runs on the ones the conditions select (all set conditions must hold):
+ * the nth matching call only, every nth, at most `times` times, with a
+ * probability.  Counted: fhook_probe_counters.hits (actions run; each
+ * is recorded unless RETURN/REDIRECT without FHOOK_HOOK_F_RECORD) and
+ * .filtered (calls left alone).
+ *
+ * RETURN and REDIRECT change what the kernel does and are refused (EPERM)
+ * unless the module was loaded with lab=1 (FHOOK_FEAT_LAB).
+ */
+enum fhook_hook_action {
+	/* skip the function: return retval to the caller (fault injection) */
+	FHOOK_HOOK_RETURN = 1,
+	/* call the function at `redirect` (same prototype) instead */
+	FHOOK_HOOK_REDIRECT = 2,
+	/*
+	 * Call the function, then write one record: the fetch program's
+	 * fields taken at entry, the return value and the duration.  The
+	 * original runs from our trampoline; a hook removed while tasks are
+	 * inside the function stays until the last one has returned
+	 * (the module cannot be unloaded until then).
+	 */
+	FHOOK_HOOK_AROUND = 3,
+	FHOOK_HOOK_ACTION_MAX,
+};
+
+/* RETURN, REDIRECT: write a record each time the action runs */
+#define FHOOK_HOOK_F_RECORD	(1U << 0)
+#define FHOOK_HOOK_FLAGS	FHOOK_HOOK_F_RECORD
+
+#define FHOOK_HOOK_MAX_PROBABILITY	1000000U	/* parts per million */
+#define FHOOK_HOOK_MAX_STACK_ARGS	8	/* stack words copied for AROUND */
+#define FHOOK_HOOK_AROUND_DATA		256	/* bytes of entry fields (AROUND) */
+
+struct fhook_hook {
+	__u32 size;		/* in */
+	__u32 action;		/* in: enum fhook_hook_action */
+	__u32 flags;		/* in: FHOOK_HOOK_F_* */
+	__u32 probability;	/* in: ppm, 0 = always */
+	__s64 retval;		/* in: RETURN: the value returned */
+	__u64 redirect;		/* in: REDIRECT: address of the function called instead */
+	__u64 nth;		/* in: only the nth matching call (1-based), 0 = off */
+	__u64 every;		/* in: every nth matching call, 0 = off */
+	__u64 times;		/* in: at most this many actions, 0 = no limit */
+	__u64 reserved[4];	/* must be zero */
 };
 
 /* Size of struct fhook_probe_add before the kprobe fields (ABI 1.0). */
@@ -471,6 +552,37 @@ enum fhook_cmp {
 #define FHOOK_IOC_SNAPSHOT	_IOW(FHOOK_IOC_MAGIC, 0x08, struct fhook_snapshot)
 #define FHOOK_IOC_BENCH		_IOWR(FHOOK_IOC_MAGIC, 0x09, struct fhook_bench)
 #define FHOOK_IOC_TRIGGER_ADD	_IOW(FHOOK_IOC_MAGIC, 0x0a, struct fhook_trigger)
+#define FHOOK_IOC_DIRECT_MODIFY	_IOW(FHOOK_IOC_MAGIC, 0x0b, struct fhook_direct_modify)
+#define FHOOK_IOC_READ_TEXT	_IOWR(FHOOK_IOC_MAGIC, 0x0c, struct fhook_read_text)
+
+/*
+ * Switch an armed FHOOK_PROBE_DIRECT probe to the counting trampoline
+ * (FHOOK_PROBE_F_COUNT in flags) or the recording one (flags 0), with
+ * modify_ftrace_direct(): no call of the function is missed.
+ */
+struct fhook_direct_modify {
+	__u32 size;		/* in */
+	__u32 probe_id;		/* in */
+	__u32 flags;		/* in: FHOOK_PROBE_F_COUNT or 0 */
+	__u32 __pad;		/* must be zero */
+	__u64 reserved[2];	/* must be zero */
+};
+
+/*
+ * Read kernel text (or any kernel address /proc/kcore would show) into a
+ * user buffer, with copy_from_kernel_nofault(): what `fhook explain`
+ * disassembles.  Needs CAP_SYS_RAWIO, like /proc/kcore, and is refused
+ * under lockdown.  EFAULT if the address is not mapped.
+ */
+#define FHOOK_MAX_READ_TEXT	4096
+
+struct fhook_read_text {
+	__u32 size;		/* in */
+	__u32 len;		/* in: bytes, 1..FHOOK_MAX_READ_TEXT */
+	__u64 addr;		/* in: kernel address */
+	__u64 buf;		/* in: user pointer to len bytes */
+	__u64 reserved[2];	/* must be zero */
+};
 
 /*
  * Triggers, as in tracefs events/.../trigger: an action run by a probe's
@@ -612,6 +724,7 @@ enum fhook_rec_type {
 	FHOOK_REC_UPROBE = 6,	/* struct fhook_rec_probe */
 	FHOOK_REC_URETPROBE = 7,	/* struct fhook_rec_probe */
 	FHOOK_REC_TRACEPOINT = 8,	/* struct fhook_rec_probe: the raw trace entry */
+	FHOOK_REC_HOOK = 9,	/* struct fhook_rec_hook */
 };
 
 /* Context flags, the information of ftrace's "dNhp." column. */
@@ -667,6 +780,24 @@ struct fhook_rec_probe {
 	__u64 ip;		/* kprobe: the probed address; kretprobe: the function */
 	__u64 ret_ip;		/* kretprobe: the return address; else 0 */
 	__u64 faults;		/* bit n: the program's n-th store faulted */
+	__u8 data[];
+};
+
+/*
+ * A hook's record.  AROUND: written when the function returned, hdr.ts
+ * then; data[] holds the fields taken at entry.  RETURN, REDIRECT
+ * (FHOOK_HOOK_F_RECORD): written when the action ran, retval the value
+ * returned instead (RETURN) or 0, duration 0.
+ */
+struct fhook_rec_hook {
+	struct fhook_rec hdr;
+	__u64 ip;		/* the hooked function (its fentry call site) */
+	__u64 ret_ip;		/* return address into the caller */
+	__u64 faults;		/* as fhook_rec_probe.faults */
+	__u64 retval;		/* what the caller got */
+	__u64 duration;		/* AROUND: ns from entry to return */
+	__u32 action;		/* enum fhook_hook_action */
+	__u32 __pad;
 	__u8 data[];
 };
 

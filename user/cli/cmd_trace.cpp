@@ -8,7 +8,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
+#include <cinttypes>
+#include <cstdlib>
 #include <cstring>
 #include <future>
 #include <memory>
@@ -21,6 +24,7 @@
 #include <fhook/event.hpp>
 #include <fhook/fd.hpp>
 #include <fhook/format.hpp>
+#include <fhook/ftrace_state.hpp>
 #include <fhook/ksyms.hpp>
 #include <fhook/output.hpp>
 #include <fhook/probe.hpp>
@@ -73,10 +77,61 @@ constexpr const char* kStatUsage =
     "a free instance, recursion), events and lost events.  The events\n"
     "themselves are read and discarded.\n";
 
-enum class Mode { Trace, Record, Stat };
+constexpr const char* kCountUsage =
+    "Usage: fhook count [options] FUNC... [-- COMMAND [ARGS...]]\n"
+    "\n"
+    "Count the calls of each FUNC (a function or a tracefs glob: one counter\n"
+    "each) until Ctrl-C, --duration or the exit of COMMAND, and print a table:\n"
+    "bpftrace's count(), without records.  --via picks the mechanism, to\n"
+    "compare their cost: ops (an ftrace_ops callback, default), direct (fhook's\n"
+    "own counting trampoline through the ftrace direct-call API), kprobe (a\n"
+    "kprobe on the function, which the kernel puts on its fentry site).\n";
+
+constexpr const char* kHookUsage =
+    "Usage: fhook hook [options] ACTION FUNC [FIELD...] [-- COMMAND [ARGS...]]\n"
+    "\n"
+    "Change or time the kernel function FUNC with an IPMODIFY ftrace_ops, until\n"
+    "Ctrl-C, --duration or the exit of COMMAND (then only the command's processes\n"
+    "are hooked).  The hook goes away with fhook.  ACTION is one of:\n"
+    "  --trace-around      call FUNC and record FIELDs at entry, the return value\n"
+    "                      and the duration of each call\n"
+    "  --return VALUE      skip FUNC and return VALUE (fault injection; lab mode)\n"
+    "  --redirect FUNC2    call FUNC2 (same prototype, checked with BTF) instead\n"
+    "                      (lab mode)\n"
+    "FIELDs are fetch arguments as in kprobe definitions ($arg1, +0(%si):string,\n"
+    "BTF names like file->f_pos); --filter and the conditions choose the calls the\n"
+    "action applies to.  Lab mode: the module loaded with lab=1 (taints the kernel).\n";
+
+enum class Mode { Trace, Record, Stat, Count, Hook };
 
 const char* mode_name(Mode mode) {
-    return mode == Mode::Record ? "record" : mode == Mode::Stat ? "stat" : "trace";
+    switch (mode) {
+    case Mode::Record:
+        return "record";
+    case Mode::Stat:
+        return "stat";
+    case Mode::Count:
+        return "count";
+    case Mode::Hook:
+        return "hook";
+    default:
+        return "trace";
+    }
+}
+
+enum class Via { Ops, Direct, Kprobe };
+
+Via parse_via(const std::string& text) {
+    if (text == "ops") {
+        return Via::Ops;
+    }
+    if (text == "direct") {
+        return Via::Direct;
+    }
+    if (text == "kprobe") {
+        return Via::Kprobe;
+    }
+    throw_usage("--via '" + text + "': use ops, direct or kprobe");
 }
 
 struct TraceOptions {
@@ -91,8 +146,98 @@ struct TraceOptions {
     std::string output;
     bool json = false;
     bool quiet = false;
+    Via via = Via::Ops;
     std::vector<std::string> command;
+    // fhook hook
+    fhook_hook hook{};
+    std::string redirect; // --redirect FUNC2
+    std::string comm;     // --comm
+    bool force = false;   // redirect without a prototype check
 };
+
+std::int64_t parse_i64(std::string_view option, std::string_view text) {
+    std::int64_t v = 0;
+    const char* end = text.data() + text.size();
+    int base = 10;
+    std::string_view digits = text;
+    const bool neg = !digits.empty() && digits.front() == '-';
+    if (neg) {
+        digits.remove_prefix(1);
+    }
+    if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+        base = 16;
+        digits.remove_prefix(2);
+    }
+    std::uint64_t mag = 0;
+    auto r = std::from_chars(digits.data(), end, mag, base);
+    if (digits.empty() || r.ec != std::errc() || r.ptr != end ||
+        mag > (neg ? 0x8000000000000000ULL : 0x7fffffffffffffffULL)) {
+        throw_usage(std::string(option) + " '" + std::string(text) +
+                    "' is not a 64-bit integer (decimal or 0x hex, e.g. -12)");
+    }
+    v = neg ? static_cast<std::int64_t>(0 - mag) : static_cast<std::int64_t>(mag);
+    return v;
+}
+
+void parse_hook_options(const po::variables_map& vm, TraceOptions& opt) {
+    const int actions =
+        static_cast<int>(vm.count("trace-around") + vm.count("return") + vm.count("redirect"));
+    if (actions != 1) {
+        throw_usage("give one action: --trace-around, --return VALUE or --redirect FUNC2");
+    }
+    fhook_hook& h = opt.hook;
+    if (vm.count("trace-around")) {
+        h.action = FHOOK_HOOK_AROUND;
+    } else if (vm.count("return")) {
+        h.action = FHOOK_HOOK_RETURN;
+        h.retval = parse_i64("--return", vm["return"].as<std::string>());
+    } else {
+        h.action = FHOOK_HOOK_REDIRECT;
+        opt.redirect = vm["redirect"].as<std::string>();
+    }
+    if (vm.count("record")) {
+        if (h.action == FHOOK_HOOK_AROUND) {
+            throw_usage("--trace-around records every call already: drop --record");
+        }
+        h.flags |= FHOOK_HOOK_F_RECORD;
+    }
+    auto count = [&](const char* name) -> std::uint64_t {
+        if (!vm.count(name)) {
+            return 0;
+        }
+        const std::uint64_t n = parse_u64(std::string("--") + name, vm[name].as<std::string>());
+        if (n == 0) {
+            throw_usage(std::string("--") + name + " must be at least 1");
+        }
+        return n;
+    };
+    h.nth = count("nth");
+    h.every = count("every");
+    h.times = count("times");
+    if (vm.count("probability")) {
+        const std::string text = vm["probability"].as<std::string>();
+        char* end = nullptr;
+        const double pct = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !(pct > 0) || pct > 100) {
+            throw_usage("--probability '" + text + "': a percentage above 0, at most 100");
+        }
+        h.probability = static_cast<std::uint32_t>(pct * 10000 + 0.5);
+        if (h.probability == 0) {
+            h.probability = 1;
+        }
+    }
+    if (vm.count("comm")) {
+        opt.comm = vm["comm"].as<std::string>();
+        if (opt.comm.empty() || opt.comm.size() >= FHOOK_COMM_LEN ||
+            opt.comm.find('"') != std::string::npos) {
+            throw_usage("--comm '" + opt.comm + "': a task name of 1 to 15 characters");
+        }
+    }
+    opt.force = vm.count("force") != 0;
+    if (opt.probes.empty()) {
+        throw_usage("give the function to hook, e.g. fhook hook --trace-around vfs_read");
+    }
+}
 
 std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
     TraceOptions opt;
@@ -132,10 +277,30 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
         "duration,d", po::value<std::string>()->value_name("SEC"),
         "stop after SEC seconds (fractions allowed)")(
         "output,o", po::value<std::string>()->value_name("FILE"),
-        mode == Mode::Record ? "the record file to write (required)"
-                             : "write the event text to FILE instead of stdout")(
-        "quiet,q", "no summary on stderr")("help,h", "show this help");
-    if (mode == Mode::Trace) {
+        mode == Mode::Record
+            ? "the record file to write (required)"
+            : "write the event text to FILE instead of stdout")("quiet,q", "no summary on stderr")(
+        "via", po::value<std::string>()->value_name("HOW"),
+        "how function probes attach: ops (ftrace_ops callback, default), direct (fhook's "
+        "trampoline through the direct-call API), kprobe (one kprobe per function)")(
+        "help,h", "show this help");
+    if (mode == Mode::Hook) {
+        options.add_options()("trace-around",
+                              "call the function, record fields, return value and "
+                              "duration")("return", po::value<std::string>()->value_name("VALUE"),
+                                          "skip the function, return VALUE (e.g. -12 for -ENOMEM)")(
+            "redirect", po::value<std::string>()->value_name("FUNC2"),
+            "call FUNC2 instead (same prototype)")(
+            "comm", po::value<std::string>()->value_name("NAME"), "only calls by tasks named NAME")(
+            "nth", po::value<std::string>()->value_name("N"), "only the Nth matching call")(
+            "every", po::value<std::string>()->value_name("N"), "every Nth matching call")(
+            "times", po::value<std::string>()->value_name("N"),
+            "at most N times")("probability", po::value<std::string>()->value_name("PCT"),
+                               "each matching call with PCT percent probability")(
+            "record", "--return/--redirect: print each call changed")(
+            "force", "--redirect without BTF for both functions: skip the prototype check");
+    }
+    if (mode == Mode::Trace || mode == Mode::Hook) {
         options.add_options()("format,f", po::value<std::string>()->value_name("FMT"),
                               "text (the kernel's trace format, default) or json (NDJSON)");
     }
@@ -148,14 +313,22 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
     po::variables_map vm = parse_args(mode_name(mode), before, all, positional);
 
     if (vm.count("help")) {
-        print_help(mode == Mode::Record ? kRecordUsage
-                   : mode == Mode::Stat ? kStatUsage
-                                        : kTraceUsage,
+        print_help(mode == Mode::Record  ? kRecordUsage
+                   : mode == Mode::Stat  ? kStatUsage
+                   : mode == Mode::Count ? kCountUsage
+                   : mode == Mode::Hook  ? kHookUsage
+                                         : kTraceUsage,
                    options);
         return std::nullopt;
     }
     if (vm.count("format")) {
         opt.json = parse_format(vm["format"].as<std::string>());
+    }
+    if (vm.count("via")) {
+        opt.via = parse_via(vm["via"].as<std::string>());
+    }
+    if (mode == Mode::Hook) {
+        parse_hook_options(vm, opt);
     }
     if (vm.count("probe")) {
         opt.probes = vm["probe"].as<std::vector<std::string>>();
@@ -366,6 +539,132 @@ private:
     std::string path_;
 };
 
+// The one text symbol `name` ("MODULE:name" for a module's): its address.
+std::uint64_t resolve_function(const Ksyms& ksyms, const std::string& text) {
+    std::string_view name = text;
+    std::string_view module;
+    bool module_given = false;
+    if (const std::size_t colon = name.find(':'); colon != std::string_view::npos) {
+        module = name.substr(0, colon);
+        name = name.substr(colon + 1);
+        module_given = true;
+    }
+    std::vector<SymbolRef> found;
+    for (const SymbolRef& s : ksyms.find_text(name)) {
+        if (!module_given || s.module == module) {
+            found.push_back(s);
+        }
+    }
+    if (found.empty()) {
+        throw_runtime("no kernel function '" + text +
+                          "' in /proc/kallsyms: check the name (a module's must be loaded)",
+                      ENOENT);
+    }
+    if (found.size() > 1) {
+        std::string where;
+        for (const auto& s : found) {
+            char buf[48];
+            std::snprintf(buf, sizeof(buf), " 0x%" PRIx64, s.offset);
+            where += buf;
+            if (!s.module.empty()) {
+                where += " [" + std::string(s.module) + "]";
+            }
+        }
+        throw_usage("'" + text + "' names " + std::to_string(found.size()) +
+                    " functions (static functions of the same name):" + where +
+                    ": give MODULE:NAME for a module's");
+    }
+    return found.front().offset;
+}
+
+// fhook hook: the definition (fields, filter) and where it goes, checked
+// against what tracefs says before the device is touched.
+struct HookPlan {
+    KprobeDef def;
+    std::uint64_t addr = 0;
+    std::string func;
+};
+
+HookPlan plan_hook(TraceOptions& opt, Ksyms& ksyms, const BtfProvider& btf_provider) {
+    HookPlan plan;
+    plan.func = opt.probes.front();
+    if (is_probe_definition(plan.func) || plan.func.find_first_of("*?[!") != std::string::npos) {
+        throw_usage("fhook hook takes one function name, not '" + plan.func + "'");
+    }
+    const std::string bare = plan.func.substr(plan.func.find(':') + 1);
+    std::string text = "p:hook/" + bare + " " + bare;
+    for (std::size_t i = 1; i < opt.probes.size(); i++) {
+        text += " " + opt.probes[i];
+    }
+    plan.def = parse_kprobe(
+        text, [](std::string_view name) { return Ksyms::find_any(kallsyms_path(), name); },
+        btf_provider);
+    std::string filter = opt.filter;
+    if (!opt.comm.empty()) {
+        const std::string by_comm = "comm == \"" + opt.comm + "\"";
+        filter = filter.empty() ? by_comm : "(" + filter + ") && " + by_comm;
+    }
+    if (!filter.empty()) {
+        plan.def.filter = filter;
+        plan.def.pred = compile_filter(filter, &plan.def);
+    }
+    ksyms = load_ksyms(true);
+    plan.addr = resolve_function(ksyms, plan.func);
+
+    // traceable, and nobody else's IPMODIFY or direct call in the way
+    const FunctionList functions = FunctionList::load(functions_path());
+    const bool traceable = std::any_of(functions.functions().begin(), functions.functions().end(),
+                                       [&](const TraceableFunction& f) { return f.name == bare; });
+    if (!traceable) {
+        throw_runtime("cannot hook " + bare +
+                          ": it is not in available_filter_functions (notrace, inlined, or "
+                          "not a function ftrace patched): see 'fhook explain " +
+                          bare + "'",
+                      ENOENT);
+    }
+    std::vector<std::string> conflicts =
+        hook_conflicts(read_enabled_functions(tracefs_dir(), bare), true);
+    if (!conflicts.empty()) {
+        std::string why;
+        for (const auto& c : conflicts) {
+            why += (why.empty() ? "" : "; ") + c;
+        }
+        throw_runtime("cannot hook " + bare + ": " + why, EBUSY);
+    }
+
+    if (opt.hook.action == FHOOK_HOOK_REDIRECT) {
+        opt.hook.redirect = resolve_function(ksyms, opt.redirect);
+        const std::string other = opt.redirect.substr(opt.redirect.find(':') + 1);
+        const KernelBtf* btf = btf_provider();
+        std::optional<KernelBtf::Function> a, b;
+        if (btf) {
+            a = btf->function(bare);
+            b = btf->function(other);
+        }
+        if (a && b) {
+            auto shape = [&](const KernelBtf::Function& f) {
+                std::string out = f.ret ? btf->type_name(f.ret) : "void";
+                out += "(";
+                for (const auto& p : f.params) {
+                    out += btf->type_name(p.type) + ",";
+                }
+                return out + (f.variadic ? "...)" : ")");
+            };
+            if (shape(*a) != shape(*b)) {
+                throw_usage("cannot redirect " + bare + " to " + other +
+                            ": the prototypes differ: " + btf->prototype(*a) + " vs " +
+                            btf->prototype(*b));
+            }
+        } else if (!opt.force) {
+            throw_usage("cannot check that " + bare + " and " + other +
+                        " have the same prototype: " + (a ? other : bare) +
+                        " is not in the kernel's BTF (a module built without BTF?); --force "
+                        "redirects without the check");
+        }
+    }
+    return plan;
+}
+
 std::string kernel_release() {
     utsname u{};
     return ::uname(&u) == 0 ? std::string(u.release) : std::string();
@@ -376,7 +675,7 @@ int run(const Args& args, Mode mode) {
     if (!parsed) {
         return 0; // --help
     }
-    const TraceOptions& opt = *parsed;
+    TraceOptions& opt = *parsed;
     // kprobe definitions ("p:...", "r:...") and function globs
     std::vector<std::string> globs;
     std::vector<KprobeDef> kprobes;
@@ -393,7 +692,12 @@ int run(const Args& args, Mode mode) {
         }
         return btf ? &*btf : nullptr;
     };
-    for (const auto& text : opt.probes) {
+    Ksyms ksyms; // the formatters refer to this object; filled in below
+    std::optional<HookPlan> hook;
+    if (mode == Mode::Hook) {
+        hook = plan_hook(opt, ksyms, btf_provider);
+    }
+    for (const auto& text : mode == Mode::Hook ? std::vector<std::string>{} : opt.probes) {
         if (is_tracepoint_definition(text)) {
             kprobes.push_back(parse_tracepoint(text, tracefs_dir()));
             if (!opt.filter.empty() && kprobes.back().filter.empty()) {
@@ -401,6 +705,23 @@ int run(const Args& args, Mode mode) {
                 kprobes.back().pred = compile_filter(opt.filter, &kprobes.back());
             }
             continue;
+        }
+        if (opt.via == Via::Kprobe && !is_probe_definition(text)) {
+            // the same job as a function probe, through a kprobe
+            if (text.find_first_of("*?[!:") != std::string::npos) {
+                throw_usage("--via kprobe takes function names, not '" + text +
+                            "': one kprobe per function");
+            }
+            kprobes.push_back(
+                parse_kprobe("p:fhook/" + text + " " + text, [](std::string_view name) {
+                    return Ksyms::find_any(kallsyms_path(), name);
+                }));
+            kprobes.back().stack = opt.stack;
+            continue;
+        }
+        if (mode == Mode::Count && is_probe_definition(text)) {
+            throw_usage("fhook count takes functions, not probe definitions: use fhook stat for '" +
+                        text + "'");
         }
         if (is_probe_definition(text)) {
             kprobes.push_back(parse_kprobe(
@@ -415,8 +736,15 @@ int run(const Args& args, Mode mode) {
             globs.push_back(text);
         }
     }
-    const std::vector<ProbeSpec> specs =
-        kprobes.empty() || !globs.empty() ? parse_probe_specs(globs) : std::vector<ProbeSpec>{};
+    if (mode == Mode::Count && opt.probes.empty()) {
+        throw_usage("give the functions to count, e.g. fhook count vfs_read vfs_write");
+    }
+    const std::vector<ProbeSpec> specs = (kprobes.empty() && !hook) || !globs.empty()
+                                             ? parse_probe_specs(globs)
+                                             : std::vector<ProbeSpec>{};
+    if (opt.via == Via::Direct && (opt.stack || !opt.triggers.empty()) && mode == Mode::Count) {
+        throw_usage("fhook count records nothing: --stack and --trigger do not apply");
+    }
 
     // Everything that reads files comes before the device is touched, but
     // /proc/kallsyms (seconds under emulation) is only needed to build the
@@ -425,7 +753,6 @@ int run(const Args& args, Mode mode) {
     // formatted.  record needs the symbols to store the ones events mention.
     const bool need_resolution = has_module_specs(specs);
     const bool ksyms_required = need_resolution || mode == Mode::Record;
-    Ksyms ksyms; // the formatters refer to this object; filled in below
     std::future<Ksyms> ksyms_loading;
     if (need_resolution) {
         ksyms = load_ksyms(true);
@@ -452,7 +779,7 @@ int run(const Args& args, Mode mode) {
     SignalWatch signals;
     // (started once the stop signals are blocked: the thread inherits the
     // mask, so SIGINT still reaches the signalfd, not the loader)
-    if (!need_resolution) {
+    if (!need_resolution && !hook) {
         ksyms_loading =
             std::async(std::launch::async, [ksyms_required] { return load_ksyms(ksyms_required); });
     }
@@ -465,18 +792,52 @@ int run(const Args& args, Mode mode) {
     const RingConfig ring = session.setup_ring(opt.ring);
     std::vector<ProbeSummary> probes; // (stats filled in at the end)
     ProbeTable probe_table;
-    if (!specs.empty()) {
-        probes.push_back(ProbeSummary{
-            session.add_function_probe(request.filters, request.excludes, request.ips,
-                                       opt.filter.empty() ? std::vector<fhook_insn>{}
-                                                          : compile_filter(opt.filter, nullptr),
-                                       opt.stack),
-            {},
-            describe_specs(specs) + (opt.filter.empty() ? "" : " if " + opt.filter)});
+    const std::uint32_t via = opt.via == Via::Direct ? FHOOK_PROBE_DIRECT : FHOOK_PROBE_FUNC;
+    const std::vector<fhook_insn> task_pred =
+        opt.filter.empty() ? std::vector<fhook_insn>{} : compile_filter(opt.filter, nullptr);
+    if (mode == Mode::Count) {
+        // one counter per FUNC argument
+        for (const auto& spec : specs) {
+            const ProbeRequest one =
+                build_probe_request({spec}, functions ? &*functions : nullptr, &ksyms);
+            probes.push_back(
+                ProbeSummary{session.add_function_probe(one.filters, one.excludes, one.ips,
+                                                        task_pred, false, via, true),
+                             {},
+                             describe_specs({spec})});
+        }
+    } else if (!specs.empty()) {
+        probes.push_back(
+            ProbeSummary{session.add_function_probe(request.filters, request.excludes, request.ips,
+                                                    task_pred, opt.stack, via),
+                         {},
+                         describe_specs(specs) + (opt.filter.empty() ? "" : " if " + opt.filter)});
+    }
+    if (hook) {
+        if (hook->def.data_size + 0 > FHOOK_HOOK_AROUND_DATA &&
+            opt.hook.action == FHOOK_HOOK_AROUND) {
+            throw_usage("the fields of --trace-around take " + std::to_string(hook->def.data_size) +
+                        " bytes, at most " + std::to_string(FHOOK_HOOK_AROUND_DATA) +
+                        " fit: record fewer");
+        }
+        if (opt.hook.action != FHOOK_HOOK_AROUND && !session.device().has(FHOOK_FEAT_LAB)) {
+            throw_runtime(
+                std::string(opt.hook.action == FHOOK_HOOK_RETURN ? "--return" : "--redirect") +
+                    " changes what the kernel does and needs lab mode: reload the "
+                    "module with 'insmod fhook.ko lab=1' (it taints the kernel)",
+                EPERM);
+        }
+        const std::uint32_t id = session.add_hook(hook->def, hook->addr, hook->func, opt.hook);
+        std::string what = opt.hook.action == FHOOK_HOOK_AROUND ? "trace-around"
+                           : opt.hook.action == FHOOK_HOOK_RETURN
+                               ? "return " + std::to_string(opt.hook.retval)
+                               : "redirect to " + opt.redirect;
+        probes.push_back(ProbeSummary{id, {}, "hook " + hook->func + " (" + what + ")"});
+        probe_table.add(id, std::move(hook->def));
     }
     std::vector<std::pair<std::uint32_t, std::string>> canonical; // for record files
     for (auto& def : kprobes) {
-        const KprobeHandle handle = session.add_kprobe(def);
+        const KprobeHandle handle = session.add_kprobe(def, mode == Mode::Count);
         probes.push_back(ProbeSummary{handle.id, {}, def.text});
         canonical.emplace_back(handle.id, def.canonical);
         probe_table.add(handle.id, std::move(def));
@@ -536,7 +897,7 @@ int run(const Args& args, Mode mode) {
         auto rs = std::make_unique<RecordSink>(std::move(output_fd), opt.output, info, ksyms);
         record_sink = rs.get();
         sink = std::move(rs);
-    } else if (mode == Mode::Stat) {
+    } else if (mode == Mode::Stat || mode == Mode::Count) {
         sink = std::make_unique<DiscardSink>();
     } else {
         sink = std::make_unique<PrintSink>(output_fd ? output_fd.get() : STDOUT_FILENO, ksyms,
@@ -547,7 +908,44 @@ int run(const Args& args, Mode mode) {
     using Clock = std::chrono::steady_clock;
     std::optional<Clock::time_point> deadline;
 
-    session.start();
+    try {
+        session.start();
+    } catch (const Error& e) {
+        if (e.sys_errno() != EBUSY) {
+            throw;
+        }
+        // who holds the functions: tracefs knows
+        std::vector<std::string> names;
+        for (const auto& spec : specs) {
+            names.push_back(spec.text);
+        }
+        if (hook) {
+            names.push_back(hook->func);
+        }
+        std::string who;
+        for (const auto& name : names) {
+            if (name.find_first_of("*?[!:") != std::string::npos) {
+                continue;
+            }
+            for (const auto& c :
+                 hook_conflicts(read_enabled_functions(tracefs_dir(), name), hook.has_value())) {
+                who += (who.empty() ? "" : "; ") + c;
+            }
+            if (opt.via == Via::Direct) {
+                for (const auto& f : read_enabled_functions(tracefs_dir(), name)) {
+                    if (f.direct()) {
+                        who += (who.empty() ? "" : "; ") + f.name +
+                               " already has a direct trampoline (" + f.detail +
+                               "): a function takes one at a time";
+                    }
+                }
+            }
+        }
+        if (who.empty()) {
+            throw;
+        }
+        throw_runtime("cannot arm: " + who, EBUSY);
+    }
     if (ksyms_loading.valid()) {
         ksyms = ksyms_loading.get(); // before the command runs or an event is formatted
     }
@@ -614,6 +1012,24 @@ int run(const Args& args, Mode mode) {
     sink->finish(session, probes);
 
     const bool exec_failed = child && child->exited() && child->exec_failed();
+    if (mode == Mode::Count) {
+        OutputWriter out(output_fd ? output_fd.get() : STDOUT_FILENO);
+        std::vector<StatRow> rows;
+        for (const auto& p : probes) {
+            StatRow row{p.id, session.stats(p.id), 0, p.description};
+            if (const StatsView view = reader.stats()) {
+                for (std::uint32_t cpu = 0; cpu < view.nr_cpus(); cpu++) {
+                    row.filtered += view.at(cpu, p.id).filtered;
+                }
+            }
+            rows.push_back(std::move(row));
+        }
+        out.append(count_table(rows, opt.via == Via::Direct   ? "direct"
+                                     : opt.via == Via::Kprobe ? "kprobe"
+                                                              : "ops"));
+        out.flush();
+        return exec_failed ? 1 : 0;
+    }
     if (mode == Mode::Stat) {
         OutputWriter out(output_fd ? output_fd.get() : STDOUT_FILENO);
         std::vector<StatRow> rows;
@@ -661,6 +1077,14 @@ int cmd_record(const Args& args) {
 
 int cmd_stat(const Args& args) {
     return run(args, Mode::Stat);
+}
+
+int cmd_count(const Args& args) {
+    return run(args, Mode::Count);
+}
+
+int cmd_hook(const Args& args) {
+    return run(args, Mode::Hook);
 }
 
 } // namespace fhook::cli

@@ -25,6 +25,15 @@ constexpr const char* kUsage =
     "                        the same, into a record file\n"
     "  stat [options] PROBE... [-- COMMAND [ARGS...]]\n"
     "                        count hits per probe, print a table at the end\n"
+    "  count [options] FUNC... [-- COMMAND [ARGS...]]\n"
+    "                        count calls per function, no records (--via ops|direct|\n"
+    "                        kprobe)\n"
+    "  hook [options] FUNC [FIELD...] [-- COMMAND [ARGS...]]\n"
+    "                        change or time a function: --trace-around, --return\n"
+    "                        VALUE, --redirect FUNC2 (IPMODIFY)\n"
+    "  explain [options] FUNC\n"
+    "                        show how ftrace hooks FUNC: its patch site\n"
+    "                        disassembled, idle and armed, and who is attached\n"
     "  report [options] FILE print a record file, like trace would have\n"
     "  list functions [PATTERN]\n"
     "                        list the traceable functions\n"
@@ -60,6 +69,15 @@ int run(int argc, char** argv) {
     if (command == "stat") {
         return fhook::cli::cmd_stat(args);
     }
+    if (command == "count") {
+        return fhook::cli::cmd_count(args);
+    }
+    if (command == "hook") {
+        return fhook::cli::cmd_hook(args);
+    }
+    if (command == "explain") {
+        return fhook::cli::cmd_explain(args);
+    }
     if (command == "report") {
         return fhook::cli::cmd_report(args);
     }
@@ -70,7 +88,8 @@ int run(int argc, char** argv) {
         return fhook::cli::cmd_status(args);
     }
     fhook::throw_usage("unknown command '" + command +
-                       "': use trace, record, stat, report, list or status (see: fhook --help)");
+                       "': use trace, record, stat, count, hook, explain, report, list or status "
+                       "(see: fhook --help)");
 }
 
 void print_error(const std::string& message) {

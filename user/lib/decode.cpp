@@ -88,6 +88,21 @@ std::optional<Event> decode(const fhook_rec* rec) {
         ev.data.assign(kp->data, kp->data + (end - sizeof(fhook_rec_probe)));
         break;
     }
+    case FHOOK_REC_HOOK: {
+        if (end < sizeof(fhook_rec_hook)) {
+            too_short(rec, sizeof(fhook_rec_hook));
+        }
+        const auto* hk = reinterpret_cast<const fhook_rec_hook*>(rec);
+        ev.type = EventType::Hook;
+        ev.ip = hk->ip;
+        ev.ret_ip = hk->ret_ip;
+        ev.faults = hk->faults;
+        ev.retval = hk->retval;
+        ev.duration = hk->duration;
+        ev.action = hk->action;
+        ev.data.assign(hk->data, hk->data + (end - sizeof(fhook_rec_hook)));
+        break;
+    }
     default:
         return std::nullopt;
     }

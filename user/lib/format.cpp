@@ -34,6 +34,45 @@ void put_u64_zero(std::uint64_t v, int width, std::string& out) {
 }
 
 // Appends "0x" and v in lower-case hexadecimal.
+void put_i64(std::int64_t v, std::string& out) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof(buf), v);
+    out.append(buf, r.ptr);
+}
+
+const char* hook_action_name(std::uint32_t action) {
+    switch (action) {
+    case FHOOK_HOOK_RETURN:
+        return "return";
+    case FHOOK_HOOK_REDIRECT:
+        return "redirect";
+    case FHOOK_HOOK_AROUND:
+        return "around";
+    default:
+        return "unknown";
+    }
+}
+
+// A hook record's own fields after the definition's: " ret=VAL" (signed
+// decimal, as errno values read) and " duration=NSns" for trace-around;
+// " injected" / " redirected" for the actions that replaced the call.
+void append_hook_fields(const Event& ev, std::string& out) {
+    if (ev.action == FHOOK_HOOK_REDIRECT) {
+        out.append(" redirected");
+        return;
+    }
+    if (ev.action == FHOOK_HOOK_RETURN) {
+        out.append(" injected");
+    }
+    out.append(" ret=");
+    put_i64(static_cast<std::int64_t>(ev.retval), out);
+    if (ev.action == FHOOK_HOOK_AROUND) {
+        out.append(" duration=");
+        put_u64(ev.duration, out);
+        out.append("ns");
+    }
+}
+
 void put_hex(std::uint64_t v, std::string& out) {
     char buf[24];
     auto r = std::to_chars(buf, buf + sizeof(buf), v, 16);
@@ -182,7 +221,7 @@ void TextFormatter::format(const Event& ev, std::string& out) {
         out.append(": (");
         if (ev.type == EventType::Kprobe) {
             names_.append_offset(ev.ip, out);
-        } else if (ev.type == EventType::Kretprobe) {
+        } else if (ev.type == EventType::Kretprobe || ev.type == EventType::Hook) {
             names_.append_offset(ev.ret_ip, out);
             out.append(" <- ");
             names_.append(ev.ip, out);
@@ -196,6 +235,9 @@ void TextFormatter::format(const Event& ev, std::string& out) {
         out.push_back(')');
         if (def) {
             append_probe_fields(*def, ev, names_, out);
+        }
+        if (ev.type == EventType::Hook) {
+            append_hook_fields(ev, out);
         }
         out.push_back('\n');
         append_stack(ev, out);
@@ -265,6 +307,8 @@ std::string_view json_type(EventType type) {
         return "uretprobe";
     case EventType::Tracepoint:
         return "tracepoint";
+    case EventType::Hook:
+        return "hook";
     default:
         return "func";
     }
@@ -347,7 +391,17 @@ void JsonFormatter::format(const Event& ev, std::string& out) {
             put_hex(ev.ret_ip, out);
             out.push_back('"');
         }
-        if (ev.type == EventType::Kretprobe) {
+        if (ev.type == EventType::Hook) {
+            out.append(",\"action\":\"");
+            out.append(hook_action_name(ev.action));
+            out.append("\",\"retval\":");
+            put_i64(static_cast<std::int64_t>(ev.retval), out);
+            if (ev.action == FHOOK_HOOK_AROUND) {
+                out.append(",\"duration_ns\":");
+                put_u64(ev.duration, out);
+            }
+        }
+        if (ev.type == EventType::Kretprobe || ev.type == EventType::Hook) {
             out.append(",\"ret\":");
             name_.clear();
             names_.append_offset(ev.ret_ip, name_);

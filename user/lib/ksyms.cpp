@@ -253,6 +253,16 @@ std::vector<std::uint64_t> Ksyms::addresses_of(std::string_view name,
     return out;
 }
 
+std::vector<SymbolRef> Ksyms::find_text(std::string_view name) const {
+    std::vector<SymbolRef> out;
+    for (const Sym& s : syms_) {
+        if (this->name(s) == name) {
+            out.push_back(SymbolRef{this->name(s), s.addr, modules_[s.module]});
+        }
+    }
+    return out;
+}
+
 std::vector<std::pair<std::string_view, std::uint64_t>>
 Ksyms::symbols_in(std::string_view module) const {
     std::vector<std::pair<std::string_view, std::uint64_t>> out;

@@ -118,8 +118,15 @@ RingConfig Session::setup_ring(const RingRequest& request) {
 std::uint32_t Session::add_function_probe(const std::vector<std::string>& filters,
                                           const std::vector<std::string>& excludes,
                                           const std::vector<std::uint64_t>& ips,
-                                          const std::vector<fhook_insn>& pred, bool stack) {
+                                          const std::vector<fhook_insn>& pred, bool stack,
+                                          std::uint32_t via, bool count) {
     device_.require(FHOOK_FEAT_FUNC, "function probes");
+    if (via == FHOOK_PROBE_DIRECT) {
+        device_.require(FHOOK_FEAT_DIRECT, "direct-call trampolines (--via direct)");
+    }
+    if (count) {
+        device_.require(FHOOK_FEAT_COUNT, "counting probes");
+    }
     if (!ips.empty()) {
         device_.require(FHOOK_FEAT_FUNC_IPS, "function probes by address (:mod:)");
     }
@@ -139,7 +146,10 @@ std::uint32_t Session::add_function_probe(const std::vector<std::string>& filter
 
     fhook_probe_add arg;
     zero_init(arg);
-    arg.type = FHOOK_PROBE_FUNC;
+    arg.type = via;
+    if (count) {
+        arg.flags |= FHOOK_PROBE_F_COUNT;
+    }
     arg.filter = filter.empty() ? 0 : user_ptr(filter.data());
     arg.filter_len = static_cast<std::uint32_t>(filter.size());
     arg.exclude = exclude.empty() ? 0 : user_ptr(exclude.data());
@@ -180,6 +190,17 @@ std::uint32_t Session::add_function_probe(const std::vector<std::string>& filter
             throw_runtime(std::string("a probe pattern matches no traceable function") + kListHint,
                           err);
         }
+        if (err == EBUSY && via == FHOOK_PROBE_DIRECT) {
+            throw_runtime("a function of the probe already has a direct trampoline (another "
+                          "session, a BPF trampoline) or an IPMODIFY hook: see 'fhook explain "
+                          "FUNC'",
+                          err);
+        }
+        if (err == ENOSPC && via == FHOOK_PROBE_DIRECT) {
+            throw_runtime("all " + std::to_string(64) +
+                              " direct trampoline slots are in use: close other sessions",
+                          err);
+        }
         throw_ioctl_error("adding the function probe", err);
     }
     return arg.probe_id;
@@ -206,7 +227,7 @@ bool in_kprobe_blacklist(const std::string& symbol) {
 
 } // namespace
 
-KprobeHandle Session::add_kprobe(const KprobeDef& def) {
+KprobeHandle Session::add_kprobe(const KprobeDef& def, bool count) {
     if (def.is_uprobe) {
         device_.require(FHOOK_FEAT_UPROBE, "uprobes");
     } else if (def.is_tracepoint) {
@@ -237,6 +258,10 @@ KprobeHandle Session::add_kprobe(const KprobeDef& def) {
         arg.addr = def.addr;
     }
     arg.maxactive = def.maxactive;
+    if (count) {
+        device_.require(FHOOK_FEAT_COUNT, "counting probes");
+        arg.flags |= FHOOK_PROBE_F_COUNT;
+    }
     arg.prog = def.insns.empty() ? 0 : user_ptr(def.insns.data());
     arg.prog_len = static_cast<std::uint32_t>(def.insns.size());
     arg.entry_len = def.entry_len;
@@ -319,6 +344,105 @@ KprobeHandle Session::add_kprobe(const KprobeDef& def) {
         }
     }
     return KprobeHandle{arg.probe_id, arg.probe_addr};
+}
+
+std::uint32_t Session::add_hook(const KprobeDef& def, std::uint64_t addr, const std::string& name,
+                                const fhook_hook& hook) {
+    device_.require(FHOOK_FEAT_HOOK, "hooks");
+    fhook_hook params = hook;
+    params.size = sizeof(params);
+    fhook_probe_add arg;
+    zero_init(arg);
+    arg.type = FHOOK_PROBE_HOOK;
+    arg.addr = addr;
+    arg.hook = user_ptr(&params);
+    arg.prog = def.insns.empty() ? 0 : user_ptr(def.insns.data());
+    arg.prog_len = static_cast<std::uint32_t>(def.insns.size());
+    arg.data_size = def.data_size;
+    if (!def.pred.empty()) {
+        arg.pred = user_ptr(def.pred.data());
+        arg.pred_len = static_cast<std::uint32_t>(def.pred.size());
+    }
+    arg.err_index = -1;
+    if (xioctl(fd(), FHOOK_IOC_PROBE_ADD, &arg) < 0) {
+        const int err = errno;
+        const std::string what = "hook on " + name + ": ";
+        switch (err) {
+        case ENOENT:
+            throw_runtime(what +
+                              "not a traceable function (not in available_filter_functions: "
+                              "notrace, inlined or not a function start): see 'fhook explain " +
+                              name + "'",
+                          err);
+        case EPERM:
+            throw_runtime(what + "--return and --redirect change what the kernel does and need "
+                                 "lab mode: load the module with 'insmod fhook.ko lab=1' (it "
+                                 "taints the kernel)",
+                          err);
+        case ELOOP:
+            throw_runtime(what + "a function cannot be redirected to itself", err);
+        case E2BIG:
+            throw_runtime(what + "the entry fields of --trace-around take more than " +
+                              std::to_string(FHOOK_HOOK_AROUND_DATA) + " bytes: record fewer",
+                          err);
+        case ENOSPC:
+            throw_runtime(what + "all trace-around trampoline slots are in use", err);
+        case EINVAL:
+            if (arg.err_index >= 0) {
+                throw_runtime(what + "the module rejected instruction " +
+                                  std::to_string(arg.err_index) +
+                                  ": this is a bug in fhook, please report it",
+                              err);
+            }
+            throw_runtime(what + "the kernel refused the target (the redirect target must be "
+                                 "kernel text outside the kprobe blacklist)",
+                          err);
+        default:
+            throw_ioctl_error("adding the " + what.substr(0, what.size() - 2), err);
+        }
+    }
+    return arg.probe_id;
+}
+
+void Session::direct_modify(std::uint32_t probe_id, bool count) {
+    device_.require(FHOOK_FEAT_DIRECT, "direct-call trampolines");
+    fhook_direct_modify arg;
+    zero_init(arg);
+    arg.probe_id = probe_id;
+    arg.flags = count ? FHOOK_PROBE_F_COUNT : 0;
+    if (xioctl(fd(), FHOOK_IOC_DIRECT_MODIFY, &arg) < 0) {
+        throw_ioctl_error("switching the direct trampoline of probe " + std::to_string(probe_id),
+                          errno);
+    }
+}
+
+std::vector<std::uint8_t> Session::read_text(std::uint64_t addr, std::size_t len) const {
+    device_.require(FHOOK_FEAT_READ_TEXT, "reading kernel text");
+    if (len == 0 || len > FHOOK_MAX_READ_TEXT) {
+        throw_usage("kernel text is read " + std::to_string(FHOOK_MAX_READ_TEXT) +
+                    " bytes at a time at most");
+    }
+    std::vector<std::uint8_t> buf(len);
+    fhook_read_text arg;
+    zero_init(arg);
+    arg.addr = addr;
+    arg.len = static_cast<std::uint32_t>(len);
+    arg.buf = user_ptr(buf.data());
+    if (xioctl(fd(), FHOOK_IOC_READ_TEXT, &arg) < 0) {
+        const int err = errno;
+        char where[32];
+        std::snprintf(where, sizeof(where), "0x%" PRIx64, addr);
+        if (err == EPERM) {
+            throw_runtime(std::string("reading kernel text needs CAP_SYS_RAWIO (as /proc/kcore) "
+                                      "and no kernel lockdown"),
+                          err);
+        }
+        if (err == EFAULT) {
+            throw_runtime(std::string("no kernel memory mapped at ") + where, err);
+        }
+        throw_ioctl_error(std::string("reading kernel text at ") + where, err);
+    }
+    return buf;
 }
 
 void Session::add_trigger(std::uint32_t probe_id, std::uint32_t action, std::uint32_t target_id,
@@ -409,7 +533,14 @@ void Session::set_cpu_filter(const std::set<int>& cpus) {
 
 void Session::start() {
     if (xioctl(fd(), FHOOK_IOC_START, nullptr) < 0) {
-        throw_ioctl_error("arming the probes", errno);
+        const int err = errno;
+        if (err == EBUSY) {
+            throw_runtime("arming the probes: a function is taken (an IPMODIFY user such as a "
+                          "livepatch or another hook, or a direct trampoline, conflicts with "
+                          "this probe): see 'fhook explain FUNC' for who is attached",
+                          err);
+        }
+        throw_ioctl_error("arming the probes", err);
     }
 }
 

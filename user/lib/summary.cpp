@@ -48,4 +48,21 @@ std::string stat_table(const std::vector<StatRow>& rows) {
     return out;
 }
 
+std::string count_table(const std::vector<StatRow>& rows, const std::string& via) {
+    std::string out;
+    char buf[160];
+    std::snprintf(buf, sizeof(buf), "%5s %14s %12s %10s  %-6s  %s\n", "probe", "hits", "filtered",
+                  "missed", "via", "function");
+    out += buf;
+    for (const auto& r : rows) {
+        std::snprintf(buf, sizeof(buf),
+                      "%5" PRIu32 " %14" PRIu64 " %12" PRIu64 " %10" PRIu64 "  %-6s  ", r.id,
+                      r.stats.total.hits, r.filtered, r.stats.total.missed, via.c_str());
+        out += buf;
+        out += r.description;
+        out += '\n';
+    }
+    return out;
+}
+
 } // namespace fhook

@@ -211,6 +211,8 @@ static const struct argdesc args[] = {
 	{ "SNAPSHOT", FHOOK_IOC_SNAPSHOT, sizeof(struct fhook_snapshot) },
 	{ "BENCH", FHOOK_IOC_BENCH, sizeof(struct fhook_bench) },
 	{ "TRIGGER_ADD", FHOOK_IOC_TRIGGER_ADD, sizeof(struct fhook_trigger) },
+	{ "DIRECT_MODIFY", FHOOK_IOC_DIRECT_MODIFY, sizeof(struct fhook_direct_modify) },
+	{ "READ_TEXT", FHOOK_IOC_READ_TEXT, sizeof(struct fhook_read_text) },
 };
 
 static void test_ioctl_numbers(void)
@@ -220,8 +222,37 @@ static void test_ioctl_numbers(void)
 	handshake(fd, NULL);
 	EXPECT_ERR(ioctl(fd, _IO(FHOOK_IOC_MAGIC, 0x7f), 0), ERRS(ENOTTY),
 		   "unknown ioctl nr 0x7f -> ENOTTY");
-	EXPECT_ERR(ioctl(fd, _IO(FHOOK_IOC_MAGIC, 0x0b), 0), ERRS(ENOTTY),
-		   "unknown ioctl nr 0x0b (first unused) -> ENOTTY");
+	EXPECT_ERR(ioctl(fd, _IO(FHOOK_IOC_MAGIC, 0x0d), 0), ERRS(ENOTTY),
+		   "unknown ioctl nr 0x0d (first unused) -> ENOTTY");
+	{
+		/* READ_TEXT: bounds, user and unmapped addresses, bad buffers */
+		struct fhook_read_text rt = { .size = sizeof(rt) };
+		unsigned char text[64];
+
+		rt.addr = kallsyms("vfs_read");
+		rt.buf = (uintptr_t)text;
+		rt.len = 0;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_READ_TEXT, &rt), ERRS(EINVAL), "READ_TEXT len 0");
+		rt.len = FHOOK_MAX_READ_TEXT + 1;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_READ_TEXT, &rt), ERRS(EINVAL), "READ_TEXT len > max");
+		rt.len = sizeof(text);
+		EXPECT_OK(ioctl(fd, FHOOK_IOC_READ_TEXT, &rt), "READ_TEXT of vfs_read");
+		rt.addr = 0x400000;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_READ_TEXT, &rt), ERRS(EFAULT), "READ_TEXT user address");
+		rt.addr = 0xffff800000001000ULL;	/* the guard hole */
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_READ_TEXT, &rt), ERRS(EFAULT),
+			   "READ_TEXT unmapped kernel address");
+		rt.addr = 0xfffffffffffffff0ULL;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_READ_TEXT, &rt), ERRS(EFAULT),
+			   "READ_TEXT range wrapping around");
+		rt.addr = kallsyms("vfs_read");
+		rt.buf = (uintptr_t)unmapped;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_READ_TEXT, &rt), ERRS(EFAULT),
+			   "READ_TEXT unmapped buffer");
+		rt.buf = (uintptr_t)text;
+		rt.reserved[1] = 1;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_READ_TEXT, &rt), ERRS(EINVAL), "READ_TEXT reserved");
+	}
 	EXPECT_ERR(ioctl(fd, _IOWR('x', 0x00, struct fhook_handshake), 0), ERRS(ENOTTY),
 		   "foreign ioctl magic -> ENOTTY");
 	EXPECT_ERR(ioctl(fd, TCGETS, zalloc(256)), ERRS(ENOTTY), "TCGETS -> ENOTTY");
@@ -371,10 +402,14 @@ static void test_reserved(void)
 		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
 			   "PROBE_ADD unknown flag -> EINVAL");
 		pa.flags = 0;
-		pa.reserved2[1] = 1;
+		pa.reserved2 = 1;
 		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
-			   "PROBE_ADD reserved2[1] != 0 -> EINVAL");
-		pa.reserved2[1] = 0;
+			   "PROBE_ADD reserved2 != 0 -> EINVAL");
+		pa.reserved2 = 0;
+		pa.hook = 16;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+			   "PROBE_ADD hook pointer on a function probe -> EINVAL");
+		pa.hook = 0;
 		pa.flags = 0;
 		pa.type = 0;
 		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL, EOPNOTSUPP),

@@ -26,6 +26,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/hrtimer.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
@@ -65,6 +66,162 @@ static __attribute__((__noipa__)) void fhook_testmod_other(unsigned long i)
 {
 	this_cpu_inc(fhook_testmod_counts.other);
 }
+
+/*
+ * /proc/fhook_testmod_hooks, for hooks (fault injection, redirection,
+ * trace-around) and the hook benchmark, written:
+ *   ret N       N calls fhook_testmod_ret(i), which returns 2i+1; counts
+ *               the results: normal (2i+1), alt (2i+2, what
+ *               fhook_testmod_alt() returns: redirected) and injected
+ *               (anything else; the last such value is kept)
+ *   args8 N     N calls of an 8-argument function (two on the stack),
+ *               whose result proves every argument arrived
+ *   sleep MS    one call of fhook_testmod_sleep(MS), which sleeps MS ms
+ *               and returns MS
+ *   loop N      N calls of the empty fhook_testmod_nop(), timed: the pure
+ *               cost of whatever hooks it
+ *   reset       zero the counts
+ * read: "ret normal N alt N injected N last V", "alt calls N",
+ * "args8 calls N bad N", "sleep calls N done N", "loop n N ns T".
+ */
+static atomic_long_t fhook_testmod_ret_normal, fhook_testmod_ret_alt, fhook_testmod_ret_injected;
+static atomic_long_t fhook_testmod_alt_calls, fhook_testmod_args8_calls, fhook_testmod_args8_bad;
+static atomic_long_t fhook_testmod_sleep_calls, fhook_testmod_sleep_done;
+static long fhook_testmod_ret_last;
+static unsigned long fhook_testmod_loop_n;
+static u64 fhook_testmod_loop_ns;
+
+static __attribute__((__noipa__)) long fhook_testmod_ret(unsigned long i)
+{
+	return 2 * i + 1;
+}
+
+/* the redirect target: the same prototype */
+static __used __attribute__((__noipa__)) long fhook_testmod_alt(unsigned long i)
+{
+	atomic_long_inc(&fhook_testmod_alt_calls);
+	return 2 * i + 2;
+}
+
+static __attribute__((__noipa__)) long fhook_testmod_args8(long a1, long a2, long a3, long a4,
+							  long a5, long a6, long a7, long a8)
+{
+	return a1 + 2 * a2 + 3 * a3 + 4 * a4 + 5 * a5 + 6 * a6 + 7 * a7 + 8 * a8;
+}
+
+static __attribute__((__noipa__)) long fhook_testmod_sleep(unsigned long ms)
+{
+	atomic_long_inc(&fhook_testmod_sleep_calls);
+	msleep(ms);
+	return ms;
+}
+
+static __attribute__((__noipa__)) void fhook_testmod_nop(unsigned long i)
+{
+	barrier();
+}
+
+static ssize_t fhook_testmod_hooks_write(struct file *file, const char __user *ubuf, size_t len,
+					 loff_t *ppos)
+{
+	char buf[64], *arg;
+	unsigned long n = 0, i;
+	long r;
+	u64 t0;
+	int ret;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	strim(buf);
+	arg = strchr(buf, ' ');
+	if (arg) {
+		*arg++ = '\0';
+		ret = kstrtoul(arg, 0, &n);
+		if (ret)
+			return ret;
+	}
+	if (!strcmp(buf, "ret") && arg) {
+		for (i = 0; i < n; i++) {
+			r = fhook_testmod_ret(i);
+			if (r == 2 * i + 1) {
+				atomic_long_inc(&fhook_testmod_ret_normal);
+			} else if (r == 2 * i + 2) {
+				atomic_long_inc(&fhook_testmod_ret_alt);
+			} else {
+				atomic_long_inc(&fhook_testmod_ret_injected);
+				WRITE_ONCE(fhook_testmod_ret_last, r);
+			}
+			if (!(i & 1023))
+				cond_resched();
+		}
+	} else if (!strcmp(buf, "args8") && arg) {
+		for (i = 0; i < n; i++) {
+			r = fhook_testmod_args8(i, i + 1, i + 2, i + 3, i + 4, i + 5, i + 6, i + 7);
+			atomic_long_inc(&fhook_testmod_args8_calls);
+			if (r != 36 * i + 168)
+				atomic_long_inc(&fhook_testmod_args8_bad);
+			if (!(i & 1023))
+				cond_resched();
+		}
+	} else if (!strcmp(buf, "sleep") && arg && n <= 60000) {
+		if (fhook_testmod_sleep(n) == n)
+			atomic_long_inc(&fhook_testmod_sleep_done);
+	} else if (!strcmp(buf, "loop") && arg) {
+		t0 = ktime_get_ns();
+		for (i = 0; i < n; i++) {
+			fhook_testmod_nop(i);
+			if (!(i & 1023))
+				cond_resched();
+		}
+		WRITE_ONCE(fhook_testmod_loop_ns, ktime_get_ns() - t0);
+		WRITE_ONCE(fhook_testmod_loop_n, n);
+	} else if (!strcmp(buf, "reset") && !arg) {
+		atomic_long_set(&fhook_testmod_ret_normal, 0);
+		atomic_long_set(&fhook_testmod_ret_alt, 0);
+		atomic_long_set(&fhook_testmod_ret_injected, 0);
+		atomic_long_set(&fhook_testmod_alt_calls, 0);
+		atomic_long_set(&fhook_testmod_args8_calls, 0);
+		atomic_long_set(&fhook_testmod_args8_bad, 0);
+		atomic_long_set(&fhook_testmod_sleep_calls, 0);
+		atomic_long_set(&fhook_testmod_sleep_done, 0);
+		WRITE_ONCE(fhook_testmod_ret_last, 0);
+	} else {
+		return -EINVAL;
+	}
+	return len;
+}
+
+static int fhook_testmod_hooks_show(struct seq_file *m, void *v)
+{
+	seq_printf(m, "ret normal %ld alt %ld injected %ld last %ld\n",
+		   atomic_long_read(&fhook_testmod_ret_normal),
+		   atomic_long_read(&fhook_testmod_ret_alt),
+		   atomic_long_read(&fhook_testmod_ret_injected), READ_ONCE(fhook_testmod_ret_last));
+	seq_printf(m, "alt calls %ld\n", atomic_long_read(&fhook_testmod_alt_calls));
+	seq_printf(m, "args8 calls %ld bad %ld\n", atomic_long_read(&fhook_testmod_args8_calls),
+		   atomic_long_read(&fhook_testmod_args8_bad));
+	seq_printf(m, "sleep calls %ld done %ld\n", atomic_long_read(&fhook_testmod_sleep_calls),
+		   atomic_long_read(&fhook_testmod_sleep_done));
+	seq_printf(m, "loop n %lu ns %llu\n", READ_ONCE(fhook_testmod_loop_n),
+		   READ_ONCE(fhook_testmod_loop_ns));
+	return 0;
+}
+
+static int fhook_testmod_hooks_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, fhook_testmod_hooks_show, NULL);
+}
+
+static const struct proc_ops fhook_testmod_hooks_ops = {
+	.proc_open	= fhook_testmod_hooks_open,
+	.proc_read	= seq_read,
+	.proc_lseek	= seq_lseek,
+	.proc_release	= single_release,
+	.proc_write	= fhook_testmod_hooks_write,
+};
 
 #define FHOOK_TESTMOD_PERIOD_NS	(50 * NSEC_PER_USEC)
 
@@ -258,11 +415,17 @@ static int __init fhook_testmod_init(void)
 		unregister_nmi_handler(NMI_LOCAL, "fhook_testmod");
 		return -ENOMEM;
 	}
+	if (!proc_create("fhook_testmod_hooks", 0600, NULL, &fhook_testmod_hooks_ops)) {
+		remove_proc_entry("fhook_testmod", NULL);
+		unregister_nmi_handler(NMI_LOCAL, "fhook_testmod");
+		return -ENOMEM;
+	}
 	return 0;
 }
 
 static void __exit fhook_testmod_exit(void)
 {
+	remove_proc_entry("fhook_testmod_hooks", NULL);
 	remove_proc_entry("fhook_testmod", NULL);
 	unregister_nmi_handler(NMI_LOCAL, "fhook_testmod");
 }

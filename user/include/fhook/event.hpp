@@ -18,12 +18,13 @@ enum class EventType : std::uint16_t {
     Uprobe = FHOOK_REC_UPROBE,
     Uretprobe = FHOOK_REC_URETPROBE,
     Tracepoint = FHOOK_REC_TRACEPOINT,
+    Hook = FHOOK_REC_HOOK,
 };
 
 // A record of a probe definition (kprobe, kretprobe, uprobe, uretprobe).
 inline bool is_probe_event(EventType t) {
     return t == EventType::Kprobe || t == EventType::Kretprobe || t == EventType::Uprobe ||
-           t == EventType::Uretprobe || t == EventType::Tracepoint;
+           t == EventType::Uretprobe || t == EventType::Tracepoint || t == EventType::Hook;
 }
 
 struct LostProbe {
@@ -56,6 +57,9 @@ struct Event {
     std::uint64_t faults = 0;           // Kprobe/Kretprobe: bit n, the n-th store faulted
     std::vector<std::uint8_t> data;     // Kprobe/Kretprobe: fields, then strings
     std::vector<std::uint64_t> stack;   // FHOOK_CTX_STACK: the probed location first
+    std::uint64_t retval = 0;           // Hook: what the caller got
+    std::uint64_t duration = 0;         // Hook (AROUND): ns from entry to return
+    std::uint32_t action = 0;           // Hook: enum fhook_hook_action
 };
 
 // Size a LOST record needs for its nr_probes entries (0 if nr_probes is

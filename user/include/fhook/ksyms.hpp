@@ -49,6 +49,9 @@ public:
 
     // Addresses of the text symbols `name` in `module` ("" = vmlinux).
     std::vector<std::uint64_t> addresses_of(std::string_view name, std::string_view module) const;
+    // Every text symbol called `name`, vmlinux's and modules': SymbolRef
+    // with offset = the symbol's address.
+    std::vector<SymbolRef> find_text(std::string_view name) const;
     // Every text symbol (name, address) of `module`, in address order.
     std::vector<std::pair<std::string_view, std::uint64_t>>
     symbols_in(std::string_view module) const;

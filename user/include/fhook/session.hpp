@@ -78,16 +78,32 @@ public:
     // tracefs globs (excludes without the leading '!'), `ips` function
     // addresses.  A pattern matching nothing -> Runtime Error naming it.
     // `pred`: a filter on the task (compile_filter(expr, nullptr)).
+    // `via`: FHOOK_PROBE_FUNC (an ftrace_ops callback) or FHOOK_PROBE_DIRECT
+    // (fhook's own trampoline through the direct-call API); `count`: count
+    // hits only (FHOOK_PROBE_F_COUNT), no records.
     std::uint32_t add_function_probe(const std::vector<std::string>& filters,
                                      const std::vector<std::string>& excludes,
                                      const std::vector<std::uint64_t>& ips,
-                                     const std::vector<fhook_insn>& pred = {}, bool stack = false);
+                                     const std::vector<fhook_insn>& pred = {}, bool stack = false,
+                                     std::uint32_t via = FHOOK_PROBE_FUNC, bool count = false);
 
     // FHOOK_IOC_PROBE_ADD (FHOOK_PROBE_KPROBE / _KRETPROBE) with the
     // definition's fetch program.  The kernel's refusals (unknown symbol,
     // blacklisted, not an instruction boundary, inside fhook) become a
     // Runtime Error naming the probe and the reason.
-    KprobeHandle add_kprobe(const KprobeDef& def);
+    KprobeHandle add_kprobe(const KprobeDef& def, bool count = false);
+    // FHOOK_IOC_PROBE_ADD (FHOOK_PROBE_HOOK) on the function at `addr`
+    // (named `name` in errors), with the definition's fetch program and
+    // predicate.  EBUSY (another IPMODIFY user or a direct call) and EPERM
+    // (lab mode) come back as Runtime Errors with errno() set; the caller
+    // explains them (it knows tracefs).
+    std::uint32_t add_hook(const KprobeDef& def, std::uint64_t addr, const std::string& name,
+                           const fhook_hook& hook);
+    // FHOOK_IOC_DIRECT_MODIFY: an armed direct probe to the counting (true)
+    // or recording trampoline.
+    void direct_modify(std::uint32_t probe_id, bool count);
+    // FHOOK_IOC_READ_TEXT: `len` bytes of kernel memory at `addr`.
+    std::vector<std::uint8_t> read_text(std::uint64_t addr, std::size_t len) const;
 
     // FHOOK_IOC_TRIGGER_ADD (before start()).
     void add_trigger(std::uint32_t probe_id, std::uint32_t action, std::uint32_t target_id,

@@ -34,4 +34,8 @@ struct StatRow {
 //   probe        hits    filtered  missed      events        lost  definition
 std::string stat_table(const std::vector<StatRow>& rows);
 
+// The table of `fhook count` (docs/cli.md):
+//   probe        hits    filtered  missed  via     function
+std::string count_table(const std::vector<StatRow>& rows, const std::string& via);
+
 } // namespace fhook

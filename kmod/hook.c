@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * IPMODIFY hooks: an ftrace_ops with FTRACE_OPS_FL_IPMODIFY on one
+ * function, whose callback changes where the call continues:
+ *
+ *   RETURN    to fhook_hook_return with %rax set: the function is skipped
+ *   REDIRECT  to another function with the same prototype
+ *   AROUND    to the slot's trace-around trampoline (tramp.S), which runs
+ *             the function's body after its fentry call (so the hook does
+ *             not see the call again: no recursion, no within_module()
+ *             test) and records entry fields, return value and duration.
+ *
+ * RETURN and REDIRECT need lab mode (module parameter lab=1, which taints
+ * the kernel).
+ *
+ * Lifetime.  Tasks can sleep inside the body while our trampoline's
+ * return address is on their stack; RCU tasks counts a voluntary sleep as
+ * quiescent, so unregistering the ops is not enough.  The trampoline
+ * counts the calls inside it (inflight); a hook removed while calls are
+ * inside is detached from its session (no more records), keeps its slot
+ * and a module reference, and is freed by a work item once the last call
+ * has returned and an RCU tasks grace period has passed.
+ */
+#include "fhook.h"
+#include "tramp.h"
+
+#include <linux/module.h>
+#include <linux/prandom.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/workqueue.h>
+
+bool fhook_lab;
+module_param_named(lab, fhook_lab, bool, 0444);
+MODULE_PARM_DESC(lab, "Allow hooks that override returns and redirect calls (taints the kernel)");
+
+struct fhook_hook_k {
+	struct fhook_probe *probe;	/* its probe; not used once !live */
+	bool live;			/* the session exists: records allowed */
+	u32 action;
+	u32 flags;			/* FHOOK_HOOK_F_* */
+	u32 probability;		/* ppm, 0 = always */
+	s64 retval;
+	unsigned long redirect;		/* REDIRECT: where the call goes */
+	unsigned long target;		/* AROUND: the body, fentry site + 5 */
+	u64 nth, every, times;
+	atomic64_t calls;		/* matching calls since START */
+	atomic64_t acted;		/* actions since START (times) */
+	atomic_long_t inflight;		/* AROUND: calls inside the trampoline */
+	int slot;			/* AROUND: trampoline slot, else -1 */
+	struct list_head drain_node;
+};
+
+/* What the trace-around trampoline keeps on its stack (tramp.h). */
+struct fhook_around_frame {
+	struct pt_regs regs;	/* argument registers saved by tramp.S */
+	u64 slot;
+	u64 target;
+	u64 ts;			/* entry time */
+	u64 faults;
+	u32 dyn;
+	u32 record;		/* this call is traced */
+	u8 data[FHOOK_HOOK_AROUND_DATA];
+};
+
+extern const unsigned long fhook_around_tramps[FHOOK_NR_SLOTS];
+void fhook_hook_return(void);
+
+static struct fhook_hook_k *fhook_around_slots[FHOOK_NR_SLOTS];
+static DEFINE_MUTEX(fhook_hooks_lock);		/* slots, drain list */
+static LIST_HEAD(fhook_hooks_draining);
+static void fhook_hooks_drain(struct work_struct *work);
+static DECLARE_DELAYED_WORK(fhook_drain_work, fhook_hooks_drain);
+static DEFINE_PER_CPU(struct rnd_state, fhook_hook_rnd);
+
+/*
+ * Do the conditions select this matching call?  Preemption is off (the
+ * per-CPU random state).
+ */
+static notrace bool fhook_hook_due(struct fhook_hook_k *h)
+{
+	u64 n;
+
+	if (!h->nth && !h->every && !h->times && !h->probability)
+		return true;
+	n = atomic64_inc_return(&h->calls);
+	if (h->nth && n != h->nth)
+		return false;
+	if (h->every && n % h->every)
+		return false;
+	if (h->probability &&
+	    prandom_u32_state(this_cpu_ptr(&fhook_hook_rnd)) % FHOOK_HOOK_MAX_PROBABILITY >=
+	    h->probability)
+		return false;
+	if (h->times && atomic64_inc_return(&h->acted) > h->times)
+		return false;
+	return true;
+}
+
+/* Fetch program, predicate and conditions on @regs; preemption off. */
+static notrace bool fhook_hook_select(struct fhook_probe *p, struct pt_regs *regs,
+				      struct fhook_fetch_ctx *ctx, u8 *data, u32 limit)
+{
+	const struct fhook_prog *prog = p->prog;
+
+	ctx->regs = regs;
+	ctx->user = false;
+	ctx->data = data;
+	ctx->limit = limit;
+	ctx->faults = 0;
+	ctx->field = 0;
+	memset(data, 0, prog->data_size);
+	ctx->dyn = prog->data_size;
+	fhook_prog_run(prog, 0, prog->len, ctx);
+	if (p->pred && !fhook_pred_run(p->pred, data, ctx->dyn))
+		return false;
+	return fhook_hook_due(p->hook);
+}
+
+/* One FHOOK_REC_HOOK record; preemption off. */
+static notrace void fhook_hook_write(struct fhook_probe *p, unsigned long ip,
+				     unsigned long ret_ip, u64 retval, u64 duration,
+				     const struct fhook_fetch_ctx *ctx, unsigned int pc,
+				     bool irqs_off)
+{
+	struct fhook_session *s = p->session;
+	int cpu = smp_processor_id();
+	struct fhook_probe_counters *c = fhook_counters(s, cpu, p->id);
+	struct fhook_ring *rb = s->rings[cpu];
+	unsigned int size = sizeof(struct fhook_rec_hook) + ctx->dyn;
+	struct fhook_rec_hook *r;
+	u32 seq;
+
+	r = fhook_ring_reserve(rb, size, p->id, &seq);
+	if (!IS_ERR_OR_NULL(r)) {
+		fhook_rec_init(&r->hdr, FHOOK_REC_HOOK, size, p->id, seq, pc, irqs_off);
+		r->ip = ip;
+		r->ret_ip = ret_ip;
+		r->faults = ctx->faults;
+		r->retval = retval;
+		r->duration = duration;
+		r->action = p->hook->action;
+		r->__pad = 0;
+		memcpy(r->data, ctx->data, ctx->dyn);
+		fhook_count(&c->written);
+	}
+	fhook_ring_commit(rb);
+}
+
+static notrace void fhook_hook_callback(unsigned long ip, unsigned long parent_ip,
+					struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	struct fhook_probe *p = container_of(op, struct fhook_probe, ops);
+	struct pt_regs *regs = ftrace_get_regs(fregs);
+	struct fhook_session *s = p->session;
+	unsigned int pc = preempt_count();
+	bool irqs_off = irqs_disabled();
+	struct fhook_hook_k *h = p->hook;
+	struct fhook_probe_counters *c;
+	struct fhook_fetch_ctx ctx;
+	struct fhook_rec_probe *scratch;
+	int bit;
+
+	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (bit < 0) {
+		preempt_disable_notrace();
+		fhook_count(&fhook_counters(s, smp_processor_id(), p->id)->missed);
+		preempt_enable_notrace();
+		return;
+	}
+	c = fhook_counters(s, smp_processor_id(), p->id);
+	if (unlikely(!regs) || !fhook_session_wants(s) || READ_ONCE(p->paused)) {
+		fhook_count(&c->filtered);
+		goto out;
+	}
+	if (h->action == FHOOK_HOOK_AROUND) {
+		/* the trampoline decides, with the arguments it saved */
+		WRITE_ONCE(h->target, ip + MCOUNT_INSN_SIZE);
+		regs->ip = fhook_around_tramps[h->slot];
+		goto out;
+	}
+	scratch = fhook_scratch_get();
+	if (unlikely(!scratch)) {
+		fhook_count(&c->missed);
+		goto out;
+	}
+	if (!fhook_hook_select(p, regs, &ctx, scratch->data, FHOOK_MAX_PROBE_DATA)) {
+		fhook_count(&c->filtered);
+		goto put;
+	}
+	fhook_count(&c->hits);
+	if (h->action == FHOOK_HOOK_RETURN) {
+		regs->ax = h->retval;
+		regs->ip = (unsigned long)fhook_hook_return;
+	} else {
+		regs->ip = h->redirect;
+	}
+	if (h->flags & FHOOK_HOOK_F_RECORD)
+		fhook_hook_write(p, ip, parent_ip,
+				 h->action == FHOOK_HOOK_RETURN ? h->retval : 0, 0, &ctx, pc,
+				 irqs_off);
+put:
+	fhook_scratch_put();
+out:
+	ftrace_test_recursion_unlock(bit);
+}
+
+/*
+ * The trace-around trampoline's entry: where the body is, and whether
+ * this call is traced (fields, predicate, conditions).  Preemptible.
+ */
+asmlinkage notrace void fhook_around_enter(struct fhook_around_frame *f)
+{
+	struct fhook_hook_k *h = READ_ONCE(fhook_around_slots[f->slot]);
+	struct fhook_probe *p = h->probe;
+	struct fhook_probe_counters *c;
+	struct fhook_fetch_ctx ctx;
+	unsigned long ip;
+	int bit;
+
+	atomic_long_inc(&h->inflight);
+	f->target = READ_ONCE(h->target);
+	f->record = 0;
+	ip = f->target - MCOUNT_INSN_SIZE;
+	/* a pt_regs as the function saw it at entry, for the fetch program */
+	f->regs.ip = ip;
+	f->regs.sp = (unsigned long)f + FHOOK_AF_SIZE + 8;	/* the return address */
+	f->regs.bp = 0;
+	f->regs.bx = 0;
+	f->regs.r12 = 0;
+	f->regs.r13 = 0;
+	f->regs.r14 = 0;
+	f->regs.r15 = 0;
+	f->regs.r11 = 0;
+	f->regs.orig_ax = 0;
+	f->regs.flags = 0;
+	f->regs.cs = 0;
+	f->regs.ss = 0;
+
+	/* the fetch program's reads are traceable functions: guard them */
+	bit = ftrace_test_recursion_trylock(ip, *(unsigned long *)f->regs.sp);
+	if (bit < 0)
+		return;
+	c = fhook_counters(p->session, smp_processor_id(), p->id);
+	if (!fhook_hook_select(p, &f->regs, &ctx, f->data, FHOOK_HOOK_AROUND_DATA)) {
+		fhook_count(&c->filtered);
+	} else {
+		fhook_count(&c->hits);
+		f->faults = ctx.faults;
+		f->dyn = ctx.dyn;
+		f->record = 1;
+		f->ts = ktime_get_mono_fast_ns();
+	}
+	ftrace_test_recursion_unlock(bit);
+}
+
+/* The trace-around trampoline after the body returned (%rax in regs.ax). */
+asmlinkage notrace void fhook_around_exit(struct fhook_around_frame *f)
+{
+	struct fhook_hook_k *h = READ_ONCE(fhook_around_slots[f->slot]);
+	u64 now = ktime_get_mono_fast_ns();
+	unsigned int pc = preempt_count();
+	bool irqs_off = irqs_disabled();
+	unsigned long ip = f->target - MCOUNT_INSN_SIZE;
+	unsigned long ret_ip = *(unsigned long *)((unsigned long)f + FHOOK_AF_SIZE + 8);
+	struct fhook_fetch_ctx ctx;
+	int bit;
+
+	if (f->record) {
+		bit = ftrace_test_recursion_trylock(ip, ret_ip);
+		if (bit >= 0) {
+			/* pairs with synchronize_rcu() after !live: the session stays */
+			if (READ_ONCE(h->live)) {
+				ctx.data = f->data;
+				ctx.dyn = f->dyn;
+				ctx.faults = f->faults;
+				fhook_hook_write(h->probe, ip, ret_ip, f->regs.ax, now - f->ts,
+						 &ctx, pc, irqs_off);
+			}
+			ftrace_test_recursion_unlock(bit);
+		}
+	}
+	/* the last access to the hook from this call */
+	smp_mb__before_atomic();
+	atomic_long_dec(&h->inflight);
+}
+
+static int fhook_hook_copy(struct fhook_hook *hk, u64 uptr)
+{
+	void __user *u = u64_to_user_ptr(uptr);
+	u32 usize;
+	int ret;
+
+	if (!uptr)
+		return -EINVAL;
+	if (get_user(usize, (u32 __user *)u))
+		return -EFAULT;
+	if (usize < sizeof(*hk))
+		return -EINVAL;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
+	ret = copy_struct_from_user(hk, sizeof(*hk), u, usize);
+	if (ret)
+		return ret;
+	if (!hk->action || hk->action >= FHOOK_HOOK_ACTION_MAX ||
+	    (hk->flags & ~FHOOK_HOOK_FLAGS) || hk->reserved[0] || hk->reserved[1] ||
+	    hk->reserved[2] || hk->reserved[3] ||
+	    hk->probability > FHOOK_HOOK_MAX_PROBABILITY)
+		return -EINVAL;
+	if ((hk->action != FHOOK_HOOK_RETURN && hk->retval) ||
+	    (hk->action != FHOOK_HOOK_REDIRECT && hk->redirect) ||
+	    (hk->action == FHOOK_HOOK_REDIRECT && !hk->redirect) ||
+	    (hk->action == FHOOK_HOOK_AROUND && hk->flags))
+		return -EINVAL;
+	return 0;
+}
+
+static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
+			   s32 *err_index)
+{
+	unsigned long hooked, redirect;
+	struct fhook_hook_k *h;
+	struct fhook_hook hk;
+	int ret, i;
+
+	p->ops.func = fhook_hook_callback;
+	p->ops.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY;
+	if (arg->filter_len || arg->exclude_len || arg->nr_ips || arg->offset ||
+	    arg->maxactive || !arg->addr || arg->flags || arg->symbol_len)
+		return -EINVAL;
+	ret = fhook_hook_copy(&hk, arg->hook);
+	if (ret)
+		return ret;
+	/* changing what the kernel does is for lab machines only */
+	if (hk.action != FHOOK_HOOK_AROUND && !fhook_lab)
+		return -EPERM;
+
+	p->prog = fhook_prog_load(arg, false, false, err_index);
+	if (IS_ERR(p->prog)) {
+		ret = PTR_ERR(p->prog);
+		p->prog = NULL;
+		return ret;
+	}
+	if (hk.action == FHOOK_HOOK_AROUND && p->prog->data_size > FHOOK_HOOK_AROUND_DATA)
+		return -E2BIG;
+	p->pred = fhook_pred_load(arg, p->prog->data_size, err_index);
+	if (IS_ERR(p->pred)) {
+		ret = PTR_ERR(p->pred);
+		p->pred = NULL;
+		return ret;
+	}
+
+	if (hk.action == FHOOK_HOOK_REDIRECT) {
+		ret = fhook_kprobe_check_text(hk.redirect, &redirect);
+		if (ret)
+			return ret;
+		ret = fhook_kprobe_check_text(arg->addr, &hooked);
+		if (!ret && hooked == redirect)
+			return -ELOOP;	/* it would call itself for ever */
+	}
+
+	h = kzalloc(sizeof(*h), GFP_KERNEL);
+	if (!h)
+		return -ENOMEM;
+	h->probe = p;
+	h->action = hk.action;
+	h->flags = hk.flags;
+	h->probability = hk.probability;
+	h->retval = hk.retval;
+	h->redirect = hk.action == FHOOK_HOOK_REDIRECT ? redirect : 0;
+	h->nth = hk.nth;
+	h->every = hk.every;
+	h->times = hk.times;
+	h->slot = -1;
+	INIT_LIST_HEAD(&h->drain_node);
+	p->hook = h;
+	if (hk.action == FHOOK_HOOK_AROUND) {
+		mutex_lock(&fhook_hooks_lock);
+		for (i = 0; i < FHOOK_NR_SLOTS; i++) {
+			if (!fhook_around_slots[i]) {
+				WRITE_ONCE(fhook_around_slots[i], h);
+				h->slot = i;
+				break;
+			}
+		}
+		mutex_unlock(&fhook_hooks_lock);
+		if (h->slot < 0)
+			return -ENOSPC;
+	}
+
+	ret = ftrace_set_filter_ip(&p->ops, arg->addr, 0, 0);
+	/* ftrace says -EINVAL for an address that is not a traceable function */
+	return ret == -EINVAL ? -ENOENT : ret;
+}
+
+static int fhook_hook_arm(struct fhook_probe *p)
+{
+	struct fhook_hook_k *h = p->hook;
+	int ret;
+
+	atomic64_set(&h->calls, 0);
+	atomic64_set(&h->acted, 0);
+	WRITE_ONCE(h->live, true);
+	/* EBUSY: another IPMODIFY user (livepatch, a hook) or a direct call */
+	ret = register_ftrace_function(&p->ops);
+	if (ret) {
+		WRITE_ONCE(h->live, false);
+		return ret;
+	}
+	p->registered = true;
+	return 0;
+}
+
+/* The session's synchronize_rcu() follows (sync_rcu): !live is seen. */
+static void fhook_hook_disarm(struct fhook_probe *p)
+{
+	int ret;
+
+	if (!p->registered)
+		return;
+	/* no call is sent to us any more once this returns */
+	ret = unregister_ftrace_function(&p->ops);
+	if (ret)
+		pr_err("probe %u: unregister hook: %d\n", p->id, ret);
+	p->registered = false;
+	WRITE_ONCE(p->hook->live, false);
+}
+
+static void fhook_hook_free(struct fhook_hook_k *h)
+{
+	if (h->slot >= 0) {
+		mutex_lock(&fhook_hooks_lock);
+		WRITE_ONCE(fhook_around_slots[h->slot], NULL);
+		mutex_unlock(&fhook_hooks_lock);
+	}
+	kfree(h);
+}
+
+static void fhook_hooks_drain(struct work_struct *work)
+{
+	struct fhook_hook_k *h, *tmp;
+	LIST_HEAD(done);
+	bool left;
+
+	mutex_lock(&fhook_hooks_lock);
+	list_for_each_entry_safe(h, tmp, &fhook_hooks_draining, drain_node) {
+		if (!atomic_long_read(&h->inflight))
+			list_move(&h->drain_node, &done);
+	}
+	left = !list_empty(&fhook_hooks_draining);
+	mutex_unlock(&fhook_hooks_lock);
+	if (!list_empty(&done)) {
+		/* the last calls may still be on the trampoline's epilogue */
+		synchronize_rcu_tasks();
+		list_for_each_entry_safe(h, tmp, &done, drain_node) {
+			list_del(&h->drain_node);
+			pr_info("hook: the last call has left a removed hook (slot %d)\n", h->slot);
+			fhook_hook_free(h);
+			module_put(THIS_MODULE);
+		}
+	}
+	if (left)
+		schedule_delayed_work(&fhook_drain_work, HZ / 20);
+}
+
+static void fhook_hook_release(struct fhook_probe *p)
+{
+	struct fhook_hook_k *h = p->hook;
+
+	ftrace_free_filter(&p->ops);
+	fhook_triggers_free(p);
+	kfree(p->pred);
+	kfree(p->prog);
+	if (!h)
+		return;
+	p->hook = NULL;
+	if (h->slot < 0) {
+		/* RETURN, REDIRECT: unregistering waited for the return stub */
+		kfree(h);
+		return;
+	}
+	if (!atomic_long_read(&h->inflight)) {
+		synchronize_rcu_tasks();
+		fhook_hook_free(h);
+		return;
+	}
+	/* tasks are inside the function, below our trampoline: wait for them */
+	pr_info("hook: %ld calls still inside the hooked function, freed when they return\n",
+		atomic_long_read(&h->inflight));
+	__module_get(THIS_MODULE);
+	mutex_lock(&fhook_hooks_lock);
+	list_add_tail(&h->drain_node, &fhook_hooks_draining);
+	mutex_unlock(&fhook_hooks_lock);
+	schedule_delayed_work(&fhook_drain_work, HZ / 20);
+}
+
+void fhook_hooks_init(void)
+{
+	int cpu;
+
+	BUILD_BUG_ON(offsetof(struct fhook_around_frame, slot) != FHOOK_AF_SLOT);
+	BUILD_BUG_ON(offsetof(struct fhook_around_frame, target) != FHOOK_AF_TARGET);
+	BUILD_BUG_ON(sizeof(struct fhook_around_frame) != FHOOK_AF_SIZE);
+	BUILD_BUG_ON(FHOOK_AF_SIZE % 16);
+	for_each_possible_cpu(cpu)
+		prandom_seed_state(per_cpu_ptr(&fhook_hook_rnd, cpu), get_random_u64());
+}
+
+/* Module exit: every hook is gone (each draining one held a reference). */
+void fhook_hooks_exit(void)
+{
+	cancel_delayed_work_sync(&fhook_drain_work);
+}
+
+const struct fhook_probe_kind fhook_hook_kind = {
+	.init		= fhook_hook_init,
+	.arm		= fhook_hook_arm,
+	.disarm		= fhook_hook_disarm,
+	.release	= fhook_hook_release,
+	.sync_rcu	= true,
+};

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Direct probes: function entry through fhook's own trampolines
+ * (tramp.S), attached with the ftrace direct-call API instead of an
+ * ftrace_ops callback.  The fentry site calls the trampoline itself (or,
+ * when other ftrace users share the function, ftrace_regs_caller returns
+ * into it), so no list of callbacks is walked.  Two trampolines per slot:
+ * the counting one increments a per-CPU counter, the recording one writes
+ * the same FHOOK_REC_FUNC record as a function probe.
+ * FHOOK_IOC_DIRECT_MODIFY switches between them with
+ * modify_ftrace_direct().
+ */
+#include "fhook.h"
+#include "tramp.h"
+
+#include <linux/mutex.h>
+
+extern const unsigned long fhook_direct_count_tramps[FHOOK_NR_SLOTS];
+extern const unsigned long fhook_direct_record_tramps[FHOOK_NR_SLOTS];
+
+/* slot -> probe; set before the probe is armed, cleared after release */
+static struct fhook_probe *fhook_direct_slots[FHOOK_NR_SLOTS];
+static DEFINE_MUTEX(fhook_direct_lock);
+
+/* Called by the counting trampoline of @slot, preemptible. */
+asmlinkage notrace void fhook_direct_count(unsigned long slot)
+{
+	fhook_probe_count(READ_ONCE(fhook_direct_slots[slot]));
+}
+
+/*
+ * Called by the recording trampoline of @slot: @ret is the return address
+ * into the traced function (its fentry call site + 5), @parent the one
+ * into its caller.
+ */
+asmlinkage notrace void fhook_direct_record(unsigned long slot, unsigned long ret,
+					    unsigned long parent)
+{
+	fhook_func_hit(READ_ONCE(fhook_direct_slots[slot]), ret - MCOUNT_INSN_SIZE, parent);
+}
+
+static unsigned long fhook_direct_tramp(struct fhook_probe *p, bool count)
+{
+	return count ? fhook_direct_count_tramps[p->slot] : fhook_direct_record_tramps[p->slot];
+}
+
+static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
+			     s32 *err_index)
+{
+	int ret, i;
+
+	p->slot = -1;
+	p->ops.flags = 0;
+	ret = fhook_func_filter_init(p, arg, err_index);
+	if (ret)
+		return ret;
+	mutex_lock(&fhook_direct_lock);
+	for (i = 0; i < FHOOK_NR_SLOTS; i++) {
+		if (!fhook_direct_slots[i]) {
+			WRITE_ONCE(fhook_direct_slots[i], p);
+			p->slot = i;
+			break;
+		}
+	}
+	mutex_unlock(&fhook_direct_lock);
+	return p->slot < 0 ? -ENOSPC : 0;
+}
+
+static int fhook_direct_arm(struct fhook_probe *p)
+{
+	int ret = fhook_direct_register(&p->ops, fhook_direct_tramp(p, p->count_only));
+
+	if (!ret)
+		p->registered = true;
+	return ret;
+}
+
+static void fhook_direct_disarm(struct fhook_probe *p)
+{
+	int ret;
+
+	if (!p->registered)
+		return;
+	/* waits until no task is on the trampoline (RCU tasks) */
+	ret = fhook_direct_unregister(&p->ops, fhook_direct_tramp(p, p->count_only));
+	if (ret)
+		pr_err("probe %u: unregister direct: %d\n", p->id, ret);
+	p->registered = false;
+}
+
+static void fhook_direct_release(struct fhook_probe *p)
+{
+	ftrace_free_filter(&p->ops);
+	fhook_triggers_free(p);
+	kfree(p->pred);
+	if (p->slot >= 0) {
+		mutex_lock(&fhook_direct_lock);
+		WRITE_ONCE(fhook_direct_slots[p->slot], NULL);
+		mutex_unlock(&fhook_direct_lock);
+	}
+}
+
+/* FHOOK_IOC_DIRECT_MODIFY, under the session lock. */
+int fhook_direct_modify_ioc(struct fhook_session *s, const struct fhook_direct_modify *m)
+{
+	bool count = m->flags & FHOOK_PROBE_F_COUNT;
+	struct fhook_probe *p;
+	int ret;
+
+	list_for_each_entry(p, &s->probes, node) {
+		if (p->id != m->probe_id)
+			continue;
+		if (p->type != FHOOK_PROBE_DIRECT)
+			return -EINVAL;
+		if (!p->registered)
+			return -ENOTCONN;
+		if (count == p->count_only)
+			return 0;
+		/* the recording trampoline may run triggers; counting cannot */
+		if (p->nr_triggers || p->stack)
+			return -EOPNOTSUPP;
+		ret = fhook_direct_modify(&p->ops, fhook_direct_tramp(p, count));
+		if (!ret)
+			p->count_only = count;
+		return ret;
+	}
+	return -ENOENT;
+}
+
+const struct fhook_probe_kind fhook_direct_kind = {
+	.init		= fhook_direct_init,
+	.arm		= fhook_direct_arm,
+	.disarm		= fhook_direct_disarm,
+	.release	= fhook_direct_release,
+};

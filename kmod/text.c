@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * FHOOK_IOC_READ_TEXT: kernel text for `fhook explain`, which disassembles
+ * it in userspace.  The same policy as /proc/kcore: CAP_SYS_RAWIO and no
+ * lockdown; faults are errors, never oopses.
+ */
+#include "fhook.h"
+
+#include <linux/capability.h>
+#include <linux/security.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+long fhook_read_text(const struct fhook_read_text *rt)
+{
+	void *buf;
+	long ret;
+
+	if (rt->reserved[0] || rt->reserved[1])
+		return -EINVAL;
+	if (!rt->len || rt->len > FHOOK_MAX_READ_TEXT)
+		return -EINVAL;
+	if (!capable(CAP_SYS_RAWIO))
+		return -EPERM;
+	ret = security_locked_down(LOCKDOWN_KCORE);
+	if (ret)
+		return ret;
+	/* kernel addresses only: the top half of the address space */
+	if (rt->addr < TASK_SIZE_MAX || rt->addr + rt->len < rt->addr)
+		return -EFAULT;
+	buf = kmalloc(rt->len, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	ret = 0;
+	if (copy_from_kernel_nofault(buf, (const void *)(unsigned long)rt->addr, rt->len))
+		ret = -EFAULT;
+	else if (copy_to_user(u64_to_user_ptr(rt->buf), buf, rt->len))
+		ret = -EFAULT;
+	kfree(buf);
+	return ret;
+}

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fhook's own trampolines (x86-64).
+ *
+ * Direct-call trampolines, attached with the ftrace direct-call API: the
+ * traced function's fentry site calls them (or ftrace_regs_caller returns
+ * into them when other ftrace users share the function), so on entry the
+ * stack holds the return address into the function (fentry site + 5),
+ * then the one into its caller, and every argument register is live.
+ * They save the argument registers, call a C handler and return into the
+ * function.  Standard frames (push %rbp; mov %rsp, %rbp; leave), so ORC
+ * unwinds through them; ENDBR and return thunks come from the kernel's
+ * own macros.
+ *
+ * The trace-around trampoline is where an IPMODIFY hook sends a call it
+ * traces: it stands in for the function (the stack holds the return
+ * address into the caller), runs the function's body (from after its
+ * fentry call, so the hook does not see the call again) and reports the
+ * entry and the return to C.
+ */
+#include <linux/linkage.h>
+#include <asm/ptrace-abi.h>
+#include <asm/unwind_hints.h>
+#include <asm/nospec-branch.h>
+
+#include "tramp.h"
+
+/* 6.2+: call depth tracking (retbleed=stuff) */
+#ifndef CALL_DEPTH_ACCOUNT
+#define CALL_DEPTH_ACCOUNT
+#endif
+
+	.text
+
+/* fhook_direct_count(slot): count a hit */
+SYM_FUNC_START(fhook_direct_count_common)
+	CALL_DEPTH_ACCOUNT
+	pushq	%rbp
+	movq	%rsp, %rbp
+	pushq	%rdi
+	pushq	%rsi
+	pushq	%rdx
+	pushq	%rcx
+	pushq	%r8
+	pushq	%r9
+	pushq	%rax
+	pushq	%r10
+	movq	%r11, %rdi
+	call	fhook_direct_count
+	popq	%r10
+	popq	%rax
+	popq	%r9
+	popq	%r8
+	popq	%rcx
+	popq	%rdx
+	popq	%rsi
+	popq	%rdi
+	leave
+	RET
+SYM_FUNC_END(fhook_direct_count_common)
+
+/* fhook_direct_record(slot, return address into the function, parent) */
+SYM_FUNC_START(fhook_direct_record_common)
+	CALL_DEPTH_ACCOUNT
+	pushq	%rbp
+	movq	%rsp, %rbp
+	pushq	%rdi
+	pushq	%rsi
+	pushq	%rdx
+	pushq	%rcx
+	pushq	%r8
+	pushq	%r9
+	pushq	%rax
+	pushq	%r10
+	movq	%r11, %rdi
+	movq	8(%rbp), %rsi
+	movq	16(%rbp), %rdx
+	call	fhook_direct_record
+	popq	%r10
+	popq	%rax
+	popq	%r9
+	popq	%r8
+	popq	%rcx
+	popq	%rdx
+	popq	%rsi
+	popq	%rdi
+	leave
+	RET
+SYM_FUNC_END(fhook_direct_record_common)
+
+/*
+ * In place of the hooked function: fhook_around_enter(frame) decides
+ * where the body starts (FHOOK_AF_TARGET) and takes the entry fields;
+ * the body runs with the argument registers and the caller's first
+ * FHOOK_HOOK_MAX_STACK_ARGS stack words as it would have seen them;
+ * fhook_around_exit(frame) sees its return value in frame->regs.ax.
+ */
+SYM_FUNC_START(fhook_around_common)
+	pushq	%rbp
+	movq	%rsp, %rbp
+	subq	$FHOOK_AF_SIZE, %rsp
+	movq	%rdi, RDI(%rsp)
+	movq	%rsi, RSI(%rsp)
+	movq	%rdx, RDX(%rsp)
+	movq	%rcx, RCX(%rsp)
+	movq	%r8, R8(%rsp)
+	movq	%r9, R9(%rsp)
+	movq	%rax, RAX(%rsp)
+	movq	%r10, R10(%rsp)
+	movq	%r11, FHOOK_AF_SLOT(%rsp)
+	movq	%rsp, %rdi
+	call	fhook_around_enter
+	/* the caller's stack arguments, as the body expects them */
+	.irp off, 72, 64, 56, 48, 40, 32, 24, 16
+	pushq	\off(%rbp)
+	.endr
+	movq	-FHOOK_AF_SIZE+RDI(%rbp), %rdi
+	movq	-FHOOK_AF_SIZE+RSI(%rbp), %rsi
+	movq	-FHOOK_AF_SIZE+RDX(%rbp), %rdx
+	movq	-FHOOK_AF_SIZE+RCX(%rbp), %rcx
+	movq	-FHOOK_AF_SIZE+R8(%rbp), %r8
+	movq	-FHOOK_AF_SIZE+R9(%rbp), %r9
+	movq	-FHOOK_AF_SIZE+RAX(%rbp), %rax
+	movq	-FHOOK_AF_SIZE+R10(%rbp), %r10
+	movq	-FHOOK_AF_SIZE+FHOOK_AF_TARGET(%rbp), %r11
+	call	fhook_around_jump
+	leaq	-FHOOK_AF_SIZE(%rbp), %rsp
+	movq	%rax, RAX(%rsp)
+	movq	%rdx, RDX(%rsp)
+	movq	%rsp, %rdi
+	call	fhook_around_exit
+	movq	RAX(%rsp), %rax
+	movq	RDX(%rsp), %rdx
+	leave
+	RET
+SYM_FUNC_END(fhook_around_common)
+
+/*
+ * Continue at %r11 with our caller's return address on the stack: a
+ * return, not an indirect jump, so the body (which has no ENDBR after
+ * its fentry call) is reachable under IBT.
+ */
+SYM_FUNC_START(fhook_around_jump)
+	pushq	%r11
+	UNWIND_HINT_FUNC
+	RET
+SYM_FUNC_END(fhook_around_jump)
+
+/* FHOOK_HOOK_RETURN: the hook set %rax; return it to the caller */
+SYM_FUNC_START(fhook_hook_return)
+	RET
+SYM_FUNC_END(fhook_hook_return)
+
+/* slot N: %r11 = N, then the code of its kind */
+.macro FHOOK_SLOT kind, n
+SYM_FUNC_START(fhook_\kind\()_\n)
+	movl	$\n, %r11d
+	jmp	fhook_\kind\()_common
+SYM_FUNC_END(fhook_\kind\()_\n)
+.endm
+
+	.irp n, FHOOK_SLOT_LIST
+	FHOOK_SLOT direct_count, \n
+	FHOOK_SLOT direct_record, \n
+	FHOOK_SLOT around, \n
+	.endr
+
+/* the slots' entry addresses, by kind */
+	.pushsection .rodata, "a"
+	.balign 8
+SYM_DATA_START(fhook_direct_count_tramps)
+	.irp n, FHOOK_SLOT_LIST
+	.quad	fhook_direct_count_\n
+	.endr
+SYM_DATA_END(fhook_direct_count_tramps)
+SYM_DATA_START(fhook_direct_record_tramps)
+	.irp n, FHOOK_SLOT_LIST
+	.quad	fhook_direct_record_\n
+	.endr
+SYM_DATA_END(fhook_direct_record_tramps)
+SYM_DATA_START(fhook_around_tramps)
+	.irp n, FHOOK_SLOT_LIST
+	.quad	fhook_around_\n
+	.endr
+SYM_DATA_END(fhook_around_tramps)
+	.popsection

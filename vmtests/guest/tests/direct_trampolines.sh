@@ -1,0 +1,80 @@
+# direct_trampolines: fhook's own trampolines through the ftrace direct-call
+# API count and record exactly what an ftrace_ops callback and a kprobe
+# count on the same workload (fhook_testmod's own count as the oracle);
+# recording-trampoline events print like function-probe events; switching
+# trampolines (modify_ftrace_direct) and unregistering under load lose no
+# call (fhook-direct); a direct trampoline shares its function with the
+# kernel's function tracer; a second direct trampoline on the same function
+# is refused with a clear message.
+. /fhook/lib.sh
+
+N=$(pick 20000 5000)
+load_fhook
+load_workmod
+tracefs_reset
+TM=/proc/fhook_testmod
+tm_target() { awk '{ n += $4 } END { print n + 0 }' $TM; }
+
+for via in ops direct kprobe; do
+	echo reset > $TM
+	run_fhook $D/c_$via count --via $via fhook_testmod_target -- sh -c "echo call $N > $TM"
+	expect_eq "$RC" 0 "fhook count --via $via exit code"
+	log "$(cat $D/c_$via.out | tr '\n' '|')"
+	set -- $(sed -n 2p $D/c_$via.out)
+	expect_eq "$2" "$N" "count --via $via hits"
+	[ "$5" = "$via" ] || fail "count --via $via: the via column says $5"
+	expect_eq "$(tm_target)" "$N" "fhook_testmod's own count (--via $via)"
+done
+detached || fail "something is still attached after the counts: $(cat $T/enabled_functions)"
+
+# the recording trampoline writes function-probe records
+for via in ops direct; do
+	run_fhook $D/t_$via trace --via $via fhook_testmod_target -- sh -c "echo call 100 > $TM"
+	expect_eq "$RC" 0 "fhook trace --via $via exit code"
+	sed -n 's/^ *[^ ]* *\[[0-9]*\] [^ ]* *[0-9.]*: //p' $D/t_$via.out > $D/t_$via.n
+	expect_eq "$(wc -l < $D/t_$via.n)" 100 "trace --via $via events"
+done
+cmp -s $D/t_ops.n $D/t_direct.n || {
+	diff $D/t_ops.n $D/t_direct.n | head -n 5 | sed 's/^/#   /'
+	fail "--via direct events differ from --via ops events"
+}
+# (fhook_testmod_calls() may be inlined into the write handler)
+grep -qv '^fhook_testmod_target <-fhook_testmod_[a-z]*$' $D/t_direct.n &&
+	fail "unexpected direct event: $(grep -v '^fhook_testmod_target <-fhook_testmod_' $D/t_direct.n | head -n 1)"
+
+# switching trampolines and unregistering under load
+echo reset > $TM
+run_logged $D/direct.out fhook-direct $(pick 40 10) $(pick 5000 2000)
+sed 's/^/#   /' $D/direct.out
+expect_eq "$RC" 0 "fhook-direct exit code"
+
+# shared with the kernel's function tracer: the site calls
+# ftrace_regs_caller, which returns into our trampoline (ORIG_RAX)
+echo fhook_testmod_target > $T/set_ftrace_filter
+echo function > $T/current_tracer
+echo > $T/trace
+echo 1 > $T/tracing_on
+echo reset > $TM
+run_fhook $D/sh count --via direct fhook_testmod_target -- sh -c "echo call 3000 > $TM"
+echo 0 > $T/tracing_on
+# (switching the tracer clears the buffer: count first)
+ftr=$(grep -c ' fhook_testmod_target <-fhook_testmod_' $T/trace)
+echo nop > $T/current_tracer
+echo > $T/set_ftrace_filter
+set -- $(sed -n 2p $D/sh.out)
+expect_eq "$2" 3000 "direct count while the function tracer shares the function"
+expect_eq "$ftr" 3000 "the function tracer's events meanwhile"
+
+# one direct trampoline per function
+fhook count --via direct fhook_testmod_target --duration 60 > $D/bg.out 2>&1 &
+BG=$!
+wait_for 30 grep -q 'fhook_testmod_target.* D' $T/enabled_functions ||
+	fail "the first direct probe did not attach: $(cat $T/enabled_functions)"
+log "enabled_functions: $(cat $T/enabled_functions | tr '\n\t' '| ')"
+run_fhook $D/two count --via direct fhook_testmod_target -- true
+expect_eq "$RC" 1 "a second direct trampoline on the function: exit code"
+grep -q 'already has a direct trampoline' $D/two.err || fail "no clear message: $(cat $D/two.err)"
+kill -INT $BG
+wait $BG
+wait_for 10 detached || fail "still attached after the counts: $(cat $T/enabled_functions)"
+pass "ops, direct and kprobe counts equal $N; direct records equal ops records; switches and shared use exact"

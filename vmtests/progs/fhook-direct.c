@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fhook-direct ROUNDS CALLS: a direct probe (fhook's trampolines through
+ * the ftrace direct-call API) on fhook_testmod_target while a child makes
+ * ROUNDS x CALLS calls of it (/proc/fhook_testmod "call CALLS"), and the
+ * probe is switched between the counting and the recording trampoline
+ * (FHOOK_IOC_DIRECT_MODIFY: modify_ftrace_direct) every 2 ms meanwhile.
+ * Every call must be counted exactly once, by one trampoline or the other:
+ * hits == ROUNDS x CALLS, records were written, and some hits were only
+ * counted.  Then the same for unregistering under load: STOP while the
+ * child still calls, START again, STOP: no crash, hits <= calls.
+ * Prints "ok - ..." or "not ok - ...".
+ */
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "progs.h"
+
+static uint64_t sum(struct sess *s, uint32_t id, uint64_t *written)
+{
+	const struct fhook_probe_counters *base =
+		(const void *)((const char *)s->st + s->st->entries_offset);
+	uint64_t hits = 0;
+	unsigned int cpu;
+
+	*written = 0;
+	for (cpu = 0; cpu < s->st->nr_cpus; cpu++) {
+		hits += base[cpu * s->st->max_probes + id - 1].hits;
+		*written += base[cpu * s->st->max_probes + id - 1].written;
+	}
+	return hits;
+}
+
+static pid_t caller(unsigned long rounds, unsigned long calls)
+{
+	char cmd[64];
+	pid_t pid = fork();
+	unsigned long i;
+	int fd, len;
+
+	if (pid < 0)
+		die("fork");
+	if (pid)
+		return pid;
+	len = snprintf(cmd, sizeof(cmd), "call %lu\n", calls);
+	fd = open("/proc/fhook_testmod", O_WRONLY);
+	if (fd < 0)
+		die("open /proc/fhook_testmod");
+	for (i = 0; i < rounds; i++) {
+		if (write(fd, cmd, len) != len)
+			die("write /proc/fhook_testmod");
+		usleep(3000);	/* let the switches fall between and inside rounds */
+	}
+	_exit(0);
+}
+
+int main(int argc, char **argv)
+{
+	struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_DIRECT };
+	struct fhook_direct_modify dm = { .size = sizeof(dm) };
+	const char *func = "fhook_testmod_target";
+	unsigned long rounds, calls, modifies = 0;
+	uint64_t hits, written;
+	struct sess s;
+	int status;
+	pid_t pid;
+
+	if (argc != 3)
+		return 2;
+	rounds = strtoul(argv[1], NULL, 0);
+	calls = strtoul(argv[2], NULL, 0);
+	sess_open(&s, 1 << 20, 0, 0, 0, 0);
+	pa.flags = FHOOK_PROBE_F_COUNT;
+	pa.filter = (uintptr_t)func;
+	pa.filter_len = strlen(func);
+	if (ioctl(s.fd, FHOOK_IOC_PROBE_ADD, &pa))
+		die("PROBE_ADD direct");
+	dm.probe_id = pa.probe_id;
+	/* not armed yet: nothing to modify */
+	if (!ioctl(s.fd, FHOOK_IOC_DIRECT_MODIFY, &dm) || errno != ENOTCONN) {
+		printf("not ok - DIRECT_MODIFY before START: expected ENOTCONN\n");
+		return 1;
+	}
+	if (ioctl(s.fd, FHOOK_IOC_START))
+		die("START");
+	pid = caller(rounds, calls);
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		dm.flags = modifies % 2 ? FHOOK_PROBE_F_COUNT : 0;
+		if (ioctl(s.fd, FHOOK_IOC_DIRECT_MODIFY, &dm))
+			die("DIRECT_MODIFY");
+		modifies++;
+		usleep(2000);
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		die("caller");
+	if (ioctl(s.fd, FHOOK_IOC_STOP))
+		die("STOP");
+	hits = sum(&s, pa.probe_id, &written);
+	printf("# %lu modifies, hits %llu of %lu calls, %llu records\n", modifies,
+	       (unsigned long long)hits, rounds * calls, (unsigned long long)written);
+	if (hits != rounds * calls) {
+		printf("not ok - direct probe counted %llu calls of %lu while switching trampolines\n",
+		       (unsigned long long)hits, rounds * calls);
+		return 1;
+	}
+	if (modifies < 4 || !written || written >= hits) {
+		printf("not ok - both trampolines should have run (%lu modifies, %llu records of %llu)\n",
+		       modifies, (unsigned long long)written, (unsigned long long)hits);
+		return 1;
+	}
+
+	/* STOP and START while the calls go on: unregister under load */
+	pid = caller(rounds, calls);
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (ioctl(s.fd, FHOOK_IOC_START))
+			die("START again");
+		usleep(3000);
+		if (ioctl(s.fd, FHOOK_IOC_STOP))
+			die("STOP again");
+		modifies++;
+	}
+	hits = sum(&s, pa.probe_id, &written);
+	if (hits > 2 * rounds * calls) {
+		printf("not ok - %llu hits after %lu calls\n", (unsigned long long)hits,
+		       2 * rounds * calls);
+		return 1;
+	}
+	printf("ok - every call counted once across %lu trampoline switches; start/stop under load\n",
+	       modifies);
+	sess_unmap(&s);
+	close(s.fd);
+	return 0;
+}
