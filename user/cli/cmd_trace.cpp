@@ -327,9 +327,7 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
     if (vm.count("via")) {
         opt.via = parse_via(vm["via"].as<std::string>());
     }
-    if (mode == Mode::Hook) {
-        parse_hook_options(vm, opt);
-    }
+
     if (vm.count("probe")) {
         opt.probes = vm["probe"].as<std::vector<std::string>>();
     }
@@ -402,6 +400,9 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
         if (opt.filter.find_first_not_of(" \t") == std::string::npos) {
             throw_usage("empty --filter: give an expression, e.g. --filter 'comm == \"cat\"'");
         }
+    }
+    if (mode == Mode::Hook) {
+        parse_hook_options(vm, opt);
     }
     return opt;
 }
@@ -793,8 +794,10 @@ int run(const Args& args, Mode mode) {
     std::vector<ProbeSummary> probes; // (stats filled in at the end)
     ProbeTable probe_table;
     const std::uint32_t via = opt.via == Via::Direct ? FHOOK_PROBE_DIRECT : FHOOK_PROBE_FUNC;
-    const std::vector<fhook_insn> task_pred =
-        opt.filter.empty() ? std::vector<fhook_insn>{} : compile_filter(opt.filter, nullptr);
+    // (a hook's --filter is on its fields: compiled with its definition)
+    const std::vector<fhook_insn> task_pred = opt.filter.empty() || specs.empty()
+                                                  ? std::vector<fhook_insn>{}
+                                                  : compile_filter(opt.filter, nullptr);
     if (mode == Mode::Count) {
         // one counter per FUNC argument
         for (const auto& spec : specs) {

@@ -55,6 +55,8 @@ std::uint64_t checked_record_size(const fhook_rec* rec, std::uint64_t off, std::
                rec->type == FHOOK_REC_UPROBE || rec->type == FHOOK_REC_URETPROBE ||
                rec->type == FHOOK_REC_TRACEPOINT) {
         need = sizeof(fhook_rec_probe);
+    } else if (rec->type == FHOOK_REC_HOOK) {
+        need = sizeof(fhook_rec_hook);
     } else if (rec->type == FHOOK_REC_LOST) {
         need = sizeof(fhook_rec_lost);
         if (size >= need && len - off >= need) {
@@ -130,6 +132,11 @@ void RecordWriter::add(const fhook_rec* rec) {
             addrs_.insert(k->ret_ip);
             sized_.insert(k->ret_ip);
         }
+    } else if (rec->type == FHOOK_REC_HOOK && size >= sizeof(fhook_rec_hook)) {
+        const auto* h = reinterpret_cast<const fhook_rec_hook*>(rec);
+        addrs_.insert(h->ip);
+        addrs_.insert(h->ret_ip);
+        sized_.insert(h->ret_ip);
     }
     if ((rec->flags & FHOOK_CTX_STACK) && size >= sizeof(fhook_rec) + 8) {
         std::uint64_t n = 0;

@@ -43,6 +43,8 @@ std::size_t min_size_of(const fhook_rec* rec) {
     case FHOOK_REC_URETPROBE:
     case FHOOK_REC_TRACEPOINT:
         return sizeof(fhook_rec_probe);
+    case FHOOK_REC_HOOK:
+        return sizeof(fhook_rec_hook);
     default:
         return 0; // unknown: skipped
     }
