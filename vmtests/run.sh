@@ -309,7 +309,7 @@ build_initramfs() {
 		"$stage"/fhook/{bin,tests,mods}
 	cp "$busybox" "$stage/bin/busybox"
 	install -m 755 "$here/guest/init" "$stage/init"
-	cp "$here/guest/lib.sh" "$here/guest/runner.sh" "$here/guest/demo.sh" "$here/guest/bench.sh" \
+	cp "$here/guest/lib.sh" "$here/guest/runner.sh" "$here/guest/demo.sh" "$here/guest/bench.sh" "$here/guest/bench-hooks.sh" \
 		"$here/guest/tests.list" "$stage/fhook/"
 	cp "$here"/guest/tests/*.sh "$stage/fhook/tests/"
 	cp "$progs"/* "$stage/fhook/bin/"

@@ -1,0 +1,82 @@
+# explain: fhook explain shows a function's ftrace site: a 5-byte NOP while
+# nothing traces it; with --arm direct/ops/kprobe/hook a call whose decoded
+# target is the right symbol, at the address /proc/kallsyms gives for it;
+# the kernel's own function tracer on the function shows up as a foreign
+# ops with the site armed; functions that cannot be traced say why.
+. /fhook/lib.sh
+
+load_fhook
+load_workmod
+tracefs_reset
+ksym() { awk -v n="$1" '$3 == n && ($2 == "t" || $2 == "T") { print $1; exit }' /proc/kallsyms; }
+# json FILE KEY: the first "KEY":"VALUE" of FILE (armed view after idle)
+jget() { sed -n "s/.*\"$2\":\"\([^\"]*\)\".*/\1/p" "$1" | head -n 1; }
+
+F=fhook_testmod_target
+run_fhook $D/idle explain $F
+expect_eq "$RC" 0 "fhook explain exit code"
+sed 's/^/#   /' $D/idle.out | head -n 12
+addr=$(ksym $F)
+grep -q "^$F: 0x$(echo $addr | sed 's/^0*//')," $D/idle.out ||
+	fail "explain's address differs from /proc/kallsyms ($addr): $(head -n 1 $D/idle.out)"
+grep -q '<- ftrace site: a 5-byte NOP' $D/idle.out || fail "the idle site is not shown as a NOP"
+grep -q 'traceable: yes' $D/idle.out || fail "not traceable?"
+
+for how in direct ops kprobe hook; do
+	run_fhook $D/$how explain --arm $how --format json $F
+	expect_eq "$RC" 0 "explain --arm $how exit code"
+	idle_site=$(sed 's/"armed":.*//' $D/$how.out | sed -n 's/.*"idle":{"site":"\([a-z]*\)".*/\1/p')
+	armed=$(sed -n 's/.*"armed":\(.*\)/\1/p' $D/$how.out)
+	echo "$armed" > $D/$how.armed
+	site=$(echo "$armed" | sed -n 's/^{"site":"\([a-z]*\)".*/\1/p')
+	target=$(jget $D/$how.armed site_target)
+	log "--arm $how: idle $idle_site, armed $site -> $target"
+	[ "$idle_site" = nop ] || fail "--arm $how: idle site is '$idle_site'"
+	[ "$site" = call ] || fail "--arm $how: the armed site is '$site', not a call"
+	# the call's decoded target is the symbol kallsyms has at that address
+	op=$(sed -n 's/.*"site_addr":"[^"]*".*"text":"call[q]* 0x\([0-9a-f]*\)".*/\1/p' $D/$how.armed | head -n 1)
+	[ -n "$op" ] || op=$(echo "$armed" | grep -o '"text":"call[q]* 0x[0-9a-f]*"' | head -n 1 | sed 's/.*0x//;s/"//')
+	sym=${target%%+*}
+	case $sym in
+	*" "*) sym=${sym%% *} ;;
+	esac
+	if [ "$how" = direct ]; then
+		case $target in
+		fhook_direct_count_*) ;;
+		*) fail "--arm direct: the site calls $target, not fhook's trampoline" ;;
+		esac
+		kaddr=$(ksym "$sym")
+		[ "$(echo $kaddr | sed 's/^0*//')" = "$op" ] ||
+			fail "--arm direct: call operand 0x$op, kallsyms has $sym at $kaddr"
+	fi
+	[ "$how" = direct ] && ! grep -q '"flags":"[A-Z]*D' $D/$how.armed && fail "no D flag while armed direct"
+	[ "$how" = hook ] && ! grep -q '"flags":"[A-Z]*I' $D/$how.armed && fail "no I flag while hooked"
+	[ "$how" = kprobe ] && ! grep -q 'FTRACE' $D/$how.armed && fail "the kprobe list does not show [FTRACE]"
+done
+detached || fail "explain --arm left something attached: $(cat $T/enabled_functions)"
+
+# a foreign ops: the kernel's function tracer on the function
+echo $F > $T/set_ftrace_filter
+echo function > $T/current_tracer
+run_fhook $D/foreign explain $F
+echo nop > $T/current_tracer
+echo > $T/set_ftrace_filter
+sed -n '/attached/,$p' $D/foreign.out | sed 's/^/#   /'
+grep -q "^    $F \[fhook_testmod\] (1)" $D/foreign.out || fail "the function tracer is not listed as attached"
+grep -q '<- ftrace site: call' $D/foreign.out || fail "the site is not a call under the function tracer"
+
+# functions that cannot be traced
+run_fhook $D/none explain no_such_function_fhk
+expect_eq "$RC" 1 "explain of an unknown function: exit code"
+grep -q 'no such kernel function' $D/none.err || fail "unknown function: $(cat $D/none.err)"
+clone=$(awk '$2 ~ /^[tT]$/ && $3 ~ /\.constprop\.0$/ && NF == 3 { print $3 }' /proc/kallsyms | head -n 200 |
+	while read -r c; do b=${c%.constprop.0}; grep -q " $b\$" /proc/kallsyms || { echo $b; break; }; done)
+if [ -n "$clone" ]; then
+	run_fhook $D/clone explain "$clone"
+	expect_eq "$RC" 1 "explain of $clone (only clones exist): exit code"
+	grep -q 'only as clones' $D/clone.err || fail "clone reason for $clone: $(cat $D/clone.err)"
+fi
+run_fhook $D/notrace explain __schedule
+log "__schedule: $(grep traceable $D/notrace.out)"
+grep -q 'traceable: no' $D/notrace.out || fail "__schedule (notrace) shown as traceable"
+pass "idle NOP, armed call targets (direct = kallsyms), foreign ops, reasons for unknown/clone/notrace"
