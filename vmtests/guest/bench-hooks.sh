@@ -2,9 +2,11 @@
 # vmtests/run.sh --bench: the hook benchmark (docs/benchmarks.md).  An
 # in-kernel loop (fhook_testmod "loop N") calls the empty noinline
 # fhook_testmod_nop() N times; each mechanism hooks it in turn and the
-# loop's ns per call is compared with the loop unhooked.  The loop runs on
-# CPU 0, fhook (the consumer, where there is one) on the last CPU, its
-# output to /dev/null.  Each figure is the median of REPEATS loops.
+# loop's ns per call is compared with the loop unhooked.  One vCPU: what
+# the consumer (fhook reading its rings, cat trace_pipe for ftrace) does
+# while the loop runs is part of the figure, for fhook and its peers
+# alike; fhook's output goes to /dev/null.  Each figure is the median of
+# REPEATS loops.
 . /fhook/config
 PATH=/fhook/bin:$PATH
 T=/sys/kernel/tracing
@@ -63,7 +65,7 @@ row() {
 }
 
 echo "hook benchmark: $(uname -r), $(nproc) vCPUs, $N calls of $F per loop, median of $R loops"
-echo "(the loop on CPU 0, fhook reading its rings on CPU $LAST, its output to /dev/null)"
+echo "(one vCPU: the consumers' work counts; fhook's output to /dev/null)"
 printf "%-22s %9s %9s %9s %10s  %s\n" mechanism ns/call min max overhead how
 row none "nothing attached"
 echo "$F" > $T/set_ftrace_filter
@@ -73,6 +75,7 @@ taskset -c "$LAST" cat $T/trace_pipe > /dev/null &
 TP=$!
 row ftrace-function "the kernel's function tracer, trace_pipe read"
 kill $TP
+wait $TP 2>/dev/null	# the tracer cannot change while trace_pipe is open
 echo nop > $T/current_tracer
 echo > $T/set_ftrace_filter
 pid=
