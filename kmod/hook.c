@@ -64,9 +64,6 @@ struct fhook_around_frame {
 	u8 data[FHOOK_HOOK_AROUND_DATA];
 };
 
-extern const unsigned long fhook_around_tramps[FHOOK_NR_SLOTS];
-void fhook_hook_return(void);
-
 static struct fhook_hook_k *fhook_around_slots[FHOOK_NR_SLOTS];
 static DEFINE_MUTEX(fhook_hooks_lock);		/* slots, drain list */
 static LIST_HEAD(fhook_hooks_draining);

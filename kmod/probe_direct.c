@@ -15,9 +15,6 @@
 
 #include <linux/mutex.h>
 
-extern const unsigned long fhook_direct_count_tramps[FHOOK_NR_SLOTS];
-extern const unsigned long fhook_direct_record_tramps[FHOOK_NR_SLOTS];
-
 /* slot -> probe; set before the probe is armed, cleared after release */
 static struct fhook_probe *fhook_direct_slots[FHOOK_NR_SLOTS];
 static DEFINE_MUTEX(fhook_direct_lock);

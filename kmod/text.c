@@ -2,14 +2,31 @@
 /*
  * FHOOK_IOC_READ_TEXT: kernel text for `fhook explain`, which disassembles
  * it in userspace.  The same policy as /proc/kcore: CAP_SYS_RAWIO and no
- * lockdown; faults are errors, never oopses.
+ * lockdown; faults are errors, never oopses.  The read must lie inside
+ * one kallsyms symbol (a function, or data of the kernel image or a
+ * module): never device memory, whose reads can have side effects.
  */
 #include "fhook.h"
 
 #include <linux/capability.h>
+#include <linux/kallsyms.h>
 #include <linux/security.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+
+/* Is [addr, addr + len) inside the kallsyms symbol containing addr? */
+static bool fhook_in_symbol(unsigned long addr, u32 len)
+{
+	char sym[KSYM_SYMBOL_LEN];
+	unsigned long off, size;
+	char *plus;
+
+	sprint_symbol(sym, addr);	/* "name+0xoff/0xsize [module]" */
+	plus = strrchr(sym, '+');
+	if (!plus || sscanf(plus, "+%lx/%lx", &off, &size) != 2)
+		return false;
+	return off < size && len <= size - off;
+}
 
 long fhook_read_text(const struct fhook_read_text *rt)
 {
@@ -26,7 +43,8 @@ long fhook_read_text(const struct fhook_read_text *rt)
 	if (ret)
 		return ret;
 	/* kernel addresses only: the top half of the address space */
-	if (rt->addr < TASK_SIZE_MAX || rt->addr + rt->len < rt->addr)
+	if (rt->addr < TASK_SIZE_MAX || rt->addr + rt->len < rt->addr ||
+	    !fhook_in_symbol(rt->addr, rt->len))
 		return -EFAULT;
 	buf = kmalloc(rt->len, GFP_KERNEL);
 	if (!buf)

@@ -177,8 +177,8 @@ enum fhook_probe_type {
 	 */
 	FHOOK_PROBE_DIRECT = 8,
 	/*
-	 * An IPMODIFY hook on one function (`addr`, its address; `symbol`
-	 * names it in messages and may be empty): `hook` points to a struct
+	 * An IPMODIFY hook on one function (`addr`, its address; symbol,
+	 * filters and ips empty): `hook` points to a struct
 	 * fhook_hook saying what it does.  The fetch program (no return
 	 * part) and predicate decide which calls it acts on and what a
 	 * record carries; records are struct fhook_rec_hook.  A function takes
@@ -569,10 +569,11 @@ struct fhook_direct_modify {
 };
 
 /*
- * Read kernel text (or any kernel address /proc/kcore would show) into a
- * user buffer, with copy_from_kernel_nofault(): what `fhook explain`
- * disassembles.  Needs CAP_SYS_RAWIO, like /proc/kcore, and is refused
- * under lockdown.  EFAULT if the address is not mapped.
+ * Read kernel text into a user buffer, with copy_from_kernel_nofault():
+ * what `fhook explain` disassembles.  The range must lie inside one
+ * kallsyms symbol (never device memory).  Needs CAP_SYS_RAWIO, like
+ * /proc/kcore, and is refused under lockdown.  EFAULT if the range is not
+ * inside a symbol or not mapped.
  */
 #define FHOOK_MAX_READ_TEXT	4096
 

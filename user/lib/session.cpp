@@ -438,7 +438,9 @@ std::vector<std::uint8_t> Session::read_text(std::uint64_t addr, std::size_t len
                           err);
         }
         if (err == EFAULT) {
-            throw_runtime(std::string("no kernel memory mapped at ") + where, err);
+            throw_runtime(std::string("cannot read ") + std::to_string(len) + " bytes at " +
+                              where + ": not inside one kernel symbol, or not mapped",
+                          err);
         }
         throw_ioctl_error(std::string("reading kernel text at ") + where, err);
     }

@@ -56,8 +56,8 @@ static atomic_long n_text, n_star, n_arm, n_cpu, n_follow;
 
 static int sfd;			/* shared session number */
 static long page;
-static uint64_t ip_read, ip_write;
-#define NCMD	11		/* the ioctls, HANDSHAKE..TRIGGER_ADD */
+static uint64_t ip_read, ip_write, ip_getattr;
+#define NCMD	13		/* the ioctls, HANDSHAKE..READ_TEXT */
 static double tsum[NCMD + 1];	/* seconds in the kernel by decoded command, -1..8 */
 static long tcnt[NCMD + 1];
 static atomic_long n_slowcalls, calls_done, n_ok, n_sessions, n_violations, errs[NERR];
@@ -199,11 +199,13 @@ static const size_t cmd_size[NCMD] = {
 	sizeof(struct fhook_probe_add), sizeof(struct fhook_pid_filter),
 	sizeof(struct fhook_cpu_filter), 0, 0, sizeof(struct fhook_stats),
 	sizeof(struct fhook_snapshot), sizeof(struct fhook_bench), sizeof(struct fhook_trigger),
+	sizeof(struct fhook_direct_modify), sizeof(struct fhook_read_text),
 };
 static const unsigned long cmd_num[NCMD] = {
 	FHOOK_IOC_HANDSHAKE, FHOOK_IOC_RING_SETUP, FHOOK_IOC_PROBE_ADD, FHOOK_IOC_PID_FILTER,
 	FHOOK_IOC_CPU_FILTER, FHOOK_IOC_START, FHOOK_IOC_STOP, FHOOK_IOC_STATS,
-	FHOOK_IOC_SNAPSHOT, FHOOK_IOC_BENCH, FHOOK_IOC_TRIGGER_ADD,
+	FHOOK_IOC_SNAPSHOT, FHOOK_IOC_BENCH, FHOOK_IOC_TRIGGER_ADD, FHOOK_IOC_DIRECT_MODIFY,
+	FHOOK_IOC_READ_TEXT,
 };
 
 /* the module's dispatch: type, nr, dir; the size bits are ignored */
@@ -428,6 +430,38 @@ static void gen(uint64_t *rs, struct scratch *sc, struct call *c)
 				p->pred_len = 1;
 			}
 			p->flags = R(4) ? 0 : FHOOK_PROBE_F_STACK;
+			if (ONEIN(3)) {
+				/* a direct probe (count or record) on vfs_read */
+				memset(p, 0, sizeof(*p));
+				p->size = sz;
+				p->type = FHOOK_PROBE_DIRECT;
+				p->filter = (uintptr_t)"vfs_read";
+				p->filter_len = 8;
+				p->flags = R(2) ? FHOOK_PROBE_F_COUNT : 0;
+			} else if (ONEIN(2) && ip_getattr) {
+				/*
+				 * a hook on vfs_getattr (nobody sleeps there for
+				 * long: a removed trace-around hook drains); without
+				 * lab mode RETURN and REDIRECT are EPERM
+				 */
+				static __thread struct fhook_hook hk;
+
+				memset(p, 0, sizeof(*p));
+				memset(&hk, 0, sizeof(hk));
+				p->size = sz;
+				p->type = FHOOK_PROBE_HOOK;
+				p->addr = R(8) ? ip_getattr : rnd(rs);
+				hk.size = sizeof(hk);
+				hk.action = 1 + R(FHOOK_HOOK_ACTION_MAX);
+				hk.retval = hk.action == FHOOK_HOOK_RETURN ? -(int64_t)R(40) : 0;
+				hk.redirect = hk.action == FHOOK_HOOK_REDIRECT ? ip_read : 0;
+				hk.nth = R(4) ? 0 : R(10);
+				hk.probability = R(4) ? 0 : R(2000000);
+				p->hook = (uintptr_t)&hk;
+				p->prog = (uintptr_t)prog;
+				p->prog_len = R(3);
+				p->data_size = p->prog_len ? 16 : 0;
+			}
 			break;
 		}
 		if (k < 2) {			/* by address: a real probe */
@@ -494,6 +528,22 @@ static void gen(uint64_t *rs, struct scratch *sc, struct call *c)
 		b->probe_id = R(4);
 		b->nr_events = 1 + R(64);
 		b->payload = R(4) ? 8 * R(64) : R(8192);
+		break;
+	}
+	case 11: {
+		struct fhook_direct_modify *d = (void *)tmp;
+
+		d->probe_id = R(4);
+		d->flags = R(4) ? (R(2) ? FHOOK_PROBE_F_COUNT : 0) : (uint32_t)rnd(rs);
+		break;
+	}
+	case 12: {
+		static __thread unsigned char text[FHOOK_MAX_READ_TEXT];
+		struct fhook_read_text *t = (void *)tmp;
+
+		t->addr = R(2) ? ip_read + R(64) : R(2) ? rnd(rs) : bad_ptr(rs, NULL);
+		t->len = R(4) ? 1 + R(128) : (uint32_t)rnd(rs);
+		t->buf = R(4) ? (uintptr_t)text : bad_ptr(rs, NULL);
 		break;
 	}
 	case 10: {
@@ -667,7 +717,9 @@ static void gen(uint64_t *rs, struct scratch *sc, struct call *c)
 static const int known[] = {
 	EFAULT, EINVAL, E2BIG, ENOTTY, EBUSY, ENOENT, ENOSPC, ENODEV, EOPNOTSUPP, ENOMEM,
 	/* kprobes and uprobes (docs/kernel-module.md, PROBE_ADD and START) */
-	EILSEQ, ELOOP, ERANGE, EISDIR, ENOTDIR, ENAMETOOLONG, EACCES, 0
+	EILSEQ, ELOOP, ERANGE, EISDIR, ENOTDIR, ENAMETOOLONG, EACCES,
+	/* hooks without lab mode, direct trampolines not armed */
+	EPERM, ENOTCONN, 0
 };
 
 static void violation(const struct call *c, long ret, int err, const char *why)
@@ -824,6 +876,7 @@ int main(int argc, char **argv)
 	unmapped = mmap(NULL, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ip_read = kallsyms("vfs_read");
 	ip_write = kallsyms("vfs_write");
+	ip_getattr = kallsyms("vfs_getattr");
 	if (!ip_read || !ip_write) {
 		printf("vfs_read/vfs_write not in /proc/kallsyms\n");
 		return 1;
@@ -871,7 +924,7 @@ int main(int argc, char **argv)
 	printf("seconds in ioctl by command:");
 	for (int i = 0; i < NCMD + 1; i++)
 		printf(" %s=%.1f/%ld", i ? (const char *[]){ "HANDSHAKE", "RING_SETUP", "PROBE_ADD",
-			"PID_FILTER", "CPU_FILTER", "START", "STOP", "STATS", "SNAPSHOT", "BENCH", "TRIGGER_ADD" }[i - 1] : "other",
+			"PID_FILTER", "CPU_FILTER", "START", "STOP", "STATS", "SNAPSHOT", "BENCH", "TRIGGER_ADD", "DIRECT_MODIFY", "READ_TEXT" }[i - 1] : "other",
 		       tsum[i], tcnt[i]);
 	printf("\n");
 	printf("slow paths: text %ld (star %ld), arm %ld, cpumask %ld, follow %ld\n", n_text, n_star,

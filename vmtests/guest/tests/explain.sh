@@ -53,6 +53,10 @@ for how in direct ops kprobe hook; do
 	[ "$how" = hook ] && ! grep -q '"flags":"[A-Z]*I' $D/$how.armed && fail "no I flag while hooked"
 	[ "$how" = kprobe ] && ! grep -q 'FTRACE' $D/$how.armed && fail "the kprobe list does not show [FTRACE]"
 done
+run_fhook $D/armtext explain --arm direct $F
+expect_eq "$RC" 0 "explain --arm direct (text) exit code"
+sed 's/^/#   /' $D/armtext.out
+grep -q '<- ftrace site: call fhook_direct_count_' $D/armtext.out || fail "text view of the armed site"
 detached || fail "explain --arm left something attached: $(cat $T/enabled_functions)"
 
 # a foreign ops: the kernel's function tracer on the function
