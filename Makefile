@@ -8,7 +8,7 @@
 #   make demo       setup, build, boot a QEMU guest and trace a workload
 #   make test       setup, build, lint, host unit tests, guest tests on all kernels
 #   make lint       checkpatch (kernel C), W=1 build, clang-format (C++)
-#   make bench-host / bench-transport   figures (docs/benchmarks.md), not tests
+#   make bench-host / bench-transport / bench-hooks   figures (docs/benchmarks.md), not tests
 
 TOP      := $(CURDIR)
 BUILD    := $(TOP)/build
@@ -17,7 +17,7 @@ KSRC     := $(wildcard $(TOP)/kmod/*.c $(TOP)/kmod/*.h $(TOP)/kmod/*.S) $(TOP)/k
 TESTMOD_SRC := $(wildcard $(TOP)/vmtests/testmod/*.c $(TOP)/vmtests/testmod/*.h) $(TOP)/vmtests/testmod/Kbuild
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')
 
-.PHONY: all kmod user setup demo test test-host test-vm lint clean bench-host bench-transport
+.PHONY: all kmod user setup demo test test-host test-vm lint clean bench-host bench-transport bench-hooks
 
 all: kmod user
 	@echo "fhook built:"
@@ -69,8 +69,13 @@ bench-host: user
 # fhook's rings vs BPF ringbuf vs the ftrace ring, in a guest of each Debian
 # kernel, deterministic (-icount) and wall-clock (docs/benchmarks.md).
 bench-transport: kmod
-	bash $(TOP)/vmtests/run.sh --bench --icount --timeout 3600
-	bash $(TOP)/vmtests/run.sh --bench --timeout 3600
+	FHOOK_TEST_BENCH=transport bash $(TOP)/vmtests/run.sh --bench --icount --timeout 3600
+	FHOOK_TEST_BENCH=transport bash $(TOP)/vmtests/run.sh --bench --timeout 3600
+
+# The cost per call of each way of hooking a function (docs/benchmarks.md).
+bench-hooks: kmod user
+	FHOOK_TEST_BENCH=hooks bash $(TOP)/vmtests/run.sh --bench --icount --timeout 3600
+	FHOOK_TEST_BENCH=hooks bash $(TOP)/vmtests/run.sh --bench --timeout 3600
 
 test-vm: kmod user
 	bash $(TOP)/vmtests/run.sh

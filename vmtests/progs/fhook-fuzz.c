@@ -114,6 +114,8 @@ struct scratch {
 };
 
 static char *unmapped;		/* PROT_NONE */
+/* READ_TEXT's buffer: FHOOK_MAX_READ_TEXT bytes, then a PROT_NONE page */
+static unsigned char *read_text_buf;
 
 static void scratch_init(struct scratch *sc)
 {
@@ -538,12 +540,11 @@ static void gen(uint64_t *rs, struct scratch *sc, struct call *c)
 		break;
 	}
 	case 12: {
-		static __thread unsigned char text[FHOOK_MAX_READ_TEXT];
 		struct fhook_read_text *t = (void *)tmp;
 
 		t->addr = R(2) ? ip_read + R(64) : R(2) ? rnd(rs) : bad_ptr(rs, NULL);
 		t->len = R(4) ? 1 + R(128) : (uint32_t)rnd(rs);
-		t->buf = R(4) ? (uintptr_t)text : bad_ptr(rs, NULL);
+		t->buf = R(4) ? (uintptr_t)read_text_buf : bad_ptr(rs, NULL);
 		break;
 	}
 	case 10: {
@@ -625,6 +626,18 @@ static void gen(uint64_t *rs, struct scratch *sc, struct call *c)
 		} else {			/* type / version / ids */
 			u32[1] = (uint32_t)rnd(rs);
 		}
+	}
+
+	/*
+	 * READ_TEXT writes up to 4096 bytes wherever buf points: a mutated
+	 * buf into the fuzzer's own memory would corrupt it, not test fhook.
+	 * Only the real buffer or an address that can never be written.
+	 */
+	if (w == 12) {
+		struct fhook_read_text *t = (void *)tmp;
+
+		if (t->buf != (uintptr_t)read_text_buf)
+			t->buf = bad_ptr(rs, NULL);
 	}
 
 	/* keep the slow paths within their budgets */
@@ -877,6 +890,13 @@ int main(int argc, char **argv)
 	ip_read = kallsyms("vfs_read");
 	ip_write = kallsyms("vfs_write");
 	ip_getattr = kallsyms("vfs_getattr");
+	read_text_buf = mmap(NULL, 2 * FHOOK_MAX_READ_TEXT, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (read_text_buf == MAP_FAILED ||
+	    mprotect(read_text_buf + FHOOK_MAX_READ_TEXT, FHOOK_MAX_READ_TEXT, PROT_NONE)) {
+		perror("mmap");
+		return 1;
+	}
 	if (!ip_read || !ip_write) {
 		printf("vfs_read/vfs_write not in /proc/kallsyms\n");
 		return 1;
