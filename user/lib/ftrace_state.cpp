@@ -22,7 +22,8 @@ std::string read_file(const std::string& path) {
 const char* enabled_flag_meaning(char flag) {
     switch (flag) {
     case 'R':
-        return "an ops wants pt_regs saved (SAVE_REGS): the site calls ftrace_regs_caller";
+        return "an ops wants full pt_regs (SAVE_REGS): unless the site can call one "
+               "trampoline directly, it calls ftrace_regs_caller";
     case 'I':
         return "an ops may change the return address (IPMODIFY): livepatch, a hook";
     case 'D':
@@ -30,7 +31,8 @@ const char* enabled_flag_meaning(char flag) {
     case 'O':
         return "the site calls the ops' function directly (CALL_OPS)";
     case 'M':
-        return "the site's target was modified in place";
+        return "a direct trampoline or an IPMODIFY ops has been on the function since boot "
+               "(sticky)";
     default:
         return "see Documentation/trace/ftrace.rst, enabled_functions";
     }
