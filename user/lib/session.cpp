@@ -438,8 +438,8 @@ std::vector<std::uint8_t> Session::read_text(std::uint64_t addr, std::size_t len
                           err);
         }
         if (err == EFAULT) {
-            throw_runtime(std::string("cannot read ") + std::to_string(len) + " bytes at " +
-                              where + ": not inside one kernel symbol, or not mapped",
+            throw_runtime(std::string("cannot read ") + std::to_string(len) + " bytes at " + where +
+                              ": not inside one kernel symbol, or not mapped",
                           err);
         }
         throw_ioctl_error(std::string("reading kernel text at ") + where, err);

@@ -20,8 +20,8 @@ namespace {
 
 TEST(Disasm, IdleFentrySiteAfterEndbr) {
     // endbr64; nopl 0x0(%rax,%rax,1) (ftrace's idle 5-byte NOP); push %rbp
-    const std::vector<std::uint8_t> code = {0xf3, 0x0f, 0x1e, 0xfa, 0x0f, 0x1f,
-                                            0x44, 0x00, 0x00, 0x55};
+    const std::vector<std::uint8_t> code = {0xf3, 0x0f, 0x1e, 0xfa, 0x0f,
+                                            0x1f, 0x44, 0x00, 0x00, 0x55};
     const auto insns = disassemble(code, 0xffffffff81000000, 16);
     ASSERT_EQ(insns.size(), 3u);
     EXPECT_EQ(insns[0].mnemonic, "endbr64");
@@ -177,8 +177,7 @@ TEST_F(HookFormat, TextLines) {
 TEST_F(HookFormat, JsonFields) {
     const std::string out = render(hook_rec(FHOOK_HOOK_AROUND, 3, 77), true);
     EXPECT_NE(out.find("\"type\":\"hook\""), std::string::npos) << out;
-    EXPECT_NE(out.find("\"action\":\"around\",\"retval\":3,\"duration_ns\":77"),
-              std::string::npos)
+    EXPECT_NE(out.find("\"action\":\"around\",\"retval\":3,\"duration_ns\":77"), std::string::npos)
         << out;
     EXPECT_NE(out.find("\"func\":\"vfs_read\""), std::string::npos) << out;
 }
