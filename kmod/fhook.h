@@ -15,6 +15,7 @@
  *   hook.c        IPMODIFY hooks: return override, redirect, trace-around
  *   tramp.S       the trampolines (tramp.h: their slots and frame layout)
  *   text.c        FHOOK_IOC_READ_TEXT, kernel text for `fhook explain`
+ *   modwatch.c    hooks and direct probes on a module that is unloaded
  *   fetch.c       fetch programs: verifier, interpreter, scratch buffers
  *   filter.c      predicate programs (filters): verifier, evaluation
  *   stack.c       stack traces recorded with events
@@ -125,6 +126,9 @@ struct fhook_probe_kind {
 	void (*release)(struct fhook_probe *p);
 	/* handlers run with preemption off: synchronize_rcu() after disarm */
 	bool sync_rcu;
+	/* hooks, direct probes (modwatch.c): does it touch @mod; unregister */
+	bool (*in_module)(struct fhook_probe *p, struct module *mod);
+	void (*unhook)(struct fhook_probe *p);
 };
 
 struct fhook_hook_k;
@@ -139,6 +143,11 @@ struct fhook_probe {
 	bool count_only;		/* FHOOK_PROBE_F_COUNT */
 	int slot;			/* direct probes: trampoline slot, or -1 */
 	struct fhook_hook_k *hook;	/* FHOOK_PROBE_HOOK */
+	struct list_head watch_node;	/* armed hooks, direct probes (modwatch.c) */
+	char *filter_text;		/* direct probes: their globs, ips */
+	char *exclude_text;
+	u64 *ips;
+	u32 nr_ips;
 	bool enabled;			/* kprobes: armed (enable_kprobe) */
 	bool stack;			/* FHOOK_PROBE_F_STACK */
 	bool paused;			/* a DISABLE trigger ran: hits are filtered */
@@ -267,6 +276,14 @@ int fhook_direct_modify_ioc(struct fhook_session *s, const struct fhook_direct_m
 extern bool fhook_lab;
 void fhook_hooks_init(void);
 void fhook_hooks_exit(void);
+
+/* modwatch.c */
+int fhook_modwatch_init(void);
+void fhook_modwatch_exit(void);
+void fhook_modwatch_add(struct fhook_probe *p);
+void fhook_modwatch_unhook(struct fhook_probe *p, void (*unhook)(struct fhook_probe *p));
+bool fhook_module_matches(struct module *mod, const char *filter, const char *exclude);
+bool fhook_globs_match(const char *text, const char *name);
 
 /* text.c */
 long fhook_read_text(const struct fhook_read_text *rt);

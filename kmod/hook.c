@@ -24,6 +24,7 @@
 #include "fhook.h"
 #include "tramp.h"
 
+#include <linux/kallsyms.h>
 #include <linux/module.h>
 #include <linux/prandom.h>
 #include <linux/random.h>
@@ -44,6 +45,9 @@ struct fhook_hook_k {
 	s64 retval;
 	unsigned long redirect;		/* REDIRECT: where the call goes */
 	unsigned long target;		/* AROUND: the body, fentry site + 5 */
+	unsigned long addr;		/* the hooked function */
+	u32 stack_args;			/* AROUND: words copied for the body */
+	bool armed_once;		/* registered at some point */
 	u64 nth, every, times;
 	atomic64_t calls;		/* matching calls since START */
 	atomic64_t acted;		/* actions since START (times) */
@@ -57,6 +61,7 @@ struct fhook_around_frame {
 	struct pt_regs regs;	/* argument registers saved by tramp.S */
 	u64 slot;
 	u64 target;
+	u64 stack[FHOOK_HOOK_MAX_STACK_ARGS];	/* pushed for the body by tramp.S */
 	u64 ts;			/* entry time */
 	u64 faults;
 	u32 dyn;
@@ -167,13 +172,19 @@ static notrace void fhook_hook_callback(unsigned long ip, unsigned long parent_i
 		return;
 	}
 	c = fhook_counters(s, smp_processor_id(), p->id);
-	if (unlikely(!regs) || !fhook_session_wants(s) || READ_ONCE(p->paused)) {
+	/*
+	 * fhook's own calls (a fetch program's reads, the ring) are never
+	 * changed: ftrace's recursion guard lets one nested call through
+	 */
+	if (unlikely(!regs) || !fhook_session_wants(s) || READ_ONCE(p->paused) ||
+	    within_module(parent_ip, THIS_MODULE)) {
 		fhook_count(&c->filtered);
 		goto out;
 	}
 	if (h->action == FHOOK_HOOK_AROUND) {
 		/* the trampoline decides, with the arguments it saved */
-		WRITE_ONCE(h->target, ip + MCOUNT_INSN_SIZE);
+		if (unlikely(!READ_ONCE(h->target)))
+			WRITE_ONCE(h->target, ip + MCOUNT_INSN_SIZE);
 		regs->ip = fhook_around_tramps[h->slot];
 		goto out;
 	}
@@ -207,17 +218,40 @@ out:
  * The trace-around trampoline's entry: where the body is, and whether
  * this call is traced (fields, predicate, conditions).  Preemptible.
  */
+/*
+ * Read one word of the caller's stack, with fault handling but without
+ * calling a (traceable) function: copy_from_kernel_nofault() could be the
+ * hooked function itself.
+ */
+static notrace __always_inline bool fhook_peek(u64 *dst, const u64 *src)
+{
+	pagefault_disable();
+	__get_kernel_nofault(dst, src, u64, fault);
+	pagefault_enable();
+	return true;
+fault:
+	pagefault_enable();
+	return false;
+}
+
 asmlinkage notrace void fhook_around_enter(struct fhook_around_frame *f)
 {
 	struct fhook_hook_k *h = READ_ONCE(fhook_around_slots[f->slot]);
+	const u64 *args = (const u64 *)((unsigned long)f + FHOOK_AF_SIZE + 16);
 	struct fhook_probe *p = h->probe;
 	struct fhook_probe_counters *c;
 	struct fhook_fetch_ctx ctx;
 	unsigned long ip;
+	u32 i;
 	int bit;
 
 	atomic_long_inc(&h->inflight);
 	f->target = READ_ONCE(h->target);
+	/* the arguments the caller put on the stack, for the body */
+	for (i = 0; i < h->stack_args && fhook_peek(&f->stack[i], &args[i]); i++)
+		;
+	for (; i < FHOOK_HOOK_MAX_STACK_ARGS; i++)
+		f->stack[i] = 0;
 	f->record = 0;
 	ip = f->target - MCOUNT_INSN_SIZE;
 	/* a pt_regs as the function saw it at entry, for the fetch program */
@@ -237,8 +271,12 @@ asmlinkage notrace void fhook_around_enter(struct fhook_around_frame *f)
 
 	/* the fetch program's reads are traceable functions: guard them */
 	bit = ftrace_test_recursion_trylock(ip, *(unsigned long *)f->regs.sp);
-	if (bit < 0)
+	if (bit < 0) {
+		preempt_disable_notrace();
+		fhook_count(&fhook_counters(p->session, smp_processor_id(), p->id)->missed);
+		preempt_enable_notrace();
 		return;
+	}
 	c = fhook_counters(p->session, smp_processor_id(), p->id);
 	if (!fhook_hook_select(p, &f->regs, &ctx, f->data, FHOOK_HOOK_AROUND_DATA)) {
 		fhook_count(&c->filtered);
@@ -302,8 +340,11 @@ static int fhook_hook_copy(struct fhook_hook *hk, u64 uptr)
 		return ret;
 	if (!hk->action || hk->action >= FHOOK_HOOK_ACTION_MAX ||
 	    (hk->flags & ~FHOOK_HOOK_FLAGS) || hk->reserved[0] || hk->reserved[1] ||
-	    hk->reserved[2] || hk->reserved[3] ||
+	    hk->reserved[2] ||
 	    hk->probability > FHOOK_HOOK_MAX_PROBABILITY)
+		return -EINVAL;
+	if (hk->stack_args > FHOOK_HOOK_MAX_STACK_ARGS || hk->__pad ||
+	    (hk->action != FHOOK_HOOK_AROUND && hk->stack_args))
 		return -EINVAL;
 	if ((hk->action != FHOOK_HOOK_RETURN && hk->retval) ||
 	    (hk->action != FHOOK_HOOK_REDIRECT && hk->redirect) ||
@@ -324,7 +365,8 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 	p->ops.func = fhook_hook_callback;
 	p->ops.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY;
 	if (arg->filter_len || arg->exclude_len || arg->nr_ips || arg->offset ||
-	    arg->maxactive || !arg->addr || arg->flags || arg->symbol_len)
+	    arg->maxactive || !arg->addr || arg->flags || arg->symbol_len || arg->filter ||
+	    arg->exclude || arg->ips || arg->symbol)
 		return -EINVAL;
 	ret = fhook_hook_copy(&hk, arg->hook);
 	if (ret)
@@ -349,6 +391,12 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 	}
 
 	if (hk.action == FHOOK_HOOK_REDIRECT) {
+		char sym[KSYM_SYMBOL_LEN];
+
+		/* a function's first byte, probeable kernel text */
+		sprint_symbol(sym, hk.redirect);
+		if (!strstr(sym, "+0x0/"))
+			return -EINVAL;
 		ret = fhook_kprobe_check_text(hk.redirect, &redirect);
 		if (ret)
 			return ret;
@@ -369,6 +417,8 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 	h->nth = hk.nth;
 	h->every = hk.every;
 	h->times = hk.times;
+	h->addr = arg->addr;
+	h->stack_args = hk.stack_args;
 	h->slot = -1;
 	INIT_LIST_HEAD(&h->drain_node);
 	p->hook = h;
@@ -406,11 +456,13 @@ static int fhook_hook_arm(struct fhook_probe *p)
 		return ret;
 	}
 	p->registered = true;
+	h->armed_once = true;
+	fhook_modwatch_add(p);
 	return 0;
 }
 
-/* The session's synchronize_rcu() follows (sync_rcu): !live is seen. */
-static void fhook_hook_disarm(struct fhook_probe *p)
+/* Under the modwatch lock: from the session or a module unload. */
+static void fhook_hook_unhook(struct fhook_probe *p)
 {
 	int ret;
 
@@ -418,10 +470,34 @@ static void fhook_hook_disarm(struct fhook_probe *p)
 		return;
 	/* no call is sent to us any more once this returns */
 	ret = unregister_ftrace_function(&p->ops);
-	if (ret)
+	if (ret) {
+		/* still attached: the probe must not be freed (session.c) */
 		pr_err("probe %u: unregister hook: %d\n", p->id, ret);
+		return;
+	}
 	p->registered = false;
 	WRITE_ONCE(p->hook->live, false);
+}
+
+/* The session's synchronize_rcu() follows (sync_rcu): !live is seen. */
+static void fhook_hook_disarm(struct fhook_probe *p)
+{
+	fhook_modwatch_unhook(p, fhook_hook_unhook);
+}
+
+/* The hooked function or the redirect target is in @mod. */
+static bool fhook_hook_in_module(struct fhook_probe *p, struct module *mod)
+{
+	struct fhook_hook_k *h = p->hook;
+
+	return within_module(h->addr, mod) || (h->redirect && within_module(h->redirect, mod));
+}
+
+/* Tasks preempted in our text, or in it while RCU was not watching. */
+static void fhook_hooks_sync(void)
+{
+	synchronize_rcu_tasks_rude();
+	synchronize_rcu_tasks();
 }
 
 static void fhook_hook_free(struct fhook_hook_k *h)
@@ -449,7 +525,7 @@ static void fhook_hooks_drain(struct work_struct *work)
 	mutex_unlock(&fhook_hooks_lock);
 	if (!list_empty(&done)) {
 		/* the last calls may still be on the trampoline's epilogue */
-		synchronize_rcu_tasks();
+		fhook_hooks_sync();
 		list_for_each_entry_safe(h, tmp, &done, drain_node) {
 			list_del(&h->drain_node);
 			pr_info("hook: the last call has left a removed hook (slot %d)\n", h->slot);
@@ -458,7 +534,7 @@ static void fhook_hooks_drain(struct work_struct *work)
 		}
 	}
 	if (left)
-		schedule_delayed_work(&fhook_drain_work, HZ / 20);
+		queue_delayed_work(system_long_wq, &fhook_drain_work, HZ / 20);
 }
 
 static void fhook_hook_release(struct fhook_probe *p)
@@ -477,8 +553,12 @@ static void fhook_hook_release(struct fhook_probe *p)
 		kfree(h);
 		return;
 	}
+	if (!h->armed_once) {
+		fhook_hook_free(h);	/* never reachable */
+		return;
+	}
 	if (!atomic_long_read(&h->inflight)) {
-		synchronize_rcu_tasks();
+		fhook_hooks_sync();
 		fhook_hook_free(h);
 		return;
 	}
@@ -489,7 +569,7 @@ static void fhook_hook_release(struct fhook_probe *p)
 	mutex_lock(&fhook_hooks_lock);
 	list_add_tail(&h->drain_node, &fhook_hooks_draining);
 	mutex_unlock(&fhook_hooks_lock);
-	schedule_delayed_work(&fhook_drain_work, HZ / 20);
+	queue_delayed_work(system_long_wq, &fhook_drain_work, HZ / 20);
 }
 
 void fhook_hooks_init(void)
@@ -498,6 +578,7 @@ void fhook_hooks_init(void)
 
 	BUILD_BUG_ON(offsetof(struct fhook_around_frame, slot) != FHOOK_AF_SLOT);
 	BUILD_BUG_ON(offsetof(struct fhook_around_frame, target) != FHOOK_AF_TARGET);
+	BUILD_BUG_ON(offsetof(struct fhook_around_frame, stack) != FHOOK_AF_STACK);
 	BUILD_BUG_ON(sizeof(struct fhook_around_frame) != FHOOK_AF_SIZE);
 	BUILD_BUG_ON(FHOOK_AF_SIZE % 16);
 	for_each_possible_cpu(cpu)
@@ -516,4 +597,6 @@ const struct fhook_probe_kind fhook_hook_kind = {
 	.disarm		= fhook_hook_disarm,
 	.release	= fhook_hook_release,
 	.sync_rcu	= true,
+	.in_module	= fhook_hook_in_module,
+	.unhook		= fhook_hook_unhook,
 };

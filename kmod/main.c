@@ -100,9 +100,15 @@ static int __init fhook_init(void)
 	if (ret)
 		return ret;
 	fhook_hooks_init();
+	ret = fhook_modwatch_init();
+	if (ret) {
+		fhook_fetch_exit();
+		return ret;
+	}
 	ret = misc_register(&fhook_misc);
 	if (ret) {
 		pr_err("misc_register: %d\n", ret);
+		fhook_modwatch_exit();
 		fhook_fetch_exit();
 		return ret;
 	}
@@ -119,6 +125,7 @@ static void __exit fhook_exit(void)
 {
 	/* no session can exist here: each one holds a module reference */
 	misc_deregister(&fhook_misc);
+	fhook_modwatch_exit();
 	fhook_hooks_exit();
 	fhook_fetch_exit();
 }

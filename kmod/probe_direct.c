@@ -13,7 +13,9 @@
 #include "fhook.h"
 #include "tramp.h"
 
+#include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/slab.h>
 
 /* slot -> probe; set before the probe is armed, cleared after release */
 static struct fhook_probe *fhook_direct_slots[FHOOK_NR_SLOTS];
@@ -67,12 +69,15 @@ static int fhook_direct_arm(struct fhook_probe *p)
 {
 	int ret = fhook_direct_register(&p->ops, fhook_direct_tramp(p, p->count_only));
 
-	if (!ret)
-		p->registered = true;
-	return ret;
+	if (ret)
+		return ret;
+	p->registered = true;
+	fhook_modwatch_add(p);
+	return 0;
 }
 
-static void fhook_direct_disarm(struct fhook_probe *p)
+/* Under the modwatch lock: from the session or a module unload. */
+static void fhook_direct_unhook(struct fhook_probe *p)
 {
 	int ret;
 
@@ -80,13 +85,35 @@ static void fhook_direct_disarm(struct fhook_probe *p)
 		return;
 	/* waits until no task is on the trampoline (RCU tasks) */
 	ret = fhook_direct_unregister(&p->ops, fhook_direct_tramp(p, p->count_only));
-	if (ret)
+	if (ret) {
+		/* still attached: the probe must not be freed (session.c) */
 		pr_err("probe %u: unregister direct: %d\n", p->id, ret);
+		return;
+	}
 	p->registered = false;
+}
+
+static void fhook_direct_disarm(struct fhook_probe *p)
+{
+	fhook_modwatch_unhook(p, fhook_direct_unhook);
+}
+
+/* Does the probe hook a function of @mod (its ips, or globs matching)? */
+static bool fhook_direct_in_module(struct fhook_probe *p, struct module *mod)
+{
+	u32 i;
+
+	for (i = 0; i < p->nr_ips; i++)
+		if (within_module(p->ips[i], mod))
+			return true;
+	return p->filter_text && fhook_module_matches(mod, p->filter_text, p->exclude_text);
 }
 
 static void fhook_direct_release(struct fhook_probe *p)
 {
+	kfree(p->filter_text);
+	kfree(p->exclude_text);
+	kvfree(p->ips);
 	ftrace_free_filter(&p->ops);
 	fhook_triggers_free(p);
 	kfree(p->pred);
@@ -129,4 +156,6 @@ const struct fhook_probe_kind fhook_direct_kind = {
 	.arm		= fhook_direct_arm,
 	.disarm		= fhook_direct_disarm,
 	.release	= fhook_direct_release,
+	.in_module	= fhook_direct_in_module,
+	.unhook		= fhook_direct_unhook,
 };

@@ -127,7 +127,8 @@ notrace void fhook_probe_count(struct fhook_probe *p)
 
 	preempt_disable_notrace();
 	c = fhook_counters(s, smp_processor_id(), p->id);
-	if (fhook_session_wants(s) && (!p->pred || fhook_pred_run(p->pred, NULL, 0)))
+	if (fhook_session_wants(s) && !READ_ONCE(p->paused) &&
+	    (!p->pred || fhook_pred_run(p->pred, NULL, 0)))
 		fhook_count(&c->hits);
 	else
 		fhook_count(&c->filtered);
@@ -235,6 +236,17 @@ int fhook_func_filter_init(struct fhook_probe *p, const struct fhook_probe_add *
 			goto out;
 		}
 	}
+	/*
+	 * Direct probes keep what they hook, for module unloads
+	 * (modwatch.c): copies, since ftrace writes into the text it parses.
+	 */
+	if (p->type == FHOOK_PROBE_DIRECT) {
+		p->filter_text = kstrdup(filter, GFP_KERNEL);	/* NULL stays NULL */
+		p->exclude_text = kstrdup(exclude, GFP_KERNEL);
+		ret = -ENOMEM;
+		if ((filter && !p->filter_text) || (exclude && !p->exclude_text))
+			goto out;
+	}
 
 	if (filter) {
 		ret = fhook_func_set_patterns(p, filter, ftrace_set_filter, &index, err_index);
@@ -260,6 +272,11 @@ int fhook_func_filter_init(struct fhook_probe *p, const struct fhook_probe_add *
 		}
 	}
 	ret = 0;
+	if (p->type == FHOOK_PROBE_DIRECT) {
+		p->ips = ips;
+		p->nr_ips = arg->nr_ips;
+		ips = NULL;
+	}
 out:
 	kvfree(ips);
 	kfree(exclude);
@@ -293,8 +310,11 @@ static void fhook_func_probe_disarm(struct fhook_probe *p)
 		return;
 	/* waits for callbacks in flight (RCU tasks for dynamic ops) */
 	ret = unregister_ftrace_function(&p->ops);
-	if (ret)
+	if (ret) {
+		/* still attached: the probe must not be freed (session.c) */
 		pr_err("probe %u: unregister_ftrace_function: %d\n", p->id, ret);
+		return;
+	}
 	p->registered = false;
 }
 

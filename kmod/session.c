@@ -7,6 +7,8 @@
  */
 #include "fhook.h"
 
+#include <linux/module.h>
+
 #include <linux/delay.h>
 #include <linux/log2.h>
 #include <linux/poll.h>
@@ -107,6 +109,16 @@ static void fhook_session_disarm(struct fhook_session *s)
 
 static void fhook_probe_free(struct fhook_probe *p)
 {
+	/*
+	 * Unregistering failed (ftrace gave up, e.g. after a fault): its
+	 * callbacks or trampolines may still run.  Leak the probe and keep
+	 * the module rather than free what they use.
+	 */
+	if (p->registered) {
+		pr_err("probe %u is still registered: kept, and the module with it\n", p->id);
+		__module_get(THIS_MODULE);
+		return;
+	}
 	if (p->kind->release)
 		p->kind->release(p);
 	kfree(p);
@@ -288,6 +300,7 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 	p->kind = fhook_kinds[pa.type];
 	p->id = s->next_probe_id;
 	p->slot = -1;
+	INIT_LIST_HEAD(&p->watch_node);
 
 	ret = p->kind->init ? p->kind->init(p, &pa, &err_index) : 0;
 	pa.err_index = err_index;

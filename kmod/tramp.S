@@ -31,9 +31,10 @@
 	32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,		\
 	48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63
 
-/* 6.2+: call depth tracking (retbleed=stuff) */
-#ifndef CALL_DEPTH_ACCOUNT
-#define CALL_DEPTH_ACCOUNT
+/* 6.2+: call depth tracking (retbleed=stuff), an assembler macro there */
+#ifndef FHOOK_HAVE_CALL_DEPTH_ACCOUNT
+.macro CALL_DEPTH_ACCOUNT
+.endm
 #endif
 
 	.text
@@ -116,9 +117,13 @@ SYM_FUNC_START(fhook_around_common)
 	movq	%r11, FHOOK_AF_SLOT(%rsp)
 	movq	%rsp, %rdi
 	call	fhook_around_enter
-	/* the caller's stack arguments, as the body expects them */
-	.irp off, 72, 64, 56, 48, 40, 32, 24, 16
-	pushq	\off(%rbp)
+	/*
+	 * the caller's stack arguments, as the body expects them (C copied
+	 * the ones there are, reading with fault handling: above a function
+	 * called at the top of an IRQ stack is the guard page)
+	 */
+	.irp off, 56, 48, 40, 32, 24, 16, 8, 0
+	pushq	-FHOOK_AF_SIZE+FHOOK_AF_STACK+\off(%rbp)
 	.endr
 	movq	-FHOOK_AF_SIZE+RDI(%rbp), %rdi
 	movq	-FHOOK_AF_SIZE+RSI(%rbp), %rsi

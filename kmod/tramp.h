@@ -17,7 +17,8 @@
 /* struct fhook_around_frame: a struct pt_regs (168 bytes), then these */
 #define FHOOK_AF_SLOT		168
 #define FHOOK_AF_TARGET		176
-#define FHOOK_AF_SIZE		464
+#define FHOOK_AF_STACK		184	/* u64[8]: the caller's stack arguments */
+#define FHOOK_AF_SIZE		528
 
 #ifndef __ASSEMBLY__
 /* tramp.S: the slots' entry addresses by kind, the RETURN stub */

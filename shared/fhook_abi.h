@@ -314,7 +314,14 @@ struct fhook_hook {
 	__u64 nth;		/* in: only the nth matching call (1-based), 0 = off */
 	__u64 every;		/* in: every nth matching call, 0 = off */
 	__u64 times;		/* in: at most this many actions, 0 = no limit */
-	__u64 reserved[4];	/* must be zero */
+	/*
+	 * AROUND: words of arguments the caller passed on the stack (the 7th
+	 * argument on), copied for the body: 0..FHOOK_HOOK_MAX_STACK_ARGS.
+	 * Userspace knows them from BTF; 8 when it cannot tell.
+	 */
+	__u32 stack_args;
+	__u32 __pad;		/* must be zero */
+	__u64 reserved[3];	/* must be zero */
 };
 
 /* Size of struct fhook_probe_add before the kprobe fields (ABI 1.0). */

@@ -298,7 +298,8 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
             "at most N times")("probability", po::value<std::string>()->value_name("PCT"),
                                "each matching call with PCT percent probability")(
             "record", "--return/--redirect: print each call changed")(
-            "force", "--redirect without BTF for both functions: skip the prototype check");
+            "force", "--redirect without BTF for both functions: skip the prototype check; "
+                     "--trace-around of a variadic function");
     }
     if (mode == Mode::Trace || mode == Mode::Hook) {
         options.add_options()("format,f", po::value<std::string>()->value_name("FMT"),
@@ -633,6 +634,35 @@ HookPlan plan_hook(TraceOptions& opt, Ksyms& ksyms, const BtfProvider& btf_provi
         throw_runtime("cannot hook " + bare + ": " + why, EBUSY);
     }
 
+    if (opt.hook.action == FHOOK_HOOK_AROUND) {
+        // the words of arguments the caller passes on the stack, which the
+        // trampoline copies for the body (all it can, 8, without BTF)
+        opt.hook.stack_args = FHOOK_HOOK_MAX_STACK_ARGS;
+        const KernelBtf* btf = btf_provider();
+        if (auto f = btf ? btf->function(bare) : std::nullopt) {
+            if (f->variadic && !opt.force) {
+                throw_usage("--trace-around " + bare +
+                            ": a variadic function may take more stack arguments than the 8 "
+                            "words the trampoline copies; --force to hook it anyway");
+            }
+            std::uint32_t regs = 0, words = 0;
+            for (const auto& param : f->params) {
+                const std::uint32_t size = btf->size(param.type);
+                const std::uint32_t n = (size + 7) / 8;
+                if (size <= 16 && regs + n <= 6) {
+                    regs += n; // in registers
+                } else {
+                    words += n;
+                }
+            }
+            if (words > FHOOK_HOOK_MAX_STACK_ARGS) {
+                throw_usage("--trace-around " + bare + ": its arguments take " +
+                            std::to_string(words) + " stack words, the trampoline copies " +
+                            std::to_string(FHOOK_HOOK_MAX_STACK_ARGS));
+            }
+            opt.hook.stack_args = f->variadic ? FHOOK_HOOK_MAX_STACK_ARGS : words;
+        }
+    }
     if (opt.hook.action == FHOOK_HOOK_REDIRECT) {
         opt.hook.redirect = resolve_function(ksyms, opt.redirect);
         const std::string other = opt.redirect.substr(opt.redirect.find(':') + 1);

@@ -5,7 +5,8 @@
 # traced command's processes, --probability within bounds) and no others;
 # --record prints each injection; --redirect sends every call to a
 # function of the same prototype and BTF refuses a mismatch; conflicts are
-# explained before arming; killing the controller removes the hook.
+# explained before arming; killing the controller removes the hook;
+# unloading a hooked module unhooks it.
 . /fhook/lib.sh
 
 TH=/proc/fhook_testmod_hooks
@@ -86,6 +87,11 @@ grep -q 'prototypes differ' $D/proto.err || fail "no prototype message: $(cat $D
 run_fhook $D/self hook --redirect fhook_testmod_ret --force fhook_testmod_ret -- true
 expect_eq "$RC" 1 "--redirect to itself: exit code"
 
+# not traceable (notrace): said before anything is armed
+run_fhook $D/nt hook --trace-around __schedule -- true
+expect_eq "$RC" 1 "hook on a notrace function: exit code"
+grep -q 'not in available_filter_functions' $D/nt.err || fail "notrace: $(cat $D/nt.err)"
+
 # conflicts are explained before arming; killing the controller unhooks
 fhook hook --trace-around fhook_testmod_ret --duration 60 > $D/bg.out 2> $D/bg.err &
 BG=$!
@@ -110,5 +116,24 @@ expect_eq "$RC" 1 "a hook on a function with a direct trampoline: exit code"
 grep -q 'has a direct trampoline' $D/confd.err || fail "no conflict plan: $(cat $D/confd.err)"
 kill -INT $BG
 wait $BG
+
+# a hooked module is unloaded: fhook unhooks it (no stale ftrace filter
+# entry for a later module at that address to trip over), the sessions
+# live on; reloaded, the module works and nothing warns
+fhook hook --trace-around fhook_testmod_ret --duration 60 > $D/mh.out 2>&1 &
+MH=$!
+fhook count --via direct 'fhook_testmod_t*' --duration 60 > $D/md.out 2>&1 &
+MD=$!
+wait_for 30 sh -c "grep -q 'fhook_testmod_ret.* I' $T/enabled_functions && grep -q 'fhook_testmod_target.* D' $T/enabled_functions" ||
+	fail "hook and direct probe not attached: $(cat $T/enabled_functions)"
+rmmod fhook_testmod || fail "rmmod fhook_testmod with fhook's hooks on it"
+expect_eq "$(dmesg | grep -c 'is going away: its hook on it is removed')" 2 "unhook messages"
+grep -q fhook_testmod $T/enabled_functions && fail "left in enabled_functions: $(cat $T/enabled_functions)"
+load_workmod
+echo reset > $TH
+echo ret 10 > $TH
+expect_eq "$(ret_field normal)" 10 "the reloaded module's calls"
+kill -INT $MH $MD
+wait $MH $MD
 unload_fhook
-pass "lab gate + taint; --return exact (nth, every/times, filter, command, probability); redirect; conflicts"
+pass "lab gate + taint; --return exact (nth, every/times, filter, command, probability); redirect; conflicts; module unload"
