@@ -1,11 +1,11 @@
-# trace_all: "fhook trace '*'" (every traceable function) for 60 s on 4
+# trace_all: "fhook trace '*'" (every traceable function) for 30 s (FHOOK_TEST_TRACE_ALL_SECS) on 4
 # vCPUs while two workloads fork, read, write and sleep.  A heartbeat that
 # wakes every second must never see a gap over 5 s, the trace must produce
 # events, fhook must stop by itself (--duration) and the guest must respond
 # afterwards.  FHOOK_TEST_TRACE_ALL_SECS changes the duration.
 . /fhook/lib.sh
 
-DUR=${FHOOK_TEST_TRACE_ALL_SECS:-$(pick 60 30)}
+DUR=${FHOOK_TEST_TRACE_ALL_SECS:-$(pick 30 30)}
 load_fhook
 nf=$(wc -l < $T/available_filter_functions)
 log "$nf traceable functions, $(nproc) CPUs"
