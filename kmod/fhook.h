@@ -126,6 +126,11 @@ struct fhook_probe_kind {
 	void (*release)(struct fhook_probe *p);
 	/* handlers run with preemption off: synchronize_rcu() after disarm */
 	bool sync_rcu;
+	/*
+	 * disarm unregisters (ftrace ops): still `registered` after it means
+	 * unregistering failed (kprobes and uprobes unregister in release)
+	 */
+	bool disarm_unregisters;
 	/* hooks, direct probes (modwatch.c): does it touch @mod; unregister */
 	bool (*in_module)(struct fhook_probe *p, struct module *mod);
 	void (*unhook)(struct fhook_probe *p);

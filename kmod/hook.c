@@ -596,6 +596,7 @@ const struct fhook_probe_kind fhook_hook_kind = {
 	.arm		= fhook_hook_arm,
 	.disarm		= fhook_hook_disarm,
 	.release	= fhook_hook_release,
+	.disarm_unregisters = true,
 	.sync_rcu	= true,
 	.in_module	= fhook_hook_in_module,
 	.unhook		= fhook_hook_unhook,

@@ -156,6 +156,7 @@ const struct fhook_probe_kind fhook_direct_kind = {
 	.arm		= fhook_direct_arm,
 	.disarm		= fhook_direct_disarm,
 	.release	= fhook_direct_release,
+	.disarm_unregisters = true,
 	.in_module	= fhook_direct_in_module,
 	.unhook		= fhook_direct_unhook,
 };

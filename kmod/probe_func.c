@@ -330,4 +330,5 @@ const struct fhook_probe_kind fhook_func_kind = {
 	.arm		= fhook_func_probe_arm,
 	.disarm		= fhook_func_probe_disarm,
 	.release	= fhook_func_probe_release,
+	.disarm_unregisters = true,
 };

@@ -114,7 +114,7 @@ static void fhook_probe_free(struct fhook_probe *p)
 	 * callbacks or trampolines may still run.  Leak the probe and keep
 	 * the module rather than free what they use.
 	 */
-	if (p->registered) {
+	if (p->registered && p->kind->disarm_unregisters) {
 		pr_err("probe %u is still registered: kept, and the module with it\n", p->id);
 		__module_get(THIS_MODULE);
 		return;

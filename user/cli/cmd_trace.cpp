@@ -252,38 +252,52 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
     }
 
     po::options_description options("Options");
+    const bool records = mode != Mode::Count; // count writes no records
     options.add_options()("pid,p", po::value<std::vector<std::string>>()->value_name("PID"),
                           "only these processes (repeatable; matches tgid or tid)")(
-        "cpu", po::value<std::string>()->value_name("LIST"), "only these CPUs, e.g. 0 or 0,2-3")(
-        "buffer-size,b", po::value<std::string>()->value_name("KB"),
-        "ring size per CPU in KiB (default 1024), rounded up to a power of two, minimum 4")(
-        "overwrite", "flight recorder: keep the newest events, print them at the end and on "
-                     "SIGUSR2 (minimum --buffer-size 32)")(
-        "watermark", po::value<std::string>()->value_name("KB"),
-        "wake the reader at KiB pending per CPU (default: a quarter of the ring)")(
-        "wakeup-events", po::value<std::string>()->value_name("N"),
-        "also wake the reader at N pending events per CPU")(
-        "flush", po::value<std::string>()->value_name("MS"),
-        "deliver events below the watermarks after at most MS ms (default 100)")(
-        "stack", "record the stack with every event: the kernel stack, or the user stack "
-                 "(frame pointers) for uprobes")(
-        "trigger", po::value<std::vector<std::string>>()->value_name("EVENT=ACTION"),
-        "run ACTION[:N] [if FILTER] on EVENT's hits (repeatable): traceoff, traceon, "
-        "stacktrace, snapshot, enable:EVENT2, disable:EVENT2; EVENT 'func' is the function "
-        "probe")(
-        "filter", po::value<std::string>()->value_name("EXPR"),
-        "record only hits where EXPR holds, evaluated in the kernel (probes without their own "
-        "'if EXPR'; function probes: common_pid, tgid, comm, cpu)")(
+        "cpu", po::value<std::string>()->value_name("LIST"), "only these CPUs, e.g. 0 or 0,2-3");
+    if (records) {
+        options.add_options()("buffer-size,b", po::value<std::string>()->value_name("KB"),
+                              "ring size per CPU in KiB (default 1024), rounded up to a power of "
+                              "two, minimum 4")(
+            "watermark", po::value<std::string>()->value_name("KB"),
+            "wake the reader at KiB pending per CPU (default: a quarter of the ring)")(
+            "wakeup-events", po::value<std::string>()->value_name("N"),
+            "also wake the reader at N pending events per CPU")(
+            "flush", po::value<std::string>()->value_name("MS"),
+            "deliver events below the watermarks after at most MS ms (default 100)");
+    }
+    if (records && mode != Mode::Hook) {
+        options.add_options()("overwrite",
+                              "flight recorder: keep the newest events, print them at the end and "
+                              "on SIGUSR2 (minimum --buffer-size 32)")(
+            "stack", "record the stack with every event: the kernel stack, or the user stack "
+                     "(frame pointers) for uprobes")(
+            "trigger", po::value<std::vector<std::string>>()->value_name("EVENT=ACTION"),
+            "run ACTION[:N] [if FILTER] on EVENT's hits (repeatable): traceoff, traceon, "
+            "stacktrace, snapshot, enable:EVENT2, disable:EVENT2; EVENT 'func' is the function "
+            "probe");
+    }
+    options.add_options()("filter", po::value<std::string>()->value_name("EXPR"),
+                          mode == Mode::Hook
+                              ? "act only on calls where EXPR holds (on the FIELDs and the task)"
+                              : "record only hits where EXPR holds, evaluated in the kernel "
+                                "(probes without their own 'if EXPR'; function probes: "
+                                "common_pid, tgid, comm, cpu)")(
         "duration,d", po::value<std::string>()->value_name("SEC"),
         "stop after SEC seconds (fractions allowed)")(
         "output,o", po::value<std::string>()->value_name("FILE"),
-        mode == Mode::Record
-            ? "the record file to write (required)"
-            : "write the event text to FILE instead of stdout")("quiet,q", "no summary on stderr")(
-        "via", po::value<std::string>()->value_name("HOW"),
-        "how function probes attach: ops (ftrace_ops callback, default), direct (fhook's "
-        "trampoline through the direct-call API), kprobe (one kprobe per function)")(
-        "help,h", "show this help");
+        mode == Mode::Record ? "the record file to write (required)"
+        : mode == Mode::Count
+            ? "write the table to FILE instead of stdout"
+            : "write the event text to FILE instead of stdout")("quiet,q", "no summary on stderr");
+    if (mode != Mode::Hook) {
+        options.add_options()(
+            "via", po::value<std::string>()->value_name("HOW"),
+            "how function probes attach: ops (ftrace_ops callback, default), direct (fhook's "
+            "trampoline through the direct-call API), kprobe (one kprobe per function)");
+    }
+    options.add_options()("help,h", "show this help");
     if (mode == Mode::Hook) {
         options.add_options()("trace-around",
                               "call the function, record fields, return value and "
@@ -354,6 +368,7 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
     }
     opt.ring.bytes = ring_bytes_from_kib(
         vm.count("buffer-size") ? parse_u64("--buffer-size", vm["buffer-size"].as<std::string>())
+        : mode == Mode::Count   ? FHOOK_RING_MIN_SIZE / 1024 // no records
                                 : FHOOK_RING_DEF_SIZE / 1024);
     opt.ring.overwrite = vm.count("overwrite") != 0;
     if (vm.count("watermark")) {
