@@ -37,13 +37,8 @@
 .endm
 #endif
 
-	.text
-
-/* fhook_direct_count(slot): count a hit */
-SYM_FUNC_START(fhook_direct_count_common)
-	CALL_DEPTH_ACCOUNT
-	pushq	%rbp
-	movq	%rsp, %rbp
+/* the argument registers (and %rax, %r10) around a call into C */
+.macro FHOOK_SAVE_ARGS
 	pushq	%rdi
 	pushq	%rsi
 	pushq	%rdx
@@ -52,8 +47,9 @@ SYM_FUNC_START(fhook_direct_count_common)
 	pushq	%r9
 	pushq	%rax
 	pushq	%r10
-	movq	%r11, %rdi
-	call	fhook_direct_count
+.endm
+
+.macro FHOOK_RESTORE_ARGS
 	popq	%r10
 	popq	%rax
 	popq	%r9
@@ -62,6 +58,19 @@ SYM_FUNC_START(fhook_direct_count_common)
 	popq	%rdx
 	popq	%rsi
 	popq	%rdi
+.endm
+
+	.text
+
+/* fhook_direct_count(slot): count a hit */
+SYM_FUNC_START(fhook_direct_count_common)
+	CALL_DEPTH_ACCOUNT
+	pushq	%rbp
+	movq	%rsp, %rbp
+	FHOOK_SAVE_ARGS
+	movq	%r11, %rdi
+	call	fhook_direct_count
+	FHOOK_RESTORE_ARGS
 	leave
 	RET
 SYM_FUNC_END(fhook_direct_count_common)
@@ -71,26 +80,12 @@ SYM_FUNC_START(fhook_direct_record_common)
 	CALL_DEPTH_ACCOUNT
 	pushq	%rbp
 	movq	%rsp, %rbp
-	pushq	%rdi
-	pushq	%rsi
-	pushq	%rdx
-	pushq	%rcx
-	pushq	%r8
-	pushq	%r9
-	pushq	%rax
-	pushq	%r10
+	FHOOK_SAVE_ARGS
 	movq	%r11, %rdi
 	movq	8(%rbp), %rsi
 	movq	16(%rbp), %rdx
 	call	fhook_direct_record
-	popq	%r10
-	popq	%rax
-	popq	%r9
-	popq	%r8
-	popq	%rcx
-	popq	%rdx
-	popq	%rsi
-	popq	%rdi
+	FHOOK_RESTORE_ARGS
 	leave
 	RET
 SYM_FUNC_END(fhook_direct_record_common)

@@ -1060,8 +1060,8 @@ int run(const Args& args, Mode mode) {
     sink->finish(session, probes);
 
     const bool exec_failed = child && child->exited() && child->exec_failed();
-    if (mode == Mode::Count) {
-        OutputWriter out(output_fd ? output_fd.get() : STDOUT_FILENO);
+    if (mode == Mode::Count || mode == Mode::Stat) {
+        // one row per probe: the ioctl's totals, filtered from the stats area
         std::vector<StatRow> rows;
         for (const auto& p : probes) {
             StatRow row{p.id, session.stats(p.id), 0, p.description};
@@ -1072,25 +1072,11 @@ int run(const Args& args, Mode mode) {
             }
             rows.push_back(std::move(row));
         }
-        out.append(count_table(rows, opt.via == Via::Direct   ? "direct"
-                                     : opt.via == Via::Kprobe ? "kprobe"
-                                                              : "ops"));
-        out.flush();
-        return exec_failed ? 1 : 0;
-    }
-    if (mode == Mode::Stat) {
         OutputWriter out(output_fd ? output_fd.get() : STDOUT_FILENO);
-        std::vector<StatRow> rows;
-        for (const auto& p : probes) {
-            StatRow row{p.id, session.stats(p.id), 0, p.description};
-            if (const StatsView view = reader.stats()) {
-                for (std::uint32_t cpu = 0; cpu < view.nr_cpus(); cpu++) {
-                    row.filtered += view.at(cpu, p.id).filtered;
-                }
-            }
-            rows.push_back(std::move(row));
-        }
-        out.append(stat_table(rows));
+        out.append(mode == Mode::Stat ? stat_table(rows)
+                                      : count_table(rows, opt.via == Via::Direct   ? "direct"
+                                                          : opt.via == Via::Kprobe ? "kprobe"
+                                                                                   : "ops"));
         out.flush();
         return exec_failed ? 1 : 0;
     }
