@@ -74,8 +74,9 @@ static inline void fhook_uprobe_unregister(struct fhook_uprobe_handle *h,
  * ftrace direct calls, the ops-based API: 6.1 names it *_multi and leaves
  * the filter to the caller on unregister; 6.5+ drops the suffix and takes
  * a free_filters flag.  The filter is freed by the probe's release either
- * way.  ops->func and ops->trampoline must be clear before (re)registering
- * (6.1 refuses otherwise; unregistering leaves them set).
+ * way.  ops->func and ops->trampoline must be clear before registering
+ * (6.1 refuses otherwise; unregistering clears them, a failed registration
+ * may not).
  */
 static inline int fhook_direct_register(struct ftrace_ops *ops, unsigned long addr)
 {
