@@ -269,6 +269,7 @@ extern const struct fhook_probe_kind fhook_func_kind, fhook_kprobe_kind, fhook_u
 int fhook_func_filter_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
 			   s32 *err_index);
 void fhook_func_hit(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
+bool fhook_ops_unregister(struct fhook_probe *p);
 void fhook_probe_count(struct fhook_probe *p);
 
 /* probe_direct.c, hook.c: the C side of tramp.S */

@@ -464,19 +464,9 @@ static int fhook_hook_arm(struct fhook_probe *p)
 /* Under the modwatch lock: from the session or a module unload. */
 static void fhook_hook_unhook(struct fhook_probe *p)
 {
-	int ret;
-
-	if (!p->registered)
-		return;
-	/* no call is sent to us any more once this returns */
-	ret = unregister_ftrace_function(&p->ops);
-	if (ret) {
-		/* still attached: the probe must not be freed (session.c) */
-		pr_err("probe %u: unregister hook: %d\n", p->id, ret);
-		return;
-	}
-	p->registered = false;
-	WRITE_ONCE(p->hook->live, false);
+	/* no call is sent to us any more once this returns true */
+	if (fhook_ops_unregister(p))
+		WRITE_ONCE(p->hook->live, false);
 }
 
 /* The session's synchronize_rcu() follows (sync_rcu): !live is seen. */

@@ -302,20 +302,30 @@ static int fhook_func_probe_arm(struct fhook_probe *p)
 	return ret;
 }
 
-static void fhook_func_probe_disarm(struct fhook_probe *p)
+/*
+ * Unregister a probe's ftrace_ops (function probes, hooks).  True when it
+ * was registered and no longer is; when ftrace refuses, the probe stays
+ * registered and must not be freed (session.c).
+ */
+bool fhook_ops_unregister(struct fhook_probe *p)
 {
 	int ret;
 
 	if (!p->registered)
-		return;
+		return false;
 	/* waits for callbacks in flight (RCU tasks for dynamic ops) */
 	ret = unregister_ftrace_function(&p->ops);
 	if (ret) {
-		/* still attached: the probe must not be freed (session.c) */
 		pr_err("probe %u: unregister_ftrace_function: %d\n", p->id, ret);
-		return;
+		return false;
 	}
 	p->registered = false;
+	return true;
+}
+
+static void fhook_func_probe_disarm(struct fhook_probe *p)
+{
+	fhook_ops_unregister(p);
 }
 
 static void fhook_func_probe_release(struct fhook_probe *p)
