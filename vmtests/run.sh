@@ -55,7 +55,9 @@ usage: vmtests/run.sh [options]
                   timeouts)
   --list          list the groups and tests and exit
 Logs: build/vm/<release>/<group>/{console.log,dmesg.log,logs/<test>.{log,kmsg}}
-Slow kernels (release *-kdebug, or FHOOK_VM_SLOW=N): timeouts times N.
+Slow kernels (release *-kdebug, or FHOOK_VM_SLOW=N): timeouts times N; the
+tests marked "debian" in tests.list are left out there (FHOOK_VM_DEBUG_ALL=1
+runs them too).
 EOF
 }
 
@@ -76,7 +78,8 @@ while [ $# -gt 0 ]; do
 	--list)
 		awk '/^@group/ { g = $2; a = ""; for (i = 3; i <= NF; i++) a = a " " $i
 				 printf "%s:%s\n", g, a; next }
-		     !/^#/ && NF { printf "  %-20s %4ss %s\n", $1, $2, $3 == "fhook" ? "" : "(no fhook needed)" }
+		     !/^#/ && NF { printf "  %-20s %4ss %s%s\n", $1, $2, $3 == "fhook" ? "" : "(no fhook needed)",
+				   $4 == "debian" ? "(not on slow kernels)" : "" }
 		     END { print "per group: kmemleak_<group> (kernels with kmemleak), dmesg_<group> (host side)" }' "$tests_list"
 		exit 0 ;;
 	-h|--help) usage; exit 0 ;;
@@ -118,9 +121,10 @@ done
 
 # ------------------------------------------------------------------ tests
 # tests.list: "@group NAME [smp=N] [mem=MB] [stress]" lines start a group
-# (one boot); "name timeout needs" lines are its tests, in run order.
+# (one boot); "name timeout needs [kernels]" lines are its tests, in run
+# order.
 all_tests=() groups=() needs_fhook=0
-declare -A t_needs t_tmo t_group g_smp g_mem g_stress g_tests g_est g_slow_append
+declare -A t_needs t_tmo t_group t_kernels g_smp g_mem g_stress g_tests g_est g_slow_append
 group=""
 while read -r -a f; do
 	if [ "${f[0]}" = @group ]; then
@@ -144,6 +148,11 @@ while read -r -a f; do
 	all_tests+=("${f[0]}")
 	t_tmo[${f[0]}]=${f[1]}
 	t_needs[${f[0]}]=${f[2]}
+	t_kernels[${f[0]}]=${f[3]:-all}
+	case ${t_kernels[${f[0]}]} in
+	all | debian) ;;
+	*) die "tests.list: ${f[0]}: kernels must be 'all' or 'debian'" ;;
+	esac
 	t_group[${f[0]}]=$group
 done < <(awk '!/^#/ && NF' "$tests_list")
 tests=()
@@ -365,7 +374,7 @@ REL='$rel'
 MODE='$mode'
 VERBOSE='$verbose'
 GROUP='$g'
-TESTS='${g_tests[$g]:-}'
+TESTS='$(group_tests "$rel" "$g")'
 SLOW='$(slow_factor "$rel")'
 EOC
 		# knobs for the tests, e.g. FHOOK_TEST_FUZZ_SEED=123
@@ -393,7 +402,7 @@ line() {	# line REL NAME STATUS [DETAIL]
 	SKIP) word=SKIP ;;
 	*) word=FAIL st=FAIL ;;
 	esac
-	echo "$st $name" >> "$tally"
+	echo "$st $name${detail:+ $detail}" >> "$tally"
 	printf '%-22s %s %s %s%s\n' "$rel" "$name" "$dots" "$word" "${detail:+ $detail}"
 }
 
@@ -553,12 +562,26 @@ cleanup_qemu() {
 trap 'cleanup_qemu; exit 130' INT TERM
 trap cleanup_qemu EXIT
 
+# group_tests REL GROUP: the selected tests of GROUP that run on REL (tests
+# marked "debian" do not run on slow kernels unless FHOOK_VM_DEBUG_ALL=1)
+group_tests() {
+	local t out=""
+	for t in ${g_tests[$2]:-}; do
+		if [ "${t_kernels[$t]}" = debian ] && [ "$(slow_factor "$1")" != 1 ] &&
+			[ "${FHOOK_VM_DEBUG_ALL:-0}" != 1 ]; then
+			continue
+		fi
+		out+="$t "
+	done
+	echo "$out"
+}
+
 # run_group REL GROUP: boot REL with GROUP's tests, report them
 run_group() {
 	local rel=$1 g=$2
 	local dir=$vm/$rel/$g qrc t0 t1 why="" done_line slow stall hard t smp mem
 	local -a gt
-	read -r -a gt <<< "${g_tests[$g]:-}"
+	read -r -a gt <<< "$(group_tests "$rel" "$g")"
 	slow=$(slow_factor "$rel")
 	smp=${g_smp[$g]:-2} mem=${g_mem[$g]:-1024}
 	# kernel parameters for this group on slow kernels ("a,b" -> "a b")
@@ -724,6 +747,7 @@ for rel in "${kernels[@]}"; do
 		continue
 	fi
 	for g in "${run_groups[@]}"; do
+		[ -n "$(group_tests "$rel" "$g")" ] || continue
 		boots+=("$(($(slow_factor "$rel") * ${g_est[$g]})) $rel $g")
 	done
 done
@@ -766,14 +790,22 @@ for p in "${job_pids[@]}"; do
 done
 trap - INT TERM
 
+# The failures again, last, with the end of their logs: CI often shows
+# only the tail of the output.
 n_pass=0 n_fail=0 n_skip=0
 for b in "${boots[@]}"; do
 	read -r rel g <<< "$b"
-	while read -r st _; do
+	while read -r st name detail; do
 		case $st in
 		PASS) n_pass=$((n_pass + 1)) ;;
 		SKIP) n_skip=$((n_skip + 1)) ;;
-		*) n_fail=$((n_fail + 1)) ;;
+		*)
+			n_fail=$((n_fail + 1))
+			echo "FAILED: $rel $g $name${detail:+: $detail}"
+			if [ -s "$vm/$rel/$g/logs/$name.log" ]; then
+				tail -n 12 "$vm/$rel/$g/logs/$name.log" | indent
+			fi
+			;;
 		esac
 	done < "$vm/$rel/$g/tally"
 done
