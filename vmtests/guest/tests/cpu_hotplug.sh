@@ -1,4 +1,4 @@
-# cpu_hotplug: CPU 1 goes offline and online again 5 times (3 on the debug kernel) while "fhook
+# cpu_hotplug: CPU 1 goes offline and online again 5 times (2 on the debug kernel) while "fhook
 # trace vfs_read" streams a load pinned to CPU 1.  The accounting stays exact
 # (hits == events + lost, the LOST lines add up), events from CPU 1 keep
 # arriving after it came back, nothing bad is logged, and the probes detach.
@@ -6,7 +6,7 @@
 
 ON=/sys/devices/system/cpu/cpu1/online
 [ -w $ON ] || skip "CPU 1 cannot be taken offline here"
-ROUNDS=$(pick 5 3)
+ROUNDS=$(pick 5 2)
 # CPU 1 comes back whatever happens, for the tests after this one
 trap 'echo 1 > $ON 2> /dev/null' EXIT
 load_fhook

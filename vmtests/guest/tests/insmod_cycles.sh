@@ -1,4 +1,4 @@
-# insmod_cycles: 100 cycles (FHOOK_TEST_CYCLES) of insmod, one real session through the raw ABI
+# insmod_cycles: 60 cycles (FHOOK_TEST_CYCLES) of insmod, one real session through the raw ABI
 # (fhook-cycle: ring, vfs_read probe, START, 50 ms of reads by a child,
 # STOP, every record checked, events > 0, stats consistent, close), rmmod.
 # After each session: nothing in enabled_functions, no vmalloc area of
@@ -6,7 +6,7 @@
 # cycle (mem_check tolerances, see docs/reliability.md).
 . /fhook/lib.sh
 
-N=${FHOOK_TEST_CYCLES:-$(pick 100 30)}
+N=${FHOOK_TEST_CYCLES:-$(pick 60 20)}
 ! fhook_loaded || rmmod fhook || fail "cannot unload fhook before the test"
 
 cycle() {

@@ -1,4 +1,4 @@
-# ioctl_fuzz: fhook-fuzz sends 400,000 random and mutated ioctls (all
+# ioctl_fuzz: fhook-fuzz sends 250,000 random and mutated ioctls (all
 # thirteen commands; FHOOK_TEST_FUZZ_CALLS=1000000 for the long run) from two
 # threads sharing a session that is replaced every 2000 calls; no call may
 # succeed or fail the wrong way (see the program).  Then a real trace is
@@ -6,7 +6,7 @@
 . /fhook/lib.sh
 
 load_fhook
-run_logged $D/fuzz.out fhook-fuzz -n "${FHOOK_TEST_FUZZ_CALLS:-$(pick 400000 100000)}" -t "${FHOOK_TEST_FUZZ_THREADS:-2}" -p "${FHOOK_TEST_FUZZ_PROGRESS:-100000}" ${FHOOK_TEST_FUZZ_SEED:+-s $FHOOK_TEST_FUZZ_SEED}
+run_logged $D/fuzz.out fhook-fuzz -n "${FHOOK_TEST_FUZZ_CALLS:-$(pick 250000 60000)}" -t "${FHOOK_TEST_FUZZ_THREADS:-2}" -p "${FHOOK_TEST_FUZZ_PROGRESS:-100000}" ${FHOOK_TEST_FUZZ_SEED:+-s $FHOOK_TEST_FUZZ_SEED}
 rc=$RC
 cat $D/fuzz.out
 [ $rc = 0 ] || fail "fhook-fuzz exit $rc: $(grep -m1 'VIOLATION\|Bail\|error' $D/fuzz.out)"

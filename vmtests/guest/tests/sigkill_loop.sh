@@ -1,4 +1,4 @@
-# sigkill_loop: 50 times (FHOOK_TEST_KILLS), start "fhook trace 'vfs_*'" (four times in ten
+# sigkill_loop: 30 times (FHOOK_TEST_KILLS), start "fhook trace 'vfs_*'" (four times in ten
 # "fhook record -o FILE 'vfs_*'" instead, a consumer writing a file; once
 # in ten each record and trace with --overwrite rings) under a light load on
 # both CPUs and SIGKILL it at a random moment: 0-1.5 s after it opened
@@ -10,7 +10,7 @@
 # and rmmod works.  FHOOK_TEST_SEED replays the delays.
 . /fhook/lib.sh
 
-N=${FHOOK_TEST_KILLS:-$(pick 50 10)}
+N=${FHOOK_TEST_KILLS:-$(pick 30 6)}
 SEED=${FHOOK_TEST_SEED:-$(date +%s)}
 load_fhook
 fhook-workload load 100000 0 &
