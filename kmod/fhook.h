@@ -147,6 +147,8 @@ struct fhook_probe {
 	bool registered;
 	bool count_only;		/* FHOOK_PROBE_F_COUNT */
 	int slot;			/* direct probes: trampoline slot, or -1 */
+	bool fast;			/* direct probes: the fast counting trampoline */
+	u64 __percpu *fast_hits;	/* its hits, until disarmed */
 	struct fhook_hook_k *hook;	/* FHOOK_PROBE_HOOK */
 	struct list_head watch_node;	/* armed hooks, direct probes (modwatch.c) */
 	char *filter_text;		/* direct probes: their globs, ips */
@@ -271,6 +273,7 @@ int fhook_func_filter_init(struct fhook_probe *p, const struct fhook_probe_add *
 void fhook_func_hit(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
 bool fhook_ops_unregister(struct fhook_probe *p);
 void fhook_probe_count(struct fhook_probe *p);
+void fhook_probe_count_guarded(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
 
 /* probe_direct.c, hook.c: the C side of tramp.S */
 asmlinkage void fhook_direct_count(unsigned long slot);
@@ -279,6 +282,8 @@ struct fhook_around_frame;
 asmlinkage void fhook_around_enter(struct fhook_around_frame *f);
 asmlinkage void fhook_around_exit(struct fhook_around_frame *f);
 int fhook_direct_modify_ioc(struct fhook_session *s, const struct fhook_direct_modify *m);
+bool fhook_direct_fast_armed(struct fhook_session *s);
+u64 fhook_direct_fast_hits(struct fhook_probe *p, int cpu);
 extern bool fhook_lab;
 void fhook_hooks_init(void);
 void fhook_hooks_exit(void);
@@ -308,6 +313,7 @@ void fhook_scratch_put(void);
 struct fhook_trigger_k;
 int fhook_trigger_add(struct fhook_session *s, const struct fhook_trigger *arg);
 void fhook_triggers_free(struct fhook_probe *p);
+bool fhook_trigger_targets(struct fhook_session *s, struct fhook_probe *p);
 void fhook_triggers_reset(struct fhook_probe *p);
 unsigned int fhook_triggers_run(struct fhook_probe *p, struct fhook_ring *rb, const u8 *data,
 				u32 len);
@@ -354,8 +360,8 @@ static __always_inline bool fhook_session_wants(struct fhook_session *s)
 	if (READ_ONCE(s->cpu_filter) &&
 	    !cpumask_test_cpu(raw_smp_processor_id(), s->cpus))
 		return false;
-	if (unlikely(READ_ONCE(s->ignore_tgid) == current->tgid))
-		return false;
+	if (unlikely(READ_ONCE(s->ignore_tgid) == current->tgid) && current->tgid)
+		return false;	/* (0: none; the idle tasks' tgid is 0 too) */
 	/* pairs with the release in fhook_pidfilter_set(): bitmap ready */
 	if (smp_load_acquire(&s->pid_filter)) {
 		struct task_struct *t = current;

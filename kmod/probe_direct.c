@@ -6,7 +6,11 @@
  * when other ftrace users share the function, ftrace_regs_caller returns
  * into it), so no list of callbacks is walked.  Two trampolines per slot:
  * the counting one increments a per-CPU counter, the recording one writes
- * the same FHOOK_REC_FUNC record as a function probe.
+ * the same FHOOK_REC_FUNC record as a function probe.  A counting probe
+ * that nothing filters (no predicate, no pid/cpu filter, not even the
+ * controller's own tgid, no trigger that can pause it) gets the fast path
+ * instead: three instructions in assembly incrementing a per-CPU counter,
+ * folded into the session's counters when it is read or disarmed.
  * FHOOK_IOC_DIRECT_MODIFY switches between them with
  * modify_ftrace_direct().
  */
@@ -15,16 +19,19 @@
 
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/slab.h>
 
 /* slot -> probe; set before the probe is armed, cleared after release */
 static struct fhook_probe *fhook_direct_slots[FHOOK_NR_SLOTS];
 static DEFINE_MUTEX(fhook_direct_lock);
+/* read by the fast trampolines: set before a fast probe is armed */
+unsigned long fhook_direct_fast_ctrs[FHOOK_NR_SLOTS];
 
 /* Called by the counting trampoline of @slot, preemptible. */
 asmlinkage notrace void fhook_direct_count(unsigned long slot)
 {
-	fhook_probe_count(READ_ONCE(fhook_direct_slots[slot]));
+	fhook_probe_count_guarded(READ_ONCE(fhook_direct_slots[slot]), _THIS_IP_, _RET_IP_);
 }
 
 /*
@@ -40,7 +47,61 @@ asmlinkage notrace void fhook_direct_record(unsigned long slot, unsigned long re
 
 static unsigned long fhook_direct_tramp(struct fhook_probe *p, bool count)
 {
-	return count ? fhook_direct_count_tramps[p->slot] : fhook_direct_record_tramps[p->slot];
+	if (!count)
+		return fhook_direct_record_tramps[p->slot];
+	return p->fast ? fhook_direct_fast_tramps[p->slot] : fhook_direct_count_tramps[p->slot];
+}
+
+/*
+ * May a counting probe skip fhook_probe_count()?  Only when nothing it
+ * checks can say no: the session's filters are set before START, and
+ * FHOOK_IOC_PID_FILTER / CPU_FILTER refuse to change them while a fast
+ * probe is armed (fhook_direct_fast_armed()); triggers are added before
+ * START only.
+ */
+static bool fhook_direct_fast_ok(struct fhook_probe *p, bool count)
+{
+	struct fhook_session *s = p->session;
+
+	return count && p->fast_hits && !p->pred && !READ_ONCE(s->cpu_filter) &&
+	       !READ_ONCE(s->ignore_tgid) && !READ_ONCE(s->pid_filter) &&
+	       !fhook_trigger_targets(s, p);
+}
+
+bool fhook_direct_fast_armed(struct fhook_session *s)
+{
+	struct fhook_probe *p;
+
+	list_for_each_entry(p, &s->probes, node)
+		if (p->type == FHOOK_PROBE_DIRECT && p->registered && p->fast)
+			return true;
+	return false;
+}
+
+/* The fast path's hits on @cpu, not yet in the session's counters. */
+u64 fhook_direct_fast_hits(struct fhook_probe *p, int cpu)
+{
+	return p->fast_hits ? READ_ONCE(*per_cpu_ptr(p->fast_hits, cpu)) : 0;
+}
+
+/*
+ * Move the fast path's hits into the session's counters, once no task can
+ * be on the fast trampoline (unregistered).
+ */
+static void fhook_direct_fold(struct fhook_probe *p)
+{
+	struct fhook_probe_counters *c;
+	int cpu;
+
+	if (!p->fast_hits)
+		return;
+	for_each_possible_cpu(cpu) {
+		u64 *n = per_cpu_ptr(p->fast_hits, cpu);
+
+		c = fhook_counters(p->session, cpu, p->id);
+		WRITE_ONCE(c->hits, c->hits + *n);
+		*n = 0;
+	}
 }
 
 static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
@@ -62,13 +123,21 @@ static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add
 		}
 	}
 	mutex_unlock(&fhook_direct_lock);
-	return p->slot < 0 ? -ENOSPC : 0;
+	if (p->slot < 0)
+		return -ENOSPC;
+	/* also for recording probes: DIRECT_MODIFY may make them count */
+	p->fast_hits = alloc_percpu(u64);
+	return p->fast_hits ? 0 : -ENOMEM;
 }
 
 static int fhook_direct_arm(struct fhook_probe *p)
 {
-	int ret = fhook_direct_register(&p->ops, fhook_direct_tramp(p, p->count_only));
+	int ret;
 
+	p->fast = fhook_direct_fast_ok(p, p->count_only);
+	if (p->fast)
+		WRITE_ONCE(fhook_direct_fast_ctrs[p->slot], (unsigned long)p->fast_hits);
+	ret = fhook_direct_register(&p->ops, fhook_direct_tramp(p, p->count_only));
 	if (ret)
 		return ret;
 	p->registered = true;
@@ -93,9 +162,16 @@ static void fhook_direct_unhook(struct fhook_probe *p)
 	p->registered = false;
 }
 
+/*
+ * Under the session lock (or in release): the fold and FHOOK_IOC_STATS do
+ * not race.  A probe unhooked by a module unload keeps its fast hits in
+ * the per-CPU counter, which STATS reads, until this.
+ */
 static void fhook_direct_disarm(struct fhook_probe *p)
 {
 	fhook_modwatch_unhook(p, fhook_direct_unhook);
+	if (!p->registered)
+		fhook_direct_fold(p);
 }
 
 /* Does the probe hook a function of @mod (its ips, or globs matching)? */
@@ -117,9 +193,11 @@ static void fhook_direct_release(struct fhook_probe *p)
 	ftrace_free_filter(&p->ops);
 	fhook_triggers_free(p);
 	kfree(p->pred);
+	free_percpu(p->fast_hits);
 	if (p->slot >= 0) {
 		mutex_lock(&fhook_direct_lock);
 		WRITE_ONCE(fhook_direct_slots[p->slot], NULL);
+		WRITE_ONCE(fhook_direct_fast_ctrs[p->slot], 0);
 		mutex_unlock(&fhook_direct_lock);
 	}
 }
@@ -128,6 +206,7 @@ static void fhook_direct_release(struct fhook_probe *p)
 int fhook_direct_modify_ioc(struct fhook_session *s, const struct fhook_direct_modify *m)
 {
 	bool count = m->flags & FHOOK_PROBE_F_COUNT;
+	bool fast, was_fast;
 	struct fhook_probe *p;
 	int ret;
 
@@ -143,10 +222,22 @@ int fhook_direct_modify_ioc(struct fhook_session *s, const struct fhook_direct_m
 		/* the recording trampoline may run triggers; counting cannot */
 		if (p->nr_triggers || p->stack)
 			return -EOPNOTSUPP;
+		/*
+		 * to counting: fast if it may.  The fast path's hits stay in
+		 * its per-CPU counter (read live, folded at disarm).
+		 */
+		fast = fhook_direct_fast_ok(p, count);
+		if (fast)
+			WRITE_ONCE(fhook_direct_fast_ctrs[p->slot], (unsigned long)p->fast_hits);
+		was_fast = p->fast;
+		p->fast = fast;
 		ret = fhook_direct_modify(&p->ops, fhook_direct_tramp(p, count));
-		if (!ret)
-			p->count_only = count;
-		return ret;
+		if (ret) {
+			p->fast = was_fast;
+			return ret;
+		}
+		p->count_only = count;
+		return 0;
 	}
 	return -ENOENT;
 }

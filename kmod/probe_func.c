@@ -117,8 +117,9 @@ out:
 
 /*
  * A hit to count only (FHOOK_PROBE_F_COUNT): the session's filters and a
- * predicate on the task, one per-CPU increment.  Calls nothing traceable,
- * so it needs no recursion guard.
+ * predicate on the task, one per-CPU increment.  The predicate can call
+ * traceable code (glob_match()): callers outside the kprobe machinery
+ * (which has its own recursion check) use fhook_probe_count_guarded().
  */
 notrace void fhook_probe_count(struct fhook_probe *p)
 {
@@ -135,6 +136,22 @@ notrace void fhook_probe_count(struct fhook_probe *p)
 	preempt_enable_notrace();
 }
 
+/* fhook_probe_count() under ftrace's recursion lock: ops and direct probes */
+notrace void fhook_probe_count_guarded(struct fhook_probe *p, unsigned long ip,
+				       unsigned long parent_ip)
+{
+	int bit = ftrace_test_recursion_trylock(ip, parent_ip);
+
+	if (bit < 0) {
+		preempt_disable_notrace();
+		fhook_count(&fhook_counters(p->session, smp_processor_id(), p->id)->missed);
+		preempt_enable_notrace();
+		return;
+	}
+	fhook_probe_count(p);
+	ftrace_test_recursion_unlock(bit);
+}
+
 static notrace void fhook_func_callback(unsigned long ip, unsigned long parent_ip,
 					struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
@@ -144,7 +161,7 @@ static notrace void fhook_func_callback(unsigned long ip, unsigned long parent_i
 static notrace void fhook_func_count_callback(unsigned long ip, unsigned long parent_ip,
 					      struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
-	fhook_probe_count(container_of(op, struct fhook_probe, ops));
+	fhook_probe_count_guarded(container_of(op, struct fhook_probe, ops), ip, parent_ip);
 }
 
 typedef int (*fhook_set_fn)(struct ftrace_ops *ops, unsigned char *buf, int len, int reset);
@@ -289,6 +306,11 @@ static int fhook_func_probe_init(struct fhook_probe *p, const struct fhook_probe
 {
 	p->ops.func = (arg->flags & FHOOK_PROBE_F_COUNT) ? fhook_func_count_callback
 							  : fhook_func_callback;
+	/*
+	 * No FTRACE_OPS_FL_RECURSION: both callbacks take ftrace's recursion
+	 * lock themselves, so ftrace calls them straight from the ops'
+	 * trampoline rather than through ftrace_ops_assist_func().
+	 */
 	p->ops.flags = 0;
 	return fhook_func_filter_init(p, arg, err_index);
 }

@@ -480,9 +480,12 @@ static long fhook_ioc_stats(struct fhook_session *s, unsigned long uarg)
 	for_each_possible_cpu(cpu) {
 		struct fhook_cpu_stats c = {};
 
-		list_for_each_entry(p, &s->probes, node)
-			if (!only || p == only)
-				fhook_stats_sum(s, cpu, p->id, &c);
+		list_for_each_entry(p, &s->probes, node) {
+			if (only && p != only)
+				continue;
+			fhook_stats_sum(s, cpu, p->id, &c);
+			c.hits += fhook_direct_fast_hits(p, cpu);
+		}
 		/* kprobe misses (recursion, no kretprobe instance) are global */
 		if (cpu == cpumask_first(cpu_possible_mask))
 			list_for_each_entry(p, &s->probes, node)
@@ -610,10 +613,11 @@ long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned lon
 		ret = fhook_ioc_trigger_add(s, arg);
 		break;
 	case FHOOK_CMD(FHOOK_IOC_PID_FILTER):
-		ret = fhook_ioc_pid_filter(s, arg);
+		/* a fast counting trampoline applies no filter */
+		ret = fhook_direct_fast_armed(s) ? -EBUSY : fhook_ioc_pid_filter(s, arg);
 		break;
 	case FHOOK_CMD(FHOOK_IOC_CPU_FILTER):
-		ret = fhook_ioc_cpu_filter(s, arg);
+		ret = fhook_direct_fast_armed(s) ? -EBUSY : fhook_ioc_cpu_filter(s, arg);
 		break;
 	case FHOOK_IOC_START:
 		ret = fhook_ioc_start(s);

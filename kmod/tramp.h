@@ -23,6 +23,9 @@
 #ifndef __ASSEMBLY__
 /* tramp.S: the slots' entry addresses by kind, the RETURN stub */
 extern const unsigned long fhook_direct_count_tramps[FHOOK_NR_SLOTS];
+extern const unsigned long fhook_direct_fast_tramps[FHOOK_NR_SLOTS];
+/* slot -> the probe's per-CPU hit counter (a __percpu address) */
+extern unsigned long fhook_direct_fast_ctrs[FHOOK_NR_SLOTS];
 extern const unsigned long fhook_direct_record_tramps[FHOOK_NR_SLOTS];
 extern const unsigned long fhook_around_tramps[FHOOK_NR_SLOTS];
 void fhook_hook_return(void);

@@ -141,3 +141,16 @@ notrace unsigned int fhook_triggers_run(struct fhook_probe *p, struct fhook_ring
 	}
 	return ret;
 }
+
+/* Can a trigger of the session pause or resume @p (ENABLE, DISABLE)? */
+bool fhook_trigger_targets(struct fhook_session *s, struct fhook_probe *p)
+{
+	struct fhook_probe *it;
+	u32 i;
+
+	list_for_each_entry(it, &s->probes, node)
+		for (i = 0; i < it->nr_triggers; i++)
+			if (it->triggers[i]->target == p)
+				return true;
+	return false;
+}

@@ -825,7 +825,9 @@ int run(const Args& args, Mode mode) {
     SignalWatch signals;
     // (started once the stop signals are blocked: the thread inherits the
     // mask, so SIGINT still reaches the signalfd, not the loader)
-    if (!need_resolution && !hook) {
+    // (count formats no event: it reads no symbols, so that counting a
+    // read path does not count fhook's own reads of /proc/kallsyms)
+    if (!need_resolution && !hook && mode != Mode::Count) {
         ksyms_loading =
             std::async(std::launch::async, [ksyms_required] { return load_ksyms(ksyms_required); });
     }
@@ -914,6 +916,12 @@ int run(const Args& args, Mode mode) {
     // fhook's own process (its output path) is never recorded.
     if (child) {
         session.set_pid_filter({child->pid()}, true, true);
+    } else if (mode == Mode::Count && opt.pids.empty()) {
+        // every caller counts, as with bpftrace's count(): fhook's own few
+        // calls too (the read of its signalfd or timerfd that ends the
+        // count), and with no filter at all a direct probe gets the fast
+        // counting trampoline (docs/hooks.md)
+        session.set_pid_filter({}, false, false);
     } else {
         session.set_pid_filter(opt.pids, false, true); // empty: every process
     }

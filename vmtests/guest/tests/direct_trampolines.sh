@@ -5,7 +5,8 @@
 # trampolines (modify_ftrace_direct) and unregistering under load lose no
 # call (fhook-direct); a direct trampoline shares its function with the
 # kernel's function tracer; a second direct trampoline on the same function
-# is refused with a clear message.
+# is refused with a clear message; a count that filters nothing runs on the
+# fast counting trampoline and counts two vCPUs' calls exactly.
 . /fhook/lib.sh
 
 N=$(pick 20000 5000)
@@ -65,16 +66,32 @@ set -- $(sed -n 2p $D/sh.out)
 expect_eq "$2" 3000 "direct count while the function tracer shares the function"
 expect_eq "$ftr" 3000 "the function tracer's events meanwhile"
 
-# one direct trampoline per function
-fhook count --via direct fhook_testmod_target --duration 60 > $D/bg.out 2>&1 &
+# a count with no filter at all (every caller) gets the fast counting
+# trampoline: its address is what the site calls
+echo reset > $TM
+fhook count --via direct fhook_testmod_target --duration 120 > $D/bg.out 2> $D/bg.err &
 BG=$!
 wait_for 30 grep -q 'fhook_testmod_target.* D' $T/enabled_functions ||
 	fail "the first direct probe did not attach: $(cat $T/enabled_functions)"
 log "enabled_functions: $(cat $T/enabled_functions | tr '\n\t' '| ')"
+grep -A1 '^fhook_testmod_target ' $T/enabled_functions | grep -q 'fhook_direct_fast_[0-9]' ||
+	fail "a count with no filter is not on the fast trampoline: $(cat $T/enabled_functions)"
+# one direct trampoline per function
 run_fhook $D/two count --via direct fhook_testmod_target -- true
 expect_eq "$RC" 1 "a second direct trampoline on the function: exit code"
 grep -q 'already has a direct trampoline' $D/two.err || fail "no clear message: $(cat $D/two.err)"
+# the fast path from both vCPUs at once: every call once
+taskset -c 0 sh -c "echo call $N > $TM" &
+W0=$!
+taskset -c 1 sh -c "echo call $N > $TM" &
+W1=$!
+wait $W0
+wait $W1
 kill -INT $BG
 wait $BG
+log "$(tr '\n' '|' < $D/bg.out)"
+set -- $(sed -n 2p $D/bg.out)
+expect_eq "$2" "$((2 * N))" "fast direct count of two vCPUs' calls"
+expect_eq "$(tm_target)" "$((2 * N))" "fhook_testmod's own count (two vCPUs)"
 wait_for 10 detached || fail "still attached after the counts: $(cat $T/enabled_functions)"
-pass "ops, direct and kprobe counts equal $N; direct records equal ops records; switches and shared use exact"
+pass "ops, direct and kprobe counts equal $N; direct records equal ops records; switches and shared use exact; fast count of 2 vCPUs exact"

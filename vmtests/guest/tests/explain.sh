@@ -44,8 +44,8 @@ for how in $(pick "direct ops kprobe hook" "direct hook"); do
 	esac
 	if [ "$how" = direct ]; then
 		case $target in
-		fhook_direct_count_*) ;;
-		*) fail "--arm direct: the site calls $target, not fhook's trampoline" ;;
+		fhook_direct_fast_*) ;;
+		*) fail "--arm direct: the site calls $target, not fhook's fast counting trampoline" ;;
 		esac
 		kaddr=$(ksym "$sym")
 		[ "$(echo $kaddr | sed 's/^0*//')" = "$op" ] ||
@@ -58,7 +58,7 @@ done
 run_fhook $D/armtext explain --arm direct $F
 expect_eq "$RC" 0 "explain --arm direct (text) exit code"
 sed 's/^/#   /' $D/armtext.out
-grep -q '<- ftrace site: call fhook_direct_count_' $D/armtext.out || fail "text view of the armed site"
+grep -q '<- ftrace site: call fhook_direct_fast_' $D/armtext.out || fail "text view of the armed site"
 detached || fail "explain --arm left something attached: $(cat $T/enabled_functions)"
 
 # a foreign ops: the kernel's function tracer on the function
