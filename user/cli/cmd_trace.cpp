@@ -510,8 +510,8 @@ public:
         formatter_->set_probes(&probes);
     }
     void on_record(const fhook_rec* rec) override {
-        if (std::optional<Event> event = decode(rec)) {
-            formatter_->format(*event, writer_.buffer());
+        if (decode(rec, event_)) {
+            formatter_->format(event_, writer_.buffer());
             writer_.commit();
         }
     }
@@ -521,6 +521,7 @@ public:
 private:
     OutputWriter writer_;
     std::unique_ptr<Formatter> formatter_;
+    Event event_; // reused: its buffers stay allocated
 };
 
 // fhook stat: the records are only counted by the module.

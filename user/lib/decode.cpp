@@ -27,6 +27,28 @@ std::size_t lost_record_size(const fhook_rec_lost* rec) {
 
 std::optional<Event> decode(const fhook_rec* rec) {
     Event ev;
+    if (!decode(rec, ev)) {
+        return std::nullopt;
+    }
+    return ev;
+}
+
+bool decode(const fhook_rec* rec, Event& ev) {
+    {
+        // a fresh event that keeps the buffers' capacity
+        std::vector<std::uint8_t> data = std::move(ev.data);
+        std::vector<std::uint64_t> stack = std::move(ev.stack);
+        std::vector<LostProbe> lost = std::move(ev.lost_probes);
+        std::string comm = std::move(ev.comm);
+        data.clear();
+        stack.clear();
+        lost.clear();
+        ev = Event{};
+        ev.data = std::move(data);
+        ev.stack = std::move(stack);
+        ev.lost_probes = std::move(lost);
+        ev.comm = std::move(comm);
+    }
     // FHOOK_CTX_STACK: the record ends with ips[n], n
     std::size_t end = rec->size;
     if (rec->flags & FHOOK_CTX_STACK) {
@@ -104,7 +126,7 @@ std::optional<Event> decode(const fhook_rec* rec) {
         break;
     }
     default:
-        return std::nullopt;
+        return false;
     }
     ev.probe_id = rec->probe_id;
     ev.ts = rec->ts;
@@ -115,7 +137,7 @@ std::optional<Event> decode(const fhook_rec* rec) {
     ev.preempt = rec->preempt;
     ev.seq = rec->seq;
     ev.comm.assign(rec->comm, ::strnlen(rec->comm, sizeof(rec->comm)));
-    return ev;
+    return true;
 }
 
 } // namespace fhook

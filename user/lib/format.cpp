@@ -97,8 +97,17 @@ void NameCache::append(std::uint64_t addr, std::string& out) {
     }
 }
 
-void NameCache::append_offset(std::uint64_t addr, std::string& out) const {
-    ksyms_.append_offset(addr, out);
+void NameCache::append_offset(std::uint64_t addr, std::string& out) {
+    // kprobe events repeat a few addresses: two binary searches and the
+    // formatting once per address
+    OffsetSlot& s = offsets_[(addr ^ (addr >> 12)) & (kOffsetSlots - 1)];
+    if (!s.valid || s.addr != addr) {
+        s.text.clear();
+        ksyms_.append_offset(addr, s.text);
+        s.addr = addr;
+        s.valid = true;
+    }
+    out.append(s.text);
 }
 
 // Same decisions as trace_print_lat_fmt() in kernel/trace/trace_output.c

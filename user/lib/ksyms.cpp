@@ -218,17 +218,22 @@ std::uint64_t Ksyms::size_of(std::uint64_t addr) const {
 }
 
 void Ksyms::append_offset(std::uint64_t addr, std::string& out) const {
-    char buf[64];
+    char buf[24];
+    auto hex = [&](std::uint64_t v) {
+        out.append("0x");
+        const auto r = std::to_chars(buf, buf + sizeof(buf), v, 16);
+        out.append(buf, static_cast<std::size_t>(r.ptr - buf));
+    };
     auto sym = lookup(addr);
     if (!sym) {
-        int n = std::snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
-        out.append(buf, static_cast<std::size_t>(n));
+        hex(addr);
         return;
     }
     out.append(sym->name);
-    int n =
-        std::snprintf(buf, sizeof(buf), "+0x%" PRIx64 "/0x%" PRIx64, sym->offset, size_of(addr));
-    out.append(buf, static_cast<std::size_t>(n));
+    out.push_back('+');
+    hex(sym->offset);
+    out.push_back('/');
+    hex(size_of(addr));
     if (!sym->module.empty()) {
         out.append(" [");
         out.append(sym->module);

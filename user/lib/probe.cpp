@@ -1312,10 +1312,13 @@ std::int64_t sign_extend(std::uint64_t v, unsigned size) {
     return static_cast<std::int64_t>(v << shift) >> shift;
 }
 
-void put_fmt(std::string& out, const char* fmt, auto... args) {
-    char buf[48];
-    int n = std::snprintf(buf, sizeof(buf), fmt, args...);
-    out.append(buf, static_cast<std::size_t>(std::max(n, 0)));
+// Numbers with std::to_chars: snprintf costs hundreds of instructions a
+// field, and a reader formats every field of every event (docs/benchmarks.md).
+template <typename T>
+void put_num(std::string& out, T v, int base = 10) {
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof(buf), v, base);
+    out.append(buf, static_cast<std::size_t>(r.ptr - buf));
 }
 
 // One element; `json` renders numbers as JSON values.
@@ -1324,16 +1327,17 @@ void append_scalar(const FetchType& t, const std::uint8_t* p, NameCache& names, 
     const std::uint64_t raw = load_le(p, t.size);
     switch (t.kind) {
     case FetchType::Kind::Unsigned:
-        put_fmt(out, "%" PRIu64, raw);
+        put_num(out, raw);
         break;
     case FetchType::Kind::Signed:
-        put_fmt(out, "%" PRId64, sign_extend(raw, t.size));
+        put_num(out, sign_extend(raw, t.size));
         break;
     case FetchType::Kind::Hex:
         if (json) {
             out.push_back('"');
         }
-        put_fmt(out, "0x%" PRIx64, raw);
+        out.append("0x");
+        put_num(out, raw, 16);
         if (json) {
             out.push_back('"');
         }
@@ -1361,7 +1365,7 @@ void append_scalar(const FetchType& t, const std::uint8_t* p, NameCache& names, 
         const unsigned bits = t.size * 8;
         std::uint64_t v = raw << (64 - bits) >> (64 - bits); // the container
         v = (v << (64 - t.bf_width - t.bf_offset)) >> (64 - t.bf_width);
-        put_fmt(out, "%" PRIu64, v);
+        put_num(out, v);
         break;
     }
     default:

@@ -69,5 +69,8 @@ std::size_t lost_record_size(const fhook_rec_lost* rec);
 // Decodes one record.  Returns nullopt for a record type this build does not
 // know; throws a Runtime Error when a known type is shorter than its struct.
 std::optional<Event> decode(const fhook_rec* rec);
+// The same into `ev`, reusing its buffers (a reader decodes millions of
+// records); false for an unknown type.
+bool decode(const fhook_rec* rec, Event& ev);
 
 } // namespace fhook

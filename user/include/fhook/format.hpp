@@ -23,17 +23,24 @@ public:
     // Appends the name of `addr` like Ksyms::append_name().
     void append(std::uint64_t addr, std::string& out);
     // Appends "name+0xoff/0xsize [module]" like Ksyms::append_offset().
-    void append_offset(std::uint64_t addr, std::string& out) const;
+    void append_offset(std::uint64_t addr, std::string& out);
 
 private:
     static constexpr std::size_t kSlots = 4096;
+    static constexpr std::size_t kOffsetSlots = 256;
     struct Slot {
         std::uint64_t addr = 0;
         std::string_view name; // empty: no symbol, print the address
         bool valid = false;
     };
+    struct OffsetSlot {
+        std::uint64_t addr = 0;
+        std::string text;
+        bool valid = false;
+    };
     const Ksyms& ksyms_;
     std::vector<Slot> slots_ = std::vector<Slot>(kSlots);
+    std::vector<OffsetSlot> offsets_ = std::vector<OffsetSlot>(kOffsetSlots);
 };
 
 // The five context characters of ftrace's latency format
