@@ -72,10 +72,10 @@ bench-transport: kmod
 	FHOOK_TEST_BENCH=transport bash $(TOP)/vmtests/run.sh --bench --icount --timeout 3600
 	FHOOK_TEST_BENCH=transport bash $(TOP)/vmtests/run.sh --bench --timeout 3600
 
-# The cost per call of each way of hooking a function (docs/benchmarks.md).
+# fhook bench: the cost per hit of every mechanism, fhook's and its peers'
+# (docs/benchmarks.md); JSON and SVG plots in build/bench/.
 bench-hooks: kmod user
-	FHOOK_TEST_BENCH=hooks bash $(TOP)/vmtests/run.sh --bench --icount --timeout 3600
-	FHOOK_TEST_BENCH=hooks bash $(TOP)/vmtests/run.sh --bench --timeout 3600
+	bash $(TOP)/vmtests/bench/run.sh
 
 test-vm: kmod user
 	bash $(TOP)/vmtests/run.sh

@@ -307,6 +307,20 @@ add_module() {
 
 is_builtin() { grep -Eq "/${2//[-_]/[-_]}\.ko(\.[a-z]+)?$" "$1/modules.builtin" 2>/dev/null; }
 
+# stage_peer STAGE EXE: a host program for fhook bench (bpftrace,
+# funclatency) in STAGE/fhook/peers/bin, and the shared libraries it loads
+# at their host paths (the loader's default directories)
+stage_peer() {
+	local stage=$1 exe=$2 lib
+	mkdir -p "$stage/fhook/peers/bin"
+	cp "$exe" "$stage/fhook/peers/bin/"
+	for lib in $(ldd "$exe" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+		[ -e "$stage$lib" ] && continue
+		mkdir -p "$stage$(dirname "$lib")"
+		cp -L "$lib" "$stage$lib"
+	done
+}
+
 # build_initramfs REL: the kernel's base initramfs, $vm/REL/base.cpio.gz
 # (everything but /fhook/config, which each boot appends: group_initrd)
 build_initramfs() {
@@ -328,6 +342,11 @@ build_initramfs() {
 	if [ $mode = bench ]; then
 		mkdir -p "$stage/fhook/bench"
 		cp "$vm/bench/fhook-bench-transport" "$vm/bench/ringbuf.bpf.o" "$stage/fhook/bench/"
+		# fhook bench's eBPF peers, with their shared libraries
+		local peer
+		for peer in bpftrace funclatency; do
+			peer=$(PATH=$PATH:/usr/sbin:/sbin command -v "$peer") && stage_peer "$stage" "$peer"
+		done
 	fi
 	[ -x "$cli" ] && cp "$cli" "$stage/bin/fhook"
 	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' \
@@ -376,6 +395,7 @@ VERBOSE='$verbose'
 GROUP='$g'
 TESTS='$(group_tests "$rel" "$g")'
 SLOW='$(slow_factor "$rel")'
+ICOUNT='$icount'
 EOC
 		# knobs for the tests, e.g. FHOOK_TEST_FUZZ_SEED=123
 		local v
@@ -732,14 +752,15 @@ for rel in "${kernels[@]}"; do
 		fi
 		# icount boots and runs slower: the stall watchdog must wait
 		export FHOOK_VM_STALL=${FHOOK_VM_STALL:-1200}
-		g_tests[bench]="" g_smp[bench]=3 g_mem[bench]=1024
+		# (the eBPF peers' libraries make the initramfs ~250 MiB)
+		g_tests[bench]="" g_smp[bench]=3 g_mem[bench]=2048
 		if [ "${FHOOK_TEST_BENCH:-all}" != hooks ]; then
 			echo "== $rel: transport benchmark, 3 vCPUs$([ $icount = 1 ] && echo ", -icount shift=0 (guest ns = instructions)")"
 			run_group "$rel" bench || exit 1
 		fi
 		# the hook benchmark on one vCPU: every instruction executed
 		# during a loop (the consumer's too) is the loop's
-		g_tests[bench1]="" g_smp[bench1]=1 g_mem[bench1]=1024
+		g_tests[bench1]="" g_smp[bench1]=1 g_mem[bench1]=2048
 		if [ "${FHOOK_TEST_BENCH:-all}" != transport ]; then
 			echo "== $rel: hook benchmark, 1 vCPU$([ $icount = 1 ] && echo ", -icount shift=0 (guest ns = instructions)")"
 			run_group "$rel" bench1 || exit 1

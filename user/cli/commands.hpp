@@ -22,6 +22,7 @@ int cmd_stat(const Args& args);
 int cmd_count(const Args& args);
 int cmd_hook(const Args& args);
 int cmd_explain(const Args& args);
+int cmd_bench(const Args& args);
 int cmd_report(const Args& args);
 int cmd_list(const Args& args);
 int cmd_status(const Args& args);

@@ -34,6 +34,8 @@ constexpr const char* kUsage =
     "  explain [options] FUNC\n"
     "                        show how ftrace hooks FUNC: its patch site\n"
     "                        disassembled, idle and armed, and who is attached\n"
+    "  bench [options]       cost per hit of every mechanism, fhook's and its\n"
+    "                        peers' (ftrace, kprobe_events, bpftrace)\n"
     "  report [options] FILE print a record file, like trace would have\n"
     "  list functions [PATTERN]\n"
     "                        list the traceable functions\n"
@@ -77,6 +79,9 @@ int run(int argc, char** argv) {
     }
     if (command == "explain") {
         return fhook::cli::cmd_explain(args);
+    }
+    if (command == "bench") {
+        return fhook::cli::cmd_bench(args);
     }
     if (command == "report") {
         return fhook::cli::cmd_report(args);

@@ -116,9 +116,11 @@ static __attribute__((__noipa__)) long fhook_testmod_sleep(unsigned long ms)
 	return ms;
 }
 
-static __attribute__((__noipa__)) void fhook_testmod_nop(unsigned long i)
+/* returns its argument: return probes ($retval) have a value to take */
+static __attribute__((__noipa__)) unsigned long fhook_testmod_nop(unsigned long i)
 {
 	barrier();
+	return i;
 }
 
 static ssize_t fhook_testmod_hooks_write(struct file *file, const char __user *ubuf, size_t len,

@@ -1,0 +1,328 @@
+// fhook bench: results, targets and their renderings (table, JSON, SVG).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include <boost/property_tree/json_parser.hpp>
+#include <boost/property_tree/ptree.hpp>
+
+#include <fhook/bench.hpp>
+#include <fhook/error.hpp>
+#include <fhook/format.hpp>
+
+namespace fhook::bench {
+
+Sample summarize(std::vector<double> values) {
+    Sample s;
+    if (values.empty()) {
+        return s;
+    }
+    std::sort(values.begin(), values.end());
+    s.min = values.front();
+    s.max = values.back();
+    const std::size_t n = values.size();
+    s.median = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+    return s;
+}
+
+const Row* Results::find(std::string_view name) const {
+    for (const auto& row : rows) {
+        if (row.name == name) {
+            return &row;
+        }
+    }
+    return nullptr;
+}
+
+std::optional<double> Results::overhead(std::string_view name) const {
+    const Row* base = find("baseline");
+    const Row* row = find(name);
+    if (!base || !row || !base->measured() || !row->measured()) {
+        return std::nullopt;
+    }
+    return row->sample().median - base->sample().median;
+}
+
+std::optional<double> Results::ratio(std::string_view name, std::string_view reference) const {
+    const auto a = overhead(name);
+    const auto b = overhead(reference);
+    if (!a || !b || *b <= 0) {
+        return std::nullopt;
+    }
+    return *a / *b;
+}
+
+std::vector<Target> targets(const Results& results) {
+    struct Def {
+        const char* what;
+        const char* row;
+        const char* reference;
+        double limit;
+    };
+    static constexpr Def defs[] = {
+        {"function event to the ring <= 0.5x the kernel's function tracer", "fhook-ops-record",
+         "ftrace-function", 0.5},
+        {"kprobe with 2 fetchargs <= 0.5x kprobe_events with the same", "fhook-kprobe-2args",
+         "kprobe-events-2args", 0.5},
+        {"direct counting trampoline <= 0.25x bpftrace fentry count()", "fhook-direct-count",
+         "bpftrace-fentry-count", 0.25},
+        {"ops counting <= bpftrace fentry count()", "fhook-ops-count", "bpftrace-fentry-count",
+         1.0},
+        {"entry+exit latency histogram <= 0.5x libbpf-tools funclatency", "fhook-latency-hist",
+         "funclatency", 0.5},
+    };
+    std::vector<Target> out;
+    for (const auto& d : defs) {
+        Target t{d.what, d.row, d.reference, d.limit, results.ratio(d.row, d.reference)};
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+namespace {
+
+std::string fmt(const char* format, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), format, v);
+    return buf;
+}
+
+std::string ratio_cell(const Results& r, const Row& row, std::string_view reference) {
+    const auto x = r.ratio(row.name, reference);
+    return x ? fmt("%.2fx", *x) : "-";
+}
+
+} // namespace
+
+std::string render_text(const Results& r) {
+    std::string out;
+    out += "fhook bench: " + r.kernel + ", " + std::to_string(r.cpus) + " CPU(s), workload " +
+           r.workload + " (" + r.function + "), " + std::to_string(r.calls) +
+           " calls per repeat, median of " + std::to_string(r.repeats) + ", clock " + r.clock +
+           "\n";
+    out += "consumers included: fhook reading its rings, cat trace_pipe for tracefs, bpftrace's "
+           "and funclatency's own readers\n";
+    char line[256];
+    std::snprintf(line, sizeof(line), "%-24s %9s %9s %9s %9s %9s %9s  %s\n", "mechanism", "ns/hit",
+                  "min", "max", "overhead", "x ftrace", "x fentry", "what");
+    out += line;
+    for (const auto& row : r.rows) {
+        if (!row.measured()) {
+            std::snprintf(line, sizeof(line), "%-24s %9s  skipped: ", row.name.c_str(), "-");
+            out += line + row.skipped + "\n";
+            continue;
+        }
+        const Sample s = row.sample();
+        const auto ov = r.overhead(row.name);
+        std::snprintf(line, sizeof(line), "%-24s %9.2f %9.2f %9.2f %9s %9s %9s  ", row.name.c_str(),
+                      s.median, s.min, s.max, ov ? fmt("%.2f", *ov).c_str() : "-",
+                      ratio_cell(r, row, "ftrace-function").c_str(),
+                      ratio_cell(r, row, "bpftrace-fentry-count").c_str());
+        out += line + row.description + "\n";
+    }
+    out += "targets (overhead over baseline, same run):\n";
+    for (const auto& t : targets(r)) {
+        std::string verdict;
+        if (!t.ratio) {
+            verdict = "not measured (" + t.row + " or " + t.reference + " has no figure)";
+        } else {
+            verdict = fmt("%.2fx", *t.ratio) + (t.met() ? " met" : " MISSED") + " (limit " +
+                      fmt("%.2fx", t.limit) + ")";
+        }
+        out += "  " + t.what + ": " + verdict + "\n";
+    }
+    return out;
+}
+
+std::string render_json(const Results& r) {
+    std::string out = "{\"kernel\":";
+    append_json_string(r.kernel, out);
+    out += ",\"cpus\":" + std::to_string(r.cpus) + ",\"workload\":";
+    append_json_string(r.workload, out);
+    out += ",\"function\":";
+    append_json_string(r.function, out);
+    out += ",\"calls\":" + std::to_string(r.calls) + ",\"repeats\":" + std::to_string(r.repeats) +
+           ",\"clock\":";
+    append_json_string(r.clock, out);
+    out += ",\"rows\":[";
+    bool first = true;
+    for (const auto& row : r.rows) {
+        out += first ? "\n" : ",\n";
+        first = false;
+        out += "{\"name\":";
+        append_json_string(row.name, out);
+        out += ",\"tool\":";
+        append_json_string(row.tool, out);
+        out += ",\"description\":";
+        append_json_string(row.description, out);
+        out += ",\"ns\":[";
+        for (std::size_t i = 0; i < row.ns.size(); i++) {
+            out += (i ? "," : "") + fmt("%.3f", row.ns[i]);
+        }
+        out += "]";
+        if (row.measured()) {
+            const Sample s = row.sample();
+            out += ",\"median\":" + fmt("%.3f", s.median) + ",\"min\":" + fmt("%.3f", s.min) +
+                   ",\"max\":" + fmt("%.3f", s.max);
+            if (const auto ov = r.overhead(row.name)) {
+                out += ",\"overhead\":" + fmt("%.3f", *ov);
+            }
+        } else {
+            out += ",\"skipped\":";
+            append_json_string(row.skipped, out);
+        }
+        out += "}";
+    }
+    out += "\n],\"targets\":[";
+    first = true;
+    for (const auto& t : targets(r)) {
+        out += first ? "\n" : ",\n";
+        first = false;
+        out += "{\"what\":";
+        append_json_string(t.what, out);
+        out += ",\"row\":";
+        append_json_string(t.row, out);
+        out += ",\"reference\":";
+        append_json_string(t.reference, out);
+        out += ",\"limit\":" + fmt("%.2f", t.limit) +
+               ",\"ratio\":" + (t.ratio ? fmt("%.3f", *t.ratio) : std::string("null")) +
+               ",\"met\":" + (t.met() ? "true" : "false") + "}";
+    }
+    out += "\n]}\n";
+    return out;
+}
+
+Results parse_json(std::string_view text, std::string_view what) {
+    namespace pt = boost::property_tree;
+    pt::ptree tree;
+    try {
+        std::istringstream in{std::string(text)};
+        pt::read_json(in, tree);
+        Results r;
+        r.kernel = tree.get<std::string>("kernel");
+        r.cpus = tree.get<unsigned>("cpus");
+        r.workload = tree.get<std::string>("workload");
+        r.function = tree.get<std::string>("function");
+        r.calls = tree.get<std::uint64_t>("calls");
+        r.repeats = tree.get<unsigned>("repeats");
+        r.clock = tree.get<std::string>("clock");
+        for (const auto& [key, node] : tree.get_child("rows")) {
+            Row row;
+            row.name = node.get<std::string>("name");
+            row.tool = node.get<std::string>("tool");
+            row.description = node.get<std::string>("description");
+            for (const auto& [k, v] : node.get_child("ns")) {
+                row.ns.push_back(v.get_value<double>());
+            }
+            row.skipped = node.get<std::string>("skipped", "");
+            r.rows.push_back(std::move(row));
+        }
+        return r;
+    } catch (const pt::ptree_error& e) {
+        throw_usage(std::string(what) + ": not fhook bench JSON: " + e.what());
+    }
+}
+
+namespace {
+
+std::string xml_escape(std::string_view s) {
+    std::string out;
+    for (char c : s) {
+        switch (c) {
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '&':
+            out += "&amp;";
+            break;
+        case '"':
+            out += "&quot;";
+            break;
+        default:
+            out += c;
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+std::string render_svg(const std::vector<Results>& sets) {
+    // mechanisms in first-seen order, baseline left out (overhead 0)
+    std::vector<std::string> names;
+    for (const auto& r : sets) {
+        for (const auto& row : r.rows) {
+            if (row.name != "baseline" &&
+                std::find(names.begin(), names.end(), row.name) == names.end()) {
+                names.push_back(row.name);
+            }
+        }
+    }
+    double top = 1;
+    for (const auto& r : sets) {
+        for (const auto& n : names) {
+            if (const auto ov = r.overhead(n)) {
+                top = std::max(top, *ov);
+            }
+        }
+    }
+    static constexpr const char* colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c",
+                                              "#d62728", "#9467bd", "#8c564b"};
+    const int label_w = 200, plot_w = 520, bar_h = 12, gap = 8, head = 60;
+    const int group_h = static_cast<int>(sets.size()) * bar_h + gap;
+    const int height = head + static_cast<int>(names.size()) * group_h + 30;
+    const int width = label_w + plot_w + 90;
+    std::string out;
+    out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) +
+           "\" height=\"" + std::to_string(height) + "\" font-family=\"sans-serif\" " +
+           "font-size=\"11\">\n";
+    out += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+    out += "<text x=\"10\" y=\"18\" font-size=\"14\">fhook bench: overhead per hit over the "
+           "baseline (" +
+           xml_escape(sets.empty() ? "" : sets.front().workload + ", " + sets.front().function) +
+           ")</text>\n";
+    int legend_x = 10;
+    for (std::size_t i = 0; i < sets.size(); i++) {
+        const char* c = colours[i % std::size(colours)];
+        out += "<rect x=\"" + std::to_string(legend_x) + "\" y=\"30\" width=\"10\" height=\"10\" " +
+               "fill=\"" + c + "\"/>";
+        const std::string label = sets[i].kernel + " (" + sets[i].clock + ")";
+        out += "<text x=\"" + std::to_string(legend_x + 14) + "\" y=\"39\">" + xml_escape(label) +
+               "</text>\n";
+        legend_x += 30 + static_cast<int>(label.size()) * 6;
+    }
+    int y = head;
+    for (const auto& n : names) {
+        out += "<text x=\"" + std::to_string(label_w - 6) + "\" y=\"" +
+               std::to_string(y + group_h / 2) + "\" text-anchor=\"end\">" + xml_escape(n) +
+               "</text>\n";
+        for (std::size_t i = 0; i < sets.size(); i++) {
+            const auto ov = sets[i].overhead(n);
+            const int by = y + static_cast<int>(i) * bar_h;
+            if (!ov) {
+                out += "<text x=\"" + std::to_string(label_w + 4) + "\" y=\"" +
+                       std::to_string(by + bar_h - 2) + "\" fill=\"#888\">not measured</text>\n";
+                continue;
+            }
+            const int w =
+                std::max(1, static_cast<int>(std::lround(std::max(0.0, *ov) / top * plot_w)));
+            out += "<rect x=\"" + std::to_string(label_w) + "\" y=\"" + std::to_string(by) +
+                   "\" width=\"" + std::to_string(w) + "\" height=\"" + std::to_string(bar_h - 2) +
+                   "\" fill=\"" + colours[i % std::size(colours)] + "\"/>";
+            out += "<text x=\"" + std::to_string(label_w + w + 4) + "\" y=\"" +
+                   std::to_string(by + bar_h - 2) + "\">" + fmt("%.0f", *ov) + "</text>\n";
+        }
+        y += group_h;
+    }
+    out += "<text x=\"" + std::to_string(label_w) + "\" y=\"" + std::to_string(height - 10) +
+           "\" fill=\"#444\">ns per hit over nothing attached (under -icount: guest "
+           "instructions)</text>\n";
+    out += "</svg>\n";
+    return out;
+}
+
+} // namespace fhook::bench

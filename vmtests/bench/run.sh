@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# vmtests/bench/run.sh: the hook benchmark, `fhook bench` in one boot of each
+# Debian kernel with one vCPU (docs/benchmarks.md).
+#
+#   vmtests/bench/run.sh [--wall] [--kernel REL]...
+#
+# 6.12 boots under qemu -icount shift=0,sleep=off: a guest nanosecond is
+# then one guest instruction, so its figures are deterministic.  QEMU 7.2's
+# -icount hangs 6.1's SMP bring-up, so 6.1 is measured by the wall clock;
+# --wall measures every kernel that way.  bpftrace and libbpf-tools'
+# funclatency are copied into the guest with their libraries when the host
+# has them (scripts/setup.sh installs them).
+#
+# Writes build/bench/<release>-<workload>.json (one per kernel and
+# workload) and build/bench/hooks-<workload>.svg (fhook bench --plot).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+out=$top/build/bench
+cli=${FHOOK_VM_CLI:-$top/build/user/fhook}
+wall=0
+kernels=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--wall) wall=1; shift ;;
+	--kernel) kernels+=(--kernel "$2"); shift 2 ;;
+	-h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "vmtests/bench/run.sh: unknown argument '$1'" >&2; exit 2 ;;
+	esac
+done
+mkdir -p "$out"
+log=$out/hooks.log
+: > "$log"
+export FHOOK_TEST_BENCH=hooks
+if [ $wall = 0 ]; then
+	# --icount leaves 6.1 out (it says so); 6.1 by the wall clock
+	bash "$top/vmtests/run.sh" --bench --icount --timeout 7200 "${kernels[@]}" | tee -a "$log"
+	for rel in $(cat "$top/build/kernels/targets"); do
+		if [[ $rel == 6.1.* ]] && { [ ${#kernels[@]} = 0 ] || [[ " ${kernels[*]} " == *" $rel "* ]]; }; then
+			bash "$top/vmtests/run.sh" --bench --timeout 7200 --kernel "$rel" | tee -a "$log"
+		fi
+	done
+else
+	bash "$top/vmtests/run.sh" --bench --timeout 7200 "${kernels[@]}" | tee -a "$log"
+fi
+# the guests' JSON, one console line each
+n=0
+while read -r name json; do
+	printf '%s\n' "$json" > "$out/$name.json"
+	n=$((n + 1))
+done < <(sed -n 's/^ *FHOOK-BENCH-JSON \([^ ]*\) /\1 /p' "$log")
+[ $n -gt 0 ] || { echo "vmtests/bench/run.sh: no results from the guests (see $log)" >&2; exit 1; }
+for w in kloop read; do
+	set -- "$out"/*-"$w".json
+	[ -e "$1" ] || continue
+	"$cli" bench --plot -o "$out/hooks-$w.svg" "$@"
+	echo "plot: ${out#"$top"/}/hooks-$w.svg ($# kernel(s))"
+done
