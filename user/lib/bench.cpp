@@ -88,6 +88,12 @@ std::string fmt(const char* format, double v) {
     return buf;
 }
 
+// `prefix` (",\"key\":") and `value` as a JSON string
+void json_field(std::string& out, const char* prefix, std::string_view value) {
+    out += prefix;
+    append_json_string(value, out);
+}
+
 std::string ratio_cell(const Results& r, const Row& row, std::string_view reference) {
     const auto x = r.ratio(row.name, reference);
     return x ? fmt("%.2fx", *x) : "-";
@@ -136,26 +142,21 @@ std::string render_text(const Results& r) {
 }
 
 std::string render_json(const Results& r) {
-    std::string out = "{\"kernel\":";
-    append_json_string(r.kernel, out);
-    out += ",\"cpus\":" + std::to_string(r.cpus) + ",\"workload\":";
-    append_json_string(r.workload, out);
-    out += ",\"function\":";
-    append_json_string(r.function, out);
-    out += ",\"calls\":" + std::to_string(r.calls) + ",\"repeats\":" + std::to_string(r.repeats) +
-           ",\"clock\":";
-    append_json_string(r.clock, out);
+    std::string out;
+    json_field(out, "{\"kernel\":", r.kernel);
+    out += ",\"cpus\":" + std::to_string(r.cpus);
+    json_field(out, ",\"workload\":", r.workload);
+    json_field(out, ",\"function\":", r.function);
+    out += ",\"calls\":" + std::to_string(r.calls) + ",\"repeats\":" + std::to_string(r.repeats);
+    json_field(out, ",\"clock\":", r.clock);
     out += ",\"rows\":[";
     bool first = true;
     for (const auto& row : r.rows) {
         out += first ? "\n" : ",\n";
         first = false;
-        out += "{\"name\":";
-        append_json_string(row.name, out);
-        out += ",\"tool\":";
-        append_json_string(row.tool, out);
-        out += ",\"description\":";
-        append_json_string(row.description, out);
+        json_field(out, "{\"name\":", row.name);
+        json_field(out, ",\"tool\":", row.tool);
+        json_field(out, ",\"description\":", row.description);
         out += ",\"ns\":[";
         for (std::size_t i = 0; i < row.ns.size(); i++) {
             out += (i ? "," : "") + fmt("%.3f", row.ns[i]);
@@ -169,8 +170,7 @@ std::string render_json(const Results& r) {
                 out += ",\"overhead\":" + fmt("%.3f", *ov);
             }
         } else {
-            out += ",\"skipped\":";
-            append_json_string(row.skipped, out);
+            json_field(out, ",\"skipped\":", row.skipped);
         }
         out += "}";
     }
@@ -179,12 +179,9 @@ std::string render_json(const Results& r) {
     for (const auto& t : targets(r)) {
         out += first ? "\n" : ",\n";
         first = false;
-        out += "{\"what\":";
-        append_json_string(t.what, out);
-        out += ",\"row\":";
-        append_json_string(t.row, out);
-        out += ",\"reference\":";
-        append_json_string(t.reference, out);
+        json_field(out, "{\"what\":", t.what);
+        json_field(out, ",\"row\":", t.row);
+        json_field(out, ",\"reference\":", t.reference);
         out += ",\"limit\":" + fmt("%.2f", t.limit) +
                ",\"ratio\":" + (t.ratio ? fmt("%.3f", *t.ratio) : std::string("null")) +
                ",\"met\":" + (t.met() ? "true" : "false") + "}";
