@@ -16,7 +16,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 here=$top/vmtests
-vm=$top/build/vm
+vm=${FHOOK_VM_DIR:-$top/build/vm}
 targets_file=$top/build/kernels/targets
 tests_list=$here/guest/tests.list
 cli=${FHOOK_VM_CLI:-$top/build/user/fhook}
@@ -55,6 +55,7 @@ usage: vmtests/run.sh [options]
                   timeouts)
   --list          list the groups and tests and exit
 Logs: build/vm/<release>/<group>/{console.log,dmesg.log,logs/<test>.{log,kmsg}}
+(FHOOK_VM_DIR=DIR instead of build/vm: two runs at once, e.g. the benchmark)
 Slow kernels (release *-kdebug, or FHOOK_VM_SLOW=N): timeouts times N; the
 tests marked "debian" in tests.list are left out there (FHOOK_VM_DEBUG_ALL=1
 runs them too).

@@ -385,6 +385,11 @@ const Mechanism kMechanisms[] = {
      [](Context& c, Attachment& a) {
          return start_fhook(c, a, {"trace", "--via", "ops", c.function, "-q"});
      }},
+    {"fhook-ops-record-raw", "fhook",
+     "fhook record -o /dev/null --via ops (the same records, copied, not formatted)",
+     [](Context& c, Attachment& a) {
+         return start_fhook(c, a, {"record", "-o", "/dev/null", "--via", "ops", c.function, "-q"});
+     }},
     {"fhook-direct-record", "fhook", "fhook trace --via direct (recording trampoline)",
      [](Context& c, Attachment& a) {
          return start_fhook(c, a, {"trace", "--via", "direct", c.function, "-q"});
@@ -392,6 +397,13 @@ const Mechanism kMechanisms[] = {
     {"fhook-kprobe-2args", "fhook", "fhook trace 'p FUNC a=%di b=%si' (kprobe on ftrace)",
      [](Context& c, Attachment& a) {
          return start_fhook(c, a, {"trace", "p:fhookbench/a " + c.function + " " + kTwoArgs, "-q"});
+     }},
+    {"fhook-kprobe-2args-raw", "fhook",
+     "fhook record -o /dev/null 'p FUNC a=%di b=%si' (copied, not formatted)",
+     [](Context& c, Attachment& a) {
+         return start_fhook(
+             c, a,
+             {"record", "-o", "/dev/null", "p:fhookbench/a " + c.function + " " + kTwoArgs, "-q"});
      }},
     {"fhook-kprobe-int3", "fhook",
      "fhook trace 'p FUNC+OFF a=%di b=%si' (int3, after the fentry site)",
