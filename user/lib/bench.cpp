@@ -159,7 +159,10 @@ std::string render_json(const Results& r) {
         json_field(out, ",\"description\":", row.description);
         out += ",\"ns\":[";
         for (std::size_t i = 0; i < row.ns.size(); i++) {
-            out += (i ? "," : "") + fmt("%.3f", row.ns[i]);
+            if (i) {
+                out += ',';
+            }
+            out += fmt("%.3f", row.ns[i]);
         }
         out += "]";
         if (row.measured()) {
