@@ -8,8 +8,8 @@
 # then one guest instruction, so its figures are deterministic.  QEMU 7.2's
 # -icount hangs 6.1's SMP bring-up, so 6.1 is measured by the wall clock;
 # --wall measures every kernel that way.  bpftrace and libbpf-tools'
-# funclatency are copied into the guest with their libraries when the host
-# has them (scripts/setup.sh installs them).
+# funclatency are copied into the guest with their libraries (installed
+# here with apt-get when missing, as root).
 #
 # Writes build/bench/<release>-<workload>.json (one per kernel and
 # workload) and build/bench/hooks-<workload>.svg (fhook bench --plot).
@@ -28,6 +28,16 @@ while [ $# -gt 0 ]; do
 	esac
 done
 mkdir -p "$out"
+# the eBPF peers (not needed by the tests, so not in scripts/setup.sh)
+if ! command -v bpftrace > /dev/null || ! PATH=$PATH:/usr/sbin command -v funclatency > /dev/null; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
+		echo "vmtests/bench/run.sh: apt-get install bpftrace libbpf-tools (fhook bench's peers)"
+		apt-get install -y -qq --no-install-recommends bpftrace libbpf-tools > /dev/null ||
+			echo "vmtests/bench/run.sh: could not install them: their rows will be skipped"
+	else
+		echo "vmtests/bench/run.sh: no bpftrace/funclatency: their rows will be skipped (apt-get install bpftrace libbpf-tools)"
+	fi
+fi
 log=$out/hooks.log
 : > "$log"
 export FHOOK_TEST_BENCH=hooks
