@@ -45,13 +45,16 @@ done
 fhook hook --trace-around fhook_testmod_sleep -q > $D/sl.out 2>&1 &
 CTL=$!
 wait_for 30 grep -q 'fhook_testmod_sleep.* I' $T/enabled_functions || fail "sleep hook not attached"
-echo sleep 4000 > $TH &
+# (long enough that the sleeper is still inside when rmmod is tried, also
+# when the unhook takes seconds: the debug kernel under load)
+echo sleep "$(pick 6000 20000)" > $TH &
 SLEEPER=$!
 sleep 1
 kill -9 $CTL
 wait $CTL 2>/dev/null
 wait_for 10 sh -c "! grep -q fhook_testmod_sleep $T/enabled_functions" || fail "hook outlived its controller"
 dmesg | grep -q 'calls still inside the hooked function' || fail "no draining message"
+kill -0 $SLEEPER 2>/dev/null || fail "the sleeper returned before rmmod could be tried (test timing: make it sleep longer)"
 rmmod fhook 2> $D/rmmod.err && fail "rmmod succeeded while a task sleeps inside a removed hook"
 log "rmmod meanwhile: $(cat $D/rmmod.err)"
 wait $SLEEPER
