@@ -6,7 +6,7 @@
 # cycle (mem_check tolerances, see docs/reliability.md).
 . /fhook/lib.sh
 
-N=${FHOOK_TEST_CYCLES:-$(pick 60 20)}
+N=${FHOOK_TEST_CYCLES:-$(pick 60 12)}
 ! fhook_loaded || rmmod fhook || fail "cannot unload fhook before the test"
 
 cycle() {

@@ -6,7 +6,7 @@
 . /fhook/lib.sh
 
 load_fhook
-run_logged $D/fuzz.out fhook-fuzz -n "${FHOOK_TEST_FUZZ_CALLS:-$(pick 250000 60000)}" -t "${FHOOK_TEST_FUZZ_THREADS:-2}" -p "${FHOOK_TEST_FUZZ_PROGRESS:-100000}" ${FHOOK_TEST_FUZZ_SEED:+-s $FHOOK_TEST_FUZZ_SEED}
+run_logged $D/fuzz.out fhook-fuzz -n "${FHOOK_TEST_FUZZ_CALLS:-$(pick 250000 40000)}" -t "${FHOOK_TEST_FUZZ_THREADS:-2}" -p "${FHOOK_TEST_FUZZ_PROGRESS:-100000}" ${FHOOK_TEST_FUZZ_SEED:+-s $FHOOK_TEST_FUZZ_SEED}
 rc=$RC
 cat $D/fuzz.out
 [ $rc = 0 ] || fail "fhook-fuzz exit $rc: $(grep -m1 'VIOLATION\|Bail\|error' $D/fuzz.out)"

@@ -10,7 +10,7 @@
 # and rmmod works.  FHOOK_TEST_SEED replays the delays.
 . /fhook/lib.sh
 
-N=${FHOOK_TEST_KILLS:-$(pick 30 6)}
+N=${FHOOK_TEST_KILLS:-$(pick 30 4)}
 SEED=${FHOOK_TEST_SEED:-$(date +%s)}
 load_fhook
 fhook-workload load 100000 0 &
