@@ -10,7 +10,7 @@
  * that nothing filters (no predicate, no pid/cpu filter, not even the
  * controller's own tgid, no trigger that can pause it) gets the fast path
  * instead: three instructions in assembly incrementing a per-CPU counter,
- * folded into the session's counters when it is read or disarmed.
+ * which STATS adds live and disarm folds into the session's counters.
  * FHOOK_IOC_DIRECT_MODIFY switches between them with
  * modify_ftrace_direct().
  */
@@ -25,7 +25,7 @@
 /* slot -> probe; set before the probe is armed, cleared after release */
 static struct fhook_probe *fhook_direct_slots[FHOOK_NR_SLOTS];
 static DEFINE_MUTEX(fhook_direct_lock);
-/* read by the fast trampolines: set before a fast probe is armed */
+/* read by the fast trampolines: set when a slot is taken (init) */
 unsigned long fhook_direct_fast_ctrs[FHOOK_NR_SLOTS];
 
 /* Called by the counting trampoline of @slot, preemptible. */
@@ -127,7 +127,11 @@ static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add
 		return -ENOSPC;
 	/* also for recording probes: DIRECT_MODIFY may make them count */
 	p->fast_hits = alloc_percpu(u64);
-	return p->fast_hits ? 0 : -ENOMEM;
+	if (!p->fast_hits)
+		return -ENOMEM;
+	/* the slot's fast trampoline reads it; the slot is ours until release */
+	WRITE_ONCE(fhook_direct_fast_ctrs[p->slot], (unsigned long)p->fast_hits);
+	return 0;
 }
 
 static int fhook_direct_arm(struct fhook_probe *p)
@@ -135,8 +139,6 @@ static int fhook_direct_arm(struct fhook_probe *p)
 	int ret;
 
 	p->fast = fhook_direct_fast_ok(p, p->count_only);
-	if (p->fast)
-		WRITE_ONCE(fhook_direct_fast_ctrs[p->slot], (unsigned long)p->fast_hits);
 	ret = fhook_direct_register(&p->ops, fhook_direct_tramp(p, p->count_only));
 	if (ret)
 		return ret;
@@ -227,8 +229,6 @@ int fhook_direct_modify_ioc(struct fhook_session *s, const struct fhook_direct_m
 		 * its per-CPU counter (read live, folded at disarm).
 		 */
 		fast = fhook_direct_fast_ok(p, count);
-		if (fast)
-			WRITE_ONCE(fhook_direct_fast_ctrs[p->slot], (unsigned long)p->fast_hits);
 		was_fast = p->fast;
 		p->fast = fast;
 		ret = fhook_direct_modify(&p->ops, fhook_direct_tramp(p, count));

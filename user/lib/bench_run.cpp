@@ -26,6 +26,7 @@
 #include <fhook/disasm.hpp>
 #include <fhook/error.hpp>
 #include <fhook/fd.hpp>
+#include <fhook/ftrace_state.hpp>
 #include <fhook/ksyms.hpp>
 #include <fhook/session.hpp>
 
@@ -238,20 +239,8 @@ struct Context {
 // Is anything attached to the function (ftrace ops of any kind, or a
 // kprobe on it)?  Used to wait for tools that attach asynchronously.
 bool attached(const Context& c) {
-    std::istringstream ef(read_text_file(c.opt.tracefs + "/enabled_functions"));
-    std::string line;
-    while (std::getline(ef, line)) {
-        if (line.rfind(c.function + " ", 0) == 0) {
-            return true;
-        }
-    }
-    std::istringstream kl(read_text_file("/sys/kernel/debug/kprobes/list"));
-    while (std::getline(kl, line)) {
-        if (line.find(" " + c.function + "+0x") != std::string::npos) {
-            return true;
-        }
-    }
-    return false;
+    return !read_enabled_functions(c.opt.tracefs, c.function).empty() ||
+           !read_kprobes_on(c.function).empty();
 }
 
 // Starts a tool and waits until it attached; "" or why it could not.
