@@ -164,7 +164,7 @@ public:
         text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
         // bpftrace starts with "Attaching N probes..."
         std::istringstream lines(text);
-        std::string line, last;
+        std::string line;
         while (std::getline(lines, line)) {
             if (line.rfind("Attaching", 0) == 0 || line.empty()) {
                 continue;
