@@ -12,6 +12,7 @@
  *   probe_uprobe.c  uprobes and uretprobes
  *   probe_tracepoint.c  tracepoints (trace events through perf kernel counters)
  *   probe_direct.c  function entry through our own direct-call trampolines
+ *   latency.c     latency probes: direct trampolines timing the body, histograms
  *   hook.c        IPMODIFY hooks: return override, redirect, trace-around
  *   tramp.S       the trampolines (tramp.h: their slots and frame layout)
  *   text.c        FHOOK_IOC_READ_TEXT, kernel text for `fhook explain`
@@ -43,6 +44,7 @@
 #include <linux/preempt.h>
 #include <linux/sched.h>
 #include <linux/timer.h>
+#include <linux/uaccess.h>
 #include <linux/wait.h>
 #include <asm/local.h>
 
@@ -137,6 +139,7 @@ struct fhook_probe_kind {
 };
 
 struct fhook_hook_k;
+struct fhook_lat;
 
 struct fhook_probe {
 	struct list_head node;
@@ -149,6 +152,7 @@ struct fhook_probe {
 	int slot;			/* direct probes: trampoline slot, or -1 */
 	bool fast;			/* direct probes: the fast counting trampoline */
 	u64 __percpu *fast_hits;	/* its hits, until disarmed */
+	struct fhook_lat *lat;		/* FHOOK_PROBE_F_LATENCY (latency.c) */
 	struct fhook_hook_k *hook;	/* FHOOK_PROBE_HOOK */
 	struct list_head watch_node;	/* armed hooks, direct probes (modwatch.c) */
 	char *filter_text;		/* direct probes: their globs, ips */
@@ -274,6 +278,7 @@ void fhook_func_hit(struct fhook_probe *p, unsigned long ip, unsigned long paren
 bool fhook_ops_unregister(struct fhook_probe *p);
 void fhook_probe_count(struct fhook_probe *p);
 void fhook_probe_count_guarded(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
+bool fhook_probe_filter_guarded(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
 
 /* probe_direct.c, hook.c: the C side of tramp.S */
 asmlinkage void fhook_direct_count(unsigned long slot);
@@ -285,6 +290,18 @@ int fhook_direct_modify_ioc(struct fhook_session *s, const struct fhook_direct_m
 bool fhook_direct_fast_armed(struct fhook_session *s);
 u64 fhook_direct_fast_hits(struct fhook_probe *p, int cpu);
 extern bool fhook_lab;
+
+/* latency.c */
+struct fhook_lat_frame;
+asmlinkage void fhook_lat_enter(struct fhook_lat_frame *f);
+asmlinkage void fhook_lat_exit(struct fhook_lat_frame *f);
+int fhook_lat_init(struct fhook_probe *p, u32 stack_args);
+void fhook_lat_arm(struct fhook_probe *p, bool unfiltered);
+void fhook_lat_release(struct fhook_probe *p);
+u64 fhook_lat_hits(struct fhook_probe *p, int cpu);
+int fhook_lat_read(struct fhook_session *s, struct fhook_latency *out);
+void fhook_lat_setup(void);
+void fhook_lat_exit_module(void);
 void fhook_hooks_init(void);
 void fhook_hooks_exit(void);
 
@@ -344,6 +361,30 @@ static __always_inline unsigned int fhook_stack_trailer(u64 *ips, unsigned int n
 {
 	ips[n] = n;
 	return 8 * (n + 1);
+}
+
+/*
+ * For a body run from one of our trampolines (trace-around, latency): the
+ * caller's first @n stack words (its 7th argument on) into @dst, zeros up
+ * to FHOOK_HOOK_MAX_STACK_ARGS, so nothing of ours reaches the body.  Read
+ * with fault handling: above a function called at the top of an IRQ stack
+ * is the guard page (the words from a fault on are zeros).
+ */
+static __always_inline void fhook_stack_args_copy(u64 *dst, const u64 *src, u32 n)
+{
+	u32 i = 0;
+
+	if (likely(!n)) {
+		memset(dst, 0, FHOOK_HOOK_MAX_STACK_ARGS * sizeof(u64));
+		return;
+	}
+	pagefault_disable();
+	for (; i < n; i++)
+		__get_kernel_nofault(&dst[i], &src[i], u64, fault);
+fault:
+	pagefault_enable();
+	for (; i < FHOOK_HOOK_MAX_STACK_ARGS; i++)
+		dst[i] = 0;
 }
 
 /* pidfilter.c */

@@ -218,22 +218,6 @@ out:
  * The trace-around trampoline's entry: where the body is, and whether
  * this call is traced (fields, predicate, conditions).  Preemptible.
  */
-/*
- * Read one word of the caller's stack, with fault handling but without
- * calling a (traceable) function: copy_from_kernel_nofault() could be the
- * hooked function itself.
- */
-static notrace __always_inline bool fhook_peek(u64 *dst, const u64 *src)
-{
-	pagefault_disable();
-	__get_kernel_nofault(dst, src, u64, fault);
-	pagefault_enable();
-	return true;
-fault:
-	pagefault_enable();
-	return false;
-}
-
 asmlinkage notrace void fhook_around_enter(struct fhook_around_frame *f)
 {
 	struct fhook_hook_k *h = READ_ONCE(fhook_around_slots[f->slot]);
@@ -242,16 +226,15 @@ asmlinkage notrace void fhook_around_enter(struct fhook_around_frame *f)
 	struct fhook_probe_counters *c;
 	struct fhook_fetch_ctx ctx;
 	unsigned long ip;
-	u32 i;
 	int bit;
 
 	atomic_long_inc(&h->inflight);
 	f->target = READ_ONCE(h->target);
-	/* the arguments the caller put on the stack, for the body */
-	for (i = 0; i < h->stack_args && fhook_peek(&f->stack[i], &args[i]); i++)
-		;
-	for (; i < FHOOK_HOOK_MAX_STACK_ARGS; i++)
-		f->stack[i] = 0;
+	/*
+	 * the arguments the caller put on the stack, for the body (inline:
+	 * copy_from_kernel_nofault() could be the hooked function itself)
+	 */
+	fhook_stack_args_copy(f->stack, args, h->stack_args);
 	f->record = 0;
 	ip = f->target - MCOUNT_INSN_SIZE;
 	/* a pt_regs as the function saw it at entry, for the fetch program */

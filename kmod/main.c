@@ -100,6 +100,7 @@ static int __init fhook_init(void)
 	if (ret)
 		return ret;
 	fhook_hooks_init();
+	fhook_lat_setup();
 	ret = fhook_modwatch_init();
 	if (ret) {
 		fhook_fetch_exit();
@@ -127,6 +128,7 @@ static void __exit fhook_exit(void)
 	misc_deregister(&fhook_misc);
 	fhook_modwatch_exit();
 	fhook_hooks_exit();
+	fhook_lat_exit_module();
 	fhook_fetch_exit();
 }
 

@@ -12,7 +12,8 @@
  * instead: three instructions in assembly incrementing a per-CPU counter,
  * which STATS adds live and disarm folds into the session's counters.
  * FHOOK_IOC_DIRECT_MODIFY switches between them with
- * modify_ftrace_direct().
+ * modify_ftrace_direct().  A latency probe (FHOOK_PROBE_F_LATENCY) takes
+ * the slot's latency trampoline instead, which times the body (latency.c).
  */
 #include "fhook.h"
 #include "tramp.h"
@@ -47,6 +48,8 @@ asmlinkage notrace void fhook_direct_record(unsigned long slot, unsigned long re
 
 static unsigned long fhook_direct_tramp(struct fhook_probe *p, bool count)
 {
+	if (p->lat)
+		return fhook_lat_tramps[p->slot];
 	if (!count)
 		return fhook_direct_record_tramps[p->slot];
 	return p->fast ? fhook_direct_fast_tramps[p->slot] : fhook_direct_count_tramps[p->slot];
@@ -59,13 +62,17 @@ static unsigned long fhook_direct_tramp(struct fhook_probe *p, bool count)
  * probe is armed (fhook_direct_fast_armed()); triggers are added before
  * START only.
  */
-static bool fhook_direct_fast_ok(struct fhook_probe *p, bool count)
+static bool fhook_direct_unfiltered(struct fhook_probe *p)
 {
 	struct fhook_session *s = p->session;
 
-	return count && p->fast_hits && !p->pred && !READ_ONCE(s->cpu_filter) &&
-	       !READ_ONCE(s->ignore_tgid) && !READ_ONCE(s->pid_filter) &&
-	       !fhook_trigger_targets(s, p);
+	return !p->pred && !READ_ONCE(s->cpu_filter) && !READ_ONCE(s->ignore_tgid) &&
+	       !READ_ONCE(s->pid_filter) && !fhook_trigger_targets(s, p);
+}
+
+static bool fhook_direct_fast_ok(struct fhook_probe *p, bool count)
+{
+	return count && p->fast_hits && fhook_direct_unfiltered(p);
 }
 
 bool fhook_direct_fast_armed(struct fhook_session *s)
@@ -78,9 +85,14 @@ bool fhook_direct_fast_armed(struct fhook_session *s)
 	return false;
 }
 
-/* The fast path's hits on @cpu, not yet in the session's counters. */
+/*
+ * The fast path's hits on @cpu, not yet in the session's counters; a
+ * latency probe's timed calls.
+ */
 u64 fhook_direct_fast_hits(struct fhook_probe *p, int cpu)
 {
+	if (p->lat)
+		return fhook_lat_hits(p, cpu);
 	return p->fast_hits ? READ_ONCE(*per_cpu_ptr(p->fast_hits, cpu)) : 0;
 }
 
@@ -125,6 +137,8 @@ static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add
 	mutex_unlock(&fhook_direct_lock);
 	if (p->slot < 0)
 		return -ENOSPC;
+	if (arg->flags & FHOOK_PROBE_F_LATENCY)
+		return fhook_lat_init(p, arg->stack_args);
 	/* also for recording probes: DIRECT_MODIFY may make them count */
 	p->fast_hits = alloc_percpu(u64);
 	if (!p->fast_hits)
@@ -138,7 +152,13 @@ static int fhook_direct_arm(struct fhook_probe *p)
 {
 	int ret;
 
-	p->fast = fhook_direct_fast_ok(p, p->count_only);
+	if (p->lat) {
+		/* no filter to apply: PID_FILTER and CPU_FILTER are refused */
+		p->fast = fhook_direct_unfiltered(p);
+		fhook_lat_arm(p, p->fast);
+	} else {
+		p->fast = fhook_direct_fast_ok(p, p->count_only);
+	}
 	ret = fhook_direct_register(&p->ops, fhook_direct_tramp(p, p->count_only));
 	if (ret)
 		return ret;
@@ -196,6 +216,8 @@ static void fhook_direct_release(struct fhook_probe *p)
 	fhook_triggers_free(p);
 	kfree(p->pred);
 	free_percpu(p->fast_hits);
+	/* unregistered: calls still in the body keep the histogram (latency.c) */
+	fhook_lat_release(p);
 	if (p->slot >= 0) {
 		mutex_lock(&fhook_direct_lock);
 		WRITE_ONCE(fhook_direct_slots[p->slot], NULL);
@@ -215,7 +237,7 @@ int fhook_direct_modify_ioc(struct fhook_session *s, const struct fhook_direct_m
 	list_for_each_entry(p, &s->probes, node) {
 		if (p->id != m->probe_id)
 			continue;
-		if (p->type != FHOOK_PROBE_DIRECT)
+		if (p->type != FHOOK_PROBE_DIRECT || p->lat)
 			return -EINVAL;
 		if (!p->registered)
 			return -ENOTCONN;

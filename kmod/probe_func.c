@@ -136,6 +136,33 @@ notrace void fhook_probe_count(struct fhook_probe *p)
 	preempt_enable_notrace();
 }
 
+/*
+ * Does the hit pass the session's filters, the probe's pause and its
+ * predicate?  Under ftrace's recursion lock (the predicate may call
+ * traceable functions); a rejected hit counts as filtered or missed.
+ */
+notrace bool fhook_probe_filter_guarded(struct fhook_probe *p, unsigned long ip,
+					unsigned long parent_ip)
+{
+	int bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	struct fhook_session *s = p->session;
+	bool ok;
+
+	preempt_disable_notrace();
+	if (bit < 0) {
+		fhook_count(&fhook_counters(s, smp_processor_id(), p->id)->missed);
+		preempt_enable_notrace();
+		return false;
+	}
+	ok = fhook_session_wants(s) && !READ_ONCE(p->paused) &&
+	     (!p->pred || fhook_pred_run(p->pred, NULL, 0));
+	if (!ok)
+		fhook_count(&fhook_counters(s, smp_processor_id(), p->id)->filtered);
+	preempt_enable_notrace();
+	ftrace_test_recursion_unlock(bit);
+	return ok;
+}
+
 /* fhook_probe_count() under ftrace's recursion lock: ops and direct probes */
 notrace void fhook_probe_count_guarded(struct fhook_probe *p, unsigned long ip,
 				       unsigned long parent_ip)

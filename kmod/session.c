@@ -199,7 +199,7 @@ static long fhook_ioc_handshake(unsigned long uarg)
 		      FHOOK_FEAT_KPROBE | FHOOK_FEAT_FETCH | FHOOK_FEAT_PRED |
 		      FHOOK_FEAT_UPROBE | FHOOK_FEAT_STACK | FHOOK_FEAT_TRIGGER |
 		      FHOOK_FEAT_TRACEPOINT | FHOOK_FEAT_DIRECT | FHOOK_FEAT_HOOK |
-		      FHOOK_FEAT_COUNT | FHOOK_FEAT_READ_TEXT;
+		      FHOOK_FEAT_COUNT | FHOOK_FEAT_READ_TEXT | FHOOK_FEAT_LATENCY;
 	if (fhook_lab)
 		hs.features |= FHOOK_FEAT_LAB;
 	hs.nr_cpus = nr_cpu_ids;
@@ -263,7 +263,13 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 	usize = min_t(size_t, ret, sizeof(pa));
 	if ((pa.flags & ~FHOOK_PROBE_FLAGS) || (pa.type == FHOOK_PROBE_BENCH && pa.flags) ||
 	    !fhook_zero(pa.reserved, ARRAY_SIZE(pa.reserved)) ||
-	    pa.reserved2 || pa.probe_addr)
+	    pa.__pad3 || pa.probe_addr)
+		return -EINVAL;
+	/* latency: direct probes only, alone; stack_args is theirs */
+	if ((pa.flags & FHOOK_PROBE_F_LATENCY) &&
+	    (pa.type != FHOOK_PROBE_DIRECT || pa.flags != FHOOK_PROBE_F_LATENCY))
+		return -EINVAL;
+	if (pa.stack_args && !(pa.flags & FHOOK_PROBE_F_LATENCY))
 		return -EINVAL;
 	if (!pa.type || pa.type >= ARRAY_SIZE(fhook_kinds) || !fhook_kinds[pa.type])
 		return -EINVAL;
@@ -350,6 +356,9 @@ static long fhook_ioc_pid_filter(struct fhook_session *s, unsigned long uarg)
 		return ret;
 	if (!fhook_zero(pf.reserved, ARRAY_SIZE(pf.reserved)))
 		return -EINVAL;
+	/* a fast counting or unfiltered latency trampoline applies no filter */
+	if (fhook_direct_fast_armed(s))
+		return -EBUSY;
 	return fhook_pidfilter_set(s, &pf);
 }
 
@@ -365,6 +374,8 @@ static long fhook_ioc_cpu_filter(struct fhook_session *s, unsigned long uarg)
 		return ret;
 	if (!fhook_zero(cf.reserved, ARRAY_SIZE(cf.reserved)))
 		return -EINVAL;
+	if (fhook_direct_fast_armed(s))
+		return -EBUSY;
 	if (cf.nr_bits > FHOOK_MAX_CPUMASK * 8)
 		return -EINVAL;
 	if (!cf.nr_bits) {
@@ -576,6 +587,27 @@ static long fhook_ioc_direct_modify(struct fhook_session *s, unsigned long uarg)
 	return fhook_direct_modify_ioc(s, &m);
 }
 
+static long fhook_ioc_latency(struct fhook_session *s, unsigned long uarg)
+{
+	struct fhook_latency l;
+	int ret;
+
+	ret = fhook_copy_arg(&l, sizeof(l), uarg);
+	if (ret < 0)
+		return ret;
+	if (l.flags || !fhook_zero(l.reserved, ARRAY_SIZE(l.reserved)))
+		return -EINVAL;
+	l.nr_buckets = 0;
+	l.count = 0;
+	l.sum_ns = 0;
+	l.inflight = 0;
+	memset(l.buckets, 0, sizeof(l.buckets));
+	ret = fhook_lat_read(s, &l);
+	if (ret)
+		return ret;
+	return fhook_put_arg(uarg, &l, sizeof(l));
+}
+
 /* No session state: not under the session lock. */
 static long fhook_ioc_read_text(unsigned long uarg)
 {
@@ -613,11 +645,10 @@ long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned lon
 		ret = fhook_ioc_trigger_add(s, arg);
 		break;
 	case FHOOK_CMD(FHOOK_IOC_PID_FILTER):
-		/* a fast counting trampoline applies no filter */
-		ret = fhook_direct_fast_armed(s) ? -EBUSY : fhook_ioc_pid_filter(s, arg);
+		ret = fhook_ioc_pid_filter(s, arg);
 		break;
 	case FHOOK_CMD(FHOOK_IOC_CPU_FILTER):
-		ret = fhook_direct_fast_armed(s) ? -EBUSY : fhook_ioc_cpu_filter(s, arg);
+		ret = fhook_ioc_cpu_filter(s, arg);
 		break;
 	case FHOOK_IOC_START:
 		ret = fhook_ioc_start(s);
@@ -633,6 +664,9 @@ long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned lon
 		break;
 	case FHOOK_CMD(FHOOK_IOC_DIRECT_MODIFY):
 		ret = fhook_ioc_direct_modify(s, arg);
+		break;
+	case FHOOK_CMD(FHOOK_IOC_LATENCY):
+		ret = fhook_ioc_latency(s, arg);
 		break;
 	default:
 		ret = -ENOTTY;

@@ -12,6 +12,13 @@
  * unwinds through them; ENDBR and return thunks come from the kernel's
  * own macros.
  *
+ * The latency trampoline is a direct-call trampoline that runs the
+ * function's body itself: from its fentry site on, with the arguments
+ * restored, and returns to the function's caller, skipping the return
+ * address into the function (as BPF fexit trampolines do).  Its frame
+ * sits between the body and that return address, which ORC reads as the
+ * function at its fentry site: unwinding passes through it.
+ *
  * The trace-around trampoline is where an IPMODIFY hook sends a call it
  * traces: it stands in for the function (the stack holds the return
  * address into the caller), runs the function's body (from after its
@@ -143,6 +150,57 @@ SYM_FUNC_START(fhook_around_common)
 SYM_FUNC_END(fhook_around_common)
 
 /*
+ * The latency trampoline (%r11: the probe's struct fhook_lat): the stack
+ * holds the return address into the function (its body), then the one
+ * into its caller.  fhook_lat_enter(frame) takes the entry time and
+ * copies the caller's stack arguments; the body runs as it would have;
+ * fhook_lat_exit(frame) takes the duration.  The body is reached with a
+ * return (fhook_around_jump): there is no ENDBR after the fentry call.
+ */
+SYM_FUNC_START(fhook_lat_common)
+	CALL_DEPTH_ACCOUNT
+	pushq	%rbp
+	movq	%rsp, %rbp
+	subq	$FHOOK_LF_SIZE, %rsp
+	movq	%rdi, 0(%rsp)
+	movq	%rsi, 8(%rsp)
+	movq	%rdx, 16(%rsp)
+	movq	%rcx, 24(%rsp)
+	movq	%r8, 32(%rsp)
+	movq	%r9, 40(%rsp)
+	movq	%rax, 48(%rsp)
+	movq	%r10, 56(%rsp)
+	movq	%r11, FHOOK_LF_LAT(%rsp)
+	movq	%rsp, %rdi
+	call	fhook_lat_enter
+	.irp off, 56, 48, 40, 32, 24, 16, 8, 0
+	pushq	-FHOOK_LF_SIZE+FHOOK_LF_STACK+\off(%rbp)
+	.endr
+	movq	-FHOOK_LF_SIZE+0(%rbp), %rdi
+	movq	-FHOOK_LF_SIZE+8(%rbp), %rsi
+	movq	-FHOOK_LF_SIZE+16(%rbp), %rdx
+	movq	-FHOOK_LF_SIZE+24(%rbp), %rcx
+	movq	-FHOOK_LF_SIZE+32(%rbp), %r8
+	movq	-FHOOK_LF_SIZE+40(%rbp), %r9
+	movq	-FHOOK_LF_SIZE+48(%rbp), %rax
+	movq	-FHOOK_LF_SIZE+56(%rbp), %r10
+	movq	8(%rbp), %r11
+	call	fhook_around_jump
+	leaq	-FHOOK_LF_SIZE(%rbp), %rsp
+	movq	%rax, FHOOK_LF_AX(%rsp)
+	movq	%rdx, FHOOK_LF_DX(%rsp)
+	movq	%rsp, %rdi
+	call	fhook_lat_exit
+	movq	FHOOK_LF_AX(%rsp), %rax
+	movq	FHOOK_LF_DX(%rsp), %rdx
+	leave
+	/* to the caller: drop the return address into the function */
+	addq	$8, %rsp
+	UNWIND_HINT_FUNC
+	RET
+SYM_FUNC_END(fhook_lat_common)
+
+/*
  * Continue at %r11 with our caller's return address on the stack: a
  * return, not an indirect jump, so the body (which has no ENDBR after
  * its fentry call) is reachable under IBT.
@@ -176,6 +234,14 @@ SYM_FUNC_START(fhook_direct_fast_\n)
 SYM_FUNC_END(fhook_direct_fast_\n)
 .endm
 
+/* latency slot N: %r11 = its probe's struct fhook_lat */
+.macro FHOOK_LAT_SLOT n
+SYM_FUNC_START(fhook_lat_\n)
+	movq	fhook_lat_ctxs + 8 * \n(%rip), %r11
+	jmp	fhook_lat_common
+SYM_FUNC_END(fhook_lat_\n)
+.endm
+
 /* slot N: %r11 = N, then the code of its kind */
 .macro FHOOK_SLOT kind, n
 SYM_FUNC_START(fhook_\kind\()_\n)
@@ -189,6 +255,7 @@ SYM_FUNC_END(fhook_\kind\()_\n)
 	FHOOK_SLOT direct_count, \n
 	FHOOK_SLOT direct_record, \n
 	FHOOK_SLOT around, \n
+	FHOOK_LAT_SLOT \n
 	.endr
 
 /* the slots' entry addresses, by kind */
@@ -214,4 +281,9 @@ SYM_DATA_START(fhook_around_tramps)
 	.quad	fhook_around_\n
 	.endr
 SYM_DATA_END(fhook_around_tramps)
+SYM_DATA_START(fhook_lat_tramps)
+	.irp n, FHOOK_SLOT_LIST
+	.quad	fhook_lat_\n
+	.endr
+SYM_DATA_END(fhook_lat_tramps)
 	.popsection

@@ -20,6 +20,14 @@
 #define FHOOK_AF_STACK		184	/* u64[8]: the caller's stack arguments */
 #define FHOOK_AF_SIZE		528
 
+/* struct fhook_lat_frame (latency.c): 8 saved registers, then these */
+#define FHOOK_LF_DX		16
+#define FHOOK_LF_AX		48
+#define FHOOK_LF_LAT		64
+#define FHOOK_LF_STACK		80	/* u64[8]: the caller's stack arguments */
+#define FHOOK_LF_TIMED		144
+#define FHOOK_LF_SIZE		168	/* 8 mod 16: the body's stack as at its entry */
+
 #ifndef __ASSEMBLY__
 /* tramp.S: the slots' entry addresses by kind, the RETURN stub */
 extern const unsigned long fhook_direct_count_tramps[FHOOK_NR_SLOTS];
@@ -28,6 +36,9 @@ extern const unsigned long fhook_direct_fast_tramps[FHOOK_NR_SLOTS];
 extern unsigned long fhook_direct_fast_ctrs[FHOOK_NR_SLOTS];
 extern const unsigned long fhook_direct_record_tramps[FHOOK_NR_SLOTS];
 extern const unsigned long fhook_around_tramps[FHOOK_NR_SLOTS];
+extern const unsigned long fhook_lat_tramps[FHOOK_NR_SLOTS];
+/* slot -> the latency probe's struct fhook_lat (latency.c) */
+extern unsigned long fhook_lat_ctxs[FHOOK_NR_SLOTS];
 void fhook_hook_return(void);
 #endif
 

@@ -51,6 +51,7 @@
 #define FHOOK_FEAT_READ_TEXT	(1ULL << 22)	/* FHOOK_IOC_READ_TEXT */
 /* loaded with lab=1: hooks may override returns and redirect functions */
 #define FHOOK_FEAT_LAB		(1ULL << 23)
+#define FHOOK_FEAT_LATENCY	(1ULL << 24)	/* FHOOK_PROBE_F_LATENCY, FHOOK_IOC_LATENCY */
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -217,7 +218,21 @@ enum fhook_probe_type {
  * fhook_probe_counters.hits; written stays 0.
  */
 #define FHOOK_PROBE_F_COUNT	(1U << 1)
-#define FHOOK_PROBE_FLAGS	(FHOOK_PROBE_F_STACK | FHOOK_PROBE_F_COUNT)
+/*
+ * FHOOK_PROBE_DIRECT only: the trampoline runs the function's body itself
+ * and adds each call's duration (entry to return, ns) to the probe's
+ * log2 histogram, read with FHOOK_IOC_LATENCY; no records (libbpf-tools'
+ * funclatency, in the module).  Calls the session's filters or the
+ * predicate reject are not timed (fhook_probe_counters.filtered).
+ * `stack_args` words of the caller's stack are copied for the body (the
+ * function's prototype says how many: a smaller value gives the body
+ * zeros for its last arguments).  Not
+ * with FHOOK_PROBE_F_STACK, _COUNT or triggers; FHOOK_IOC_DIRECT_MODIFY
+ * does not apply.  A call that never returns (do_exit) keeps the module
+ * loaded.
+ */
+#define FHOOK_PROBE_F_LATENCY	(1U << 2)
+#define FHOOK_PROBE_FLAGS	(FHOOK_PROBE_F_STACK | FHOOK_PROBE_F_COUNT | FHOOK_PROBE_F_LATENCY)
 #define FHOOK_MAX_STACK		64	/* entries */
 
 struct fhook_probe_add {
@@ -265,7 +280,13 @@ struct fhook_probe_add {
 	__u32 pred_len;		/* in: instructions, <= FHOOK_MAX_PRED */
 	__u32 __pad2;		/* must be zero */
 	__u64 hook;		/* in: FHOOK_PROBE_HOOK: user pointer to struct fhook_hook */
-	__u64 reserved2;	/* must be zero */
+	/*
+	 * in: FHOOK_PROBE_F_LATENCY: words of arguments the caller passes on
+	 * the stack (7th argument on), copied for the body,
+	 * 0..FHOOK_HOOK_MAX_STACK_ARGS; else 0.
+	 */
+	__u32 stack_args;
+	__u32 __pad3;		/* must be zero */
 };
 
 /*
@@ -561,6 +582,7 @@ enum fhook_cmp {
 #define FHOOK_IOC_TRIGGER_ADD	_IOW(FHOOK_IOC_MAGIC, 0x0a, struct fhook_trigger)
 #define FHOOK_IOC_DIRECT_MODIFY	_IOW(FHOOK_IOC_MAGIC, 0x0b, struct fhook_direct_modify)
 #define FHOOK_IOC_READ_TEXT	_IOWR(FHOOK_IOC_MAGIC, 0x0c, struct fhook_read_text)
+#define FHOOK_IOC_LATENCY	_IOWR(FHOOK_IOC_MAGIC, 0x0d, struct fhook_latency)
 
 /*
  * Switch an armed FHOOK_PROBE_DIRECT probe to the counting trampoline
@@ -573,6 +595,27 @@ struct fhook_direct_modify {
 	__u32 flags;		/* in: FHOOK_PROBE_F_COUNT or 0 */
 	__u32 __pad;		/* must be zero */
 	__u64 reserved[2];	/* must be zero */
+};
+
+/*
+ * The histogram of a FHOOK_PROBE_F_LATENCY probe, summed over CPUs; any
+ * time, armed or not (calls still inside the function are not in it).
+ * buckets[0] counts calls of 0 ns, buckets[i] those of [2^(i-1), 2^i) ns,
+ * the last one everything longer.  A reader that wants intervals
+ * subtracts two reads.
+ */
+#define FHOOK_LAT_BUCKETS	64
+
+struct fhook_latency {
+	__u32 size;		/* in */
+	__u32 probe_id;		/* in */
+	__u32 flags;		/* in: must be 0 */
+	__u32 nr_buckets;	/* out: FHOOK_LAT_BUCKETS */
+	__u64 count;		/* out: calls timed (sum of the buckets) */
+	__u64 sum_ns;		/* out: their total duration */
+	__u64 inflight;		/* out: calls inside the function now */
+	__u64 reserved[3];	/* must be zero */
+	__u64 buckets[FHOOK_LAT_BUCKETS];	/* out */
 };
 
 /*

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <future>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -26,6 +27,7 @@
 #include <fhook/format.hpp>
 #include <fhook/ftrace_state.hpp>
 #include <fhook/ksyms.hpp>
+#include <fhook/latency.hpp>
 #include <fhook/output.hpp>
 #include <fhook/probe.hpp>
 #include <fhook/recfile.hpp>
@@ -87,6 +89,15 @@ constexpr const char* kCountUsage =
     "own counting trampoline through the ftrace direct-call API), kprobe (a\n"
     "kprobe on the function, which the kernel puts on its fentry site).\n";
 
+constexpr const char* kLatencyUsage =
+    "Usage: fhook latency [options] FUNC... [-- COMMAND [ARGS...]]\n"
+    "\n"
+    "Time every call of each FUNC (a function or a tracefs glob: one histogram\n"
+    "each) from entry to return, until Ctrl-C, --duration or the exit of COMMAND,\n"
+    "and print log2 histograms of the durations in nanoseconds: libbpf-tools'\n"
+    "funclatency, kept in the module.  fhook's trampoline runs the function's\n"
+    "body itself (a direct call, as BPF fexit does): no records, no ring.\n";
+
 constexpr const char* kHookUsage =
     "Usage: fhook hook [options] ACTION FUNC [FIELD...] [-- COMMAND [ARGS...]]\n"
     "\n"
@@ -102,7 +113,7 @@ constexpr const char* kHookUsage =
     "BTF names like file->f_pos); --filter and the conditions choose the calls the\n"
     "action applies to.  Lab mode: the module loaded with lab=1 (taints the kernel).\n";
 
-enum class Mode { Trace, Record, Stat, Count, Hook };
+enum class Mode { Trace, Record, Stat, Count, Hook, Latency };
 
 const char* mode_name(Mode mode) {
     switch (mode) {
@@ -114,6 +125,8 @@ const char* mode_name(Mode mode) {
         return "count";
     case Mode::Hook:
         return "hook";
+    case Mode::Latency:
+        return "latency";
     default:
         return "trace";
     }
@@ -143,6 +156,7 @@ struct TraceOptions {
     std::optional<std::set<int>> cpus;
     RingRequest ring;
     std::optional<double> duration;
+    std::optional<double> interval; // latency: print every SEC
     std::string output;
     bool json = false;
     bool quiet = false;
@@ -252,7 +266,8 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
     }
 
     po::options_description options("Options");
-    const bool records = mode != Mode::Count; // count writes no records
+    // count and latency write no records
+    const bool records = mode != Mode::Count && mode != Mode::Latency;
     options.add_options()("pid,p", po::value<std::vector<std::string>>()->value_name("PID"),
                           "only these processes (repeatable; matches tgid or tid)")(
         "cpu", po::value<std::string>()->value_name("LIST"), "only these CPUs, e.g. 0 or 0,2-3");
@@ -278,20 +293,27 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
             "stacktrace, snapshot, enable:EVENT2, disable:EVENT2; EVENT 'func' is the function "
             "probe");
     }
-    options.add_options()("filter", po::value<std::string>()->value_name("EXPR"),
-                          mode == Mode::Hook
-                              ? "act only on calls where EXPR holds (on the FIELDs and the task)"
-                              : "record only hits where EXPR holds, evaluated in the kernel "
-                                "(probes without their own 'if EXPR'; function probes: "
-                                "common_pid, tgid, comm, cpu)")(
+    options.add_options()(
+        "filter", po::value<std::string>()->value_name("EXPR"),
+        mode == Mode::Hook      ? "act only on calls where EXPR holds (on the FIELDs and the task)"
+        : mode == Mode::Latency ? "time only calls where EXPR holds, evaluated in the kernel "
+                                  "(the task: common_pid, tgid, comm, cpu)"
+                                : "record only hits where EXPR holds, evaluated in the kernel "
+                                  "(probes without their own 'if EXPR'; function probes: "
+                                  "common_pid, tgid, comm, cpu)")(
         "duration,d", po::value<std::string>()->value_name("SEC"),
         "stop after SEC seconds (fractions allowed)")(
         "output,o", po::value<std::string>()->value_name("FILE"),
-        mode == Mode::Record ? "the record file to write (required)"
-        : mode == Mode::Count
-            ? "write the table to FILE instead of stdout"
+        mode == Mode::Record  ? "the record file to write (required)"
+        : mode == Mode::Count ? "write the table to FILE instead of stdout"
+        : mode == Mode::Latency
+            ? "write the histograms to FILE instead of stdout"
             : "write the event text to FILE instead of stdout")("quiet,q", "no summary on stderr");
-    if (mode != Mode::Hook) {
+    if (mode == Mode::Latency) {
+        options.add_options()("interval,i", po::value<std::string>()->value_name("SEC"),
+                              "print the histograms of each SEC seconds, then start afresh");
+    }
+    if (mode != Mode::Hook && mode != Mode::Latency) {
         options.add_options()(
             "via", po::value<std::string>()->value_name("HOW"),
             "how function probes attach: ops (ftrace_ops callback, default), direct (fhook's "
@@ -315,9 +337,12 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
             "force", "--redirect without BTF for both functions: skip the prototype check; "
                      "--trace-around of a variadic function");
     }
-    if (mode == Mode::Trace || mode == Mode::Hook) {
+    if (mode == Mode::Trace || mode == Mode::Hook || mode == Mode::Latency) {
         options.add_options()("format,f", po::value<std::string>()->value_name("FMT"),
-                              "text (the kernel's trace format, default) or json (NDJSON)");
+                              mode == Mode::Latency
+                                  ? "text (funclatency's histograms, default) or json (one "
+                                    "object per FUNC and print)"
+                                  : "text (the kernel's trace format, default) or json (NDJSON)");
     }
     po::options_description hidden;
     hidden.add_options()("probe", po::value<std::vector<std::string>>());
@@ -328,11 +353,12 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
     po::variables_map vm = parse_args(mode_name(mode), before, all, positional);
 
     if (vm.count("help")) {
-        print_help(mode == Mode::Record  ? kRecordUsage
-                   : mode == Mode::Stat  ? kStatUsage
-                   : mode == Mode::Count ? kCountUsage
-                   : mode == Mode::Hook  ? kHookUsage
-                                         : kTraceUsage,
+        print_help(mode == Mode::Record    ? kRecordUsage
+                   : mode == Mode::Stat    ? kStatUsage
+                   : mode == Mode::Count   ? kCountUsage
+                   : mode == Mode::Hook    ? kHookUsage
+                   : mode == Mode::Latency ? kLatencyUsage
+                                           : kTraceUsage,
                    options);
         return std::nullopt;
     }
@@ -368,7 +394,7 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
     }
     opt.ring.bytes = ring_bytes_from_kib(
         vm.count("buffer-size") ? parse_u64("--buffer-size", vm["buffer-size"].as<std::string>())
-        : mode == Mode::Count   ? FHOOK_RING_MIN_SIZE / 1024 // no records
+        : !records              ? FHOOK_RING_MIN_SIZE / 1024 // no records
                                 : FHOOK_RING_DEF_SIZE / 1024);
     opt.ring.overwrite = vm.count("overwrite") != 0;
     if (vm.count("watermark")) {
@@ -397,6 +423,12 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
     }
     if (vm.count("duration")) {
         opt.duration = parse_seconds("--duration", vm["duration"].as<std::string>());
+    }
+    if (vm.count("interval")) {
+        opt.interval = parse_seconds("--interval", vm["interval"].as<std::string>());
+        if (*opt.interval < 0.01) {
+            throw_usage("--interval must be at least 0.01 s");
+        }
     }
     if (vm.count("output")) {
         opt.output = vm["output"].as<std::string>();
@@ -661,16 +693,7 @@ HookPlan plan_hook(TraceOptions& opt, Ksyms& ksyms, const BtfProvider& btf_provi
                             ": a variadic function may take more stack arguments than the 8 "
                             "words the trampoline copies; --force to hook it anyway");
             }
-            std::uint32_t regs = 0, words = 0;
-            for (const auto& param : f->params) {
-                const std::uint32_t size = btf->size(param.type);
-                const std::uint32_t n = (size + 7) / 8;
-                if (size <= 16 && regs + n <= 6) {
-                    regs += n; // in registers
-                } else {
-                    words += n;
-                }
-            }
+            const std::uint32_t words = stack_arg_words(*btf, *f);
             if (words > FHOOK_HOOK_MAX_STACK_ARGS) {
                 throw_usage("--trace-around " + bare + ": its arguments take " +
                             std::to_string(words) + " stack words, the trampoline copies " +
@@ -766,9 +789,10 @@ int run(const Args& args, Mode mode) {
             kprobes.back().stack = opt.stack;
             continue;
         }
-        if (mode == Mode::Count && is_probe_definition(text)) {
-            throw_usage("fhook count takes functions, not probe definitions: use fhook stat for '" +
-                        text + "'");
+        if ((mode == Mode::Count || mode == Mode::Latency) && is_probe_definition(text)) {
+            throw_usage(std::string("fhook ") + mode_name(mode) +
+                        " takes functions, not probe definitions: use fhook stat for '" + text +
+                        "'");
         }
         if (is_probe_definition(text)) {
             kprobes.push_back(parse_kprobe(
@@ -785,6 +809,9 @@ int run(const Args& args, Mode mode) {
     }
     if (mode == Mode::Count && opt.probes.empty()) {
         throw_usage("give the functions to count, e.g. fhook count vfs_read vfs_write");
+    }
+    if (mode == Mode::Latency && opt.probes.empty()) {
+        throw_usage("give the functions to time, e.g. fhook latency vfs_read");
     }
     const std::vector<ProbeSpec> specs = (kprobes.empty() && !hook) || !globs.empty()
                                              ? parse_probe_specs(globs)
@@ -805,8 +832,36 @@ int run(const Args& args, Mode mode) {
         ksyms = load_ksyms(true);
     }
     std::optional<FunctionList> functions;
-    if (need_resolution) {
+    if (need_resolution || mode == Mode::Latency) {
         functions = FunctionList::load(functions_path());
+    }
+    // latency: what each FUNC's trampoline copies, the functions it cannot time
+    std::vector<LatencyStackPlan> latency_plans;
+    std::map<std::string, std::optional<KernelBtf>> module_btfs; // (split on `btf`)
+    const ModuleBtfProvider module_btf = [&](const std::string& module) -> const KernelBtf* {
+        const KernelBtf* base = btf_provider();
+        if (!base) {
+            return nullptr;
+        }
+        auto [it, fresh] = module_btfs.try_emplace(module);
+        if (fresh) {
+            try {
+                it->second = KernelBtf::load_split("/sys/kernel/btf/" + module, *base);
+            } catch (const Error&) {
+                // a module built without BTF: the trampoline copies all it can
+            }
+        }
+        return it->second ? &*it->second : nullptr;
+    };
+    if (mode == Mode::Latency) {
+        for (const auto& spec : specs) {
+            LatencyStackPlan plan =
+                plan_latency_stack(spec, *functions, btf_provider(), module_btf);
+            if (plan.selected > 0 && plan.selected == plan.skipped.size()) {
+                throw_usage("cannot time " + plan.skipped.front() + ": " + plan.why.front());
+            }
+            latency_plans.push_back(std::move(plan));
+        }
     }
     const ProbeRequest request =
         specs.empty() ? ProbeRequest{}
@@ -828,7 +883,7 @@ int run(const Args& args, Mode mode) {
     // mask, so SIGINT still reaches the signalfd, not the loader)
     // (count formats no event: it reads no symbols, so that counting a
     // read path does not count fhook's own reads of /proc/kallsyms)
-    if (!need_resolution && !hook && mode != Mode::Count) {
+    if (!need_resolution && !hook && mode != Mode::Count && mode != Mode::Latency) {
         ksyms_loading =
             std::async(std::launch::async, [ksyms_required] { return load_ksyms(ksyms_required); });
     }
@@ -846,7 +901,27 @@ int run(const Args& args, Mode mode) {
     const std::vector<fhook_insn> task_pred = opt.filter.empty() || specs.empty()
                                                   ? std::vector<fhook_insn>{}
                                                   : compile_filter(opt.filter, nullptr);
-    if (mode == Mode::Count) {
+    if (mode == Mode::Latency) {
+        // one histogram per FUNC argument
+        for (std::size_t i = 0; i < specs.size(); i++) {
+            ProbeRequest one =
+                build_probe_request({specs[i]}, functions ? &*functions : nullptr, &ksyms);
+            const LatencyStackPlan& plan = latency_plans[i];
+            one.excludes.insert(one.excludes.end(), plan.skipped.begin(), plan.skipped.end());
+            if (!plan.skipped.empty() && !opt.quiet) {
+                OutputWriter err(STDERR_FILENO);
+                for (std::size_t k = 0; k < plan.skipped.size(); k++) {
+                    err.append("fhook: not timing " + plan.skipped[k] + ": " + plan.why[k] + "\n");
+                }
+                err.flush();
+            }
+            probes.push_back(ProbeSummary{
+                session.add_latency_probe(one.filters, one.excludes, one.ips, task_pred,
+                                          plan.stack_args),
+                {},
+                describe_specs({specs[i]}) + (opt.filter.empty() ? "" : " if " + opt.filter)});
+        }
+    } else if (mode == Mode::Count) {
         // one counter per FUNC argument
         for (const auto& spec : specs) {
             const ProbeRequest one =
@@ -917,7 +992,7 @@ int run(const Args& args, Mode mode) {
     // fhook's own process (its output path) is never recorded.
     if (child) {
         session.set_pid_filter({child->pid()}, true, true);
-    } else if (mode == Mode::Count && opt.pids.empty()) {
+    } else if ((mode == Mode::Count || mode == Mode::Latency) && opt.pids.empty()) {
         // every caller counts, as with bpftrace's count(): fhook's own few
         // calls too (the read of its signalfd or timerfd that ends the
         // count), and with no filter at all a direct probe gets the fast
@@ -954,7 +1029,7 @@ int run(const Args& args, Mode mode) {
         auto rs = std::make_unique<RecordSink>(std::move(output_fd), opt.output, info, ksyms);
         record_sink = rs.get();
         sink = std::move(rs);
-    } else if (mode == Mode::Stat || mode == Mode::Count) {
+    } else if (mode == Mode::Stat || mode == Mode::Count || mode == Mode::Latency) {
         sink = std::make_unique<DiscardSink>();
     } else {
         sink = std::make_unique<PrintSink>(output_fd ? output_fd.get() : STDOUT_FILENO, ksyms,
@@ -984,8 +1059,10 @@ int run(const Args& args, Mode mode) {
             if (name.find_first_of("*?[!:") != std::string::npos) {
                 continue;
             }
-            for (const auto& c :
-                 hook_conflicts(read_enabled_functions(tracefs_dir(), name), hook.has_value())) {
+            // (a latency probe is a direct trampoline: IPMODIFY users and
+            // other direct trampolines are in its way, as for a hook)
+            for (const auto& c : hook_conflicts(read_enabled_functions(tracefs_dir(), name),
+                                                hook.has_value() || mode == Mode::Latency)) {
                 who += (who.empty() ? "" : "; ") + c;
             }
             if (opt.via == Via::Direct) {
@@ -1022,11 +1099,34 @@ int run(const Args& args, Mode mode) {
                             : RingReader::kDefaultTimeoutMs;
     unsigned snapshots = 0;
     std::uint64_t triggered_seen = 0;
+    // latency: the histograms as last printed, and when to print next
+    std::vector<LatencyHist> printed(probes.size());
+    const auto print_latency = [&](bool final) {
+        std::string text;
+        for (std::size_t i = 0; i < probes.size(); i++) {
+            const LatencyHist now = session.latency(probes[i].id);
+            const LatencyHist shown = now.since(printed[i]);
+            printed[i] = now;
+            text += opt.json ? format_latency_json(shown, probes[i].description) + "\n"
+                             : format_latency_text(shown, probes[i].description) +
+                                   (final && i + 1 == probes.size() ? "" : "\n");
+        }
+        OutputWriter out(output_fd ? output_fd.get() : STDOUT_FILENO);
+        out.append(text);
+        out.flush();
+    };
+    std::optional<Clock::time_point> next_print;
+    if (mode == Mode::Latency && opt.interval) {
+        next_print = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(*opt.interval));
+    }
     for (;;) {
         int timeout = wait_ms;
-        if (deadline) {
-            auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now());
-            timeout = static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, timeout));
+        for (const auto& at : {deadline, next_print}) {
+            if (at) {
+                auto left = std::chrono::ceil<std::chrono::milliseconds>(*at - Clock::now());
+                timeout = static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, timeout));
+            }
         }
         const RingReader::WaitResult woke = reader.wait(timeout);
         SignalWatch::Pending sig;
@@ -1038,6 +1138,11 @@ int run(const Args& args, Mode mode) {
         stop = stop || (deadline && Clock::now() >= *deadline);
         if (stop) {
             break;
+        }
+        if (next_print && Clock::now() >= *next_print) {
+            print_latency(false);
+            *next_print += std::chrono::duration_cast<Clock::duration>(
+                std::chrono::duration<double>(*opt.interval));
         }
         // SIGUSR2, or a snapshot trigger froze the session
         const std::uint64_t fired = reader.stats() ? reader.stats().snapshots() : 0;
@@ -1069,6 +1174,10 @@ int run(const Args& args, Mode mode) {
     sink->finish(session, probes);
 
     const bool exec_failed = child && child->exited() && child->exec_failed();
+    if (mode == Mode::Latency) {
+        print_latency(true);
+        return exec_failed ? 1 : 0;
+    }
     if (mode == Mode::Count || mode == Mode::Stat) {
         // one row per probe: the ioctl's totals, filtered from the stats area
         std::vector<StatRow> rows;
@@ -1128,6 +1237,10 @@ int cmd_count(const Args& args) {
 
 int cmd_hook(const Args& args) {
     return run(args, Mode::Hook);
+}
+
+int cmd_latency(const Args& args) {
+    return run(args, Mode::Latency);
 }
 
 } // namespace fhook::cli

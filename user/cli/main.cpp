@@ -28,6 +28,9 @@ constexpr const char* kUsage =
     "  count [options] FUNC... [-- COMMAND [ARGS...]]\n"
     "                        count calls per function, no records (--via ops|direct|\n"
     "                        kprobe)\n"
+    "  latency [options] FUNC... [-- COMMAND [ARGS...]]\n"
+    "                        histograms of each function's duration, kept in the\n"
+    "                        module (funclatency)\n"
     "  hook [options] FUNC [FIELD...] [-- COMMAND [ARGS...]]\n"
     "                        change or time a function: --trace-around, --return\n"
     "                        VALUE, --redirect FUNC2 (IPMODIFY)\n"
@@ -74,6 +77,9 @@ int run(int argc, char** argv) {
     if (command == "count") {
         return fhook::cli::cmd_count(args);
     }
+    if (command == "latency") {
+        return fhook::cli::cmd_latency(args);
+    }
     if (command == "hook") {
         return fhook::cli::cmd_hook(args);
     }
@@ -93,7 +99,8 @@ int run(int argc, char** argv) {
         return fhook::cli::cmd_status(args);
     }
     fhook::throw_usage("unknown command '" + command +
-                       "': use trace, record, stat, count, hook, explain, report, list or status "
+                       "': use trace, record, stat, count, latency, hook, explain, report, list or "
+                       "status "
                        "(see: fhook --help)");
 }
 

@@ -411,10 +411,10 @@ const Mechanism kMechanisms[] = {
          return start_fhook(c, a,
                             {"trace", "r:fhookbench/r " + c.function + " ret=$retval:s64", "-q"});
      }},
-    {"fhook-latency-hist", "fhook", "in-module entry+exit latency histogram",
-     [](Context&, Attachment&) {
-         return std::string("not implemented yet: fhook has no in-module histogram "
-                            "(docs/benchmarks.md)");
+    {"fhook-latency-hist", "fhook",
+     "fhook latency FUNC (in-module entry+exit histogram, direct trampoline)",
+     [](Context& c, Attachment& a) {
+         return start_fhook(c, a, {"latency", c.function});
      }},
     {"fhook-trace-around", "fhook", "fhook hook --trace-around (IPMODIFY, record per call)",
      [](Context& c, Attachment& a) {

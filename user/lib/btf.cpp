@@ -36,6 +36,16 @@ KernelBtf KernelBtf::load(const std::string& path) {
     return KernelBtf(b);
 }
 
+KernelBtf KernelBtf::load_split(const std::string& path, const KernelBtf& base) {
+    struct btf* b = btf__parse_split(path.c_str(), base.btf_);
+    if (!b) {
+        const int err = errno;
+        throw_runtime(
+            "cannot read the module's kernel types from '" + path + "': " + errno_text(err), err);
+    }
+    return KernelBtf(b);
+}
+
 std::optional<KernelBtf::Function> KernelBtf::function(std::string_view name) const {
     const std::string n(name);
     const int id = btf__find_by_name_kind(btf_, n.c_str(), BTF_KIND_FUNC);

@@ -120,12 +120,53 @@ std::uint32_t Session::add_function_probe(const std::vector<std::string>& filter
                                           const std::vector<std::uint64_t>& ips,
                                           const std::vector<fhook_insn>& pred, bool stack,
                                           std::uint32_t via, bool count) {
+    if (count) {
+        device_.require(FHOOK_FEAT_COUNT, "counting probes");
+    }
+    if (stack) {
+        device_.require(FHOOK_FEAT_STACK, "stack traces");
+    }
+    return add_function_probe(filters, excludes, ips, pred, via,
+                              (count ? FHOOK_PROBE_F_COUNT : 0) | (stack ? FHOOK_PROBE_F_STACK : 0),
+                              0);
+}
+
+std::uint32_t Session::add_latency_probe(const std::vector<std::string>& filters,
+                                         const std::vector<std::string>& excludes,
+                                         const std::vector<std::uint64_t>& ips,
+                                         const std::vector<fhook_insn>& pred,
+                                         std::uint32_t stack_args) {
+    device_.require(FHOOK_FEAT_LATENCY, "latency histograms");
+    return add_function_probe(filters, excludes, ips, pred, FHOOK_PROBE_DIRECT,
+                              FHOOK_PROBE_F_LATENCY, stack_args);
+}
+
+LatencyHist Session::latency(std::uint32_t probe_id) const {
+    device_.require(FHOOK_FEAT_LATENCY, "latency histograms");
+    fhook_latency arg;
+    zero_init(arg);
+    arg.probe_id = probe_id;
+    if (xioctl(fd(), FHOOK_IOC_LATENCY, &arg) < 0) {
+        throw_ioctl_error("reading the histogram of probe " + std::to_string(probe_id), errno);
+    }
+    LatencyHist h;
+    h.count = arg.count;
+    h.sum_ns = arg.sum_ns;
+    h.inflight = arg.inflight;
+    for (std::size_t i = 0; i < h.buckets.size() && i < arg.nr_buckets; i++) {
+        h.buckets[i] = arg.buckets[i];
+    }
+    return h;
+}
+
+std::uint32_t Session::add_function_probe(const std::vector<std::string>& filters,
+                                          const std::vector<std::string>& excludes,
+                                          const std::vector<std::uint64_t>& ips,
+                                          const std::vector<fhook_insn>& pred, std::uint32_t via,
+                                          std::uint32_t flags, std::uint32_t stack_args) {
     device_.require(FHOOK_FEAT_FUNC, "function probes");
     if (via == FHOOK_PROBE_DIRECT) {
         device_.require(FHOOK_FEAT_DIRECT, "direct-call trampolines (--via direct)");
-    }
-    if (count) {
-        device_.require(FHOOK_FEAT_COUNT, "counting probes");
     }
     if (!ips.empty()) {
         device_.require(FHOOK_FEAT_FUNC_IPS, "function probes by address (:mod:)");
@@ -147,19 +188,14 @@ std::uint32_t Session::add_function_probe(const std::vector<std::string>& filter
     fhook_probe_add arg;
     zero_init(arg);
     arg.type = via;
-    if (count) {
-        arg.flags |= FHOOK_PROBE_F_COUNT;
-    }
+    arg.flags = flags;
+    arg.stack_args = stack_args;
     arg.filter = filter.empty() ? 0 : user_ptr(filter.data());
     arg.filter_len = static_cast<std::uint32_t>(filter.size());
     arg.exclude = exclude.empty() ? 0 : user_ptr(exclude.data());
     arg.exclude_len = static_cast<std::uint32_t>(exclude.size());
     arg.ips = ips.empty() ? 0 : user_ptr(ips.data());
     arg.nr_ips = static_cast<std::uint32_t>(ips.size());
-    if (stack) {
-        device_.require(FHOOK_FEAT_STACK, "stack traces");
-        arg.flags |= FHOOK_PROBE_F_STACK;
-    }
     if (!pred.empty()) {
         device_.require(FHOOK_FEAT_PRED, "filters");
         arg.pred = user_ptr(pred.data());

@@ -213,6 +213,7 @@ static const struct argdesc args[] = {
 	{ "TRIGGER_ADD", FHOOK_IOC_TRIGGER_ADD, sizeof(struct fhook_trigger) },
 	{ "DIRECT_MODIFY", FHOOK_IOC_DIRECT_MODIFY, sizeof(struct fhook_direct_modify) },
 	{ "READ_TEXT", FHOOK_IOC_READ_TEXT, sizeof(struct fhook_read_text) },
+	{ "LATENCY", FHOOK_IOC_LATENCY, sizeof(struct fhook_latency) },
 };
 
 static void test_ioctl_numbers(void)
@@ -222,8 +223,8 @@ static void test_ioctl_numbers(void)
 	handshake(fd, NULL);
 	EXPECT_ERR(ioctl(fd, _IO(FHOOK_IOC_MAGIC, 0x7f), 0), ERRS(ENOTTY),
 		   "unknown ioctl nr 0x7f -> ENOTTY");
-	EXPECT_ERR(ioctl(fd, _IO(FHOOK_IOC_MAGIC, 0x0d), 0), ERRS(ENOTTY),
-		   "unknown ioctl nr 0x0d (first unused) -> ENOTTY");
+	EXPECT_ERR(ioctl(fd, _IO(FHOOK_IOC_MAGIC, 0x0e), 0), ERRS(ENOTTY),
+		   "unknown ioctl nr 0x0e (first unused) -> ENOTTY");
 	{
 		/* READ_TEXT: bounds, user and unmapped addresses, bad buffers */
 		struct fhook_read_text rt = { .size = sizeof(rt) };
@@ -402,10 +403,29 @@ static void test_reserved(void)
 		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
 			   "PROBE_ADD unknown flag -> EINVAL");
 		pa.flags = 0;
-		pa.reserved2 = 1;
+		pa.__pad3 = 1;
 		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
-			   "PROBE_ADD reserved2 != 0 -> EINVAL");
-		pa.reserved2 = 0;
+			   "PROBE_ADD __pad3 != 0 -> EINVAL");
+		pa.__pad3 = 0;
+		pa.stack_args = 1;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+			   "PROBE_ADD stack_args without FHOOK_PROBE_F_LATENCY -> EINVAL");
+		pa.flags = FHOOK_PROBE_F_LATENCY;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+			   "PROBE_ADD latency on a function (not direct) probe -> EINVAL");
+		pa.type = FHOOK_PROBE_DIRECT;
+		pa.stack_args = FHOOK_HOOK_MAX_STACK_ARGS + 1;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+			   "PROBE_ADD latency stack_args 9 -> EINVAL");
+		pa.stack_args = 0;
+		pa.flags = FHOOK_PROBE_F_LATENCY | FHOOK_PROBE_F_COUNT;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+			   "PROBE_ADD latency + count -> EINVAL");
+		pa.flags = FHOOK_PROBE_F_LATENCY | FHOOK_PROBE_F_STACK;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+			   "PROBE_ADD latency + stack -> EINVAL");
+		pa.flags = 0;
+		pa.type = FHOOK_PROBE_FUNC;
 		pa.hook = 16;
 		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
 			   "PROBE_ADD hook pointer on a function probe -> EINVAL");

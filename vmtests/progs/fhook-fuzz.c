@@ -57,7 +57,7 @@ static atomic_long n_text, n_star, n_arm, n_cpu, n_follow;
 static int sfd;			/* shared session number */
 static long page;
 static uint64_t ip_read, ip_write, ip_getattr;
-#define NCMD	13		/* the ioctls, HANDSHAKE..READ_TEXT */
+#define NCMD	14		/* the ioctls, HANDSHAKE..LATENCY */
 static double tsum[NCMD + 1];	/* seconds in the kernel by decoded command, -1..8 */
 static long tcnt[NCMD + 1];
 static atomic_long n_slowcalls, calls_done, n_ok, n_sessions, n_violations, errs[NERR];
@@ -202,12 +202,13 @@ static const size_t cmd_size[NCMD] = {
 	sizeof(struct fhook_cpu_filter), 0, 0, sizeof(struct fhook_stats),
 	sizeof(struct fhook_snapshot), sizeof(struct fhook_bench), sizeof(struct fhook_trigger),
 	sizeof(struct fhook_direct_modify), sizeof(struct fhook_read_text),
+	sizeof(struct fhook_latency),
 };
 static const unsigned long cmd_num[NCMD] = {
 	FHOOK_IOC_HANDSHAKE, FHOOK_IOC_RING_SETUP, FHOOK_IOC_PROBE_ADD, FHOOK_IOC_PID_FILTER,
 	FHOOK_IOC_CPU_FILTER, FHOOK_IOC_START, FHOOK_IOC_STOP, FHOOK_IOC_STATS,
 	FHOOK_IOC_SNAPSHOT, FHOOK_IOC_BENCH, FHOOK_IOC_TRIGGER_ADD, FHOOK_IOC_DIRECT_MODIFY,
-	FHOOK_IOC_READ_TEXT,
+	FHOOK_IOC_READ_TEXT, FHOOK_IOC_LATENCY,
 };
 
 /* the module's dispatch: type, nr, dir; the size bits are ignored */
@@ -433,13 +434,16 @@ static void gen(uint64_t *rs, struct scratch *sc, struct call *c)
 			}
 			p->flags = R(4) ? 0 : FHOOK_PROBE_F_STACK;
 			if (ONEIN(3)) {
-				/* a direct probe (count or record) on vfs_read */
+				/* a direct probe (count, record, latency) on vfs_read */
 				memset(p, 0, sizeof(*p));
 				p->size = sz;
 				p->type = FHOOK_PROBE_DIRECT;
 				p->filter = (uintptr_t)"vfs_read";
 				p->filter_len = 8;
-				p->flags = R(2) ? FHOOK_PROBE_F_COUNT : 0;
+				p->flags = R(3) == 0 ? FHOOK_PROBE_F_COUNT :
+					   R(2) ? FHOOK_PROBE_F_LATENCY : 0;
+				if (p->flags == FHOOK_PROBE_F_LATENCY && R(2))
+					p->stack_args = R(10);
 			} else if (ONEIN(2) && ip_getattr) {
 				/*
 				 * a hook on vfs_getattr (nobody sleeps there for
@@ -537,6 +541,13 @@ static void gen(uint64_t *rs, struct scratch *sc, struct call *c)
 
 		d->probe_id = R(4);
 		d->flags = R(4) ? (R(2) ? FHOOK_PROBE_F_COUNT : 0) : (uint32_t)rnd(rs);
+		break;
+	}
+	case 13: {
+		struct fhook_latency *l = (void *)tmp;
+
+		l->probe_id = R(4) ? R(4) : (uint32_t)rnd(rs);
+		l->flags = R(8) ? 0 : (uint32_t)rnd(rs);
 		break;
 	}
 	case 12: {
@@ -944,7 +955,8 @@ int main(int argc, char **argv)
 	printf("seconds in ioctl by command:");
 	for (int i = 0; i < NCMD + 1; i++)
 		printf(" %s=%.1f/%ld", i ? (const char *[]){ "HANDSHAKE", "RING_SETUP", "PROBE_ADD",
-			"PID_FILTER", "CPU_FILTER", "START", "STOP", "STATS", "SNAPSHOT", "BENCH", "TRIGGER_ADD", "DIRECT_MODIFY", "READ_TEXT" }[i - 1] : "other",
+			"PID_FILTER", "CPU_FILTER", "START", "STOP", "STATS", "SNAPSHOT", "BENCH", "TRIGGER_ADD", "DIRECT_MODIFY", "READ_TEXT",
+			"LATENCY" }[i - 1] : "other",
 		       tsum[i], tcnt[i]);
 	printf("\n");
 	printf("slow paths: text %ld (star %ld), arm %ld, cpumask %ld, follow %ld\n", n_text, n_star,

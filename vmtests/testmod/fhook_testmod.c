@@ -77,16 +77,18 @@ static __attribute__((__noipa__)) void fhook_testmod_other(unsigned long i)
  *   args8 N     N calls of an 8-argument function (two on the stack),
  *               whose result proves every argument arrived
  *   sleep MS    one call of fhook_testmod_sleep(MS), which sleeps MS ms
- *               and returns MS
+ *               and returns MS; the caller times the calls (sleep ns)
  *   loop N      N calls of the empty fhook_testmod_nop(), timed: the pure
  *               cost of whatever hooks it
  *   reset       zero the counts
  * read: "ret normal N alt N injected N last V", "alt calls N",
- * "args8 calls N bad N", "sleep calls N done N", "loop n N ns T".
+ * "args8 calls N bad N", "sleep calls N done N", "sleep ns T" (the calls'
+ * total duration, taken around them), "loop n N ns T".
  */
 static atomic_long_t fhook_testmod_ret_normal, fhook_testmod_ret_alt, fhook_testmod_ret_injected;
 static atomic_long_t fhook_testmod_alt_calls, fhook_testmod_args8_calls, fhook_testmod_args8_bad;
 static atomic_long_t fhook_testmod_sleep_calls, fhook_testmod_sleep_done;
+static atomic64_t fhook_testmod_sleep_ns;
 static long fhook_testmod_ret_last;
 static unsigned long fhook_testmod_loop_n;
 static u64 fhook_testmod_loop_ns;
@@ -169,7 +171,10 @@ static ssize_t fhook_testmod_hooks_write(struct file *file, const char __user *u
 				cond_resched();
 		}
 	} else if (!strcmp(buf, "sleep") && arg && n <= 60000) {
-		if (fhook_testmod_sleep(n) == n)
+		t0 = ktime_get_ns();
+		r = fhook_testmod_sleep(n);
+		atomic64_add(ktime_get_ns() - t0, &fhook_testmod_sleep_ns);
+		if (r == n)
 			atomic_long_inc(&fhook_testmod_sleep_done);
 	} else if (!strcmp(buf, "loop") && arg) {
 		t0 = ktime_get_ns();
@@ -189,6 +194,7 @@ static ssize_t fhook_testmod_hooks_write(struct file *file, const char __user *u
 		atomic_long_set(&fhook_testmod_args8_bad, 0);
 		atomic_long_set(&fhook_testmod_sleep_calls, 0);
 		atomic_long_set(&fhook_testmod_sleep_done, 0);
+		atomic64_set(&fhook_testmod_sleep_ns, 0);
 		WRITE_ONCE(fhook_testmod_ret_last, 0);
 	} else {
 		return -EINVAL;
@@ -207,6 +213,7 @@ static int fhook_testmod_hooks_show(struct seq_file *m, void *v)
 		   atomic_long_read(&fhook_testmod_args8_bad));
 	seq_printf(m, "sleep calls %ld done %ld\n", atomic_long_read(&fhook_testmod_sleep_calls),
 		   atomic_long_read(&fhook_testmod_sleep_done));
+	seq_printf(m, "sleep ns %lld\n", atomic64_read(&fhook_testmod_sleep_ns));
 	seq_printf(m, "loop n %lu ns %llu\n", READ_ONCE(fhook_testmod_loop_n),
 		   READ_ONCE(fhook_testmod_loop_ns));
 	return 0;

@@ -22,6 +22,9 @@ public:
     // Parses `path` (raw BTF or an ELF file with .BTF).  Runtime Error when
     // missing (CONFIG_DEBUG_INFO_BTF off) or malformed.
     static KernelBtf load(const std::string& path = kVmlinuxPath);
+    // A module's BTF (/sys/kernel/btf/MODULE), split on `base` (vmlinux's),
+    // which must outlive it.  Runtime Error as load().
+    static KernelBtf load_split(const std::string& path, const KernelBtf& base);
     KernelBtf(KernelBtf&&) noexcept;
     KernelBtf& operator=(KernelBtf&&) noexcept;
     ~KernelBtf();

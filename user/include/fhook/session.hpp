@@ -12,6 +12,7 @@
 #include <fhook_abi.h>
 
 #include <fhook/device.hpp>
+#include <fhook/latency.hpp>
 #include <fhook/probe.hpp>
 
 namespace fhook {
@@ -87,6 +88,17 @@ public:
                                      const std::vector<fhook_insn>& pred = {}, bool stack = false,
                                      std::uint32_t via = FHOOK_PROBE_FUNC, bool count = false);
 
+    // FHOOK_IOC_PROBE_ADD (FHOOK_PROBE_DIRECT with FHOOK_PROBE_F_LATENCY):
+    // the functions' durations into an in-module histogram, read with
+    // latency().  `stack_args`: words the trampoline copies for the body
+    // (plan_latency_stack()).
+    std::uint32_t add_latency_probe(const std::vector<std::string>& filters,
+                                    const std::vector<std::string>& excludes,
+                                    const std::vector<std::uint64_t>& ips,
+                                    const std::vector<fhook_insn>& pred, std::uint32_t stack_args);
+    // FHOOK_IOC_LATENCY: a latency probe's histogram so far.
+    LatencyHist latency(std::uint32_t probe_id) const;
+
     // FHOOK_IOC_PROBE_ADD (FHOOK_PROBE_KPROBE / _KRETPROBE) with the
     // definition's fetch program.  The kernel's refusals (unknown symbol,
     // blacklisted, not an instruction boundary, inside fhook) become a
@@ -130,6 +142,12 @@ public:
     Stats stats(std::uint32_t probe_id = FHOOK_STATS_SESSION) const;
 
 private:
+    std::uint32_t add_function_probe(const std::vector<std::string>& filters,
+                                     const std::vector<std::string>& excludes,
+                                     const std::vector<std::uint64_t>& ips,
+                                     const std::vector<fhook_insn>& pred, std::uint32_t via,
+                                     std::uint32_t flags, std::uint32_t stack_args);
+
     Device device_;
     std::optional<RingConfig> ring_;
 };
