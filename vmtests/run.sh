@@ -343,9 +343,9 @@ build_initramfs() {
 	if [ $mode = bench ]; then
 		mkdir -p "$stage/fhook/bench"
 		cp "$vm/bench/fhook-bench-transport" "$vm/bench/ringbuf.bpf.o" "$stage/fhook/bench/"
-		# fhook bench's eBPF peers, with their shared libraries
+		# fhook bench's eBPF peers and trace-cmd, with their shared libraries
 		local peer
-		for peer in bpftrace funclatency; do
+		for peer in bpftrace funclatency trace-cmd; do
 			peer=$(PATH=$PATH:/usr/sbin:/sbin command -v "$peer") && stage_peer "$stage" "$peer"
 		done
 	fi

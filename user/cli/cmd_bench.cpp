@@ -72,8 +72,7 @@ int cmd_bench(const Args& args) {
                           "kloop or read")(
         "function,f", po::value<std::string>(),
         "the hooked function (default: fhook_testmod_nop for kloop, vfs_read for read)")(
-        "calls,n", po::value<std::string>(),
-        "calls per repeat (default: 1000000 kloop, 200000 read)")(
+        "calls,n", po::value<std::string>(), "calls per repeat (default 200000)")(
         "repeats,r", po::value<std::string>()->default_value("3"), "figures per mechanism")(
         "only", po::value<std::vector<std::string>>()->composing(),
         "only these mechanisms (globs, repeatable; the baseline always runs)")(
@@ -81,9 +80,10 @@ int cmd_bench(const Args& args) {
         "consumer-cpu", po::value<std::string>(), "CPU of the consumers (default: the last)")(
         "settle", po::value<std::string>()->default_value("2"),
         "seconds to wait before the first figure")(
-        "bpftrace", po::value<std::string>()->default_value("bpftrace"),
-        "bpftrace to run")("funclatency", po::value<std::string>()->default_value("funclatency"),
-                           "libbpf-tools funclatency to run")(
+        "bpftrace", po::value<std::string>()->default_value("bpftrace"), "bpftrace to run")(
+        "trace-cmd", po::value<std::string>()->default_value("trace-cmd"),
+        "trace-cmd to run")("funclatency", po::value<std::string>()->default_value("funclatency"),
+                            "libbpf-tools funclatency to run")(
         "clock", po::value<std::string>()->default_value("CLOCK_MONOTONIC ns"),
         "what the figures' unit is called in the output (the VM driver says when guest ns "
         "are instructions)")("format", po::value<std::string>()->default_value("text"),
@@ -164,6 +164,7 @@ int cmd_bench(const Args& args) {
     run.settle = parse_seconds("--settle", vm["settle"].as<std::string>());
     run.bpftrace = vm["bpftrace"].as<std::string>();
     run.funclatency = vm["funclatency"].as<std::string>();
+    run.trace_cmd = vm["trace-cmd"].as<std::string>();
     run.clock = vm["clock"].as<std::string>();
     run.tracefs = tracefs_dir();
     run.progress = [](std::string_view name) {

@@ -107,11 +107,13 @@ std::string render_text(const Results& r) {
            r.workload + " (" + r.function + "), " + std::to_string(r.calls) +
            " calls per repeat, median of " + std::to_string(r.repeats) + ", clock " + r.clock +
            "\n";
-    out += "consumers included: fhook reading its rings, cat trace_pipe for tracefs, bpftrace's "
-           "and funclatency's own readers\n";
+    out += "consumers included (their catching up after each loop too): fhook reading its rings, "
+           "cat trace_pipe for tracefs, bpftrace's and funclatency's own readers; 'consumer' is "
+           "their CPU time per hit, 'lost' the events their rings dropped\n";
     char line[256];
-    std::snprintf(line, sizeof(line), "%-24s %9s %9s %9s %9s %9s %9s  %s\n", "mechanism", "ns/hit",
-                  "min", "max", "overhead", "x ftrace", "x fentry", "what");
+    std::snprintf(line, sizeof(line), "%-24s %9s %9s %9s %9s %9s %6s %9s %9s  %s\n", "mechanism",
+                  "ns/hit", "min", "max", "overhead", "consumer", "lost", "x ftrace", "x fentry",
+                  "what");
     out += line;
     for (const auto& row : r.rows) {
         if (!row.measured()) {
@@ -121,9 +123,12 @@ std::string render_text(const Results& r) {
         }
         const Sample s = row.sample();
         const auto ov = r.overhead(row.name);
-        std::snprintf(line, sizeof(line), "%-24s %9.2f %9.2f %9.2f %9s %9s %9s  ", row.name.c_str(),
-                      s.median, s.min, s.max, ov ? fmt("%.2f", *ov).c_str() : "-",
-                      ratio_cell(r, row, "ftrace-function").c_str(),
+        const std::string consumer =
+            row.consumer_ns.empty() ? "-" : fmt("%.2f", summarize(row.consumer_ns).median);
+        const std::string lost = row.lost ? fmt("%.1f%%", *row.lost * 100) : "-";
+        std::snprintf(line, sizeof(line), "%-24s %9.2f %9.2f %9.2f %9s %9s %6s %9s %9s  ",
+                      row.name.c_str(), s.median, s.min, s.max, ov ? fmt("%.2f", *ov).c_str() : "-",
+                      consumer.c_str(), lost.c_str(), ratio_cell(r, row, "ftrace-function").c_str(),
                       ratio_cell(r, row, "bpftrace-fentry-count").c_str());
         out += line + row.description + "\n";
     }
@@ -165,6 +170,19 @@ std::string render_json(const Results& r) {
             out += fmt("%.3f", row.ns[i]);
         }
         out += "]";
+        if (!row.consumer_ns.empty()) {
+            out += ",\"consumer_ns\":[";
+            for (std::size_t i = 0; i < row.consumer_ns.size(); i++) {
+                if (i) {
+                    out += ',';
+                }
+                out += fmt("%.3f", row.consumer_ns[i]);
+            }
+            out += "]";
+        }
+        if (row.lost) {
+            out += ",\"lost\":" + fmt("%.6f", *row.lost);
+        }
         if (row.measured()) {
             const Sample s = row.sample();
             out += ",\"median\":" + fmt("%.3f", s.median) + ",\"min\":" + fmt("%.3f", s.min) +
@@ -214,6 +232,14 @@ Results parse_json(std::string_view text, std::string_view what) {
             row.description = node.get<std::string>("description");
             for (const auto& [k, v] : node.get_child("ns")) {
                 row.ns.push_back(v.get_value<double>());
+            }
+            if (const auto consumer = node.get_child_optional("consumer_ns")) {
+                for (const auto& [k, v] : *consumer) {
+                    row.consumer_ns.push_back(v.get_value<double>());
+                }
+            }
+            if (const auto lost = node.get_optional<double>("lost")) {
+                row.lost = *lost;
             }
             row.skipped = node.get<std::string>("skipped", "");
             r.rows.push_back(std::move(row));

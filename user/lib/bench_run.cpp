@@ -4,6 +4,7 @@
 // writes plus a trace_pipe reader, eBPF peers as bpftrace and libbpf-tools
 // processes.  Every consumer is pinned to the consumer CPU: on one CPU its
 // work lands inside the workload's time, for fhook and peers alike.
+#include <dirent.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <poll.h>
@@ -19,6 +20,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -157,11 +159,19 @@ public:
         pid_ = -1;
     }
 
-    // the first line of what the process wrote on stderr
-    std::string first_error() const {
-        std::string text(4096, '\0');
+    pid_t pid() const noexcept { return pid_; }
+
+    // what the process wrote on stderr (its first 64 KiB)
+    std::string error_text() const {
+        std::string text(65536, '\0');
         const ssize_t n = pread(err_.get(), text.data(), text.size(), 0);
         text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+        return text;
+    }
+
+    // the first line of what the process wrote on stderr
+    std::string first_error() const {
+        const std::string text = error_text();
         // bpftrace starts with "Attaching N probes..."
         std::istringstream lines(text);
         std::string line;
@@ -206,6 +216,7 @@ struct Attachment {
     std::vector<Child> children;
     std::vector<std::pair<std::string, std::string>> undo; // (file, text), appended
     std::vector<std::pair<std::string, std::string>> undo_trunc;
+    std::vector<std::string> remove; // files a tool wrote
     ~Attachment() {
         for (auto it = children.rbegin(); it != children.rend(); ++it) {
             it->stop();
@@ -222,6 +233,9 @@ struct Attachment {
             } catch (const Error&) {
             }
         }
+        for (const auto& path : remove) {
+            unlink(path.c_str());
+        }
     }
 };
 
@@ -232,6 +246,7 @@ struct Context {
     std::uint64_t addr = 0;
     std::uint64_t size = 0;
     int consumer_cpu = 0;
+    std::uint64_t calls = 0;                  // per repeat
     std::optional<std::uint64_t> int3_offset; // first instruction after the fentry site
     std::string int3_why;
 };
@@ -267,15 +282,48 @@ std::string start_tool(Context& c, Attachment& a, const std::vector<std::string>
     return name + " did not attach within 600 s";
 }
 
+// Every record of a repeat fits in the ring, fhook's and ftrace's alike:
+// a consumer that falls behind catches up after the loop (counted, see
+// run()) instead of its producer dropping, which would be cheaper.  128
+// bytes a call (the largest record here is ~100) and a quarter more,
+// a power of two KiB per CPU.
+std::string ring_kib(const Context& c) {
+    std::uint64_t kib = 1024;
+    while (kib * 1024 < c.calls * 160) {
+        kib *= 2;
+    }
+    return std::to_string(kib);
+}
+
 std::string start_fhook(Context& c, Attachment& a, std::vector<std::string> args) {
     args.insert(args.begin(), c.opt.fhook);
+    if (args[1] == "trace" || args[1] == "record" || args[1] == "hook") {
+        args.push_back("--buffer-size");
+        args.push_back(ring_kib(c));
+    }
     args.push_back("--duration");
     args.push_back(kForever);
     return start_tool(c, a, args, "fhook");
 }
 
 void drain_trace_pipe(Context& c, Attachment& a) {
+    const std::string size = c.opt.tracefs + "/buffer_size_kb";
+    // "1408", or "7 (expanded: 1408)" before the buffer was first used
+    std::string old = read_text_file(size);
+    old.resize(std::min(old.size(), old.find_first_not_of("0123456789")));
+    if (!old.empty()) {
+        write_file(size, ring_kib(c) + "\n");
+        a.undo_trunc.emplace_back(size, old + "\n");
+    }
     a.children.push_back(Child::start({}, c.opt.tracefs + "/trace_pipe", c.consumer_cpu));
+    // The reader's own read(2)s are not traced, as fhook ignores its
+    // reader: with vfs_read hooked each of them would be one more event to
+    // read, and the reader would never be idle.
+    const std::string pid = std::to_string(a.children.back().pid()) + "\n";
+    for (const char* file : {"/set_ftrace_notrace_pid", "/set_event_notrace_pid"}) {
+        write_file(c.opt.tracefs + file, pid);
+        a.undo_trunc.emplace_back(c.opt.tracefs + file, "\n");
+    }
 }
 
 std::string kprobe_event(Context& c, Attachment& a, const std::string& def,
@@ -298,6 +346,13 @@ std::string kprobe_event(Context& c, Attachment& a, const std::string& def,
     a.undo.emplace_back(c.opt.tracefs + "/events/fhookbench/" + event + "/enable", "0");
     drain_trace_pipe(c, a);
     return "";
+}
+
+// Where `fhook record` writes, as trace-cmd does (tmpfs in the VM: both
+// pay for the copies into the page cache); removed afterwards.
+std::string record_file(Attachment& a) {
+    a.remove.emplace_back("/tmp/fhook-bench-record.fhk");
+    return a.remove.back();
 }
 
 // the same two fetch arguments for kprobe_events and fhook
@@ -325,6 +380,30 @@ const Mechanism kMechanisms[] = {
          write_file(c.opt.tracefs + "/tracing_on", "1\n");
          drain_trace_pipe(c, a);
          return std::string();
+     }},
+    {"trace-cmd-function", "trace-cmd",
+     "trace-cmd record -p function -l FUNC (binary: splice from trace_pipe_raw to a file)",
+     [](Context& c, Attachment& a) {
+         const std::string size = c.opt.tracefs + "/buffer_size_kb";
+         std::string old = read_text_file(size);
+         old.resize(std::min(old.size(), old.find_first_not_of("0123456789")));
+         if (!old.empty()) {
+             a.undo_trunc.emplace_back(size, old + "\n");
+         }
+         a.undo_trunc.emplace_back(c.opt.tracefs + "/set_ftrace_filter", "\n");
+         a.undo_trunc.emplace_back(c.opt.tracefs + "/current_tracer", "nop\n");
+         // Its default buffer (-b unset): its recorders sleep until a CPU's
+         // buffer is buffer_percent (50 %) full and then splice whole
+         // pages, so that a buffer holding every event would only be read
+         // when trace-cmd exits, outside the figures.  In steady state each
+         // loop's worth is read during or right after it; the lost column
+         // shows that nothing overflows.  (tmpfs in the VM: the file costs
+         // memory copies.)
+         const std::string out = "/tmp/fhook-bench-trace-cmd.dat";
+         a.remove.push_back(out);
+         return start_tool(
+             c, a, {c.opt.trace_cmd, "record", "-q", "-p", "function", "-l", c.function, "-o", out},
+             "trace-cmd");
      }},
     {"kprobe-events", "kprobe_events", "kprobe_events 'p FUNC', cat trace_pipe",
      [](Context& c, Attachment& a) {
@@ -372,27 +451,27 @@ const Mechanism kMechanisms[] = {
      }},
     {"fhook-ops-record", "fhook", "fhook trace --via ops (ts, pid, ip, parent to the ring)",
      [](Context& c, Attachment& a) {
-         return start_fhook(c, a, {"trace", "--via", "ops", c.function, "-q"});
+         return start_fhook(c, a, {"trace", "--via", "ops", c.function});
      }},
     {"fhook-ops-record-raw", "fhook",
-     "fhook record -o /dev/null --via ops (the same records, copied, not formatted)",
+     "fhook record --via ops (the same records to a file in /tmp, not formatted)",
      [](Context& c, Attachment& a) {
-         return start_fhook(c, a, {"record", "-o", "/dev/null", "--via", "ops", c.function, "-q"});
+         return start_fhook(c, a, {"record", "-o", record_file(a), "--via", "ops", c.function});
      }},
     {"fhook-direct-record", "fhook", "fhook trace --via direct (recording trampoline)",
      [](Context& c, Attachment& a) {
-         return start_fhook(c, a, {"trace", "--via", "direct", c.function, "-q"});
+         return start_fhook(c, a, {"trace", "--via", "direct", c.function});
      }},
     {"fhook-kprobe-2args", "fhook", "fhook trace 'p FUNC a=%di b=%si' (kprobe on ftrace)",
      [](Context& c, Attachment& a) {
-         return start_fhook(c, a, {"trace", "p:fhookbench/a " + c.function + " " + kTwoArgs, "-q"});
+         return start_fhook(c, a, {"trace", "p:fhookbench/a " + c.function + " " + kTwoArgs});
      }},
     {"fhook-kprobe-2args-raw", "fhook",
-     "fhook record -o /dev/null 'p FUNC a=%di b=%si' (copied, not formatted)",
+     "fhook record 'p FUNC a=%di b=%si' (to a file in /tmp, not formatted)",
      [](Context& c, Attachment& a) {
          return start_fhook(
              c, a,
-             {"record", "-o", "/dev/null", "p:fhookbench/a " + c.function + " " + kTwoArgs, "-q"});
+             {"record", "-o", record_file(a), "p:fhookbench/a " + c.function + " " + kTwoArgs});
      }},
     {"fhook-kprobe-int3", "fhook",
      "fhook trace 'p FUNC+OFF a=%di b=%si' (int3, after the fentry site)",
@@ -403,13 +482,11 @@ const Mechanism kMechanisms[] = {
          char off[32];
          std::snprintf(off, sizeof(off), "+0x%llx",
                        static_cast<unsigned long long>(*c.int3_offset));
-         return start_fhook(c, a,
-                            {"trace", "p:fhookbench/i " + c.function + off + " " + kTwoArgs, "-q"});
+         return start_fhook(c, a, {"trace", "p:fhookbench/i " + c.function + off + " " + kTwoArgs});
      }},
     {"fhook-kretprobe", "fhook", "fhook trace 'r FUNC ret=$retval'",
      [](Context& c, Attachment& a) {
-         return start_fhook(c, a,
-                            {"trace", "r:fhookbench/r " + c.function + " ret=$retval:s64", "-q"});
+         return start_fhook(c, a, {"trace", "r:fhookbench/r " + c.function + " ret=$retval:s64"});
      }},
     {"fhook-latency-hist", "fhook",
      "fhook latency FUNC (in-module entry+exit histogram, direct trampoline)",
@@ -418,7 +495,7 @@ const Mechanism kMechanisms[] = {
      }},
     {"fhook-trace-around", "fhook", "fhook hook --trace-around (IPMODIFY, record per call)",
      [](Context& c, Attachment& a) {
-         return start_fhook(c, a, {"hook", "--trace-around", c.function, "-q"});
+         return start_fhook(c, a, {"hook", "--trace-around", c.function});
      }},
 };
 
@@ -453,6 +530,102 @@ double workload_once(const RunOptions& opt, std::uint64_t calls) {
         }
     }
     return static_cast<double>(now_ns() - t0) / static_cast<double>(calls);
+}
+
+// CPU time of a process's threads so far, ns (sum_exec_runtime: under
+// -icount, guest instructions), from /proc/PID/task/*/schedstat
+std::uint64_t cpu_ns(pid_t pid) {
+    std::uint64_t sum = 0;
+    const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+    DIR* d = opendir(dir.c_str());
+    if (!d) {
+        return 0;
+    }
+    while (const dirent* e = readdir(d)) {
+        if (e->d_name[0] == '.') {
+            continue;
+        }
+        std::ifstream in(dir + "/" + e->d_name + "/schedstat");
+        std::uint64_t ns = 0;
+        if (in >> ns) {
+            sum += ns;
+        }
+    }
+    closedir(d);
+    return sum;
+}
+
+// ... and of its descendants (trace-cmd forks a recorder per CPU)
+std::uint64_t tree_cpu_ns(pid_t pid, int depth = 0) {
+    std::uint64_t sum = cpu_ns(pid);
+    if (depth > 4) {
+        return sum;
+    }
+    std::ifstream children("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) +
+                           "/children");
+    pid_t child = 0;
+    while (children >> child) {
+        sum += tree_cpu_ns(child, depth + 1);
+    }
+    return sum;
+}
+
+std::uint64_t consumers_ns(Attachment& a) {
+    std::uint64_t sum = 0;
+    for (const auto& child : a.children) {
+        if (child.pid() > 0) {
+            sum += tree_cpu_ns(child.pid());
+        }
+    }
+    return sum;
+}
+
+// Waits until the consumers have caught up (under 1 % of a CPU for
+// 200 ms, at most 120 s) and returns their CPU time meanwhile, ns.
+std::uint64_t consumers_catch_up(Attachment& a) {
+    const std::uint64_t start = consumers_ns(a);
+    std::uint64_t last = start;
+    int quiet = 0;
+    for (int i = 0; i < 1200 && quiet < 2; i++) {
+        usleep(100000);
+        const std::uint64_t now = consumers_ns(a);
+        // (an idle reader's periodic wakeups: under 1 % of a CPU)
+        quiet = now - last < 1000000 ? quiet + 1 : 0;
+        last = now;
+    }
+    return last - start;
+}
+
+// Events the ftrace ring buffer dropped or overwrote so far, all CPUs.
+std::uint64_t ftrace_lost(const std::string& tracefs) {
+    std::uint64_t sum = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        std::ifstream in(tracefs + "/per_cpu/cpu" + std::to_string(cpu) + "/stats");
+        if (!in) {
+            break;
+        }
+        std::string line;
+        while (std::getline(in, line)) {
+            unsigned long long n = 0;
+            if (std::sscanf(line.c_str(), "overrun: %llu", &n) == 1 ||
+                std::sscanf(line.c_str(), "dropped events: %llu", &n) == 1) {
+                sum += n;
+            }
+        }
+    }
+    return sum;
+}
+
+// "fhook: events N lost M" of fhook's summary: M / (N + M)
+std::optional<double> fhook_lost(const std::string& err) {
+    const auto pos = err.find("fhook: events ");
+    unsigned long long events = 0, lost = 0;
+    if (pos == std::string::npos ||
+        std::sscanf(err.c_str() + pos, "fhook: events %llu lost %llu", &events, &lost) != 2 ||
+        events + lost == 0) {
+        return std::nullopt;
+    }
+    return static_cast<double>(lost) / static_cast<double>(events + lost);
 }
 
 bool selected(const RunOptions& opt, const char* name) {
@@ -534,12 +707,13 @@ Results run(const RunOptions& opt) {
     r.function = !opt.function.empty()     ? opt.function
                  : opt.workload == "kloop" ? "fhook_testmod_nop"
                                            : "vfs_read";
-    r.calls = opt.calls ? opt.calls : opt.workload == "kloop" ? 1000000 : 200000;
+    r.calls = opt.calls ? opt.calls : 200000;
     r.repeats = opt.repeats;
     r.clock = opt.clock.empty() ? "CLOCK_MONOTONIC ns" : opt.clock;
 
     Context c{.opt = opt, .function = r.function, .module = {}, .int3_offset = {}, .int3_why = {}};
     c.consumer_cpu = opt.consumer_cpu >= 0 ? opt.consumer_cpu : last_cpu();
+    c.calls = r.calls;
     const Ksyms ksyms = Ksyms::load("/proc/kallsyms");
     if (const auto refs = ksyms.find_text(r.function); !refs.empty()) {
         c.module = std::string(refs.front().module);
@@ -566,7 +740,7 @@ Results run(const RunOptions& opt) {
         if (!selected(opt, m.name)) {
             continue;
         }
-        Row row{m.name, m.tool, m.description, {}, ""};
+        Row row{m.name, m.tool, m.description, {}, "", {}, std::nullopt};
         if (opt.progress) {
             opt.progress(std::string(m.name));
         }
@@ -585,18 +759,45 @@ Results run(const RunOptions& opt) {
                 if (opt.settle > 0) {
                     std::this_thread::sleep_for(std::chrono::duration<double>(opt.settle));
                 }
+                const bool ftrace =
+                    row.tool == "ftrace" || row.tool == "kprobe_events" || row.tool == "trace-cmd";
+                const std::uint64_t ftrace_lost0 = ftrace ? ftrace_lost(opt.tracefs) : 0;
                 workload_once(opt, r.calls / 10 + 1); // warm: first records, caches
+                consumers_catch_up(a);
                 for (unsigned i = 0; i < opt.repeats; i++) {
-                    row.ns.push_back(workload_once(opt, r.calls));
+                    // the consumers' work during the loop is in its time;
+                    // what they still had to do after it is added
+                    const std::uint64_t before = consumers_ns(a);
+                    const double in_loop = workload_once(opt, r.calls);
+                    const double after =
+                        static_cast<double>(consumers_catch_up(a)) / static_cast<double>(r.calls);
+                    row.ns.push_back(in_loop + after);
+                    if (!a.children.empty()) {
+                        row.consumer_ns.push_back(static_cast<double>(consumers_ns(a) - before) /
+                                                  static_cast<double>(r.calls));
+                    }
+                }
+                if (ftrace) {
+                    const double hits =
+                        static_cast<double>(r.calls) * opt.repeats + r.calls / 10 + 1;
+                    row.lost = static_cast<double>(ftrace_lost(opt.tracefs) - ftrace_lost0) / hits;
                 }
                 for (auto& child : a.children) {
                     if (!child.running()) {
                         row.ns.clear();
+                        row.consumer_ns.clear();
                         why = "the consumer exited during the measurement: " + child.first_error();
                     }
                 }
             }
             row.skipped = why;
+            if (row.tool == "fhook" && row.measured()) {
+                // its summary, printed when it stops
+                for (auto& child : a.children) {
+                    child.stop();
+                    row.lost = fhook_lost(child.error_text());
+                }
+            }
         }
         // tools detach asynchronously (a BPF link goes with its last fd):
         // the next row must start from nothing attached

@@ -179,35 +179,7 @@ void TextFormatter::format(const Event& ev, std::string& out) {
         out.push_back('\n');
         return;
     }
-    // "%16s-%-7d [%03d] %s %5llu.%06llu: %s <-%s\n", written by hand:
-    // snprintf was more than half of the cost of an event.
-    // ftrace shows the idle task (pid 0) as "<idle>".
-    const std::string_view comm = ev.pid == 0 ? std::string_view("<idle>") : ev.comm;
-    if (comm.size() < 16) {
-        out.append(16 - comm.size(), ' ');
-    }
-    out.append(comm);
-    out.push_back('-');
-    const std::size_t pid_at = out.size();
-    put_u64(ev.pid, out);
-    if (out.size() - pid_at < 7) {
-        out.append(7 - (out.size() - pid_at), ' ');
-    }
-    out.append(" [");
-    put_u64_zero(ev.cpu, 3, out);
-    out.append("] ");
-    const auto ctx = context_chars(ev.flags, ev.preempt);
-    out.append(ctx.data(), ctx.size());
-    out.push_back(' ');
-    const std::uint64_t sec = ev.ts / 1000000000;
-    const std::size_t sec_at = out.size();
-    put_u64(sec, out);
-    if (out.size() - sec_at < 5) {
-        out.insert(sec_at, 5 - (out.size() - sec_at), ' ');
-    }
-    out.push_back('.');
-    put_u64_zero(ev.ts % 1000000000 / 1000, 6, out);
-    out.append(": ");
+    append_head(ev, out);
     if (is_probe_event(ev.type)) {
         // print_kprobe_event() / print_kretprobe_event():
         //   "NAME: (sym+off/size) args" and "NAME: (ret+off/size <- func) args"
@@ -252,11 +224,79 @@ void TextFormatter::format(const Event& ev, std::string& out) {
         append_stack(ev, out);
         return;
     }
-    names_.append(ev.ip, out);
-    out.append(" <-");
-    names_.append(ev.parent_ip, out);
-    out.push_back('\n');
+    CallSlot& call =
+        calls_[(ev.ip ^ ((ev.parent_ip * 0x9e3779b97f4a7c15ULL) >> 40)) & (kCallSlots - 1)];
+    if (!call.valid || call.ip != ev.ip || call.parent_ip != ev.parent_ip) {
+        call.text.clear();
+        names_.append(ev.ip, call.text);
+        call.text.append(" <-");
+        names_.append(ev.parent_ip, call.text);
+        call.text.push_back('\n');
+        call.ip = ev.ip;
+        call.parent_ip = ev.parent_ip;
+        call.valid = true;
+    }
+    out.append(call.text);
     append_stack(ev, out);
+}
+
+// "%16s-%-7d [%03d] %s %5llu.%06llu: ", written by hand (snprintf was more
+// than half of the cost of an event) and mostly copied: consecutive events
+// tend to come from one task on one CPU within one second.
+void TextFormatter::append_head(const Event& ev, std::string& out) {
+    if (!head_.valid || head_.pid != ev.pid || head_.cpu != ev.cpu || head_.flags != ev.flags ||
+        head_.preempt != ev.preempt || head_.comm != ev.comm) {
+        std::string& t = head_.text;
+        t.clear();
+        // ftrace shows the idle task (pid 0) as "<idle>".
+        const std::string_view comm = ev.pid == 0 ? std::string_view("<idle>") : ev.comm;
+        if (comm.size() < 16) {
+            t.append(16 - comm.size(), ' ');
+        }
+        t.append(comm);
+        t.push_back('-');
+        const std::size_t pid_at = t.size();
+        put_u64(ev.pid, t);
+        if (t.size() - pid_at < 7) {
+            t.append(7 - (t.size() - pid_at), ' ');
+        }
+        t.append(" [");
+        put_u64_zero(ev.cpu, 3, t);
+        t.append("] ");
+        const auto ctx = context_chars(ev.flags, ev.preempt);
+        t.append(ctx.data(), ctx.size());
+        t.push_back(' ');
+        head_.pid = ev.pid;
+        head_.cpu = ev.cpu;
+        head_.flags = ev.flags;
+        head_.preempt = ev.preempt;
+        head_.comm = ev.comm;
+        head_.valid = true;
+    }
+    out.append(head_.text);
+    const std::uint64_t sec = ev.ts / 1000000000;
+    if (sec != sec_) {
+        sec_text_.clear();
+        put_u64(sec, sec_text_);
+        if (sec_text_.size() < 5) {
+            sec_text_.insert(0, 5 - sec_text_.size(), ' ');
+        }
+        sec_text_.push_back('.');
+        sec_ = sec;
+    }
+    out.append(sec_text_);
+    // the microseconds, two digits at a time
+    static constexpr char kPairs[] = "00010203040506070809101112131415161718192021222324"
+                                     "25262728293031323334353637383940414243444546474849"
+                                     "50515253545556575859606162636465666768697071727374"
+                                     "75767778798081828384858687888990919293949596979899";
+    auto us = static_cast<std::uint32_t>(ev.ts % 1000000000 / 1000);
+    char buf[8] = {0, 0, 0, 0, 0, 0, ':', ' '};
+    for (int i = 4; i >= 0; i -= 2) {
+        std::memcpy(buf + i, kPairs + 2 * (us % 100), 2);
+        us /= 100;
+    }
+    out.append(buf, sizeof(buf));
 }
 
 // The kernel's stack trace lines (" => func"), user addresses in hex.

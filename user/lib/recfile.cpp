@@ -121,22 +121,22 @@ void RecordWriter::add(const fhook_rec* rec) {
     records_++;
     if (rec->type == FHOOK_REC_FUNC && size >= sizeof(fhook_rec_func)) {
         const auto* f = reinterpret_cast<const fhook_rec_func*>(rec);
-        addrs_.insert(f->ip);
-        addrs_.insert(f->parent_ip);
+        note(f->ip);
+        note(f->parent_ip);
     } else if ((rec->type == FHOOK_REC_KPROBE || rec->type == FHOOK_REC_KRETPROBE) &&
                size >= sizeof(fhook_rec_probe)) {
         const auto* k = reinterpret_cast<const fhook_rec_probe*>(rec);
-        addrs_.insert(k->ip);
-        sized_.insert(k->ip);
+        note(k->ip);
+        note(k->ip, true);
         if (k->ret_ip) {
-            addrs_.insert(k->ret_ip);
-            sized_.insert(k->ret_ip);
+            note(k->ret_ip);
+            note(k->ret_ip, true);
         }
     } else if (rec->type == FHOOK_REC_HOOK && size >= sizeof(fhook_rec_hook)) {
         const auto* h = reinterpret_cast<const fhook_rec_hook*>(rec);
-        addrs_.insert(h->ip);
-        addrs_.insert(h->ret_ip);
-        sized_.insert(h->ret_ip);
+        note(h->ip);
+        note(h->ret_ip);
+        note(h->ret_ip, true);
     }
     if ((rec->flags & FHOOK_CTX_STACK) && size >= sizeof(fhook_rec) + 8) {
         std::uint64_t n = 0;
@@ -146,7 +146,7 @@ void RecordWriter::add(const fhook_rec* rec) {
             for (std::uint64_t i = 0; i < n; i++) {
                 std::uint64_t ip = 0;
                 std::memcpy(&ip, base + size - 8 * (n + 1) + 8 * i, 8);
-                addrs_.insert(ip);
+                note(ip);
             }
         }
     }

@@ -235,8 +235,11 @@ std::size_t RingMerger::drain(const RecordCallback& callback) {
     // Each CPU's stream is (almost) time ordered and the CPUs were collected in
     // order, so a stable sort yields one stream ordered by timestamp with
     // equal timestamps in CPU order.
-    std::stable_sort(batch_.begin(), batch_.end(),
-                     [](const fhook_rec* a, const fhook_rec* b) { return a->ts < b->ts; });
+    // (A batch from one CPU is usually in order already: no sort then.)
+    const auto by_ts = [](const fhook_rec* a, const fhook_rec* b) { return a->ts < b->ts; };
+    if (!std::is_sorted(batch_.begin(), batch_.end(), by_ts)) {
+        std::stable_sort(batch_.begin(), batch_.end(), by_ts);
+    }
     for (const fhook_rec* rec : batch_) {
         callback(rec);
     }

@@ -18,15 +18,51 @@ Results sample_results() {
     r.repeats = 3;
     r.clock = "guest ns = instructions";
     r.rows = {
-        {"baseline", "none", "nothing attached", {10.0, 10.5, 9.5}, ""},
-        {"ftrace-function", "ftrace", "function tracer", {1110.0, 1120.0, 1100.0}, ""},
-        {"bpftrace-fentry-count", "bpftrace", "kfunc count", {210.0, 200.0, 220.0}, ""},
-        {"fhook-ops-record", "fhook", "ops record", {540.0, 530.0, 550.0}, ""},
-        {"fhook-direct-count", "fhook", "direct count", {60.0, 60.0, 60.0}, ""},
-        {"fhook-ops-count", "fhook", "ops count", {156.0, 150.0, 160.0}, ""},
-        {"kprobe-events-2args", "kprobe_events", "2 args", {1010.0, 1010.0, 1010.0}, ""},
-        {"fhook-kprobe-2args", "fhook", "kprobe 2 args", {710.0, 700.0, 720.0}, ""},
-        {"funclatency", "libbpf-tools", "funclatency", {}, "funclatency not found"},
+        {"baseline", "none", "nothing attached", {10.0, 10.5, 9.5}, "", {}, std::nullopt},
+        {"ftrace-function",
+         "ftrace",
+         "function tracer",
+         {1110.0, 1120.0, 1100.0},
+         "",
+         {},
+         std::nullopt},
+        {"bpftrace-fentry-count",
+         "bpftrace",
+         "kfunc count",
+         {210.0, 200.0, 220.0},
+         "",
+         {},
+         std::nullopt},
+        {"fhook-ops-record",
+         "fhook",
+         "ops record",
+         {540.0, 530.0, 550.0},
+         "",
+         {201.5, 199, 200},
+         0.25},
+        {"fhook-direct-count", "fhook", "direct count", {60.0, 60.0, 60.0}, "", {}, std::nullopt},
+        {"fhook-ops-count", "fhook", "ops count", {156.0, 150.0, 160.0}, "", {}, std::nullopt},
+        {"kprobe-events-2args",
+         "kprobe_events",
+         "2 args",
+         {1010.0, 1010.0, 1010.0},
+         "",
+         {},
+         std::nullopt},
+        {"fhook-kprobe-2args",
+         "fhook",
+         "kprobe 2 args",
+         {710.0, 700.0, 720.0},
+         "",
+         {},
+         std::nullopt},
+        {"funclatency",
+         "libbpf-tools",
+         "funclatency",
+         {},
+         "funclatency not found",
+         {},
+         std::nullopt},
     };
     return r;
 }
@@ -75,6 +111,7 @@ TEST(Bench, TextTableShowsFiguresSkipsAndTargets) {
     EXPECT_NE(text.find("fhook-ops-record"), std::string::npos);
     EXPECT_NE(text.find("  530.00"), std::string::npos) << text; // overhead column
     EXPECT_NE(text.find("0.48x"), std::string::npos) << text;
+    EXPECT_NE(text.find("   200.00  25.0% "), std::string::npos) << text; // consumer, lost
     EXPECT_NE(text.find("skipped: funclatency not found"), std::string::npos) << text;
     EXPECT_NE(text.find("MISSED"), std::string::npos) << text;
     EXPECT_NE(text.find("not measured"), std::string::npos) << text;
@@ -91,6 +128,8 @@ TEST(Bench, JsonRoundTrip) {
         EXPECT_EQ(back.rows[i].name, r.rows[i].name);
         EXPECT_EQ(back.rows[i].skipped, r.rows[i].skipped);
         ASSERT_EQ(back.rows[i].ns.size(), r.rows[i].ns.size());
+        EXPECT_EQ(back.rows[i].consumer_ns, r.rows[i].consumer_ns);
+        EXPECT_EQ(back.rows[i].lost, r.rows[i].lost);
         for (std::size_t j = 0; j < r.rows[i].ns.size(); j++) {
             EXPECT_NEAR(back.rows[i].ns[j], r.rows[i].ns[j], 1e-3);
         }

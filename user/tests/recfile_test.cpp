@@ -152,6 +152,42 @@ TEST(RecordFile, ReportPrintsExactlyWhatTraceWouldHave) {
     }
 }
 
+TEST(RecordFile, EverySymbolSeenIsKeptThroughTheRepeatFilter) {
+    // 1,500 functions 0x100 apart, called in an order that revisits each
+    // and makes them collide in the writer's filter of recent addresses
+    std::string kallsyms;
+    for (int i = 0; i < 1500; i++) {
+        char line[64];
+        std::snprintf(line, sizeof(line), "%016llx T fn_%d\n",
+                      0xffffffff81000000ULL + 0x100ULL * static_cast<unsigned>(i), i);
+        kallsyms += line;
+    }
+    const Ksyms live = Ksyms::parse(std::string_view(kallsyms));
+    TempFile file;
+    RecordWriter::Info info;
+    info.nr_cpus = 1;
+    {
+        RecordWriter w(file.take(), file.path(), info);
+        for (int round = 0; round < 3; round++) {
+            for (int i = 0; i < 1500; i++) {
+                const int fn = (i * 7 + round * 11) % 1500;
+                const auto rec = test::func_rec(
+                    1000 + i, 0, 0xffffffff81000000ULL + 0x100ULL * static_cast<unsigned>(fn),
+                    0xffffffff81000010ULL, 1, "x");
+                w.add(&rec.hdr);
+            }
+        }
+        w.finish(live, Stats{}, {});
+    }
+    const RecordFile f = RecordFile::open(file.path());
+    const Ksyms back = Ksyms::parse(f.ksyms_text());
+    for (int i = 0; i < 1500; i++) {
+        const auto ref = back.lookup(0xffffffff81000000ULL + 0x100ULL * static_cast<unsigned>(i));
+        ASSERT_TRUE(ref) << "fn_" << i;
+        EXPECT_EQ(ref->name, "fn_" + std::to_string(i));
+    }
+}
+
 TEST(RecordFile, HeaderInfoProbesAndStatsRoundTrip) {
     TempFile file;
     write_sample(file);

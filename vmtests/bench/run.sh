@@ -7,8 +7,8 @@
 # 6.12 boots under qemu -icount shift=0,sleep=off: a guest nanosecond is
 # then one guest instruction, so its figures are deterministic.  QEMU 7.2's
 # -icount hangs 6.1's SMP bring-up, so 6.1 is measured by the wall clock;
-# --wall measures every kernel that way.  bpftrace and libbpf-tools'
-# funclatency are copied into the guest with their libraries (installed
+# --wall measures every kernel that way.  bpftrace, libbpf-tools'
+# funclatency and trace-cmd are copied into the guest with their libraries (installed
 # here with apt-get when missing, as root).
 #
 # Writes build/bench/<release>-<workload>.json (one per kernel and
@@ -28,14 +28,15 @@ while [ $# -gt 0 ]; do
 	esac
 done
 mkdir -p "$out"
-# the eBPF peers (not needed by the tests, so not in scripts/setup.sh)
-if ! command -v bpftrace > /dev/null || ! PATH=$PATH:/usr/sbin command -v funclatency > /dev/null; then
+# the eBPF peers and trace-cmd (not needed by the tests, so not in scripts/setup.sh)
+if ! command -v bpftrace > /dev/null || ! PATH=$PATH:/usr/sbin command -v funclatency > /dev/null ||
+	! command -v trace-cmd > /dev/null; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
-		echo "vmtests/bench/run.sh: apt-get install bpftrace libbpf-tools (fhook bench's peers)"
-		apt-get install -y -qq --no-install-recommends bpftrace libbpf-tools > /dev/null ||
+		echo "vmtests/bench/run.sh: apt-get install bpftrace libbpf-tools trace-cmd (fhook bench's peers)"
+		apt-get install -y -qq --no-install-recommends bpftrace libbpf-tools trace-cmd > /dev/null ||
 			echo "vmtests/bench/run.sh: could not install them: their rows will be skipped"
 	else
-		echo "vmtests/bench/run.sh: no bpftrace/funclatency: their rows will be skipped (apt-get install bpftrace libbpf-tools)"
+		echo "vmtests/bench/run.sh: no bpftrace/funclatency/trace-cmd: their rows will be skipped (apt-get install bpftrace libbpf-tools trace-cmd)"
 	fi
 fi
 log=$out/hooks.log

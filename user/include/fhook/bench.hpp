@@ -30,6 +30,13 @@ struct Row {
     std::string description; // what is attached and who consumes
     std::vector<double> ns;  // ns per hit of each repeat; empty when skipped
     std::string skipped;     // why there is no figure
+    // of `ns`, the consumer processes' CPU time per hit (their tasks'
+    // sum_exec_runtime, /proc/PID/task/*/schedstat), each repeat; empty
+    // when nothing consumes in userspace (baseline) or not known
+    std::vector<double> consumer_ns;
+    // the fraction of the events its consumer never got (ring overflow),
+    // where the tool says: fhook's summary, ftrace's per-CPU overruns
+    std::optional<double> lost;
     bool measured() const noexcept { return !ns.empty(); }
     Sample sample() const { return summarize(ns); }
 };
@@ -75,7 +82,7 @@ std::string render_svg(const std::vector<Results>& sets);
 struct RunOptions {
     std::string workload = "kloop"; // kloop (fhook_testmod's loop) | read (/dev/zero)
     std::string function;           // default: fhook_testmod_nop | vfs_read
-    std::uint64_t calls = 0;        // default: 1,000,000 | 200,000
+    std::uint64_t calls = 0;        // default: 200,000
     unsigned repeats = 3;
     int workload_cpu = 0;
     int consumer_cpu = -1;         // -1: the last online CPU
@@ -84,6 +91,7 @@ struct RunOptions {
     std::string fhook = "/proc/self/exe";
     std::string bpftrace = "bpftrace";
     std::string funclatency = "funclatency";
+    std::string trace_cmd = "trace-cmd";
     std::string tracefs; // required
     std::string clock;   // what Results::clock says
     std::function<void(std::string_view)> progress;

@@ -71,8 +71,32 @@ public:
 
 private:
     void append_stack(const Event& event, std::string& out);
+    // "%16s-%-7d [%03d] %s %5llu.%06llu: ", from the cached parts
+    void append_head(const Event& event, std::string& out);
 
     NameCache names_;
+    // The line head up to the timestamp: the same for every event of one
+    // task on one CPU in one context, rebuilt when any of them changes.
+    struct Head {
+        std::uint32_t pid = 0;
+        std::uint16_t cpu = 0;
+        std::uint8_t flags = 0;
+        std::uint8_t preempt = 0;
+        std::string comm;
+        std::string text;
+        bool valid = false;
+    } head_;
+    std::uint64_t sec_ = ~std::uint64_t{0}; // the seconds of sec_text_
+    std::string sec_text_;                  // "%5llu."
+    // "func <-parent\n" of a function event, by (ip, parent_ip)
+    static constexpr std::size_t kCallSlots = 1024;
+    struct CallSlot {
+        std::uint64_t ip = 0;
+        std::uint64_t parent_ip = 0;
+        std::string text;
+        bool valid = false;
+    };
+    std::vector<CallSlot> calls_ = std::vector<CallSlot>(kCallSlots);
 };
 
 // NDJSON, one object per line; field names are stable (docs/cli.md):
