@@ -288,7 +288,8 @@ std::string render_svg(const std::vector<Results>& sets) {
             }
         }
     }
-    double top = 1;
+    // a log scale: the overheads span 5 to 15,000 instructions
+    double top = 10;
     for (const auto& r : sets) {
         for (const auto& n : names) {
             if (const auto ov = r.overhead(n)) {
@@ -296,11 +297,12 @@ std::string render_svg(const std::vector<Results>& sets) {
             }
         }
     }
+    const int decades = static_cast<int>(std::ceil(std::log10(top) - 1e-9));
     static constexpr const char* colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c",
                                               "#d62728", "#9467bd", "#8c564b"};
     const int label_w = 200, plot_w = 520, bar_h = 12, gap = 8, head = 60;
     const int group_h = static_cast<int>(sets.size()) * bar_h + gap;
-    const int height = head + static_cast<int>(names.size()) * group_h + 30;
+    const int height = head + static_cast<int>(names.size()) * group_h + 50;
     const int width = label_w + plot_w + 90;
     std::string out;
     out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) +
@@ -319,7 +321,17 @@ std::string render_svg(const std::vector<Results>& sets) {
         const std::string label = sets[i].kernel + " (" + sets[i].clock + ")";
         out += "<text x=\"" + std::to_string(legend_x + 14) + "\" y=\"39\">" + xml_escape(label) +
                "</text>\n";
-        legend_x += 30 + static_cast<int>(label.size()) * 6;
+        legend_x += 30 + static_cast<int>(label.size()) * 7;
+    }
+    // one grid line a decade, labelled at the bottom
+    for (int d = 0; d <= decades; d++) {
+        const int x = label_w + d * plot_w / decades;
+        static constexpr const char* kDecade[] = {"1", "10", "100", "1k", "10k", "100k", "1M"};
+        out += "<line x1=\"" + std::to_string(x) + "\" y1=\"" + std::to_string(head - 6) +
+               "\" x2=\"" + std::to_string(x) + "\" y2=\"" + std::to_string(height - 30) +
+               "\" stroke=\"#ddd\"/><text x=\"" + std::to_string(x) + "\" y=\"" +
+               std::to_string(height - 20) + "\" text-anchor=\"middle\" fill=\"#444\">" +
+               (d < static_cast<int>(std::size(kDecade)) ? kDecade[d] : "") + "</text>\n";
     }
     int y = head;
     for (const auto& n : names) {
@@ -334,8 +346,8 @@ std::string render_svg(const std::vector<Results>& sets) {
                        std::to_string(by + bar_h - 2) + "\" fill=\"#888\">not measured</text>\n";
                 continue;
             }
-            const int w =
-                std::max(1, static_cast<int>(std::lround(std::max(0.0, *ov) / top * plot_w)));
+            const double lg = std::log10(std::max(1.0, *ov));
+            const int w = std::max(1, static_cast<int>(std::lround(lg / decades * plot_w)));
             out += "<rect x=\"" + std::to_string(label_w) + "\" y=\"" + std::to_string(by) +
                    "\" width=\"" + std::to_string(w) + "\" height=\"" + std::to_string(bar_h - 2) +
                    "\" fill=\"" + colours[i % std::size(colours)] + "\"/>";
@@ -345,8 +357,8 @@ std::string render_svg(const std::vector<Results>& sets) {
         y += group_h;
     }
     out += "<text x=\"" + std::to_string(label_w) + "\" y=\"" + std::to_string(height - 10) +
-           "\" fill=\"#444\">ns per hit over nothing attached (under -icount: guest "
-           "instructions)</text>\n";
+           "\" fill=\"#444\">ns per hit over nothing attached, log scale (under -icount: "
+           "guest instructions)</text>\n";
     out += "</svg>\n";
     return out;
 }

@@ -153,6 +153,11 @@ TEST(Bench, SvgHasABarPerMeasuredMechanismAndKernel) {
     EXPECT_EQ(bars, 2u * 7u); // 7 measured mechanisms besides the baseline, 2 kernels
     EXPECT_NE(svg.find("not measured"), std::string::npos); // funclatency
     EXPECT_NE(svg.find(">1100<"), std::string::npos);       // the function tracer's label
+    // log scale over 4 decades (1..10k) of 520 px: 1,100 -> 3.04 decades,
+    // 50 (fhook-direct-count) -> 1.70 decades
+    EXPECT_NE(svg.find("width=\"395\" height"), std::string::npos) << svg;
+    EXPECT_NE(svg.find("width=\"221\" height"), std::string::npos) << svg;
+    EXPECT_NE(svg.find(">10k<"), std::string::npos);
 }
 
 } // namespace
