@@ -286,10 +286,18 @@ std::string start_tool(Context& c, Attachment& a, const std::vector<std::string>
 // a consumer that falls behind catches up after the loop (counted, see
 // run()) instead of its producer dropping, which would be cheaper.  128
 // bytes a call (the largest record here is ~100) and a quarter more,
-// a power of two KiB per CPU.
-std::string ring_kib(const Context& c) {
+// a power of two KiB.  fhook's rings are all the same size, one per
+// possible CPU: `per_cpu` caps them at 1 GiB in all (a machine with many
+// CPUs may then drop, which the lost column shows).  ftrace's is only
+// grown on the workload's CPU.
+std::string ring_kib(const Context& c, bool per_cpu = false) {
+    std::uint64_t cap = std::uint64_t{256} << 10; // FHOOK_RING_MAX_SIZE
+    if (per_cpu) {
+        const long n = sysconf(_SC_NPROCESSORS_CONF);
+        cap = std::min<std::uint64_t>(cap, (std::uint64_t{1} << 20) / std::max(1L, n));
+    }
     std::uint64_t kib = 1024;
-    while (kib * 1024 < c.calls * 160) {
+    while (kib * 1024 < c.calls * 160 && kib * 2 <= cap) {
         kib *= 2;
     }
     return std::to_string(kib);
@@ -299,7 +307,7 @@ std::string start_fhook(Context& c, Attachment& a, std::vector<std::string> args
     args.insert(args.begin(), c.opt.fhook);
     if (args[1] == "trace" || args[1] == "record" || args[1] == "hook") {
         args.push_back("--buffer-size");
-        args.push_back(ring_kib(c));
+        args.push_back(ring_kib(c, true));
     }
     args.push_back("--duration");
     args.push_back(kForever);
@@ -307,7 +315,8 @@ std::string start_fhook(Context& c, Attachment& a, std::vector<std::string> args
 }
 
 void drain_trace_pipe(Context& c, Attachment& a) {
-    const std::string size = c.opt.tracefs + "/buffer_size_kb";
+    const std::string size =
+        c.opt.tracefs + "/per_cpu/cpu" + std::to_string(c.opt.workload_cpu) + "/buffer_size_kb";
     // "1408", or "7 (expanded: 1408)" before the buffer was first used
     std::string old = read_text_file(size);
     old.resize(std::min(old.size(), old.find_first_not_of("0123456789")));
