@@ -527,6 +527,9 @@ class Sink {
 public:
     virtual ~Sink() = default;
     virtual void on_record(const fhook_rec* rec) = 0;
+    // the records of a pass were all delivered: their memory goes back to
+    // the producers after this (RingMerger::set_batch_end)
+    virtual void end_batch() {}
     virtual void flush() = 0;
     virtual void finish(const Session& session, const std::vector<ProbeSummary>& probes) = 0;
 };
@@ -569,7 +572,9 @@ public:
     RecordSink(UniqueFd fd, const std::string& path, const RecordWriter::Info& info,
                const Ksyms& ksyms)
         : writer_(std::move(fd), path, info), ksyms_(ksyms), path_(path) {}
-    void on_record(const fhook_rec* rec) override { writer_.add(rec); }
+    // copied by the span, at the end of each pass
+    void on_record(const fhook_rec* rec) override { writer_.add_in_place(rec); }
+    void end_batch() override { writer_.end_span(); }
     void flush() override {} // the writer writes in 1 MiB chunks
     void finish(const Session& session, const std::vector<ProbeSummary>& probes) override {
         std::vector<RecordedProbe> recorded;
@@ -1036,6 +1041,7 @@ int run(const Args& args, Mode mode) {
                                            opt.json, probe_table);
     }
     const RecordCallback on_record = [&](const fhook_rec* rec) { sink->on_record(rec); };
+    reader.set_batch_end([&] { sink->end_batch(); });
 
     using Clock = std::chrono::steady_clock;
     std::optional<Clock::time_point> deadline;

@@ -115,14 +115,36 @@ RecordWriter::RecordWriter(UniqueFd fd, std::string path, const Info& info, std:
 }
 
 void RecordWriter::add(const fhook_rec* rec) {
+    end_span();
     const std::size_t size = rec->size;
     buf_.append(reinterpret_cast<const char*>(rec), size);
     buf_.append(align8(size) - size, '\0');
     records_++;
+    note_record(rec);
+    if (buf_.size() >= chunk_bytes_) {
+        flush();
+    }
+}
+
+void RecordWriter::end_span() {
+    if (span_begin_ == span_end_) {
+        return;
+    }
+    buf_.append(span_begin_, static_cast<std::size_t>(span_end_ - span_begin_));
+    span_begin_ = span_end_ = nullptr;
+    if (buf_.size() >= chunk_bytes_) {
+        flush();
+    }
+}
+
+void RecordWriter::note_record(const fhook_rec* rec) {
+    const std::size_t size = rec->size;
     if (rec->type == FHOOK_REC_FUNC && size >= sizeof(fhook_rec_func)) {
         const auto* f = reinterpret_cast<const fhook_rec_func*>(rec);
         note(f->ip);
         note(f->parent_ip);
+        last_ip_ = f->ip;
+        last_parent_ = f->parent_ip;
     } else if ((rec->type == FHOOK_REC_KPROBE || rec->type == FHOOK_REC_KRETPROBE) &&
                size >= sizeof(fhook_rec_probe)) {
         const auto* k = reinterpret_cast<const fhook_rec_probe*>(rec);
@@ -150,12 +172,10 @@ void RecordWriter::add(const fhook_rec* rec) {
             }
         }
     }
-    if (buf_.size() >= chunk_bytes_) {
-        flush();
-    }
 }
 
 void RecordWriter::flush() {
+    end_span();
     if (buf_.empty()) {
         return;
     }

@@ -246,6 +246,9 @@ std::size_t RingMerger::drain(const RecordCallback& callback) {
     if (!batch_.empty()) {
         last_ts_ = std::max<std::uint64_t>(last_ts_, batch_.back()->ts);
     }
+    if (batch_end_) {
+        batch_end_();
+    }
     // Only now may the producer reuse the space.
     for (std::size_t i = 0; i < rings_.size(); i++) {
         __atomic_store_n(&rings_[i].cons->seq_read, std::uint64_t{seq_read_[i]}, __ATOMIC_RELAXED);
@@ -303,6 +306,9 @@ std::size_t RingMerger::report_unreported_lost(const RecordCallback& callback) {
             std::memcpy(rec->probes, entries.data(), entries.size() * sizeof(fhook_lost_probe));
         }
         callback(&rec->hdr);
+        if (batch_end_) {
+            batch_end_(); // synthetic_ is reused for the next CPU
+        }
         delivered++;
     }
     return delivered;

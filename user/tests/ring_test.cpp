@@ -82,6 +82,23 @@ TEST(RingMerger, AdvancesTailOnlyAfterTheCallbacks) {
     EXPECT_EQ(cpu0.tail(), 2 * sizeof(fhook_rec_func));
 }
 
+TEST(RingMerger, BatchEndRunsAfterTheRecordsBeforeTheTailMoves) {
+    FakeRing cpu0(0, 4096);
+    cpu0.push(func_rec(1, 0));
+    cpu0.push(func_rec(2, 0));
+    cpu0.publish();
+    RingMerger merger({cpu0.view()});
+    int records = 0, ends = 0;
+    merger.set_batch_end([&] {
+        EXPECT_EQ(records, 2) << "batch end before the records";
+        EXPECT_EQ(cpu0.tail(), 0u) << "tail moved before the batch end";
+        ends++;
+    });
+    merger.drain([&](const fhook_rec*) { records++; });
+    EXPECT_EQ(ends, 1);
+    EXPECT_EQ(cpu0.tail(), 2 * sizeof(fhook_rec_func));
+}
+
 TEST(RingMerger, ThrowingCallbackLeavesTail) {
     FakeRing cpu0(0, 4096);
     cpu0.push(func_rec(1, 0));

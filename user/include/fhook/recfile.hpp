@@ -86,6 +86,30 @@ public:
 
     // Buffers one record (rec->size bytes, padded to 8).
     void add(const fhook_rec* rec);
+    // The same without copying yet: records that follow each other in
+    // memory (a ring's, whose padding the module zeroes) are copied as one
+    // span by end_span(), which must run before that memory is reused
+    // (RingMerger::set_batch_end).  Mixing with add() keeps the order.
+    void add_in_place(const fhook_rec* rec) {
+        const char* p = reinterpret_cast<const char*>(rec);
+        if (p != span_end_) {
+            end_span();
+            span_begin_ = p;
+        }
+        span_end_ = p + ((rec->size + 7U) & ~std::size_t{7});
+        records_++;
+        // the same call site as the last function record: nothing to note
+        if (rec->type == FHOOK_REC_FUNC && rec->size >= sizeof(fhook_rec_func) &&
+            !(rec->flags & FHOOK_CTX_STACK)) {
+            const auto* f = reinterpret_cast<const fhook_rec_func*>(rec);
+            if (f->ip == last_ip_ && f->parent_ip == last_parent_) {
+                return;
+            }
+        }
+        note_record(rec);
+    }
+    // Copies the pending span into the buffer (and writes a full chunk).
+    void end_span();
     // Writes the buffered records as one Records chunk.
     void flush();
     // Flushes, then Ksyms (the symbols of every address seen, from
@@ -96,6 +120,8 @@ public:
     std::uint64_t records() const noexcept { return records_; }
 
 private:
+    // The addresses of `rec` whose symbols the file needs.
+    void note_record(const fhook_rec* rec);
     void write_chunk(RecChunk type, std::string_view payload);
     void write_all(const void* data, std::size_t len);
 
@@ -119,6 +145,10 @@ private:
     std::unordered_set<std::uint64_t> sized_; // kprobe addresses: also need the size
     std::array<std::uint64_t, kSeen> seen_{}; // addr + 1 (0: empty)
     std::array<std::uint64_t, kSeen> seen_sized_{};
+    std::uint64_t last_ip_ = 0; // the last function record's, noted
+    std::uint64_t last_parent_ = 0;
+    const char* span_begin_ = nullptr; // add_in_place()'s pending span
+    const char* span_end_ = nullptr;
     std::uint64_t written_ = 0;
     std::uint64_t records_ = 0;
 };

@@ -104,6 +104,13 @@ public:
     // delivered so far.  Returns the number of records delivered.
     std::size_t report_unreported_lost(const RecordCallback& callback);
 
+    // Called after the records of a pass were delivered and before their
+    // space is handed back to the producers (and after each synthetic LOST
+    // record): the moment for a consumer that keeps pointers into the
+    // rings across callbacks (`fhook record`'s in-place spans) to be done
+    // with them.
+    void set_batch_end(std::function<void()> fn) { batch_end_ = std::move(fn); }
+
     const std::vector<RingView>& rings() const noexcept { return rings_; }
 
 private:
@@ -120,6 +127,7 @@ private:
     std::vector<const fhook_rec*> batch_;
     std::vector<std::byte> synthetic_;
     std::uint64_t last_ts_ = 0;
+    std::function<void()> batch_end_;
 };
 
 // The rings of a live session.
@@ -153,6 +161,7 @@ public:
         std::size_t n = merger_.drain(callback);
         return n + merger_.report_unreported_lost(callback);
     }
+    void set_batch_end(std::function<void()> fn) { merger_.set_batch_end(std::move(fn)); }
     std::size_t nr_rings() const noexcept { return merger_.rings().size(); }
     // The session's counters; empty for a module without FHOOK_FEAT_STATS_MMAP
     // and for the fd constructor.
