@@ -68,6 +68,48 @@
 	popq	%rdi
 .endm
 
+/*
+ * The same registers into and out of the frame of a trampoline that runs
+ * the body itself, at \bias plus their offsets from \base: trace-around's
+ * frame holds a struct pt_regs, the latency frame 8 words.
+ */
+#define FHOOK_AF_REGS	RDI, RSI, RDX, RCX, R8, R9, RAX, R10
+#define FHOOK_LF_REGS	0, 8, 16, 24, 32, 40, 48, 56
+
+.macro FHOOK_STORE_ARGS base, bias, di, si, dx, cx, r8, r9, ax, r10
+	movq	%rdi, \bias+\di(\base)
+	movq	%rsi, \bias+\si(\base)
+	movq	%rdx, \bias+\dx(\base)
+	movq	%rcx, \bias+\cx(\base)
+	movq	%r8, \bias+\r8(\base)
+	movq	%r9, \bias+\r9(\base)
+	movq	%rax, \bias+\ax(\base)
+	movq	%r10, \bias+\r10(\base)
+.endm
+
+.macro FHOOK_LOAD_ARGS base, bias, di, si, dx, cx, r8, r9, ax, r10
+	movq	\bias+\di(\base), %rdi
+	movq	\bias+\si(\base), %rsi
+	movq	\bias+\dx(\base), %rdx
+	movq	\bias+\cx(\base), %rcx
+	movq	\bias+\r8(\base), %r8
+	movq	\bias+\r9(\base), %r9
+	movq	\bias+\ax(\base), %rax
+	movq	\bias+\r10(\base), %r10
+.endm
+
+/*
+ * The caller's stack arguments, as the body expects them, from the 8
+ * words at \at(%rbp) (C copied the ones there are, reading with fault
+ * handling: above a function called at the top of an IRQ stack is the
+ * guard page)
+ */
+.macro FHOOK_PUSH_STACK_ARGS at
+	.irp off, 56, 48, 40, 32, 24, 16, 8, 0
+	pushq	\at+\off(%rbp)
+	.endr
+.endm
+
 	.text
 
 /* fhook_direct_count(slot): count a hit */
@@ -109,33 +151,12 @@ SYM_FUNC_START(fhook_around_common)
 	pushq	%rbp
 	movq	%rsp, %rbp
 	subq	$FHOOK_AF_SIZE, %rsp
-	movq	%rdi, RDI(%rsp)
-	movq	%rsi, RSI(%rsp)
-	movq	%rdx, RDX(%rsp)
-	movq	%rcx, RCX(%rsp)
-	movq	%r8, R8(%rsp)
-	movq	%r9, R9(%rsp)
-	movq	%rax, RAX(%rsp)
-	movq	%r10, R10(%rsp)
+	FHOOK_STORE_ARGS %rsp, 0, FHOOK_AF_REGS
 	movq	%r11, FHOOK_AF_SLOT(%rsp)
 	movq	%rsp, %rdi
 	call	fhook_around_enter
-	/*
-	 * the caller's stack arguments, as the body expects them (C copied
-	 * the ones there are, reading with fault handling: above a function
-	 * called at the top of an IRQ stack is the guard page)
-	 */
-	.irp off, 56, 48, 40, 32, 24, 16, 8, 0
-	pushq	-FHOOK_AF_SIZE+FHOOK_AF_STACK+\off(%rbp)
-	.endr
-	movq	-FHOOK_AF_SIZE+RDI(%rbp), %rdi
-	movq	-FHOOK_AF_SIZE+RSI(%rbp), %rsi
-	movq	-FHOOK_AF_SIZE+RDX(%rbp), %rdx
-	movq	-FHOOK_AF_SIZE+RCX(%rbp), %rcx
-	movq	-FHOOK_AF_SIZE+R8(%rbp), %r8
-	movq	-FHOOK_AF_SIZE+R9(%rbp), %r9
-	movq	-FHOOK_AF_SIZE+RAX(%rbp), %rax
-	movq	-FHOOK_AF_SIZE+R10(%rbp), %r10
+	FHOOK_PUSH_STACK_ARGS -FHOOK_AF_SIZE+FHOOK_AF_STACK
+	FHOOK_LOAD_ARGS %rbp, -FHOOK_AF_SIZE, FHOOK_AF_REGS
 	movq	-FHOOK_AF_SIZE+FHOOK_AF_TARGET(%rbp), %r11
 	call	fhook_around_jump
 	leaq	-FHOOK_AF_SIZE(%rbp), %rsp
@@ -162,28 +183,12 @@ SYM_FUNC_START(fhook_lat_common)
 	pushq	%rbp
 	movq	%rsp, %rbp
 	subq	$FHOOK_LF_SIZE, %rsp
-	movq	%rdi, 0(%rsp)
-	movq	%rsi, 8(%rsp)
-	movq	%rdx, 16(%rsp)
-	movq	%rcx, 24(%rsp)
-	movq	%r8, 32(%rsp)
-	movq	%r9, 40(%rsp)
-	movq	%rax, 48(%rsp)
-	movq	%r10, 56(%rsp)
+	FHOOK_STORE_ARGS %rsp, 0, FHOOK_LF_REGS
 	movq	%r11, FHOOK_LF_LAT(%rsp)
 	movq	%rsp, %rdi
 	call	fhook_lat_enter
-	.irp off, 56, 48, 40, 32, 24, 16, 8, 0
-	pushq	-FHOOK_LF_SIZE+FHOOK_LF_STACK+\off(%rbp)
-	.endr
-	movq	-FHOOK_LF_SIZE+0(%rbp), %rdi
-	movq	-FHOOK_LF_SIZE+8(%rbp), %rsi
-	movq	-FHOOK_LF_SIZE+16(%rbp), %rdx
-	movq	-FHOOK_LF_SIZE+24(%rbp), %rcx
-	movq	-FHOOK_LF_SIZE+32(%rbp), %r8
-	movq	-FHOOK_LF_SIZE+40(%rbp), %r9
-	movq	-FHOOK_LF_SIZE+48(%rbp), %rax
-	movq	-FHOOK_LF_SIZE+56(%rbp), %r10
+	FHOOK_PUSH_STACK_ARGS -FHOOK_LF_SIZE+FHOOK_LF_STACK
+	FHOOK_LOAD_ARGS %rbp, -FHOOK_LF_SIZE, FHOOK_LF_REGS
 	movq	8(%rbp), %r11
 	call	fhook_around_jump
 	leaq	-FHOOK_LF_SIZE(%rbp), %rsp
