@@ -116,6 +116,38 @@ out:
 }
 
 /*
+ * Does the hit pass the session's filters, the probe's pause and its
+ * predicate?  A rejected one counts as filtered.  Preemption disabled.
+ */
+static __always_inline bool fhook_probe_admit(struct fhook_probe *p,
+					      struct fhook_probe_counters *c)
+{
+	if (fhook_session_wants(p->session) && !READ_ONCE(p->paused) &&
+	    (!p->pred || fhook_pred_run(p->pred, NULL, 0)))
+		return true;
+	fhook_count(&c->filtered);
+	return false;
+}
+
+/*
+ * ftrace's recursion lock for a probe's C code, which may call traceable
+ * functions (the predicate's glob_match()); a hit that does not get it
+ * counts as missed.
+ */
+static __always_inline int fhook_probe_trylock(struct fhook_probe *p, unsigned long ip,
+					       unsigned long parent_ip)
+{
+	int bit = ftrace_test_recursion_trylock(ip, parent_ip);
+
+	if (bit < 0) {
+		preempt_disable_notrace();
+		fhook_count(&fhook_counters(p->session, smp_processor_id(), p->id)->missed);
+		preempt_enable_notrace();
+	}
+	return bit;
+}
+
+/*
  * A hit to count only (FHOOK_PROBE_F_COUNT): the session's filters and a
  * predicate on the task, one per-CPU increment.  The predicate can call
  * traceable code (glob_match()): callers outside the kprobe machinery
@@ -123,41 +155,26 @@ out:
  */
 notrace void fhook_probe_count(struct fhook_probe *p)
 {
-	struct fhook_session *s = p->session;
 	struct fhook_probe_counters *c;
 
 	preempt_disable_notrace();
-	c = fhook_counters(s, smp_processor_id(), p->id);
-	if (fhook_session_wants(s) && !READ_ONCE(p->paused) &&
-	    (!p->pred || fhook_pred_run(p->pred, NULL, 0)))
+	c = fhook_counters(p->session, smp_processor_id(), p->id);
+	if (fhook_probe_admit(p, c))
 		fhook_count(&c->hits);
-	else
-		fhook_count(&c->filtered);
 	preempt_enable_notrace();
 }
 
-/*
- * Does the hit pass the session's filters, the probe's pause and its
- * predicate?  Under ftrace's recursion lock (the predicate may call
- * traceable functions); a rejected hit counts as filtered or missed.
- */
+/* fhook_probe_admit() under ftrace's recursion lock: latency probes */
 notrace bool fhook_probe_filter_guarded(struct fhook_probe *p, unsigned long ip,
 					unsigned long parent_ip)
 {
-	int bit = ftrace_test_recursion_trylock(ip, parent_ip);
-	struct fhook_session *s = p->session;
+	int bit = fhook_probe_trylock(p, ip, parent_ip);
 	bool ok;
 
-	preempt_disable_notrace();
-	if (bit < 0) {
-		fhook_count(&fhook_counters(s, smp_processor_id(), p->id)->missed);
-		preempt_enable_notrace();
+	if (bit < 0)
 		return false;
-	}
-	ok = fhook_session_wants(s) && !READ_ONCE(p->paused) &&
-	     (!p->pred || fhook_pred_run(p->pred, NULL, 0));
-	if (!ok)
-		fhook_count(&fhook_counters(s, smp_processor_id(), p->id)->filtered);
+	preempt_disable_notrace();
+	ok = fhook_probe_admit(p, fhook_counters(p->session, smp_processor_id(), p->id));
 	preempt_enable_notrace();
 	ftrace_test_recursion_unlock(bit);
 	return ok;
@@ -167,14 +184,10 @@ notrace bool fhook_probe_filter_guarded(struct fhook_probe *p, unsigned long ip,
 notrace void fhook_probe_count_guarded(struct fhook_probe *p, unsigned long ip,
 				       unsigned long parent_ip)
 {
-	int bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	int bit = fhook_probe_trylock(p, ip, parent_ip);
 
-	if (bit < 0) {
-		preempt_disable_notrace();
-		fhook_count(&fhook_counters(p->session, smp_processor_id(), p->id)->missed);
-		preempt_enable_notrace();
+	if (bit < 0)
 		return;
-	}
 	fhook_probe_count(p);
 	ftrace_test_recursion_unlock(bit);
 }
