@@ -94,6 +94,18 @@ void json_field(std::string& out, const char* prefix, std::string_view value) {
     append_json_string(value, out);
 }
 
+// ,"key":[1.000,2.000]
+void json_numbers(std::string& out, const char* key, const std::vector<double>& values) {
+    out += std::string(",\"") + key + "\":[";
+    for (std::size_t i = 0; i < values.size(); i++) {
+        if (i) {
+            out += ',';
+        }
+        out += fmt("%.3f", values[i]);
+    }
+    out += "]";
+}
+
 std::string ratio_cell(const Results& r, const Row& row, std::string_view reference) {
     const auto x = r.ratio(row.name, reference);
     return x ? fmt("%.2fx", *x) : "-";
@@ -162,23 +174,9 @@ std::string render_json(const Results& r) {
         json_field(out, "{\"name\":", row.name);
         json_field(out, ",\"tool\":", row.tool);
         json_field(out, ",\"description\":", row.description);
-        out += ",\"ns\":[";
-        for (std::size_t i = 0; i < row.ns.size(); i++) {
-            if (i) {
-                out += ',';
-            }
-            out += fmt("%.3f", row.ns[i]);
-        }
-        out += "]";
+        json_numbers(out, "ns", row.ns);
         if (!row.consumer_ns.empty()) {
-            out += ",\"consumer_ns\":[";
-            for (std::size_t i = 0; i < row.consumer_ns.size(); i++) {
-                if (i) {
-                    out += ',';
-                }
-                out += fmt("%.3f", row.consumer_ns[i]);
-            }
-            out += "]";
+            json_numbers(out, "consumer_ns", row.consumer_ns);
         }
         if (row.lost) {
             out += ",\"lost\":" + fmt("%.6f", *row.lost);

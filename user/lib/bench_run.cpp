@@ -314,15 +314,24 @@ std::string start_fhook(Context& c, Attachment& a, std::vector<std::string> args
     return start_tool(c, a, args, "fhook");
 }
 
+// Restores a tracefs buffer_size_kb file with the attachment; true when
+// its size could be read.
+bool keep_buffer_size(Attachment& a, const std::string& path) {
+    // "1408", or "7 (expanded: 1408)" before the buffer was first used
+    std::string old = read_text_file(path);
+    old.resize(std::min(old.size(), old.find_first_not_of("0123456789")));
+    if (old.empty()) {
+        return false;
+    }
+    a.undo_trunc.emplace_back(path, old + "\n");
+    return true;
+}
+
 void drain_trace_pipe(Context& c, Attachment& a) {
     const std::string size =
         c.opt.tracefs + "/per_cpu/cpu" + std::to_string(c.opt.workload_cpu) + "/buffer_size_kb";
-    // "1408", or "7 (expanded: 1408)" before the buffer was first used
-    std::string old = read_text_file(size);
-    old.resize(std::min(old.size(), old.find_first_not_of("0123456789")));
-    if (!old.empty()) {
+    if (keep_buffer_size(a, size)) {
         write_file(size, ring_kib(c) + "\n");
-        a.undo_trunc.emplace_back(size, old + "\n");
     }
     a.children.push_back(Child::start({}, c.opt.tracefs + "/trace_pipe", c.consumer_cpu));
     // The reader's own read(2)s are not traced, as fhook ignores its
@@ -393,12 +402,7 @@ const Mechanism kMechanisms[] = {
     {"trace-cmd-function", "trace-cmd",
      "trace-cmd record -p function -l FUNC (binary: splice from trace_pipe_raw to a file)",
      [](Context& c, Attachment& a) {
-         const std::string size = c.opt.tracefs + "/buffer_size_kb";
-         std::string old = read_text_file(size);
-         old.resize(std::min(old.size(), old.find_first_not_of("0123456789")));
-         if (!old.empty()) {
-             a.undo_trunc.emplace_back(size, old + "\n");
-         }
+         keep_buffer_size(a, c.opt.tracefs + "/buffer_size_kb");
          a.undo_trunc.emplace_back(c.opt.tracefs + "/set_ftrace_filter", "\n");
          a.undo_trunc.emplace_back(c.opt.tracefs + "/current_tracer", "nop\n");
          // Its default buffer (-b unset): its recorders sleep until a CPU's
