@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <set>
 
+#include <fhook/format.hpp>
+
 namespace fhook {
 
 LatencyHist LatencyHist::since(const LatencyHist& earlier) const {
@@ -81,14 +83,9 @@ std::string format_latency_text(const LatencyHist& h, std::string_view title) {
 }
 
 std::string format_latency_json(const LatencyHist& h, std::string_view name) {
-    std::string out = "{\"name\":\"";
-    for (const char c : name) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-        }
-        out += c;
-    }
-    out += "\",\"count\":" + std::to_string(h.count) + ",\"sum_ns\":" + std::to_string(h.sum_ns) +
+    std::string out = "{\"name\":";
+    append_json_string(name, out);
+    out += ",\"count\":" + std::to_string(h.count) + ",\"sum_ns\":" + std::to_string(h.sum_ns) +
            ",\"avg_ns\":" + std::to_string(h.count ? h.sum_ns / h.count : 0) +
            ",\"inflight\":" + std::to_string(h.inflight) + ",\"buckets\":[";
     bool first = true;
