@@ -238,10 +238,20 @@ struct fhook_prog *fhook_prog_load(const struct fhook_probe_add *pa, bool ret_pr
 		bad = fhook_prog_check_part(prog, 0, prog->len,
 					    FHOOK_OPS_COMMON | BIT(FHOOK_OP_ARG), &fields, &dyn);
 	}
-	/* uprobes: $arg1..6 are registers, later ones on the user stack */
-	for (i = 0; user && bad < 0 && i < prog->len; i++)
-		if (prog->insns[i].op == FHOOK_OP_ARG && prog->insns[i].arg > 6)
+	for (i = 0; bad < 0 && i < prog->len; i++) {
+		const struct fhook_insn *in = &prog->insns[i];
+		bool kmem = in->op == FHOOK_OP_DEREF || in->op == FHOOK_OP_ST_MEM ||
+			    in->op == FHOOK_OP_ST_STRING;
+
+		/*
+		 * uprobes: $arg1..6 are registers, later ones on the user
+		 * stack; the traced (maybe unprivileged) process must not
+		 * choose kernel addresses to read: user memory only
+		 */
+		if (user && ((in->op == FHOOK_OP_ARG && in->arg > 6) || kmem))
 			bad = i;
+		prog->reads_kernel |= kmem;
+	}
 	if (bad >= 0) {
 		*err_index = bad;
 		kfree(prog);

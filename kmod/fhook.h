@@ -16,6 +16,7 @@
  *   hook.c        IPMODIFY hooks: return override, redirect, trace-around
  *   tramp.S       the trampolines (tramp.h: their slots and frame layout)
  *   text.c        FHOOK_IOC_READ_TEXT, kernel text for `fhook explain`
+ *   priv.c        who may do what: capabilities and kernel lockdown
  *   modwatch.c    hooks and direct probes on a module that is unloaded
  *   fetch.c       fetch programs: verifier, interpreter, scratch buffers
  *   filter.c      predicate programs (filters): verifier, evaluation
@@ -94,6 +95,7 @@ struct fhook_prog {
 	u32 entry_dyn;		/* most string bytes the entry part stores */
 	u32 entry_fields;	/* fields the entry part stores */
 	u32 nr_fields;
+	bool reads_kernel;	/* DEREF, ST_MEM or ST_STRING: kernel memory */
 	struct fhook_insn insns[];
 };
 
@@ -147,6 +149,7 @@ struct fhook_probe {
 	const struct fhook_probe_kind *kind;
 	u32 id;
 	u32 type;
+	u32 priv;			/* FHOOK_PRIV_*: checked at add and START */
 	bool registered;
 	bool count_only;		/* FHOOK_PROBE_F_COUNT */
 	int slot;			/* direct probes: trampoline slot, or -1 */
@@ -154,7 +157,8 @@ struct fhook_probe {
 	u64 __percpu *fast_hits;	/* its hits, until disarmed */
 	struct fhook_lat *lat;		/* FHOOK_PROBE_F_LATENCY (latency.c) */
 	struct fhook_hook_k *hook;	/* FHOOK_PROBE_HOOK */
-	struct list_head watch_node;	/* armed hooks, direct probes (modwatch.c) */
+	struct list_head watch_node;	/* hooks, direct probes (modwatch.c) */
+	bool gone;			/* a module it touched was unloaded */
 	char *filter_text;		/* direct probes: their globs, ips */
 	char *exclude_text;
 	u64 *ips;
@@ -190,6 +194,7 @@ struct fhook_session {
 	unsigned int nr_probes;
 	u32 next_probe_id;
 	bool armed;
+	bool changes_kernel;		/* holds a FHOOK_PRIV_CHANGE probe */
 	bool frozen;			/* FHOOK_SNAPSHOT_FREEZE */
 	bool traced_off;		/* a TRACEOFF trigger ran */
 	bool snapshot_due;		/* a SNAPSHOT trigger ran, not read yet */
@@ -308,10 +313,23 @@ void fhook_hooks_exit(void);
 /* modwatch.c */
 int fhook_modwatch_init(void);
 void fhook_modwatch_exit(void);
+void fhook_modwatch_lock(void);
+void fhook_modwatch_unlock(void);
 void fhook_modwatch_add(struct fhook_probe *p);
+void fhook_modwatch_del(struct fhook_probe *p);
+int fhook_modwatch_arm(struct fhook_probe *p, int (*arm)(struct fhook_probe *p));
 void fhook_modwatch_unhook(struct fhook_probe *p, void (*unhook)(struct fhook_probe *p));
 bool fhook_module_matches(struct module *mod, const char *filter, const char *exclude);
 bool fhook_globs_match(const char *text, const char *name);
+
+/* priv.c: what a probe needs beyond opening the device */
+#define FHOOK_PRIV_CHANGE	BIT(0)	/* changes kernel behaviour */
+#define FHOOK_PRIV_KPROBE	BIT(1)	/* kprobes */
+#define FHOOK_PRIV_READ_KERNEL	BIT(2)	/* reads kernel memory it chooses */
+#define FHOOK_PRIV_BODY		BIT(3)	/* runs a body on the caller's prototype */
+int fhook_priv_check(u32 needs);
+int fhook_priv_require(struct fhook_probe *p, u32 needs);
+int fhook_session_may(struct fhook_session *s);
 
 /* text.c */
 long fhook_read_text(const struct fhook_read_text *rt);

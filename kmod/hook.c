@@ -10,8 +10,8 @@
  *             not see the call again: no recursion, no within_module()
  *             test) and records entry fields, return value and duration.
  *
- * RETURN and REDIRECT need lab mode (module parameter lab=1, which taints
- * the kernel).
+ * RETURN and REDIRECT need CAP_SYS_ADMIN and lab mode (module parameter
+ * lab=1, which taints the kernel), and refuse under lockdown (priv.c).
  *
  * Lifetime.  Tasks can sleep inside the body while our trampoline's
  * return address is on their stack; RCU tasks counts a voluntary sleep as
@@ -46,6 +46,9 @@ struct fhook_hook_k {
 	unsigned long redirect;		/* REDIRECT: where the call goes */
 	unsigned long target;		/* AROUND: the body, fentry site + 5 */
 	unsigned long addr;		/* the hooked function */
+	/* "name+off/size [mod]" of addr and redirect at PROBE_ADD */
+	char addr_sym[KSYM_SYMBOL_LEN];
+	char redirect_sym[KSYM_SYMBOL_LEN];
 	u32 stack_args;			/* AROUND: words copied for the body */
 	bool armed_once;		/* registered at some point */
 	u64 nth, every, times;
@@ -277,7 +280,6 @@ asmlinkage notrace void fhook_around_enter(struct fhook_around_frame *f)
 asmlinkage notrace void fhook_around_exit(struct fhook_around_frame *f)
 {
 	struct fhook_hook_k *h = READ_ONCE(fhook_around_slots[f->slot]);
-	u64 now = ktime_get_mono_fast_ns();
 	unsigned int pc = preempt_count();
 	bool irqs_off = irqs_disabled();
 	unsigned long ip = f->target - MCOUNT_INSN_SIZE;
@@ -288,7 +290,17 @@ asmlinkage notrace void fhook_around_exit(struct fhook_around_frame *f)
 	if (f->record) {
 		bit = ftrace_test_recursion_trylock(ip, ret_ip);
 		if (bit >= 0) {
-			/* pairs with synchronize_rcu() after !live: the session stays */
+			/*
+			 * inside the guard: a hook on the clocksource's read
+			 * function would otherwise come back here for ever
+			 */
+			u64 now = ktime_get_mono_fast_ns();
+
+			/*
+			 * Pairs with synchronize_rcu_tasks_rude() after !live in
+			 * fhook_hook_unhook(): preemption is off here (the
+			 * recursion lock) but RCU may not be watching.
+			 */
 			if (READ_ONCE(h->live)) {
 				ctx.data = f->data;
 				ctx.dyn = f->dyn;
@@ -354,9 +366,11 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 	ret = fhook_hook_copy(&hk, arg->hook);
 	if (ret)
 		return ret;
-	/* changing what the kernel does is for lab machines only */
-	if (hk.action != FHOOK_HOOK_AROUND && !fhook_lab)
-		return -EPERM;
+	/* changing what the kernel does: CAP_SYS_ADMIN, lab mode, no lockdown */
+	ret = fhook_priv_require(p, hk.action == FHOOK_HOOK_AROUND ? FHOOK_PRIV_BODY :
+				 FHOOK_PRIV_CHANGE);
+	if (ret)
+		return ret;
 
 	p->prog = fhook_prog_load(arg, false, false, err_index);
 	if (IS_ERR(p->prog)) {
@@ -404,7 +418,12 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 	h->stack_args = hk.stack_args;
 	h->slot = -1;
 	INIT_LIST_HEAD(&h->drain_node);
+	sprint_symbol(h->addr_sym, h->addr);
+	if (h->redirect)
+		sprint_symbol(h->redirect_sym, h->redirect);
 	p->hook = h;
+	/* from now on an unload of its module or its target's is seen */
+	fhook_modwatch_add(p);
 	if (hk.action == FHOOK_HOOK_AROUND) {
 		mutex_lock(&fhook_hooks_lock);
 		for (i = 0; i < FHOOK_NR_SLOTS; i++) {
@@ -424,11 +443,36 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 	return ret == -EINVAL ? -ENOENT : ret;
 }
 
-static int fhook_hook_arm(struct fhook_probe *p)
+/*
+ * Are the hooked function and the redirect target still what they were at
+ * PROBE_ADD?  A module unloaded before the probe was watched (during its
+ * PROBE_ADD) leaves other text, or nothing, at those addresses.
+ */
+static bool fhook_hook_still_there(struct fhook_hook_k *h)
+{
+	char sym[KSYM_SYMBOL_LEN];
+
+	sprint_symbol(sym, h->addr);
+	if (strcmp(sym, h->addr_sym))
+		return false;
+	if (!h->redirect)
+		return true;
+	sprint_symbol(sym, h->redirect);
+	return !strcmp(sym, h->redirect_sym);
+}
+
+/* Under the modwatch lock: no unload runs meanwhile. */
+static int fhook_hook_arm_watched(struct fhook_probe *p)
 {
 	struct fhook_hook_k *h = p->hook;
 	int ret;
 
+	if (!fhook_hook_still_there(h)) {
+		p->gone = true;
+		pr_warn("probe %u: %s is not where it was: the probe is gone for good\n", p->id,
+			h->addr_sym);
+		return -EIDRM;
+	}
 	atomic64_set(&h->calls, 0);
 	atomic64_set(&h->acted, 0);
 	WRITE_ONCE(h->live, true);
@@ -440,16 +484,29 @@ static int fhook_hook_arm(struct fhook_probe *p)
 	}
 	p->registered = true;
 	h->armed_once = true;
-	fhook_modwatch_add(p);
 	return 0;
+}
+
+static int fhook_hook_arm(struct fhook_probe *p)
+{
+	return fhook_modwatch_arm(p, fhook_hook_arm_watched);
 }
 
 /* Under the modwatch lock: from the session or a module unload. */
 static void fhook_hook_unhook(struct fhook_probe *p)
 {
 	/* no call is sent to us any more once this returns true */
-	if (fhook_ops_unregister(p))
-		WRITE_ONCE(p->hook->live, false);
+	if (!fhook_ops_unregister(p))
+		return;
+	WRITE_ONCE(p->hook->live, false);
+	/*
+	 * Trace-around calls already inside the body still record when they
+	 * return; fhook_around_exit() may run where RCU is not watching, so
+	 * wait with the flavour ftrace itself uses for that, which waits for
+	 * every preemption-disabled region.
+	 */
+	if (p->hook->slot >= 0)
+		synchronize_rcu_tasks_rude();
 }
 
 /* The session's synchronize_rcu() follows (sync_rcu): !live is seen. */
@@ -514,6 +571,7 @@ static void fhook_hook_release(struct fhook_probe *p)
 {
 	struct fhook_hook_k *h = p->hook;
 
+	fhook_modwatch_del(p);
 	ftrace_free_filter(&p->ops);
 	fhook_triggers_free(p);
 	kfree(p->pred);

@@ -9,7 +9,6 @@
  */
 #include "fhook.h"
 
-#include <linux/capability.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -17,23 +16,19 @@
 
 atomic_t fhook_nr_sessions = ATOMIC_INIT(0);
 
-/*
- * Checked on open and again on every ioctl and mmap: a privileged process
- * may hand its fd to an unprivileged one (fork + setuid, SCM_RIGHTS), and
- * the rings carry kernel addresses.
- */
-static bool fhook_capable(void)
-{
-	return capable(CAP_SYS_ADMIN) || perfmon_capable();
-}
-
 static int fhook_open(struct inode *inode, struct file *file)
 {
 	struct fhook_session *s;
 	int ret;
 
-	if (!fhook_capable())
-		return -EPERM;
+	/*
+	 * Checked on open and again on every ioctl and mmap (priv.c): a
+	 * privileged process may hand its fd to an unprivileged one (fork +
+	 * setuid, SCM_RIGHTS), and the rings carry kernel addresses.
+	 */
+	ret = fhook_session_may(NULL);
+	if (ret)
+		return ret;
 	ret = nonseekable_open(inode, file);
 	if (ret)
 		return ret;
@@ -55,15 +50,20 @@ static int fhook_release(struct inode *inode, struct file *file)
 
 static long fhook_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
-	if (!fhook_capable())
-		return -EPERM;
+	/* again under the session lock for what changes the session */
+	int ret = fhook_session_may(file->private_data);
+
+	if (ret)
+		return ret;
 	return fhook_session_ioctl(file->private_data, cmd, arg);
 }
 
 static int fhook_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	if (!fhook_capable())
-		return -EPERM;
+	int ret = fhook_session_may(file->private_data);
+
+	if (ret)
+		return ret;
 	return fhook_rings_mmap(file->private_data, vma);
 }
 

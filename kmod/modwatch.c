@@ -7,9 +7,13 @@
  * loaded later at the same address warns in ftrace (referenced_filters())
  * and would be hooked itself; a redirect would jump into freed text.  fhook
  * cannot pin the module (__module_address() is not exported), so it
- * watches module unloads instead: every armed hook and direct probe is on
- * a list, and when a module goes, the ones that touch it are unhooked
- * (their session goes on without them; the kernel log says so).
+ * watches module unloads instead: every hook and direct probe is on a
+ * list from PROBE_ADD to its release, and when a module goes, the ones
+ * that touch it are unhooked and marked gone for good: a later START
+ * fails with -EIDRM instead of hooking whatever is loaded at the old
+ * address (their session goes on without them; the kernel log says so).
+ * Arming, unhooking and DIRECT_MODIFY run under the same lock as the
+ * notifier, so none of them races an unload.
  */
 #include "fhook.h"
 
@@ -20,8 +24,19 @@
 #include <linux/string.h>
 
 static LIST_HEAD(fhook_watched);
-static DEFINE_MUTEX(fhook_watch_lock);	/* the list, and each probe's unhooking */
+static DEFINE_MUTEX(fhook_watch_lock);	/* the list, arming and unhooking */
 
+void fhook_modwatch_lock(void)
+{
+	mutex_lock(&fhook_watch_lock);
+}
+
+void fhook_modwatch_unlock(void)
+{
+	mutex_unlock(&fhook_watch_lock);
+}
+
+/* From PROBE_ADD (before anything is registered) to release. */
 void fhook_modwatch_add(struct fhook_probe *p)
 {
 	mutex_lock(&fhook_watch_lock);
@@ -29,32 +44,47 @@ void fhook_modwatch_add(struct fhook_probe *p)
 	mutex_unlock(&fhook_watch_lock);
 }
 
-/* Unhook @p once, whoever comes first: its session or a module unload. */
+void fhook_modwatch_del(struct fhook_probe *p)
+{
+	mutex_lock(&fhook_watch_lock);
+	list_del_init(&p->watch_node);
+	mutex_unlock(&fhook_watch_lock);
+}
+
+/* START: @arm runs unless a module the probe touches has gone. */
+int fhook_modwatch_arm(struct fhook_probe *p, int (*arm)(struct fhook_probe *p))
+{
+	int ret;
+
+	mutex_lock(&fhook_watch_lock);
+	ret = p->gone ? -EIDRM : arm(p);
+	mutex_unlock(&fhook_watch_lock);
+	return ret;
+}
+
+/* STOP, close: unhook @p unless an unload did it first. */
 void fhook_modwatch_unhook(struct fhook_probe *p, void (*unhook)(struct fhook_probe *p))
 {
 	mutex_lock(&fhook_watch_lock);
-	if (!list_empty(&p->watch_node)) {
-		list_del_init(&p->watch_node);
-		unhook(p);
-	}
+	unhook(p);
 	mutex_unlock(&fhook_watch_lock);
 }
 
 static int fhook_module_notify(struct notifier_block *nb, unsigned long action, void *data)
 {
 	struct module *mod = data;
-	struct fhook_probe *p, *tmp;
+	struct fhook_probe *p;
 
 	if (action != MODULE_STATE_GOING)
 		return NOTIFY_DONE;
 	mutex_lock(&fhook_watch_lock);
-	list_for_each_entry_safe(p, tmp, &fhook_watched, watch_node) {
-		if (!p->kind->in_module(p, mod))
+	list_for_each_entry(p, &fhook_watched, watch_node) {
+		if (p->gone || !p->kind->in_module(p, mod))
 			continue;
-		list_del_init(&p->watch_node);
+		p->gone = true;
 		p->kind->unhook(p);
-		pr_warn("probe %u: module %s is going away: its hook on it is removed\n", p->id,
-			mod->name);
+		pr_warn("probe %u: module %s is going away: the probe on it is gone for good\n",
+			p->id, mod->name);
 	}
 	mutex_unlock(&fhook_watch_lock);
 	return NOTIFY_DONE;

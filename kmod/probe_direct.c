@@ -137,18 +137,26 @@ static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add
 	mutex_unlock(&fhook_direct_lock);
 	if (p->slot < 0)
 		return -ENOSPC;
-	if (arg->flags & FHOOK_PROBE_F_LATENCY)
-		return fhook_lat_init(p, arg->stack_args);
-	/* also for recording probes: DIRECT_MODIFY may make them count */
-	p->fast_hits = alloc_percpu(u64);
-	if (!p->fast_hits)
-		return -ENOMEM;
-	/* the slot's fast trampoline reads it; the slot is ours until release */
-	WRITE_ONCE(fhook_direct_fast_ctrs[p->slot], (unsigned long)p->fast_hits);
+	if (arg->flags & FHOOK_PROBE_F_LATENCY) {
+		ret = fhook_priv_require(p, FHOOK_PRIV_BODY);
+		if (!ret)
+			ret = fhook_lat_init(p, arg->stack_args);
+		if (ret)
+			return ret;
+	} else {
+		/* also for recording probes: DIRECT_MODIFY may make them count */
+		p->fast_hits = alloc_percpu(u64);
+		if (!p->fast_hits)
+			return -ENOMEM;
+		/* the slot's fast trampoline reads it; the slot is ours until release */
+		WRITE_ONCE(fhook_direct_fast_ctrs[p->slot], (unsigned long)p->fast_hits);
+	}
+	fhook_modwatch_add(p);
 	return 0;
 }
 
-static int fhook_direct_arm(struct fhook_probe *p)
+/* Under the modwatch lock: no unload runs meanwhile. */
+static int fhook_direct_arm_watched(struct fhook_probe *p)
 {
 	int ret;
 
@@ -163,8 +171,12 @@ static int fhook_direct_arm(struct fhook_probe *p)
 	if (ret)
 		return ret;
 	p->registered = true;
-	fhook_modwatch_add(p);
 	return 0;
+}
+
+static int fhook_direct_arm(struct fhook_probe *p)
+{
+	return fhook_modwatch_arm(p, fhook_direct_arm_watched);
 }
 
 /* Under the modwatch lock: from the session or a module unload. */
@@ -209,6 +221,7 @@ static bool fhook_direct_in_module(struct fhook_probe *p, struct module *mod)
 
 static void fhook_direct_release(struct fhook_probe *p)
 {
+	fhook_modwatch_del(p);
 	kfree(p->filter_text);
 	kfree(p->exclude_text);
 	kvfree(p->ips);
@@ -226,11 +239,36 @@ static void fhook_direct_release(struct fhook_probe *p)
 	}
 }
 
+/* DIRECT_MODIFY of @p, under the session and modwatch locks. */
+static int fhook_direct_modify_watched(struct fhook_probe *p, bool count)
+{
+	bool was_fast = p->fast;
+	int ret;
+
+	if (!p->registered)
+		return -ENOTCONN;
+	if (count == p->count_only)
+		return 0;
+	/* the recording trampoline may run triggers; counting cannot */
+	if (p->nr_triggers || p->stack)
+		return -EOPNOTSUPP;
+	/*
+	 * to counting: fast if it may.  The fast path's hits stay in its
+	 * per-CPU counter (read live, folded at disarm).
+	 */
+	p->fast = fhook_direct_fast_ok(p, count);
+	ret = fhook_direct_modify(&p->ops, fhook_direct_tramp(p, count));
+	if (ret) {
+		p->fast = was_fast;
+		return ret;
+	}
+	p->count_only = count;
+	return 0;
+}
+
 /* FHOOK_IOC_DIRECT_MODIFY, under the session lock. */
 int fhook_direct_modify_ioc(struct fhook_session *s, const struct fhook_direct_modify *m)
 {
-	bool count = m->flags & FHOOK_PROBE_F_COUNT;
-	bool fast, was_fast;
 	struct fhook_probe *p;
 	int ret;
 
@@ -239,27 +277,11 @@ int fhook_direct_modify_ioc(struct fhook_session *s, const struct fhook_direct_m
 			continue;
 		if (p->type != FHOOK_PROBE_DIRECT || p->lat)
 			return -EINVAL;
-		if (!p->registered)
-			return -ENOTCONN;
-		if (count == p->count_only)
-			return 0;
-		/* the recording trampoline may run triggers; counting cannot */
-		if (p->nr_triggers || p->stack)
-			return -EOPNOTSUPP;
-		/*
-		 * to counting: fast if it may.  The fast path's hits stay in
-		 * its per-CPU counter (read live, folded at disarm).
-		 */
-		fast = fhook_direct_fast_ok(p, count);
-		was_fast = p->fast;
-		p->fast = fast;
-		ret = fhook_direct_modify(&p->ops, fhook_direct_tramp(p, count));
-		if (ret) {
-			p->fast = was_fast;
-			return ret;
-		}
-		p->count_only = count;
-		return 0;
+		/* an unload's unhook computes the trampoline from fast, count_only */
+		fhook_modwatch_lock();
+		ret = fhook_direct_modify_watched(p, m->flags & FHOOK_PROBE_F_COUNT);
+		fhook_modwatch_unlock();
+		return ret;
 	}
 	return -ENOENT;
 }

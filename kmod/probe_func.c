@@ -320,13 +320,17 @@ int fhook_func_filter_init(struct fhook_probe *p, const struct fhook_probe_add *
 		if (ret)
 			goto out;
 	}
-	for (i = 0; i < arg->nr_ips; i++, index++) {
-		ret = ftrace_set_filter_ip(&p->ops, ips[i], 0, 0);
-		if (ret) {
-			*err_index = index;
-			ret = ret == -EINVAL ? -ENOENT : ret;
-			goto out;
-		}
+	/* one copy of the filter hash for all of them */
+	ret = arg->nr_ips ? ftrace_set_filter_ips(&p->ops, (unsigned long *)ips, arg->nr_ips,
+						   0, 0) : 0;
+	if (ret) {
+		/* which one: the failed call changed nothing, ask one by one */
+		for (i = 0; i < arg->nr_ips; i++)
+			if (ftrace_set_filter_ip(&p->ops, ips[i], 0, 0))
+				break;
+		*err_index = index + min_t(u32, i, arg->nr_ips - 1);
+		ret = ret == -EINVAL ? -ENOENT : ret;
+		goto out;
 	}
 	ret = 0;
 	if (p->type == FHOOK_PROBE_DIRECT) {
@@ -347,9 +351,12 @@ static int fhook_func_probe_init(struct fhook_probe *p, const struct fhook_probe
 	p->ops.func = (arg->flags & FHOOK_PROBE_F_COUNT) ? fhook_func_count_callback
 							  : fhook_func_callback;
 	/*
-	 * No FTRACE_OPS_FL_RECURSION: both callbacks take ftrace's recursion
-	 * lock themselves, so ftrace calls them straight from the ops'
-	 * trampoline rather than through ftrace_ops_assist_func().
+	 * No FTRACE_OPS_FL_RECURSION (nor _RCU): both callbacks take
+	 * ftrace's recursion lock themselves, so ftrace does not wrap them
+	 * in ftrace_ops_assist_func().  They are called from the ops' own
+	 * trampoline while they are alone on a function, else from
+	 * ftrace_ops_list_func(), which takes the list's recursion bit (a
+	 * different one) around every ops it calls.
 	 */
 	p->ops.flags = 0;
 	return fhook_func_filter_init(p, arg, err_index);

@@ -179,8 +179,12 @@ static int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add
 
 	if (arg->filter_len || arg->exclude_len || arg->nr_ips)
 		return -EINVAL;
+	ret = fhook_priv_require(p, FHOOK_PRIV_KPROBE);
+	if (ret)
+		return ret;
 	p->stack = arg->flags & FHOOK_PROBE_F_STACK;
-	if (arg->symbol_len > FHOOK_MAX_SYMBOL_LEN || (!arg->symbol_len && !arg->addr))
+	/* a symbol or an address, never both (one would be ignored) */
+	if (arg->symbol_len > FHOOK_MAX_SYMBOL_LEN || !arg->symbol_len == !arg->addr)
 		return -EINVAL;
 	if (arg->offset > INT_MAX || (ret_probe && arg->offset) || (!ret_probe && arg->maxactive))
 		return -EINVAL;

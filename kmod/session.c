@@ -107,18 +107,25 @@ static void fhook_session_disarm(struct fhook_session *s)
 	s->armed = false;
 }
 
+/*
+ * Did unregistering fail for a probe of @s (ftrace gave up, e.g. after
+ * ftrace_kill(): patched sites and trampolines may still call in)?
+ */
+static bool fhook_session_stuck(struct fhook_session *s)
+{
+	struct fhook_probe *p;
+
+	list_for_each_entry(p, &s->probes, node) {
+		if (p->registered && p->kind->disarm_unregisters) {
+			pr_err("probe %u is still registered after its session closed\n", p->id);
+			return true;
+		}
+	}
+	return false;
+}
+
 static void fhook_probe_free(struct fhook_probe *p)
 {
-	/*
-	 * Unregistering failed (ftrace gave up, e.g. after a fault): its
-	 * callbacks or trampolines may still run.  Leak the probe and keep
-	 * the module rather than free what they use.
-	 */
-	if (p->registered && p->kind->disarm_unregisters) {
-		pr_err("probe %u is still registered: kept, and the module with it\n", p->id);
-		__module_get(THIS_MODULE);
-		return;
-	}
 	if (p->kind->release)
 		p->kind->release(p);
 	kfree(p);
@@ -130,6 +137,16 @@ void fhook_session_destroy(struct fhook_session *s)
 
 	/* no ioctl can run any more: this is ->release */
 	fhook_session_disarm(s);
+	/*
+	 * A probe that is still registered reaches its session's rings,
+	 * counters, filters and the session itself on every hit: keep all
+	 * of it, and the module, rather than free what its callbacks use.
+	 */
+	if (fhook_session_stuck(s)) {
+		pr_err("session kept with its probes, rings and the module: reboot to reclaim\n");
+		__module_get(THIS_MODULE);
+		return;
+	}
 	fhook_pidfilter_release(s);
 	list_for_each_entry_safe(p, tmp, &s->probes, node) {
 		list_del(&p->node);
@@ -261,6 +278,11 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 		return ret;
 	/* answer in the caller's layout */
 	usize = min_t(size_t, ret, sizeof(pa));
+	/* a pointer without a length is a caller's bug, not "nothing" */
+	if ((pa.filter && !pa.filter_len) || (pa.exclude && !pa.exclude_len) ||
+	    (pa.ips && !pa.nr_ips) || (pa.symbol && !pa.symbol_len) ||
+	    (pa.pred && !pa.pred_len) || (pa.prog && !pa.prog_len))
+		return -EINVAL;
 	if ((pa.flags & ~FHOOK_PROBE_FLAGS) || (pa.type == FHOOK_PROBE_BENCH && pa.flags) ||
 	    !fhook_zero(pa.reserved, ARRAY_SIZE(pa.reserved)) ||
 	    pa.__pad3 || pa.probe_addr)
@@ -309,6 +331,8 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 	INIT_LIST_HEAD(&p->watch_node);
 
 	ret = p->kind->init ? p->kind->init(p, &pa, &err_index) : 0;
+	if (!ret && p->prog && p->prog->reads_kernel)
+		ret = fhook_priv_require(p, FHOOK_PRIV_READ_KERNEL);
 	pa.err_index = err_index;
 	if (ret) {
 		fhook_probe_free(p);
@@ -325,6 +349,9 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 		fhook_probe_free(p);
 		return ret;
 	}
+	/* from now on every ioctl and mmap of @s needs what it needs */
+	if (p->priv & FHOOK_PRIV_CHANGE)
+		WRITE_ONCE(s->changes_kernel, true);
 	s->next_probe_id++;
 	s->nr_probes++;
 	list_add_tail(&p->node, &s->probes);
@@ -427,6 +454,12 @@ static long fhook_ioc_start(struct fhook_session *s)
 	list_for_each_entry(p, &s->probes, node) {
 		WRITE_ONCE(p->paused, false);
 		fhook_triggers_reset(p);
+	}
+	/* lockdown may have been raised since PROBE_ADD */
+	list_for_each_entry(p, &s->probes, node) {
+		ret = fhook_priv_check(p->priv);
+		if (ret)
+			return ret;
 	}
 	list_for_each_entry(p, &s->probes, node) {
 		if (!p->kind->arm)
@@ -559,7 +592,9 @@ static long fhook_ioc_bench(struct fhook_session *s, unsigned long uarg)
 		if (p->id == b.probe_id && p->type == FHOOK_PROBE_BENCH)
 			found = true;
 	/* armed: the probe list and the rings stay until release */
-	ret = !found ? -ENOENT : !s->armed ? -EINVAL : 0;
+	ret = fhook_session_may(s);
+	if (!ret)
+		ret = !found ? -ENOENT : !s->armed ? -EINVAL : 0;
 	/* under the lock: a STOP after this waits for the loop */
 	if (!ret)
 		atomic_inc(&s->benches);
@@ -634,6 +669,10 @@ long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned lon
 		return fhook_ioc_read_text(arg);
 
 	mutex_lock(&s->lock);
+	/* a behaviour-changing probe may have been added since fhook_ioctl() */
+	ret = fhook_session_may(s);
+	if (ret)
+		goto out;
 	switch (FHOOK_CMD(cmd)) {
 	case FHOOK_CMD(FHOOK_IOC_RING_SETUP):
 		ret = fhook_ioc_ring_setup(s, arg);
@@ -672,6 +711,7 @@ long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned lon
 		ret = -ENOTTY;
 		break;
 	}
+out:
 	mutex_unlock(&s->lock);
 	return ret;
 }

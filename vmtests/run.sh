@@ -339,7 +339,7 @@ build_initramfs() {
 	cp "$progs"/* "$stage/fhook/bin/"
 	[ -f "$kmod_dir/$rel/fhook.ko" ] && cp "$kmod_dir/$rel/fhook.ko" "$stage/fhook/"
 	[ -f "$testmod_dir/$rel/fhook_testmod.ko" ] &&
-		cp "$testmod_dir/$rel/fhook_testmod.ko" "$stage/fhook/"
+		cp "$testmod_dir/$rel"/fhook_*.ko "$stage/fhook/"
 	if [ $mode = bench ]; then
 		mkdir -p "$stage/fhook/bench"
 		cp "$vm/bench/fhook-bench-transport" "$vm/bench/ringbuf.bpf.o" "$stage/fhook/bench/"

@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <utility>
 
@@ -61,6 +62,20 @@ std::string feature_names(std::uint64_t features) {
     return out;
 }
 
+std::string kernel_lockdown() {
+    // "none integrity [confidentiality]": the mode in brackets
+    std::ifstream in("/sys/kernel/security/lockdown");
+    std::string line;
+    std::getline(in, line);
+    const auto open = line.find('[');
+    const auto close = line.find(']', open);
+    if (open == std::string::npos || close == std::string::npos) {
+        return {};
+    }
+    std::string mode = line.substr(open + 1, close - open - 1);
+    return mode == "none" ? std::string{} : mode;
+}
+
 int xioctl(int fd, unsigned long request, void* arg) noexcept {
     int ret;
     do {
@@ -74,6 +89,11 @@ void throw_ioctl_error(std::string_view what, int err) {
     switch (err) {
     case EPERM:
     case EACCES:
+        if (const std::string mode = kernel_lockdown(); !mode.empty()) {
+            throw_runtime(cause + ": refused by kernel lockdown (" + mode +
+                              "): see kernel_lockdown(7)",
+                          err);
+        }
         throw_runtime(cause + ": permission denied: " + kRootHint, err);
     case ENOTTY:
         throw_runtime(cause + ": not supported by the loaded fhook.ko: load the fhook.ko built " +

@@ -411,9 +411,23 @@ std::uint32_t Session::add_hook(const KprobeDef& def, std::uint64_t addr, const 
                               name + "'",
                           err);
         case EPERM:
-            throw_runtime(what + "--return and --redirect change what the kernel does and need "
-                                 "lab mode: load the module with 'insmod fhook.ko lab=1' (it "
-                                 "taints the kernel)",
+            if (hook.action == FHOOK_HOOK_AROUND) {
+                throw_ioctl_error("adding the " + what.substr(0, what.size() - 2), err);
+            }
+            if (const std::string mode = kernel_lockdown(); !mode.empty()) {
+                throw_runtime(what + "changing what the kernel does is refused by kernel "
+                                     "lockdown (" +
+                                  mode + "): see kernel_lockdown(7)",
+                              err);
+            }
+            if (!device_.has(FHOOK_FEAT_LAB)) {
+                throw_runtime(what + "overriding returns and redirecting calls change what the "
+                                     "kernel does and need lab mode: load the module with "
+                                     "'insmod fhook.ko lab=1' (it taints the kernel)",
+                              err);
+            }
+            throw_runtime(what + "overriding returns and redirecting calls change what the "
+                                 "kernel does and need CAP_SYS_ADMIN (CAP_PERFMON only observes)",
                           err);
         case ELOOP:
             throw_runtime(what + "a function cannot be redirected to itself", err);

@@ -49,6 +49,10 @@ private:
     DeviceInfo info_;
 };
 
+// The kernel's lockdown mode ("integrity", "confidentiality"), or "" when
+// there is none or it cannot be read (/sys/kernel/security/lockdown).
+std::string kernel_lockdown();
+
 // ioctl() retried on EINTR; returns 0 or -1 with errno set.
 int xioctl(int fd, unsigned long request, void* arg) noexcept;
 

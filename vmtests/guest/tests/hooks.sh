@@ -127,7 +127,7 @@ MD=$!
 wait_for 30 sh -c "grep -q 'fhook_testmod_ret.* I' $T/enabled_functions && grep -q 'fhook_testmod_target.* D' $T/enabled_functions" ||
 	fail "hook and direct probe not attached: $(cat $T/enabled_functions)"
 rmmod fhook_testmod || fail "rmmod fhook_testmod with fhook's hooks on it"
-expect_eq "$(dmesg | grep -c 'is going away: its hook on it is removed')" 2 "unhook messages"
+expect_eq "$(dmesg | grep -c 'is going away: the probe on it is gone for good')" 2 "unhook messages"
 grep -q fhook_testmod $T/enabled_functions && fail "left in enabled_functions: $(cat $T/enabled_functions)"
 load_workmod
 echo reset > $TH

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Who may do what with /dev/fhook (docs/reliability.md, "Threat model").
+ *
+ * Observing the kernel (function, direct, kprobe, uprobe and tracepoint
+ * events, counts) needs CAP_PERFMON, as perf and BPF tracing do.
+ * Trace-around and latency histograms run the function's body from
+ * fhook's trampoline on the prototype the caller declares, which the
+ * module cannot check yet: they need CAP_SYS_ADMIN.  Changing what the kernel does (a hook that
+ * overrides a return value or redirects a call) needs CAP_SYS_ADMIN, as
+ * bpf_override_return() does, and lab mode.  Both follow kernel lockdown
+ * with the kernel's own reasons: kprobes and reads of kernel memory are
+ * refused under confidentiality (as __register_trace_kprobe() and
+ * bpf_probe_read_kernel() are), behaviour changes under integrity.
+ *
+ * The checks run where the action is asked for (PROBE_ADD) and again when
+ * it takes effect (START), so lockdown raised at run time is obeyed.  A
+ * session that holds a behaviour-changing probe needs CAP_SYS_ADMIN on
+ * every later ioctl and mmap: a CAP_PERFMON process handed its fd can
+ * neither arm nor read it.
+ */
+#include "fhook.h"
+
+#include <linux/capability.h>
+#include <linux/security.h>
+
+int fhook_priv_check(u32 needs)
+{
+	int ret;
+
+	if (needs & FHOOK_PRIV_CHANGE) {
+		if (!capable(CAP_SYS_ADMIN) || !fhook_lab)
+			return -EPERM;
+		ret = security_locked_down(LOCKDOWN_DBG_WRITE_KERNEL);
+		if (ret)
+			return ret;
+	}
+	/*
+	 * Trace-around and latency trampolines run the function's body
+	 * themselves, on a copy of as many stack words as the caller says
+	 * its prototype takes; the module does not check that prototype
+	 * yet, and a wrong one hands the body garbage: CAP_SYS_ADMIN.
+	 */
+	if ((needs & FHOOK_PRIV_BODY) && !capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (needs & FHOOK_PRIV_KPROBE) {
+		ret = security_locked_down(LOCKDOWN_KPROBES);
+		if (ret)
+			return ret;
+	}
+	if (needs & FHOOK_PRIV_READ_KERNEL) {
+		ret = security_locked_down(LOCKDOWN_BPF_READ_KERNEL);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* @p needs @needs from now on (START checks them again). */
+int fhook_priv_require(struct fhook_probe *p, u32 needs)
+{
+	p->priv |= needs;
+	return fhook_priv_check(needs);
+}
+
+/* May the caller use session @s at all (open, every ioctl and mmap)? */
+int fhook_session_may(struct fhook_session *s)
+{
+	if (!perfmon_capable())
+		return -EPERM;
+	/* pairs with the WRITE_ONCE in PROBE_ADD, under the session lock */
+	if (s && READ_ONCE(s->changes_kernel) && !capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	return 0;
+}

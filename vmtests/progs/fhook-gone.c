@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fhook-gone WHEN GOFILE: probes on fhook_testmod.ko whose module is
+ * unloaded under them.  Adds a direct probe on fhook_testmod_target and a
+ * trace-around hook on fhook_testmod_ret, then:
+ *   before  prints "added", waits for GOFILE (the module is gone by then),
+ *           and STARTs: the probes touch freed text, START must fail with
+ *           EIDRM and nothing may be attached
+ *   after   STARTs, prints "armed", waits for GOFILE (the unload unhooked
+ *           both), STOPs and STARTs again: EIDRM, never a re-hook of the
+ *           stale addresses
+ * Prints "ok - ..." or "not ok - ..."; exit status 0 if all passed.
+ */
+#include "progs.h"
+
+static int nfailed;
+
+static void check(int good, const char *what, int err)
+{
+	nfailed += !good;
+	printf("%s - %s (errno %d)\n", good ? "ok" : "not ok", what, err);
+	fflush(stdout);
+}
+
+static void wait_file(const char *path)
+{
+	while (access(path, F_OK))
+		usleep(50000);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t target = kallsyms("fhook_testmod_target"), ret = kallsyms("fhook_testmod_ret");
+	struct fhook_hook hk = { .size = sizeof(hk), .action = FHOOK_HOOK_AROUND };
+	struct fhook_probe_add direct = { .size = sizeof(direct), .type = FHOOK_PROBE_DIRECT,
+					  .ips = (uintptr_t)&target, .nr_ips = 1 };
+	struct fhook_probe_add around = { .size = sizeof(around), .type = FHOOK_PROBE_HOOK,
+					  .addr = ret, .hook = (uintptr_t)&hk };
+	struct sess s;
+	int r;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc != 3 || (strcmp(argv[1], "before") && strcmp(argv[1], "after"))) {
+		fprintf(stderr, "usage: fhook-gone before|after GOFILE\n");
+		return 2;
+	}
+	if (!target || !ret)
+		die("fhook_testmod.ko not loaded (kallsyms)");
+	sess_open(&s, 16384, 0, 0, 0, 0);
+	if (ioctl(s.fd, FHOOK_IOC_PROBE_ADD, &direct) || ioctl(s.fd, FHOOK_IOC_PROBE_ADD, &around))
+		die("PROBE_ADD");
+	if (!strcmp(argv[1], "before")) {
+		printf("added\n");
+		wait_file(argv[2]);
+	} else {
+		if (ioctl(s.fd, FHOOK_IOC_START, 0))
+			die("START");
+		printf("armed\n");
+		wait_file(argv[2]);
+		if (ioctl(s.fd, FHOOK_IOC_STOP, 0))
+			die("STOP");
+	}
+	errno = 0;
+	r = ioctl(s.fd, FHOOK_IOC_START, 0);
+	check(r == -1 && errno == EIDRM, "START with probes on an unloaded module -> EIDRM", errno);
+	return nfailed ? 1 : 0;
+}

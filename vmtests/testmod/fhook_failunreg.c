@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fhook_failunreg.ko: fault injection for the guest tests only.  While
+ * /sys/module/fhook_failunreg/parameters/fail is N > 0, the next N calls of
+ * ftrace's unregister functions return -ENODEV without unregistering
+ * anything, as they do after ftrace_kill(): the ops stays registered and
+ * its callbacks keep running.  The kprobe skips the function the way
+ * bpf_override_return() does (return to the caller with %rax set).
+ */
+#include <linux/atomic.h>
+#include <linux/kprobes.h>
+#include <linux/module.h>
+
+static int fail;
+module_param(fail, int, 0644);
+MODULE_PARM_DESC(fail, "calls of unregister_ftrace_*() still to fail");
+
+static atomic_t failed = ATOMIC_INIT(0);
+
+static int fhook_failunreg_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	int left = READ_ONCE(fail);
+
+	if (left <= 0 || cmpxchg(&fail, left, left - 1) != left)
+		return 0;
+	atomic_inc(&failed);
+	pr_info("failing %s\n", kp->symbol_name);
+	regs->ax = (unsigned long)-ENODEV;
+	regs->ip = *(unsigned long *)regs->sp;	/* return to the caller */
+	regs->sp += sizeof(unsigned long);
+	return 1;
+}
+
+static struct kprobe fhook_failunreg_kps[] = {
+	{ .symbol_name = "unregister_ftrace_function" },
+	{ .symbol_name = "unregister_ftrace_direct" },
+	{ .symbol_name = "unregister_ftrace_direct_multi" },
+};
+
+static int __init fhook_failunreg_init(void)
+{
+	int i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(fhook_failunreg_kps); i++) {
+		fhook_failunreg_kps[i].pre_handler = fhook_failunreg_pre;
+		if (register_kprobe(&fhook_failunreg_kps[i]) == 0)
+			n++;
+		else
+			fhook_failunreg_kps[i].symbol_name = NULL;
+	}
+	pr_info("%d unregister functions can fail\n", n);
+	return n ? 0 : -ENOENT;
+}
+
+static void __exit fhook_failunreg_exit(void)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(fhook_failunreg_kps); i++)
+		if (fhook_failunreg_kps[i].symbol_name)
+			unregister_kprobe(&fhook_failunreg_kps[i]);
+	pr_info("%d calls failed\n", atomic_read(&failed));
+}
+
+module_init(fhook_failunreg_init);
+module_exit(fhook_failunreg_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("fhook guest tests: make ftrace's unregister fail");
