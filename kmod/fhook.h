@@ -17,6 +17,7 @@
  *   tramp.S       the trampolines (tramp.h: their slots and frame layout)
  *   text.c        FHOOK_IOC_READ_TEXT, kernel text for `fhook explain`
  *   priv.c        who may do what: capabilities and kernel lockdown
+ *   btf.c         function prototypes from BTF for bodies run by trampolines
  *   modwatch.c    hooks and direct probes on a module that is unloaded
  *   fetch.c       fetch programs: verifier, interpreter, scratch buffers
  *   filter.c      predicate programs (filters): verifier, evaluation
@@ -326,10 +327,12 @@ bool fhook_globs_match(const char *text, const char *name);
 #define FHOOK_PRIV_CHANGE	BIT(0)	/* changes kernel behaviour */
 #define FHOOK_PRIV_KPROBE	BIT(1)	/* kprobes */
 #define FHOOK_PRIV_READ_KERNEL	BIT(2)	/* reads kernel memory it chooses */
-#define FHOOK_PRIV_BODY		BIT(3)	/* runs a body on the caller's prototype */
 int fhook_priv_check(u32 needs);
 int fhook_priv_require(struct fhook_probe *p, u32 needs);
 int fhook_session_may(struct fhook_session *s);
+
+/* btf.c */
+int fhook_body_stack_words(const u64 *ips, u32 n, u32 declared, u32 *words, s32 *bad);
 
 /* text.c */
 long fhook_read_text(const struct fhook_read_text *rt);

@@ -367,10 +367,20 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 	if (ret)
 		return ret;
 	/* changing what the kernel does: CAP_SYS_ADMIN, lab mode, no lockdown */
-	ret = fhook_priv_require(p, hk.action == FHOOK_HOOK_AROUND ? FHOOK_PRIV_BODY :
-				 FHOOK_PRIV_CHANGE);
-	if (ret)
-		return ret;
+	if (hk.action != FHOOK_HOOK_AROUND) {
+		ret = fhook_priv_require(p, FHOOK_PRIV_CHANGE);
+		if (ret)
+			return ret;
+	} else {
+		u64 ip = arg->addr;
+		u32 words;
+
+		/* the body's stack arguments: counted from BTF, not taken on trust */
+		ret = fhook_body_stack_words(&ip, 1, hk.stack_args, &words, err_index);
+		if (ret)
+			return ret;
+		hk.stack_args = words;
+	}
 
 	p->prog = fhook_prog_load(arg, false, false, err_index);
 	if (IS_ERR(p->prog)) {

@@ -3,10 +3,9 @@
  * Who may do what with /dev/fhook (docs/reliability.md, "Threat model").
  *
  * Observing the kernel (function, direct, kprobe, uprobe and tracepoint
- * events, counts) needs CAP_PERFMON, as perf and BPF tracing do.
- * Trace-around and latency histograms run the function's body from
- * fhook's trampoline on the prototype the caller declares, which the
- * module cannot check yet: they need CAP_SYS_ADMIN.  Changing what the kernel does (a hook that
+ * events, counts, latency histograms, trace-around, whose trampolines run
+ * a body only on a prototype checked in BTF: btf.c) needs CAP_PERFMON, as
+ * perf and BPF tracing do.  Changing what the kernel does (a hook that
  * overrides a return value or redirects a call) needs CAP_SYS_ADMIN, as
  * bpf_override_return() does, and lab mode.  Both follow kernel lockdown
  * with the kernel's own reasons: kprobes and reads of kernel memory are
@@ -35,14 +34,6 @@ int fhook_priv_check(u32 needs)
 		if (ret)
 			return ret;
 	}
-	/*
-	 * Trace-around and latency trampolines run the function's body
-	 * themselves, on a copy of as many stack words as the caller says
-	 * its prototype takes; the module does not check that prototype
-	 * yet, and a wrong one hands the body garbage: CAP_SYS_ADMIN.
-	 */
-	if ((needs & FHOOK_PRIV_BODY) && !capable(CAP_SYS_ADMIN))
-		return -EPERM;
 	if (needs & FHOOK_PRIV_KPROBE) {
 		ret = security_locked_down(LOCKDOWN_KPROBES);
 		if (ret)

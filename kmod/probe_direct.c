@@ -138,9 +138,19 @@ static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add
 	if (p->slot < 0)
 		return -ENOSPC;
 	if (arg->flags & FHOOK_PROBE_F_LATENCY) {
-		ret = fhook_priv_require(p, FHOOK_PRIV_BODY);
+		u32 words;
+
+		/*
+		 * The trampoline runs the bodies: each function's prototype is
+		 * checked in BTF, so they are named by address, not by globs
+		 * whose matches the module cannot list
+		 */
+		if (!p->nr_ips || p->filter_text || p->exclude_text)
+			return -EINVAL;
+		ret = fhook_body_stack_words(p->ips, p->nr_ips, arg->stack_args, &words,
+					     err_index);
 		if (!ret)
-			ret = fhook_lat_init(p, arg->stack_args);
+			ret = fhook_lat_init(p, words);
 		if (ret)
 			return ret;
 	} else {

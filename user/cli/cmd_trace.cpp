@@ -693,10 +693,10 @@ HookPlan plan_hook(TraceOptions& opt, Ksyms& ksyms, const BtfProvider& btf_provi
         opt.hook.stack_args = FHOOK_HOOK_MAX_STACK_ARGS;
         const KernelBtf* btf = btf_provider();
         if (auto f = btf ? btf->function(bare) : std::nullopt) {
-            if (f->variadic && !opt.force) {
+            if (f->variadic) {
                 throw_usage("--trace-around " + bare +
-                            ": a variadic function may take more stack arguments than the 8 "
-                            "words the trampoline copies; --force to hook it anyway");
+                            ": a variadic function's stack arguments are unbounded: the "
+                            "trampoline cannot run its body (the module refuses it too)");
             }
             const std::uint32_t words = stack_arg_words(*btf, *f);
             if (words > FHOOK_HOOK_MAX_STACK_ARGS) {
@@ -704,7 +704,7 @@ HookPlan plan_hook(TraceOptions& opt, Ksyms& ksyms, const BtfProvider& btf_provi
                             std::to_string(words) + " stack words, the trampoline copies " +
                             std::to_string(FHOOK_HOOK_MAX_STACK_ARGS));
             }
-            opt.hook.stack_args = f->variadic ? FHOOK_HOOK_MAX_STACK_ARGS : words;
+            opt.hook.stack_args = words;
         }
     }
     if (opt.hook.action == FHOOK_HOOK_REDIRECT) {
@@ -833,7 +833,7 @@ int run(const Args& args, Mode mode) {
     const bool need_resolution = has_module_specs(specs);
     const bool ksyms_required = need_resolution || mode == Mode::Record;
     std::future<Ksyms> ksyms_loading;
-    if (need_resolution) {
+    if (need_resolution || mode == Mode::Latency) {
         ksyms = load_ksyms(true);
     }
     std::optional<FunctionList> functions;
@@ -909,10 +909,18 @@ int run(const Args& args, Mode mode) {
     if (mode == Mode::Latency) {
         // one histogram per FUNC argument
         for (std::size_t i = 0; i < specs.size(); i++) {
-            ProbeRequest one =
-                build_probe_request({specs[i]}, functions ? &*functions : nullptr, &ksyms);
+            // by address: the module checks each function's prototype in BTF
             const LatencyStackPlan& plan = latency_plans[i];
-            one.excludes.insert(one.excludes.end(), plan.skipped.begin(), plan.skipped.end());
+            ProbeRequest one;
+            for (const auto& [name, module] : plan.timed) {
+                const std::vector<std::uint64_t> at = ksyms.addresses_of(name, module);
+                one.ips.insert(one.ips.end(), at.begin(), at.end());
+            }
+            if (one.ips.empty()) {
+                throw_runtime("no address in /proc/kallsyms for the functions of '" +
+                                  specs[i].text + "': run as root",
+                              ENOENT);
+            }
             if (!plan.skipped.empty() && !opt.quiet) {
                 OutputWriter err(STDERR_FILENO);
                 for (std::size_t k = 0; k < plan.skipped.size(); k++) {

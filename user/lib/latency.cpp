@@ -157,7 +157,9 @@ LatencyStackPlan plan_latency_stack(const ProbeSpec& spec, const FunctionList& f
             proto = btf->function(f.name);
         }
         if (!proto) {
-            plan.stack_args = FHOOK_HOOK_MAX_STACK_ARGS; // all it can (no BTF)
+            // all it can; the module takes that only from CAP_SYS_ADMIN
+            plan.stack_args = FHOOK_HOOK_MAX_STACK_ARGS;
+            plan.timed.emplace_back(f.name, f.module);
             continue;
         }
         if (proto->variadic) {
@@ -174,6 +176,7 @@ LatencyStackPlan plan_latency_stack(const ProbeSpec& spec, const FunctionList& f
             continue;
         }
         plan.stack_args = std::max(plan.stack_args, words);
+        plan.timed.emplace_back(f.name, f.module);
     }
     return plan;
 }

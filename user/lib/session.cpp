@@ -226,6 +226,19 @@ std::uint32_t Session::add_function_probe(const std::vector<std::string>& filter
             throw_runtime(std::string("a probe pattern matches no traceable function") + kListHint,
                           err);
         }
+        if ((err == ENODATA || err == EOPNOTSUPP) && (flags & FHOOK_PROBE_F_LATENCY)) {
+            char addr[32] = "a function";
+            if (arg.err_index >= 0 && static_cast<std::size_t>(arg.err_index) < ips.size()) {
+                std::snprintf(addr, sizeof(addr), "0x%" PRIx64, ips[arg.err_index]);
+            }
+            throw_runtime(std::string("the module will not time ") + addr + ": " +
+                              (err == ENODATA ? "it has no BTF prototype to check, and only "
+                                                "CAP_SYS_ADMIN may vouch for one"
+                                              : "its prototype (variadic, floating point or a "
+                                                "struct by value over 16 bytes) is not one a "
+                                                "trampoline can pass on"),
+                          err);
+        }
         if (err == EBUSY && via == FHOOK_PROBE_DIRECT) {
             throw_runtime("a function of the probe already has a direct trampoline (another "
                           "session, a BPF trampoline) or an IPMODIFY hook: see 'fhook explain "
@@ -431,6 +444,17 @@ std::uint32_t Session::add_hook(const KprobeDef& def, std::uint64_t addr, const 
                           err);
         case ELOOP:
             throw_runtime(what + "a function cannot be redirected to itself", err);
+        case ENODATA:
+            throw_runtime(what + "no BTF prototype for it: the module runs a body from its "
+                                 "trampoline on a prototype it checked in BTF, or one "
+                                 "CAP_SYS_ADMIN vouches for",
+                          err);
+        case EOPNOTSUPP:
+            throw_runtime(what + "its prototype (variadic, floating point, a struct by value over "
+                                 "16 bytes, or more than " +
+                              std::to_string(FHOOK_HOOK_MAX_STACK_ARGS) +
+                              " stack words) is not one the trampoline can pass on",
+                          err);
         case E2BIG:
             throw_runtime(what + "the entry fields of --trace-around take more than " +
                               std::to_string(FHOOK_HOOK_AROUND_DATA) + " bytes: record fewer",

@@ -10,6 +10,7 @@
 
 #include <fhook_abi.h>
 
+#include <fhook/device.hpp>
 #include <fhook/error.hpp>
 #include <fhook/ksyms.hpp>
 #include <fhook/spec.hpp>
@@ -222,6 +223,11 @@ FunctionList FunctionList::load(const std::string& path) {
     }
     const std::string& file = candidates.front();
     if (first_err == EACCES || first_err == EPERM) {
+        if (const std::string mode = kernel_lockdown(); mode == "confidentiality") {
+            throw_runtime("cannot read " + file + ": tracefs is refused by kernel lockdown (" +
+                              mode + "): see kernel_lockdown(7)",
+                          first_err);
+        }
         throw_runtime("permission denied reading " + file + ": run as root", first_err);
     }
     if (first_err == ENOENT && path.empty()) {

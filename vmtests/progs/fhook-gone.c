@@ -30,7 +30,8 @@ static void wait_file(const char *path)
 
 int main(int argc, char **argv)
 {
-	uint64_t target = kallsyms("fhook_testmod_target"), ret = kallsyms("fhook_testmod_ret");
+	uint64_t target = kallsyms_in("fhook_testmod_target", 1);
+	uint64_t ret = kallsyms_in("fhook_testmod_ret", 1);
 	struct fhook_hook hk = { .size = sizeof(hk), .action = FHOOK_HOOK_AROUND };
 	struct fhook_probe_add direct = { .size = sizeof(direct), .type = FHOOK_PROBE_DIRECT,
 					  .ips = (uintptr_t)&target, .nr_ips = 1 };

@@ -628,7 +628,6 @@ static int op_read_text(int fd)
 
 enum need {
 	N_PERFMON,	/* CAP_PERFMON (or CAP_SYS_ADMIN) */
-	N_BODY,		/* CAP_SYS_ADMIN: runs a body on the caller's prototype */
 	N_CHANGE,	/* CAP_SYS_ADMIN and lab mode */
 	N_RAWIO,	/* CAP_SYS_RAWIO */
 };
@@ -648,14 +647,14 @@ static const struct row rows[] = {
 	{ "PROBE_ADD function F_COUNT", S_RING, op_func_count, N_PERFMON, 0 },
 	{ "PROBE_ADD direct", S_RING, op_direct, N_PERFMON, 0 },
 	{ "PROBE_ADD direct F_COUNT", S_RING, op_direct_count, N_PERFMON, 0 },
-	{ "PROBE_ADD direct F_LATENCY", S_RING, op_direct_latency, N_BODY, 0 },
+	{ "PROBE_ADD direct F_LATENCY", S_RING, op_direct_latency, N_PERFMON, 0 },
 	{ "PROBE_ADD kprobe vfs_read", S_RING, op_kprobe, N_PERFMON, 2 },
 	{ "PROBE_ADD kprobe vfs_read F_COUNT", S_RING, op_kprobe_count, N_PERFMON, 2 },
 	{ "PROBE_ADD kretprobe vfs_read", S_RING, op_kretprobe, N_PERFMON, 2 },
 	{ "PROBE_ADD tracepoint sched:sched_switch", S_RING, op_tracepoint, N_PERFMON, 0 },
 	{ "PROBE_ADD uprobe", S_RING, op_uprobe, N_PERFMON, 0 },
 	{ "PROBE_ADD uretprobe", S_RING, op_uretprobe, N_PERFMON, 0 },
-	{ "PROBE_ADD hook AROUND", S_RING, op_hook_around, N_BODY, 0 },
+	{ "PROBE_ADD hook AROUND", S_RING, op_hook_around, N_PERFMON, 0 },
 	{ "PROBE_ADD hook RETURN", S_RING, op_hook_return, N_CHANGE, 1 },
 	{ "PROBE_ADD hook REDIRECT", S_RING, op_hook_redirect, N_CHANGE, 1 },
 	{ "PID_FILTER", S_RING, op_pid_filter, N_PERFMON, 0 },
@@ -665,8 +664,7 @@ static const struct row rows[] = {
 	{ "STATS", S_RING | S_FUNC, op_stats, N_PERFMON, 0 },
 	{ "SNAPSHOT freeze", S_RING | S_FUNC | S_PID | S_START, op_snapshot, N_PERFMON, 0 },
 	{ "TRIGGER_ADD", S_RING | S_FUNC, op_trigger, N_PERFMON, 0 },
-	/* only CAP_SYS_ADMIN can add the latency probe it reads */
-	{ "LATENCY", S_RING | S_LAT, op_latency, N_BODY, 0 },
+	{ "LATENCY", S_RING | S_LAT, op_latency, N_PERFMON, 0 },
 	{ "DIRECT_MODIFY", S_RING | S_DIRECT | S_PID | S_START, op_direct_modify, N_PERFMON, 0 },
 	{ "mmap meta page", S_RING, op_mmap_meta, N_PERFMON, 0 },
 	{ "mmap consumer page", S_RING, op_mmap_cons, N_PERFMON, 0 },
@@ -717,8 +715,6 @@ static int allowed(const struct row *r, enum who w)
 	switch (r->need) {
 	case N_PERFMON:
 		return 1;
-	case N_BODY:
-		return w == ROOT || w == ADMIN;
 	case N_CHANGE:
 		return lab && (w == ROOT || w == ADMIN);
 	default:

@@ -8,8 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The address of the vmlinux text symbol NAME in /proc/kallsyms, or 0. */
-static inline uint64_t kallsyms(const char *name)
+/*
+ * The address of the text symbol NAME in /proc/kallsyms, or 0: of vmlinux
+ * only, or of a module too if @modules.
+ */
+static inline uint64_t kallsyms_in(const char *name, int modules)
 {
 	char line[512], sym[256], type;
 	unsigned long long addr;
@@ -20,13 +23,18 @@ static inline uint64_t kallsyms(const char *name)
 		return 0;
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 &&
-		    (type == 'T' || type == 't') && !strcmp(sym, name) && !strchr(line, '[')) {
+		    (type == 'T' || type == 't') && !strcmp(sym, name) && (modules || !strchr(line, '['))) {
 			found = addr;
 			break;
 		}
 	}
 	fclose(f);
 	return found;
+}
+
+static inline uint64_t kallsyms(const char *name)
+{
+	return kallsyms_in(name, 0);
 }
 
 /* ------------------------------------------------------------------ */

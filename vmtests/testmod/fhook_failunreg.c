@@ -4,8 +4,13 @@
  * /sys/module/fhook_failunreg/parameters/fail is N > 0, the next N calls of
  * ftrace's unregister functions return -ENODEV without unregistering
  * anything, as they do after ftrace_kill(): the ops stays registered and
- * its callbacks keep running.  The kprobe skips the function the way
- * bpf_override_return() does (return to the caller with %rax set).
+ * its callbacks keep running.
+ *
+ * kernel/trace/ is not traceable, so these are int3 kprobes; the
+ * pre-handler sends the call to a function that only returns -ENODEV
+ * (how bpf_override_return() skips a function).  A post-handler keeps the
+ * kprobes from being jump-optimized: an optimized kprobe cannot change
+ * the instruction pointer.
  */
 #include <linux/atomic.h>
 #include <linux/kprobes.h>
@@ -17,6 +22,12 @@ MODULE_PARM_DESC(fail, "calls of unregister_ftrace_*() still to fail");
 
 static atomic_t failed = ATOMIC_INIT(0);
 
+/* Runs in place of the unregister function and returns to its caller. */
+static noinline int fhook_failunreg_enodev(void)
+{
+	return -ENODEV;
+}
+
 static int fhook_failunreg_pre(struct kprobe *kp, struct pt_regs *regs)
 {
 	int left = READ_ONCE(fail);
@@ -24,11 +35,12 @@ static int fhook_failunreg_pre(struct kprobe *kp, struct pt_regs *regs)
 	if (left <= 0 || cmpxchg(&fail, left, left - 1) != left)
 		return 0;
 	atomic_inc(&failed);
-	pr_info("failing %s\n", kp->symbol_name);
-	regs->ax = (unsigned long)-ENODEV;
-	regs->ip = *(unsigned long *)regs->sp;	/* return to the caller */
-	regs->sp += sizeof(unsigned long);
-	return 1;
+	regs->ip = (unsigned long)fhook_failunreg_enodev;
+	return 1;	/* no single-step: go on at regs->ip */
+}
+
+static void fhook_failunreg_post(struct kprobe *kp, struct pt_regs *regs, unsigned long flags)
+{
 }
 
 static struct kprobe fhook_failunreg_kps[] = {
@@ -42,11 +54,14 @@ static int __init fhook_failunreg_init(void)
 	int i, n = 0;
 
 	for (i = 0; i < ARRAY_SIZE(fhook_failunreg_kps); i++) {
-		fhook_failunreg_kps[i].pre_handler = fhook_failunreg_pre;
-		if (register_kprobe(&fhook_failunreg_kps[i]) == 0)
+		struct kprobe *kp = &fhook_failunreg_kps[i];
+
+		kp->pre_handler = fhook_failunreg_pre;
+		kp->post_handler = fhook_failunreg_post;
+		if (register_kprobe(kp) == 0)
 			n++;
 		else
-			fhook_failunreg_kps[i].symbol_name = NULL;
+			kp->symbol_name = NULL;
 	}
 	pr_info("%d unregister functions can fail\n", n);
 	return n ? 0 : -ENOENT;

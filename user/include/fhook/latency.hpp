@@ -45,16 +45,19 @@ std::string format_latency_json(const LatencyHist& h, std::string_view name);
 // on, structs over 16 bytes), from its BTF prototype.
 std::uint32_t stack_arg_words(const KernelBtf& btf, const KernelBtf::Function& f);
 
-// What the latency trampoline must copy for the functions `spec` selects
-// in `functions`: the most stack words any of them takes (BTF), or
-// FHOOK_HOOK_MAX_STACK_ARGS for one without BTF (as trace-around).
-// Variadic functions and those taking more than the trampoline copies are
-// `skipped` (the caller excludes them, or refuses a named one).
+// The functions `spec` selects in `functions` that a latency trampoline may
+// time, and what it copies for them: the most stack words any of them
+// takes (BTF), or FHOOK_HOOK_MAX_STACK_ARGS for one without BTF (which the
+// module accepts from CAP_SYS_ADMIN only).  Variadic functions and those
+// taking more than the trampoline copies are `skipped` (the caller leaves
+// them out, or refuses a named one); the module checks the same in BTF.
 struct LatencyStackPlan {
     std::uint32_t stack_args = 0;
     std::size_t selected = 0;         // functions the spec selects
     std::vector<std::string> skipped; // their names
     std::vector<std::string> why;     // and the reason for each
+    // the functions to time: name and module ("" for vmlinux)
+    std::vector<std::pair<std::string, std::string>> timed;
 };
 // `module_btf` gives a module's BTF (nullptr: none) for its functions.
 using ModuleBtfProvider = std::function<const KernelBtf*(const std::string& module)>;

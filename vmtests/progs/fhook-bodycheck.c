@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fhook-bodycheck: trace-around and latency trampolines run a function's
+ * body on a copy of the caller's stack words; the module counts them from
+ * BTF itself and refuses what it cannot pass on, whatever the caller
+ * declares (raw ABI, as root and as a process with only CAP_PERFMON):
+ *   - a variadic function (seq_printf) is refused (EOPNOTSUPP), for root too,
+ *     as a hook and as a latency probe
+ *   - a latency probe by globs is refused (EINVAL): the module checks
+ *     each function it is given, by address
+ *   - a function without BTF (fhook_testmod.ko, built out of tree) is
+ *     refused to CAP_PERFMON (ENODATA) and taken from root, who vouches
+ *   - vfs_read (BTF, no stack argument) is taken from CAP_PERFMON whatever
+ *     stack_args it declares
+ * Before the module checked, CAP_PERFMON could arm a trace-around hook on
+ * fhook_testmod_args8 declaring no stack argument, and its callers got
+ * garbage for their 7th and 8th arguments.
+ * Prints "ok - ..." / "not ok - ..."; exit status 0 if all passed.
+ */
+#define _GNU_SOURCE
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "progs.h"
+
+static int nfailed;
+
+static void check(int good, const char *what, int ret, int err)
+{
+	nfailed += !good;
+	printf("%s - %s (ret %d errno %d)\n", good ? "ok" : "not ok", what, ret, err);
+	fflush(stdout);
+}
+
+static int perfmon_only(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	memset(d, 0, sizeof(d));
+	d[CAP_PERFMON / 32].effective = d[CAP_PERFMON / 32].permitted = 1U << (CAP_PERFMON % 32);
+	return syscall(SYS_capset, &h, d);
+}
+
+static int session(void)
+{
+	struct fhook_handshake hs = { .size = sizeof(hs), .abi_version = FHOOK_ABI_VERSION };
+	struct fhook_ring_setup rs = { .size = sizeof(rs), .buf_size = 16384 };
+	int fd = open(FHOOK_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 || ioctl(fd, FHOOK_IOC_HANDSHAKE, &hs) || ioctl(fd, FHOOK_IOC_RING_SETUP, &rs))
+		die("session");
+	return fd;
+}
+
+/* a trace-around hook on @addr declaring @stack_args; 0 or -errno */
+static int around(uint64_t addr, uint32_t stack_args)
+{
+	struct fhook_hook hk = { .size = sizeof(hk), .action = FHOOK_HOOK_AROUND,
+				 .stack_args = stack_args };
+	struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_HOOK,
+				      .addr = addr, .hook = (uintptr_t)&hk };
+	int fd = session(), ret;
+
+	ret = ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/* a latency probe on @addr (or on the glob @glob); 0 or -errno */
+static int latency(uint64_t addr, const char *glob)
+{
+	struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_DIRECT,
+				      .flags = FHOOK_PROBE_F_LATENCY };
+	int fd = session(), ret;
+
+	if (glob) {
+		pa.filter = (uintptr_t)glob;
+		pa.filter_len = strlen(glob);
+	} else {
+		pa.ips = (uintptr_t)&addr;
+		pa.nr_ips = 1;
+	}
+	ret = ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+static void expect(int ret, int want, const char *what)
+{
+	check(ret == want, what, ret, ret < 0 ? -ret : 0);
+}
+
+int main(void)
+{
+	uint64_t snp = kallsyms("seq_printf"), rd = kallsyms("vfs_read");
+	uint64_t a8 = kallsyms_in("fhook_testmod_args8", 1);
+	int status;
+	pid_t pid;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!snp || !rd || !a8)
+		die("kallsyms: seq_printf, vfs_read, fhook_testmod_args8 (fhook_testmod.ko loaded?)");
+	expect(around(snp, 8), -EOPNOTSUPP, "root: trace-around on variadic seq_printf -> EOPNOTSUPP");
+	expect(latency(snp, NULL), -EOPNOTSUPP, "root: latency on variadic seq_printf -> EOPNOTSUPP");
+	expect(latency(0, "vfs_read"), -EINVAL, "root: latency by glob -> EINVAL");
+	expect(around(a8, 2), 0, "root: trace-around on fhook_testmod_args8 (no BTF) vouched -> 0");
+	expect(latency(a8, NULL), 0, "root: latency on fhook_testmod_args8 (no BTF) vouched -> 0");
+	expect(around(rd, 8), 0, "root: trace-around on vfs_read -> 0");
+
+	pid = fork();
+	if (pid == 0) {
+		if (perfmon_only())
+			die("capset CAP_PERFMON");
+		expect(around(a8, 0), -ENODATA,
+		       "CAP_PERFMON: trace-around on fhook_testmod_args8 (no BTF) -> ENODATA");
+		expect(latency(a8, NULL), -ENODATA,
+		       "CAP_PERFMON: latency on fhook_testmod_args8 (no BTF) -> ENODATA");
+		expect(around(snp, 8), -EOPNOTSUPP, "CAP_PERFMON: trace-around on seq_printf -> EOPNOTSUPP");
+		expect(around(rd, 8), 0, "CAP_PERFMON: trace-around on vfs_read declaring 8 words -> 0");
+		expect(latency(rd, NULL), 0, "CAP_PERFMON: latency on vfs_read -> 0");
+		_exit(nfailed);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		die("child");
+	nfailed += WEXITSTATUS(status);
+	printf("# %d failed\n", nfailed);
+	return nfailed ? 1 : 0;
+}
