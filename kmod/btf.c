@@ -495,18 +495,15 @@ static int fhook_btf_stack_words(const u64 *ips, u32 n, u32 *words, s32 *bad)
 	fhook_btf_free(&vmlinux);
 
 	/* a prototype to refuse outweighs a missing one */
-	for (i = 0; i < n; i++) {
-		if (!want[i].found) {
-			if (!ret)
-				*bad = want[i].index;
-			ret = ret ?: -ENODATA;
-		} else if (want[i].words < 0) {
-			*bad = want[i].index;
-			ret = want[i].words;
-			break;
-		} else {
+	for (i = 0; i < n && ret != -EOPNOTSUPP; i++) {
+		if (want[i].found && want[i].words >= 0) {
 			*words = max_t(u32, *words, want[i].words);
+			continue;
 		}
+		if (!want[i].found && ret)
+			continue;	/* the first missing one is named */
+		*bad = want[i].index;
+		ret = want[i].found ? want[i].words : -ENODATA;
 	}
 out_names:
 	kvfree(names);

@@ -31,6 +31,18 @@ struct fhook_scratch {
 
 static struct fhook_scratch __percpu *fhook_scratch;
 
+/*
+ * uprobe handlers may sleep: they fetch with page faults allowed (as
+ * trace_uprobe does) into a buffer of the CPU they started on, held by
+ * its mutex across a migration, and write the record with preemption off.
+ */
+struct fhook_ubuf {
+	struct mutex lock;
+	u8 buf[FHOOK_SCRATCH_SIZE] __aligned(8);
+};
+
+static struct fhook_ubuf __percpu *fhook_ubufs;
+
 static const u16 fhook_reg_offset[FHOOK_REG_MAX] = {
 	[FHOOK_REG_AX] = offsetof(struct pt_regs, ax),
 	[FHOOK_REG_BX] = offsetof(struct pt_regs, bx),
@@ -57,13 +69,40 @@ static const u16 fhook_reg_offset[FHOOK_REG_MAX] = {
 
 int fhook_fetch_init(void)
 {
+	int cpu;
+
 	fhook_scratch = alloc_percpu(struct fhook_scratch);
-	return fhook_scratch ? 0 : -ENOMEM;
+	if (!fhook_scratch)
+		return -ENOMEM;
+	fhook_ubufs = alloc_percpu(struct fhook_ubuf);
+	if (!fhook_ubufs) {
+		free_percpu(fhook_scratch);
+		return -ENOMEM;
+	}
+	for_each_possible_cpu(cpu)
+		mutex_init(&per_cpu_ptr(fhook_ubufs, cpu)->lock);
+	return 0;
 }
 
 void fhook_fetch_exit(void)
 {
+	free_percpu(fhook_ubufs);
 	free_percpu(fhook_scratch);
+}
+
+/* A sleepable uprobe handler's record buffer; may sleep. */
+struct fhook_ubuf *fhook_ubuf_get(struct fhook_rec_probe **rec)
+{
+	struct fhook_ubuf *u = per_cpu_ptr(fhook_ubufs, raw_smp_processor_id());
+
+	mutex_lock(&u->lock);
+	*rec = (struct fhook_rec_probe *)u->buf;
+	return u;
+}
+
+void fhook_ubuf_put(struct fhook_ubuf *u)
+{
+	mutex_unlock(&u->lock);
 }
 
 /*
@@ -266,11 +305,23 @@ struct fhook_prog *fhook_prog_load(const struct fhook_probe_add *pa, bool ret_pr
 /* ------------------------------------------------------------------ */
 
 /*
+ * User memory: with page faults (a sleepable uprobe handler), so that
+ * pages not yet touched are read as trace_uprobe reads them, or without.
+ */
+static notrace long fhook_copy_user(void *dst, unsigned long src, size_t len, bool may_fault)
+{
+	if (may_fault)
+		return copy_from_user(dst, (const void __user *)src, len) ? -EFAULT : 0;
+	return copy_from_user_nofault(dst, (const void __user *)src, len);
+}
+
+/*
  * Copy the string at @src into @dst, at most @max bytes with the NUL, in
  * page-bounded chunks (a chunk never touches a page the string does not
  * reach).  Returns the length with the NUL, 0 on a fault.
  */
-static notrace u32 fhook_fetch_string(char *dst, unsigned long src, u32 max, bool user)
+static notrace u32 fhook_fetch_string(char *dst, unsigned long src, u32 max, bool user,
+				      bool may_fault)
 {
 	u32 len = 0;
 
@@ -281,7 +332,7 @@ static notrace u32 fhook_fetch_string(char *dst, unsigned long src, u32 max, boo
 		long ret;
 
 		if (user)
-			ret = copy_from_user_nofault(dst + len, (const void __user *)at, chunk);
+			ret = fhook_copy_user(dst + len, at, chunk, may_fault);
 		else
 			ret = copy_from_kernel_nofault(dst + len, (const void *)at, chunk);
 		if (ret)
@@ -327,9 +378,8 @@ notrace void fhook_prog_run(const struct fhook_prog *prog, u32 from, u32 to,
 		case FHOOK_OP_STACK:
 			if (!c->user) {
 				val = regs_get_kernel_stack_nth(regs, in->arg);
-			} else if (!fault &&
-				   copy_from_user_nofault(&val, (void __user *)(regs->sp +
-						8UL * in->arg), sizeof(val))) {
+			} else if (!fault && fhook_copy_user(&val, regs->sp + 8UL * in->arg,
+							     sizeof(val), c->may_fault)) {
 				fault = true;
 			}
 			continue;
@@ -348,8 +398,8 @@ notrace void fhook_prog_run(const struct fhook_prog *prog, u32 from, u32 to,
 				fault = true;
 			continue;
 		case FHOOK_OP_UDEREF:
-			if (!fault && copy_from_user_nofault(&val, (void __user *)(val + in->imm),
-							     sizeof(val)))
+			if (!fault && fhook_copy_user(&val, val + in->imm, sizeof(val),
+						      c->may_fault))
 				fault = true;
 			continue;
 		case FHOOK_OP_ST_RAW:
@@ -366,8 +416,8 @@ notrace void fhook_prog_run(const struct fhook_prog *prog, u32 from, u32 to,
 			break;
 		case FHOOK_OP_ST_UMEM:
 			len = in->size * in->arg;
-			if (!fault && copy_from_user_nofault(c->data + in->dst,
-							     (void __user *)(val + in->imm), len)) {
+			if (!fault && fhook_copy_user(c->data + in->dst, val + in->imm, len,
+						      c->may_fault)) {
 				memset(c->data + in->dst, 0, len);
 				fault = true;
 			}
@@ -378,7 +428,8 @@ notrace void fhook_prog_run(const struct fhook_prog *prog, u32 from, u32 to,
 			len = 0;
 			if (!fault && room)
 				len = fhook_fetch_string(c->data + c->dyn, val + in->imm, room,
-							 in->op == FHOOK_OP_ST_USTRING);
+							 in->op == FHOOK_OP_ST_USTRING,
+							 c->may_fault);
 			if (!len)
 				fault = true;
 			c->dyn += len;

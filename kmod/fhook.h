@@ -115,6 +115,7 @@ struct fhook_fetch_ctx {
 	u64 faults;		/* bit per field */
 	u32 field;		/* index of the next field */
 	bool user;		/* uprobe: $stackN reads the user stack */
+	bool may_fault;		/* uprobe: user memory read with page faults */
 };
 
 struct fhook_probe;
@@ -345,6 +346,9 @@ struct fhook_prog *fhook_prog_load(const struct fhook_probe_add *pa, bool ret_pr
 void fhook_prog_run(const struct fhook_prog *prog, u32 from, u32 to, struct fhook_fetch_ctx *c);
 struct fhook_rec_probe *fhook_scratch_get(void);
 void fhook_scratch_put(void);
+struct fhook_ubuf;
+struct fhook_ubuf *fhook_ubuf_get(struct fhook_rec_probe **rec);
+void fhook_ubuf_put(struct fhook_ubuf *u);
 
 /* trigger.c */
 #define FHOOK_TRIGGERED_STACK	1U
@@ -366,6 +370,8 @@ bool fhook_pred_run(const struct fhook_pred *pred, const u8 *data, u32 len);
 struct fhook_kret_entry;
 void fhook_probe_emit(struct fhook_probe *p, u16 type, struct pt_regs *regs, unsigned long ip,
 		      unsigned long ret_ip, const struct fhook_kret_entry *entry);
+void fhook_probe_emit_user(struct fhook_probe *p, u16 type, struct pt_regs *regs,
+			   unsigned long ip, unsigned long ret_ip);
 unsigned long fhook_kprobe_nmissed(struct fhook_probe *p);
 u64 fhook_kprobe_addr(struct fhook_probe *p);
 int fhook_kprobe_check_text(unsigned long addr, unsigned long *probed);

@@ -111,6 +111,7 @@ static notrace bool fhook_hook_select(struct fhook_probe *p, struct pt_regs *reg
 
 	ctx->regs = regs;
 	ctx->user = false;
+	ctx->may_fault = false;
 	ctx->data = data;
 	ctx->limit = limit;
 	ctx->faults = 0;

@@ -26,43 +26,98 @@ struct fhook_kret_entry {
 };
 
 /*
- * Record a hit of a kprobe or uprobe: filters, fetch program, predicate,
- * one record.  Preemption must be off.
+ * The fields of a hit fetched into @ctx (its data inside @rec's): triggers,
+ * predicate, one record.  Preemption must be off.
+ */
+static notrace void fhook_probe_record(struct fhook_probe *p, u16 type, struct pt_regs *regs,
+				       unsigned long ip, unsigned long ret_ip,
+				       struct fhook_fetch_ctx *ctx, unsigned int pc, bool irqs_off)
+{
+	struct fhook_session *s = p->session;
+	int cpu = smp_processor_id();
+	struct fhook_probe_counters *c = fhook_counters(s, cpu, p->id);
+	struct fhook_ring *rb = s->rings[cpu];
+	unsigned int size, triggered;
+	struct fhook_rec_probe *r;
+	bool stack;
+	u32 seq;
+
+	triggered = p->nr_triggers ? fhook_triggers_run(p, rb, ctx->data, ctx->dyn) : 0;
+	if ((p->pred && !fhook_pred_run(p->pred, ctx->data, ctx->dyn)) || READ_ONCE(p->paused)) {
+		fhook_count(&c->filtered);
+		return;
+	}
+	fhook_count(&c->hits);
+	stack = p->stack || (triggered & FHOOK_TRIGGERED_STACK);
+	if (stack) {
+		u32 at = ALIGN(ctx->dyn, 8);
+		u64 *ips = (u64 *)(ctx->data + at);
+		unsigned int n;
+
+		memset(ctx->data + ctx->dyn, 0, at - ctx->dyn);
+		n = ctx->user ? fhook_stack_user(regs, ips, FHOOK_MAX_STACK)
+			      : fhook_stack_kernel(regs, ips, FHOOK_MAX_STACK);
+		ctx->dyn = at + fhook_stack_trailer(ips, n);
+	}
+	size = sizeof(*r) + ctx->dyn;
+
+	r = fhook_ring_reserve(rb, size, p->id, &seq);
+	if (!IS_ERR_OR_NULL(r)) {
+		fhook_rec_init(&r->hdr, type, size, p->id, seq, pc, irqs_off);
+		if (stack)
+			r->hdr.flags |= FHOOK_CTX_STACK;
+		r->ip = ip;
+		r->ret_ip = ret_ip;
+		r->faults = ctx->faults;
+		memcpy(r->data, ctx->data, ctx->dyn);
+		fhook_count(&c->written);
+	}
+	fhook_ring_commit(rb);
+}
+
+/* The session's filters, counted as such; preemption off. */
+static notrace bool fhook_probe_wanted(struct fhook_probe *p)
+{
+	if (fhook_session_wants(p->session))
+		return true;
+	fhook_count(&fhook_counters(p->session, smp_processor_id(), p->id)->filtered);
+	return false;
+}
+
+static notrace void fhook_probe_ctx_init(struct fhook_fetch_ctx *ctx, struct pt_regs *regs,
+					 u8 *data, bool user)
+{
+	ctx->regs = regs;
+	ctx->user = user;
+	ctx->may_fault = false;
+	ctx->data = data;
+	ctx->limit = FHOOK_MAX_PROBE_DATA;
+	ctx->faults = 0;
+	ctx->field = 0;
+}
+
+/*
+ * Record a hit of a kprobe or kretprobe: filters, fetch program (no page
+ * faults), predicate, one record.  Preemption must be off.
  */
 notrace void fhook_probe_emit(struct fhook_probe *p, u16 type, struct pt_regs *regs,
 			      unsigned long ip, unsigned long ret_ip,
 			      const struct fhook_kret_entry *entry)
 {
-	struct fhook_session *s = p->session;
 	const struct fhook_prog *prog = p->prog;
 	unsigned int pc = preempt_count();
 	bool irqs_off = irqs_disabled();
-	struct fhook_probe_counters *c;
 	struct fhook_fetch_ctx ctx;
-	struct fhook_rec_probe *scratch, *r;
-	struct fhook_ring *rb;
-	unsigned int size, triggered;
-	int cpu = smp_processor_id();
-	bool stack;
-	u32 seq;
+	struct fhook_rec_probe *scratch;
 
-	c = fhook_counters(s, cpu, p->id);
-	if (!fhook_session_wants(s)) {
-		fhook_count(&c->filtered);
+	if (!fhook_probe_wanted(p))
 		return;
-	}
 	scratch = fhook_scratch_get();
 	if (unlikely(!scratch)) {
-		fhook_count(&c->missed);
+		fhook_count(&fhook_counters(p->session, smp_processor_id(), p->id)->missed);
 		return;
 	}
-
-	ctx.regs = regs;
-	ctx.user = type == FHOOK_REC_UPROBE || type == FHOOK_REC_URETPROBE;
-	ctx.data = scratch->data;
-	ctx.limit = FHOOK_MAX_PROBE_DATA;
-	ctx.faults = 0;
-	ctx.field = 0;
+	fhook_probe_ctx_init(&ctx, regs, scratch->data, false);
 	if (entry) {
 		memcpy(ctx.data, entry->data, entry->dyn);
 		ctx.dyn = entry->dyn;
@@ -74,41 +129,43 @@ notrace void fhook_probe_emit(struct fhook_probe *p, u16 type, struct pt_regs *r
 	}
 	/* a kprobe's entry_len is 0: the whole program */
 	fhook_prog_run(prog, entry ? prog->entry_len : 0, prog->len, &ctx);
-	rb = s->rings[cpu];
-	triggered = p->nr_triggers ? fhook_triggers_run(p, rb, ctx.data, ctx.dyn) : 0;
-	if ((p->pred && !fhook_pred_run(p->pred, ctx.data, ctx.dyn)) || READ_ONCE(p->paused)) {
-		fhook_count(&c->filtered);
-		goto out;
-	}
-	fhook_count(&c->hits);
-	size = sizeof(*scratch) + ctx.dyn;
-	stack = p->stack || (triggered & FHOOK_TRIGGERED_STACK);
-	if (stack) {
-		u32 at = ALIGN(ctx.dyn, 8);
-		u64 *ips = (u64 *)(ctx.data + at);
-		unsigned int n;
-
-		memset(ctx.data + ctx.dyn, 0, at - ctx.dyn);
-		n = ctx.user ? fhook_stack_user(regs, ips, FHOOK_MAX_STACK)
-			     : fhook_stack_kernel(regs, ips, FHOOK_MAX_STACK);
-		ctx.dyn = at + fhook_stack_trailer(ips, n);
-		size = sizeof(*scratch) + ctx.dyn;
-	}
-
-	r = fhook_ring_reserve(rb, size, p->id, &seq);
-	if (!IS_ERR_OR_NULL(r)) {
-		fhook_rec_init(&r->hdr, type, size, p->id, seq, pc, irqs_off);
-		if (stack)
-			r->hdr.flags |= FHOOK_CTX_STACK;
-		r->ip = ip;
-		r->ret_ip = ret_ip;
-		r->faults = ctx.faults;
-		memcpy(r->data, ctx.data, ctx.dyn);
-		fhook_count(&c->written);
-	}
-	fhook_ring_commit(rb);
-out:
+	fhook_probe_record(p, type, regs, ip, ret_ip, &ctx, pc, irqs_off);
 	fhook_scratch_put();
+}
+
+/*
+ * Record a hit of a uprobe or uretprobe, in the probed task and
+ * preemptible: the fetch program reads user memory with page faults
+ * allowed (strings and stack pages not touched yet are read, as
+ * trace_uprobe reads them), then the record is written with preemption
+ * off.
+ */
+notrace void fhook_probe_emit_user(struct fhook_probe *p, u16 type, struct pt_regs *regs,
+				   unsigned long ip, unsigned long ret_ip)
+{
+	const struct fhook_prog *prog = p->prog;
+	unsigned int pc = preempt_count();
+	bool irqs_off = irqs_disabled();
+	struct fhook_fetch_ctx ctx;
+	struct fhook_rec_probe *rec;
+	struct fhook_ubuf *u;
+	bool wanted;
+
+	preempt_disable_notrace();
+	wanted = fhook_probe_wanted(p);
+	preempt_enable_notrace();
+	if (!wanted)
+		return;
+	u = fhook_ubuf_get(&rec);
+	fhook_probe_ctx_init(&ctx, regs, rec->data, true);
+	ctx.may_fault = true;
+	memset(ctx.data, 0, prog->data_size);
+	ctx.dyn = prog->data_size;
+	fhook_prog_run(prog, 0, prog->len, &ctx);
+	preempt_disable_notrace();
+	fhook_probe_record(p, type, regs, ip, ret_ip, &ctx, pc, irqs_off);
+	preempt_enable_notrace();
+	fhook_ubuf_put(u);
 }
 
 static notrace int fhook_kprobe_handler(struct kprobe *kp, struct pt_regs *regs)
@@ -142,6 +199,7 @@ static notrace int fhook_kret_entry_handler(struct kretprobe_instance *ri, struc
 	memset(e->data, 0, prog->data_size);
 	ctx.regs = regs;
 	ctx.user = false;
+	ctx.may_fault = false;
 	ctx.data = e->data;
 	ctx.dyn = prog->data_size;
 	ctx.limit = p->rp.data_size - sizeof(*e);

@@ -5,8 +5,10 @@
  * added (a missing file, a directory or an offset past the end fail
  * there) and kept referenced; the uprobe is registered at START and
  * unregistered at STOP (the 6.1/6.12 difference is in compat.h).
- * Handlers run in the probed task, preemptible: the record is written with
- * preemption off, like every other probe's.
+ * Handlers run in the probed task, preemptible and sleepable: the fetch
+ * program reads user memory with page faults allowed, then the record is
+ * written with preemption off, like every other probe's
+ * (fhook_probe_emit_user()).
  */
 #include "fhook.h"
 
@@ -20,11 +22,8 @@ static notrace int fhook_uprobe_handler(struct uprobe_consumer *uc, struct pt_re
 {
 	struct fhook_probe *p = container_of(uc, struct fhook_probe, uc);
 
-	if (likely(READ_ONCE(p->enabled))) {
-		preempt_disable_notrace();
-		fhook_probe_emit(p, FHOOK_REC_UPROBE, regs, instruction_pointer(regs), 0, NULL);
-		preempt_enable_notrace();
-	}
+	if (likely(READ_ONCE(p->enabled)))
+		fhook_probe_emit_user(p, FHOOK_REC_UPROBE, regs, instruction_pointer(regs), 0);
 	return 0;
 }
 
@@ -33,12 +32,9 @@ static notrace int fhook_uretprobe_handler(struct uprobe_consumer *uc, unsigned 
 {
 	struct fhook_probe *p = container_of(uc, struct fhook_probe, uc);
 
-	if (likely(READ_ONCE(p->enabled))) {
-		preempt_disable_notrace();
-		fhook_probe_emit(p, FHOOK_REC_URETPROBE, regs, func, instruction_pointer(regs),
-				 NULL);
-		preempt_enable_notrace();
-	}
+	if (likely(READ_ONCE(p->enabled)))
+		fhook_probe_emit_user(p, FHOOK_REC_URETPROBE, regs, func,
+				      instruction_pointer(regs));
 	return 0;
 }
 

@@ -694,15 +694,17 @@ HookPlan plan_hook(TraceOptions& opt, Ksyms& ksyms, const BtfProvider& btf_provi
         const KernelBtf* btf = btf_provider();
         if (auto f = btf ? btf->function(bare) : std::nullopt) {
             if (f->variadic) {
-                throw_usage("--trace-around " + bare +
-                            ": a variadic function's stack arguments are unbounded: the "
-                            "trampoline cannot run its body (the module refuses it too)");
+                throw_runtime("--trace-around " + bare +
+                                  ": a variadic function's stack arguments are unbounded: the "
+                                  "trampoline cannot run its body (the module refuses it too)",
+                              EOPNOTSUPP);
             }
             const std::uint32_t words = stack_arg_words(*btf, *f);
             if (words > FHOOK_HOOK_MAX_STACK_ARGS) {
-                throw_usage("--trace-around " + bare + ": its arguments take " +
-                            std::to_string(words) + " stack words, the trampoline copies " +
-                            std::to_string(FHOOK_HOOK_MAX_STACK_ARGS));
+                throw_runtime("--trace-around " + bare + ": its arguments take " +
+                                  std::to_string(words) + " stack words, the trampoline copies " +
+                                  std::to_string(FHOOK_HOOK_MAX_STACK_ARGS),
+                              EOPNOTSUPP);
             }
             opt.hook.stack_args = words;
         }

@@ -90,9 +90,8 @@ void throw_ioctl_error(std::string_view what, int err) {
     case EPERM:
     case EACCES:
         if (const std::string mode = kernel_lockdown(); !mode.empty()) {
-            throw_runtime(cause + ": refused by kernel lockdown (" + mode +
-                              "): see kernel_lockdown(7)",
-                          err);
+            throw_runtime(
+                cause + ": refused by kernel lockdown (" + mode + "): see kernel_lockdown(7)", err);
         }
         throw_runtime(cause + ": permission denied: " + kRootHint, err);
     case ENOTTY:

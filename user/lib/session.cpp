@@ -428,8 +428,9 @@ std::uint32_t Session::add_hook(const KprobeDef& def, std::uint64_t addr, const 
                 throw_ioctl_error("adding the " + what.substr(0, what.size() - 2), err);
             }
             if (const std::string mode = kernel_lockdown(); !mode.empty()) {
-                throw_runtime(what + "changing what the kernel does is refused by kernel "
-                                     "lockdown (" +
+                throw_runtime(what +
+                                  "changing what the kernel does is refused by kernel "
+                                  "lockdown (" +
                                   mode + "): see kernel_lockdown(7)",
                               err);
             }
@@ -450,8 +451,9 @@ std::uint32_t Session::add_hook(const KprobeDef& def, std::uint64_t addr, const 
                                  "CAP_SYS_ADMIN vouches for",
                           err);
         case EOPNOTSUPP:
-            throw_runtime(what + "its prototype (variadic, floating point, a struct by value over "
-                                 "16 bytes, or more than " +
+            throw_runtime(what +
+                              "its prototype (variadic, floating point, a struct by value over "
+                              "16 bytes, or more than " +
                               std::to_string(FHOOK_HOOK_MAX_STACK_ARGS) +
                               " stack words) is not one the trampoline can pass on",
                           err);

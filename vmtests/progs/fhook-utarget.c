@@ -4,11 +4,18 @@
  * for i = 0..N-1 with o = { .a = 10 * i, .b = -i, .in = &in, .n = i } and
  * in = { .label = "alpha" | "beta" | "gamma" (i % 3), .id = i }, so that
  * +0(+0(+16(%di))):string is the label and $retval is i + i % 5.
- * -d MS sleeps before and after, like fhook-workload.
+ * -d MS sleeps before and after, like fhook-workload.  -m FILE: the
+ * labels are the strings at the start of FILE's pages (call i: page i),
+ * mapped and never touched by the program, so that reading one from the
+ * probe handler needs a page fault.
  */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 struct inner {
 	const char *label;
@@ -38,10 +45,24 @@ static void msleep(long ms)
 int main(int argc, char **argv)
 {
 	static const char *const labels[] = { "alpha", "beta", "gamma" };
+	const char *pages = NULL;
+	long n, delay = 0, sum = 0, npages = 0;
 	struct inner in;
 	struct outer o;
-	long n, delay = 0, sum = 0;
 
+	if (argc > 3 && !strcmp(argv[1], "-m")) {
+		int fd = open(argv[2], O_RDONLY);
+		struct stat st;
+
+		if (fd < 0 || fstat(fd, &st))
+			return 2;
+		npages = st.st_size / 4096;
+		pages = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (pages == MAP_FAILED || !npages)
+			return 2;
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc > 3 && !strcmp(argv[1], "-d")) {
 		delay = atol(argv[2]);
 		argv += 2;
@@ -49,7 +70,7 @@ int main(int argc, char **argv)
 	n = argv[1] ? atol(argv[1]) : 10;
 	msleep(delay);
 	for (long i = 0; i < n; i++) {
-		in.label = labels[i % 3];
+		in.label = pages ? pages + i % npages * 4096 : labels[i % 3];
 		in.id = i;
 		o.a = 10 * i;
 		o.b = -i;
