@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Pid filter: a bitmap of pids checked by every probe, and optionally
- * following forks through the sched_process_fork/exit tracepoints (what
- * tracefs's function-fork option does).  The tracepoints are not exported,
+ * Pid filter: a bitmap of (global) pids checked by every probe, and
+ * optionally following forks through the sched_process_fork/exit
+ * tracepoints (what tracefs's function-fork option does).  The caller's
+ * pids are translated from its pid namespace.  The tracepoints are not exported,
  * so they are looked up by name.
  */
 #include "fhook.h"
 
 #include <linux/bitmap.h>
+#include <linux/pid.h>
+#include <linux/pid_namespace.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/threads.h>
 #include <linux/tracepoint.h>
@@ -43,12 +47,44 @@ static notrace void fhook_on_fork(void *data, struct task_struct *parent,
 		set_bit(child->pid, s->pids);
 }
 
-/* TP_PROTO(struct task_struct *p) */
+/*
+ * TP_PROTO(struct task_struct *p).  A thread's own bit goes with it; the
+ * process's (its tgid, which is also its leader's pid) only when its last
+ * thread exits: a leader that calls pthread_exit() leaves the others
+ * traced.  do_exit() counts signal->live down before this tracepoint.
+ */
 static notrace void fhook_on_exit(void *data, struct task_struct *p)
 {
 	struct fhook_session *s = data;
+	bool group_dead = !atomic_read(&p->signal->live);
 
-	clear_bit(p->pid, s->pids);
+	if (p->pid != p->tgid || group_dead)
+		clear_bit(p->pid, s->pids);
+	if (group_dead)
+		clear_bit(p->tgid, s->pids);
+}
+
+/*
+ * The caller's pids are numbers of its pid namespace; the probes compare
+ * the kernel's global ones.  A pid that does not exist in a child
+ * namespace cannot be translated: -ESRCH.  (In the initial namespace the
+ * numbers are taken as they are, as tracefs's set_ftrace_pid does.)
+ */
+static int fhook_pids_global(u32 *pids, u32 n)
+{
+	struct pid *pid;
+	u32 i;
+
+	if (task_active_pid_ns(current) == &init_pid_ns)
+		return 0;
+	for (i = 0; i < n; i++) {
+		pid = find_get_pid(pids[i]);
+		if (!pid)
+			return -ESRCH;
+		pids[i] = pid_nr(pid);
+		put_pid(pid);
+	}
+	return 0;
 }
 
 static int fhook_follow_fork(struct fhook_session *s, bool on)
@@ -99,6 +135,9 @@ int fhook_pidfilter_set(struct fhook_session *s, const struct fhook_pid_filter *
 			goto out;
 		}
 	}
+	ret = fhook_pids_global(pids, arg->nr_pids);
+	if (ret)
+		goto out;
 	if (!s->pids && (arg->nr_pids || arg->flags & FHOOK_PIDF_FOLLOW_FORK)) {
 		s->pids = vzalloc(BITS_TO_LONGS(PID_MAX_LIMIT) * sizeof(long));
 		if (!s->pids) {

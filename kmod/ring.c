@@ -94,7 +94,7 @@ static struct fhook_ring *fhook_ring_alloc(struct fhook_session *s, int cpu,
 	struct fhook_ring *rb;
 	unsigned int i;
 
-	rb = kzalloc_node(sizeof(*rb), GFP_KERNEL, cpu_to_node(cpu));
+	rb = kzalloc_node(sizeof(*rb), GFP_KERNEL_ACCOUNT, cpu_to_node(cpu));
 	if (!rb)
 		return NULL;
 	rb->session = s;
@@ -113,7 +113,7 @@ static struct fhook_ring *fhook_ring_alloc(struct fhook_session *s, int cpu,
 		local_set(&rb->lost_probe[i], 0);
 
 	/* pages[] holds the vmap order: meta, cons, data, data again */
-	rb->pages = kvcalloc(nr_map, sizeof(*rb->pages), GFP_KERNEL | __GFP_NOWARN);
+	rb->pages = kvcalloc(nr_map, sizeof(*rb->pages), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!rb->pages)
 		goto err_free_rb;
 	map = rb->pages;
@@ -121,7 +121,8 @@ static struct fhook_ring *fhook_ring_alloc(struct fhook_session *s, int cpu,
 	for (i = 0; i < rb->nr_pages; i++) {
 		/* fail with ENOMEM rather than OOM-kill someone for a ring */
 		map[i] = alloc_pages_node(cpu_to_node(cpu),
-					  GFP_KERNEL | __GFP_ZERO | __GFP_NORETRY | __GFP_NOWARN, 0);
+					  GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NORETRY |
+					  __GFP_NOWARN, 0);
 		if (!map[i])
 			goto err_free_pages;
 	}
@@ -167,10 +168,18 @@ static void fhook_ring_array_free(struct fhook_ring **rings)
 /* Rings may take at most this fraction (1/N) of the available memory. */
 #define FHOOK_RING_MEM_DIV	2
 
+/* ring pages of every session: at most totalram / FHOOK_RING_MEM_DIV */
+static atomic_long_t fhook_ring_pages = ATOMIC_LONG_INIT(0);
+
+static u64 fhook_rings_pages(u64 size)
+{
+	return (2 + (size >> PAGE_SHIFT)) * num_possible_cpus();
+}
+
 int fhook_rings_alloc(struct fhook_session *s, const struct fhook_ring_setup *rs)
 {
 	u64 size = rs->buf_size;
-	u64 pages = (2 + (size >> PAGE_SHIFT)) * num_possible_cpus();
+	u64 pages = fhook_rings_pages(size);
 	long avail = si_mem_available();
 	struct fhook_ring **rings;
 	int cpu;
@@ -178,19 +187,26 @@ int fhook_rings_alloc(struct fhook_session *s, const struct fhook_ring_setup *rs
 	/*
 	 * A request the machine cannot afford is refused up front with
 	 * ENOMEM ("use a smaller --buffer-size"), not satisfied by reclaiming
-	 * everything else.
+	 * everything else; so are sessions that would hold more than half
+	 * of the memory between them.  The pages are charged to the caller's
+	 * memory cgroup.
 	 */
 	if (avail < 0 || pages > (u64)avail / FHOOK_RING_MEM_DIV)
 		return -ENOMEM;
-
-	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL);
-	if (!rings)
+	if (atomic_long_add_return(pages, &fhook_ring_pages) >
+	    totalram_pages() / FHOOK_RING_MEM_DIV) {
+		atomic_long_sub(pages, &fhook_ring_pages);
 		return -ENOMEM;
+	}
+
+	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL_ACCOUNT);
+	if (!rings)
+		goto err_unaccount;
 	for_each_possible_cpu(cpu) {
 		rings[cpu] = fhook_ring_alloc(s, cpu, rs);
 		if (!rings[cpu]) {
 			fhook_ring_array_free(rings);
-			return -ENOMEM;
+			goto err_unaccount;
 		}
 	}
 	s->buf_size = size;
@@ -199,6 +215,10 @@ int fhook_rings_alloc(struct fhook_session *s, const struct fhook_ring_setup *rs
 	/* mmap and poll run without the session lock: publish complete */
 	smp_store_release(&s->rings, rings);
 	return 0;
+
+err_unaccount:
+	atomic_long_sub(pages, &fhook_ring_pages);
+	return -ENOMEM;
 }
 
 /* Only after every probe is unregistered and synchronised. */
@@ -208,6 +228,7 @@ void fhook_rings_free(struct fhook_session *s)
 		return;
 	fhook_ring_array_free(s->rings);
 	s->rings = NULL;
+	atomic_long_sub(fhook_rings_pages(s->buf_size), &fhook_ring_pages);
 }
 
 /* meta fields producers update with local ops (one CPU, NMI-safe) */

@@ -208,11 +208,14 @@ SYM_FUNC_END(fhook_lat_common)
 /*
  * Continue at %r11 with our caller's return address on the stack: a
  * return, not an indirect jump, so the body (which has no ENDBR after
- * its fentry call) is reachable under IBT.
+ * its fentry call) is reachable under IBT.  One call, two returns (this
+ * one, then the body's): the return into the body is accounted as a call
+ * of its own, so that call depth tracking (retbleed=stuff) stays balanced.
  */
 SYM_FUNC_START(fhook_around_jump)
 	pushq	%r11
 	UNWIND_HINT_FUNC
+	CALL_DEPTH_ACCOUNT
 	RET
 SYM_FUNC_END(fhook_around_jump)
 

@@ -18,6 +18,11 @@
  *                                        reads+writes every 5 ms for SEC seconds
  *   fhook-workload mix SEC               fork, read, write, sleep in a loop for
  *                                        SEC seconds (the trace_all workload)
+ *   fhook-workload -s FILE leader-exit N the main thread waits for FILE and
+ *                                        exits alone (pthread_exit); a second
+ *                                        thread waits for FILE too, 300 ms
+ *                                        more, does N reads and ends the
+ *                                        process
  *   fhook-workload heartbeat SEC         print "hb N T GAP" (CLOCK_MONOTONIC)
  *                                        every second for SEC seconds, then
  *                                        "hb-max-gap G"; stdout is unbuffered
@@ -38,6 +43,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,6 +191,38 @@ static int heartbeat(long secs)
 	return 0;
 }
 
+struct leader_exit_arg {
+	const char *file;
+	long n;
+};
+
+static void *leader_exit_thread(void *p)
+{
+	const struct leader_exit_arg *a = p;
+
+	while (access(a->file, F_OK))
+		msleep(20);
+	msleep(300);	/* the leader is gone by then */
+	do_reads(open_or_die("/dev/zero", O_RDONLY), a->n);
+	exit(0);
+}
+
+static int leader_exit(const char *file, long n)
+{
+	static struct leader_exit_arg a;
+	pthread_t t;
+
+	if (!file)
+		usage();
+	a.file = file;
+	a.n = n;
+	if (pthread_create(&t, NULL, leader_exit_thread, &a))
+		die("pthread_create");
+	while (access(file, F_OK))
+		msleep(20);
+	pthread_exit(NULL);
+}
+
 int main(int argc, char **argv)
 {
 	long delay = 0;
@@ -204,8 +242,10 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		usage();
 	mode = argv[1];
-	if (syncfile && strcmp(mode, "read"))
+	if (syncfile && strcmp(mode, "read") && strcmp(mode, "leader-exit"))
 		usage();
+	if (!strcmp(mode, "leader-exit"))
+		return leader_exit(syncfile, num(argv[2]));
 
 	if (!strcmp(mode, "mix"))
 		return mix(num(argv[2]));

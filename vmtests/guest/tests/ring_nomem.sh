@@ -2,7 +2,10 @@
 # guest) is refused with one clear error line naming --buffer-size and
 # exit 1, without the OOM killer or a kernel warning (the run's kernel-log
 # check), leaving nothing behind; a large affordable one (32 MiB per CPU)
-# works and traces exactly.
+# works and traces exactly.  Sessions together hold at most half of the
+# memory: 12 sessions of 32 MiB per CPU, each affordable alone, are
+# admitted only while their rings stay under MemTotal / 2 (before, each
+# was checked against what was left, and together they took most of it).
 . /fhook/lib.sh
 
 load_fhook
@@ -19,4 +22,29 @@ expect_eq "$RC" 0 "exit code for 32 MiB per CPU"
 n=$(count_func $D/ok.out vfs_read)
 tracefs_ref $D/ref vfs_read 0 fhook-workload read 200
 expect_eq "$n" "$(count_func $D/ref vfs_read)" "vfs_read with a 32 MiB ring vs tracefs"
-pass "refused: $(cut -c1-80 $D/big.err); 32 MiB ring: $n events"
+
+# many sessions: the rings of those admitted stay under MemTotal / 2
+total_kb=$(sed -n 's/^MemTotal: *\([0-9]*\) kB/\1/p' /proc/meminfo)
+ncpu=$(grep -c '^processor' /proc/cpuinfo)
+per_kb=$(( (32768 + 8) * ncpu ))	# 32 MiB data + 2 pages, per CPU
+i=0
+while [ $i -lt 12 ]; do
+	fhook trace -b 32768 vfs_read -- sleep 600 > /dev/null 2> $D/m$i.err &
+	i=$((i + 1))
+done
+settled() {
+	held=$(fhook status | sed -n 's/^sessions: //p')
+	refused=$(grep -l 'out of kernel memory' $D/m*.err | wc -l)
+	[ $((held + refused)) -ge 12 ]
+}
+wait_for 120 settled || log "not settled after 120 s"
+sleep 2
+settled
+log "MemTotal ${total_kb} kB: $held sessions of $per_kb kB held, $refused refused"
+[ "$held" -ge 1 ] || fail "no session admitted"
+[ $((held * per_kb)) -le $((total_kb / 2)) ] ||
+	fail "$held sessions hold $((held * per_kb)) kB of rings, over MemTotal / 2 = $((total_kb / 2)) kB"
+expect_eq "$((held + refused))" 12 "sessions held + refused"
+kill $(jobs -p) 2> /dev/null
+wait
+pass "refused: $(cut -c1-80 $D/big.err); 32 MiB ring: $n events; $held of 12 sessions admitted (MemTotal/2)"
