@@ -25,11 +25,14 @@
 #include <linux/btf.h>
 #include <linux/capability.h>
 #include <linux/fs.h>
+#include <linux/kernel_read_file.h>
 #include <linux/kallsyms.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/sched.h>
 #include <linux/sort.h>
 #include <linux/string.h>
+#include <linux/vmalloc.h>
 
 #define FHOOK_BTF_MAX_SIZE	(64U << 20)	/* bytes of one BTF file */
 #define FHOOK_BTF_MAX_CHAIN	32		/* typedefs and qualifiers in a row */
@@ -56,37 +59,25 @@ struct fhook_btf_want {
 	bool found;
 };
 
+/*
+ * The file at @path as the initial namespaces see it: never one the
+ * caller's own root or mounts put there (a chroot would otherwise hand
+ * the module a BTF of its choosing).
+ */
 static void *fhook_btf_read(const char *path, size_t *size)
 {
-	struct file *f = filp_open(path, O_RDONLY, 0);
-	loff_t len, pos = 0;
-	void *buf;
+	void *buf = NULL;
 	ssize_t n;
 
-	if (IS_ERR(f))
-		return ERR_CAST(f);
-	len = i_size_read(file_inode(f));
-	if (len <= (loff_t)sizeof(struct btf_header) || len > FHOOK_BTF_MAX_SIZE) {
-		buf = ERR_PTR(-ENODATA);
-		goto out_close;
+	n = kernel_read_file_from_path_initns(path, 0, &buf, FHOOK_BTF_MAX_SIZE, NULL,
+					      READING_UNKNOWN);
+	if (n < 0)
+		return ERR_PTR(n);
+	if (n <= (ssize_t)sizeof(struct btf_header)) {
+		vfree(buf);
+		return ERR_PTR(-ENODATA);
 	}
-	buf = kvmalloc(len, GFP_KERNEL_ACCOUNT);
-	if (!buf) {
-		buf = ERR_PTR(-ENOMEM);
-		goto out_close;
-	}
-	/* sysfs hands out a page per read */
-	while (pos < len) {
-		n = kernel_read(f, buf + pos, len - pos, &pos);
-		if (n <= 0) {
-			kvfree(buf);
-			buf = ERR_PTR(n ? n : -ENODATA);
-			goto out_close;
-		}
-	}
-	*size = len;
-out_close:
-	filp_close(f, NULL);
+	*size = n;
 	return buf;
 }
 
@@ -169,7 +160,7 @@ static int fhook_btf_index(struct fhook_btf *b, size_t size)
 static void fhook_btf_free(struct fhook_btf *b)
 {
 	kvfree(b->off);
-	kvfree(b->data);
+	vfree(b->data);
 }
 
 static int fhook_btf_load(struct fhook_btf *b, const char *path, const struct fhook_btf *base)
@@ -236,27 +227,39 @@ static const struct btf_type *fhook_btf_resolve(const struct fhook_btf *b, u32 i
 	return NULL;
 }
 
-/* Does the struct or union @t hold floating point (SSE registers)? */
-static bool fhook_btf_has_float(const struct fhook_btf *b, const struct btf_type *t, int depth)
+/*
+ * Does the struct or union @t (at most 16 bytes) hold floating point (SSE
+ * registers) or a member over 8 bytes (__int128)?  Bounded: a struct that
+ * small has at most 128 members, nested at most FHOOK_BTF_MAX_DEPTH deep.
+ */
+static bool fhook_btf_agg_odd(const struct fhook_btf *b, const struct btf_type *t, int depth)
 {
 	const struct btf_member *m = (const void *)(t + 1);
 	const struct btf_type *mt;
-	u32 i;
+	u32 i, vlen = BTF_INFO_VLEN(t->info);
+	int j;
 
-	if (depth > FHOOK_BTF_MAX_DEPTH)
+	if (depth > FHOOK_BTF_MAX_DEPTH || vlen > 128)
 		return true;	/* unknown: as if */
-	for (i = 0; i < BTF_INFO_VLEN(t->info); i++) {
+	for (i = 0; i < vlen; i++) {
 		mt = fhook_btf_resolve(b, m[i].type);
-		while (mt && BTF_INFO_KIND(mt->info) == BTF_KIND_ARRAY)
+		for (j = 0; mt && BTF_INFO_KIND(mt->info) == BTF_KIND_ARRAY; j++) {
+			if (j == FHOOK_BTF_MAX_CHAIN)
+				return true;
 			mt = fhook_btf_resolve(b, ((const struct btf_array *)(mt + 1))->type);
+		}
 		if (!mt)
 			return true;
 		switch (BTF_INFO_KIND(mt->info)) {
 		case BTF_KIND_FLOAT:
 			return true;
+		case BTF_KIND_INT:
+			if (mt->size > 8)
+				return true;
+			break;
 		case BTF_KIND_STRUCT:
 		case BTF_KIND_UNION:
-			if (fhook_btf_has_float(b, mt, depth + 1))
+			if (fhook_btf_agg_odd(b, mt, depth + 1))
 				return true;
 		}
 	}
@@ -283,7 +286,7 @@ static int fhook_btf_arg_words(const struct fhook_btf *b, u32 id)
 	case BTF_KIND_STRUCT:
 	case BTF_KIND_UNION:
 		/* larger ones are copied onto the stack: refused, as BPF does */
-		if (!t->size || t->size > 16 || fhook_btf_has_float(b, t, 0))
+		if (!t->size || t->size > 16 || fhook_btf_agg_odd(b, t, 0))
 			return -EOPNOTSUPP;
 		return DIV_ROUND_UP(t->size, 8);
 	default:	/* float, void, an incomplete type */
@@ -353,6 +356,8 @@ static void fhook_btf_scan(const struct fhook_btf *b, struct fhook_btf_want *wan
 	for (i = 0; i < b->nr; i++) {
 		const struct btf_type *t = (const void *)(b->types + b->off[i]);
 
+		if (!(i % 4096))
+			cond_resched();
 		if (BTF_INFO_KIND(t->info) != BTF_KIND_FUNC)
 			continue;
 		name = fhook_btf_str(b, t->name_off);
@@ -491,6 +496,11 @@ static int fhook_btf_stack_words(const u64 *ips, u32 n, u32 *words, s32 *bad)
 			continue;	/* not found below: -ENODATA */
 		fhook_btf_scan(&mod, want + first, end - first);
 		fhook_btf_free(&mod);
+		/* a module FUNC equal to one of vmlinux's is deduplicated into it */
+		for (i = first; i < end && want[i].found; i++)
+			;
+		if (i < end)
+			fhook_btf_scan(&vmlinux, want + first, end - first);
 	}
 	fhook_btf_free(&vmlinux);
 
@@ -513,22 +523,27 @@ out_want:
 }
 
 /*
- * How many of the caller's stack words the trampoline copies for the
- * bodies of the @n functions at @ips: counted from their BTF prototypes.
- * A function without one (a module built without BTF, a compiler clone)
- * is run only for CAP_SYS_ADMIN, on the @declared words its caller
- * vouches for; for anyone else, -ENODATA.  A prototype fhook must not
- * pass on: -EOPNOTSUPP.  *@bad: the index of the function refused.
+ * May a trampoline run the bodies of the @n functions at @ips, and how
+ * many of the caller's stack words does it copy for them?  Their BTF
+ * prototypes say no for variadic functions, floating point, aggregates
+ * it cannot pass and more than FHOOK_HOOK_MAX_STACK_ARGS stack words
+ * (-EOPNOTSUPP).  When they say yes the trampoline copies all
+ * FHOOK_HOOK_MAX_STACK_ARGS words anyway, verbatim (read with fault
+ * handling: harmless past the caller's frame): BTF built by pahole before
+ * 1.25 keeps one FUNC per name, so a static function may be counted from
+ * a namesake's prototype.  A function without BTF (a module built
+ * without it, a compiler clone) is run only for CAP_SYS_ADMIN, which
+ * vouches for it; anyone else gets -ENODATA.  *@bad: the index of the
+ * function refused.
  */
-int fhook_body_stack_words(const u64 *ips, u32 n, u32 declared, u32 *words, s32 *bad)
+int fhook_body_stack_words(const u64 *ips, u32 n, u32 *words, s32 *bad)
 {
 	int ret = fhook_btf_stack_words(ips, n, words, bad);
 
-	if (ret == -ENODATA && capable(CAP_SYS_ADMIN)) {
-		*words = max(*words, declared);
+	if (ret == -ENODATA && capable(CAP_SYS_ADMIN))
 		ret = 0;
-	}
-	if (!ret && *words > FHOOK_HOOK_MAX_STACK_ARGS)
+	else if (!ret && *words > FHOOK_HOOK_MAX_STACK_ARGS)
 		ret = -EOPNOTSUPP;
+	*words = FHOOK_HOOK_MAX_STACK_ARGS;
 	return ret;
 }

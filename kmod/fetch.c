@@ -280,7 +280,7 @@ struct fhook_prog *fhook_prog_load(const struct fhook_probe_add *pa, bool ret_pr
 	for (i = 0; bad < 0 && i < prog->len; i++) {
 		const struct fhook_insn *in = &prog->insns[i];
 		bool kmem = in->op == FHOOK_OP_DEREF || in->op == FHOOK_OP_ST_MEM ||
-			    in->op == FHOOK_OP_ST_STRING;
+			    in->op == FHOOK_OP_ST_STRING || (!user && in->op == FHOOK_OP_STACK);
 
 		/*
 		 * uprobes: $arg1..6 are registers, later ones on the user

@@ -161,6 +161,7 @@ struct fhook_probe {
 	struct fhook_hook_k *hook;	/* FHOOK_PROBE_HOOK */
 	struct list_head watch_node;	/* hooks, direct probes (modwatch.c) */
 	bool gone;			/* a module it touched was unloaded */
+	u64 watch_loads;		/* modules loaded when it was added */
 	char *filter_text;		/* direct probes: their globs, ips */
 	char *exclude_text;
 	u64 *ips;
@@ -317,7 +318,8 @@ int fhook_modwatch_init(void);
 void fhook_modwatch_exit(void);
 void fhook_modwatch_lock(void);
 void fhook_modwatch_unlock(void);
-void fhook_modwatch_add(struct fhook_probe *p);
+u64 fhook_modwatch_gen(void);
+int fhook_modwatch_add(struct fhook_probe *p, u64 gen);
 void fhook_modwatch_del(struct fhook_probe *p);
 int fhook_modwatch_arm(struct fhook_probe *p, int (*arm)(struct fhook_probe *p));
 void fhook_modwatch_unhook(struct fhook_probe *p, void (*unhook)(struct fhook_probe *p));
@@ -333,7 +335,7 @@ int fhook_priv_require(struct fhook_probe *p, u32 needs);
 int fhook_session_may(struct fhook_session *s);
 
 /* btf.c */
-int fhook_body_stack_words(const u64 *ips, u32 n, u32 declared, u32 *words, s32 *bad);
+int fhook_body_stack_words(const u64 *ips, u32 n, u32 *words, s32 *bad);
 
 /* text.c */
 long fhook_read_text(const struct fhook_read_text *rt);

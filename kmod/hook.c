@@ -353,6 +353,8 @@ static int fhook_hook_copy(struct fhook_hook *hk, u64 uptr)
 static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
 			   s32 *err_index)
 {
+	/* before any address is looked up (modwatch.c) */
+	u64 gen = fhook_modwatch_gen();
 	unsigned long hooked, redirect;
 	struct fhook_hook_k *h;
 	struct fhook_hook hk;
@@ -377,7 +379,7 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 		u32 words;
 
 		/* the body's stack arguments: counted from BTF, not taken on trust */
-		ret = fhook_body_stack_words(&ip, 1, hk.stack_args, &words, err_index);
+		ret = fhook_body_stack_words(&ip, 1, &words, err_index);
 		if (ret)
 			return ret;
 		hk.stack_args = words;
@@ -434,7 +436,9 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 		sprint_symbol(h->redirect_sym, h->redirect);
 	p->hook = h;
 	/* from now on an unload of its module or its target's is seen */
-	fhook_modwatch_add(p);
+	ret = fhook_modwatch_add(p, gen);
+	if (ret)
+		return ret;
 	if (hk.action == FHOOK_HOOK_AROUND) {
 		mutex_lock(&fhook_hooks_lock);
 		for (i = 0; i < FHOOK_NR_SLOTS; i++) {

@@ -21,10 +21,25 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/notifier.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 
 static LIST_HEAD(fhook_watched);
-static DEFINE_MUTEX(fhook_watch_lock);	/* the list, arming and unhooking */
+static DEFINE_MUTEX(fhook_watch_lock);	/* the lists, arming and unhooking */
+/* unloads seen; a PROBE_ADD that saw one meanwhile is retried (EAGAIN) */
+static u64 fhook_unloads;
+/*
+ * Loads seen, and the modules loaded since fhook was: a module loaded
+ * after a probe was added cannot be in its filter, whatever its symbols.
+ */
+static u64 fhook_loads;
+static LIST_HEAD(fhook_loaded);
+
+struct fhook_loaded_mod {
+	struct list_head node;
+	struct module *mod;		/* compared, never dereferenced */
+	u64 gen;			/* fhook_loads when it came */
+};
 
 void fhook_modwatch_lock(void)
 {
@@ -36,12 +51,33 @@ void fhook_modwatch_unlock(void)
 	mutex_unlock(&fhook_watch_lock);
 }
 
-/* From PROBE_ADD (before anything is registered) to release. */
-void fhook_modwatch_add(struct fhook_probe *p)
+/* Taken at the start of PROBE_ADD, before any address is looked up. */
+u64 fhook_modwatch_gen(void)
 {
+	u64 gen;
+
 	mutex_lock(&fhook_watch_lock);
-	list_add(&p->watch_node, &fhook_watched);
+	gen = fhook_unloads;
 	mutex_unlock(&fhook_watch_lock);
+	return gen;
+}
+
+/*
+ * From PROBE_ADD to release.  -EAGAIN if a module went away since @gen
+ * (fhook_modwatch_gen()): the addresses looked up meanwhile may be stale.
+ */
+int fhook_modwatch_add(struct fhook_probe *p, u64 gen)
+{
+	int ret = -EAGAIN;
+
+	mutex_lock(&fhook_watch_lock);
+	if (gen == fhook_unloads) {
+		p->watch_loads = fhook_loads;
+		list_add(&p->watch_node, &fhook_watched);
+		ret = 0;
+	}
+	mutex_unlock(&fhook_watch_lock);
+	return ret;
 }
 
 void fhook_modwatch_del(struct fhook_probe *p)
@@ -70,22 +106,55 @@ void fhook_modwatch_unhook(struct fhook_probe *p, void (*unhook)(struct fhook_pr
 	mutex_unlock(&fhook_watch_lock);
 }
 
+/* Under the lock: a module came (its generation noted) or goes (forgotten). */
+static u64 fhook_module_gen(struct module *mod, bool coming)
+{
+	struct fhook_loaded_mod *m;
+	u64 gen = 0;
+
+	if (coming) {
+		m = kmalloc(sizeof(*m), GFP_KERNEL);
+		if (m) {	/* without: 0, as if it was there before */
+			m->mod = mod;
+			m->gen = ++fhook_loads;
+			list_add(&m->node, &fhook_loaded);
+		}
+		return 0;
+	}
+	list_for_each_entry(m, &fhook_loaded, node) {
+		if (m->mod == mod) {
+			gen = m->gen;
+			list_del(&m->node);
+			kfree(m);
+			break;
+		}
+	}
+	return gen;
+}
+
 static int fhook_module_notify(struct notifier_block *nb, unsigned long action, void *data)
 {
 	struct module *mod = data;
 	struct fhook_probe *p;
+	u64 gen;
 
-	if (action != MODULE_STATE_GOING)
+	if (action != MODULE_STATE_COMING && action != MODULE_STATE_GOING)
 		return NOTIFY_DONE;
 	mutex_lock(&fhook_watch_lock);
+	gen = fhook_module_gen(mod, action == MODULE_STATE_COMING);
+	if (action == MODULE_STATE_COMING)
+		goto out;
+	fhook_unloads++;
 	list_for_each_entry(p, &fhook_watched, watch_node) {
-		if (p->gone || !p->kind->in_module(p, mod))
+		/* loaded after the probe was added: not in its filter */
+		if (p->gone || gen > p->watch_loads || !p->kind->in_module(p, mod))
 			continue;
 		p->gone = true;
 		p->kind->unhook(p);
 		pr_warn("probe %u: module %s is going away: the probe on it is gone for good\n",
 			p->id, mod->name);
 	}
+out:
 	mutex_unlock(&fhook_watch_lock);
 	return NOTIFY_DONE;
 }
@@ -101,7 +170,11 @@ int fhook_modwatch_init(void)
 
 void fhook_modwatch_exit(void)
 {
+	struct fhook_loaded_mod *m, *tmp;
+
 	unregister_module_notifier(&fhook_module_nb);
+	list_for_each_entry_safe(m, tmp, &fhook_loaded, node)
+		kfree(m);
 }
 
 /* Does a function of @mod match @filter's globs and none of @exclude's? */

@@ -119,6 +119,8 @@ static void fhook_direct_fold(struct fhook_probe *p)
 static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
 			     s32 *err_index)
 {
+	/* before any address is looked up (modwatch.c) */
+	u64 gen = fhook_modwatch_gen();
 	int ret, i;
 
 	p->slot = -1;
@@ -147,8 +149,7 @@ static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add
 		 */
 		if (!p->nr_ips || p->filter_text || p->exclude_text)
 			return -EINVAL;
-		ret = fhook_body_stack_words(p->ips, p->nr_ips, arg->stack_args, &words,
-					     err_index);
+		ret = fhook_body_stack_words(p->ips, p->nr_ips, &words, err_index);
 		if (!ret)
 			ret = fhook_lat_init(p, words);
 		if (ret)
@@ -161,8 +162,7 @@ static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add
 		/* the slot's fast trampoline reads it; the slot is ours until release */
 		WRITE_ONCE(fhook_direct_fast_ctrs[p->slot], (unsigned long)p->fast_hits);
 	}
-	fhook_modwatch_add(p);
-	return 0;
+	return fhook_modwatch_add(p, gen);
 }
 
 /* Under the modwatch lock: no unload runs meanwhile. */

@@ -324,11 +324,16 @@ int fhook_func_filter_init(struct fhook_probe *p, const struct fhook_probe_add *
 	ret = arg->nr_ips ? ftrace_set_filter_ips(&p->ops, (unsigned long *)ips, arg->nr_ips,
 						   0, 0) : 0;
 	if (ret) {
-		/* which one: the failed call changed nothing, ask one by one */
-		for (i = 0; i < arg->nr_ips; i++)
-			if (ftrace_set_filter_ip(&p->ops, ips[i], 0, 0))
+		/*
+		 * which one: the failed call changed nothing; ask one by one,
+		 * each alone (reset: the probe is discarded anyway)
+		 */
+		for (i = 0; ret == -EINVAL && i < arg->nr_ips; i++) {
+			if (ftrace_set_filter_ip(&p->ops, ips[i], 0, 1)) {
+				*err_index = index + i;
 				break;
-		*err_index = index + min_t(u32, i, arg->nr_ips - 1);
+			}
+		}
 		ret = ret == -EINVAL ? -ENOENT : ret;
 		goto out;
 	}

@@ -291,7 +291,8 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 	if ((pa.flags & FHOOK_PROBE_F_LATENCY) &&
 	    (pa.type != FHOOK_PROBE_DIRECT || pa.flags != FHOOK_PROBE_F_LATENCY))
 		return -EINVAL;
-	if (pa.stack_args && !(pa.flags & FHOOK_PROBE_F_LATENCY))
+	if ((pa.stack_args && !(pa.flags & FHOOK_PROBE_F_LATENCY)) ||
+	    pa.stack_args > FHOOK_HOOK_MAX_STACK_ARGS)
 		return -EINVAL;
 	if (!pa.type || pa.type >= ARRAY_SIZE(fhook_kinds) || !fhook_kinds[pa.type])
 		return -EINVAL;

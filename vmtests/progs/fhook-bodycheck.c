@@ -8,14 +8,18 @@
  *     as a hook and as a latency probe
  *   - a latency probe by globs is refused (EINVAL): the module checks
  *     each function it is given, by address
- *   - a function without BTF (fhook_testmod.ko, built out of tree) is
- *     refused to CAP_PERFMON (ENODATA) and taken from root, who vouches
+ *   - a function without BTF (a compiler clone CLONE given on the command
+ *     line; fhook_testmod.ko's functions where it was built without BTF,
+ *     as against Debian's 6.1 headers) is refused to CAP_PERFMON
+ *     (ENODATA) and taken from root, who vouches; with BTF (6.12's headers
+ *     carry vmlinux) CAP_PERFMON may trace fhook_testmod_args8 around
  *   - vfs_read (BTF, no stack argument) is taken from CAP_PERFMON whatever
  *     stack_args it declares
  * Before the module checked, CAP_PERFMON could arm a trace-around hook on
  * fhook_testmod_args8 declaring no stack argument, and its callers got
  * garbage for their 7th and 8th arguments.
- * Prints "ok - ..." / "not ok - ..."; exit status 0 if all passed.
+ * Usage: fhook-bodycheck [CLONE].  Prints "ok - ..." / "not ok - ...";
+ * exit status 0 if all passed.
  */
 #define _GNU_SOURCE
 #include <linux/capability.h>
@@ -92,10 +96,12 @@ static void expect(int ret, int want, const char *what)
 	check(ret == want, what, ret, ret < 0 ? -ret : 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	uint64_t snp = kallsyms("seq_printf"), rd = kallsyms("vfs_read");
 	uint64_t a8 = kallsyms_in("fhook_testmod_args8", 1);
+	uint64_t clone = argc > 1 ? kallsyms(argv[1]) : 0;
+	int a8_btf = access("/sys/kernel/btf/fhook_testmod", F_OK) == 0;
 	int status;
 	pid_t pid;
 
@@ -108,15 +114,25 @@ int main(void)
 	expect(around(a8, 2), 0, "root: trace-around on fhook_testmod_args8 (no BTF) vouched -> 0");
 	expect(latency(a8, NULL), 0, "root: latency on fhook_testmod_args8 (no BTF) vouched -> 0");
 	expect(around(rd, 8), 0, "root: trace-around on vfs_read -> 0");
+	if (clone)
+		expect(around(clone, 0), 0, "root: trace-around on a clone (no BTF) vouched -> 0");
 
 	pid = fork();
 	if (pid == 0) {
 		if (perfmon_only())
 			die("capset CAP_PERFMON");
-		expect(around(a8, 0), -ENODATA,
-		       "CAP_PERFMON: trace-around on fhook_testmod_args8 (no BTF) -> ENODATA");
-		expect(latency(a8, NULL), -ENODATA,
-		       "CAP_PERFMON: latency on fhook_testmod_args8 (no BTF) -> ENODATA");
+		if (a8_btf) {
+			expect(around(a8, 0), 0,
+			       "CAP_PERFMON: trace-around on fhook_testmod_args8 (BTF) -> 0");
+		} else {
+			expect(around(a8, 0), -ENODATA,
+			       "CAP_PERFMON: trace-around on fhook_testmod_args8 (no BTF) -> ENODATA");
+			expect(latency(a8, NULL), -ENODATA,
+			       "CAP_PERFMON: latency on fhook_testmod_args8 (no BTF) -> ENODATA");
+		}
+		if (clone)
+			expect(around(clone, 0), -ENODATA,
+			       "CAP_PERFMON: trace-around on a clone (no BTF) -> ENODATA");
 		expect(around(snp, 8), -EOPNOTSUPP, "CAP_PERFMON: trace-around on seq_printf -> EOPNOTSUPP");
 		expect(around(rd, 8), 0, "CAP_PERFMON: trace-around on vfs_read declaring 8 words -> 0");
 		expect(latency(rd, NULL), 0, "CAP_PERFMON: latency on vfs_read -> 0");

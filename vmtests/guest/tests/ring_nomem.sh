@@ -28,23 +28,34 @@ total_kb=$(sed -n 's/^MemTotal: *\([0-9]*\) kB/\1/p' /proc/meminfo)
 ncpu=$(grep -c '^processor' /proc/cpuinfo)
 per_kb=$(( (32768 + 8) * ncpu ))	# 32 MiB data + 2 pages, per CPU
 i=0
+pids=
 while [ $i -lt 12 ]; do
 	fhook trace -b 32768 vfs_read -- sleep 600 > /dev/null 2> $D/m$i.err &
+	pids="$pids $!"
 	i=$((i + 1))
 done
+# settled: every fhook is alive holding its session, or exited refused
 settled() {
+	alive=0
+	for p in $pids; do
+		kill -0 $p 2> /dev/null && alive=$((alive + 1))
+	done
 	held=$(fhook status | sed -n 's/^sessions: //p')
 	refused=$(grep -l 'out of kernel memory' $D/m*.err | wc -l)
-	[ $((held + refused)) -ge 12 ]
+	[ "$held" = "$alive" ] && [ $((alive + refused)) -ge 12 ]
 }
-wait_for 120 settled || log "not settled after 120 s"
+wait_for 120 settled || log "not settled after 120 s: $alive alive, $held sessions, $refused refused"
 sleep 2
 settled
+for f in $D/m*.err; do
+	[ -s $f ] && ! grep -q 'out of kernel memory' $f && log "$f: $(head -c 200 $f)"
+done
 log "MemTotal ${total_kb} kB: $held sessions of $per_kb kB held, $refused refused"
 [ "$held" -ge 1 ] || fail "no session admitted"
 [ $((held * per_kb)) -le $((total_kb / 2)) ] ||
 	fail "$held sessions hold $((held * per_kb)) kB of rings, over MemTotal / 2 = $((total_kb / 2)) kB"
 expect_eq "$((held + refused))" 12 "sessions held + refused"
+[ "$refused" -ge 1 ] || fail "no session refused: the cap was never reached"
 kill $(jobs -p) 2> /dev/null
 wait
 pass "refused: $(cut -c1-80 $D/big.err); 32 MiB ring: $n events; $held of 12 sessions admitted (MemTotal/2)"
