@@ -225,10 +225,11 @@ enum fhook_probe_type {
  * funclatency, in the module).  Calls the session's filters or the
  * predicate reject are not timed (fhook_probe_counters.filtered).
  * The functions are given by address (`ips`; globs: EINVAL) and the
- * module counts the stack words copied for each body from its BTF
- * prototype; a variadic one, floating point or a struct by value over 16
- * bytes: EOPNOTSUPP; no BTF prototype: ENODATA, unless the caller has
- * CAP_SYS_ADMIN, whose `stack_args` is then taken on trust.  Not
+ * module checks each one's BTF prototype: a variadic one, floating point,
+ * a struct by value it cannot pass or more than FHOOK_HOOK_MAX_STACK_ARGS
+ * stack words: EOPNOTSUPP; no BTF prototype: ENODATA, unless the caller
+ * has CAP_SYS_ADMIN.  The trampoline then copies FHOOK_HOOK_MAX_STACK_ARGS
+ * of the caller's stack words for every body.  Not
  * with FHOOK_PROBE_F_STACK, _COUNT or triggers; FHOOK_IOC_DIRECT_MODIFY
  * does not apply.  A call that never returns (do_exit) keeps the module
  * loaded.
@@ -283,10 +284,9 @@ struct fhook_probe_add {
 	__u32 __pad2;		/* must be zero */
 	__u64 hook;		/* in: FHOOK_PROBE_HOOK: user pointer to struct fhook_hook */
 	/*
-	 * in: FHOOK_PROBE_F_LATENCY: words of arguments the callers pass on
-	 * the stack (7th argument on), 0..FHOOK_HOOK_MAX_STACK_ARGS, for
-	 * functions without BTF (CAP_SYS_ADMIN only; the module counts the
-	 * others itself); else 0.
+	 * in: FHOOK_PROBE_F_LATENCY: 0..FHOOK_HOOK_MAX_STACK_ARGS (the words
+	 * of arguments the callers pass on the stack); else 0.  Checked, not
+	 * used: the module decides from BTF (FHOOK_PROBE_F_LATENCY above).
 	 */
 	__u32 stack_args;
 	__u32 __pad3;		/* must be zero */
@@ -339,12 +339,13 @@ struct fhook_hook {
 	__u64 every;		/* in: every nth matching call, 0 = off */
 	__u64 times;		/* in: at most this many actions, 0 = no limit */
 	/*
-	 * AROUND: words of arguments the callers pass on the stack (the 7th
-	 * argument on), 0..FHOOK_HOOK_MAX_STACK_ARGS.  The module counts them
-	 * from the function's BTF prototype and refuses one it cannot pass on
-	 * (variadic, floating point, a struct by value over 16 bytes:
-	 * EOPNOTSUPP); without BTF it takes this value from CAP_SYS_ADMIN
-	 * only (others: ENODATA).
+	 * AROUND: 0..FHOOK_HOOK_MAX_STACK_ARGS (the words of arguments the
+	 * callers pass on the stack); checked, not used.  The module checks
+	 * the function's BTF prototype and refuses one it cannot pass on
+	 * (variadic, floating point, a struct by value it cannot pass, more
+	 * than FHOOK_HOOK_MAX_STACK_ARGS stack words: EOPNOTSUPP); without
+	 * BTF it runs the body for CAP_SYS_ADMIN only (others: ENODATA).  The
+	 * trampoline copies FHOOK_HOOK_MAX_STACK_ARGS words for the body.
 	 */
 	__u32 stack_args;
 	__u32 __pad;		/* must be zero */
