@@ -318,10 +318,11 @@ static notrace long fhook_copy_user(void *dst, unsigned long src, size_t len, bo
 /*
  * Copy the string at @src into @dst, at most @max bytes with the NUL, in
  * page-bounded chunks (a chunk never touches a page the string does not
- * reach).  Returns the length with the NUL, 0 on a fault.
+ * reach).  Returns the length with the NUL, 0 on a fault; *@cut: it did
+ * not end within @max bytes.
  */
 static notrace u32 fhook_fetch_string(char *dst, unsigned long src, u32 max, bool user,
-				      bool may_fault)
+				      bool may_fault, bool *cut)
 {
 	u32 len = 0;
 
@@ -342,14 +343,17 @@ static notrace u32 fhook_fetch_string(char *dst, unsigned long src, u32 max, boo
 			return nul - dst + 1;
 		len += chunk;
 	}
-	dst[max - 1] = 0;	/* cut */
+	dst[max - 1] = 0;
+	*cut = true;
 	return max;
 }
 
-static notrace void fhook_store_loc(struct fhook_fetch_ctx *c, u16 dst, u32 len)
+static notrace void fhook_store_loc(struct fhook_fetch_ctx *c, u16 dst, u32 len, bool cut)
 {
 	u32 loc = len ? (len << 16) | (c->dyn - len) : (c->dyn & 0xffff);
 
+	if (cut)
+		loc |= FHOOK_LOC_CUT;
 	memcpy(c->data + dst, &loc, sizeof(loc));
 }
 
@@ -364,7 +368,7 @@ notrace void fhook_prog_run(const struct fhook_prog *prog, u32 from, u32 to,
 	const struct fhook_insn *end = prog->insns + to;
 	struct pt_regs *regs = c->regs;
 	unsigned long val = 0;
-	bool fault = false;
+	bool fault = false, cut;
 	u32 len, room;
 
 	for (; in < end; in++) {
@@ -426,25 +430,28 @@ notrace void fhook_prog_run(const struct fhook_prog *prog, u32 from, u32 to,
 		case FHOOK_OP_ST_USTRING:
 			room = min(in->arg, c->limit - c->dyn);
 			len = 0;
+			cut = !fault && !room;	/* no room left in the record */
 			if (!fault && room)
 				len = fhook_fetch_string(c->data + c->dyn, val + in->imm, room,
 							 in->op == FHOOK_OP_ST_USTRING,
-							 c->may_fault);
-			if (!len)
+							 c->may_fault, &cut);
+			if (!len && !cut)
 				fault = true;
 			c->dyn += len;
-			fhook_store_loc(c, in->dst, len);
+			fhook_store_loc(c, in->dst, len, cut);
 			break;
 		case FHOOK_OP_ST_COMM:
 			room = min_t(u32, TASK_COMM_LEN, c->limit - c->dyn);
 			len = 0;
+			cut = !room;
 			if (room) {
 				ssize_t n = strscpy(c->data + c->dyn, current->comm, room);
 
-				len = n < 0 ? room : n + 1;
+				cut = n < 0;
+				len = cut ? room : n + 1;
 			}
 			c->dyn += len;
-			fhook_store_loc(c, in->dst, len);
+			fhook_store_loc(c, in->dst, len, cut);
 			break;
 		}
 		/* a store: the field is complete */

@@ -223,8 +223,8 @@ notrace bool fhook_pred_run(const struct fhook_pred *pred, const u8 *data, u32 l
 			u32 loc, l, off;
 
 			memcpy(&loc, data + p->dst, sizeof(loc));
-			l = loc >> 16;
-			off = loc & 0xffff;
+			l = FHOOK_LOC_LEN(loc);
+			off = FHOOK_LOC_OFF(loc);
 			s = l && off + l <= len && !data[off + l - 1] ? (const char *)data + off
 								     : NULL;
 			r = fhook_cmp_str(p->arg, s, (const char *)(p + 1));

@@ -486,7 +486,9 @@ enum fhook_op {
 	/*
 	 * The NUL-terminated string at val + imm, at most arg bytes with the
 	 * NUL, goes after the fixed area; data[dst..] gets a __u32 data_loc:
-	 * length (NUL included, 0 when it faulted) << 16 | offset in data[].
+	 * length (NUL included, 0 when it faulted) << 16 | offset in data[],
+	 * with FHOOK_LOC_CUT set when the string did not end within arg bytes
+	 * or the record's room (it is cut there, still NUL-terminated).
 	 */
 	FHOOK_OP_ST_STRING,
 	FHOOK_OP_ST_USTRING,	/* the same from user memory */
@@ -526,6 +528,10 @@ struct fhook_insn {
  * do not fit are cut (still NUL-terminated).
  */
 #define FHOOK_MAX_PROBE_DATA	4096
+/* a string's data_loc: the string was cut; its length and offset */
+#define FHOOK_LOC_CUT		(1U << 31)
+#define FHOOK_LOC_LEN(loc)	(((loc) >> 16) & 0x7fff)
+#define FHOOK_LOC_OFF(loc)	((loc) & 0xffff)
 
 /*
  * Predicate programs (filters): evaluated on a hit after the fetch program

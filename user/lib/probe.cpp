@@ -16,8 +16,8 @@ namespace fhook {
 
 namespace {
 
-constexpr std::size_t kMaxEventName = 64; // MAX_EVENT_NAME_LEN
-constexpr std::uint32_t kDefaultStringMax = 1024;
+constexpr std::size_t kMaxEventName = 64;                     // MAX_EVENT_NAME_LEN
+constexpr std::uint32_t kDefaultStringMax = FHOOK_MAX_STRING; // tracefs: MAX_STRING_SIZE
 
 [[noreturn]] void bad(std::string_view token, const std::string& why) {
     throw_usage("bad probe token '" + std::string(token) + "': " + why);
@@ -1397,8 +1397,9 @@ void append_field(const ProbeField& f, const Event& ev, NameCache& names, bool j
     }
     if (f.type.is_string()) {
         const std::uint32_t loc = static_cast<std::uint32_t>(load_le(p, 4));
-        const std::size_t len = loc >> 16, off = loc & 0xffff;
-        if (fault || len == 0 || off + len > data.size()) {
+        const std::size_t len = FHOOK_LOC_LEN(loc), off = FHOOK_LOC_OFF(loc);
+        const bool cut = loc & FHOOK_LOC_CUT;
+        if (fault || (len == 0 && !cut) || off + len > data.size()) {
             out.append(json ? "null" : "(fault)");
             return;
         }
@@ -1407,9 +1408,11 @@ void append_field(const ProbeField& f, const Event& ev, NameCache& names, bool j
         if (json) {
             append_json_string(str, out);
         } else {
+            // cut at FHOOK_MAX_STRING (as tracefs) or the record's room: said so
             out.push_back('"');
             out.append(str);
             out.push_back('"');
+            out.append(cut ? "(cut)" : "");
         }
         return;
     }

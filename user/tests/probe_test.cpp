@@ -98,7 +98,7 @@ TEST(ProbeCompile, NestedUserExampleString) {
         {FHOOK_OP_REG, 0, 0, FHOOK_REG_DI, 0},
         {FHOOK_OP_DEREF, 0, 0, 0, 16},
         {FHOOK_OP_DEREF, 0, 0, 0, 0},
-        {FHOOK_OP_ST_STRING, 0, 0, 1024, 0},
+        {FHOOK_OP_ST_STRING, 0, 0, FHOOK_MAX_STRING, 0},
     };
     EXPECT_EQ(insns(d), want);
 }
@@ -249,6 +249,13 @@ TEST(ProbeRender, ValuesLikeTheKernel) {
     append_probe_fields(d, event_with(data), names, out);
     EXPECT_EQ(out, " u=4000000000 s=-2 h=0xab c='Q' y=vfs_read+0x4/0x170 str=\"/etc/passwd\" "
                    "a={1,2,3} b=5 m=mod_fn+0x10/0x40 [loop]");
+
+    // a string the module cut (FHOOK_LOC_CUT) says so after its quotes
+    out.clear();
+    put<std::uint32_t>(data, 16,
+                       static_cast<std::uint32_t>((text.size() + 1) << 16 | 36) | FHOOK_LOC_CUT);
+    append_probe_fields(d, event_with(data), names, out);
+    EXPECT_NE(out.find(" str=\"/etc/passwd\"(cut) "), std::string::npos) << out;
 
     // a faulted field prints (fault); so does a string of length 0
     out.clear();

@@ -2,7 +2,10 @@
 # mapped but never touched: fhook's handler reads it with page faults
 # allowed, as trace_uprobe does (before, it read with faults disabled and
 # every such string came out as a fault), and gets exactly what the program
-# passed, as uprobe_events does on the same offset.
+# passed, as uprobe_events does on the same offset.  Long strings: one of
+# 3,000 bytes comes out whole, equal to uprobe_events'; one of 8,192 bytes
+# is cut where the record ends and says so ("(cut)"; before, cut silently
+# at 1,024 bytes).
 . /fhook/lib.sh
 
 N=8
@@ -42,4 +45,29 @@ echo 0 > $T/events/fhkup/pf/enable
 sed -n 's/.*: pf: (0x[0-9a-f]*) lbl=\(.*\)$/\1/p' $T/trace > $D/ref
 echo > $T/uprobe_events
 cmp -s $D/got $D/ref || fail "uprobe_events read other labels: $(head -n 3 $D/ref | tr '\n' ' ')"
-pass "$N labels on untouched pages, equal to uprobe_events"
+
+# long strings: FILE's page 0 holds LEN bytes of one letter, then zeros
+long_file() {
+	head -c "$2" /dev/zero | tr '\0' "$3" > "$1"
+	dd if=/dev/zero of="$1" bs=4096 seek=$(( ($2 + 4095) / 4096 )) count=1 2> /dev/null
+}
+long_file $D/y 3000 y
+long_file $D/x 8192 x
+echo "p:fhkup/pf $BIN:$OFF $ARGS" >> $T/uprobe_events || fail "uprobe_events refused p $BIN:$OFF"
+echo 1 > $T/events/fhkup/pf/enable
+echo > $T/trace
+echo 1 > $T/tracing_on
+run_fhook $D/ly trace "p:fhkup/pf $BIN:fhk_target $ARGS" -- $BIN -m $D/y 1
+echo 0 > $T/tracing_on
+echo 0 > $T/events/fhkup/pf/enable
+sed -n 's/.*: pf: (0x[0-9a-f]*) lbl=\(.*\)$/\1/p' $T/trace > $D/lref
+echo > $T/uprobe_events
+sed -n 's/.*: pf: (0x[0-9a-f]*) lbl=\(.*\)$/\1/p' $D/ly.out > $D/lgot
+expect_eq "$(wc -c < $D/lgot)" 3003 "bytes of the 3,000-byte label with its quotes and newline"
+cmp -s $D/lgot $D/lref || fail "the 3,000-byte label differs from uprobe_events' ($(wc -c < $D/lref) bytes there)"
+run_fhook $D/lx trace "p:fhkup/pf $BIN:fhk_target $ARGS" -- $BIN -m $D/x 1
+sed -n 's/.*: pf: (0x[0-9a-f]*) lbl="\(x*\)"(cut)$/\1/p' $D/lx.out > $D/cut
+[ -s $D/cut ] || fail "the 8,192-byte label is not marked (cut): $(cut -c1-120 $D/lx.out)"
+kept=$(( $(wc -c < $D/cut) - 1 ))
+[ "$kept" -ge 4000 ] || fail "only $kept bytes of the 8,192-byte label kept"
+pass "$N labels on untouched pages, equal to uprobe_events; 3,000 bytes whole; 8,192 cut at $kept and marked"
