@@ -25,7 +25,10 @@
 #include <linux/btf.h>
 #include <linux/capability.h>
 #include <linux/fs.h>
-#include <linux/kernel_read_file.h>
+#include <linux/fs_struct.h>
+#include <linux/magic.h>
+#include <linux/path.h>
+#include <linux/sched/task.h>
 #include <linux/kallsyms.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -60,24 +63,49 @@ struct fhook_btf_want {
 };
 
 /*
- * The file at @path as the initial namespaces see it: never one the
- * caller's own root or mounts put there (a chroot would otherwise hand
- * the module a BTF of its choosing).
+ * The sysfs file at @path as init's root sees it: never one the caller's
+ * own root or mounts put there (a chroot would otherwise hand the module
+ * a BTF of its choosing).  (kernel_read_file_from_path_initns() does the
+ * same, but LSMs such as 6.12's IPE warn about its READING_UNKNOWN.)
  */
 static void *fhook_btf_read(const char *path, size_t *size)
 {
-	void *buf = NULL;
+	struct path root;
+	struct file *f;
+	loff_t len, pos = 0;
+	void *buf;
 	ssize_t n;
 
-	n = kernel_read_file_from_path_initns(path, 0, &buf, FHOOK_BTF_MAX_SIZE, NULL,
-					      READING_UNKNOWN);
-	if (n < 0)
-		return ERR_PTR(n);
-	if (n <= (ssize_t)sizeof(struct btf_header)) {
-		vfree(buf);
-		return ERR_PTR(-ENODATA);
+	task_lock(&init_task);
+	get_fs_root(init_task.fs, &root);
+	task_unlock(&init_task);
+	f = file_open_root(&root, path, O_RDONLY, 0);
+	path_put(&root);
+	if (IS_ERR(f))
+		return ERR_CAST(f);
+	len = i_size_read(file_inode(f));
+	if (file_inode(f)->i_sb->s_magic != SYSFS_MAGIC ||
+	    len <= (loff_t)sizeof(struct btf_header) || len > FHOOK_BTF_MAX_SIZE) {
+		buf = ERR_PTR(-ENODATA);
+		goto out_close;
 	}
-	*size = n;
+	buf = vmalloc(len);
+	if (!buf) {
+		buf = ERR_PTR(-ENOMEM);
+		goto out_close;
+	}
+	/* sysfs hands out a page per read */
+	while (pos < len) {
+		n = kernel_read(f, buf + pos, len - pos, &pos);
+		if (n <= 0) {
+			vfree(buf);
+			buf = ERR_PTR(n ? n : -ENODATA);
+			goto out_close;
+		}
+	}
+	*size = len;
+out_close:
+	filp_close(f, NULL);
 	return buf;
 }
 

@@ -187,6 +187,10 @@ struct fhook_probe {
 			struct perf_event **tp_events;	/* [nr_cpu_ids] */
 			u64 tp_id;
 			u32 tp_size;	/* fixed entry size: predicate bounds */
+			bool tp_hotplug;	/* an instance of the CPU callbacks */
+			struct hlist_node tp_cpu_node;
+			struct work_struct tp_work;	/* counters for new CPUs */
+			struct list_head tp_dead;	/* events of offlined CPUs */
 		};
 	};
 };
@@ -367,6 +371,10 @@ struct fhook_pred *fhook_pred_copy(u64 uptr, u32 len, u32 data_size, s32 *err_in
 struct fhook_pred *fhook_pred_load(const struct fhook_probe_add *pa, u32 data_size,
 				   s32 *err_index);
 bool fhook_pred_run(const struct fhook_pred *pred, const u8 *data, u32 len);
+
+/* probe_tracepoint.c */
+int fhook_tp_setup(void);
+void fhook_tp_teardown(void);
 
 /* probe_kprobe.c */
 struct fhook_kret_entry;

@@ -102,16 +102,15 @@ static int __init fhook_init(void)
 	fhook_hooks_init();
 	fhook_lat_setup();
 	ret = fhook_modwatch_init();
-	if (ret) {
-		fhook_fetch_exit();
-		return ret;
-	}
+	if (ret)
+		goto err_fetch;
+	ret = fhook_tp_setup();
+	if (ret)
+		goto err_modwatch;
 	ret = misc_register(&fhook_misc);
 	if (ret) {
 		pr_err("misc_register: %d\n", ret);
-		fhook_modwatch_exit();
-		fhook_fetch_exit();
-		return ret;
+		goto err_tp;
 	}
 	pr_info("version %s, ABI %d, /dev/%s\n", FHOOK_VERSION, FHOOK_ABI_VERSION,
 		fhook_misc.name);
@@ -120,12 +119,21 @@ static int __init fhook_init(void)
 		pr_warn("lab mode: hooks may override function returns and redirect calls; kernel tainted\n");
 	}
 	return 0;
+
+err_tp:
+	fhook_tp_teardown();
+err_modwatch:
+	fhook_modwatch_exit();
+err_fetch:
+	fhook_fetch_exit();
+	return ret;
 }
 
 static void __exit fhook_exit(void)
 {
 	/* no session can exist here: each one holds a module reference */
 	misc_deregister(&fhook_misc);
+	fhook_tp_teardown();
 	fhook_modwatch_exit();
 	fhook_hooks_exit();
 	fhook_lat_exit_module();

@@ -5,14 +5,30 @@
  * receive.  fhook takes the perf path: one in-kernel counter per online CPU
  * (perf_event_create_kernel_counter(), PERF_TYPE_TRACEPOINT, period 1,
  * PERF_SAMPLE_RAW) whose overflow handler gets the raw entry and writes it
- * to the session's ring.  Counters are made at START and released at STOP;
- * a CPU that comes online in between is not covered.
+ * to the session's ring.  Counters are made at START for the online CPUs
+ * and released at STOP.  A CPU that comes online in between gets one too:
+ * a CPU hotplug callback (an instance per armed probe) queues a work item
+ * that makes the missing counters, outside the hotplug lock (perf takes
+ * event_mutex, which ranks above it).  perf turns off the counters of a
+ * CPU that goes offline; the work item sets those aside, to be freed at
+ * STOP with the others.
  */
 #include "fhook.h"
 
+#include <linux/cpuhotplug.h>
 #include <linux/err.h>
 #include <linux/perf_event.h>
 #include <linux/slab.h>
+#include <linux/workqueue.h>
+
+static int fhook_tp_cpuhp = -1;		/* the dynamic hotplug state */
+static void fhook_tp_work(struct work_struct *work);
+
+/* An offlined CPU's counter, set aside until STOP. */
+struct fhook_tp_dead {
+	struct list_head node;
+	struct perf_event *event;
+};
 
 static notrace void fhook_tp_handler(struct perf_event *event, struct perf_sample_data *data,
 				     struct pt_regs *regs)
@@ -72,6 +88,8 @@ static int fhook_tp_init(struct fhook_probe *p, const struct fhook_probe_add *ar
 		return -EINVAL;
 	p->tp_id = arg->addr;
 	p->tp_size = arg->data_size;
+	INIT_LIST_HEAD(&p->tp_dead);
+	INIT_WORK(&p->tp_work, fhook_tp_work);
 	p->pred = fhook_pred_load(arg, arg->data_size, err_index);
 	if (IS_ERR(p->pred)) {
 		int ret = PTR_ERR(p->pred);
@@ -85,20 +103,33 @@ static int fhook_tp_init(struct fhook_probe *p, const struct fhook_probe_add *ar
 
 static void fhook_tp_disarm(struct fhook_probe *p)
 {
+	struct fhook_tp_dead *d, *tmp;
 	int cpu;
 
 	if (!p->tp_events)
 		return;
 	WRITE_ONCE(p->enabled, false);
+	/* no callback runs for @p once this returns, nor its work */
+	if (p->tp_hotplug) {
+		cpuhp_state_remove_instance_nocalls(fhook_tp_cpuhp, &p->tp_cpu_node);
+		p->tp_hotplug = false;
+	}
+	cancel_work_sync(&p->tp_work);
 	for_each_possible_cpu(cpu) {
 		if (p->tp_events[cpu]) {
 			perf_event_release_kernel(p->tp_events[cpu]);
 			p->tp_events[cpu] = NULL;
 		}
 	}
+	list_for_each_entry_safe(d, tmp, &p->tp_dead, node) {
+		perf_event_release_kernel(d->event);
+		list_del(&d->node);
+		kfree(d);
+	}
 }
 
-static int fhook_tp_arm(struct fhook_probe *p)
+/* The counter of @p on @cpu, made if missing or left by an offlined CPU. */
+static int fhook_tp_cpu_counter(struct fhook_probe *p, unsigned int cpu)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_TRACEPOINT,
@@ -107,6 +138,54 @@ static int fhook_tp_arm(struct fhook_probe *p)
 		.sample_period = 1,
 		.sample_type = PERF_SAMPLE_RAW,
 	};
+	struct perf_event *e = p->tp_events[cpu];
+	struct fhook_tp_dead *d;
+
+	/* perf turns a CPU's counters off when it goes offline */
+	if (e && READ_ONCE(e->state) > PERF_EVENT_STATE_OFF)
+		return 0;
+	if (e) {
+		d = kmalloc(sizeof(*d), GFP_KERNEL);
+		if (!d)
+			return -ENOMEM;
+		d->event = e;
+		list_add(&d->node, &p->tp_dead);
+		p->tp_events[cpu] = NULL;
+	}
+	e = perf_event_create_kernel_counter(&attr, cpu, NULL, fhook_tp_handler, p);
+	if (IS_ERR(e))
+		return PTR_ERR(e);
+	p->tp_events[cpu] = e;
+	return 0;
+}
+
+/* The counters of the CPUs online now; never runs with the arming itself. */
+static void fhook_tp_work(struct work_struct *work)
+{
+	struct fhook_probe *p = container_of(work, struct fhook_probe, tp_work);
+	unsigned int cpu;
+	int ret;
+
+	for_each_online_cpu(cpu) {
+		ret = fhook_tp_cpu_counter(p, cpu);
+		/* -ENODEV: offline again already */
+		if (ret && ret != -ENODEV)
+			pr_warn("probe %u: no tracepoint counter on CPU %u, which came online: %d\n",
+				p->id, cpu, ret);
+	}
+}
+
+/* CPU hotplug: @cpu is online (the callback runs for every armed probe). */
+static int fhook_tp_cpu_online(unsigned int cpu, struct hlist_node *node)
+{
+	struct fhook_probe *p = hlist_entry(node, struct fhook_probe, tp_cpu_node);
+
+	schedule_work(&p->tp_work);
+	return 0;
+}
+
+static int fhook_tp_arm(struct fhook_probe *p)
+{
 	int cpu, ret = 0;
 
 	WRITE_ONCE(p->enabled, true);
@@ -116,20 +195,41 @@ static int fhook_tp_arm(struct fhook_probe *p)
 	 * offline meanwhile gives -ENODEV: skipped.
 	 */
 	for_each_online_cpu(cpu) {
-		struct perf_event *e;
-
-		e = perf_event_create_kernel_counter(&attr, cpu, NULL, fhook_tp_handler, p);
-		if (IS_ERR(e)) {
-			if (PTR_ERR(e) == -ENODEV)
-				continue;
-			ret = PTR_ERR(e);
+		ret = fhook_tp_cpu_counter(p, cpu);
+		if (ret == -ENODEV)
+			ret = 0;
+		if (ret)
 			break;
-		}
-		p->tp_events[cpu] = e;
+	}
+	/*
+	 * From here on every CPU that comes online gets one; the work item
+	 * runs once now for those that came or went during the loop above.
+	 */
+	if (!ret) {
+		ret = cpuhp_state_add_instance_nocalls(fhook_tp_cpuhp, &p->tp_cpu_node);
+		p->tp_hotplug = !ret;
 	}
 	if (ret)
 		fhook_tp_disarm(p);
+	else
+		schedule_work(&p->tp_work);
 	return ret;
+}
+
+int fhook_tp_setup(void)
+{
+	int ret = cpuhp_setup_state_multi(CPUHP_AP_ONLINE_DYN, "fhook/tracepoint:online",
+					  fhook_tp_cpu_online, NULL);
+
+	if (ret < 0)
+		return ret;
+	fhook_tp_cpuhp = ret;
+	return 0;
+}
+
+void fhook_tp_teardown(void)
+{
+	cpuhp_remove_multi_state(fhook_tp_cpuhp);
 }
 
 static void fhook_tp_release(struct fhook_probe *p)

@@ -1,7 +1,10 @@
 # cpu_hotplug: CPU 1 goes offline and online again 5 times (2 on the debug kernel) while "fhook
-# trace vfs_read" streams a load pinned to CPU 1.  The accounting stays exact
-# (hits == events + lost, the LOST lines add up), events from CPU 1 keep
-# arriving after it came back, nothing bad is logged, and the probes detach.
+# trace vfs_read" and "fhook trace t:syscalls:sys_enter_read" stream a load
+# pinned to CPU 1.
+# The accounting stays exact (hits == events + lost, the LOST lines add
+# up), events from CPU 1 keep arriving after it came back, the tracepoint's
+# too (perf counters made for the CPU when it comes online; before, none
+# after the first offline), nothing bad is logged, and the probes detach.
 . /fhook/lib.sh
 
 ON=/sys/devices/system/cpu/cpu1/online
@@ -16,6 +19,8 @@ W=$!
 sleep 0.5
 fhook trace vfs_read -o $D/f.out > /dev/null 2> $D/f.err &
 F=$!
+fhook trace t:syscalls:sys_enter_read -o $D/t.out > /dev/null 2> $D/t.err &
+FT=$!
 wait_for 60 attached || fail "fhook never armed: $(cat $D/f.err)"
 sleep 1
 i=0
@@ -32,7 +37,8 @@ while [ $i -lt $ROUNDS ]; do
 done
 back=$(cut -d' ' -f1 /proc/uptime)
 sleep 1.5
-kill -TERM $F
+kill -TERM $F $FT
+wait $FT
 wait $F
 rc=$?
 kill $W 2> /dev/null
@@ -44,5 +50,7 @@ expect_eq "$(lost_sum $D/f.out)" "$L" "LOST lines vs summary lost"
 after=$(events $D/f.out | awk -v t="$back" '$2 == 1 { n++ } END { print n + 0 }')
 late=$(awk -v t="$back" '/\[001\]/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { sub(":", "", $i); if ($i + 0 > t + 0) n++ } } END { print n + 0 }' $D/f.out)
 [ "$late" -gt 0 ] || fail "no event from CPU 1 after it came back online at ${back}s"
+late_tp=$(awk -v t="$back" '/\[001\].*sys_enter_read/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { sub(":", "", $i); if ($i + 0 > t + 0) n++ } } END { print n + 0 }' $D/t.out)
+[ "$late_tp" -gt 0 ] || fail "no sys_enter_read event from CPU 1 after it came back online at ${back}s"
 wait_for 10 detached || fail "ftrace ops still attached after fhook exited"
-pass "rounds=$ROUNDS events=$E lost=$L cpu1_events=$after cpu1_after_online=$late"
+pass "rounds=$ROUNDS events=$E lost=$L cpu1_events=$after cpu1_after_online=$late tracepoint=$late_tp"
