@@ -28,6 +28,15 @@ constexpr const char* kReportUsage =
     "would have printed them, on any machine: the file carries the symbols.\n"
     "--since/--until take timestamps in seconds as printed (CLOCK_MONOTONIC).\n";
 
+// A file from before record files kept format files: said once per probe.
+void warn_local_format(const std::string& probe) {
+    OutputWriter err(STDERR_FILENO);
+    err.append("fhook: " + probe +
+               ": the file has no format for this event: its fields are decoded with this "
+               "machine's tracefs format\n");
+    err.flush();
+}
+
 struct ReportOptions {
     std::string file;
     bool json = false;
@@ -116,10 +125,25 @@ int cmd_report(const Args& args) {
     ProbeTable probe_table;
     for (const auto& p : file.probes()) {
         if (is_tracepoint_definition(p.description)) {
-            try { // the fields come from this machine's tracefs format
-                probe_table.add(p.id, parse_tracepoint(p.description, tracefs_dir()));
+            // the fields as the traced kernel laid them out (the file keeps
+            // its format files); files from before that: this machine's
+            const TraceEventSource recorded =
+                [&file](const std::string& subsys,
+                        const std::string& event) -> std::optional<TraceEventFiles> {
+                if (const RecordedEvent* e = file.event(subsys + ":" + event)) {
+                    return TraceEventFiles{e->id, e->format};
+                }
+                return std::nullopt;
+            };
+            try {
+                probe_table.add(p.id, parse_tracepoint(p.description, recorded));
             } catch (const Error&) {
-                // printed without fields
+                try {
+                    probe_table.add(p.id, parse_tracepoint(p.description, tracefs_dir()));
+                    warn_local_format(p.description);
+                } catch (const Error&) {
+                    // printed without fields
+                }
             }
             continue;
         }

@@ -1040,6 +1040,10 @@ int run(const Args& args, Mode mode) {
                 }
             }
             info.probes.emplace_back(p.id, description);
+            // a tracepoint's format as this kernel has it, for report
+            if (const KprobeDef* def = probe_table.find(p.id); def && def->is_tracepoint) {
+                info.events.push_back({def->group + ":" + def->event, def->tp_id, def->tp_format});
+            }
         }
         auto rs = std::make_unique<RecordSink>(std::move(output_fd), opt.output, info, ksyms);
         record_sink = rs.get();

@@ -1543,6 +1543,36 @@ std::vector<ProbeField> parse_event_format(std::string_view format, std::uint32_
 }
 
 KprobeDef parse_tracepoint(std::string_view text, const std::string& tracefs) {
+    return parse_tracepoint(
+        text,
+        [&tracefs](const std::string& subsys,
+                   const std::string& event) -> std::optional<TraceEventFiles> {
+            const std::string dir = tracefs + "/events/" + subsys + "/" + event;
+            auto slurp = [](const std::string& path) -> std::optional<std::string> {
+                std::ifstream in(path);
+                if (!in) {
+                    return std::nullopt;
+                }
+                std::stringstream ss;
+                ss << in.rdbuf();
+                return ss.str();
+            };
+            const auto id_text = slurp(dir + "/id");
+            const auto format = slurp(dir + "/format");
+            if (!id_text || !format) {
+                throw_runtime("no trace event " + subsys + ":" + event + " (" + dir +
+                                  " cannot be read): list them in " + tracefs + "/available_events",
+                              ENOENT);
+            }
+            auto id = parse_uint(std::string_view(*id_text).substr(0, id_text->find('\n')));
+            if (!id || !*id) {
+                throw_runtime("bad id in " + dir + "/id");
+            }
+            return TraceEventFiles{*id, *format};
+        });
+}
+
+KprobeDef parse_tracepoint(std::string_view text, const TraceEventSource& files) {
     KprobeDef def;
     def.text = std::string(text);
     def.is_tracepoint = true;
@@ -1564,24 +1594,13 @@ KprobeDef parse_tracepoint(std::string_view text, const std::string& tracefs) {
     if (!good_name(def.group) || !good_name(def.event)) {
         bad(text, "bad subsystem or event name");
     }
-    const std::string dir = tracefs + "/events/" + def.group + "/" + def.event;
-    auto slurp = [&](const std::string& path) {
-        std::ifstream in(path);
-        if (!in) {
-            throw_runtime("no trace event " + def.group + ":" + def.event + " (" + path +
-                              " cannot be read): list them in " + tracefs + "/available_events",
-                          ENOENT);
-        }
-        std::stringstream ss;
-        ss << in.rdbuf();
-        return ss.str();
-    };
-    auto id = parse_uint(slurp(dir + "/id").substr(0, slurp(dir + "/id").find('\n')));
-    if (!id || !*id) {
-        throw_runtime("bad id in " + dir + "/id");
+    std::optional<TraceEventFiles> ev = files(def.group, def.event);
+    if (!ev) {
+        throw_runtime("no trace event " + def.group + ":" + def.event, ENOENT);
     }
-    def.tp_id = *id;
-    def.fields = parse_event_format(slurp(dir + "/format"), def.data_size);
+    def.tp_id = ev->id;
+    def.tp_format = std::move(ev->format);
+    def.fields = parse_event_format(def.tp_format, def.data_size);
     if (!filter.empty()) {
         def.filter = std::string(filter);
         def.pred = compile_filter(filter, &def);

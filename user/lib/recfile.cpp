@@ -112,6 +112,14 @@ RecordWriter::RecordWriter(UniqueFd fd, std::string path, const Info& info, std:
         text += std::to_string(id) + "\t" + spec + "\n";
     }
     write_chunk(RecChunk::Probes, text);
+    if (!info.events.empty()) {
+        text.clear();
+        for (const auto& e : info.events) {
+            text += e.name + "\t" + std::to_string(e.id) + "\t" + std::to_string(e.format.size()) +
+                    "\n" + e.format;
+        }
+        write_chunk(RecChunk::Events, text);
+    }
 }
 
 void RecordWriter::add(const fhook_rec* rec) {
@@ -322,6 +330,48 @@ RecordFile RecordFile::open(const std::string& path) {
     return f;
 }
 
+namespace {
+
+// "SUBSYS:EVENT<TAB>ID<TAB>LEN\n" + LEN bytes, each (RecChunk::Events).
+void parse_events(std::string_view text, std::vector<RecordedEvent>& out, const std::string& n) {
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        const std::size_t nl = text.find('\n', pos);
+        if (nl == text.npos) {
+            throw_runtime(n + ": events chunk: a line without its end: the file is corrupt");
+        }
+        const std::string_view line = text.substr(pos, nl - pos);
+        const std::size_t t1 = line.find('\t'), t2 = line.find('\t', t1 + 1);
+        std::uint64_t id = 0, len = 0;
+        bool ok = t1 != line.npos && t2 != line.npos && t1 > 0;
+        for (std::size_t i = t1 + 1; ok && i < t2; i++) {
+            ok = line[i] >= '0' && line[i] <= '9' && id < (1ULL << 40);
+            id = id * 10 + static_cast<std::uint64_t>(line[i] - '0');
+        }
+        for (std::size_t i = t2 + 1; ok && i < line.size(); i++) {
+            ok = line[i] >= '0' && line[i] <= '9' && len < (1ULL << 40);
+            len = len * 10 + static_cast<std::uint64_t>(line[i] - '0');
+        }
+        if (!ok || t2 + 1 == line.size() || len > text.size() - nl - 1) {
+            throw_runtime(n + ": events chunk: bad entry '" + std::string(line.substr(0, 80)) +
+                          "': the file is corrupt");
+        }
+        out.push_back({std::string(line.substr(0, t1)), id, std::string(text.substr(nl + 1, len))});
+        pos = nl + 1 + len;
+    }
+}
+
+} // namespace
+
+const RecordedEvent* RecordFile::event(std::string_view name) const noexcept {
+    for (const auto& e : events_) {
+        if (e.name == name) {
+            return &e;
+        }
+    }
+    return nullptr;
+}
+
 RecordFile RecordFile::parse(const std::byte* data, std::size_t size, std::string name) {
     RecordFile f;
     f.name_ = std::move(name);
@@ -425,6 +475,9 @@ RecordFile RecordFile::parse(const std::byte* data, std::size_t size, std::strin
             break;
         case RecChunk::Ksyms:
             f.ksyms_ = text;
+            break;
+        case RecChunk::Events:
+            parse_events(text, f.events_, n);
             break;
         case RecChunk::Stats: {
             std::uint32_t counts[2];

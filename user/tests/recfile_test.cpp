@@ -17,6 +17,7 @@
 #include <fhook/fd.hpp>
 #include <fhook/format.hpp>
 #include <fhook/ksyms.hpp>
+#include <fhook/probe.hpp>
 #include <fhook/recfile.hpp>
 
 #include "records.hpp"
@@ -279,6 +280,50 @@ TEST(RecordFile, HeaderInfoProbesAndStatsRoundTrip) {
     ASSERT_EQ(f.session_stats().per_cpu.size(), 2u);
     EXPECT_EQ(f.session_stats().per_cpu[1].missed, 1u);
     EXPECT_EQ(f.probes()[0].stats.total.written, 13u);
+}
+
+TEST(RecordFile, TraceEventFormatsRoundTripAndParse) {
+    // a format this machine may not have: report decodes with the recorded one
+    const std::string format =
+        "name: fhk_ev\nID: 4242\nformat:\n"
+        "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+        "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+        "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+        "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+        "\tfield:int answer;\toffset:8;\tsize:4;\tsigned:1;\n\n"
+        "print fmt: \"answer=%d\", REC->answer\n";
+    TempFile file;
+    RecordWriter::Info info;
+    info.nr_cpus = 1;
+    info.probes = {{1, "t:fhk:fhk_ev"}};
+    info.events = {{"fhk:fhk_ev", 4242, format}};
+    RecordWriter w(file.take(), file.path(), info);
+    w.finish(Ksyms{}, Stats{}, {});
+    const RecordFile f = RecordFile::open(file.path());
+    const RecordedEvent* e = f.event("fhk:fhk_ev");
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->id, 4242u);
+    EXPECT_EQ(e->format, format);
+    EXPECT_EQ(f.event("fhk:other"), nullptr);
+    const KprobeDef def = parse_tracepoint(
+        "t:fhk:fhk_ev",
+        [&f](const std::string& s, const std::string& ev) -> std::optional<TraceEventFiles> {
+            if (const RecordedEvent* r = f.event(s + ":" + ev)) {
+                return TraceEventFiles{r->id, r->format};
+            }
+            return std::nullopt;
+        });
+    EXPECT_EQ(def.tp_id, 4242u);
+    ASSERT_EQ(def.fields.size(), 1u);
+    EXPECT_EQ(def.fields[0].name, "answer");
+
+    // an entry whose length runs past the chunk: refused, not read past
+    std::string bytes = file.contents();
+    const auto at = bytes.find("fhk:fhk_ev\t4242\t");
+    ASSERT_NE(at, std::string::npos);
+    bytes.replace(at, std::string("fhk:fhk_ev\t4242\t").size(), "fhk:fhk_ev\t4242\t9");
+    file.write(bytes);
+    EXPECT_THROW(RecordFile::open(file.path()), Error);
 }
 
 TEST(RecordFile, WithoutEndIsTruncatedButReadable) {

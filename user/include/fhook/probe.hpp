@@ -49,6 +49,7 @@ struct KprobeDef {
     bool is_return = false;
     bool is_tracepoint = false; // t:SUBSYS:EVENT: fields from the event's format
     std::uint64_t tp_id = 0;
+    std::string tp_format;  // the event's format file as read (record files keep it)
     bool is_uprobe = false; // PATH:SYMBOL[+OFFS] | PATH:0xOFFSET
     std::string path;       // uprobes: the binary (absolute); offset is a file offset
     std::string group = "kprobes";
@@ -116,9 +117,18 @@ TriggerSpec parse_trigger(std::string_view text);
 
 // True for "t:SUBSYS:EVENT [if FILTER]".
 bool is_tracepoint_definition(std::string_view arg);
-// A tracepoint definition, its fields read from
-// TRACEFS/events/SUBSYS/EVENT/format and its id from .../id.  Runtime Error
+// A trace event's id and format file, as TRACEFS/events/SUBSYS/EVENT/{id,
+// format} hold them (or a record file kept them); nullopt: no such event.
+struct TraceEventFiles {
+    std::uint64_t id = 0;
+    std::string format;
+};
+using TraceEventSource = std::function<std::optional<TraceEventFiles>(const std::string& subsys,
+                                                                      const std::string& event)>;
+// A tracepoint definition, its id and fields from `files`.  Runtime Error
 // when the event does not exist; Usage Error for a malformed definition.
+KprobeDef parse_tracepoint(std::string_view text, const TraceEventSource& files);
+// The same, the event read from TRACEFS/events/SUBSYS/EVENT/{id,format}.
 KprobeDef parse_tracepoint(std::string_view text, const std::string& tracefs);
 // The fields of a trace event's format file (common_* left out).
 std::vector<ProbeField> parse_event_format(std::string_view format, std::uint32_t& fixed_size);

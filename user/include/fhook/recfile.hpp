@@ -54,6 +54,7 @@ enum class RecChunk : std::uint32_t {
     Ksyms = 4,   // kallsyms lines for the symbols of every address seen
     Stats = 5,   // RecStats, then per-CPU fhook_cpu_stats, per probe
     End = 6,     // empty; the last chunk of a complete file
+    Events = 7,  // "SUBSYS:EVENT<TAB>ID<TAB>LEN\n" + LEN bytes of its format file, each
 };
 
 // Stats payload: u32 nr_cpus, u32 nr_probes, then for the session and then
@@ -64,6 +65,14 @@ struct RecordedProbe {
     std::uint32_t id = 0;
     std::string description;
     Stats stats;
+};
+
+// A trace event the recording's tracepoint probes used, as the traced
+// machine described it: `report` decodes its records with this format.
+struct RecordedEvent {
+    std::string name; // SUBSYS:EVENT
+    std::uint64_t id = 0;
+    std::string format; // its tracefs format file
 };
 
 // Writes a record file with large sequential writes.  The records and the
@@ -77,6 +86,7 @@ public:
         std::string kernel_release;
         std::string command;
         std::vector<std::pair<std::uint32_t, std::string>> probes;
+        std::vector<RecordedEvent> events; // of the tracepoint probes
     };
     // Takes over `fd`; writes the header, Info and Probes chunks at once.
     RecordWriter(UniqueFd fd, std::string path, const Info& info,
@@ -175,6 +185,9 @@ public:
     const std::string& truncation() const noexcept { return truncation_; }
     // The kallsyms-format text of the Ksyms chunk ("" if none).
     std::string_view ksyms_text() const noexcept { return ksyms_; }
+    // The recorded format of trace event SUBSYS:EVENT, or nullptr (files
+    // written before the Events chunk existed).
+    const RecordedEvent* event(std::string_view name) const noexcept;
 
     // Calls `callback` for every record in file order.  Throws a Runtime
     // Error (file name, offset) at the first malformed record.
@@ -191,6 +204,7 @@ private:
     bool truncated_ = false;
     std::string truncation_;
     std::string_view ksyms_;
+    std::vector<RecordedEvent> events_;
     struct RecordsChunk {
         std::uint64_t file_off = 0; // of the payload
         std::basic_string_view<std::byte> payload;
