@@ -34,17 +34,19 @@ while [ $i -lt 12 ]; do
 	pids="$pids $!"
 	i=$((i + 1))
 done
-# settled: every fhook is alive holding its session, or exited refused
+# settled: every fhook is alive with its probe armed on vfs_read (the ops
+# count in enabled_functions), or exited refused
 settled() {
 	alive=0
 	for p in $pids; do
 		kill -0 $p 2> /dev/null && alive=$((alive + 1))
 	done
-	held=$(fhook status | sed -n 's/^sessions: //p')
+	held=$(sed -n 's/^vfs_read (\([0-9]*\)).*/\1/p' $T/enabled_functions)
+	held=${held:-0}
 	refused=$(grep -l 'out of kernel memory' $D/m*.err | wc -l)
 	[ "$held" = "$alive" ] && [ $((alive + refused)) -ge 12 ]
 }
-wait_for 120 settled || log "not settled after 120 s: $alive alive, $held sessions, $refused refused"
+wait_for 120 settled || log "not settled after 120 s: $alive alive, $held armed, $refused refused"
 sleep 2
 settled
 for f in $D/m*.err; do
