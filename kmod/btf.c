@@ -89,7 +89,7 @@ static void *fhook_btf_read(const char *path, size_t *size)
 		buf = ERR_PTR(-ENODATA);
 		goto out_close;
 	}
-	buf = vmalloc(len);
+	buf = __vmalloc(len, GFP_KERNEL_ACCOUNT);
 	if (!buf) {
 		buf = ERR_PTR(-ENOMEM);
 		goto out_close;

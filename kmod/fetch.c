@@ -34,7 +34,8 @@ static struct fhook_scratch __percpu *fhook_scratch;
 /*
  * uprobe handlers may sleep: they fetch with page faults allowed (as
  * trace_uprobe does) into a buffer of the CPU they started on, held by
- * its mutex across a migration, and write the record with preemption off.
+ * its mutex across a migration (or their own when it is taken), and write
+ * the record with preemption off.
  */
 struct fhook_ubuf {
 	struct mutex lock;
@@ -90,19 +91,31 @@ void fhook_fetch_exit(void)
 	free_percpu(fhook_scratch);
 }
 
-/* A sleepable uprobe handler's record buffer; may sleep. */
+/*
+ * A sleepable uprobe handler's record buffer, into *@rec: this CPU's when
+ * it is free (returned, locked), else one of its own (NULL returned).  A
+ * task never waits for another's fetch: that one may sleep in a page fault
+ * that only the waiter could serve (a probed FUSE daemon).  *@rec NULL: no
+ * memory, the hit counts as missed.
+ */
 struct fhook_ubuf *fhook_ubuf_get(struct fhook_rec_probe **rec)
 {
 	struct fhook_ubuf *u = per_cpu_ptr(fhook_ubufs, raw_smp_processor_id());
 
-	mutex_lock(&u->lock);
-	*rec = (struct fhook_rec_probe *)u->buf;
-	return u;
+	if (mutex_trylock(&u->lock)) {
+		*rec = (struct fhook_rec_probe *)u->buf;
+		return u;
+	}
+	*rec = kmalloc(FHOOK_SCRATCH_SIZE, GFP_KERNEL | __GFP_NOWARN);
+	return NULL;
 }
 
-void fhook_ubuf_put(struct fhook_ubuf *u)
+void fhook_ubuf_put(struct fhook_ubuf *u, struct fhook_rec_probe *rec)
 {
-	mutex_unlock(&u->lock);
+	if (u)
+		mutex_unlock(&u->lock);
+	else
+		kfree(rec);
 }
 
 /*

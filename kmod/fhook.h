@@ -138,7 +138,11 @@ struct fhook_probe_kind {
 	 */
 	bool disarm_unregisters;
 	/* hooks, direct probes (modwatch.c): does it touch @mod; unregister */
-	bool (*in_module)(struct fhook_probe *p, struct module *mod);
+	/*
+	 * @globs: its glob filters count too (@mod may be in the ops' hash);
+	 * its addresses always do
+	 */
+	bool (*in_module)(struct fhook_probe *p, struct module *mod, bool globs);
 	void (*unhook)(struct fhook_probe *p);
 };
 
@@ -190,7 +194,6 @@ struct fhook_probe {
 			bool tp_hotplug;	/* an instance of the CPU callbacks */
 			struct hlist_node tp_cpu_node;
 			struct work_struct tp_work;	/* counters for new CPUs */
-			struct list_head tp_dead;	/* events of offlined CPUs */
 		};
 	};
 };
@@ -354,7 +357,7 @@ struct fhook_rec_probe *fhook_scratch_get(void);
 void fhook_scratch_put(void);
 struct fhook_ubuf;
 struct fhook_ubuf *fhook_ubuf_get(struct fhook_rec_probe **rec);
-void fhook_ubuf_put(struct fhook_ubuf *u);
+void fhook_ubuf_put(struct fhook_ubuf *u, struct fhook_rec_probe *rec);
 
 /* trigger.c */
 #define FHOOK_TRIGGERED_STACK	1U

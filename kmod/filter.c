@@ -225,8 +225,9 @@ notrace bool fhook_pred_run(const struct fhook_pred *pred, const u8 *data, u32 l
 			memcpy(&loc, data + p->dst, sizeof(loc));
 			l = FHOOK_LOC_LEN(loc);
 			off = FHOOK_LOC_OFF(loc);
-			s = l && off + l <= len && !data[off + l - 1] ? (const char *)data + off
-								     : NULL;
+			/* a cut string is not known whole: equal to nothing, as a fault */
+			s = l && !(loc & FHOOK_LOC_CUT) && off + l <= len && !data[off + l - 1] ?
+			    (const char *)data + off : NULL;
 			r = fhook_cmp_str(p->arg, s, (const char *)(p + 1));
 			p += fhook_pred_str_insns(p->imm);
 			break;

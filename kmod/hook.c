@@ -531,7 +531,7 @@ static void fhook_hook_disarm(struct fhook_probe *p)
 }
 
 /* The hooked function or the redirect target is in @mod. */
-static bool fhook_hook_in_module(struct fhook_probe *p, struct module *mod)
+static bool fhook_hook_in_module(struct fhook_probe *p, struct module *mod, bool globs)
 {
 	struct fhook_hook_k *h = p->hook;
 

@@ -30,7 +30,8 @@ static DEFINE_MUTEX(fhook_watch_lock);	/* the lists, arming and unhooking */
 static u64 fhook_unloads;
 /*
  * Loads seen, and the modules loaded since fhook was: a module loaded
- * after a probe was added cannot be in its filter, whatever its symbols.
+ * after a probe was added cannot be in its glob filters' hash, whatever
+ * its symbols (its explicit addresses are always checked).
  */
 static u64 fhook_loads;
 static LIST_HEAD(fhook_loaded);
@@ -142,12 +143,21 @@ static int fhook_module_notify(struct notifier_block *nb, unsigned long action, 
 		return NOTIFY_DONE;
 	mutex_lock(&fhook_watch_lock);
 	gen = fhook_module_gen(mod, action == MODULE_STATE_COMING);
-	if (action == MODULE_STATE_COMING)
+	if (action == MODULE_STATE_COMING) {
+		/*
+		 * ftrace knew the module's functions before this notifier: a
+		 * probe added meanwhile may have its glob matches; it counts
+		 * as added after the load
+		 */
+		list_for_each_entry(p, &fhook_watched, watch_node)
+			if (p->watch_loads == fhook_loads - 1 && p->kind->in_module(p, mod, true))
+				p->watch_loads = fhook_loads;
 		goto out;
+	}
 	fhook_unloads++;
 	list_for_each_entry(p, &fhook_watched, watch_node) {
-		/* loaded after the probe was added: not in its filter */
-		if (p->gone || gen > p->watch_loads || !p->kind->in_module(p, mod))
+		/* loaded after the probe was added: not in its glob filters */
+		if (p->gone || !p->kind->in_module(p, mod, gen <= p->watch_loads))
 			continue;
 		p->gone = true;
 		p->kind->unhook(p);

@@ -218,15 +218,16 @@ static void fhook_direct_disarm(struct fhook_probe *p)
 		fhook_direct_fold(p);
 }
 
-/* Does the probe hook a function of @mod (its ips, or globs matching)? */
-static bool fhook_direct_in_module(struct fhook_probe *p, struct module *mod)
+/* Does the probe hook a function of @mod (its ips, or @globs matching)? */
+static bool fhook_direct_in_module(struct fhook_probe *p, struct module *mod, bool globs)
 {
 	u32 i;
 
 	for (i = 0; i < p->nr_ips; i++)
 		if (within_module(p->ips[i], mod))
 			return true;
-	return p->filter_text && fhook_module_matches(mod, p->filter_text, p->exclude_text);
+	return globs && p->filter_text &&
+	       fhook_module_matches(mod, p->filter_text, p->exclude_text);
 }
 
 static void fhook_direct_release(struct fhook_probe *p)

@@ -157,6 +157,12 @@ notrace void fhook_probe_emit_user(struct fhook_probe *p, u16 type, struct pt_re
 	if (!wanted)
 		return;
 	u = fhook_ubuf_get(&rec);
+	if (unlikely(!rec)) {
+		preempt_disable_notrace();
+		fhook_count(&fhook_counters(p->session, smp_processor_id(), p->id)->missed);
+		preempt_enable_notrace();
+		return;
+	}
 	fhook_probe_ctx_init(&ctx, regs, rec->data, true);
 	ctx.may_fault = true;
 	memset(ctx.data, 0, prog->data_size);
@@ -165,7 +171,7 @@ notrace void fhook_probe_emit_user(struct fhook_probe *p, u16 type, struct pt_re
 	preempt_disable_notrace();
 	fhook_probe_record(p, type, regs, ip, ret_ip, &ctx, pc, irqs_off);
 	preempt_enable_notrace();
-	fhook_ubuf_put(u);
+	fhook_ubuf_put(u, rec);
 }
 
 static notrace int fhook_kprobe_handler(struct kprobe *kp, struct pt_regs *regs)

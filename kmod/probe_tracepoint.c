@@ -10,8 +10,7 @@
  * a CPU hotplug callback (an instance per armed probe) queues a work item
  * that makes the missing counters, outside the hotplug lock (perf takes
  * event_mutex, which ranks above it).  perf turns off the counters of a
- * CPU that goes offline; the work item sets those aside, to be freed at
- * STOP with the others.
+ * CPU that goes offline; the work item frees those and makes new ones.
  */
 #include "fhook.h"
 
@@ -23,12 +22,6 @@
 
 static int fhook_tp_cpuhp = -1;		/* the dynamic hotplug state */
 static void fhook_tp_work(struct work_struct *work);
-
-/* An offlined CPU's counter, set aside until STOP. */
-struct fhook_tp_dead {
-	struct list_head node;
-	struct perf_event *event;
-};
 
 static notrace void fhook_tp_handler(struct perf_event *event, struct perf_sample_data *data,
 				     struct pt_regs *regs)
@@ -88,7 +81,6 @@ static int fhook_tp_init(struct fhook_probe *p, const struct fhook_probe_add *ar
 		return -EINVAL;
 	p->tp_id = arg->addr;
 	p->tp_size = arg->data_size;
-	INIT_LIST_HEAD(&p->tp_dead);
 	INIT_WORK(&p->tp_work, fhook_tp_work);
 	p->pred = fhook_pred_load(arg, arg->data_size, err_index);
 	if (IS_ERR(p->pred)) {
@@ -103,7 +95,6 @@ static int fhook_tp_init(struct fhook_probe *p, const struct fhook_probe_add *ar
 
 static void fhook_tp_disarm(struct fhook_probe *p)
 {
-	struct fhook_tp_dead *d, *tmp;
 	int cpu;
 
 	if (!p->tp_events)
@@ -121,14 +112,13 @@ static void fhook_tp_disarm(struct fhook_probe *p)
 			p->tp_events[cpu] = NULL;
 		}
 	}
-	list_for_each_entry_safe(d, tmp, &p->tp_dead, node) {
-		perf_event_release_kernel(d->event);
-		list_del(&d->node);
-		kfree(d);
-	}
 }
 
-/* The counter of @p on @cpu, made if missing or left by an offlined CPU. */
+/*
+ * The counter of @p on @cpu, made if missing or left by an offlined CPU.
+ * From START or the work item: no lock held (freeing a counter may drop
+ * the tracepoint's last perf user, which takes the hotplug lock).
+ */
 static int fhook_tp_cpu_counter(struct fhook_probe *p, unsigned int cpu)
 {
 	struct perf_event_attr attr = {
@@ -139,18 +129,13 @@ static int fhook_tp_cpu_counter(struct fhook_probe *p, unsigned int cpu)
 		.sample_type = PERF_SAMPLE_RAW,
 	};
 	struct perf_event *e = p->tp_events[cpu];
-	struct fhook_tp_dead *d;
 
 	/* perf turns a CPU's counters off when it goes offline */
 	if (e && READ_ONCE(e->state) > PERF_EVENT_STATE_OFF)
 		return 0;
 	if (e) {
-		d = kmalloc(sizeof(*d), GFP_KERNEL);
-		if (!d)
-			return -ENOMEM;
-		d->event = e;
-		list_add(&d->node, &p->tp_dead);
 		p->tp_events[cpu] = NULL;
+		perf_event_release_kernel(e);
 	}
 	e = perf_event_create_kernel_counter(&attr, cpu, NULL, fhook_tp_handler, p);
 	if (IS_ERR(e))

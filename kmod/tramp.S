@@ -209,13 +209,16 @@ SYM_FUNC_END(fhook_lat_common)
  * Continue at %r11 with our caller's return address on the stack: a
  * return, not an indirect jump, so the body (which has no ENDBR after
  * its fentry call) is reachable under IBT.  One call, two returns (this
- * one, then the body's): the return into the body is accounted as a call
- * of its own, so that call depth tracking (retbleed=stuff) stays balanced.
+ * one, then the body's): the return stack buffer mispredicts both, but
+ * call depth tracking (retbleed=stuff) counts executed calls and returns,
+ * as the RSB does: the kernel accounts the call into this function (its
+ * call thunk), each RET uncounts one, and the counter stays equal to the
+ * RSB's depth.  Accounting the return into the body as a call of its own
+ * would leave the counter one deeper than the RSB at every traced call.
  */
 SYM_FUNC_START(fhook_around_jump)
 	pushq	%r11
 	UNWIND_HINT_FUNC
-	CALL_DEPTH_ACCOUNT
 	RET
 SYM_FUNC_END(fhook_around_jump)
 

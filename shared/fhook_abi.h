@@ -23,7 +23,8 @@
 #include <linux/ioctl.h>
 
 #define FHOOK_DEVICE_PATH	"/dev/fhook"
-#define FHOOK_ABI_VERSION	1
+/* 2: a string's data_loc may carry FHOOK_LOC_CUT */
+#define FHOOK_ABI_VERSION	2
 
 /* Feature bits reported by FHOOK_IOC_HANDSHAKE. */
 #define FHOOK_FEAT_FUNC		(1ULL << 0)	/* ftrace_ops function probes */

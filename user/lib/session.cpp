@@ -14,6 +14,19 @@ namespace fhook {
 
 namespace {
 
+// FHOOK_IOC_PROBE_ADD, again while a module unload during it made the
+// module refuse it (EAGAIN: the addresses it looked up may be stale).
+int probe_add(int fd, fhook_probe_add& arg) {
+    int ret = -1;
+    for (int tries = 0; tries < 5; tries++) {
+        ret = xioctl(fd, FHOOK_IOC_PROBE_ADD, &arg);
+        if (ret == 0 || errno != EAGAIN) {
+            break;
+        }
+    }
+    return ret;
+}
+
 template <typename T>
 void zero_init(T& arg) {
     std::memset(&arg, 0, sizeof(arg));
@@ -202,7 +215,7 @@ std::uint32_t Session::add_function_probe(const std::vector<std::string>& filter
         arg.pred_len = static_cast<std::uint32_t>(pred.size());
     }
     arg.err_index = -1;
-    if (xioctl(fd(), FHOOK_IOC_PROBE_ADD, &arg) < 0) {
+    if (probe_add(fd(), arg) < 0) {
         int err = errno;
         if (err == ENOENT && arg.err_index >= 0) {
             auto idx = static_cast<std::size_t>(arg.err_index);
@@ -325,7 +338,7 @@ KprobeHandle Session::add_kprobe(const KprobeDef& def, bool count) {
         arg.pred_len = static_cast<std::uint32_t>(def.pred.size());
     }
     arg.err_index = -1;
-    if (xioctl(fd(), FHOOK_IOC_PROBE_ADD, &arg) < 0) {
+    if (probe_add(fd(), arg) < 0) {
         const int err = errno;
         std::string where;
         if (def.is_uprobe) {
@@ -413,7 +426,7 @@ std::uint32_t Session::add_hook(const KprobeDef& def, std::uint64_t addr, const 
         arg.pred_len = static_cast<std::uint32_t>(def.pred.size());
     }
     arg.err_index = -1;
-    if (xioctl(fd(), FHOOK_IOC_PROBE_ADD, &arg) < 0) {
+    if (probe_add(fd(), arg) < 0) {
         const int err = errno;
         const std::string what = "hook on " + name + ": ";
         switch (err) {
