@@ -56,7 +56,7 @@ pkgs=(build-essential cmake ninja-build pkg-config
       "linux-headers-$rel61" "linux-headers-$rel612")
 # the debug kernel (KASAN/lockdep/kmemleak) is built from Debian's source
 if [ "${FHOOK_NO_DEBUG_KERNEL:-0}" != 1 ]; then
-	pkgs+=(flex bison bc libelf-dev libssl-dev dwarves)
+	pkgs+=(flex bison bc libelf-dev libssl-dev openssl dwarves)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
