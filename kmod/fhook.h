@@ -118,6 +118,20 @@ struct fhook_fetch_ctx {
 	bool may_fault;		/* uprobe: user memory read with page faults */
 };
 
+/* A fresh run of a fetch program on @regs into @data (@limit bytes). */
+static __always_inline void fhook_fetch_ctx_init(struct fhook_fetch_ctx *ctx,
+						 struct pt_regs *regs, u8 *data, u32 limit,
+						 bool user)
+{
+	ctx->regs = regs;
+	ctx->user = user;
+	ctx->may_fault = false;
+	ctx->data = data;
+	ctx->limit = limit;
+	ctx->faults = 0;
+	ctx->field = 0;
+}
+
 struct fhook_probe;
 
 /*

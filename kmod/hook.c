@@ -109,13 +109,7 @@ static notrace bool fhook_hook_select(struct fhook_probe *p, struct pt_regs *reg
 {
 	const struct fhook_prog *prog = p->prog;
 
-	ctx->regs = regs;
-	ctx->user = false;
-	ctx->may_fault = false;
-	ctx->data = data;
-	ctx->limit = limit;
-	ctx->faults = 0;
-	ctx->field = 0;
+	fhook_fetch_ctx_init(ctx, regs, data, limit, false);
 	memset(data, 0, prog->data_size);
 	ctx->dyn = prog->data_size;
 	fhook_prog_run(prog, 0, prog->len, ctx);

@@ -84,18 +84,6 @@ static notrace bool fhook_probe_wanted(struct fhook_probe *p)
 	return false;
 }
 
-static notrace void fhook_probe_ctx_init(struct fhook_fetch_ctx *ctx, struct pt_regs *regs,
-					 u8 *data, bool user)
-{
-	ctx->regs = regs;
-	ctx->user = user;
-	ctx->may_fault = false;
-	ctx->data = data;
-	ctx->limit = FHOOK_MAX_PROBE_DATA;
-	ctx->faults = 0;
-	ctx->field = 0;
-}
-
 /*
  * Record a hit of a kprobe or kretprobe: filters, fetch program (no page
  * faults), predicate, one record.  Preemption must be off.
@@ -117,7 +105,7 @@ notrace void fhook_probe_emit(struct fhook_probe *p, u16 type, struct pt_regs *r
 		fhook_count(&fhook_counters(p->session, smp_processor_id(), p->id)->missed);
 		return;
 	}
-	fhook_probe_ctx_init(&ctx, regs, scratch->data, false);
+	fhook_fetch_ctx_init(&ctx, regs, scratch->data, FHOOK_MAX_PROBE_DATA, false);
 	if (entry) {
 		memcpy(ctx.data, entry->data, entry->dyn);
 		ctx.dyn = entry->dyn;
@@ -163,7 +151,7 @@ notrace void fhook_probe_emit_user(struct fhook_probe *p, u16 type, struct pt_re
 		preempt_enable_notrace();
 		return;
 	}
-	fhook_probe_ctx_init(&ctx, regs, rec->data, true);
+	fhook_fetch_ctx_init(&ctx, regs, rec->data, FHOOK_MAX_PROBE_DATA, true);
 	ctx.may_fault = true;
 	memset(ctx.data, 0, prog->data_size);
 	ctx.dyn = prog->data_size;
@@ -203,14 +191,8 @@ static notrace int fhook_kret_entry_handler(struct kretprobe_instance *ri, struc
 		return 1;
 	}
 	memset(e->data, 0, prog->data_size);
-	ctx.regs = regs;
-	ctx.user = false;
-	ctx.may_fault = false;
-	ctx.data = e->data;
+	fhook_fetch_ctx_init(&ctx, regs, e->data, p->rp.data_size - sizeof(*e), false);
 	ctx.dyn = prog->data_size;
-	ctx.limit = p->rp.data_size - sizeof(*e);
-	ctx.faults = 0;
-	ctx.field = 0;
 	fhook_prog_run(prog, 0, prog->entry_len, &ctx);
 	e->faults = ctx.faults;
 	e->dyn = ctx.dyn;

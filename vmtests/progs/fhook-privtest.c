@@ -292,24 +292,6 @@ static __attribute__((noinline, used)) int uprobe_target(int x)
 	return 3 * x + 1;
 }
 
-/* A text symbol's address in /proc/kallsyms, modules' symbols included. */
-static uint64_t ksym(const char *name)
-{
-	char line[512], sym[256], type;
-	unsigned long long addr;
-	FILE *f = fopen("/proc/kallsyms", "r");
-	uint64_t found = 0;
-
-	if (!f)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 &&
-		    (type == 'T' || type == 't') && !strcmp(sym, name))
-			found = addr;
-	fclose(f);
-	return found;
-}
-
 /* The file offset of @addr in this program's mapping, or -1. */
 static uint64_t exe_offset(uintptr_t addr)
 {
@@ -1123,7 +1105,7 @@ int main(void)
 
 	/* 10-12: the per-ioctl policy */
 	ip_write = kallsyms("vfs_write");
-	ip_testmod = ksym("fhook_testmod_ret");
+	ip_testmod = kallsyms_in("fhook_testmod_ret", 1);
 	if (!ip_write)
 		fatal("no vfs_write in /proc/kallsyms");
 	tp_switch = read_u32("/sys/kernel/tracing/events/sched/sched_switch/id");
