@@ -195,7 +195,10 @@ struct fhook_probe {
 	union {
 		struct ftrace_ops ops;	/* FHOOK_PROBE_FUNC, _DIRECT, _HOOK */
 		struct kprobe kp;	/* FHOOK_PROBE_KPROBE */
-		struct kretprobe rp;	/* FHOOK_PROBE_KRETPROBE */
+		struct {		/* FHOOK_PROBE_KRETPROBE */
+			struct kretprobe rp;
+			u64 rp_pages;	/* fhook_mem_reserve()d for its instances */
+		};
 		struct {		/* FHOOK_PROBE_UPROBE, _URETPROBE */
 			struct uprobe_consumer uc;
 			struct path upath;
@@ -226,6 +229,7 @@ struct fhook_session {
 
 	/* counters, mmap'd read-only (struct fhook_stats_area) */
 	struct fhook_stats_area *stats;
+	struct page **stats_pages;
 	struct fhook_probe_counters *counters;	/* [nr_cpu_ids][MAX_PROBES] */
 
 	/* rings, set up once by FHOOK_IOC_RING_SETUP */
@@ -292,8 +296,11 @@ int fhook_rings_freeze(struct fhook_session *s);
 long fhook_bench_run(struct fhook_session *s, struct fhook_bench *b);
 
 /* stats.c */
+int fhook_mem_reserve(u64 pages);
+void fhook_mem_unreserve(u64 pages);
 int fhook_stats_alloc(struct fhook_session *s);
 void fhook_stats_free(struct fhook_session *s);
+void fhook_stats_elsewhere(struct fhook_session *s, u32 id, bool elsewhere);
 int fhook_stats_mmap(struct fhook_session *s, struct vm_area_struct *vma);
 void fhook_stats_sum(struct fhook_session *s, int cpu, u32 id, struct fhook_cpu_stats *sum);
 

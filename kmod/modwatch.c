@@ -187,7 +187,31 @@ void fhook_modwatch_exit(void)
 		kfree(m);
 }
 
-/* Does a function of @mod match @filter's globs and none of @exclude's? */
+/*
+ * Has ftrace a call site in [@start, @end) of @mod, i.e. can the function
+ * there be in an ops' hash?  The module's __mcount_loc list, which stays
+ * with its core text until it is freed; scanned whole (no assumption that
+ * ftrace sorted it).
+ */
+static bool fhook_module_traceable(struct module *mod, unsigned long start, unsigned long end)
+{
+#ifdef CONFIG_FTRACE_MCOUNT_RECORD
+	unsigned int i;
+
+	for (i = 0; i < mod->num_ftrace_callsites; i++)
+		if (mod->ftrace_callsites[i] >= start && mod->ftrace_callsites[i] < end)
+			return true;
+	return false;
+#else
+	return true;
+#endif
+}
+
+/*
+ * Can a function of @mod be in the hash of an ops filtered by @filter's
+ * globs and none of @exclude's?  Only those ftrace can trace: a notrace
+ * function whose name matches was never in it.
+ */
 bool fhook_module_matches(struct module *mod, const char *filter, const char *exclude)
 {
 	struct mod_kallsyms *ks;
@@ -197,12 +221,17 @@ bool fhook_module_matches(struct module *mod, const char *filter, const char *ex
 	rcu_read_lock();
 	ks = rcu_dereference(mod->kallsyms);
 	for (i = 0; ks && i < ks->num_symtab && !found; i++) {
-		const char *name = ks->strtab + ks->symtab[i].st_name;
+		const Elf_Sym *sym = &ks->symtab[i];
+		const char *name = ks->strtab + sym->st_name;
 		char type = ks->typetab[i];
 
 		if (type != 't' && type != 'T')
 			continue;
-		found = fhook_globs_match(filter, name) && !fhook_globs_match(exclude, name);
+		if (!fhook_globs_match(filter, name) || fhook_globs_match(exclude, name))
+			continue;
+		/* a symbol without a size: its first bytes (endbr64, the call) */
+		found = fhook_module_traceable(mod, sym->st_value,
+					       sym->st_value + max_t(unsigned long, sym->st_size, 16));
 	}
 	rcu_read_unlock();
 	return found;

@@ -10,7 +10,8 @@
  * that nothing filters (no predicate, no pid/cpu filter, not even the
  * controller's own tgid, no trigger that can pause it) gets the fast path
  * instead: three instructions in assembly incrementing a per-CPU counter,
- * which STATS adds live and disarm folds into the session's counters.
+ * which STATS adds live and disarm folds into the session's counters (the
+ * stats area's hits_elsewhere bit says so meanwhile).
  * FHOOK_IOC_DIRECT_MODIFY switches between them with
  * modify_ftrace_direct().  A latency probe (FHOOK_PROBE_F_LATENCY) takes
  * the slot's latency trampoline instead, which times the body (latency.c).
@@ -177,6 +178,8 @@ static int fhook_direct_arm_watched(struct fhook_probe *p)
 	} else {
 		p->fast = fhook_direct_fast_ok(p, p->count_only);
 	}
+	if (p->fast || p->lat)
+		fhook_stats_elsewhere(p->session, p->id, true);
 	ret = fhook_direct_register(&p->ops, fhook_direct_tramp(p, p->count_only));
 	if (ret)
 		return ret;
@@ -214,8 +217,10 @@ static void fhook_direct_unhook(struct fhook_probe *p)
 static void fhook_direct_disarm(struct fhook_probe *p)
 {
 	fhook_modwatch_unhook(p, fhook_direct_unhook);
-	if (!p->registered)
+	if (!p->registered && !p->lat) {
 		fhook_direct_fold(p);
+		fhook_stats_elsewhere(p->session, p->id, false);
+	}
 }
 
 /* Does the probe hook a function of @mod (its ips, or @globs matching)? */
@@ -268,6 +273,8 @@ static int fhook_direct_modify_watched(struct fhook_probe *p, bool count)
 	 * per-CPU counter (read live, folded at disarm).
 	 */
 	p->fast = fhook_direct_fast_ok(p, count);
+	if (p->fast)
+		fhook_stats_elsewhere(p->session, p->id, true);
 	ret = fhook_direct_modify(&p->ops, fhook_direct_tramp(p, count));
 	if (ret) {
 		p->fast = was_fast;

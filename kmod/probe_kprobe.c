@@ -126,7 +126,7 @@ notrace void fhook_probe_emit(struct fhook_probe *p, u16 type, struct pt_regs *r
  * preemptible: the fetch program reads user memory with page faults
  * allowed (strings and stack pages not touched yet are read, as
  * trace_uprobe reads them), then the record is written with preemption
- * off.
+ * off, on the CPU whose filter admitted the hit (migration disabled).
  */
 notrace void fhook_probe_emit_user(struct fhook_probe *p, u16 type, struct pt_regs *regs,
 				   unsigned long ip, unsigned long ret_ip)
@@ -139,17 +139,22 @@ notrace void fhook_probe_emit_user(struct fhook_probe *p, u16 type, struct pt_re
 	struct fhook_ubuf *u;
 	bool wanted;
 
+	/*
+	 * The fetch may sleep, but the task stays on this CPU: the record
+	 * goes to the ring of the CPU whose filter let the hit in
+	 */
+	migrate_disable();
 	preempt_disable_notrace();
 	wanted = fhook_probe_wanted(p);
 	preempt_enable_notrace();
 	if (!wanted)
-		return;
+		goto out;
 	u = fhook_ubuf_get(&rec);
 	if (unlikely(!rec)) {
 		preempt_disable_notrace();
 		fhook_count(&fhook_counters(p->session, smp_processor_id(), p->id)->missed);
 		preempt_enable_notrace();
-		return;
+		goto out;
 	}
 	fhook_fetch_ctx_init(&ctx, regs, rec->data, FHOOK_MAX_PROBE_DATA, true);
 	ctx.may_fault = true;
@@ -160,6 +165,8 @@ notrace void fhook_probe_emit_user(struct fhook_probe *p, u16 type, struct pt_re
 	fhook_probe_record(p, type, regs, ip, ret_ip, &ctx, pc, irqs_off);
 	preempt_enable_notrace();
 	fhook_ubuf_put(u, rec);
+out:
+	migrate_enable();
 }
 
 static notrace int fhook_kprobe_handler(struct kprobe *kp, struct pt_regs *regs)
@@ -283,7 +290,20 @@ static int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add
 		}
 		p->rp.handler = fhook_kret_handler;
 		p->rp.data_size = entry_data;
-		p->rp.maxactive = arg->maxactive;
+		/* register_kretprobe()'s default, made explicit to be counted */
+		p->rp.maxactive = arg->maxactive ?: max_t(unsigned int, 10, 2 * num_possible_cpus());
+		/*
+		 * The kernel allocates the instances (not charged to the
+		 * caller's memory cgroup): they count in fhook's budget
+		 */
+		p->rp_pages = DIV_ROUND_UP((u64)p->rp.maxactive *
+					   kmalloc_size_roundup(sizeof(struct kretprobe_instance) +
+								entry_data), PAGE_SIZE);
+		ret = fhook_mem_reserve(p->rp_pages);
+		if (ret) {
+			p->rp_pages = 0;
+			return ret;
+		}
 		ret = register_kretprobe(&p->rp);
 	} else {
 		kp->pre_handler = fhook_kprobe_handler;
@@ -369,6 +389,8 @@ static void fhook_kprobe_release(struct fhook_probe *p)
 			unregister_kprobe(&p->kp);
 		p->registered = false;
 	}
+	if (p->type == FHOOK_PROBE_KRETPROBE)
+		fhook_mem_unreserve(p->rp_pages);
 	kfree(p->symbol);
 	fhook_triggers_free(p);
 	kfree(p->pred);

@@ -165,11 +165,36 @@ static void fhook_ring_array_free(struct fhook_ring **rings)
 	kfree(rings);
 }
 
-/* Rings may take at most this fraction (1/N) of the available memory. */
-#define FHOOK_RING_MEM_DIV	2
+/*
+ * What fhook allocates for its sessions (ring pages, kretprobe instances)
+ * may take at most this fraction (1/N) of the memory, module-wide.
+ */
+#define FHOOK_MEM_DIV	2
 
-/* ring pages of every session: at most totalram / FHOOK_RING_MEM_DIV */
-static atomic_long_t fhook_ring_pages = ATOMIC_LONG_INIT(0);
+static atomic_long_t fhook_mem_pages = ATOMIC_LONG_INIT(0);
+
+/*
+ * Reserve @pages of the module-wide budget: -ENOMEM if the machine cannot
+ * afford them now (half of what is available) or if fhook's sessions would
+ * hold more than half of the memory between them.
+ */
+int fhook_mem_reserve(u64 pages)
+{
+	long avail = si_mem_available();
+
+	if (avail < 0 || pages > (u64)avail / FHOOK_MEM_DIV)
+		return -ENOMEM;
+	if (atomic_long_add_return(pages, &fhook_mem_pages) > totalram_pages() / FHOOK_MEM_DIV) {
+		atomic_long_sub(pages, &fhook_mem_pages);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void fhook_mem_unreserve(u64 pages)
+{
+	atomic_long_sub(pages, &fhook_mem_pages);
+}
 
 static u64 fhook_rings_pages(u64 size)
 {
@@ -180,24 +205,16 @@ int fhook_rings_alloc(struct fhook_session *s, const struct fhook_ring_setup *rs
 {
 	u64 size = rs->buf_size;
 	u64 pages = fhook_rings_pages(size);
-	long avail = si_mem_available();
 	struct fhook_ring **rings;
 	int cpu;
 
 	/*
 	 * A request the machine cannot afford is refused up front with
-	 * ENOMEM ("use a smaller --buffer-size"), not satisfied by reclaiming
-	 * everything else; so are sessions that would hold more than half
-	 * of the memory between them.  The pages are charged to the caller's
-	 * memory cgroup.
+	 * ENOMEM, not satisfied by reclaiming everything else.  The pages
+	 * are charged to the caller's memory cgroup.
 	 */
-	if (avail < 0 || pages > (u64)avail / FHOOK_RING_MEM_DIV)
+	if (fhook_mem_reserve(pages))
 		return -ENOMEM;
-	if (atomic_long_add_return(pages, &fhook_ring_pages) >
-	    totalram_pages() / FHOOK_RING_MEM_DIV) {
-		atomic_long_sub(pages, &fhook_ring_pages);
-		return -ENOMEM;
-	}
 
 	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL_ACCOUNT);
 	if (!rings)
@@ -217,7 +234,7 @@ int fhook_rings_alloc(struct fhook_session *s, const struct fhook_ring_setup *rs
 	return 0;
 
 err_unaccount:
-	atomic_long_sub(pages, &fhook_ring_pages);
+	fhook_mem_unreserve(pages);
 	return -ENOMEM;
 }
 
@@ -228,7 +245,7 @@ void fhook_rings_free(struct fhook_session *s)
 		return;
 	fhook_ring_array_free(s->rings);
 	s->rings = NULL;
-	atomic_long_sub(fhook_rings_pages(s->buf_size), &fhook_ring_pages);
+	fhook_mem_unreserve(fhook_rings_pages(s->buf_size));
 }
 
 /* meta fields producers update with local ops (one CPU, NMI-safe) */

@@ -443,7 +443,17 @@ struct fhook_stats_area {
 	 * FHOOK_IOC_SNAPSHOT freeze, which waits for writers) and resumes.
 	 */
 	__u64 snapshots;
-	__u64 reserved[3];
+	/*
+	 * Probes whose hits are counted outside this area for now, bit
+	 * (id - 1): a direct probe on the fast counting trampoline (hits
+	 * in a per-CPU counter until disarm folds them in here) or a latency
+	 * probe (calls timed, FHOOK_IOC_LATENCY).  FHOOK_IOC_STATS includes
+	 * them.  Set before such a probe is armed; cleared (release) after
+	 * the fold, so a reader that sees the bit clear (acquire) sees the
+	 * folded hits.
+	 */
+	__u64 hits_elsewhere;
+	__u64 reserved[2];
 	/*
 	 * At entries_offset: struct fhook_probe_counters
 	 * [nr_cpus][max_probes], probe id p at index p - 1.

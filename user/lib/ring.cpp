@@ -110,6 +110,13 @@ std::uint64_t StatsView::snapshots() const noexcept {
     return area_ ? load_acquire(area_->snapshots) : 0;
 }
 
+bool StatsView::hits_elsewhere(std::uint32_t id) const noexcept {
+    if (area_ == nullptr || id == 0 || id > FHOOK_MAX_PROBES) {
+        return false;
+    }
+    return (load_acquire(area_->hits_elsewhere) >> (id - 1)) & 1;
+}
+
 fhook_probe_counters StatsView::at(std::uint32_t cpu, std::uint32_t id) const noexcept {
     fhook_probe_counters out{};
     if (area_ == nullptr || cpu >= area_->nr_cpus || id == 0 || id > area_->max_probes) {

@@ -120,6 +120,7 @@ public:
         return base[cpu * FHOOK_MAX_PROBES + id - 1];
     }
     StatsView view() { return StatsView(area()); }
+    void set_hits_elsewhere(std::uint64_t mask) { area()->hits_elsewhere = mask; }
 
 private:
     fhook_stats_area* area() { return reinterpret_cast<fhook_stats_area*>(storage_.data()); }

@@ -328,6 +328,19 @@ TEST(RingMerger, ReportsTheRemainderPerProbeFromTheStatsArea) {
     EXPECT_EQ(merger.report_unreported_lost(collect), 0u);
 }
 
+TEST(StatsView, HitsElsewhere) {
+    test::FakeStats stats(1);
+    EXPECT_FALSE(stats.view().hits_elsewhere(1));
+    stats.set_hits_elsewhere((1ULL << 0) | (1ULL << 63));
+    const StatsView view = stats.view();
+    EXPECT_TRUE(view.hits_elsewhere(1));
+    EXPECT_FALSE(view.hits_elsewhere(2));
+    EXPECT_TRUE(view.hits_elsewhere(FHOOK_MAX_PROBES));
+    EXPECT_FALSE(view.hits_elsewhere(0));
+    EXPECT_FALSE(view.hits_elsewhere(FHOOK_MAX_PROBES + 1));
+    EXPECT_FALSE(StatsView().hits_elsewhere(1));
+}
+
 TEST(RingMerger, AcknowledgesSequenceNumbers) {
     FakeRing cpu0(0, 4096);
     auto a = func_rec(10, 0);

@@ -8,7 +8,9 @@
  * Every call must be counted exactly once, by one trampoline or the other:
  * hits == the calls the child made (ROUNDS x CALLS, or more until three
  * switches happened), records were written, and some hits were only
- * counted.  Then the same for unregistering under load: STOP while the
+ * counted; the stats area's hits_elsewhere bit is set while the fast
+ * counting trampoline is armed and clear once STOP folded its hits into
+ * the area.  Then the same for unregistering under load: STOP while the
  * child still calls, START again, STOP: no crash, hits <= calls.
  * Prints "ok - ..." or "not ok - ...".
  */
@@ -102,6 +104,12 @@ int main(int argc, char **argv)
 	}
 	if (ioctl(s.fd, FHOOK_IOC_START))
 		die("START");
+	/* on the fast trampoline: the stats area says its hits are elsewhere */
+	if (!(__atomic_load_n(&s.st->hits_elsewhere, __ATOMIC_ACQUIRE) &
+	      (1ULL << (pa.probe_id - 1)))) {
+		printf("not ok - a fast counting probe is armed, hits_elsewhere does not say so\n");
+		return 1;
+	}
 	pid = caller(rounds, calls, 3);
 	while (waitpid(pid, &status, WNOHANG) == 0) {
 		dm.flags = modifies % 2 ? FHOOK_PROBE_F_COUNT : 0;
@@ -115,6 +123,11 @@ int main(int argc, char **argv)
 		die("caller");
 	if (ioctl(s.fd, FHOOK_IOC_STOP))
 		die("STOP");
+	/* disarmed: folded into the area, which says so */
+	if (__atomic_load_n(&s.st->hits_elsewhere, __ATOMIC_ACQUIRE)) {
+		printf("not ok - hits_elsewhere still set after STOP\n");
+		return 1;
+	}
 	hits = sum(&s, pa.probe_id, &written);
 	printf("# %lu modifies, hits %llu of %lu calls, %llu records\n", modifies,
 	       (unsigned long long)hits, sh->calls, (unsigned long long)written);

@@ -9,6 +9,11 @@
  *   after   STARTs, prints "armed", waits for GOFILE (the unload unhooked
  *           both), STOPs and STARTs again: EIDRM, never a re-hook of the
  *           stale addresses
+ *   glob    a counting direct probe on the glob vfs_rea*, which also
+ *           matches fhook_testmod's notrace vfs_read_fhook_testmod():
+ *           STARTs, prints "armed", waits for GOFILE; the unload must
+ *           leave it alone (ftrace never had that function in its hash):
+ *           it still counts read(2) calls and STARTs again after a STOP
  * Prints "ok - ..." or "not ok - ..."; exit status 0 if all passed.
  */
 #include "progs.h"
@@ -28,6 +33,53 @@ static void wait_file(const char *path)
 		usleep(50000);
 }
 
+static uint64_t hits(struct sess *s, uint32_t id)
+{
+	struct fhook_stats st = { .size = sizeof(st), .probe_id = id };
+
+	if (ioctl(s->fd, FHOOK_IOC_STATS, &st))
+		die("STATS");
+	return st.total.hits;
+}
+
+static int glob_probe(const char *gofile)
+{
+	const char *glob = "vfs_rea*";
+	struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_DIRECT,
+				      .flags = FHOOK_PROBE_F_COUNT, .filter = (uintptr_t)glob,
+				      .filter_len = strlen(glob) };
+	uint64_t before;
+	struct sess s;
+	char c;
+	int fd, i, r;
+
+	if (!kallsyms_in("vfs_read_fhook_testmod", 1))
+		die("fhook_testmod.ko not loaded (kallsyms)");
+	sess_open(&s, 16384, 0, 0, 0, 0);
+	if (ioctl(s.fd, FHOOK_IOC_PROBE_ADD, &pa))
+		die("PROBE_ADD vfs_rea*");
+	if (ioctl(s.fd, FHOOK_IOC_START, 0))
+		die("START");
+	printf("armed\n");
+	wait_file(gofile);
+	fd = open("/proc/self/stat", O_RDONLY);
+	if (fd < 0)
+		die("open /proc/self/stat");
+	before = hits(&s, pa.probe_id);
+	for (i = 0; i < 100; i++)
+		if (pread(fd, &c, 1, 0) != 1)
+			die("pread");
+	close(fd);
+	check(hits(&s, pa.probe_id) - before >= 100,
+	      "a glob probe counts on after a module with only a notrace namesake went", 0);
+	if (ioctl(s.fd, FHOOK_IOC_STOP, 0))
+		die("STOP");
+	errno = 0;
+	r = ioctl(s.fd, FHOOK_IOC_START, 0);
+	check(!r, "and STARTs again", errno);
+	return nfailed ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t target = kallsyms_in("fhook_testmod_target", 1);
@@ -41,8 +93,10 @@ int main(int argc, char **argv)
 	int r;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && !strcmp(argv[1], "glob"))
+		return glob_probe(argv[2]);
 	if (argc != 3 || (strcmp(argv[1], "before") && strcmp(argv[1], "after"))) {
-		fprintf(stderr, "usage: fhook-gone before|after GOFILE\n");
+		fprintf(stderr, "usage: fhook-gone before|after|glob GOFILE\n");
 		return 2;
 	}
 	if (!target || !ret)

@@ -328,6 +328,16 @@ static int fhook_testmod_bench(unsigned long n, unsigned long size)
 	return 0;
 }
 
+/*
+ * notrace, and named so that the glob vfs_rea* matches it as it matches
+ * vfs_read(): ftrace never puts it in a hash, so fhook must not take the
+ * module's unload for the end of a probe on that glob (module_gone).
+ */
+static __used notrace __attribute__((__noipa__)) long vfs_read_fhook_testmod(long i)
+{
+	return i + 1;
+}
+
 static ssize_t fhook_testmod_write(struct file *file, const char __user *ubuf, size_t len,
 				   loff_t *ppos)
 {
@@ -362,7 +372,7 @@ static ssize_t fhook_testmod_write(struct file *file, const char __user *ubuf, s
 		if (ret)
 			len = ret;
 	} else if (!strcmp(buf, "call") && arg) {
-		fhook_testmod_calls(n);
+		fhook_testmod_calls(vfs_read_fhook_testmod(n) - 1);
 	} else if (!strcmp(buf, "mix") && arg) {
 		fhook_testmod_mix(n);
 	} else if (!strcmp(buf, "reset") && !arg) {

@@ -47,6 +47,10 @@ public:
     fhook_probe_counters at(std::uint32_t cpu, std::uint32_t id) const noexcept;
     // Snapshot triggers fired so far (fhook_stats_area.snapshots).
     std::uint64_t snapshots() const noexcept;
+    // Are probe `id`'s hits counted outside the area for now (a fast
+    // counting or latency probe, fhook_stats_area.hits_elsewhere)?  Then
+    // at(...).hits is not all of them: Session::stats() is.
+    bool hits_elsewhere(std::uint32_t id) const noexcept;
 
 private:
     const fhook_stats_area* area_ = nullptr;

@@ -6,7 +6,9 @@
 # call (fhook-direct); a direct trampoline shares its function with the
 # kernel's function tracer; a second direct trampoline on the same function
 # is refused with a clear message; a count that filters nothing runs on the
-# fast counting trampoline and counts two vCPUs' calls exactly.
+# fast counting trampoline and counts two vCPUs' calls exactly; a direct
+# probe refused because a hook holds its function arms once the hook is
+# gone (a failed register_ftrace_direct() leaves nothing behind).
 . /fhook/lib.sh
 
 N=$(pick 20000 5000)
@@ -94,4 +96,7 @@ set -- $(sed -n 2p $D/bg.out)
 expect_eq "$2" "$((2 * N))" "fast direct count of two vCPUs' calls"
 expect_eq "$(tm_target)" "$((2 * N))" "fhook_testmod's own count (two vCPUs)"
 wait_for 10 detached || fail "still attached after the counts: $(cat $T/enabled_functions)"
+# a direct probe refused by an IPMODIFY hook leaves nothing in ftrace: it
+# arms and counts once the hook is gone (fhook-conflict)
+run_checks $D/conflict.out fhook-conflict
 pass "ops, direct and kprobe counts equal $N; direct records equal ops records; switches and shared use exact; fast count of 2 vCPUs exact"

@@ -6,7 +6,10 @@
 # memory: 12 sessions of 32 MiB per CPU, each affordable alone, are
 # admitted only while their rings stay under MemTotal / 2 (before, each
 # was checked against what was left, and together they took most of it).
+# kretprobe instances count in the same budget (see the end).
 . /fhook/lib.sh
+
+no_sessions() { fhook status 2> /dev/null | grep -qx 'sessions: 0'; }
 
 load_fhook
 log "MemAvailable: $(grep MemAvailable /proc/meminfo)"
@@ -60,4 +63,27 @@ expect_eq "$((held + refused))" 12 "sessions held + refused"
 [ "$refused" -ge 1 ] || fail "no session refused: the cap was never reached"
 kill $(jobs -p) 2> /dev/null
 wait
-pass "refused: $(cut -c1-80 $D/big.err); 32 MiB ring: $n events; $held of 12 sessions admitted (MemTotal/2)"
+wait_for 30 no_sessions || fail "sessions left after the kill"
+
+# kretprobe instances are allocated by the kernel (not charged to the
+# caller's memory cgroup): they count in the same module-wide budget.  40
+# return probes of 4096 instances with 4 KiB of entry data each would be
+# 1.25 GiB: refused with ENOMEM at the probe that crosses MemTotal / 2,
+# not by the OOM killer (the run's kernel-log check), and nothing is kept.
+avail0=$(sed -n 's/^MemAvailable: *\([0-9]*\) kB/\1/p' /proc/meminfo)
+set --
+i=0
+while [ $i -lt 40 ]; do
+	set -- "$@" "r4096:fh/k$i vfs_read s=+0(\$arg2):string"
+	i=$((i + 1))
+done
+run_fhook $D/kret trace "$@" --duration 1
+expect_eq "$RC" 1 "exit code for 40 kretprobes of 4096 instances"
+expect_eq "$(wc -l < $D/kret.err)" 1 "error lines"
+grep -q 'memory' $D/kret.err || fail "unclear error: $(cat $D/kret.err)"
+wait_for 30 no_sessions || fail "a session survived the refusal"
+avail1=$(sed -n 's/^MemAvailable: *\([0-9]*\) kB/\1/p' /proc/meminfo)
+log "kretprobes: $(cat $D/kret.err); MemAvailable $avail0 -> $avail1 kB"
+[ $((avail0 - avail1)) -lt $((total_kb / 16)) ] ||
+	fail "MemAvailable fell from $avail0 to $avail1 kB after the refused kretprobes"
+pass "refused: $(cut -c1-80 $D/big.err); 32 MiB ring: $n events; $held of 12 sessions admitted (MemTotal/2); kretprobe instances refused: $(cut -c1-60 $D/kret.err)"
