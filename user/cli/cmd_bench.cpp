@@ -43,7 +43,7 @@ constexpr const char* kBenchUsage =
 std::string read_all(const std::string& path) {
     std::ifstream in(path);
     if (!in) {
-        throw_usage("cannot read '" + path + "': " + std::strerror(errno));
+        throw_invalid("cannot read '" + path + "': " + std::strerror(errno));
     }
     std::ostringstream s;
     s << in.rdbuf();
@@ -115,7 +115,7 @@ int cmd_bench(const Args& args) {
     }
     if (vm.count("plot")) {
         if (inputs.empty()) {
-            throw_usage("--plot needs the JSON of one or more 'fhook bench --format json' runs");
+            throw_invalid("--plot needs the JSON of one or more 'fhook bench --format json' runs");
         }
         std::vector<bench::Results> sets;
         for (const auto& path : inputs) {
@@ -125,8 +125,8 @@ int cmd_bench(const Args& args) {
         return 0;
     }
     if (!inputs.empty()) {
-        throw_usage("unexpected argument '" + inputs.front() +
-                    "' (only --plot reads files; mechanisms go to --only)");
+        throw_invalid("unexpected argument '" + inputs.front() +
+                      "' (only --plot reads files; mechanisms go to --only)");
     }
     const bool json = parse_format(vm["format"].as<std::string>());
     run.workload = vm["workload"].as<std::string>();
@@ -136,12 +136,12 @@ int cmd_bench(const Args& args) {
     if (vm.count("calls")) {
         run.calls = parse_u64("--calls", vm["calls"].as<std::string>());
         if (run.calls == 0) {
-            throw_usage("--calls must be at least 1");
+            throw_invalid("--calls must be at least 1");
         }
     }
     const auto repeats = parse_u64("--repeats", vm["repeats"].as<std::string>());
     if (repeats == 0 || repeats > 1000) {
-        throw_usage("--repeats must be 1..1000");
+        throw_invalid("--repeats must be 1..1000");
     }
     run.repeats = static_cast<unsigned>(repeats);
     if (vm.count("only")) {
@@ -152,7 +152,8 @@ int cmd_bench(const Args& args) {
                 any = any || fnmatch(glob.c_str(), name.c_str(), 0) == 0;
             }
             if (!any) {
-                throw_usage("--only '" + glob + "' matches no mechanism (see fhook bench --list)");
+                throw_invalid("--only '" + glob +
+                              "' matches no mechanism (see fhook bench --list)");
             }
         }
     }

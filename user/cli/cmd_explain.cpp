@@ -50,7 +50,7 @@ Arm parse_arm(const std::string& text) {
     if (text == "hook") {
         return Arm::Hook;
     }
-    throw_usage("--arm '" + text + "': use ops, direct, kprobe or hook");
+    throw_invalid("--arm '" + text + "': use ops, direct, kprobe or hook");
 }
 
 const char* arm_text(Arm arm) {
@@ -276,7 +276,7 @@ int cmd_explain(const Args& args) {
         return 0;
     }
     if (!vm.count("function")) {
-        throw_usage("give the function to explain, e.g. fhook explain vfs_read");
+        throw_invalid("give the function to explain, e.g. fhook explain vfs_read");
     }
     const std::string name = vm["function"].as<std::string>();
     const Arm arm = vm.count("arm") ? parse_arm(vm["arm"].as<std::string>()) : Arm::None;
@@ -285,7 +285,7 @@ int cmd_explain(const Args& args) {
     if (vm.count("bytes")) {
         want = parse_u64("--bytes", vm["bytes"].as<std::string>());
         if (want == 0 || want > FHOOK_MAX_READ_TEXT) {
-            throw_usage("--bytes must be between 1 and " + std::to_string(FHOOK_MAX_READ_TEXT));
+            throw_invalid("--bytes must be between 1 and " + std::to_string(FHOOK_MAX_READ_TEXT));
         }
     }
 
@@ -300,8 +300,8 @@ int cmd_explain(const Args& args) {
             where +=
                 " " + hex(s.offset) + (s.module.empty() ? "" : " [" + std::string(s.module) + "]");
         }
-        throw_usage("'" + name + "' names " + std::to_string(found.size()) + " functions:" + where +
-                    ": ftrace treats each on its own");
+        throw_invalid("'" + name + "' names " + std::to_string(found.size()) +
+                      " functions:" + where + ": ftrace treats each on its own");
     }
     const std::uint64_t addr = found.front().offset;
     const std::uint64_t size = ksyms.size_of(addr);

@@ -42,11 +42,11 @@ int cmd_list(const Args& args) {
         return 0;
     }
     if (!vm.count("what")) {
-        throw_usage("nothing to list: use 'fhook list functions [PATTERN]'");
+        throw_invalid("nothing to list: use 'fhook list functions [PATTERN]'");
     }
     const auto what = vm["what"].as<std::string>();
     if (what != "functions") {
-        throw_usage("cannot list '" + what + "': only 'fhook list functions' exists");
+        throw_invalid("cannot list '" + what + "': only 'fhook list functions' exists");
     }
     const auto patterns = vm["pattern"].as<std::vector<std::string>>();
     std::vector<ProbeSpec> specs;

@@ -70,11 +70,11 @@ std::optional<ReportOptions> parse_report_options(const Args& args) {
         return std::nullopt;
     }
     if (!vm.count("file")) {
-        throw_usage("no FILE: give a file written by fhook record");
+        throw_invalid("no FILE: give a file written by fhook record");
     }
     const auto files = vm["file"].as<std::vector<std::string>>();
     if (files.size() != 1) {
-        throw_usage("one FILE at a time (got " + std::to_string(files.size()) + ")");
+        throw_invalid("one FILE at a time (got " + std::to_string(files.size()) + ")");
     }
     opt.file = files.front();
     if (vm.count("format")) {
@@ -88,7 +88,7 @@ std::optional<ReportOptions> parse_report_options(const Args& args) {
         for (const auto& p : vm["probe"].as<std::vector<std::string>>()) {
             std::uint64_t id = parse_u64("--probe", p);
             if (id > 0xffffffffULL) {
-                throw_usage("--probe " + p + " is not a probe id");
+                throw_invalid("--probe " + p + " is not a probe id");
             }
             opt.probes->insert(static_cast<std::uint32_t>(id));
         }

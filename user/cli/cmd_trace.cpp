@@ -144,7 +144,7 @@ Via parse_via(const std::string& text) {
     if (text == "kprobe") {
         return Via::Kprobe;
     }
-    throw_usage("--via '" + text + "': use ops, direct or kprobe");
+    throw_invalid("--via '" + text + "': use ops, direct or kprobe");
 }
 
 struct TraceOptions {
@@ -186,8 +186,8 @@ std::int64_t parse_i64(std::string_view option, std::string_view text) {
     auto r = std::from_chars(digits.data(), end, mag, base);
     if (digits.empty() || r.ec != std::errc() || r.ptr != end ||
         mag > (neg ? 0x8000000000000000ULL : 0x7fffffffffffffffULL)) {
-        throw_usage(std::string(option) + " '" + std::string(text) +
-                    "' is not a 64-bit integer (decimal or 0x hex, e.g. -12)");
+        throw_invalid(std::string(option) + " '" + std::string(text) +
+                      "' is not a 64-bit integer (decimal or 0x hex, e.g. -12)");
     }
     v = neg ? static_cast<std::int64_t>(0 - mag) : static_cast<std::int64_t>(mag);
     return v;
@@ -197,7 +197,7 @@ void parse_hook_options(const po::variables_map& vm, TraceOptions& opt) {
     const int actions =
         static_cast<int>(vm.count("trace-around") + vm.count("return") + vm.count("redirect"));
     if (actions != 1) {
-        throw_usage("give one action: --trace-around, --return VALUE or --redirect FUNC2");
+        throw_invalid("give one action: --trace-around, --return VALUE or --redirect FUNC2");
     }
     fhook_hook& h = opt.hook;
     if (vm.count("trace-around")) {
@@ -211,7 +211,7 @@ void parse_hook_options(const po::variables_map& vm, TraceOptions& opt) {
     }
     if (vm.count("record")) {
         if (h.action == FHOOK_HOOK_AROUND) {
-            throw_usage("--trace-around records every call already: drop --record");
+            throw_invalid("--trace-around records every call already: drop --record");
         }
         h.flags |= FHOOK_HOOK_F_RECORD;
     }
@@ -221,7 +221,7 @@ void parse_hook_options(const po::variables_map& vm, TraceOptions& opt) {
         }
         const std::uint64_t n = parse_u64(std::string("--") + name, vm[name].as<std::string>());
         if (n == 0) {
-            throw_usage(std::string("--") + name + " must be at least 1");
+            throw_invalid(std::string("--") + name + " must be at least 1");
         }
         return n;
     };
@@ -233,7 +233,7 @@ void parse_hook_options(const po::variables_map& vm, TraceOptions& opt) {
         char* end = nullptr;
         const double pct = std::strtod(text.c_str(), &end);
         if (text.empty() || *end != '\0' || !(pct > 0) || pct > 100) {
-            throw_usage("--probability '" + text + "': a percentage above 0, at most 100");
+            throw_invalid("--probability '" + text + "': a percentage above 0, at most 100");
         }
         h.probability = static_cast<std::uint32_t>(pct * 10000 + 0.5);
         if (h.probability == 0) {
@@ -244,12 +244,12 @@ void parse_hook_options(const po::variables_map& vm, TraceOptions& opt) {
         opt.comm = vm["comm"].as<std::string>();
         if (opt.comm.empty() || opt.comm.size() >= FHOOK_COMM_LEN ||
             opt.comm.find('"') != std::string::npos) {
-            throw_usage("--comm '" + opt.comm + "': a task name of 1 to 15 characters");
+            throw_invalid("--comm '" + opt.comm + "': a task name of 1 to 15 characters");
         }
     }
     opt.force = vm.count("force") != 0;
     if (opt.probes.empty()) {
-        throw_usage("give the function to hook, e.g. fhook hook --trace-around vfs_read");
+        throw_invalid("give the function to hook, e.g. fhook hook --trace-around vfs_read");
     }
 }
 
@@ -261,7 +261,7 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
         opt.command.assign(dashes + 1, before.end());
         before.erase(dashes, before.end());
         if (opt.command.empty()) {
-            throw_usage("no COMMAND after '--': give the command to run, e.g. -- ls /");
+            throw_invalid("no COMMAND after '--': give the command to run, e.g. -- ls /");
         }
     }
 
@@ -385,8 +385,8 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
             }
         }
         if (!opt.command.empty()) {
-            throw_usage("--pid cannot be combined with a COMMAND (the command's processes are "
-                        "traced): drop one of them");
+            throw_invalid("--pid cannot be combined with a COMMAND (the command's processes are "
+                          "traced): drop one of them");
         }
     }
     if (vm.count("cpu")) {
@@ -400,24 +400,24 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
     if (vm.count("watermark")) {
         const std::uint64_t kib = parse_u64("--watermark", vm["watermark"].as<std::string>());
         if (kib == 0 || kib * 1024 > opt.ring.bytes) {
-            throw_usage("--watermark " + std::to_string(kib) + " KiB is not within the ring (" +
-                        std::to_string(opt.ring.bytes / 1024) +
-                        " KiB per CPU): lower it or raise --buffer-size");
+            throw_invalid("--watermark " + std::to_string(kib) + " KiB is not within the ring (" +
+                          std::to_string(opt.ring.bytes / 1024) +
+                          " KiB per CPU): lower it or raise --buffer-size");
         }
         opt.ring.watermark = static_cast<std::uint32_t>(kib * 1024);
     }
     if (vm.count("wakeup-events")) {
         const std::uint64_t n = parse_u64("--wakeup-events", vm["wakeup-events"].as<std::string>());
         if (n == 0 || n > 0xffffffffULL) {
-            throw_usage("--wakeup-events must be between 1 and 4294967295");
+            throw_invalid("--wakeup-events must be between 1 and 4294967295");
         }
         opt.ring.wakeup_events = static_cast<std::uint32_t>(n);
     }
     if (vm.count("flush")) {
         const std::uint64_t ms = parse_u64("--flush", vm["flush"].as<std::string>());
         if (ms == 0 || ms > FHOOK_FLUSH_MAX_MS) {
-            throw_usage("--flush must be between 1 and " + std::to_string(FHOOK_FLUSH_MAX_MS) +
-                        " ms");
+            throw_invalid("--flush must be between 1 and " + std::to_string(FHOOK_FLUSH_MAX_MS) +
+                          " ms");
         }
         opt.ring.flush_ms = static_cast<std::uint32_t>(ms);
     }
@@ -427,16 +427,16 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
     if (vm.count("interval")) {
         opt.interval = parse_seconds("--interval", vm["interval"].as<std::string>());
         if (*opt.interval < 0.01) {
-            throw_usage("--interval must be at least 0.01 s");
+            throw_invalid("--interval must be at least 0.01 s");
         }
     }
     if (vm.count("output")) {
         opt.output = vm["output"].as<std::string>();
         if (opt.output.empty()) {
-            throw_usage("empty --output file name: give a path");
+            throw_invalid("empty --output file name: give a path");
         }
     } else if (mode == Mode::Record) {
-        throw_usage("fhook record needs -o FILE: the record file to write");
+        throw_invalid("fhook record needs -o FILE: the record file to write");
     }
     opt.quiet = vm.count("quiet") != 0;
     opt.stack = vm.count("stack") != 0;
@@ -446,7 +446,7 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, Mode mode) {
     if (vm.count("filter")) {
         opt.filter = vm["filter"].as<std::string>();
         if (opt.filter.find_first_not_of(" \t") == std::string::npos) {
-            throw_usage("empty --filter: give an expression, e.g. --filter 'comm == \"cat\"'");
+            throw_invalid("empty --filter: give an expression, e.g. --filter 'comm == \"cat\"'");
         }
     }
     if (mode == Mode::Hook) {
@@ -625,9 +625,9 @@ std::uint64_t resolve_function(const Ksyms& ksyms, const std::string& text) {
                 where += " [" + std::string(s.module) + "]";
             }
         }
-        throw_usage("'" + text + "' names " + std::to_string(found.size()) +
-                    " functions (static functions of the same name):" + where +
-                    ": give MODULE:NAME for a module's");
+        throw_invalid("'" + text + "' names " + std::to_string(found.size()) +
+                      " functions (static functions of the same name):" + where +
+                      ": give MODULE:NAME for a module's");
     }
     return found.front().offset;
 }
@@ -644,7 +644,7 @@ HookPlan plan_hook(TraceOptions& opt, Ksyms& ksyms, const BtfProvider& btf_provi
     HookPlan plan;
     plan.func = opt.probes.front();
     if (is_probe_definition(plan.func) || plan.func.find_first_of("*?[!") != std::string::npos) {
-        throw_usage("fhook hook takes one function name, not '" + plan.func + "'");
+        throw_invalid("fhook hook takes one function name, not '" + plan.func + "'");
     }
     const std::string bare = plan.func.substr(plan.func.find(':') + 1);
     std::string text = "p:hook/" + bare + " " + bare;
@@ -728,15 +728,15 @@ HookPlan plan_hook(TraceOptions& opt, Ksyms& ksyms, const BtfProvider& btf_provi
                 return out + (f.variadic ? "...)" : ")");
             };
             if (shape(*a) != shape(*b)) {
-                throw_usage("cannot redirect " + bare + " to " + other +
-                            ": the prototypes differ: " + btf->prototype(*a) + " vs " +
-                            btf->prototype(*b));
+                throw_invalid("cannot redirect " + bare + " to " + other +
+                              ": the prototypes differ: " + btf->prototype(*a) + " vs " +
+                              btf->prototype(*b));
             }
         } else if (!opt.force) {
-            throw_usage("cannot check that " + bare + " and " + other +
-                        " have the same prototype: " + (a ? other : bare) +
-                        " is not in the kernel's BTF (a module built without BTF?); --force "
-                        "redirects without the check");
+            throw_invalid("cannot check that " + bare + " and " + other +
+                          " have the same prototype: " + (a ? other : bare) +
+                          " is not in the kernel's BTF (a module built without BTF?); --force "
+                          "redirects without the check");
         }
     }
     return plan;
@@ -786,8 +786,8 @@ int run(const Args& args, Mode mode) {
         if (opt.via == Via::Kprobe && !is_probe_definition(text)) {
             // the same job as a function probe, through a kprobe
             if (text.find_first_of("*?[!:") != std::string::npos) {
-                throw_usage("--via kprobe takes function names, not '" + text +
-                            "': one kprobe per function");
+                throw_invalid("--via kprobe takes function names, not '" + text +
+                              "': one kprobe per function");
             }
             kprobes.push_back(
                 parse_kprobe("p:fhook/" + text + " " + text, [](std::string_view name) {
@@ -797,9 +797,9 @@ int run(const Args& args, Mode mode) {
             continue;
         }
         if ((mode == Mode::Count || mode == Mode::Latency) && is_probe_definition(text)) {
-            throw_usage(std::string("fhook ") + mode_name(mode) +
-                        " takes functions, not probe definitions: use fhook stat for '" + text +
-                        "'");
+            throw_invalid(std::string("fhook ") + mode_name(mode) +
+                          " takes functions, not probe definitions: use fhook stat for '" + text +
+                          "'");
         }
         if (is_probe_definition(text)) {
             kprobes.push_back(parse_kprobe(
@@ -815,16 +815,16 @@ int run(const Args& args, Mode mode) {
         }
     }
     if (mode == Mode::Count && opt.probes.empty()) {
-        throw_usage("give the functions to count, e.g. fhook count vfs_read vfs_write");
+        throw_invalid("give the functions to count, e.g. fhook count vfs_read vfs_write");
     }
     if (mode == Mode::Latency && opt.probes.empty()) {
-        throw_usage("give the functions to time, e.g. fhook latency vfs_read");
+        throw_invalid("give the functions to time, e.g. fhook latency vfs_read");
     }
     const std::vector<ProbeSpec> specs = (kprobes.empty() && !hook) || !globs.empty()
                                              ? parse_probe_specs(globs)
                                              : std::vector<ProbeSpec>{};
     if (opt.via == Via::Direct && (opt.stack || !opt.triggers.empty()) && mode == Mode::Count) {
-        throw_usage("fhook count records nothing: --stack and --trigger do not apply");
+        throw_invalid("fhook count records nothing: --stack and --trigger do not apply");
     }
 
     // Everything that reads files comes before the device is touched, but
@@ -865,7 +865,7 @@ int run(const Args& args, Mode mode) {
             LatencyStackPlan plan =
                 plan_latency_stack(spec, *functions, btf_provider(), module_btf);
             if (plan.selected > 0 && plan.selected == plan.skipped.size()) {
-                throw_usage("cannot time " + plan.skipped.front() + ": " + plan.why.front());
+                throw_invalid("cannot time " + plan.skipped.front() + ": " + plan.why.front());
             }
             latency_plans.push_back(std::move(plan));
         }
@@ -957,9 +957,9 @@ int run(const Args& args, Mode mode) {
     if (hook) {
         if (hook->def.data_size + 0 > FHOOK_HOOK_AROUND_DATA &&
             opt.hook.action == FHOOK_HOOK_AROUND) {
-            throw_usage("the fields of --trace-around take " + std::to_string(hook->def.data_size) +
-                        " bytes, at most " + std::to_string(FHOOK_HOOK_AROUND_DATA) +
-                        " fit: record fewer");
+            throw_invalid("the fields of --trace-around take " +
+                          std::to_string(hook->def.data_size) + " bytes, at most " +
+                          std::to_string(FHOOK_HOOK_AROUND_DATA) + " fit: record fewer");
         }
         if (opt.hook.action != FHOOK_HOOK_AROUND && !session.device().has(FHOOK_FEAT_LAB)) {
             throw_runtime(
@@ -995,8 +995,8 @@ int run(const Args& args, Mode mode) {
                     return {p.id, def};
                 }
             }
-            throw_usage("trigger '" + text + "': no probe '" + event +
-                        "' (the event names of the definitions, or func)");
+            throw_invalid("trigger '" + text + "': no probe '" + event +
+                          "' (the event names of the definitions, or func)");
         };
         const auto [id, def] = find(t.event);
         const std::uint32_t target = t.target.empty() ? 0 : find(t.target).first;

@@ -3,6 +3,7 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <iterator>
 #include <new>
 #include <string>
 
@@ -12,96 +13,135 @@
 
 namespace {
 
-constexpr const char* kUsage =
-    "Usage: fhook COMMAND [options] [ARGS...]\n"
-    "\n"
-    "Kernel function tracing with the fhook module.\n"
-    "\n"
-    "Commands:\n"
-    "  trace [options] PROBE... [-- COMMAND [ARGS...]]\n"
-    "                        arm probes (functions, kprobes, uprobes) and stream\n"
-    "                        the events\n"
-    "  record -o FILE [options] PROBE... [-- COMMAND [ARGS...]]\n"
-    "                        the same, into a record file\n"
-    "  stat [options] PROBE... [-- COMMAND [ARGS...]]\n"
-    "                        count hits per probe, print a table at the end\n"
-    "  count [options] FUNC... [-- COMMAND [ARGS...]]\n"
-    "                        count calls per function, no records (--via ops|direct|\n"
-    "                        kprobe)\n"
-    "  latency [options] FUNC... [-- COMMAND [ARGS...]]\n"
-    "                        histograms of each function's duration, kept in the\n"
-    "                        module (funclatency)\n"
-    "  hook [options] FUNC [FIELD...] [-- COMMAND [ARGS...]]\n"
-    "                        change or time a function: --trace-around, --return\n"
-    "                        VALUE, --redirect FUNC2 (IPMODIFY)\n"
-    "  explain [options] FUNC\n"
-    "                        show how ftrace hooks FUNC: its patch site\n"
-    "                        disassembled, idle and armed, and who is attached\n"
-    "  bench [options]       cost per hit of every mechanism, fhook's and its\n"
-    "                        peers' (ftrace, kprobe_events, bpftrace)\n"
-    "  report [options] FILE print a record file, like trace would have\n"
-    "  list functions [PATTERN]\n"
-    "                        list the traceable functions\n"
-    "  status                show the state of the fhook module\n"
-    "\n"
-    "Options:\n"
-    "  -h, --help            this help; 'fhook COMMAND --help' for a command\n"
-    "  -V, --version         print the version\n"
-    "\n"
-    "Exit status: 0 success, 1 runtime error, 2 usage error.\n";
+using Handler = int (*)(const fhook::cli::Args&);
+
+struct Command {
+    const char* name;
+    Handler run;
+    // its lines of the usage text: synopsis, then the description indented
+    const char* help;
+};
+
+// The commands, in the order of the usage text and the unknown-command
+// message.
+constexpr Command kCommands[] = {
+    {"trace", fhook::cli::cmd_trace,
+     "  trace [options] PROBE... [-- COMMAND [ARGS...]]\n"
+     "                        arm probes (functions, kprobes, uprobes) and stream\n"
+     "                        the events\n"},
+    {"record", fhook::cli::cmd_record,
+     "  record -o FILE [options] PROBE... [-- COMMAND [ARGS...]]\n"
+     "                        the same, into a record file\n"},
+    {"stat", fhook::cli::cmd_stat,
+     "  stat [options] PROBE... [-- COMMAND [ARGS...]]\n"
+     "                        count hits per probe, print a table at the end\n"},
+    {"count", fhook::cli::cmd_count,
+     "  count [options] FUNC... [-- COMMAND [ARGS...]]\n"
+     "                        count calls per function, no records (--via ops|direct|\n"
+     "                        kprobe)\n"},
+    {"latency", fhook::cli::cmd_latency,
+     "  latency [options] FUNC... [-- COMMAND [ARGS...]]\n"
+     "                        histograms of each function's duration, kept in the\n"
+     "                        module (funclatency)\n"},
+    {"hook", fhook::cli::cmd_hook,
+     "  hook [options] FUNC [FIELD...] [-- COMMAND [ARGS...]]\n"
+     "                        change or time a function: --trace-around, --return\n"
+     "                        VALUE, --redirect FUNC2 (IPMODIFY)\n"},
+    {"explain", fhook::cli::cmd_explain,
+     "  explain [options] FUNC\n"
+     "                        show how ftrace hooks FUNC: its patch site\n"
+     "                        disassembled, idle and armed, and who is attached\n"},
+    {"bench", fhook::cli::cmd_bench,
+     "  bench [options]       cost per hit of every mechanism, fhook's and its\n"
+     "                        peers' (ftrace, kprobe_events, bpftrace)\n"},
+    {"report", fhook::cli::cmd_report,
+     "  report [options] FILE print a record file, like trace would have\n"},
+    {"list", fhook::cli::cmd_list,
+     "  list functions [PATTERN]\n"
+     "                        list the traceable functions\n"},
+    {"status", fhook::cli::cmd_status,
+     "  status                show the state of the fhook module\n"},
+};
+
+std::string usage() {
+    std::string text = "Usage: fhook COMMAND [options] [ARGS...]\n"
+                       "\n"
+                       "Kernel function tracing with the fhook module.\n"
+                       "\n"
+                       "Commands:\n";
+    for (const auto& c : kCommands) {
+        text += c.help;
+    }
+    text += "\n"
+            "Options:\n"
+            "  -h, --help            this help; 'fhook COMMAND --help' for a command\n"
+            "  -V, --version         print the version\n"
+            "\n"
+            "Exit status: 0 success, 1 runtime error, 2 usage error.\n";
+    return text;
+}
+
+// "trace, record, ... or status"
+std::string command_names() {
+    std::string names;
+    const std::size_t n = std::size(kCommands);
+    for (std::size_t i = 0; i < n; i++) {
+        names += i == 0 ? "" : i + 1 == n ? " or " : ", ";
+        names += kCommands[i].name;
+    }
+    return names;
+}
 
 int run(int argc, char** argv) {
     if (argc < 2) {
-        std::fputs(kUsage, stderr);
+        std::fputs(usage().c_str(), stderr);
         return 2;
     }
     const std::string command = argv[1];
     const fhook::cli::Args args(argv + 2, argv + argc);
     if (command == "-h" || command == "--help" || command == "help") {
-        fhook::cli::print_stdout(kUsage);
+        fhook::cli::print_stdout(usage());
         return 0;
     }
     if (command == "-V" || command == "--version") {
         fhook::cli::print_stdout("fhook " + std::string(fhook::version()) + "\n");
         return 0;
     }
-    if (command == "trace") {
-        return fhook::cli::cmd_trace(args);
+    for (const auto& c : kCommands) {
+        if (command == c.name) {
+            return c.run(args);
+        }
     }
-    if (command == "record") {
-        return fhook::cli::cmd_record(args);
+    fhook::throw_invalid("unknown command '" + command + "': use " + command_names() +
+                         " (see: fhook --help)");
+}
+
+// The option a user sets for what the library calls a Setting.
+std::string_view option_name(fhook::Setting setting) {
+    switch (setting) {
+    case fhook::Setting::RingSize:
+        return "--buffer-size";
+    case fhook::Setting::Pids:
+        return "--pid";
+    case fhook::Setting::Cpus:
+        return "--cpu";
+    case fhook::Setting::None:
+        break;
     }
-    if (command == "stat") {
-        return fhook::cli::cmd_stat(args);
+    return "";
+}
+
+// docs/cli.md: 0 success, 1 runtime error, 2 usage error.
+int exit_code(fhook::ErrorKind kind) {
+    switch (kind) {
+    case fhook::ErrorKind::Invalid:
+        return 2;
+    case fhook::ErrorKind::OutputClosed:
+        return 0;
+    case fhook::ErrorKind::Runtime:
+        break;
     }
-    if (command == "count") {
-        return fhook::cli::cmd_count(args);
-    }
-    if (command == "latency") {
-        return fhook::cli::cmd_latency(args);
-    }
-    if (command == "hook") {
-        return fhook::cli::cmd_hook(args);
-    }
-    if (command == "explain") {
-        return fhook::cli::cmd_explain(args);
-    }
-    if (command == "bench") {
-        return fhook::cli::cmd_bench(args);
-    }
-    if (command == "report") {
-        return fhook::cli::cmd_report(args);
-    }
-    if (command == "list") {
-        return fhook::cli::cmd_list(args);
-    }
-    if (command == "status") {
-        return fhook::cli::cmd_status(args);
-    }
-    fhook::throw_usage("unknown command '" + command +
-                       "': use trace, record, stat, count, latency, hook, explain, report, list or "
-                       "status "
-                       "(see: fhook --help)");
+    return 1;
 }
 
 void print_error(const std::string& message) {
@@ -118,9 +158,9 @@ int main(int argc, char** argv) {
         return run(argc, argv);
     } catch (const fhook::Error& e) {
         if (e.kind() != fhook::ErrorKind::OutputClosed) {
-            print_error(e.what());
+            print_error(e.text(option_name(e.setting())));
         }
-        return e.exit_code();
+        return exit_code(e.kind());
     } catch (const std::bad_alloc&) {
         print_error("out of memory: use a smaller --buffer-size or fewer functions");
         return 1;

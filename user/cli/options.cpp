@@ -53,7 +53,7 @@ po::variables_map parse_args(std::string_view command, const Args& args,
         po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
         po::notify(vm);
     } catch (const po::error& e) {
-        throw_usage(std::string(e.what()) + ": see: fhook " + std::string(command) + " --help");
+        throw_invalid(std::string(e.what()) + ": see: fhook " + std::string(command) + " --help");
     }
     return vm;
 }
@@ -62,8 +62,8 @@ std::uint64_t parse_u64(std::string_view option, std::string_view text) {
     std::uint64_t value = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
-        throw_usage("invalid value '" + std::string(text) + "' for " + std::string(option) +
-                    ": give a non-negative integer");
+        throw_invalid("invalid value '" + std::string(text) + "' for " + std::string(option) +
+                      ": give a non-negative integer");
     }
     return value;
 }
@@ -72,8 +72,8 @@ int parse_pid(std::string_view option, std::string_view text) {
     int value = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value <= 0) {
-        throw_usage("invalid pid '" + std::string(text) + "' for " + std::string(option) +
-                    ": give a positive process id");
+        throw_invalid("invalid pid '" + std::string(text) + "' for " + std::string(option) +
+                      ": give a positive process id");
     }
     return value;
 }
@@ -85,7 +85,7 @@ bool parse_format(std::string_view text) {
     if (text == "json") {
         return true;
     }
-    throw_usage("unknown --format '" + std::string(text) + "': use text or json");
+    throw_invalid("unknown --format '" + std::string(text) + "': use text or json");
 }
 
 double parse_seconds(std::string_view option, std::string_view text) {
@@ -94,8 +94,8 @@ double parse_seconds(std::string_view option, std::string_view text) {
     double value = std::strtod(copy.c_str(), &end);
     if (copy.empty() || end != copy.c_str() + copy.size() || !std::isfinite(value) || value <= 0 ||
         value > 1e9) {
-        throw_usage("invalid duration '" + copy + "' for " + std::string(option) +
-                    ": give a positive number of seconds, e.g. 1.5");
+        throw_invalid("invalid duration '" + copy + "' for " + std::string(option) +
+                      ": give a positive number of seconds, e.g. 1.5");
     }
     return value;
 }

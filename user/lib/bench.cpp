@@ -244,7 +244,7 @@ Results parse_json(std::string_view text, std::string_view what) {
         }
         return r;
     } catch (const pt::ptree_error& e) {
-        throw_usage(std::string(what) + ": not fhook bench JSON: " + e.what());
+        throw_invalid(std::string(what) + ": not fhook bench JSON: " + e.what());
     }
 }
 

@@ -701,7 +701,7 @@ std::vector<std::pair<std::string, std::string>> mechanisms() {
 
 Results run(const RunOptions& opt) {
     if (opt.workload != "kloop" && opt.workload != "read") {
-        throw_usage("--workload must be kloop or read, not '" + opt.workload + "'");
+        throw_invalid("--workload must be kloop or read, not '" + opt.workload + "'");
     }
     if (opt.workload == "kloop" && access(kLoopFile, W_OK) != 0) {
         throw_runtime(std::string("workload kloop needs the test module's ") + kLoopFile +

@@ -55,7 +55,7 @@ UniqueFd make_pipe(UniqueFd& write_end) {
 
 HeldCommand::HeldCommand(const std::vector<std::string>& argv, const sigset_t& child_mask) {
     if (argv.empty()) {
-        throw_usage("empty COMMAND: give the command to run");
+        throw_invalid("empty COMMAND: give the command to run");
     }
     std::vector<char*> args;
     for (const auto& arg : argv) {

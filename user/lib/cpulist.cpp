@@ -9,8 +9,8 @@ namespace fhook {
 namespace {
 
 [[noreturn]] void bad_list(std::string_view text, const std::string& why) {
-    throw_usage("invalid CPU list '" + std::string(text) + "': " + why +
-                ": write CPUs and ranges, e.g. 0,2-3");
+    throw_invalid("invalid CPU list '" + std::string(text) + "': " + why +
+                  ": write CPUs and ranges, e.g. 0,2-3");
 }
 
 int parse_cpu(std::string_view whole, std::string_view item, int limit) {

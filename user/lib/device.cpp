@@ -103,9 +103,8 @@ void throw_ioctl_error(std::string_view what, int err) {
                           "fhook.ko come from the same build (fhook status)",
                       err);
     case ENOMEM:
-        throw_runtime(cause + ": out of kernel memory: use a smaller --buffer-size or fewer " +
-                          "functions",
-                      err);
+        throw_runtime(cause + ": out of kernel memory: use a smaller {} or fewer functions", err,
+                      Setting::RingSize);
     case EBUSY:
         throw_runtime(cause + ": device or resource busy: the session is already running, or " +
                           "another ftrace user holds the functions; retry later",

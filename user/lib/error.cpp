@@ -4,27 +4,47 @@
 
 namespace fhook {
 
-Error::Error(ErrorKind kind, const std::string& message, int sys_errno)
-    : std::runtime_error(message), kind_(kind), errno_(sys_errno) {}
+namespace {
 
-int Error::exit_code() const noexcept {
-    switch (kind_) {
-    case ErrorKind::Usage:
-        return 2;
-    case ErrorKind::OutputClosed:
-        return 0;
-    case ErrorKind::Runtime:
+std::string fill(const std::string& message, std::string_view name) {
+    std::string out = message;
+    const auto at = out.find("{}");
+    if (at != std::string::npos) {
+        out.replace(at, 2, name);
+    }
+    return out;
+}
+
+} // namespace
+
+Error::Error(ErrorKind kind, const std::string& message, int sys_errno, Setting setting)
+    : std::runtime_error(setting == Setting::None ? message : fill(message, setting_name(setting))),
+      kind_(kind), errno_(sys_errno), setting_(setting), template_(message) {}
+
+std::string Error::text(std::string_view name) const {
+    return setting_ == Setting::None ? template_ : fill(template_, name);
+}
+
+std::string_view setting_name(Setting setting) noexcept {
+    switch (setting) {
+    case Setting::RingSize:
+        return "ring size";
+    case Setting::Pids:
+        return "pid";
+    case Setting::Cpus:
+        return "cpu";
+    case Setting::None:
         break;
     }
-    return 1;
+    return "";
 }
 
-void throw_usage(const std::string& message) {
-    throw Error(ErrorKind::Usage, message);
+void throw_invalid(const std::string& message, Setting setting) {
+    throw Error(ErrorKind::Invalid, message, 0, setting);
 }
 
-void throw_runtime(const std::string& message, int sys_errno) {
-    throw Error(ErrorKind::Runtime, message, sys_errno);
+void throw_runtime(const std::string& message, int sys_errno, Setting setting) {
+    throw Error(ErrorKind::Runtime, message, sys_errno, setting);
 }
 
 std::string errno_text(int err) {

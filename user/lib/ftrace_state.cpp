@@ -134,7 +134,7 @@ std::vector<std::string> hook_conflicts(const std::vector<EnabledFunction>& atta
         }
         if (want_ipmodify && f.direct()) {
             out.push_back(f.name + " has a direct trampoline" + who +
-                          " (BPF fentry/fexit or fhook --via direct), which does not share "
+                          " (BPF fentry/fexit or an fhook direct probe), which does not share "
                           "the function with an IPMODIFY hook: detach it first");
         }
     }

@@ -20,7 +20,7 @@ constexpr std::size_t kMaxEventName = 64;                     // MAX_EVENT_NAME_
 constexpr std::uint32_t kDefaultStringMax = FHOOK_MAX_STRING; // tracefs: MAX_STRING_SIZE
 
 [[noreturn]] void bad(std::string_view token, const std::string& why) {
-    throw_usage("bad probe token '" + std::string(token) + "': " + why);
+    throw_invalid("bad probe token '" + std::string(token) + "': " + why);
 }
 
 bool good_name(std::string_view s) {
@@ -407,11 +407,11 @@ public:
 
 private:
     [[noreturn]] void fail(const std::string& why) {
-        throw_usage("bad filter '" + std::string(src_) + "' at '" + std::string(src_.substr(at_)) +
-                    "': " + why);
+        throw_invalid("bad filter '" + std::string(src_) + "' at '" +
+                      std::string(src_.substr(at_)) + "': " + why);
     }
     [[noreturn]] void fail_expr(const std::string& why) {
-        throw_usage("bad filter '" + std::string(src_) + "': " + why);
+        throw_invalid("bad filter '" + std::string(src_) + "': " + why);
     }
 
     void next() {
@@ -802,9 +802,9 @@ TriggerSpec parse_trigger(std::string_view text) {
     TriggerSpec t;
     t.text = std::string(text);
     const auto fail = [&](const std::string& why) {
-        throw_usage("bad trigger '" + std::string(text) + "': " + why +
-                    " (EVENT=ACTION[:N] [if FILTER]; ACTION: traceoff, traceon, stacktrace, "
-                    "snapshot, enable:EVENT, disable:EVENT)");
+        throw_invalid("bad trigger '" + std::string(text) + "': " + why +
+                      " (EVENT=ACTION[:N] [if FILTER]; ACTION: traceoff, traceon, stacktrace, "
+                      "snapshot, enable:EVENT, disable:EVENT)");
     };
     const auto eq = text.find('=');
     if (eq == std::string_view::npos || eq == 0) {
@@ -964,8 +964,8 @@ KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve,
         }
     }
     if (tokens.size() < 2) {
-        throw_usage("probe '" + std::string(text) +
-                    "' has no place to probe: p[:[GRP/]NAME] SYM[+OFFS]|ADDR [FETCHARGS]");
+        throw_invalid("probe '" + std::string(text) +
+                      "' has no place to probe: p[:[GRP/]NAME] SYM[+OFFS]|ADDR [FETCHARGS]");
     }
     // head: p | rN, then :[GRP/][EVENT]
     std::string_view head = tokens[0];
@@ -1131,8 +1131,8 @@ KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve,
 
     // fields
     if (tokens.size() - 2 > FHOOK_MAX_FIELDS) {
-        throw_usage("probe '" + def.event + "' has more than " + std::to_string(FHOOK_MAX_FIELDS) +
-                    " fetch arguments");
+        throw_invalid("probe '" + def.event + "' has more than " +
+                      std::to_string(FHOOK_MAX_FIELDS) + " fetch arguments");
     }
     std::vector<fhook_insn> entry, ret;
     std::uint32_t data = 0;

@@ -55,11 +55,12 @@ constexpr const char* kListHint = " (see: fhook list functions)";
 std::uint64_t ring_bytes_from_kib(std::uint64_t kib) {
     constexpr std::uint64_t max_kib = FHOOK_RING_MAX_SIZE / 1024;
     if (kib == 0) {
-        throw_usage("--buffer-size 0 is too small: give at least 4 (KiB per CPU)");
+        throw_invalid("{} 0 is too small: give at least 4 (KiB per CPU)", Setting::RingSize);
     }
     if (kib > max_kib) {
-        throw_usage("--buffer-size " + std::to_string(kib) + " is too large: the maximum is " +
-                    std::to_string(max_kib) + " (KiB per CPU)");
+        throw_invalid("{} " + std::to_string(kib) + " is too large: the maximum is " +
+                          std::to_string(max_kib) + " (KiB per CPU)",
+                      Setting::RingSize);
     }
     std::uint64_t bytes = FHOOK_RING_MIN_SIZE;
     while (bytes < kib * 1024) {
@@ -83,27 +84,29 @@ RingConfig Session::setup_ring(const RingRequest& request) {
     device_.require(FHOOK_FEAT_RING_MMAP, "the mmap'd ring buffer");
     const std::uint64_t bytes = request.bytes;
     if (bytes != 0 && (bytes & (bytes - 1)) != 0) {
-        throw_usage("ring size " + std::to_string(bytes) + " is not a power of two: round it up");
+        throw_invalid("ring size " + std::to_string(bytes) + " is not a power of two: round it up");
     }
     if (request.overwrite) {
         device_.require(FHOOK_FEAT_OVERWRITE, "overwrite (flight recorder) rings");
         if (bytes != 0 && bytes < FHOOK_RING_MIN_OVERWRITE) {
-            throw_usage("overwrite rings need at least " +
-                        std::to_string(FHOOK_RING_MIN_OVERWRITE / 1024) +
-                        " KiB per CPU: raise --buffer-size");
+            throw_invalid("overwrite rings need at least " +
+                              std::to_string(FHOOK_RING_MIN_OVERWRITE / 1024) +
+                              " KiB per CPU: raise the {}",
+                          Setting::RingSize);
         }
     }
     if (request.wakeup_events != 0 || request.flush_ms != 0) {
         device_.require(FHOOK_FEAT_FLUSH, "the flush timer and event watermark");
     }
     if (request.flush_ms > FHOOK_FLUSH_MAX_MS) {
-        throw_usage("flush period " + std::to_string(request.flush_ms) + " ms is above the " +
-                    std::to_string(FHOOK_FLUSH_MAX_MS) + " ms maximum");
+        throw_invalid("flush period " + std::to_string(request.flush_ms) + " ms is above the " +
+                      std::to_string(FHOOK_FLUSH_MAX_MS) + " ms maximum");
     }
     if (bytes != 0 && request.watermark > bytes) {
-        throw_usage("watermark " + std::to_string(request.watermark) +
-                    " bytes is above the ring size " + std::to_string(bytes) +
-                    ": lower it or raise --buffer-size");
+        throw_invalid("watermark " + std::to_string(request.watermark) +
+                          " bytes is above the ring size " + std::to_string(bytes) +
+                          ": lower it or raise the {}",
+                      Setting::RingSize);
     }
     fhook_ring_setup arg;
     zero_init(arg);
@@ -179,23 +182,23 @@ std::uint32_t Session::add_function_probe(const std::vector<std::string>& filter
                                           std::uint32_t flags, std::uint32_t stack_args) {
     device_.require(FHOOK_FEAT_FUNC, "function probes");
     if (via == FHOOK_PROBE_DIRECT) {
-        device_.require(FHOOK_FEAT_DIRECT, "direct-call trampolines (--via direct)");
+        device_.require(FHOOK_FEAT_DIRECT, "direct-call trampolines");
     }
     if (!ips.empty()) {
         device_.require(FHOOK_FEAT_FUNC_IPS, "function probes by address (:mod:)");
     }
     if (filters.empty() && ips.empty()) {
-        throw_usage("a function probe needs at least one function pattern: give a PROBE");
+        throw_invalid("a function probe needs at least one function pattern: give a PROBE");
     }
     const std::string filter = join(filters);
     const std::string exclude = join(excludes);
     if (filter.size() > FHOOK_MAX_PATTERN_TEXT || exclude.size() > FHOOK_MAX_PATTERN_TEXT) {
-        throw_usage("the probe patterns exceed " + std::to_string(FHOOK_MAX_PATTERN_TEXT) +
-                    " bytes: use fewer or shorter patterns (globs)");
+        throw_invalid("the probe patterns exceed " + std::to_string(FHOOK_MAX_PATTERN_TEXT) +
+                      " bytes: use fewer or shorter patterns (globs)");
     }
     if (ips.size() > FHOOK_MAX_IPS) {
-        throw_usage(std::to_string(ips.size()) + " functions resolved, the limit is " +
-                    std::to_string(FHOOK_MAX_IPS) + ": use a narrower :mod: pattern");
+        throw_invalid(std::to_string(ips.size()) + " functions resolved, the limit is " +
+                      std::to_string(FHOOK_MAX_IPS) + ": use a narrower :mod: pattern");
     }
 
     fhook_probe_add arg;
@@ -471,7 +474,7 @@ std::uint32_t Session::add_hook(const KprobeDef& def, std::uint64_t addr, const 
                               " stack words) is not one the trampoline can pass on",
                           err);
         case E2BIG:
-            throw_runtime(what + "the entry fields of --trace-around take more than " +
+            throw_runtime(what + "the entry fields of a trace-around hook take more than " +
                               std::to_string(FHOOK_HOOK_AROUND_DATA) + " bytes: record fewer",
                           err);
         case ENOSPC:
@@ -508,8 +511,8 @@ void Session::direct_modify(std::uint32_t probe_id, bool count) {
 std::vector<std::uint8_t> Session::read_text(std::uint64_t addr, std::size_t len) const {
     device_.require(FHOOK_FEAT_READ_TEXT, "reading kernel text");
     if (len == 0 || len > FHOOK_MAX_READ_TEXT) {
-        throw_usage("kernel text is read " + std::to_string(FHOOK_MAX_READ_TEXT) +
-                    " bytes at a time at most");
+        throw_invalid("kernel text is read " + std::to_string(FHOOK_MAX_READ_TEXT) +
+                      " bytes at a time at most");
     }
     std::vector<std::uint8_t> buf(len);
     fhook_read_text arg;
@@ -550,12 +553,12 @@ void Session::add_trigger(std::uint32_t probe_id, std::uint32_t action, std::uin
     if (xioctl(fd(), FHOOK_IOC_TRIGGER_ADD, &arg) < 0) {
         const int err = errno;
         if (err == ENOSPC) {
-            throw_usage("more than " + std::to_string(FHOOK_MAX_TRIGGERS) +
-                        " triggers on one probe");
+            throw_invalid("more than " + std::to_string(FHOOK_MAX_TRIGGERS) +
+                          " triggers on one probe");
         }
         if (err == EOPNOTSUPP) {
-            throw_usage("stacktrace triggers do not exist on tracepoints (t:): the module has "
-                        "no registers to unwind from there");
+            throw_invalid("stacktrace triggers do not exist on tracepoints (t:): the module has "
+                          "no registers to unwind from there");
         }
         throw_ioctl_error("adding a trigger", err);
     }
@@ -564,14 +567,15 @@ void Session::add_trigger(std::uint32_t probe_id, std::uint32_t action, std::uin
 void Session::set_pid_filter(const std::vector<pid_t>& pids, bool follow_fork, bool ignore_self) {
     device_.require(FHOOK_FEAT_PID_FILTER, "the pid filter");
     if (pids.size() > FHOOK_MAX_FILTER_PIDS) {
-        throw_usage(std::to_string(pids.size()) + " pids given, the limit is " +
-                    std::to_string(FHOOK_MAX_FILTER_PIDS) + ": give fewer --pid options");
+        throw_invalid(std::to_string(pids.size()) + " pids given, the limit is " +
+                          std::to_string(FHOOK_MAX_FILTER_PIDS) + ": give fewer {} options",
+                      Setting::Pids);
     }
     std::vector<std::uint32_t> ids;
     ids.reserve(pids.size());
     for (pid_t pid : pids) {
         if (pid <= 0) {
-            throw_usage("invalid pid " + std::to_string(pid) + ": give a positive process id");
+            throw_invalid("invalid pid " + std::to_string(pid) + ": give a positive process id");
         }
         ids.push_back(static_cast<std::uint32_t>(pid));
     }
@@ -584,7 +588,8 @@ void Session::set_pid_filter(const std::vector<pid_t>& pids, bool follow_fork, b
     if (xioctl(fd(), FHOOK_IOC_PID_FILTER, &arg) < 0) {
         int err = errno;
         if (err == ESRCH) {
-            throw_runtime("no such process in the pid filter: check the --pid values", err);
+            throw_runtime("no such process in the pid filter: check the {} values", err,
+                          Setting::Pids);
         }
         throw_ioctl_error("setting the pid filter", err);
     }
@@ -593,21 +598,22 @@ void Session::set_pid_filter(const std::vector<pid_t>& pids, bool follow_fork, b
 void Session::set_cpu_filter(const std::set<int>& cpus) {
     device_.require(FHOOK_FEAT_CPU_FILTER, "the CPU filter");
     if (cpus.empty()) {
-        throw_usage("empty CPU list: give at least one CPU, e.g. --cpu 0");
+        throw_invalid("empty CPU list: give at least one CPU, e.g. {} 0", Setting::Cpus);
     }
     const std::uint32_t nr_cpus = device_.info().nr_cpus;
     if (*cpus.begin() < 0) {
-        throw_usage("invalid CPU " + std::to_string(*cpus.begin()) + ": CPUs are numbered from 0");
+        throw_invalid("invalid CPU " + std::to_string(*cpus.begin()) +
+                      ": CPUs are numbered from 0");
     }
     const auto max_cpu = static_cast<std::uint32_t>(*cpus.rbegin());
     if (nr_cpus != 0 && max_cpu >= nr_cpus) {
-        throw_usage("CPU " + std::to_string(max_cpu) + " does not exist: this system has CPUs 0-" +
-                    std::to_string(nr_cpus - 1));
+        throw_invalid("CPU " + std::to_string(max_cpu) +
+                      " does not exist: this system has CPUs 0-" + std::to_string(nr_cpus - 1));
     }
     const std::uint32_t nr_bits = nr_cpus != 0 ? nr_cpus : max_cpu + 1;
     if (nr_bits > 8 * FHOOK_MAX_CPUMASK) {
-        throw_usage("CPU " + std::to_string(max_cpu) + " is beyond the supported " +
-                    std::to_string(8 * FHOOK_MAX_CPUMASK) + " CPUs");
+        throw_invalid("CPU " + std::to_string(max_cpu) + " is beyond the supported " +
+                      std::to_string(8 * FHOOK_MAX_CPUMASK) + " CPUs");
     }
     std::vector<std::uint64_t> mask((nr_bits + 63) / 64, 0);
     for (int cpu : cpus) {

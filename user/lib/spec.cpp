@@ -64,7 +64,7 @@ std::string check_glob(std::string_view glob, bool dash_ok) {
 }
 
 [[noreturn]] void bad_spec(std::string_view text, const std::string& why, const char* fix) {
-    throw_usage("invalid probe " + quote(text) + ": " + why + ": " + fix);
+    throw_invalid("invalid probe " + quote(text) + ": " + why + ": " + fix);
 }
 
 std::string_view next_token(std::string_view& line) {
@@ -91,7 +91,7 @@ bool spec_matches(const ProbeSpec& spec, const TraceableFunction& f) {
 
 ProbeSpec parse_probe_spec(std::string_view text) {
     if (text.empty()) {
-        throw_usage("empty probe: give a function name or glob, e.g. vfs_read or 'vfs_*'");
+        throw_invalid("empty probe: give a function name or glob, e.g. vfs_read or 'vfs_*'");
     }
     for (char c : text) {
         if (std::isspace(static_cast<unsigned char>(c)) != 0 ||
@@ -178,7 +178,7 @@ ProbeSpec parse_probe_spec(std::string_view text) {
 
 std::vector<ProbeSpec> parse_probe_specs(const std::vector<std::string>& texts) {
     if (texts.empty()) {
-        throw_usage("no probe given: name at least one function or glob, e.g. 'vfs_*'");
+        throw_invalid("no probe given: name at least one function or glob, e.g. 'vfs_*'");
     }
     std::vector<ProbeSpec> specs;
     specs.reserve(texts.size());
@@ -313,7 +313,7 @@ bool has_module_specs(const std::vector<ProbeSpec>& specs) {
 std::vector<std::uint64_t> resolve_module_spec(const ProbeSpec& spec, const FunctionList& functions,
                                                const Ksyms& ksyms) {
     if (!spec.module) {
-        throw_usage("probe " + quote(spec.text) + " has no :mod: part to resolve");
+        throw_invalid("probe " + quote(spec.text) + " has no :mod: part to resolve");
     }
     if (ksyms.addresses_hidden()) {
         throw_runtime("kernel symbol addresses are hidden in /proc/kallsyms, needed for " +

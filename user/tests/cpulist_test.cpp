@@ -21,7 +21,7 @@ TEST(CpuList, MalformedAreUsageErrors) {
             parse_cpu_list(bad, 4);
             ADD_FAILURE() << "accepted '" << bad << "'";
         } catch (const Error& e) {
-            EXPECT_EQ(e.kind(), ErrorKind::Usage) << bad;
+            EXPECT_EQ(e.kind(), ErrorKind::Invalid) << bad;
         }
     }
 }

@@ -15,7 +15,6 @@ TEST(Device, MissingNodeMeansNotLoaded) {
         FAIL();
     } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::Runtime);
-        EXPECT_EQ(e.exit_code(), 1);
         EXPECT_EQ(e.sys_errno(), ENOENT);
         EXPECT_STREQ(e.what(), "/nonexistent/fhook not found: the fhook module is not loaded "
                                "(load it with: insmod fhook.ko)");
@@ -58,10 +57,23 @@ TEST(Device, FeatureNames) {
     EXPECT_EQ(feature_names(FHOOK_FEAT_FUNC | (1ULL << 40)), "func bit40");
 }
 
-TEST(Error, ExitCodes) {
-    EXPECT_EQ(Error(ErrorKind::Usage, "x").exit_code(), 2);
-    EXPECT_EQ(Error(ErrorKind::Runtime, "x").exit_code(), 1);
-    EXPECT_EQ(Error(ErrorKind::OutputClosed, "x").exit_code(), 0);
+TEST(Error, SettingsAreNamedByWhoShowsThem) {
+    const Error plain(ErrorKind::Runtime, "no {} here", 5);
+    EXPECT_STREQ(plain.what(), "no {} here");
+    EXPECT_EQ(plain.text("--x"), "no {} here");
+    EXPECT_EQ(plain.sys_errno(), 5);
+    const Error ring(ErrorKind::Invalid, "raise the {}", 0, Setting::RingSize);
+    EXPECT_STREQ(ring.what(), "raise the ring size");
+    EXPECT_EQ(ring.text("--buffer-size"), "raise the --buffer-size");
+    EXPECT_EQ(ring.setting(), Setting::RingSize);
+    try {
+        ring_bytes_from_kib(0);
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Invalid);
+        EXPECT_EQ(e.text("--buffer-size"),
+                  "--buffer-size 0 is too small: give at least 4 (KiB per CPU)");
+    }
 }
 
 } // namespace

@@ -30,7 +30,7 @@ std::string error_of(std::string_view text) {
     try {
         parse(text);
     } catch (const Error& e) {
-        EXPECT_EQ(e.kind(), ErrorKind::Usage) << text;
+        EXPECT_EQ(e.kind(), ErrorKind::Invalid) << text;
         return e.what();
     }
     return "";
@@ -354,7 +354,7 @@ std::string filter_error(std::string_view expr, const KprobeDef* def) {
     try {
         compile_filter(expr, def);
     } catch (const Error& e) {
-        EXPECT_EQ(e.kind(), ErrorKind::Usage);
+        EXPECT_EQ(e.kind(), ErrorKind::Invalid);
         return e.what();
     }
     return "";
@@ -485,7 +485,7 @@ std::string trigger_error(std::string_view text) {
     try {
         parse_trigger(text);
     } catch (const Error& e) {
-        EXPECT_EQ(e.kind(), ErrorKind::Usage);
+        EXPECT_EQ(e.kind(), ErrorKind::Invalid);
         return e.what();
     }
     return "";

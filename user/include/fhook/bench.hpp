@@ -72,7 +72,7 @@ std::vector<Target> targets(const Results& results);
 
 std::string render_text(const Results& results);
 std::string render_json(const Results& results);
-// Reads what render_json wrote; a Usage Error naming `what` otherwise.
+// Reads what render_json wrote; a Invalid Error naming `what` otherwise.
 Results parse_json(std::string_view text, std::string_view what);
 // A horizontal bar chart of the overhead per mechanism, one bar per
 // results set (kernel) and mechanism.

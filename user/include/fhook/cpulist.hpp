@@ -9,7 +9,7 @@
 namespace fhook {
 
 // Parses a comma-separated list of CPUs and inclusive ranges.  Throws a
-// Usage Error for empty items, non-digits, reversed ranges or CPUs >=
+// Invalid Error for empty items, non-digits, reversed ranges or CPUs >=
 // `limit`.
 std::set<int> parse_cpu_list(std::string_view text, int limit = FHOOK_MAX_CPUMASK * 8);
 

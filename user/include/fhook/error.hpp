@@ -7,31 +7,51 @@
 
 namespace fhook {
 
-// What kind of failure an Error is; the CLI maps it to an exit code in one
-// place (main): Usage -> 2, Runtime -> 1, OutputClosed -> quiet exit 0.
+// What kind of failure an Error is (the CLI maps kinds to exit codes).
 enum class ErrorKind {
-    Usage,        // bad option, malformed probe spec, out-of-range value
+    Invalid,      // bad input: malformed probe spec, out-of-range value
     Runtime,      // no module, permission, probe rejected, I/O
     OutputClosed, // the reader of our output went away (EPIPE)
 };
 
+// The setting of a session an Error is about, when changing it is the fix.
+// The library names it in its own words; a front end may name it as its
+// users set it (the CLI: the option), see Error::text().
+enum class Setting {
+    None,
+    RingSize, // bytes of ring per CPU
+    Pids,     // the pid filter
+    Cpus,     // the CPU filter
+};
+
 // One-line message of the form "<cause>: <fix>", without the "fhook: error: "
 // prefix (the CLI adds it).  `sys_errno()` is the errno that caused it, or 0.
+// A message about a Setting is a template: "{}" stands for its name.
 class Error : public std::runtime_error {
 public:
-    Error(ErrorKind kind, const std::string& message, int sys_errno = 0);
+    Error(ErrorKind kind, const std::string& message, int sys_errno = 0,
+          Setting setting = Setting::None);
 
     ErrorKind kind() const noexcept { return kind_; }
     int sys_errno() const noexcept { return errno_; }
-    int exit_code() const noexcept;
+    Setting setting() const noexcept { return setting_; }
+    // The message with the setting called `name` (what() uses the
+    // library's name for it, setting_name()).
+    std::string text(std::string_view name) const;
 
 private:
     ErrorKind kind_;
     int errno_;
+    Setting setting_;
+    std::string template_;
 };
 
-[[noreturn]] void throw_usage(const std::string& message);
-[[noreturn]] void throw_runtime(const std::string& message, int sys_errno = 0);
+// "ring size", "pid", "cpu".
+std::string_view setting_name(Setting setting) noexcept;
+
+[[noreturn]] void throw_invalid(const std::string& message, Setting setting = Setting::None);
+[[noreturn]] void throw_runtime(const std::string& message, int sys_errno = 0,
+                                Setting setting = Setting::None);
 
 // strerror(err) without the thread-safety trap.
 std::string errno_text(int err);

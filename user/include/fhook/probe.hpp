@@ -86,7 +86,7 @@ bool is_probe_definition(std::string_view arg);
 //   r[MAXACTIVE][:[GRP/][EVENT]] SYM[+0] [NAME=]FETCHARG[:TYPE] ... [if FILTER]
 //   p|r[:[GRP/][EVENT]] /PATH:SYMBOL[+OFFS]|/PATH:0xOFFSET ...   (uprobes; the
 //   symbol is resolved to a file offset with libelf)
-// A Usage Error names the bad token and why.  `resolve` is asked for @SYM.
+// A Invalid Error names the bad token and why.  `resolve` is asked for @SYM.
 // Names of kernel types ($arg1->f_path.dentry, file->f_pos, $args) are
 // resolved through `btf`.
 KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve,
@@ -97,14 +97,14 @@ KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve,
 // NAME is a field of `def` or common_pid/pid, tgid, comm, cpu; OP is
 // == != < <= > >= & for numbers, == != ~ (glob) for strings, whose VALUE is
 // "quoted" ("==" with * ? [ is a glob too, as in tracefs).  With def ==
-// nullptr only the task names exist (function probes).  Usage Error naming
+// nullptr only the task names exist (function probes).  Invalid Error naming
 // the bad token.
 std::vector<fhook_insn> compile_filter(std::string_view expr, const KprobeDef* def);
 
 // A trigger: "EVENT=ACTION[:N] [if FILTER]" with ACTION one of traceoff,
 // traceon, stacktrace, snapshot, enable:EVENT2, disable:EVENT2 (tracefs'
 // events/.../trigger commands).  EVENT is a definition's event name or
-// "func" for the function probe.  Usage Error naming the bad part.
+// "func" for the function probe.  Invalid Error naming the bad part.
 struct TriggerSpec {
     std::string event;
     std::uint32_t action = 0; // enum fhook_trigger_action
@@ -126,7 +126,7 @@ struct TraceEventFiles {
 using TraceEventSource = std::function<std::optional<TraceEventFiles>(const std::string& subsys,
                                                                       const std::string& event)>;
 // A tracepoint definition, its id and fields from `files`.  Runtime Error
-// when the event does not exist; Usage Error for a malformed definition.
+// when the event does not exist; Invalid Error for a malformed definition.
 KprobeDef parse_tracepoint(std::string_view text, const TraceEventSource& files);
 // The same, the event read from TRACEFS/events/SUBSYS/EVENT/{id,format}.
 KprobeDef parse_tracepoint(std::string_view text, const std::string& tracefs);

@@ -54,8 +54,9 @@ struct KprobeHandle {
     std::uint64_t addr = 0; // the address probed (past an ENDBR at sym+0)
 };
 
-// Ring size from the CLI's --buffer-size KiB: bytes rounded up to a power of
-// two, at least FHOOK_RING_MIN_SIZE.  Usage Error when 0 or above the max.
+// Ring size from KiB per CPU: bytes rounded up to a power of two, at least
+// FHOOK_RING_MIN_SIZE.  An Invalid Error (Setting::RingSize) when 0 or above
+// the maximum.
 std::uint64_t ring_bytes_from_kib(std::uint64_t kib);
 
 // All operations map one-to-one onto the ioctls of fhook_abi.h.  Every ioctl
@@ -127,7 +128,7 @@ public:
     // process, i.e. the tracer's own output path) when `ignore_self`.
     void set_pid_filter(const std::vector<pid_t>& pids, bool follow_fork, bool ignore_self = true);
 
-    // FHOOK_IOC_CPU_FILTER.  A CPU >= nr_cpus is a Usage Error.
+    // FHOOK_IOC_CPU_FILTER.  A CPU >= nr_cpus is a Invalid Error.
     void set_cpu_filter(const std::set<int>& cpus);
 
     void start(); // FHOOK_IOC_START: arm the probes

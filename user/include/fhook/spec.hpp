@@ -26,13 +26,13 @@ struct ProbeSpec {
     bool is_module() const noexcept { return module.has_value(); }
 };
 
-// Throws a Usage Error for malformed specs: empty, "!" alone, whitespace or
+// Throws a Invalid Error for malformed specs: empty, "!" alone, whitespace or
 // characters outside [A-Za-z0-9_.$*?[]^!-], unbalanced '[', a glob or module
 // longer than FHOOK_MAX_PATTERN_LEN, ":mod:" without a module, a negated
 // ":mod:" (the kernel's notrace list takes no addresses) and any other
 // ":cmd:" ("foo:bar:baz").
 ProbeSpec parse_probe_spec(std::string_view text);
-// Parses every spec; a Usage Error when `texts` is empty.
+// Parses every spec; a Invalid Error when `texts` is empty.
 std::vector<ProbeSpec> parse_probe_specs(const std::vector<std::string>& texts);
 
 // tracefs glob match (ftrace_set_filter grammar: '*', '?', '[...]'), via
