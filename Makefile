@@ -86,7 +86,7 @@ test:
 lint:
 	@cp=$(BUILD)/tools/checkpatch/checkpatch.pl; \
 	[ -f $$cp ] || { echo "checkpatch.pl missing: run 'sudo make setup'"; exit 1; }; \
-	perl $$cp --no-tree --terse -f $(wildcard kmod/*.c kmod/*.h kmod/*.S) shared/fhook_abi.h vmtests/testmod/fhook_testmod.c vmtests/testmod/fhook_failunreg.c
+	perl $$cp --no-tree --terse -f $(wildcard kmod/*.c kmod/*.h kmod/*.S) shared/fhook_abi.h vmtests/testmod/fhook_testmod.c vmtests/testmod/fhook_failunreg.c vmtests/testmod/fhook_linger.c
 	@$(MAKE) --no-print-directory kmod KBUILD_EXTRA=W=1 2>&1 | tee $(BUILD)/w1.log; \
 	! grep -E 'warning:' $(BUILD)/w1.log
 	@clang-format --dry-run --Werror $$(git ls-files 'user/*.cpp' 'user/*.hpp' 'user/*.h')

@@ -222,6 +222,7 @@ struct fhook_session {
 	u32 next_probe_id;
 	bool armed;
 	bool changes_kernel;		/* holds a FHOOK_PRIV_CHANGE probe */
+	bool observer_mapped;		/* mmap'd by a caller without CAP_SYS_ADMIN */
 	bool frozen;			/* FHOOK_SNAPSHOT_FREEZE */
 	bool traced_off;		/* a TRACEOFF trigger ran */
 	bool snapshot_due;		/* a SNAPSHOT trigger ran, not read yet */
@@ -361,6 +362,8 @@ bool fhook_globs_match(const char *text, const char *name);
 int fhook_priv_check(u32 needs);
 int fhook_priv_require(struct fhook_probe *p, u32 needs);
 int fhook_session_may(struct fhook_session *s);
+int fhook_session_may_map(struct fhook_session *s);
+int fhook_priv_may_change(struct fhook_session *s);
 
 /* btf.c */
 int fhook_body_stack_words(const u64 *ips, u32 n, u32 *words, s32 *bad);

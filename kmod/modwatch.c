@@ -13,11 +13,13 @@
  * fails with -EIDRM instead of hooking whatever is loaded at the old
  * address (their session goes on without them; the kernel log says so).
  * Arming, unhooking and DIRECT_MODIFY run under the same lock as the
- * notifier, so none of them races an unload.
+ * notifier, so none of them races an unload; a PROBE_ADD while a module
+ * is between its GOING notification and being freed is refused (-EAGAIN).
  */
 #include "fhook.h"
 
 #include <linux/glob.h>
+#include <linux/kallsyms.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/notifier.h>
@@ -42,6 +44,22 @@ struct fhook_loaded_mod {
 	u64 gen;			/* fhook_loads when it came */
 };
 
+/*
+ * Modules past their GOING notification and maybe not freed yet: their
+ * symbols still resolve (kallsyms, ftrace records) until free_module(),
+ * so a probe added meanwhile could take addresses about to be freed.
+ * PROBE_ADD of a hook or direct probe waits (-EAGAIN) until they are
+ * gone, which is checked by name: sprint_symbol() of one of the module's
+ * functions stops naming the module once it is off the module list.
+ */
+struct fhook_going_mod {
+	struct list_head node;
+	unsigned long func;		/* a function of the module */
+	char name[MODULE_NAME_LEN];
+};
+
+static LIST_HEAD(fhook_going);
+
 void fhook_modwatch_lock(void)
 {
 	mutex_lock(&fhook_watch_lock);
@@ -64,15 +82,63 @@ u64 fhook_modwatch_gen(void)
 }
 
 /*
+ * Under the lock: forget the going modules that are gone, and any named
+ * @coming (a module is loaded only once its namesake is freed).
+ */
+static bool fhook_going_pending(const char *coming)
+{
+	char sym[KSYM_SYMBOL_LEN], tag[MODULE_NAME_LEN + 3];
+	struct fhook_going_mod *g, *tmp;
+
+	list_for_each_entry_safe(g, tmp, &fhook_going, node) {
+		sprint_symbol(sym, g->func);
+		snprintf(tag, sizeof(tag), "[%s]", g->name);
+		if (!strstr(sym, tag) || (coming && !strcmp(coming, g->name))) {
+			list_del(&g->node);
+			kfree(g);
+		}
+	}
+	return !list_empty(&fhook_going);
+}
+
+/* Under the lock, from the GOING notification: @mod's first function. */
+static void fhook_going_add(struct module *mod)
+{
+	struct fhook_going_mod *g;
+	struct mod_kallsyms *ks;
+	unsigned long func = 0;
+	unsigned int i;
+
+	rcu_read_lock();
+	ks = rcu_dereference(mod->kallsyms);
+	for (i = 0; ks && i < ks->num_symtab && !func; i++)
+		if (ks->typetab[i] == 't' || ks->typetab[i] == 'T')
+			func = ks->symtab[i].st_value;
+	rcu_read_unlock();
+	if (!func)
+		return;		/* nothing a probe could take */
+	g = kmalloc(sizeof(*g), GFP_KERNEL);
+	if (!g) {
+		/* cannot tell when it is freed: at worst a probe is added meanwhile */
+		pr_warn("module %s going: out of memory to watch it\n", mod->name);
+		return;
+	}
+	g->func = func;
+	strscpy(g->name, mod->name, sizeof(g->name));
+	list_add(&g->node, &fhook_going);
+}
+
+/*
  * From PROBE_ADD to release.  -EAGAIN if a module went away since @gen
- * (fhook_modwatch_gen()): the addresses looked up meanwhile may be stale.
+ * (fhook_modwatch_gen()), or is going and not freed yet: the addresses
+ * looked up meanwhile may be stale.
  */
 int fhook_modwatch_add(struct fhook_probe *p, u64 gen)
 {
 	int ret = -EAGAIN;
 
 	mutex_lock(&fhook_watch_lock);
-	if (gen == fhook_unloads) {
+	if (gen == fhook_unloads && !fhook_going_pending(NULL)) {
 		p->watch_loads = fhook_loads;
 		list_add(&p->watch_node, &fhook_watched);
 		ret = 0;
@@ -144,6 +210,7 @@ static int fhook_module_notify(struct notifier_block *nb, unsigned long action, 
 	mutex_lock(&fhook_watch_lock);
 	gen = fhook_module_gen(mod, action == MODULE_STATE_COMING);
 	if (action == MODULE_STATE_COMING) {
+		fhook_going_pending(mod->name);
 		/*
 		 * ftrace knew the module's functions before this notifier: a
 		 * probe added meanwhile may have its glob matches; it counts
@@ -155,6 +222,7 @@ static int fhook_module_notify(struct notifier_block *nb, unsigned long action, 
 		goto out;
 	}
 	fhook_unloads++;
+	fhook_going_add(mod);
 	list_for_each_entry(p, &fhook_watched, watch_node) {
 		/* loaded after the probe was added: not in its glob filters */
 		if (p->gone || !p->kind->in_module(p, mod, gen <= p->watch_loads))
@@ -180,11 +248,14 @@ int fhook_modwatch_init(void)
 
 void fhook_modwatch_exit(void)
 {
+	struct fhook_going_mod *g, *gtmp;
 	struct fhook_loaded_mod *m, *tmp;
 
 	unregister_module_notifier(&fhook_module_nb);
 	list_for_each_entry_safe(m, tmp, &fhook_loaded, node)
 		kfree(m);
+	list_for_each_entry_safe(g, gtmp, &fhook_going, node)
+		kfree(g);
 }
 
 /*

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Pid filter: a bitmap of (global) pids checked by every probe, and
- * optionally following forks through the sched_process_fork/exit
- * tracepoints (what tracefs's function-fork option does).  The caller's
+ * optionally following forks through the sched_process_fork/exit/exec
+ * tracepoints (what tracefs's function-fork option does, and a thread's
+ * pid change at exec).  The caller's
  * pids are translated from its pid namespace.  The tracepoints are not exported,
  * so they are looked up by name.
  */
@@ -20,6 +21,7 @@
 
 static struct tracepoint *fhook_tp_fork;
 static struct tracepoint *fhook_tp_exit;
+static struct tracepoint *fhook_tp_exec;
 
 static void fhook_find_tp(struct tracepoint *tp, void *priv)
 {
@@ -27,13 +29,15 @@ static void fhook_find_tp(struct tracepoint *tp, void *priv)
 		fhook_tp_fork = tp;
 	else if (!strcmp(tp->name, "sched_process_exit"))
 		fhook_tp_exit = tp;
+	else if (!strcmp(tp->name, "sched_process_exec"))
+		fhook_tp_exec = tp;
 }
 
 int fhook_pidfilter_init(void)
 {
 	for_each_kernel_tracepoint(fhook_find_tp, NULL);
-	if (!fhook_tp_fork || !fhook_tp_exit)
-		pr_warn("sched_process_fork/exit tracepoints not found: no fork following\n");
+	if (!fhook_tp_fork || !fhook_tp_exit || !fhook_tp_exec)
+		pr_warn("sched_process_fork/exit/exec tracepoints not found: no fork following\n");
 	return 0;
 }
 
@@ -62,6 +66,21 @@ static notrace void fhook_on_exit(void *data, struct task_struct *p)
 		clear_bit(p->pid, s->pids);
 	if (group_dead)
 		clear_bit(p->tgid, s->pids);
+}
+
+/*
+ * TP_PROTO(struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm).
+ * A thread that execs in a multi-threaded process takes its leader's pid
+ * (de_thread()) without an exit event for its own: its bit moves with it,
+ * or a process that later gets the old number would be traced.
+ */
+static notrace void fhook_on_exec(void *data, struct task_struct *p, pid_t old_pid,
+				  struct linux_binprm *bprm)
+{
+	struct fhook_session *s = data;
+
+	if (old_pid != p->pid && test_and_clear_bit(old_pid, s->pids))
+		set_bit(p->pid, s->pids);
 }
 
 /*
@@ -94,25 +113,33 @@ static int fhook_follow_fork(struct fhook_session *s, bool on)
 	if (on == s->fork_tp_registered)
 		return 0;
 	if (!on) {
+		tracepoint_probe_unregister(fhook_tp_exec, (void *)fhook_on_exec, s);
 		tracepoint_probe_unregister(fhook_tp_fork, (void *)fhook_on_fork, s);
 		tracepoint_probe_unregister(fhook_tp_exit, (void *)fhook_on_exit, s);
 		tracepoint_synchronize_unregister();
 		s->fork_tp_registered = false;
 		return 0;
 	}
-	if (!fhook_tp_fork || !fhook_tp_exit)
+	if (!fhook_tp_fork || !fhook_tp_exit || !fhook_tp_exec)
 		return -EOPNOTSUPP;
 	ret = tracepoint_probe_register(fhook_tp_fork, (void *)fhook_on_fork, s);
 	if (ret)
 		return ret;
 	ret = tracepoint_probe_register(fhook_tp_exit, (void *)fhook_on_exit, s);
-	if (ret) {
-		tracepoint_probe_unregister(fhook_tp_fork, (void *)fhook_on_fork, s);
-		tracepoint_synchronize_unregister();
-		return ret;
-	}
+	if (ret)
+		goto err_unregister_fork;
+	ret = tracepoint_probe_register(fhook_tp_exec, (void *)fhook_on_exec, s);
+	if (ret)
+		goto err_unregister_exit;
 	s->fork_tp_registered = true;
 	return 0;
+
+err_unregister_exit:
+	tracepoint_probe_unregister(fhook_tp_exit, (void *)fhook_on_exit, s);
+err_unregister_fork:
+	tracepoint_probe_unregister(fhook_tp_fork, (void *)fhook_on_fork, s);
+	tracepoint_synchronize_unregister();
+	return ret;
 }
 
 int fhook_pidfilter_set(struct fhook_session *s, const struct fhook_pid_filter *arg)

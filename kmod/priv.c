@@ -54,6 +54,42 @@ int fhook_priv_require(struct fhook_probe *p, u32 needs)
 	return fhook_priv_check(needs);
 }
 
+/*
+ * mmap of session @s: may the caller map it?  A mapping outlives the
+ * checks, so a session a caller without CAP_SYS_ADMIN has mapped never
+ * takes a probe that changes the kernel (fhook_priv_may_change()): its
+ * events would reach that caller's mapping.
+ */
+int fhook_session_may_map(struct fhook_session *s)
+{
+	if (s && !has_capability_noaudit(current, CAP_SYS_ADMIN)) {
+		WRITE_ONCE(s->observer_mapped, true);
+		/* pairs with the smp_mb() in fhook_priv_may_change() */
+		smp_mb();
+	}
+	return fhook_session_may(s);
+}
+
+/*
+ * PROBE_ADD of a probe that changes the kernel, under the session lock:
+ * from now on every ioctl and mmap of @s needs CAP_SYS_ADMIN, and a
+ * session an observer has mapped is refused (-EPERM).  Either this sees
+ * observer_mapped or fhook_session_may_map() sees changes_kernel.
+ */
+int fhook_priv_may_change(struct fhook_session *s)
+{
+	bool was = s->changes_kernel;
+
+	WRITE_ONCE(s->changes_kernel, true);
+	/* pairs with the smp_mb() in fhook_session_may_map() */
+	smp_mb();
+	if (READ_ONCE(s->observer_mapped)) {
+		WRITE_ONCE(s->changes_kernel, was);
+		return -EPERM;
+	}
+	return 0;
+}
+
 /* May the caller use session @s at all (open, every ioctl and mmap)? */
 int fhook_session_may(struct fhook_session *s)
 {

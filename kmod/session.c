@@ -53,7 +53,7 @@ static void fhook_flush_stop(struct fhook_session *s)
 
 struct fhook_session *fhook_session_create(void)
 {
-	struct fhook_session *s = kzalloc(sizeof(*s), GFP_KERNEL);
+	struct fhook_session *s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
 
 	if (!s)
 		return NULL;
@@ -321,7 +321,7 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 	if (s->nr_probes >= FHOOK_MAX_PROBES)
 		return -ENOSPC;
 
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
 	if (!p)
 		return -ENOMEM;
 	p->session = s;
@@ -342,6 +342,14 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 			return -EFAULT;
 		return ret;
 	}
+	/* from now on every ioctl and mmap of @s needs what it needs */
+	if (p->priv & FHOOK_PRIV_CHANGE) {
+		ret = fhook_priv_may_change(s);
+		if (ret) {
+			fhook_probe_free(p);
+			return ret;
+		}
+	}
 	pa.probe_id = p->id;
 	if (p->type == FHOOK_PROBE_KPROBE || p->type == FHOOK_PROBE_KRETPROBE)
 		pa.probe_addr = fhook_kprobe_addr(p);
@@ -350,9 +358,6 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 		fhook_probe_free(p);
 		return ret;
 	}
-	/* from now on every ioctl and mmap of @s needs what it needs */
-	if (p->priv & FHOOK_PRIV_CHANGE)
-		WRITE_ONCE(s->changes_kernel, true);
 	s->next_probe_id++;
 	s->nr_probes++;
 	list_add_tail(&p->node, &s->probes);

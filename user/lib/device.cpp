@@ -114,9 +114,10 @@ void throw_ioctl_error(std::string_view what, int err) {
     case E2BIG:
         throw_runtime(cause + ": argument too large: use fewer patterns, functions or pids", err);
     case EAGAIN:
-        throw_runtime(
-            cause + ": a kernel module was unloaded while it was being set up: " + "try again",
-            err);
+        throw_runtime(cause +
+                          ": a kernel module was unloaded while it was being set up, or is being " +
+                          "unloaded: try again",
+                      err);
     case EIDRM:
         throw_runtime(cause + ": a module that a hook or direct probe was on has been unloaded: " +
                           "that probe is gone (see dmesg); add it again",

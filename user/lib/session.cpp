@@ -1,10 +1,12 @@
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include <fhook/error.hpp>
@@ -14,11 +16,15 @@ namespace fhook {
 
 namespace {
 
-// FHOOK_IOC_PROBE_ADD, again while a module unload during it made the
-// module refuse it (EAGAIN: the addresses it looked up may be stale).
+// FHOOK_IOC_PROBE_ADD, again while a module unload during it, or one not
+// finished yet, made the module refuse it (EAGAIN: the addresses it looked
+// up may be stale), backing off 10, 20, 40 and 80 ms.
 int probe_add(int fd, fhook_probe_add& arg) {
     int ret = -1;
     for (int tries = 0; tries < 5; tries++) {
+        if (tries > 0) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10 << (tries - 1)));
+        }
         ret = xioctl(fd, FHOOK_IOC_PROBE_ADD, &arg);
         if (ret == 0 || errno != EAGAIN) {
             break;

@@ -35,22 +35,13 @@
 #define KERNEL_PTR	0xffffffff81000000ULL
 #define END		0		/* terminates errno lists */
 
-static int nchecks, nfailed;
 static long page;
 static void *unmapped;		/* an address with nothing mapped */
 static const char *dev = FHOOK_DEVICE_PATH;
 
 static void report(int good, const char *fmt, va_list ap, const char *why)
 {
-	nchecks++;
-	if (!good)
-		nfailed++;
-	printf("%s %d - ", good ? "ok" : "not ok", nchecks);
-	vprintf(fmt, ap);
-	if (!good && why)
-		printf(": %s", why);
-	putchar('\n');
-	fflush(stdout);
+	tap_vreport(good, why, fmt, ap);
 }
 
 /* ret < 0 with errno in the END-terminated list that follows fmt's args */
@@ -1200,6 +1191,6 @@ int main(int argc, char **argv)
 	test_privileges();
 	test_session();
 
-	printf("# %d checks, %d failed\n", nchecks, nfailed);
-	return nfailed ? 1 : 0;
+	printf("# %d checks, %d failed\n", tap_counts()[0], tap_failures());
+	return tap_status();
 }

@@ -18,7 +18,7 @@
  * Before the module checked, CAP_PERFMON could arm a trace-around hook on
  * fhook_testmod_args8 declaring no stack argument, and its callers got
  * garbage for their 7th and 8th arguments.
- * Usage: fhook-bodycheck [CLONE].  Prints "ok - ..." / "not ok - ...";
+ * Usage: fhook-bodycheck [CLONE].  Prints TAP lines (progs.h);
  * exit status 0 if all passed.
  */
 #define _GNU_SOURCE
@@ -28,13 +28,9 @@
 
 #include "progs.h"
 
-static int nfailed;
-
 static void check(int good, const char *what, int ret, int err)
 {
-	nfailed += !good;
-	printf("%s - %s (ret %d errno %d)\n", good ? "ok" : "not ok", what, ret, err);
-	fflush(stdout);
+	tap(good, "%s (ret %d errno %d)", what, ret, err);
 }
 
 static int perfmon_only(void)
@@ -136,11 +132,11 @@ int main(int argc, char **argv)
 		expect(around(snp, 8), -EOPNOTSUPP, "CAP_PERFMON: trace-around on seq_printf -> EOPNOTSUPP");
 		expect(around(rd, 8), 0, "CAP_PERFMON: trace-around on vfs_read declaring 8 words -> 0");
 		expect(latency(rd, NULL), 0, "CAP_PERFMON: latency on vfs_read -> 0");
-		_exit(nfailed);
+		_exit(tap_failures());
 	}
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		die("child");
-	nfailed += WEXITSTATUS(status);
-	printf("# %d failed\n", nfailed);
-	return nfailed ? 1 : 0;
+	tap_add_failures(WEXITSTATUS(status));
+	printf("# %d failed\n", tap_failures());
+	return tap_status();
 }

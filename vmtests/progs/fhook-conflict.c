@@ -8,16 +8,13 @@
  * direct_functions: kernels without the stable fix "ftrace: Fix BPF
  * fexit with livepatch" keep that entry, and every later direct call on
  * the function is refused as a duplicate); once the hook is stopped the
- * direct probe must START and count.  Prints "ok - ..." or "not ok - ...".
+ * direct probe must START and count.  Prints TAP lines (progs.h).
  */
 #include "progs.h"
 
-static int nfailed;
-
 static void check(int good, const char *what, int err)
 {
-	nfailed += !good;
-	printf("%s - %s (errno %d)\n", good ? "ok" : "not ok", what, err);
+	tap(good, "%s (errno %d)", what, err);
 }
 
 int main(void)
@@ -55,5 +52,5 @@ int main(void)
 			die("STOP/STATS direct");
 		check(st.total.hits == 7, "and counts the function's 7 calls", 0);
 	}
-	return nfailed ? 1 : 0;
+	return tap_status();
 }

@@ -14,17 +14,17 @@
  *           STARTs, prints "armed", waits for GOFILE; the unload must
  *           leave it alone (ftrace never had that function in its hash):
  *           it still counts read(2) calls and STARTs again after a STOP
- * Prints "ok - ..." or "not ok - ..."; exit status 0 if all passed.
+ *   going   while fhook_testmod's unload is held between its GOING
+ *           notification and its free (fhook_linger.ko): its symbols
+ *           still resolve, but a direct probe or a hook on them must be
+ *           refused with EAGAIN (the addresses are about to be freed)
+ * Prints TAP lines (progs.h); exit status 0 if all passed.
  */
 #include "progs.h"
 
-static int nfailed;
-
 static void check(int good, const char *what, int err)
 {
-	nfailed += !good;
-	printf("%s - %s (errno %d)\n", good ? "ok" : "not ok", what, err);
-	fflush(stdout);
+	tap(good, "%s (errno %d)", what, err);
 }
 
 static void wait_file(const char *path)
@@ -77,7 +77,30 @@ static int glob_probe(const char *gofile)
 	errno = 0;
 	r = ioctl(s.fd, FHOOK_IOC_START, 0);
 	check(!r, "and STARTs again", errno);
-	return nfailed ? 1 : 0;
+	return tap_status();
+}
+
+static int going(void)
+{
+	uint64_t target = kallsyms_in("fhook_testmod_target", 1);
+	uint64_t ret = kallsyms_in("fhook_testmod_ret", 1);
+	struct fhook_hook hk = { .size = sizeof(hk), .action = FHOOK_HOOK_AROUND };
+	struct fhook_probe_add direct = { .size = sizeof(direct), .type = FHOOK_PROBE_DIRECT,
+					  .ips = (uintptr_t)&target, .nr_ips = 1 };
+	struct fhook_probe_add around = { .size = sizeof(around), .type = FHOOK_PROBE_HOOK,
+					  .addr = ret, .hook = (uintptr_t)&hk };
+	struct sess s;
+	int r;
+
+	tap(target && ret, "fhook_testmod's functions still resolve while its unload is held");
+	sess_open(&s, 16384, 0, 0, 0, 0);
+	errno = 0;
+	r = ioctl(s.fd, FHOOK_IOC_PROBE_ADD, &direct);
+	check(r == -1 && errno == EAGAIN, "a direct probe on a going module: EAGAIN", errno);
+	errno = 0;
+	r = ioctl(s.fd, FHOOK_IOC_PROBE_ADD, &around);
+	check(r == -1 && errno == EAGAIN, "a hook on a going module: EAGAIN", errno);
+	return tap_status();
 }
 
 int main(int argc, char **argv)
@@ -95,8 +118,10 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 3 && !strcmp(argv[1], "glob"))
 		return glob_probe(argv[2]);
+	if (argc == 2 && !strcmp(argv[1], "going"))
+		return going();
 	if (argc != 3 || (strcmp(argv[1], "before") && strcmp(argv[1], "after"))) {
-		fprintf(stderr, "usage: fhook-gone before|after|glob GOFILE\n");
+		fprintf(stderr, "usage: fhook-gone before|after|glob GOFILE | going\n");
 		return 2;
 	}
 	if (!target || !ret)
@@ -118,5 +143,5 @@ int main(int argc, char **argv)
 	errno = 0;
 	r = ioctl(s.fd, FHOOK_IOC_START, 0);
 	check(r == -1 && errno == EIDRM, "START with probes on an unloaded module -> EIDRM", errno);
-	return nfailed ? 1 : 0;
+	return tap_status();
 }

@@ -32,21 +32,13 @@
 #define SIZE	16384ULL
 #define END	0
 
-static int nchecks, nfailed;
 static long page;
 static unsigned int ncpu;
 static uint64_t ip_read;
 
 static void report(int good, const char *why, const char *fmt, va_list ap)
 {
-	nchecks++;
-	nfailed += !good;
-	printf("%s %d - ", good ? "ok" : "not ok", nchecks);
-	vprintf(fmt, ap);
-	if (!good && why)
-		printf(": %s", why);
-	putchar('\n');
-	fflush(stdout);
+	tap_vreport(good, why, fmt, ap);
 }
 
 static void expect(int cond, const char *fmt, ...)
@@ -556,6 +548,6 @@ int main(void)
 		       (unsigned long long)st.total.lost);
 	}
 	close(fd);
-	printf("# %d checks, %d failed\n", nchecks, nfailed);
-	return nfailed ? 1 : 0;
+	printf("# %d checks, %d failed\n", tap_counts()[0], tap_failures());
+	return tap_status();
 }

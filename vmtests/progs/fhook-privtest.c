@@ -23,9 +23,9 @@
  * fhook_testmod_ret (which nobody calls) when fhook_testmod is loaded,
  * and every such hook acts only on a 2^62nd call anyway.
  *
- * Prints "ok - what" or "not ok - what: why" per check (children print
- * their own), "# note: ..." for behaviour worth knowing that is not a
- * failure; exit status 0 if every check passed.
+ * Prints TAP lines (progs.h), one per check (children print their own),
+ * "# note: ..." for behaviour worth knowing that is not a failure; exit
+ * status 0 if every check passed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -56,21 +56,16 @@
 #define NOBODY	65534
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-static int nfailed;
 static long page;
 static uint64_t ip_read;
 
-static void check(int good, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) check(int good, const char *fmt, ...)
 {
 	va_list ap;
 
-	nfailed += !good;
-	printf("%s - ", good ? "ok" : "not ok");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	tap_vreport(good, NULL, fmt, ap);
 	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
 }
 
 static void fatal(const char *what)
@@ -215,7 +210,7 @@ static int reap(pid_t pid, const char *what)
 	if (waitpid(pid, &status, 0) != pid)
 		fatal("waitpid");
 	if (WIFEXITED(status) && WEXITSTATUS(status) < 100) {
-		nfailed += WEXITSTATUS(status);
+		tap_add_failures(WEXITSTATUS(status));
 		return WEXITSTATUS(status);
 	}
 	check(0, "%s: child status %#x", what, status);
@@ -759,7 +754,7 @@ static void run_row(const struct row *r, enum who w)
 			_exit(102);
 		fd = row_session(r, w);
 		if (fd < 0)
-			_exit(nfailed);
+			_exit(tap_failures());
 		if (w == NOBODY_FD && become(w))
 			_exit(101);
 		errno = 0;
@@ -769,7 +764,7 @@ static void run_row(const struct row *r, enum who w)
 		if (!good)
 			snprintf(got, sizeof(got), ", got %d (%s)", ret, ret ? strerror(err) : "success");
 		check(good, "%s: %s -> %s%s", who_name[w], r->name, ok ? "0" : "EPERM", got);
-		_exit(nfailed);
+		_exit(tap_failures());
 	}
 	reap(pid, r->name);
 }
@@ -819,7 +814,8 @@ static int attached_to(const char *func)
 /*
  * 11. A session that holds a RETURN hook needs CAP_SYS_ADMIN for every
  * ioctl and mmap: a holder with only CAP_PERFMON can neither read, change,
- * arm nor disarm it.  Armed only on fhook_testmod_ret (nobody calls it).
+ * arm nor disarm it, and a session it has mapped before takes no RETURN
+ * hook.  Armed only on fhook_testmod_ret (nobody calls it).
  */
 static void changing_session(void)
 {
@@ -827,6 +823,26 @@ static void changing_session(void)
 	uint64_t target = ip_testmod ? ip_testmod : ip_read;
 	int fd, sv[2], n = 0;
 	pid_t pid;
+
+	/*
+	 * a mapping outlives every check: a session a CAP_PERFMON holder has
+	 * mapped never takes a RETURN hook, whose events would reach it
+	 */
+	fd = session(0);
+	pid = fork();
+	if (pid == 0) {
+		if (set_caps(CAP(CAP_PERFMON)))
+			_exit(102);
+		check(op_mmap_stats(fd) == 0, "uid 0 with only CAP_PERFMON maps a root session (%s)",
+		      strerror(errno));
+		_exit(tap_failures());
+	}
+	reap(pid, "mapping a root session, CAP_PERFMON");
+	errno = 0;
+	check(add_hook(fd, target, FHOOK_HOOK_RETURN) && errno == EPERM,
+	      "root: no RETURN hook on a session a CAP_PERFMON holder has mapped (%s)",
+	      strerror(errno));
+	close(fd);
 
 	fd = session(0);
 	if (add_hook(fd, target, FHOOK_HOOK_RETURN)) {
@@ -852,7 +868,7 @@ static void changing_session(void)
 		if (set_caps(CAP(CAP_PERFMON)))
 			_exit(102);
 		all_denied(fd, "RETURN hook session, uid 0 with only CAP_PERFMON");
-		_exit(nfailed);
+		_exit(tap_failures());
 	}
 	reap(pid, "RETURN hook session, CAP_PERFMON");
 
@@ -872,7 +888,7 @@ static void changing_session(void)
 		      got);
 		if (got >= 0)
 			all_denied(got, "RETURN hook session sent with SCM_RIGHTS, CAP_PERFMON uid 65534");
-		_exit(nfailed);
+		_exit(tap_failures());
 	}
 	close(sv[1]);
 	send_fd(sv[0], fd);
@@ -887,7 +903,7 @@ static void changing_session(void)
 		check(op_handshake(fd) == 0 && op_stats(fd) == 0 && op_mmap_stats(fd) == 0,
 		      "RETURN hook session, uid 0 with only CAP_SYS_ADMIN: HANDSHAKE, STATS, mmap work (%s)",
 		      strerror(errno));
-		_exit(nfailed);
+		_exit(tap_failures());
 	}
 	reap(pid, "RETURN hook session, CAP_SYS_ADMIN");
 
@@ -917,7 +933,7 @@ static void observing_hook_session(void)
 		      op_mmap_meta(fd) == 0 && op_func(fd) == 0,
 		      "AROUND hook session, uid 0 with only CAP_PERFMON: HANDSHAKE, STATS, mmap, PROBE_ADD work (%s)",
 		      strerror(errno));
-		_exit(nfailed);
+		_exit(tap_failures());
 	}
 	reap(pid, "AROUND hook session, CAP_PERFMON");
 	close(fd);
@@ -948,7 +964,7 @@ int main(void)
 		fd = open(FHOOK_DEVICE_PATH, O_RDWR);
 		check(fd < 0 && (errno == EACCES || errno == EPERM),
 		      "uid %d: open /dev/fhook -> EACCES/EPERM (errno %d)", NOBODY, errno);
-		_exit(nfailed);
+		_exit(tap_failures());
 	}
 	reap(pid, "uid 65534 open");
 
@@ -964,7 +980,7 @@ int main(void)
 			check(fd < 0 && errno == EPERM,
 			      "uid %d: open of a 0666 node of the device -> EPERM from the module (errno %d)",
 			      NOBODY, errno);
-			_exit(nfailed);
+			_exit(tap_failures());
 		}
 		reap(pid, "0666 node");
 		unlink("/tmp/fhook-node");
@@ -981,7 +997,7 @@ int main(void)
 		fd = open(FHOOK_DEVICE_PATH, O_RDWR);
 		check(fd < 0 && errno == EPERM,
 		      "uid 0 without CAP_SYS_ADMIN/CAP_PERFMON: open -> EPERM (errno %d)", errno);
-		_exit(nfailed);
+		_exit(tap_failures());
 	}
 	reap(pid, "uid 0 minus caps");
 
@@ -999,7 +1015,7 @@ int main(void)
 			check(fd >= 0 && ioctl(fd, FHOOK_IOC_HANDSHAKE, &hs) == 0,
 			      "uid 0 with only %s: open and HANDSHAKE work (errno %d)",
 			      c ? "CAP_SYS_ADMIN" : "CAP_PERFMON", errno);
-			_exit(nfailed);
+			_exit(tap_failures());
 		}
 		reap(pid, "single capability");
 	}
@@ -1012,7 +1028,7 @@ int main(void)
 		if (become_nobody())
 			_exit(101);
 		all_denied(fd, "inherited fd, uid 65534");
-		_exit(nfailed);
+		_exit(tap_failures());
 	}
 	reap(pid, "inherited fd");
 	check(r >= 1 && armed() == r, "the unprivileged STOP did nothing: still armed (%d)", armed());
@@ -1023,7 +1039,7 @@ int main(void)
 		if (set_caps(ALLCAPS & ~CAP(CAP_SYS_ADMIN) & ~CAP(CAP_PERFMON)))
 			_exit(102);
 		all_denied(fd, "fd kept after capset, uid 0");
-		_exit(nfailed);
+		_exit(tap_failures());
 	}
 	reap(pid, "capset");
 
@@ -1045,7 +1061,7 @@ int main(void)
 			check(got >= 0, "SCM_RIGHTS: uid 65534 received an fd (%d)", got);
 			if (got >= 0)
 				all_denied(got, "fd received with SCM_RIGHTS, uid 65534");
-			_exit(nfailed);
+			_exit(tap_failures());
 		}
 		close(sv[1]);
 		send_fd(sv[0], fd);
@@ -1064,7 +1080,7 @@ int main(void)
 			_exit(0);
 		}
 		all_denied(fd, "inherited fd in a new user namespace (full caps there)");
-		_exit(nfailed);
+		_exit(tap_failures());
 	}
 	reap(pid, "user namespace");
 
@@ -1135,6 +1151,6 @@ int main(void)
 		printf("# note: %s: no session can hold a RETURN hook, the CAP_SYS_ADMIN-only-session rule is not checked\n",
 		       lab ? "lockdown" : "lab mode off");
 	observing_hook_session();
-	printf("# %d failed\n", nfailed);
-	return nfailed ? 1 : 0;
+	printf("# %d failed\n", tap_failures());
+	return tap_status();
 }

@@ -25,15 +25,12 @@
 #define I(o, sz, d, a, im) ((struct fhook_insn){ .op = (o), .size = (sz), .dst = (d), \
 						 .arg = (a), .imm = (im) })
 
-static int failures;
-
 static void expect(int ok, const char *fmt, const char *what, long a, long b)
 {
-	printf("%s - ", ok ? "ok" : "not ok");
-	printf(fmt, what, a, b);
-	printf("\n");
-	if (!ok)
-		failures++;
+	char line[256];
+
+	snprintf(line, sizeof(line), fmt, what, a, b);
+	tap(ok, "%s", line);
 }
 
 /* PROBE_ADD of a kprobe on vfs_read; returns -errno or the probe id. */
@@ -288,10 +285,8 @@ static void fuzz(long count, unsigned int seed)
 		sess_open(&s, 1 << 16, 0, 0, 0, 0);
 		id = add(s.fd, ret, p, n, entry, data, &idx);
 		if (id < 0) {
-			if (id != -EINVAL) {
-				printf("not ok - program %ld: error %ld, not EINVAL\n", i, id);
-				failures++;
-			}
+			if (id != -EINVAL)
+				tap(0, "program %ld: error %ld, not EINVAL", i, id);
 			rejected++;
 			sess_unmap(&s);
 			close(s.fd);
@@ -343,5 +338,5 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: fhook-progtest verify | fuzz N SEED\n");
 		return 2;
 	}
-	return failures ? 1 : 0;
+	return tap_status();
 }

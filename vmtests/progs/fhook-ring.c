@@ -38,20 +38,14 @@
 
 #define MAXSEQ	(1U << 24)	/* seqs tracked per CPU */
 
-static int nchecks, nfailed;
 
-static void expect(int cond, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) expect(int cond, const char *fmt, ...)
 {
 	va_list ap;
 
-	nchecks++;
-	nfailed += !cond;
-	printf("%s %d - ", cond ? "ok" : "not ok", nchecks);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	tap_vreport(cond, NULL, fmt, ap);
 	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
 }
 
 
@@ -339,7 +333,7 @@ static int do_account(unsigned long n)
 	printf("# consumer passes: %u\n", k.passes);
 	sess_unmap(&s);
 	close(s.fd);
-	return nfailed ? 1 : 0;
+	return tap_status();
 }
 
 /* --------------------------------------------------------- overwrite */
@@ -405,7 +399,7 @@ static int do_overwrite(unsigned long n)
 	       "the ring is full: no older record would have fit");
 	sess_unmap(&s);
 	close(s.fd);
-	return nfailed ? 1 : 0;
+	return tap_status();
 }
 
 /* ---------------------------------------------------------- snapshot */
@@ -448,7 +442,7 @@ static int do_snapshot(void)
 	}
 	sess_unmap(&s);
 	close(s.fd);
-	return nfailed ? 1 : 0;
+	return tap_status();
 }
 
 /* ------------------------------------------------------------ wakeup */
@@ -504,7 +498,7 @@ static int do_wakeup(void)
 	expect(r, "flush 50 ms: one event becomes readable (after %.0f ms)", now_ms() - t0);
 	sess_unmap(&s);
 	close(s.fd);
-	return nfailed ? 1 : 0;
+	return tap_status();
 }
 
 /* --------------------------------------------------------- closerace */
@@ -552,7 +546,7 @@ static int do_closerace(void)
 	       "all 4000 records read through the mappings after close (%llu)",
 	       (unsigned long long)a[0].delivered[1]);
 	sess_unmap(&s);	/* the last reference: the session goes away */
-	return nfailed ? 1 : 0;
+	return tap_status();
 }
 
 int main(int argc, char **argv)

@@ -4,9 +4,61 @@
 #ifndef FHOOK_PROGS_H
 #define FHOOK_PROGS_H
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+/*
+ * TAP-style results, one line per check: "ok N - what" or "not ok N -
+ * what: why" (vmtests/guest/lib.sh's run_checks counts and reports them);
+ * a program exits with tap_status().
+ */
+static inline int *tap_counts(void)
+{
+	static int counts[2];	/* checks, failures */
+
+	return counts;
+}
+
+static inline void tap_vreport(int good, const char *why, const char *fmt, va_list ap)
+{
+	int *n = tap_counts();
+
+	n[0]++;
+	n[1] += !good;
+	printf("%s %d - ", good ? "ok" : "not ok", n[0]);
+	vprintf(fmt, ap);
+	if (!good && why)
+		printf(": %s", why);
+	putchar('\n');
+	fflush(stdout);
+}
+
+static inline __attribute__((format(printf, 2, 3))) void tap(int good, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tap_vreport(good, NULL, fmt, ap);
+	va_end(ap);
+}
+
+/* failures a child process reported (its exit status) */
+static inline void tap_add_failures(int n)
+{
+	tap_counts()[1] += n;
+}
+
+static inline int tap_failures(void)
+{
+	return tap_counts()[1];
+}
+
+static inline int tap_status(void)
+{
+	return tap_failures() ? 1 : 0;
+}
 
 /*
  * The address of the text symbol NAME in /proc/kallsyms, or 0: of vmlinux

@@ -3,7 +3,9 @@
 # with EIDRM (the probe is gone for good and the kernel log says so), and
 # nothing is attached to the module loaded next at the same addresses.
 # A glob probe whose glob only matches a notrace function of the module
-# (never in ftrace's hash) is not touched by the unload.
+# (never in ftrace's hash) is not touched by the unload.  While an unload
+# is held between its GOING notification and the module's free, probes on
+# the module are refused with EAGAIN.
 . /fhook/lib.sh
 
 load_fhook
@@ -25,6 +27,22 @@ for when in before after glob; do
 	grep -q fhook_testmod $T/enabled_functions &&
 		fail "$when: attached to the reloaded module: $(cat $T/enabled_functions)"
 done
+
+# held between its GOING notification and its free (fhook_linger.ko), a
+# module's symbols still resolve: probes on them are refused with EAGAIN
+# (the CLI retries, then says so) until it is gone
+load_workmod
+insmod /fhook/fhook_linger.ko target=fhook_testmod linger_ms=5000 || fail "insmod fhook_linger.ko"
+rmmod fhook_testmod &
+R=$!
+wait_for 10 grep -qx 1 /sys/module/fhook_linger/parameters/lingering || fail "the unload is not held"
+run_checks $D/going.out fhook-gone going
+wait $R || fail "rmmod fhook_testmod (held)"
+rmmod fhook_linger
+load_workmod
+run_fhook $D/after count --via direct fhook_testmod_target -- true
+expect_eq "$RC" 0 "a direct probe on the reloaded module once the old one is freed"
+
 n=$(($(gone) - n0))
 [ "$n" = 4 ] || fail "$n 'gone for good' lines in the kernel log, 4 expected"
-pass "before START and while armed: EIDRM, nothing re-hooked; a glob probe on notrace matches kept"
+pass "before START and while armed: EIDRM, nothing re-hooked; a glob probe on notrace matches kept; EAGAIN while going"
