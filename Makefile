@@ -7,7 +7,7 @@
 #   make setup      install dependencies + target kernels (root, Debian)
 #   make demo       setup, build, boot a QEMU guest and trace a workload
 #   make test       setup, build, lint, host unit tests, guest tests on all kernels
-#   make lint       checkpatch (kernel C), W=1 build, clang-format (C++)
+#   make lint       checkpatch (kernel C), W=1 build, clang-format (C++), ABI padding (pahole)
 #   make bench-host / bench-transport / bench-hooks   figures (docs/benchmarks.md), not tests
 
 TOP      := $(CURDIR)
@@ -89,7 +89,8 @@ lint:
 	perl $$cp --no-tree --terse -f $(wildcard kmod/*.c kmod/*.h kmod/*.S) shared/fhook_abi.h vmtests/testmod/fhook_testmod.c vmtests/testmod/fhook_failunreg.c vmtests/testmod/fhook_linger.c
 	@$(MAKE) --no-print-directory kmod KBUILD_EXTRA=W=1 2>&1 | tee $(BUILD)/w1.log; \
 	! grep -E 'warning:' $(BUILD)/w1.log
-	@clang-format --dry-run --Werror $$(git ls-files 'user/*.cpp' 'user/*.hpp' 'user/*.h')
+	@clang-format --dry-run --Werror $$(git ls-files 'user/*.cpp' 'user/*.hpp' 'user/*.h' 'tools/*.cpp' 'tools/*.hpp')
+	@bash $(TOP)/scripts/abi-holes.sh
 
 clean:
 	rm -rf $(BUILD)/kmod $(BUILD)/user $(BUILD)/vm

@@ -6,6 +6,7 @@
  * mapping are gone, including when the owning process is killed.
  */
 #include "fhook.h"
+#include "tramp.h"
 
 #include <linux/module.h>
 
@@ -206,7 +207,7 @@ static long fhook_ioc_handshake(unsigned long uarg)
 	ret = fhook_copy_arg(&hs, sizeof(hs), uarg);
 	if (ret < 0)
 		return ret;
-	if (!fhook_zero(hs.reserved, ARRAY_SIZE(hs.reserved)))
+	if (hs.__pad || !fhook_zero(hs.reserved, ARRAY_SIZE(hs.reserved)))
 		return -EINVAL;
 	hs.abi_version = FHOOK_ABI_VERSION;
 	hs.features = FHOOK_FEAT_FUNC | FHOOK_FEAT_FUNC_IPS | FHOOK_FEAT_PID_FILTER |
@@ -223,6 +224,7 @@ static long fhook_ioc_handshake(unsigned long uarg)
 	hs.nr_sessions = atomic_read(&fhook_nr_sessions);
 	hs.page_size = PAGE_SIZE;
 	hs.max_probes = FHOOK_MAX_PROBES;
+	hs.nr_slots = FHOOK_NR_SLOTS;
 	memset(hs.version, 0, sizeof(hs.version));
 	strscpy(hs.version, FHOOK_VERSION, sizeof(hs.version));
 	return fhook_put_arg(uarg, &hs, sizeof(hs));

@@ -67,7 +67,14 @@ struct fhook_handshake {
 	__u32 page_size;	/* out: kernel PAGE_SIZE */
 	__u32 max_probes;	/* out: probes per session */
 	char version[32];	/* out: module version string, NUL-terminated */
-	__u64 reserved[4];	/* must be zero */
+	/*
+	 * out: trampoline slots of each kind, module-wide: direct probes
+	 * (FHOOK_PROBE_DIRECT) and trace-around hooks may be armed on at most
+	 * this many probes at once; 0 from modules before it was reported
+	 */
+	__u32 nr_slots;
+	__u32 __pad;		/* must be zero */
+	__u64 reserved[3];	/* must be zero */
 };
 
 #define FHOOK_RING_MIN_SIZE	4096ULL		/* one page */
@@ -902,5 +909,43 @@ struct fhook_rec_lost {
 	__u32 __pad;
 	struct fhook_lost_probe probes[];
 };
+
+/*
+ * The layout is the ABI: every struct is checked wherever this header is
+ * compiled (the module, the library, the guest programs).  A change of size
+ * is a new ABI version; padding is explicit (`make lint` runs pahole to
+ * find holes).
+ */
+#ifdef __cplusplus
+#define FHOOK_ABI_SIZE(type, n)	static_assert(sizeof(struct type) == (n), #type)
+#else
+#define FHOOK_ABI_SIZE(type, n)	_Static_assert(sizeof(struct type) == (n), #type)
+#endif
+
+FHOOK_ABI_SIZE(fhook_handshake, 96);
+FHOOK_ABI_SIZE(fhook_ring_setup, 64);
+FHOOK_ABI_SIZE(fhook_probe_add, 184);
+FHOOK_ABI_SIZE(fhook_hook, 88);
+FHOOK_ABI_SIZE(fhook_pid_filter, 40);
+FHOOK_ABI_SIZE(fhook_cpu_filter, 32);
+FHOOK_ABI_SIZE(fhook_cpu_stats, 32);
+FHOOK_ABI_SIZE(fhook_probe_counters, 64);
+FHOOK_ABI_SIZE(fhook_stats_area, 64);
+FHOOK_ABI_SIZE(fhook_stats, 88);
+FHOOK_ABI_SIZE(fhook_insn, 16);
+FHOOK_ABI_SIZE(fhook_direct_modify, 32);
+FHOOK_ABI_SIZE(fhook_latency, 576);
+FHOOK_ABI_SIZE(fhook_read_text, 40);
+FHOOK_ABI_SIZE(fhook_trigger, 72);
+FHOOK_ABI_SIZE(fhook_bench, 80);
+FHOOK_ABI_SIZE(fhook_snapshot, 32);
+FHOOK_ABI_SIZE(fhook_ring_meta, 192);
+FHOOK_ABI_SIZE(fhook_ring_cons, 16);
+FHOOK_ABI_SIZE(fhook_rec, 48);
+FHOOK_ABI_SIZE(fhook_rec_func, 64);
+FHOOK_ABI_SIZE(fhook_rec_probe, 72);
+FHOOK_ABI_SIZE(fhook_rec_hook, 96);
+FHOOK_ABI_SIZE(fhook_lost_probe, 16);
+FHOOK_ABI_SIZE(fhook_rec_lost, 80);
 
 #endif /* _UAPI_FHOOK_ABI_H */

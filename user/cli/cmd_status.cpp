@@ -50,6 +50,9 @@ int cmd_status(const Args& args) {
         << "\n"
         // nr_sessions includes the session of this status command.
         << "sessions: " << (info.nr_sessions > 0 ? info.nr_sessions - 1 : 0) << "\n";
+    if (info.nr_slots != 0) {
+        out << "trampoline slots: " << info.nr_slots << "\n";
+    }
     print_stdout(out.str());
     return 0;
 }

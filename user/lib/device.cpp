@@ -173,6 +173,7 @@ Device::Device(std::string path) : path_(std::move(path)) {
     info_.nr_sessions = hs.nr_sessions;
     info_.page_size = hs.page_size;
     info_.max_probes = hs.max_probes;
+    info_.nr_slots = hs.nr_slots;
     info_.version.assign(hs.version, ::strnlen(hs.version, sizeof(hs.version)));
 }
 

@@ -268,8 +268,9 @@ std::uint32_t Session::add_function_probe(const std::vector<std::string>& filter
                           err);
         }
         if (err == ENOSPC && via == FHOOK_PROBE_DIRECT) {
-            throw_runtime("all " + std::to_string(64) +
-                              " direct trampoline slots are in use: close other sessions",
+            const std::uint32_t slots = device_.info().nr_slots;
+            throw_runtime("all " + (slots ? std::to_string(slots) + " " : std::string()) +
+                              "direct trampoline slots are in use: close other sessions",
                           err);
         }
         throw_ioctl_error("adding the function probe", err);

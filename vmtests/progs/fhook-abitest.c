@@ -352,9 +352,13 @@ static void test_reserved(void)
 	{
 		struct fhook_handshake hs = { .size = sizeof(hs), .abi_version = 1 };
 
-		hs.reserved[3] = 1;
+		hs.reserved[2] = 1;
 		EXPECT_ERR(ioctl(fd, FHOOK_IOC_HANDSHAKE, &hs), ERRS(EINVAL),
-			   "HANDSHAKE reserved[3] != 0 -> EINVAL");
+			   "HANDSHAKE reserved[2] != 0 -> EINVAL");
+		hs.reserved[2] = 0;
+		hs.__pad = 1;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_HANDSHAKE, &hs), ERRS(EINVAL),
+			   "HANDSHAKE __pad != 0 -> EINVAL");
 	}
 	handshake(fd, NULL);
 	{

@@ -18,7 +18,8 @@ struct DeviceInfo {
     std::uint32_t nr_sessions = 0; // open sessions, this one included
     std::uint32_t page_size = 0;
     std::uint32_t max_probes = 0;
-    std::string version; // module version string
+    std::uint32_t nr_slots = 0; // trampoline slots of each kind; 0 = not reported
+    std::string version;        // module version string
 };
 
 // "func func-ips pid-filter cpu-filter ring-mmap" (unknown bits: "bitN").

@@ -1,5 +1,6 @@
 # load: insmod creates /dev/fhook (char device, crw-------); fhook status
-# reports the module; rmmod removes it again.
+# reports the module (its trampoline slots as many as kallsyms lists);
+# rmmod removes it again.
 . /fhook/lib.sh
 
 ! fhook_loaded || fail "fhook already loaded before the test"
@@ -19,6 +20,12 @@ grep -qx 'abi: 2' $D/st.out || fail "fhook status lacks 'abi: 2'"
 grep -qx 'device: /dev/fhook' $D/st.out || fail "fhook status lacks 'device: /dev/fhook'"
 grep -qx 'sessions: 0' $D/st.out || fail "fhook status does not say 'sessions: 0'"
 grep -qx "cpus: $(nproc)" $D/st.out || log "note: cpus line differs from nproc $(nproc)"
+# the handshake's slot count is the number of fast counting trampolines in
+# the module's text
+slots=$(grep -c ' fhook_direct_fast_[0-9]*[[:space:]]*\[fhook\]' /proc/kallsyms)
+[ "$slots" -gt 0 ] || fail "no fhook_direct_fast_N in /proc/kallsyms"
+grep -qx "trampoline slots: $slots" $D/st.out ||
+	fail "fhook status: '$(grep slots $D/st.out)', kallsyms has $slots fast trampolines"
 
 rmmod fhook || fail "rmmod fhook failed"
 ! fhook_loaded || fail "fhook still in /proc/modules after rmmod"
