@@ -7,9 +7,10 @@
 #include <boost/property_tree/json_parser.hpp>
 #include <boost/property_tree/ptree.hpp>
 
-#include <fhook/bench.hpp>
 #include <fhook/error.hpp>
 #include <fhook/format.hpp>
+
+#include <bench/bench.hpp>
 
 namespace fhook::bench {
 

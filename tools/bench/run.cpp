@@ -24,13 +24,14 @@
 #include <sstream>
 #include <thread>
 
-#include <fhook/bench.hpp>
 #include <fhook/disasm.hpp>
 #include <fhook/error.hpp>
 #include <fhook/fd.hpp>
 #include <fhook/ftrace_state.hpp>
 #include <fhook/ksyms.hpp>
 #include <fhook/session.hpp>
+
+#include <bench/bench.hpp>
 
 namespace fhook::bench {
 

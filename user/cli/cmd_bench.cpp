@@ -8,8 +8,9 @@
 #include <fstream>
 #include <sstream>
 
-#include <fhook/bench.hpp>
 #include <fhook/error.hpp>
+
+#include <bench/bench.hpp>
 
 #include "commands.hpp"
 

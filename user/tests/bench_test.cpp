@@ -2,8 +2,9 @@
 // targets, the table, the JSON round trip and the SVG plot.
 #include <gtest/gtest.h>
 
-#include <fhook/bench.hpp>
 #include <fhook/error.hpp>
+
+#include <bench/bench.hpp>
 
 namespace fhook::bench {
 namespace {
