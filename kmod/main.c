@@ -51,7 +51,7 @@ static int fhook_release(struct inode *inode, struct file *file)
 static long fhook_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	/* again under the session lock for what changes the session */
-	int ret = fhook_session_may_map(file->private_data);
+	int ret = fhook_session_may(file->private_data);
 
 	if (ret)
 		return ret;
@@ -60,7 +60,7 @@ static long fhook_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 static int fhook_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	int ret = fhook_session_may(file->private_data);
+	int ret = fhook_session_may_map(file->private_data);
 
 	if (ret)
 		return ret;

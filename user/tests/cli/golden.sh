@@ -1,0 +1,34 @@
+#!/bin/bash
+# CLI golden tests: the options, help texts and error messages of every
+# command, byte for byte, without a module (docs/userspace.md).
+#   golden.sh FHOOK CASES GOLDEN_DIR [--update]
+set -uo pipefail
+fhook=$1 cases=$2 golden=$3 update=${4:-}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failed=0 n=0
+while read -r name args; do
+	case $name in '' | '#'*) continue ;; esac
+	n=$((n + 1))
+	# shellcheck disable=SC2086
+	FHOOK_DEVICE=/nonexistent FHOOK_KALLSYMS=/nonexistent FHOOK_TRACEFS=/nonexistent \
+		"$fhook" $args > "$tmp/out" 2> "$tmp/err" < /dev/null
+	rc=$?
+	{
+		echo "exit $rc"
+		echo "-- stdout"
+		cat "$tmp/out"
+		echo "-- stderr"
+		cat "$tmp/err"
+	} > "$tmp/$name"
+	if [ "$update" = --update ]; then
+		cp "$tmp/$name" "$golden/$name.out"
+	elif ! cmp -s "$tmp/$name" "$golden/$name.out"; then
+		echo "FAIL $name: fhook $args"
+		diff -u "$golden/$name.out" "$tmp/$name" | head -n 20
+		failed=$((failed + 1))
+	fi
+done < "$cases"
+[ "$update" = --update ] && { echo "updated $n golden files"; exit 0; }
+echo "$((n - failed)) of $n CLI golden cases match"
+[ $failed = 0 ]
