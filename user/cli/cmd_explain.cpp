@@ -345,12 +345,17 @@ int cmd_explain(const Args& args) {
             throw_runtime("cannot arm " + name + " with --arm " + arm_name(arm) + ": " + why_not,
                           ENOENT);
         }
+        FunctionSet function;
+        function.filters = {name};
+        FunctionProbeOptions counting;
+        counting.count = true;
         switch (arm) {
         case Arm::Ops:
-            session.add_function_probe({name}, {}, {}, {}, false, FHOOK_PROBE_FUNC, true);
+            session.add_function_probe(function, counting);
             break;
         case Arm::Direct:
-            session.add_function_probe({name}, {}, {}, {}, false, FHOOK_PROBE_DIRECT, true);
+            counting.via = FunctionProbeOptions::Via::Direct;
+            session.add_function_probe(function, counting);
             break;
         case Arm::Kprobe:
             session.add_kprobe(parse_kprobe("p:fhook/explain " + name, {}), true);

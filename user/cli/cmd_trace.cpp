@@ -903,11 +903,18 @@ int run(const Args& args, Mode mode) {
     const RingConfig ring = session.setup_ring(opt.ring);
     std::vector<ProbeSummary> probes; // (stats filled in at the end)
     ProbeTable probe_table;
-    const std::uint32_t via = opt.via == Via::Direct ? FHOOK_PROBE_DIRECT : FHOOK_PROBE_FUNC;
+    FunctionProbeOptions recording;
+    recording.via =
+        opt.via == Via::Direct ? FunctionProbeOptions::Via::Direct : FunctionProbeOptions::Via::Ops;
+    recording.stack = opt.stack;
     // (a hook's --filter is on its fields: compiled with its definition)
     const std::vector<fhook_insn> task_pred = opt.filter.empty() || specs.empty()
                                                   ? std::vector<fhook_insn>{}
                                                   : compile_filter(opt.filter, nullptr);
+    recording.pred = task_pred;
+    FunctionProbeOptions counting = recording;
+    counting.count = true;
+    counting.stack = false;
     if (mode == Mode::Latency) {
         // one histogram per FUNC argument
         for (std::size_t i = 0; i < specs.size(); i++) {
@@ -931,8 +938,7 @@ int run(const Args& args, Mode mode) {
                 err.flush();
             }
             probes.push_back(ProbeSummary{
-                session.add_latency_probe(one.filters, one.excludes, one.ips, task_pred,
-                                          plan.stack_args),
+                session.add_latency_probe(one, task_pred, plan.stack_args),
                 {},
                 describe_specs({specs[i]}) + (opt.filter.empty() ? "" : " if " + opt.filter)});
         }
@@ -941,16 +947,12 @@ int run(const Args& args, Mode mode) {
         for (const auto& spec : specs) {
             const ProbeRequest one =
                 build_probe_request({spec}, functions ? &*functions : nullptr, &ksyms);
-            probes.push_back(
-                ProbeSummary{session.add_function_probe(one.filters, one.excludes, one.ips,
-                                                        task_pred, false, via, true),
-                             {},
-                             describe_specs({spec})});
+            probes.push_back(ProbeSummary{
+                session.add_function_probe(one, counting), {}, describe_specs({spec})});
         }
     } else if (!specs.empty()) {
         probes.push_back(
-            ProbeSummary{session.add_function_probe(request.filters, request.excludes, request.ips,
-                                                    task_pred, opt.stack, via),
+            ProbeSummary{session.add_function_probe(request, recording),
                          {},
                          describe_specs(specs) + (opt.filter.empty() ? "" : " if " + opt.filter)});
     }

@@ -137,30 +137,26 @@ RingConfig Session::setup_ring(const RingRequest& request) {
     return config;
 }
 
-std::uint32_t Session::add_function_probe(const std::vector<std::string>& filters,
-                                          const std::vector<std::string>& excludes,
-                                          const std::vector<std::uint64_t>& ips,
-                                          const std::vector<fhook_insn>& pred, bool stack,
-                                          std::uint32_t via, bool count) {
-    if (count) {
+std::uint32_t Session::add_function_probe(const FunctionSet& functions,
+                                          const FunctionProbeOptions& options) {
+    if (options.count) {
         device_.require(FHOOK_FEAT_COUNT, "counting probes");
     }
-    if (stack) {
+    if (options.stack) {
         device_.require(FHOOK_FEAT_STACK, "stack traces");
     }
-    return add_function_probe(filters, excludes, ips, pred, via,
-                              (count ? FHOOK_PROBE_F_COUNT : 0) | (stack ? FHOOK_PROBE_F_STACK : 0),
-                              0);
+    const bool direct = options.via == FunctionProbeOptions::Via::Direct;
+    return add_function_probe(
+        functions, options.pred, direct ? FHOOK_PROBE_DIRECT : FHOOK_PROBE_FUNC,
+        (options.count ? FHOOK_PROBE_F_COUNT : 0) | (options.stack ? FHOOK_PROBE_F_STACK : 0), 0);
 }
 
-std::uint32_t Session::add_latency_probe(const std::vector<std::string>& filters,
-                                         const std::vector<std::string>& excludes,
-                                         const std::vector<std::uint64_t>& ips,
+std::uint32_t Session::add_latency_probe(const FunctionSet& functions,
                                          const std::vector<fhook_insn>& pred,
                                          std::uint32_t stack_args) {
     device_.require(FHOOK_FEAT_LATENCY, "latency histograms");
-    return add_function_probe(filters, excludes, ips, pred, FHOOK_PROBE_DIRECT,
-                              FHOOK_PROBE_F_LATENCY, stack_args);
+    return add_function_probe(functions, pred, FHOOK_PROBE_DIRECT, FHOOK_PROBE_F_LATENCY,
+                              stack_args);
 }
 
 LatencyHist Session::latency(std::uint32_t probe_id) const {
@@ -181,11 +177,10 @@ LatencyHist Session::latency(std::uint32_t probe_id) const {
     return h;
 }
 
-std::uint32_t Session::add_function_probe(const std::vector<std::string>& filters,
-                                          const std::vector<std::string>& excludes,
-                                          const std::vector<std::uint64_t>& ips,
+std::uint32_t Session::add_function_probe(const FunctionSet& functions,
                                           const std::vector<fhook_insn>& pred, std::uint32_t via,
                                           std::uint32_t flags, std::uint32_t stack_args) {
+    const auto& [filters, excludes, ips] = functions;
     device_.require(FHOOK_FEAT_FUNC, "function probes");
     if (via == FHOOK_PROBE_DIRECT) {
         device_.require(FHOOK_FEAT_DIRECT, "direct-call trampolines");

@@ -7,6 +7,7 @@
 #include <fhook/event.hpp>
 #include <fhook/fd.hpp>
 #include <fhook/format.hpp>
+#include <fhook/functions.hpp>
 #include <fhook/ksyms.hpp>
 #include <fhook/output.hpp>
 #include <fhook/ring.hpp>

@@ -12,6 +12,7 @@
 #include <fhook_abi.h>
 
 #include <fhook/device.hpp>
+#include <fhook/functions.hpp>
 #include <fhook/latency.hpp>
 #include <fhook/probe.hpp>
 
@@ -59,6 +60,18 @@ struct KprobeHandle {
 // the maximum.
 std::uint64_t ring_bytes_from_kib(std::uint64_t kib);
 
+// How a function probe attaches and what it records.
+struct FunctionProbeOptions {
+    enum class Via {
+        Ops,    // an ftrace_ops callback (FHOOK_PROBE_FUNC)
+        Direct, // fhook's own trampoline through the direct-call API
+    };
+    Via via = Via::Ops;
+    bool count = false;           // hits only, no records (FHOOK_PROBE_F_COUNT)
+    bool stack = false;           // a kernel stack with each record
+    std::vector<fhook_insn> pred; // a filter on the task (compile_filter(expr, nullptr))
+};
+
 // All operations map one-to-one onto the ioctls of fhook_abi.h.  Every ioctl
 // struct is zero-filled and its `size` set before the call.  Closing the
 // session (destructor) disarms and frees everything in the kernel.
@@ -76,26 +89,16 @@ public:
     RingConfig setup_ring(const RingRequest& request);
     const std::optional<RingConfig>& ring() const noexcept { return ring_; }
 
-    // FHOOK_IOC_PROBE_ADD (FHOOK_PROBE_FUNC).  `filters`/`excludes` are
-    // tracefs globs (excludes without the leading '!'), `ips` function
-    // addresses.  A pattern matching nothing -> Runtime Error naming it.
-    // `pred`: a filter on the task (compile_filter(expr, nullptr)).
-    // `via`: FHOOK_PROBE_FUNC (an ftrace_ops callback) or FHOOK_PROBE_DIRECT
-    // (fhook's own trampoline through the direct-call API); `count`: count
-    // hits only (FHOOK_PROBE_F_COUNT), no records.
-    std::uint32_t add_function_probe(const std::vector<std::string>& filters,
-                                     const std::vector<std::string>& excludes,
-                                     const std::vector<std::uint64_t>& ips,
-                                     const std::vector<fhook_insn>& pred = {}, bool stack = false,
-                                     std::uint32_t via = FHOOK_PROBE_FUNC, bool count = false);
+    // FHOOK_IOC_PROBE_ADD (FHOOK_PROBE_FUNC or _DIRECT) on `functions`.  A
+    // pattern matching nothing -> Runtime Error naming it.
+    std::uint32_t add_function_probe(const FunctionSet& functions,
+                                     const FunctionProbeOptions& options = {});
 
     // FHOOK_IOC_PROBE_ADD (FHOOK_PROBE_DIRECT with FHOOK_PROBE_F_LATENCY):
     // the functions' durations into an in-module histogram, read with
-    // latency().  `stack_args`: words the trampoline copies for the body
-    // (plan_latency_stack()).
-    std::uint32_t add_latency_probe(const std::vector<std::string>& filters,
-                                    const std::vector<std::string>& excludes,
-                                    const std::vector<std::uint64_t>& ips,
+    // latency().  `pred` filters the task; `stack_args`: words the
+    // trampoline copies for the body (plan_latency_stack()).
+    std::uint32_t add_latency_probe(const FunctionSet& functions,
                                     const std::vector<fhook_insn>& pred, std::uint32_t stack_args);
     // FHOOK_IOC_LATENCY: a latency probe's histogram so far.
     LatencyHist latency(std::uint32_t probe_id) const;
@@ -143,10 +146,8 @@ public:
     Stats stats(std::uint32_t probe_id = FHOOK_STATS_SESSION) const;
 
 private:
-    std::uint32_t add_function_probe(const std::vector<std::string>& filters,
-                                     const std::vector<std::string>& excludes,
-                                     const std::vector<std::uint64_t>& ips,
-                                     const std::vector<fhook_insn>& pred, std::uint32_t via,
+    std::uint32_t add_function_probe(const FunctionSet& functions,
+                                     const std::vector<fhook_insn>& pred, std::uint32_t type,
                                      std::uint32_t flags, std::uint32_t stack_args);
 
     Device device_;

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include <fhook/functions.hpp>
+
 namespace fhook {
 
 class Ksyms;
@@ -81,11 +83,8 @@ private:
 };
 
 // Arguments of Session::add_function_probe.
-struct ProbeRequest {
-    std::vector<std::string> filters;
-    std::vector<std::string> excludes;
-    std::vector<std::uint64_t> ips;
-};
+// What the specs select: filters, excludes and :mod: addresses.
+using ProbeRequest = FunctionSet;
 
 bool has_module_specs(const std::vector<ProbeSpec>& specs);
 
