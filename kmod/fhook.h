@@ -285,6 +285,8 @@ __poll_t fhook_session_poll(struct fhook_session *s, struct file *file, poll_tab
 int fhook_copy_arg_min(void *karg, size_t ksize, size_t minsize, unsigned long uarg);
 
 /* ring.c */
+int fhook_mem_reserve(u64 pages);
+void fhook_mem_unreserve(u64 pages);
 int fhook_rings_alloc(struct fhook_session *s, const struct fhook_ring_setup *rs);
 void fhook_rings_free(struct fhook_session *s);
 int fhook_rings_mmap(struct fhook_session *s, struct vm_area_struct *vma);
@@ -297,8 +299,6 @@ int fhook_rings_freeze(struct fhook_session *s);
 long fhook_bench_run(struct fhook_session *s, struct fhook_bench *b);
 
 /* stats.c */
-int fhook_mem_reserve(u64 pages);
-void fhook_mem_unreserve(u64 pages);
 int fhook_stats_alloc(struct fhook_session *s);
 void fhook_stats_free(struct fhook_session *s);
 void fhook_stats_elsewhere(struct fhook_session *s, u32 id, bool elsewhere);
