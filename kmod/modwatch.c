@@ -70,16 +70,6 @@ void fhook_modwatch_unlock(void)
 	mutex_unlock(&fhook_watch_lock);
 }
 
-/* Taken at the start of PROBE_ADD, before any address is looked up. */
-u64 fhook_modwatch_gen(void)
-{
-	u64 gen;
-
-	mutex_lock(&fhook_watch_lock);
-	gen = fhook_unloads;
-	mutex_unlock(&fhook_watch_lock);
-	return gen;
-}
 
 /*
  * Under the lock: forget the going modules that are gone, and any named
@@ -99,6 +89,22 @@ static bool fhook_going_pending(const char *coming)
 		}
 	}
 	return !list_empty(&fhook_going);
+}
+
+/*
+ * Taken at the start of PROBE_ADD, before any address is looked up.  While
+ * a module is between GOING and its free, a generation that never
+ * matches: what PROBE_ADD resolves meanwhile (globs, ftrace records) may
+ * be that module's, even if it is freed before fhook_modwatch_add().
+ */
+u64 fhook_modwatch_gen(void)
+{
+	u64 gen;
+
+	mutex_lock(&fhook_watch_lock);
+	gen = fhook_going_pending(NULL) ? U64_MAX : fhook_unloads;
+	mutex_unlock(&fhook_watch_lock);
+	return gen;
 }
 
 /* Under the lock, from the GOING notification: @mod's first function. */

@@ -62,7 +62,7 @@ int fhook_priv_require(struct fhook_probe *p, u32 needs)
  */
 int fhook_session_may_map(struct fhook_session *s)
 {
-	if (s && !has_capability_noaudit(current, CAP_SYS_ADMIN)) {
+	if (s && !ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN)) {
 		WRITE_ONCE(s->observer_mapped, true);
 		/* pairs with the smp_mb() in fhook_priv_may_change() */
 		smp_mb();

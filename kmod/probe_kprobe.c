@@ -126,7 +126,7 @@ notrace void fhook_probe_emit(struct fhook_probe *p, u16 type, struct pt_regs *r
  * preemptible: the fetch program reads user memory with page faults
  * allowed (strings and stack pages not touched yet are read, as
  * trace_uprobe reads them), then the record is written with preemption
- * off, on the CPU whose filter admitted the hit (migration disabled).
+ * off, if the filters still admit it on the CPU the task is on then.
  */
 notrace void fhook_probe_emit_user(struct fhook_probe *p, u16 type, struct pt_regs *regs,
 				   unsigned long ip, unsigned long ret_ip)
@@ -139,34 +139,49 @@ notrace void fhook_probe_emit_user(struct fhook_probe *p, u16 type, struct pt_re
 	struct fhook_ubuf *u;
 	bool wanted;
 
-	/*
-	 * The fetch may sleep, but the task stays on this CPU: the record
-	 * goes to the ring of the CPU whose filter let the hit in
-	 */
-	migrate_disable();
 	preempt_disable_notrace();
 	wanted = fhook_probe_wanted(p);
 	preempt_enable_notrace();
 	if (!wanted)
-		goto out;
+		return;
 	u = fhook_ubuf_get(&rec);
 	if (unlikely(!rec)) {
 		preempt_disable_notrace();
 		fhook_count(&fhook_counters(p->session, smp_processor_id(), p->id)->missed);
 		preempt_enable_notrace();
-		goto out;
+		return;
 	}
 	fhook_fetch_ctx_init(&ctx, regs, rec->data, FHOOK_MAX_PROBE_DATA, true);
 	ctx.may_fault = true;
 	memset(ctx.data, 0, prog->data_size);
 	ctx.dyn = prog->data_size;
 	fhook_prog_run(prog, 0, prog->len, &ctx);
+	/*
+	 * The fetch may have slept and the task moved (migration is not
+	 * disabled: a fetch stuck on a FUSE page would pin the CPU): the
+	 * filters again, on the CPU whose ring gets the record
+	 */
 	preempt_disable_notrace();
-	fhook_probe_record(p, type, regs, ip, ret_ip, &ctx, pc, irqs_off);
+	if (fhook_probe_wanted(p))
+		fhook_probe_record(p, type, regs, ip, ret_ip, &ctx, pc, irqs_off);
 	preempt_enable_notrace();
 	fhook_ubuf_put(u, rec);
-out:
-	migrate_enable();
+}
+
+/*
+ * Pages of @n kretprobe instances of @size bytes, for fhook's budget: the
+ * larger of one kmalloc() each (6.1) and rethook's objpool (6.7+): a
+ * vmalloc'd area per possible CPU with a power-of-two slot array and the
+ * CPU's share of the objects.
+ */
+static u64 fhook_kret_pages(u32 n, size_t size)
+{
+	u64 cpus = num_possible_cpus();
+	u64 kmalloced = DIV_ROUND_UP((u64)n * kmalloc_size_roundup(size), PAGE_SIZE);
+	u64 per_cpu = PAGE_ALIGN(64 + roundup_pow_of_two(n) * sizeof(void *) +
+				 DIV_ROUND_UP(n, cpus) * ALIGN(size, 8));
+
+	return max(kmalloced, cpus * (per_cpu >> PAGE_SHIFT));
 }
 
 static notrace int fhook_kprobe_handler(struct kprobe *kp, struct pt_regs *regs)
@@ -296,9 +311,8 @@ static int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add
 		 * The kernel allocates the instances (not charged to the
 		 * caller's memory cgroup): they count in fhook's budget
 		 */
-		p->rp_pages = DIV_ROUND_UP((u64)p->rp.maxactive *
-					   kmalloc_size_roundup(sizeof(struct kretprobe_instance) +
-								entry_data), PAGE_SIZE);
+		p->rp_pages = fhook_kret_pages(p->rp.maxactive,
+					       sizeof(struct kretprobe_instance) + entry_data);
 		ret = fhook_mem_reserve(p->rp_pages);
 		if (ret) {
 			p->rp_pages = 0;

@@ -344,18 +344,13 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 			return -EFAULT;
 		return ret;
 	}
-	/* from now on every ioctl and mmap of @s needs what it needs */
-	if (p->priv & FHOOK_PRIV_CHANGE) {
-		ret = fhook_priv_may_change(s);
-		if (ret) {
-			fhook_probe_free(p);
-			return ret;
-		}
-	}
 	pa.probe_id = p->id;
 	if (p->type == FHOOK_PROBE_KPROBE || p->type == FHOOK_PROBE_KRETPROBE)
 		pa.probe_addr = fhook_kprobe_addr(p);
 	ret = fhook_put_arg(uarg, &pa, usize);
+	/* from now on every ioctl and mmap of @s needs what it needs */
+	if (!ret && (p->priv & FHOOK_PRIV_CHANGE))
+		ret = fhook_priv_may_change(s);
 	if (ret) {
 		fhook_probe_free(p);
 		return ret;
