@@ -32,12 +32,15 @@ done
 # module's symbols still resolve: probes on them are refused with EAGAIN
 # (the CLI retries, then says so) until it is gone
 load_workmod
-insmod /fhook/fhook_linger.ko target=fhook_testmod linger_ms=5000 || fail "insmod fhook_linger.ko"
+insmod /fhook/fhook_linger.ko target=fhook_testmod linger_ms=120000 || fail "insmod fhook_linger.ko"
 rmmod fhook_testmod &
 R=$!
 wait_for 10 grep -qx 1 /sys/module/fhook_linger/parameters/lingering || fail "the unload is not held"
-run_checks $D/going.out fhook-gone going
+run_logged $D/going.out fhook-gone going
+echo 1 > /sys/module/fhook_linger/parameters/release
 wait $R || fail "rmmod fhook_testmod (held)"
+cat $D/going.out
+[ "$RC" = 0 ] || fail "fhook-gone going exit $RC: $(grep -m1 '^not ok' $D/going.out)"
 rmmod fhook_linger
 load_workmod
 run_fhook $D/after count --via direct fhook_testmod_target -- true
