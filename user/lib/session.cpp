@@ -371,6 +371,11 @@ KprobeHandle Session::add_kprobe(const KprobeDef& def, bool count) {
                 break;
             }
         }
+        if (err == ENOMEM && def.is_return && !def.is_uprobe) {
+            throw_runtime(probe + "out of kernel memory for its return instances: give a lower " +
+                              "maxactive (rN:) or fewer return probes",
+                          err);
+        }
         switch (err) {
         case ENOENT:
             throw_runtime(probe + "the kernel has no symbol '" + def.symbol +
