@@ -1,15 +1,20 @@
 #!/bin/bash
 # CLI golden tests: the options, help texts and error messages of every
 # command, byte for byte, without a module (docs/userspace.md).
-#   golden.sh FHOOK CASES GOLDEN_DIR [--update]
+#   golden.sh FHOOK CASES GOLDEN_DIR MAKE_RECFILE [--update]
+# @REC@ in a case's ARGS is a record file MAKE_RECFILE writes (every kind
+# of event); its path prints as @REC@.
 set -uo pipefail
-fhook=$1 cases=$2 golden=$3 update=${4:-}
+fhook=$1 cases=$2 golden=$3 make_recfile=$4 update=${5:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+rec=$tmp/sample.fhk
+"$make_recfile" "$rec" || exit 1
 failed=0 n=0
 while read -r name args; do
 	case $name in '' | '#'*) continue ;; esac
 	n=$((n + 1))
+	args=${args//@REC@/$rec}
 	# shellcheck disable=SC2086
 	FHOOK_DEVICE=/nonexistent FHOOK_KALLSYMS=/nonexistent FHOOK_TRACEFS=/nonexistent \
 		"$fhook" $args > "$tmp/out" 2> "$tmp/err" < /dev/null
@@ -20,7 +25,7 @@ while read -r name args; do
 		cat "$tmp/out"
 		echo "-- stderr"
 		cat "$tmp/err"
-	} > "$tmp/$name"
+	} | sed "s|$rec|@REC@|g" > "$tmp/$name"
 	if [ "$update" = --update ]; then
 		cp "$tmp/$name" "$golden/$name.out"
 	elif ! cmp -s "$tmp/$name" "$golden/$name.out"; then

@@ -1,0 +1,206 @@
+// make_recfile FILE: writes a small record file of every kind of event
+// (function calls with and without a stack, a kprobe with a string, a
+// faulting one, a kretprobe, a tracepoint with its recorded format, a
+// LOST record) on two CPUs, for the golden tests of `fhook report`
+// (user/tests/cli/cases.txt).  Deterministic: the same bytes every run.
+#include <fcntl.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <fhook/error.hpp>
+#include <fhook/fd.hpp>
+#include <fhook/ksyms.hpp>
+#include <fhook/probe.hpp>
+#include <fhook/recfile.hpp>
+
+#include "../records.hpp"
+
+namespace {
+
+using namespace fhook;
+
+const char* const kKallsyms = "ffffffff812a0000 T vfs_read\n"
+                              "ffffffff812a0400 t ksys_read\n"
+                              "ffffffff812a0800 T __x64_sys_read\n"
+                              "ffffffff812b0000 T vfs_write\n"
+                              "ffffffff812b0800 t ksys_write\n"
+                              "ffffffff812c0000 T do_sys_openat2\n"
+                              "ffffffff812c0800 T __x64_sys_openat\n"
+                              "ffffffff812c1000 T __x64_sys_close\n"
+                              "ffffffffc0100000 t loop_queue_rq\t[loop]\n";
+
+const char* const kOpen = "p:fh/open do_sys_openat2 dfd=%di:s32 flags=%dx:x32 path=+0(%si):string";
+const char* const kOpenRet = "r:fh/openret do_sys_openat2 ret=$retval:s64";
+const char* const kFormat =
+    "name: fhk_ev\nID: 4242\nformat:\n"
+    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+    "\tfield:int answer;\toffset:8;\tsize:4;\tsigned:1;\n"
+    "\tfield:char name[8];\toffset:12;\tsize:8;\tsigned:0;\n\n"
+    "print fmt: \"answer=%d\", REC->answer\n";
+
+// A record of `type` with `payload` after the probe header and `data`.
+class Rec {
+public:
+    Rec(std::uint16_t type, std::uint32_t probe, std::uint64_t ts, std::uint16_t cpu,
+        std::uint32_t pid, const char* comm)
+        : hdr_(test::header(type, 0, ts, cpu, pid, comm)) {
+        hdr_.probe_id = probe;
+    }
+    Rec& u64(std::uint64_t v) {
+        append(&v, sizeof(v));
+        return *this;
+    }
+    Rec& bytes(const void* p, std::size_t n) {
+        append(p, n);
+        return *this;
+    }
+    Rec& stack(const std::vector<std::uint64_t>& ips) {
+        for (std::uint64_t ip : ips) {
+            u64(ip);
+        }
+        hdr_.flags |= FHOOK_CTX_STACK;
+        return u64(ips.size());
+    }
+    Rec& flags(std::uint8_t f) {
+        hdr_.flags |= f;
+        return *this;
+    }
+    const fhook_rec* finish() {
+        hdr_.size = static_cast<std::uint16_t>(sizeof(hdr_) + body_.size());
+        out_.assign(reinterpret_cast<const char*>(&hdr_), sizeof(hdr_));
+        out_ += body_;
+        out_.resize((out_.size() + 7) & ~std::size_t{7}, '\0');
+        return reinterpret_cast<const fhook_rec*>(out_.data());
+    }
+
+private:
+    void append(const void* p, std::size_t n) { body_.append(static_cast<const char*>(p), n); }
+    fhook_rec hdr_;
+    std::string body_;
+    std::string out_;
+};
+
+// The data area of `def` with its scalar fields set from `values` (in
+// field order) and its first string field pointing at `str`.
+std::string probe_data(const KprobeDef& def, const std::vector<std::uint64_t>& values,
+                       const std::string& str) {
+    std::string data(def.data_size, '\0');
+    std::size_t next = 0;
+    for (const ProbeField& f : def.fields) {
+        if (f.type.is_string()) {
+            const std::uint32_t loc =
+                static_cast<std::uint32_t>((str.size() + 1) << 16 | data.size());
+            std::memcpy(&data[f.offset], &loc, sizeof(loc));
+            data += str;
+            data.push_back('\0');
+        } else {
+            std::memcpy(&data[f.offset], &values.at(next++), f.type.size);
+        }
+    }
+    return data;
+}
+
+int write(const char* path) {
+    UniqueFd fd(::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (!fd) {
+        std::perror(path);
+        return 1;
+    }
+    const auto no_symbols = [](std::string_view) { return std::optional<std::uint64_t>(0); };
+    const KprobeDef open = parse_kprobe(kOpen, no_symbols);
+    const KprobeDef ret = parse_kprobe(kOpenRet, no_symbols);
+
+    RecordWriter::Info info;
+    info.nr_cpus = 2;
+    info.kernel_release = "6.1.0-test";
+    info.command = "fhook record -o sample.fhk vfs_read vfs_write 'p:fh/open ...' ...";
+    info.probes = {{1, "vfs_read vfs_write"}, {2, kOpen}, {3, kOpenRet}, {4, "t:fhk:fhk_ev"}};
+    info.events = {{"fhk:fhk_ev", 4242, kFormat}};
+    RecordWriter w(std::move(fd), path, info);
+
+    w.add(Rec(FHOOK_REC_FUNC, 1, 2431445000, 1, 94, "cat")
+              .u64(0xffffffff812a0000)
+              .u64(0xffffffff812a0433)
+              .flags(FHOOK_CTX_IRQS_OFF)
+              .finish());
+    w.add(Rec(FHOOK_REC_FUNC, 1, 2431446000, 0, 95, "sh\"x\\")
+              .u64(0xffffffff812b0000)
+              .u64(0xffffffff812b0821)
+              .stack({0xffffffff812b0821, 0xffffffff812a0810, 0x1234})
+              .finish());
+    const std::string path_data = probe_data(open, {0xffffff9c, 0x8000}, "/etc/h\xc3\xa9llo");
+    w.add(Rec(FHOOK_REC_KPROBE, 2, 2431447000, 1, 94, "cat")
+              .u64(0xffffffff812c0000)
+              .u64(0)
+              .u64(0)
+              .bytes(path_data.data(), path_data.size())
+              .flags(FHOOK_CTX_SOFTIRQ)
+              .finish());
+    const std::string faulted = probe_data(open, {3, 0}, "");
+    w.add(Rec(FHOOK_REC_KPROBE, 2, 2431447500, 0, 95, "sh")
+              .u64(0xffffffff812c0000)
+              .u64(0)
+              .u64(1ULL << open.fields[2].store)
+              .bytes(faulted.data(), faulted.size())
+              .finish());
+    const std::int64_t minus_two = -2;
+    const std::string ret_data = probe_data(ret, {static_cast<std::uint64_t>(minus_two)}, "");
+    w.add(Rec(FHOOK_REC_KRETPROBE, 3, 2431448000, 1, 94, "cat")
+              .u64(0xffffffff812c0000)
+              .u64(0xffffffff812c0840)
+              .u64(0)
+              .bytes(ret_data.data(), ret_data.size())
+              .finish());
+    fhook_rec_lost lost;
+    std::memset(&lost, 0, sizeof(lost));
+    lost.hdr = test::header(FHOOK_REC_LOST, sizeof(lost), 2431449000, 0);
+    lost.hdr.probe_id = 0;
+    lost.lost = 1234;
+    w.add(&lost.hdr);
+    unsigned char entry[24] = {};
+    const std::int32_t answer = 42;
+    std::memcpy(entry + 8, &answer, sizeof(answer));
+    std::memcpy(entry + 12, "fhk", 3);
+    w.add(Rec(FHOOK_REC_TRACEPOINT, 4, 2431450000, 1, 96, "kworker/1:0")
+              .u64(0)
+              .u64(0)
+              .u64(0)
+              .bytes(entry, sizeof(entry))
+              .finish());
+    w.add(Rec(FHOOK_REC_FUNC, 1, 2431451000, 1, 96, "kworker/1:0")
+              .u64(0xffffffffc0100010)
+              .u64(0x1234)
+              .flags(FHOOK_CTX_HARDIRQ | FHOOK_CTX_IRQS_OFF)
+              .finish());
+
+    Stats st;
+    st.per_cpu = {CpuStats{10, 8, 2, 0}, CpuStats{5, 5, 0, 1}};
+    st.total = CpuStats{15, 13, 2, 1};
+    std::vector<RecordedProbe> probes;
+    for (const auto& [id, text] : info.probes) {
+        probes.push_back(RecordedProbe{id, text, st});
+    }
+    w.finish(Ksyms::parse(std::string_view(kKallsyms)), st, probes);
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: make_recfile FILE\n");
+        return 2;
+    }
+    try {
+        return write(argv[1]);
+    } catch (const fhook::Error& e) {
+        std::fprintf(stderr, "make_recfile: %s\n", e.what());
+        return 1;
+    }
+}
