@@ -125,6 +125,8 @@ std::string_view option_name(fhook::Setting setting) {
         return "--pid";
     case fhook::Setting::Cpus:
         return "--cpu";
+    case fhook::Setting::PrototypeCheck:
+        return "--force";
     case fhook::Setting::None:
         break;
     }

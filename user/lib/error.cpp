@@ -33,6 +33,8 @@ std::string_view setting_name(Setting setting) noexcept {
         return "pid";
     case Setting::Cpus:
         return "cpu";
+    case Setting::PrototypeCheck:
+        return "force";
     case Setting::None:
         break;
     }

@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -18,6 +20,11 @@ std::string read_file(const std::string& path) {
 }
 
 } // namespace
+
+std::string default_tracefs() {
+    return ::access("/sys/kernel/tracing/events", F_OK) == 0 ? "/sys/kernel/tracing"
+                                                             : "/sys/kernel/debug/tracing";
+}
 
 const char* enabled_flag_meaning(char flag) {
     switch (flag) {

@@ -19,9 +19,10 @@ enum class ErrorKind {
 // users set it (the CLI: the option), see Error::text().
 enum class Setting {
     None,
-    RingSize, // bytes of ring per CPU
-    Pids,     // the pid filter
-    Cpus,     // the CPU filter
+    RingSize,       // bytes of ring per CPU
+    Pids,           // the pid filter
+    Cpus,           // the CPU filter
+    PrototypeCheck, // a redirect's check that both functions have one prototype
 };
 
 // One-line message of the form "<cause>: <fix>", without the "fhook: error: "
@@ -46,7 +47,7 @@ private:
     std::string template_;
 };
 
-// "ring size", "pid", "cpu".
+// "ring size", "pid", "cpu", "force".
 std::string_view setting_name(Setting setting) noexcept;
 
 [[noreturn]] void throw_invalid(const std::string& message, Setting setting = Setting::None);

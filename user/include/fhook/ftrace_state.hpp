@@ -29,6 +29,9 @@ const char* enabled_flag_meaning(char flag);
 // when empty).
 std::vector<EnabledFunction> parse_enabled_functions(std::string_view text,
                                                      std::string_view function);
+// /sys/kernel/tracing when tracefs is mounted there, else the debugfs one.
+std::string default_tracefs();
+
 // Reads TRACEFS/enabled_functions; empty when unreadable.
 std::vector<EnabledFunction> read_enabled_functions(const std::string& tracefs,
                                                     std::string_view function);

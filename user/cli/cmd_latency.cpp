@@ -1,0 +1,89 @@
+// fhook latency [options] FUNC... [-- COMMAND [ARGS...]]
+#include <fhook/latency.hpp>
+#include <fhook/output.hpp>
+#include <fhook/sinks.hpp>
+
+#include "trace_options.hpp"
+
+namespace fhook::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: fhook latency [options] FUNC... [-- COMMAND [ARGS...]]\n"
+    "\n"
+    "Time every call of each FUNC (a function or a tracefs glob: one histogram\n"
+    "each) from entry to return, until Ctrl-C, --duration or the exit of COMMAND,\n"
+    "and print log2 histograms of the durations in nanoseconds: libbpf-tools'\n"
+    "funclatency, kept in the module.  fhook's trampoline runs the function's\n"
+    "body itself (a direct call, as BPF fexit does): no records, no ring.\n";
+
+// Prints the histograms of what happened since the last print.
+class HistogramPrinter final : public TraceObserver {
+public:
+    HistogramPrinter(const Tracer& tracer, int fd, bool json)
+        : tracer_(tracer), fd_(fd), json_(json), printed_(tracer.probes().size()) {}
+    void on_interval() override { print(false); }
+    void print(bool final) {
+        const auto& probes = tracer_.probes();
+        std::string text;
+        for (std::size_t i = 0; i < probes.size(); i++) {
+            const LatencyHist now = tracer_.latency(probes[i].id);
+            const LatencyHist shown = now.since(printed_[i]);
+            printed_[i] = now;
+            text += json_ ? format_latency_json(shown, probes[i].description) + "\n"
+                          : format_latency_text(shown, probes[i].description) +
+                                (final && i + 1 == probes.size() ? "" : "\n");
+        }
+        OutputWriter out(fd_);
+        out.append(text);
+        out.flush();
+    }
+
+private:
+    const Tracer& tracer_;
+    int fd_;
+    bool json_;
+    std::vector<LatencyHist> printed_;
+};
+
+} // namespace
+
+int cmd_latency(const Args& args) {
+    TraceCommand cmd;
+    cmd.name = "latency";
+    cmd.usage = kUsage;
+    cmd.collect = Collect::Latency;
+    cmd.records = false;
+    cmd.snapshots = false;
+    cmd.interval = true;
+    cmd.via = false;
+    cmd.filter_help = "time only calls where EXPR holds, evaluated in the kernel (the task: "
+                      "common_pid, tgid, comm, cpu)";
+    cmd.output_help = "write the histograms to FILE instead of stdout";
+    cmd.format_help =
+        "text (funclatency's histograms, default) or json (one object per FUNC and print)";
+    cmd.no_probe = "give the functions to time, e.g. fhook latency vfs_read";
+    std::optional<TraceOptions> opt = parse_trace_options(args, cmd);
+    if (!opt) {
+        return 0; // --help
+    }
+    Tracer tracer(opt->spec, system_paths());
+    if (!opt->quiet) {
+        std::string text;
+        for (const auto& why : tracer.skipped()) {
+            text += "fhook: not timing " + why + "\n";
+        }
+        print_stderr(text);
+    }
+    const UniqueFd out = open_output(opt->output);
+    tracer.setup();
+    DiscardSink sink;
+    tracer.start();
+    HistogramPrinter printer(tracer, output_fd(out), opt->json);
+    tracer.run(sink, printer);
+    printer.print(true);
+    return run_status(tracer);
+}
+
+} // namespace fhook::cli

@@ -1,0 +1,64 @@
+// fhook record -o FILE [options] PROBE... [-- COMMAND [ARGS...]]
+#include <sys/utsname.h>
+
+#include <fhook/sinks.hpp>
+
+#include "trace_options.hpp"
+
+namespace fhook::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: fhook record -o FILE [options] PROBE... [-- COMMAND [ARGS...]]\n"
+    "\n"
+    "Like trace, but write the raw events to FILE (a self-describing record\n"
+    "file: probes, the symbols of every address seen, statistics; see\n"
+    "docs/file-format.md).  Read it with: fhook report FILE.\n"
+    "With --overwrite, only the newest events at the end and at each SIGUSR2\n"
+    "snapshot are written.\n";
+
+std::string kernel_release() {
+    utsname u{};
+    return ::uname(&u) == 0 ? std::string(u.release) : std::string();
+}
+
+} // namespace
+
+int cmd_record(const Args& args) {
+    TraceCommand cmd;
+    cmd.name = "record";
+    cmd.usage = kUsage;
+    cmd.filter_help = kRecordFilterHelp;
+    cmd.output_help = "the record file to write (required)";
+    cmd.output_required = true;
+    std::optional<TraceOptions> opt = parse_trace_options(args, cmd);
+    if (!opt) {
+        return 0; // --help
+    }
+    opt->spec.need_symbols = true; // the file keeps those of every address seen
+    Tracer tracer(opt->spec, system_paths());
+    UniqueFd out = open_output(opt->output);
+    tracer.setup();
+    RecordWriter::Info info;
+    info.nr_cpus = static_cast<std::uint32_t>(tracer.nr_rings());
+    info.kernel_release = kernel_release();
+    for (const auto& a : args) {
+        info.command += info.command.empty() ? "fhook record " : " ";
+        info.command += a;
+    }
+    info.probes = tracer.recorded_probes();
+    info.events = tracer.recorded_events();
+    FileSink sink(std::move(out), opt->output, info, tracer.ksyms());
+    tracer.start();
+    SnapshotNotes notes(opt->quiet);
+    tracer.run(sink, notes);
+    if (!opt->quiet) {
+        print_summary(tracer, "fhook: wrote " + std::to_string(sink.records()) + " records, " +
+                                  std::to_string(sink.bytes_written()) + " bytes to " +
+                                  opt->output + "\n");
+    }
+    return run_status(tracer);
+}
+
+} // namespace fhook::cli

@@ -1,0 +1,282 @@
+#include "trace_options.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include <fhook/cpulist.hpp>
+#include <fhook/error.hpp>
+#include <fhook/output.hpp>
+#include <fhook/probe.hpp>
+#include <fhook/summary.hpp>
+
+namespace fhook::cli {
+
+namespace {
+
+Attach parse_via(const std::string& text) {
+    for (Attach a : {Attach::Ops, Attach::Direct, Attach::Kprobe}) {
+        if (text == attach_name(a)) {
+            return a;
+        }
+    }
+    throw_invalid("--via '" + text + "': use ops, direct or kprobe");
+}
+
+po::options_description describe(const TraceCommand& cmd) {
+    po::options_description options("Options");
+    options.add_options()("pid,p", po::value<std::vector<std::string>>()->value_name("PID"),
+                          "only these processes (repeatable; matches tgid or tid)")(
+        "cpu", po::value<std::string>()->value_name("LIST"), "only these CPUs, e.g. 0 or 0,2-3");
+    if (cmd.records) {
+        options.add_options()("buffer-size,b", po::value<std::string>()->value_name("KB"),
+                              "ring size per CPU in KiB (default 1024), rounded up to a power of "
+                              "two, minimum 4")(
+            "watermark", po::value<std::string>()->value_name("KB"),
+            "wake the reader at KiB pending per CPU (default: a quarter of the ring)")(
+            "wakeup-events", po::value<std::string>()->value_name("N"),
+            "also wake the reader at N pending events per CPU")(
+            "flush", po::value<std::string>()->value_name("MS"),
+            "deliver events below the watermarks after at most MS ms (default 100)");
+    }
+    if (cmd.snapshots) {
+        options.add_options()("overwrite",
+                              "flight recorder: keep the newest events, print them at the end and "
+                              "on SIGUSR2 (minimum --buffer-size 32)")(
+            "stack", "record the stack with every event: the kernel stack, or the user stack "
+                     "(frame pointers) for uprobes")(
+            "trigger", po::value<std::vector<std::string>>()->value_name("EVENT=ACTION"),
+            "run ACTION[:N] [if FILTER] on EVENT's hits (repeatable): traceoff, traceon, "
+            "stacktrace, snapshot, enable:EVENT2, disable:EVENT2; EVENT 'func' is the function "
+            "probe");
+    }
+    options.add_options()("filter", po::value<std::string>()->value_name("EXPR"), cmd.filter_help)(
+        "duration,d", po::value<std::string>()->value_name("SEC"),
+        "stop after SEC seconds (fractions allowed)")(
+        "output,o", po::value<std::string>()->value_name("FILE"),
+        cmd.output_help)("quiet,q", "no summary on stderr");
+    if (cmd.interval) {
+        options.add_options()("interval,i", po::value<std::string>()->value_name("SEC"),
+                              "print the histograms of each SEC seconds, then start afresh");
+    }
+    if (cmd.via) {
+        options.add_options()(
+            "via", po::value<std::string>()->value_name("HOW"),
+            "how function probes attach: ops (ftrace_ops callback, default), direct (fhook's "
+            "trampoline through the direct-call API), kprobe (one kprobe per function)");
+    }
+    options.add_options()("help,h", "show this help");
+    if (cmd.add_options) {
+        cmd.add_options(options);
+    }
+    if (cmd.format_help) {
+        options.add_options()("format,f", po::value<std::string>()->value_name("FMT"),
+                              cmd.format_help);
+    }
+    return options;
+}
+
+std::vector<pid_t> parse_pids(const std::vector<std::string>& items) {
+    std::vector<pid_t> pids;
+    for (const auto& item : items) {
+        std::string_view rest = item;
+        for (;;) {
+            std::size_t comma = rest.find(',');
+            pids.push_back(parse_pid("--pid", rest.substr(0, comma)));
+            if (comma == std::string_view::npos) {
+                break;
+            }
+            rest.remove_prefix(comma + 1);
+        }
+    }
+    return pids;
+}
+
+RingRequest parse_ring(const po::variables_map& vm, bool records) {
+    RingRequest ring;
+    ring.bytes = ring_bytes_from_kib(
+        vm.count("buffer-size") ? parse_u64("--buffer-size", vm["buffer-size"].as<std::string>())
+        : !records              ? FHOOK_RING_MIN_SIZE / 1024 // no records
+                                : FHOOK_RING_DEF_SIZE / 1024);
+    ring.overwrite = vm.count("overwrite") != 0;
+    if (vm.count("watermark")) {
+        const std::uint64_t kib = parse_u64("--watermark", vm["watermark"].as<std::string>());
+        if (kib == 0 || kib * 1024 > ring.bytes) {
+            throw_invalid("--watermark " + std::to_string(kib) + " KiB is not within the ring (" +
+                          std::to_string(ring.bytes / 1024) +
+                          " KiB per CPU): lower it or raise --buffer-size");
+        }
+        ring.watermark = static_cast<std::uint32_t>(kib * 1024);
+    }
+    if (vm.count("wakeup-events")) {
+        const std::uint64_t n = parse_u64("--wakeup-events", vm["wakeup-events"].as<std::string>());
+        if (n == 0 || n > 0xffffffffULL) {
+            throw_invalid("--wakeup-events must be between 1 and 4294967295");
+        }
+        ring.wakeup_events = static_cast<std::uint32_t>(n);
+    }
+    if (vm.count("flush")) {
+        const std::uint64_t ms = parse_u64("--flush", vm["flush"].as<std::string>());
+        if (ms == 0 || ms > FHOOK_FLUSH_MAX_MS) {
+            throw_invalid("--flush must be between 1 and " + std::to_string(FHOOK_FLUSH_MAX_MS) +
+                          " ms");
+        }
+        ring.flush_ms = static_cast<std::uint32_t>(ms);
+    }
+    return ring;
+}
+
+} // namespace
+
+const char* const kRecordFilterHelp =
+    "record only hits where EXPR holds, evaluated in the kernel (probes without their own "
+    "'if EXPR'; function probes: common_pid, tgid, comm, cpu)";
+
+std::optional<TraceOptions> parse_trace_options(const Args& args, const TraceCommand& cmd) {
+    TraceOptions opt;
+    TraceSpec& spec = opt.spec;
+    spec.collect = cmd.collect;
+    Args before = args;
+    auto dashes = std::find(before.begin(), before.end(), std::string("--"));
+    if (dashes != before.end()) {
+        spec.command.assign(dashes + 1, before.end());
+        before.erase(dashes, before.end());
+        if (spec.command.empty()) {
+            throw_invalid("no COMMAND after '--': give the command to run, e.g. -- ls /");
+        }
+    }
+    const po::options_description options = describe(cmd);
+    po::options_description hidden;
+    hidden.add_options()("probe", po::value<std::vector<std::string>>());
+    po::options_description all;
+    all.add(options).add(hidden);
+    po::positional_options_description positional;
+    positional.add("probe", -1);
+    const po::variables_map vm = parse_args(cmd.name, before, all, positional);
+    if (vm.count("help")) {
+        print_help(cmd.usage, options);
+        return std::nullopt;
+    }
+    if (vm.count("format")) {
+        opt.json = parse_format(vm["format"].as<std::string>());
+    }
+    if (vm.count("via")) {
+        spec.attach = parse_via(vm["via"].as<std::string>());
+    }
+    if (vm.count("probe")) {
+        spec.probes = vm["probe"].as<std::vector<std::string>>();
+    }
+    if (vm.count("pid")) {
+        spec.pids = parse_pids(vm["pid"].as<std::vector<std::string>>());
+        if (!spec.command.empty()) {
+            throw_invalid("--pid cannot be combined with a COMMAND (the command's processes are "
+                          "traced): drop one of them");
+        }
+    }
+    if (vm.count("cpu")) {
+        spec.cpus = parse_cpu_list(vm["cpu"].as<std::string>());
+    }
+    spec.ring = parse_ring(vm, cmd.records);
+    if (vm.count("duration")) {
+        spec.duration = parse_seconds("--duration", vm["duration"].as<std::string>());
+    }
+    if (vm.count("interval")) {
+        spec.interval = parse_seconds("--interval", vm["interval"].as<std::string>());
+        if (*spec.interval < 0.01) {
+            throw_invalid("--interval must be at least 0.01 s");
+        }
+    }
+    if (vm.count("output")) {
+        opt.output = vm["output"].as<std::string>();
+        if (opt.output.empty()) {
+            throw_invalid("empty --output file name: give a path");
+        }
+    } else if (cmd.output_required) {
+        throw_invalid("fhook " + std::string(cmd.name) +
+                      " needs -o FILE: the record file to write");
+    }
+    opt.quiet = vm.count("quiet") != 0;
+    spec.stack = vm.count("stack") != 0;
+    if (vm.count("trigger")) {
+        spec.triggers = vm["trigger"].as<std::vector<std::string>>();
+    }
+    if (vm.count("filter")) {
+        spec.filter = vm["filter"].as<std::string>();
+        if (spec.filter.find_first_not_of(" \t") == std::string::npos) {
+            throw_invalid("empty --filter: give an expression, e.g. --filter 'comm == \"cat\"'");
+        }
+    }
+    if (cmd.parse_options) {
+        cmd.parse_options(vm, opt);
+    }
+    if (spec.probes.empty() && cmd.no_probe) {
+        throw_invalid(cmd.no_probe);
+    }
+    for (const auto& text : spec.probes) {
+        if (spec.attach == Attach::Kprobe && !is_probe_definition(text) &&
+            !is_tracepoint_definition(text) && text.find_first_of("*?[!:") != std::string::npos) {
+            throw_invalid("--via kprobe takes function names, not '" + text +
+                          "': one kprobe per function");
+        }
+        if ((cmd.collect == Collect::Counts || cmd.collect == Collect::Latency) &&
+            is_probe_definition(text)) {
+            throw_invalid("fhook " + std::string(cmd.name) +
+                          " takes functions, not probe definitions: use fhook stat for '" + text +
+                          "'");
+        }
+    }
+    return opt;
+}
+
+SystemPaths system_paths() {
+    SystemPaths paths;
+    paths.device = device_path();
+    paths.kallsyms = kallsyms_path();
+    paths.functions = functions_path();
+    paths.tracefs = tracefs_dir();
+    return paths;
+}
+
+UniqueFd open_output(const std::string& path) {
+    UniqueFd fd;
+    if (!path.empty()) {
+        fd.reset(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+        if (!fd) {
+            int err = errno;
+            throw_runtime("cannot open output file '" + path + "': " + errno_text(err) +
+                              ": check the path and its permissions",
+                          err);
+        }
+    }
+    return fd;
+}
+
+void print_stderr(const std::string& text) {
+    OutputWriter err(STDERR_FILENO);
+    err.append(text);
+    err.flush();
+}
+
+void SnapshotNotes::on_snapshot(unsigned number, bool triggered, std::size_t records) {
+    if (!quiet_) {
+        print_stderr("fhook: snapshot " + std::to_string(number) + (triggered ? " (trigger)" : "") +
+                     ": " + std::to_string(records) + " records\n");
+    }
+}
+
+void print_summary(const Tracer& tracer, const std::string& tail) {
+    std::string text;
+    for (const auto& line : summary_lines(tracer.stats(), tracer.probes())) {
+        text += line;
+        text += '\n';
+    }
+    print_stderr(text + tail);
+}
+
+int run_status(Tracer& tracer) {
+    return tracer.command_failed() ? 1 : 0;
+}
+
+} // namespace fhook::cli

@@ -1,0 +1,78 @@
+// The options the tracing commands (trace, record, stat, count, latency,
+// hook) share, parsed into a TraceSpec, and the steps of their runs that
+// print: skipped functions, snapshots, the summary.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <fhook/fd.hpp>
+#include <fhook/tracer.hpp>
+
+#include "commands.hpp"
+
+namespace fhook::cli {
+
+struct TraceOptions {
+    TraceSpec spec;
+    std::string output; // -o FILE ("" = stdout)
+    bool json = false;  // --format json
+    bool quiet = false; // no summary or notes on stderr
+};
+
+// What one tracing command offers; the option table is built from it in
+// one order, so that every command's --help lists the shared options alike.
+struct TraceCommand {
+    const char* name;
+    const char* usage;
+    Collect collect = Collect::Events;
+    bool records = true;   // ring options (--buffer-size, --watermark...)
+    bool snapshots = true; // --overwrite, --stack, --trigger
+    bool interval = false; // --interval
+    bool via = true;       // --via
+    const char* filter_help;
+    const char* output_help;
+    const char* format_help = nullptr; // --format (nullptr: none)
+    const char* no_probe = nullptr;    // the error without a PROBE (nullptr: the library's)
+    bool output_required = false;
+    // the command's own options (after --help) and their parsing
+    void (*add_options)(po::options_description& options) = nullptr;
+    void (*parse_options)(const po::variables_map& vm, TraceOptions& opt) = nullptr;
+};
+
+// --filter's help for commands that record events.
+extern const char* const kRecordFilterHelp;
+
+// nullopt after --help (printed).
+std::optional<TraceOptions> parse_trace_options(const Args& args, const TraceCommand& command);
+
+// The paths of the live system, or the environment's overrides.
+SystemPaths system_paths();
+
+// -o FILE opened for writing (an empty fd for "").
+UniqueFd open_output(const std::string& path);
+// The fd to print to: -o FILE's or stdout.
+inline int output_fd(const UniqueFd& out) {
+    return out ? out.get() : 1;
+}
+
+// Says on stderr "fhook: snapshot N (trigger): M records" unless quiet.
+class SnapshotNotes : public TraceObserver {
+public:
+    explicit SnapshotNotes(bool quiet) : quiet_(quiet) {}
+    void on_snapshot(unsigned number, bool triggered, std::size_t records) override;
+
+private:
+    bool quiet_;
+};
+
+// The summary lines (docs/cli.md) of a finished run on stderr, then `tail`.
+void print_summary(const Tracer& tracer, const std::string& tail = {});
+
+// The exit code of a finished run: 1 when the command could not be run.
+int run_status(Tracer& tracer);
+
+// Writes `text` to stderr.
+void print_stderr(const std::string& text);
+
+} // namespace fhook::cli

@@ -1,0 +1,54 @@
+// Where a Tracer's records go: printed as text or NDJSON, written to a
+// record file, or discarded (the module counted them).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <fhook/event.hpp>
+#include <fhook/format.hpp>
+#include <fhook/output.hpp>
+#include <fhook/recfile.hpp>
+#include <fhook/tracer.hpp>
+
+namespace fhook {
+
+// Each record formatted (text: the kernel's trace format; or NDJSON) to fd.
+class PrintSink final : public Sink {
+public:
+    PrintSink(int fd, const Ksyms& ksyms, bool json, const ProbeTable& probes);
+    void on_record(const fhook_rec* rec) override;
+    void flush() override;
+    void finish(const Stats& session, const std::vector<ProbeSummary>& probes) override;
+
+private:
+    OutputWriter writer_;
+    std::unique_ptr<Formatter> formatter_;
+    Event event_; // reused: its buffers stay allocated
+};
+
+// The records written to a record file (docs/file-format.md), with the
+// symbols of every address they mention and the statistics at the end.
+class FileSink final : public Sink {
+public:
+    FileSink(UniqueFd fd, const std::string& path, const RecordWriter::Info& info,
+             const Ksyms& ksyms);
+    // copied by the span, at the end of each pass
+    void on_record(const fhook_rec* rec) override { writer_.add_in_place(rec); }
+    void end_batch() override { writer_.end_span(); }
+    void finish(const Stats& session, const std::vector<ProbeSummary>& probes) override;
+    std::uint64_t records() const noexcept { return writer_.records(); }
+    std::uint64_t bytes_written() const noexcept { return writer_.bytes_written(); }
+
+private:
+    RecordWriter writer_;
+    const Ksyms& ksyms_;
+};
+
+// The records dropped (the module's counters are what is wanted).
+class DiscardSink final : public Sink {
+public:
+    void on_record(const fhook_rec*) override {}
+};
+
+} // namespace fhook

@@ -1,0 +1,306 @@
+// fhook::Tracer, planning: the probes parsed and checked against the
+// system (kallsyms, BTF, available_filter_functions, enabled_functions)
+// before any device is touched.
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+#include <fhook/error.hpp>
+#include <fhook/ftrace_state.hpp>
+
+#include "tracer_state.hpp"
+
+namespace fhook {
+
+namespace {
+
+// The one text symbol `name` ("MODULE:name" for a module's): its address.
+std::uint64_t resolve_function(const Ksyms& ksyms, const std::string& text) {
+    std::string_view name = text;
+    std::string_view module;
+    bool module_given = false;
+    if (const std::size_t colon = name.find(':'); colon != std::string_view::npos) {
+        module = name.substr(0, colon);
+        name = name.substr(colon + 1);
+        module_given = true;
+    }
+    std::vector<SymbolRef> found;
+    for (const SymbolRef& s : ksyms.find_text(name)) {
+        if (!module_given || s.module == module) {
+            found.push_back(s);
+        }
+    }
+    if (found.empty()) {
+        throw_runtime("no kernel function '" + text +
+                          "' in /proc/kallsyms: check the name (a module's must be loaded)",
+                      ENOENT);
+    }
+    if (found.size() > 1) {
+        std::string where;
+        for (const auto& s : found) {
+            char buf[48];
+            std::snprintf(buf, sizeof(buf), " 0x%" PRIx64, s.offset);
+            where += buf;
+            if (!s.module.empty()) {
+                where += " [" + std::string(s.module) + "]";
+            }
+        }
+        throw_invalid("'" + text + "' names " + std::to_string(found.size()) +
+                      " functions (static functions of the same name):" + where +
+                      ": give MODULE:NAME for a module's");
+    }
+    return found.front().offset;
+}
+
+bool is_glob(const std::string& text) {
+    return text.find_first_of("*?[!") != std::string::npos;
+}
+
+void add_filter(KprobeDef& def, const std::string& filter) {
+    if (!filter.empty() && def.filter.empty()) {
+        def.filter = filter;
+        def.pred = compile_filter(filter, &def);
+    }
+}
+
+} // namespace
+
+Ksyms load_ksyms(const std::string& path, bool required) {
+    try {
+        return Ksyms::load(path);
+    } catch (const Error&) {
+        if (required) {
+            throw;
+        }
+        return Ksyms(); // symbols print as addresses
+    }
+}
+
+const char* attach_name(Attach attach) {
+    switch (attach) {
+    case Attach::Direct:
+        return "direct";
+    case Attach::Kprobe:
+        return "kprobe";
+    default:
+        return "ops";
+    }
+}
+
+const KernelBtf* Tracer::State::kernel_btf() {
+    if (!btf_tried) {
+        btf_tried = true;
+        try {
+            btf = KernelBtf::load();
+        } catch (const Error&) {
+            // the definition that needs it says so
+        }
+    }
+    return btf ? &*btf : nullptr;
+}
+
+const KernelBtf* Tracer::State::module_btf(const std::string& module) {
+    const KernelBtf* base = kernel_btf();
+    if (!base) {
+        return nullptr;
+    }
+    auto [it, fresh] = module_btfs.try_emplace(module);
+    if (fresh) {
+        try {
+            it->second = KernelBtf::load_split("/sys/kernel/btf/" + module, *base);
+        } catch (const Error&) {
+            // a module built without BTF: the trampoline copies all it can
+        }
+    }
+    return it->second ? &*it->second : nullptr;
+}
+
+void Tracer::State::plan() {
+    if (paths.tracefs.empty()) {
+        paths.tracefs = default_tracefs();
+    }
+    const bool functions_only = spec.collect == Collect::Counts || spec.collect == Collect::Latency;
+    if (spec.collect == Collect::Hook) {
+        plan_hook();
+    }
+    std::vector<std::string> globs;
+    for (const auto& text :
+         spec.collect == Collect::Hook ? std::vector<std::string>{} : spec.probes) {
+        if (is_tracepoint_definition(text)) {
+            kprobes.push_back(parse_tracepoint(text, paths.tracefs));
+            add_filter(kprobes.back(), spec.filter);
+            continue;
+        }
+        if (spec.attach == Attach::Kprobe && !is_probe_definition(text)) {
+            // the same job as a function probe, through a kprobe
+            if (text.find_first_of("*?[!:") != std::string::npos) {
+                throw_invalid("attaching by kprobe takes function names, not '" + text +
+                              "': one kprobe per function");
+            }
+            kprobes.push_back(parse_kprobe("p:fhook/" + text + " " + text, kallsyms_resolver()));
+            kprobes.back().stack = spec.stack;
+            continue;
+        }
+        if (functions_only && is_probe_definition(text)) {
+            throw_invalid("'" + text + "' is a probe definition: only functions are " +
+                          (spec.collect == Collect::Counts ? "counted" : "timed"));
+        }
+        if (is_probe_definition(text)) {
+            kprobes.push_back(parse_kprobe(text, kallsyms_resolver(), btf_provider()));
+            kprobes.back().stack = spec.stack;
+            add_filter(kprobes.back(), spec.filter);
+        } else {
+            globs.push_back(text);
+        }
+    }
+    if (functions_only && spec.probes.empty()) {
+        throw_invalid("no functions given");
+    }
+    if ((kprobes.empty() && !hook) || !globs.empty()) {
+        specs = parse_probe_specs(globs);
+    }
+
+    // Everything that reads files comes before the device is touched, but
+    // /proc/kallsyms (seconds under emulation) is only needed to build the
+    // request for :mod: specs; otherwise setup() starts a thread that reads
+    // it while the session is set up and armed.
+    need_resolution = has_module_specs(specs);
+    if (need_resolution || spec.collect == Collect::Latency) {
+        ksyms = load_ksyms(paths.kallsyms, true);
+        functions = FunctionList::load(paths.functions);
+    }
+    if (spec.collect == Collect::Latency) {
+        plan_latency();
+    }
+    if (!specs.empty()) {
+        request = build_probe_request(specs, functions ? &*functions : nullptr, &ksyms);
+    }
+}
+
+// What each FUNC's latency trampoline copies, the functions it cannot time.
+void Tracer::State::plan_latency() {
+    const ModuleBtfProvider by_module = [this](const std::string& m) { return module_btf(m); };
+    for (const auto& one : specs) {
+        LatencyStackPlan plan = plan_latency_stack(one, *functions, kernel_btf(), by_module);
+        if (plan.selected > 0 && plan.selected == plan.skipped.size()) {
+            throw_invalid("cannot time " + plan.skipped.front() + ": " + plan.why.front());
+        }
+        for (std::size_t k = 0; k < plan.skipped.size(); k++) {
+            skipped.push_back(plan.skipped[k] + ": " + plan.why[k]);
+        }
+        latency_plans.push_back(std::move(plan));
+    }
+}
+
+// The hook's definition (fields, filter) and where it goes, checked against
+// what tracefs says.
+void Tracer::State::plan_hook() {
+    HookPlan plan;
+    if (spec.probes.empty()) {
+        throw_invalid("no function to hook");
+    }
+    plan.func = spec.probes.front();
+    if (is_probe_definition(plan.func) || is_glob(plan.func)) {
+        throw_invalid("a hook goes on one function, not '" + plan.func + "'");
+    }
+    const std::string bare = plan.func.substr(plan.func.find(':') + 1);
+    std::string text = "p:hook/" + bare + " " + bare;
+    for (std::size_t i = 1; i < spec.probes.size(); i++) {
+        text += " " + spec.probes[i];
+    }
+    plan.def = parse_kprobe(text, kallsyms_resolver(), btf_provider());
+    std::string filter = spec.filter;
+    if (!spec.hook.comm.empty()) {
+        const std::string by_comm = "comm == \"" + spec.hook.comm + "\"";
+        filter = filter.empty() ? by_comm : "(" + filter + ") && " + by_comm;
+    }
+    if (!filter.empty()) {
+        plan.def.filter = filter;
+        plan.def.pred = compile_filter(filter, &plan.def);
+    }
+    ksyms = load_ksyms(paths.kallsyms, true);
+    plan.addr = resolve_function(ksyms, plan.func);
+
+    // traceable, and nobody else's IPMODIFY or direct call in the way
+    const FunctionList traceable = FunctionList::load(paths.functions);
+    if (std::none_of(traceable.functions().begin(), traceable.functions().end(),
+                     [&](const TraceableFunction& f) { return f.name == bare; })) {
+        throw_runtime("cannot hook " + bare +
+                          ": it is not in available_filter_functions (notrace, inlined, or "
+                          "not a function ftrace patched): see 'fhook explain " +
+                          bare + "'",
+                      ENOENT);
+    }
+    std::string why;
+    for (const auto& c : hook_conflicts(read_enabled_functions(paths.tracefs, bare), true)) {
+        why += (why.empty() ? "" : "; ") + c;
+    }
+    if (!why.empty()) {
+        throw_runtime("cannot hook " + bare + ": " + why, EBUSY);
+    }
+
+    fhook_hook& h = spec.hook.hook;
+    if (h.action == FHOOK_HOOK_AROUND) {
+        // the words of arguments the caller passes on the stack, which the
+        // trampoline copies for the body (all it can, 8, without BTF)
+        h.stack_args = FHOOK_HOOK_MAX_STACK_ARGS;
+        const KernelBtf* btf = kernel_btf();
+        if (auto f = btf ? btf->function(bare) : std::nullopt) {
+            if (f->variadic) {
+                throw_runtime("cannot run " + bare +
+                                  " around a hook: a variadic function's stack arguments are "
+                                  "unbounded: the trampoline cannot run its body (the module "
+                                  "refuses it too)",
+                              EOPNOTSUPP);
+            }
+            const std::uint32_t words = stack_arg_words(*btf, *f);
+            if (words > FHOOK_HOOK_MAX_STACK_ARGS) {
+                throw_runtime("cannot run " + bare + " around a hook: its arguments take " +
+                                  std::to_string(words) + " stack words, the trampoline copies " +
+                                  std::to_string(FHOOK_HOOK_MAX_STACK_ARGS),
+                              EOPNOTSUPP);
+            }
+            h.stack_args = words;
+        }
+        if (plan.def.data_size > FHOOK_HOOK_AROUND_DATA) {
+            throw_invalid("the fields recorded around each call take " +
+                          std::to_string(plan.def.data_size) + " bytes, at most " +
+                          std::to_string(FHOOK_HOOK_AROUND_DATA) + " fit: record fewer");
+        }
+    }
+    if (h.action == FHOOK_HOOK_REDIRECT) {
+        const std::string& redirect = spec.hook.redirect;
+        h.redirect = resolve_function(ksyms, redirect);
+        const std::string other = redirect.substr(redirect.find(':') + 1);
+        const KernelBtf* btf = kernel_btf();
+        std::optional<KernelBtf::Function> a, b;
+        if (btf) {
+            a = btf->function(bare);
+            b = btf->function(other);
+        }
+        if (a && b) {
+            auto shape = [&](const KernelBtf::Function& f) {
+                std::string out = f.ret ? btf->type_name(f.ret) : "void";
+                out += "(";
+                for (const auto& p : f.params) {
+                    out += btf->type_name(p.type) + ",";
+                }
+                return out + (f.variadic ? "...)" : ")");
+            };
+            if (shape(*a) != shape(*b)) {
+                throw_invalid("cannot redirect " + bare + " to " + other +
+                              ": the prototypes differ: " + btf->prototype(*a) + " vs " +
+                              btf->prototype(*b));
+            }
+        } else if (spec.hook.check_prototype) {
+            throw_invalid("cannot check that " + bare + " and " + other +
+                              " have the same prototype: " + (a ? other : bare) +
+                              " is not in the kernel's BTF (a module built without BTF?); {} "
+                              "redirects without the check",
+                          Setting::PrototypeCheck);
+        }
+    }
+    hook = std::move(plan);
+}
+
+} // namespace fhook

@@ -1,0 +1,42 @@
+#include <fhook/sinks.hpp>
+
+namespace fhook {
+
+PrintSink::PrintSink(int fd, const Ksyms& ksyms, bool json, const ProbeTable& probes)
+    : writer_(fd) {
+    if (json) {
+        formatter_ = std::make_unique<JsonFormatter>(ksyms);
+    } else {
+        formatter_ = std::make_unique<TextFormatter>(ksyms);
+    }
+    formatter_->set_probes(&probes);
+}
+
+void PrintSink::on_record(const fhook_rec* rec) {
+    if (decode(rec, event_)) {
+        formatter_->format(event_, writer_.buffer());
+        writer_.commit();
+    }
+}
+
+void PrintSink::flush() {
+    writer_.flush();
+}
+
+void PrintSink::finish(const Stats&, const std::vector<ProbeSummary>&) {
+    writer_.flush();
+}
+
+FileSink::FileSink(UniqueFd fd, const std::string& path, const RecordWriter::Info& info,
+                   const Ksyms& ksyms)
+    : writer_(std::move(fd), path, info), ksyms_(ksyms) {}
+
+void FileSink::finish(const Stats& session, const std::vector<ProbeSummary>& probes) {
+    std::vector<RecordedProbe> recorded;
+    for (const auto& p : probes) {
+        recorded.push_back(RecordedProbe{p.id, p.description, p.stats});
+    }
+    writer_.finish(ksyms_, session, recorded);
+}
+
+} // namespace fhook

@@ -1,0 +1,372 @@
+// fhook::Tracer, running: the session set up from the plan, armed, read
+// until a stop, drained.
+#include <algorithm>
+#include <chrono>
+
+#include <fhook/error.hpp>
+#include <fhook/ftrace_state.hpp>
+
+#include "tracer_state.hpp"
+
+namespace fhook {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Clock::time_point after(double seconds) {
+    return Clock::now() +
+           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+bool has_wildcard(const std::string& name) {
+    return name.find_first_of("*?[!:") != std::string::npos;
+}
+
+} // namespace
+
+Tracer::Tracer(TraceSpec spec, SystemPaths paths) : s_(std::make_unique<State>()) {
+    s_->spec = std::move(spec);
+    s_->paths = std::move(paths);
+    s_->plan();
+}
+
+Tracer::~Tracer() = default;
+
+const std::vector<std::string>& Tracer::skipped() const noexcept {
+    return s_->skipped;
+}
+
+void Tracer::setup() {
+    State& s = *s_;
+    s.signals.emplace();
+    // (started once the stop signals are blocked: the thread inherits the
+    // mask, so SIGINT still reaches the signalfd, not the loader; counts and
+    // histograms format no event: they read no symbols, so that counting a
+    // read path does not count fhook's own reads of /proc/kallsyms)
+    const bool formats = s.spec.collect == Collect::Events;
+    if (!s.need_resolution && formats) {
+        s.ksyms_loading = std::async(std::launch::async,
+                                     [path = s.paths.kallsyms, required = s.spec.need_symbols] {
+                                         return load_ksyms(path, required);
+                                     });
+    }
+    if (!s.spec.command.empty()) {
+        s.child.emplace(s.spec.command, s.signals->original_mask());
+    }
+    s.session.emplace(s.paths.device);
+    s.ring = s.session->setup_ring(s.spec.ring);
+    s.add_probes();
+    s.add_triggers();
+    s.set_filters();
+    s.reader = std::make_unique<RingReader>(*s.session, s.ring);
+    s.reader->watch(s.signals->fd());
+}
+
+void Tracer::State::add_probes() {
+    const std::string if_filter = spec.filter.empty() ? "" : " if " + spec.filter;
+    FunctionProbeOptions recording;
+    recording.via = spec.attach == Attach::Direct ? FunctionProbeOptions::Via::Direct
+                                                  : FunctionProbeOptions::Via::Ops;
+    recording.stack = spec.stack;
+    // (a hook's filter is on its fields: compiled with its definition)
+    if (!spec.filter.empty() && !specs.empty()) {
+        recording.pred = compile_filter(spec.filter, nullptr);
+    }
+    if (spec.collect == Collect::Latency) {
+        // one histogram per FUNC argument, by address: the module checks
+        // each function's prototype in BTF
+        for (std::size_t i = 0; i < specs.size(); i++) {
+            const LatencyStackPlan& plan = latency_plans[i];
+            ProbeRequest one;
+            for (const auto& [name, module] : plan.timed) {
+                const std::vector<std::uint64_t> at = ksyms.addresses_of(name, module);
+                one.ips.insert(one.ips.end(), at.begin(), at.end());
+            }
+            if (one.ips.empty()) {
+                throw_runtime("no address in /proc/kallsyms for the functions of '" +
+                                  specs[i].text + "': run as root",
+                              ENOENT);
+            }
+            probes.push_back(
+                ProbeSummary{session->add_latency_probe(one, recording.pred, plan.stack_args),
+                             {},
+                             describe_specs({specs[i]}) + if_filter});
+        }
+    } else if (spec.collect == Collect::Counts) {
+        // one counter per FUNC argument
+        FunctionProbeOptions counting = recording;
+        counting.count = true;
+        counting.stack = false;
+        for (const auto& one : specs) {
+            const ProbeRequest request_one =
+                build_probe_request({one}, functions ? &*functions : nullptr, &ksyms);
+            probes.push_back(ProbeSummary{
+                session->add_function_probe(request_one, counting), {}, describe_specs({one})});
+        }
+    } else if (!specs.empty()) {
+        probes.push_back(ProbeSummary{session->add_function_probe(request, recording),
+                                      {},
+                                      describe_specs(specs) + if_filter});
+    }
+    if (hook) {
+        const fhook_hook& h = spec.hook.hook;
+        if (h.action != FHOOK_HOOK_AROUND && !session->device().has(FHOOK_FEAT_LAB)) {
+            throw_runtime(std::string(h.action == FHOOK_HOOK_RETURN ? "returning a value from "
+                                                                    : "redirecting ") +
+                              hook->func +
+                              " changes what the kernel does and needs lab mode: reload the "
+                              "module with 'insmod fhook.ko lab=1' (it taints the kernel)",
+                          EPERM);
+        }
+        const std::uint32_t id = session->add_hook(hook->def, hook->addr, hook->func, h);
+        const std::string what = h.action == FHOOK_HOOK_AROUND ? "trace-around"
+                                 : h.action == FHOOK_HOOK_RETURN
+                                     ? "return " + std::to_string(h.retval)
+                                     : "redirect to " + spec.hook.redirect;
+        probes.push_back(ProbeSummary{id, {}, "hook " + hook->func + " (" + what + ")"});
+        probe_table.add(id, std::move(hook->def));
+    }
+    for (auto& def : kprobes) {
+        const KprobeHandle handle = session->add_kprobe(def, spec.collect == Collect::Counts);
+        probes.push_back(ProbeSummary{handle.id, {}, def.text});
+        canonical.emplace_back(handle.id, def.canonical);
+        probe_table.add(handle.id, std::move(def));
+    }
+}
+
+void Tracer::State::add_triggers() {
+    for (const auto& text : spec.triggers) {
+        const TriggerSpec t = parse_trigger(text);
+        // "func": the function probe; else a definition's event name
+        auto find = [&](const std::string& event) -> std::pair<std::uint32_t, const KprobeDef*> {
+            if (event == "func" && !specs.empty()) {
+                return {probes.front().id, nullptr};
+            }
+            for (const auto& p : probes) {
+                if (const KprobeDef* def = probe_table.find(p.id); def && def->event == event) {
+                    return {p.id, def};
+                }
+            }
+            throw_invalid("trigger '" + text + "': no probe '" + event +
+                          "' (the event names of the definitions, or func)");
+        };
+        const auto [id, def] = find(t.event);
+        const std::uint32_t target = t.target.empty() ? 0 : find(t.target).first;
+        session->add_trigger(id, t.action, target, t.count,
+                             t.filter.empty() ? std::vector<fhook_insn>{}
+                                              : compile_filter(t.filter, def));
+    }
+}
+
+void Tracer::State::set_filters() {
+    // fhook's own process (its output path) is never recorded.
+    if (child) {
+        session->set_pid_filter({child->pid()}, true, true);
+    } else if (spec.collect != Collect::Events && spec.collect != Collect::Hook &&
+               spec.pids.empty()) {
+        // every caller counts, as with bpftrace's count(): fhook's own few
+        // calls too (the read of its signalfd or timerfd that ends the
+        // count), and with no filter at all a direct probe gets the fast
+        // counting trampoline (docs/hooks.md)
+        session->set_pid_filter({}, false, false);
+    } else {
+        session->set_pid_filter(spec.pids, false, true); // empty: every process
+    }
+    if (spec.cpus) {
+        session->set_cpu_filter(*spec.cpus);
+    }
+}
+
+std::size_t Tracer::nr_rings() const {
+    return s_->reader->nr_rings();
+}
+
+const Ksyms& Tracer::ksyms() const noexcept {
+    return s_->ksyms;
+}
+
+const ProbeTable& Tracer::probe_table() const noexcept {
+    return s_->probe_table;
+}
+
+const std::vector<ProbeSummary>& Tracer::probes() const noexcept {
+    return s_->probes;
+}
+
+std::vector<std::pair<std::uint32_t, std::string>> Tracer::recorded_probes() const {
+    std::vector<std::pair<std::uint32_t, std::string>> out;
+    for (const auto& p : s_->probes) {
+        std::string description = p.description;
+        for (const auto& [id, text] : s_->canonical) {
+            if (id == p.id) {
+                description = text; // parses without BTF, binaries, kallsyms
+            }
+        }
+        out.emplace_back(p.id, description);
+    }
+    return out;
+}
+
+std::vector<RecordedEvent> Tracer::recorded_events() const {
+    std::vector<RecordedEvent> out;
+    for (const auto& p : s_->probes) {
+        // a tracepoint's format as this kernel has it, for report
+        if (const KprobeDef* def = s_->probe_table.find(p.id); def && def->is_tracepoint) {
+            out.push_back({def->group + ":" + def->event, def->tp_id, def->tp_format});
+        }
+    }
+    return out;
+}
+
+// Who holds the functions, as tracefs knows it; else `e` as it is.
+void Tracer::State::explain_busy(const Error& e) {
+    std::vector<std::string> names;
+    for (const auto& one : specs) {
+        names.push_back(one.text);
+    }
+    if (hook) {
+        names.push_back(hook->func);
+    }
+    std::string who;
+    for (const auto& name : names) {
+        if (has_wildcard(name)) {
+            continue;
+        }
+        const std::vector<EnabledFunction> attached = read_enabled_functions(paths.tracefs, name);
+        // (a latency probe is a direct trampoline: IPMODIFY users and other
+        // direct trampolines are in its way, as for a hook)
+        for (const auto& c :
+             hook_conflicts(attached, hook.has_value() || spec.collect == Collect::Latency)) {
+            who += (who.empty() ? "" : "; ") + c;
+        }
+        if (spec.attach == Attach::Direct) {
+            for (const auto& f : attached) {
+                if (f.direct()) {
+                    who += (who.empty() ? "" : "; ") + f.name +
+                           " already has a direct trampoline (" + f.detail +
+                           "): a function takes one at a time";
+                }
+            }
+        }
+    }
+    if (who.empty()) {
+        throw e;
+    }
+    throw_runtime("cannot arm: " + who, EBUSY);
+}
+
+void Tracer::start() {
+    State& s = *s_;
+    try {
+        s.session->start();
+    } catch (const Error& e) {
+        if (e.sys_errno() != EBUSY) {
+            throw;
+        }
+        s.explain_busy(e);
+    }
+    if (s.ksyms_loading.valid()) {
+        s.ksyms = s.ksyms_loading.get(); // before the command runs or an event is formatted
+    }
+    if (s.child) {
+        s.child->release();
+    }
+}
+
+void Tracer::run(Sink& sink, TraceObserver& observer) {
+    State& s = *s_;
+    RingReader& reader = *s.reader;
+    const RecordCallback on_record = [&sink](const fhook_rec* rec) { sink.on_record(rec); };
+    reader.set_batch_end([&sink] { sink.end_batch(); });
+    // the duration is tracing time: it starts once every probe is armed
+    // (arming '*' patches tens of thousands of call sites first)
+    std::optional<Clock::time_point> deadline, next_interval;
+    if (s.spec.duration) {
+        deadline = after(*s.spec.duration);
+    }
+    if (s.spec.interval) {
+        next_interval = after(*s.spec.interval);
+    }
+    // The module's flush timer delivers data below the watermarks, so the
+    // wait only needs a timeout for a module without one and for deadlines.
+    const int wait_ms = s.session->device().has(FHOOK_FEAT_FLUSH) && !s.spec.ring.overwrite
+                            ? 1000
+                            : RingReader::kDefaultTimeoutMs;
+    unsigned snapshots = 0;
+    std::uint64_t triggered_seen = 0;
+    for (;;) {
+        int timeout = wait_ms;
+        for (const auto& at : {deadline, next_interval}) {
+            if (at) {
+                auto left = std::chrono::ceil<std::chrono::milliseconds>(*at - Clock::now());
+                timeout = static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, timeout));
+            }
+        }
+        const RingReader::WaitResult woke = reader.wait(timeout);
+        SignalWatch::Pending sig;
+        if (woke.watched) {
+            sig = s.signals->consume();
+        }
+        if (sig.stop || (s.child && s.child->exited()) || (deadline && Clock::now() >= *deadline)) {
+            break;
+        }
+        if (next_interval && Clock::now() >= *next_interval) {
+            observer.on_interval();
+            *next_interval += std::chrono::duration_cast<Clock::duration>(
+                std::chrono::duration<double>(*s.spec.interval));
+        }
+        // SIGUSR2, or a snapshot trigger froze the session
+        const std::uint64_t fired = reader.stats() ? reader.stats().snapshots() : 0;
+        const bool triggered = fired != triggered_seen;
+        triggered_seen = fired;
+        if (sig.snapshot || triggered) {
+            s.session->freeze(); // waits for writers still inside the rings
+            const std::size_t n = reader.drain(on_record);
+            sink.flush();
+            s.session->resume();
+            observer.on_snapshot(++snapshots, triggered, n);
+            continue;
+        }
+        if (s.spec.ring.overwrite) {
+            continue; // flight recorder: read only on demand
+        }
+        reader.drain(on_record);
+        sink.flush();
+    }
+    s.session->stop();
+    reader.drain_final(on_record); // everything committed before the stop
+    for (auto& p : s.probes) {
+        p.stats = s.session->stats(p.id);
+    }
+    sink.finish(s.session->stats(), s.probes);
+}
+
+std::vector<StatRow> Tracer::stat_rows() const {
+    // one row per probe: the ioctl's totals, filtered from the stats area
+    std::vector<StatRow> rows;
+    for (const auto& p : s_->probes) {
+        StatRow row{p.id, p.stats, 0, p.description};
+        if (const StatsView view = s_->reader->stats()) {
+            for (std::uint32_t cpu = 0; cpu < view.nr_cpus(); cpu++) {
+                row.filtered += view.at(cpu, p.id).filtered;
+            }
+        }
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+LatencyHist Tracer::latency(std::uint32_t probe_id) const {
+    return s_->session->latency(probe_id);
+}
+
+Stats Tracer::stats(std::uint32_t probe_id) const {
+    return s_->session->stats(probe_id);
+}
+
+bool Tracer::command_failed() {
+    return s_->child && s_->child->exited() && s_->child->exec_failed();
+}
+
+} // namespace fhook

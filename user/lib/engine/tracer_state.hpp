@@ -1,0 +1,85 @@
+// The inside of fhook::Tracer, shared by its planning (plan.cpp) and its
+// running (tracer.cpp) halves.
+#pragma once
+
+#include <chrono>
+#include <future>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fhook/btf.hpp>
+#include <fhook/command.hpp>
+#include <fhook/ksyms.hpp>
+#include <fhook/latency.hpp>
+#include <fhook/probe.hpp>
+#include <fhook/ring.hpp>
+#include <fhook/session.hpp>
+#include <fhook/signals.hpp>
+#include <fhook/spec.hpp>
+#include <fhook/tracer.hpp>
+
+namespace fhook {
+
+// Collect::Hook: the definition (fields, filter) and where it goes.
+struct HookPlan {
+    KprobeDef def;
+    std::uint64_t addr = 0;
+    std::string func;
+};
+
+struct Tracer::State {
+    TraceSpec spec;
+    SystemPaths paths;
+
+    // ---- the plan (plan.cpp)
+    std::optional<KernelBtf> btf; // loaded when a definition names kernel types
+    bool btf_tried = false;
+    std::map<std::string, std::optional<KernelBtf>> module_btfs; // split on `btf`
+    std::vector<KprobeDef> kprobes;                              // definitions, in order
+    std::optional<HookPlan> hook;
+    std::vector<ProbeSpec> specs; // the function globs
+    bool need_resolution = false; // :mod: specs: kallsyms before the request
+    Ksyms ksyms;                  // the formatters refer to this object
+    std::future<Ksyms> ksyms_loading;
+    std::optional<FunctionList> functions;
+    std::vector<LatencyStackPlan> latency_plans; // one per spec
+    ProbeRequest request;                        // all specs as one function probe
+    std::vector<std::string> skipped;
+
+    const KernelBtf* kernel_btf();
+    const KernelBtf* module_btf(const std::string& module);
+    BtfProvider btf_provider() {
+        return [this] { return kernel_btf(); };
+    }
+    SymbolResolver kallsyms_resolver() const {
+        return
+            [path = paths.kallsyms](std::string_view name) { return Ksyms::find_any(path, name); };
+    }
+    void plan();
+    void plan_hook();
+    void plan_latency();
+
+    // ---- the run (tracer.cpp)
+    std::optional<SignalWatch> signals;
+    std::optional<HeldCommand> child;
+    std::optional<Session> session;
+    RingConfig ring;
+    std::vector<ProbeSummary> probes;
+    ProbeTable probe_table;
+    std::vector<std::pair<std::uint32_t, std::string>> canonical; // for record files
+    std::unique_ptr<RingReader> reader;
+
+    void add_probes();
+    void add_triggers();
+    void set_filters();
+    [[noreturn]] void explain_busy(const Error& e);
+};
+
+// /proc/kallsyms at `path`; an empty table (addresses print as numbers)
+// when it cannot be read and is not `required`.
+Ksyms load_ksyms(const std::string& path, bool required);
+
+} // namespace fhook
