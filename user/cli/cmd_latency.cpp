@@ -1,5 +1,5 @@
 // fhook latency [options] FUNC... [-- COMMAND [ARGS...]]
-#include <fhook/latency.hpp>
+#include <fhook/latency_format.hpp>
 #include <fhook/output.hpp>
 #include <fhook/sinks.hpp>
 

@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include <fhook/latency.hpp>
+#include <fhook/latency_format.hpp>
+#include <fhook/latency_plan.hpp>
 
 namespace fhook {
 namespace {

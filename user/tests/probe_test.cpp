@@ -7,6 +7,7 @@
 
 #include <fhook/error.hpp>
 #include <fhook/event.hpp>
+#include <fhook/fields.hpp>
 #include <fhook/format.hpp>
 #include <fhook/ksyms.hpp>
 #include <fhook/probe.hpp>

@@ -13,7 +13,7 @@
 #include <fhook/btf.hpp>
 #include <fhook/command.hpp>
 #include <fhook/ksyms.hpp>
-#include <fhook/latency.hpp>
+#include <fhook/latency_plan.hpp>
 #include <fhook/probe.hpp>
 #include <fhook/ring.hpp>
 #include <fhook/session.hpp>

@@ -387,4 +387,17 @@ KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve,
     return def;
 }
 
+void ProbeTable::add(std::uint32_t id, KprobeDef def) {
+    probes_.emplace_back(id, std::move(def));
+}
+
+const KprobeDef* ProbeTable::find(std::uint32_t id) const noexcept {
+    for (const auto& [pid, def] : probes_) {
+        if (pid == id) {
+            return &def;
+        }
+    }
+    return nullptr;
+}
+
 } // namespace fhook

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include <fhook/fields.hpp>
 #include <fhook/format.hpp>
 #include <fhook/ksyms.hpp>
 #include <fhook/probe.hpp>

@@ -14,7 +14,7 @@
 #include <fhook/device.hpp>
 #include <fhook/functions.hpp>
 #include <fhook/latency.hpp>
-#include <fhook/probe.hpp>
+#include <fhook/probe_def.hpp>
 
 namespace fhook {
 

@@ -103,7 +103,7 @@ RecordWriter::RecordWriter(UniqueFd fd, std::string path, const Info& info, std:
     h.start_real_ns = clock_ns(CLOCK_REALTIME);
     h.clock = 1;
     write_all(&h, sizeof(h));
-    std::string text = "fhook_version=" FHOOK_VERSION "\n";
+    std::string text = "fhook_version=" + std::string(version()) + "\n";
     text += "kernel_release=" + info.kernel_release + "\n";
     text += "command=" + info.command + "\n";
     write_chunk(RecChunk::Info, text);

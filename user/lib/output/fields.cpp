@@ -7,9 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include <fhook/fields.hpp>
 #include <fhook/format.hpp>
-
-#include "fetch.hpp"
 
 namespace fhook {
 
@@ -170,19 +169,6 @@ void append_probe_fields_json(const KprobeDef& def, const Event& ev, NameCache& 
         append_field(f, ev, names, true, out);
         sep = ",";
     }
-}
-
-void ProbeTable::add(std::uint32_t id, KprobeDef def) {
-    probes_.emplace_back(id, std::move(def));
-}
-
-const KprobeDef* ProbeTable::find(std::uint32_t id) const noexcept {
-    for (const auto& [pid, def] : probes_) {
-        if (pid == id) {
-            return &def;
-        }
-    }
-    return nullptr;
 }
 
 } // namespace fhook

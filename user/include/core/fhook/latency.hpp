@@ -1,0 +1,26 @@
+// Latency histograms: the in-module log2 histograms of latency probes
+// (FHOOK_PROBE_F_LATENCY, FHOOK_IOC_LATENCY).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <utility>
+
+#include <fhook_abi.h>
+
+namespace fhook {
+struct LatencyHist {
+    std::uint64_t count = 0;    // calls timed
+    std::uint64_t sum_ns = 0;   // their total duration
+    std::uint64_t inflight = 0; // calls inside the function when read
+    // [0]: 0 ns; [i]: [2^(i-1), 2^i) ns; the last one everything longer
+    std::array<std::uint64_t, FHOOK_LAT_BUCKETS> buckets{};
+
+    // What happened between `earlier` and this read (an interval).
+    LatencyHist since(const LatencyHist& earlier) const;
+};
+
+// Bucket i's range in ns, both ends included: {0, 0}, {1, 1}, {2, 3}, ...
+std::pair<std::uint64_t, std::uint64_t> latency_bucket_range(std::size_t i);
+
+} // namespace fhook

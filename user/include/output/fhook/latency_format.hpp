@@ -1,0 +1,19 @@
+// The text and JSON forms of latency histograms.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <fhook/latency.hpp>
+
+namespace fhook {
+
+// libbpf-tools funclatency's layout: "     nsecs : count distribution" rows
+// from the first to the last non-empty bucket, then avg, total and count.
+// `title` goes first on its own line when not empty.
+std::string format_latency_text(const LatencyHist& h, std::string_view title);
+// One JSON object (no newline): name, count, sum_ns, avg_ns, inflight and
+// the non-empty buckets as {"lo": ns, "hi": ns, "count": n}.
+std::string format_latency_json(const LatencyHist& h, std::string_view name);
+
+} // namespace fhook

@@ -1,0 +1,82 @@
+#include <cstdio>
+#include <string>
+
+#include <fhook/format.hpp>
+#include <fhook/latency_format.hpp>
+
+namespace fhook {
+
+namespace {
+
+std::string pad_left(const std::string& s, std::size_t width) {
+    return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
+}
+
+std::string pad_right(const std::string& s, std::size_t width) {
+    return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
+
+} // namespace
+
+std::string format_latency_text(const LatencyHist& h, std::string_view title) {
+    std::string out;
+    if (!title.empty()) {
+        out.append(title).append("\n");
+    }
+    std::size_t first = h.buckets.size(), last = 0;
+    std::uint64_t peak = 0;
+    for (std::size_t i = 0; i < h.buckets.size(); i++) {
+        if (h.buckets[i]) {
+            first = std::min(first, i);
+            last = i;
+            peak = std::max(peak, h.buckets[i]);
+        }
+    }
+    if (first == h.buckets.size()) {
+        out += "     (no calls)\n";
+    } else {
+        constexpr std::size_t kBar = 40;
+        out += pad_left("nsecs", 10) + std::string(15, ' ') + ": count    distribution\n";
+        for (std::size_t i = first; i <= last; i++) {
+            const auto [lo, hi] = latency_bucket_range(i);
+            const std::string range = pad_left(std::to_string(lo), 20) + " -> " +
+                                      (hi == ~0ULL ? std::string("...") : std::to_string(hi));
+            const std::size_t stars =
+                peak ? static_cast<std::size_t>((h.buckets[i] * kBar + peak - 1) / peak) : 0;
+            out += pad_right(range, 40) + ": " + pad_right(std::to_string(h.buckets[i]), 8) + " |" +
+                   std::string(std::min(stars, kBar), '*') +
+                   std::string(kBar - std::min(stars, kBar), ' ') + "|\n";
+        }
+    }
+    const std::uint64_t avg = h.count ? h.sum_ns / h.count : 0;
+    out += "\navg = " + std::to_string(avg) + " nsecs, total: " + std::to_string(h.sum_ns) +
+           " nsecs, count: " + std::to_string(h.count);
+    if (h.inflight) {
+        out += ", inside now: " + std::to_string(h.inflight);
+    }
+    out += "\n";
+    return out;
+}
+
+std::string format_latency_json(const LatencyHist& h, std::string_view name) {
+    std::string out = "{\"name\":";
+    append_json_string(name, out);
+    out += ",\"count\":" + std::to_string(h.count) + ",\"sum_ns\":" + std::to_string(h.sum_ns) +
+           ",\"avg_ns\":" + std::to_string(h.count ? h.sum_ns / h.count : 0) +
+           ",\"inflight\":" + std::to_string(h.inflight) + ",\"buckets\":[";
+    bool first = true;
+    for (std::size_t i = 0; i < h.buckets.size(); i++) {
+        if (!h.buckets[i]) {
+            continue;
+        }
+        const auto [lo, hi] = latency_bucket_range(i);
+        out += first ? "" : ",";
+        first = false;
+        out += "{\"lo\":" + std::to_string(lo) + ",\"hi\":" + std::to_string(hi) +
+               ",\"count\":" + std::to_string(h.buckets[i]) + "}";
+    }
+    out += "]}";
+    return out;
+}
+
+} // namespace fhook
