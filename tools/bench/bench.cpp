@@ -2,13 +2,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
-#include <boost/property_tree/json_parser.hpp>
-#include <boost/property_tree/ptree.hpp>
-
 #include <fhook/error.hpp>
-#include <fhook/format.hpp>
 
 #include <bench/bench.hpp>
 
@@ -89,22 +86,20 @@ std::string fmt(const char* format, double v) {
     return buf;
 }
 
-// `prefix` (",\"key\":") and `value` as a JSON string
-void json_field(std::string& out, const char* prefix, std::string_view value) {
-    out += prefix;
-    append_json_string(value, out);
+using Json = nlohmann::ordered_json;
+
+// `v` rounded to `decimals` places, as the text tables show it
+double rounded(double v, int decimals) {
+    const double scale = std::pow(10.0, decimals);
+    return std::round(v * scale) / scale;
 }
 
-// ,"key":[1.000,2.000]
-void json_numbers(std::string& out, const char* key, const std::vector<double>& values) {
-    out += std::string(",\"") + key + "\":[";
-    for (std::size_t i = 0; i < values.size(); i++) {
-        if (i) {
-            out += ',';
-        }
-        out += fmt("%.3f", values[i]);
+Json numbers(const std::vector<double>& values) {
+    Json out = Json::array();
+    for (double v : values) {
+        out.push_back(rounded(v, 3));
     }
-    out += "]";
+    return out;
 }
 
 std::string ratio_cell(const Results& r, const Row& row, std::string_view reference) {
@@ -160,91 +155,80 @@ std::string render_text(const Results& r) {
 }
 
 std::string render_json(const Results& r) {
-    std::string out;
-    json_field(out, "{\"kernel\":", r.kernel);
-    out += ",\"cpus\":" + std::to_string(r.cpus);
-    json_field(out, ",\"workload\":", r.workload);
-    json_field(out, ",\"function\":", r.function);
-    out += ",\"calls\":" + std::to_string(r.calls) + ",\"repeats\":" + std::to_string(r.repeats);
-    json_field(out, ",\"clock\":", r.clock);
-    out += ",\"rows\":[";
-    bool first = true;
+    Json j;
+    j["kernel"] = r.kernel;
+    j["cpus"] = r.cpus;
+    j["workload"] = r.workload;
+    j["function"] = r.function;
+    j["calls"] = r.calls;
+    j["repeats"] = r.repeats;
+    j["clock"] = r.clock;
+    j["rows"] = Json::array();
     for (const auto& row : r.rows) {
-        out += first ? "\n" : ",\n";
-        first = false;
-        json_field(out, "{\"name\":", row.name);
-        json_field(out, ",\"tool\":", row.tool);
-        json_field(out, ",\"description\":", row.description);
-        json_numbers(out, "ns", row.ns);
+        Json o;
+        o["name"] = row.name;
+        o["tool"] = row.tool;
+        o["description"] = row.description;
+        o["ns"] = numbers(row.ns);
         if (!row.consumer_ns.empty()) {
-            json_numbers(out, "consumer_ns", row.consumer_ns);
+            o["consumer_ns"] = numbers(row.consumer_ns);
         }
         if (row.lost) {
-            out += ",\"lost\":" + fmt("%.6f", *row.lost);
+            o["lost"] = rounded(*row.lost, 6);
         }
         if (row.measured()) {
             const Sample s = row.sample();
-            out += ",\"median\":" + fmt("%.3f", s.median) + ",\"min\":" + fmt("%.3f", s.min) +
-                   ",\"max\":" + fmt("%.3f", s.max);
+            o["median"] = rounded(s.median, 3);
+            o["min"] = rounded(s.min, 3);
+            o["max"] = rounded(s.max, 3);
             if (const auto ov = r.overhead(row.name)) {
-                out += ",\"overhead\":" + fmt("%.3f", *ov);
+                o["overhead"] = rounded(*ov, 3);
             }
         } else {
-            json_field(out, ",\"skipped\":", row.skipped);
+            o["skipped"] = row.skipped;
         }
-        out += "}";
+        j["rows"].push_back(std::move(o));
     }
-    out += "\n],\"targets\":[";
-    first = true;
+    j["targets"] = Json::array();
     for (const auto& t : targets(r)) {
-        out += first ? "\n" : ",\n";
-        first = false;
-        json_field(out, "{\"what\":", t.what);
-        json_field(out, ",\"row\":", t.row);
-        json_field(out, ",\"reference\":", t.reference);
-        out += ",\"limit\":" + fmt("%.2f", t.limit) +
-               ",\"ratio\":" + (t.ratio ? fmt("%.3f", *t.ratio) : std::string("null")) +
-               ",\"met\":" + (t.met() ? "true" : "false") + "}";
+        j["targets"].push_back({{"what", t.what},
+                                {"row", t.row},
+                                {"reference", t.reference},
+                                {"limit", rounded(t.limit, 2)},
+                                {"ratio", t.ratio ? Json(rounded(*t.ratio, 3)) : Json(nullptr)},
+                                {"met", t.met()}});
     }
-    out += "\n]}\n";
-    return out;
+    return j.dump(1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 Results parse_json(std::string_view text, std::string_view what) {
-    namespace pt = boost::property_tree;
-    pt::ptree tree;
     try {
-        std::istringstream in{std::string(text)};
-        pt::read_json(in, tree);
+        const nlohmann::json j = nlohmann::json::parse(text);
         Results r;
-        r.kernel = tree.get<std::string>("kernel");
-        r.cpus = tree.get<unsigned>("cpus");
-        r.workload = tree.get<std::string>("workload");
-        r.function = tree.get<std::string>("function");
-        r.calls = tree.get<std::uint64_t>("calls");
-        r.repeats = tree.get<unsigned>("repeats");
-        r.clock = tree.get<std::string>("clock");
-        for (const auto& [key, node] : tree.get_child("rows")) {
+        r.kernel = j.at("kernel").get<std::string>();
+        r.cpus = j.at("cpus").get<unsigned>();
+        r.workload = j.at("workload").get<std::string>();
+        r.function = j.at("function").get<std::string>();
+        r.calls = j.at("calls").get<std::uint64_t>();
+        r.repeats = j.at("repeats").get<unsigned>();
+        r.clock = j.at("clock").get<std::string>();
+        for (const auto& node : j.at("rows")) {
             Row row;
-            row.name = node.get<std::string>("name");
-            row.tool = node.get<std::string>("tool");
-            row.description = node.get<std::string>("description");
-            for (const auto& [k, v] : node.get_child("ns")) {
-                row.ns.push_back(v.get_value<double>());
+            row.name = node.at("name").get<std::string>();
+            row.tool = node.at("tool").get<std::string>();
+            row.description = node.at("description").get<std::string>();
+            row.ns = node.at("ns").get<std::vector<double>>();
+            if (node.contains("consumer_ns")) {
+                row.consumer_ns = node.at("consumer_ns").get<std::vector<double>>();
             }
-            if (const auto consumer = node.get_child_optional("consumer_ns")) {
-                for (const auto& [k, v] : *consumer) {
-                    row.consumer_ns.push_back(v.get_value<double>());
-                }
+            if (node.contains("lost")) {
+                row.lost = node.at("lost").get<double>();
             }
-            if (const auto lost = node.get_optional<double>("lost")) {
-                row.lost = *lost;
-            }
-            row.skipped = node.get<std::string>("skipped", "");
+            row.skipped = node.value("skipped", "");
             r.rows.push_back(std::move(row));
         }
         return r;
-    } catch (const pt::ptree_error& e) {
+    } catch (const nlohmann::json::exception& e) {
         throw_invalid(std::string(what) + ": not fhook bench JSON: " + e.what());
     }
 }

@@ -1,7 +1,7 @@
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 
-#include <fhook/format.hpp>
 #include <fhook/latency_format.hpp>
 
 namespace fhook {
@@ -59,24 +59,20 @@ std::string format_latency_text(const LatencyHist& h, std::string_view title) {
 }
 
 std::string format_latency_json(const LatencyHist& h, std::string_view name) {
-    std::string out = "{\"name\":";
-    append_json_string(name, out);
-    out += ",\"count\":" + std::to_string(h.count) + ",\"sum_ns\":" + std::to_string(h.sum_ns) +
-           ",\"avg_ns\":" + std::to_string(h.count ? h.sum_ns / h.count : 0) +
-           ",\"inflight\":" + std::to_string(h.inflight) + ",\"buckets\":[";
-    bool first = true;
+    nlohmann::ordered_json j;
+    j["name"] = name;
+    j["count"] = h.count;
+    j["sum_ns"] = h.sum_ns;
+    j["avg_ns"] = h.count ? h.sum_ns / h.count : 0;
+    j["inflight"] = h.inflight;
+    j["buckets"] = nlohmann::ordered_json::array();
     for (std::size_t i = 0; i < h.buckets.size(); i++) {
-        if (!h.buckets[i]) {
-            continue;
+        if (h.buckets[i]) {
+            const auto [lo, hi] = latency_bucket_range(i);
+            j["buckets"].push_back({{"lo", lo}, {"hi", hi}, {"count", h.buckets[i]}});
         }
-        const auto [lo, hi] = latency_bucket_range(i);
-        out += first ? "" : ",";
-        first = false;
-        out += "{\"lo\":" + std::to_string(lo) + ",\"hi\":" + std::to_string(hi) +
-               ",\"count\":" + std::to_string(h.buckets[i]) + "}";
     }
-    out += "]}";
-    return out;
+    return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 } // namespace fhook
