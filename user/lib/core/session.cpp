@@ -12,6 +12,8 @@
 #include <fhook/error.hpp>
 #include <fhook/session.hpp>
 
+#include "probe_errors.hpp"
+
 namespace fhook {
 
 namespace {
@@ -54,7 +56,31 @@ std::uint64_t user_ptr(const void* p) {
     return reinterpret_cast<std::uintptr_t>(p);
 }
 
-constexpr const char* kListHint = " (see: fhook list functions)";
+// A FHOOK_IOC_PROBE_ADD argument of `type`, with no failing index yet.
+fhook_probe_add probe_arg(std::uint32_t type) {
+    fhook_probe_add arg;
+    zero_init(arg);
+    arg.type = type;
+    arg.err_index = -1;
+    return arg;
+}
+
+// A definition's fetch program (entry part first) and the size of its data.
+void set_program(fhook_probe_add& arg, const KprobeDef& def) {
+    arg.prog = def.insns.empty() ? 0 : user_ptr(def.insns.data());
+    arg.prog_len = static_cast<std::uint32_t>(def.insns.size());
+    arg.entry_len = def.entry_len;
+    arg.data_size = def.data_size;
+}
+
+// A filter's predicate program.
+void set_pred(const Device& device, fhook_probe_add& arg, const std::vector<fhook_insn>& pred) {
+    if (!pred.empty()) {
+        device.require(FHOOK_FEAT_PRED, "filters");
+        arg.pred = user_ptr(pred.data());
+        arg.pred_len = static_cast<std::uint32_t>(pred.size());
+    }
+}
 
 } // namespace
 
@@ -202,9 +228,7 @@ std::uint32_t Session::add_function_probe(const FunctionSet& functions,
                       std::to_string(FHOOK_MAX_IPS) + ": use a narrower :mod: pattern");
     }
 
-    fhook_probe_add arg;
-    zero_init(arg);
-    arg.type = via;
+    fhook_probe_add arg = probe_arg(via);
     arg.flags = flags;
     arg.stack_args = stack_args;
     arg.filter = filter.empty() ? 0 : user_ptr(filter.data());
@@ -213,86 +237,12 @@ std::uint32_t Session::add_function_probe(const FunctionSet& functions,
     arg.exclude_len = static_cast<std::uint32_t>(exclude.size());
     arg.ips = ips.empty() ? 0 : user_ptr(ips.data());
     arg.nr_ips = static_cast<std::uint32_t>(ips.size());
-    if (!pred.empty()) {
-        device_.require(FHOOK_FEAT_PRED, "filters");
-        arg.pred = user_ptr(pred.data());
-        arg.pred_len = static_cast<std::uint32_t>(pred.size());
-    }
-    arg.err_index = -1;
+    set_pred(device_, arg, pred);
     if (probe_add(fd(), arg) < 0) {
-        int err = errno;
-        if (err == ENOENT && arg.err_index >= 0) {
-            auto idx = static_cast<std::size_t>(arg.err_index);
-            if (idx < filters.size()) {
-                throw_runtime("no traceable function matches '" + filters[idx] + "'" + kListHint,
-                              err);
-            }
-            idx -= filters.size();
-            if (idx < excludes.size()) {
-                throw_runtime("no traceable function matches '!" + excludes[idx] + "'" + kListHint,
-                              err);
-            }
-            idx -= excludes.size();
-            if (idx < ips.size()) {
-                char addr[32];
-                std::snprintf(addr, sizeof(addr), "0x%" PRIx64, ips[idx]);
-                throw_runtime(std::string("no traceable function at ") + addr + kListHint, err);
-            }
-        }
-        if (err == ENOENT) {
-            throw_runtime(std::string("a probe pattern matches no traceable function") + kListHint,
-                          err);
-        }
-        if ((err == ENODATA || err == EOPNOTSUPP) && (flags & FHOOK_PROBE_F_LATENCY)) {
-            char addr[32] = "a function";
-            if (arg.err_index >= 0 && static_cast<std::size_t>(arg.err_index) < ips.size()) {
-                std::snprintf(addr, sizeof(addr), "0x%" PRIx64, ips[arg.err_index]);
-            }
-            throw_runtime(std::string("the module will not time ") + addr + ": " +
-                              (err == ENODATA ? "it has no BTF prototype to check, and only "
-                                                "CAP_SYS_ADMIN may vouch for one"
-                                              : "its prototype (variadic, floating point or a "
-                                                "struct by value over 16 bytes) is not one a "
-                                                "trampoline can pass on"),
-                          err);
-        }
-        if (err == EBUSY && via == FHOOK_PROBE_DIRECT) {
-            throw_runtime("a function of the probe already has a direct trampoline (another "
-                          "session, a BPF trampoline) or an IPMODIFY hook: see 'fhook explain "
-                          "FUNC'",
-                          err);
-        }
-        if (err == ENOSPC && via == FHOOK_PROBE_DIRECT) {
-            const std::uint32_t slots = device_.info().nr_slots;
-            throw_runtime("all " + (slots ? std::to_string(slots) + " " : std::string()) +
-                              "direct trampoline slots are in use: close other sessions",
-                          err);
-        }
-        throw_ioctl_error("adding the function probe", err);
+        throw_function_probe_error(device_, functions, via, flags, arg, errno);
     }
     return arg.probe_id;
 }
-
-namespace {
-
-// The /sys/kernel/debug/kprobes/blacklist line naming `symbol`, if readable.
-bool in_kprobe_blacklist(const std::string& symbol) {
-    std::ifstream in("/sys/kernel/debug/kprobes/blacklist");
-    std::string line;
-    while (std::getline(in, line)) {
-        auto tab = line.find_first_of("\t ");
-        if (tab != std::string::npos) {
-            std::string name = line.substr(tab + 1);
-            name.erase(0, name.find_first_not_of("\t "));
-            if (name == symbol) {
-                return true;
-            }
-        }
-    }
-    return false;
-}
-
-} // namespace
 
 KprobeHandle Session::add_kprobe(const KprobeDef& def, bool count) {
     if (def.is_uprobe) {
@@ -305,23 +255,18 @@ KprobeHandle Session::add_kprobe(const KprobeDef& def, bool count) {
     if (!def.insns.empty()) {
         device_.require(FHOOK_FEAT_FETCH, "fetch arguments");
     }
-    fhook_probe_add arg;
-    zero_init(arg);
+    fhook_probe_add arg =
+        probe_arg(def.is_tracepoint ? FHOOK_PROBE_TRACEPOINT
+                  : def.is_uprobe   ? (def.is_return ? FHOOK_PROBE_URETPROBE : FHOOK_PROBE_UPROBE)
+                                    : (def.is_return ? FHOOK_PROBE_KRETPROBE : FHOOK_PROBE_KPROBE));
     if (def.is_tracepoint) {
-        device_.require(FHOOK_FEAT_TRACEPOINT, "tracepoints");
-        arg.type = FHOOK_PROBE_TRACEPOINT;
         arg.addr = def.tp_id;
-    } else if (def.is_uprobe) {
-        arg.type = def.is_return ? FHOOK_PROBE_URETPROBE : FHOOK_PROBE_UPROBE;
-        arg.symbol = user_ptr(def.path.data());
-        arg.symbol_len = static_cast<std::uint32_t>(def.path.size());
     } else {
-        arg.type = def.is_return ? FHOOK_PROBE_KRETPROBE : FHOOK_PROBE_KPROBE;
-        arg.symbol = def.symbol.empty() ? 0 : user_ptr(def.symbol.data());
-        arg.symbol_len = static_cast<std::uint32_t>(def.symbol.size());
-    }
-    arg.offset = def.is_tracepoint ? 0 : def.offset;
-    if (!def.is_tracepoint) {
+        // a uprobe's "symbol" is its binary's path
+        const std::string& symbol = def.is_uprobe ? def.path : def.symbol;
+        arg.symbol = symbol.empty() ? 0 : user_ptr(symbol.data());
+        arg.symbol_len = static_cast<std::uint32_t>(symbol.size());
+        arg.offset = def.offset;
         arg.addr = def.addr;
     }
     arg.maxactive = def.maxactive;
@@ -329,91 +274,14 @@ KprobeHandle Session::add_kprobe(const KprobeDef& def, bool count) {
         device_.require(FHOOK_FEAT_COUNT, "counting probes");
         arg.flags |= FHOOK_PROBE_F_COUNT;
     }
-    arg.prog = def.insns.empty() ? 0 : user_ptr(def.insns.data());
-    arg.prog_len = static_cast<std::uint32_t>(def.insns.size());
-    arg.entry_len = def.entry_len;
-    arg.data_size = def.data_size;
     if (def.stack) {
         device_.require(FHOOK_FEAT_STACK, "stack traces");
         arg.flags |= FHOOK_PROBE_F_STACK;
     }
-    if (!def.pred.empty()) {
-        device_.require(FHOOK_FEAT_PRED, "filters");
-        arg.pred = user_ptr(def.pred.data());
-        arg.pred_len = static_cast<std::uint32_t>(def.pred.size());
-    }
-    arg.err_index = -1;
+    set_program(arg, def);
+    set_pred(device_, arg, def.pred);
     if (probe_add(fd(), arg) < 0) {
-        const int err = errno;
-        std::string where;
-        if (def.is_uprobe) {
-            char buf[32];
-            std::snprintf(buf, sizeof(buf), ":0x%" PRIx64, def.offset);
-            where = def.path + buf;
-        } else if (def.symbol.empty()) {
-            char buf[32];
-            std::snprintf(buf, sizeof(buf), "0x%" PRIx64, def.addr);
-            where = buf;
-        } else {
-            where = def.symbol + (def.offset ? "+" + std::to_string(def.offset) : "");
-        }
-        const std::string probe = "probe " + def.event + ": ";
-        if (def.is_uprobe) {
-            switch (err) {
-            case ENOENT:
-            case ENOTDIR:
-                throw_runtime(probe + "'" + def.path + "' does not exist", err);
-            case EISDIR:
-                throw_runtime(probe + "'" + def.path + "' is not a regular file", err);
-            case ERANGE:
-                throw_runtime(probe + "offset past the end of '" + def.path + "'", err);
-            default:
-                break;
-            }
-        }
-        if (err == ENOMEM && def.is_return && !def.is_uprobe) {
-            throw_runtime(probe + "out of kernel memory for its return instances: give a lower " +
-                              "maxactive (rN:) or fewer return probes",
-                          err);
-        }
-        switch (err) {
-        case ENOENT:
-            throw_runtime(probe + "the kernel has no symbol '" + def.symbol +
-                              "': check the name in /proc/kallsyms (or the module is not loaded)",
-                          err);
-        case EILSEQ:
-            throw_runtime(probe + where +
-                              " is not on an instruction boundary: pick an offset from a "
-                              "disassembly of the function",
-                          err);
-        case ELOOP:
-            throw_runtime(probe + where + " is inside fhook itself, which cannot trace itself",
-                          err);
-        case EINVAL:
-            if (arg.err_index >= 0) {
-                const auto idx = static_cast<std::size_t>(arg.err_index);
-                throw_runtime(
-                    probe + "the module rejected " +
-                        (idx < def.insns.size()
-                             ? "fetch instruction " + std::to_string(idx)
-                             : "filter instruction " + std::to_string(idx - def.insns.size())) +
-                        ": this is a bug in fhook, please report it",
-                    err);
-            }
-            if (!def.symbol.empty() && in_kprobe_blacklist(def.symbol)) {
-                throw_runtime(probe + def.symbol +
-                                  " is in the kprobe blacklist (NOKPROBE_SYMBOL, noinstr or entry "
-                                  "code; see /sys/kernel/debug/kprobes/blacklist)",
-                              err);
-            }
-            throw_runtime(probe + "the kernel refused to probe " + where +
-                              (def.is_return ? ": a return probe needs a function entry; " : ": ") +
-                              "the address must be kernel text outside the kprobe blacklist "
-                              "(notrace or noinstr code, jump labels and static calls are refused)",
-                          err);
-        default:
-            throw_ioctl_error("adding " + probe.substr(0, probe.size() - 2), err);
-        }
+        throw_kprobe_error(def, arg, errno);
     }
     return KprobeHandle{arg.probe_id, arg.probe_addr};
 }
@@ -423,82 +291,13 @@ std::uint32_t Session::add_hook(const KprobeDef& def, std::uint64_t addr, const 
     device_.require(FHOOK_FEAT_HOOK, "hooks");
     fhook_hook params = hook;
     params.size = sizeof(params);
-    fhook_probe_add arg;
-    zero_init(arg);
-    arg.type = FHOOK_PROBE_HOOK;
+    fhook_probe_add arg = probe_arg(FHOOK_PROBE_HOOK);
     arg.addr = addr;
     arg.hook = user_ptr(&params);
-    arg.prog = def.insns.empty() ? 0 : user_ptr(def.insns.data());
-    arg.prog_len = static_cast<std::uint32_t>(def.insns.size());
-    arg.data_size = def.data_size;
-    if (!def.pred.empty()) {
-        arg.pred = user_ptr(def.pred.data());
-        arg.pred_len = static_cast<std::uint32_t>(def.pred.size());
-    }
-    arg.err_index = -1;
+    set_program(arg, def);
+    set_pred(device_, arg, def.pred);
     if (probe_add(fd(), arg) < 0) {
-        const int err = errno;
-        const std::string what = "hook on " + name + ": ";
-        switch (err) {
-        case ENOENT:
-            throw_runtime(what +
-                              "not a traceable function (not in available_filter_functions: "
-                              "notrace, inlined or not a function start): see 'fhook explain " +
-                              name + "'",
-                          err);
-        case EPERM:
-            if (hook.action == FHOOK_HOOK_AROUND) {
-                throw_ioctl_error("adding the " + what.substr(0, what.size() - 2), err);
-            }
-            if (const std::string mode = kernel_lockdown(); !mode.empty()) {
-                throw_runtime(what +
-                                  "changing what the kernel does is refused by kernel "
-                                  "lockdown (" +
-                                  mode + "): see kernel_lockdown(7)",
-                              err);
-            }
-            if (!device_.has(FHOOK_FEAT_LAB)) {
-                throw_runtime(what + "overriding returns and redirecting calls change what the "
-                                     "kernel does and need lab mode: load the module with "
-                                     "'insmod fhook.ko lab=1' (it taints the kernel)",
-                              err);
-            }
-            throw_runtime(what + "overriding returns and redirecting calls change what the "
-                                 "kernel does and need CAP_SYS_ADMIN (CAP_PERFMON only observes)",
-                          err);
-        case ELOOP:
-            throw_runtime(what + "a function cannot be redirected to itself", err);
-        case ENODATA:
-            throw_runtime(what + "no BTF prototype for it: the module runs a body from its "
-                                 "trampoline on a prototype it checked in BTF, or one "
-                                 "CAP_SYS_ADMIN vouches for",
-                          err);
-        case EOPNOTSUPP:
-            throw_runtime(what +
-                              "its prototype (variadic, floating point, a struct by value over "
-                              "16 bytes, or more than " +
-                              std::to_string(FHOOK_HOOK_MAX_STACK_ARGS) +
-                              " stack words) is not one the trampoline can pass on",
-                          err);
-        case E2BIG:
-            throw_runtime(what + "the entry fields of a trace-around hook take more than " +
-                              std::to_string(FHOOK_HOOK_AROUND_DATA) + " bytes: record fewer",
-                          err);
-        case ENOSPC:
-            throw_runtime(what + "all trace-around trampoline slots are in use", err);
-        case EINVAL:
-            if (arg.err_index >= 0) {
-                throw_runtime(what + "the module rejected instruction " +
-                                  std::to_string(arg.err_index) +
-                                  ": this is a bug in fhook, please report it",
-                              err);
-            }
-            throw_runtime(what + "the kernel refused the target (the redirect target must be "
-                                 "kernel text outside the kprobe blacklist)",
-                          err);
-        default:
-            throw_ioctl_error("adding the " + what.substr(0, what.size() - 2), err);
-        }
+        throw_hook_error(device_, name, hook, arg, errno);
     }
     return arg.probe_id;
 }
