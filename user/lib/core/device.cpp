@@ -141,12 +141,24 @@ Device::Device(std::string path) : path_(std::move(path)) {
         throw_open_error(path_, errno);
     }
     fd_.reset(fd);
+    handshake();
+}
 
+Device::Device(std::string path, UniqueFd fd, std::shared_ptr<DeviceBackend> backend)
+    : path_(std::move(path)), fd_(std::move(fd)), backend_(std::move(backend)) {
+    handshake();
+}
+
+int Device::ioctl(unsigned long request, void* arg) const noexcept {
+    return backend_ ? backend_->ioctl(request, arg) : xioctl(fd_.get(), request, arg);
+}
+
+void Device::handshake() {
     fhook_handshake hs;
     std::memset(&hs, 0, sizeof(hs));
     hs.size = sizeof(hs);
     hs.abi_version = FHOOK_ABI_VERSION;
-    if (xioctl(fd_.get(), FHOOK_IOC_HANDSHAKE, &hs) < 0) {
+    if (ioctl(FHOOK_IOC_HANDSHAKE, &hs) < 0) {
         int err = errno;
         if (err == ENOTTY) {
             throw_runtime(path_ + " is not an fhook device (handshake refused): check the " +

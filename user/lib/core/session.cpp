@@ -21,13 +21,13 @@ namespace {
 // FHOOK_IOC_PROBE_ADD, again while a module unload during it, or one not
 // finished yet, made the module refuse it (EAGAIN: the addresses it looked
 // up may be stale), backing off 10, 20, 40 and 80 ms.
-int probe_add(int fd, fhook_probe_add& arg) {
+int probe_add(const Device& device, fhook_probe_add& arg) {
     int ret = -1;
     for (int tries = 0; tries < 5; tries++) {
         if (tries > 0) {
             std::this_thread::sleep_for(std::chrono::milliseconds(10 << (tries - 1)));
         }
-        ret = xioctl(fd, FHOOK_IOC_PROBE_ADD, &arg);
+        ret = device.ioctl(FHOOK_IOC_PROBE_ADD, &arg);
         if (ret == 0 || errno != EAGAIN) {
             break;
         }
@@ -147,7 +147,7 @@ RingConfig Session::setup_ring(const RingRequest& request) {
     arg.watermark = request.watermark;
     arg.wakeup_events = request.wakeup_events;
     arg.flush_ms = request.flush_ms;
-    if (xioctl(fd(), FHOOK_IOC_RING_SETUP, &arg) < 0) {
+    if (device_.ioctl(FHOOK_IOC_RING_SETUP, &arg) < 0) {
         throw_ioctl_error(
             "setting up the ring buffer (" + std::to_string(bytes) + " bytes per CPU)", errno);
     }
@@ -190,7 +190,7 @@ LatencyHist Session::latency(std::uint32_t probe_id) const {
     fhook_latency arg;
     zero_init(arg);
     arg.probe_id = probe_id;
-    if (xioctl(fd(), FHOOK_IOC_LATENCY, &arg) < 0) {
+    if (device_.ioctl(FHOOK_IOC_LATENCY, &arg) < 0) {
         throw_ioctl_error("reading the histogram of probe " + std::to_string(probe_id), errno);
     }
     LatencyHist h;
@@ -238,7 +238,7 @@ std::uint32_t Session::add_function_probe(const FunctionSet& functions,
     arg.ips = ips.empty() ? 0 : user_ptr(ips.data());
     arg.nr_ips = static_cast<std::uint32_t>(ips.size());
     set_pred(device_, arg, pred);
-    if (probe_add(fd(), arg) < 0) {
+    if (probe_add(device_, arg) < 0) {
         throw_function_probe_error(device_, functions, via, flags, arg, errno);
     }
     return arg.probe_id;
@@ -280,7 +280,7 @@ KprobeHandle Session::add_kprobe(const KprobeDef& def, bool count) {
     }
     set_program(arg, def);
     set_pred(device_, arg, def.pred);
-    if (probe_add(fd(), arg) < 0) {
+    if (probe_add(device_, arg) < 0) {
         throw_kprobe_error(def, arg, errno);
     }
     return KprobeHandle{arg.probe_id, arg.probe_addr};
@@ -296,7 +296,7 @@ std::uint32_t Session::add_hook(const KprobeDef& def, std::uint64_t addr, const 
     arg.hook = user_ptr(&params);
     set_program(arg, def);
     set_pred(device_, arg, def.pred);
-    if (probe_add(fd(), arg) < 0) {
+    if (probe_add(device_, arg) < 0) {
         throw_hook_error(device_, name, hook, arg, errno);
     }
     return arg.probe_id;
@@ -308,7 +308,7 @@ void Session::direct_modify(std::uint32_t probe_id, bool count) {
     zero_init(arg);
     arg.probe_id = probe_id;
     arg.flags = count ? FHOOK_PROBE_F_COUNT : 0;
-    if (xioctl(fd(), FHOOK_IOC_DIRECT_MODIFY, &arg) < 0) {
+    if (device_.ioctl(FHOOK_IOC_DIRECT_MODIFY, &arg) < 0) {
         throw_ioctl_error("switching the direct trampoline of probe " + std::to_string(probe_id),
                           errno);
     }
@@ -326,7 +326,7 @@ std::vector<std::uint8_t> Session::read_text(std::uint64_t addr, std::size_t len
     arg.addr = addr;
     arg.len = static_cast<std::uint32_t>(len);
     arg.buf = user_ptr(buf.data());
-    if (xioctl(fd(), FHOOK_IOC_READ_TEXT, &arg) < 0) {
+    if (device_.ioctl(FHOOK_IOC_READ_TEXT, &arg) < 0) {
         const int err = errno;
         char where[32];
         std::snprintf(where, sizeof(where), "0x%" PRIx64, addr);
@@ -356,7 +356,7 @@ void Session::add_trigger(std::uint32_t probe_id, std::uint32_t action, std::uin
     arg.count = count;
     arg.pred = pred.empty() ? 0 : user_ptr(pred.data());
     arg.pred_len = static_cast<std::uint32_t>(pred.size());
-    if (xioctl(fd(), FHOOK_IOC_TRIGGER_ADD, &arg) < 0) {
+    if (device_.ioctl(FHOOK_IOC_TRIGGER_ADD, &arg) < 0) {
         const int err = errno;
         if (err == ENOSPC) {
             throw_invalid("more than " + std::to_string(FHOOK_MAX_TRIGGERS) +
@@ -391,7 +391,7 @@ void Session::set_pid_filter(const std::vector<pid_t>& pids, bool follow_fork, b
                 (ignore_self ? FHOOK_PIDF_IGNORE_SELF : 0U);
     arg.nr_pids = static_cast<std::uint32_t>(ids.size());
     arg.pids = ids.empty() ? 0 : user_ptr(ids.data());
-    if (xioctl(fd(), FHOOK_IOC_PID_FILTER, &arg) < 0) {
+    if (device_.ioctl(FHOOK_IOC_PID_FILTER, &arg) < 0) {
         int err = errno;
         if (err == ESRCH) {
             throw_runtime("no such process in the pid filter: check the {} values", err,
@@ -429,13 +429,13 @@ void Session::set_cpu_filter(const std::set<int>& cpus) {
     zero_init(arg);
     arg.nr_bits = nr_bits;
     arg.mask = user_ptr(mask.data());
-    if (xioctl(fd(), FHOOK_IOC_CPU_FILTER, &arg) < 0) {
+    if (device_.ioctl(FHOOK_IOC_CPU_FILTER, &arg) < 0) {
         throw_ioctl_error("setting the CPU filter", errno);
     }
 }
 
 void Session::start() {
-    if (xioctl(fd(), FHOOK_IOC_START, nullptr) < 0) {
+    if (device_.ioctl(FHOOK_IOC_START, nullptr) < 0) {
         const int err = errno;
         if (err == EBUSY) {
             throw_runtime("arming the probes: a function is taken (an IPMODIFY user such as a "
@@ -448,18 +448,18 @@ void Session::start() {
 }
 
 void Session::stop() {
-    if (xioctl(fd(), FHOOK_IOC_STOP, nullptr) < 0) {
+    if (device_.ioctl(FHOOK_IOC_STOP, nullptr) < 0) {
         throw_ioctl_error("disarming the probes", errno);
     }
 }
 
 namespace {
 
-void snapshot_op(int fd, std::uint32_t op, const char* what) {
+void snapshot_op(const Device& device, std::uint32_t op, const char* what) {
     fhook_snapshot arg;
     zero_init(arg);
     arg.op = op;
-    if (xioctl(fd, FHOOK_IOC_SNAPSHOT, &arg) < 0) {
+    if (device.ioctl(FHOOK_IOC_SNAPSHOT, &arg) < 0) {
         throw_ioctl_error(what, errno);
     }
 }
@@ -468,12 +468,12 @@ void snapshot_op(int fd, std::uint32_t op, const char* what) {
 
 void Session::freeze() {
     device_.require(FHOOK_FEAT_SNAPSHOT, "snapshots");
-    snapshot_op(fd(), FHOOK_SNAPSHOT_FREEZE, "freezing the rings for a snapshot");
+    snapshot_op(device_, FHOOK_SNAPSHOT_FREEZE, "freezing the rings for a snapshot");
 }
 
 void Session::resume() {
     device_.require(FHOOK_FEAT_SNAPSHOT, "snapshots");
-    snapshot_op(fd(), FHOOK_SNAPSHOT_RESUME, "resuming after a snapshot");
+    snapshot_op(device_, FHOOK_SNAPSHOT_RESUME, "resuming after a snapshot");
 }
 
 Stats Session::stats(std::uint32_t probe_id) const {
@@ -483,7 +483,7 @@ Stats Session::stats(std::uint32_t probe_id) const {
     arg.probe_id = probe_id;
     arg.nr_cpus = static_cast<std::uint32_t>(cpus.size());
     arg.cpus = cpus.empty() ? 0 : user_ptr(cpus.data());
-    if (xioctl(fd(), FHOOK_IOC_STATS, &arg) < 0) {
+    if (device_.ioctl(FHOOK_IOC_STATS, &arg) < 0) {
         throw_ioctl_error(probe_id == FHOOK_STATS_SESSION
                               ? std::string("reading the session statistics")
                               : "reading the statistics of probe " + std::to_string(probe_id),

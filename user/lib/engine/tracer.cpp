@@ -54,7 +54,7 @@ void Tracer::setup() {
     if (!s.spec.command.empty()) {
         s.child.emplace(s.spec.command, s.signals->original_mask());
     }
-    s.session.emplace(s.paths.device);
+    s.session.emplace(s.paths.open_device ? s.paths.open_device() : Device(s.paths.device));
     s.ring = s.session->setup_ring(s.spec.ring);
     s.add_probes();
     s.add_triggers();

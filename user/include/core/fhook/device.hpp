@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,15 @@ struct DeviceInfo {
 // "func func-ips pid-filter cpu-filter ring-mmap" (unknown bits: "bitN").
 std::string feature_names(std::uint64_t features);
 
+// What a Device's ioctls go to: /dev/fhook itself, or a fake kernel that
+// the tests give a Device (a memfd then stands for the device's mappings).
+class DeviceBackend {
+public:
+    virtual ~DeviceBackend() = default;
+    // 0, or -1 with errno set, as ioctl(2) on the device would.
+    virtual int ioctl(unsigned long request, void* arg) noexcept = 0;
+};
+
 // Owns the fd of one open /dev/fhook.  Every open file is a kernel session;
 // see fhook::Session for the operations on it.
 class Device {
@@ -33,10 +43,15 @@ public:
     // Throws fhook::Error: "not loaded" for ENOENT/ENODEV/ENXIO, "permission
     // denied" for EACCES/EPERM, ABI mismatch, not-an-fhook-device (ENOTTY).
     explicit Device(std::string path = FHOOK_DEVICE_PATH);
+    // A device whose ioctls go to `backend` and whose mmap()s go to `fd`,
+    // named `path` in messages; the handshake is the same.
+    Device(std::string path, UniqueFd fd, std::shared_ptr<DeviceBackend> backend);
 
     const DeviceInfo& info() const noexcept { return info_; }
     const std::string& path() const noexcept { return path_; }
     int fd() const noexcept { return fd_.get(); }
+    // ioctl(2) on the device (retried on EINTR): 0, or -1 with errno set.
+    int ioctl(unsigned long request, void* arg) const noexcept;
     bool has(std::uint64_t feature) const noexcept { return (info_.features & feature) != 0; }
     // Throws a Runtime Error naming `what` unless `feature` is supported.
     void require(std::uint64_t feature, std::string_view what) const;
@@ -45,8 +60,11 @@ public:
     static bool is_not_loaded_errno(int err) noexcept;
 
 private:
+    void handshake();
+
     std::string path_;
     UniqueFd fd_;
+    std::shared_ptr<DeviceBackend> backend_; // null: the fd's own ioctls
     DeviceInfo info_;
 };
 

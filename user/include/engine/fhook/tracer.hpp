@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -75,6 +76,8 @@ struct SystemPaths {
     std::string kallsyms = "/proc/kallsyms";
     std::string functions; // available_filter_functions; "" = tracefs's
     std::string tracefs;   // "" = /sys/kernel/tracing or the debugfs one
+    // Opens the device (a fake kernel in tests); unset: Device(device).
+    std::function<Device()> open_device;
 };
 
 // Where the records of a run go (printed, written to a file, discarded).

@@ -1,0 +1,203 @@
+// The trace engine (fhook::Tracer) on a fake kernel: what it asks the
+// module for, and what trace, count and latency print from its answers.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include <fhook/error.hpp>
+#include <fhook/latency_format.hpp>
+#include <fhook/sinks.hpp>
+#include <fhook/summary.hpp>
+#include <fhook/tracer.hpp>
+
+#include "fake_kernel.hpp"
+#include "records.hpp"
+
+namespace fhook {
+namespace {
+
+using test::FakeKernel;
+
+// kallsyms and available_filter_functions of a small kernel, in a
+// directory that disappears with the test.
+class System {
+public:
+    System() {
+        char tmpl[] = "/tmp/fhook-tracer-XXXXXX";
+        dir_ = ::mkdtemp(tmpl);
+        write("kallsyms", "ffffffff812a0000 T vfs_read\n"
+                          "ffffffff812a0400 t ksys_read\n"
+                          "ffffffff812b0000 T vfs_write\n"
+                          "ffffffff812b0800 t ksys_write\n"
+                          "ffffffff812c0000 T unrelated\n");
+        write("available_filter_functions", "vfs_read\nksys_read\nvfs_write\nksys_write\n");
+        kernel = std::make_shared<FakeKernel>();
+    }
+    ~System() { std::system(("rm -rf " + dir_).c_str()); }
+
+    SystemPaths paths() const {
+        SystemPaths p;
+        p.kallsyms = dir_ + "/kallsyms";
+        p.functions = dir_ + "/available_filter_functions";
+        p.tracefs = dir_; // no enabled_functions: nothing attached
+        p.open_device = [k = kernel] { return FakeKernel::open(k); };
+        return p;
+    }
+
+    std::shared_ptr<FakeKernel> kernel;
+
+private:
+    void write(const std::string& name, const std::string& text) {
+        std::ofstream(dir_ + "/" + name) << text;
+    }
+    std::string dir_;
+};
+
+// Everything written to an fd, read back.
+class Capture {
+public:
+    Capture() : fd_(::memfd_create("capture", MFD_CLOEXEC)) {}
+    int fd() const { return fd_.get(); }
+    std::string text() const {
+        std::string out(static_cast<std::size_t>(::lseek(fd_.get(), 0, SEEK_END)), '\0');
+        EXPECT_EQ(::pread(fd_.get(), out.data(), out.size(), 0), static_cast<ssize_t>(out.size()));
+        return out;
+    }
+
+private:
+    UniqueFd fd_;
+};
+
+TraceSpec spec_of(Collect collect, std::vector<std::string> probes) {
+    TraceSpec spec;
+    spec.collect = collect;
+    spec.probes = std::move(probes);
+    spec.duration = 0.01; // the loop ends at once: the fake's records are already there
+    return spec;
+}
+
+TEST(Tracer, TracePrintsTheRingsInTimeOrderWithTheSummary) {
+    System sys;
+    sys.kernel->queue(1,
+                      test::func_rec(2000, 1, 0xffffffff812a0000, 0xffffffff812a0433, 94, "cat"));
+    sys.kernel->queue(0, test::func_rec(1000, 0, 0xffffffff812b0000, 0xffffffff812b0821, 95, "sh"));
+    sys.kernel->queue(0, test::lost_rec(3000, 0, 7));
+    sys.kernel->stats[1] = {{5, 1, 7, 0}, {1, 1, 0, 0}};
+    TraceSpec spec = spec_of(Collect::Events, {"vfs_*", "!vfs_write"});
+    spec.filter = "comm == \"cat\"";
+    Tracer tracer(spec, sys.paths());
+    tracer.setup();
+    Capture out;
+    PrintSink sink(out.fd(), tracer.ksyms(), false, tracer.probe_table());
+    tracer.start();
+    TraceObserver quiet;
+    tracer.run(sink, quiet);
+
+    // what the module was asked: one function probe with its filter and
+    // predicate, every process but fhook's own
+    ASSERT_EQ(sys.kernel->probes.size(), 1u);
+    const auto& probe = sys.kernel->probes[0];
+    EXPECT_EQ(probe.arg.type, FHOOK_PROBE_FUNC);
+    EXPECT_EQ(probe.filter, "vfs_*");
+    EXPECT_EQ(probe.exclude, "vfs_write");
+    EXPECT_FALSE(probe.pred.empty());
+    EXPECT_TRUE(sys.kernel->pids.empty());
+    EXPECT_TRUE(sys.kernel->pid_flags & FHOOK_PIDF_IGNORE_SELF);
+    EXPECT_TRUE(sys.kernel->started && sys.kernel->stopped);
+
+    EXPECT_EQ(out.text(),
+              "              sh-95      [000] .....     0.000001: vfs_write <-ksys_write\n"
+              "             cat-94      [001] .....     0.000002: vfs_read <-ksys_read\n"
+              "CPU:0 [LOST 7 EVENTS]\n");
+    const std::vector<std::string> summary = summary_lines(tracer.stats(), tracer.probes());
+    ASSERT_EQ(summary.size(), 4u);
+    EXPECT_EQ(summary[0], "fhook: events 2 lost 7");
+    EXPECT_EQ(
+        summary[3],
+        "fhook: probe 1 hits 6 events 2 lost 7 missed 0: vfs_* !vfs_write if comm == \"cat\"");
+}
+
+TEST(Tracer, CountAddsOneCountingProbePerFunctionAndTablesTheirHits) {
+    System sys;
+    sys.kernel->stats[1] = {{3, 0, 0, 0}, {4, 0, 0, 1}};
+    sys.kernel->stats[2] = {{10, 0, 0, 0}, {0, 0, 0, 0}};
+    Tracer tracer(spec_of(Collect::Counts, {"vfs_read", "vfs_write"}), sys.paths());
+    tracer.setup();
+    DiscardSink sink;
+    tracer.start();
+    TraceObserver quiet;
+    tracer.run(sink, quiet);
+
+    ASSERT_EQ(sys.kernel->probes.size(), 2u);
+    for (const auto& p : sys.kernel->probes) {
+        EXPECT_EQ(p.arg.type, FHOOK_PROBE_FUNC);
+        EXPECT_EQ(p.arg.flags, FHOOK_PROBE_F_COUNT);
+    }
+    EXPECT_EQ(sys.kernel->probes[1].filter, "vfs_write");
+    // counting counts every caller, fhook's own calls too
+    EXPECT_FALSE(sys.kernel->pid_flags & FHOOK_PIDF_IGNORE_SELF);
+    EXPECT_EQ(count_table(tracer.stat_rows(), attach_name(Attach::Ops)),
+              "probe           hits     filtered     missed  via     function\n"
+              "    1              7            0          1  ops     vfs_read\n"
+              "    2             10            0          0  ops     vfs_write\n");
+}
+
+TEST(Tracer, LatencyTimesByAddressAndPrintsTheModulesHistogram) {
+    System sys;
+    LatencyHist h;
+    h.count = 3;
+    h.sum_ns = 3000;
+    h.buckets[10] = 2; // [512, 1023] ns
+    h.buckets[11] = 1;
+    sys.kernel->latency[1] = h;
+    Tracer tracer(spec_of(Collect::Latency, {"vfs_read"}), sys.paths());
+    tracer.setup();
+    DiscardSink sink;
+    tracer.start();
+    TraceObserver quiet;
+    tracer.run(sink, quiet);
+
+    ASSERT_EQ(sys.kernel->probes.size(), 1u);
+    const auto& arg = sys.kernel->probes[0].arg;
+    EXPECT_EQ(arg.type, FHOOK_PROBE_DIRECT);
+    EXPECT_EQ(arg.flags, FHOOK_PROBE_F_LATENCY);
+    ASSERT_EQ(arg.nr_ips, 1u); // vfs_read's address from kallsyms
+    EXPECT_EQ(
+        format_latency_text(tracer.latency(tracer.probes()[0].id), tracer.probes()[0].description),
+        "vfs_read\n"
+        "     nsecs               : count    distribution\n"
+        "                 512 -> 1023            : 2        "
+        "|****************************************|\n"
+        "                1024 -> 2047            : 1        "
+        "|********************                    |\n"
+        "\n"
+        "avg = 1000 nsecs, total: 3000 nsecs, count: 3\n");
+}
+
+TEST(Tracer, RefusalsNameTheProbeAndTheFix) {
+    System sys;
+    sys.kernel->probe_add_errno = ENOSPC;
+    TraceSpec spec = spec_of(Collect::Events, {"vfs_read"});
+    spec.attach = Attach::Direct;
+    Tracer tracer(spec, sys.paths());
+    try {
+        tracer.setup();
+        FAIL() << "ENOSPC was not reported";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.sys_errno(), ENOSPC);
+        EXPECT_NE(std::string(e.what()).find("direct trampoline slots are in use"),
+                  std::string::npos)
+            << e.what();
+    }
+    // a spec the plan refuses never opens the device
+    EXPECT_THROW(Tracer(spec_of(Collect::Counts, {"p:x vfs_read"}), sys.paths()), Error);
+    EXPECT_THROW(Tracer(spec_of(Collect::Hook, {"vfs_*"}), sys.paths()), Error);
+}
+
+} // namespace
+} // namespace fhook
