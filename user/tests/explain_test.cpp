@@ -86,7 +86,8 @@ TEST(Explain, Json) {
         "\"insns\":[{\"addr\":\"0xffffffff812a0000\",\"bytes\":\"f3 0f 1e fa\",\"text\":"
         "\"endbr64\"},{\"addr\":\"0xffffffff812a0004\",\"bytes\":\"e8 fb 0f 00 00\",\"text\":"
         "\"callq 0xffffffff812a1004\"},{\"addr\":\"0xffffffff812a0009\",\"bytes\":\"55\",\"text\":"
-        "\"pushq %rbp\"}],\"attached\":[{\"flags\":\"D\",\"refs\":1,\"line\":\"vfs_read (1) R   D   "
+        "\"pushq %rbp\"}],\"attached\":[{\"flags\":\"D\",\"refs\":1,\"line\":\"vfs_read (1) R   D  "
+        " "
         "\\tdirect-->fhook_direct_fast_0+0x0/0x40 [fhook]\"}],\"kprobes\":[\"ffffffff812a0000  k  "
         "vfs_read+0x0 \\\"quoted\\\"\"]},\"via\":\"direct\"}\n");
 }
