@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -218,6 +219,7 @@ struct Attachment {
     std::vector<std::pair<std::string, std::string>> undo; // (file, text), appended
     std::vector<std::pair<std::string, std::string>> undo_trunc;
     std::vector<std::string> remove; // files a tool wrote
+    std::string summary;             // fhook's --summary-json file
     ~Attachment() {
         for (auto it = children.rbegin(); it != children.rend(); ++it) {
             it->stop();
@@ -309,6 +311,11 @@ std::string start_fhook(Context& c, Attachment& a, std::vector<std::string> args
     if (args[1] == "trace" || args[1] == "record" || args[1] == "hook") {
         args.push_back("--buffer-size");
         args.push_back(ring_kib(c, true));
+        // its events and losses, read when it stops (fhook_lost)
+        a.summary = "/tmp/fhook-bench-summary-" + std::to_string(getpid()) + ".json";
+        a.remove.push_back(a.summary);
+        args.push_back("--summary-json");
+        args.push_back(a.summary);
     }
     args.push_back("--duration");
     args.push_back(kForever);
@@ -630,16 +637,16 @@ std::uint64_t ftrace_lost(const std::string& tracefs) {
     return sum;
 }
 
-// "fhook: events N lost M" of fhook's summary: M / (N + M)
-std::optional<double> fhook_lost(const std::string& err) {
-    const auto pos = err.find("fhook: events ");
-    unsigned long long events = 0, lost = 0;
-    if (pos == std::string::npos ||
-        std::sscanf(err.c_str() + pos, "fhook: events %llu lost %llu", &events, &lost) != 2 ||
-        events + lost == 0) {
+// The fraction of fhook's events lost, from the summary it wrote to
+// `path` (--summary-json) when it stopped: lost / (events + lost).
+std::optional<double> fhook_lost(const std::string& path) {
+    std::ifstream in(path);
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded() || !j.contains("events") || !j.contains("lost")) {
         return std::nullopt;
     }
-    return static_cast<double>(lost) / static_cast<double>(events + lost);
+    const auto events = j["events"].get<double>(), lost = j["lost"].get<double>();
+    return events + lost > 0 ? std::optional<double>(lost / (events + lost)) : std::nullopt;
 }
 
 bool selected(const RunOptions& opt, const char* name) {
@@ -809,7 +816,9 @@ Results run(const RunOptions& opt) {
                 // its summary, printed when it stops
                 for (auto& child : a.children) {
                     child.stop();
-                    row.lost = fhook_lost(child.error_text());
+                }
+                if (!a.summary.empty()) {
+                    row.lost = fhook_lost(a.summary);
                 }
             }
         }

@@ -140,6 +140,7 @@ int cmd_hook(const Args& args) {
     TraceCommand cmd;
     cmd.name = "hook";
     cmd.usage = kUsage;
+    cmd.summary = true;
     cmd.collect = Collect::Hook;
     cmd.snapshots = false;
     cmd.via = false;
@@ -159,9 +160,7 @@ int cmd_hook(const Args& args) {
     tracer.start();
     SnapshotNotes notes(opt->quiet);
     tracer.run(sink, notes);
-    if (!opt->quiet) {
-        print_summary(tracer);
-    }
+    print_summary(tracer, *opt);
     return run_status(tracer);
 }
 

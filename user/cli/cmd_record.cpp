@@ -29,6 +29,7 @@ int cmd_record(const Args& args) {
     TraceCommand cmd;
     cmd.name = "record";
     cmd.usage = kUsage;
+    cmd.summary = true;
     cmd.filter_help = kRecordFilterHelp;
     cmd.output_help = "the record file to write (required)";
     cmd.output_required = true;
@@ -53,11 +54,9 @@ int cmd_record(const Args& args) {
     tracer.start();
     SnapshotNotes notes(opt->quiet);
     tracer.run(sink, notes);
-    if (!opt->quiet) {
-        print_summary(tracer, "fhook: wrote " + std::to_string(sink.records()) + " records, " +
-                                  std::to_string(sink.bytes_written()) + " bytes to " +
-                                  opt->output + "\n");
-    }
+    print_summary(tracer, *opt,
+                  "fhook: wrote " + std::to_string(sink.records()) + " records, " +
+                      std::to_string(sink.bytes_written()) + " bytes to " + opt->output + "\n");
     return run_status(tracer);
 }
 

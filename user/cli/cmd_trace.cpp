@@ -32,6 +32,7 @@ int cmd_trace(const Args& args) {
     TraceCommand cmd;
     cmd.name = "trace";
     cmd.usage = kUsage;
+    cmd.summary = true;
     cmd.filter_help = kRecordFilterHelp;
     cmd.output_help = "write the event text to FILE instead of stdout";
     cmd.format_help = "text (the kernel's trace format, default) or json (NDJSON)";
@@ -46,9 +47,7 @@ int cmd_trace(const Args& args) {
     tracer.start();
     SnapshotNotes notes(opt->quiet);
     tracer.run(sink, notes);
-    if (!opt->quiet) {
-        print_summary(tracer);
-    }
+    print_summary(tracer, *opt);
     return run_status(tracer);
 }
 

@@ -57,6 +57,10 @@ po::options_description describe(const TraceCommand& cmd) {
         "stop after SEC seconds (fractions allowed)")(
         "output,o", po::value<std::string>()->value_name("FILE"),
         cmd.output_help)("quiet,q", "no summary on stderr");
+    if (cmd.summary) {
+        options.add_options()("summary-json", po::value<std::string>()->value_name("FILE"),
+                              "also write the summary as one JSON object to FILE");
+    }
     if (cmd.interval) {
         options.add_options()("interval,i", po::value<std::string>()->value_name("SEC"),
                               "print the histograms of each SEC seconds, then start afresh");
@@ -198,6 +202,12 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, const TraceCom
                       " needs -o FILE: the record file to write");
     }
     opt.quiet = vm.count("quiet") != 0;
+    if (vm.count("summary-json")) {
+        opt.summary_json = vm["summary-json"].as<std::string>();
+        if (opt.summary_json.empty()) {
+            throw_invalid("empty --summary-json file name: give a path");
+        }
+    }
     spec.stack = vm.count("stack") != 0;
     if (vm.count("trigger")) {
         spec.triggers = vm["trigger"].as<std::vector<std::string>>();
@@ -266,13 +276,22 @@ void SnapshotNotes::on_snapshot(unsigned number, bool triggered, std::size_t rec
     }
 }
 
-void print_summary(const Tracer& tracer, const std::string& tail) {
-    std::string text;
-    for (const auto& line : summary_lines(tracer.stats(), tracer.probes())) {
-        text += line;
-        text += '\n';
+void print_summary(const Tracer& tracer, const TraceOptions& opt, const std::string& tail) {
+    const Stats session = tracer.stats();
+    if (!opt.summary_json.empty()) {
+        const UniqueFd fd = open_output(opt.summary_json);
+        OutputWriter json(fd.get());
+        json.append(summary_json(session, tracer.probes()));
+        json.flush();
     }
-    print_stderr(text + tail);
+    if (!opt.quiet) {
+        std::string text;
+        for (const auto& line : summary_lines(session, tracer.probes())) {
+            text += line;
+            text += '\n';
+        }
+        print_stderr(text + tail);
+    }
 }
 
 int run_status(Tracer& tracer) {

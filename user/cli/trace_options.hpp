@@ -15,9 +15,10 @@ namespace fhook::cli {
 
 struct TraceOptions {
     TraceSpec spec;
-    std::string output; // -o FILE ("" = stdout)
-    bool json = false;  // --format json
-    bool quiet = false; // no summary or notes on stderr
+    std::string output;       // -o FILE ("" = stdout)
+    bool json = false;        // --format json
+    bool quiet = false;       // no summary or notes on stderr
+    std::string summary_json; // --summary-json FILE ("" = none)
 };
 
 // What one tracing command offers; the option table is built from it in
@@ -30,6 +31,7 @@ struct TraceCommand {
     bool snapshots = true; // --overwrite, --stack, --trigger
     bool interval = false; // --interval
     bool via = true;       // --via
+    bool summary = false;  // a summary on stderr (and --summary-json)
     const char* filter_help;
     const char* output_help;
     const char* format_help = nullptr; // --format (nullptr: none)
@@ -66,8 +68,9 @@ private:
     bool quiet_;
 };
 
-// The summary lines (docs/cli.md) of a finished run on stderr, then `tail`.
-void print_summary(const Tracer& tracer, const std::string& tail = {});
+// The summary lines (docs/cli.md) of a finished run on stderr, then
+// `tail`, unless quiet; and its JSON form to --summary-json's FILE.
+void print_summary(const Tracer& tracer, const TraceOptions& opt, const std::string& tail = {});
 
 // The exit code of a finished run: 1 when the command could not be run.
 int run_status(Tracer& tracer);

@@ -45,3 +45,21 @@ TEST(RingBytes, FromKib) {
 
 } // namespace
 } // namespace fhook
+
+namespace fhook {
+namespace {
+
+TEST(Summary, JsonHasTheNumbersOfTheLines) {
+    Stats session;
+    session.per_cpu = {CpuStats{10, 8, 2, 0}, CpuStats{5, 5, 0, 1}};
+    session.total = CpuStats{15, 13, 2, 1};
+    ProbeSummary probe{3, session, "vfs_read if comm == \"cat\""};
+    EXPECT_EQ(summary_json(session, {probe}),
+              "{\"events\":13,\"lost\":2,\"cpus\":[{\"cpu\":0,\"events\":8,\"lost\":2},"
+              "{\"cpu\":1,\"events\":5,\"lost\":0}],\"probes\":[{\"id\":3,\"hits\":15,"
+              "\"events\":13,\"lost\":2,\"missed\":1,\"probe\":\"vfs_read if comm == "
+              "\\\"cat\\\"\"}]}\n");
+}
+
+} // namespace
+} // namespace fhook

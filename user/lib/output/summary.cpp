@@ -1,5 +1,6 @@
 #include <cinttypes>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include <fhook/summary.hpp>
 
@@ -27,6 +28,29 @@ std::vector<std::string> summary_lines(const Stats& session,
         lines.emplace_back(std::string(buf) + probe.description);
     }
     return lines;
+}
+
+std::string summary_json(const Stats& session, const std::vector<ProbeSummary>& probes) {
+    using Json = nlohmann::ordered_json;
+    Json j;
+    j["events"] = session.total.written;
+    j["lost"] = session.total.lost;
+    j["cpus"] = Json::array();
+    for (std::size_t cpu = 0; cpu < session.per_cpu.size(); cpu++) {
+        const CpuStats& s = session.per_cpu[cpu];
+        j["cpus"].push_back({{"cpu", cpu}, {"events", s.written}, {"lost", s.lost}});
+    }
+    j["probes"] = Json::array();
+    for (const auto& probe : probes) {
+        const CpuStats& t = probe.stats.total;
+        j["probes"].push_back({{"id", probe.id},
+                               {"hits", t.hits},
+                               {"events", t.written},
+                               {"lost", t.lost},
+                               {"missed", t.missed},
+                               {"probe", probe.description}});
+    }
+    return j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 std::string stat_table(const std::vector<StatRow>& rows) {
