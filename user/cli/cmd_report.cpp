@@ -11,8 +11,8 @@
 #include <fhook/format.hpp>
 #include <fhook/ksyms.hpp>
 #include <fhook/output.hpp>
-#include <fhook/probe.hpp>
 #include <fhook/recfile.hpp>
+#include <fhook/recorded_probes.hpp>
 #include <fhook/summary.hpp>
 
 #include "commands.hpp"
@@ -120,38 +120,10 @@ int cmd_report(const Args& args) {
     } else {
         formatter = std::make_unique<TextFormatter>(ksyms);
     }
-    // kprobe definitions are stored as given; their layout does not depend
-    // on @SYM addresses, so they parse without the recording's kallsyms
-    ProbeTable probe_table;
-    for (const auto& p : file.probes()) {
-        if (is_tracepoint_definition(p.description)) {
-            // the fields as the traced kernel laid them out (the file keeps
-            // its format files); files from before that: this machine's
-            const TraceEventSource recorded =
-                [&file](const std::string& subsys,
-                        const std::string& event) -> std::optional<TraceEventFiles> {
-                if (const RecordedEvent* e = file.event(subsys + ":" + event)) {
-                    return TraceEventFiles{e->id, e->format};
-                }
-                return std::nullopt;
-            };
-            try {
-                probe_table.add(p.id, parse_tracepoint(p.description, recorded));
-            } catch (const Error&) {
-                try {
-                    probe_table.add(p.id, parse_tracepoint(p.description, tracefs_dir()));
-                    warn_local_format(p.description);
-                } catch (const Error&) {
-                    // printed without fields
-                }
-            }
-            continue;
-        }
-        if (is_probe_definition(p.description)) {
-            probe_table.add(p.id, parse_kprobe(p.description, [](std::string_view) {
-                                return std::optional<std::uint64_t>(0);
-                            }));
-        }
+    std::vector<std::string> local_formats;
+    const ProbeTable probe_table = recorded_probe_table(file, tracefs_dir(), local_formats);
+    for (const auto& probe : local_formats) {
+        warn_local_format(probe);
     }
     formatter->set_probes(&probe_table);
     const auto ns = [](double sec) { return static_cast<std::uint64_t>(sec * 1e9 + 0.5); };
