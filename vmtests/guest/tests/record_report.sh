@@ -2,15 +2,22 @@
 # the same events "fhook trace" prints (exact vfs_read count, checked
 # against tracefs), the same summary, NDJSON with one object per event,
 # filters (--cpu, --since/--until) that partition the events, and a clear
-# error for a truncated or foreign file.  Also "trace --format json", and
+# error for a truncated or foreign file; --summary-json agrees with the
+# summary.  Also "trace --format json", and
 # one run seen by "trace" and "record" at once: report == trace, line for
 # line (time stamps aside).
 . /fhook/lib.sh
 
 N=500
 load_fhook
-run_fhook $D/r record -o $D/f.fhk 'vfs_read' -- fhook-workload read $N
+run_fhook $D/r record -o $D/f.fhk --summary-json $D/r.json 'vfs_read' -- fhook-workload read $N
 expect_eq "$RC" 0 "fhook record exit code"
+# --summary-json: the numbers of the summary lines, as JSON
+sumline=$(sed -n 's/^fhook: events \([0-9]*\) lost \([0-9]*\)$/\1 \2/p' $D/r.err)
+[ -n "$sumline" ] || fail "no 'fhook: events N lost M' line: $(cat $D/r.err)"
+expect_eq "$(sed -n 's/^{"events":\([0-9]*\),"lost":\([0-9]*\),.*/\1 \2/p' $D/r.json)" "$sumline" \
+	"--summary-json events and lost vs the summary"
+grep -q '"probe":"vfs_read"' $D/r.json || fail "--summary-json has no probe: $(cat $D/r.json)"
 grep -q "^fhook: wrote [0-9]* records, [0-9]* bytes to $D/f.fhk" $D/r.err || fail "no 'wrote' line: $(tail -n 1 $D/r.err)"
 expect_eq "$(wc -c < $D/r.out)" 0 "record prints no events on stdout"
 run_fhook $D/p report $D/f.fhk
