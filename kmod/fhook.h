@@ -135,11 +135,31 @@ static __always_inline void fhook_fetch_ctx_init(struct fhook_fetch_ctx *ctx,
 struct fhook_probe;
 
 /*
- * What each kind of probe does, by enum fhook_probe_type.  init runs at
+ * The groups of struct fhook_probe_add fields a kind of probe reads
+ * (fhook_probe_kind.fields); PROBE_ADD refuses a non-zero field of any
+ * other group, before the kind's init sees the argument.
+ */
+#define FHOOK_ADD_PATTERNS	(1U << 0)	/* filter, exclude, ips and lengths */
+#define FHOOK_ADD_SYMBOL	(1U << 1)	/* symbol, symbol_len, offset */
+#define FHOOK_ADD_ADDR		(1U << 2)	/* addr */
+#define FHOOK_ADD_MAXACTIVE	(1U << 3)	/* maxactive */
+#define FHOOK_ADD_PROG		(1U << 4)	/* prog, prog_len, entry_len, __pad */
+#define FHOOK_ADD_DATA_SIZE	(1U << 5)	/* data_size */
+#define FHOOK_ADD_PRED		(1U << 6)	/* pred, pred_len */
+#define FHOOK_ADD_HOOK		(1U << 7)	/* hook */
+#define FHOOK_ADD_STACK_ARGS	(1U << 8)	/* stack_args */
+
+/*
+ * What each kind of probe does, by enum fhook_probe_type.  PROBE_ADD
+ * checks the argument against fields and flags, then validate (the kind's
+ * own rules on it, optional), before anything is allocated; init runs at
  * PROBE_ADD (release undoes a failed init too), arm at START, disarm at
  * STOP or close, release when the probe is freed.
  */
 struct fhook_probe_kind {
+	u32 fields;			/* FHOOK_ADD_* it reads */
+	u32 flags;			/* FHOOK_PROBE_F_* it accepts */
+	int (*validate)(const struct fhook_probe_add *arg);
 	int (*init)(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index);
 	int (*arm)(struct fhook_probe *p);
 	void (*disarm)(struct fhook_probe *p);

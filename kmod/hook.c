@@ -356,9 +356,7 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 
 	p->ops.func = fhook_hook_callback;
 	p->ops.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY;
-	if (arg->filter_len || arg->exclude_len || arg->nr_ips || arg->offset ||
-	    arg->maxactive || !arg->addr || arg->flags || arg->symbol_len || arg->filter ||
-	    arg->exclude || arg->ips || arg->symbol)
+	if (!arg->addr)
 		return -EINVAL;
 	ret = fhook_hook_copy(&hk, arg->hook);
 	if (ret)
@@ -632,6 +630,8 @@ void fhook_hooks_exit(void)
 }
 
 const struct fhook_probe_kind fhook_hook_kind = {
+	.fields		= FHOOK_ADD_ADDR | FHOOK_ADD_PROG | FHOOK_ADD_DATA_SIZE | FHOOK_ADD_PRED |
+			  FHOOK_ADD_HOOK,
 	.init		= fhook_hook_init,
 	.arm		= fhook_hook_arm,
 	.disarm		= fhook_hook_disarm,

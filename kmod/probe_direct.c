@@ -117,6 +117,17 @@ static void fhook_direct_fold(struct fhook_probe *p)
 	}
 }
 
+/* F_LATENCY goes alone, and only it passes stack_args (the body's stack words) */
+static int fhook_direct_validate(const struct fhook_probe_add *arg)
+{
+	if ((arg->flags & FHOOK_PROBE_F_LATENCY) && arg->flags != FHOOK_PROBE_F_LATENCY)
+		return -EINVAL;
+	if ((arg->stack_args && !(arg->flags & FHOOK_PROBE_F_LATENCY)) ||
+	    arg->stack_args > FHOOK_HOOK_MAX_STACK_ARGS)
+		return -EINVAL;
+	return 0;
+}
+
 static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
 			     s32 *err_index)
 {
@@ -305,6 +316,9 @@ int fhook_direct_modify_ioc(struct fhook_session *s, const struct fhook_direct_m
 }
 
 const struct fhook_probe_kind fhook_direct_kind = {
+	.fields		= FHOOK_ADD_PATTERNS | FHOOK_ADD_PRED | FHOOK_ADD_STACK_ARGS,
+	.flags		= FHOOK_PROBE_FLAGS,
+	.validate	= fhook_direct_validate,
 	.init		= fhook_direct_init,
 	.arm		= fhook_direct_arm,
 	.disarm		= fhook_direct_disarm,

@@ -410,6 +410,8 @@ static void fhook_func_probe_release(struct fhook_probe *p)
 }
 
 const struct fhook_probe_kind fhook_func_kind = {
+	.fields		= FHOOK_ADD_PATTERNS | FHOOK_ADD_PRED,
+	.flags		= FHOOK_PROBE_F_STACK | FHOOK_PROBE_F_COUNT,
 	.init		= fhook_func_probe_init,
 	.arm		= fhook_func_probe_arm,
 	.disarm		= fhook_func_probe_disarm,

@@ -245,8 +245,6 @@ static int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add
 	struct fhook_prog *prog;
 	int ret;
 
-	if (arg->filter_len || arg->exclude_len || arg->nr_ips)
-		return -EINVAL;
 	ret = fhook_priv_require(p, FHOOK_PRIV_KPROBE);
 	if (ret)
 		return ret;
@@ -419,6 +417,9 @@ unsigned long fhook_kprobe_nmissed(struct fhook_probe *p)
 }
 
 const struct fhook_probe_kind fhook_kprobe_kind = {
+	.fields		= FHOOK_ADD_SYMBOL | FHOOK_ADD_ADDR | FHOOK_ADD_MAXACTIVE | FHOOK_ADD_PROG |
+			  FHOOK_ADD_DATA_SIZE | FHOOK_ADD_PRED,
+	.flags		= FHOOK_PROBE_F_STACK | FHOOK_PROBE_F_COUNT,
 	.init		= fhook_kprobe_init,
 	.arm		= fhook_kprobe_arm,
 	.disarm		= fhook_kprobe_disarm,

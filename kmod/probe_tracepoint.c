@@ -74,10 +74,8 @@ static notrace void fhook_tp_handler(struct perf_event *event, struct perf_sampl
 
 static int fhook_tp_init(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index)
 {
-	if (arg->filter_len || arg->exclude_len || arg->nr_ips || arg->symbol_len || arg->symbol ||
-	    arg->offset || arg->maxactive || arg->prog_len || arg->prog || arg->entry_len ||
-	    arg->flags || arg->__pad || !arg->addr || arg->addr > U32_MAX ||
-	    arg->data_size > FHOOK_MAX_PROBE_DATA)
+	/* the event's id; the fixed size of its entries, for the predicate */
+	if (!arg->addr || arg->addr > U32_MAX || arg->data_size > FHOOK_MAX_PROBE_DATA)
 		return -EINVAL;
 	p->tp_id = arg->addr;
 	p->tp_size = arg->data_size;
@@ -226,6 +224,7 @@ static void fhook_tp_release(struct fhook_probe *p)
 }
 
 const struct fhook_probe_kind fhook_tp_kind = {
+	.fields		= FHOOK_ADD_ADDR | FHOOK_ADD_DATA_SIZE | FHOOK_ADD_PRED,
 	.init		= fhook_tp_init,
 	.arm		= fhook_tp_arm,
 	.disarm		= fhook_tp_disarm,

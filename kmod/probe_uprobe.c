@@ -45,8 +45,6 @@ static int fhook_uprobe_init(struct fhook_probe *p, const struct fhook_probe_add
 	char *path;
 	int ret;
 
-	if (arg->filter_len || arg->exclude_len || arg->nr_ips || arg->addr || arg->maxactive)
-		return -EINVAL;
 	p->stack = arg->flags & FHOOK_PROBE_F_STACK;
 	if (!arg->symbol_len || arg->symbol_len > FHOOK_MAX_SYMBOL_LEN)
 		return -EINVAL;
@@ -126,6 +124,8 @@ static void fhook_uprobe_release(struct fhook_probe *p)
 }
 
 const struct fhook_probe_kind fhook_uprobe_kind = {
+	.fields		= FHOOK_ADD_SYMBOL | FHOOK_ADD_PROG | FHOOK_ADD_DATA_SIZE | FHOOK_ADD_PRED,
+	.flags		= FHOOK_PROBE_F_STACK,
 	.init		= fhook_uprobe_init,
 	.arm		= fhook_uprobe_arm,
 	.disarm		= fhook_uprobe_disarm,

@@ -76,6 +76,7 @@ err_free:
 	return NULL;
 }
 
+/* a bench probe: FHOOK_IOC_BENCH's target, nothing to read or filter */
 static const struct fhook_probe_kind fhook_bench_kind = {};
 
 static const struct fhook_probe_kind *const fhook_kinds[] = {
@@ -267,8 +268,34 @@ static long fhook_ioc_ring_setup(struct fhook_session *s, unsigned long uarg)
 	return fhook_put_arg(uarg, &rs, sizeof(rs));
 }
 
+/* The fields of @pa in the groups (FHOOK_ADD_*) outside @fields are zero. */
+static bool fhook_probe_add_unused_zero(const struct fhook_probe_add *pa, u32 fields)
+{
+	if (!(fields & FHOOK_ADD_PATTERNS) &&
+	    (pa->filter || pa->filter_len || pa->exclude || pa->exclude_len || pa->ips || pa->nr_ips))
+		return false;
+	if (!(fields & FHOOK_ADD_SYMBOL) && (pa->symbol || pa->symbol_len || pa->offset))
+		return false;
+	if (!(fields & FHOOK_ADD_ADDR) && pa->addr)
+		return false;
+	if (!(fields & FHOOK_ADD_MAXACTIVE) && pa->maxactive)
+		return false;
+	if (!(fields & FHOOK_ADD_PROG) && (pa->prog || pa->prog_len || pa->entry_len || pa->__pad))
+		return false;
+	if (!(fields & FHOOK_ADD_DATA_SIZE) && pa->data_size)
+		return false;
+	if (!(fields & FHOOK_ADD_PRED) && (pa->pred || pa->pred_len))
+		return false;
+	if (!(fields & FHOOK_ADD_HOOK) && pa->hook)
+		return false;
+	if (!(fields & FHOOK_ADD_STACK_ARGS) && pa->stack_args)
+		return false;
+	return true;
+}
+
 static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 {
+	const struct fhook_probe_kind *kind;
 	struct fhook_probe_add pa;
 	struct fhook_probe *p;
 	s32 err_index = -1;
@@ -285,39 +312,18 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 	    (pa.ips && !pa.nr_ips) || (pa.symbol && !pa.symbol_len) ||
 	    (pa.pred && !pa.pred_len) || (pa.prog && !pa.prog_len))
 		return -EINVAL;
-	if ((pa.flags & ~FHOOK_PROBE_FLAGS) || (pa.type == FHOOK_PROBE_BENCH && pa.flags) ||
-	    !fhook_zero(pa.reserved, ARRAY_SIZE(pa.reserved)) ||
-	    pa.__pad3 || pa.probe_addr)
-		return -EINVAL;
-	/* latency: direct probes only, alone; stack_args is theirs */
-	if ((pa.flags & FHOOK_PROBE_F_LATENCY) &&
-	    (pa.type != FHOOK_PROBE_DIRECT || pa.flags != FHOOK_PROBE_F_LATENCY))
-		return -EINVAL;
-	if ((pa.stack_args && !(pa.flags & FHOOK_PROBE_F_LATENCY)) ||
-	    pa.stack_args > FHOOK_HOOK_MAX_STACK_ARGS)
+	if (!fhook_zero(pa.reserved, ARRAY_SIZE(pa.reserved)) || pa.__pad3 || pa.probe_addr)
 		return -EINVAL;
 	if (!pa.type || pa.type >= ARRAY_SIZE(fhook_kinds) || !fhook_kinds[pa.type])
 		return -EINVAL;
-	if (pa.hook && pa.type != FHOOK_PROBE_HOOK)
+	kind = fhook_kinds[pa.type];
+	if ((pa.flags & ~kind->flags) || !fhook_probe_add_unused_zero(&pa, kind->fields))
 		return -EINVAL;
-	switch (pa.type) {
-	case FHOOK_PROBE_FUNC:
-	case FHOOK_PROBE_DIRECT:
-	case FHOOK_PROBE_BENCH:
-		if (pa.symbol_len || pa.symbol || pa.offset || pa.addr || pa.maxactive ||
-		    pa.prog_len || pa.prog || pa.entry_len || pa.data_size || pa.__pad)
-			return -EINVAL;
-		if (pa.type == FHOOK_PROBE_BENCH && (pa.pred || pa.pred_len))
-			return -EINVAL;
-		break;
-	default:
-		/* counting only: function probes, direct probes, kprobes */
-		if ((pa.flags & FHOOK_PROBE_F_COUNT) && pa.type != FHOOK_PROBE_KPROBE)
-			return -EINVAL;
-		break;
+	if (kind->validate) {
+		ret = kind->validate(&pa);
+		if (ret)
+			return ret;
 	}
-	if (pa.type == FHOOK_PROBE_BENCH && (pa.filter_len || pa.exclude_len || pa.nr_ips))
-		return -EINVAL;
 	if (s->armed)
 		return -EBUSY;
 	if (s->nr_probes >= FHOOK_MAX_PROBES)
@@ -328,7 +334,7 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 		return -ENOMEM;
 	p->session = s;
 	p->type = pa.type;
-	p->kind = fhook_kinds[pa.type];
+	p->kind = kind;
 	p->id = s->next_probe_id;
 	p->slot = -1;
 	INIT_LIST_HEAD(&p->watch_node);
