@@ -157,6 +157,8 @@ struct fhook_probe;
  * STOP or close, release when the probe is freed.
  */
 struct fhook_probe_kind {
+	/* bytes to allocate: the kind's struct embedding fhook_probe first */
+	size_t size;
 	u32 fields;			/* FHOOK_ADD_* it reads */
 	u32 flags;			/* FHOOK_PROBE_F_* it accepts */
 	int (*validate)(const struct fhook_probe_add *arg);
@@ -211,6 +213,7 @@ struct fhook_probe {
 	struct fhook_trigger_k *triggers[FHOOK_MAX_TRIGGERS];
 	struct fhook_prog *prog;	/* kprobes: what to record */
 	struct fhook_pred *pred;	/* filter, NULL: record every hit */
+	u32 data_size;			/* without a program: the record's fixed bytes */
 	char *symbol;			/* kprobes: the symbol probed */
 	union {
 		struct ftrace_ops ops;	/* FHOOK_PROBE_FUNC, _DIRECT, _HOOK */
@@ -223,14 +226,6 @@ struct fhook_probe {
 			struct uprobe_consumer uc;
 			struct path upath;
 			struct fhook_uprobe_handle uh;
-		};
-		struct {		/* FHOOK_PROBE_TRACEPOINT */
-			struct perf_event **tp_events;	/* [nr_cpu_ids] */
-			u64 tp_id;
-			u32 tp_size;	/* fixed entry size: predicate bounds */
-			bool tp_hotplug;	/* an instance of the CPU callbacks */
-			struct hlist_node tp_cpu_node;
-			struct work_struct tp_work;	/* counters for new CPUs */
 		};
 	};
 };

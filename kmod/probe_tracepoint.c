@@ -20,6 +20,24 @@
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 
+/* A tracepoint probe: the common part and its perf counters. */
+struct fhook_tp_probe {
+	struct fhook_probe p;		/* first: freed as a struct fhook_probe */
+	struct perf_event **events;	/* [nr_cpu_ids] */
+	u64 id;				/* the trace event's id */
+	u32 size;			/* fixed entry size: predicate bounds */
+	bool hotplug;			/* an instance of the CPU callbacks */
+	struct hlist_node cpu_node;
+	struct work_struct work;	/* counters for new CPUs */
+};
+
+static_assert(offsetof(struct fhook_tp_probe, p) == 0);
+
+static inline struct fhook_tp_probe *to_tp(struct fhook_probe *p)
+{
+	return container_of(p, struct fhook_tp_probe, p);
+}
+
 static int fhook_tp_cpuhp = -1;		/* the dynamic hotplug state */
 static void fhook_tp_work(struct work_struct *work);
 
@@ -27,6 +45,7 @@ static notrace void fhook_tp_handler(struct perf_event *event, struct perf_sampl
 				     struct pt_regs *regs)
 {
 	struct fhook_probe *p = event->overflow_handler_context;
+	struct fhook_tp_probe *tp = to_tp(p);
 	struct fhook_session *s = p->session;
 	unsigned int pc = preempt_count();
 	bool irqs_off = irqs_disabled();
@@ -50,10 +69,10 @@ static notrace void fhook_tp_handler(struct perf_event *event, struct perf_sampl
 		fhook_count(&c->filtered);
 		return;
 	}
-	/* predicates read fields up to tp_size: a shorter entry fails them */
-	if (p->nr_triggers && len >= p->tp_size)
+	/* predicates read fields up to its size: a shorter entry fails them */
+	if (p->nr_triggers && len >= tp->size)
 		fhook_triggers_run(p, rb, entry, len);
-	if ((p->pred && (len < p->tp_size || !fhook_pred_run(p->pred, entry, len))) ||
+	if ((p->pred && (len < tp->size || !fhook_pred_run(p->pred, entry, len))) ||
 	    READ_ONCE(p->paused)) {
 		fhook_count(&c->filtered);
 		return;
@@ -63,7 +82,7 @@ static notrace void fhook_tp_handler(struct perf_event *event, struct perf_sampl
 	r = fhook_ring_reserve(rb, size, p->id, &seq);
 	if (!IS_ERR_OR_NULL(r)) {
 		fhook_rec_init(&r->hdr, FHOOK_REC_TRACEPOINT, size, p->id, seq, pc, irqs_off);
-		r->ip = p->tp_id;
+		r->ip = tp->id;
 		r->ret_ip = 0;
 		r->faults = 0;
 		memcpy(r->data, entry, len);
@@ -75,11 +94,14 @@ static notrace void fhook_tp_handler(struct perf_event *event, struct perf_sampl
 static int fhook_tp_init(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index)
 {
 	/* the event's id; the fixed size of its entries, for the predicate */
+	struct fhook_tp_probe *tp = to_tp(p);
+
 	if (!arg->addr || arg->addr > U32_MAX || arg->data_size > FHOOK_MAX_PROBE_DATA)
 		return -EINVAL;
-	p->tp_id = arg->addr;
-	p->tp_size = arg->data_size;
-	INIT_WORK(&p->tp_work, fhook_tp_work);
+	tp->id = arg->addr;
+	tp->size = arg->data_size;
+	p->data_size = arg->data_size;
+	INIT_WORK(&tp->work, fhook_tp_work);
 	p->pred = fhook_pred_load(arg, arg->data_size, err_index);
 	if (IS_ERR(p->pred)) {
 		int ret = PTR_ERR(p->pred);
@@ -87,27 +109,28 @@ static int fhook_tp_init(struct fhook_probe *p, const struct fhook_probe_add *ar
 		p->pred = NULL;
 		return ret;
 	}
-	p->tp_events = kcalloc(nr_cpu_ids, sizeof(*p->tp_events), GFP_KERNEL);
-	return p->tp_events ? 0 : -ENOMEM;
+	tp->events = kcalloc(nr_cpu_ids, sizeof(*tp->events), GFP_KERNEL);
+	return tp->events ? 0 : -ENOMEM;
 }
 
 static void fhook_tp_disarm(struct fhook_probe *p)
 {
+	struct fhook_tp_probe *tp = to_tp(p);
 	int cpu;
 
-	if (!p->tp_events)
+	if (!tp->events)
 		return;
 	WRITE_ONCE(p->enabled, false);
 	/* no callback runs for @p once this returns, nor its work */
-	if (p->tp_hotplug) {
-		cpuhp_state_remove_instance_nocalls(fhook_tp_cpuhp, &p->tp_cpu_node);
-		p->tp_hotplug = false;
+	if (tp->hotplug) {
+		cpuhp_state_remove_instance_nocalls(fhook_tp_cpuhp, &tp->cpu_node);
+		tp->hotplug = false;
 	}
-	cancel_work_sync(&p->tp_work);
+	cancel_work_sync(&tp->work);
 	for_each_possible_cpu(cpu) {
-		if (p->tp_events[cpu]) {
-			perf_event_release_kernel(p->tp_events[cpu]);
-			p->tp_events[cpu] = NULL;
+		if (tp->events[cpu]) {
+			perf_event_release_kernel(tp->events[cpu]);
+			tp->events[cpu] = NULL;
 		}
 	}
 }
@@ -117,58 +140,59 @@ static void fhook_tp_disarm(struct fhook_probe *p)
  * From START or the work item: no lock held (freeing a counter may drop
  * the tracepoint's last perf user, which takes the hotplug lock).
  */
-static int fhook_tp_cpu_counter(struct fhook_probe *p, unsigned int cpu)
+static int fhook_tp_cpu_counter(struct fhook_tp_probe *tp, unsigned int cpu)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_TRACEPOINT,
 		.size = sizeof(attr),
-		.config = p->tp_id,
+		.config = tp->id,
 		.sample_period = 1,
 		.sample_type = PERF_SAMPLE_RAW,
 	};
-	struct perf_event *e = p->tp_events[cpu];
+	struct perf_event *e = tp->events[cpu];
 
 	/* perf turns a CPU's counters off when it goes offline */
 	if (e && READ_ONCE(e->state) > PERF_EVENT_STATE_OFF)
 		return 0;
 	if (e) {
-		p->tp_events[cpu] = NULL;
+		tp->events[cpu] = NULL;
 		perf_event_release_kernel(e);
 	}
-	e = perf_event_create_kernel_counter(&attr, cpu, NULL, fhook_tp_handler, p);
+	e = perf_event_create_kernel_counter(&attr, cpu, NULL, fhook_tp_handler, &tp->p);
 	if (IS_ERR(e))
 		return PTR_ERR(e);
-	p->tp_events[cpu] = e;
+	tp->events[cpu] = e;
 	return 0;
 }
 
 /* The counters of the CPUs online now; never runs with the arming itself. */
 static void fhook_tp_work(struct work_struct *work)
 {
-	struct fhook_probe *p = container_of(work, struct fhook_probe, tp_work);
+	struct fhook_tp_probe *tp = container_of(work, struct fhook_tp_probe, work);
 	unsigned int cpu;
 	int ret;
 
 	for_each_online_cpu(cpu) {
-		ret = fhook_tp_cpu_counter(p, cpu);
+		ret = fhook_tp_cpu_counter(tp, cpu);
 		/* -ENODEV: offline again already */
 		if (ret && ret != -ENODEV)
 			pr_warn("probe %u: no tracepoint counter on CPU %u, which came online: %d\n",
-				p->id, cpu, ret);
+				tp->p.id, cpu, ret);
 	}
 }
 
 /* CPU hotplug: @cpu is online (the callback runs for every armed probe). */
 static int fhook_tp_cpu_online(unsigned int cpu, struct hlist_node *node)
 {
-	struct fhook_probe *p = hlist_entry(node, struct fhook_probe, tp_cpu_node);
+	struct fhook_tp_probe *tp = hlist_entry(node, struct fhook_tp_probe, cpu_node);
 
-	schedule_work(&p->tp_work);
+	schedule_work(&tp->work);
 	return 0;
 }
 
 static int fhook_tp_arm(struct fhook_probe *p)
 {
+	struct fhook_tp_probe *tp = to_tp(p);
 	int cpu, ret = 0;
 
 	WRITE_ONCE(p->enabled, true);
@@ -178,7 +202,7 @@ static int fhook_tp_arm(struct fhook_probe *p)
 	 * offline meanwhile gives -ENODEV: skipped.
 	 */
 	for_each_online_cpu(cpu) {
-		ret = fhook_tp_cpu_counter(p, cpu);
+		ret = fhook_tp_cpu_counter(tp, cpu);
 		if (ret == -ENODEV)
 			ret = 0;
 		if (ret)
@@ -189,13 +213,13 @@ static int fhook_tp_arm(struct fhook_probe *p)
 	 * runs once now for those that came or went during the loop above.
 	 */
 	if (!ret) {
-		ret = cpuhp_state_add_instance_nocalls(fhook_tp_cpuhp, &p->tp_cpu_node);
-		p->tp_hotplug = !ret;
+		ret = cpuhp_state_add_instance_nocalls(fhook_tp_cpuhp, &tp->cpu_node);
+		tp->hotplug = !ret;
 	}
 	if (ret)
 		fhook_tp_disarm(p);
 	else
-		schedule_work(&p->tp_work);
+		schedule_work(&tp->work);
 	return ret;
 }
 
@@ -218,12 +242,13 @@ void fhook_tp_teardown(void)
 static void fhook_tp_release(struct fhook_probe *p)
 {
 	fhook_tp_disarm(p);
-	kfree(p->tp_events);
+	kfree(to_tp(p)->events);
 	fhook_triggers_free(p);
 	kfree(p->pred);
 }
 
 const struct fhook_probe_kind fhook_tp_kind = {
+	.size		= sizeof(struct fhook_tp_probe),
 	.fields		= FHOOK_ADD_ADDR | FHOOK_ADD_DATA_SIZE | FHOOK_ADD_PRED,
 	.init		= fhook_tp_init,
 	.arm		= fhook_tp_arm,

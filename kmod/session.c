@@ -329,7 +329,8 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 	if (s->nr_probes >= FHOOK_MAX_PROBES)
 		return -ENOSPC;
 
-	p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
+	/* the kind's own struct, fhook_probe first (fhook_probe_free() frees it) */
+	p = kzalloc(kind->size ?: sizeof(*p), GFP_KERNEL_ACCOUNT);
 	if (!p)
 		return -ENOMEM;
 	p->session = s;

@@ -60,8 +60,7 @@ int fhook_trigger_add(struct fhook_session *s, const struct fhook_trigger *arg)
 	t->counted = arg->count != 0;
 	t->count = min_t(u64, arg->count, S64_MAX);
 	atomic64_set(&t->left, t->count);
-	data_size = p->type == FHOOK_PROBE_TRACEPOINT ? p->tp_size :
-		    p->prog ? p->prog->data_size : 0;
+	data_size = p->prog ? p->prog->data_size : p->data_size;
 	t->pred = fhook_pred_copy(arg->pred, arg->pred_len, data_size, &bad);
 	if (IS_ERR(t->pred)) {
 		int ret = PTR_ERR(t->pred);
