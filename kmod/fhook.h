@@ -222,11 +222,6 @@ struct fhook_probe {
 			struct kretprobe rp;
 			u64 rp_pages;	/* fhook_mem_reserve()d for its instances */
 		};
-		struct {		/* FHOOK_PROBE_UPROBE, _URETPROBE */
-			struct uprobe_consumer uc;
-			struct path upath;
-			struct fhook_uprobe_handle uh;
-		};
 	};
 };
 

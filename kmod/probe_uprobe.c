@@ -18,9 +18,24 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+/* A uprobe or uretprobe: the common part, the file and the consumer. */
+struct fhook_uprobe {
+	struct fhook_probe p;		/* first: freed as a struct fhook_probe */
+	struct uprobe_consumer uc;
+	struct path path;		/* held from init to release */
+	struct fhook_uprobe_handle uh;	/* inode and offset (compat.h) */
+};
+
+static_assert(offsetof(struct fhook_uprobe, p) == 0);
+
+static inline struct fhook_uprobe *to_uprobe(struct fhook_probe *p)
+{
+	return container_of(p, struct fhook_uprobe, p);
+}
+
 static notrace int fhook_uprobe_handler(struct uprobe_consumer *uc, struct pt_regs *regs)
 {
-	struct fhook_probe *p = container_of(uc, struct fhook_probe, uc);
+	struct fhook_probe *p = &container_of(uc, struct fhook_uprobe, uc)->p;
 
 	if (likely(READ_ONCE(p->enabled)))
 		fhook_probe_emit_user(p, FHOOK_REC_UPROBE, regs, instruction_pointer(regs), 0);
@@ -30,7 +45,7 @@ static notrace int fhook_uprobe_handler(struct uprobe_consumer *uc, struct pt_re
 static notrace int fhook_uretprobe_handler(struct uprobe_consumer *uc, unsigned long func,
 					   struct pt_regs *regs)
 {
-	struct fhook_probe *p = container_of(uc, struct fhook_probe, uc);
+	struct fhook_probe *p = &container_of(uc, struct fhook_uprobe, uc)->p;
 
 	if (likely(READ_ONCE(p->enabled)))
 		fhook_probe_emit_user(p, FHOOK_REC_URETPROBE, regs, func,
@@ -41,6 +56,7 @@ static notrace int fhook_uretprobe_handler(struct uprobe_consumer *uc, unsigned 
 static int fhook_uprobe_init(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index)
 {
 	bool ret_probe = arg->type == FHOOK_PROBE_URETPROBE;
+	struct fhook_uprobe *u = to_uprobe(p);
 	struct inode *inode;
 	char *path;
 	int ret;
@@ -72,22 +88,22 @@ static int fhook_uprobe_init(struct fhook_probe *p, const struct fhook_probe_add
 		kfree(path);
 		return -EINVAL;
 	}
-	ret = kern_path(path, LOOKUP_FOLLOW, &p->upath);
+	ret = kern_path(path, LOOKUP_FOLLOW, &u->path);
 	kfree(path);
 	if (ret)
 		return ret;
 	p->registered = true;	/* the path reference: release drops it */
-	if (!d_is_reg(p->upath.dentry))
+	if (!d_is_reg(u->path.dentry))
 		return -EISDIR;
-	inode = d_real_inode(p->upath.dentry);
+	inode = d_real_inode(u->path.dentry);
 	if (arg->offset >= i_size_read(inode))
 		return -ERANGE;
-	p->uh.inode = inode;
-	p->uh.offset = arg->offset;
+	u->uh.inode = inode;
+	u->uh.offset = arg->offset;
 	if (ret_probe)
-		p->uc.ret_handler = fhook_uretprobe_handler;
+		u->uc.ret_handler = fhook_uretprobe_handler;
 	else
-		p->uc.handler = fhook_uprobe_handler;
+		u->uc.handler = fhook_uprobe_handler;
 	return 0;
 }
 
@@ -96,7 +112,7 @@ static int fhook_uprobe_arm(struct fhook_probe *p)
 	int ret;
 
 	WRITE_ONCE(p->enabled, true);
-	ret = fhook_uprobe_register(&p->uh, &p->uc);
+	ret = fhook_uprobe_register(&to_uprobe(p)->uh, &to_uprobe(p)->uc);
 	if (ret)
 		WRITE_ONCE(p->enabled, false);
 	/* the kernel-internal ENOTSUPP (an instruction uprobes cannot step) */
@@ -109,14 +125,14 @@ static void fhook_uprobe_disarm(struct fhook_probe *p)
 	if (!READ_ONCE(p->enabled))
 		return;
 	WRITE_ONCE(p->enabled, false);
-	fhook_uprobe_unregister(&p->uh, &p->uc);
+	fhook_uprobe_unregister(&to_uprobe(p)->uh, &to_uprobe(p)->uc);
 }
 
 static void fhook_uprobe_release(struct fhook_probe *p)
 {
 	fhook_uprobe_disarm(p);
 	if (p->registered)
-		path_put(&p->upath);
+		path_put(&to_uprobe(p)->path);
 	p->registered = false;
 	fhook_triggers_free(p);
 	kfree(p->pred);
@@ -124,6 +140,7 @@ static void fhook_uprobe_release(struct fhook_probe *p)
 }
 
 const struct fhook_probe_kind fhook_uprobe_kind = {
+	.size		= sizeof(struct fhook_uprobe),
 	.fields		= FHOOK_ADD_SYMBOL | FHOOK_ADD_PROG | FHOOK_ADD_DATA_SIZE | FHOOK_ADD_PRED,
 	.flags		= FHOOK_PROBE_F_STACK,
 	.init		= fhook_uprobe_init,
