@@ -217,11 +217,6 @@ struct fhook_probe {
 	char *symbol;			/* kprobes: the symbol probed */
 	union {
 		struct ftrace_ops ops;	/* FHOOK_PROBE_FUNC, _DIRECT, _HOOK */
-		struct kprobe kp;	/* FHOOK_PROBE_KPROBE */
-		struct {		/* FHOOK_PROBE_KRETPROBE */
-			struct kretprobe rp;
-			u64 rp_pages;	/* fhook_mem_reserve()d for its instances */
-		};
 	};
 };
 

@@ -25,6 +25,25 @@ struct fhook_kret_entry {
 	u8 data[];
 };
 
+/* A kprobe or kretprobe: the common part and the kernel's probe. */
+struct fhook_kprobe_probe {
+	struct fhook_probe p;		/* first: freed as a struct fhook_probe */
+	union {
+		struct kprobe kp;	/* FHOOK_PROBE_KPROBE */
+		struct {		/* FHOOK_PROBE_KRETPROBE */
+			struct kretprobe rp;
+			u64 rp_pages;	/* fhook_mem_reserve()d for its instances */
+		};
+	};
+};
+
+static_assert(offsetof(struct fhook_kprobe_probe, p) == 0);
+
+static inline struct fhook_kprobe_probe *to_kprobe(struct fhook_probe *p)
+{
+	return container_of(p, struct fhook_kprobe_probe, p);
+}
+
 /*
  * The fields of a hit fetched into @ctx (its data inside @rec's): triggers,
  * predicate, one record.  Preemption must be off.
@@ -186,7 +205,7 @@ static u64 fhook_kret_pages(u32 n, size_t size)
 
 static notrace int fhook_kprobe_handler(struct kprobe *kp, struct pt_regs *regs)
 {
-	struct fhook_probe *p = container_of(kp, struct fhook_probe, kp);
+	struct fhook_probe *p = &container_of(kp, struct fhook_kprobe_probe, kp)->p;
 
 	if (unlikely(!READ_ONCE(p->enabled)))
 		return 0;
@@ -200,7 +219,7 @@ NOKPROBE_SYMBOL(fhook_kprobe_handler);
 
 static notrace int fhook_kret_entry_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct fhook_probe *p = container_of(get_kretprobe(ri), struct fhook_probe, rp);
+	struct fhook_probe *p = &container_of(get_kretprobe(ri), struct fhook_kprobe_probe, rp)->p;
 	const struct fhook_prog *prog = p->prog;
 	struct fhook_kret_entry *e = (struct fhook_kret_entry *)ri->data;
 	struct fhook_fetch_ctx ctx;
@@ -213,7 +232,7 @@ static notrace int fhook_kret_entry_handler(struct kretprobe_instance *ri, struc
 		return 1;
 	}
 	memset(e->data, 0, prog->data_size);
-	fhook_fetch_ctx_init(&ctx, regs, e->data, p->rp.data_size - sizeof(*e), false);
+	fhook_fetch_ctx_init(&ctx, regs, e->data, to_kprobe(p)->rp.data_size - sizeof(*e), false);
 	ctx.dyn = prog->data_size;
 	fhook_prog_run(prog, 0, prog->entry_len, &ctx);
 	e->faults = ctx.faults;
@@ -229,7 +248,7 @@ static notrace int fhook_kret_handler(struct kretprobe_instance *ri, struct pt_r
 
 	if (unlikely(!rp))
 		return 0;
-	p = container_of(rp, struct fhook_probe, rp);
+	p = &container_of(rp, struct fhook_kprobe_probe, rp)->p;
 	if (likely(READ_ONCE(p->enabled)))
 		fhook_probe_emit(p, FHOOK_REC_KRETPROBE, regs, (unsigned long)rp->kp.addr,
 				  get_kretprobe_retaddr(ri),
@@ -240,8 +259,9 @@ NOKPROBE_SYMBOL(fhook_kret_handler);
 
 static int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index)
 {
+	struct fhook_kprobe_probe *k = to_kprobe(p);
 	bool ret_probe = arg->type == FHOOK_PROBE_KRETPROBE;
-	struct kprobe *kp = ret_probe ? &p->rp.kp : &p->kp;
+	struct kprobe *kp = ret_probe ? &k->rp.kp : &k->kp;
 	struct fhook_prog *prog;
 	int ret;
 
@@ -299,24 +319,24 @@ static int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add
 			entry_data = sizeof(struct fhook_kret_entry) + prog->data_size +
 				     prog->entry_dyn;
 			entry_data = min_t(u32, entry_data, KRETPROBE_MAX_DATA_SIZE);
-			p->rp.entry_handler = fhook_kret_entry_handler;
+			k->rp.entry_handler = fhook_kret_entry_handler;
 		}
-		p->rp.handler = fhook_kret_handler;
-		p->rp.data_size = entry_data;
+		k->rp.handler = fhook_kret_handler;
+		k->rp.data_size = entry_data;
 		/* register_kretprobe()'s default, made explicit to be counted */
-		p->rp.maxactive = arg->maxactive ?: max_t(unsigned int, 10, 2 * num_possible_cpus());
+		k->rp.maxactive = arg->maxactive ?: max_t(unsigned int, 10, 2 * num_possible_cpus());
 		/*
 		 * The kernel allocates the instances (not charged to the
 		 * caller's memory cgroup): they count in fhook's budget
 		 */
-		p->rp_pages = fhook_kret_pages(p->rp.maxactive,
+		k->rp_pages = fhook_kret_pages(k->rp.maxactive,
 					       sizeof(struct kretprobe_instance) + entry_data);
-		ret = fhook_mem_reserve(p->rp_pages);
+		ret = fhook_mem_reserve(k->rp_pages);
 		if (ret) {
-			p->rp_pages = 0;
+			k->rp_pages = 0;
 			return ret;
 		}
-		ret = register_kretprobe(&p->rp);
+		ret = register_kretprobe(&k->rp);
 	} else {
 		kp->pre_handler = fhook_kprobe_handler;
 		ret = register_kprobe(kp);
@@ -357,20 +377,22 @@ int fhook_kprobe_check_text(unsigned long addr, unsigned long *probed)
 /* Address actually probed (the kernel moves sym+0 past an ENDBR). */
 u64 fhook_kprobe_addr(struct fhook_probe *p)
 {
-	struct kprobe *kp = p->type == FHOOK_PROBE_KRETPROBE ? &p->rp.kp : &p->kp;
+	struct fhook_kprobe_probe *k = to_kprobe(p);
+	struct kprobe *kp = p->type == FHOOK_PROBE_KRETPROBE ? &k->rp.kp : &k->kp;
 
 	return (unsigned long)kp->addr;
 }
 
 static int fhook_kprobe_arm(struct fhook_probe *p)
 {
+	struct fhook_kprobe_probe *k = to_kprobe(p);
 	int ret;
 
 	WRITE_ONCE(p->enabled, true);
 	if (p->type == FHOOK_PROBE_KRETPROBE)
-		ret = enable_kretprobe(&p->rp);
+		ret = enable_kretprobe(&k->rp);
 	else
-		ret = enable_kprobe(&p->kp);
+		ret = enable_kprobe(&k->kp);
 	if (ret)
 		WRITE_ONCE(p->enabled, false);
 	return ret;
@@ -382,27 +404,31 @@ static int fhook_kprobe_arm(struct fhook_probe *p)
  */
 static void fhook_kprobe_disarm(struct fhook_probe *p)
 {
+	struct fhook_kprobe_probe *k = to_kprobe(p);
+
 	if (!READ_ONCE(p->enabled))
 		return;
 	WRITE_ONCE(p->enabled, false);
 	if (p->type == FHOOK_PROBE_KRETPROBE)
-		disable_kretprobe(&p->rp);
+		disable_kretprobe(&k->rp);
 	else
-		disable_kprobe(&p->kp);
+		disable_kprobe(&k->kp);
 }
 
 static void fhook_kprobe_release(struct fhook_probe *p)
 {
+	struct fhook_kprobe_probe *k = to_kprobe(p);
+
 	if (p->registered) {
 		/* waits for handlers in flight, frees kretprobe instances */
 		if (p->type == FHOOK_PROBE_KRETPROBE)
-			unregister_kretprobe(&p->rp);
+			unregister_kretprobe(&k->rp);
 		else
-			unregister_kprobe(&p->kp);
+			unregister_kprobe(&k->kp);
 		p->registered = false;
 	}
 	if (p->type == FHOOK_PROBE_KRETPROBE)
-		fhook_mem_unreserve(p->rp_pages);
+		fhook_mem_unreserve(k->rp_pages);
 	kfree(p->symbol);
 	fhook_triggers_free(p);
 	kfree(p->pred);
@@ -411,12 +437,15 @@ static void fhook_kprobe_release(struct fhook_probe *p)
 
 unsigned long fhook_kprobe_nmissed(struct fhook_probe *p)
 {
+	struct fhook_kprobe_probe *k = to_kprobe(p);
+
 	if (p->type == FHOOK_PROBE_KRETPROBE)
-		return p->rp.nmissed + p->rp.kp.nmissed;
-	return p->kp.nmissed;
+		return k->rp.nmissed + k->rp.kp.nmissed;
+	return k->kp.nmissed;
 }
 
 const struct fhook_probe_kind fhook_kprobe_kind = {
+	.size		= sizeof(struct fhook_kprobe_probe),
 	.fields		= FHOOK_ADD_SYMBOL | FHOOK_ADD_ADDR | FHOOK_ADD_MAXACTIVE | FHOOK_ADD_PROG |
 			  FHOOK_ADD_DATA_SIZE | FHOOK_ADD_PRED,
 	.flags		= FHOOK_PROBE_F_STACK | FHOOK_PROBE_F_COUNT,
