@@ -1,0 +1,67 @@
+# shellcheck shell=bash
+# What the guests need: host tools, the module and the static CLI, a
+# static busybox, the guest programs and the benchmark's programs.
+# Sourced by vmtests/run.sh, which sets the variables named here.
+
+# is_static FILE: an executable ELF with no program interpreter
+is_static() {
+	[ -x "$1" ] && readelf -h "$1" > /dev/null 2>&1 &&
+		! readelf -l "$1" 2> /dev/null | grep -q 'program interpreter'
+}
+
+# check_artifacts: die unless everything a run needs is there; sets busybox
+check_artifacts() {
+	for tool in qemu-system-x86_64 cpio gzip xz gcc readelf modinfo timeout flock; do
+		command -v "$tool" > /dev/null || die "$tool not found: run scripts/setup.sh"
+	done
+
+
+	if [ $needs_fhook = 1 ]; then
+		for rel in "${kernels[@]}"; do
+			ko=$kmod_dir/$rel/fhook.ko
+			[ -f "$ko" ] || die "${ko#"$top"/} missing: build the module first (make)"
+			[ -f "$testmod_dir/$rel/fhook_testmod.ko" ] ||
+				die "build/testmod/$rel/fhook_testmod.ko missing: build the modules first (make)"
+		done
+		[ -x "$cli" ] || die "${cli#"$top"/} missing: build the CLI first (make)"
+		is_static "$cli" || die "${cli#"$top"/} is not statically linked: the guest has no shared libraries"
+	fi
+	busybox=$(command -v busybox || echo /bin/busybox)
+	is_static "$busybox" || busybox=/bin/busybox
+	is_static "$busybox" || die "no static busybox (install busybox-static)"
+}
+
+# build_progs: vmtests/progs/*.c, static, into $progs (rebuilt when a
+# source, progs.h or the ABI header is newer)
+build_progs() {
+	progs=$vm/progs
+	mkdir -p "$progs"
+	for bin in "$progs"/*; do	# programs whose source is gone
+		[ -e "$bin" ] && [ ! -f "$here/progs/$(basename "$bin" .tmp).c" ] && rm -f "$bin"
+	done
+	for src in "$here"/progs/*.c; do
+		bin=$progs/$(basename "$src" .c)
+		if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$top/shared/fhook_abi.h" -nt "$bin" ] ||
+		   [ "$here/progs/progs.h" -nt "$bin" ]; then
+			gcc -static -O2 -Wall -Werror -I"$top/shared" -o "$bin.tmp" "$src" ||
+				die "building $(basename "$src") failed"
+			mv "$bin.tmp" "$bin"
+		fi
+	done
+
+}
+
+# build_bench: the transport benchmark's static consumer and BPF object
+build_bench() {
+		for tool in clang; do
+			command -v "$tool" > /dev/null || die "$tool not found: run scripts/setup.sh"
+		done
+		mkdir -p "$vm/bench"
+		clang -O2 -g -target bpf -I/usr/include/"$(gcc -print-multiarch)" \
+			-c "$here/bench/ringbuf.bpf.c" -o "$vm/bench/ringbuf.bpf.o" ||
+			die "building ringbuf.bpf.c failed (clang, libbpf-dev)"
+		gcc -static -O2 -Wall -Werror -I"$top/shared" -I"$here/progs" \
+			-o "$vm/bench/fhook-bench-transport" "$here/bench/fhook-bench-transport.c" \
+			-lbpf -lelf -lz -lzstd ||
+			die "building fhook-bench-transport failed (libbpf-dev, libelf-dev, zlib1g-dev, libzstd-dev)"
+}

@@ -1,0 +1,143 @@
+# shellcheck shell=bash
+# The guests' initramfs: one base archive per kernel (busybox, fhook.ko,
+# the CLI, test modules, programs, tests) and a small /fhook/config archive
+# per boot appended to it.
+# Sourced by vmtests/run.sh, which sets the variables named here.
+
+# unpack_module SRC DEST: copy a .ko, decompressing .xz/.zst/.gz
+unpack_module() {
+	case $1 in
+	*.ko.xz) xz -dc "$1" > "$2" ;;
+	*.ko.zst) zstd -qdc "$1" > "$2" ;;
+	*.ko.gz) gzip -dc "$1" > "$2" ;;
+	*.ko) cp "$1" "$2" ;;
+	*) return 1 ;;
+	esac
+}
+
+# find_module MODDIR NAME: path of NAME.ko* (- and _ are the same)
+find_module() {
+	local pat=${2//[-_]/[-_]}
+	find "$1/kernel" -name "$pat.ko" -o -name "$pat.ko.*" 2>/dev/null | head -n 1
+}
+
+# add_module MODDIR NAME STAGE: NAME and its dependencies into STAGE/fhook/mods,
+# dependencies first, appended to STAGE/fhook/mods/order
+add_module() {
+	local moddir=$1 name=$2 stage=$3 path dep ko
+	ko=${name//-/_}.ko
+	grep -q "^$ko" "$stage/fhook/mods/order" 2>/dev/null && return 0
+	if grep -Eq "/${name//[-_]/[-_]}\.ko(\.[a-z]+)?$" "$moddir/modules.builtin" 2>/dev/null; then
+		return 0	# built in
+	fi
+	path=$(find_module "$moddir" "$name")
+	[ -n "$path" ] || return 1
+	unpack_module "$path" "$stage/fhook/mods/$ko" || return 1
+	for dep in $(modinfo -F depends "$stage/fhook/mods/$ko" | tr ',' ' '); do
+		add_module "$moddir" "$dep" "$stage" || return 1
+	done
+	echo "$ko ${4:-}" >> "$stage/fhook/mods/order"
+}
+
+is_builtin() { grep -Eq "/${2//[-_]/[-_]}\.ko(\.[a-z]+)?$" "$1/modules.builtin" 2>/dev/null; }
+
+# stage_peer STAGE EXE: a host program for fhook bench (bpftrace,
+# funclatency) in STAGE/fhook/peers/bin, and the shared libraries it loads
+# at their host paths (the loader's default directories)
+stage_peer() {
+	local stage=$1 exe=$2 lib
+	mkdir -p "$stage/fhook/peers/bin"
+	cp "$exe" "$stage/fhook/peers/bin/"
+	for lib in $(ldd "$exe" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+		[ -e "$stage$lib" ] && continue
+		mkdir -p "$stage$(dirname "$lib")"
+		cp -L "$lib" "$stage$lib"
+	done
+}
+
+# build_initramfs REL: the kernel's base initramfs, $vm/REL/base.cpio.gz
+# (everything but /fhook/config, which each boot appends: group_initrd)
+build_initramfs() {
+	local rel=$1 stage moddir modtest="" kind="" m
+	stage=$vm/$rel/root
+	moddir=${t_moddir[$rel]}
+	rm -rf "$stage"
+	mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,dev,proc,sys,tmp,run,root,etc} \
+		"$stage"/fhook/{bin,tests,mods}
+	cp "$busybox" "$stage/bin/busybox"
+	install -m 755 "$here/guest/init" "$stage/init"
+	cp "$here/guest/lib.sh" "$here/guest/runner.sh" "$here/guest/demo.sh" "$here/guest/bench.sh" "$here/guest/bench-hooks.sh" \
+		"$here/guest/tests.list" "$stage/fhook/"
+	cp "$here"/guest/tests/*.sh "$stage/fhook/tests/"
+	cp "$progs"/* "$stage/fhook/bin/"
+	[ -f "$kmod_dir/$rel/fhook.ko" ] && cp "$kmod_dir/$rel/fhook.ko" "$stage/fhook/"
+	[ -f "$testmod_dir/$rel/fhook_testmod.ko" ] &&
+		cp "$testmod_dir/$rel"/fhook_*.ko "$stage/fhook/"
+	if [ $mode = bench ]; then
+		mkdir -p "$stage/fhook/bench"
+		cp "$vm/bench/fhook-bench-transport" "$vm/bench/ringbuf.bpf.o" "$stage/fhook/bench/"
+		# fhook bench's eBPF peers and trace-cmd, with their shared libraries
+		local peer
+		for peer in bpftrace funclatency trace-cmd; do
+			peer=$(PATH=$PATH:/usr/sbin:/sbin command -v "$peer") && stage_peer "$stage" "$peer"
+		done
+	fi
+	[ -x "$cli" ] && cp "$cli" "$stage/bin/fhook"
+	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' \
+		> "$stage/etc/passwd"
+	printf 'root:x:0:\nnogroup:x:65534:\n' > "$stage/etc/group"
+
+	# the module for the :mod: test: loop, else brd
+	: > "$stage/fhook/mods/order"
+	if [ -n "${FHOOK_VM_MODTEST:-}" ]; then
+		set -- "$FHOOK_VM_MODTEST"
+	else
+		set -- loop brd
+	fi
+	for m in "$@"; do
+		is_builtin "$moddir" "$m" && continue
+		: > "$stage/fhook/mods/order"
+		rm -f "$stage"/fhook/mods/*.ko
+		case $m in
+		brd) add_module "$moddir" brd "$stage" "rd_nr=1 rd_size=4096" || continue ;;
+		*) add_module "$moddir" "$m" "$stage" || continue ;;
+		esac
+		modtest=$m kind=$m
+		break
+	done
+	[ -n "$modtest" ] || : > "$stage/fhook/mods/order"
+	printf "MODTEST_MOD='%s'\nMODTEST_KIND='%s'\n" "$modtest" "$kind" > "$stage/fhook/modtest"
+
+	[ "$(id -u)" = 0 ] && mknod -m 600 "$stage/dev/console" c 5 1
+	(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -1 > "$vm/$rel/base.cpio.gz.tmp"
+	mv "$vm/$rel/base.cpio.gz.tmp" "$vm/$rel/base.cpio.gz"
+}
+
+# group_initrd REL GROUP OUT: the base initramfs plus this boot's
+# /fhook/config (the kernel unpacks concatenated archives in order)
+group_initrd() {
+	local rel=$1 g=$2 out=$3 cstage
+	cstage=$vm/$rel/$g/cfgroot
+	rm -rf "$cstage"
+	mkdir -p "$cstage/fhook"
+	{
+		cat "$vm/$rel/root/fhook/modtest"
+		cat <<EOC
+REL='$rel'
+MODE='$mode'
+VERBOSE='$verbose'
+GROUP='$g'
+TESTS='$(group_tests "$rel" "$g")'
+SLOW='$(slow_factor "$rel")'
+ICOUNT='$icount'
+EOC
+		# knobs for the tests, e.g. FHOOK_TEST_FUZZ_SEED=123
+		local v
+		for v in $(compgen -e | grep '^FHOOK_TEST_[A-Z0-9_]*$' || true); do
+			printf "%s='%s'\n" "$v" "${!v//\'/}"
+		done
+	} > "$cstage/fhook/config"
+	cat "$vm/$rel/base.cpio.gz" > "$out.tmp"
+	(cd "$cstage" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -1 >> "$out.tmp"
+	mv "$out.tmp" "$out"
+}
