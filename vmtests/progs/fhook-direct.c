@@ -12,7 +12,7 @@
  * counting trampoline is armed and clear once STOP folded its hits into
  * the area.  Then the same for unregistering under load: STOP while the
  * child still calls, START again, STOP: no crash, hits <= calls.
- * Prints "ok - ..." or "not ok - ...".
+ * One TAP line per check (progs.h).
  */
 #include <signal.h>
 #include <sys/wait.h>
@@ -98,18 +98,13 @@ int main(int argc, char **argv)
 		die("PROBE_ADD direct");
 	dm.probe_id = pa.probe_id;
 	/* not armed yet: nothing to modify */
-	if (!ioctl(s.fd, FHOOK_IOC_DIRECT_MODIFY, &dm) || errno != ENOTCONN) {
-		printf("not ok - DIRECT_MODIFY before START: expected ENOTCONN\n");
-		return 1;
-	}
+	tap(ioctl(s.fd, FHOOK_IOC_DIRECT_MODIFY, &dm) && errno == ENOTCONN,
+	    "DIRECT_MODIFY before START is refused with ENOTCONN");
 	if (ioctl(s.fd, FHOOK_IOC_START))
 		die("START");
 	/* on the fast trampoline: the stats area says its hits are elsewhere */
-	if (!(__atomic_load_n(&s.st->hits_elsewhere, __ATOMIC_ACQUIRE) &
-	      (1ULL << (pa.probe_id - 1)))) {
-		printf("not ok - a fast counting probe is armed, hits_elsewhere does not say so\n");
-		return 1;
-	}
+	tap(__atomic_load_n(&s.st->hits_elsewhere, __ATOMIC_ACQUIRE) & (1ULL << (pa.probe_id - 1)),
+	    "an armed fast counting probe is marked in hits_elsewhere");
 	pid = caller(rounds, calls, 3);
 	while (waitpid(pid, &status, WNOHANG) == 0) {
 		dm.flags = modifies % 2 ? FHOOK_PROBE_F_COUNT : 0;
@@ -124,23 +119,16 @@ int main(int argc, char **argv)
 	if (ioctl(s.fd, FHOOK_IOC_STOP))
 		die("STOP");
 	/* disarmed: folded into the area, which says so */
-	if (__atomic_load_n(&s.st->hits_elsewhere, __ATOMIC_ACQUIRE)) {
-		printf("not ok - hits_elsewhere still set after STOP\n");
-		return 1;
-	}
+	tap(!__atomic_load_n(&s.st->hits_elsewhere, __ATOMIC_ACQUIRE),
+	    "hits_elsewhere is clear after STOP folded the hits in");
 	hits = sum(&s, pa.probe_id, &written);
 	printf("# %lu modifies, hits %llu of %lu calls, %llu records\n", modifies,
 	       (unsigned long long)hits, sh->calls, (unsigned long long)written);
-	if (hits != sh->calls) {
-		printf("not ok - direct probe counted %llu calls of %lu while switching trampolines\n",
-		       (unsigned long long)hits, sh->calls);
-		return 1;
-	}
-	if (modifies < 2 || !written || written >= hits) {
-		printf("not ok - both trampolines should have run (%lu modifies, %llu records of %llu)\n",
-		       modifies, (unsigned long long)written, (unsigned long long)hits);
-		return 1;
-	}
+	tap(hits == sh->calls, "every call counted once while switching trampolines (%llu of %lu)",
+	    (unsigned long long)hits, sh->calls);
+	tap(modifies >= 2 && written && written < hits,
+	    "both trampolines ran (%lu modifies, %llu records of %llu hits)", modifies,
+	    (unsigned long long)written, (unsigned long long)hits);
 
 	/* STOP and START while the calls go on: unregister under load */
 	pid = caller(rounds, calls, 0);
@@ -153,13 +141,9 @@ int main(int argc, char **argv)
 		modifies++;
 	}
 	hits = sum(&s, pa.probe_id, &written);
-	if (hits > sh->calls) {
-		printf("not ok - %llu hits after %lu calls\n", (unsigned long long)hits, sh->calls);
-		return 1;
-	}
-	printf("ok - every call counted once across %lu trampoline switches; start/stop under load\n",
-	       modifies);
+	tap(hits <= sh->calls, "START/STOP under load: no call counted twice (%llu hits, %lu calls)",
+	    (unsigned long long)hits, sh->calls);
 	sess_unmap(&s);
 	close(s.fd);
-	return 0;
+	return tap_status();
 }
