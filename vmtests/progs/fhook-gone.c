@@ -80,38 +80,51 @@ static int glob_probe(const char *gofile)
 	return tap_status();
 }
 
+/* A direct probe on fhook_testmod_target, a trace-around hook on fhook_testmod_ret. */
+struct testmod_probes {
+	uint64_t target, ret;
+	struct fhook_hook hk;
+	struct fhook_probe_add direct, around;
+};
+
+static void testmod_probes(struct testmod_probes *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->target = kallsyms_in("fhook_testmod_target", 1);
+	t->ret = kallsyms_in("fhook_testmod_ret", 1);
+	t->hk.size = sizeof(t->hk);
+	t->hk.action = FHOOK_HOOK_AROUND;
+	t->direct.size = sizeof(t->direct);
+	t->direct.type = FHOOK_PROBE_DIRECT;
+	t->direct.ips = (uintptr_t)&t->target;
+	t->direct.nr_ips = 1;
+	t->around.size = sizeof(t->around);
+	t->around.type = FHOOK_PROBE_HOOK;
+	t->around.addr = t->ret;
+	t->around.hook = (uintptr_t)&t->hk;
+}
+
 static int going(void)
 {
-	uint64_t target = kallsyms_in("fhook_testmod_target", 1);
-	uint64_t ret = kallsyms_in("fhook_testmod_ret", 1);
-	struct fhook_hook hk = { .size = sizeof(hk), .action = FHOOK_HOOK_AROUND };
-	struct fhook_probe_add direct = { .size = sizeof(direct), .type = FHOOK_PROBE_DIRECT,
-					  .ips = (uintptr_t)&target, .nr_ips = 1 };
-	struct fhook_probe_add around = { .size = sizeof(around), .type = FHOOK_PROBE_HOOK,
-					  .addr = ret, .hook = (uintptr_t)&hk };
+	struct testmod_probes t;
 	struct sess s;
 	int r;
 
-	tap(target && ret, "fhook_testmod's functions still resolve while its unload is held");
+	testmod_probes(&t);
+	tap(t.target && t.ret, "fhook_testmod's functions still resolve while its unload is held");
 	sess_open(&s, 16384, 0, 0, 0, 0);
 	errno = 0;
-	r = ioctl(s.fd, FHOOK_IOC_PROBE_ADD, &direct);
+	r = ioctl(s.fd, FHOOK_IOC_PROBE_ADD, &t.direct);
 	check(r == -1 && errno == EAGAIN, "a direct probe on a going module: EAGAIN", errno);
 	errno = 0;
-	r = ioctl(s.fd, FHOOK_IOC_PROBE_ADD, &around);
+	r = ioctl(s.fd, FHOOK_IOC_PROBE_ADD, &t.around);
 	check(r == -1 && errno == EAGAIN, "a hook on a going module: EAGAIN", errno);
 	return tap_status();
 }
 
 int main(int argc, char **argv)
 {
-	uint64_t target = kallsyms_in("fhook_testmod_target", 1);
-	uint64_t ret = kallsyms_in("fhook_testmod_ret", 1);
-	struct fhook_hook hk = { .size = sizeof(hk), .action = FHOOK_HOOK_AROUND };
-	struct fhook_probe_add direct = { .size = sizeof(direct), .type = FHOOK_PROBE_DIRECT,
-					  .ips = (uintptr_t)&target, .nr_ips = 1 };
-	struct fhook_probe_add around = { .size = sizeof(around), .type = FHOOK_PROBE_HOOK,
-					  .addr = ret, .hook = (uintptr_t)&hk };
+	struct testmod_probes t;
 	struct sess s;
 	int r;
 
@@ -124,10 +137,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: fhook-gone before|after|glob GOFILE | going\n");
 		return 2;
 	}
-	if (!target || !ret)
+	testmod_probes(&t);
+	if (!t.target || !t.ret)
 		die("fhook_testmod.ko not loaded (kallsyms)");
 	sess_open(&s, 16384, 0, 0, 0, 0);
-	if (ioctl(s.fd, FHOOK_IOC_PROBE_ADD, &direct) || ioctl(s.fd, FHOOK_IOC_PROBE_ADD, &around))
+	if (ioctl(s.fd, FHOOK_IOC_PROBE_ADD, &t.direct) ||
+	    ioctl(s.fd, FHOOK_IOC_PROBE_ADD, &t.around))
 		die("PROBE_ADD");
 	if (!strcmp(argv[1], "before")) {
 		printf("added\n");
