@@ -129,7 +129,7 @@ int cmd_bench(const Args& args) {
         throw_invalid("unexpected argument '" + inputs.front() +
                       "' (only --plot reads files; mechanisms go to --only)");
     }
-    const bool json = parse_format(vm["format"].as<std::string>());
+    const bool json = parse_format(vm["format"].as<std::string>()) == OutputFormat::Json;
     run.workload = vm["workload"].as<std::string>();
     if (vm.count("function")) {
         run.function = vm["function"].as<std::string>();

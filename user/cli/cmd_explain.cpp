@@ -57,7 +57,8 @@ int cmd_explain(const Args& args) {
     }
     const ExplainArm arm =
         vm.count("arm") ? parse_arm(vm["arm"].as<std::string>()) : ExplainArm::None;
-    const bool json = vm.count("format") && parse_format(vm["format"].as<std::string>());
+    const OutputFormat format =
+        vm.count("format") ? parse_format(vm["format"].as<std::string>()) : OutputFormat::Text;
     std::size_t bytes = 32;
     if (vm.count("bytes")) {
         bytes = parse_u64("--bytes", vm["bytes"].as<std::string>());
@@ -67,7 +68,7 @@ int cmd_explain(const Args& args) {
     }
     const Explanation e =
         explain_function(vm["function"].as<std::string>(), arm, bytes, system_paths());
-    print_stdout(json ? explain_json(e) : explain_text(e));
+    print_stdout(format == OutputFormat::Json ? explain_json(e) : explain_text(e));
     return 0;
 }
 

@@ -156,7 +156,7 @@ int cmd_hook(const Args& args) {
     Tracer tracer(opt->spec, system_paths());
     const UniqueFd out = open_output(opt->output);
     tracer.setup();
-    PrintSink sink(output_fd(out), tracer.ksyms(), opt->json, tracer.probe_table());
+    PrintSink sink(output_fd(out), tracer.ksyms(), opt->format, tracer.probe_table());
     tracer.start();
     SnapshotNotes notes(opt->quiet);
     tracer.run(sink, notes);

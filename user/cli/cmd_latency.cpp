@@ -21,8 +21,9 @@ constexpr const char* kUsage =
 // Prints the histograms of what happened since the last print.
 class HistogramPrinter final : public TraceObserver {
 public:
-    HistogramPrinter(const Tracer& tracer, int fd, bool json)
-        : tracer_(tracer), fd_(fd), json_(json), printed_(tracer.probes().size()) {}
+    HistogramPrinter(const Tracer& tracer, int fd, OutputFormat format)
+        : tracer_(tracer), fd_(fd), json_(format == OutputFormat::Json),
+          printed_(tracer.probes().size()) {}
     void on_interval() override { print(false); }
     void print(bool final) {
         const auto& probes = tracer_.probes();
@@ -80,7 +81,7 @@ int cmd_latency(const Args& args) {
     tracer.setup();
     DiscardSink sink;
     tracer.start();
-    HistogramPrinter printer(tracer, output_fd(out), opt->json);
+    HistogramPrinter printer(tracer, output_fd(out), opt->format);
     tracer.run(sink, printer);
     printer.print(true);
     return run_status(tracer);

@@ -30,16 +30,14 @@ constexpr const char* kReportUsage =
 
 // A file from before record files kept format files: said once per probe.
 void warn_local_format(const std::string& probe) {
-    OutputWriter err(STDERR_FILENO);
-    err.append("fhook: " + probe +
-               ": the file has no format for this event: its fields are decoded with this "
-               "machine's tracefs format\n");
-    err.flush();
+    print_stderr("fhook: " + probe +
+                 ": the file has no format for this event: its fields are decoded with this "
+                 "machine's tracefs format\n");
 }
 
 struct ReportOptions {
     std::string file;
-    bool json = false;
+    OutputFormat format = OutputFormat::Text;
     bool quiet = false;
     std::optional<std::set<int>> cpus;
     std::optional<std::set<std::uint32_t>> probes;
@@ -78,7 +76,7 @@ std::optional<ReportOptions> parse_report_options(const Args& args) {
     }
     opt.file = files.front();
     if (vm.count("format")) {
-        opt.json = parse_format(vm["format"].as<std::string>());
+        opt.format = parse_format(vm["format"].as<std::string>());
     }
     if (vm.count("cpu")) {
         opt.cpus = parse_cpu_list(vm["cpu"].as<std::string>());
@@ -114,12 +112,7 @@ int cmd_report(const Args& args) {
     const RecordFile file = RecordFile::open(opt.file);
     const Ksyms ksyms = Ksyms::parse(file.ksyms_text());
 
-    std::unique_ptr<Formatter> formatter;
-    if (opt.json) {
-        formatter = std::make_unique<JsonFormatter>(ksyms);
-    } else {
-        formatter = std::make_unique<TextFormatter>(ksyms);
-    }
+    const std::unique_ptr<Formatter> formatter = make_formatter(opt.format, ksyms);
     std::vector<std::string> local_formats;
     const ProbeTable probe_table = recorded_probe_table(file, tracefs_dir(), local_formats);
     for (const auto& probe : local_formats) {
@@ -155,14 +148,7 @@ int cmd_report(const Args& args) {
         for (const auto& p : file.probes()) {
             probes.push_back(ProbeSummary{p.id, p.stats, p.description});
         }
-        std::string text;
-        for (const auto& line : summary_lines(file.session_stats(), probes)) {
-            text += line;
-            text += '\n';
-        }
-        OutputWriter err(STDERR_FILENO);
-        err.append(text);
-        err.flush();
+        print_stderr(summary_text(file.session_stats(), probes));
     }
     if (file.truncated()) {
         throw_runtime(opt.file + " is truncated (" + file.truncation() +

@@ -8,6 +8,8 @@
 
 #include <boost/program_options.hpp>
 
+#include <fhook/format.hpp>
+
 namespace fhook::cli {
 
 namespace po = boost::program_options;
@@ -45,11 +47,12 @@ po::variables_map parse_args(std::string_view command, const Args& args,
 std::uint64_t parse_u64(std::string_view option, std::string_view text);
 int parse_pid(std::string_view option, std::string_view text);
 double parse_seconds(std::string_view option, std::string_view text);
-// --format text|json: true for json; a Usage Error otherwise.
-bool parse_format(std::string_view text);
+// --format text|json; an Invalid Error otherwise.
+OutputFormat parse_format(std::string_view text);
 
-// Writes all of `text` to fd 1 (help and status output).
+// Writes all of `text` to fd 1 (help and status output), or to fd 2.
 void print_stdout(std::string_view text);
+void print_stderr(std::string_view text);
 // `usage`, a blank line and the option table, on stdout.
 void print_help(std::string_view usage, const po::options_description& options);
 

@@ -78,12 +78,12 @@ int parse_pid(std::string_view option, std::string_view text) {
     return value;
 }
 
-bool parse_format(std::string_view text) {
+OutputFormat parse_format(std::string_view text) {
     if (text == "text") {
-        return false;
+        return OutputFormat::Text;
     }
     if (text == "json") {
-        return true;
+        return OutputFormat::Json;
     }
     throw_invalid("unknown --format '" + std::string(text) + "': use text or json");
 }
@@ -114,6 +114,12 @@ void print_stdout(std::string_view text) {
     OutputWriter out(STDOUT_FILENO);
     out.append(text);
     out.flush();
+}
+
+void print_stderr(std::string_view text) {
+    OutputWriter err(STDERR_FILENO);
+    err.append(text);
+    err.flush();
 }
 
 } // namespace fhook::cli

@@ -164,7 +164,7 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, const TraceCom
         return std::nullopt;
     }
     if (vm.count("format")) {
-        opt.json = parse_format(vm["format"].as<std::string>());
+        opt.format = parse_format(vm["format"].as<std::string>());
     }
     if (vm.count("via")) {
         spec.attach = parse_via(vm["via"].as<std::string>());
@@ -263,12 +263,6 @@ UniqueFd open_output(const std::string& path) {
     return fd;
 }
 
-void print_stderr(const std::string& text) {
-    OutputWriter err(STDERR_FILENO);
-    err.append(text);
-    err.flush();
-}
-
 void SnapshotNotes::on_snapshot(unsigned number, bool triggered, std::size_t records) {
     if (!quiet_) {
         print_stderr("fhook: snapshot " + std::to_string(number) + (triggered ? " (trigger)" : "") +
@@ -285,12 +279,7 @@ void print_summary(const Tracer& tracer, const TraceOptions& opt, const std::str
         json.flush();
     }
     if (!opt.quiet) {
-        std::string text;
-        for (const auto& line : summary_lines(session, tracer.probes())) {
-            text += line;
-            text += '\n';
-        }
-        print_stderr(text + tail);
+        print_stderr(summary_text(session, tracer.probes()) + tail);
     }
 }
 

@@ -15,10 +15,10 @@ namespace fhook::cli {
 
 struct TraceOptions {
     TraceSpec spec;
-    std::string output;       // -o FILE ("" = stdout)
-    bool json = false;        // --format json
-    bool quiet = false;       // no summary or notes on stderr
-    std::string summary_json; // --summary-json FILE ("" = none)
+    std::string output;                       // -o FILE ("" = stdout)
+    OutputFormat format = OutputFormat::Text; // --format
+    bool quiet = false;                       // no summary or notes on stderr
+    std::string summary_json;                 // --summary-json FILE ("" = none)
 };
 
 // What one tracing command offers; the option table is built from it in
@@ -74,8 +74,5 @@ void print_summary(const Tracer& tracer, const TraceOptions& opt, const std::str
 
 // The exit code of a finished run: 1 when the command could not be run.
 int run_status(Tracer& tracer);
-
-// Writes `text` to stderr.
-void print_stderr(const std::string& text);
 
 } // namespace fhook::cli

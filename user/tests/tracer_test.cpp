@@ -93,7 +93,7 @@ TEST(Tracer, TracePrintsTheRingsInTimeOrderWithTheSummary) {
     Tracer tracer(spec, sys.paths());
     tracer.setup();
     Capture out;
-    PrintSink sink(out.fd(), tracer.ksyms(), false, tracer.probe_table());
+    PrintSink sink(out.fd(), tracer.ksyms(), OutputFormat::Text, tracer.probe_table());
     tracer.start();
     TraceObserver quiet;
     tracer.run(sink, quiet);

@@ -2,13 +2,8 @@
 
 namespace fhook {
 
-PrintSink::PrintSink(int fd, const Ksyms& ksyms, bool json, const ProbeTable& probes)
-    : writer_(fd) {
-    if (json) {
-        formatter_ = std::make_unique<JsonFormatter>(ksyms);
-    } else {
-        formatter_ = std::make_unique<TextFormatter>(ksyms);
-    }
+PrintSink::PrintSink(int fd, const Ksyms& ksyms, OutputFormat format, const ProbeTable& probes)
+    : writer_(fd), formatter_(make_formatter(format, ksyms)) {
     formatter_->set_probes(&probes);
 }
 

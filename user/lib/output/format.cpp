@@ -314,6 +314,13 @@ void TextFormatter::append_stack(const Event& ev, std::string& out) {
     }
 }
 
+std::unique_ptr<Formatter> make_formatter(OutputFormat format, const Ksyms& ksyms) {
+    if (format == OutputFormat::Json) {
+        return std::make_unique<JsonFormatter>(ksyms);
+    }
+    return std::make_unique<TextFormatter>(ksyms);
+}
+
 void append_json_string(std::string_view text, std::string& out) {
     out.push_back('"');
     for (char ch : text) {

@@ -30,6 +30,15 @@ std::vector<std::string> summary_lines(const Stats& session,
     return lines;
 }
 
+std::string summary_text(const Stats& session, const std::vector<ProbeSummary>& probes) {
+    std::string text;
+    for (const auto& line : summary_lines(session, probes)) {
+        text += line;
+        text += '\n';
+    }
+    return text;
+}
+
 std::string summary_json(const Stats& session, const std::vector<ProbeSummary>& probes) {
     using Json = nlohmann::ordered_json;
     Json j;

@@ -16,7 +16,7 @@ namespace fhook {
 // Each record formatted (text: the kernel's trace format; or NDJSON) to fd.
 class PrintSink final : public Sink {
 public:
-    PrintSink(int fd, const Ksyms& ksyms, bool json, const ProbeTable& probes);
+    PrintSink(int fd, const Ksyms& ksyms, OutputFormat format, const ProbeTable& probes);
     void on_record(const fhook_rec* rec) override;
     void flush() override;
     void finish(const Stats& session, const std::vector<ProbeSummary>& probes) override;

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,10 @@ private:
 // (trace_print_lat_fmt()): irqs-off/bh-off, need-resched, hardirq/softirq,
 // preempt depth, migrate-disable depth.  E.g. "d.h1.".
 std::array<char, 5> context_chars(std::uint8_t flags, std::uint8_t preempt);
+
+// How events, tables and documents are written: the kernel's text formats,
+// or JSON (NDJSON for events).
+enum class OutputFormat { Text, Json };
 
 class Formatter {
 public:
@@ -126,6 +131,9 @@ private:
     NameCache names_;
     std::string name_; // scratch
 };
+
+// The event formatter of `format`, naming addresses through `ksyms`.
+std::unique_ptr<Formatter> make_formatter(OutputFormat format, const Ksyms& ksyms);
 
 // Appends `text` as a JSON string literal (quotes included).  Bytes >= 0x80
 // are escaped as \u00XX (Latin-1), so the output is always valid UTF-8.

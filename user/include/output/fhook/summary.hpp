@@ -22,6 +22,8 @@ struct ProbeSummary {
 std::vector<std::string> summary_lines(const Stats& session,
                                        const std::vector<ProbeSummary>& probes);
 
+// The same lines, each ended by a newline.
+std::string summary_text(const Stats& session, const std::vector<ProbeSummary>& probes);
 // The same as one JSON object (docs/cli.md "Summary"), with a newline:
 // {"events":N,"lost":N,"cpus":[{"cpu":C,"events":N,"lost":N}...],
 //  "probes":[{"id":I,"hits":N,"events":N,"lost":N,"missed":N,"probe":"SPECS"}...]}
