@@ -182,7 +182,6 @@ struct fhook_probe_kind {
 	void (*unhook)(struct fhook_probe *p);
 };
 
-struct fhook_hook_k;
 struct fhook_lat;
 
 struct fhook_probe {
@@ -198,7 +197,6 @@ struct fhook_probe {
 	bool fast;			/* direct probes: the fast counting trampoline */
 	u64 __percpu *fast_hits;	/* its hits, until disarmed */
 	struct fhook_lat *lat;		/* FHOOK_PROBE_F_LATENCY (latency.c) */
-	struct fhook_hook_k *hook;	/* FHOOK_PROBE_HOOK */
 	struct list_head watch_node;	/* hooks, direct probes (modwatch.c) */
 	bool gone;			/* a module it touched was unloaded */
 	u64 watch_loads;		/* modules loaded when it was added */
@@ -216,7 +214,7 @@ struct fhook_probe {
 	u32 data_size;			/* without a program: the record's fixed bytes */
 	char *symbol;			/* kprobes: the symbol probed */
 	union {
-		struct ftrace_ops ops;	/* FHOOK_PROBE_FUNC, _DIRECT, _HOOK */
+		struct ftrace_ops ops;	/* FHOOK_PROBE_FUNC, _DIRECT */
 	};
 };
 
@@ -317,7 +315,7 @@ extern const struct fhook_probe_kind fhook_func_kind, fhook_kprobe_kind, fhook_u
 int fhook_func_filter_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
 			   s32 *err_index);
 void fhook_func_hit(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
-bool fhook_ops_unregister(struct fhook_probe *p);
+bool fhook_ops_unregister(struct fhook_probe *p, struct ftrace_ops *ops);
 void fhook_probe_count(struct fhook_probe *p);
 void fhook_probe_count_guarded(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
 bool fhook_probe_filter_guarded(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);

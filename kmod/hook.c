@@ -59,6 +59,20 @@ struct fhook_hook_k {
 	struct list_head drain_node;
 };
 
+/* A hook (FHOOK_PROBE_HOOK): an IPMODIFY ftrace_ops on one function. */
+struct fhook_hook_probe {
+	struct fhook_probe p;		/* first: freed as a struct fhook_probe */
+	struct ftrace_ops ops;
+	struct fhook_hook_k *hook;	/* may outlive the probe (AROUND: drained) */
+};
+
+static_assert(offsetof(struct fhook_hook_probe, p) == 0);
+
+static inline struct fhook_hook_probe *to_hook(struct fhook_probe *p)
+{
+	return container_of(p, struct fhook_hook_probe, p);
+}
+
 /* What the trace-around trampoline keeps on its stack (tramp.h). */
 struct fhook_around_frame {
 	struct pt_regs regs;	/* argument registers saved by tramp.S */
@@ -115,7 +129,7 @@ static notrace bool fhook_hook_select(struct fhook_probe *p, struct pt_regs *reg
 	fhook_prog_run(prog, 0, prog->len, ctx);
 	if (p->pred && !fhook_pred_run(p->pred, data, ctx->dyn))
 		return false;
-	return fhook_hook_due(p->hook);
+	return fhook_hook_due(to_hook(p)->hook);
 }
 
 /* One FHOOK_REC_HOOK record; preemption off. */
@@ -140,7 +154,7 @@ static notrace void fhook_hook_write(struct fhook_probe *p, unsigned long ip,
 		r->faults = ctx->faults;
 		r->retval = retval;
 		r->duration = duration;
-		r->action = p->hook->action;
+		r->action = to_hook(p)->hook->action;
 		r->__pad = 0;
 		memcpy(r->data, ctx->data, ctx->dyn);
 		fhook_count(&c->written);
@@ -151,12 +165,13 @@ static notrace void fhook_hook_write(struct fhook_probe *p, unsigned long ip,
 static notrace void fhook_hook_callback(unsigned long ip, unsigned long parent_ip,
 					struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
-	struct fhook_probe *p = container_of(op, struct fhook_probe, ops);
+	struct fhook_hook_probe *hp = container_of(op, struct fhook_hook_probe, ops);
 	struct pt_regs *regs = ftrace_get_regs(fregs);
+	struct fhook_probe *p = &hp->p;
 	struct fhook_session *s = p->session;
 	unsigned int pc = preempt_count();
 	bool irqs_off = irqs_disabled();
-	struct fhook_hook_k *h = p->hook;
+	struct fhook_hook_k *h = hp->hook;
 	struct fhook_probe_counters *c;
 	struct fhook_fetch_ctx ctx;
 	struct fhook_rec_probe *scratch;
@@ -349,13 +364,14 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 {
 	/* before any address is looked up (modwatch.c) */
 	u64 gen = fhook_modwatch_gen();
+	struct fhook_hook_probe *hp = to_hook(p);
 	unsigned long hooked, redirect;
 	struct fhook_hook_k *h;
 	struct fhook_hook hk;
 	int ret, i;
 
-	p->ops.func = fhook_hook_callback;
-	p->ops.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY;
+	hp->ops.func = fhook_hook_callback;
+	hp->ops.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY;
 	if (!arg->addr)
 		return -EINVAL;
 	ret = fhook_hook_copy(&hk, arg->hook);
@@ -426,7 +442,7 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 	sprint_symbol(h->addr_sym, h->addr);
 	if (h->redirect)
 		sprint_symbol(h->redirect_sym, h->redirect);
-	p->hook = h;
+	hp->hook = h;
 	/* from now on an unload of its module or its target's is seen */
 	ret = fhook_modwatch_add(p, gen);
 	if (ret)
@@ -445,7 +461,7 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 			return -ENOSPC;
 	}
 
-	ret = ftrace_set_filter_ip(&p->ops, arg->addr, 0, 0);
+	ret = ftrace_set_filter_ip(&hp->ops, arg->addr, 0, 0);
 	/* ftrace says -EINVAL for an address that is not a traceable function */
 	return ret == -EINVAL ? -ENOENT : ret;
 }
@@ -471,7 +487,8 @@ static bool fhook_hook_still_there(struct fhook_hook_k *h)
 /* Under the modwatch lock: no unload runs meanwhile. */
 static int fhook_hook_arm_watched(struct fhook_probe *p)
 {
-	struct fhook_hook_k *h = p->hook;
+	struct fhook_hook_probe *hp = to_hook(p);
+	struct fhook_hook_k *h = hp->hook;
 	int ret;
 
 	if (!fhook_hook_still_there(h)) {
@@ -484,7 +501,7 @@ static int fhook_hook_arm_watched(struct fhook_probe *p)
 	atomic64_set(&h->acted, 0);
 	WRITE_ONCE(h->live, true);
 	/* EBUSY: another IPMODIFY user (livepatch, a hook) or a direct call */
-	ret = register_ftrace_function(&p->ops);
+	ret = register_ftrace_function(&hp->ops);
 	if (ret) {
 		WRITE_ONCE(h->live, false);
 		return ret;
@@ -502,17 +519,19 @@ static int fhook_hook_arm(struct fhook_probe *p)
 /* Under the modwatch lock: from the session or a module unload. */
 static void fhook_hook_unhook(struct fhook_probe *p)
 {
+	struct fhook_hook_probe *hp = to_hook(p);
+
 	/* no call is sent to us any more once this returns true */
-	if (!fhook_ops_unregister(p))
+	if (!fhook_ops_unregister(p, &hp->ops))
 		return;
-	WRITE_ONCE(p->hook->live, false);
+	WRITE_ONCE(hp->hook->live, false);
 	/*
 	 * Trace-around calls already inside the body still record when they
 	 * return; fhook_around_exit() may run where RCU is not watching, so
 	 * wait with the flavour ftrace itself uses for that, which waits for
 	 * every preemption-disabled region.
 	 */
-	if (p->hook->slot >= 0)
+	if (hp->hook->slot >= 0)
 		synchronize_rcu_tasks_rude();
 }
 
@@ -525,7 +544,7 @@ static void fhook_hook_disarm(struct fhook_probe *p)
 /* The hooked function or the redirect target is in @mod. */
 static bool fhook_hook_in_module(struct fhook_probe *p, struct module *mod, bool globs)
 {
-	struct fhook_hook_k *h = p->hook;
+	struct fhook_hook_k *h = to_hook(p)->hook;
 
 	return within_module(h->addr, mod) || (h->redirect && within_module(h->redirect, mod));
 }
@@ -576,16 +595,17 @@ static void fhook_hooks_drain(struct work_struct *work)
 
 static void fhook_hook_release(struct fhook_probe *p)
 {
-	struct fhook_hook_k *h = p->hook;
+	struct fhook_hook_probe *hp = to_hook(p);
+	struct fhook_hook_k *h = hp->hook;
 
 	fhook_modwatch_del(p);
-	ftrace_free_filter(&p->ops);
+	ftrace_free_filter(&hp->ops);
 	fhook_triggers_free(p);
 	kfree(p->pred);
 	kfree(p->prog);
 	if (!h)
 		return;
-	p->hook = NULL;
+	hp->hook = NULL;
 	if (h->slot < 0) {
 		/* RETURN, REDIRECT: unregistering waited for the return stub */
 		kfree(h);
@@ -630,6 +650,7 @@ void fhook_hooks_exit(void)
 }
 
 const struct fhook_probe_kind fhook_hook_kind = {
+	.size		= sizeof(struct fhook_hook_probe),
 	.fields		= FHOOK_ADD_ADDR | FHOOK_ADD_PROG | FHOOK_ADD_DATA_SIZE | FHOOK_ADD_PRED |
 			  FHOOK_ADD_HOOK,
 	.init		= fhook_hook_init,

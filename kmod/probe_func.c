@@ -381,14 +381,14 @@ static int fhook_func_probe_arm(struct fhook_probe *p)
  * was registered and no longer is; when ftrace refuses, the probe stays
  * registered and must not be freed (session.c).
  */
-bool fhook_ops_unregister(struct fhook_probe *p)
+bool fhook_ops_unregister(struct fhook_probe *p, struct ftrace_ops *ops)
 {
 	int ret;
 
 	if (!p->registered)
 		return false;
 	/* waits for callbacks in flight (RCU tasks for dynamic ops) */
-	ret = unregister_ftrace_function(&p->ops);
+	ret = unregister_ftrace_function(ops);
 	if (ret) {
 		pr_err("probe %u: unregister_ftrace_function: %d\n", p->id, ret);
 		return false;
@@ -399,7 +399,7 @@ bool fhook_ops_unregister(struct fhook_probe *p)
 
 static void fhook_func_probe_disarm(struct fhook_probe *p)
 {
-	fhook_ops_unregister(p);
+	fhook_ops_unregister(p, &p->ops);
 }
 
 static void fhook_func_probe_release(struct fhook_probe *p)
