@@ -180,6 +180,11 @@ struct fhook_probe_kind {
 	 */
 	bool (*in_module)(struct fhook_probe *p, struct module *mod, bool globs);
 	void (*unhook)(struct fhook_probe *p);
+	/*
+	 * hits on @cpu not (yet) in the session's counters: a direct probe's
+	 * fast path, a latency histogram; FHOOK_IOC_STATS adds them
+	 */
+	u64 (*hits_elsewhere)(struct fhook_probe *p, int cpu);
 };
 
 struct fhook_lat;
@@ -193,17 +198,9 @@ struct fhook_probe {
 	u32 priv;			/* FHOOK_PRIV_*: checked at add and START */
 	bool registered;
 	bool count_only;		/* FHOOK_PROBE_F_COUNT */
-	int slot;			/* direct probes: trampoline slot, or -1 */
-	bool fast;			/* direct probes: the fast counting trampoline */
-	u64 __percpu *fast_hits;	/* its hits, until disarmed */
-	struct fhook_lat *lat;		/* FHOOK_PROBE_F_LATENCY (latency.c) */
 	struct list_head watch_node;	/* hooks, direct probes (modwatch.c) */
 	bool gone;			/* a module it touched was unloaded */
 	u64 watch_loads;		/* modules loaded when it was added */
-	char *filter_text;		/* direct probes: their globs, ips */
-	char *exclude_text;
-	u64 *ips;
-	u32 nr_ips;
 	bool enabled;			/* kprobes: armed (enable_kprobe) */
 	bool stack;			/* FHOOK_PROBE_F_STACK */
 	bool paused;			/* a DISABLE trigger ran: hits are filtered */
@@ -213,9 +210,31 @@ struct fhook_probe {
 	struct fhook_pred *pred;	/* filter, NULL: record every hit */
 	u32 data_size;			/* without a program: the record's fixed bytes */
 	char *symbol;			/* kprobes: the symbol probed */
-	union {
-		struct ftrace_ops ops;	/* FHOOK_PROBE_FUNC, _DIRECT */
-	};
+};
+
+/*
+ * A function probe (FHOOK_PROBE_FUNC): an ftrace_ops whose filter holds
+ * the probe's globs and addresses.  Direct probes (probe_direct.c) embed
+ * one: its filter names their functions to the direct-call API.
+ */
+struct fhook_func_probe {
+	struct fhook_probe p;		/* first: freed as a struct fhook_probe */
+	struct ftrace_ops ops;
+};
+
+static_assert(offsetof(struct fhook_func_probe, p) == 0);
+
+static inline struct fhook_func_probe *to_func(struct fhook_probe *p)
+{
+	return container_of(p, struct fhook_func_probe, p);
+}
+
+/* What a direct probe hooks, kept for module unloads (modwatch.c). */
+struct fhook_func_targets {
+	char *filter_text;		/* globs, or NULL */
+	char *exclude_text;
+	u64 *ips;
+	u32 nr_ips;
 };
 
 struct fhook_session {
@@ -283,6 +302,7 @@ extern atomic_t fhook_nr_sessions;
 struct fhook_session *fhook_session_create(void);
 void fhook_session_destroy(struct fhook_session *s);
 long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned long arg);
+struct fhook_probe *fhook_probe_find(struct fhook_session *s, u32 id);
 __poll_t fhook_session_poll(struct fhook_session *s, struct file *file, poll_table *wait);
 
 int fhook_copy_arg_min(void *karg, size_t ksize, size_t minsize, unsigned long uarg);
@@ -312,8 +332,8 @@ extern const struct fhook_probe_kind fhook_func_kind, fhook_kprobe_kind, fhook_u
 	fhook_tp_kind, fhook_direct_kind, fhook_hook_kind;
 
 /* probe_func.c */
-int fhook_func_filter_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
-			   s32 *err_index);
+int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_add *arg,
+			   s32 *err_index, struct fhook_func_targets *keep);
 void fhook_func_hit(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
 bool fhook_ops_unregister(struct fhook_probe *p, struct ftrace_ops *ops);
 void fhook_probe_count(struct fhook_probe *p);
@@ -328,18 +348,18 @@ asmlinkage void fhook_around_enter(struct fhook_around_frame *f);
 asmlinkage void fhook_around_exit(struct fhook_around_frame *f);
 int fhook_direct_modify_ioc(struct fhook_session *s, const struct fhook_direct_modify *m);
 bool fhook_direct_fast_armed(struct fhook_session *s);
-u64 fhook_direct_fast_hits(struct fhook_probe *p, int cpu);
+struct fhook_lat *fhook_direct_lat(struct fhook_probe *p);
 extern bool fhook_lab;
 
 /* latency.c */
 struct fhook_lat_frame;
 asmlinkage void fhook_lat_enter(struct fhook_lat_frame *f);
 asmlinkage void fhook_lat_exit(struct fhook_lat_frame *f);
-int fhook_lat_init(struct fhook_probe *p, u32 stack_args);
-void fhook_lat_arm(struct fhook_probe *p, bool unfiltered);
-void fhook_lat_release(struct fhook_probe *p);
-u64 fhook_lat_hits(struct fhook_probe *p, int cpu);
-int fhook_lat_read(struct fhook_session *s, struct fhook_latency *out);
+struct fhook_lat *fhook_lat_create(struct fhook_probe *p, int slot, u32 stack_args);
+void fhook_lat_arm(struct fhook_lat *l, bool unfiltered);
+void fhook_lat_release(struct fhook_lat *l, int slot);
+u64 fhook_lat_hits(struct fhook_lat *l, int cpu);
+void fhook_lat_read(struct fhook_lat *l, struct fhook_latency *out);
 void fhook_lat_setup(void);
 void fhook_lat_exit_module(void);
 void fhook_hooks_init(void);

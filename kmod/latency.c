@@ -132,34 +132,34 @@ static long fhook_lat_inflight(struct fhook_lat *l)
 	return n;
 }
 
-int fhook_lat_init(struct fhook_probe *p, u32 stack_args)
+/* The histogram of @p, a direct probe on trampoline slot @slot. */
+struct fhook_lat *fhook_lat_create(struct fhook_probe *p, int slot, u32 stack_args)
 {
 	struct fhook_lat *l;
 
 	if (stack_args > FHOOK_HOOK_MAX_STACK_ARGS)
-		return -EINVAL;
+		return ERR_PTR(-EINVAL);
 	l = kzalloc(sizeof(*l), GFP_KERNEL);
 	if (!l)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	l->cpu = alloc_percpu(struct fhook_lat_cpu);
 	if (!l->cpu) {
 		kfree(l);
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	}
 	l->probe = p;
 	l->stack_args = stack_args;
 	INIT_LIST_HEAD(&l->drain_node);
-	p->lat = l;
 	/* the slot's stub reads it; the slot is the probe's until release */
-	WRITE_ONCE(fhook_lat_ctxs[p->slot], (unsigned long)l);
-	return 0;
+	WRITE_ONCE(fhook_lat_ctxs[slot], (unsigned long)l);
+	return l;
 }
 
 /* Before the probe is registered: may every call be timed, unfiltered? */
-void fhook_lat_arm(struct fhook_probe *p, bool unfiltered)
+void fhook_lat_arm(struct fhook_lat *l, bool unfiltered)
 {
-	p->lat->unfiltered = unfiltered;
-	p->lat->armed_once = true;
+	l->unfiltered = unfiltered;
+	l->armed_once = true;
 	WRITE_ONCE(fhook_lat_used, true);
 }
 
@@ -206,18 +206,16 @@ static void fhook_lat_drain(struct work_struct *work)
 }
 
 /*
- * The probe is unregistered (or never was) and its slot about to be
- * released: no call enters the trampoline any more.
+ * The probe is unregistered (or never was) and its @slot about to be
+ * released: no call enters the trampoline any more.  @l may be NULL.
  */
-void fhook_lat_release(struct fhook_probe *p)
+void fhook_lat_release(struct fhook_lat *l, int slot)
 {
-	struct fhook_lat *l = p->lat;
 	long n;
 
 	if (!l)
 		return;
-	p->lat = NULL;
-	WRITE_ONCE(fhook_lat_ctxs[p->slot], 0);
+	WRITE_ONCE(fhook_lat_ctxs[slot], 0);
 	WRITE_ONCE(l->probe, NULL);
 	if (!l->armed_once) {
 		fhook_lat_free(l);
@@ -243,38 +241,29 @@ void fhook_lat_release(struct fhook_probe *p)
 }
 
 /* Timed calls on @cpu (FHOOK_IOC_STATS: a latency probe's hits). */
-u64 fhook_lat_hits(struct fhook_probe *p, int cpu)
+u64 fhook_lat_hits(struct fhook_lat *l, int cpu)
 {
-	return READ_ONCE(per_cpu_ptr(p->lat->cpu, cpu)->count);
+	return READ_ONCE(per_cpu_ptr(l->cpu, cpu)->count);
 }
 
-/* FHOOK_IOC_LATENCY, under the session lock. */
-int fhook_lat_read(struct fhook_session *s, struct fhook_latency *out)
+/* FHOOK_IOC_LATENCY, under the session lock: add up the CPUs' histograms. */
+void fhook_lat_read(struct fhook_lat *l, struct fhook_latency *out)
 {
-	struct fhook_probe *p;
 	int cpu, b;
 
-	list_for_each_entry(p, &s->probes, node) {
-		if (p->id != out->probe_id)
-			continue;
-		if (!p->lat)
-			return -EINVAL;
-		out->nr_buckets = FHOOK_LAT_BUCKETS;
-		for_each_possible_cpu(cpu) {
-			const struct fhook_lat_cpu *c = per_cpu_ptr(p->lat->cpu, cpu);
+	out->nr_buckets = FHOOK_LAT_BUCKETS;
+	for_each_possible_cpu(cpu) {
+		const struct fhook_lat_cpu *c = per_cpu_ptr(l->cpu, cpu);
 
-			out->count += READ_ONCE(c->count);
-			out->sum_ns += READ_ONCE(c->sum);
-			out->inflight += READ_ONCE(c->inflight);
-			for (b = 0; b < FHOOK_LAT_BUCKETS; b++)
-				out->buckets[b] += READ_ONCE(c->buckets[b]);
-		}
-		/* (entries and exits on different CPUs, read at different times) */
-		if ((s64)out->inflight < 0)
-			out->inflight = 0;
-		return 0;
+		out->count += READ_ONCE(c->count);
+		out->sum_ns += READ_ONCE(c->sum);
+		out->inflight += READ_ONCE(c->inflight);
+		for (b = 0; b < FHOOK_LAT_BUCKETS; b++)
+			out->buckets[b] += READ_ONCE(c->buckets[b]);
 	}
-	return -ENOENT;
+	/* (entries and exits on different CPUs, read at different times) */
+	if ((s64)out->inflight < 0)
+		out->inflight = 0;
 }
 
 void fhook_lat_setup(void)

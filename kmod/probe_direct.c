@@ -24,6 +24,23 @@
 #include <linux/percpu.h>
 #include <linux/slab.h>
 
+/* A direct probe: a function probe's filter and a slot of trampolines. */
+struct fhook_direct_probe {
+	struct fhook_func_probe f;	/* first: freed as a struct fhook_probe */
+	struct fhook_func_targets targets;
+	int slot;			/* trampoline slot, or -1 */
+	bool fast;			/* on the fast counting trampoline */
+	u64 __percpu *fast_hits;	/* its hits, until disarmed */
+	struct fhook_lat *lat;		/* FHOOK_PROBE_F_LATENCY (latency.c) */
+};
+
+static_assert(offsetof(struct fhook_direct_probe, f.p) == 0);
+
+static inline struct fhook_direct_probe *to_direct(struct fhook_probe *p)
+{
+	return container_of(to_func(p), struct fhook_direct_probe, f);
+}
+
 /* slot -> probe; set before the probe is armed, cleared after release */
 static struct fhook_probe *fhook_direct_slots[FHOOK_NR_SLOTS];
 static DEFINE_MUTEX(fhook_direct_lock);
@@ -47,13 +64,13 @@ asmlinkage notrace void fhook_direct_record(unsigned long slot, unsigned long re
 	fhook_func_hit(READ_ONCE(fhook_direct_slots[slot]), ret - MCOUNT_INSN_SIZE, parent);
 }
 
-static unsigned long fhook_direct_tramp(struct fhook_probe *p, bool count)
+static unsigned long fhook_direct_tramp(struct fhook_direct_probe *d, bool count)
 {
-	if (p->lat)
-		return fhook_lat_tramps[p->slot];
+	if (d->lat)
+		return fhook_lat_tramps[d->slot];
 	if (!count)
-		return fhook_direct_record_tramps[p->slot];
-	return p->fast ? fhook_direct_fast_tramps[p->slot] : fhook_direct_count_tramps[p->slot];
+		return fhook_direct_record_tramps[d->slot];
+	return d->fast ? fhook_direct_fast_tramps[d->slot] : fhook_direct_count_tramps[d->slot];
 }
 
 /*
@@ -71,9 +88,9 @@ static bool fhook_direct_unfiltered(struct fhook_probe *p)
 	       !READ_ONCE(s->pid_filter) && !fhook_trigger_targets(s, p);
 }
 
-static bool fhook_direct_fast_ok(struct fhook_probe *p, bool count)
+static bool fhook_direct_fast_ok(struct fhook_direct_probe *d, bool count)
 {
-	return count && p->fast_hits && fhook_direct_unfiltered(p);
+	return count && d->fast_hits && fhook_direct_unfiltered(&d->f.p);
 }
 
 bool fhook_direct_fast_armed(struct fhook_session *s)
@@ -81,35 +98,44 @@ bool fhook_direct_fast_armed(struct fhook_session *s)
 	struct fhook_probe *p;
 
 	list_for_each_entry(p, &s->probes, node)
-		if (p->type == FHOOK_PROBE_DIRECT && p->registered && p->fast)
+		if (p->kind == &fhook_direct_kind && p->registered && to_direct(p)->fast)
 			return true;
 	return false;
+}
+
+/* A latency probe's histogram, or NULL: not a direct latency probe. */
+struct fhook_lat *fhook_direct_lat(struct fhook_probe *p)
+{
+	return p->kind == &fhook_direct_kind ? to_direct(p)->lat : NULL;
 }
 
 /*
  * The fast path's hits on @cpu, not yet in the session's counters; a
  * latency probe's timed calls.
  */
-u64 fhook_direct_fast_hits(struct fhook_probe *p, int cpu)
+static u64 fhook_direct_hits_elsewhere(struct fhook_probe *p, int cpu)
 {
-	if (p->lat)
-		return fhook_lat_hits(p, cpu);
-	return p->fast_hits ? READ_ONCE(*per_cpu_ptr(p->fast_hits, cpu)) : 0;
+	struct fhook_direct_probe *d = to_direct(p);
+
+	if (d->lat)
+		return fhook_lat_hits(d->lat, cpu);
+	return d->fast_hits ? READ_ONCE(*per_cpu_ptr(d->fast_hits, cpu)) : 0;
 }
 
 /*
  * Move the fast path's hits into the session's counters, once no task can
  * be on the fast trampoline (unregistered).
  */
-static void fhook_direct_fold(struct fhook_probe *p)
+static void fhook_direct_fold(struct fhook_direct_probe *d)
 {
+	struct fhook_probe *p = &d->f.p;
 	struct fhook_probe_counters *c;
 	int cpu;
 
-	if (!p->fast_hits)
+	if (!d->fast_hits)
 		return;
 	for_each_possible_cpu(cpu) {
-		u64 *n = per_cpu_ptr(p->fast_hits, cpu);
+		u64 *n = per_cpu_ptr(d->fast_hits, cpu);
 
 		c = fhook_counters(p->session, cpu, p->id);
 		WRITE_ONCE(c->hits, c->hits + *n);
@@ -133,23 +159,25 @@ static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add
 {
 	/* before any address is looked up (modwatch.c) */
 	u64 gen = fhook_modwatch_gen();
+	struct fhook_direct_probe *d = to_direct(p);
+	struct fhook_func_targets *t = &d->targets;
 	int ret, i;
 
-	p->slot = -1;
-	p->ops.flags = 0;
-	ret = fhook_func_filter_init(p, arg, err_index);
+	d->slot = -1;
+	d->f.ops.flags = 0;
+	ret = fhook_func_filter_init(&d->f, arg, err_index, t);
 	if (ret)
 		return ret;
 	mutex_lock(&fhook_direct_lock);
 	for (i = 0; i < FHOOK_NR_SLOTS; i++) {
 		if (!fhook_direct_slots[i]) {
 			WRITE_ONCE(fhook_direct_slots[i], p);
-			p->slot = i;
+			d->slot = i;
 			break;
 		}
 	}
 	mutex_unlock(&fhook_direct_lock);
-	if (p->slot < 0)
+	if (d->slot < 0)
 		return -ENOSPC;
 	if (arg->flags & FHOOK_PROBE_F_LATENCY) {
 		u32 words;
@@ -159,20 +187,24 @@ static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add
 		 * checked in BTF, so they are named by address, not by globs
 		 * whose matches the module cannot list
 		 */
-		if (!p->nr_ips || p->filter_text || p->exclude_text)
+		if (!t->nr_ips || t->filter_text || t->exclude_text)
 			return -EINVAL;
-		ret = fhook_body_stack_words(p->ips, p->nr_ips, &words, err_index);
-		if (!ret)
-			ret = fhook_lat_init(p, words);
+		ret = fhook_body_stack_words(t->ips, t->nr_ips, &words, err_index);
 		if (ret)
 			return ret;
+		d->lat = fhook_lat_create(p, d->slot, words);
+		if (IS_ERR(d->lat)) {
+			ret = PTR_ERR(d->lat);
+			d->lat = NULL;
+			return ret;
+		}
 	} else {
 		/* also for recording probes: DIRECT_MODIFY may make them count */
-		p->fast_hits = alloc_percpu(u64);
-		if (!p->fast_hits)
+		d->fast_hits = alloc_percpu(u64);
+		if (!d->fast_hits)
 			return -ENOMEM;
 		/* the slot's fast trampoline reads it; the slot is ours until release */
-		WRITE_ONCE(fhook_direct_fast_ctrs[p->slot], (unsigned long)p->fast_hits);
+		WRITE_ONCE(fhook_direct_fast_ctrs[d->slot], (unsigned long)d->fast_hits);
 	}
 	return fhook_modwatch_add(p, gen);
 }
@@ -180,18 +212,19 @@ static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add
 /* Under the modwatch lock: no unload runs meanwhile. */
 static int fhook_direct_arm_watched(struct fhook_probe *p)
 {
+	struct fhook_direct_probe *d = to_direct(p);
 	int ret;
 
-	if (p->lat) {
+	if (d->lat) {
 		/* no filter to apply: PID_FILTER and CPU_FILTER are refused */
-		p->fast = fhook_direct_unfiltered(p);
-		fhook_lat_arm(p, p->fast);
+		d->fast = fhook_direct_unfiltered(p);
+		fhook_lat_arm(d->lat, d->fast);
 	} else {
-		p->fast = fhook_direct_fast_ok(p, p->count_only);
+		d->fast = fhook_direct_fast_ok(d, p->count_only);
 	}
-	if (p->fast || p->lat)
+	if (d->fast || d->lat)
 		fhook_stats_elsewhere(p->session, p->id, true);
-	ret = fhook_direct_register(&p->ops, fhook_direct_tramp(p, p->count_only));
+	ret = fhook_direct_register(&d->f.ops, fhook_direct_tramp(d, p->count_only));
 	if (ret)
 		return ret;
 	p->registered = true;
@@ -206,12 +239,13 @@ static int fhook_direct_arm(struct fhook_probe *p)
 /* Under the modwatch lock: from the session or a module unload. */
 static void fhook_direct_unhook(struct fhook_probe *p)
 {
+	struct fhook_direct_probe *d = to_direct(p);
 	int ret;
 
 	if (!p->registered)
 		return;
 	/* waits until no task is on the trampoline (RCU tasks) */
-	ret = fhook_direct_unregister(&p->ops, fhook_direct_tramp(p, p->count_only));
+	ret = fhook_direct_unregister(&d->f.ops, fhook_direct_tramp(d, p->count_only));
 	if (ret) {
 		/* still attached: the probe must not be freed (session.c) */
 		pr_err("probe %u: unregister direct: %d\n", p->id, ret);
@@ -227,9 +261,11 @@ static void fhook_direct_unhook(struct fhook_probe *p)
  */
 static void fhook_direct_disarm(struct fhook_probe *p)
 {
+	struct fhook_direct_probe *d = to_direct(p);
+
 	fhook_modwatch_unhook(p, fhook_direct_unhook);
-	if (!p->registered && !p->lat) {
-		fhook_direct_fold(p);
+	if (!p->registered && !d->lat) {
+		fhook_direct_fold(d);
 		fhook_stats_elsewhere(p->session, p->id, false);
 	}
 }
@@ -237,39 +273,44 @@ static void fhook_direct_disarm(struct fhook_probe *p)
 /* Does the probe hook a function of @mod (its ips, or @globs matching)? */
 static bool fhook_direct_in_module(struct fhook_probe *p, struct module *mod, bool globs)
 {
+	const struct fhook_func_targets *t = &to_direct(p)->targets;
 	u32 i;
 
-	for (i = 0; i < p->nr_ips; i++)
-		if (within_module(p->ips[i], mod))
+	for (i = 0; i < t->nr_ips; i++)
+		if (within_module(t->ips[i], mod))
 			return true;
-	return globs && p->filter_text &&
-	       fhook_module_matches(mod, p->filter_text, p->exclude_text);
+	return globs && t->filter_text &&
+	       fhook_module_matches(mod, t->filter_text, t->exclude_text);
 }
 
 static void fhook_direct_release(struct fhook_probe *p)
 {
+	struct fhook_direct_probe *d = to_direct(p);
+
 	fhook_modwatch_del(p);
-	kfree(p->filter_text);
-	kfree(p->exclude_text);
-	kvfree(p->ips);
-	ftrace_free_filter(&p->ops);
+	kfree(d->targets.filter_text);
+	kfree(d->targets.exclude_text);
+	kvfree(d->targets.ips);
+	ftrace_free_filter(&d->f.ops);
 	fhook_triggers_free(p);
 	kfree(p->pred);
-	free_percpu(p->fast_hits);
+	free_percpu(d->fast_hits);
 	/* unregistered: calls still in the body keep the histogram (latency.c) */
-	fhook_lat_release(p);
-	if (p->slot >= 0) {
+	fhook_lat_release(d->lat, d->slot);
+	d->lat = NULL;
+	if (d->slot >= 0) {
 		mutex_lock(&fhook_direct_lock);
-		WRITE_ONCE(fhook_direct_slots[p->slot], NULL);
-		WRITE_ONCE(fhook_direct_fast_ctrs[p->slot], 0);
+		WRITE_ONCE(fhook_direct_slots[d->slot], NULL);
+		WRITE_ONCE(fhook_direct_fast_ctrs[d->slot], 0);
 		mutex_unlock(&fhook_direct_lock);
 	}
 }
 
 /* DIRECT_MODIFY of @p, under the session and modwatch locks. */
-static int fhook_direct_modify_watched(struct fhook_probe *p, bool count)
+static int fhook_direct_modify_watched(struct fhook_direct_probe *d, bool count)
 {
-	bool was_fast = p->fast;
+	struct fhook_probe *p = &d->f.p;
+	bool was_fast = d->fast;
 	int ret;
 
 	if (!p->registered)
@@ -283,12 +324,12 @@ static int fhook_direct_modify_watched(struct fhook_probe *p, bool count)
 	 * to counting: fast if it may.  The fast path's hits stay in its
 	 * per-CPU counter (read live, folded at disarm).
 	 */
-	p->fast = fhook_direct_fast_ok(p, count);
-	if (p->fast)
+	d->fast = fhook_direct_fast_ok(d, count);
+	if (d->fast)
 		fhook_stats_elsewhere(p->session, p->id, true);
-	ret = fhook_direct_modify(&p->ops, fhook_direct_tramp(p, count));
+	ret = fhook_direct_modify(&d->f.ops, fhook_direct_tramp(d, count));
 	if (ret) {
-		p->fast = was_fast;
+		d->fast = was_fast;
 		return ret;
 	}
 	p->count_only = count;
@@ -298,24 +339,22 @@ static int fhook_direct_modify_watched(struct fhook_probe *p, bool count)
 /* FHOOK_IOC_DIRECT_MODIFY, under the session lock. */
 int fhook_direct_modify_ioc(struct fhook_session *s, const struct fhook_direct_modify *m)
 {
-	struct fhook_probe *p;
+	struct fhook_probe *p = fhook_probe_find(s, m->probe_id);
 	int ret;
 
-	list_for_each_entry(p, &s->probes, node) {
-		if (p->id != m->probe_id)
-			continue;
-		if (p->type != FHOOK_PROBE_DIRECT || p->lat)
-			return -EINVAL;
-		/* an unload's unhook computes the trampoline from fast, count_only */
-		fhook_modwatch_lock();
-		ret = fhook_direct_modify_watched(p, m->flags & FHOOK_PROBE_F_COUNT);
-		fhook_modwatch_unlock();
-		return ret;
-	}
-	return -ENOENT;
+	if (!p)
+		return -ENOENT;
+	if (p->kind != &fhook_direct_kind || to_direct(p)->lat)
+		return -EINVAL;
+	/* an unload's unhook computes the trampoline from fast, count_only */
+	fhook_modwatch_lock();
+	ret = fhook_direct_modify_watched(to_direct(p), m->flags & FHOOK_PROBE_F_COUNT);
+	fhook_modwatch_unlock();
+	return ret;
 }
 
 const struct fhook_probe_kind fhook_direct_kind = {
+	.size		= sizeof(struct fhook_direct_probe),
 	.fields		= FHOOK_ADD_PATTERNS | FHOOK_ADD_PRED | FHOOK_ADD_STACK_ARGS,
 	.flags		= FHOOK_PROBE_FLAGS,
 	.validate	= fhook_direct_validate,
@@ -326,4 +365,5 @@ const struct fhook_probe_kind fhook_direct_kind = {
 	.disarm_unregisters = true,
 	.in_module	= fhook_direct_in_module,
 	.unhook		= fhook_direct_unhook,
+	.hits_elsewhere	= fhook_direct_hits_elsewhere,
 };

@@ -195,13 +195,14 @@ notrace void fhook_probe_count_guarded(struct fhook_probe *p, unsigned long ip,
 static notrace void fhook_func_callback(unsigned long ip, unsigned long parent_ip,
 					struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
-	fhook_func_hit(container_of(op, struct fhook_probe, ops), ip, parent_ip);
+	fhook_func_hit(&container_of(op, struct fhook_func_probe, ops)->p, ip, parent_ip);
 }
 
 static notrace void fhook_func_count_callback(unsigned long ip, unsigned long parent_ip,
 					      struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
-	fhook_probe_count_guarded(container_of(op, struct fhook_probe, ops), ip, parent_ip);
+	fhook_probe_count_guarded(&container_of(op, struct fhook_func_probe, ops)->p, ip,
+				  parent_ip);
 }
 
 typedef int (*fhook_set_fn)(struct ftrace_ops *ops, unsigned char *buf, int len, int reset);
@@ -211,7 +212,7 @@ typedef int (*fhook_set_fn)(struct ftrace_ops *ops, unsigned char *buf, int len,
  * into the buffer it is given (filter_parse_regex), so @text is our own
  * copy.  *@index counts patterns across calls for error reporting.
  */
-static int fhook_func_set_patterns(struct fhook_probe *p, char *text, fhook_set_fn set,
+static int fhook_func_set_patterns(struct ftrace_ops *ops, char *text, fhook_set_fn set,
 				   s32 *index, s32 *err_index)
 {
 	char *tok;
@@ -226,7 +227,7 @@ static int fhook_func_set_patterns(struct fhook_probe *p, char *text, fhook_set_
 			*err_index = *index;
 			return -EINVAL;
 		}
-		ret = set(&p->ops, tok, len, 0);
+		ret = set(ops, tok, len, 0);
 		if (ret) {
 			*err_index = *index;
 			/* ftrace says -EINVAL when nothing matched */
@@ -247,11 +248,12 @@ static char *fhook_copy_text(u64 uptr, u32 len)
 /*
  * The ops' filter from the probe's patterns and addresses, and its
  * predicate (on the task only: function probes have no fields).  Shared
- * with direct probes.
+ * with direct probes, which keep the patterns and addresses in @keep.
  */
-int fhook_func_filter_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
-			   s32 *err_index)
+int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_add *arg,
+			   s32 *err_index, struct fhook_func_targets *keep)
 {
+	struct fhook_probe *p = &f->p;
 	char *filter = NULL, *exclude = NULL;
 	u64 *ips = NULL;
 	s32 index = 0;
@@ -293,20 +295,17 @@ int fhook_func_filter_init(struct fhook_probe *p, const struct fhook_probe_add *
 			goto out;
 		}
 	}
-	/*
-	 * Direct probes keep what they hook, for module unloads
-	 * (modwatch.c): copies, since ftrace writes into the text it parses.
-	 */
-	if (p->type == FHOOK_PROBE_DIRECT) {
-		p->filter_text = kstrdup(filter, GFP_KERNEL);	/* NULL stays NULL */
-		p->exclude_text = kstrdup(exclude, GFP_KERNEL);
+	/* copies: ftrace writes into the text it parses */
+	if (keep) {
+		keep->filter_text = kstrdup(filter, GFP_KERNEL);	/* NULL stays NULL */
+		keep->exclude_text = kstrdup(exclude, GFP_KERNEL);
 		ret = -ENOMEM;
-		if ((filter && !p->filter_text) || (exclude && !p->exclude_text))
+		if ((filter && !keep->filter_text) || (exclude && !keep->exclude_text))
 			goto out;
 	}
 
 	if (filter) {
-		ret = fhook_func_set_patterns(p, filter, ftrace_set_filter, &index, err_index);
+		ret = fhook_func_set_patterns(&f->ops, filter, ftrace_set_filter, &index, err_index);
 		if (ret)
 			goto out;
 	}
@@ -316,12 +315,13 @@ int fhook_func_filter_init(struct fhook_probe *p, const struct fhook_probe_add *
 		goto out;
 	}
 	if (exclude) {
-		ret = fhook_func_set_patterns(p, exclude, ftrace_set_notrace, &index, err_index);
+		ret = fhook_func_set_patterns(&f->ops, exclude, ftrace_set_notrace, &index,
+					      err_index);
 		if (ret)
 			goto out;
 	}
 	/* one copy of the filter hash for all of them */
-	ret = arg->nr_ips ? ftrace_set_filter_ips(&p->ops, (unsigned long *)ips, arg->nr_ips,
+	ret = arg->nr_ips ? ftrace_set_filter_ips(&f->ops, (unsigned long *)ips, arg->nr_ips,
 						   0, 0) : 0;
 	if (ret) {
 		/*
@@ -329,7 +329,7 @@ int fhook_func_filter_init(struct fhook_probe *p, const struct fhook_probe_add *
 		 * each alone (reset: the probe is discarded anyway)
 		 */
 		for (i = 0; ret == -EINVAL && i < arg->nr_ips; i++) {
-			if (ftrace_set_filter_ip(&p->ops, ips[i], 0, 1)) {
+			if (ftrace_set_filter_ip(&f->ops, ips[i], 0, 1)) {
 				*err_index = index + i;
 				break;
 			}
@@ -338,9 +338,9 @@ int fhook_func_filter_init(struct fhook_probe *p, const struct fhook_probe_add *
 		goto out;
 	}
 	ret = 0;
-	if (p->type == FHOOK_PROBE_DIRECT) {
-		p->ips = ips;
-		p->nr_ips = arg->nr_ips;
+	if (keep) {
+		keep->ips = ips;
+		keep->nr_ips = arg->nr_ips;
 		ips = NULL;
 	}
 out:
@@ -353,7 +353,9 @@ out:
 static int fhook_func_probe_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
 				 s32 *err_index)
 {
-	p->ops.func = (arg->flags & FHOOK_PROBE_F_COUNT) ? fhook_func_count_callback
+	struct fhook_func_probe *f = to_func(p);
+
+	f->ops.func = (arg->flags & FHOOK_PROBE_F_COUNT) ? fhook_func_count_callback
 							  : fhook_func_callback;
 	/*
 	 * No FTRACE_OPS_FL_RECURSION (nor _RCU): both callbacks take
@@ -363,13 +365,13 @@ static int fhook_func_probe_init(struct fhook_probe *p, const struct fhook_probe
 	 * ftrace_ops_list_func(), which takes the list's recursion bit (a
 	 * different one) around every ops it calls.
 	 */
-	p->ops.flags = 0;
-	return fhook_func_filter_init(p, arg, err_index);
+	f->ops.flags = 0;
+	return fhook_func_filter_init(f, arg, err_index, NULL);
 }
 
 static int fhook_func_probe_arm(struct fhook_probe *p)
 {
-	int ret = register_ftrace_function(&p->ops);
+	int ret = register_ftrace_function(&to_func(p)->ops);
 
 	if (!ret)
 		p->registered = true;
@@ -399,17 +401,18 @@ bool fhook_ops_unregister(struct fhook_probe *p, struct ftrace_ops *ops)
 
 static void fhook_func_probe_disarm(struct fhook_probe *p)
 {
-	fhook_ops_unregister(p, &p->ops);
+	fhook_ops_unregister(p, &to_func(p)->ops);
 }
 
 static void fhook_func_probe_release(struct fhook_probe *p)
 {
-	ftrace_free_filter(&p->ops);
+	ftrace_free_filter(&to_func(p)->ops);
 	fhook_triggers_free(p);
 	kfree(p->pred);
 }
 
 const struct fhook_probe_kind fhook_func_kind = {
+	.size		= sizeof(struct fhook_func_probe),
 	.fields		= FHOOK_ADD_PATTERNS | FHOOK_ADD_PRED,
 	.flags		= FHOOK_PROBE_F_STACK | FHOOK_PROBE_F_COUNT,
 	.init		= fhook_func_probe_init,

@@ -126,6 +126,17 @@ static bool fhook_session_stuck(struct fhook_session *s)
 	return false;
 }
 
+/* The probe @id of @s, or NULL; under the session lock. */
+struct fhook_probe *fhook_probe_find(struct fhook_session *s, u32 id)
+{
+	struct fhook_probe *p;
+
+	list_for_each_entry(p, &s->probes, node)
+		if (p->id == id)
+			return p;
+	return NULL;
+}
+
 static void fhook_probe_free(struct fhook_probe *p)
 {
 	if (p->kind->release)
@@ -337,7 +348,6 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 	p->type = pa.type;
 	p->kind = kind;
 	p->id = s->next_probe_id;
-	p->slot = -1;
 	INIT_LIST_HEAD(&p->watch_node);
 
 	ret = p->kind->init ? p->kind->init(p, &pa, &err_index) : 0;
@@ -522,9 +532,7 @@ static long fhook_ioc_stats(struct fhook_session *s, unsigned long uarg)
 	if (st.flags || !fhook_zero(st.reserved, ARRAY_SIZE(st.reserved)))
 		return -EINVAL;
 	if (st.probe_id != FHOOK_STATS_SESSION) {
-		list_for_each_entry(p, &s->probes, node)
-			if (p->id == st.probe_id)
-				only = p;
+		only = fhook_probe_find(s, st.probe_id);
 		if (!only)
 			return -ENOENT;
 	}
@@ -538,7 +546,8 @@ static long fhook_ioc_stats(struct fhook_session *s, unsigned long uarg)
 			if (only && p != only)
 				continue;
 			fhook_stats_sum(s, cpu, p->id, &c);
-			c.hits += fhook_direct_fast_hits(p, cpu);
+			if (p->kind->hits_elsewhere)
+				c.hits += p->kind->hits_elsewhere(p, cpu);
 		}
 		/* kprobe misses (recursion, no kretprobe instance) are global */
 		if (cpu == cpumask_first(cpu_possible_mask))
@@ -586,7 +595,7 @@ static long fhook_ioc_bench(struct fhook_session *s, unsigned long uarg)
 {
 	struct fhook_bench b;
 	struct fhook_probe *p;
-	bool found = false;
+	bool found;
 	int ret;
 
 	ret = fhook_copy_arg(&b, sizeof(b), uarg);
@@ -598,9 +607,8 @@ static long fhook_ioc_bench(struct fhook_session *s, unsigned long uarg)
 	    b.payload % 8 || b.payload > FHOOK_BENCH_MAX_PAYLOAD)
 		return -EINVAL;
 	mutex_lock(&s->lock);
-	list_for_each_entry(p, &s->probes, node)
-		if (p->id == b.probe_id && p->type == FHOOK_PROBE_BENCH)
-			found = true;
+	p = fhook_probe_find(s, b.probe_id);
+	found = p && p->type == FHOOK_PROBE_BENCH;
 	/* armed: the probe list and the rings stay until release */
 	ret = fhook_session_may(s);
 	if (!ret)
@@ -635,6 +643,8 @@ static long fhook_ioc_direct_modify(struct fhook_session *s, unsigned long uarg)
 static long fhook_ioc_latency(struct fhook_session *s, unsigned long uarg)
 {
 	struct fhook_latency l;
+	struct fhook_probe *p;
+	struct fhook_lat *lat;
 	int ret;
 
 	ret = fhook_copy_arg(&l, sizeof(l), uarg);
@@ -647,9 +657,13 @@ static long fhook_ioc_latency(struct fhook_session *s, unsigned long uarg)
 	l.sum_ns = 0;
 	l.inflight = 0;
 	memset(l.buckets, 0, sizeof(l.buckets));
-	ret = fhook_lat_read(s, &l);
-	if (ret)
-		return ret;
+	p = fhook_probe_find(s, l.probe_id);
+	if (!p)
+		return -ENOENT;
+	lat = fhook_direct_lat(p);
+	if (!lat)
+		return -EINVAL;
+	fhook_lat_read(lat, &l);
 	return fhook_put_arg(uarg, &l, sizeof(l));
 }
 

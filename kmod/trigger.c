@@ -23,22 +23,18 @@ struct fhook_trigger_k {
 
 int fhook_trigger_add(struct fhook_session *s, const struct fhook_trigger *arg)
 {
-	struct fhook_probe *p = NULL, *target = NULL, *it;
+	struct fhook_probe *p, *target;
 	struct fhook_trigger_k *t;
 	s32 bad = -1;
 	u32 data_size;
 
 	if (arg->action == 0 || arg->action >= FHOOK_TRIG_MAX || arg->__pad)
 		return -EINVAL;
-	list_for_each_entry(it, &s->probes, node) {
-		if (it->id == arg->probe_id)
-			p = it;
-		if (it->id == arg->target_id)
-			target = it;
-	}
+	p = fhook_probe_find(s, arg->probe_id);
+	target = fhook_probe_find(s, arg->target_id);
 	/* counting probes and hooks have no records to act on */
 	if (!p || p->type == FHOOK_PROBE_BENCH || p->type == FHOOK_PROBE_HOOK || p->count_only ||
-	    p->lat)
+	    fhook_direct_lat(p))
 		return -ENOENT;
 	if (arg->action == FHOOK_TRIG_ENABLE || arg->action == FHOOK_TRIG_DISABLE) {
 		if (!target || target->type == FHOOK_PROBE_BENCH)
