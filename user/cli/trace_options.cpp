@@ -1,6 +1,7 @@
 #include "trace_options.hpp"
 
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -284,7 +285,15 @@ void print_summary(const Tracer& tracer, const TraceOptions& opt, const std::str
 }
 
 int run_status(Tracer& tracer) {
-    return tracer.command_failed() ? 1 : 0;
+    // the command's, as the shell gives it (perf stat, time)
+    const std::optional<int> status = tracer.command_status();
+    if (status && WIFEXITED(*status)) {
+        return WEXITSTATUS(*status);
+    }
+    if (status && WIFSIGNALED(*status)) {
+        return 128 + WTERMSIG(*status);
+    }
+    return 0;
 }
 
 } // namespace fhook::cli

@@ -72,7 +72,8 @@ private:
 // `tail`, unless quiet; and its JSON form to --summary-json's FILE.
 void print_summary(const Tracer& tracer, const TraceOptions& opt, const std::string& tail = {});
 
-// The exit code of a finished run: 1 when the command could not be run.
+// The exit code of a finished run: COMMAND's when it exited (128 + N when
+// signal N killed it, 127 when it could not be executed), else 0.
 int run_status(Tracer& tracer);
 
 } // namespace fhook::cli

@@ -1,6 +1,7 @@
 // The trace engine (fhook::Tracer) on a fake kernel: what it asks the
 // module for, and what trace, count and latency print from its answers.
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -197,6 +198,37 @@ TEST(Tracer, RefusalsNameTheProbeAndTheFix) {
     // a spec the plan refuses never opens the device
     EXPECT_THROW(Tracer(spec_of(Collect::Counts, {"p:x vfs_read"}), sys.paths()), Error);
     EXPECT_THROW(Tracer(spec_of(Collect::Hook, {"vfs_*"}), sys.paths()), Error);
+}
+
+// The command's wait status, for `fhook ... -- COMMAND` to exit with it.
+std::optional<int> command_status(const std::vector<std::string>& command) {
+    System sys;
+    TraceSpec spec = spec_of(Collect::Counts, {"vfs_read"});
+    spec.duration.reset(); // until the command exits
+    spec.command = command;
+    Tracer tracer(spec, sys.paths());
+    tracer.setup();
+    DiscardSink sink;
+    tracer.start();
+    TraceObserver quiet;
+    tracer.run(sink, quiet);
+    // the pid filter was the command's
+    EXPECT_FALSE(sys.kernel->pids.empty());
+    return tracer.command_status();
+}
+
+TEST(Tracer, TheCommandsExitStatusIsKept) {
+    const std::optional<int> exit3 = command_status({"sh", "-c", "exit 3"});
+    ASSERT_TRUE(exit3);
+    EXPECT_TRUE(WIFEXITED(*exit3));
+    EXPECT_EQ(WEXITSTATUS(*exit3), 3);
+    const std::optional<int> killed = command_status({"sh", "-c", "kill -TERM $$"});
+    ASSERT_TRUE(killed);
+    EXPECT_TRUE(WIFSIGNALED(*killed));
+    EXPECT_EQ(WTERMSIG(*killed), SIGTERM);
+    const std::optional<int> missing = command_status({"/nonexistent/command"});
+    ASSERT_TRUE(missing);
+    EXPECT_EQ(WEXITSTATUS(*missing), 127);
 }
 
 } // namespace

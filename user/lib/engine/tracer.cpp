@@ -365,8 +365,11 @@ Stats Tracer::stats(std::uint32_t probe_id) const {
     return s_->session->stats(probe_id);
 }
 
-bool Tracer::command_failed() {
-    return s_->child && s_->child->exited() && s_->child->exec_failed();
+std::optional<int> Tracer::command_status() {
+    if (!s_->child || !s_->child->exited()) {
+        return std::nullopt;
+    }
+    return s_->child->status();
 }
 
 } // namespace fhook

@@ -152,8 +152,9 @@ public:
     // A latency probe's histogram now.
     LatencyHist latency(std::uint32_t probe_id) const;
     Stats stats(std::uint32_t probe_id = FHOOK_STATS_SESSION) const;
-    // The command could not be executed.
-    bool command_failed();
+    // The command's wait status (waitpid(2)) once it has exited (127 when it
+    // could not be executed); nullopt without a command or while it runs.
+    std::optional<int> command_status();
 
 private:
     struct State;
