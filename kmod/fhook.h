@@ -220,6 +220,7 @@ struct fhook_probe {
 struct fhook_func_probe {
 	struct fhook_probe p;		/* first: freed as a struct fhook_probe */
 	struct ftrace_ops ops;
+	struct fhook_func_counts *counts;	/* FHOOK_PROBE_F_COUNT_IPS */
 };
 
 static_assert(offsetof(struct fhook_func_probe, p) == 0);
@@ -339,6 +340,14 @@ bool fhook_ops_unregister(struct fhook_probe *p, struct ftrace_ops *ops);
 void fhook_probe_count(struct fhook_probe *p);
 void fhook_probe_count_guarded(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
 bool fhook_probe_filter_guarded(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
+
+int fhook_func_counts_ioc(struct fhook_session *s, struct fhook_counts *arg);
+
+/* func_counts.c */
+struct fhook_func_counts *fhook_func_counts_create(u64 *ips, u32 nr);
+void fhook_func_counts_free(struct fhook_func_counts *fc);
+void fhook_func_counts_hit(struct fhook_func_counts *fc, unsigned long ip);
+int fhook_func_counts_read(struct fhook_func_counts *fc, struct fhook_counts *arg);
 
 /* probe_direct.c, hook.c: the C side of tramp.S */
 asmlinkage void fhook_direct_count(unsigned long slot);

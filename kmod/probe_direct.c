@@ -356,7 +356,7 @@ int fhook_direct_modify_ioc(struct fhook_session *s, const struct fhook_direct_m
 const struct fhook_probe_kind fhook_direct_kind = {
 	.size		= sizeof(struct fhook_direct_probe),
 	.fields		= FHOOK_ADD_PATTERNS | FHOOK_ADD_PRED | FHOOK_ADD_STACK_ARGS,
-	.flags		= FHOOK_PROBE_FLAGS,
+	.flags		= FHOOK_PROBE_F_STACK | FHOOK_PROBE_F_COUNT | FHOOK_PROBE_F_LATENCY,
 	.validate	= fhook_direct_validate,
 	.init		= fhook_direct_init,
 	.arm		= fhook_direct_arm,

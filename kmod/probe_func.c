@@ -205,6 +205,27 @@ static notrace void fhook_func_count_callback(unsigned long ip, unsigned long pa
 				  parent_ip);
 }
 
+/* FHOOK_PROBE_F_COUNT_IPS: the probe's hits, and the function's */
+static notrace void fhook_func_count_ips_callback(unsigned long ip, unsigned long parent_ip,
+						  struct ftrace_ops *op,
+						  struct ftrace_regs *fregs)
+{
+	struct fhook_func_probe *f = container_of(op, struct fhook_func_probe, ops);
+	struct fhook_probe *p = &f->p;
+	/* also disables preemption: the counters are this CPU's */
+	int bit = fhook_probe_trylock(p, ip, parent_ip);
+	struct fhook_probe_counters *c;
+
+	if (bit < 0)
+		return;
+	c = fhook_counters(p->session, smp_processor_id(), p->id);
+	if (fhook_probe_admit(p, c)) {
+		fhook_count(&c->hits);
+		fhook_func_counts_hit(f->counts, ip);
+	}
+	ftrace_test_recursion_unlock(bit);
+}
+
 typedef int (*fhook_set_fn)(struct ftrace_ops *ops, unsigned char *buf, int len, int reset);
 
 /*
@@ -350,13 +371,49 @@ out:
 	return ret;
 }
 
+/* F_COUNT_IPS: a counting probe whose functions are given by address */
+static int fhook_func_probe_validate(const struct fhook_probe_add *arg)
+{
+	if (!(arg->flags & FHOOK_PROBE_F_COUNT_IPS))
+		return 0;
+	if (!(arg->flags & FHOOK_PROBE_F_COUNT) || arg->filter_len || arg->exclude_len ||
+	    !arg->nr_ips || arg->nr_ips > FHOOK_MAX_COUNT_IPS)
+		return -EINVAL;
+	return 0;
+}
+
+/* The filter, and one counter per function of it on each CPU. */
+static int fhook_func_counts_init(struct fhook_func_probe *f, const struct fhook_probe_add *arg,
+				  s32 *err_index)
+{
+	struct fhook_func_targets t = {};
+	int ret;
+
+	ret = fhook_func_filter_init(f, arg, err_index, &t);
+	if (ret)
+		return ret;
+	/* no patterns (validate): only the addresses were kept */
+	f->counts = fhook_func_counts_create(t.ips, t.nr_ips);
+	if (IS_ERR(f->counts)) {
+		ret = PTR_ERR(f->counts);
+		f->counts = NULL;
+		kvfree(t.ips);
+		return ret;
+	}
+	return 0;
+}
+
 static int fhook_func_probe_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
 				 s32 *err_index)
 {
 	struct fhook_func_probe *f = to_func(p);
 
-	f->ops.func = (arg->flags & FHOOK_PROBE_F_COUNT) ? fhook_func_count_callback
-							  : fhook_func_callback;
+	if (arg->flags & FHOOK_PROBE_F_COUNT_IPS)
+		f->ops.func = fhook_func_count_ips_callback;
+	else if (arg->flags & FHOOK_PROBE_F_COUNT)
+		f->ops.func = fhook_func_count_callback;
+	else
+		f->ops.func = fhook_func_callback;
 	/*
 	 * No FTRACE_OPS_FL_RECURSION (nor _RCU): both callbacks take
 	 * ftrace's recursion lock themselves, so ftrace does not wrap them
@@ -366,6 +423,8 @@ static int fhook_func_probe_init(struct fhook_probe *p, const struct fhook_probe
 	 * different one) around every ops it calls.
 	 */
 	f->ops.flags = 0;
+	if (arg->flags & FHOOK_PROBE_F_COUNT_IPS)
+		return fhook_func_counts_init(f, arg, err_index);
 	return fhook_func_filter_init(f, arg, err_index, NULL);
 }
 
@@ -407,14 +466,28 @@ static void fhook_func_probe_disarm(struct fhook_probe *p)
 static void fhook_func_probe_release(struct fhook_probe *p)
 {
 	ftrace_free_filter(&to_func(p)->ops);
+	fhook_func_counts_free(to_func(p)->counts);
 	fhook_triggers_free(p);
 	kfree(p->pred);
+}
+
+/* FHOOK_IOC_COUNTS, under the session lock. */
+int fhook_func_counts_ioc(struct fhook_session *s, struct fhook_counts *arg)
+{
+	struct fhook_probe *p = fhook_probe_find(s, arg->probe_id);
+
+	if (!p)
+		return -ENOENT;
+	if (p->kind != &fhook_func_kind || !to_func(p)->counts)
+		return -EINVAL;
+	return fhook_func_counts_read(to_func(p)->counts, arg);
 }
 
 const struct fhook_probe_kind fhook_func_kind = {
 	.size		= sizeof(struct fhook_func_probe),
 	.fields		= FHOOK_ADD_PATTERNS | FHOOK_ADD_PRED,
-	.flags		= FHOOK_PROBE_F_STACK | FHOOK_PROBE_F_COUNT,
+	.flags		= FHOOK_PROBE_F_STACK | FHOOK_PROBE_F_COUNT | FHOOK_PROBE_F_COUNT_IPS,
+	.validate	= fhook_func_probe_validate,
 	.init		= fhook_func_probe_init,
 	.arm		= fhook_func_probe_arm,
 	.disarm		= fhook_func_probe_disarm,

@@ -229,7 +229,8 @@ static long fhook_ioc_handshake(unsigned long uarg)
 		      FHOOK_FEAT_KPROBE | FHOOK_FEAT_FETCH | FHOOK_FEAT_PRED |
 		      FHOOK_FEAT_UPROBE | FHOOK_FEAT_STACK | FHOOK_FEAT_TRIGGER |
 		      FHOOK_FEAT_TRACEPOINT | FHOOK_FEAT_DIRECT | FHOOK_FEAT_HOOK |
-		      FHOOK_FEAT_COUNT | FHOOK_FEAT_READ_TEXT | FHOOK_FEAT_LATENCY;
+		      FHOOK_FEAT_COUNT | FHOOK_FEAT_READ_TEXT | FHOOK_FEAT_LATENCY |
+		      FHOOK_FEAT_COUNT_IPS;
 	if (fhook_lab)
 		hs.features |= FHOOK_FEAT_LAB;
 	hs.nr_cpus = nr_cpu_ids;
@@ -667,6 +668,25 @@ static long fhook_ioc_latency(struct fhook_session *s, unsigned long uarg)
 	return fhook_put_arg(uarg, &l, sizeof(l));
 }
 
+static long fhook_ioc_counts(struct fhook_session *s, unsigned long uarg)
+{
+	struct fhook_counts c;
+	int ret;
+
+	ret = fhook_copy_arg(&c, sizeof(c), uarg);
+	if (ret < 0)
+		return ret;
+	if (c.flags || !fhook_zero(c.reserved, ARRAY_SIZE(c.reserved)))
+		return -EINVAL;
+	ret = fhook_func_counts_ioc(s, &c);
+	/* ENOSPC tells the caller how many there are */
+	if (!ret || ret == -ENOSPC) {
+		if (fhook_put_arg(uarg, &c, sizeof(c)))
+			return -EFAULT;
+	}
+	return ret;
+}
+
 /* No session state: not under the session lock. */
 static long fhook_ioc_read_text(unsigned long uarg)
 {
@@ -730,6 +750,9 @@ long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned lon
 		break;
 	case FHOOK_CMD(FHOOK_IOC_LATENCY):
 		ret = fhook_ioc_latency(s, arg);
+		break;
+	case FHOOK_CMD(FHOOK_IOC_COUNTS):
+		ret = fhook_ioc_counts(s, arg);
 		break;
 	default:
 		ret = -ENOTTY;

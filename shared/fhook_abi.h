@@ -53,6 +53,7 @@
 /* loaded with lab=1: hooks may override returns and redirect functions */
 #define FHOOK_FEAT_LAB		(1ULL << 23)
 #define FHOOK_FEAT_LATENCY	(1ULL << 24)	/* FHOOK_PROBE_F_LATENCY, FHOOK_IOC_LATENCY */
+#define FHOOK_FEAT_COUNT_IPS	(1ULL << 25)	/* FHOOK_PROBE_F_COUNT_IPS, FHOOK_IOC_COUNTS */
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -243,7 +244,17 @@ enum fhook_probe_type {
  * loaded.
  */
 #define FHOOK_PROBE_F_LATENCY	(1U << 2)
-#define FHOOK_PROBE_FLAGS	(FHOOK_PROBE_F_STACK | FHOOK_PROBE_F_COUNT | FHOOK_PROBE_F_LATENCY)
+/*
+ * FHOOK_PROBE_FUNC with FHOOK_PROBE_F_COUNT: one counter per function as
+ * well as the probe's hits (funccount, bpftrace's @[func] = count()), read
+ * with FHOOK_IOC_COUNTS.  The functions are given by address (`ips`, at
+ * most FHOOK_MAX_COUNT_IPS; patterns: EINVAL).  The counters take
+ * 8 bytes per function and possible CPU: E2BIG beyond 64 MiB.
+ */
+#define FHOOK_PROBE_F_COUNT_IPS	(1U << 3)
+#define FHOOK_MAX_COUNT_IPS	16384
+#define FHOOK_PROBE_FLAGS	(FHOOK_PROBE_F_STACK | FHOOK_PROBE_F_COUNT | FHOOK_PROBE_F_LATENCY | \
+				 FHOOK_PROBE_F_COUNT_IPS)
 #define FHOOK_MAX_STACK		64	/* entries */
 
 struct fhook_probe_add {
@@ -614,6 +625,7 @@ enum fhook_cmp {
 #define FHOOK_IOC_DIRECT_MODIFY	_IOW(FHOOK_IOC_MAGIC, 0x0b, struct fhook_direct_modify)
 #define FHOOK_IOC_READ_TEXT	_IOWR(FHOOK_IOC_MAGIC, 0x0c, struct fhook_read_text)
 #define FHOOK_IOC_LATENCY	_IOWR(FHOOK_IOC_MAGIC, 0x0d, struct fhook_latency)
+#define FHOOK_IOC_COUNTS	_IOWR(FHOOK_IOC_MAGIC, 0x0e, struct fhook_counts)
 
 /*
  * Switch an armed FHOOK_PROBE_DIRECT probe to the counting trampoline
@@ -647,6 +659,22 @@ struct fhook_latency {
 	__u64 inflight;		/* out: calls inside the function now */
 	__u64 reserved[3];	/* must be zero */
 	__u64 buckets[FHOOK_LAT_BUCKETS];	/* out */
+};
+
+/*
+ * The per-function hits of a FHOOK_PROBE_F_COUNT_IPS probe, summed over
+ * CPUs, any time: ips[i] (in address order) was called counts[i] times.
+ * `nr` smaller than the probe's functions: ENOSPC, with `nr` set to their
+ * number.  A reader that wants intervals subtracts two reads.
+ */
+struct fhook_counts {
+	__u32 size;		/* in */
+	__u32 probe_id;		/* in */
+	__u32 flags;		/* in: must be 0 */
+	__u32 nr;		/* in: room in ips[] and counts[]; out: functions */
+	__u64 ips;		/* in: user pointer to __u64[nr]; out: addresses */
+	__u64 counts;		/* in: user pointer to __u64[nr]; out: hits */
+	__u64 reserved[2];	/* must be zero */
 };
 
 /*
@@ -935,6 +963,7 @@ FHOOK_ABI_SIZE(fhook_stats, 88);
 FHOOK_ABI_SIZE(fhook_insn, 16);
 FHOOK_ABI_SIZE(fhook_direct_modify, 32);
 FHOOK_ABI_SIZE(fhook_latency, 576);
+FHOOK_ABI_SIZE(fhook_counts, 48);
 FHOOK_ABI_SIZE(fhook_read_text, 40);
 FHOOK_ABI_SIZE(fhook_trigger, 72);
 FHOOK_ABI_SIZE(fhook_bench, 80);

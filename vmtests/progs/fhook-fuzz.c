@@ -57,7 +57,7 @@ static atomic_long n_text, n_star, n_arm, n_cpu, n_follow;
 static int sfd;			/* shared session number */
 static long page;
 static uint64_t ip_read, ip_write, ip_getattr;
-#define NCMD	14		/* the ioctls, HANDSHAKE..LATENCY */
+#define NCMD	15		/* the ioctls, HANDSHAKE..COUNTS */
 static double tsum[NCMD + 1];	/* seconds in the kernel by decoded command, -1..8 */
 static long tcnt[NCMD + 1];
 static atomic_long n_slowcalls, calls_done, n_ok, n_sessions, n_violations, errs[NERR];
@@ -102,6 +102,10 @@ static int take(atomic_long *budget, atomic_long *used)
 /* Memory the kernel may read from and write to: per-thread scratch.   */
 
 #define RO_OFF(w)	((w) * 256)
+/* COUNTS' counts[] in sc->ips, after room for its ips[] */
+#define COUNTS_OFF	32768
+_Static_assert(COUNTS_OFF >= FHOOK_MAX_COUNT_IPS && COUNTS_OFF + FHOOK_MAX_COUNT_IPS <= 65536,
+	       "COUNTS arrays overlap or leave sc->ips");
 
 struct scratch {
 	char *area;		/* 4 pages RW, then a PROT_NONE page */
@@ -202,13 +206,13 @@ static const size_t cmd_size[NCMD] = {
 	sizeof(struct fhook_cpu_filter), 0, 0, sizeof(struct fhook_stats),
 	sizeof(struct fhook_snapshot), sizeof(struct fhook_bench), sizeof(struct fhook_trigger),
 	sizeof(struct fhook_direct_modify), sizeof(struct fhook_read_text),
-	sizeof(struct fhook_latency),
+	sizeof(struct fhook_latency), sizeof(struct fhook_counts),
 };
 static const unsigned long cmd_num[NCMD] = {
 	FHOOK_IOC_HANDSHAKE, FHOOK_IOC_RING_SETUP, FHOOK_IOC_PROBE_ADD, FHOOK_IOC_PID_FILTER,
 	FHOOK_IOC_CPU_FILTER, FHOOK_IOC_START, FHOOK_IOC_STOP, FHOOK_IOC_STATS,
 	FHOOK_IOC_SNAPSHOT, FHOOK_IOC_BENCH, FHOOK_IOC_TRIGGER_ADD, FHOOK_IOC_DIRECT_MODIFY,
-	FHOOK_IOC_READ_TEXT, FHOOK_IOC_LATENCY,
+	FHOOK_IOC_READ_TEXT, FHOOK_IOC_LATENCY, FHOOK_IOC_COUNTS,
 };
 
 /* the module's dispatch: type, nr, dir; the size bits are ignored */
@@ -477,6 +481,9 @@ static void gen(uint64_t *rs, struct scratch *sc, struct call *c)
 				sc->ips[i] = R(2) ? ip_read : ip_write;
 			if (ONEIN(4))
 				sc->ips[R(p->nr_ips)] = rnd(rs);
+			/* one counter per function, read with COUNTS */
+			if (ONEIN(3))
+				p->flags = FHOOK_PROBE_F_COUNT | FHOOK_PROBE_F_COUNT_IPS;
 		} else if (k < 6) {		/* garbage addresses, first one bad */
 			p->ips = (uintptr_t)sc->ips;
 			p->nr_ips = ONEIN(64) ? FHOOK_MAX_IPS - R(2) : 1 + R(64);
@@ -548,6 +555,16 @@ static void gen(uint64_t *rs, struct scratch *sc, struct call *c)
 
 		l->probe_id = R(4) ? R(4) : (uint32_t)rnd(rs);
 		l->flags = R(8) ? 0 : (uint32_t)rnd(rs);
+		break;
+	}
+	case 14: {
+		struct fhook_counts *n = (void *)tmp;
+
+		n->probe_id = R(4) ? R(4) : (uint32_t)rnd(rs);
+		n->nr = R(4) ? R(8) : (uint32_t)rnd(rs);
+		n->ips = R(8) ? (uintptr_t)sc->ips : bad_ptr(rs, NULL);
+		n->counts = R(8) ? (uintptr_t)(sc->ips + COUNTS_OFF) : bad_ptr(rs, NULL);
+		n->flags = R(8) ? 0 : (uint32_t)rnd(rs);
 		break;
 	}
 	case 12: {
@@ -649,6 +666,19 @@ static void gen(uint64_t *rs, struct scratch *sc, struct call *c)
 
 		if (t->buf != (uintptr_t)read_text_buf)
 			t->buf = bad_ptr(rs, NULL);
+	}
+	/*
+	 * COUNTS writes at most FHOOK_MAX_COUNT_IPS entries to each array,
+	 * whatever nr says: the halves of sc->ips hold that, anything else
+	 * must be an address that can never be written.
+	 */
+	if (w == 14) {
+		struct fhook_counts *n = (void *)tmp;
+
+		if (n->ips != (uintptr_t)sc->ips)
+			n->ips = bad_ptr(rs, NULL);
+		if (n->counts != (uintptr_t)(sc->ips + COUNTS_OFF))
+			n->counts = bad_ptr(rs, NULL);
 	}
 
 	/* keep the slow paths within their budgets */
@@ -956,7 +986,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NCMD + 1; i++)
 		printf(" %s=%.1f/%ld", i ? (const char *[]){ "HANDSHAKE", "RING_SETUP", "PROBE_ADD",
 			"PID_FILTER", "CPU_FILTER", "START", "STOP", "STATS", "SNAPSHOT", "BENCH", "TRIGGER_ADD", "DIRECT_MODIFY", "READ_TEXT",
-			"LATENCY" }[i - 1] : "other",
+			"LATENCY", "COUNTS" }[i - 1] : "other",
 		       tsum[i], tcnt[i]);
 	printf("\n");
 	printf("slow paths: text %ld (star %ld), arm %ld, cpumask %ld, follow %ld\n", n_text, n_star,
