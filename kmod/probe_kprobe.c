@@ -12,6 +12,7 @@
 #include "fhook.h"
 
 #include <linux/err.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -203,6 +204,40 @@ static u64 fhook_kret_pages(u32 n, size_t size)
 	return max(kmalloced, cpus * (per_cpu >> PAGE_SHIFT));
 }
 
+/*
+ * Register @k's kretprobe with its instances counted in fhook's budget:
+ * the kernel allocates them, not charged to the caller's memory cgroup.
+ * Debug allocators (KASAN redzones, kmemleak, slub_debug) make them cost
+ * more than fhook_kret_pages() says, so what MemAvailable lost meanwhile
+ * is charged when it is more, and the probe refused when that does not
+ * fit (release unregisters it and gives the pages back).
+ */
+static int fhook_kret_register(struct fhook_kprobe_probe *k)
+{
+	long before, used;
+	int ret;
+
+	k->rp_pages = fhook_kret_pages(k->rp.maxactive,
+				       sizeof(struct kretprobe_instance) + k->rp.data_size);
+	ret = fhook_mem_reserve(k->rp_pages);
+	if (ret) {
+		k->rp_pages = 0;
+		return ret;
+	}
+	before = si_mem_available();
+	ret = register_kretprobe(&k->rp);
+	if (ret)
+		return ret;
+	k->p.registered = true;
+	used = before - si_mem_available();
+	if (used > 0 && (u64)used > k->rp_pages) {
+		if (fhook_mem_reserve(used - k->rp_pages))
+			return -ENOMEM;
+		k->rp_pages = used;
+	}
+	return 0;
+}
+
 static notrace int fhook_kprobe_handler(struct kprobe *kp, struct pt_regs *regs)
 {
 	struct fhook_probe *p = &container_of(kp, struct fhook_kprobe_probe, kp)->p;
@@ -325,25 +360,14 @@ static int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add
 		k->rp.data_size = entry_data;
 		/* register_kretprobe()'s default, made explicit to be counted */
 		k->rp.maxactive = arg->maxactive ?: max_t(unsigned int, 10, 2 * num_possible_cpus());
-		/*
-		 * The kernel allocates the instances (not charged to the
-		 * caller's memory cgroup): they count in fhook's budget
-		 */
-		k->rp_pages = fhook_kret_pages(k->rp.maxactive,
-					       sizeof(struct kretprobe_instance) + entry_data);
-		ret = fhook_mem_reserve(k->rp_pages);
-		if (ret) {
-			k->rp_pages = 0;
-			return ret;
-		}
-		ret = register_kretprobe(&k->rp);
+		ret = fhook_kret_register(k);
 	} else {
 		kp->pre_handler = fhook_kprobe_handler;
 		ret = register_kprobe(kp);
+		p->registered = !ret;
 	}
 	if (ret)
 		return ret;
-	p->registered = true;
 	/* probing fhook's own code would recurse through the handler */
 	if (within_module((unsigned long)kp->addr, THIS_MODULE))
 		return -ELOOP;	/* release unregisters */
