@@ -28,6 +28,11 @@ expect_eq() {
 	[ "$1" -eq "$2" ] 2>/dev/null || fail "$3: $1 != $2"
 }
 
+# expect_same GOT WANT WHAT: the same string
+expect_same() {
+	[ "$1" = "$2" ] || fail "$3: '$1' != '$2'"
+}
+
 # wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds
 wait_for() {
 	_n=$(($1 * 10))

@@ -18,7 +18,7 @@ fhook bench --workload read --calls 5000 --repeats 1 --settle 0.5 \
 	--json $D/b.json > $D/b.txt 2> $D/b.err || fail "fhook bench failed: $(cat $D/b.err)"
 sed 's/^/#   /' $D/b.txt
 ! grep -q 'skipped:' $D/b.txt || fail "a row was skipped: $(grep 'skipped:' $D/b.txt)"
-grep -q '"rows":\[' $D/b.json || fail "no JSON rows in $D/b.json"
+grep -q '"rows": *\[' $D/b.json || fail "no JSON rows in $D/b.json"
 
 # mechanism ns/hit min max overhead consumer lost ...
 row() { awk -v n="$1" '$1 == n { print; exit }' $D/b.txt; }
