@@ -24,7 +24,8 @@ int cmd_stat(const Args& args) {
     cmd.name = "stat";
     cmd.usage = kUsage;
     cmd.filter_help = kRecordFilterHelp;
-    cmd.output_help = "write the event text to FILE instead of stdout";
+    cmd.output_help = "write the table to FILE instead of stdout";
+    cmd.format_help = "text (a table, default) or json (one object)";
     std::optional<TraceOptions> opt = parse_trace_options(args, cmd);
     if (!opt) {
         return 0; // --help
@@ -37,7 +38,8 @@ int cmd_stat(const Args& args) {
     SnapshotNotes notes(opt->quiet);
     tracer.run(sink, notes);
     OutputWriter table(output_fd(out));
-    table.append(stat_table(tracer.stat_rows()));
+    table.append(opt->format == OutputFormat::Json ? stat_json(tracer.stat_rows())
+                                                   : stat_table(tracer.stat_rows()));
     table.flush();
     return run_status(tracer);
 }

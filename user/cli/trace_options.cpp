@@ -64,7 +64,7 @@ po::options_description describe(const TraceCommand& cmd) {
     }
     if (cmd.interval) {
         options.add_options()("interval,i", po::value<std::string>()->value_name("SEC"),
-                              "print the histograms of each SEC seconds, then start afresh");
+                              "print what each SEC seconds counted, then start afresh");
     }
     if (cmd.via) {
         options.add_options()(

@@ -19,6 +19,7 @@ struct TraceOptions {
     OutputFormat format = OutputFormat::Text; // --format
     bool quiet = false;                       // no summary or notes on stderr
     std::string summary_json;                 // --summary-json FILE ("" = none)
+    std::size_t top = 0;                      // count --top N (0 = all)
 };
 
 // What one tracing command offers; the option table is built from it in

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
@@ -34,17 +35,19 @@ public:
 
     // What the fake module offers (no stats area: its counters come from
     // FHOOK_IOC_STATS only).
-    std::uint64_t features =
-        FHOOK_FEAT_FUNC | FHOOK_FEAT_FUNC_IPS | FHOOK_FEAT_PID_FILTER | FHOOK_FEAT_CPU_FILTER |
-        FHOOK_FEAT_RING_MMAP | FHOOK_FEAT_IGNORE_SELF | FHOOK_FEAT_SEQ | FHOOK_FEAT_KPROBE |
-        FHOOK_FEAT_FETCH | FHOOK_FEAT_PRED | FHOOK_FEAT_STACK | FHOOK_FEAT_TRIGGER |
-        FHOOK_FEAT_DIRECT | FHOOK_FEAT_COUNT | FHOOK_FEAT_LATENCY | FHOOK_FEAT_FLUSH;
+    std::uint64_t features = FHOOK_FEAT_FUNC | FHOOK_FEAT_FUNC_IPS | FHOOK_FEAT_PID_FILTER |
+                             FHOOK_FEAT_CPU_FILTER | FHOOK_FEAT_RING_MMAP | FHOOK_FEAT_IGNORE_SELF |
+                             FHOOK_FEAT_SEQ | FHOOK_FEAT_KPROBE | FHOOK_FEAT_FETCH |
+                             FHOOK_FEAT_PRED | FHOOK_FEAT_STACK | FHOOK_FEAT_TRIGGER |
+                             FHOOK_FEAT_DIRECT | FHOOK_FEAT_COUNT | FHOOK_FEAT_LATENCY |
+                             FHOOK_FEAT_FLUSH | FHOOK_FEAT_COUNT_IPS;
 
     // ---- what the session asked for
     struct Probe {
         fhook_probe_add arg;
         std::string filter, exclude, symbol;
         std::vector<fhook_insn> prog, pred;
+        std::vector<std::uint64_t> ips;
     };
     std::vector<Probe> probes;
     std::vector<pid_t> pids;
@@ -56,6 +59,9 @@ public:
     int start_errno = 0;     // refuse START with this errno
     std::map<std::uint32_t, std::vector<fhook_cpu_stats>> stats; // per probe id, per CPU
     std::map<std::uint32_t, LatencyHist> latency;                // per probe id
+    // FHOOK_IOC_COUNTS: per probe id, hits by function address (the
+    // probe's ips without an entry read 0)
+    std::map<std::uint32_t, std::map<std::uint64_t, std::uint64_t>> function_hits;
     // records each CPU's ring holds once the probes are armed
     std::string records[kCpus];
 
@@ -128,6 +134,8 @@ public:
             std::memcpy(l->buckets, h.buckets.data(), sizeof(l->buckets));
             return 0;
         }
+        case FHOOK_IOC_COUNTS:
+            return read_counts(*static_cast<fhook_counts*>(arg));
         default:
             errno = ENOTTY;
             return -1;
@@ -167,7 +175,7 @@ private:
             errno = probe_add_errno;
             return -1;
         }
-        Probe p{a, {}, {}, {}, {}, {}};
+        Probe p{a, {}, {}, {}, {}, {}, {}};
         auto text = [](std::uint64_t ptr, std::uint32_t len) {
             return ptr ? std::string(reinterpret_cast<const char*>(ptr), len) : std::string();
         };
@@ -178,8 +186,34 @@ private:
         p.prog.assign(prog, prog + (a.prog ? a.prog_len : 0));
         const auto* pred = reinterpret_cast<const fhook_insn*>(a.pred);
         p.pred.assign(pred, pred + (a.pred ? a.pred_len : 0));
+        const auto* ips = reinterpret_cast<const std::uint64_t*>(a.ips);
+        p.ips.assign(ips, ips + (a.ips ? a.nr_ips : 0));
         probes.push_back(std::move(p));
         a.probe_id = static_cast<std::uint32_t>(probes.size());
+        return 0;
+    }
+
+    // The module's answer: sorted, deduplicated addresses; ENOSPC with the
+    // number when they do not fit.
+    int read_counts(fhook_counts& c) {
+        if (c.probe_id == 0 || c.probe_id > probes.size() ||
+            !(probes[c.probe_id - 1].arg.flags & FHOOK_PROBE_F_COUNT_IPS)) {
+            errno = c.probe_id == 0 || c.probe_id > probes.size() ? ENOENT : EINVAL;
+            return -1;
+        }
+        std::vector<std::uint64_t> ips = probes[c.probe_id - 1].ips;
+        std::sort(ips.begin(), ips.end());
+        ips.erase(std::unique(ips.begin(), ips.end()), ips.end());
+        const bool fits = c.nr >= ips.size();
+        c.nr = static_cast<std::uint32_t>(ips.size());
+        if (!fits) {
+            errno = ENOSPC;
+            return -1;
+        }
+        for (std::size_t i = 0; i < ips.size(); i++) {
+            reinterpret_cast<std::uint64_t*>(c.ips)[i] = ips[i];
+            reinterpret_cast<std::uint64_t*>(c.counts)[i] = function_hits[c.probe_id][ips[i]];
+        }
         return 0;
     }
 

@@ -182,16 +182,5 @@ TEST_F(HookFormat, JsonFields) {
     EXPECT_NE(out.find("\"func\":\"vfs_read\""), std::string::npos) << out;
 }
 
-TEST(CountTable, Columns) {
-    StatRow row;
-    row.id = 1;
-    row.stats.total.hits = 20000;
-    row.filtered = 3;
-    row.description = "vfs_read";
-    const std::string t = count_table({row}, "direct");
-    EXPECT_EQ(t, "probe           hits     filtered     missed  via     function\n"
-                 "    1          20000            3          0  direct  vfs_read\n");
-}
-
 } // namespace
 } // namespace fhook

@@ -61,5 +61,55 @@ TEST(Summary, JsonHasTheNumbersOfTheLines) {
               "\\\"cat\\\"\"}]}\n");
 }
 
+// funccount's table: most calls first, a module's function tagged, a
+// probe's total kept without hits, --top cutting the rest.
+TEST(CountTable, FunctionsByHitsThenName) {
+    const std::vector<CountRow> rows = {{1, "vfs_read", "", 0, true},
+                                        {2, "tcp_sendmsg", "", 40, false},
+                                        {2, "ext4_file_read_iter", "ext4", 7, false},
+                                        {2, "tcp_recvmsg", "", 40, false}};
+    EXPECT_EQ(count_table(count_sorted(rows, 0)), "          hits  function\n"
+                                                  "            40  tcp_recvmsg\n"
+                                                  "            40  tcp_sendmsg\n"
+                                                  "             7  ext4_file_read_iter [ext4]\n"
+                                                  "             0  vfs_read\n");
+    EXPECT_EQ(count_table(count_sorted(rows, 1)), "          hits  function\n"
+                                                  "            40  tcp_recvmsg\n");
+    EXPECT_EQ(count_json(count_sorted(rows, 1), 2.0),
+              "{\"elapsed\":2.0,\"functions\":[{\"function\":\"tcp_recvmsg\",\"module\":\"\","
+              "\"probe\":2,\"hits\":40}]}\n");
+    EXPECT_EQ(count_json({}, std::nullopt), "{\"functions\":[]}\n");
+}
+
+// -i: each print shows what the interval counted; a function quiet since
+// the last print leaves the table, a probe's total stays.
+TEST(CountTable, IntervalsShowDeltas) {
+    const std::vector<CountRow> first = {{1, "vfs_read", "", 5, true},
+                                         {2, "tcp_sendmsg", "", 3, false}};
+    const std::vector<CountRow> second = {{1, "vfs_read", "", 5, true},
+                                          {2, "tcp_sendmsg", "", 3, false},
+                                          {2, "tcp_recvmsg", "", 2, false}};
+    const std::vector<CountRow> delta = count_since(second, first);
+    ASSERT_EQ(delta.size(), 2u);
+    EXPECT_EQ(delta[0].function, "vfs_read");
+    EXPECT_EQ(delta[0].hits, 0u);
+    EXPECT_EQ(delta[1].function, "tcp_recvmsg");
+    EXPECT_EQ(delta[1].hits, 2u);
+    EXPECT_EQ(count_since(first, {}).size(), 2u);
+}
+
+TEST(CountTable, SummaryAndStatJson) {
+    StatRow row;
+    row.id = 1;
+    row.stats.total.hits = 20000;
+    row.stats.total.missed = 2;
+    row.filtered = 3;
+    row.description = "tcp_*";
+    EXPECT_EQ(count_summary({row}, "ops"),
+              "fhook: probe 1 hits 20000 filtered 3 missed 2 via ops: tcp_*\n");
+    EXPECT_EQ(stat_json({row}), "{\"probes\":[{\"id\":1,\"probe\":\"tcp_*\",\"hits\":20000,"
+                                "\"filtered\":3,\"missed\":2,\"events\":0,\"lost\":0}]}\n");
+}
+
 } // namespace
 } // namespace fhook

@@ -142,10 +142,44 @@ TEST(Tracer, CountAddsOneCountingProbePerFunctionAndTablesTheirHits) {
     EXPECT_EQ(sys.kernel->probes[1].filter, "vfs_write");
     // counting counts every caller, fhook's own calls too
     EXPECT_FALSE(sys.kernel->pid_flags & FHOOK_PIDF_IGNORE_SELF);
-    EXPECT_EQ(count_table(tracer.stat_rows(), attach_name(Attach::Ops)),
-              "probe           hits     filtered     missed  via     function\n"
-              "    1              7            0          1  ops     vfs_read\n"
-              "    2             10            0          0  ops     vfs_write\n");
+    EXPECT_EQ(count_summary(tracer.stat_rows(), attach_name(Attach::Ops)),
+              "fhook: probe 1 hits 7 filtered 0 missed 1 via ops: vfs_read\n"
+              "fhook: probe 2 hits 10 filtered 0 missed 0 via ops: vfs_write\n");
+    EXPECT_EQ(count_table(count_sorted(tracer.count_rows(), 0)), "          hits  function\n"
+                                                                 "            10  vfs_write\n"
+                                                                 "             7  vfs_read\n");
+}
+
+// A glob is counted function by function: one probe on the addresses of
+// the functions it selects (available_filter_functions, less the negated
+// arguments; kallsyms), and a row per function called.
+TEST(Tracer, CountsAGlobFunctionByFunction) {
+    System sys;
+    Tracer tracer(spec_of(Collect::Counts, {"*_read", "!ksys_read", "vfs_write"}), sys.paths());
+    tracer.setup();
+    ASSERT_EQ(sys.kernel->probes.size(), 2u);
+    const auto& glob = sys.kernel->probes[0];
+    EXPECT_EQ(glob.arg.flags, FHOOK_PROBE_F_COUNT | FHOOK_PROBE_F_COUNT_IPS);
+    EXPECT_EQ(glob.filter, "");
+    EXPECT_EQ(glob.ips, std::vector<std::uint64_t>{0xffffffff812a0000}); // vfs_read
+    // a name is one counter, as before, with the negated arguments
+    EXPECT_EQ(sys.kernel->probes[1].arg.flags, FHOOK_PROBE_F_COUNT);
+    EXPECT_EQ(sys.kernel->probes[1].filter, "vfs_write");
+    EXPECT_EQ(sys.kernel->probes[1].exclude, "ksys_read");
+    sys.kernel->function_hits[1][0xffffffff812a0000] = 9;
+    sys.kernel->stats[2] = {{4, 0, 0, 0}, {0, 0, 0, 0}};
+    DiscardSink sink;
+    tracer.start();
+    TraceObserver quiet;
+    tracer.run(sink, quiet);
+    EXPECT_EQ(count_table(count_sorted(tracer.count_rows(), 0)), "          hits  function\n"
+                                                                 "             9  vfs_read\n"
+                                                                 "             4  vfs_write\n");
+}
+
+TEST(Tracer, ACountOfOnlyNegatedArgumentsIsRefused) {
+    System sys;
+    EXPECT_THROW(Tracer(spec_of(Collect::Counts, {"!vfs_read"}), sys.paths()), Error);
 }
 
 TEST(Tracer, LatencyTimesByAddressAndPrintsTheModulesHistogram) {

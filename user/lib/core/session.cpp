@@ -172,9 +172,46 @@ std::uint32_t Session::add_function_probe(const FunctionSet& functions,
         device_.require(FHOOK_FEAT_STACK, "stack traces");
     }
     const bool direct = options.via == FunctionProbeOptions::Via::Direct;
-    return add_function_probe(
-        functions, options.pred, direct ? FHOOK_PROBE_DIRECT : FHOOK_PROBE_FUNC,
-        (options.count ? FHOOK_PROBE_F_COUNT : 0) | (options.stack ? FHOOK_PROBE_F_STACK : 0), 0);
+    std::uint32_t flags =
+        (options.count ? FHOOK_PROBE_F_COUNT : 0) | (options.stack ? FHOOK_PROBE_F_STACK : 0);
+    if (options.per_function) {
+        device_.require(FHOOK_FEAT_COUNT_IPS, "per-function counts");
+        if (!options.count || direct || functions.ips.empty() || !functions.filters.empty() ||
+            !functions.excludes.empty() || functions.ips.size() > FHOOK_MAX_COUNT_IPS) {
+            throw_invalid("per-function counts take a counting ftrace_ops probe on 1 to " +
+                          std::to_string(FHOOK_MAX_COUNT_IPS) + " function addresses (" +
+                          std::to_string(functions.ips.size()) + " given)");
+        }
+        flags |= FHOOK_PROBE_F_COUNT_IPS;
+    }
+    return add_function_probe(functions, options.pred,
+                              direct ? FHOOK_PROBE_DIRECT : FHOOK_PROBE_FUNC, flags, 0);
+}
+
+std::vector<Session::FunctionHits> Session::function_counts(std::uint32_t probe_id) const {
+    device_.require(FHOOK_FEAT_COUNT_IPS, "per-function counts");
+    std::vector<std::uint64_t> ips(64), hits(64);
+    for (;;) {
+        fhook_counts arg;
+        zero_init(arg);
+        arg.probe_id = probe_id;
+        arg.nr = static_cast<std::uint32_t>(ips.size());
+        arg.ips = user_ptr(ips.data());
+        arg.counts = user_ptr(hits.data());
+        if (device_.ioctl(FHOOK_IOC_COUNTS, &arg) == 0) {
+            std::vector<FunctionHits> out(arg.nr);
+            for (std::uint32_t i = 0; i < arg.nr; i++) {
+                out[i] = {ips[i], hits[i]};
+            }
+            return out;
+        }
+        if (errno != ENOSPC || arg.nr <= ips.size()) {
+            throw_ioctl_error("reading the function counts of probe " + std::to_string(probe_id),
+                              errno);
+        }
+        ips.resize(arg.nr); // the module said how many there are
+        hits.resize(arg.nr);
+    }
 }
 
 std::uint32_t Session::add_latency_probe(const FunctionSet& functions,

@@ -56,6 +56,15 @@ bool is_glob(const std::string& text) {
     return text.find_first_of("*?[!") != std::string::npos;
 }
 
+// Collect::Counts through ftrace_ops counts a glob's (or :mod:'s)
+// functions one by one.
+bool counts_per_function(const TraceSpec& spec, const std::vector<ProbeSpec>& specs) {
+    return spec.collect == Collect::Counts && spec.attach == Attach::Ops &&
+           std::any_of(specs.begin(), specs.end(), [](const ProbeSpec& one) {
+               return !one.negated && (one.is_module() || is_glob(one.glob));
+           });
+}
+
 void add_filter(KprobeDef& def, const std::string& filter) {
     if (!filter.empty() && def.filter.empty()) {
         def.filter = filter;
@@ -164,13 +173,16 @@ void Tracer::State::plan() {
     // /proc/kallsyms (seconds under emulation) is only needed to build the
     // request for :mod: specs; otherwise setup() starts a thread that reads
     // it while the session is set up and armed.
-    need_resolution = has_module_specs(specs);
+    need_resolution = has_module_specs(specs) || counts_per_function(spec, specs);
     if (need_resolution || spec.collect == Collect::Latency) {
         ksyms = load_ksyms(paths.kallsyms, true);
         functions = FunctionList::load(paths.functions);
     }
     if (spec.collect == Collect::Latency) {
         plan_latency();
+    }
+    if (spec.collect == Collect::Counts) {
+        plan_counts();
     }
     if (!specs.empty()) {
         request = build_probe_request(specs, functions ? &*functions : nullptr, &ksyms);
@@ -189,6 +201,67 @@ void Tracer::State::plan_latency() {
             skipped.push_back(plan.skipped[k] + ": " + plan.why[k]);
         }
         latency_plans.push_back(std::move(plan));
+    }
+}
+
+// One probe per positive FUNC argument, each with every negated one; a
+// glob's functions one by one, by address.
+void Tracer::State::plan_counts() {
+    std::vector<ProbeSpec> negated;
+    for (const auto& one : specs) {
+        if (one.negated) {
+            negated.push_back(one);
+        }
+    }
+    for (const auto& one : specs) {
+        if (one.negated) {
+            continue;
+        }
+        std::vector<ProbeSpec> with = negated;
+        with.insert(with.begin(), one);
+        CountPlan plan;
+        plan.text = one.text;
+        plan.per_function = counts_per_function(spec, {one});
+        if (!plan.per_function) {
+            plan.request = build_probe_request(with, functions ? &*functions : nullptr, &ksyms);
+            count_plans.push_back(std::move(plan));
+            continue;
+        }
+        const FunctionSelector selector(with);
+        std::size_t selected = 0;
+        for (const TraceableFunction& f : functions->functions()) {
+            if (!selector.selects(f)) {
+                continue;
+            }
+            selected++;
+            for (const std::uint64_t ip : ksyms.addresses_of(f.name, f.module)) {
+                if (plan.names.emplace(ip, std::make_pair(f.name, f.module)).second) {
+                    plan.request.ips.push_back(ip);
+                }
+            }
+        }
+        if (selected == 0) {
+            throw_runtime("'" + one.text +
+                              "' matches no function in available_filter_functions: check the "
+                              "glob (fhook list functions)",
+                          ENOENT);
+        }
+        if (plan.request.ips.empty()) {
+            throw_runtime("no address in /proc/kallsyms for the " + std::to_string(selected) +
+                              " functions of '" + one.text + "': run as root",
+                          ENOENT);
+        }
+        if (plan.request.ips.size() > FHOOK_MAX_COUNT_IPS) {
+            throw_invalid("'" + one.text + "' selects " + std::to_string(plan.request.ips.size()) +
+                          " functions; they are counted one by one up to " +
+                          std::to_string(FHOOK_MAX_COUNT_IPS) +
+                          ": narrow the glob, or count them as one total with --via direct");
+        }
+        count_plans.push_back(std::move(plan));
+    }
+    if (count_plans.empty()) {
+        throw_invalid("nothing to count: '!' arguments only leave functions out; name the "
+                      "functions to count");
     }
 }
 

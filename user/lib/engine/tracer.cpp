@@ -94,15 +94,15 @@ void Tracer::State::add_probes() {
                              describe_specs({specs[i]}) + if_filter});
         }
     } else if (spec.collect == Collect::Counts) {
-        // one counter per FUNC argument
+        // one counter per FUNC argument, and per function of a glob
         FunctionProbeOptions counting = recording;
         counting.count = true;
         counting.stack = false;
-        for (const auto& one : specs) {
-            const ProbeRequest request_one =
-                build_probe_request({one}, functions ? &*functions : nullptr, &ksyms);
-            probes.push_back(ProbeSummary{
-                session->add_function_probe(request_one, counting), {}, describe_specs({one})});
+        for (const CountPlan& plan : count_plans) {
+            counting.per_function = plan.per_function;
+            const std::uint32_t id = session->add_function_probe(plan.request, counting);
+            probes.push_back(ProbeSummary{id, {}, plan.text});
+            count_probes.emplace(id, &plan);
         }
     } else if (!specs.empty()) {
         probes.push_back(ProbeSummary{session->add_function_probe(request, recording),
@@ -353,6 +353,31 @@ std::vector<StatRow> Tracer::stat_rows() const {
             }
         }
         rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+std::vector<CountRow> Tracer::count_rows() const {
+    std::vector<CountRow> rows;
+    for (const auto& p : s_->probes) {
+        const auto plan = s_->count_probes.find(p.id);
+        if (plan == s_->count_probes.end() || !plan->second->per_function) {
+            rows.push_back(
+                CountRow{p.id, p.description, {}, s_->session->stats(p.id).total.hits, true});
+            continue;
+        }
+        for (const auto& [ip, hits] : s_->session->function_counts(p.id)) {
+            const auto name = plan->second->names.find(ip);
+            if (hits == 0) {
+                continue;
+            }
+            if (name == plan->second->names.end()) {
+                // not an address fhook gave: the module's answer is wrong
+                throw_runtime("probe " + std::to_string(p.id) + " counted an unknown address",
+                              EPROTO);
+            }
+            rows.push_back(CountRow{p.id, name->second.first, name->second.second, hits, false});
+        }
     }
     return rows;
 }

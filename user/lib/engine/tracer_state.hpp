@@ -30,6 +30,18 @@ struct HookPlan {
     std::string func;
 };
 
+// Collect::Counts: the probe of one positive FUNC argument.  A glob or
+// :mod: argument through an ftrace_ops callback is counted function by
+// function (the module's FHOOK_PROBE_F_COUNT_IPS); otherwise the probe's
+// hits are one total.
+struct CountPlan {
+    std::string text;     // the argument
+    ProbeRequest request; // what its probe hooks
+    bool per_function = false;
+    // per_function: each address given and the function at it
+    std::map<std::uint64_t, std::pair<std::string, std::string>> names; // name, module
+};
+
 struct Tracer::State {
     TraceSpec spec;
     SystemPaths paths;
@@ -46,6 +58,7 @@ struct Tracer::State {
     std::future<Ksyms> ksyms_loading;
     std::optional<FunctionList> functions;
     std::vector<LatencyStackPlan> latency_plans; // one per spec
+    std::vector<CountPlan> count_plans;          // one per positive spec
     ProbeRequest request;                        // all specs as one function probe
     std::vector<std::string> skipped;
 
@@ -61,6 +74,7 @@ struct Tracer::State {
     void plan();
     void plan_hook();
     void plan_latency();
+    void plan_counts();
 
     // ---- the run (tracer.cpp)
     std::optional<SignalWatch> signals;
@@ -68,6 +82,7 @@ struct Tracer::State {
     std::optional<Session> session;
     RingConfig ring;
     std::vector<ProbeSummary> probes;
+    std::map<std::uint32_t, const CountPlan*> count_probes; // by probe id
     ProbeTable probe_table;
     std::vector<std::pair<std::uint32_t, std::string>> canonical; // for record files
     std::unique_ptr<RingReader> reader;

@@ -1,6 +1,10 @@
+#include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include <fhook/summary.hpp>
 
@@ -81,21 +85,93 @@ std::string stat_table(const std::vector<StatRow>& rows) {
     return out;
 }
 
-std::string count_table(const std::vector<StatRow>& rows, const std::string& via) {
+std::vector<CountRow> count_since(const std::vector<CountRow>& rows,
+                                  const std::vector<CountRow>& before) {
+    std::map<std::tuple<std::uint32_t, std::string, std::string>, std::uint64_t> seen;
+    for (const auto& r : before) {
+        seen[{r.probe, r.function, r.module}] = r.hits;
+    }
+    std::vector<CountRow> out;
+    for (CountRow r : rows) {
+        const auto it = seen.find({r.probe, r.function, r.module});
+        r.hits -= it == seen.end() ? 0 : std::min(it->second, r.hits);
+        if (r.hits != 0 || r.total) {
+            out.push_back(std::move(r));
+        }
+    }
+    return out;
+}
+
+std::vector<CountRow> count_sorted(std::vector<CountRow> rows, std::size_t top) {
+    std::stable_sort(rows.begin(), rows.end(), [](const CountRow& a, const CountRow& b) {
+        return a.hits != b.hits ? a.hits > b.hits : a.function < b.function;
+    });
+    if (top != 0 && rows.size() > top) {
+        rows.resize(top);
+    }
+    return rows;
+}
+
+std::string count_table(const std::vector<CountRow>& rows) {
     std::string out;
-    char buf[160];
-    std::snprintf(buf, sizeof(buf), "%5s %14s %12s %10s  %-6s  %s\n", "probe", "hits", "filtered",
-                  "missed", "via", "function");
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%14s  %s\n", "hits", "function");
     out += buf;
     for (const auto& r : rows) {
+        std::snprintf(buf, sizeof(buf), "%14" PRIu64 "  ", r.hits);
+        out += buf;
+        out += r.function;
+        if (!r.module.empty()) {
+            out += " [" + r.module + "]";
+        }
+        out += '\n';
+    }
+    return out;
+}
+
+std::string count_json(const std::vector<CountRow>& rows, std::optional<double> elapsed) {
+    using Json = nlohmann::ordered_json;
+    Json j;
+    if (elapsed) {
+        j["elapsed"] = std::round(*elapsed * 1000) / 1000;
+    }
+    j["functions"] = Json::array();
+    for (const auto& r : rows) {
+        j["functions"].push_back(
+            {{"function", r.function}, {"module", r.module}, {"probe", r.probe}, {"hits", r.hits}});
+    }
+    return j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+std::string count_summary(const std::vector<StatRow>& rows, const std::string& via) {
+    std::string out;
+    char buf[200];
+    for (const auto& r : rows) {
         std::snprintf(buf, sizeof(buf),
-                      "%5" PRIu32 " %14" PRIu64 " %12" PRIu64 " %10" PRIu64 "  %-6s  ", r.id,
-                      r.stats.total.hits, r.filtered, r.stats.total.missed, via.c_str());
+                      "fhook: probe %" PRIu32 " hits %" PRIu64 " filtered %" PRIu64
+                      " missed %" PRIu64 " via %s: ",
+                      r.id, r.stats.total.hits, r.filtered, r.stats.total.missed, via.c_str());
         out += buf;
         out += r.description;
         out += '\n';
     }
     return out;
+}
+
+std::string stat_json(const std::vector<StatRow>& rows) {
+    using Json = nlohmann::ordered_json;
+    Json j;
+    j["probes"] = Json::array();
+    for (const auto& r : rows) {
+        j["probes"].push_back({{"id", r.id},
+                               {"probe", r.description},
+                               {"hits", r.stats.total.hits},
+                               {"filtered", r.filtered},
+                               {"missed", r.stats.total.missed},
+                               {"events", r.stats.total.written},
+                               {"lost", r.stats.total.lost}});
+    }
+    return j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 } // namespace fhook

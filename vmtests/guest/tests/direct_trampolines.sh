@@ -24,8 +24,9 @@ for via in ops direct kprobe; do
 	expect_eq "$RC" 0 "fhook count --via $via exit code"
 	log "$(cat $D/c_$via.out | tr '\n' '|')"
 	set -- $(sed -n 2p $D/c_$via.out)
-	expect_eq "$2" "$N" "count --via $via hits"
-	[ "$5" = "$via" ] || fail "count --via $via: the via column says $5"
+	expect_eq "$1" "$N" "count --via $via hits"
+	grep -q "^fhook: probe 1 hits $N filtered 0 missed 0 via $via: fhook_testmod_target\$" $D/c_$via.err ||
+		fail "count --via $via: no summary line for $N hits via $via: $(cat $D/c_$via.err)"
 	expect_eq "$(tm_target)" "$N" "fhook_testmod's own count (--via $via)"
 done
 detached || fail "something is still attached after the counts: $(cat $T/enabled_functions)"
@@ -65,7 +66,7 @@ ftr=$(grep -c ' fhook_testmod_target <-fhook_testmod_' $T/trace)
 echo nop > $T/current_tracer
 echo > $T/set_ftrace_filter
 set -- $(sed -n 2p $D/sh.out)
-expect_eq "$2" 3000 "direct count while the function tracer shares the function"
+expect_eq "$1" 3000 "direct count while the function tracer shares the function"
 expect_eq "$ftr" 3000 "the function tracer's events meanwhile"
 
 # a count with no filter at all (every caller) gets the fast counting
@@ -93,7 +94,7 @@ kill -INT $BG
 wait $BG
 log "$(tr '\n' '|' < $D/bg.out)"
 set -- $(sed -n 2p $D/bg.out)
-expect_eq "$2" "$((2 * N))" "fast direct count of two vCPUs' calls"
+expect_eq "$1" "$((2 * N))" "fast direct count of two vCPUs' calls"
 expect_eq "$(tm_target)" "$((2 * N))" "fhook_testmod's own count (two vCPUs)"
 wait_for 10 detached || fail "still attached after the counts: $(cat $T/enabled_functions)"
 # a direct probe refused by an IPMODIFY hook leaves nothing in ftrace: it

@@ -119,7 +119,7 @@ expect_eq "$(sed -n 's/^ret normal \([0-9]*\).*/\1/p' $TH)" 1000 "return values 
 
 # 6. a kernel function: as many timed calls as fhook count counts
 run_fhook $D/vc count vfs_read -- dd if=/dev/zero of=/dev/null bs=1 count=3000
-reads=$(awk '$NF == "vfs_read" { print $2 }' $D/vc.out)
+reads=$(awk '$NF == "vfs_read" { print $1 }' $D/vc.out)
 run_fhook $D/vl latency vfs_read -- dd if=/dev/zero of=/dev/null bs=1 count=3000
 expect_eq "$RC" 0 "latency vfs_read exit code"
 [ "${reads:-0}" -ge 3000 ] || fail "fhook count saw ${reads:-no} vfs_read calls: $(cat $D/vc.out)"

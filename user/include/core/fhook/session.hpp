@@ -67,7 +67,10 @@ struct FunctionProbeOptions {
         Direct, // fhook's own trampoline through the direct-call API
     };
     Via via = Via::Ops;
-    bool count = false;           // hits only, no records (FHOOK_PROBE_F_COUNT)
+    bool count = false; // hits only, no records (FHOOK_PROBE_F_COUNT)
+    // with `count`, one counter per function as well (FHOOK_PROBE_F_COUNT_IPS,
+    // read with function_counts()): the functions are given by address only
+    bool per_function = false;
     bool stack = false;           // a kernel stack with each record
     std::vector<fhook_insn> pred; // a filter on the task (compile_filter(expr, nullptr))
 };
@@ -102,6 +105,14 @@ public:
                                     const std::vector<fhook_insn>& pred, std::uint32_t stack_args);
     // FHOOK_IOC_LATENCY: a latency probe's histogram so far.
     LatencyHist latency(std::uint32_t probe_id) const;
+
+    // FHOOK_IOC_COUNTS: a per-function counting probe's functions (ascending
+    // addresses, as the module found them) and their hits so far.
+    struct FunctionHits {
+        std::uint64_t ip = 0;
+        std::uint64_t hits = 0;
+    };
+    std::vector<FunctionHits> function_counts(std::uint32_t probe_id) const;
 
     // FHOOK_IOC_PROBE_ADD (FHOOK_PROBE_KPROBE / _KRETPROBE) with the
     // definition's fetch program.  The kernel's refusals (unknown symbol,

@@ -29,7 +29,7 @@ namespace fhook {
 // What a run collects.
 enum class Collect {
     Events,  // records, to the sink
-    Counts,  // one hit counter per function argument, no records
+    Counts,  // hit counters (a glob's functions one by one), no records
     Latency, // one duration histogram per function argument, no records
     Hook,    // an IPMODIFY hook on one function (its records to the sink)
 };
@@ -149,6 +149,10 @@ public:
 
     // After run(): per probe totals (filtered from the stats area).
     std::vector<StatRow> stat_rows() const;
+    // Collect::Counts, live: each function's hits so far (a glob's
+    // functions one by one, those with hits; a name's or --via direct's
+    // probe one row, its total, even 0), in probe order.
+    std::vector<CountRow> count_rows() const;
     // A latency probe's histogram now.
     LatencyHist latency(std::uint32_t probe_id) const;
     Stats stats(std::uint32_t probe_id = FHOOK_STATS_SESSION) const;

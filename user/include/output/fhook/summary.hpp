@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,8 +42,38 @@ struct StatRow {
 //   probe        hits    filtered  missed      events        lost  definition
 std::string stat_table(const std::vector<StatRow>& rows);
 
-// The table of `fhook count` (docs/cli.md):
-//   probe        hits    filtered  missed  via     function
-std::string count_table(const std::vector<StatRow>& rows, const std::string& via);
+// A row of `fhook count`: one function's hits (or a probe's total, named
+// by its argument).
+struct CountRow {
+    std::uint32_t probe = 0;
+    std::string function;
+    std::string module; // "" for vmlinux (and a probe's total)
+    std::uint64_t hits = 0;
+    bool total = false; // the probe's total (shown even without hits)
+};
+
+// What `rows` counted since `before` (an earlier count_rows() of the same
+// run); functions without hits since then are left out, totals kept.
+std::vector<CountRow> count_since(const std::vector<CountRow>& rows,
+                                  const std::vector<CountRow>& before);
+// Most hits first (then by name); the first `top` (0: all).
+std::vector<CountRow> count_sorted(std::vector<CountRow> rows, std::size_t top);
+
+// The table of `fhook count` (docs/cli.md), with a header line:
+//           hits  function
+//          20000  vfs_read
+//             12  ext4_file_read_iter [ext4]
+std::string count_table(const std::vector<CountRow>& rows);
+// The same as one JSON object with a newline: {"functions":[{"function":
+// NAME,"module":M,"probe":ID,"hits":N}...]} and, when `elapsed` is given,
+// "elapsed": seconds since the probes were armed (first).
+std::string count_json(const std::vector<CountRow>& rows, std::optional<double> elapsed);
+
+// Per probe, on stderr after a count (docs/cli.md):
+//   fhook: probe 1 hits N filtered F missed M via ops: tcp_*
+std::string count_summary(const std::vector<StatRow>& rows, const std::string& via);
+// `fhook stat --format json`: {"probes":[{"id","probe","hits","filtered",
+// "missed","events","lost"}...]} with a newline.
+std::string stat_json(const std::vector<StatRow>& rows);
 
 } // namespace fhook
