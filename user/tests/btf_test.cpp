@@ -63,6 +63,29 @@ protected:
         btf__add_func_param(b, "count", size_t_);
         btf__add_func_param(b, "pos", ploff);
         btf__add_func(b, "vfs_read", BTF_FUNC_GLOBAL, proto);
+        // register_a/_c(int (*cb)(struct file *)), register_b(int (*cb)(char *)):
+        // only the callback's parameter differs
+        const int cb_file = btf__add_func_proto(b, s32);
+        btf__add_func_param(b, "", pfile);
+        const int cb_char = btf__add_func_proto(b, s32);
+        btf__add_func_param(b, "", pchar);
+        const int pcb_file = btf__add_ptr(b, cb_file);
+        const int pcb_char = btf__add_ptr(b, cb_char);
+        for (const char* name : {"register_a", "register_c"}) {
+            const int reg = btf__add_func_proto(b, s32);
+            btf__add_func_param(b, "cb", pcb_file);
+            btf__add_func(b, name, BTF_FUNC_GLOBAL, reg);
+        }
+        const int reg_b = btf__add_func_proto(b, s32);
+        btf__add_func_param(b, "cb", pcb_char);
+        btf__add_func(b, "register_b", BTF_FUNC_GLOBAL, reg_b);
+        // and one taking a size_t where vfs_read takes a char *
+        const int other = btf__add_func_proto(b, ssize_t_);
+        btf__add_func_param(b, "file", pfile);
+        btf__add_func_param(b, "buf", size_t_);
+        btf__add_func_param(b, "count", size_t_);
+        btf__add_func_param(b, "pos", ploff);
+        btf__add_func(b, "vfs_other", BTF_FUNC_GLOBAL, other);
         __u32 size = 0;
         const void* raw = btf__raw_data(b, &size);
         char tmpl[] = "/tmp/fhook-btf-XXXXXX";
@@ -116,6 +139,25 @@ TEST_F(BtfFixture, Prototype) {
     EXPECT_EQ(btf_->prototype(*fn),
               "ssize_t vfs_read(struct file *file, char *buf, size_t count, loff_t *pos)");
     EXPECT_FALSE(btf_->function("no_such_function"));
+}
+
+// --redirect's check: two callback types are different types, though both
+// are function pointers returning int.
+TEST_F(BtfFixture, PrototypesCompareCallbacksStructurally) {
+    const auto a = btf_->function("register_a");
+    const auto b = btf_->function("register_b");
+    const auto c = btf_->function("register_c");
+    ASSERT_TRUE(a && b && c);
+    EXPECT_EQ(btf_->prototype(*a), "int register_a(int (*cb)(struct file *))");
+    EXPECT_EQ(btf_->prototype(*b), "int register_b(int (*cb)(char *))");
+    EXPECT_TRUE(btf_->same_prototype(*a, *c));
+    EXPECT_FALSE(btf_->same_prototype(*a, *b));
+    EXPECT_EQ(btf_->type_name(b->params[0].type), "int (*)(char *)");
+    const auto read = btf_->function("vfs_read");
+    const auto other = btf_->function("vfs_other");
+    EXPECT_TRUE(btf_->same_prototype(*read, *read));
+    EXPECT_FALSE(btf_->same_prototype(*read, *other));
+    EXPECT_FALSE(btf_->same_prototype(*read, *a));
 }
 
 TEST_F(BtfFixture, NamesCompileToTheHandWrittenOffsets) {

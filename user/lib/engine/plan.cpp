@@ -352,15 +352,7 @@ void Tracer::State::plan_hook() {
             b = btf->function(other);
         }
         if (a && b) {
-            auto shape = [&](const KernelBtf::Function& f) {
-                std::string out = f.ret ? btf->type_name(f.ret) : "void";
-                out += "(";
-                for (const auto& p : f.params) {
-                    out += btf->type_name(p.type) + ",";
-                }
-                return out + (f.variadic ? "...)" : ")");
-            };
-            if (shape(*a) != shape(*b)) {
+            if (!btf->same_prototype(*a, *b)) {
                 throw_invalid("cannot redirect " + bare + " to " + other +
                               ": the prototypes differ: " + btf->prototype(*a) + " vs " +
                               btf->prototype(*b));

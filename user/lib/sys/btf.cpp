@@ -1,11 +1,50 @@
 #include <bpf/btf.h>
 
 #include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
 
 #include <fhook/btf.hpp>
 #include <fhook/error.hpp>
 
 namespace fhook {
+
+namespace {
+
+void append_printf(void* ctx, const char* fmt, va_list args) {
+    va_list again;
+    va_copy(again, args);
+    const int n = std::vsnprintf(nullptr, 0, fmt, args);
+    if (n > 0) {
+        auto* out = static_cast<std::string*>(ctx);
+        const std::size_t at = out->size();
+        out->resize(at + static_cast<std::size_t>(n) + 1);
+        std::vsnprintf(out->data() + at, static_cast<std::size_t>(n) + 1, fmt, again);
+        out->resize(at + static_cast<std::size_t>(n));
+    }
+    va_end(again);
+}
+
+// Type `id` declared in C by libbpf's btf_dump, as `name` ("" for the
+// type alone); "?" if libbpf cannot.
+std::string declaration(const struct btf* b, std::uint32_t id, const std::string& name) {
+    std::string out;
+    struct btf_dump* d = btf_dump__new(b, append_printf, &out, nullptr);
+    if (!d) {
+        return "?";
+    }
+    btf_dump_emit_type_decl_opts opts;
+    std::memset(&opts, 0, sizeof(opts));
+    opts.sz = sizeof(opts);
+    opts.field_name = name.c_str();
+    const int err = btf_dump__emit_type_decl(d, id, &opts);
+    btf_dump__free(d);
+    return err ? "?" : out;
+}
+
+} // namespace
 
 KernelBtf::KernelBtf(struct btf* b) : btf_(b) {}
 KernelBtf::KernelBtf(KernelBtf&& o) noexcept : btf_(o.btf_) {
@@ -59,6 +98,7 @@ std::optional<KernelBtf::Function> KernelBtf::function(std::string_view name) co
     }
     Function f;
     f.name = n;
+    f.proto = func->type;
     f.ret = proto->type;
     const struct btf_param* p = btf_params(proto);
     for (int i = 0; i < btf_vlen(proto); i++) {
@@ -236,10 +276,10 @@ std::string KernelBtf::type_name(std::uint32_t id) const {
     case BTF_KIND_TYPE_TAG:
         return type_name(t->type);
     case BTF_KIND_PTR: {
-        std::string inner = type_name(t->type);
         if (kind(t->type) == Kind::Func) {
-            return inner + " (*)()"; // function pointer, shortened
+            return declaration(btf_, id, ""); // "int (*)(struct sock *)"
         }
+        std::string inner = type_name(t->type);
         return inner + (inner.ends_with('*') ? "*" : " *");
     }
     case BTF_KIND_ARRAY:
@@ -252,28 +292,76 @@ std::string KernelBtf::type_name(std::uint32_t id) const {
 }
 
 std::string KernelBtf::prototype(const Function& f) const {
-    std::string out = type_name(f.ret);
-    out += out.ends_with('*') ? "" : " ";
-    out += f.name + "(";
-    for (std::size_t i = 0; i < f.params.size(); i++) {
-        if (i) {
-            out += ", ";
+    return declaration(btf_, f.proto, f.name);
+}
+
+bool KernelBtf::same_type(std::uint32_t a, std::uint32_t b) const {
+    for (int guard = 0; guard < 64; guard++) {
+        if (a == b) {
+            return true;
         }
-        const std::string t = type_name(f.params[i].type);
-        out += t;
-        if (!f.params[i].name.empty()) {
-            out += t.ends_with('*') ? "" : " ";
-            out += f.params[i].name;
+        const struct btf_type* x = a ? btf__type_by_id(btf_, a) : nullptr;
+        const struct btf_type* y = b ? btf__type_by_id(btf_, b) : nullptr;
+        if (!x || !y || btf_kind(x) != btf_kind(y)) {
+            return false;
         }
+        const char* xn = btf__name_by_offset(btf_, x->name_off);
+        const char* yn = btf__name_by_offset(btf_, y->name_off);
+        const bool same_name = std::string_view(xn ? xn : "") == std::string_view(yn ? yn : "");
+        switch (btf_kind(x)) {
+        case BTF_KIND_INT:
+        case BTF_KIND_FLOAT:
+        case BTF_KIND_ENUM:
+        case BTF_KIND_ENUM64:
+        case BTF_KIND_FWD:
+            return same_name && x->size == y->size;
+        case BTF_KIND_STRUCT:
+        case BTF_KIND_UNION:
+            // deduplicated BTF has one of each; a module's split BTF may
+            // repeat one, always under its name
+            return same_name && x->size == y->size && btf_vlen(x) == btf_vlen(y);
+        case BTF_KIND_TYPEDEF:
+            if (!same_name) {
+                return false;
+            }
+            break;
+        case BTF_KIND_PTR:
+        case BTF_KIND_CONST:
+        case BTF_KIND_VOLATILE:
+        case BTF_KIND_RESTRICT:
+        case BTF_KIND_TYPE_TAG:
+            break;
+        case BTF_KIND_ARRAY:
+            if (btf_array(x)->nelems != btf_array(y)->nelems) {
+                return false;
+            }
+            a = btf_array(x)->type;
+            b = btf_array(y)->type;
+            continue;
+        case BTF_KIND_FUNC_PROTO: {
+            if (btf_vlen(x) != btf_vlen(y)) {
+                return false;
+            }
+            const struct btf_param* xp = btf_params(x);
+            const struct btf_param* yp = btf_params(y);
+            for (int i = 0; i < btf_vlen(x); i++) {
+                if (!same_type(xp[i].type, yp[i].type)) {
+                    return false;
+                }
+            }
+            break; // then the return types
+        }
+        default:
+            return false;
+        }
+        a = x->type;
+        b = y->type;
     }
-    if (f.variadic) {
-        out += f.params.empty() ? "..." : ", ...";
-    }
-    if (f.params.empty() && !f.variadic) {
-        out += "void";
-    }
-    out += ")";
-    return out;
+    return false; // deeper than any C type
+}
+
+bool KernelBtf::same_prototype(const Function& a, const Function& b) const {
+    return same_type(a.proto, b.proto);
 }
 
 } // namespace fhook

@@ -38,16 +38,26 @@ public:
         std::uint32_t ret = 0; // 0: void
         std::vector<Param> params;
         bool variadic = false;
+        std::uint32_t proto = 0; // its BTF FUNC_PROTO
     };
     // The function `name` (a BTF FUNC), nullopt if BTF has none.
     std::optional<Function> function(std::string_view name) const;
 
     // Type `id` without typedefs, const, volatile, restrict.
     std::uint32_t resolve(std::uint32_t id) const;
-    // C spelling of type `id` ("struct file *", "size_t", "const char *").
+    // C spelling of type `id` ("struct file *", "size_t", "const char *",
+    // "int (*)(struct sock *)").
     std::string type_name(std::uint32_t id) const;
-    // "ssize_t vfs_read(struct file *file, char *buf, size_t count, loff_t *pos)"
+    // "ssize_t vfs_read(struct file *file, char *buf, size_t count, loff_t *pos)",
+    // libbpf's btf_dump C declaration.
     std::string prototype(const Function& f) const;
+    // Types `a` and `b` of this BTF are the same C type: the same kinds,
+    // qualifiers and typedef names all the way down, through pointers,
+    // arrays and function prototypes (a callback's parameters count);
+    // structs, unions and enums by kind and name.
+    bool same_type(std::uint32_t a, std::uint32_t b) const;
+    // The same return type, parameter types and variadic-ness (names aside).
+    bool same_prototype(const Function& a, const Function& b) const;
 
     enum class Kind { Void, Int, Ptr, Array, Struct, Union, Enum, Func, Other };
     Kind kind(std::uint32_t id) const;             // of resolve(id)
