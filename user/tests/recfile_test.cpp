@@ -497,7 +497,25 @@ TEST(JsonFormatter, EscapesAndFields) {
 
     std::string s;
     append_json_string(std::string("a\x01\xff\n\t"), s);
-    EXPECT_EQ(s, "\"a\\u0001\\u00ff\\n\\t\"");
+    EXPECT_EQ(s, "\"a\\u0001\\ufffd\\n\\t\"");
+}
+
+// UTF-8 comes out as it went in (jq shows "é", not "Ã©"); bytes that are
+// not well-formed UTF-8 become U+FFFD, one each.
+TEST(Json, Utf8IsKeptInvalidBytesReplaced) {
+    auto json = [](std::string_view in) {
+        std::string s;
+        append_json_string(in, s);
+        return s;
+    };
+    EXPECT_EQ(json("caf\xc3\xa9.txt"), "\"caf\xc3\xa9.txt\"");                             // é
+    EXPECT_EQ(json("\xe2\x82\xac \xf0\x9f\x98\x80"), "\"\xe2\x82\xac \xf0\x9f\x98\x80\""); // € 😀
+    EXPECT_EQ(json("\xc0\xaf"), "\"\\ufffd\\ufffd\"");                       // overlong '/'
+    EXPECT_EQ(json("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\"");            // a surrogate
+    EXPECT_EQ(json("\xf4\x90\x80\x80"), "\"\\ufffd\\ufffd\\ufffd\\ufffd\""); // > U+10FFFF
+    EXPECT_EQ(json("\xc3"), "\"\\ufffd\"");                                  // cut short
+    EXPECT_EQ(json("\xc3("), "\"\\ufffd(\"");
+    EXPECT_EQ(json("\x7f"), "\"\\u007f\"");
 }
 
 } // namespace

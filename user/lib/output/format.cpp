@@ -321,10 +321,51 @@ std::unique_ptr<Formatter> make_formatter(OutputFormat format, const Ksyms& ksym
     return std::make_unique<TextFormatter>(ksyms);
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at the start of `s` (RFC
+// 3629: no overlong forms, no surrogates, at most U+10FFFF), 0 if none.
+std::size_t utf8_sequence(std::string_view s) {
+    const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+    const auto cont = [&](std::size_t i) { return i < s.size() && (b(i) & 0xc0) == 0x80; };
+    const unsigned char c = b(0);
+    if (c >= 0xc2 && c <= 0xdf) {
+        return cont(1) ? 2 : 0;
+    }
+    if (c >= 0xe0 && c <= 0xef) {
+        if (!cont(1) || !cont(2) || (c == 0xe0 && b(1) < 0xa0) || (c == 0xed && b(1) > 0x9f)) {
+            return 0;
+        }
+        return 3;
+    }
+    if (c >= 0xf0 && c <= 0xf4) {
+        if (!cont(1) || !cont(2) || !cont(3) || (c == 0xf0 && b(1) < 0x90) ||
+            (c == 0xf4 && b(1) > 0x8f)) {
+            return 0;
+        }
+        return 4;
+    }
+    return 0;
+}
+
+} // namespace
+
 void append_json_string(std::string_view text, std::string& out) {
     out.push_back('"');
-    for (char ch : text) {
+    for (std::size_t i = 0; i < text.size();) {
+        const char ch = text[i];
         const auto c = static_cast<unsigned char>(ch);
+        if (c >= 0x80) {
+            // valid UTF-8 as it is; a byte that starts none as U+FFFD
+            if (const std::size_t n = utf8_sequence(text.substr(i))) {
+                out.append(text.substr(i, n));
+                i += n;
+            } else {
+                out.append("\\ufffd");
+                i++;
+            }
+            continue;
+        }
         if (c == '"' || c == '\\') {
             out.push_back('\\');
             out.push_back(ch);
@@ -332,13 +373,14 @@ void append_json_string(std::string_view text, std::string& out) {
             out.append("\\n");
         } else if (c == '\t') {
             out.append("\\t");
-        } else if (c < 0x20 || c >= 0x7f) {
+        } else if (c < 0x20 || c == 0x7f) {
             out.append("\\u00");
             out.push_back(hex_digit(c >> 4));
             out.push_back(hex_digit(c));
         } else {
             out.push_back(ch);
         }
+        i++;
     }
     out.push_back('"');
 }

@@ -135,8 +135,10 @@ private:
 // The event formatter of `format`, naming addresses through `ksyms`.
 std::unique_ptr<Formatter> make_formatter(OutputFormat format, const Ksyms& ksyms);
 
-// Appends `text` as a JSON string literal (quotes included).  Bytes >= 0x80
-// are escaped as \u00XX (Latin-1), so the output is always valid UTF-8.
+// Appends `text` as a JSON string literal (quotes included): well-formed
+// UTF-8 as it is, each byte that is not part of one (kernel strings can be
+// anything) as \ufffd, and only the characters JSON requires escaped, so
+// the output is always valid UTF-8.
 void append_json_string(std::string_view text, std::string& out);
 
 } // namespace fhook
