@@ -592,5 +592,65 @@ TEST(TracepointFormat, FieldsAndRendering) {
     EXPECT_THROW(compile_filter("prev_comm == \"bash\"", &def), Error);
 }
 
+// The kernel's own text: libtraceevent runs the event's print fmt
+// (__print_flags, __print_symbolic, %ps through kallsyms), as cat trace.
+TEST(TracepointFormat, PrintsTheEventsOwnFormat) {
+    const std::string format =
+        "name: fhk_ev\nID: 77\nformat:\n"
+        "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+        "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+        "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+        "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+        "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+        "\tfield:unsigned long state;\toffset:24;\tsize:8;\tsigned:0;\n"
+        "\tfield:int mode;\toffset:32;\tsize:4;\tsigned:1;\n"
+        "\tfield:void * fn;\toffset:40;\tsize:8;\tsigned:0;\n\n"
+        "print fmt: \"comm=%s state=%s mode=%s fn=%ps\", REC->comm, "
+        "__print_flags(REC->state, \"|\", { 1, \"S\" }, { 2, \"D\" }), "
+        "__print_symbolic(REC->mode, { 0, \"LOW\" }, { 1, \"HIGH\" }), REC->fn\n";
+    KprobeDef def;
+    def.is_tracepoint = true;
+    def.group = "fhk";
+    def.event = "fhk_ev";
+    def.tp_id = 77;
+    def.tp_format = format;
+    def.fields = parse_event_format(format, def.data_size);
+    ASSERT_EQ(def.fields.size(), 4U);
+    EXPECT_EQ(def.data_size, 48U);
+    std::vector<std::uint8_t> data(48, 0);
+    const std::uint16_t type = 77;
+    std::memcpy(data.data(), &type, 2);
+    std::memcpy(data.data() + 8, "bash", 4);
+    const std::uint64_t state = 3;
+    std::memcpy(data.data() + 24, &state, 8);
+    const std::int32_t mode = 1;
+    std::memcpy(data.data() + 32, &mode, 4);
+    const std::uint64_t fn = 0xffffffff812a0010;
+    std::memcpy(data.data() + 40, &fn, 8);
+    Event ev;
+    ev.type = EventType::Tracepoint;
+    ev.probe_id = 1;
+    ev.comm = "bash";
+    ev.pid = 42;
+    ev.data = data;
+    ProbeTable table;
+    table.add(1, def);
+    const Ksyms ksyms = Ksyms::parse("ffffffff812a0000 T vfs_read\nffffffff812a0400 T ksys_read\n");
+    TextFormatter f(ksyms);
+    f.set_probes(&table);
+    std::string out;
+    f.format(ev, out);
+    EXPECT_NE(out.find(": fhk_ev: comm=bash state=S|D mode=HIGH fn=vfs_read\n"), std::string::npos)
+        << out;
+    // an entry of another event (its common_type): each field as name=value
+    const std::uint16_t other = 78;
+    std::memcpy(ev.data.data(), &other, 2);
+    out.clear();
+    f.format(ev, out);
+    EXPECT_NE(out.find(": fhk_ev: comm=\"bash\" state=3 mode=1 fn=0xffffffff812a0010\n"),
+              std::string::npos)
+        << out;
+}
+
 } // namespace
 } // namespace fhook

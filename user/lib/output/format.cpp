@@ -192,9 +192,16 @@ void TextFormatter::format(const Event& ev, std::string& out) {
             put_u64(ev.probe_id, out);
         }
         if (ev.type == EventType::Tracepoint) {
-            out.push_back(':'); // "sched_process_exec: filename=..."
-            if (def) {
+            // "sched_switch: prev_comm=..." by the event's TP_printk, else
+            // each field as name=value
+            out.push_back(':');
+            const std::size_t at = out.size();
+            out.push_back(' ');
+            if (def && !events_.append_info(*def, ev, out)) {
+                out.resize(at);
                 append_probe_fields(*def, ev, names_, out);
+            } else if (!def) {
+                out.resize(at);
             }
             out.push_back('\n');
             append_stack(ev, out);
@@ -313,6 +320,10 @@ void TextFormatter::append_stack(const Event& ev, std::string& out) {
         out.push_back('\n');
     }
 }
+
+TextFormatter::TextFormatter(const Ksyms& ksyms) : names_(ksyms), events_(ksyms) {}
+
+TextFormatter::~TextFormatter() = default;
 
 std::unique_ptr<Formatter> make_formatter(OutputFormat format, const Ksyms& ksyms) {
     if (format == OutputFormat::Json) {

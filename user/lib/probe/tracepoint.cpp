@@ -1,4 +1,6 @@
 // Tracepoint definitions and trace event format files.
+#include <event-parse.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -6,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include <fhook/error.hpp>
@@ -17,81 +20,70 @@ namespace fhook {
 using namespace probe_detail;
 
 std::vector<ProbeField> parse_event_format(std::string_view format, std::uint32_t& fixed_size) {
-    // "\tfield:unsigned int prev_state;\toffset:24;\tsize:4;\tsigned:0;"
+    // libtraceevent parses the format file, as for trace-cmd and perf
+    tep_set_loglevel(TEP_LOG_NONE); // its errors become ours
+    const std::unique_ptr<tep_handle, void (*)(tep_handle*)> tep(tep_alloc(), tep_free);
+    if (!tep) {
+        throw_runtime("libtraceevent: out of memory", ENOMEM);
+    }
+    tep_event* event = nullptr;
+    const std::string text(format);
+    if (tep_parse_format(tep.get(), &event, text.data(), text.size(), "fhook") != 0 || !event) {
+        throw_invalid("a trace event format libtraceevent cannot parse: " +
+                      text.substr(0, text.find('\n')));
+    }
     std::vector<ProbeField> out;
     fixed_size = 0;
-    std::size_t pos = 0;
-    while (pos < format.size()) {
-        std::size_t eol = format.find('\n', pos);
-        if (eol == std::string_view::npos) {
-            eol = format.size();
-        }
-        std::string_view line = format.substr(pos, eol - pos);
-        pos = eol + 1;
-        const auto f = line.find("field:");
-        if (f == std::string_view::npos) {
+    for (const tep_format_field* f = event->format.common_fields; f; f = f->next) {
+        fixed_size = std::max<std::uint32_t>(fixed_size, f->offset + f->size);
+    }
+    for (const tep_format_field* f = event->format.fields; f; f = f->next) {
+        if (f->offset < 0 || f->size <= 0 || f->offset + f->size > 0xffff) {
             continue;
         }
-        auto part = [&](std::string_view key) -> std::optional<std::uint64_t> {
-            auto k = line.find(key);
-            if (k == std::string_view::npos) {
-                return std::nullopt;
-            }
-            auto v = line.substr(k + key.size());
-            return parse_uint(v.substr(0, v.find(';')));
-        };
-        const auto semi = line.find(';', f);
-        std::string_view decl = line.substr(f + 6, semi - f - 6);
-        const auto offset = part("offset:"), size = part("size:"), is_signed = part("signed:");
-        if (!offset || !size || *offset + *size > 0xffff) {
-            continue;
-        }
-        fixed_size =
-            std::max<std::uint32_t>(fixed_size, static_cast<std::uint32_t>(*offset + *size));
-        // the name: the last identifier of the declaration, before any [N]
-        std::string_view d = decl;
-        std::uint64_t array = 0;
-        if (d.ends_with(']')) {
-            auto lb = d.rfind('[');
-            array = parse_uint(d.substr(lb + 1, d.size() - lb - 2)).value_or(0);
-            d = d.substr(0, lb);
-        }
-        auto sp = d.find_last_of(" *");
-        std::string name(d.substr(sp == std::string_view::npos ? 0 : sp + 1));
-        std::string_view type = sp == std::string_view::npos ? "" : d.substr(0, sp + 1);
-        if (name.substr(0, 7) == "common_" || name.empty()) {
-            continue;
-        }
+        const auto size = static_cast<unsigned>(f->size);
+        fixed_size = std::max<std::uint32_t>(fixed_size, f->offset + size);
+        const std::string type = f->type ? f->type : "";
         ProbeField field;
-        field.name = name;
-        field.text = std::string(decl);
-        field.offset = static_cast<std::uint16_t>(*offset);
+        field.name = f->name;
+        // the declaration as the format file has it: "char prev_comm[16]"
+        const std::size_t bracket = type.find('[');
+        field.text = bracket == std::string::npos
+                         ? type + " " + field.name
+                         : type.substr(0, bracket) + field.name + type.substr(bracket);
+        field.offset = static_cast<std::uint16_t>(f->offset);
         field.store = 64; // no fault bits: the kernel filled the entry
         FetchType& t = field.type;
-        if (type.find("__data_loc") != std::string_view::npos) {
-            t.kind = FetchType::Kind::String;
+        const bool is_char = type.find("char") != std::string::npos;
+        if (f->flags & TEP_FIELD_IS_DYNAMIC) {
+            if (!is_char || (f->flags & TEP_FIELD_IS_RELATIVE)) {
+                continue; // a dynamic array of numbers: libtraceevent prints it
+            }
+            t.kind = FetchType::Kind::String; // __data_loc char[]
             t.size = 4;
             t.name = "string";
-        } else if (array && type.find("char") != std::string_view::npos) {
+        } else if ((f->flags & TEP_FIELD_IS_ARRAY) && is_char) {
             t.kind = FetchType::Kind::FixedString;
-            t.size = static_cast<unsigned>(*size);
+            t.size = size;
             t.name = "char[]";
-        } else if (array && *size % array == 0 &&
-                   (*size / array == 1 || *size / array == 2 || *size / array == 4 ||
-                    *size / array == 8)) {
+        } else if (f->flags & TEP_FIELD_IS_ARRAY) {
+            const unsigned elem = f->arraylen ? size / f->arraylen : 0;
+            if (elem != 1 && elem != 2 && elem != 4 && elem != 8) {
+                continue;
+            }
             t.kind = FetchType::Kind::Hex;
-            t.size = static_cast<unsigned>(*size / array);
-            t.count = static_cast<unsigned>(array);
+            t.size = elem;
+            t.count = f->arraylen;
             t.name = "array";
-        } else if (*size == 1 || *size == 2 || *size == 4 || *size == 8) {
-            t.size = static_cast<unsigned>(*size);
-            t.kind = type.find('*') != std::string_view::npos ? FetchType::Kind::Hex
-                     : is_signed.value_or(0)                  ? FetchType::Kind::Signed
-                                                              : FetchType::Kind::Unsigned;
+        } else if (size == 1 || size == 2 || size == 4 || size == 8) {
+            t.size = size;
+            t.kind = (f->flags & TEP_FIELD_IS_POINTER)  ? FetchType::Kind::Hex
+                     : (f->flags & TEP_FIELD_IS_SIGNED) ? FetchType::Kind::Signed
+                                                        : FetchType::Kind::Unsigned;
             t.name = (t.kind == FetchType::Kind::Hex      ? "x"
                       : t.kind == FetchType::Kind::Signed ? "s"
                                                           : "u") +
-                     std::to_string(*size * 8);
+                     std::to_string(size * 8);
         } else {
             continue; // a field fhook cannot render (struct by value...)
         }

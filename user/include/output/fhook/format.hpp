@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <fhook/event.hpp>
+#include <fhook/trace_event.hpp>
 
 namespace fhook {
 
@@ -71,7 +72,8 @@ protected:
 //   "CPU:%d [LOST %llu EVENTS]\n"
 class TextFormatter final : public Formatter {
 public:
-    explicit TextFormatter(const Ksyms& ksyms) : names_(ksyms) {}
+    explicit TextFormatter(const Ksyms& ksyms);
+    ~TextFormatter() override;
     void format(const Event& event, std::string& out) override;
 
 private:
@@ -80,6 +82,7 @@ private:
     void append_head(const Event& event, std::string& out);
 
     NameCache names_;
+    TraceEventPrinter events_; // tracepoints' TP_printk
     // The line head up to the timestamp: the same for every event of one
     // task on one CPU in one context, rebuilt when any of them changes.
     struct Head {
