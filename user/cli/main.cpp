@@ -57,8 +57,8 @@ constexpr Command kCommands[] = {
     {"report", fhook::cli::cmd_report,
      "  report [options] FILE print a record file, like trace would have\n"},
     {"list", fhook::cli::cmd_list,
-     "  list functions [PATTERN]\n"
-     "                        list the traceable functions\n"},
+     "  list functions [PATTERN] | list events [EVENT]\n"
+     "                        list the traceable functions or the trace events\n"},
     {"status", fhook::cli::cmd_status,
      "  status                show the state of the fhook module\n"},
 };
@@ -74,7 +74,8 @@ std::string usage() {
     }
     text += "\n"
             "Options:\n"
-            "  -h, --help            this help; 'fhook COMMAND --help' for a command\n"
+            "  -h, --help            this help; 'fhook help COMMAND' or 'fhook COMMAND\n"
+            "                        --help' for a command\n"
             "  -V, --version         print the version\n"
             "\n"
             "Exit status: 0 success, 1 runtime error, 2 usage error.\n";
@@ -99,6 +100,16 @@ int run(int argc, char** argv) {
     }
     const std::string command = argv[1];
     const fhook::cli::Args args(argv + 2, argv + argc);
+    if (command == "help" && !args.empty()) {
+        // fhook help CMD: that command's --help
+        for (const auto& c : kCommands) {
+            if (args.front() == c.name) {
+                return c.run({"--help"});
+            }
+        }
+        fhook::throw_invalid("no command '" + args.front() + "': use " + command_names() +
+                             " (see: fhook --help)");
+    }
     if (command == "-h" || command == "--help" || command == "help") {
         fhook::cli::print_stdout(usage());
         return 0;

@@ -53,6 +53,12 @@ po::options_description describe(const TraceCommand& cmd) {
             "stacktrace, snapshot, enable:EVENT2, disable:EVENT2; EVENT 'func' is the function "
             "probe");
     }
+    if (cmd.collect == Collect::Events) {
+        options.add_options()("event,e", po::value<std::vector<std::string>>()->value_name("EVENT"),
+                              "trace events, as trace-cmd and perf take them (repeatable): "
+                              "SUBSYS:EVENT, SUBSYS or EVENT, globs allowed ('sched:*', "
+                              "'syscalls:sys_enter_open*'); see fhook list events");
+    }
     options.add_options()("filter", po::value<std::string>()->value_name("EXPR"), cmd.filter_help)(
         "duration,d", po::value<std::string>()->value_name("SEC"),
         "stop after SEC seconds (fractions allowed)")(
@@ -173,6 +179,9 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, const TraceCom
     if (vm.count("probe")) {
         spec.probes = vm["probe"].as<std::vector<std::string>>();
     }
+    if (vm.count("event")) {
+        spec.events = vm["event"].as<std::vector<std::string>>();
+    }
     if (vm.count("pid")) {
         spec.pids = parse_pids(vm["pid"].as<std::vector<std::string>>());
         if (!spec.command.empty()) {
@@ -222,7 +231,7 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, const TraceCom
     if (cmd.parse_options) {
         cmd.parse_options(vm, opt);
     }
-    if (spec.probes.empty() && cmd.no_probe) {
+    if (spec.probes.empty() && spec.events.empty() && cmd.no_probe) {
         throw_invalid(cmd.no_probe);
     }
     for (const auto& text : spec.probes) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -37,6 +38,22 @@ public:
                           "ffffffff812b0800 t ksys_write\n"
                           "ffffffff812c0000 T unrelated\n");
         write("available_filter_functions", "vfs_read\nksys_read\nvfs_write\nksys_write\n");
+        // two trace events of sched, one of irq
+        write("available_events",
+              "sched:sched_switch\nsched:sched_wakeup\nirq:irq_handler_entry\n");
+        std::uint32_t id = 300;
+        for (const char* ev :
+             {"sched/sched_switch", "sched/sched_wakeup", "irq/irq_handler_entry"}) {
+            const std::string dir = dir_ + "/events/" + ev;
+            std::filesystem::create_directories(dir);
+            write("events/" + std::string(ev) + "/id", std::to_string(id) + "\n");
+            write("events/" + std::string(ev) + "/format",
+                  "name: x\nID: " + std::to_string(id++) +
+                      "\nformat:\n"
+                      "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n"
+                      "\tfield:int n;\toffset:8;\tsize:4;\tsigned:1;\n\n"
+                      "print fmt: \"n=%d\", REC->n\n");
+        }
         kernel = std::make_shared<FakeKernel>();
     }
     ~System() { std::system(("rm -rf " + dir_).c_str()); }
@@ -175,6 +192,41 @@ TEST(Tracer, CountsAGlobFunctionByFunction) {
     EXPECT_EQ(count_table(count_sorted(tracer.count_rows(), 0)), "          hits  function\n"
                                                                  "             9  vfs_read\n"
                                                                  "             4  vfs_write\n");
+}
+
+// -e takes trace events as trace-cmd and perf do: SUBSYS:EVENT globs,
+// SUBSYS, or EVENT in any subsystem; each a tracepoint probe on its id.
+TEST(Tracer, EventPatternsSelectTraceEvents) {
+    auto ids_of = [](std::vector<std::string> events) {
+        System sys;
+        sys.kernel->features |= FHOOK_FEAT_TRACEPOINT;
+        TraceSpec spec = spec_of(Collect::Events, {});
+        spec.events = std::move(events);
+        Tracer tracer(spec, sys.paths());
+        tracer.setup();
+        std::vector<std::uint64_t> ids;
+        for (const auto& p : sys.kernel->probes) {
+            EXPECT_EQ(p.arg.type, FHOOK_PROBE_TRACEPOINT);
+            ids.push_back(p.arg.addr);
+        }
+        return ids;
+    };
+    EXPECT_EQ(ids_of({"sched:*"}), (std::vector<std::uint64_t>{300, 301}));
+    EXPECT_EQ(ids_of({"sched:*_wakeup", "irq"}), (std::vector<std::uint64_t>{301, 302}));
+    EXPECT_EQ(ids_of({"sched_switch"}), (std::vector<std::uint64_t>{300}));
+    System sys;
+    TraceSpec spec = spec_of(Collect::Events, {});
+    spec.events = {"sched:nothing*"};
+    try {
+        Tracer tracer(spec, sys.paths());
+        ADD_FAILURE() << "no error for a pattern matching nothing";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("no trace event matches 'sched:nothing*'"),
+                  std::string::npos)
+            << e.what();
+    }
+    spec.events = {"sched:sw itch"};
+    EXPECT_THROW(Tracer(spec, sys.paths()), Error);
 }
 
 TEST(Tracer, ACountOfOnlyNegatedArgumentsIsRefused) {

@@ -73,6 +73,9 @@ load_tests() {
 	[ $demo = 1 ] && needs_fhook=1
 	run_groups=()
 	for g in "${groups[@]}"; do
-		[ -n "${g_tests[$g]}" ] && run_groups+=("$g")
+		# (an if: a last group without tests must not end the function false)
+		if [ -n "${g_tests[$g]}" ]; then
+			run_groups+=("$g")
+		fi
 	done
 }

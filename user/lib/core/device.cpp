@@ -42,7 +42,29 @@ std::string feature_names(std::uint64_t features) {
         {FHOOK_FEAT_CPU_FILTER, "cpu-filter"},
         {FHOOK_FEAT_RING_MMAP, "ring-mmap"},
         {FHOOK_FEAT_IGNORE_SELF, "ignore-self"},
+        {FHOOK_FEAT_SEQ, "seq"},
+        {FHOOK_FEAT_OVERWRITE, "overwrite"},
+        {FHOOK_FEAT_SNAPSHOT, "snapshot"},
+        {FHOOK_FEAT_STATS_MMAP, "stats-mmap"},
+        {FHOOK_FEAT_FLUSH, "flush"},
+        {FHOOK_FEAT_BENCH, "bench"},
+        {FHOOK_FEAT_KPROBE, "kprobe"},
+        {FHOOK_FEAT_FETCH, "fetch"},
+        {FHOOK_FEAT_PRED, "filter"},
+        {FHOOK_FEAT_UPROBE, "uprobe"},
+        {FHOOK_FEAT_STACK, "stack"},
+        {FHOOK_FEAT_TRIGGER, "trigger"},
+        {FHOOK_FEAT_TRACEPOINT, "tracepoint"},
+        {FHOOK_FEAT_DIRECT, "direct"},
+        {FHOOK_FEAT_HOOK, "hook"},
+        {FHOOK_FEAT_COUNT, "count"},
+        {FHOOK_FEAT_READ_TEXT, "read-text"},
+        {FHOOK_FEAT_LAB, "lab"},
+        {FHOOK_FEAT_LATENCY, "latency"},
+        {FHOOK_FEAT_COUNT_IPS, "count-ips"},
     };
+    // every bit fhook_abi.h defines has a name
+    static_assert(sizeof(kNames) / sizeof(kNames[0]) == 26);
     std::string out;
     std::uint64_t known = 0;
     for (const auto& [bit, name] : kNames) {

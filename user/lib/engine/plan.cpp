@@ -162,6 +162,29 @@ void Tracer::State::plan() {
             globs.push_back(text);
         }
     }
+    if (!spec.events.empty()) {
+        if (functions_only || spec.collect == Collect::Hook) {
+            throw_invalid("trace events (-e) are traced, recorded or counted with stat, not " +
+                          std::string(spec.collect == Collect::Counts    ? "counted"
+                                      : spec.collect == Collect::Latency ? "timed"
+                                                                         : "hooked"));
+        }
+        for (const auto& pattern : spec.events) {
+            select_trace_events({}, pattern); // a malformed one before tracefs is read
+        }
+        const std::vector<TraceEventName> all = list_trace_events(paths.tracefs);
+        for (const auto& pattern : spec.events) {
+            const std::vector<TraceEventName> picked = select_trace_events(all, pattern);
+            if (picked.empty()) {
+                throw_runtime("no trace event matches '" + pattern + "' (fhook list events)",
+                              ENOENT);
+            }
+            for (const auto& e : picked) {
+                kprobes.push_back(parse_tracepoint("t:" + e.text(), paths.tracefs));
+                add_filter(kprobes.back(), spec.filter);
+            }
+        }
+    }
     if (functions_only && spec.probes.empty()) {
         throw_invalid("no functions given");
     }

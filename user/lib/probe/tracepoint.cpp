@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include <fhook/error.hpp>
+#include <fhook/spec.hpp>
 
 #include "fetch.hpp"
 
@@ -88,6 +89,64 @@ std::vector<ProbeField> parse_event_format(std::string_view format, std::uint32_
             continue; // a field fhook cannot render (struct by value...)
         }
         out.push_back(std::move(field));
+    }
+    return out;
+}
+
+std::vector<TraceEventName> list_trace_events(const std::string& tracefs) {
+    const std::string path = tracefs + "/available_events";
+    std::ifstream in(path);
+    if (!in) {
+        const int err = errno;
+        throw_runtime("cannot read " + path + ": " + errno_text(err) +
+                          ": is tracefs mounted, and are you root?",
+                      err);
+    }
+    std::vector<TraceEventName> out;
+    std::string line;
+    while (std::getline(in, line)) {
+        const std::size_t colon = line.find(':');
+        if (colon != std::string::npos) {
+            out.push_back({line.substr(0, colon), line.substr(colon + 1)});
+        }
+    }
+    return out;
+}
+
+std::vector<TraceEventName> select_trace_events(const std::vector<TraceEventName>& events,
+                                                std::string_view pattern) {
+    auto good = [](std::string_view part) {
+        return !part.empty() &&
+               part.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                      "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                      "0123456789_-.*?[]!") == std::string_view::npos;
+    };
+    const std::size_t colon = pattern.find(':');
+    const std::string_view subsys = pattern.substr(0, colon);
+    const std::string_view event =
+        colon == std::string_view::npos ? std::string_view() : pattern.substr(colon + 1);
+    if (!good(subsys) || (colon != std::string_view::npos && !good(event))) {
+        throw_invalid("bad trace event '" + std::string(pattern) +
+                      "': give SUBSYS:EVENT, SUBSYS or EVENT, globs allowed (sched:*, "
+                      "syscalls:sys_enter_open*)");
+    }
+    std::vector<TraceEventName> out;
+    auto pick = [&](auto&& match) {
+        for (const auto& e : events) {
+            if (match(e)) {
+                out.push_back(e);
+            }
+        }
+    };
+    if (colon != std::string_view::npos) {
+        pick([&](const TraceEventName& e) {
+            return glob_match(subsys, e.subsys) && glob_match(event, e.event);
+        });
+    } else {
+        pick([&](const TraceEventName& e) { return glob_match(subsys, e.subsys); });
+        if (out.empty()) {
+            pick([&](const TraceEventName& e) { return glob_match(subsys, e.event); });
+        }
     }
     return out;
 }

@@ -56,6 +56,9 @@ struct TraceSpec {
     // Function globs (one function probe; Counts/Latency: one each) and
     // probe definitions; Hook: the function, then its fields.
     std::vector<std::string> probes;
+    // Trace events by -e pattern (select_trace_events()): SUBSYS:EVENT,
+    // SUBSYS or EVENT, globs allowed; each a t:SUBSYS:EVENT definition.
+    std::vector<std::string> events;
     std::string filter; // for probes without their own "if"
     bool stack = false;
     bool need_symbols = false; // fail unless kallsyms can be read (a record file keeps them)

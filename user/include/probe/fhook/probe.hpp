@@ -77,6 +77,20 @@ using TraceEventSource = std::function<std::optional<TraceEventFiles>(const std:
 KprobeDef parse_tracepoint(std::string_view text, const TraceEventSource& files);
 // The same, the event read from TRACEFS/events/SUBSYS/EVENT/{id,format}.
 KprobeDef parse_tracepoint(std::string_view text, const std::string& tracefs);
+// A trace event, "SUBSYS:EVENT".
+struct TraceEventName {
+    std::string subsys;
+    std::string event;
+    std::string text() const { return subsys + ":" + event; }
+};
+// TRACEFS/available_events, in its order.  Runtime Error when unreadable.
+std::vector<TraceEventName> list_trace_events(const std::string& tracefs);
+// The events `pattern` selects, as trace-cmd's and perf's -e do:
+// "SUBSYS:EVENT" (tracefs globs in either part), "SUBSYS" (its events),
+// or else "EVENT" in any subsystem.  Invalid Error for a malformed pattern.
+std::vector<TraceEventName> select_trace_events(const std::vector<TraceEventName>& events,
+                                                std::string_view pattern);
+
 // The fields of a trace event's format file (common_* left out).
 std::vector<ProbeField> parse_event_format(std::string_view format, std::uint32_t& fixed_size);
 
