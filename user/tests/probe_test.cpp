@@ -549,6 +549,10 @@ TEST(TracepointFormat, FieldsAndRendering) {
     EXPECT_EQ(fields[3].type.kind, FetchType::Kind::Hex);
     EXPECT_EQ(fields[4].type.kind, FetchType::Kind::String);
     EXPECT_EQ(fields[5].type.count, 2U);
+    // the declarations as the format file has them
+    EXPECT_EQ(fields[0].text, "char prev_comm[16]");
+    EXPECT_EQ(fields[4].text, "__data_loc char[] name");
+    EXPECT_EQ(fields[5].text, "u32 vals[2]");
 
     KprobeDef def;
     def.is_tracepoint = true;

@@ -47,11 +47,16 @@ std::vector<ProbeField> parse_event_format(std::string_view format, std::uint32_
         const std::string type = f->type ? f->type : "";
         ProbeField field;
         field.name = f->name;
-        // the declaration as the format file has it: "char prev_comm[16]"
+        // the declaration as the format file has it: "char prev_comm[16]",
+        // "__data_loc char[] filename"
         const std::size_t bracket = type.find('[');
-        field.text = bracket == std::string::npos
+        std::string base = type.substr(0, bracket);
+        while (!base.empty() && base.back() == ' ') {
+            base.pop_back();
+        }
+        field.text = bracket == std::string::npos || (f->flags & TEP_FIELD_IS_DYNAMIC)
                          ? type + " " + field.name
-                         : type.substr(0, bracket) + field.name + type.substr(bracket);
+                         : base + " " + field.name + type.substr(bracket);
         field.offset = static_cast<std::uint16_t>(f->offset);
         field.store = 64; // no fault bits: the kernel filled the entry
         FetchType& t = field.type;
