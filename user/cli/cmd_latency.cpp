@@ -1,4 +1,5 @@
 // fhook latency [options] FUNC... [-- COMMAND [ARGS...]]
+#include <fhook/error.hpp>
 #include <fhook/latency_format.hpp>
 #include <fhook/output.hpp>
 #include <fhook/sinks.hpp>
@@ -18,11 +19,25 @@ constexpr const char* kUsage =
     "funclatency, kept in the module.  fhook's trampoline runs the function's\n"
     "body itself (a direct call, as BPF fexit does): no records, no ring.\n";
 
+void add_latency_options(po::options_description& options) {
+    options.add_options()("microseconds,u", "histograms in microseconds (funclatency -u)")(
+        "milliseconds,m", "histograms in milliseconds (funclatency -m)");
+}
+
+void parse_latency_options(const po::variables_map& vm, TraceOptions& opt) {
+    if (vm.count("microseconds") && vm.count("milliseconds")) {
+        throw_invalid("give -u (microseconds) or -m (milliseconds), not both");
+    }
+    opt.unit = vm.count("milliseconds")   ? LatencyUnit::Msecs
+               : vm.count("microseconds") ? LatencyUnit::Usecs
+                                          : LatencyUnit::Nsecs;
+}
+
 // Prints the histograms of what happened since the last print.
 class HistogramPrinter final : public TraceObserver {
 public:
-    HistogramPrinter(const Tracer& tracer, int fd, OutputFormat format)
-        : tracer_(tracer), fd_(fd), json_(format == OutputFormat::Json),
+    HistogramPrinter(const Tracer& tracer, int fd, OutputFormat format, LatencyUnit unit)
+        : tracer_(tracer), fd_(fd), json_(format == OutputFormat::Json), unit_(unit),
           printed_(tracer.probes().size()) {}
     void on_interval() override { print(false); }
     void print(bool final) {
@@ -33,7 +48,7 @@ public:
             const LatencyHist shown = now.since(printed_[i]);
             printed_[i] = now;
             text += json_ ? format_latency_json(shown, probes[i].description) + "\n"
-                          : format_latency_text(shown, probes[i].description) +
+                          : format_latency_text(shown, probes[i].description, unit_) +
                                 (final && i + 1 == probes.size() ? "" : "\n");
         }
         OutputWriter out(fd_);
@@ -45,6 +60,7 @@ private:
     const Tracer& tracer_;
     int fd_;
     bool json_;
+    LatencyUnit unit_;
     std::vector<LatencyHist> printed_;
 };
 
@@ -65,6 +81,8 @@ int cmd_latency(const Args& args) {
     cmd.format_help =
         "text (funclatency's histograms, default) or json (one object per FUNC and print)";
     cmd.no_probe = "give the functions to time, e.g. fhook latency vfs_read";
+    cmd.add_options = add_latency_options;
+    cmd.parse_options = parse_latency_options;
     std::optional<TraceOptions> opt = parse_trace_options(args, cmd);
     if (!opt) {
         return 0; // --help
@@ -81,7 +99,7 @@ int cmd_latency(const Args& args) {
     tracer.setup();
     DiscardSink sink;
     tracer.start();
-    HistogramPrinter printer(tracer, output_fd(out), opt->format);
+    HistogramPrinter printer(tracer, output_fd(out), opt->format, opt->unit);
     tracer.run(sink, printer);
     printer.print(true);
     return run_status(tracer);

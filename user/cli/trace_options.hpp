@@ -7,6 +7,7 @@
 #include <string>
 
 #include <fhook/fd.hpp>
+#include <fhook/latency_format.hpp>
 #include <fhook/tracer.hpp>
 
 #include "commands.hpp"
@@ -20,6 +21,7 @@ struct TraceOptions {
     bool quiet = false;                       // no summary or notes on stderr
     std::string summary_json;                 // --summary-json FILE ("" = none)
     std::size_t top = 0;                      // count --top N (0 = all)
+    LatencyUnit unit = LatencyUnit::Nsecs;    // latency -u / -m
 };
 
 // What one tracing command offers; the option table is built from it in

@@ -85,6 +85,25 @@ TEST(Latency, TextLikeFunclatency) {
     EXPECT_NE(format_latency_text(LatencyHist{}, "x").find("(no calls)"), std::string::npos);
 }
 
+// -u and -m (funclatency's): the same buckets, their exact bounds in the unit.
+TEST(Latency, TextInMicrosecondsAndMilliseconds) {
+    LatencyHist h;
+    h.buckets[12] = 10; // 2048..4095 ns
+    h.buckets[21] = 1;  // 1048576..2097151 ns
+    h.count = 11;
+    h.sum_ns = 2600000;
+    const std::string us = format_latency_text(h, "", LatencyUnit::Usecs);
+    EXPECT_NE(us.find("usecs"), std::string::npos) << us;
+    EXPECT_NE(us.find("2.048 -> 4.095"), std::string::npos) << us;
+    EXPECT_NE(us.find("1048.576 -> 2097.151"), std::string::npos) << us;
+    EXPECT_NE(us.find("avg = 236 usecs, total: 2600 usecs, count: 11"), std::string::npos) << us;
+    const std::string ms = format_latency_text(h, "", LatencyUnit::Msecs);
+    EXPECT_NE(ms.find("msecs"), std::string::npos) << ms;
+    EXPECT_NE(ms.find("0.002 -> 0.004"), std::string::npos) << ms;
+    EXPECT_NE(ms.find("1.048 -> 2.097"), std::string::npos) << ms;
+    EXPECT_NE(ms.find("avg = 0 msecs, total: 2 msecs"), std::string::npos) << ms;
+}
+
 TEST(Latency, Json) {
     LatencyHist h;
     h.buckets[0] = 1;

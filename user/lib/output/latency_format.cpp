@@ -16,9 +16,26 @@ std::string pad_right(const std::string& s, std::size_t width) {
     return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
 }
 
+// `ns` in `unit`: whole nanoseconds, else three decimals.
+std::string in_unit(std::uint64_t ns, std::uint64_t per_unit) {
+    if (per_unit == 1) {
+        return std::to_string(ns);
+    }
+    char buf[48];
+    std::snprintf(buf, sizeof(buf), "%llu.%03llu", static_cast<unsigned long long>(ns / per_unit),
+                  static_cast<unsigned long long>(ns % per_unit * 1000 / per_unit));
+    return buf;
+}
+
 } // namespace
 
-std::string format_latency_text(const LatencyHist& h, std::string_view title) {
+std::string format_latency_text(const LatencyHist& h, std::string_view title, LatencyUnit unit) {
+    const std::uint64_t per_unit = unit == LatencyUnit::Msecs   ? 1000000
+                                   : unit == LatencyUnit::Usecs ? 1000
+                                                                : 1;
+    const char* name = unit == LatencyUnit::Msecs   ? "msecs"
+                       : unit == LatencyUnit::Usecs ? "usecs"
+                                                    : "nsecs";
     std::string out;
     if (!title.empty()) {
         out.append(title).append("\n");
@@ -36,11 +53,11 @@ std::string format_latency_text(const LatencyHist& h, std::string_view title) {
         out += "     (no calls)\n";
     } else {
         constexpr std::size_t kBar = 40;
-        out += pad_left("nsecs", 10) + std::string(15, ' ') + ": count    distribution\n";
+        out += pad_left(name, 10) + std::string(15, ' ') + ": count    distribution\n";
         for (std::size_t i = first; i <= last; i++) {
             const auto [lo, hi] = latency_bucket_range(i);
-            const std::string range = pad_left(std::to_string(lo), 20) + " -> " +
-                                      (hi == ~0ULL ? std::string("...") : std::to_string(hi));
+            const std::string range = pad_left(in_unit(lo, per_unit), 20) + " -> " +
+                                      (hi == ~0ULL ? std::string("...") : in_unit(hi, per_unit));
             const std::size_t stars =
                 peak ? static_cast<std::size_t>((h.buckets[i] * kBar + peak - 1) / peak) : 0;
             out += pad_right(range, 40) + ": " + pad_right(std::to_string(h.buckets[i]), 8) + " |" +
@@ -49,8 +66,9 @@ std::string format_latency_text(const LatencyHist& h, std::string_view title) {
         }
     }
     const std::uint64_t avg = h.count ? h.sum_ns / h.count : 0;
-    out += "\navg = " + std::to_string(avg) + " nsecs, total: " + std::to_string(h.sum_ns) +
-           " nsecs, count: " + std::to_string(h.count);
+    out += "\navg = " + std::to_string(avg / per_unit) + " " + name +
+           ", total: " + std::to_string(h.sum_ns / per_unit) + " " + name +
+           ", count: " + std::to_string(h.count);
     if (h.inflight) {
         out += ", inside now: " + std::to_string(h.inflight);
     }
