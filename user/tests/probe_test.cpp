@@ -656,5 +656,58 @@ TEST(TracepointFormat, PrintsTheEventsOwnFormat) {
         << out;
 }
 
+// Syscall events print as the kernel's print_syscall_enter/exit do, not
+// with their format's print fmt.
+TEST(TracepointFormat, SyscallsAsTheKernelPrintsThem) {
+    auto syscall = [](const std::string& name, const std::vector<std::string>& args) {
+        std::string format = "name: " + name +
+                             "\nID: 9\nformat:\n"
+                             "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+                             "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+                             "\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n";
+        unsigned off = 16;
+        for (const auto& a : args) {
+            format += "\tfield:unsigned long " + a + ";\toffset:" + std::to_string(off) +
+                      ";\tsize:8;\tsigned:0;\n";
+            off += 8;
+        }
+        format += "\nprint fmt: \"x\"\n";
+        KprobeDef def;
+        def.is_tracepoint = true;
+        def.group = "syscalls";
+        def.event = name;
+        def.tp_id = 9;
+        def.tp_format = format;
+        def.fields = parse_event_format(format, def.data_size);
+        return def;
+    };
+    ProbeTable table;
+    table.add(1, syscall("sys_enter_openat", {"dfd", "filename", "flags", "mode"}));
+    table.add(2, syscall("sys_exit_openat", {"ret"}));
+    const Ksyms ksyms;
+    TextFormatter f(ksyms);
+    f.set_probes(&table);
+    Event ev;
+    ev.type = EventType::Tracepoint;
+    ev.comm = "cat";
+    ev.pid = 7;
+    ev.probe_id = 1;
+    ev.data.assign(48, 0);
+    const std::uint64_t args[4] = {0xffffffffffffff9cULL, 0x48d135, 0x80000, 0};
+    std::memcpy(ev.data.data() + 16, args, sizeof(args));
+    std::string out;
+    f.format(ev, out);
+    EXPECT_NE(out.find(": sys_openat(dfd: ffffffffffffff9c, filename: 48d135, flags: 80000, "
+                       "mode: 0)\n"),
+              std::string::npos)
+        << out;
+    ev.probe_id = 2;
+    ev.data.assign(24, 0);
+    ev.data[16] = 3;
+    out.clear();
+    f.format(ev, out);
+    EXPECT_NE(out.find(": sys_openat -> 0x3\n"), std::string::npos) << out;
+}
+
 } // namespace
 } // namespace fhook

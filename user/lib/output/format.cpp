@@ -185,6 +185,13 @@ void TextFormatter::format(const Event& ev, std::string& out) {
         // print_kprobe_event() / print_kretprobe_event():
         //   "NAME: (sym+off/size) args" and "NAME: (ret+off/size <- func) args"
         const KprobeDef* def = probes_ ? probes_->find(ev.probe_id) : nullptr;
+        // a tracepoint as the kernel prints it ("sched_switch: prev_comm=..."
+        // by its TP_printk), else its fields as name=value
+        if (ev.type == EventType::Tracepoint && def && events_.append_event(*def, ev, out)) {
+            out.push_back('\n');
+            append_stack(ev, out);
+            return;
+        }
         if (def) {
             out.append(def->event);
         } else {
@@ -192,16 +199,9 @@ void TextFormatter::format(const Event& ev, std::string& out) {
             put_u64(ev.probe_id, out);
         }
         if (ev.type == EventType::Tracepoint) {
-            // "sched_switch: prev_comm=..." by the event's TP_printk, else
-            // each field as name=value
             out.push_back(':');
-            const std::size_t at = out.size();
-            out.push_back(' ');
-            if (def && !events_.append_info(*def, ev, out)) {
-                out.resize(at);
+            if (def) {
                 append_probe_fields(*def, ev, names_, out);
-            } else if (!def) {
-                out.resize(at);
             }
             out.push_back('\n');
             append_stack(ev, out);

@@ -1,6 +1,10 @@
 #include <event-parse.h>
 #include <trace-seq.h>
 
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
 #include <fhook/trace_event.hpp>
 
 namespace fhook {
@@ -35,7 +39,46 @@ char* TraceEventPrinter::resolve(void* self, unsigned long long* addr, char** mo
     return it->second.first.data();
 }
 
-bool TraceEventPrinter::append_info(const KprobeDef& def, const Event& event, std::string& out) {
+bool TraceEventPrinter::append_syscall(const KprobeDef& def, const Event& event, std::string& out) {
+    const bool enter = def.event.starts_with("sys_enter_");
+    const std::string name = "sys_" + def.event.substr(enter ? 10 : 9);
+    // the fields after __syscall_nr, each one unsigned long
+    std::vector<std::pair<std::string, std::uint64_t>> args;
+    for (const ProbeField& f : def.fields) {
+        if (f.name == "__syscall_nr") {
+            continue;
+        }
+        if (f.type.size != 8 || f.type.count || f.offset + 8u > event.data.size()) {
+            return false;
+        }
+        std::uint64_t v = 0;
+        std::memcpy(&v, event.data.data() + f.offset, 8);
+        args.emplace_back(f.name, v);
+    }
+    char buf[32];
+    if (!enter) {
+        if (args.size() != 1) {
+            return false;
+        }
+        std::snprintf(buf, sizeof(buf), "0x%" PRIx64, args.front().second);
+        out += name + " -> " + buf;
+        return true;
+    }
+    out += name + "(";
+    for (std::size_t i = 0; i < args.size(); i++) {
+        std::snprintf(buf, sizeof(buf), "%" PRIx64, args[i].second);
+        out += (i ? ", " : "") + args[i].first + ": " + buf;
+    }
+    out += ")";
+    return true;
+}
+
+bool TraceEventPrinter::append_event(const KprobeDef& def, const Event& event, std::string& out) {
+    if (def.group == "syscalls" &&
+        (def.event.starts_with("sys_enter_") || def.event.starts_with("sys_exit_"))) {
+        // the kernel prints these itself, not with their print fmt
+        return append_syscall(def, event, out);
+    }
     if (!tep_ || def.tp_format.empty() || failed_.count(def.tp_id)) {
         return false;
     }
@@ -65,6 +108,8 @@ bool TraceEventPrinter::append_info(const KprobeDef& def, const Event& event, st
     trace_seq_terminate(&s);
     const bool ok = s.state == TRACE_SEQ__GOOD;
     if (ok) {
+        out += def.event;
+        out += ": ";
         out.append(s.buffer, s.len);
     }
     trace_seq_destroy(&s);

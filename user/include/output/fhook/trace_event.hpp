@@ -25,13 +25,19 @@ public:
     TraceEventPrinter(const TraceEventPrinter&) = delete;
     TraceEventPrinter& operator=(const TraceEventPrinter&) = delete;
 
-    // Appends the TP_printk text of `event`, a record of the tracepoint
-    // `def` (its raw entry in event.data): "prev_comm=sh prev_pid=1 ...".
-    // False, with nothing appended, when libtraceevent cannot parse the
-    // event's format or the entry is not of that event.
-    bool append_info(const KprobeDef& def, const Event& event, std::string& out);
+    // Appends what the trace file prints after the line head for `event`,
+    // a record of the tracepoint `def` (its raw entry in event.data):
+    // "sched_switch: prev_comm=sh prev_pid=1 ..." by the event's
+    // TP_printk, or for syscalls the kernel's own "sys_openat(dfd: ffffff9c,
+    // ...)" and "sys_openat -> 0x3".  False, with nothing appended, when
+    // libtraceevent cannot parse the event's format or the entry is not of
+    // that event.
+    bool append_event(const KprobeDef& def, const Event& event, std::string& out);
 
 private:
+    // print_syscall_enter() / print_syscall_exit() of kernel/trace/trace_syscalls.c
+    static bool append_syscall(const KprobeDef& def, const Event& event, std::string& out);
+
     static char* resolve(void* self, unsigned long long* addr, char** module);
 
     const Ksyms& ksyms_;
