@@ -11,6 +11,7 @@
 #include <fhook/format.hpp>
 #include <fhook/ksyms.hpp>
 #include <fhook/output.hpp>
+#include <fhook/probe.hpp>
 #include <fhook/recfile.hpp>
 #include <fhook/recorded_probes.hpp>
 #include <fhook/summary.hpp>
@@ -26,7 +27,10 @@ constexpr const char* kReportUsage =
     "\n"
     "Print the events of a file written by 'fhook record' exactly as 'fhook trace'\n"
     "would have printed them, on any machine: the file carries the symbols.\n"
-    "--since/--until take timestamps in seconds as printed (CLOCK_MONOTONIC).\n";
+    "--since/--until take timestamps in seconds as printed (CLOCK_MONOTONIC).\n"
+    "--filter takes the filter language of trace (the fields of each probe and\n"
+    "the task's common_pid, tgid, comm, cpu); --stat prints how many events each\n"
+    "probe, CPU and task has instead of the events.\n";
 
 // A file from before record files kept format files: said once per probe.
 void warn_local_format(const std::string& probe) {
@@ -39,10 +43,8 @@ struct ReportOptions {
     std::string file;
     OutputFormat format = OutputFormat::Text;
     bool quiet = false;
-    std::optional<std::set<int>> cpus;
-    std::optional<std::set<std::uint32_t>> probes;
-    std::optional<double> since;
-    std::optional<double> until;
+    bool stat = false;
+    EventFilterSpec filter;
 };
 
 std::optional<ReportOptions> parse_report_options(const Args& args) {
@@ -55,7 +57,14 @@ std::optional<ReportOptions> parse_report_options(const Args& args) {
         "only this probe id (repeatable)")("since", po::value<std::string>()->value_name("SEC"),
                                            "only events at or after SEC")(
         "until", po::value<std::string>()->value_name("SEC"),
-        "only events before SEC")("quiet,q", "no summary on stderr")("help,h", "show this help");
+        "only events before SEC")("pid,p", po::value<std::vector<std::string>>()->value_name("PID"),
+                                  "only these processes (repeatable; tid or tgid)")(
+        "comm", po::value<std::vector<std::string>>()->value_name("NAME"),
+        "only tasks of this name, globs allowed (repeatable)")(
+        "filter", po::value<std::string>()->value_name("EXPR"),
+        "only events where EXPR holds (the filter language of trace)")(
+        "stat", "print the events per probe, CPU and task instead of the events")(
+        "quiet,q", "no summary on stderr")("help,h", "show this help");
     po::options_description hidden;
     hidden.add_options()("file", po::value<std::vector<std::string>>());
     po::options_description all;
@@ -78,25 +87,44 @@ std::optional<ReportOptions> parse_report_options(const Args& args) {
     if (vm.count("format")) {
         opt.format = parse_format(vm["format"].as<std::string>());
     }
+    EventFilterSpec& f = opt.filter;
     if (vm.count("cpu")) {
-        opt.cpus = parse_cpu_list(vm["cpu"].as<std::string>());
+        f.cpus = parse_cpu_list(vm["cpu"].as<std::string>());
     }
     if (vm.count("probe")) {
-        opt.probes.emplace();
+        f.probes.emplace();
         for (const auto& p : vm["probe"].as<std::vector<std::string>>()) {
             std::uint64_t id = parse_u64("--probe", p);
             if (id > 0xffffffffULL) {
                 throw_invalid("--probe " + p + " is not a probe id");
             }
-            opt.probes->insert(static_cast<std::uint32_t>(id));
+            f.probes->insert(static_cast<std::uint32_t>(id));
         }
     }
+    const auto ns = [](double sec) { return static_cast<std::uint64_t>(sec * 1e9 + 0.5); };
     if (vm.count("since")) {
-        opt.since = parse_seconds("--since", vm["since"].as<std::string>());
+        f.since_ns = ns(parse_seconds("--since", vm["since"].as<std::string>()));
     }
     if (vm.count("until")) {
-        opt.until = parse_seconds("--until", vm["until"].as<std::string>());
+        f.until_ns = ns(parse_seconds("--until", vm["until"].as<std::string>()));
     }
+    if (vm.count("pid")) {
+        for (const pid_t pid : parse_pids(vm["pid"].as<std::vector<std::string>>())) {
+            f.pids.insert(static_cast<std::uint32_t>(pid));
+        }
+    }
+    if (vm.count("comm")) {
+        for (const auto& c : vm["comm"].as<std::vector<std::string>>()) {
+            f.comms.insert(c);
+        }
+    }
+    if (vm.count("filter")) {
+        f.expr = vm["filter"].as<std::string>();
+        if (f.expr.find_first_not_of(" \t") == std::string::npos) {
+            throw_invalid("empty --filter: give an expression, e.g. --filter 'comm == \"cat\"'");
+        }
+    }
+    opt.stat = vm.count("stat") != 0;
     opt.quiet = vm.count("quiet") != 0;
     return opt;
 }
@@ -119,28 +147,36 @@ int cmd_report(const Args& args) {
         warn_local_format(probe);
     }
     formatter->set_probes(&probe_table);
-    const auto ns = [](double sec) { return static_cast<std::uint64_t>(sec * 1e9 + 0.5); };
-    const std::uint64_t since = opt.since ? ns(*opt.since) : 0;
-    const std::uint64_t until = opt.until ? ns(*opt.until) : ~std::uint64_t{0};
+    std::vector<std::uint32_t> ids;
+    for (const auto& p : file.probes()) {
+        ids.push_back(p.id);
+    }
+    const EventFilter filter(opt.filter, probe_table, ids);
 
     OutputWriter out(STDOUT_FILENO);
+    EventCounts counts;
     file.for_each_record([&](const fhook_rec* rec) {
         std::optional<Event> ev = decode(rec);
-        if (!ev) {
+        if (!ev || !filter.passes(*ev)) {
             return;
         }
-        if (opt.cpus && !opt.cpus->count(ev->cpu)) {
-            return;
-        }
-        if (ev->ts < since || ev->ts >= until) {
-            return;
-        }
-        if (opt.probes && ev->type != EventType::Lost && !opt.probes->count(ev->probe_id)) {
+        if (opt.stat) {
+            counts.add(*ev);
             return;
         }
         formatter->format(*ev, out.buffer());
         out.commit();
     });
+    if (opt.stat) {
+        out.append(counts.text([&](std::uint32_t id) {
+            for (const auto& p : file.probes()) {
+                if (p.id == id) {
+                    return p.description;
+                }
+            }
+            return std::string("?");
+        }));
+    }
     out.flush();
 
     if (!opt.quiet && file.has_stats()) {

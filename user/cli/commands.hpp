@@ -46,6 +46,8 @@ po::variables_map parse_args(std::string_view command, const Args& args,
 // Strict number parsing with Usage Errors naming `option`.
 std::uint64_t parse_u64(std::string_view option, std::string_view text);
 int parse_pid(std::string_view option, std::string_view text);
+// --pid values: each a PID or a comma-separated list.
+std::vector<pid_t> parse_pids(const std::vector<std::string>& items);
 double parse_seconds(std::string_view option, std::string_view text);
 // --format text|json; an Invalid Error otherwise.
 OutputFormat parse_format(std::string_view text);

@@ -78,6 +78,22 @@ int parse_pid(std::string_view option, std::string_view text) {
     return value;
 }
 
+std::vector<pid_t> parse_pids(const std::vector<std::string>& items) {
+    std::vector<pid_t> pids;
+    for (const auto& item : items) {
+        std::string_view rest = item;
+        for (;;) {
+            std::size_t comma = rest.find(',');
+            pids.push_back(parse_pid("--pid", rest.substr(0, comma)));
+            if (comma == std::string_view::npos) {
+                break;
+            }
+            rest.remove_prefix(comma + 1);
+        }
+    }
+    return pids;
+}
+
 OutputFormat parse_format(std::string_view text) {
     if (text == "text") {
         return OutputFormat::Text;

@@ -89,22 +89,6 @@ po::options_description describe(const TraceCommand& cmd) {
     return options;
 }
 
-std::vector<pid_t> parse_pids(const std::vector<std::string>& items) {
-    std::vector<pid_t> pids;
-    for (const auto& item : items) {
-        std::string_view rest = item;
-        for (;;) {
-            std::size_t comma = rest.find(',');
-            pids.push_back(parse_pid("--pid", rest.substr(0, comma)));
-            if (comma == std::string_view::npos) {
-                break;
-            }
-            rest.remove_prefix(comma + 1);
-        }
-    }
-    return pids;
-}
-
 RingRequest parse_ring(const po::variables_map& vm, bool records) {
     RingRequest ring;
     ring.bytes = ring_bytes_from_kib(

@@ -174,4 +174,41 @@ std::string stat_json(const std::vector<StatRow>& rows) {
     return j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
+void EventCounts::add(const Event& event) {
+    if (event.type == EventType::Lost) {
+        lost_ += event.lost;
+        return;
+    }
+    probes_[event.probe_id]++;
+    cpus_[event.cpu]++;
+    tasks_[{event.pid == 0 ? "<idle>" : event.comm, event.pid}]++;
+}
+
+std::string EventCounts::text(const std::function<std::string(std::uint32_t)>& describe) const {
+    std::string out = "events per probe:\n";
+    char buf[64];
+    for (const auto& [id, n] : probes_) {
+        std::snprintf(buf, sizeof(buf), "%14" PRIu64 "  %" PRIu32 " ", n, id);
+        out += buf + describe(id) + "\n";
+    }
+    out += "events per CPU:\n";
+    for (const auto& [cpu, n] : cpus_) {
+        std::snprintf(buf, sizeof(buf), "%14" PRIu64 "  %u\n", n, static_cast<unsigned>(cpu));
+        out += buf;
+    }
+    out += "events per task:\n";
+    std::vector<std::pair<std::uint64_t, std::string>> tasks;
+    for (const auto& [task, n] : tasks_) {
+        tasks.emplace_back(n, task.first + "-" + std::to_string(task.second));
+    }
+    std::stable_sort(tasks.begin(), tasks.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (const auto& [n, task] : tasks) {
+        std::snprintf(buf, sizeof(buf), "%14" PRIu64 "  ", n);
+        out += buf + task + "\n";
+    }
+    std::snprintf(buf, sizeof(buf), "lost: %" PRIu64 "\n", lost_);
+    return out + buf;
+}
+
 } // namespace fhook

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include <fhook/error.hpp>
+#include <fhook/spec.hpp>
 
 #include "fetch.hpp"
 
@@ -368,6 +369,183 @@ TriggerSpec parse_trigger(std::string_view text) {
         t.count = *n;
     }
     return t;
+}
+
+namespace {
+
+bool compare(std::uint32_t arg, std::uint64_t v, std::int64_t imm) {
+    if (arg & FHOOK_PRED_SIGNED) {
+        const auto sv = static_cast<std::int64_t>(v);
+        switch (arg & 0xff) {
+        case FHOOK_CMP_LT:
+            return sv < imm;
+        case FHOOK_CMP_LE:
+            return sv <= imm;
+        case FHOOK_CMP_GT:
+            return sv > imm;
+        case FHOOK_CMP_GE:
+            return sv >= imm;
+        }
+    }
+    const auto u = static_cast<std::uint64_t>(imm);
+    switch (arg & 0xff) {
+    case FHOOK_CMP_EQ:
+        return v == u;
+    case FHOOK_CMP_NE:
+        return v != u;
+    case FHOOK_CMP_LT:
+        return v < u;
+    case FHOOK_CMP_LE:
+        return v <= u;
+    case FHOOK_CMP_GT:
+        return v > u;
+    case FHOOK_CMP_GE:
+        return v >= u;
+    default: // BITS
+        return (v & u) != 0;
+    }
+}
+
+// `s` (nullopt: the fetch faulted, equal to nothing) against `constant`
+bool compare_string(std::uint32_t cmp, std::optional<std::string_view> s,
+                    std::string_view constant) {
+    if (!s) {
+        return cmp == FHOOK_CMP_NE;
+    }
+    switch (cmp) {
+    case FHOOK_CMP_EQ:
+        return *s == constant;
+    case FHOOK_CMP_NE:
+        return *s != constant;
+    default: // GLOB
+        return glob_match(constant, *s);
+    }
+}
+
+} // namespace
+
+bool run_filter(const std::vector<fhook_insn>& pred, const Event& event) {
+    const std::vector<std::uint8_t>& data = event.data;
+    std::uint64_t stack = 0; // bit 0 is the top
+    for (std::size_t i = 0; i < pred.size(); i++) {
+        const fhook_insn& p = pred[i];
+        bool r = false;
+        // the constant of STR/COMM, in the instructions that follow
+        auto constant = [&] {
+            const std::size_t n =
+                (static_cast<std::size_t>(p.imm) + 1 + sizeof(fhook_insn) - 1) / sizeof(fhook_insn);
+            const char* text = reinterpret_cast<const char*>(pred.data() + i + 1);
+            i += n;
+            return std::string_view(text, static_cast<std::size_t>(p.imm));
+        };
+        switch (p.op) {
+        case FHOOK_PRED_FIELD: {
+            std::uint64_t v = 0;
+            if (p.dst + p.size <= data.size()) {
+                std::memcpy(&v, data.data() + p.dst, p.size);
+            }
+            if ((p.arg & FHOOK_PRED_SIGNED) && p.size < 8) {
+                const unsigned shift = 64 - 8 * p.size;
+                v = static_cast<std::uint64_t>(static_cast<std::int64_t>(v << shift) >> shift);
+            }
+            r = compare(p.arg, v, p.imm);
+            break;
+        }
+        case FHOOK_PRED_PID:
+            r = compare(p.arg, event.pid, p.imm);
+            break;
+        case FHOOK_PRED_TGID:
+            r = compare(p.arg, event.tgid, p.imm);
+            break;
+        case FHOOK_PRED_CPU:
+            r = compare(p.arg, event.cpu, p.imm);
+            break;
+        case FHOOK_PRED_STR: {
+            std::optional<std::string_view> s;
+            std::uint32_t loc = 0;
+            if (p.dst + 4u <= data.size()) {
+                std::memcpy(&loc, data.data() + p.dst, 4);
+                const std::uint32_t len = FHOOK_LOC_LEN(loc), off = FHOOK_LOC_OFF(loc);
+                // a cut string is not known whole: equal to nothing
+                if (len && !(loc & FHOOK_LOC_CUT) && off + len <= data.size() &&
+                    data[off + len - 1] == 0) {
+                    s = std::string_view(reinterpret_cast<const char*>(data.data()) + off, len - 1);
+                }
+            }
+            const std::uint32_t cmp = p.arg;
+            r = compare_string(cmp, s, constant());
+            break;
+        }
+        case FHOOK_PRED_COMM: {
+            const std::uint32_t cmp = p.arg;
+            r = compare_string(cmp, std::string_view(event.comm), constant());
+            break;
+        }
+        case FHOOK_PRED_AND:
+            r = (stack & 1) && (stack & 2);
+            stack >>= 2;
+            break;
+        case FHOOK_PRED_OR:
+            r = (stack & 1) || (stack & 2);
+            stack >>= 2;
+            break;
+        default: // NOT
+            r = !(stack & 1);
+            stack >>= 1;
+            break;
+        }
+        stack = stack << 1 | (r ? 1 : 0);
+    }
+    return stack & 1;
+}
+
+EventFilter::EventFilter(EventFilterSpec spec, const ProbeTable& table,
+                         const std::vector<std::uint32_t>& probe_ids)
+    : spec_(std::move(spec)) {
+    if (spec_.expr.empty()) {
+        return;
+    }
+    std::string first_error;
+    for (const std::uint32_t id : probe_ids) {
+        try {
+            preds_.emplace(id, compile_filter(spec_.expr, table.find(id)));
+        } catch (const Error& e) {
+            if (first_error.empty()) {
+                first_error = e.what();
+            }
+        }
+    }
+    if (preds_.empty()) {
+        throw_invalid(first_error.empty() ? "--filter: no probe to filter" : first_error);
+    }
+}
+
+bool EventFilter::passes(const Event& event) const {
+    if (spec_.cpus && !spec_.cpus->count(event.cpu)) {
+        return false;
+    }
+    if (event.ts < spec_.since_ns || event.ts >= spec_.until_ns) {
+        return false;
+    }
+    if (event.type == EventType::Lost) {
+        return true;
+    }
+    if (spec_.probes && !spec_.probes->count(event.probe_id)) {
+        return false;
+    }
+    if (!spec_.pids.empty() && !spec_.pids.count(event.pid) && !spec_.pids.count(event.tgid)) {
+        return false;
+    }
+    if (!spec_.comms.empty() &&
+        std::none_of(spec_.comms.begin(), spec_.comms.end(),
+                     [&](const std::string& c) { return glob_match(c, event.comm); })) {
+        return false;
+    }
+    if (!spec_.expr.empty()) {
+        const auto pred = preds_.find(event.probe_id);
+        return pred != preds_.end() && run_filter(pred->second, event);
+    }
+    return true;
 }
 
 } // namespace fhook

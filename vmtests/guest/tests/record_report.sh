@@ -51,6 +51,32 @@ b=$(fhook report -q --since "$mid" $D/f.fhk | wc -l)
 expect_eq "$((a + b))" "$n" "report --until T + --since T"
 [ "$a" -gt 0 ] && [ "$b" -gt 0 ] || fail "--since/--until $mid did not split the events ($a, $b)"
 
+# --pid, --comm, --filter and --stat: a recording of two workloads
+run_fhook $D/two record -o $D/two.fhk vfs_read vfs_write -- sh -c \
+	'fhook-workload read 40 & fhook-workload write 30; wait'
+expect_eq "$RC" 0 "record of two workloads exit code"
+run_fhook $D/all report -q $D/two.fhk
+wpid=$(awk '/ vfs_write <-/ { print $1; exit }' $D/all.out | sed 's/.*-//')
+[ -n "$wpid" ] || fail "no vfs_write event: $(head -n 3 $D/all.out)"
+run_fhook $D/pid report -q --pid "$wpid" $D/two.fhk
+expect_eq "$(events $D/pid.out | awk -v p="$wpid" '$1 != p' | wc -l)" 0 "report --pid $wpid: events of other pids"
+expect_eq "$(count_events $D/pid.out)" "$(events $D/all.out | awk -v p="$wpid" '$1 == p' | wc -l)" "report --pid $wpid: its events"
+[ "$(count_func $D/pid.out vfs_write)" -ge 30 ] || fail "report --pid: fewer than 30 writes"
+run_fhook $D/comm report -q --comm 'fhook-work*' --filter 'common_pid != '"$wpid" $D/two.fhk
+expect_eq "$RC" 0 "report --comm --filter exit code"
+grep '^ *fhook-workload-' $D/all.out > $D/fw.out
+want=$(events $D/fw.out | awk -v p="$wpid" '$1 != p && $3 == "vfs_read"' | wc -l)
+[ "$want" -ge 40 ] || fail "fewer than 40 reads of the reader in the whole report: $want"
+expect_eq "$(count_func $D/comm.out vfs_read)" "$want" "the reader's reads (--comm, --filter)"
+expect_eq "$(count_func $D/comm.out vfs_write)" 0 "no writes from the reader"
+run_fhook $D/st report -q --stat $D/two.fhk
+expect_eq "$RC" 0 "report --stat exit code"
+grep -q "^ *$(count_events $D/all.out)  1 vfs_read vfs_write\$" $D/st.out ||
+	fail "--stat events per probe: $(cat $D/st.out)"
+grep -q "^ *[0-9]*  fhook-workload-$wpid\$" $D/st.out || fail "--stat per task: $(cat $D/st.out)"
+run_fhook $D/bf report -q --filter 'nosuch == 1' $D/two.fhk
+expect_eq "$RC" 2 "report --filter with an unknown field: exit code"
+
 # a file cut in the middle: the events up to the cut, then a clear error
 size=$(wc -c < $D/f.fhk)
 head -c $((size / 2)) $D/f.fhk > $D/cut.fhk

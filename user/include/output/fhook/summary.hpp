@@ -2,10 +2,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <fhook/event.hpp>
 #include <fhook/session.hpp>
 
 namespace fhook {
@@ -75,5 +78,21 @@ std::string count_summary(const std::vector<StatRow>& rows, const std::string& v
 // `fhook stat --format json`: {"probes":[{"id","probe","hits","filtered",
 // "missed","events","lost"}...]} with a newline.
 std::string stat_json(const std::vector<StatRow>& rows);
+
+// `fhook report --stat`: the events per probe, per CPU and per task, and
+// the records lost, of the events added.
+class EventCounts {
+public:
+    void add(const Event& event);
+    // Three tables (most events first for tasks) and the lost line;
+    // `describe` names a probe id.
+    std::string text(const std::function<std::string(std::uint32_t)>& describe) const;
+
+private:
+    std::map<std::uint32_t, std::uint64_t> probes_;
+    std::map<std::uint16_t, std::uint64_t> cpus_;
+    std::map<std::pair<std::string, std::uint32_t>, std::uint64_t> tasks_; // comm, pid
+    std::uint64_t lost_ = 0;
+};
 
 } // namespace fhook

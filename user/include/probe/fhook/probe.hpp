@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +15,7 @@
 #include <fhook_abi.h>
 
 #include <fhook/btf.hpp>
+#include <fhook/event.hpp>
 #include <fhook/probe_def.hpp>
 
 namespace fhook {
@@ -47,6 +50,9 @@ KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve,
 // nullptr only the task names exist (function probes).  Invalid Error naming
 // the bad token.
 std::vector<fhook_insn> compile_filter(std::string_view expr, const KprobeDef* def);
+// Runs a compiled filter on a recorded event the way the module runs it on
+// a hit (kmod/filter.c): fields from event.data, the task from the event.
+bool run_filter(const std::vector<fhook_insn>& pred, const Event& event);
 
 // A trigger: "EVENT=ACTION[:N] [if FILTER]" with ACTION one of traceoff,
 // traceon, stacktrace, snapshot, enable:EVENT2, disable:EVENT2 (tracefs'
@@ -105,6 +111,32 @@ public:
 
 private:
     std::vector<std::pair<std::uint32_t, KprobeDef>> probes_;
+};
+
+// Which recorded events `fhook report` prints (trace-cmd report's --cpu,
+// -P, -F): every condition given must hold; LOST records always pass.
+struct EventFilterSpec {
+    std::optional<std::set<int>> cpus;
+    std::optional<std::set<std::uint32_t>> probes;
+    std::uint64_t since_ns = 0;
+    std::uint64_t until_ns = ~std::uint64_t{0};
+    std::set<std::uint32_t> pids; // tid or tgid; empty: any
+    std::set<std::string> comms;  // task names, globs allowed; empty: any
+    std::string expr;             // a filter expression (compile_filter)
+};
+class EventFilter {
+public:
+    // `expr` is compiled for each probe of `table` (its definition's fields;
+    // a function probe's task fields): an Invalid Error when it compiles
+    // for none of `probe_ids`, and the events of probes it does not
+    // compile for never pass.
+    EventFilter(EventFilterSpec spec, const ProbeTable& table,
+                const std::vector<std::uint32_t>& probe_ids);
+    bool passes(const Event& event) const;
+
+private:
+    EventFilterSpec spec_;
+    std::map<std::uint32_t, std::vector<fhook_insn>> preds_; // by probe id
 };
 
 } // namespace fhook
