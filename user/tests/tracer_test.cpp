@@ -229,6 +229,25 @@ TEST(Tracer, EventPatternsSelectTraceEvents) {
     EXPECT_THROW(Tracer(spec, sys.paths()), Error);
 }
 
+// count --via kprobe: one counting kprobe per name, its row named by it.
+TEST(Tracer, CountsThroughKprobes) {
+    System sys;
+    TraceSpec spec = spec_of(Collect::Counts, {"vfs_read"});
+    spec.attach = Attach::Kprobe;
+    Tracer tracer(spec, sys.paths());
+    tracer.setup();
+    ASSERT_EQ(sys.kernel->probes.size(), 1u);
+    EXPECT_EQ(sys.kernel->probes[0].arg.type, FHOOK_PROBE_KPROBE);
+    EXPECT_EQ(sys.kernel->probes[0].arg.flags, FHOOK_PROBE_F_COUNT);
+    sys.kernel->stats[1] = {{5, 0, 0, 0}, {0, 0, 0, 0}};
+    DiscardSink sink;
+    tracer.start();
+    TraceObserver quiet;
+    tracer.run(sink, quiet);
+    EXPECT_EQ(count_table(tracer.count_rows()), "          hits  function\n"
+                                                "             5  vfs_read\n");
+}
+
 TEST(Tracer, ACountOfOnlyNegatedArgumentsIsRefused) {
     System sys;
     EXPECT_THROW(Tracer(spec_of(Collect::Counts, {"!vfs_read"}), sys.paths()), Error);

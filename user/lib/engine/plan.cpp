@@ -204,8 +204,8 @@ void Tracer::State::plan() {
     if (spec.collect == Collect::Latency) {
         plan_latency();
     }
-    if (spec.collect == Collect::Counts) {
-        plan_counts();
+    if (spec.collect == Collect::Counts && !specs.empty()) {
+        plan_counts(); // (--via kprobe: one kprobe per name instead)
     }
     if (!specs.empty()) {
         request = build_probe_request(specs, functions ? &*functions : nullptr, &ksyms);

@@ -128,8 +128,10 @@ void Tracer::State::add_probes() {
         probe_table.add(id, std::move(hook->def));
     }
     for (auto& def : kprobes) {
-        const KprobeHandle handle = session->add_kprobe(def, spec.collect == Collect::Counts);
-        probes.push_back(ProbeSummary{handle.id, {}, def.text});
+        const bool counting = spec.collect == Collect::Counts;
+        const KprobeHandle handle = session->add_kprobe(def, counting);
+        // a count names its function, as the other mechanisms' do
+        probes.push_back(ProbeSummary{handle.id, {}, counting ? def.symbol : def.text});
         canonical.emplace_back(handle.id, def.canonical);
         probe_table.add(handle.id, std::move(def));
     }

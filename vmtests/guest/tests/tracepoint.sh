@@ -52,6 +52,7 @@ tracefs_reset
 for ev in "$@"; do
 	echo 1 > $T/events/${ev%%:*}/${ev#*:}/enable || fail "tracefs cannot enable $ev"
 done
+size0=$(sed "s/.*expanded: \([0-9]*\).*/\1/; s/ .*//" $T/buffer_size_kb)
 echo 8192 > $T/buffer_size_kb
 echo > $T/trace
 echo 1 > $T/tracing_on
@@ -64,7 +65,9 @@ run_fhook $D/k trace -b 8192 $tps -- sh -c \
 	"fhook-workload open 5; insmod /fhook/fhook_testmod.ko; rmmod fhook_testmod"
 echo 0 > $T/tracing_on
 cp $T/trace $D/kref.raw
+echo 0 > $T/events/enable
 tracefs_reset
+echo "$size0" > $T/buffer_size_kb
 expect_eq "$RC" 0 "fhook trace of $# tracepoints exit code"
 probes_exact $D/k.err $#
 grep -q 'entries-in-buffer/entries-written: \([0-9]*\)/\1 ' $D/kref.raw ||
