@@ -8,6 +8,8 @@
 #   make demo       setup, build, boot a QEMU guest and trace a workload
 #   make test       setup, build, lint, host unit tests, guest tests on all kernels
 #   make lint       checkpatch (kernel C), W=1 build, clang-format (C++), ABI padding (pahole)
+#   make install    the CLI, the udev rule (group fhook) and, when built for the
+#                   running kernel, fhook.ko into /lib/modules (DESTDIR, PREFIX)
 #   make bench-host / bench-transport / bench-hooks   figures (docs/benchmarks.md), not tests
 
 TOP      := $(CURDIR)
@@ -17,7 +19,7 @@ KSRC     := $(wildcard $(TOP)/kmod/*.c $(TOP)/kmod/*.h $(TOP)/kmod/*.S) $(TOP)/k
 TESTMOD_SRC := $(wildcard $(TOP)/vmtests/testmod/*.c $(TOP)/vmtests/testmod/*.h) $(TOP)/vmtests/testmod/Kbuild
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')
 
-.PHONY: all kmod user setup demo test test-host test-vm lint clean bench-host bench-transport bench-hooks
+.PHONY: all kmod user setup demo test test-host test-vm lint clean install bench-host bench-transport bench-hooks
 
 all: kmod user
 	@echo "fhook built:"
@@ -91,6 +93,25 @@ lint:
 	! grep -E 'warning:' $(BUILD)/w1.log
 	@clang-format --dry-run --Werror $$(git ls-files 'user/*.cpp' 'user/*.hpp' 'user/*.h' 'tools/*.cpp' 'tools/*.hpp')
 	@bash $(TOP)/scripts/abi-holes.sh
+
+PREFIX ?= /usr/local
+RUNNING := $(shell uname -r)
+
+# /dev/fhook for group fhook (docs/cli.md "Permissions"); nothing is loaded.
+install: user
+	install -D -m 755 $(BUILD)/user/fhook $(DESTDIR)$(PREFIX)/bin/fhook
+	install -D -m 644 $(TOP)/packaging/udev/60-fhook.rules $(DESTDIR)/etc/udev/rules.d/60-fhook.rules
+	@if [ -f $(BUILD)/kmod/$(RUNNING)/fhook.ko ]; then \
+		install -D -m 644 $(BUILD)/kmod/$(RUNNING)/fhook.ko \
+			$(DESTDIR)/lib/modules/$(RUNNING)/extra/fhook.ko; \
+		[ -n "$(DESTDIR)" ] || depmod -a $(RUNNING); \
+	fi
+	@if [ -z "$(DESTDIR)" ]; then \
+		getent group fhook >/dev/null || groupadd --system fhook; \
+		udevadm control --reload-rules 2>/dev/null || true; \
+	fi
+	@echo "installed; to let a member of group fhook trace without root:"
+	@echo "  sudo setcap cap_perfmon+ep $(PREFIX)/bin/fhook   (and cap_syslog for function names)"
 
 clean:
 	rm -rf $(BUILD)/kmod $(BUILD)/user $(BUILD)/vm

@@ -45,6 +45,7 @@ int cmd_trace(const Args& args) {
     tracer.setup();
     PrintSink sink(output_fd(out), tracer.ksyms(), opt->format, tracer.probe_table());
     tracer.start();
+    note_hidden_symbols(tracer, opt->quiet);
     SnapshotNotes notes(opt->quiet);
     tracer.run(sink, notes);
     print_summary(tracer, *opt);

@@ -234,6 +234,15 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, const TraceCom
     return opt;
 }
 
+void note_hidden_symbols(const Tracer& tracer, bool quiet) {
+    if (!quiet && tracer.ksyms().addresses_hidden()) {
+        print_stderr(
+            "fhook: note: kernel functions print as addresses: " + kallsyms_hidden_reason() +
+            " (run as root, or give fhook cap_syslog as well: docs/cli.md "
+            "\"Permissions\")\n");
+    }
+}
+
 SystemPaths system_paths() {
     SystemPaths paths;
     paths.device = device_path();

@@ -1,3 +1,7 @@
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -110,6 +114,33 @@ TEST(Ksyms, MissingFileIsARuntimeError) {
         EXPECT_EQ(e.kind(), ErrorKind::Runtime);
         EXPECT_EQ(e.sys_errno(), ENOENT);
     }
+}
+
+} // namespace
+} // namespace fhook
+
+namespace fhook {
+namespace {
+
+// Why kallsyms showed zeros, from the two sysctls kallsyms_show_value() reads.
+TEST(KsymsPolicy, HiddenReasonNamesTheSysctls) {
+    char tmpl[] = "/tmp/fhook-sysctl-XXXXXX";
+    const std::string dir = ::mkdtemp(tmpl);
+    auto set = [&](const char* name, const char* value) {
+        std::ofstream(dir + "/" + name) << value << "\n";
+    };
+    set("kptr_restrict", "0");
+    set("perf_event_paranoid", "3");
+    EXPECT_EQ(kallsyms_hidden_reason(dir),
+              "kernel.kptr_restrict is 0 and kernel.perf_event_paranoid 3: kallsyms addresses "
+              "need CAP_SYSLOG or perf_event_paranoid <= 1");
+    set("kptr_restrict", "1");
+    EXPECT_EQ(kallsyms_hidden_reason(dir),
+              "kernel.kptr_restrict is 1: kallsyms addresses need CAP_SYSLOG");
+    set("kptr_restrict", "2");
+    EXPECT_NE(kallsyms_hidden_reason(dir).find("hidden from everyone"), std::string::npos);
+    std::filesystem::remove_all(dir);
+    EXPECT_NE(kallsyms_hidden_reason(dir).find("CAP_SYSLOG"), std::string::npos);
 }
 
 } // namespace

@@ -67,7 +67,7 @@ build_initramfs() {
 	cp "$busybox" "$stage/bin/busybox"
 	install -m 755 "$here/guest/init" "$stage/init"
 	cp "$here/guest/lib.sh" "$here/guest/runner.sh" "$here/guest/demo.sh" "$here/guest/bench.sh" "$here/guest/bench-hooks.sh" \
-		"$here/guest/tests.list" "$stage/fhook/"
+		"$here/guest/tests.list" "$top/packaging/udev/60-fhook.rules" "$stage/fhook/"
 	cp "$here"/guest/tests/*.sh "$stage/fhook/tests/"
 	cp "$progs"/* "$stage/fhook/bin/"
 	[ -f "$kmod_dir/$rel/fhook.ko" ] && cp "$kmod_dir/$rel/fhook.ko" "$stage/fhook/"

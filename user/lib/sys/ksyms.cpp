@@ -279,4 +279,31 @@ Ksyms::symbols_in(std::string_view module) const {
     return out;
 }
 
+std::string kallsyms_hidden_reason(const std::string& sysctl_dir) {
+    auto read = [&](const char* name) -> std::optional<int> {
+        std::ifstream in(sysctl_dir + "/" + name);
+        int v = 0;
+        if (in >> v) {
+            return v;
+        }
+        return std::nullopt;
+    };
+    const std::optional<int> restrict = read("kptr_restrict");
+    const std::optional<int> paranoid = read("perf_event_paranoid");
+    if (!restrict) {
+        return "the kernel shows kallsyms addresses only to CAP_SYSLOG";
+    }
+    const std::string sysctl = "kernel.kptr_restrict is " + std::to_string(*restrict);
+    if (*restrict >= 2) {
+        return sysctl +
+               ": kallsyms addresses are hidden from everyone; with 1, CAP_SYSLOG sees them";
+    }
+    if (*restrict == 1) {
+        return sysctl + ": kallsyms addresses need CAP_SYSLOG";
+    }
+    return sysctl +
+           (paranoid ? " and kernel.perf_event_paranoid " + std::to_string(*paranoid) : "") +
+           ": kallsyms addresses need CAP_SYSLOG or perf_event_paranoid <= 1";
+}
+
 } // namespace fhook

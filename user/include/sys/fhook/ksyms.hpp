@@ -79,4 +79,9 @@ private:
     bool hidden_ = false;
 };
 
+// Why /proc/kallsyms shows this process zeros instead of addresses, from
+// the kernel's policy (kallsyms_show_value()): the sysctls read from
+// `sysctl_dir` and what would let the addresses through, as one sentence.
+std::string kallsyms_hidden_reason(const std::string& sysctl_dir = "/proc/sys/kernel");
+
 } // namespace fhook
