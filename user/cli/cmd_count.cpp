@@ -100,7 +100,7 @@ int cmd_count(const Args& args) {
     if (!opt) {
         return 0; // --help
     }
-    Tracer tracer(opt->spec, system_paths());
+    Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
     const UniqueFd out = open_output(opt->output);
     tracer.setup();
     DiscardSink sink;

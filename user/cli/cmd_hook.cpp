@@ -153,7 +153,7 @@ int cmd_hook(const Args& args) {
     if (!opt) {
         return 0; // --help
     }
-    Tracer tracer(opt->spec, system_paths());
+    Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
     const UniqueFd out = open_output(opt->output);
     tracer.setup();
     PrintSink sink(output_fd(out), tracer.ksyms(), opt->format, tracer.probe_table());

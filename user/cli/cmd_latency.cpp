@@ -87,7 +87,7 @@ int cmd_latency(const Args& args) {
     if (!opt) {
         return 0; // --help
     }
-    Tracer tracer(opt->spec, system_paths());
+    Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
     if (!opt->quiet) {
         std::string text;
         for (const auto& why : tracer.skipped()) {

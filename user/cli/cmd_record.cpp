@@ -38,7 +38,7 @@ int cmd_record(const Args& args) {
         return 0; // --help
     }
     opt->spec.need_symbols = true; // the file keeps those of every address seen
-    Tracer tracer(opt->spec, system_paths());
+    Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
     UniqueFd out = open_output(opt->output);
     tracer.setup();
     RecordWriter::Info info;

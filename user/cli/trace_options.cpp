@@ -234,6 +234,16 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, const TraceCom
     return opt;
 }
 
+Progress terminal_progress(bool quiet) {
+    if (quiet || !::isatty(STDERR_FILENO)) {
+        return {};
+    }
+    return [](const std::string& doing) {
+        // "\r...\033[K": the same line, the rest of it erased
+        print_stderr(doing.empty() ? std::string("\r\033[K") : "\rfhook: " + doing + "...\033[K");
+    };
+}
+
 void note_hidden_symbols(const Tracer& tracer, bool quiet) {
     if (!quiet && tracer.ksyms().addresses_hidden()) {
         print_stderr(

@@ -71,6 +71,10 @@ private:
     bool quiet_;
 };
 
+// The Tracer's progress on stderr when it is a terminal and not quiet:
+// one line ("fhook: arming 48,211 functions..."), rewritten, then erased.
+Progress terminal_progress(bool quiet);
+
 // Says on stderr, unless quiet, why kernel functions print as addresses
 // when /proc/kallsyms hid them (a user with CAP_PERFMON but not CAP_SYSLOG).
 void note_hidden_symbols(const Tracer& tracer, bool quiet);

@@ -248,6 +248,18 @@ TEST(Tracer, CountsThroughKprobes) {
                                                 "             5  vfs_read\n");
 }
 
+// Progress for a terminal: what is slow, then "" once done.
+TEST(Tracer, ProgressNamesTheFunctionsBeingArmed) {
+    System sys;
+    std::vector<std::string> heard;
+    Tracer tracer(spec_of(Collect::Events, {"vfs_*"}), sys.paths(),
+                  [&heard](const std::string& doing) { heard.push_back(doing); });
+    tracer.setup();
+    heard.clear();
+    tracer.start();
+    EXPECT_EQ(heard, (std::vector<std::string>{"arming 2 functions", ""}));
+}
+
 TEST(Tracer, ACountOfOnlyNegatedArgumentsIsRefused) {
     System sys;
     EXPECT_THROW(Tracer(spec_of(Collect::Counts, {"!vfs_read"}), sys.paths()), Error);

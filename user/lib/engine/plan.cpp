@@ -99,6 +99,7 @@ const char* attach_name(Attach attach) {
 const KernelBtf* Tracer::State::kernel_btf() {
     if (!btf_tried) {
         btf_tried = true;
+        say("reading the kernel's BTF");
         try {
             btf = KernelBtf::load();
         } catch (const Error&) {
@@ -198,7 +199,9 @@ void Tracer::State::plan() {
     // it while the session is set up and armed.
     need_resolution = has_module_specs(specs) || counts_per_function(spec, specs);
     if (need_resolution || spec.collect == Collect::Latency) {
+        say("reading " + paths.kallsyms);
         ksyms = load_ksyms(paths.kallsyms, true);
+        say("reading available_filter_functions");
         functions = FunctionList::load(paths.functions);
     }
     if (spec.collect == Collect::Latency) {

@@ -25,11 +25,30 @@ bool has_wildcard(const std::string& name) {
 
 } // namespace
 
-Tracer::Tracer(TraceSpec spec, SystemPaths paths) : s_(std::make_unique<State>()) {
+Tracer::Tracer(TraceSpec spec, SystemPaths paths, Progress progress)
+    : s_(std::make_unique<State>()) {
     s_->spec = std::move(spec);
     s_->paths = std::move(paths);
+    s_->progress = std::move(progress);
     s_->plan();
+    s_->say("");
 }
+
+namespace {
+
+// 48211 -> "48,211"
+std::string thousands(std::size_t n) {
+    std::string digits = std::to_string(n), out;
+    for (std::size_t i = 0; i < digits.size(); i++) {
+        if (i && (digits.size() - i) % 3 == 0) {
+            out += ',';
+        }
+        out += digits[i];
+    }
+    return out;
+}
+
+} // namespace
 
 Tracer::~Tracer() = default;
 
@@ -260,6 +279,28 @@ void Tracer::State::explain_busy(const Error& e) {
 
 void Tracer::start() {
     State& s = *s_;
+    if (s.progress && !s.specs.empty()) {
+        // how many call sites ftrace is about to patch
+        try {
+            if (!s.functions) {
+                s.functions = FunctionList::load(s.paths.functions);
+            }
+            const FunctionSelector selector(s.specs);
+            std::size_t n = 0;
+            for (const auto& f : s.functions->functions()) {
+                n += selector.selects(f) ? 1 : 0;
+            }
+            s.say("arming " + thousands(n) + (n == 1 ? " function" : " functions"));
+        } catch (const Error&) {
+            s.say("arming the probes");
+        }
+    } else if (!s.probes.empty()) {
+        s.say("arming the probes");
+    }
+    struct Done {
+        const State& s;
+        ~Done() { s.say(""); }
+    } done{s};
     try {
         s.session->start();
     } catch (const Error& e) {

@@ -45,6 +45,12 @@ struct CountPlan {
 struct Tracer::State {
     TraceSpec spec;
     SystemPaths paths;
+    Progress progress;
+    void say(const std::string& doing) const {
+        if (progress) {
+            progress(doing);
+        }
+    }
 
     // ---- the plan (plan.cpp)
     std::optional<KernelBtf> btf; // loaded when a definition names kernel types

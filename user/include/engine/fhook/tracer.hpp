@@ -114,12 +114,18 @@ public:
     virtual void on_interval() {}
 };
 
+// What a run is doing while it takes long (reading kallsyms or BTF,
+// arming tens of thousands of functions), for a front end to show: a
+// phrase ("arming 48,211 functions"), then "" once it is done.
+using Progress = std::function<void(const std::string& doing)>;
+
 class Tracer {
 public:
     // Plans the run: parses the probes and reads what they need (BTF,
     // kallsyms, available_filter_functions, tracefs) before any device is
     // touched.  Invalid or Runtime Errors name the probe and why.
-    Tracer(TraceSpec spec, SystemPaths paths);
+    // `progress` (optional) hears about the slow steps up to start().
+    Tracer(TraceSpec spec, SystemPaths paths, Progress progress = {});
     ~Tracer();
     Tracer(const Tracer&) = delete;
     Tracer& operator=(const Tracer&) = delete;
