@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include <fhook/elfsym.hpp>
 #include <fhook/fields.hpp>
 #include <fhook/format.hpp>
 #include <fhook/ksyms.hpp>
@@ -307,13 +308,29 @@ void TextFormatter::append_head(const Event& ev, std::string& out) {
     out.append(buf, sizeof(buf));
 }
 
-// The kernel's stack trace lines (" => func"), user addresses in hex.
+void UserFrames::append(const Event& ev, const KprobeDef* def, std::uint64_t ip, std::string& out) {
+    if (def && !def->path.empty() && noted_.emplace(ev.tgid, def->path).second) {
+        // the probe's own address tells where its binary is loaded
+        auto [it, fresh] = vaddrs_.try_emplace({def->path, def->offset});
+        if (fresh) {
+            it->second = elf_offset_vaddr(def->path, def->offset);
+        }
+        const std::uint64_t at = ev.ip; // uprobe: the probe; uretprobe: the function
+        if (it->second && at >= *it->second) {
+            syms_.note_mapping(ev.tgid, def->path, at - *it->second);
+        }
+    }
+    syms_.append(ev.tgid, ip, out);
+}
+
+// The kernel's stack trace lines (" => func"); user frames named by libdw.
 void TextFormatter::append_stack(const Event& ev, std::string& out) {
     const bool user = ev.type == EventType::Uprobe || ev.type == EventType::Uretprobe;
+    const KprobeDef* def = user && probes_ ? probes_->find(ev.probe_id) : nullptr;
     for (std::uint64_t ip : ev.stack) {
         out.append(" => ");
         if (user) {
-            put_hex(ip, out);
+            user_frames_.append(ev, def, ip, out);
         } else {
             names_.append(ip, out);
         }
@@ -548,12 +565,13 @@ void JsonFormatter::append_json_stack(const Event& ev, bool user, std::string& o
     }
     out.append(",\"stack\":[");
     const char* sep = "";
+    const KprobeDef* def = user && probes_ ? probes_->find(ev.probe_id) : nullptr;
     for (std::uint64_t ip : ev.stack) {
         out.append(sep);
         if (user) {
-            out.push_back('"');
-            put_hex(ip, out);
-            out.push_back('"');
+            name_.clear();
+            user_frames_.append(ev, def, ip, name_);
+            append_json_string(name_, out);
         } else {
             append_json_name(ip, out);
         }

@@ -99,7 +99,8 @@ KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve,
     if (place.find('/') != std::string_view::npos) {
         def.is_uprobe = true;
         def.group = "uprobes";
-        const auto colon = place.rfind(':');
+        // the path ends at the first ':' after its last '/' (C++ names have "::")
+        const auto colon = place.find(':', place.rfind('/'));
         if (place[0] != '/' || colon == std::string_view::npos || colon + 1 == place.size()) {
             bad(place, "a uprobe is /PATH:SYMBOL[+OFFS] or /PATH:0xOFFSET (absolute path)");
         }

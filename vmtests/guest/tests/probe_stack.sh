@@ -1,8 +1,8 @@
 # probe_stack: --stack records each event's stack: function probes and
 # kprobes start at the probed function and go up through its known callers
 # (vfs_read <- ksys_read <- the syscall entry); a kretprobe's starts where
-# the function returned to; a uprobe's user stack starts at the address the
-# event names.
+# the function returned to; a uprobe's user stack starts at the probed
+# function, named "fhk_target+0x0 (binary)" through libdw, in text and JSON.
 . /fhook/lib.sh
 
 load_fhook
@@ -34,7 +34,12 @@ BIN=/fhook/bin/fhook-utarget
 run_fhook $D/u trace --stack "p:ust $BIN:fhk_target" -- $BIN 3
 expect_eq "$RC" 0 "fhook trace --stack (uprobe) exit code"
 V=$(sed -n 's/.*: ust: (\(0x[0-9a-f]*\)).*/\1/p' $D/u.out | head -n 1)
-first=$(awk '/: ust: / { getline; print $2; exit }' $D/u.out)
-log "uprobe at $V, user stack starts at $first"
-[ -n "$V" ] && [ "$first" = "$V" ] || fail "the user stack starts at '$first', the event at '$V'"
+first=$(awk '/: ust: / { getline; print; exit }' $D/u.out)
+log "uprobe at $V, user stack starts with: $first"
+# the first frame is the probed function, named from the binary (libdw)
+[ -n "$V" ] && [ "$first" = " => fhk_target+0x0 ($BIN)" ] ||
+	fail "the user stack starts with '$first', not fhk_target+0x0 ($BIN)"
+# and JSON names it the same
+run_fhook $D/uj trace --stack --format json "p:ust $BIN:fhk_target" -- $BIN 1
+grep -q "\"stack\":\[\"fhk_target+0x0 ($BIN)\"" $D/uj.out || fail "JSON user stack: $(grep -m1 stack $D/uj.out)"
 pass "function, kprobe, kretprobe and uprobe stacks start where expected"

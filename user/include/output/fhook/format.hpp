@@ -3,13 +3,17 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <fhook/event.hpp>
 #include <fhook/trace_event.hpp>
+#include <fhook/usersyms.hpp>
 
 namespace fhook {
 
@@ -54,6 +58,20 @@ std::array<char, 5> context_chars(std::uint8_t flags, std::uint8_t preempt);
 // or JSON (NDJSON for events).
 enum class OutputFormat { Text, Json };
 
+// The frames of uprobe events' user stacks: "function+0xoff (binary)"
+// through libdw while the process lives, else through the probed binary
+// at the load bias the event's own address gives; "0x..." when unknown.
+class UserFrames {
+public:
+    void append(const Event& event, const KprobeDef* def, std::uint64_t ip, std::string& out);
+
+private:
+    UserSymbolizer syms_;
+    // per (binary, file offset): the offset's virtual address in the file
+    std::map<std::pair<std::string, std::uint64_t>, std::optional<std::uint64_t>> vaddrs_;
+    std::set<std::pair<std::uint32_t, std::string>> noted_; // (tgid, binary)
+};
+
 class Formatter {
 public:
     virtual ~Formatter() = default;
@@ -83,6 +101,7 @@ private:
 
     NameCache names_;
     TraceEventPrinter events_; // tracepoints' TP_printk
+    UserFrames user_frames_;
     // The line head up to the timestamp: the same for every event of one
     // task on one CPU in one context, rebuilt when any of them changes.
     struct Head {
@@ -132,6 +151,7 @@ private:
     void append_json_stack(const Event& event, bool user, std::string& out);
 
     NameCache names_;
+    UserFrames user_frames_;
     std::string name_; // scratch
 };
 
