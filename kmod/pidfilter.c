@@ -57,6 +57,9 @@ static notrace void fhook_on_fork(void *data, struct task_struct *parent,
  * thread exits: a leader that calls pthread_exit() leaves the others
  * traced.  do_exit() counts signal->live down before this tracepoint.
  */
+/* below TRACEPOINT_DEFAULT_PRIO: called last */
+#define FHOOK_EXIT_TP_PRIO	(TRACEPOINT_DEFAULT_PRIO - 1)
+
 static notrace void fhook_on_exit(void *data, struct task_struct *p)
 {
 	struct fhook_session *s = data;
@@ -125,7 +128,13 @@ static int fhook_follow_fork(struct fhook_session *s, bool on)
 	ret = tracepoint_probe_register(fhook_tp_fork, (void *)fhook_on_fork, s);
 	if (ret)
 		return ret;
-	ret = tracepoint_probe_register(fhook_tp_exit, (void *)fhook_on_exit, s);
+	/*
+	 * After every other probe of sched_process_exit (the default priority
+	 * is higher): a t:sched:sched_process_exit probe of this session sees
+	 * the exiting task still traced
+	 */
+	ret = tracepoint_probe_register_prio(fhook_tp_exit, (void *)fhook_on_exit, s,
+					     FHOOK_EXIT_TP_PRIO);
 	if (ret)
 		goto err_unregister_fork;
 	ret = tracepoint_probe_register(fhook_tp_exec, (void *)fhook_on_exec, s);

@@ -61,9 +61,19 @@ for ev in "$@"; do
 	tps="$tps t:$ev"
 done
 # shellcheck disable=SC2086
-run_fhook $D/k trace -b 8192 $tps -- sh -c \
-	"fhook-workload open 5; insmod /fhook/fhook_testmod.ko; rmmod fhook_testmod"
+# The workload ends asleep: tracefs stops, then fhook (Ctrl-C), while
+# nothing of it runs, so that both saw the same stretch of its life.
+rm -f $D/done
+fhook trace -b 8192 $tps -- sh -c \
+	"fhook-workload open 5; insmod /fhook/fhook_testmod.ko; rmmod fhook_testmod; touch $D/done; exec sleep 600" \
+	> $D/k.out 2> $D/k.err &
+FH=$!
+wait_for 120 test -e $D/done || fail "the workload did not finish: $(cat $D/k.err)"
+sleep 1
 echo 0 > $T/tracing_on
+kill -INT $FH
+wait $FH
+RC=$?
 cp $T/trace $D/kref.raw
 echo 0 > $T/events/enable
 tracefs_reset
