@@ -281,7 +281,7 @@ void Tracer::State::plan_counts() {
             throw_invalid("'" + one.text + "' selects " + std::to_string(plan.request.ips.size()) +
                           " functions; they are counted one by one up to " +
                           std::to_string(FHOOK_MAX_COUNT_IPS) +
-                          ": narrow the glob, or count them as one total with --via direct");
+                          ": narrow the glob, or count them as one total through a direct probe");
         }
         count_plans.push_back(std::move(plan));
     }

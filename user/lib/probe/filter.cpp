@@ -516,7 +516,7 @@ EventFilter::EventFilter(EventFilterSpec spec, const ProbeTable& table,
         }
     }
     if (preds_.empty()) {
-        throw_invalid(first_error.empty() ? "--filter: no probe to filter" : first_error);
+        throw_invalid(first_error.empty() ? "the filter: no probe to filter" : first_error);
     }
 }
 

@@ -20,6 +20,7 @@
 #include <fhook/ftrace_state.hpp>
 #include <fhook/ksyms.hpp>
 #include <fhook/signals.hpp>
+#include <fhook/usersyms.hpp>
 
 // ring: ring buffers, records, record files
 #include <fhook/event.hpp>
@@ -36,6 +37,7 @@
 #include <fhook/format.hpp>
 #include <fhook/latency_format.hpp>
 #include <fhook/summary.hpp>
+#include <fhook/trace_event.hpp>
 
 // engine: the trace engine
 #include <fhook/sinks.hpp>
