@@ -122,9 +122,24 @@ grep -q '^sched_process_exec: filename=/fhook/bin/fhook-workload pid=[0-9]* old_
 if [ -d $T/events/module/module_load ]; then
 	grep -q '^module_load: fhook_testmod O' $D/k.norm || fail "no module_load with its taint flags: $(grep -m1 module_load $D/k.out)"
 fi
-cmp -s $D/k.norm $D/kref.norm ||
-	fail "fhook's text differs from tracefs': $(diff $D/kref.norm $D/k.norm | head -n 12 | tr '\n' '|')"
 nlines=$(wc -l < $D/k.norm)
+if kasan_kernel; then
+	# The debug kernel: a few hits never reach fhook's perf counter (perf
+	# drops a tracepoint that fires while one of its handlers runs on the
+	# CPU, and the debug kernel's handlers are slow): every line fhook
+	# printed must be tracefs', and at most 5% of tracefs' may be missing.
+	# lines of $2 not in $1, as multisets (busybox has no comm)
+	minus() { awk 'NR == FNR { n[$0]++; next } n[$0] > 0 { n[$0]--; next } { print }' "$1" "$2"; }
+	extra=$(minus $D/kref.norm $D/k.norm | wc -l)
+	missing=$(minus $D/k.norm $D/kref.norm | wc -l)
+	log "debug kernel: $missing of $(wc -l < $D/kref.norm) tracefs lines not in fhook's"
+	expect_eq "$extra" 0 "lines fhook printed that tracefs did not: $(minus $D/kref.norm $D/k.norm | head -n 3 | tr '\n' '|')"
+	[ $((missing * 20)) -le "$(wc -l < $D/kref.norm)" ] ||
+		fail "$missing tracefs lines missing from fhook's: $(minus $D/k.norm $D/kref.norm | head -n 4 | tr '\n' '|')"
+else
+	cmp -s $D/k.norm $D/kref.norm ||
+		fail "fhook's text differs from tracefs': $(diff $D/kref.norm $D/k.norm | head -n 12 | tr '\n' '|')"
+fi
 
 run_fhook $D/c trace 't:sched:no_such_event'
 [ "$RC" = 1 ] && grep -q 'no trace event sched:no_such_event' $D/c.err ||
