@@ -75,6 +75,12 @@ UserSymbolizer::UserSymbolizer() = default;
 UserSymbolizer::~UserSymbolizer() = default;
 
 UserSymbolizer::Process& UserSymbolizer::process(std::uint32_t tgid) {
+    // a fork-heavy workload: forget them all now and then rather than
+    // keep every process's ELF files open
+    constexpr std::size_t kMaxProcesses = 256;
+    if (processes_.size() >= kMaxProcesses && !processes_.count(tgid)) {
+        processes_.clear();
+    }
     auto& p = processes_[tgid];
     if (!p) {
         p = std::make_unique<Process>();
