@@ -230,6 +230,23 @@ TEST(Tracer, EventPatternsSelectTraceEvents) {
 }
 
 // count --via kprobe: one counting kprobe per name, its row named by it.
+// Two globs selecting the same function count it once, under the first.
+TEST(Tracer, OverlappingGlobsCountAFunctionOnce) {
+    System sys;
+    Tracer tracer(spec_of(Collect::Counts, {"vfs_*", "*_read", "ksys_*"}), sys.paths());
+    tracer.setup();
+    ASSERT_EQ(sys.kernel->probes.size(), 3u);
+    EXPECT_EQ(sys.kernel->probes[0].ips,
+              (std::vector<std::uint64_t>{0xffffffff812a0000, 0xffffffff812b0000}));
+    EXPECT_EQ(sys.kernel->probes[1].ips, std::vector<std::uint64_t>{0xffffffff812a0400});
+    EXPECT_EQ(sys.kernel->probes[2].ips, std::vector<std::uint64_t>{0xffffffff812b0800});
+    // a glob with nothing left of its own has no probe
+    System again;
+    Tracer both(spec_of(Collect::Counts, {"*_read", "vfs_read*"}), again.paths());
+    both.setup();
+    EXPECT_EQ(again.kernel->probes.size(), 1u);
+}
+
 TEST(Tracer, CountsThroughKprobes) {
     System sys;
     TraceSpec spec = spec_of(Collect::Counts, {"vfs_read"});

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <set>
 
 #include <fhook/error.hpp>
 #include <fhook/ftrace_state.hpp>
@@ -233,6 +234,7 @@ void Tracer::State::plan_latency() {
 // One probe per positive FUNC argument, each with every negated one; a
 // glob's functions one by one, by address.
 void Tracer::State::plan_counts() {
+    std::set<std::uint64_t> counted; // addresses a per-function probe has
     std::vector<ProbeSpec> negated;
     for (const auto& one : specs) {
         if (one.negated) {
@@ -254,14 +256,17 @@ void Tracer::State::plan_counts() {
             continue;
         }
         const FunctionSelector selector(with);
-        std::size_t selected = 0;
+        std::size_t selected = 0, addresses = 0;
         for (const TraceableFunction& f : functions->functions()) {
             if (!selector.selects(f)) {
                 continue;
             }
             selected++;
             for (const std::uint64_t ip : ksyms.addresses_of(f.name, f.module)) {
-                if (plan.names.emplace(ip, std::make_pair(f.name, f.module)).second) {
+                addresses++;
+                // a function two globs select is counted once, by the first
+                if (counted.insert(ip).second) {
+                    plan.names.emplace(ip, std::make_pair(f.name, f.module));
                     plan.request.ips.push_back(ip);
                 }
             }
@@ -272,10 +277,13 @@ void Tracer::State::plan_counts() {
                               "glob (fhook list functions)",
                           ENOENT);
         }
-        if (plan.request.ips.empty()) {
+        if (addresses == 0) {
             throw_runtime("no address in /proc/kallsyms for the " + std::to_string(selected) +
                               " functions of '" + one.text + "': run as root",
                           ENOENT);
+        }
+        if (plan.request.ips.empty()) {
+            continue; // every one counted under an earlier argument
         }
         if (plan.request.ips.size() > FHOOK_MAX_COUNT_IPS) {
             throw_invalid("'" + one.text + "' selects " + std::to_string(plan.request.ips.size()) +
