@@ -64,9 +64,7 @@ public:
             }
             text += count_table(shown);
         }
-        OutputWriter out(fd_);
-        out.append(text);
-        out.flush();
+        print_to(fd_, text);
     }
 
 private:

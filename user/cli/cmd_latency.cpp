@@ -51,9 +51,7 @@ public:
                           : format_latency_text(shown, probes[i].description, unit_) +
                                 (final && i + 1 == probes.size() ? "" : "\n");
         }
-        OutputWriter out(fd_);
-        out.append(text);
-        out.flush();
+        print_to(fd_, text);
     }
 
 private:

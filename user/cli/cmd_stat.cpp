@@ -37,10 +37,8 @@ int cmd_stat(const Args& args) {
     tracer.start();
     SnapshotNotes notes(opt->quiet);
     tracer.run(sink, notes);
-    OutputWriter table(output_fd(out));
-    table.append(opt->format == OutputFormat::Json ? stat_json(tracer.stat_rows())
-                                                   : stat_table(tracer.stat_rows()));
-    table.flush();
+    print_to(output_fd(out), opt->format == OutputFormat::Json ? stat_json(tracer.stat_rows())
+                                                               : stat_table(tracer.stat_rows()));
     return run_status(tracer);
 }
 

@@ -53,6 +53,8 @@ double parse_seconds(std::string_view option, std::string_view text);
 OutputFormat parse_format(std::string_view text);
 
 // Writes all of `text` to fd 1 (help and status output), or to fd 2.
+// `text` to `fd` at once (-o FILE's or stdout), then to stdout or stderr.
+void print_to(int fd, std::string_view text);
 void print_stdout(std::string_view text);
 void print_stderr(std::string_view text);
 // `usage`, a blank line and the option table, on stdout.

@@ -126,16 +126,18 @@ void print_help(std::string_view usage, const po::options_description& options) 
     print_stdout(out);
 }
 
-void print_stdout(std::string_view text) {
-    OutputWriter out(STDOUT_FILENO);
+void print_to(int fd, std::string_view text) {
+    OutputWriter out(fd);
     out.append(text);
     out.flush();
 }
 
+void print_stdout(std::string_view text) {
+    print_to(STDOUT_FILENO, text);
+}
+
 void print_stderr(std::string_view text) {
-    OutputWriter err(STDERR_FILENO);
-    err.append(text);
-    err.flush();
+    print_to(STDERR_FILENO, text);
 }
 
 } // namespace fhook::cli

@@ -211,7 +211,8 @@ void Tracer::State::plan() {
     if (spec.collect == Collect::Counts && !specs.empty()) {
         plan_counts(); // (--via kprobe: one kprobe per name instead)
     }
-    if (!specs.empty()) {
+    // (a count's probes have their own requests)
+    if (!specs.empty() && spec.collect != Collect::Counts) {
         request = build_probe_request(specs, functions ? &*functions : nullptr, &ksyms);
     }
 }

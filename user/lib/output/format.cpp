@@ -315,9 +315,9 @@ void UserFrames::append(const Event& ev, const KprobeDef* def, std::uint64_t ip,
         if (fresh) {
             it->second = elf_offset_vaddr(def->path, def->offset);
         }
-        const std::uint64_t at = ev.ip; // uprobe: the probe; uretprobe: the function
-        if (it->second && at >= *it->second) {
-            syms_.note_mapping(ev.tgid, def->path, at - *it->second);
+        // ev.ip: the probe's address (a uretprobe's: the function's)
+        if (it->second && ev.ip >= *it->second) {
+            syms_.note_mapping(ev.tgid, def->path, ev.ip - *it->second);
         }
     }
     syms_.append(ev.tgid, ip, out);
