@@ -1,7 +1,9 @@
 # fhook top-level build.
 #
 #   make            fhook.ko for every target kernel + userspace (CLI, tests)
-#   make kmod       only the modules: build/kmod/<release>/fhook.ko
+#   make kmod       only the modules: build/kmod/<release>/fhook.ko, and the
+#                   examples of the hook API: build/examples/<release>/*.ko
+#   make examples   the same
 #   make kmod KDIR=/path/to/kernel/build   against any other kernel tree
 #   make user       only userspace: build/user/ (CLI: build/user/fhook)
 #   make setup      install dependencies + target kernels (root, Debian)
@@ -17,9 +19,11 @@ BUILD    := $(TOP)/build
 TARGETS  := $(BUILD)/kernels/targets
 KSRC     := $(wildcard $(TOP)/kmod/*.c $(TOP)/kmod/*.h $(TOP)/kmod/*.S) $(TOP)/kmod/Kbuild
 TESTMOD_SRC := $(wildcard $(TOP)/vmtests/testmod/*.c $(TOP)/vmtests/testmod/*.h) $(TOP)/vmtests/testmod/Kbuild
+EXAMPLES_SRC := $(wildcard $(TOP)/examples/*.c) $(TOP)/examples/Kbuild
+KHOOKTEST_SRC := $(wildcard $(TOP)/vmtests/khooktest/*.c) $(TOP)/vmtests/khooktest/Kbuild
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')
 
-.PHONY: all kmod user setup demo test test-host test-vm lint clean install bench-host bench-transport bench-hooks
+.PHONY: all kmod examples user setup demo test test-host test-vm lint clean install bench-host bench-transport bench-hooks
 
 all: kmod user
 	@echo "fhook built:"
@@ -32,12 +36,24 @@ define build_kmod
 	rel=$(1); hdr=$(2); out=$(BUILD)/kmod/$$rel; \
 	mkdir -p $$out && \
 	for f in $(KSRC); do ln -sf $$f $$out/; done && \
-	$(MAKE) -C $$hdr M=$$out FHOOK_SHARED=$(TOP)/shared $(KBUILD_EXTRA) modules && \
+	$(MAKE) -C $$hdr M=$$out FHOOK_SHARED=$(TOP)/shared FHOOK_INCLUDE=$(TOP)/include $(KBUILD_EXTRA) modules && \
 	echo "  module   $$out/fhook.ko" && \
 	tout=$(BUILD)/testmod/$$rel; mkdir -p $$tout && \
 	for f in $(TESTMOD_SRC); do ln -sf $$f $$tout/; done && \
 	$(MAKE) -C $$hdr M=$$tout $(KBUILD_EXTRA) modules && \
-	echo "  module   $$tout/fhook_testmod.ko"
+	echo "  module   $$tout/fhook_testmod.ko" && \
+	$(call build_users,$$rel,$$hdr,examples,$(EXAMPLES_SRC)) && \
+	$(call build_users,$$rel,$$hdr,khooktest,$(KHOOKTEST_SRC))
+endef
+
+# Modules that use fhook's hook API (examples/, the API's guest tests),
+# against fhook.ko's Module.symvers: build/<dir>/<release>/
+define build_users
+	eout=$(BUILD)/$(3)/$(1); mkdir -p $$eout && \
+	for f in $(4); do ln -sf $$f $$eout/; done && \
+	$(MAKE) -C $(2) M=$$eout FHOOK_INCLUDE=$(TOP)/include \
+		KBUILD_EXTRA_SYMBOLS=$(BUILD)/kmod/$(1)/Module.symvers $(KBUILD_EXTRA) modules && \
+	echo "  modules  $$eout/*.ko"
 endef
 
 kmod:
@@ -50,6 +66,9 @@ else
 		$(call build_kmod,$$rel,$$hdr) || exit 1; \
 	done < $(TARGETS)
 endif
+
+# fhook.ko and the examples for every target kernel: build/examples/<release>/
+examples: kmod
 
 user:
 	@cmake -S $(TOP) -B $(BUILD)/user -G '$(CMAKE_GEN)' -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

@@ -349,12 +349,9 @@ void fhook_func_counts_free(struct fhook_func_counts *fc);
 void fhook_func_counts_hit(struct fhook_func_counts *fc, unsigned long ip);
 int fhook_func_counts_read(struct fhook_func_counts *fc, struct fhook_counts *arg);
 
-/* probe_direct.c, hook.c: the C side of tramp.S */
+/* probe_direct.c: the C side of tramp.S */
 asmlinkage void fhook_direct_count(unsigned long slot);
 asmlinkage void fhook_direct_record(unsigned long slot, unsigned long ret, unsigned long parent);
-struct fhook_around_frame;
-asmlinkage void fhook_around_enter(struct fhook_around_frame *f);
-asmlinkage void fhook_around_exit(struct fhook_around_frame *f);
 int fhook_direct_modify_ioc(struct fhook_session *s, const struct fhook_direct_modify *m);
 bool fhook_direct_fast_armed(struct fhook_session *s);
 struct fhook_lat *fhook_direct_lat(struct fhook_probe *p);
@@ -372,7 +369,66 @@ void fhook_lat_read(struct fhook_lat *l, struct fhook_latency *out);
 void fhook_lat_setup(void);
 void fhook_lat_exit_module(void);
 void fhook_hooks_init(void);
-void fhook_hooks_exit(void);
+bool fhook_hook_owner(unsigned long fentry, char *buf, size_t len);
+
+/* around.c: the around trampoline's slots (hook.c, khook.c) */
+struct fhook_around;
+
+/* What the around trampoline keeps on its stack (tramp.h). */
+struct fhook_around_frame {
+	struct pt_regs regs;	/* argument registers saved by tramp.S */
+	u64 slot;
+	u64 target;
+	u64 stack[FHOOK_HOOK_MAX_STACK_ARGS];	/* pushed for the target by tramp.S */
+	u64 ts;			/* entry time */
+	u64 faults;
+	u32 dyn;
+	u32 record;		/* this call is traced (set by ops->enter) */
+	u8 data[FHOOK_HOOK_AROUND_DATA];
+};
+
+struct fhook_around_ops {
+	/* before the target runs, with regs as at the function's entry */
+	void (*enter)(struct fhook_around *a, struct fhook_around_frame *f);
+	/* after it returned, its return value in regs.ax */
+	void (*exit)(struct fhook_around *a, struct fhook_around_frame *f);
+	/* the slot is free and no call can reach @a any more */
+	void (*free)(struct fhook_around *a);
+};
+
+struct fhook_around {
+	const struct fhook_around_ops *ops;
+	unsigned long target;		/* where calls go: the body or a replacement */
+	u32 stack_args;			/* the caller's stack words copied for it */
+	int slot;
+	atomic_long_t inflight;		/* calls inside the trampoline */
+	struct list_head drain_node;
+};
+
+int fhook_around_add(struct fhook_around *a, const struct fhook_around_ops *ops,
+		     unsigned long target, u32 stack_args);
+int fhook_fentry_site(unsigned long func, unsigned long *fentry);
+int fhook_around_set_body(struct fhook_around *a, unsigned long func);
+unsigned long fhook_around_orig(struct fhook_around *a);
+extern unsigned long fhook_around_bodies[];
+
+/* From the ops callback: is @ip the fentry site of @a's function? */
+static __always_inline bool fhook_around_at(const struct fhook_around *a, unsigned long ip)
+{
+	return ip + MCOUNT_INSN_SIZE == READ_ONCE(fhook_around_bodies[a->slot]);
+}
+
+asmlinkage void fhook_around_enter(struct fhook_around_frame *f);
+asmlinkage void fhook_around_exit(struct fhook_around_frame *f);
+void fhook_around_wait(struct fhook_around *a, const char *what);
+void fhook_around_release(struct fhook_around *a, bool reached);
+void fhook_around_init(void);
+void fhook_around_exit_module(void);
+
+/* khook.c: hooks of other modules (include/fhook/khook.h) */
+int fhook_khook_init(void);
+void fhook_khook_exit(void);
+long fhook_khook_list(struct fhook_khooks __user *uarg);
 
 /* modwatch.c */
 int fhook_modwatch_init(void);

@@ -5,8 +5,8 @@
  *
  *   RETURN    to fhook_hook_return with %rax set: the function is skipped
  *   REDIRECT  to another function with the same prototype
- *   AROUND    to the slot's trace-around trampoline (tramp.S), which runs
- *             the function's body after its fentry call (so the hook does
+ *   AROUND    to an around trampoline slot (around.c), which runs the
+ *             function's body after its fentry call (so the hook does
  *             not see the call again: no recursion, no within_module()
  *             test) and records entry fields, return value and duration.
  *
@@ -14,12 +14,9 @@
  * lab=1, which taints the kernel), and refuse under lockdown (priv.c).
  *
  * Lifetime.  Tasks can sleep inside the body while our trampoline's
- * return address is on their stack; RCU tasks counts a voluntary sleep as
- * quiescent, so unregistering the ops is not enough.  The trampoline
- * counts the calls inside it (inflight); a hook removed while calls are
- * inside is detached from its session (no more records), keeps its slot
- * and a module reference, and is freed by a work item once the last call
- * has returned and an RCU tasks grace period has passed.
+ * return address is on their stack: a trace-around hook removed while
+ * calls are inside is detached from its session (no more records) and
+ * handed to around.c, which frees it once the last call has returned.
  */
 #include "fhook.h"
 #include "tramp.h"
@@ -30,7 +27,6 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
-#include <linux/workqueue.h>
 
 bool fhook_lab;
 module_param_named(lab, fhook_lab, bool, 0444);
@@ -49,14 +45,15 @@ struct fhook_hook_k {
 	/* "name+off/size [mod]" of addr and redirect at PROBE_ADD */
 	char addr_sym[KSYM_SYMBOL_LEN];
 	char redirect_sym[KSYM_SYMBOL_LEN];
-	u32 stack_args;			/* AROUND: words copied for the body */
 	bool armed_once;		/* registered at some point */
+	unsigned long fentry;		/* the hooked function's fentry site */
+	pid_t pid;			/* who added it, for conflicts */
+	char comm[TASK_COMM_LEN];
+	struct list_head held_node;	/* fhook_hooks_held while registered */
 	u64 nth, every, times;
 	atomic64_t calls;		/* matching calls since START */
 	atomic64_t acted;		/* actions since START (times) */
-	atomic_long_t inflight;		/* AROUND: calls inside the trampoline */
-	int slot;			/* AROUND: trampoline slot, else -1 */
-	struct list_head drain_node;
+	struct fhook_around around;	/* AROUND: its slot (slot -1: none) */
 };
 
 /* A hook (FHOOK_PROBE_HOOK): an IPMODIFY ftrace_ops on one function. */
@@ -73,25 +70,31 @@ static inline struct fhook_hook_probe *to_hook(struct fhook_probe *p)
 	return container_of(p, struct fhook_hook_probe, p);
 }
 
-/* What the trace-around trampoline keeps on its stack (tramp.h). */
-struct fhook_around_frame {
-	struct pt_regs regs;	/* argument registers saved by tramp.S */
-	u64 slot;
-	u64 target;
-	u64 stack[FHOOK_HOOK_MAX_STACK_ARGS];	/* pushed for the body by tramp.S */
-	u64 ts;			/* entry time */
-	u64 faults;
-	u32 dyn;
-	u32 record;		/* this call is traced */
-	u8 data[FHOOK_HOOK_AROUND_DATA];
-};
-
-static struct fhook_hook_k *fhook_around_slots[FHOOK_NR_SLOTS];
-static DEFINE_MUTEX(fhook_hooks_lock);		/* slots, drain list */
-static LIST_HEAD(fhook_hooks_draining);
-static void fhook_hooks_drain(struct work_struct *work);
-static DECLARE_DELAYED_WORK(fhook_drain_work, fhook_hooks_drain);
 static DEFINE_PER_CPU(struct rnd_state, fhook_hook_rnd);
+static DEFINE_MUTEX(fhook_hooks_held_lock);
+static LIST_HEAD(fhook_hooks_held);		/* registered hooks */
+
+/*
+ * Does a CLI hook hold the function whose fentry site is @fentry?  Says
+ * whose in @buf (khook.c's conflicts).
+ */
+bool fhook_hook_owner(unsigned long fentry, char *buf, size_t len)
+{
+	struct fhook_hook_k *h;
+	bool found = false;
+
+	mutex_lock(&fhook_hooks_held_lock);
+	list_for_each_entry(h, &fhook_hooks_held, held_node) {
+		if (h->fentry == fentry) {
+			snprintf(buf, len, "fhook's CLI holds it (fhook hook, pid %d, %s)", h->pid,
+				 h->comm);
+			found = true;
+			break;
+		}
+	}
+	mutex_unlock(&fhook_hooks_held_lock);
+	return found;
+}
 
 /*
  * Do the conditions select this matching call?  Preemption is off (the
@@ -196,9 +199,10 @@ static notrace void fhook_hook_callback(unsigned long ip, unsigned long parent_i
 	}
 	if (h->action == FHOOK_HOOK_AROUND) {
 		/* the trampoline decides, with the arguments it saved */
-		if (unlikely(!READ_ONCE(h->target)))
-			WRITE_ONCE(h->target, ip + MCOUNT_INSN_SIZE);
-		regs->ip = fhook_around_tramps[h->slot];
+		if (likely(fhook_around_at(&h->around, ip)))
+			regs->ip = fhook_around_tramps[h->around.slot];
+		else
+			fhook_count(&c->missed);
 		goto out;
 	}
 	scratch = fhook_scratch_get();
@@ -228,45 +232,19 @@ out:
 }
 
 /*
- * The trace-around trampoline's entry: where the body is, and whether
- * this call is traced (fields, predicate, conditions).  Preemptible.
+ * A trace-around call's entry (around.c filled @f): is it traced (fields,
+ * predicate, conditions)?  Preemptible.
  */
-asmlinkage notrace void fhook_around_enter(struct fhook_around_frame *f)
+static notrace void fhook_hook_around_enter(struct fhook_around *a, struct fhook_around_frame *f)
 {
-	struct fhook_hook_k *h = READ_ONCE(fhook_around_slots[f->slot]);
-	const u64 *args = (const u64 *)((unsigned long)f + FHOOK_AF_SIZE + 16);
+	struct fhook_hook_k *h = container_of(a, struct fhook_hook_k, around);
 	struct fhook_probe *p = h->probe;
 	struct fhook_probe_counters *c;
 	struct fhook_fetch_ctx ctx;
-	unsigned long ip;
 	int bit;
 
-	atomic_long_inc(&h->inflight);
-	f->target = READ_ONCE(h->target);
-	/*
-	 * the arguments the caller put on the stack, for the body (inline:
-	 * copy_from_kernel_nofault() could be the hooked function itself)
-	 */
-	fhook_stack_args_copy(f->stack, args, h->stack_args);
-	f->record = 0;
-	ip = f->target - MCOUNT_INSN_SIZE;
-	/* a pt_regs as the function saw it at entry, for the fetch program */
-	f->regs.ip = ip;
-	f->regs.sp = (unsigned long)f + FHOOK_AF_SIZE + 8;	/* the return address */
-	f->regs.bp = 0;
-	f->regs.bx = 0;
-	f->regs.r12 = 0;
-	f->regs.r13 = 0;
-	f->regs.r14 = 0;
-	f->regs.r15 = 0;
-	f->regs.r11 = 0;
-	f->regs.orig_ax = 0;
-	f->regs.flags = 0;
-	f->regs.cs = 0;
-	f->regs.ss = 0;
-
 	/* the fetch program's reads are traceable functions: guard them */
-	bit = ftrace_test_recursion_trylock(ip, *(unsigned long *)f->regs.sp);
+	bit = ftrace_test_recursion_trylock(f->regs.ip, *(unsigned long *)f->regs.sp);
 	if (bit < 0) {
 		preempt_disable_notrace();
 		fhook_count(&fhook_counters(p->session, smp_processor_id(), p->id)->missed);
@@ -286,45 +264,49 @@ asmlinkage notrace void fhook_around_enter(struct fhook_around_frame *f)
 	ftrace_test_recursion_unlock(bit);
 }
 
-/* The trace-around trampoline after the body returned (%rax in regs.ax). */
-asmlinkage notrace void fhook_around_exit(struct fhook_around_frame *f)
+/* After the body returned (%rax in regs.ax): the record. */
+static notrace void fhook_hook_around_exit(struct fhook_around *a, struct fhook_around_frame *f)
 {
-	struct fhook_hook_k *h = READ_ONCE(fhook_around_slots[f->slot]);
+	struct fhook_hook_k *h = container_of(a, struct fhook_hook_k, around);
 	unsigned int pc = preempt_count();
 	bool irqs_off = irqs_disabled();
-	unsigned long ip = f->target - MCOUNT_INSN_SIZE;
-	unsigned long ret_ip = *(unsigned long *)((unsigned long)f + FHOOK_AF_SIZE + 8);
+	unsigned long ip = f->regs.ip;
+	unsigned long ret_ip = *(unsigned long *)f->regs.sp;
 	struct fhook_fetch_ctx ctx;
 	int bit;
 
-	if (f->record) {
-		bit = ftrace_test_recursion_trylock(ip, ret_ip);
-		if (bit >= 0) {
-			/*
-			 * inside the guard: a hook on the clocksource's read
-			 * function would otherwise come back here for ever
-			 */
-			u64 now = ktime_get_mono_fast_ns();
-
-			/*
-			 * Pairs with synchronize_rcu_tasks_rude() after !live in
-			 * fhook_hook_unhook(): preemption is off here (the
-			 * recursion lock) but RCU may not be watching.
-			 */
-			if (READ_ONCE(h->live)) {
-				ctx.data = f->data;
-				ctx.dyn = f->dyn;
-				ctx.faults = f->faults;
-				fhook_hook_write(h->probe, ip, ret_ip, f->regs.ax, now - f->ts,
-						 &ctx, pc, irqs_off);
-			}
-			ftrace_test_recursion_unlock(bit);
-		}
+	if (!f->record)
+		return;
+	bit = ftrace_test_recursion_trylock(ip, ret_ip);
+	if (bit < 0)
+		return;
+	/*
+	 * Pairs with synchronize_rcu_tasks_rude() after !live in
+	 * fhook_hook_unhook(): preemption is off here (the recursion lock)
+	 * but RCU may not be watching.  The clock is read inside the guard:
+	 * a hook on the clocksource's read function would otherwise come
+	 * back here for ever.
+	 */
+	if (READ_ONCE(h->live)) {
+		ctx.data = f->data;
+		ctx.dyn = f->dyn;
+		ctx.faults = f->faults;
+		fhook_hook_write(h->probe, ip, ret_ip, f->regs.ax,
+				 ktime_get_mono_fast_ns() - f->ts, &ctx, pc, irqs_off);
 	}
-	/* the last access to the hook from this call */
-	smp_mb__before_atomic();
-	atomic_long_dec(&h->inflight);
+	ftrace_test_recursion_unlock(bit);
 }
+
+static void fhook_hook_around_free(struct fhook_around *a)
+{
+	kfree(container_of(a, struct fhook_hook_k, around));
+}
+
+static const struct fhook_around_ops fhook_hook_around_ops = {
+	.enter	= fhook_hook_around_enter,
+	.exit	= fhook_hook_around_exit,
+	.free	= fhook_hook_around_free,
+};
 
 static int fhook_hook_copy(struct fhook_hook *hk, u64 uptr)
 {
@@ -368,7 +350,7 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 	unsigned long hooked, redirect;
 	struct fhook_hook_k *h;
 	struct fhook_hook hk;
-	int ret, i;
+	int ret;
 
 	hp->ops.func = fhook_hook_callback;
 	hp->ops.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY;
@@ -436,29 +418,28 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 	h->every = hk.every;
 	h->times = hk.times;
 	h->addr = arg->addr;
-	h->stack_args = hk.stack_args;
-	h->slot = -1;
-	INIT_LIST_HEAD(&h->drain_node);
+	h->around.slot = -1;
+	h->pid = task_tgid_nr(current);
+	get_task_comm(h->comm, current);
+	INIT_LIST_HEAD(&h->held_node);
 	sprint_symbol(h->addr_sym, h->addr);
 	if (h->redirect)
 		sprint_symbol(h->redirect_sym, h->redirect);
 	hp->hook = h;
+	ret = fhook_fentry_site(h->addr, &h->fentry);
+	if (ret)
+		return ret;
 	/* from now on an unload of its module or its target's is seen */
 	ret = fhook_modwatch_add(p, gen);
 	if (ret)
 		return ret;
 	if (hk.action == FHOOK_HOOK_AROUND) {
-		mutex_lock(&fhook_hooks_lock);
-		for (i = 0; i < FHOOK_NR_SLOTS; i++) {
-			if (!fhook_around_slots[i]) {
-				WRITE_ONCE(fhook_around_slots[i], h);
-				h->slot = i;
-				break;
-			}
-		}
-		mutex_unlock(&fhook_hooks_lock);
-		if (h->slot < 0)
-			return -ENOSPC;
+		ret = fhook_around_add(&h->around, &fhook_hook_around_ops, 0, hk.stack_args);
+		if (ret)
+			return ret;
+		ret = fhook_around_set_body(&h->around, arg->addr);
+		if (ret)
+			return ret;
 	}
 
 	ret = ftrace_set_filter_ip(&hp->ops, arg->addr, 0, 0);
@@ -508,6 +489,9 @@ static int fhook_hook_arm_watched(struct fhook_probe *p)
 	}
 	p->registered = true;
 	h->armed_once = true;
+	mutex_lock(&fhook_hooks_held_lock);
+	list_add_tail(&h->held_node, &fhook_hooks_held);
+	mutex_unlock(&fhook_hooks_held_lock);
 	return 0;
 }
 
@@ -524,6 +508,9 @@ static void fhook_hook_unhook(struct fhook_probe *p)
 	/* no call is sent to us any more once this returns true */
 	if (!fhook_ops_unregister(p, &hp->ops))
 		return;
+	mutex_lock(&fhook_hooks_held_lock);
+	list_del_init(&hp->hook->held_node);
+	mutex_unlock(&fhook_hooks_held_lock);
 	WRITE_ONCE(hp->hook->live, false);
 	/*
 	 * Trace-around calls already inside the body still record when they
@@ -531,7 +518,7 @@ static void fhook_hook_unhook(struct fhook_probe *p)
 	 * wait with the flavour ftrace itself uses for that, which waits for
 	 * every preemption-disabled region.
 	 */
-	if (hp->hook->slot >= 0)
+	if (hp->hook->around.slot >= 0)
 		synchronize_rcu_tasks_rude();
 }
 
@@ -549,50 +536,6 @@ static bool fhook_hook_in_module(struct fhook_probe *p, struct module *mod, bool
 	return within_module(h->addr, mod) || (h->redirect && within_module(h->redirect, mod));
 }
 
-/* Tasks preempted in our text, or in it while RCU was not watching. */
-static void fhook_hooks_sync(void)
-{
-	synchronize_rcu_tasks_rude();
-	synchronize_rcu_tasks();
-}
-
-static void fhook_hook_free(struct fhook_hook_k *h)
-{
-	if (h->slot >= 0) {
-		mutex_lock(&fhook_hooks_lock);
-		WRITE_ONCE(fhook_around_slots[h->slot], NULL);
-		mutex_unlock(&fhook_hooks_lock);
-	}
-	kfree(h);
-}
-
-static void fhook_hooks_drain(struct work_struct *work)
-{
-	struct fhook_hook_k *h, *tmp;
-	LIST_HEAD(done);
-	bool left;
-
-	mutex_lock(&fhook_hooks_lock);
-	list_for_each_entry_safe(h, tmp, &fhook_hooks_draining, drain_node) {
-		if (!atomic_long_read(&h->inflight))
-			list_move(&h->drain_node, &done);
-	}
-	left = !list_empty(&fhook_hooks_draining);
-	mutex_unlock(&fhook_hooks_lock);
-	if (!list_empty(&done)) {
-		/* the last calls may still be on the trampoline's epilogue */
-		fhook_hooks_sync();
-		list_for_each_entry_safe(h, tmp, &done, drain_node) {
-			list_del(&h->drain_node);
-			pr_info("hook: the last call has left a removed hook (slot %d)\n", h->slot);
-			fhook_hook_free(h);
-			module_put(THIS_MODULE);
-		}
-	}
-	if (left)
-		queue_delayed_work(system_long_wq, &fhook_drain_work, HZ / 20);
-}
-
 static void fhook_hook_release(struct fhook_probe *p)
 {
 	struct fhook_hook_probe *hp = to_hook(p);
@@ -606,47 +549,23 @@ static void fhook_hook_release(struct fhook_probe *p)
 	if (!h)
 		return;
 	hp->hook = NULL;
-	if (h->slot < 0) {
+	mutex_lock(&fhook_hooks_held_lock);
+	list_del_init(&h->held_node);
+	mutex_unlock(&fhook_hooks_held_lock);
+	if (h->around.slot < 0) {
 		/* RETURN, REDIRECT: unregistering waited for the return stub */
 		kfree(h);
 		return;
 	}
-	if (!h->armed_once) {
-		fhook_hook_free(h);	/* never reachable */
-		return;
-	}
-	if (!atomic_long_read(&h->inflight)) {
-		fhook_hooks_sync();
-		fhook_hook_free(h);
-		return;
-	}
-	/* tasks are inside the function, below our trampoline: wait for them */
-	pr_info("hook: %ld calls still inside the hooked function, freed when they return\n",
-		atomic_long_read(&h->inflight));
-	__module_get(THIS_MODULE);
-	mutex_lock(&fhook_hooks_lock);
-	list_add_tail(&h->drain_node, &fhook_hooks_draining);
-	mutex_unlock(&fhook_hooks_lock);
-	queue_delayed_work(system_long_wq, &fhook_drain_work, HZ / 20);
+	fhook_around_release(&h->around, h->armed_once);
 }
 
 void fhook_hooks_init(void)
 {
 	int cpu;
 
-	BUILD_BUG_ON(offsetof(struct fhook_around_frame, slot) != FHOOK_AF_SLOT);
-	BUILD_BUG_ON(offsetof(struct fhook_around_frame, target) != FHOOK_AF_TARGET);
-	BUILD_BUG_ON(offsetof(struct fhook_around_frame, stack) != FHOOK_AF_STACK);
-	BUILD_BUG_ON(sizeof(struct fhook_around_frame) != FHOOK_AF_SIZE);
-	BUILD_BUG_ON(FHOOK_AF_SIZE % 16);
 	for_each_possible_cpu(cpu)
 		prandom_seed_state(per_cpu_ptr(&fhook_hook_rnd, cpu), get_random_u64());
-}
-
-/* Module exit: every hook is gone (each draining one held a reference). */
-void fhook_hooks_exit(void)
-{
-	cancel_delayed_work_sync(&fhook_drain_work);
 }
 
 const struct fhook_probe_kind fhook_hook_kind = {

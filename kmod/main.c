@@ -100,13 +100,17 @@ static int __init fhook_init(void)
 	if (ret)
 		return ret;
 	fhook_hooks_init();
+	fhook_around_init();
 	fhook_lat_setup();
 	ret = fhook_modwatch_init();
 	if (ret)
 		goto err_fetch;
-	ret = fhook_tp_setup();
+	ret = fhook_khook_init();
 	if (ret)
 		goto err_modwatch;
+	ret = fhook_tp_setup();
+	if (ret)
+		goto err_khook;
 	ret = misc_register(&fhook_misc);
 	if (ret) {
 		pr_err("misc_register: %d\n", ret);
@@ -122,6 +126,8 @@ static int __init fhook_init(void)
 
 err_tp:
 	fhook_tp_teardown();
+err_khook:
+	fhook_khook_exit();
 err_modwatch:
 	fhook_modwatch_exit();
 err_fetch:
@@ -134,8 +140,9 @@ static void __exit fhook_exit(void)
 	/* no session can exist here: each one holds a module reference */
 	misc_deregister(&fhook_misc);
 	fhook_tp_teardown();
+	fhook_khook_exit();
 	fhook_modwatch_exit();
-	fhook_hooks_exit();
+	fhook_around_exit_module();
 	fhook_lat_exit_module();
 	fhook_fetch_exit();
 }

@@ -230,7 +230,7 @@ static long fhook_ioc_handshake(unsigned long uarg)
 		      FHOOK_FEAT_UPROBE | FHOOK_FEAT_STACK | FHOOK_FEAT_TRIGGER |
 		      FHOOK_FEAT_TRACEPOINT | FHOOK_FEAT_DIRECT | FHOOK_FEAT_HOOK |
 		      FHOOK_FEAT_COUNT | FHOOK_FEAT_READ_TEXT | FHOOK_FEAT_LATENCY |
-		      FHOOK_FEAT_COUNT_IPS;
+		      FHOOK_FEAT_COUNT_IPS | FHOOK_FEAT_KHOOK;
 	if (fhook_lab)
 		hs.features |= FHOOK_FEAT_LAB;
 	hs.nr_cpus = nr_cpu_ids;
@@ -753,6 +753,9 @@ long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned lon
 		break;
 	case FHOOK_CMD(FHOOK_IOC_COUNTS):
 		ret = fhook_ioc_counts(s, arg);
+		break;
+	case FHOOK_CMD(FHOOK_IOC_KHOOKS):
+		ret = fhook_khook_list((struct fhook_khooks __user *)arg);
 		break;
 	default:
 		ret = -ENOTTY;

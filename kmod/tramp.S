@@ -19,11 +19,12 @@
  * sits between the body and that return address, which ORC reads as the
  * function at its fentry site: unwinding passes through it.
  *
- * The trace-around trampoline is where an IPMODIFY hook sends a call it
- * traces: it stands in for the function (the stack holds the return
- * address into the caller), runs the function's body (from after its
- * fentry call, so the hook does not see the call again) and reports the
- * entry and the return to C.
+ * The around trampoline is where an IPMODIFY hook sends a call (a traced
+ * one, or one another module replaces): it stands in for the function
+ * (the stack holds the return address into the caller), runs its slot's
+ * target (the function's body from after its fentry call, so the hook
+ * does not see the call again, or a replacement) and reports the entry
+ * and the return to C (around.c).
  */
 #include <linux/linkage.h>
 #include <asm/ptrace-abi.h>
@@ -253,6 +254,22 @@ SYM_FUNC_START(fhook_lat_\n)
 SYM_FUNC_END(fhook_lat_\n)
 .endm
 
+/*
+ * "The original" of around slot N, for a replacement to call (khook.c):
+ * an indirect call from C lands here (ENDBR), and the function's body
+ * after its fentry call (fhook_around_bodies[N], no ENDBR) is reached
+ * with a return, as the trampolines reach it; the stack holds the
+ * replacement's return address and its stack arguments, as the body
+ * expects them.  The fentry call is skipped: the hook does not see the
+ * call again.
+ */
+.macro FHOOK_ORIG_SLOT n
+SYM_FUNC_START(fhook_orig_\n)
+	movq	fhook_around_bodies + 8 * \n(%rip), %r11
+	jmp	fhook_around_jump
+SYM_FUNC_END(fhook_orig_\n)
+.endm
+
 /* slot N: %r11 = N, then the code of its kind */
 .macro FHOOK_SLOT kind, n
 SYM_FUNC_START(fhook_\kind\()_\n)
@@ -267,6 +284,7 @@ SYM_FUNC_END(fhook_\kind\()_\n)
 	FHOOK_SLOT direct_record, \n
 	FHOOK_SLOT around, \n
 	FHOOK_LAT_SLOT \n
+	FHOOK_ORIG_SLOT \n
 	.endr
 
 /* the slots' entry addresses, by kind */
@@ -292,6 +310,11 @@ SYM_DATA_START(fhook_around_tramps)
 	.quad	fhook_around_\n
 	.endr
 SYM_DATA_END(fhook_around_tramps)
+SYM_DATA_START(fhook_orig_tramps)
+	.irp n, FHOOK_SLOT_LIST
+	.quad	fhook_orig_\n
+	.endr
+SYM_DATA_END(fhook_orig_tramps)
 SYM_DATA_START(fhook_lat_tramps)
 	.irp n, FHOOK_SLOT_LIST
 	.quad	fhook_lat_\n

@@ -2,7 +2,7 @@
 /*
  * Shared by tramp.S and the C files: trampoline slots and the layout of
  * the trace-around trampoline's stack frame (struct fhook_around_frame,
- * checked against these numbers with BUILD_BUG_ON in hook.c).
+ * checked against these numbers with BUILD_BUG_ON in around.c).
  */
 #ifndef FHOOK_TRAMP_H
 #define FHOOK_TRAMP_H
@@ -14,7 +14,7 @@
  */
 #define FHOOK_NR_SLOTS		64	/* tramp.S lists them: FHOOK_SLOT_LIST */
 
-/* struct fhook_around_frame: a struct pt_regs (168 bytes), then these */
+/* struct fhook_around_frame (fhook.h): a struct pt_regs (168 bytes), then these */
 #define FHOOK_AF_SLOT		168
 #define FHOOK_AF_TARGET		176
 #define FHOOK_AF_STACK		184	/* u64[8]: the caller's stack arguments */
@@ -36,6 +36,9 @@ extern const unsigned long fhook_direct_fast_tramps[FHOOK_NR_SLOTS];
 extern unsigned long fhook_direct_fast_ctrs[FHOOK_NR_SLOTS];
 extern const unsigned long fhook_direct_record_tramps[FHOOK_NR_SLOTS];
 extern const unsigned long fhook_around_tramps[FHOOK_NR_SLOTS];
+/* fhook_orig_N: continue at slot N's body (fhook_around_bodies[N]) */
+extern const unsigned long fhook_orig_tramps[FHOOK_NR_SLOTS];
+extern unsigned long fhook_around_bodies[FHOOK_NR_SLOTS];
 extern const unsigned long fhook_lat_tramps[FHOOK_NR_SLOTS];
 /* slot -> the latency probe's struct fhook_lat (latency.c) */
 extern unsigned long fhook_lat_ctxs[FHOOK_NR_SLOTS];

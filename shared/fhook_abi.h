@@ -54,6 +54,7 @@
 #define FHOOK_FEAT_LAB		(1ULL << 23)
 #define FHOOK_FEAT_LATENCY	(1ULL << 24)	/* FHOOK_PROBE_F_LATENCY, FHOOK_IOC_LATENCY */
 #define FHOOK_FEAT_COUNT_IPS	(1ULL << 25)	/* FHOOK_PROBE_F_COUNT_IPS, FHOOK_IOC_COUNTS */
+#define FHOOK_FEAT_KHOOK	(1ULL << 26)	/* hook API for modules, FHOOK_IOC_KHOOKS */
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -626,6 +627,7 @@ enum fhook_cmp {
 #define FHOOK_IOC_READ_TEXT	_IOWR(FHOOK_IOC_MAGIC, 0x0c, struct fhook_read_text)
 #define FHOOK_IOC_LATENCY	_IOWR(FHOOK_IOC_MAGIC, 0x0d, struct fhook_latency)
 #define FHOOK_IOC_COUNTS	_IOWR(FHOOK_IOC_MAGIC, 0x0e, struct fhook_counts)
+#define FHOOK_IOC_KHOOKS	_IOWR(FHOOK_IOC_MAGIC, 0x0f, struct fhook_khooks)
 
 /*
  * Switch an armed FHOOK_PROBE_DIRECT probe to the counting trampoline
@@ -674,6 +676,35 @@ struct fhook_counts {
 	__u32 nr;		/* in: room in ips[] and counts[]; out: functions */
 	__u64 ips;		/* in: user pointer to __u64[nr]; out: addresses */
 	__u64 counts;		/* in: user pointer to __u64[nr]; out: hits */
+	__u64 reserved[2];	/* must be zero */
+};
+
+/*
+ * The ledger of hooks other modules installed with fhook's hook API
+ * (include/fhook/khook.h): FHOOK_IOC_KHOOKS copies up to nr entries and
+ * sets nr to how many hooks there are.  Needs CAP_PERFMON (observing).
+ */
+#define FHOOK_KHOOK_KIND_REPLACE	(1U << 0)	/* a replacement runs instead */
+#define FHOOK_KHOOK_KIND_ENTRY	(1U << 1)	/* an entry handler */
+#define FHOOK_KHOOK_KIND_EXIT	(1U << 2)	/* an exit handler */
+
+struct fhook_khook_info {
+	__u64 addr;		/* the hooked function */
+	__u64 hits;		/* calls that reached the hook */
+	__u64 inside;		/* tasks inside it now */
+	__u64 missed;		/* handlers not run: recursion */
+	__u32 kind;		/* FHOOK_KHOOK_* */
+	__u32 __pad;		/* zero */
+	char func[128];		/* "name" or "name [module]", cut to fit */
+	char owner[64];		/* the module that installed it */
+};
+
+struct fhook_khooks {
+	__u32 size;		/* in */
+	__u32 entry_size;	/* in: sizeof(struct fhook_khook_info) */
+	__u32 nr;		/* in: room at entries; out: hooks installed */
+	__u32 __pad;		/* must be zero */
+	__u64 entries;		/* in: user pointer to struct fhook_khook_info[nr] */
 	__u64 reserved[2];	/* must be zero */
 };
 
@@ -964,6 +995,8 @@ FHOOK_ABI_SIZE(fhook_insn, 16);
 FHOOK_ABI_SIZE(fhook_direct_modify, 32);
 FHOOK_ABI_SIZE(fhook_latency, 576);
 FHOOK_ABI_SIZE(fhook_counts, 48);
+FHOOK_ABI_SIZE(fhook_khook_info, 232);
+FHOOK_ABI_SIZE(fhook_khooks, 40);
 FHOOK_ABI_SIZE(fhook_read_text, 40);
 FHOOK_ABI_SIZE(fhook_trigger, 72);
 FHOOK_ABI_SIZE(fhook_bench, 80);

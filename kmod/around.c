@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The around trampoline's slots: a call an IPMODIFY ftrace_ops sends to
+ * fhook_around_N (tramp.S) runs in place of the function, calls its
+ * slot's target (the function's body after its fentry call, or another
+ * module's replacement) with the caller's arguments, and comes back here
+ * before and after.  Two users embed a struct fhook_around:
+ *
+ *   hook.c   the CLI's trace-around hooks (records around the body)
+ *   khook.c  other modules' hooks (their replacement, entry and exit)
+ *
+ * A slot counts the calls inside it (inflight): tasks can sleep inside the
+ * target with the trampoline's return address on their stack, and RCU
+ * tasks counts a voluntary sleep as quiescent, so unregistering the ops
+ * is not enough before the slot is freed.  Its owner either waits for the
+ * last call (fhook_around_wait, for a module's hooks: their text goes
+ * next) or hands the slot over to be freed once it has left
+ * (fhook_around_release, for a session: it may not block).
+ *
+ * fhook_orig_N (tramp.S) continues at slot N's body with the caller's
+ * return address on the stack: what a replacement calls for "the
+ * original", reached from C with an indirect call (it has an ENDBR; the
+ * body after the fentry call has none and is reached with a return).
+ */
+#include "fhook.h"
+#include "tramp.h"
+
+#include <linux/module.h>
+#include <linux/uaccess.h>
+#include <asm/ibt.h>
+#include <linux/sched.h>
+#include <linux/workqueue.h>
+
+static struct fhook_around *fhook_around_slots[FHOOK_NR_SLOTS];
+unsigned long fhook_around_bodies[FHOOK_NR_SLOTS];
+static DEFINE_MUTEX(fhook_around_lock);		/* slots, drain list */
+static LIST_HEAD(fhook_around_draining);
+static void fhook_around_drain(struct work_struct *work);
+static DECLARE_DELAYED_WORK(fhook_drain_work, fhook_around_drain);
+
+/* Take a slot for @a; its calls go to @target (0: the body, once known). */
+int fhook_around_add(struct fhook_around *a, const struct fhook_around_ops *ops,
+		     unsigned long target, u32 stack_args)
+{
+	int i;
+
+	a->ops = ops;
+	a->target = target;
+	a->stack_args = stack_args;
+	a->slot = -1;
+	atomic_long_set(&a->inflight, 0);
+	INIT_LIST_HEAD(&a->drain_node);
+	mutex_lock(&fhook_around_lock);
+	for (i = 0; i < FHOOK_NR_SLOTS; i++) {
+		if (!fhook_around_slots[i]) {
+			WRITE_ONCE(fhook_around_bodies[i], 0);
+			WRITE_ONCE(fhook_around_slots[i], a);
+			a->slot = i;
+			break;
+		}
+	}
+	mutex_unlock(&fhook_around_lock);
+	return a->slot < 0 ? -ENOSPC : 0;
+}
+
+/* The fentry site of the function at @func (or @func, if it is one). */
+int fhook_fentry_site(unsigned long func, unsigned long *fentry)
+{
+	u32 insn;
+
+	/* with IBT, the fentry call follows the ENDBR (or its poison) */
+	if (copy_from_kernel_nofault(&insn, (void *)func, sizeof(insn)))
+		return -EFAULT;
+	*fentry = is_endbr(insn) ? func + 4 : func;
+	return 0;
+}
+
+/*
+ * The function @a hooks is at @func: its body after the fentry call is
+ * where calls without a replacement go, and where fhook_orig_N continues.
+ */
+int fhook_around_set_body(struct fhook_around *a, unsigned long func)
+{
+	unsigned long fentry;
+	int ret = fhook_fentry_site(func, &fentry);
+
+	if (ret)
+		return ret;
+	WRITE_ONCE(fhook_around_bodies[a->slot], fentry + MCOUNT_INSN_SIZE);
+	if (!a->target)
+		WRITE_ONCE(a->target, fentry + MCOUNT_INSN_SIZE);
+	return 0;
+}
+
+/* What a replacement calls for the original function. */
+unsigned long fhook_around_orig(struct fhook_around *a)
+{
+	return fhook_orig_tramps[a->slot];
+}
+
+/* The trampoline's entry: where the call goes; preemptible. */
+asmlinkage notrace void fhook_around_enter(struct fhook_around_frame *f)
+{
+	struct fhook_around *a = READ_ONCE(fhook_around_slots[f->slot]);
+	const u64 *args = (const u64 *)((unsigned long)f + FHOOK_AF_SIZE + 16);
+
+	atomic_long_inc(&a->inflight);
+	f->target = READ_ONCE(a->target);
+	/*
+	 * the arguments the caller put on the stack, for the target (inline:
+	 * copy_from_kernel_nofault() could be the hooked function itself)
+	 */
+	fhook_stack_args_copy(f->stack, args, a->stack_args);
+	f->record = 0;
+	/* a pt_regs as the function saw it at entry */
+	f->regs.ip = READ_ONCE(fhook_around_bodies[f->slot]) - MCOUNT_INSN_SIZE;
+	f->regs.sp = (unsigned long)f + FHOOK_AF_SIZE + 8;	/* the return address */
+	f->regs.bp = 0;
+	f->regs.bx = 0;
+	f->regs.r12 = 0;
+	f->regs.r13 = 0;
+	f->regs.r14 = 0;
+	f->regs.r15 = 0;
+	f->regs.r11 = 0;
+	f->regs.orig_ax = 0;
+	f->regs.flags = 0;
+	f->regs.cs = 0;
+	f->regs.ss = 0;
+	a->ops->enter(a, f);
+}
+
+/* After the target returned (%rax in regs.ax). */
+asmlinkage notrace void fhook_around_exit(struct fhook_around_frame *f)
+{
+	struct fhook_around *a = READ_ONCE(fhook_around_slots[f->slot]);
+
+	a->ops->exit(a, f);
+	/*
+	 * The last access to @a from this call: pairs with the full barrier
+	 * after the inflight reads in fhook_around_wait()/_drain().
+	 */
+	smp_mb__before_atomic();
+	atomic_long_dec(&a->inflight);
+}
+
+/* Tasks preempted in our text, or in it while RCU was not watching. */
+static void fhook_around_sync(void)
+{
+	synchronize_rcu_tasks_rude();
+	synchronize_rcu_tasks();
+}
+
+static void fhook_around_free(struct fhook_around *a)
+{
+	mutex_lock(&fhook_around_lock);
+	WRITE_ONCE(fhook_around_slots[a->slot], NULL);
+	mutex_unlock(&fhook_around_lock);
+	a->ops->free(a);
+}
+
+/*
+ * Wait until no call is inside @a (its ops unregistered: no new one
+ * comes), then free it.  Sleeps as long as a task stays in the target: a
+ * line every 10 s says so.
+ */
+void fhook_around_wait(struct fhook_around *a, const char *what)
+{
+	unsigned long next = jiffies + 10 * HZ;
+
+	while (atomic_long_read(&a->inflight)) {
+		if (time_after(jiffies, next)) {
+			pr_info("%s: waiting for %ld call(s) still inside\n", what,
+				atomic_long_read(&a->inflight));
+			next = jiffies + 10 * HZ;
+		}
+		/* not a hung task: it waits for others */
+		schedule_timeout_idle(HZ / 50);
+	}
+	smp_mb();	/* pairs with fhook_around_exit() */
+	fhook_around_sync();
+	fhook_around_free(a);
+}
+
+static void fhook_around_drain(struct work_struct *work)
+{
+	struct fhook_around *a, *tmp;
+	LIST_HEAD(done);
+	bool left;
+
+	mutex_lock(&fhook_around_lock);
+	list_for_each_entry_safe(a, tmp, &fhook_around_draining, drain_node) {
+		if (!atomic_long_read(&a->inflight))
+			list_move(&a->drain_node, &done);
+	}
+	left = !list_empty(&fhook_around_draining);
+	mutex_unlock(&fhook_around_lock);
+	if (!list_empty(&done)) {
+		smp_mb();	/* pairs with fhook_around_exit() */
+		/* the last calls may still be on the trampoline's epilogue */
+		fhook_around_sync();
+		list_for_each_entry_safe(a, tmp, &done, drain_node) {
+			list_del(&a->drain_node);
+			pr_info("hook: the last call has left a removed hook (slot %d)\n", a->slot);
+			fhook_around_free(a);
+			module_put(THIS_MODULE);
+		}
+	}
+	if (left)
+		queue_delayed_work(system_long_wq, &fhook_drain_work, HZ / 20);
+}
+
+/*
+ * Free @a (its ops unregistered) once the last call has left, without
+ * waiting here; @reached: its ops were ever registered.
+ */
+void fhook_around_release(struct fhook_around *a, bool reached)
+{
+	if (!reached) {
+		fhook_around_free(a);
+		return;
+	}
+	if (!atomic_long_read(&a->inflight)) {
+		smp_mb();	/* pairs with fhook_around_exit() */
+		fhook_around_sync();
+		fhook_around_free(a);
+		return;
+	}
+	/* tasks are inside the function, below our trampoline: wait for them */
+	pr_info("hook: %ld calls still inside the hooked function, freed when they return\n",
+		atomic_long_read(&a->inflight));
+	__module_get(THIS_MODULE);
+	mutex_lock(&fhook_around_lock);
+	list_add_tail(&a->drain_node, &fhook_around_draining);
+	mutex_unlock(&fhook_around_lock);
+	queue_delayed_work(system_long_wq, &fhook_drain_work, HZ / 20);
+}
+
+void fhook_around_init(void)
+{
+	BUILD_BUG_ON(offsetof(struct fhook_around_frame, slot) != FHOOK_AF_SLOT);
+	BUILD_BUG_ON(offsetof(struct fhook_around_frame, target) != FHOOK_AF_TARGET);
+	BUILD_BUG_ON(offsetof(struct fhook_around_frame, stack) != FHOOK_AF_STACK);
+	BUILD_BUG_ON(sizeof(struct fhook_around_frame) != FHOOK_AF_SIZE);
+	BUILD_BUG_ON(FHOOK_AF_SIZE % 16);
+}
+
+/* Module exit: every slot is free (each draining one held a reference). */
+void fhook_around_exit_module(void)
+{
+	cancel_delayed_work_sync(&fhook_drain_work);
+}
