@@ -14,8 +14,10 @@ namespace {
 constexpr const char* kStatusUsage = "Usage: fhook status\n"
                                      "\n"
                                      "Show whether the fhook module is loaded, its ABI, version,\n"
-                                     "features, CPUs and the number of open sessions.  Exits 1\n"
-                                     "when the module is not loaded.\n";
+                                     "features, CPUs, the number of open sessions, and the hooks\n"
+                                     "other kernel modules hold with fhook's hook API (function,\n"
+                                     "module, kind, hits, tasks inside now).  Exits 1 when the\n"
+                                     "module is not loaded.\n";
 
 } // namespace
 
@@ -52,6 +54,15 @@ int cmd_status(const Args& args) {
         << "sessions: " << (info.nr_sessions > 0 ? info.nr_sessions - 1 : 0) << "\n";
     if (info.nr_slots != 0) {
         out << "trampoline slots: " << info.nr_slots << "\n";
+    }
+    if (device->has(FHOOK_FEAT_KHOOK)) {
+        const std::vector<ModuleHook> hooks = device->module_hooks();
+        out << "module hooks: " << hooks.size() << "\n";
+        for (const auto& h : hooks) {
+            out << "  " << h.function << " module=" << h.owner
+                << " kind=" << module_hook_kind(h.kind) << " hits=" << h.hits
+                << " inside=" << h.inside << " missed=" << h.missed << "\n";
+        }
     }
     print_stdout(out.str());
     return 0;

@@ -73,6 +73,10 @@ build_initramfs() {
 	[ -f "$kmod_dir/$rel/fhook.ko" ] && cp "$kmod_dir/$rel/fhook.ko" "$stage/fhook/"
 	[ -f "$testmod_dir/$rel/fhook_testmod.ko" ] &&
 		cp "$testmod_dir/$rel"/fhook_*.ko "$stage/fhook/"
+	# modules of the hook API: the examples and the API's tests
+	for m in "$top"/build/examples/"$rel"/*.ko "$top"/build/khooktest/"$rel"/*.ko; do
+		[ -f "$m" ] && cp "$m" "$stage/fhook/"
+	done
 	if [ $mode = bench ]; then
 		mkdir -p "$stage/fhook/bench"
 		cp "$vm/bench/fhook-bench-transport" "$vm/bench/ringbuf.bpf.o" "$stage/fhook/bench/"

@@ -62,9 +62,10 @@ std::string feature_names(std::uint64_t features) {
         {FHOOK_FEAT_LAB, "lab"},
         {FHOOK_FEAT_LATENCY, "latency"},
         {FHOOK_FEAT_COUNT_IPS, "count-ips"},
+        {FHOOK_FEAT_KHOOK, "khook"},
     };
     // every bit fhook_abi.h defines has a name
-    static_assert(sizeof(kNames) / sizeof(kNames[0]) == 26);
+    static_assert(sizeof(kNames) / sizeof(kNames[0]) == 27);
     std::string out;
     std::uint64_t known = 0;
     for (const auto& [bit, name] : kNames) {
@@ -217,6 +218,48 @@ void Device::require(std::uint64_t feature, std::string_view what) const {
                           feature_names(info_.features) +
                           "): load the fhook.ko built together with this fhook",
                       EOPNOTSUPP);
+    }
+}
+
+std::string module_hook_kind(std::uint32_t kind) {
+    std::string out;
+    for (const auto& [bit, name] :
+         {std::pair{FHOOK_KHOOK_KIND_REPLACE, "replace"},
+          std::pair{FHOOK_KHOOK_KIND_ENTRY, "entry"}, std::pair{FHOOK_KHOOK_KIND_EXIT, "exit"}}) {
+        if ((kind & bit) != 0) {
+            out += (out.empty() ? "" : "+") + std::string(name);
+        }
+    }
+    return out.empty() ? "none" : out;
+}
+
+std::vector<ModuleHook> Device::module_hooks() const {
+    if (!has(FHOOK_FEAT_KHOOK)) {
+        return {};
+    }
+    std::vector<fhook_khook_info> entries(16);
+    for (;;) {
+        fhook_khooks arg;
+        std::memset(&arg, 0, sizeof(arg));
+        arg.size = sizeof(arg);
+        arg.entry_size = sizeof(fhook_khook_info);
+        arg.nr = static_cast<std::uint32_t>(entries.size());
+        arg.entries = reinterpret_cast<std::uintptr_t>(entries.data());
+        if (ioctl(FHOOK_IOC_KHOOKS, &arg) != 0) {
+            throw_ioctl_error("reading the ledger of module hooks", errno);
+        }
+        if (arg.nr > entries.size()) {
+            entries.resize(arg.nr); // installed meanwhile: read again
+            continue;
+        }
+        std::vector<ModuleHook> out;
+        for (std::uint32_t i = 0; i < arg.nr; i++) {
+            const fhook_khook_info& e = entries[i];
+            out.push_back({e.addr, std::string(e.func, strnlen(e.func, sizeof(e.func))),
+                           std::string(e.owner, strnlen(e.owner, sizeof(e.owner))), e.kind, e.hits,
+                           e.inside, e.missed});
+        }
+        return out;
     }
 }
 

@@ -30,6 +30,11 @@ SiteView look(const Session& session, const Ksyms& ksyms, std::uint64_t addr, st
     v.site = fentry_index(v.insns);
     v.attached = read_enabled_functions(tracefs, name);
     v.kprobes = read_kprobes_on(name);
+    for (auto& h : session.device().module_hooks()) {
+        if (h.function.substr(0, h.function.find(' ')) == name) {
+            v.module_hooks.push_back(std::move(h));
+        }
+    }
     return v;
 }
 

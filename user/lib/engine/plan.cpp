@@ -302,6 +302,26 @@ void Tracer::State::plan_counts() {
 
 // The hook's definition (fields, filter) and where it goes, checked against
 // what tracefs says.
+namespace {
+
+// The hooks other modules hold with fhook's hook API, to name the owner of
+// a function an IPMODIFY user holds (the device is opened only then).
+std::vector<ModuleHook> module_hooks_of(const SystemPaths& paths,
+                                        const std::vector<EnabledFunction>& attached) {
+    if (std::none_of(attached.begin(), attached.end(),
+                     [](const EnabledFunction& f) { return f.ipmodify(); })) {
+        return {};
+    }
+    try {
+        const Device device = paths.open_device ? paths.open_device() : Device(paths.device);
+        return device.module_hooks();
+    } catch (const Error&) {
+        return {}; // the conflict is still named, without its module
+    }
+}
+
+} // namespace
+
 void Tracer::State::plan_hook() {
     HookPlan plan;
     if (spec.probes.empty()) {
@@ -340,7 +360,8 @@ void Tracer::State::plan_hook() {
                       ENOENT);
     }
     std::string why;
-    for (const auto& c : hook_conflicts(read_enabled_functions(paths.tracefs, bare), true)) {
+    const std::vector<EnabledFunction> attached = read_enabled_functions(paths.tracefs, bare);
+    for (const auto& c : hook_conflicts(attached, true, module_hooks_of(paths, attached))) {
         why += (why.empty() ? "" : "; ") + c;
     }
     if (!why.empty()) {

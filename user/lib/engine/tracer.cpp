@@ -258,7 +258,8 @@ void Tracer::State::explain_busy(const Error& e) {
         // (a latency probe is a direct trampoline: IPMODIFY users and other
         // direct trampolines are in its way, as for a hook)
         for (const auto& c :
-             hook_conflicts(attached, hook.has_value() || spec.collect == Collect::Latency)) {
+             hook_conflicts(attached, hook.has_value() || spec.collect == Collect::Latency,
+                            session->device().module_hooks())) {
             who += (who.empty() ? "" : "; ") + c;
         }
         if (spec.attach == Attach::Direct) {

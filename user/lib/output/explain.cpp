@@ -73,6 +73,11 @@ void view_text(const SiteView& v, bool armed, std::string& out) {
             }
         }
     }
+    for (const auto& h : v.module_hooks) {
+        out += "    owner: module " + h.owner + " with fhook's hook API (" +
+               module_hook_kind(h.kind) + "), " + std::to_string(h.hits) + " hits, " +
+               std::to_string(h.inside) + " inside now\n";
+    }
     out += "  kprobes (debugfs kprobes/list):";
     if (v.kprobes.empty()) {
         out += " none\n";
@@ -108,6 +113,13 @@ Json view_json(const SiteView& v) {
         j["attached"].push_back({{"flags", a.flags}, {"refs", a.refs}, {"line", a.line}});
     }
     j["kprobes"] = v.kprobes;
+    j["module_hooks"] = Json::array();
+    for (const auto& h : v.module_hooks) {
+        j["module_hooks"].push_back({{"owner", h.owner},
+                                     {"kind", module_hook_kind(h.kind)},
+                                     {"hits", h.hits},
+                                     {"inside", h.inside}});
+    }
     return j;
 }
 

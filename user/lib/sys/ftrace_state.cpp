@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -130,11 +131,21 @@ bool in_kprobe_blacklist_file(std::string_view function, const std::string& path
 }
 
 std::vector<std::string> hook_conflicts(const std::vector<EnabledFunction>& attached,
-                                        bool want_ipmodify) {
+                                        bool want_ipmodify,
+                                        const std::vector<ModuleHook>& module_hooks) {
     std::vector<std::string> out;
     for (const auto& f : attached) {
         const std::string who = f.detail.empty() ? "" : " (" + f.detail + ")";
-        if (f.ipmodify()) {
+        const auto owner =
+            std::find_if(module_hooks.begin(), module_hooks.end(), [&](const auto& h) {
+                return h.function.substr(0, h.function.find(' ')) == f.name;
+            });
+        if (f.ipmodify() && owner != module_hooks.end()) {
+            out.push_back(f.name + " is hooked by module " + owner->owner +
+                          " with fhook's hook API (" + module_hook_kind(owner->kind) +
+                          "): a function takes one IPMODIFY user at a time, unload " +
+                          owner->owner + " first");
+        } else if (f.ipmodify()) {
             out.push_back(f.name + " already has an IPMODIFY user" + who +
                           ": a livepatch, a BPF trampoline or another fhook hook; a function "
                           "takes one at a time, remove it first");

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <fhook_abi.h>
 
@@ -22,6 +23,21 @@ struct DeviceInfo {
     std::uint32_t nr_slots = 0; // trampoline slots of each kind; 0 = not reported
     std::string version;        // module version string
 };
+
+// A hook another kernel module installed with fhook's hook API
+// (include/fhook/khook.h), from fhook's ledger.
+struct ModuleHook {
+    std::uint64_t addr = 0;   // the hooked function's fentry site
+    std::string function;     // "name" or "name [module]"
+    std::string owner;        // the module that installed it
+    std::uint32_t kind = 0;   // FHOOK_KHOOK_KIND_*
+    std::uint64_t hits = 0;   // calls that reached it
+    std::uint64_t inside = 0; // tasks inside it now
+    std::uint64_t missed = 0; // handlers not run (recursion)
+};
+
+// "replace", "entry+exit", "replace+entry" ...
+std::string module_hook_kind(std::uint32_t kind);
 
 // "func func-ips pid-filter cpu-filter ring-mmap" (unknown bits: "bitN").
 std::string feature_names(std::uint64_t features);
@@ -55,6 +71,10 @@ public:
     bool has(std::uint64_t feature) const noexcept { return (info_.features & feature) != 0; }
     // Throws a Runtime Error naming `what` unless `feature` is supported.
     void require(std::uint64_t feature, std::string_view what) const;
+
+    // Every hook other modules hold with fhook's hook API; empty when the
+    // module predates the API.
+    std::vector<ModuleHook> module_hooks() const;
 
     // True when `err` (from opening the device) means "module not loaded".
     static bool is_not_loaded_errno(int err) noexcept;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <fhook/device.hpp>
 #include <fhook/disasm.hpp>
 #include <fhook/ftrace_state.hpp>
 
@@ -25,6 +26,7 @@ struct SiteView {
     std::optional<std::size_t> site;       // the ftrace call site among insns
     std::vector<EnabledFunction> attached; // tracefs enabled_functions
     std::vector<std::string> kprobes;      // debugfs kprobes/list
+    std::vector<ModuleHook> module_hooks;  // fhook's hook API users on it
 };
 
 struct Explanation {

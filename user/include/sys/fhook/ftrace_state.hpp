@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include <fhook/device.hpp>
+
 namespace fhook {
 
 // One line of tracefs enabled_functions:
@@ -47,8 +49,11 @@ bool in_kprobe_blacklist_file(std::string_view function,
 
 // Why a hook on `function` cannot be armed now, one sentence per foreign
 // IPMODIFY or direct user (empty: nothing in the way); `want_ipmodify`: a
-// direct trampoline conflicts too.
+// direct trampoline conflicts too.  `module_hooks`: the hooks other
+// modules hold with fhook's hook API (Device::module_hooks()), named as
+// the owner of a function they hold.
 std::vector<std::string> hook_conflicts(const std::vector<EnabledFunction>& attached,
-                                        bool want_ipmodify);
+                                        bool want_ipmodify,
+                                        const std::vector<ModuleHook>& module_hooks = {});
 
 } // namespace fhook

@@ -1,0 +1,29 @@
+# khook_unload_inside: a task blocked inside the hooked function (an open
+# of a FIFO without a writer, inside do_sys_openat2 below the example's
+# replacement) while its module is removed: rmmod waits for it, the task
+# completes normally, the module goes, nothing oopses or leaks.
+. /fhook/lib.sh
+
+load_fhook
+mkfifo $D/fifo
+insmod /fhook/fhook_deny_open.ko path=$D/denied || fail "insmod fhook_deny_open.ko failed"
+cat $D/fifo > $D/read.out 2>&1 &
+R=$!
+wait_for 10 sh -c "fhook status 2>/dev/null | grep do_sys_openat2 | grep -q 'inside=[1-9]'" ||
+	fail "the reader never showed inside the hook: $(fhook status 2>&1)"
+rmmod fhook_deny_open 2> $D/rmmod.err &
+M=$!
+sleep 2
+kill -0 $M 2>/dev/null || fail "rmmod returned while a task was inside the hook: $(cat $D/rmmod.err)"
+kill -0 $R 2>/dev/null || fail "the reader ended before the FIFO had a writer"
+log "rmmod waits; writing the FIFO"
+echo hello > $D/fifo
+wait $R
+RC=$?
+expect_eq "$RC" 0 "the reader's exit status"
+expect_same "$(cat $D/read.out)" hello "what the reader read"
+wait $M
+expect_eq "$?" 0 "rmmod's exit status ($(cat $D/rmmod.err))"
+! grep -q '^fhook_deny_open ' /proc/modules || fail "fhook_deny_open still loaded"
+rmmod fhook || fail "rmmod fhook failed"
+pass "rmmod waited for the task inside, then went"
