@@ -100,6 +100,7 @@ bench-hooks: kmod user
 
 test-vm: kmod user
 	bash $(TOP)/vmtests/run.sh
+	bash $(TOP)/vmtests/vm_test.sh
 
 test:
 	bash $(TOP)/scripts/test.sh

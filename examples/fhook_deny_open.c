@@ -12,6 +12,8 @@
  * fhook does the rest: the original does not come back here, and rmmod
  * waits for tasks still inside (an open of a FIFO can block for ever).
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/atomic.h>
 #include <linux/fs.h>
 #include <linux/module.h>

@@ -12,6 +12,8 @@
  * open as it does when a security module refuses it.  Choose functions
  * whose callers handle the error you return.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/module.h>
 #include <linux/sched.h>
 #include <linux/string.h>

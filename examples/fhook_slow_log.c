@@ -13,6 +13,8 @@
  * (from entry to exit, per call, no allocation); the exit handler sees
  * the return value.  Handlers run with preemption off: no sleeping.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/sched.h>

@@ -61,6 +61,10 @@ constexpr Command kCommands[] = {
      "                        list the traceable functions or the trace events\n"},
     {"status", fhook::cli::cmd_status,
      "  status                show the state of the fhook module\n"},
+    {"vm", fhook::cli::cmd_vm,
+     "  vm [options] [-- COMMAND]\n"
+     "                        run COMMAND (or a shell) in a throwaway QEMU guest\n"
+     "                        with fhook loaded (host command)\n"},
 };
 
 std::string usage() {

@@ -8,13 +8,16 @@
  *   mode=twice     vfs_read twice in one array: the second conflicts
  *   mode=nested    replacements of vfs_read and rw_verify_area (which
  *                  vfs_read's body calls), each calling its original
- *   mode=stack     a replacement of vfs_read that prints a stack trace
- *                  once, for a task named fhook-stack
+ *   mode=stack     a replacement of vfs_read that prints the unwinder's
+ *                  stack trace once, for a task named fhook-stack
  *   mode=observe   entry and exit handlers on vfs_read: the count of bytes
  *                  asked and returned for tasks named fhook-workload
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/module.h>
 #include <linux/sched.h>
+#include <linux/stacktrace.h>
 #include <linux/string.h>
 
 #include <fhook/khook.h>
@@ -40,9 +43,15 @@ static ssize_t test_vfs_read(struct file *file, char __user *buf, size_t count, 
 	BUMP(read_calls);
 	if (!strcmp(mode, "stack") && !strcmp(current->comm, "fhook-stack") &&
 	    !READ_ONCE(stacks)) {
+		unsigned long entries[32];
+		unsigned int i, n = stack_trace_save(entries, ARRAY_SIZE(entries), 0);
+
+		/* the unwinder's frames only (dump_stack() adds guesses, "?") */
 		BUMP(stacks);
-		pr_info("stack from inside a replacement:\n");
-		dump_stack();
+		pr_info("stack from inside a replacement: %u frames\n", n);
+		for (i = 0; i < n; i++)
+			pr_info("  frame %pS\n", (void *)entries[i]);
+		pr_info("end of stack\n");
 	}
 	return orig_vfs_read(file, buf, count, pos);
 }

@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # The guests' initramfs: one base archive per kernel (busybox, fhook.ko,
 # the CLI, test modules, programs, tests) and a small /fhook/config archive
-# per boot appended to it.
-# Sourced by vmtests/run.sh, which sets the variables named here.
+# per boot appended to it; `fhook vm`'s (vmtests/vm.sh) from the same base.
+# Sourced by vmtests/run.sh and vm.sh, which set the variables named here.
 
 # unpack_module SRC DEST: copy a .ko, decompressing .xz/.zst/.gz
 unpack_module() {
@@ -55,22 +55,42 @@ stage_peer() {
 	done
 }
 
+# stage_base STAGE REL: what every guest has: busybox, /etc/passwd and
+# group, fhook.ko for REL (if built) in /fhook, the fhook CLI as /bin/fhook
+stage_base() {
+	local stage=$1 rel=$2
+	rm -rf "$stage"
+	mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,dev,proc,sys,tmp,run,root,etc} \
+		"$stage"/fhook/{bin,mods}
+	cp "$busybox" "$stage/bin/busybox"
+	[ -f "$kmod_dir/$rel/fhook.ko" ] && cp "$kmod_dir/$rel/fhook.ko" "$stage/fhook/"
+	[ -x "$cli" ] && cp "$cli" "$stage/bin/fhook"
+	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' \
+		> "$stage/etc/passwd"
+	printf 'root:x:0:\nnogroup:x:65534:\n' > "$stage/etc/group"
+	[ "$(id -u)" = 0 ] && mknod -m 600 "$stage/dev/console" c 5 1
+	return 0
+}
+
+# pack_initramfs STAGE OUT: STAGE as a gzipped newc archive
+pack_initramfs() {
+	(cd "$1" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -1 > "$2.tmp"
+	mv "$2.tmp" "$2"
+}
+
 # build_initramfs REL: the kernel's base initramfs, $vm/REL/base.cpio.gz
 # (everything but /fhook/config, which each boot appends: group_initrd)
 build_initramfs() {
 	local rel=$1 stage moddir modtest="" kind="" m
 	stage=$vm/$rel/root
 	moddir=${t_moddir[$rel]}
-	rm -rf "$stage"
-	mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,dev,proc,sys,tmp,run,root,etc} \
-		"$stage"/fhook/{bin,tests,mods}
-	cp "$busybox" "$stage/bin/busybox"
+	stage_base "$stage" "$rel"
+	mkdir -p "$stage/fhook/tests"
 	install -m 755 "$here/guest/init" "$stage/init"
 	cp "$here/guest/lib.sh" "$here/guest/runner.sh" "$here/guest/demo.sh" "$here/guest/bench.sh" "$here/guest/bench-hooks.sh" \
 		"$here/guest/tests.list" "$top/packaging/udev/60-fhook.rules" "$stage/fhook/"
 	cp "$here"/guest/tests/*.sh "$stage/fhook/tests/"
 	cp "$progs"/* "$stage/fhook/bin/"
-	[ -f "$kmod_dir/$rel/fhook.ko" ] && cp "$kmod_dir/$rel/fhook.ko" "$stage/fhook/"
 	[ -f "$testmod_dir/$rel/fhook_testmod.ko" ] &&
 		cp "$testmod_dir/$rel"/fhook_*.ko "$stage/fhook/"
 	# modules of the hook API: the examples and the API's tests
@@ -86,10 +106,6 @@ build_initramfs() {
 			peer=$(PATH=$PATH:/usr/sbin:/sbin command -v "$peer") && stage_peer "$stage" "$peer"
 		done
 	fi
-	[ -x "$cli" ] && cp "$cli" "$stage/bin/fhook"
-	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' \
-		> "$stage/etc/passwd"
-	printf 'root:x:0:\nnogroup:x:65534:\n' > "$stage/etc/group"
 
 	# the module for the :mod: test: loop, else brd
 	: > "$stage/fhook/mods/order"
@@ -112,9 +128,7 @@ build_initramfs() {
 	[ -n "$modtest" ] || : > "$stage/fhook/mods/order"
 	printf "MODTEST_MOD='%s'\nMODTEST_KIND='%s'\n" "$modtest" "$kind" > "$stage/fhook/modtest"
 
-	[ "$(id -u)" = 0 ] && mknod -m 600 "$stage/dev/console" c 5 1
-	(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -1 > "$vm/$rel/base.cpio.gz.tmp"
-	mv "$vm/$rel/base.cpio.gz.tmp" "$vm/$rel/base.cpio.gz"
+	pack_initramfs "$stage" "$vm/$rel/base.cpio.gz"
 }
 
 # group_initrd REL GROUP OUT: the base initramfs plus this boot's

@@ -47,6 +47,23 @@ watchdog() {
 	done
 }
 
+# qemu_cpu REL: the -cpu of a guest of REL
+qemu_cpu() {
+	# The debug (KASAN) 6.1 kernel gets no LA57: identify_cpu() clears
+	# boot_cpu_data's feature words while pgtable_l5_enabled() still reads
+	# them (alternatives are not patched yet), so an interrupt in that
+	# window makes KASAN report a "wild-memory-access" on the irq
+	# descriptor of a 5-level direct map, at ~0.007 s, long before any
+	# fhook code exists.  Seen once in about 15 boots.
+	if [ -n "${FHOOK_VM_CPU:-}" ]; then
+		echo "$FHOOK_VM_CPU"
+	elif [[ $1 == *-kdebug ]]; then
+		echo max,la57=off
+	else
+		echo max
+	fi
+}
+
 qemu_pid=""
 cleanup_qemu() {
 	[ -n "$qemu_pid" ] && kill "$qemu_pid" 2> /dev/null
@@ -111,14 +128,8 @@ run_group() {
 	# shows errors only, its dmesg is dumped anyway
 	local loglevel=5
 	[ $demo = 1 ] && loglevel=4
-	# The debug (KASAN) 6.1 kernel gets no LA57: identify_cpu() clears
-	# boot_cpu_data's feature words while pgtable_l5_enabled() still reads
-	# them (alternatives are not patched yet), so an interrupt in that
-	# window makes KASAN report a "wild-memory-access" on the irq
-	# descriptor of a 5-level direct map, at ~0.007 s, long before any
-	# fhook code exists.  Seen once in about 15 boots.
-	local cpu=${FHOOK_VM_CPU:-max}
-	[ -z "${FHOOK_VM_CPU:-}" ] && [[ $rel == *-kdebug ]] && cpu=max,la57=off
+	local cpu
+	cpu=$(qemu_cpu "$rel")
 	local extra=() bench_append=""
 	[ $mode = bench ] && [ $icount = 1 ] && extra=(-icount shift=0,sleep=off)
 	# TCG's vCPU TSCs look unsynchronised, so 6.1 falls back to the HPET, an

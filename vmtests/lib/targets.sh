@@ -3,17 +3,36 @@
 # narrowed to --kernel and the mode (demo: the first; bench: Debian kernels).
 # Sourced by vmtests/run.sh, which sets the variables named here.
 
-# load_targets: t_vmlinuz[REL], t_moddir[REL], all_rels, kernels
-load_targets() {
+# read_targets: t_vmlinuz[REL], t_moddir[REL], t_hdr[REL], all_rels
+read_targets() {
 	[ -f "$targets_file" ] || die "$targets_file missing: run scripts/setup.sh first"
-	declare -gA t_vmlinuz t_moddir
+	declare -gA t_vmlinuz t_moddir t_hdr
 	all_rels=()
-	while read -r rel _hdr vmlinuz moddir; do
+	while read -r rel hdr vmlinuz moddir; do
 		[ -n "$rel" ] || continue
 		all_rels+=("$rel")
 		t_vmlinuz[$rel]=$vmlinuz
 		t_moddir[$rel]=$moddir
+		t_hdr[$rel]=$hdr
 	done < "$targets_file"
+}
+
+# target_named NAME: the release NAME stands for: a release, or 6.1 / 6.12
+# (the Debian kernel of that series) or debug (the -kdebug one); "" if none
+target_named() {
+	local rel
+	for rel in "${all_rels[@]}"; do
+		case $1 in
+		"$rel") echo "$rel"; return ;;
+		debug) [[ $rel == *-kdebug ]] && { echo "$rel"; return; } ;;
+		*) [[ $rel == "$1".* && $rel != *-kdebug ]] && { echo "$rel"; return; } ;;
+		esac
+	done
+}
+
+# load_targets: read_targets, narrowed to the kernels asked for
+load_targets() {
+	read_targets
 	[ ${#all_rels[@]} -gt 0 ] || die "no kernel in $targets_file"
 	if [ ${#kernels[@]} -eq 0 ]; then
 		kernels=("${all_rels[@]}")
