@@ -10,7 +10,8 @@
 #   make demo       setup, build, boot a QEMU guest and trace a workload
 #   make test       setup, build, lint, host unit tests, guest tests on all kernels
 #   make lint       checkpatch (kernel C), W=1 build, clang-format (C++), ABI padding (pahole)
-#   make install    the CLI, the udev rule (group fhook) and, when built for the
+#   make install    the CLI, the udev rule (group fhook), the hook API header,
+#                   the examples, fhook vm's runner and, when built for the
 #                   running kernel, fhook.ko into /lib/modules (DESTDIR, PREFIX)
 #   make bench-host / bench-transport / bench-hooks   figures (docs/benchmarks.md), not tests
 
@@ -108,7 +109,7 @@ test:
 lint:
 	@cp=$(BUILD)/tools/checkpatch/checkpatch.pl; \
 	[ -f $$cp ] || { echo "checkpatch.pl missing: run 'sudo make setup'"; exit 1; }; \
-	perl $$cp --no-tree --terse -f $(wildcard kmod/*.c kmod/*.h kmod/*.S) shared/fhook_abi.h vmtests/testmod/fhook_testmod.c vmtests/testmod/fhook_failunreg.c vmtests/testmod/fhook_linger.c
+	perl $$cp --no-tree --terse -f $(wildcard kmod/*.c kmod/*.h kmod/*.S) shared/fhook_abi.h include/fhook/khook.h $(wildcard examples/*.c vmtests/khooktest/*.c) vmtests/testmod/fhook_testmod.c vmtests/testmod/fhook_failunreg.c vmtests/testmod/fhook_linger.c
 	@$(MAKE) --no-print-directory kmod KBUILD_EXTRA=W=1 2>&1 | tee $(BUILD)/w1.log; \
 	! grep -E 'warning:' $(BUILD)/w1.log
 	@clang-format --dry-run --Werror $$(git ls-files 'user/*.cpp' 'user/*.hpp' 'user/*.h' 'tools/*.cpp' 'tools/*.hpp')
@@ -121,6 +122,11 @@ RUNNING := $(shell uname -r)
 install: user
 	install -D -m 755 $(BUILD)/user/fhook $(DESTDIR)$(PREFIX)/bin/fhook
 	install -D -m 644 $(TOP)/packaging/udev/60-fhook.rules $(DESTDIR)/etc/udev/rules.d/60-fhook.rules
+	install -D -m 644 $(TOP)/include/fhook/khook.h $(DESTDIR)$(PREFIX)/include/fhook/khook.h
+	install -D -m 644 -t $(DESTDIR)$(PREFIX)/share/doc/fhook/examples $(TOP)/examples/*.c $(TOP)/examples/Kbuild
+	install -D -m 755 $(TOP)/vmtests/vm.sh $(DESTDIR)$(PREFIX)/lib/fhook/vmtests/vm.sh
+	install -D -m 644 -t $(DESTDIR)$(PREFIX)/lib/fhook/vmtests/lib $(TOP)/vmtests/lib/*.sh
+	install -D -m 755 $(TOP)/vmtests/guest/vm-init $(DESTDIR)$(PREFIX)/lib/fhook/vmtests/guest/vm-init
 	@if [ -f $(BUILD)/kmod/$(RUNNING)/fhook.ko ]; then \
 		install -D -m 644 $(BUILD)/kmod/$(RUNNING)/fhook.ko \
 			$(DESTDIR)/lib/modules/$(RUNNING)/extra/fhook.ko; \

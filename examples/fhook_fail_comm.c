@@ -3,8 +3,8 @@
  * fhook_fail_comm: make a function fail for one program (error injection).
  *
  *	insmod fhook_fail_comm.ko comm=cat
- *	cat /etc/passwd		-> cat: can't open '/etc/passwd': Operation not permitted
  *	head /etc/passwd	-> works
+ *	cat /etc/passwd		-> "can't open '/etc/passwd': Operation not permitted"
  *
  * An exit handler replaces the return value of security_file_open() (the
  * LSM check every open passes, which returns 0 or -errno) with -EPERM
