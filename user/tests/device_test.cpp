@@ -1,10 +1,14 @@
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
 
 #include <gtest/gtest.h>
 
 #include <fhook/device.hpp>
 #include <fhook/error.hpp>
 #include <fhook/session.hpp>
+
+#include "fake_kernel.hpp"
 
 namespace fhook {
 namespace {
@@ -47,6 +51,40 @@ TEST(Device, IoctlErrorsCarryCauseAndFix) {
         EXPECT_EQ(e.sys_errno(), EIO);
         EXPECT_NE(std::string(e.what()).find("dmesg"), std::string::npos);
     }
+}
+
+TEST(Device, ModuleHooksReadTheWholeLedger) {
+    auto kernel = std::make_shared<test::FakeKernel>();
+    // more than the first read's room: the library reads again
+    for (int i = 0; i < 20; i++) {
+        fhook_khook_info e;
+        std::memset(&e, 0, sizeof(e));
+        e.addr = 0xffffffff81000000ULL + i;
+        e.hits = 100 + i;
+        e.inside = i % 2;
+        e.kind = i == 0 ? FHOOK_KHOOK_KIND_REPLACE : FHOOK_KHOOK_KIND_ENTRY | FHOOK_KHOOK_KIND_EXIT;
+        std::snprintf(e.func, sizeof(e.func), "func%d%s", i, i == 3 ? " [loop]" : "");
+        std::snprintf(e.owner, sizeof(e.owner), "mod%d", i);
+        kernel->khooks.push_back(e);
+    }
+    const Device device = test::FakeKernel::open(kernel);
+    const std::vector<ModuleHook> hooks = device.module_hooks();
+    ASSERT_EQ(hooks.size(), 20U);
+    EXPECT_EQ(hooks[0].function, "func0");
+    EXPECT_EQ(hooks[3].function, "func3 [loop]");
+    EXPECT_EQ(hooks[19].owner, "mod19");
+    EXPECT_EQ(hooks[19].hits, 119U);
+    EXPECT_EQ(hooks[1].inside, 1U);
+    EXPECT_EQ(module_hook_kind(hooks[0].kind), "replace");
+    EXPECT_EQ(module_hook_kind(hooks[1].kind), "entry+exit");
+    EXPECT_EQ(module_hook_kind(0), "none");
+}
+
+TEST(Device, ModuleHooksOfAnOlderModule) {
+    auto kernel = std::make_shared<test::FakeKernel>();
+    kernel->features &= ~FHOOK_FEAT_KHOOK;
+    kernel->khooks.resize(1);
+    EXPECT_TRUE(test::FakeKernel::open(kernel).module_hooks().empty());
 }
 
 TEST(Device, FeatureNames) {

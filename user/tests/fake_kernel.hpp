@@ -40,7 +40,7 @@ public:
                              FHOOK_FEAT_SEQ | FHOOK_FEAT_KPROBE | FHOOK_FEAT_FETCH |
                              FHOOK_FEAT_PRED | FHOOK_FEAT_STACK | FHOOK_FEAT_TRIGGER |
                              FHOOK_FEAT_DIRECT | FHOOK_FEAT_COUNT | FHOOK_FEAT_LATENCY |
-                             FHOOK_FEAT_FLUSH | FHOOK_FEAT_COUNT_IPS;
+                             FHOOK_FEAT_FLUSH | FHOOK_FEAT_COUNT_IPS | FHOOK_FEAT_KHOOK;
 
     // ---- what the session asked for
     struct Probe {
@@ -55,8 +55,9 @@ public:
     bool started = false, stopped = false;
 
     // ---- what it answers
-    int probe_add_errno = 0; // refuse every probe with this errno
-    int start_errno = 0;     // refuse START with this errno
+    std::vector<fhook_khook_info> khooks; // the ledger FHOOK_IOC_KHOOKS reads
+    int probe_add_errno = 0;              // refuse every probe with this errno
+    int start_errno = 0;                  // refuse START with this errno
     std::map<std::uint32_t, std::vector<fhook_cpu_stats>> stats; // per probe id, per CPU
     std::map<std::uint32_t, LatencyHist> latency;                // per probe id
     // FHOOK_IOC_COUNTS: per probe id, hits by function address (the
@@ -136,6 +137,20 @@ public:
         }
         case FHOOK_IOC_COUNTS:
             return read_counts(*static_cast<fhook_counts*>(arg));
+        case FHOOK_IOC_KHOOKS: {
+            auto* k = static_cast<fhook_khooks*>(arg);
+            if (k->size != sizeof(*k) || k->entry_size != sizeof(fhook_khook_info)) {
+                errno = EINVAL;
+                return -1;
+            }
+            auto* out =
+                reinterpret_cast<fhook_khook_info*>(static_cast<std::uintptr_t>(k->entries));
+            for (std::size_t i = 0; i < khooks.size() && i < k->nr; i++) {
+                out[i] = khooks[i];
+            }
+            k->nr = static_cast<std::uint32_t>(khooks.size());
+            return 0;
+        }
         default:
             errno = ENOTTY;
             return -1;

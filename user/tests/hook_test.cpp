@@ -101,6 +101,19 @@ TEST(FtraceState, ConflictPlans) {
     EXPECT_NE(plan[0].find("has a direct trampoline"), std::string::npos);
     EXPECT_TRUE(hook_conflicts({all[1]}, false).empty());
     EXPECT_TRUE(hook_conflicts({all[2]}, true).empty()); // a plain tracer shares
+    // an IPMODIFY user that is a module's hook (fhook's hook API) is named
+    ModuleHook owner;
+    owner.function = all[0].name;
+    owner.owner = "fhook_deny_open";
+    owner.kind = FHOOK_KHOOK_KIND_REPLACE;
+    ModuleHook other = owner;
+    other.function = "some_other_function [loop]";
+    plan = hook_conflicts({all[0]}, true, {other, owner});
+    ASSERT_EQ(plan.size(), 1u);
+    EXPECT_EQ(plan[0],
+              all[0].name +
+                  " is hooked by module fhook_deny_open with fhook's hook API (replace): a "
+                  "function takes one IPMODIFY user at a time, unload fhook_deny_open first");
     EXPECT_STRNE(enabled_flag_meaning('I'), enabled_flag_meaning('R'));
 }
 

@@ -113,8 +113,7 @@ Json view_json(const SiteView& v) {
         j["attached"].push_back({{"flags", a.flags}, {"refs", a.refs}, {"line", a.line}});
     }
     j["kprobes"] = v.kprobes;
-    j["module_hooks"] = Json::array();
-    for (const auto& h : v.module_hooks) {
+    for (const auto& h : v.module_hooks) { // (only when a module holds it)
         j["module_hooks"].push_back({{"owner", h.owner},
                                      {"kind", module_hook_kind(h.kind)},
                                      {"hits", h.hits},
