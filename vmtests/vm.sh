@@ -113,16 +113,14 @@ pack_initramfs "$stage" "$work/initrd.img"
 # TCG unless asked for KVM (FHOOK_VM_ACCEL=kvm): a /dev/kvm that opens
 # can still fail at the first instruction it cannot emulate (nested
 # virtualisation), and QEMU then stops the guest instead of exiting
-accels=(-accel "$accel")
 accel_text=${accel%%,*}
 accel_text=${accel_text^^}
 echo "fhook vm: booting $rel ($accel_text, $smp vCPUs, $mem MiB)" >&2
 
-qargs=(qemu-system-x86_64 "${accels[@]}" -cpu "$(qemu_cpu "$rel")" -smp "$smp" -m "$mem"
-	-display none -monitor none -no-reboot -net none
+qemu_base "$rel" "$vmlinuz" "$work/initrd.img" "$smp" "$mem"
+qargs=("${qemu_cmd[@]}" -display none -monitor none
 	-serial "file:$work/console.log" -chardev stdio,id=cmd,signal=off -serial chardev:cmd
-	-kernel "$vmlinuz" -initrd "$work/initrd.img"
-	-append "console=ttyS0 panic=-1 oops=panic loglevel=5 ${FHOOK_VM_APPEND:-}")
+	-append "$qemu_append loglevel=5 ${FHOOK_VM_APPEND:-}")
 set +e
 if [ "$vm_timeout" != 0 ]; then
 	timeout --foreground --kill-after=10 "$vm_timeout" "${qargs[@]}"

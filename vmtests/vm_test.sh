@@ -55,6 +55,21 @@ else
 	bad "the deny example" "status $rc, output '$(cat out)'"
 fi
 
+# a kernel image given by path, with the directory of its fhook.ko
+vmlinuz=$(awk -v r="$rel" '$1 == r { print $3 }' "$top/build/kernels/targets")
+"$fhook" vm --kernel "$vmlinuz" --modules "$top/build/kmod/$rel" --timeout 300 \
+	-- 'uname -r; grep -c "^fhook " /proc/modules' > out 2> err
+rc=$?
+if [ $rc = 0 ] && [ "$(tr '\n' ' ' < out)" = "$rel 1 " ]; then
+	ok "--kernel BZIMAGE --modules DIR"
+else
+	bad "--kernel BZIMAGE --modules DIR" "status $rc, output '$(tr '\n' ' ' < out)': $(tail -n 2 err)"
+fi
+"$fhook" vm --kernel "$vmlinuz" -- true > out 2> err
+rc=$?
+[ $rc = 1 ] && grep -q -- '--modules DIR' err && ok "BZIMAGE without --modules" ||
+	bad "BZIMAGE without --modules" "status $rc: $(cat err)"
+
 for args in "--smp 0 -- true" "--mem 12 -- true" "--timeout x -- true" "--add /nonexistent -- true" \
 	"--kernel /nonexistent/bzImage -- true" "--bogus"; do
 	# shellcheck disable=SC2086

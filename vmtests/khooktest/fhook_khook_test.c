@@ -12,6 +12,10 @@
  *                  stack trace once, for a task named fhook-stack
  *   mode=observe   entry and exit handlers on vfs_read: the count of bytes
  *                  asked and returned for tasks named fhook-workload
+ *   mode=module    entry and exit handlers on fhook_testmod:fhook_testmod_ret
+ *                  (a module's function, by "module:name"): calls and the
+ *                  sum of their return values
+ * leak=1: the exit function does not remove the hooks (fhook must)
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -25,13 +29,18 @@
 static char *mode = "nested";
 module_param(mode, charp, 0444);
 
-static ulong read_calls, verify_calls, stacks, entries, exits, bytes;
+static bool leak;
+module_param(leak, bool, 0444);
+
+static ulong read_calls, verify_calls, stacks, entries, exits, bytes, mod_calls, mod_sum;
 module_param(read_calls, ulong, 0444);
 module_param(verify_calls, ulong, 0444);
 module_param(stacks, ulong, 0444);
 module_param(entries, ulong, 0444);
 module_param(exits, ulong, 0444);
 module_param(bytes, ulong, 0444);
+module_param(mod_calls, ulong, 0444);
+module_param(mod_sum, ulong, 0444);
 
 #define BUMP(x) WRITE_ONCE(x, READ_ONCE(x) + 1)
 
@@ -78,6 +87,21 @@ static void test_exit(struct fhook_khook *hook, struct pt_regs *regs, void *data
 		WRITE_ONCE(bytes, READ_ONCE(bytes) + fhook_khook_retval(regs));
 }
 
+static int mod_entry(struct fhook_khook *hook, struct pt_regs *regs, void *data)
+{
+	BUMP(mod_calls);
+	return 0;
+}
+
+static void mod_exit(struct fhook_khook *hook, struct pt_regs *regs, void *data)
+{
+	WRITE_ONCE(mod_sum, READ_ONCE(mod_sum) + fhook_khook_retval(regs));
+}
+
+static struct fhook_khook module_hooks[] = {
+	FHOOK_KHOOK_OBSERVE("fhook_testmod:fhook_testmod_ret", mod_entry, mod_exit, 0),
+};
+
 static struct fhook_khook missing[] = {
 	FHOOK_KHOOK_OBSERVE("vfs_read", test_entry, test_exit, 8),
 	FHOOK_KHOOK_REPLACE("fhook_no_such_function", test_vfs_read, NULL),
@@ -117,6 +141,9 @@ static int __init khook_test_init(void)
 	} else if (!strcmp(mode, "observe")) {
 		hooks = observe;
 		nr = ARRAY_SIZE(observe);
+	} else if (!strcmp(mode, "module")) {
+		hooks = module_hooks;
+		nr = ARRAY_SIZE(module_hooks);
 	} else {
 		return -EINVAL;
 	}
@@ -125,7 +152,8 @@ static int __init khook_test_init(void)
 
 static void __exit khook_test_exit(void)
 {
-	fhook_khook_remove(hooks, nr);
+	if (!leak)
+		fhook_khook_remove(hooks, nr);
 }
 
 module_init(khook_test_init);

@@ -64,6 +64,15 @@ qemu_cpu() {
 	fi
 }
 
+# qemu_base REL VMLINUZ INITRD SMP MEM: every guest's QEMU command line
+# (no network, no reboot: a panic ends QEMU) into qemu_cmd; the kernel
+# parameters every guest starts with in qemu_append
+qemu_base() {
+	qemu_cmd=(qemu-system-x86_64 -accel "$accel" -cpu "$(qemu_cpu "$1")" -smp "$4" -m "$5"
+		-no-reboot -net none -kernel "$2" -initrd "$3")
+}
+qemu_append="console=ttyS0 panic=-1 oops=panic"
+
 qemu_pid=""
 cleanup_qemu() {
 	[ -n "$qemu_pid" ] && kill "$qemu_pid" 2> /dev/null
@@ -128,18 +137,14 @@ run_group() {
 	# shows errors only, its dmesg is dumped anyway
 	local loglevel=5
 	[ $demo = 1 ] && loglevel=4
-	local cpu
-	cpu=$(qemu_cpu "$rel")
 	local extra=() bench_append=""
 	[ $mode = bench ] && [ $icount = 1 ] && extra=(-icount shift=0,sleep=off)
 	# TCG's vCPU TSCs look unsynchronised, so 6.1 falls back to the HPET, an
 	# emulated MMIO read per timestamp; real machines stamp with the TSC
 	[ $mode = bench ] && bench_append="tsc=reliable"
-	timeout --foreground --kill-after=10 "$hard" qemu-system-x86_64 \
-		-accel "$accel" -cpu "$cpu" -smp "$smp" -m "$mem" -nographic -no-reboot -net none \
-		"${extra[@]}" \
-		-kernel "${t_vmlinuz[$rel]}" -initrd "$dir/initrd.img" \
-		-append "console=ttyS0 panic=-1 oops=panic loglevel=$loglevel $append $bench_append ${FHOOK_VM_APPEND:-}" \
+	qemu_base "$rel" "${t_vmlinuz[$rel]}" "$dir/initrd.img" "$smp" "$mem"
+	timeout --foreground --kill-after=10 "$hard" "${qemu_cmd[@]}" -nographic "${extra[@]}" \
+		-append "$qemu_append loglevel=$loglevel $append $bench_append ${FHOOK_VM_APPEND:-}" \
 		< /dev/null > "$dir/console.fifo" 2> "$dir/qemu.err" 9>&- &
 	qemu_pid=$!
 	watchdog "$qemu_pid" "$dir" "$stall" $((120 * slow)) 9>&- &

@@ -51,6 +51,30 @@ expect_eq "$(cat $PRM/exits)" 300 "exit handler calls"
 expect_eq "$(cat $PRM/bytes)" 300 "bytes returned (1 per read) seen at exit"
 rmmod fhook_khook_test || fail "rmmod (observe) failed"
 
+# a module's function by "module:name"; its module goes first: fhook
+# removes the hook (the notifier), then the test module unloads cleanly
+load_workmod
+insmod $M mode=module || fail "insmod mode=module failed"
+echo ret 50 > /proc/fhook_testmod_hooks
+expect_eq "$(cat $PRM/mod_calls)" 50 "calls of fhook_testmod:fhook_testmod_ret seen"
+expect_eq "$(cat $PRM/mod_sum)" 2500 "the sum of their return values (2i+1, i < 50)"
+dmesg -c > /dev/null
+rmmod fhook_testmod || fail "rmmod fhook_testmod (hooked by another module) failed"
+dmesg | grep -q 'fhook_testmod: its function fhook_testmod_ret.*hooked by fhook_khook_test, is going: hook removed' ||
+	fail "no kernel line for the hook removed with its function's module: $(dmesg | tail -n 3)"
+fhook status > $D/status 2>&1
+grep -q 'module hooks: 0' $D/status || fail "the ledger keeps a hook whose function went: $(cat $D/status)"
+rmmod fhook_khook_test || fail "rmmod (module) failed"
+
+# a module that forgets to remove its hooks: fhook removes them as it goes
+insmod $M mode=nested leak=1 || fail "insmod mode=nested leak=1 failed"
+dmesg -c > /dev/null
+rmmod fhook_khook_test || fail "rmmod of a module that left its hooks failed"
+dmesg | grep -q 'fhook_khook_test left its hook on vfs_read.* installed: removed' ||
+	fail "no kernel line for the hooks left installed: $(dmesg | tail -n 3)"
+! grep -q 'vfs_read\|rw_verify_area' $T/enabled_functions || fail "hooks left behind after the module went"
+fhook-workload read 10 || fail "reads after the leaking module went"
+
 # a stack trace from inside a replacement unwinds through it
 dmesg -c > /dev/null
 insmod $M mode=stack || fail "insmod mode=stack failed"
