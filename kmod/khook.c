@@ -49,6 +49,12 @@ struct fhook_khook_k {
 };
 
 static DEFINE_MUTEX(fhook_khook_lock);	/* the ledger */
+/*
+ * Held for a whole removal, waits included (before fhook_khook_lock): a
+ * module's own removal and the notifier's never race for one hook, and
+ * the later one returns only after the hook is gone.
+ */
+static DEFINE_MUTEX(fhook_khook_removing);
 static LIST_HEAD(fhook_khooks);
 
 static notrace void fhook_khook_callback(unsigned long ip, unsigned long parent_ip,
@@ -324,6 +330,7 @@ void fhook_khook_remove(struct fhook_khook *hooks, size_t n)
 
 	if (!hooks)
 		return;
+	mutex_lock(&fhook_khook_removing);
 	/* unhook all first: none is reached while the others drain */
 	mutex_lock(&fhook_khook_lock);
 	for (i = 0; i < n; i++) {
@@ -337,6 +344,7 @@ void fhook_khook_remove(struct fhook_khook *hooks, size_t n)
 		if (k)
 			fhook_khook_drain(k);
 	}
+	mutex_unlock(&fhook_khook_removing);
 }
 EXPORT_SYMBOL_GPL(fhook_khook_remove);
 
@@ -352,6 +360,7 @@ static int fhook_khook_module_notify(struct notifier_block *nb, unsigned long ac
 
 	if (action != MODULE_STATE_GOING)
 		return NOTIFY_DONE;
+	mutex_lock(&fhook_khook_removing);
 	mutex_lock(&fhook_khook_lock);
 	list_for_each_entry_safe(k, tmp, &fhook_khooks, node) {
 		if (k->owner == mod) {
@@ -370,6 +379,7 @@ static int fhook_khook_module_notify(struct notifier_block *nb, unsigned long ac
 		list_del(&k->node);
 		fhook_khook_drain(k);
 	}
+	mutex_unlock(&fhook_khook_removing);
 	return NOTIFY_OK;
 }
 

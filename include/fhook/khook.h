@@ -84,7 +84,7 @@ struct fhook_khook {
 	/* set by fhook_khook_install() */
 	unsigned long address;		/* the function's address */
 	int error;			/* why this hook failed (-errno), or 0 */
-	const char *why;		/* ... in words, or NULL */
+	const char *why;		/* ... in words (until the next install), or NULL */
 	void *fhook;			/* fhook's own state, NULL when removed */
 };
 
