@@ -399,13 +399,10 @@ long fhook_khook_list(struct fhook_khooks __user *uarg)
 	u32 nr = 0;
 	long ret = 0;
 
-	if (get_user(arg.size, &uarg->size))
-		return -EFAULT;
-	if (arg.size < sizeof(arg))
-		return -EINVAL;
-	ret = copy_struct_from_user(&arg, sizeof(arg), uarg, arg.size);
-	if (ret)
+	ret = fhook_copy_arg_min(&arg, sizeof(arg), sizeof(arg), (unsigned long)uarg);
+	if (ret < 0)
 		return ret;
+	ret = 0;
 	if (arg.__pad || arg.reserved[0] || arg.reserved[1] ||
 	    arg.entry_size != sizeof(info) || (arg.nr && !arg.entries))
 		return -EINVAL;

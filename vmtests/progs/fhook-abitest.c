@@ -205,6 +205,8 @@ static const struct argdesc args[] = {
 	{ "DIRECT_MODIFY", FHOOK_IOC_DIRECT_MODIFY, sizeof(struct fhook_direct_modify) },
 	{ "READ_TEXT", FHOOK_IOC_READ_TEXT, sizeof(struct fhook_read_text) },
 	{ "LATENCY", FHOOK_IOC_LATENCY, sizeof(struct fhook_latency) },
+	{ "COUNTS", FHOOK_IOC_COUNTS, sizeof(struct fhook_counts) },
+	{ "KHOOKS", FHOOK_IOC_KHOOKS, sizeof(struct fhook_khooks) },
 };
 
 static void test_ioctl_numbers(void)

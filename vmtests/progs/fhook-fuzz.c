@@ -57,7 +57,7 @@ static atomic_long n_text, n_star, n_arm, n_cpu, n_follow;
 static int sfd;			/* shared session number */
 static long page;
 static uint64_t ip_read, ip_write, ip_getattr;
-#define NCMD	15		/* the ioctls, HANDSHAKE..COUNTS */
+#define NCMD	16		/* the ioctls, HANDSHAKE..KHOOKS */
 static double tsum[NCMD + 1];	/* seconds in the kernel by decoded command, -1..8 */
 static long tcnt[NCMD + 1];
 static atomic_long n_slowcalls, calls_done, n_ok, n_sessions, n_violations, errs[NERR];
@@ -120,6 +120,8 @@ struct scratch {
 static char *unmapped;		/* PROT_NONE */
 /* READ_TEXT's buffer: FHOOK_MAX_READ_TEXT bytes, then a PROT_NONE page */
 static unsigned char *read_text_buf;
+/* FHOOK_IOC_KHOOKS: room for what R(8) asks */
+static struct fhook_khook_info khook_buf[8];
 
 static void scratch_init(struct scratch *sc)
 {
@@ -206,13 +208,13 @@ static const size_t cmd_size[NCMD] = {
 	sizeof(struct fhook_cpu_filter), 0, 0, sizeof(struct fhook_stats),
 	sizeof(struct fhook_snapshot), sizeof(struct fhook_bench), sizeof(struct fhook_trigger),
 	sizeof(struct fhook_direct_modify), sizeof(struct fhook_read_text),
-	sizeof(struct fhook_latency), sizeof(struct fhook_counts),
+	sizeof(struct fhook_latency), sizeof(struct fhook_counts), sizeof(struct fhook_khooks),
 };
 static const unsigned long cmd_num[NCMD] = {
 	FHOOK_IOC_HANDSHAKE, FHOOK_IOC_RING_SETUP, FHOOK_IOC_PROBE_ADD, FHOOK_IOC_PID_FILTER,
 	FHOOK_IOC_CPU_FILTER, FHOOK_IOC_START, FHOOK_IOC_STOP, FHOOK_IOC_STATS,
 	FHOOK_IOC_SNAPSHOT, FHOOK_IOC_BENCH, FHOOK_IOC_TRIGGER_ADD, FHOOK_IOC_DIRECT_MODIFY,
-	FHOOK_IOC_READ_TEXT, FHOOK_IOC_LATENCY, FHOOK_IOC_COUNTS,
+	FHOOK_IOC_READ_TEXT, FHOOK_IOC_LATENCY, FHOOK_IOC_COUNTS, FHOOK_IOC_KHOOKS,
 };
 
 /* the module's dispatch: type, nr, dir; the size bits are ignored */
@@ -565,6 +567,15 @@ static void gen(uint64_t *rs, struct scratch *sc, struct call *c)
 		n->ips = R(8) ? (uintptr_t)sc->ips : bad_ptr(rs, NULL);
 		n->counts = R(8) ? (uintptr_t)(sc->ips + COUNTS_OFF) : bad_ptr(rs, NULL);
 		n->flags = R(8) ? 0 : (uint32_t)rnd(rs);
+		break;
+	}
+	case 15: {
+		/* no module uses the hook API here: nothing is ever written */
+		struct fhook_khooks *k = (void *)tmp;
+
+		k->entry_size = R(4) ? sizeof(struct fhook_khook_info) : (uint32_t)rnd(rs);
+		k->nr = R(4) ? R(8) : (uint32_t)rnd(rs);
+		k->entries = R(4) ? (uintptr_t)khook_buf : bad_ptr(rs, NULL);
 		break;
 	}
 	case 12: {
@@ -986,7 +997,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NCMD + 1; i++)
 		printf(" %s=%.1f/%ld", i ? (const char *[]){ "HANDSHAKE", "RING_SETUP", "PROBE_ADD",
 			"PID_FILTER", "CPU_FILTER", "START", "STOP", "STATS", "SNAPSHOT", "BENCH", "TRIGGER_ADD", "DIRECT_MODIFY", "READ_TEXT",
-			"LATENCY", "COUNTS" }[i - 1] : "other",
+			"LATENCY", "COUNTS", "KHOOKS" }[i - 1] : "other",
 		       tsum[i], tcnt[i]);
 	printf("\n");
 	printf("slow paths: text %ld (star %ld), arm %ld, cpumask %ld, follow %ld\n", n_text, n_star,

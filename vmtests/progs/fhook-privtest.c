@@ -555,6 +555,16 @@ static int op_latency(int fd)
 	return ioctl(fd, FHOOK_IOC_LATENCY, &l);
 }
 
+static int op_khooks(int fd)
+{
+	struct fhook_khook_info e[4];
+	struct fhook_khooks k = {
+		.size = sizeof(k), .entry_size = sizeof(e[0]), .nr = 4, .entries = (uintptr_t)e,
+	};
+
+	return ioctl(fd, FHOOK_IOC_KHOOKS, &k);
+}
+
 static int op_direct_modify(int fd)
 {
 	struct fhook_direct_modify m = {
@@ -642,6 +652,7 @@ static const struct row rows[] = {
 	{ "SNAPSHOT freeze", S_RING | S_FUNC | S_PID | S_START, op_snapshot, N_PERFMON, 0 },
 	{ "TRIGGER_ADD", S_RING | S_FUNC, op_trigger, N_PERFMON, 0 },
 	{ "LATENCY", S_RING | S_LAT, op_latency, N_PERFMON, 0 },
+	{ "KHOOKS", 0, op_khooks, N_PERFMON, 0 },
 	{ "DIRECT_MODIFY", S_RING | S_DIRECT | S_PID | S_START, op_direct_modify, N_PERFMON, 0 },
 	{ "mmap meta page", S_RING, op_mmap_meta, N_PERFMON, 0 },
 	{ "mmap consumer page", S_RING, op_mmap_cons, N_PERFMON, 0 },
