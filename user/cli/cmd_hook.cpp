@@ -146,7 +146,9 @@ int cmd_hook(const Args& args) {
     cmd.via = false;
     cmd.filter_help = "act only on calls where EXPR holds (on the FIELDs and the task)";
     cmd.output_help = "write the event text to FILE instead of stdout";
-    cmd.format_help = "text (the kernel's trace format, default) or json (NDJSON)";
+    cmd.format_help = "text (the kernel's trace format, default), json (NDJSON) or chrome "
+                      "(Chrome trace JSON for Perfetto)";
+    cmd.chrome = true;
     cmd.add_options = add_hook_options;
     cmd.parse_options = parse_hook_options;
     std::optional<TraceOptions> opt = parse_trace_options(args, cmd);

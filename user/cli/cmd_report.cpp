@@ -51,7 +51,7 @@ std::optional<ReportOptions> parse_report_options(const Args& args) {
     ReportOptions opt;
     po::options_description options("Options");
     options.add_options()("format,f", po::value<std::string>()->value_name("FMT"),
-                          "text (default) or json (NDJSON)")(
+                          "text (default), json (NDJSON) or chrome (Chrome trace JSON)")(
         "cpu", po::value<std::string>()->value_name("LIST"), "only these CPUs, e.g. 0 or 0,2-3")(
         "probe", po::value<std::vector<std::string>>()->value_name("ID"),
         "only this probe id (repeatable)")("since", po::value<std::string>()->value_name("SEC"),
@@ -85,7 +85,7 @@ std::optional<ReportOptions> parse_report_options(const Args& args) {
     }
     opt.file = files.front();
     if (vm.count("format")) {
-        opt.format = parse_format(vm["format"].as<std::string>());
+        opt.format = parse_format(vm["format"].as<std::string>(), true);
     }
     EventFilterSpec& f = opt.filter;
     if (vm.count("cpu")) {
@@ -154,6 +154,9 @@ int cmd_report(const Args& args) {
     const EventFilter filter(opt.filter, probe_table, ids);
 
     OutputWriter out(STDOUT_FILENO);
+    if (!opt.stat) {
+        formatter->begin(out.buffer());
+    }
     EventCounts counts;
     file.for_each_record([&](const fhook_rec* rec) {
         std::optional<Event> ev = decode(rec);
@@ -167,7 +170,10 @@ int cmd_report(const Args& args) {
         formatter->format(*ev, out.buffer());
         out.commit();
     });
-    if (opt.stat) {
+    if (!opt.stat) {
+        formatter->end(out.buffer());
+        out.commit();
+    } else {
         out.append(counts.text([&](std::uint32_t id) {
             for (const auto& p : file.probes()) {
                 if (p.id == id) {

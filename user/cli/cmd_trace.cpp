@@ -35,7 +35,9 @@ int cmd_trace(const Args& args) {
     cmd.summary = true;
     cmd.filter_help = kRecordFilterHelp;
     cmd.output_help = "write the event text to FILE instead of stdout";
-    cmd.format_help = "text (the kernel's trace format, default) or json (NDJSON)";
+    cmd.format_help = "text (the kernel's trace format, default), json (NDJSON) or chrome "
+                      "(Chrome trace JSON for Perfetto)";
+    cmd.chrome = true;
     std::optional<TraceOptions> opt = parse_trace_options(args, cmd);
     if (!opt) {
         return 0; // --help

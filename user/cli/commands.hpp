@@ -50,8 +50,8 @@ int parse_pid(std::string_view option, std::string_view text);
 // --pid values: each a PID or a comma-separated list.
 std::vector<pid_t> parse_pids(const std::vector<std::string>& items);
 double parse_seconds(std::string_view option, std::string_view text);
-// --format text|json; an Invalid Error otherwise.
-OutputFormat parse_format(std::string_view text);
+// --format text|json (|chrome for event streams); an Invalid Error otherwise.
+OutputFormat parse_format(std::string_view text, bool chrome = false);
 
 // Writes all of `text` to fd 1 (help and status output), or to fd 2.
 // `text` to `fd` at once (-o FILE's or stdout), then to stdout or stderr.

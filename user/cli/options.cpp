@@ -94,14 +94,18 @@ std::vector<pid_t> parse_pids(const std::vector<std::string>& items) {
     return pids;
 }
 
-OutputFormat parse_format(std::string_view text) {
+OutputFormat parse_format(std::string_view text, bool chrome) {
     if (text == "text") {
         return OutputFormat::Text;
     }
     if (text == "json") {
         return OutputFormat::Json;
     }
-    throw_invalid("unknown --format '" + std::string(text) + "': use text or json");
+    if (chrome && text == "chrome") {
+        return OutputFormat::Chrome;
+    }
+    throw_invalid("unknown --format '" + std::string(text) + "': use text" +
+                  (chrome ? ", json or chrome" : " or json"));
 }
 
 double parse_seconds(std::string_view option, std::string_view text) {

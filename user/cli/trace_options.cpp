@@ -155,7 +155,7 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, const TraceCom
         return std::nullopt;
     }
     if (vm.count("format")) {
-        opt.format = parse_format(vm["format"].as<std::string>());
+        opt.format = parse_format(vm["format"].as<std::string>(), cmd.chrome);
     }
     if (vm.count("via")) {
         spec.attach = parse_via(vm["via"].as<std::string>());

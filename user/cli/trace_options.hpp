@@ -38,6 +38,7 @@ struct TraceCommand {
     const char* filter_help;
     const char* output_help;
     const char* format_help = nullptr; // --format (nullptr: none)
+    bool chrome = false;               // --format chrome: events as a Chrome trace
     const char* no_probe = nullptr;    // the error without a PROBE (nullptr: the library's)
     bool output_required = false;
     // the command's own options (after --help) and their parsing

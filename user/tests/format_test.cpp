@@ -1,3 +1,4 @@
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -216,6 +217,95 @@ TEST(TextFormatterOracle, MatchesSnprintfForRandomEvents) {
         want += ksyms.name_of(ev.ip) + " <-" + ksyms.name_of(ev.parent_ip) + "\n";
         ASSERT_EQ(got, want) << "event " << i;
     }
+}
+
+} // namespace
+} // namespace fhook
+
+namespace fhook {
+namespace {
+
+using Json = nlohmann::json;
+
+// Chrome trace JSON: parsed back, every event has ph/ts/pid/tid, tasks are
+// named once, a trace-around call is a complete event that starts dur
+// before its record, lost records sit on their CPU's track.
+TEST(ChromeFormatter, ParsesWithTheExpectedEvents) {
+    std::istringstream in("ffffffff812a0000 T vfs_read\n"
+                          "ffffffff812a0400 t ksys_read\n");
+    const Ksyms ksyms = Ksyms::parse(in);
+    ChromeFormatter f(ksyms);
+    std::string out;
+    f.begin(out);
+    Event ev;
+    ev.type = EventType::Function;
+    ev.comm = "cat";
+    ev.pid = 95;
+    ev.tgid = 94;
+    ev.cpu = 1;
+    ev.ip = 0xffffffff812a0000;
+    ev.parent_ip = 0xffffffff812a0410;
+    ev.ts = 2431445123456;
+    f.format(ev, out);
+    ev.ts += 1000;
+    f.format(ev, out); // the same task: no new metadata
+    Event hook = ev;
+    hook.type = EventType::Hook;
+    hook.action = FHOOK_HOOK_AROUND;
+    hook.ts = 2431445200000;
+    hook.duration = 50000;
+    hook.retval = static_cast<std::uint64_t>(-5);
+    f.format(hook, out);
+    Event lost;
+    lost.type = EventType::Lost;
+    lost.cpu = 1;
+    lost.lost = 7;
+    lost.ts = 2431445300000;
+    f.format(lost, out);
+    f.end(out);
+
+    const Json doc = Json::parse(out);
+    const Json& events = doc.at("traceEvents");
+    int meta = 0, instant = 0, complete = 0;
+    for (const Json& e : events) {
+        ASSERT_TRUE(e.contains("ph") && e.contains("pid") && e.contains("tid")) << e.dump();
+        const std::string ph = e.at("ph");
+        if (ph == "M") {
+            meta++;
+            continue;
+        }
+        ASSERT_TRUE(e.contains("ts")) << e.dump();
+        if (ph == "X") {
+            complete++;
+            EXPECT_EQ(e.at("name"), "vfs_read");
+            EXPECT_DOUBLE_EQ(e.at("ts").get<double>(), 2431445150.0);
+            EXPECT_DOUBLE_EQ(e.at("dur").get<double>(), 50.0);
+            EXPECT_EQ(e.at("args").at("ret"), -5);
+        } else {
+            instant++;
+        }
+    }
+    EXPECT_EQ(meta, 4); // process + thread of cat, the lost process + CPU 1
+    EXPECT_EQ(complete, 1);
+    EXPECT_EQ(instant, 3);
+    EXPECT_EQ(events[2].at("name"), "vfs_read");
+    EXPECT_EQ(events[2].at("args").at("parent"), "ksys_read");
+    EXPECT_EQ(events[2].at("pid"), 94);
+    EXPECT_EQ(events[2].at("tid"), 95);
+    EXPECT_DOUBLE_EQ(events[2].at("ts").get<double>(), 2431445123.456);
+    EXPECT_EQ(events.back().at("pid"), ChromeFormatter::kLostPid);
+    EXPECT_EQ(events.back().at("tid"), 1);
+    EXPECT_EQ(events.back().at("args").at("lost"), 7);
+}
+
+TEST(ChromeFormatter, EmptyTraceIsAValidDocument) {
+    std::istringstream in("");
+    const Ksyms ksyms = Ksyms::parse(in);
+    ChromeFormatter f(ksyms);
+    std::string out;
+    f.begin(out);
+    f.end(out);
+    EXPECT_TRUE(Json::parse(out).at("traceEvents").empty());
 }
 
 } // namespace

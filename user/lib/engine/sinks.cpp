@@ -5,6 +5,8 @@ namespace fhook {
 PrintSink::PrintSink(int fd, const Ksyms& ksyms, OutputFormat format, const ProbeTable& probes)
     : writer_(fd), formatter_(make_formatter(format, ksyms)) {
     formatter_->set_probes(&probes);
+    formatter_->begin(writer_.buffer());
+    writer_.commit();
 }
 
 void PrintSink::on_record(const fhook_rec* rec) {
@@ -19,6 +21,8 @@ void PrintSink::flush() {
 }
 
 void PrintSink::finish(const Stats&, const std::vector<ProbeSummary>&) {
+    formatter_->end(writer_.buffer());
+    writer_.commit();
     writer_.flush();
 }
 

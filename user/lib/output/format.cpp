@@ -42,19 +42,6 @@ void put_i64(std::int64_t v, std::string& out) {
     out.append(buf, r.ptr);
 }
 
-const char* hook_action_name(std::uint32_t action) {
-    switch (action) {
-    case FHOOK_HOOK_RETURN:
-        return "return";
-    case FHOOK_HOOK_REDIRECT:
-        return "redirect";
-    case FHOOK_HOOK_AROUND:
-        return "around";
-    default:
-        return "unknown";
-    }
-}
-
 // A hook record's own fields after the definition's: " ret=VAL" (signed
 // decimal, as errno values read) and " duration=NSns" for trace-around;
 // " injected" / " redirected" for the actions that replaced the call.
@@ -83,6 +70,19 @@ void put_hex(std::uint64_t v, std::string& out) {
 }
 
 } // namespace
+
+const char* hook_action_name(std::uint32_t action) {
+    switch (action) {
+    case FHOOK_HOOK_RETURN:
+        return "return";
+    case FHOOK_HOOK_REDIRECT:
+        return "redirect";
+    case FHOOK_HOOK_AROUND:
+        return "around";
+    default:
+        return "unknown";
+    }
+}
 
 void NameCache::append(std::uint64_t addr, std::string& out) {
     Slot& s = slots_[(addr ^ (addr >> 12) ^ (addr >> 24)) & (kSlots - 1)];
@@ -345,6 +345,9 @@ TextFormatter::~TextFormatter() = default;
 std::unique_ptr<Formatter> make_formatter(OutputFormat format, const Ksyms& ksyms) {
     if (format == OutputFormat::Json) {
         return std::make_unique<JsonFormatter>(ksyms);
+    }
+    if (format == OutputFormat::Chrome) {
+        return std::make_unique<ChromeFormatter>(ksyms);
     }
     return std::make_unique<TextFormatter>(ksyms);
 }

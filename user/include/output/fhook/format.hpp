@@ -55,8 +55,12 @@ private:
 std::array<char, 5> context_chars(std::uint8_t flags, std::uint8_t preempt);
 
 // How events, tables and documents are written: the kernel's text formats,
-// or JSON (NDJSON for events).
-enum class OutputFormat { Text, Json };
+// JSON (NDJSON for events), or for events the Chrome trace event format
+// (Perfetto, chrome://tracing).
+enum class OutputFormat { Text, Json, Chrome };
+
+// "return", "redirect", "around" (enum fhook_hook_action).
+const char* hook_action_name(std::uint32_t action);
 
 // The frames of uprobe events' user stacks: "function+0xoff (binary)"
 // through libdw while the process lives, else through the probed binary
@@ -75,6 +79,10 @@ private:
 class Formatter {
 public:
     virtual ~Formatter() = default;
+    // What comes before the first event and after the last (a document's
+    // opening and closing); nothing for line formats.
+    virtual void begin(std::string& /*out*/) {}
+    virtual void end(std::string& /*out*/) {}
     // Appends the rendering of `event` to `out`.
     virtual void format(const Event& event, std::string& out) = 0;
     // The kprobe definitions by probe id, for kprobe records (may be null:
@@ -152,6 +160,32 @@ private:
 
     NameCache names_;
     UserFrames user_frames_;
+    std::string name_; // scratch
+};
+
+// Chrome trace event JSON (the JSON object format), streamed: one track
+// per thread, grouped by process, named by metadata events the first time
+// a task is seen; a hook's trace-around call is a complete event ("X",
+// ts/dur in µs), every other event an instant one ("i") with its fields and
+// CPU in args; lost records are instant events on a per-CPU track of a
+// process of their own ("lost events", pid kLostPid).  Memory grows with
+// the number of tasks only.
+class ChromeFormatter final : public Formatter {
+public:
+    static constexpr std::uint32_t kLostPid = 0x7fffffff;
+    explicit ChromeFormatter(const Ksyms& ksyms) : names_(ksyms) {}
+    void begin(std::string& out) override;
+    void end(std::string& out) override;
+    void format(const Event& event, std::string& out) override;
+
+private:
+    void open_event(std::string& out);
+    void name_tasks(const Event& event, std::string& out);
+    void append_name(const Event& event, std::string& out);
+
+    NameCache names_;
+    bool first_ = true;
+    std::set<std::uint32_t> processes_, threads_, lost_cpus_;
     std::string name_; // scratch
 };
 

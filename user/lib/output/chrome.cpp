@@ -1,0 +1,174 @@
+// Chrome trace event JSON (google/perfetto docs, "Trace Event Format"):
+// {"traceEvents":[...]} with complete ("X"), instant ("i") and metadata
+// ("M") events, timestamps in microseconds.
+#include <charconv>
+
+#include <fhook/fields.hpp>
+#include <fhook/format.hpp>
+#include <fhook/probe.hpp>
+
+namespace fhook {
+
+namespace {
+
+void put_u64(std::uint64_t v, std::string& out) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof(buf), v);
+    out.append(buf, r.ptr);
+}
+
+// Nanoseconds as microseconds with three decimals ("1234.567").
+void put_us(std::uint64_t ns, std::string& out) {
+    put_u64(ns / 1000, out);
+    const auto frac = static_cast<unsigned>(ns % 1000);
+    out.push_back('.');
+    out.push_back(static_cast<char>('0' + frac / 100));
+    out.push_back(static_cast<char>('0' + frac / 10 % 10));
+    out.push_back(static_cast<char>('0' + frac % 10));
+}
+
+// A metadata event naming a process or a thread.
+void put_meta(const char* what, std::uint32_t pid, std::uint32_t tid, std::string_view name,
+              std::string& out) {
+    out.append("{\"ph\":\"M\",\"name\":\"");
+    out.append(what);
+    out.append("\",\"pid\":");
+    put_u64(pid, out);
+    out.append(",\"tid\":");
+    put_u64(tid, out);
+    out.append(",\"args\":{\"name\":");
+    append_json_string(name, out);
+    out.append("}}");
+}
+
+} // namespace
+
+void ChromeFormatter::begin(std::string& out) {
+    out.append("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+}
+
+void ChromeFormatter::end(std::string& out) {
+    out.append("\n]}\n");
+}
+
+void ChromeFormatter::open_event(std::string& out) {
+    out.append(first_ ? "\n" : ",\n");
+    first_ = false;
+}
+
+void ChromeFormatter::name_tasks(const Event& ev, std::string& out) {
+    const std::string_view comm = ev.pid == 0 ? std::string_view("<idle>") : ev.comm;
+    if (processes_.insert(ev.tgid).second) {
+        open_event(out);
+        put_meta("process_name", ev.tgid, ev.tgid, comm, out);
+    }
+    if (threads_.insert(ev.pid).second) {
+        open_event(out);
+        put_meta("thread_name", ev.tgid, ev.pid, comm, out);
+    }
+}
+
+// The event's name: the function, or the probe's group/event.
+void ChromeFormatter::append_name(const Event& ev, std::string& out) {
+    name_.clear();
+    const KprobeDef* def = probes_ ? probes_->find(ev.probe_id) : nullptr;
+    if (is_probe_event(ev.type) && def && ev.type != EventType::Hook) {
+        name_ = def->group + "/" + def->event;
+    } else {
+        names_.append(ev.ip, name_);
+    }
+    append_json_string(name_, out);
+}
+
+void ChromeFormatter::format(const Event& ev, std::string& out) {
+    if (ev.type == EventType::Lost) {
+        if (ev.lost == 0) {
+            return;
+        }
+        if (lost_cpus_.empty()) {
+            open_event(out);
+            put_meta("process_name", kLostPid, 0, "lost events", out);
+        }
+        if (lost_cpus_.insert(ev.cpu).second) {
+            open_event(out);
+            put_meta("thread_name", kLostPid, ev.cpu, "CPU " + std::to_string(ev.cpu), out);
+        }
+        open_event(out);
+        out.append("{\"ph\":\"i\",\"s\":\"t\",\"name\":\"lost ");
+        put_u64(ev.lost, out);
+        out.append(" events\",\"cat\":\"lost\",\"ts\":");
+        put_us(ev.ts, out);
+        out.append(",\"pid\":");
+        put_u64(kLostPid, out);
+        out.append(",\"tid\":");
+        put_u64(ev.cpu, out);
+        out.append(",\"args\":{\"cpu\":");
+        put_u64(ev.cpu, out);
+        out.append(",\"lost\":");
+        put_u64(ev.lost, out);
+        out.append("}}");
+        return;
+    }
+    name_tasks(ev, out);
+    open_event(out);
+    const bool complete = ev.type == EventType::Hook && ev.action == FHOOK_HOOK_AROUND;
+    out.append(complete ? "{\"ph\":\"X\",\"name\":" : "{\"ph\":\"i\",\"s\":\"t\",\"name\":");
+    append_name(ev, out);
+    out.append(",\"cat\":\"");
+    switch (ev.type) {
+    case EventType::Function:
+        out.append("function");
+        break;
+    case EventType::Tracepoint:
+        out.append("tracepoint");
+        break;
+    case EventType::Hook:
+        out.append("hook");
+        break;
+    default:
+        out.append("probe");
+        break;
+    }
+    out.append("\",\"ts\":");
+    // a trace-around record is written at the return: it began dur earlier
+    put_us(complete ? ev.ts - std::min(ev.ts, ev.duration) : ev.ts, out);
+    if (complete) {
+        out.append(",\"dur\":");
+        put_us(ev.duration, out);
+    }
+    out.append(",\"pid\":");
+    put_u64(ev.tgid, out);
+    out.append(",\"tid\":");
+    put_u64(ev.pid, out);
+    out.append(",\"args\":{\"cpu\":");
+    put_u64(ev.cpu, out);
+    if (ev.type == EventType::Function) {
+        out.append(",\"parent\":");
+        name_.clear();
+        names_.append(ev.parent_ip, name_);
+        append_json_string(name_, out);
+    }
+    if (ev.type == EventType::Hook) {
+        out.append(",\"action\":\"");
+        out.append(hook_action_name(ev.action));
+        out.append("\",\"ret\":");
+        const auto ret = static_cast<std::int64_t>(ev.retval);
+        if (ret < 0) {
+            out.push_back('-');
+        }
+        put_u64(ret < 0 ? 0 - static_cast<std::uint64_t>(ret) : static_cast<std::uint64_t>(ret),
+                out);
+    }
+    const KprobeDef* def = probes_ ? probes_->find(ev.probe_id) : nullptr;
+    if (def && is_probe_event(ev.type)) {
+        const std::size_t before = out.size();
+        out.push_back(',');
+        append_probe_fields_json(*def, ev, names_, out);
+        if (out.size() == before + 1) {
+            out.pop_back(); // no field
+        }
+    }
+    out.append("}}");
+}
+
+} // namespace fhook
