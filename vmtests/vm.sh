@@ -110,25 +110,61 @@ done
 [ ${#command[@]} -gt 0 ] && printf '%s\n' "${command[*]}" > "$stage/fhook/vm.cmd"
 pack_initramfs "$stage" "$work/initrd.img"
 
-# TCG unless asked for KVM (FHOOK_VM_ACCEL=kvm): a /dev/kvm that opens
-# can still fail at the first instruction it cannot emulate (nested
-# virtualisation), and QEMU then stops the guest instead of exiting
-accel_text=${accel%%,*}
-accel_text=${accel_text^^}
-echo "fhook vm: booting $rel ($accel_text, $smp vCPUs, $mem MiB)" >&2
+# boot ACCEL: run the guest under ACCEL ("kvm", or the suite's TCG),
+# console on the first serial port (a log), the command's terminal on the
+# second; qrc is QEMU's status.  Under KVM a watcher stops QEMU when it
+# reports an internal error (nested virtualisation that cannot emulate an
+# instruction makes QEMU pause the guest, not exit): kvm_failed.
+boot() {
+	local a=$1 text=${1%%,*} watcher=""
+	echo "fhook vm: booting $rel (${text^^}, $smp vCPUs, $mem MiB)" >&2
+	accel=$a qemu_base "$rel" "$vmlinuz" "$work/initrd.img" "$smp" "$mem"
+	: > "$work/console.log"
+	: > "$work/qemu.err"
+	rm -f "$work/qemu.pid" "$work/kvm_failed"
+	qargs=("${qemu_cmd[@]}" -display none -monitor none -pidfile "$work/qemu.pid"
+		-serial "file:$work/console.log" -chardev stdio,id=cmd,signal=off -serial chardev:cmd
+		-append "$qemu_append loglevel=5 ${FHOOK_VM_APPEND:-}")
+	if [ "$text" = kvm ]; then
+		(
+			while sleep 0.5; do
+				[ -f "$work/qemu.pid" ] || continue
+				kill -0 "$(cat "$work/qemu.pid")" 2> /dev/null || break
+				if grep -q 'KVM internal error\|emulation failure' "$work/qemu.err"; then
+					: > "$work/kvm_failed"
+					kill "$(cat "$work/qemu.pid")"
+					break
+				fi
+			done
+		) &
+		watcher=$!
+	fi
+	set +e
+	if [ "$vm_timeout" != 0 ]; then
+		timeout --foreground --kill-after=10 "$vm_timeout" "${qargs[@]}" 2> "$work/qemu.err"
+	else
+		"${qargs[@]}" 2> "$work/qemu.err"
+	fi
+	qrc=$?
+	set -e
+	if [ -n "$watcher" ]; then
+		kill "$watcher" 2> /dev/null || true
+		wait "$watcher" 2> /dev/null || true
+	fi
+	return 0
+}
 
-qemu_base "$rel" "$vmlinuz" "$work/initrd.img" "$smp" "$mem"
-qargs=("${qemu_cmd[@]}" -display none -monitor none
-	-serial "file:$work/console.log" -chardev stdio,id=cmd,signal=off -serial chardev:cmd
-	-append "$qemu_append loglevel=5 ${FHOOK_VM_APPEND:-}")
-set +e
-if [ "$vm_timeout" != 0 ]; then
-	timeout --foreground --kill-after=10 "$vm_timeout" "${qargs[@]}"
+# KVM when /dev/kvm is there and works (FHOOK_VM_ACCEL chooses), else TCG
+if [ -z "${FHOOK_VM_ACCEL:-}" ] && [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+	boot kvm
+	if [ -e "$work/kvm_failed" ] || grep -q 'failed to initialize kvm\|Could not access KVM' "$work/qemu.err"; then
+		echo "fhook vm: KVM does not work here ($(grep -m1 -o 'KVM internal error[^.]*\|failed to initialize kvm[^.]*\|Could not access KVM[^.]*' "$work/qemu.err")): TCG" >&2
+		boot "$accel"
+	fi
 else
-	"${qargs[@]}"
+	boot "$accel"
 fi
-qrc=$?
-set -e
+[ -s "$work/qemu.err" ] && [ "$qrc" != 0 ] && head -n 5 "$work/qemu.err" >&2
 [ -n "$keep_log" ] && cp "$work/console.log" "$keep_log"
 
 log=$work/console.log
