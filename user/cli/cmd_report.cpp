@@ -15,8 +15,10 @@
 #include <fhook/recfile.hpp>
 #include <fhook/recorded_probes.hpp>
 #include <fhook/summary.hpp>
+#include <fhook/tracedat.hpp>
 
 #include "commands.hpp"
+#include "trace_options.hpp"
 
 namespace fhook::cli {
 
@@ -30,7 +32,9 @@ constexpr const char* kReportUsage =
     "--since/--until take timestamps in seconds as printed (CLOCK_MONOTONIC).\n"
     "--filter takes the filter language of trace (the fields of each probe and\n"
     "the task's common_pid, tgid, comm, cpu); --stat prints how many events each\n"
-    "probe, CPU and task has instead of the events.\n";
+    "probe, CPU and task has instead of the events.  --to trace.dat writes the\n"
+    "(filtered) events as a trace-cmd trace.dat instead, for trace-cmd report and\n"
+    "KernelShark, to -o OUT or to standard output.\n";
 
 // A file from before record files kept format files: said once per probe.
 void warn_local_format(const std::string& probe) {
@@ -44,6 +48,8 @@ struct ReportOptions {
     OutputFormat format = OutputFormat::Text;
     bool quiet = false;
     bool stat = false;
+    bool trace_dat = false; // --to trace.dat
+    std::string out;        // -o
     EventFilterSpec filter;
 };
 
@@ -64,6 +70,10 @@ std::optional<ReportOptions> parse_report_options(const Args& args) {
         "filter", po::value<std::string>()->value_name("EXPR"),
         "only events where EXPR holds (the filter language of trace)")(
         "stat", "print the events per probe, CPU and task instead of the events")(
+        "to", po::value<std::string>()->value_name("FORMAT"),
+        "write the events as a file of FORMAT instead: trace.dat (trace-cmd)")(
+        "output,o", po::value<std::string>()->value_name("OUT"),
+        "with --to: the file to write (default: standard output)")(
         "quiet,q", "no summary on stderr")("help,h", "show this help");
     po::options_description hidden;
     hidden.add_options()("file", po::value<std::vector<std::string>>());
@@ -126,7 +136,56 @@ std::optional<ReportOptions> parse_report_options(const Args& args) {
     }
     opt.stat = vm.count("stat") != 0;
     opt.quiet = vm.count("quiet") != 0;
+    if (vm.count("to")) {
+        if (vm["to"].as<std::string>() != "trace.dat") {
+            throw_invalid("unknown --to '" + vm["to"].as<std::string>() +
+                          "': the format fhook writes is trace.dat");
+        }
+        if (opt.stat || vm.count("format")) {
+            throw_invalid("--to trace.dat writes a file: it takes neither --stat nor --format");
+        }
+        opt.trace_dat = true;
+    }
+    if (vm.count("output")) {
+        if (!opt.trace_dat) {
+            throw_invalid("-o OUT goes with --to trace.dat (the text goes to standard output)");
+        }
+        opt.out = vm["output"].as<std::string>();
+    }
     return opt;
+}
+
+// --to trace.dat: the events that pass the filter, to -o OUT or stdout.
+int write_trace_dat(const ReportOptions& opt, const RecordFile& file, const ProbeTable& probes,
+                    const EventFilter& filter) {
+    UniqueFd out;
+    int fd = STDOUT_FILENO;
+    if (!opt.out.empty()) {
+        out = open_output(opt.out);
+        fd = out.get();
+    } else if (::isatty(STDOUT_FILENO)) {
+        throw_invalid(
+            "--to trace.dat writes binary data: give -o OUT, or redirect standard output");
+    }
+    std::vector<TraceDatWriter::Probe> list;
+    for (const auto& p : file.probes()) {
+        list.push_back({p.id, probes.find(p.id)});
+    }
+    TraceDatWriter writer(std::string(file.ksyms_text()), std::move(list));
+    std::uint64_t n = 0;
+    file.for_each_record([&](const fhook_rec* rec) {
+        std::optional<Event> ev = decode(rec);
+        if (ev && filter.passes(*ev)) {
+            writer.add(*ev);
+            n += ev->type != EventType::Lost;
+        }
+    });
+    writer.finish(fd);
+    if (!opt.quiet) {
+        print_stderr("fhook: " + std::to_string(n) + " events written to " +
+                     (opt.out.empty() ? "standard output" : opt.out) + " (trace.dat)\n");
+    }
+    return 0;
 }
 
 } // namespace
@@ -153,6 +212,9 @@ int cmd_report(const Args& args) {
     }
     const EventFilter filter(opt.filter, probe_table, ids);
 
+    if (opt.trace_dat) {
+        return write_trace_dat(opt, file, probe_table, filter);
+    }
     OutputWriter out(STDOUT_FILENO);
     if (!opt.stat) {
         formatter->begin(out.buffer());

@@ -106,7 +106,10 @@ std::string probe_data(const KprobeDef& def, const std::vector<std::uint64_t>& v
     return data;
 }
 
-int write(const char* path) {
+// `lost_mid`: one more event on CPU 0 after its lost records, so that a
+// reader sees the gap before it, and one half a second after the others
+// (the trace.dat test).
+int write(const char* path, bool lost_mid) {
     UniqueFd fd(::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
     if (!fd) {
         std::perror(path);
@@ -163,6 +166,12 @@ int write(const char* path) {
     lost.hdr.probe_id = 0;
     lost.lost = 1234;
     w.add(&lost.hdr);
+    if (lost_mid) {
+        w.add(Rec(FHOOK_REC_FUNC, 1, 2431449500, 0, 95, "sh")
+                  .u64(0xffffffff812a0000)
+                  .u64(0xffffffff812a0400)
+                  .finish());
+    }
     unsigned char entry[24] = {};
     const std::int32_t answer = 42;
     std::memcpy(entry + 8, &answer, sizeof(answer));
@@ -178,6 +187,12 @@ int write(const char* path) {
               .u64(0x1234)
               .flags(FHOOK_CTX_HARDIRQ | FHOOK_CTX_IRQS_OFF)
               .finish());
+    if (lost_mid) { // half a second later: beyond a page event's 27-bit time delta
+        w.add(Rec(FHOOK_REC_FUNC, 1, 2931451000, 1, 94, "cat")
+                  .u64(0xffffffff812b0000)
+                  .u64(0xffffffff812a0400)
+                  .finish());
+    }
 
     Stats st;
     st.per_cpu = {CpuStats{10, 8, 2, 0}, CpuStats{5, 5, 0, 1}};
@@ -193,12 +208,13 @@ int write(const char* path) {
 } // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 2) {
-        std::fprintf(stderr, "usage: make_recfile FILE\n");
+    const bool lost_mid = argc == 3 && std::string_view(argv[2]) == "lost-mid";
+    if (argc != 2 && !lost_mid) {
+        std::fprintf(stderr, "usage: make_recfile FILE [lost-mid]\n");
         return 2;
     }
     try {
-        return write(argv[1]);
+        return write(argv[1], lost_mid);
     } catch (const fhook::Error& e) {
         std::fprintf(stderr, "make_recfile: %s\n", e.what());
         return 1;

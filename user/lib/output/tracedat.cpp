@@ -1,0 +1,485 @@
+// trace.dat version 6 (see tracedat.hpp).  The ring-buffer page and event
+// header layouts are the kernel's (kernel/trace/ring_buffer.c), as the
+// header_page and header_event texts written here describe them.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <fhook/error.hpp>
+#include <fhook/tracedat.hpp>
+
+namespace fhook {
+
+namespace {
+
+constexpr std::uint16_t kFunctionId = 1;     // ftrace:function
+constexpr std::uint16_t kHookBase = 0xe000;  // fhook:hook_<probe id>
+constexpr std::uint16_t kProbeBase = 0xf000; // GROUP:EVENT of a definition
+constexpr std::size_t kPageHeader = 16;      // u64 timestamp, u64 commit
+constexpr std::size_t kPageData = TraceDatWriter::kPageSize - kPageHeader;
+constexpr std::uint32_t kMaxDelta = (1U << 27) - 1;
+constexpr std::uint32_t kTypeTimeExtend = 30;
+constexpr std::uint64_t kMissedEvents = 1ULL << 31; // the page's commit flags
+constexpr std::uint64_t kMissedStored = 1ULL << 30;
+
+constexpr const char* kHeaderPage = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+                                    "\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+                                    "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+                                    "\tfield: char data;\toffset:16;\tsize:4080;\tsigned:1;\n";
+
+constexpr const char* kHeaderEvent = "# compressed entry header\n"
+                                     "\ttype_len    :    5 bits\n"
+                                     "\ttime_delta  :   27 bits\n"
+                                     "\tarray       :   32 bits\n"
+                                     "\n"
+                                     "\tpadding     : type == 29\n"
+                                     "\ttime_extend : type == 30\n"
+                                     "\ttime_stamp : type == 31\n"
+                                     "\tdata max type_len  == 28\n";
+
+constexpr const char* kCommonFields =
+    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n";
+
+std::string function_format() {
+    return std::string("name: function\nID: 1\nformat:\n") + kCommonFields +
+           "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"
+           "\tfield:unsigned long parent_ip;\toffset:16;\tsize:8;\tsigned:0;\n\n"
+           "print fmt: \" %ps <-- %ps\", (void *)REC->ip, (void *)REC->parent_ip\n";
+}
+
+std::string hook_format(std::uint32_t id) {
+    return "name: hook_" + std::to_string(id) + "\nID: " + std::to_string(kHookBase + id) +
+           "\nformat:\n" + kCommonFields +
+           "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"
+           "\tfield:unsigned long ret_ip;\toffset:16;\tsize:8;\tsigned:0;\n"
+           "\tfield:s64 ret;\toffset:24;\tsize:8;\tsigned:1;\n"
+           "\tfield:u64 duration;\toffset:32;\tsize:8;\tsigned:0;\n"
+           "\tfield:u32 action;\toffset:40;\tsize:4;\tsigned:0;\n\n"
+           "print fmt: \"(%ps <- %ps) ret=%lld duration=%lluns action=%u\", (void *)REC->ip, "
+           "(void *)REC->ret_ip, REC->ret, REC->duration, REC->action\n";
+}
+
+// Bytes before a definition's fields in its events: the common fields,
+// then __probe_ip (entry probes) or __probe_func and __probe_ret_ip.
+std::size_t probe_prefix(const KprobeDef& def) {
+    return 8 + (def.is_return ? 16 : 8);
+}
+
+// The C type, size and printf conversion of a field.
+struct FieldDecl {
+    std::string type;
+    std::size_t size = 0;
+    bool is_signed = false;
+    std::string conv; // "" = not printed (arrays)
+};
+
+FieldDecl declare(const FetchType& t) {
+    FieldDecl d;
+    const std::string bits = std::to_string(t.size * 8);
+    switch (t.kind) {
+    case FetchType::Kind::Signed:
+        d.type = "s" + bits;
+        d.is_signed = true;
+        d.conv = t.size == 8 ? "%lld" : "%d";
+        break;
+    case FetchType::Kind::Hex:
+    case FetchType::Kind::Bitfield:
+        d.type = "u" + bits;
+        d.conv = t.size == 8 ? "0x%llx" : "0x%x";
+        break;
+    case FetchType::Kind::Char:
+        d.type = "u8";
+        d.conv = "%c";
+        break;
+    case FetchType::Kind::Symbol:
+        d.type = "u64";
+        d.conv = "%pS";
+        break;
+    case FetchType::Kind::String:
+    case FetchType::Kind::UString:
+        d.type = "__data_loc char[]";
+        d.size = 4;
+        d.conv = "\\\"%s\\\"";
+        return d;
+    default:
+        d.type = "u" + bits;
+        d.conv = t.size == 8 ? "%llu" : "%u";
+        break;
+    }
+    d.size = t.size;
+    if (t.count) {
+        d.type += "[" + std::to_string(t.count) + "]";
+        d.size *= t.count;
+        d.conv.clear();
+    }
+    return d;
+}
+
+void put(std::string& out, const void* p, std::size_t n) {
+    out.append(static_cast<const char*>(p), n);
+}
+
+template <typename T>
+void put_int(std::string& out, T v) {
+    put(out, &v, sizeof(v));
+}
+
+template <typename T>
+void put_int(std::vector<std::uint8_t>& out, T v) {
+    const auto* p = reinterpret_cast<const std::uint8_t*>(&v);
+    out.insert(out.end(), p, p + sizeof(v));
+}
+
+void write_all(int fd, const void* data, std::size_t n) {
+    const auto* p = static_cast<const std::uint8_t*>(data);
+    while (n > 0) {
+        const ssize_t w = ::write(fd, p, n);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            throw_runtime("writing the trace.dat file: " + errno_text(errno), errno);
+        }
+        p += w;
+        n -= static_cast<std::size_t>(w);
+    }
+}
+
+// ftrace's common_flags (enum trace_flag_type) from fhook's context bits.
+std::uint8_t trace_flags(std::uint8_t ctx) {
+    std::uint8_t f = 0;
+    f |= (ctx & FHOOK_CTX_IRQS_OFF) ? 0x01 : 0;
+    f |= (ctx & FHOOK_CTX_NEED_RESCHED) ? 0x04 : 0;
+    f |= (ctx & FHOOK_CTX_HARDIRQ) ? 0x08 : 0;
+    f |= (ctx & FHOOK_CTX_SOFTIRQ) ? 0x10 : 0;
+    f |= (ctx & FHOOK_CTX_PREEMPT_RESCHED) ? 0x20 : 0;
+    f |= (ctx & FHOOK_CTX_NMI) ? 0x40 : 0;
+    f |= (ctx & FHOOK_CTX_BH_OFF) ? 0x80 : 0;
+    return f;
+}
+
+} // namespace
+
+// One CPU's ring-buffer pages, filled in memory one at a time and written
+// to a temporary file.
+struct TraceDatWriter::Cpu {
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> file{nullptr, std::fclose};
+    std::vector<std::uint8_t> page = std::vector<std::uint8_t>(kPageSize);
+    std::size_t used = 0; // bytes of events in the page
+    bool open = false;
+    std::uint64_t last_ts = 0;
+    std::uint64_t missed = 0; // lost before the next page's first event
+    std::uint64_t pages = 0;
+
+    void flush() {
+        if (!open) {
+            return;
+        }
+        std::uint64_t commit = used;
+        if (missed) {
+            commit |= kMissedEvents;
+            if (used + 8 <= kPageData) {
+                commit |= kMissedStored;
+                std::memcpy(page.data() + kPageHeader + used, &missed, 8);
+            }
+            missed = 0;
+        }
+        std::memcpy(page.data() + 8, &commit, 8);
+        if (std::fwrite(page.data(), 1, page.size(), file.get()) != page.size()) {
+            throw_runtime("writing a temporary file for trace.dat: " + errno_text(errno), errno);
+        }
+        pages++;
+        open = false;
+    }
+
+    void start(std::uint64_t ts) {
+        std::fill(page.begin(), page.end(), 0);
+        std::memcpy(page.data(), &ts, 8);
+        used = 0;
+        last_ts = ts;
+        open = true;
+    }
+
+    void append_word(std::uint32_t w) {
+        std::memcpy(page.data() + kPageHeader + used, &w, 4);
+        used += 4;
+    }
+
+    // One event of `data` (padded to 4 bytes) at `ts`.
+    void add(std::uint64_t ts, const std::vector<std::uint8_t>& data) {
+        const std::size_t len = (data.size() + 3) & ~std::size_t{3};
+        const bool small = len <= 28 * 4 && len > 0;
+        const std::size_t need = 4 + (small ? 0 : 4) + len + 8; // + a time extend
+        if (need + 8 > kPageData) {
+            throw_runtime("an event of " + std::to_string(data.size()) +
+                          " bytes does not fit a trace.dat page");
+        }
+        if (!open || used + need + (missed ? 8 : 0) > kPageData) {
+            flush();
+            start(ts);
+        }
+        std::uint64_t delta = ts > last_ts ? ts - last_ts : 0;
+        last_ts = std::max(last_ts, ts);
+        if (delta > kMaxDelta) {
+            append_word(kTypeTimeExtend | static_cast<std::uint32_t>(delta & kMaxDelta) << 5);
+            append_word(static_cast<std::uint32_t>(delta >> 27));
+            delta = 0;
+        }
+        if (small) {
+            append_word(static_cast<std::uint32_t>(len / 4) | static_cast<std::uint32_t>(delta)
+                                                                  << 5);
+        } else {
+            append_word(static_cast<std::uint32_t>(delta) << 5);
+            append_word(static_cast<std::uint32_t>(len + 4));
+        }
+        std::memcpy(page.data() + kPageHeader + used, data.data(), data.size());
+        used += len;
+    }
+};
+
+TraceDatWriter::TraceDatWriter(std::string kallsyms, std::vector<Probe> probes)
+    : kallsyms_(std::move(kallsyms)), probes_(std::move(probes)) {}
+
+TraceDatWriter::~TraceDatWriter() = default;
+
+TraceDatWriter::Cpu& TraceDatWriter::cpu(std::uint16_t n) {
+    while (cpus_.size() <= n) {
+        auto c = std::make_unique<Cpu>();
+        c->file.reset(std::tmpfile());
+        if (!c->file) {
+            throw_runtime("cannot create a temporary file for trace.dat: " + errno_text(errno),
+                          errno);
+        }
+        cpus_.push_back(std::move(c));
+    }
+    return *cpus_[n];
+}
+
+std::string TraceDatWriter::probe_format(const KprobeDef& def, std::uint32_t id) {
+    std::string fields, print, args;
+    std::size_t off = probe_prefix(def);
+    if (def.is_return) {
+        fields += "\tfield:unsigned long __probe_func;\toffset:8;\tsize:8;\tsigned:0;\n"
+                  "\tfield:unsigned long __probe_ret_ip;\toffset:16;\tsize:8;\tsigned:0;\n";
+        print = "(%pS <- %ps)";
+        args = ", (void *)REC->__probe_ret_ip, (void *)REC->__probe_func";
+    } else {
+        fields += "\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n";
+        print = "(%pS)";
+        args = ", (void *)REC->__probe_ip";
+    }
+    for (const ProbeField& f : def.fields) {
+        const FieldDecl d = declare(f.type);
+        fields +=
+            "\tfield:" + d.type + " " + f.name + ";\toffset:" + std::to_string(off + f.offset) +
+            ";\tsize:" + std::to_string(d.size) + ";\tsigned:" + (d.is_signed ? "1" : "0") + ";\n";
+        if (d.conv.empty()) {
+            continue;
+        }
+        print += " " + f.name + "=" + d.conv;
+        args += f.type.is_string() ? ", __get_str(" + f.name + ")" : ", REC->" + f.name;
+    }
+    return "name: " + def.event + "\nID: " + std::to_string(kProbeBase + id) + "\nformat:\n" +
+           kCommonFields + fields + "\nprint fmt: \"" + print + "\"" + args + "\n";
+}
+
+const KprobeDef* TraceDatWriter::find(std::uint32_t id) const {
+    for (const auto& p : probes_) {
+        if (p.id == id) {
+            return p.def;
+        }
+    }
+    return nullptr;
+}
+
+std::uint16_t TraceDatWriter::type_of(const Event& ev) const {
+    if (ev.type == EventType::Function) {
+        return kFunctionId;
+    }
+    if (ev.type == EventType::Hook) {
+        return static_cast<std::uint16_t>(kHookBase + ev.probe_id);
+    }
+    return static_cast<std::uint16_t>(kProbeBase + ev.probe_id);
+}
+
+void TraceDatWriter::payload(const Event& ev, std::vector<std::uint8_t>& out) {
+    out.clear();
+    if (ev.type == EventType::Tracepoint) { // the kernel's own record
+        out = ev.data;
+        const KprobeDef* def = find(ev.probe_id);
+        if (def && out.size() >= 8) { // its type as its recorded format says
+            const auto id = static_cast<std::uint16_t>(def->tp_id);
+            const auto pid = static_cast<std::int32_t>(ev.pid);
+            std::memcpy(out.data(), &id, 2);
+            std::memcpy(out.data() + 4, &pid, 4);
+        }
+        return;
+    }
+    put_int<std::uint16_t>(out, type_of(ev));
+    out.push_back(trace_flags(ev.flags));
+    out.push_back(ev.preempt);
+    put_int<std::int32_t>(out, static_cast<std::int32_t>(ev.pid));
+    switch (ev.type) {
+    case EventType::Function:
+        put_int<std::uint64_t>(out, ev.ip);
+        put_int<std::uint64_t>(out, ev.parent_ip);
+        return;
+    case EventType::Hook:
+        put_int<std::uint64_t>(out, ev.ip);
+        put_int<std::uint64_t>(out, ev.ret_ip);
+        put_int<std::uint64_t>(out, ev.retval);
+        put_int<std::uint64_t>(out, ev.duration);
+        put_int<std::uint32_t>(out, ev.action);
+        return;
+    default:
+        break;
+    }
+    const KprobeDef* def = find(ev.probe_id);
+    if (ev.type == EventType::Kretprobe || ev.type == EventType::Uretprobe) {
+        put_int<std::uint64_t>(out, ev.ip);
+        put_int<std::uint64_t>(out, ev.ret_ip);
+    } else {
+        put_int<std::uint64_t>(out, ev.ip);
+    }
+    const std::size_t base = out.size();
+    out.insert(out.end(), ev.data.begin(), ev.data.end());
+    if (!def) {
+        return;
+    }
+    // strings: each data_loc rebuilt to point at the string appended to
+    // the event ("(fault)" for one that faulted), offsets from its start
+    std::vector<std::uint8_t> strings;
+    for (const ProbeField& f : def->fields) {
+        if (!f.type.is_string() || f.offset + 4u > ev.data.size()) {
+            continue;
+        }
+        std::uint32_t loc = 0;
+        std::memcpy(&loc, ev.data.data() + f.offset, 4);
+        const std::size_t len = FHOOK_LOC_LEN(loc), off = FHOOK_LOC_OFF(loc);
+        const bool fault = (f.store < 64 && (ev.faults >> f.store & 1)) ||
+                           (len == 0 && !(loc & FHOOK_LOC_CUT)) || off + len > ev.data.size();
+        std::string text =
+            fault
+                ? "(fault)"
+                : std::string(reinterpret_cast<const char*>(ev.data.data() + off),
+                              ::strnlen(reinterpret_cast<const char*>(ev.data.data() + off), len));
+        const std::size_t at = out.size() + strings.size();
+        const std::uint32_t new_loc =
+            static_cast<std::uint32_t>(text.size() + 1) << 16 | static_cast<std::uint32_t>(at);
+        std::memcpy(out.data() + base + f.offset, &new_loc, 4);
+        strings.insert(strings.end(), text.begin(), text.end());
+        strings.push_back(0);
+    }
+    out.insert(out.end(), strings.begin(), strings.end());
+}
+
+void TraceDatWriter::add(const Event& ev) {
+    if (ev.type == EventType::Lost) {
+        Cpu& c = cpu(ev.cpu);
+        c.flush(); // the next page of this CPU says how many were missed
+        c.missed += ev.lost;
+        return;
+    }
+    if (ev.type == EventType::Hook) {
+        hooks_.insert(ev.probe_id);
+    }
+    if (comms_.find(ev.pid) == comms_.end()) {
+        comms_.emplace(ev.pid, ev.pid == 0 ? "<idle>" : ev.comm);
+    }
+    payload(ev, scratch_);
+    cpu(ev.cpu).add(ev.ts, scratch_);
+}
+
+void TraceDatWriter::finish(int fd) {
+    std::string h;
+    put(h, "\x17\x08\x44tracing6", 11);
+    h.push_back('\0');
+    h.push_back(0); // little endian
+    h.push_back(8); // long size
+    put_int<std::uint32_t>(h, kPageSize);
+    put(h, "header_page", 12);
+    put_int<std::uint64_t>(h, std::strlen(kHeaderPage));
+    h += kHeaderPage;
+    put(h, "header_event", 13);
+    put_int<std::uint64_t>(h, std::strlen(kHeaderEvent));
+    h += kHeaderEvent;
+
+    // ftrace's formats: the function event
+    const std::string fn = function_format();
+    put_int<std::uint32_t>(h, 1);
+    put_int<std::uint64_t>(h, fn.size());
+    h += fn;
+
+    // event systems: tracepoints as recorded, definitions and hooks as made here
+    std::map<std::string, std::vector<std::string>> systems;
+    for (const auto& p : probes_) {
+        if (!p.def || hooks_.count(p.id)) {
+            continue;
+        }
+        if (p.def->is_tracepoint) {
+            if (!p.def->tp_format.empty()) {
+                systems[p.def->group].push_back(p.def->tp_format);
+            }
+        } else {
+            systems[p.def->group].push_back(probe_format(*p.def, p.id));
+        }
+    }
+    for (std::uint32_t id : hooks_) {
+        systems["fhook"].push_back(hook_format(id));
+    }
+    put_int<std::uint32_t>(h, static_cast<std::uint32_t>(systems.size()));
+    for (const auto& [name, formats] : systems) {
+        h += name;
+        h.push_back('\0');
+        put_int<std::uint32_t>(h, static_cast<std::uint32_t>(formats.size()));
+        for (const auto& f : formats) {
+            put_int<std::uint64_t>(h, f.size());
+            h += f;
+        }
+    }
+    put_int<std::uint32_t>(h, static_cast<std::uint32_t>(kallsyms_.size()));
+    h += kallsyms_;
+    put_int<std::uint32_t>(h, 0); // printk formats
+    std::string cmdlines;
+    for (const auto& [pid, comm] : comms_) {
+        cmdlines += std::to_string(pid) + " " + comm + "\n";
+    }
+    put_int<std::uint64_t>(h, cmdlines.size());
+    h += cmdlines;
+
+    for (auto& c : cpus_) {
+        c->flush();
+        if (c->missed) { // lost at the end: an empty page carries the count
+            c->start(c->last_ts);
+            c->flush();
+        }
+    }
+    const auto nr = static_cast<std::uint32_t>(std::max<std::size_t>(cpus_.size(), 1));
+    put_int<std::uint32_t>(h, nr);
+    put(h, "flyrecord", 10);
+    // the CPUs' data, page-aligned after the offset table
+    std::uint64_t at = (h.size() + 16ULL * nr + kPageSize - 1) / kPageSize * kPageSize;
+    for (std::uint32_t i = 0; i < nr; i++) {
+        const std::uint64_t size = i < cpus_.size() ? cpus_[i]->pages * kPageSize : 0;
+        put_int<std::uint64_t>(h, at);
+        put_int<std::uint64_t>(h, size);
+        at += size;
+    }
+    h.resize((h.size() + kPageSize - 1) / kPageSize * kPageSize, '\0');
+    write_all(fd, h.data(), h.size());
+    std::vector<std::uint8_t> buf(64 * kPageSize);
+    for (auto& c : cpus_) {
+        std::rewind(c->file.get());
+        std::size_t n;
+        while ((n = std::fread(buf.data(), 1, buf.size(), c->file.get())) > 0) {
+            write_all(fd, buf.data(), n);
+        }
+    }
+}
+
+} // namespace fhook

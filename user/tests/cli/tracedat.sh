@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# fhook report --to trace.dat, read back by independent readers: a small
+# libtracecmd program (tracedat_reader) and trace-cmd report list the same
+# events (CPU, timestamp, pid, event name) as fhook report --format json,
+# the lost records where they were; the reader's full text (fields
+# included, as the file's formats print them) is kept in
+# golden/tracedat.reader.
+#   tracedat.sh FHOOK MAKE_RECFILE READER GOLDEN_DIR [--update]
+set -euo pipefail
+fhook=$1 make_recfile=$2 reader=$3 golden=$4 update=${5:-}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export FHOOK_TRACEFS=/nonexistent
+fail() { echo "tracedat: FAIL: $*" >&2; exit 1; }
+
+"$make_recfile" "$tmp/x.rec" lost-mid
+"$fhook" report -q --to trace.dat -o "$tmp/x.dat" "$tmp/x.rec"
+"$reader" "$tmp/x.dat" > "$tmp/reader.txt"
+
+# "CPU TS PID NAME" of every event, and "lost CPU N" of every gap
+"$fhook" report -q --format json "$tmp/x.rec" |
+	sed -n 's/^{"type":"\([a-z]*\)","ts":\([0-9]*\),"cpu":\([0-9]*\).*"pid":\([0-9]*\),.*"probe":[0-9]*\(,"event":"[^"]*\/\([^"]*\)"\)\{0,1\}.*/\3 \2 \4 \1 \6/p;
+	       s/^{"type":"lost","ts":[0-9]*,"cpu":\([0-9]*\),"lost":\([0-9]*\).*/lost \1 \2/p' |
+	awk '$1 == "lost" { print; next } { print $1, $2, $3, ($4 == "func" ? "function" : $5) }' > "$tmp/fhook.txt"
+sed -n 's/^CPU:\([0-9]*\) \[LOST \([0-9]*\) EVENTS\]$/lost \1 \2/p;
+	s/^\([0-9]*\) \([0-9]*\) .*-\([0-9]*\) \([a-z_0-9]*\): .*/\1 \2 \3 \4/p' "$tmp/reader.txt" > "$tmp/got.txt"
+# (the reader merges CPUs by time, fhook report keeps the file's order;
+# lost gaps are reported before the next event of their CPU)
+sort -k2,2n -k1,1n "$tmp/fhook.txt" | grep -v '^lost' > "$tmp/a"
+grep -v '^lost' "$tmp/got.txt" > "$tmp/b"
+diff -u "$tmp/a" "$tmp/b" || fail "libtracecmd's events differ from fhook report's"
+[ "$(grep '^lost' "$tmp/fhook.txt")" = "$(grep '^lost' "$tmp/got.txt")" ] ||
+	fail "lost gaps: fhook '$(grep '^lost' "$tmp/fhook.txt" | tr '\n' ' ')', libtracecmd '$(grep '^lost' "$tmp/got.txt" | tr '\n' ' ')'"
+[ "$(wc -l < "$tmp/a")" -ge 8 ] || fail "too few events compared"
+
+if command -v trace-cmd > /dev/null; then
+	trace-cmd report -i "$tmp/x.dat" > "$tmp/tc.txt" 2> "$tmp/tc.err" || fail "trace-cmd report: $(cat "$tmp/tc.err")"
+	[ "$(grep -c ': ' "$tmp/tc.txt")" = "$(wc -l < "$tmp/a")" ] ||
+		fail "trace-cmd report lists $(grep -c ': ' "$tmp/tc.txt") events, fhook report $(wc -l < "$tmp/a")"
+	grep -q 'EVENTS DROPPED\]' "$tmp/tc.txt" || fail "trace-cmd report shows no dropped events"
+fi
+
+if [ "$update" = --update ]; then
+	cp "$tmp/reader.txt" "$golden/tracedat.reader"
+else
+	diff -u "$golden/tracedat.reader" "$tmp/reader.txt" || fail "the reader's text differs from golden/tracedat.reader"
+fi
+echo "tracedat: $(wc -l < "$tmp/a") events and the lost gap read back by libtracecmd and trace-cmd"
