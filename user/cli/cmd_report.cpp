@@ -182,8 +182,12 @@ int write_trace_dat(const ReportOptions& opt, const RecordFile& file, const Prob
     });
     writer.finish(fd);
     if (!opt.quiet) {
-        print_stderr("fhook: " + std::to_string(n) + " events written to " +
+        print_stderr("fhook: " + std::to_string(n - writer.too_large()) + " events written to " +
                      (opt.out.empty() ? "standard output" : opt.out) + " (trace.dat)\n");
+    }
+    if (writer.too_large()) {
+        print_stderr("fhook: " + std::to_string(writer.too_large()) +
+                     " events left out: larger than a trace.dat page (4080 bytes)\n");
     }
     return 0;
 }

@@ -210,14 +210,14 @@ struct TraceDatWriter::Cpu {
         used += 4;
     }
 
-    // One event of `data` (padded to 4 bytes) at `ts`.
-    void add(std::uint64_t ts, const std::vector<std::uint8_t>& data) {
+    // One event of `data` (padded to 4 bytes) at `ts`; false if it cannot
+    // fit a page.
+    bool add(std::uint64_t ts, const std::vector<std::uint8_t>& data) {
         const std::size_t len = (data.size() + 3) & ~std::size_t{3};
         const bool small = len <= 28 * 4 && len > 0;
         const std::size_t need = 4 + (small ? 0 : 4) + len + 8; // + a time extend
         if (need + 8 > kPageData) {
-            throw_runtime("an event of " + std::to_string(data.size()) +
-                          " bytes does not fit a trace.dat page");
+            return false;
         }
         if (!open || used + need + (missed ? 8 : 0) > kPageData) {
             flush();
@@ -239,6 +239,7 @@ struct TraceDatWriter::Cpu {
         }
         std::memcpy(page.data() + kPageHeader + used, data.data(), data.size());
         used += len;
+        return true;
     }
 };
 
@@ -392,7 +393,9 @@ void TraceDatWriter::add(const Event& ev) {
         comms_.emplace(ev.pid, ev.pid == 0 ? "<idle>" : ev.comm);
     }
     payload(ev, scratch_);
-    cpu(ev.cpu).add(ev.ts, scratch_);
+    if (!cpu(ev.cpu).add(ev.ts, scratch_)) {
+        too_large_++;
+    }
 }
 
 void TraceDatWriter::finish(int fd) {

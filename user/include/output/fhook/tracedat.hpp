@@ -43,6 +43,8 @@ public:
     void add(const Event& event);
     // Writes the whole file to `fd`.
     void finish(int fd);
+    // Events left out: larger than a ring-buffer page can hold.
+    std::uint64_t too_large() const noexcept { return too_large_; }
 
     // The event format text fhook writes for a definition (for tests).
     static std::string probe_format(const KprobeDef& def, std::uint32_t id);
@@ -60,6 +62,7 @@ private:
     std::map<std::uint32_t, std::string> comms_; // pid -> task name
     std::set<std::uint32_t> hooks_;              // probe ids of hook events
     std::vector<std::uint8_t> scratch_;
+    std::uint64_t too_large_ = 0;
 };
 
 } // namespace fhook
