@@ -102,9 +102,15 @@ norm() {
 			sub(/^.* [0-9]+\.[0-9]+: /, "", t)
 			if (t ~ /^sched_process_exec: /)
 				seen = 1
-			# a task'"'"'s last switch (dead) may come after fhook stopped
-			if (t ~ /^sched_switch: .* prev_state=[XZ] /)
+			# a task'"'"'s last switch (dead), and what runs in it (the
+			# tlb_flush of switch_mm), come after its exit: the pid
+			# filter has let it go by then
+			if (dead[p])
 				next
+			if (t ~ /^sched_switch: .* prev_state=[XZ] /) {
+				dead[p] = 1
+				next
+			}
 			if (seen)
 				print t
 		}' "$1" | sort
