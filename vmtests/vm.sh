@@ -21,7 +21,6 @@ targets_file=${FHOOK_VM_TARGETS:-$top/build/kernels/targets}
 kmod_dir=$top/build/kmod
 cli="" kernel="" moddir="" smp=2 mem=1024 vm_timeout=0 modargs="" load=1 keep_log=""
 adds=() command=()
-mode=vm kernels=()
 
 die() { printf 'fhook vm: error: %s\n' "$*" >&2; exit 1; }
 
@@ -122,6 +121,7 @@ boot() {
 	: > "$work/console.log"
 	: > "$work/qemu.err"
 	rm -f "$work/qemu.pid" "$work/kvm_failed"
+	# shellcheck disable=SC2054 # (commas inside -chardev options)
 	qargs=("${qemu_cmd[@]}" -display none -monitor none -pidfile "$work/qemu.pid"
 		-serial "file:$work/console.log" -chardev stdio,id=cmd,signal=off -serial chardev:cmd
 		-append "$qemu_append loglevel=5 ${FHOOK_VM_APPEND:-}")

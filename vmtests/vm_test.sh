@@ -13,7 +13,7 @@ ok() { printf 'vm %-34s ok\n' "$1"; }
 bad() { printf 'vm %-34s FAIL %s\n' "$1" "$2"; failed=1; }
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-cd "$scratch"	# it works from any directory
+cd "$scratch" || exit 1	# it works from any directory
 
 "$fhook" vm --kernel "$kernel" --timeout 300 -- true > out 2> err
 rc=$?; [ $rc = 0 ] && ok "exit 0" || bad "exit 0" "status $rc: $(tail -n 3 err)"
