@@ -1,21 +1,19 @@
 // Chrome trace event JSON (google/perfetto docs, "Trace Event Format"):
 // {"traceEvents":[...]} with complete ("X"), instant ("i") and metadata
 // ("M") events, timestamps in microseconds.
-#include <charconv>
 
 #include <fhook/fields.hpp>
 #include <fhook/format.hpp>
 #include <fhook/probe.hpp>
 
+#include "numbers.hpp"
+
 namespace fhook {
 
 namespace {
 
-void put_u64(std::uint64_t v, std::string& out) {
-    char buf[24];
-    auto r = std::to_chars(buf, buf + sizeof(buf), v);
-    out.append(buf, r.ptr);
-}
+using numbers::put_i64;
+using numbers::put_u64;
 
 // Nanoseconds as microseconds with three decimals ("1234.567").
 void put_us(std::uint64_t ns, std::string& out) {
@@ -152,12 +150,7 @@ void ChromeFormatter::format(const Event& ev, std::string& out) {
         out.append(",\"action\":\"");
         out.append(hook_action_name(ev.action));
         out.append("\",\"ret\":");
-        const auto ret = static_cast<std::int64_t>(ev.retval);
-        if (ret < 0) {
-            out.push_back('-');
-        }
-        put_u64(ret < 0 ? 0 - static_cast<std::uint64_t>(ret) : static_cast<std::uint64_t>(ret),
-                out);
+        put_i64(static_cast<std::int64_t>(ev.retval), out);
     }
     const KprobeDef* def = probes_ ? probes_->find(ev.probe_id) : nullptr;
     if (def && is_probe_event(ev.type)) {

@@ -9,19 +9,17 @@
 #include <fhook/ksyms.hpp>
 #include <fhook/probe.hpp>
 
+#include "numbers.hpp"
+
 namespace fhook {
 
 namespace {
 
+using numbers::put_i64;
+using numbers::put_u64;
+
 char hex_digit(unsigned v) {
     return "0123456789abcdef"[v & 0xf];
-}
-
-// Appends v in decimal.
-void put_u64(std::uint64_t v, std::string& out) {
-    char buf[24];
-    auto r = std::to_chars(buf, buf + sizeof(buf), v);
-    out.append(buf, static_cast<std::size_t>(r.ptr - buf));
 }
 
 // Appends v in decimal, at least `width` digits, zero-padded.
@@ -33,13 +31,6 @@ void put_u64_zero(std::uint64_t v, int width, std::string& out) {
         out.append(static_cast<std::size_t>(width - n), '0');
     }
     out.append(buf, static_cast<std::size_t>(n));
-}
-
-// Appends "0x" and v in lower-case hexadecimal.
-void put_i64(std::int64_t v, std::string& out) {
-    char buf[24];
-    auto r = std::to_chars(buf, buf + sizeof(buf), v);
-    out.append(buf, r.ptr);
 }
 
 // A hook record's own fields after the definition's: " ret=VAL" (signed
