@@ -25,15 +25,21 @@ void put_us(std::uint64_t ns, std::string& out) {
     out.push_back(static_cast<char>('0' + frac % 10));
 }
 
+// ,"pid":P,"tid":T: the track of an event.
+void put_track(std::uint32_t pid, std::uint32_t tid, std::string& out) {
+    out.append(",\"pid\":");
+    put_u64(pid, out);
+    out.append(",\"tid\":");
+    put_u64(tid, out);
+}
+
 // A metadata event naming a process or a thread.
 void put_meta(const char* what, std::uint32_t pid, std::uint32_t tid, std::string_view name,
               std::string& out) {
     out.append("{\"ph\":\"M\",\"name\":\"");
     out.append(what);
-    out.append("\",\"pid\":");
-    put_u64(pid, out);
-    out.append(",\"tid\":");
-    put_u64(tid, out);
+    out.push_back('"');
+    put_track(pid, tid, out);
     out.append(",\"args\":{\"name\":");
     append_json_string(name, out);
     out.append("}}");
@@ -67,10 +73,9 @@ void ChromeFormatter::name_tasks(const Event& ev, std::string& out) {
 }
 
 // The event's name: the function, or the probe's group/event.
-void ChromeFormatter::append_name(const Event& ev, std::string& out) {
+void ChromeFormatter::append_name(const Event& ev, const KprobeDef* def, std::string& out) {
     name_.clear();
-    const KprobeDef* def = probes_ ? probes_->find(ev.probe_id) : nullptr;
-    if (is_probe_event(ev.type) && def && ev.type != EventType::Hook) {
+    if (def && ev.type != EventType::Hook) {
         name_ = def->group + "/" + def->event;
     } else {
         names_.append(ev.ip, name_);
@@ -96,10 +101,7 @@ void ChromeFormatter::format(const Event& ev, std::string& out) {
         put_u64(ev.lost, out);
         out.append(" events\",\"cat\":\"lost\",\"ts\":");
         put_us(ev.ts, out);
-        out.append(",\"pid\":");
-        put_u64(kLostPid, out);
-        out.append(",\"tid\":");
-        put_u64(ev.cpu, out);
+        put_track(kLostPid, ev.cpu, out);
         out.append(",\"args\":{\"cpu\":");
         put_u64(ev.cpu, out);
         out.append(",\"lost\":");
@@ -109,9 +111,11 @@ void ChromeFormatter::format(const Event& ev, std::string& out) {
     }
     name_tasks(ev, out);
     open_event(out);
+    const KprobeDef* def =
+        probes_ && is_probe_event(ev.type) ? probes_->find(ev.probe_id) : nullptr;
     const bool complete = ev.type == EventType::Hook && ev.action == FHOOK_HOOK_AROUND;
     out.append(complete ? "{\"ph\":\"X\",\"name\":" : "{\"ph\":\"i\",\"s\":\"t\",\"name\":");
-    append_name(ev, out);
+    append_name(ev, def, out);
     out.append(",\"cat\":\"");
     switch (ev.type) {
     case EventType::Function:
@@ -134,10 +138,7 @@ void ChromeFormatter::format(const Event& ev, std::string& out) {
         out.append(",\"dur\":");
         put_us(ev.duration, out);
     }
-    out.append(",\"pid\":");
-    put_u64(ev.tgid, out);
-    out.append(",\"tid\":");
-    put_u64(ev.pid, out);
+    put_track(ev.tgid, ev.pid, out);
     out.append(",\"args\":{\"cpu\":");
     put_u64(ev.cpu, out);
     if (ev.type == EventType::Function) {
@@ -152,8 +153,7 @@ void ChromeFormatter::format(const Event& ev, std::string& out) {
         out.append("\",\"ret\":");
         put_i64(static_cast<std::int64_t>(ev.retval), out);
     }
-    const KprobeDef* def = probes_ ? probes_->find(ev.probe_id) : nullptr;
-    if (def && is_probe_event(ev.type)) {
+    if (def) {
         const std::size_t before = out.size();
         out.push_back(',');
         append_probe_fields_json(*def, ev, names_, out);
