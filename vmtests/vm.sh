@@ -87,13 +87,10 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/fhook-vm.XXXXXX")
 trap 'cleanup_qemu; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 stage=$work/root
-kmod_dir=$(dirname "${moddir:-/nonexistent}")
-stage_base "$stage" "$(basename "${moddir:-none}")"
-if [ -n "$moddir" ] && [ -d "$moddir" ]; then
-	for m in "$moddir"/*.ko; do
-		[ -f "$m" ] && cp "$m" "$stage/fhook/"
-	done
-fi
+stage_base "$stage" "${moddir:-/nonexistent}/fhook.ko"
+for m in "${moddir:-/nonexistent}"/*.ko; do	# the other modules of DIR
+	[ -f "$m" ] && cp "$m" "$stage/fhook/"
+done
 install -m 755 "$here/guest/vm-init" "$stage/init"
 for spec in "${adds[@]}"; do
 	src=${spec%%:*}

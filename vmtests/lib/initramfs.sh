@@ -55,15 +55,15 @@ stage_peer() {
 	done
 }
 
-# stage_base STAGE REL: what every guest has: busybox, /etc/passwd and
-# group, fhook.ko for REL (if built) in /fhook, the fhook CLI as /bin/fhook
+# stage_base STAGE KO: what every guest has: busybox, /etc/passwd and
+# group, the fhook.ko at KO (if there) in /fhook, the CLI as /bin/fhook
 stage_base() {
-	local stage=$1 rel=$2
+	local stage=$1 ko=$2
 	rm -rf "$stage"
 	mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,dev,proc,sys,tmp,run,root,etc} \
 		"$stage"/fhook/{bin,mods}
 	cp "$busybox" "$stage/bin/busybox"
-	[ -f "$kmod_dir/$rel/fhook.ko" ] && cp "$kmod_dir/$rel/fhook.ko" "$stage/fhook/"
+	[ -f "$ko" ] && cp "$ko" "$stage/fhook/"
 	[ -x "$cli" ] && cp "$cli" "$stage/bin/fhook"
 	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' \
 		> "$stage/etc/passwd"
@@ -84,7 +84,7 @@ build_initramfs() {
 	local rel=$1 stage moddir modtest="" kind="" m
 	stage=$vm/$rel/root
 	moddir=${t_moddir[$rel]}
-	stage_base "$stage" "$rel"
+	stage_base "$stage" "$kmod_dir/$rel/fhook.ko"
 	mkdir -p "$stage/fhook/tests"
 	install -m 755 "$here/guest/init" "$stage/init"
 	cp "$here/guest/lib.sh" "$here/guest/runner.sh" "$here/guest/demo.sh" "$here/guest/bench.sh" "$here/guest/bench-hooks.sh" \
