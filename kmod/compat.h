@@ -11,6 +11,9 @@
 #include <linux/ftrace.h>
 #include <linux/mm.h>
 #include <linux/uprobes.h>
+#ifdef FHOOK_HAVE_ARCH_FTRACE_REGS
+#include <linux/ftrace_regs.h>
+#endif
 
 /* vm_flags became read-only with accessors in 6.3. */
 static inline void fhook_vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
@@ -104,6 +107,21 @@ static inline int fhook_direct_modify(struct ftrace_ops *ops, unsigned long addr
 	return modify_ftrace_direct(ops, addr);
 #else
 	return modify_ftrace_direct_multi(ops, addr);
+#endif
+}
+
+/*
+ * The registers an ftrace_ops callback without FTRACE_OPS_FL_SAVE_REGS
+ * gets (x86: the argument registers, %rax, %rbp, ip and sp, in a partial
+ * struct pt_regs): 6.12 reaches them through arch_ftrace_regs(), 6.1
+ * through the struct itself.  Only those members are valid.
+ */
+static __always_inline struct pt_regs *fhook_fregs_partial(struct ftrace_regs *fregs)
+{
+#ifdef FHOOK_HAVE_ARCH_FTRACE_REGS
+	return &arch_ftrace_regs(fregs)->regs;
+#else
+	return &fregs->regs;
 #endif
 }
 

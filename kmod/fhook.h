@@ -11,6 +11,7 @@
  *   probe_kprobe.c  kprobes and kretprobes, the handler shared with uprobes
  *   probe_uprobe.c  uprobes and uretprobes
  *   probe_tracepoint.c  tracepoints (trace events through perf kernel counters)
+ *   probe_graph.c  call graphs: every call under a function, entry and return
  *   probe_direct.c  function entry through our own direct-call trampolines
  *   latency.c     latency probes: direct trampolines timing the body, histograms
  *   hook.c        IPMODIFY hooks: return override, redirect, trace-around
@@ -330,13 +331,22 @@ int fhook_stats_mmap(struct fhook_session *s, struct vm_area_struct *vma);
 void fhook_stats_sum(struct fhook_session *s, int cpu, u32 id, struct fhook_cpu_stats *sum);
 
 extern const struct fhook_probe_kind fhook_func_kind, fhook_kprobe_kind, fhook_uprobe_kind,
-	fhook_tp_kind, fhook_direct_kind, fhook_hook_kind;
+	fhook_tp_kind, fhook_direct_kind, fhook_hook_kind, fhook_graph_kind;
 
 /* probe_func.c */
 int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_add *arg,
 			   s32 *err_index, struct fhook_func_targets *keep);
 void fhook_func_hit(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
 bool fhook_ops_unregister(struct fhook_probe *p, struct ftrace_ops *ops);
+char *fhook_copy_text(u64 uptr, u32 len);
+int fhook_func_set_patterns(struct ftrace_ops *ops, char *text,
+			    int (*set)(struct ftrace_ops *ops, unsigned char *buf, int len, int reset),
+			    s32 *index, s32 *err_index);
+
+/* probe_graph.c */
+asmlinkage unsigned long fhook_graph_exit(unsigned long sp, unsigned long retval);
+int fhook_graph_setup(void);
+void fhook_graph_teardown(void);
 void fhook_probe_count(struct fhook_probe *p);
 void fhook_probe_count_guarded(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
 bool fhook_probe_filter_guarded(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
@@ -566,11 +576,13 @@ static __always_inline bool fhook_session_wants(struct fhook_session *s)
 }
 
 /*
- * Fill a record header.  @pc and @irqs_off are sampled at probe entry,
- * before the probe's own recursion guard raised the preempt count.
+ * Fill a record header, timestamp @ts.  @pc and @irqs_off are sampled at
+ * probe entry, before the probe's own recursion guard raised the preempt
+ * count.
  */
-static __always_inline void fhook_rec_init(struct fhook_rec *r, u16 type, u16 size,
-					   u32 probe_id, u32 seq, unsigned int pc, bool irqs_off)
+static __always_inline void fhook_rec_init_ts(struct fhook_rec *r, u16 type, u16 size,
+					      u32 probe_id, u32 seq, unsigned int pc,
+					      bool irqs_off, u64 ts)
 {
 	struct task_struct *t = current;
 	u8 flags = 0;
@@ -593,7 +605,7 @@ static __always_inline void fhook_rec_init(struct fhook_rec *r, u16 type, u16 si
 	r->size = size;
 	r->type = type;
 	r->probe_id = probe_id;
-	r->ts = ktime_get_mono_fast_ns();
+	r->ts = ts;
 	r->pid = t->pid;
 	r->tgid = t->tgid;
 	r->cpu = raw_smp_processor_id();
@@ -602,6 +614,13 @@ static __always_inline void fhook_rec_init(struct fhook_rec *r, u16 type, u16 si
 		     min_t(unsigned int, t->migration_disabled, 15) << 4;
 	r->seq = seq;
 	memcpy(r->comm, t->comm, sizeof(r->comm));
+}
+
+/* The same, timestamped now. */
+static __always_inline void fhook_rec_init(struct fhook_rec *r, u16 type, u16 size,
+					   u32 probe_id, u32 seq, unsigned int pc, bool irqs_off)
+{
+	fhook_rec_init_ts(r, type, size, probe_id, seq, pc, irqs_off, ktime_get_mono_fast_ns());
 }
 
 #endif /* FHOOK_H */

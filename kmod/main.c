@@ -111,6 +111,7 @@ static int __init fhook_init(void)
 	ret = fhook_tp_setup();
 	if (ret)
 		goto err_khook;
+	fhook_graph_setup();
 	ret = misc_register(&fhook_misc);
 	if (ret) {
 		pr_err("misc_register: %d\n", ret);
@@ -139,6 +140,7 @@ static void __exit fhook_exit(void)
 {
 	/* no session can exist here: each one holds a module reference */
 	misc_deregister(&fhook_misc);
+	fhook_graph_teardown();
 	fhook_tp_teardown();
 	fhook_khook_exit();
 	fhook_modwatch_exit();

@@ -226,15 +226,14 @@ static notrace void fhook_func_count_ips_callback(unsigned long ip, unsigned lon
 	ftrace_test_recursion_unlock(bit);
 }
 
-typedef int (*fhook_set_fn)(struct ftrace_ops *ops, unsigned char *buf, int len, int reset);
-
 /*
  * Feed each whitespace-separated pattern of @text to @set.  ftrace writes
  * into the buffer it is given (filter_parse_regex), so @text is our own
  * copy.  *@index counts patterns across calls for error reporting.
  */
-static int fhook_func_set_patterns(struct ftrace_ops *ops, char *text, fhook_set_fn set,
-				   s32 *index, s32 *err_index)
+int fhook_func_set_patterns(struct ftrace_ops *ops, char *text,
+			    int (*set)(struct ftrace_ops *ops, unsigned char *buf, int len, int reset),
+			    s32 *index, s32 *err_index)
 {
 	char *tok;
 	int ret;
@@ -259,7 +258,7 @@ static int fhook_func_set_patterns(struct ftrace_ops *ops, char *text, fhook_set
 	return 0;
 }
 
-static char *fhook_copy_text(u64 uptr, u32 len)
+char *fhook_copy_text(u64 uptr, u32 len)
 {
 	if (!len)
 		return NULL;

@@ -89,6 +89,7 @@ static const struct fhook_probe_kind *const fhook_kinds[] = {
 	[FHOOK_PROBE_TRACEPOINT] = &fhook_tp_kind,
 	[FHOOK_PROBE_DIRECT]	= &fhook_direct_kind,
 	[FHOOK_PROBE_HOOK]	= &fhook_hook_kind,
+	[FHOOK_PROBE_GRAPH]	= &fhook_graph_kind,
 };
 
 static void fhook_session_disarm(struct fhook_session *s)
@@ -230,7 +231,7 @@ static long fhook_ioc_handshake(unsigned long uarg)
 		      FHOOK_FEAT_UPROBE | FHOOK_FEAT_STACK | FHOOK_FEAT_TRIGGER |
 		      FHOOK_FEAT_TRACEPOINT | FHOOK_FEAT_DIRECT | FHOOK_FEAT_HOOK |
 		      FHOOK_FEAT_COUNT | FHOOK_FEAT_READ_TEXT | FHOOK_FEAT_LATENCY |
-		      FHOOK_FEAT_COUNT_IPS | FHOOK_FEAT_KHOOK;
+		      FHOOK_FEAT_COUNT_IPS | FHOOK_FEAT_KHOOK | FHOOK_FEAT_GRAPH;
 	if (fhook_lab)
 		hs.features |= FHOOK_FEAT_LAB;
 	hs.nr_cpus = nr_cpu_ids;

@@ -31,6 +31,7 @@
 #include <asm/unwind_hints.h>
 #include <asm/nospec-branch.h>
 #include <asm/percpu.h>
+#include <linux/objtool.h>
 
 #include "tramp.h"
 
@@ -44,6 +45,13 @@
 #ifndef FHOOK_HAVE_CALL_DEPTH_ACCOUNT
 .macro CALL_DEPTH_ACCOUNT
 .endm
+#endif
+
+/* 6.4+ renamed the hint for code with no unwinding information */
+#ifdef FHOOK_HAVE_UNWIND_HINT_UNDEFINED
+#define FHOOK_UNWIND_HINT_NONE	UNWIND_HINT_UNDEFINED
+#else
+#define FHOOK_UNWIND_HINT_NONE	UNWIND_HINT_EMPTY
 #endif
 
 /* the argument registers (and %rax, %r10) around a call into C */
@@ -222,6 +230,38 @@ SYM_FUNC_START(fhook_around_jump)
 	UNWIND_HINT_FUNC
 	RET
 SYM_FUNC_END(fhook_around_jump)
+
+/*
+ * Where a function in a call graph returns to (probe_graph.c put this
+ * address in place of its return address): fhook_graph_exit(the stack
+ * pointer the function returned with, its return value) gives the real
+ * return address, reached with %rax and %rdx as the function left them.
+ * The kernel's return_to_handler, line for line: no ENDBR (nothing calls
+ * it), a return through a call pushed here (not an indirect jump, which
+ * IBT would refuse: a return address has no ENDBR) to keep the RSB
+ * balanced.  Unwinders stop here: the caller's address is on the shadow
+ * stack, not on this one.
+ */
+SYM_CODE_START(fhook_graph_return)
+	FHOOK_UNWIND_HINT_NONE
+	ANNOTATE_NOENDBR
+	subq	$16, %rsp
+	movq	%rax, (%rsp)
+	movq	%rdx, 8(%rsp)
+	leaq	16(%rsp), %rdi
+	movq	%rax, %rsi
+	call	fhook_graph_exit
+	movq	%rax, %rdi
+	movq	8(%rsp), %rdx
+	movq	(%rsp), %rax
+	addq	$16, %rsp
+	ANNOTATE_INTRA_FUNCTION_CALL
+	call	.Lfhook_graph_rop
+	int3
+.Lfhook_graph_rop:
+	movq	%rdi, (%rsp)
+	RET
+SYM_CODE_END(fhook_graph_return)
 
 /* FHOOK_HOOK_RETURN: the hook set %rax; return it to the caller */
 SYM_FUNC_START(fhook_hook_return)

@@ -43,6 +43,8 @@ extern const unsigned long fhook_lat_tramps[FHOOK_NR_SLOTS];
 /* slot -> the latency probe's struct fhook_lat (latency.c) */
 extern unsigned long fhook_lat_ctxs[FHOOK_NR_SLOTS];
 void fhook_hook_return(void);
+/* where functions in a call graph return (probe_graph.c) */
+void fhook_graph_return(void);
 #endif
 
 #endif /* FHOOK_TRAMP_H */

@@ -55,6 +55,7 @@
 #define FHOOK_FEAT_LATENCY	(1ULL << 24)	/* FHOOK_PROBE_F_LATENCY, FHOOK_IOC_LATENCY */
 #define FHOOK_FEAT_COUNT_IPS	(1ULL << 25)	/* FHOOK_PROBE_F_COUNT_IPS, FHOOK_IOC_COUNTS */
 #define FHOOK_FEAT_KHOOK	(1ULL << 26)	/* hook API for modules, FHOOK_IOC_KHOOKS */
+#define FHOOK_FEAT_GRAPH	(1ULL << 27)	/* FHOOK_PROBE_GRAPH (call graphs) */
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -196,6 +197,20 @@ enum fhook_probe_type {
 	 * one IPMODIFY user at a time (EBUSY: livepatch, another hook).
 	 */
 	FHOOK_PROBE_HOOK = 9,
+	/*
+	 * A call graph (the function_graph tracer with set_graph_function):
+	 * every call of the functions in `filter`/`ips` (as for
+	 * FHOOK_PROBE_FUNC) and, while it runs, every traceable function the
+	 * task calls, down to fhook_graph.max_depth; `exclude` holds
+	 * set_graph_notrace patterns (a function and everything it calls are
+	 * left out).  `hook` points to a struct fhook_graph.  Records:
+	 * FHOOK_REC_GRAPH_ENT at each entry and FHOOK_REC_GRAPH_RET at each
+	 * return, caught by replacing the return address with the module's
+	 * return trampoline (per-task shadow stacks).  One call graph at a
+	 * time module-wide (EBUSY); the predicate and the session's filters
+	 * apply where a task enters the graph.
+	 */
+	FHOOK_PROBE_GRAPH = 10,
 };
 
 /*
@@ -302,7 +317,11 @@ struct fhook_probe_add {
 	__u64 pred;		/* in: user pointer, 0 = record every hit */
 	__u32 pred_len;		/* in: instructions, <= FHOOK_MAX_PRED */
 	__u32 __pad2;		/* must be zero */
-	__u64 hook;		/* in: FHOOK_PROBE_HOOK: user pointer to struct fhook_hook */
+	/*
+	 * in: FHOOK_PROBE_HOOK: user pointer to struct fhook_hook;
+	 * FHOOK_PROBE_GRAPH: to struct fhook_graph
+	 */
+	__u64 hook;
 	/*
 	 * in: FHOOK_PROBE_F_LATENCY: 0..FHOOK_HOOK_MAX_STACK_ARGS (the words
 	 * of arguments the callers pass on the stack); else 0.  Checked, not
@@ -369,6 +388,36 @@ struct fhook_hook {
 	 */
 	__u32 stack_args;
 	__u32 __pad;		/* must be zero */
+	__u64 reserved[3];	/* must be zero */
+};
+
+/* Call graphs (FHOOK_PROBE_GRAPH). */
+/* leave out calls made in hardirq context (options/funcgraph-irqs 0) */
+#define FHOOK_GRAPH_F_NO_IRQS	(1U << 0)
+/* entry records carry the six argument registers (fhook_rec_graph_ent.args) */
+#define FHOOK_GRAPH_F_ARGS	(1U << 1)
+#define FHOOK_GRAPH_FLAGS	(FHOOK_GRAPH_F_NO_IRQS | FHOOK_GRAPH_F_ARGS)
+#define FHOOK_GRAPH_MAX_DEPTH	128	/* frames per task (and max_graph_depth) */
+#define FHOOK_GRAPH_DEF_TASKS	256
+#define FHOOK_GRAPH_MAX_TASKS	4096
+#define FHOOK_GRAPH_NR_ARGS	6
+
+struct fhook_graph {
+	__u32 size;		/* in */
+	__u32 flags;		/* in: FHOOK_GRAPH_F_* */
+	/* in: calls deeper than this are not traced (max_graph_depth), 0 = MAX */
+	__u32 max_depth;
+	/*
+	 * in: tasks inside the graph at once (shadow stacks, preallocated),
+	 * 0 = FHOOK_GRAPH_DEF_TASKS; a task that finds none left is not
+	 * traced and counts as missed
+	 */
+	__u32 max_tasks;
+	/*
+	 * in: tracing_thresh: only calls that lasted at least this long are
+	 * recorded, by their return record only (no entry records); 0 = all
+	 */
+	__u64 threshold_ns;
 	__u64 reserved[3];	/* must be zero */
 };
 
@@ -866,6 +915,8 @@ enum fhook_rec_type {
 	FHOOK_REC_URETPROBE = 7,	/* struct fhook_rec_probe */
 	FHOOK_REC_TRACEPOINT = 8,	/* struct fhook_rec_probe: the raw trace entry */
 	FHOOK_REC_HOOK = 9,	/* struct fhook_rec_hook */
+	FHOOK_REC_GRAPH_ENT = 10,	/* struct fhook_rec_graph_ent */
+	FHOOK_REC_GRAPH_RET = 11,	/* struct fhook_rec_graph_ret */
 };
 
 /* Context flags, the information of ftrace's "dNhp." column. */
@@ -943,6 +994,30 @@ struct fhook_rec_hook {
 };
 
 /*
+ * A call graph's records.  An entry's hdr.ts is the call's time and, with
+ * the task, its id: the return record of the same call carries it as
+ * calltime, so a reader pairs them without trusting the order (a lost
+ * record never makes it guess a duration).  depth is 0 for a call of a
+ * graph function and one more for each call nested in it.
+ */
+struct fhook_rec_graph_ent {
+	struct fhook_rec hdr;
+	__u64 ip;		/* the function (its fentry call site) */
+	__u32 depth;
+	__u32 nr_args;		/* FHOOK_GRAPH_F_ARGS: FHOOK_GRAPH_NR_ARGS, else 0 */
+	__u64 args[];		/* %rdi, %rsi, %rdx, %rcx, %r8, %r9 at entry */
+};
+
+struct fhook_rec_graph_ret {
+	struct fhook_rec hdr;	/* hdr.ts: when the call returned */
+	__u64 ip;		/* the function */
+	__u64 calltime;		/* hdr.ts of its entry record (written or not) */
+	__u64 retval;		/* %rax as the function returned it */
+	__u32 depth;
+	__u32 __pad;
+};
+
+/*
  * A gap: `lost` records dropped on this CPU since the previous LOST record,
  * placed where the drop happened (written by the next writer that finds
  * room).  `probes` breaks the count down by probe (sum == lost); first_seq
@@ -985,6 +1060,7 @@ FHOOK_ABI_SIZE(fhook_handshake, 96);
 FHOOK_ABI_SIZE(fhook_ring_setup, 64);
 FHOOK_ABI_SIZE(fhook_probe_add, 184);
 FHOOK_ABI_SIZE(fhook_hook, 88);
+FHOOK_ABI_SIZE(fhook_graph, 48);
 FHOOK_ABI_SIZE(fhook_pid_filter, 40);
 FHOOK_ABI_SIZE(fhook_cpu_filter, 32);
 FHOOK_ABI_SIZE(fhook_cpu_stats, 32);
@@ -1007,6 +1083,8 @@ FHOOK_ABI_SIZE(fhook_rec, 48);
 FHOOK_ABI_SIZE(fhook_rec_func, 64);
 FHOOK_ABI_SIZE(fhook_rec_probe, 72);
 FHOOK_ABI_SIZE(fhook_rec_hook, 96);
+FHOOK_ABI_SIZE(fhook_rec_graph_ent, 64);
+FHOOK_ABI_SIZE(fhook_rec_graph_ret, 80);
 FHOOK_ABI_SIZE(fhook_lost_probe, 16);
 FHOOK_ABI_SIZE(fhook_rec_lost, 80);
 

@@ -110,7 +110,8 @@ pack_initramfs "$stage" "$work/initrd.img"
 # console on the first serial port (a log), the command's terminal on the
 # second; qrc is QEMU's status.  Under KVM a watcher stops QEMU when it
 # reports an internal error (nested virtualisation that cannot emulate an
-# instruction makes QEMU pause the guest, not exit): kvm_failed.
+# instruction makes QEMU pause the guest, not exit), or when the guest's
+# init has not started after 60 s (a KVM that spins): kvm_failed.
 boot() {
 	local a=$1 text=${1%%,*} watcher=""
 	echo "fhook vm: booting $rel (${text^^}, $smp vCPUs, $mem MiB)" >&2
@@ -124,11 +125,18 @@ boot() {
 		-append "$qemu_append loglevel=5 ${FHOOK_VM_APPEND:-}")
 	if [ "$text" = kvm ]; then
 		(
+			ticks=0
 			while sleep 0.5; do
 				[ -f "$work/qemu.pid" ] || continue
 				kill -0 "$(cat "$work/qemu.pid")" 2> /dev/null || break
+				ticks=$((ticks + 1))
 				if grep -q 'KVM internal error\|emulation failure' "$work/qemu.err"; then
 					: > "$work/kvm_failed"
+				elif [ $ticks -ge 120 ] && ! grep -q FHOOK-VM-INIT "$work/console.log"; then
+					echo "KVM internal error: the guest did not start within 60 s" >> "$work/qemu.err"
+					: > "$work/kvm_failed"
+				fi
+				if [ -e "$work/kvm_failed" ]; then
 					kill "$(cat "$work/qemu.pid")"
 					break
 				fi

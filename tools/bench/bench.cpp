@@ -69,6 +69,8 @@ std::vector<Target> targets(const Results& results) {
          1.0},
         {"entry+exit latency histogram <= 0.5x libbpf-tools funclatency", "fhook-latency-hist",
          "funclatency", 0.5},
+        {"call graph entry+return recorded <= 0.5x trace-cmd's function_graph", "fhook-graph-raw",
+         "trace-cmd-function-graph", 0.5},
     };
     std::vector<Target> out;
     for (const auto& d : defs) {

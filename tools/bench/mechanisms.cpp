@@ -209,6 +209,34 @@ const Mechanism kMechanisms[] = {
              c, a, {c.opt.trace_cmd, "record", "-q", "-p", "function", "-l", c.function, "-o", out},
              "trace-cmd");
      }},
+    {"ftrace-function-graph", "ftrace",
+     "the kernel's function_graph tracer, set_graph_function FUNC, max_graph_depth 1, cat "
+     "trace_pipe (what perf-tools funcgraph -m 1 runs)",
+     [](Context& c, Attachment& a) {
+         write_file(c.opt.tracefs + "/set_graph_function", c.function + "\n");
+         a.undo_trunc.emplace_back(c.opt.tracefs + "/set_graph_function", "\n");
+         write_file(c.opt.tracefs + "/max_graph_depth", "1\n");
+         a.undo_trunc.emplace_back(c.opt.tracefs + "/max_graph_depth", "0\n");
+         write_file(c.opt.tracefs + "/current_tracer", "function_graph\n");
+         a.undo_trunc.emplace_back(c.opt.tracefs + "/current_tracer", "nop\n");
+         write_file(c.opt.tracefs + "/tracing_on", "1\n");
+         drain_trace_pipe(c, a);
+         return std::string();
+     }},
+    {"trace-cmd-function-graph", "trace-cmd",
+     "trace-cmd record -p function_graph -g FUNC --max-graph-depth 1 (binary, to a file)",
+     [](Context& c, Attachment& a) {
+         keep_buffer_size(a, c.opt.tracefs + "/buffer_size_kb");
+         a.undo_trunc.emplace_back(c.opt.tracefs + "/set_graph_function", "\n");
+         a.undo_trunc.emplace_back(c.opt.tracefs + "/max_graph_depth", "0\n");
+         a.undo_trunc.emplace_back(c.opt.tracefs + "/current_tracer", "nop\n");
+         const std::string out = "/tmp/fhook-bench-trace-cmd-graph.dat";
+         a.remove.push_back(out);
+         return start_tool(c, a,
+                           {c.opt.trace_cmd, "record", "-q", "-p", "function_graph", "-g",
+                            c.function, "--max-graph-depth", "1", "-o", out},
+                           "trace-cmd");
+     }},
     {"kprobe-events", "kprobe_events", "kprobe_events 'p FUNC', cat trace_pipe",
      [](Context& c, Attachment& a) {
          return kprobe_event(c, a, "p:fhookbench/e " + c.function, "e");
@@ -296,6 +324,17 @@ const Mechanism kMechanisms[] = {
      "fhook latency FUNC (in-module entry+exit histogram, direct trampoline)",
      [](Context& c, Attachment& a) {
          return start_fhook(c, a, {"latency", c.function});
+     }},
+    {"fhook-graph", "fhook",
+     "fhook graph --depth 1 FUNC (return trampoline: entry and return records, the tree as text)",
+     [](Context& c, Attachment& a) {
+         return start_fhook(c, a, {"graph", "--depth", "1", c.function});
+     }},
+    {"fhook-graph-raw", "fhook",
+     "fhook record --graph --depth 1 FUNC (the same records to a file in /tmp, not formatted)",
+     [](Context& c, Attachment& a) {
+         return start_fhook(
+             c, a, {"record", "-o", record_file(a), "--graph", "--depth", "1", c.function});
      }},
     {"fhook-trace-around", "fhook", "fhook hook --trace-around (IPMODIFY, record per call)",
      [](Context& c, Attachment& a) {

@@ -16,11 +16,20 @@ constexpr const char* kUsage =
     "file: probes, the symbols of every address seen, statistics; see\n"
     "docs/file-format.md).  Read it with: fhook report FILE.\n"
     "With --overwrite, only the newest events at the end and at each SIGUSR2\n"
-    "snapshot are written.\n";
+    "snapshot are written.  With --graph, the FUNCs' call graphs (fhook graph;\n"
+    "fhook report --graph draws the trees).\n";
 
 std::string kernel_release() {
     utsname u{};
     return ::uname(&u) == 0 ? std::string(u.release) : std::string();
+}
+
+void add_options(po::options_description& options) {
+    add_graph_options(options, false);
+}
+
+void parse_options(const po::variables_map& vm, TraceOptions& opt) {
+    parse_graph_options(vm, opt, false);
 }
 
 } // namespace
@@ -33,6 +42,8 @@ int cmd_record(const Args& args) {
     cmd.filter_help = kRecordFilterHelp;
     cmd.output_help = "the record file to write (required)";
     cmd.output_required = true;
+    cmd.add_options = add_options;
+    cmd.parse_options = parse_options;
     std::optional<TraceOptions> opt = parse_trace_options(args, cmd);
     if (!opt) {
         return 0; // --help

@@ -9,6 +9,7 @@
 #include <fhook/error.hpp>
 #include <fhook/event.hpp>
 #include <fhook/format.hpp>
+#include <fhook/graph_format.hpp>
 #include <fhook/ksyms.hpp>
 #include <fhook/output.hpp>
 #include <fhook/probe.hpp>
@@ -34,7 +35,8 @@ constexpr const char* kReportUsage =
     "the task's common_pid, tgid, comm, cpu); --stat prints how many events each\n"
     "probe, CPU and task has instead of the events.  --to trace.dat writes the\n"
     "(filtered) events as a trace-cmd trace.dat instead, for trace-cmd report and\n"
-    "KernelShark, to -o OUT or to standard output.\n";
+    "KernelShark, to -o OUT or to standard output.  --graph draws the call trees\n"
+    "of a recording made with 'fhook record --graph', as 'fhook graph' does.\n";
 
 // A file from before record files kept format files: said once per probe.
 void warn_local_format(const std::string& probe) {
@@ -51,6 +53,7 @@ struct ReportOptions {
     bool trace_dat = false; // --to trace.dat
     std::string out;        // -o
     EventFilterSpec filter;
+    std::optional<GraphFormatOptions> graph; // --graph and its view options
 };
 
 std::optional<ReportOptions> parse_report_options(const Args& args) {
@@ -70,6 +73,10 @@ std::optional<ReportOptions> parse_report_options(const Args& args) {
         "filter", po::value<std::string>()->value_name("EXPR"),
         "only events where EXPR holds (the filter language of trace)")(
         "stat", "print the events per probe, CPU and task instead of the events")(
+        "graph", "draw the call graphs of a recording made with --graph (fhook graph's trees)")(
+        "proc", "with --graph: a task column (funcgraph-proc)")(
+        "retval", "with --graph: return values (funcgraph-retval)")(
+        "abstime", "with --graph: a timestamp column (funcgraph-abstime)")(
         "to", po::value<std::string>()->value_name("FORMAT"),
         "write the events as a file of FORMAT instead: trace.dat (trace-cmd)")(
         "output,o", po::value<std::string>()->value_name("OUT"),
@@ -136,6 +143,18 @@ std::optional<ReportOptions> parse_report_options(const Args& args) {
     }
     opt.stat = vm.count("stat") != 0;
     opt.quiet = vm.count("quiet") != 0;
+    if (vm.count("graph")) {
+        if (opt.format != OutputFormat::Text || opt.stat) {
+            throw_invalid("--graph draws text trees: it takes neither --format nor --stat");
+        }
+        GraphFormatOptions view;
+        view.proc = vm.count("proc") != 0;
+        view.retval = vm.count("retval") != 0;
+        view.abstime = vm.count("abstime") != 0;
+        opt.graph = view;
+    } else if (vm.count("proc") || vm.count("retval") || vm.count("abstime")) {
+        throw_invalid("--proc, --retval and --abstime go with --graph");
+    }
     if (vm.count("to")) {
         if (vm["to"].as<std::string>() != "trace.dat") {
             throw_invalid("unknown --to '" + vm["to"].as<std::string>() +
@@ -203,7 +222,14 @@ int cmd_report(const Args& args) {
     const RecordFile file = RecordFile::open(opt.file);
     const Ksyms ksyms = Ksyms::parse(file.ksyms_text());
 
-    const std::unique_ptr<Formatter> formatter = make_formatter(opt.format, ksyms);
+    std::unique_ptr<Formatter> formatter;
+    if (opt.graph) {
+        GraphFormatOptions view = *opt.graph;
+        view.nr_cpus = file.header().nr_cpus;
+        formatter = std::make_unique<GraphFormatter>(ksyms, view);
+    } else {
+        formatter = make_formatter(opt.format, ksyms);
+    }
     std::vector<std::string> local_formats;
     const ProbeTable probe_table = recorded_probe_table(file, tracefs_dir(), local_formats);
     for (const auto& probe : local_formats) {

@@ -43,6 +43,9 @@ constexpr Command kCommands[] = {
      "  latency [options] FUNC... [-- COMMAND [ARGS...]]\n"
      "                        histograms of each function's duration, kept in the\n"
      "                        module (funclatency)\n"},
+    {"graph", fhook::cli::cmd_graph,
+     "  graph [options] FUNC... [-- COMMAND [ARGS...]]\n"
+     "                        call trees under FUNC with durations (function_graph)\n"},
     {"hook", fhook::cli::cmd_hook,
      "  hook [options] FUNC [FIELD...] [-- COMMAND [ARGS...]]\n"
      "                        change or time a function: --trace-around, --return\n"

@@ -129,6 +129,70 @@ const char* const kRecordFilterHelp =
     "record only hits where EXPR holds, evaluated in the kernel (probes without their own "
     "'if EXPR'; function probes: common_pid, tgid, comm, cpu)";
 
+void add_graph_options(po::options_description& options, bool view) {
+    if (!view) {
+        options.add_options()("graph", "record a call graph of the FUNCs (fhook graph) instead "
+                                       "of their calls alone");
+    }
+    options.add_options()(
+        "depth,D", po::value<std::string>()->value_name("N"),
+        "trace calls down to N levels below FUNC (max_graph_depth; 1 = FUNC alone, "
+        "0 = no limit)")("notrace", po::value<std::vector<std::string>>()->value_name("GLOB"),
+                         "leave GLOB and everything it calls out (set_graph_notrace; "
+                         "repeatable)")("no-irqs",
+                                        "leave out what interrupts run (funcgraph-irqs 0)")(
+        "threshold", po::value<std::string>()->value_name("USEC"),
+        "only calls that last at least USEC microseconds, one line each (tracing_thresh)")(
+        "args", "show each call's arguments by their BTF names");
+    if (view) {
+        options.add_options()("proc", "a task column (funcgraph-proc)")(
+            "retval", "show return values (funcgraph-retval)")(
+            "abstime", "a timestamp column (funcgraph-abstime)");
+    }
+}
+
+void parse_graph_options(const po::variables_map& vm, TraceOptions& opt, bool implied) {
+    const bool any = vm.count("depth") || vm.count("notrace") || vm.count("no-irqs") ||
+                     vm.count("threshold") || vm.count("args");
+    if (!implied && !vm.count("graph")) {
+        if (any) {
+            throw_invalid("--depth, --notrace, --no-irqs, --threshold and --args go with --graph");
+        }
+        return;
+    }
+    GraphSpec graph;
+    if (vm.count("depth")) {
+        const std::uint64_t depth = parse_u64("--depth", vm["depth"].as<std::string>());
+        if (depth > FHOOK_GRAPH_MAX_DEPTH) {
+            throw_invalid("--depth must be at most " + std::to_string(FHOOK_GRAPH_MAX_DEPTH) +
+                          " (0: no limit)");
+        }
+        graph.depth = static_cast<std::uint32_t>(depth);
+    }
+    if (vm.count("notrace")) {
+        graph.notrace = vm["notrace"].as<std::vector<std::string>>();
+    }
+    graph.no_irqs = vm.count("no-irqs") != 0;
+    graph.args = vm.count("args") != 0;
+    if (vm.count("threshold")) {
+        const std::uint64_t usec = parse_u64("--threshold", vm["threshold"].as<std::string>());
+        if (usec == 0 || usec > 1000000000ULL) {
+            throw_invalid("--threshold must be between 1 and 1000000000 microseconds");
+        }
+        graph.threshold_ns = usec * 1000;
+    }
+    for (const auto& text : opt.spec.probes) {
+        if (!text.empty() && text.front() == '!') {
+            throw_invalid("'" + text + "': a call graph leaves functions out with --notrace " +
+                          text.substr(1));
+        }
+    }
+    opt.spec.graph = graph;
+    opt.graph_view.proc = vm.count("proc") != 0;
+    opt.graph_view.retval = vm.count("retval") != 0;
+    opt.graph_view.abstime = vm.count("abstime") != 0;
+}
+
 std::optional<TraceOptions> parse_trace_options(const Args& args, const TraceCommand& cmd) {
     TraceOptions opt;
     TraceSpec& spec = opt.spec;

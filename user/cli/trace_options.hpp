@@ -7,6 +7,7 @@
 #include <string>
 
 #include <fhook/fd.hpp>
+#include <fhook/graph_format.hpp>
 #include <fhook/latency_format.hpp>
 #include <fhook/tracer.hpp>
 
@@ -22,6 +23,7 @@ struct TraceOptions {
     std::string summary_json;                 // --summary-json FILE ("" = none)
     std::size_t top = 0;                      // count --top N (0 = all)
     LatencyUnit unit = LatencyUnit::Nsecs;    // latency -u / -m
+    GraphFormatOptions graph_view;            // graph --proc, --retval, --abstime
 };
 
 // What one tracing command offers; the option table is built from it in
@@ -48,6 +50,13 @@ struct TraceCommand {
 
 // --filter's help for commands that record events.
 extern const char* const kRecordFilterHelp;
+
+// The call graph options (graph; record with --graph): --depth,
+// --notrace, --no-irqs, --threshold, --args, and with `view` the ones that
+// only change how the tree is drawn (--proc, --retval, --abstime).
+void add_graph_options(po::options_description& options, bool view);
+// GraphSpec from them; `implied`: a graph even without --graph.
+void parse_graph_options(const po::variables_map& vm, TraceOptions& opt, bool implied);
 
 // nullopt after --help (printed).
 std::optional<TraceOptions> parse_trace_options(const Args& args, const TraceCommand& command);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fhook/format.hpp>
+#include <fhook/graph_format.hpp>
 #include <fhook/ksyms.hpp>
 
 namespace fhook {
@@ -306,6 +307,112 @@ TEST(ChromeFormatter, EmptyTraceIsAValidDocument) {
     f.begin(out);
     f.end(out);
     EXPECT_TRUE(Json::parse(out).at("traceEvents").empty());
+}
+
+// The function_graph format: leaves where a CPU's next record is the
+// call's own return, "{" otherwise, "}" closing the entry printed at that
+// depth, "} /* func */" for a return whose entry is not the one open (here
+// after a loss), a task switch block, duration marks, retval, unfinished
+// calls at the end.
+TEST(GraphFormatter, DrawsTheKernelsTree) {
+    std::istringstream in("ffffffff81000000 T vfs_read\n"
+                          "ffffffff81000100 T rw_verify_area\n"
+                          "ffffffff81000200 T schedule\n");
+    const Ksyms ksyms = Ksyms::parse(in);
+    GraphFormatOptions view;
+    view.nr_cpus = 2;
+    GraphFormatter f(ksyms, view);
+    std::string out;
+    f.begin(out);
+    auto ev = [](EventType type, std::uint64_t ip, std::uint32_t depth, std::uint64_t ts,
+                 std::uint64_t calltime = 0, std::uint32_t pid = 42, std::uint16_t cpu = 0) {
+        Event e;
+        e.type = type;
+        e.ip = ip;
+        e.depth = depth;
+        e.ts = ts;
+        e.calltime = calltime;
+        e.duration = calltime ? ts - calltime : 0;
+        e.pid = pid;
+        e.tgid = pid;
+        e.comm = pid == 42 ? "cat" : "sh";
+        e.cpu = cpu;
+        return e;
+    };
+    const std::uint64_t read = 0xffffffff81000000, verify = 0xffffffff81000100,
+                        sched = 0xffffffff81000200;
+    f.format(ev(EventType::GraphEntry, read, 0, 1000), out);
+    f.format(ev(EventType::GraphEntry, verify, 1, 1100), out);
+    // another CPU's line waits behind CPU 0's undecided entry (and is
+    // printed after rw_verify_area's, which came first)
+    f.format(ev(EventType::GraphEntry, sched, 0, 1150, 0, 7, 1), out);
+    f.format(ev(EventType::GraphReturn, verify, 1, 1581, 1100), out);
+    f.format(ev(EventType::GraphReturn, read, 0, 13905, 1000), out);
+    f.format(ev(EventType::GraphEntry, read, 0, 20000, 0, 7, 0), out);
+    f.format(ev(EventType::GraphReturn, read, 0, 20500, 20000, 7, 0), out);
+    Event lost;
+    lost.type = EventType::Lost;
+    lost.cpu = 0;
+    lost.lost = 3;
+    f.format(lost, out);
+    f.format(ev(EventType::GraphReturn, read, 0, 2000000, 300, 7, 0), out);
+    f.end(out);
+    EXPECT_EQ(out, "# tracer: function_graph\n"
+                   "#\n"
+                   "# CPU  DURATION                  FUNCTION CALLS\n"
+                   "# |     |   |                     |   |   |   |\n"
+                   " 0)               |  vfs_read() {\n"
+                   " 0)   0.481 us    |    rw_verify_area();\n"
+                   " 1)               |  schedule() {\n"
+                   " 0) + 12.905 us   |  }\n"
+                   " ------------------------------------------\n"
+                   " 0)     cat-42     =>      sh-7     \n"
+                   " ------------------------------------------\n"
+                   "\n"
+                   " 0)   0.500 us    |  vfs_read();\n"
+                   "CPU:0 [LOST 3 EVENTS]\n"
+                   " 0) # 1999.700 us |  } /* vfs_read */\n"
+                   " 1)               |  } /* schedule unfinished */\n");
+}
+
+TEST(GraphFormatter, RetvalProcAndLongDurations) {
+    std::istringstream in("ffffffff81000000 T vfs_read\n");
+    const Ksyms ksyms = Ksyms::parse(in);
+    GraphFormatOptions view;
+    view.nr_cpus = 12;
+    view.proc = true;
+    view.retval = true;
+    GraphFormatter f(ksyms, view);
+    std::string out;
+    Event e;
+    e.type = EventType::GraphEntry;
+    e.ip = 0xffffffff81000000;
+    e.pid = 1234;
+    e.comm = "kworker/u16:3";
+    e.cpu = 3;
+    e.ts = 10;
+    f.format(e, out);
+    Event r = e;
+    r.type = EventType::GraphReturn;
+    r.calltime = 10;
+    r.ts = 10 + 123456789;
+    r.duration = 123456789;
+    r.retval = static_cast<std::uint64_t>(-22);
+    f.format(r, out);
+    e.ts = r.ts + 1;
+    f.format(e, out);
+    Event in_call = e;
+    in_call.type = EventType::Lost;
+    in_call.lost = 0;
+    r.calltime = e.ts;
+    r.ts = e.ts + 1234567;
+    r.duration = 1234567;
+    r.retval = 0xffff888003c5e000;
+    f.format(r, out);
+    f.end(out);
+    EXPECT_EQ(out,
+              "  3)  kworker-1234  | @ 123456.7 us |  vfs_read(); /* = -22 */\n"
+              "  3)  kworker-1234  | # 1234.567 us |  vfs_read(); /* = 0xffff888003c5e000 */\n");
 }
 
 } // namespace

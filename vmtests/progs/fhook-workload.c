@@ -118,7 +118,7 @@ static void do_writes(int fd, long n)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: fhook-workload [-d MS] [-s FILE] read N | write N | rw N | open N\n"
+		"usage: fhook-workload [-d MS] [-s FILE] read N | write N | rw N | open N | reopen N\n"
 		"       fhook-workload [-d MS] fork N [R]\n"
 		"       fhook-workload spin|load SEC [CPU] | mix SEC | heartbeat SEC\n");
 	exit(2);
@@ -327,6 +327,17 @@ int main(int argc, char **argv)
 				die("read");
 			close(zfd);
 		}
+	} else if (!strcmp(mode, "reopen")) {
+		/* the same open of one file, N times: identical call trees */
+		long n = num(argv[2]);
+		int fd = open("/tmp/fhk-reopen", O_CREAT | O_WRONLY, 0600);
+
+		if (fd < 0)
+			die("/tmp/fhk-reopen");
+		close(fd);
+		for (long i = 0; i < n; i++)
+			close(open_or_die("/tmp/fhk-reopen", O_RDONLY));
+		unlink("/tmp/fhk-reopen");
 	} else if (!strcmp(mode, "fork")) {
 		long n = num(argv[2]), r = argc > 3 ? num(argv[3]) : 100;
 		int fd = open_or_die("/dev/zero", O_RDONLY);

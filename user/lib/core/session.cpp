@@ -214,6 +214,59 @@ std::vector<Session::FunctionHits> Session::function_counts(std::uint32_t probe_
     }
 }
 
+std::uint32_t Session::add_graph_probe(const FunctionSet& functions, const GraphOptions& options) {
+    device_.require(FHOOK_FEAT_GRAPH, "call graphs");
+    if (!functions.excludes.empty()) {
+        throw_invalid("'!" + functions.excludes.front() +
+                      "': a call graph leaves functions out with --notrace");
+    }
+    if (functions.filters.empty() && functions.ips.empty()) {
+        throw_invalid("a call graph needs at least one function");
+    }
+    if (!functions.ips.empty()) {
+        device_.require(FHOOK_FEAT_FUNC_IPS, "function probes by address (:mod:)");
+    }
+    const std::string filter = join(functions.filters);
+    const std::string notrace = join(options.notrace);
+    if (filter.size() > FHOOK_MAX_PATTERN_TEXT || notrace.size() > FHOOK_MAX_PATTERN_TEXT ||
+        functions.ips.size() > FHOOK_MAX_IPS) {
+        throw_invalid("too many functions or patterns for one call graph");
+    }
+    fhook_graph graph;
+    zero_init(graph);
+    graph.size = sizeof(graph);
+    graph.flags =
+        (options.no_irqs ? FHOOK_GRAPH_F_NO_IRQS : 0) | (options.args ? FHOOK_GRAPH_F_ARGS : 0);
+    graph.max_depth = options.max_depth;
+    graph.max_tasks = options.max_tasks;
+    graph.threshold_ns = options.threshold_ns;
+
+    fhook_probe_add arg = probe_arg(FHOOK_PROBE_GRAPH);
+    arg.filter = filter.empty() ? 0 : user_ptr(filter.data());
+    arg.filter_len = static_cast<std::uint32_t>(filter.size());
+    arg.exclude = notrace.empty() ? 0 : user_ptr(notrace.data());
+    arg.exclude_len = static_cast<std::uint32_t>(notrace.size());
+    arg.ips = functions.ips.empty() ? 0 : user_ptr(functions.ips.data());
+    arg.nr_ips = static_cast<std::uint32_t>(functions.ips.size());
+    arg.hook = user_ptr(&graph);
+    set_pred(device_, arg, options.pred);
+    if (probe_add(device_, arg) < 0) {
+        const int err = errno;
+        // err_index: the functions' patterns, their addresses, then --notrace's
+        const std::size_t first = functions.filters.size() + functions.ips.size();
+        if (err == ENOENT && arg.err_index >= 0 &&
+            static_cast<std::size_t>(arg.err_index) >= first &&
+            static_cast<std::size_t>(arg.err_index) - first < options.notrace.size()) {
+            throw_runtime("no traceable function matches --notrace '" +
+                              options.notrace[arg.err_index - first] +
+                              "' (see: fhook list functions)",
+                          err);
+        }
+        throw_function_probe_error(device_, functions, FHOOK_PROBE_FUNC, 0, arg, err);
+    }
+    return arg.probe_id;
+}
+
 std::uint32_t Session::add_latency_probe(const FunctionSet& functions,
                                          const std::vector<fhook_insn>& pred,
                                          std::uint32_t stack_args) {

@@ -3,7 +3,10 @@
 namespace fhook {
 
 PrintSink::PrintSink(int fd, const Ksyms& ksyms, OutputFormat format, const ProbeTable& probes)
-    : writer_(fd), formatter_(make_formatter(format, ksyms)) {
+    : PrintSink(fd, make_formatter(format, ksyms), probes) {}
+
+PrintSink::PrintSink(int fd, std::unique_ptr<Formatter> formatter, const ProbeTable& probes)
+    : writer_(fd), formatter_(std::move(formatter)) {
     formatter_->set_probes(&probes);
     formatter_->begin(writer_.buffer());
     writer_.commit();

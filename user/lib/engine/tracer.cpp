@@ -123,6 +123,17 @@ void Tracer::State::add_probes() {
             probes.push_back(ProbeSummary{id, {}, plan.text});
             count_probes.emplace(id, &plan);
         }
+    } else if (!specs.empty() && spec.graph) {
+        GraphOptions graph;
+        graph.max_depth = spec.graph->depth;
+        graph.notrace = spec.graph->notrace;
+        graph.no_irqs = spec.graph->no_irqs;
+        graph.args = spec.graph->args;
+        graph.threshold_ns = spec.graph->threshold_ns;
+        graph.pred = recording.pred;
+        probes.push_back(ProbeSummary{session->add_graph_probe(request, graph),
+                                      {},
+                                      "graph " + describe_specs(specs) + if_filter});
     } else if (!specs.empty()) {
         probes.push_back(ProbeSummary{session->add_function_probe(request, recording),
                                       {},

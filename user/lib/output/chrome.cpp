@@ -109,11 +109,15 @@ void ChromeFormatter::format(const Event& ev, std::string& out) {
         out.append("}}");
         return;
     }
+    if (ev.type == EventType::GraphEntry) {
+        return; // its return is the complete event
+    }
     name_tasks(ev, out);
     open_event(out);
     const KprobeDef* def =
         probes_ && is_probe_event(ev.type) ? probes_->find(ev.probe_id) : nullptr;
-    const bool complete = ev.type == EventType::Hook && ev.action == FHOOK_HOOK_AROUND;
+    const bool complete = (ev.type == EventType::Hook && ev.action == FHOOK_HOOK_AROUND) ||
+                          ev.type == EventType::GraphReturn;
     out.append(complete ? "{\"ph\":\"X\",\"name\":" : "{\"ph\":\"i\",\"s\":\"t\",\"name\":");
     append_name(ev, def, out);
     out.append(",\"cat\":\"");
@@ -127,12 +131,16 @@ void ChromeFormatter::format(const Event& ev, std::string& out) {
     case EventType::Hook:
         out.append("hook");
         break;
+    case EventType::GraphReturn:
+        out.append("graph");
+        break;
     default:
         out.append("probe");
         break;
     }
     out.append("\",\"ts\":");
-    // a trace-around record is written at the return: it began dur earlier
+    // a trace-around or graph return record is written at the return: the
+    // call began dur earlier
     put_us(complete ? ev.ts - std::min(ev.ts, ev.duration) : ev.ts, out);
     if (complete) {
         out.append(",\"dur\":");
@@ -146,6 +154,12 @@ void ChromeFormatter::format(const Event& ev, std::string& out) {
         name_.clear();
         names_.append(ev.parent_ip, name_);
         append_json_string(name_, out);
+    }
+    if (ev.type == EventType::GraphReturn) {
+        out.append(",\"depth\":");
+        put_u64(ev.depth, out);
+        out.append(",\"ret\":");
+        put_i64(static_cast<std::int64_t>(ev.retval), out);
     }
     if (ev.type == EventType::Hook) {
         out.append(",\"action\":\"");

@@ -15,6 +15,7 @@ namespace fhook {
 
 namespace {
 
+using numbers::put_hex;
 using numbers::put_i64;
 using numbers::put_u64;
 
@@ -51,13 +52,6 @@ void append_hook_fields(const Event& ev, std::string& out) {
         put_u64(ev.duration, out);
         out.append("ns");
     }
-}
-
-void put_hex(std::uint64_t v, std::string& out) {
-    char buf[24];
-    auto r = std::to_chars(buf, buf + sizeof(buf), v, 16);
-    out.append("0x");
-    out.append(buf, static_cast<std::size_t>(r.ptr - buf));
 }
 
 } // namespace
@@ -222,6 +216,24 @@ void TextFormatter::format(const Event& ev, std::string& out) {
         }
         out.push_back('\n');
         append_stack(ev, out);
+        return;
+    }
+    if (is_graph_event(ev.type)) {
+        // the funcgraph_entry/funcgraph_exit events' print_fmt (fhook graph
+        // draws the tree)
+        out.append(ev.type == EventType::GraphEntry ? "--> " : "<-- ");
+        names_.append(ev.ip, out);
+        out.append(" (");
+        put_u64(ev.depth, out);
+        out.push_back(')');
+        if (ev.type == EventType::GraphReturn) {
+            out.append(" (start: ");
+            put_hex(ev.calltime, out);
+            out.append("  end: ");
+            put_hex(ev.ts, out);
+            out.push_back(')');
+        }
+        out.push_back('\n');
         return;
     }
     CallSlot& call =
@@ -430,6 +442,10 @@ std::string_view json_type(EventType type) {
         return "tracepoint";
     case EventType::Hook:
         return "hook";
+    case EventType::GraphEntry:
+        return "graph_entry";
+    case EventType::GraphReturn:
+        return "graph_return";
     default:
         return "func";
     }
@@ -544,6 +560,30 @@ void JsonFormatter::format(const Event& ev, std::string& out) {
     append_json_name(ev.ip, out);
     out.append(",\"ip\":\"");
     put_hex(ev.ip, out);
+    if (is_graph_event(ev.type)) {
+        out.append("\",\"depth\":");
+        put_u64(ev.depth, out);
+        if (ev.type == EventType::GraphReturn) {
+            out.append(",\"calltime\":");
+            put_u64(ev.calltime, out);
+            out.append(",\"duration_ns\":");
+            put_u64(ev.duration, out);
+            out.append(",\"retval\":");
+            put_i64(static_cast<std::int64_t>(ev.retval), out);
+        } else if (!ev.args.empty()) {
+            out.append(",\"args\":[");
+            const char* sep = "";
+            for (std::uint64_t a : ev.args) {
+                out.append(sep).push_back('"');
+                put_hex(a, out);
+                out.push_back('"');
+                sep = ",";
+            }
+            out.push_back(']');
+        }
+        out.append("}\n");
+        return;
+    }
     out.append("\",\"parent\":");
     append_json_name(ev.parent_ip, out);
     out.append(",\"parent_ip\":\"");

@@ -1,4 +1,4 @@
-// Decimal numbers appended to output text (the formatters' hot path:
+// Numbers appended to output text (the formatters' hot path:
 // std::to_chars, no locale, no allocation).  Internal to user/lib/output.
 #pragma once
 
@@ -17,6 +17,14 @@ inline void put_u64(std::uint64_t v, std::string& out) {
 inline void put_i64(std::int64_t v, std::string& out) {
     char buf[24];
     auto r = std::to_chars(buf, buf + sizeof(buf), v);
+    out.append(buf, r.ptr);
+}
+
+// "0x%lx"
+inline void put_hex(std::uint64_t v, std::string& out) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof(buf), v, 16);
+    out.append("0x");
     out.append(buf, r.ptr);
 }
 

@@ -25,6 +25,33 @@ std::size_t lost_record_size(const fhook_rec_lost* rec) {
     return sizeof(fhook_rec_lost) + rec->nr_probes * sizeof(fhook_lost_probe);
 }
 
+std::size_t record_min_size(const fhook_rec* rec) {
+    switch (rec->type) {
+    case FHOOK_REC_LOST:
+        // the fixed part first: nr_probes is only read once that is there
+        if (rec->size < sizeof(fhook_rec_lost)) {
+            return sizeof(fhook_rec_lost);
+        }
+        return lost_record_size(reinterpret_cast<const fhook_rec_lost*>(rec));
+    case FHOOK_REC_FUNC:
+        return sizeof(fhook_rec_func);
+    case FHOOK_REC_KPROBE:
+    case FHOOK_REC_KRETPROBE:
+    case FHOOK_REC_UPROBE:
+    case FHOOK_REC_URETPROBE:
+    case FHOOK_REC_TRACEPOINT:
+        return sizeof(fhook_rec_probe);
+    case FHOOK_REC_HOOK:
+        return sizeof(fhook_rec_hook);
+    case FHOOK_REC_GRAPH_ENT:
+        return sizeof(fhook_rec_graph_ent);
+    case FHOOK_REC_GRAPH_RET:
+        return sizeof(fhook_rec_graph_ret);
+    default:
+        return 0; // unknown: skipped
+    }
+}
+
 std::optional<Event> decode(const fhook_rec* rec) {
     Event ev;
     if (!decode(rec, ev)) {
@@ -38,14 +65,17 @@ bool decode(const fhook_rec* rec, Event& ev) {
         // a fresh event that keeps the buffers' capacity
         std::vector<std::uint8_t> data = std::move(ev.data);
         std::vector<std::uint64_t> stack = std::move(ev.stack);
+        std::vector<std::uint64_t> args = std::move(ev.args);
         std::vector<LostProbe> lost = std::move(ev.lost_probes);
         std::string comm = std::move(ev.comm);
         data.clear();
         stack.clear();
+        args.clear();
         lost.clear();
         ev = Event{};
         ev.data = std::move(data);
         ev.stack = std::move(stack);
+        ev.args = std::move(args);
         ev.lost_probes = std::move(lost);
         ev.comm = std::move(comm);
     }
@@ -123,6 +153,34 @@ bool decode(const fhook_rec* rec, Event& ev) {
         ev.duration = hk->duration;
         ev.action = hk->action;
         ev.data.assign(hk->data, hk->data + (end - sizeof(fhook_rec_hook)));
+        break;
+    }
+    case FHOOK_REC_GRAPH_ENT: {
+        if (end < sizeof(fhook_rec_graph_ent)) {
+            too_short(rec, sizeof(fhook_rec_graph_ent));
+        }
+        const auto* g = reinterpret_cast<const fhook_rec_graph_ent*>(rec);
+        const std::size_t need = sizeof(fhook_rec_graph_ent) + 8 * std::size_t{g->nr_args};
+        if (g->nr_args > FHOOK_GRAPH_NR_ARGS || end < need) {
+            too_short(rec, need);
+        }
+        ev.type = EventType::GraphEntry;
+        ev.ip = g->ip;
+        ev.depth = g->depth;
+        ev.args.assign(g->args, g->args + g->nr_args);
+        break;
+    }
+    case FHOOK_REC_GRAPH_RET: {
+        if (end < sizeof(fhook_rec_graph_ret)) {
+            too_short(rec, sizeof(fhook_rec_graph_ret));
+        }
+        const auto* g = reinterpret_cast<const fhook_rec_graph_ret*>(rec);
+        ev.type = EventType::GraphReturn;
+        ev.ip = g->ip;
+        ev.depth = g->depth;
+        ev.calltime = g->calltime;
+        ev.retval = g->retval;
+        ev.duration = rec->ts >= g->calltime ? rec->ts - g->calltime : 0;
         break;
     }
     default:

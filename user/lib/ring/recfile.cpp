@@ -49,22 +49,13 @@ std::uint64_t checked_record_size(const fhook_rec* rec, std::uint64_t off, std::
     }
     const std::uint64_t size = rec->size;
     std::uint64_t need = sizeof(fhook_rec);
-    if (rec->type == FHOOK_REC_FUNC) {
-        need = sizeof(fhook_rec_func);
-    } else if (rec->type == FHOOK_REC_KPROBE || rec->type == FHOOK_REC_KRETPROBE ||
-               rec->type == FHOOK_REC_UPROBE || rec->type == FHOOK_REC_URETPROBE ||
-               rec->type == FHOOK_REC_TRACEPOINT) {
-        need = sizeof(fhook_rec_probe);
-    } else if (rec->type == FHOOK_REC_HOOK) {
-        need = sizeof(fhook_rec_hook);
-    } else if (rec->type == FHOOK_REC_LOST) {
+    if (rec->type != FHOOK_REC_LOST ||
+        (size >= sizeof(fhook_rec_lost) && len - off >= sizeof(fhook_rec_lost))) {
+        const std::uint64_t min = record_min_size(rec);
+        need = rec->type == FHOOK_REC_LOST && min == 0 ? std::numeric_limits<std::uint64_t>::max()
+                                                       : std::max(need, min);
+    } else {
         need = sizeof(fhook_rec_lost);
-        if (size >= need && len - off >= need) {
-            need = lost_record_size(reinterpret_cast<const fhook_rec_lost*>(rec));
-            if (need == 0) {
-                need = std::numeric_limits<std::uint64_t>::max();
-            }
-        }
     }
     if (size < need || align8(size) > len - off) {
         throw_runtime(name + ": record at offset " + hex_offset(file_off) + " has a bad size (" +
@@ -167,6 +158,10 @@ void RecordWriter::note_record(const fhook_rec* rec) {
         note(h->ip);
         note(h->ret_ip);
         note(h->ret_ip, true);
+    } else if (rec->type == FHOOK_REC_GRAPH_ENT && size >= sizeof(fhook_rec_graph_ent)) {
+        note(reinterpret_cast<const fhook_rec_graph_ent*>(rec)->ip);
+    } else if (rec->type == FHOOK_REC_GRAPH_RET && size >= sizeof(fhook_rec_graph_ret)) {
+        note(reinterpret_cast<const fhook_rec_graph_ret*>(rec)->ip);
     }
     if ((rec->flags & FHOOK_CTX_STACK) && size >= sizeof(fhook_rec) + 8) {
         std::uint64_t n = 0;

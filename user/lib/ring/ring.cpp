@@ -27,29 +27,6 @@ constexpr std::uint64_t align8(std::uint64_t n) {
     return (n + 7) & ~std::uint64_t{7};
 }
 
-std::size_t min_size_of(const fhook_rec* rec) {
-    switch (rec->type) {
-    case FHOOK_REC_LOST:
-        // the fixed part first: nr_probes is only read once that is there
-        if (rec->size < sizeof(fhook_rec_lost)) {
-            return sizeof(fhook_rec_lost);
-        }
-        return lost_record_size(reinterpret_cast<const fhook_rec_lost*>(rec));
-    case FHOOK_REC_FUNC:
-        return sizeof(fhook_rec_func);
-    case FHOOK_REC_KPROBE:
-    case FHOOK_REC_KRETPROBE:
-    case FHOOK_REC_UPROBE:
-    case FHOOK_REC_URETPROBE:
-    case FHOOK_REC_TRACEPOINT:
-        return sizeof(fhook_rec_probe);
-    case FHOOK_REC_HOOK:
-        return sizeof(fhook_rec_hook);
-    default:
-        return 0; // unknown: skipped
-    }
-}
-
 std::uint64_t load_acquire(const std::uint64_t& v) {
     return __atomic_load_n(&v, __ATOMIC_ACQUIRE);
 }
@@ -88,7 +65,7 @@ void collect_records(const RingView& ring, std::uint64_t tail, std::uint64_t hea
         if (rsize > avail) {
             corrupt(ring, pos, "record of " + std::to_string(rsize) + " bytes runs past the head");
         }
-        const std::size_t need = min_size_of(rec);
+        const std::size_t need = record_min_size(rec);
         const bool known = rec->type == FHOOK_REC_LOST || need != 0;
         if (known) {
             if (need == 0 || rsize < need) {

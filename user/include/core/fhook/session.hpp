@@ -75,6 +75,17 @@ struct FunctionProbeOptions {
     std::vector<fhook_insn> pred; // a filter on the task (compile_filter(expr, nullptr))
 };
 
+// A call graph (FHOOK_PROBE_GRAPH): what function_graph's options say.
+struct GraphOptions {
+    std::uint32_t max_depth = 0;      // max_graph_depth, 0 = the module's limit
+    std::vector<std::string> notrace; // set_graph_notrace globs
+    bool no_irqs = false;             // funcgraph-irqs 0
+    bool args = false;                // record the argument registers
+    std::uint64_t threshold_ns = 0;   // tracing_thresh
+    std::uint32_t max_tasks = 0;      // tasks inside at once, 0 = the module's default
+    std::vector<fhook_insn> pred;     // a filter on the task entering the graph
+};
+
 // All operations map one-to-one onto the ioctls of fhook_abi.h.  Every ioctl
 // struct is zero-filled and its `size` set before the call.  Closing the
 // session (destructor) disarms and frees everything in the kernel.
@@ -97,6 +108,10 @@ public:
     std::uint32_t add_function_probe(const FunctionSet& functions,
                                      const FunctionProbeOptions& options = {});
 
+    // FHOOK_IOC_PROBE_ADD (FHOOK_PROBE_GRAPH): every call of `functions`
+    // and what they call.  EBUSY (another call graph is armed or draining)
+    // comes back at start().
+    std::uint32_t add_graph_probe(const FunctionSet& functions, const GraphOptions& options);
     // FHOOK_IOC_PROBE_ADD (FHOOK_PROBE_DIRECT with FHOOK_PROBE_F_LATENCY):
     // the functions' durations into an in-module histogram, read with
     // latency().  `pred` filters the task; `stack_args`: words the

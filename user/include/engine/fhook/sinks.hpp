@@ -17,6 +17,8 @@ namespace fhook {
 class PrintSink final : public Sink {
 public:
     PrintSink(int fd, const Ksyms& ksyms, OutputFormat format, const ProbeTable& probes);
+    // ... with a formatter of the caller's (a call graph's tree)
+    PrintSink(int fd, std::unique_ptr<Formatter> formatter, const ProbeTable& probes);
     void on_record(const fhook_rec* rec) override;
     void flush() override;
     void finish(const Stats& session, const std::vector<ProbeSummary>& probes) override;

@@ -50,6 +50,16 @@ struct HookSpec {
     bool check_prototype = true; // REDIRECT: refuse unless BTF shows the same prototype
 };
 
+// Collect::Events with the function arguments as a call graph's functions
+// (fhook graph) instead of a function probe.
+struct GraphSpec {
+    std::uint32_t depth = 0;          // max_graph_depth, 0 = no limit
+    std::vector<std::string> notrace; // set_graph_notrace globs
+    bool no_irqs = false;
+    bool args = false;
+    std::uint64_t threshold_ns = 0;
+};
+
 // Everything a run is asked to do.
 struct TraceSpec {
     Collect collect = Collect::Events;
@@ -71,6 +81,7 @@ struct TraceSpec {
     Attach attach = Attach::Ops;
     std::vector<std::string> command; // run it, trace only it and its children
     HookSpec hook;
+    std::optional<GraphSpec> graph;
 };
 
 // Where the system's state is read; the defaults are the live system's.

@@ -19,7 +19,13 @@ enum class EventType : std::uint16_t {
     Uretprobe = FHOOK_REC_URETPROBE,
     Tracepoint = FHOOK_REC_TRACEPOINT,
     Hook = FHOOK_REC_HOOK,
+    GraphEntry = FHOOK_REC_GRAPH_ENT,
+    GraphReturn = FHOOK_REC_GRAPH_RET,
 };
+
+inline bool is_graph_event(EventType t) {
+    return t == EventType::GraphEntry || t == EventType::GraphReturn;
+}
 
 // A record of a probe definition (kprobe, kretprobe, uprobe, uretprobe).
 inline bool is_probe_event(EventType t) {
@@ -57,14 +63,22 @@ struct Event {
     std::uint64_t faults = 0;           // Kprobe/Kretprobe: bit n, the n-th store faulted
     std::vector<std::uint8_t> data;     // Kprobe/Kretprobe: fields, then strings
     std::vector<std::uint64_t> stack;   // FHOOK_CTX_STACK: the probed location first
-    std::uint64_t retval = 0;           // Hook: what the caller got
-    std::uint64_t duration = 0;         // Hook (AROUND): ns from entry to return
+    std::uint64_t retval = 0;           // Hook, GraphReturn: what the caller got
+    std::uint64_t duration = 0;         // Hook (AROUND), GraphReturn: ns from entry to return
     std::uint32_t action = 0;           // Hook: enum fhook_hook_action
+    std::uint32_t depth = 0;            // Graph*: 0 for a graph function's call
+    std::uint64_t calltime = 0;         // GraphReturn: its entry's ts (the call's id)
+    std::vector<std::uint64_t> args;    // GraphEntry: argument registers, if recorded
 };
 
 // Size a LOST record needs for its nr_probes entries (0 if nr_probes is
 // absurd); a record is valid when rec->size >= this.
 std::size_t lost_record_size(const fhook_rec_lost* rec);
+
+// The least size a record of its type can have (a LOST record's with its
+// nr_probes entries, once its fixed part is there), 0 for a type this
+// build does not know.
+std::size_t record_min_size(const fhook_rec* rec);
 
 // Decodes one record.  Returns nullopt for a record type this build does not
 // know; throws a Runtime Error when a known type is shorter than its struct.

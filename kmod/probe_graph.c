@@ -1,0 +1,791 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Call graphs (FHOOK_PROBE_GRAPH): what the function_graph tracer shows
+ * with set_graph_function, from a module.  Debian's 6.1 exports neither
+ * fgraph nor rethook nor fprobe to modules, so the return is caught as
+ * fgraph catches it, with our own return trampoline: at a function's
+ * entry the callback saves the return address (the word at the stack
+ * pointer of the fentry call) on the task's shadow stack and puts
+ * fhook_graph_return (tramp.S) in its place; the function returns there,
+ * fhook_graph_exit() pops the shadow stack and says where to go on.  The
+ * same code runs on 6.12, where fprobe (rethook) would be available: one
+ * mechanism to test, and cheaper than a rethook node per call.
+ *
+ * Three ftrace_ops share one callback:
+ *   entry    the graph functions: a task not in the graph enters it
+ *   all      every other traceable function: traced while in the graph
+ *   notrace  set_graph_notrace: a frame that hides itself and its callees
+ * A graph function is in "entry" and "all" alike (ftrace_set_notrace()
+ * takes no addresses): both callbacks run, the second sees the frame the
+ * first pushed for the same function and return address and leaves it.
+ * Tail calls push a frame on the same return address; its saved return
+ * address is the trampoline, so the return pops both, inner first.
+ *
+ * Shadow stacks: a pool allocated at arm, one stack per task inside the
+ * graph, taken when the task enters and given back when its outermost
+ * call returns (or at the task's last context switch when it dies inside).
+ * A task finds its stack in a hash of buckets of four (task, stack) pairs,
+ * looked up without locks: only the task itself adds or removes its pair
+ * (or, for a dead task, its last sched_switch).  The pool lock (raw, irqs
+ * off) covers taking and giving back stacks and the teardown's walk.
+ *
+ * Ordering on a stack: a push reserves its frame (depth + 1) before
+ * filling it, so an interrupt's calls nest above it, as fgraph's
+ * curr_ret_stack does; the return address is replaced last.  A return
+ * finds its frame by the stack pointer it returned with, from the top;
+ * frames above it (a non-local exit, or frames the teardown restored)
+ * are dropped.
+ *
+ * Teardown (disarm): the ops go (no new frame), recording stops
+ * (synchronize_rcu(): no handler writes to the session's rings after
+ * that), then every pending frame's return address is put back with a
+ * cmpxchg from the trampoline's address: a task returns straight to its
+ * caller from then on.  A frame whose slot no longer holds our address
+ * was taken over by another return hook (fgraph, a kretprobe) after ours
+ * and still comes back through the trampoline: the pool then stays (and
+ * the module with it) until those have returned, checked by a work item.
+ */
+#include "fhook.h"
+#include "tramp.h"
+
+#include <linux/ctype.h>
+#include <linux/hash.h>
+#include <linux/module.h>
+#include <linux/sched/task.h>
+#include <linux/tracepoint.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
+
+#define FHOOK_GRAPH_BUCKET_BITS	10
+#define FHOOK_GRAPH_WAYS	4
+
+/* fhook_gframe.flags */
+#define FHOOK_GF_NOTRACE	BIT(0)	/* set_graph_notrace: no records, no callees */
+#define FHOOK_GF_RESTORED	BIT(1)	/* teardown put the return address back */
+
+struct fhook_gframe {
+	unsigned long *slot;		/* where the return address was */
+	unsigned long ret;		/* ... and what it was */
+	unsigned long func;
+	u64 calltime;
+	unsigned long flags;
+};
+
+struct fhook_gstack {
+	struct task_struct *task;	/* NULL: free */
+	unsigned int depth;		/* frames in use */
+	unsigned int way;		/* its place in the bucket of @task */
+	struct fhook_gstack *next_free;
+	struct fhook_gframe frames[FHOOK_GRAPH_MAX_DEPTH];
+};
+
+struct fhook_gbucket {
+	struct task_struct *task[FHOOK_GRAPH_WAYS];
+	struct fhook_gstack *stack[FHOOK_GRAPH_WAYS];
+};
+
+struct fhook_graph_probe;
+
+/* The shadow stacks of the one call graph; outlives its probe while draining. */
+struct fhook_gpool {
+	raw_spinlock_t lock;
+	struct fhook_gstack *free;
+	struct fhook_gstack *stacks;	/* [nr] */
+	unsigned int nr;
+	unsigned int max_depth;
+	u64 threshold;
+	bool no_irqs;
+	bool args;
+	/* the probe whose rings get the records; NULL once disarmed */
+	struct fhook_graph_probe *probe;
+	struct delayed_work drain;
+	struct fhook_gbucket buckets[1 << FHOOK_GRAPH_BUCKET_BITS];
+};
+
+struct fhook_graph_probe {
+	struct fhook_func_probe f;	/* first: the entry ops and the probe */
+	struct ftrace_ops all_ops;
+	struct ftrace_ops notrace_ops;
+	bool all_registered;
+	bool notrace_registered;
+	bool has_notrace;
+	struct fhook_graph cfg;
+};
+
+static_assert(offsetof(struct fhook_graph_probe, f) == 0);
+
+static inline struct fhook_graph_probe *to_graph(struct fhook_probe *p)
+{
+	return container_of(to_func(p), struct fhook_graph_probe, f);
+}
+
+/*
+ * The pool of the call graph armed or draining (NULL: none).  Its
+ * trampoline and stacks are reached by returns until it is freed.
+ */
+static struct fhook_gpool *fhook_gpool;
+static DEFINE_MUTEX(fhook_graph_lock);		/* fhook_gpool changes */
+/*
+ * Set while this CPU runs our callbacks, return handler or switch probe:
+ * the kernel functions they call (spinlocks, irq_work, glob_match) are
+ * traced by the "all" ops, and ftrace's recursion lock lets one nested
+ * call through (its transition bit).  A callback that finds it set leaves
+ * the call alone, so fhook never pushes frames for its own work (an
+ * interrupt that arrives meanwhile is not traced either).
+ */
+static DEFINE_PER_CPU(int, fhook_graph_busy);
+static struct tracepoint *fhook_tp_switch;
+static bool fhook_switch_registered;
+
+static __always_inline struct fhook_gbucket *fhook_gbucket(struct fhook_gpool *g,
+							   struct task_struct *t)
+{
+	return &g->buckets[hash_ptr(t, FHOOK_GRAPH_BUCKET_BITS)];
+}
+
+/* The shadow stack of @t, or NULL.  Lockless: see the top of the file. */
+static __always_inline struct fhook_gstack *fhook_gstack_find(struct fhook_gpool *g,
+							      struct task_struct *t)
+{
+	struct fhook_gbucket *b = fhook_gbucket(g, t);
+	int w;
+
+	for (w = 0; w < FHOOK_GRAPH_WAYS; w++) {
+		/* pairs with the release in fhook_gstack_get(): stack set */
+		if (smp_load_acquire(&b->task[w]) == t)
+			return READ_ONCE(b->stack[w]);
+	}
+	return NULL;
+}
+
+/* A stack for current, entering the graph; NULL when none is left. */
+static notrace struct fhook_gstack *fhook_gstack_get(struct fhook_gpool *g)
+{
+	struct task_struct *t = current;
+	struct fhook_gbucket *b = fhook_gbucket(g, t);
+	struct fhook_gstack *gs = NULL;
+	unsigned long flags;
+	int w;
+
+	raw_spin_lock_irqsave(&g->lock, flags);
+	for (w = 0; w < FHOOK_GRAPH_WAYS && b->task[w]; w++)
+		;
+	if (w < FHOOK_GRAPH_WAYS && g->free) {
+		gs = g->free;
+		g->free = gs->next_free;
+		gs->task = t;
+		gs->depth = 0;
+		gs->way = w;
+		WRITE_ONCE(b->stack[w], gs);
+		/* pairs with the acquire in fhook_gstack_find(): stack set first */
+		smp_store_release(&b->task[w], t);
+	}
+	raw_spin_unlock_irqrestore(&g->lock, flags);
+	return gs;
+}
+
+/* Give @gs back; under the pool lock. */
+static notrace void __fhook_gstack_put(struct fhook_gpool *g, struct fhook_gstack *gs)
+{
+	struct fhook_gbucket *b = fhook_gbucket(g, gs->task);
+
+	WRITE_ONCE(b->task[gs->way], NULL);
+	gs->task = NULL;
+	gs->next_free = g->free;
+	g->free = gs;
+}
+
+static notrace void fhook_gstack_put(struct fhook_gpool *g, struct fhook_gstack *gs)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&g->lock, flags);
+	__fhook_gstack_put(g, gs);
+	raw_spin_unlock_irqrestore(&g->lock, flags);
+}
+
+/* A task entering the graph: the session's filters and the predicate. */
+static __always_inline bool fhook_graph_admit(struct fhook_probe *p,
+					      struct fhook_probe_counters *c)
+{
+	if (fhook_session_wants(p->session) && (!p->pred || fhook_pred_run(p->pred, NULL, 0)))
+		return true;
+	fhook_count(&c->filtered);
+	return false;
+}
+
+static notrace void fhook_graph_rec_entry(struct fhook_graph_probe *gp, struct fhook_gpool *g,
+					  unsigned long ip, unsigned int depth,
+					  struct pt_regs *regs, u64 ts, unsigned int pc,
+					  bool irqs_off, struct fhook_probe_counters *c)
+{
+	struct fhook_probe *p = &gp->f.p;
+	struct fhook_rec_graph_ent *r;
+	unsigned int size = sizeof(*r);
+	struct fhook_ring *rb;
+	u32 seq;
+
+	if (g->args)
+		size += FHOOK_GRAPH_NR_ARGS * sizeof(u64);
+	/* hits count records tried: hits == written + lost, as for every probe */
+	fhook_count(&c->hits);
+	rb = p->session->rings[smp_processor_id()];
+	r = fhook_ring_reserve(rb, size, p->id, &seq);
+	if (!IS_ERR_OR_NULL(r)) {
+		fhook_rec_init_ts(&r->hdr, FHOOK_REC_GRAPH_ENT, size, p->id, seq, pc, irqs_off, ts);
+		r->ip = ip;
+		r->depth = depth;
+		r->nr_args = 0;
+		if (g->args) {
+			r->nr_args = FHOOK_GRAPH_NR_ARGS;
+			r->args[0] = regs->di;
+			r->args[1] = regs->si;
+			r->args[2] = regs->dx;
+			r->args[3] = regs->cx;
+			r->args[4] = regs->r8;
+			r->args[5] = regs->r9;
+		}
+		fhook_count(&c->written);
+	}
+	fhook_ring_commit(rb);
+}
+
+enum fhook_graph_mode {
+	FHOOK_GM_ENTER,		/* a graph function: may enter the graph */
+	FHOOK_GM_NESTED,	/* traced only inside the graph */
+	FHOOK_GM_NOTRACE,	/* inside the graph: hide it and its callees */
+};
+
+static __always_inline void fhook_graph_call(unsigned long ip, unsigned long parent_ip,
+					     struct ftrace_regs *fregs,
+					     enum fhook_graph_mode mode)
+{
+	struct fhook_gpool *g = READ_ONCE(fhook_gpool);
+	unsigned int pc = preempt_count();
+	bool irqs_off = irqs_disabled();
+	struct fhook_graph_probe *gp;
+	struct fhook_probe_counters *c;
+	struct fhook_gstack *gs;
+	struct fhook_gframe *f;
+	struct pt_regs *regs;
+	unsigned long *slot;
+	unsigned int i;
+	u64 ts;
+	int bit;
+
+	/* NMIs stay out: a frame pushed there could race the task's own push */
+	if (unlikely(!g || in_nmi()))
+		return;
+	/* also disables preemption */
+	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (bit < 0)
+		return;
+	if (__this_cpu_read(fhook_graph_busy))
+		goto out;
+	__this_cpu_write(fhook_graph_busy, 1);
+	gp = READ_ONCE(g->probe);
+	if (unlikely(!gp))
+		goto done;
+	regs = fhook_fregs_partial(fregs);
+	slot = (unsigned long *)kernel_stack_pointer(regs);
+	gs = fhook_gstack_find(g, current);
+	if (!gs) {
+		if (mode != FHOOK_GM_ENTER || (g->no_irqs && in_hardirq()))
+			goto done;
+		c = fhook_counters(gp->f.p.session, smp_processor_id(), gp->f.p.id);
+		if (!fhook_graph_admit(&gp->f.p, c))
+			goto done;
+		gs = fhook_gstack_get(g);
+		if (!gs) {
+			fhook_count(&c->missed);
+			goto done;
+		}
+	} else {
+		i = gs->depth;
+		/*
+		 * The other ops' callback already pushed this call (see top):
+		 * the same function at the same return address.  A tail call
+		 * (jmp) has the same return address but another function: it
+		 * gets its own frame, whose return address is the trampoline.
+		 */
+		if (i && ((gs->frames[i - 1].slot == slot && gs->frames[i - 1].func == ip) ||
+			  (gs->frames[i - 1].flags & FHOOK_GF_NOTRACE)))
+			goto done;
+		if (i >= g->max_depth || (g->no_irqs && in_hardirq()))
+			goto done;
+		c = fhook_counters(gp->f.p.session, smp_processor_id(), gp->f.p.id);
+	}
+
+	i = gs->depth;
+	/* reserve first: an interrupt's calls nest above this frame */
+	WRITE_ONCE(gs->depth, i + 1);
+	barrier();
+	f = &gs->frames[i];
+	f->slot = slot;
+	f->func = ip;
+	f->ret = READ_ONCE(*slot);
+	if (mode == FHOOK_GM_NOTRACE) {
+		f->flags = FHOOK_GF_NOTRACE;
+	} else {
+		f->flags = 0;
+		ts = ktime_get_mono_fast_ns();
+		f->calltime = ts;
+		if (!g->threshold)
+			fhook_graph_rec_entry(gp, g, ip, i, regs, ts, pc, irqs_off, c);
+	}
+	/* the frame is complete before any return can find it */
+	barrier();
+	WRITE_ONCE(*slot, (unsigned long)fhook_graph_return);
+done:
+	__this_cpu_write(fhook_graph_busy, 0);
+out:
+	ftrace_test_recursion_unlock(bit);
+}
+
+static notrace void fhook_graph_entry_cb(unsigned long ip, unsigned long parent_ip,
+					 struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	fhook_graph_call(ip, parent_ip, fregs, FHOOK_GM_ENTER);
+}
+
+static notrace void fhook_graph_all_cb(unsigned long ip, unsigned long parent_ip,
+				       struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	fhook_graph_call(ip, parent_ip, fregs, FHOOK_GM_NESTED);
+}
+
+static notrace void fhook_graph_notrace_cb(unsigned long ip, unsigned long parent_ip,
+					   struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	fhook_graph_call(ip, parent_ip, fregs, FHOOK_GM_NOTRACE);
+}
+
+static notrace void fhook_graph_rec_ret(struct fhook_graph_probe *gp, struct fhook_gframe *f,
+					unsigned int depth, unsigned long retval, u64 now)
+{
+	struct fhook_probe *p = &gp->f.p;
+	unsigned int pc = preempt_count();
+	bool irqs_off = irqs_disabled();
+	struct fhook_rec_graph_ret *r;
+	struct fhook_probe_counters *c;
+	struct fhook_ring *rb;
+	int cpu;
+	u32 seq;
+
+	cpu = smp_processor_id();
+	c = fhook_counters(p->session, cpu, p->id);
+	fhook_count(&c->hits);
+	rb = p->session->rings[cpu];
+	r = fhook_ring_reserve(rb, sizeof(*r), p->id, &seq);
+	if (!IS_ERR_OR_NULL(r)) {
+		fhook_rec_init_ts(&r->hdr, FHOOK_REC_GRAPH_RET, sizeof(*r), p->id, seq, pc,
+				  irqs_off, now);
+		r->ip = f->func;
+		r->calltime = f->calltime;
+		r->retval = retval;
+		r->depth = depth;
+		r->__pad = 0;
+		fhook_count(&c->written);
+	}
+	fhook_ring_commit(rb);
+}
+
+/*
+ * tramp.S: a function of the graph returned, with the stack pointer @sp
+ * (just above its return address's slot) and %rax = @retval.  Returns
+ * where it was to return to.
+ */
+asmlinkage notrace unsigned long fhook_graph_exit(unsigned long sp, unsigned long retval)
+{
+	unsigned long *slot = (unsigned long *)sp - 1;
+	struct fhook_gpool *g = READ_ONCE(fhook_gpool);
+	struct fhook_graph_probe *gp;
+	struct fhook_gstack *gs;
+	struct fhook_gframe *f;
+	unsigned long ret;
+	int i = -1, busy;
+	u64 now;
+
+	/* the ring and the busy flag are this CPU's */
+	preempt_disable_notrace();
+	busy = __this_cpu_read(fhook_graph_busy);
+	__this_cpu_write(fhook_graph_busy, 1);
+	/* (the clocksource's read function may be traced: after the flag) */
+	now = ktime_get_mono_fast_ns();
+	gs = g ? fhook_gstack_find(g, current) : NULL;
+	if (gs) {
+		for (i = READ_ONCE(gs->depth) - 1; i >= 0; i--)
+			if (gs->frames[i].slot == slot)
+				break;
+	}
+	if (unlikely(i < 0))
+		/* nowhere to go: fgraph's ftrace_return_to_handler() does the same */
+		panic("fhook: return address of task %d at %p lost\n", current->pid, slot);
+	f = &gs->frames[i];
+	ret = f->ret;
+	gp = READ_ONCE(g->probe);
+	if (gp && !(f->flags & FHOOK_GF_NOTRACE) &&
+	    (!g->threshold || now - f->calltime >= g->threshold))
+		fhook_graph_rec_ret(gp, f, i, retval, now);
+	/* the frame (and any above it, see top) is done */
+	WRITE_ONCE(gs->depth, i);
+	if (!i)
+		fhook_gstack_put(g, gs);
+	__this_cpu_write(fhook_graph_busy, busy);
+	preempt_enable_notrace();
+	return ret;
+}
+
+/*
+ * TP_PROTO(bool preempt, struct task_struct *prev, struct task_struct *next,
+ * unsigned int prev_state): a task that dies inside the graph gives its
+ * stack back at its last switch (its frames never return).
+ */
+static notrace void fhook_graph_on_switch(void *data, bool preempt, struct task_struct *prev,
+					  struct task_struct *next, unsigned int prev_state)
+{
+	struct fhook_gpool *g = READ_ONCE(fhook_gpool);
+	struct fhook_gstack *gs;
+	unsigned long flags;
+
+	int busy;
+
+	if (!g || READ_ONCE(prev->__state) != TASK_DEAD)
+		return;
+	gs = fhook_gstack_find(g, prev);
+	if (!gs)
+		return;
+	busy = __this_cpu_read(fhook_graph_busy);
+	__this_cpu_write(fhook_graph_busy, 1);
+	raw_spin_lock_irqsave(&g->lock, flags);
+	__fhook_gstack_put(g, gs);
+	raw_spin_unlock_irqrestore(&g->lock, flags);
+	__this_cpu_write(fhook_graph_busy, busy);
+}
+
+/*
+ * Put back every pending return address that still holds the trampoline;
+ * true when no frame is left that will return through it.
+ */
+static bool fhook_graph_restore(struct fhook_gpool *g)
+{
+	unsigned long tramp = (unsigned long)fhook_graph_return;
+	bool done = true;
+	unsigned long flags;
+	unsigned int s;
+	int i;
+
+	raw_spin_lock_irqsave(&g->lock, flags);
+	for (s = 0; s < g->nr; s++) {
+		struct fhook_gstack *gs = &g->stacks[s];
+
+		if (!gs->task)
+			continue;
+		for (i = READ_ONCE(gs->depth) - 1; i >= 0; i--) {
+			struct fhook_gframe *f = &gs->frames[i];
+
+			if (f->flags & FHOOK_GF_RESTORED)
+				continue;
+			/*
+			 * A frame returning right now may be restored after its
+			 * return: the word is then below the stack pointer,
+			 * about to be overwritten by the trampoline's own saves.
+			 */
+			if (cmpxchg(f->slot, tramp, f->ret) == tramp)
+				f->flags |= FHOOK_GF_RESTORED;
+			else
+				done = false;
+		}
+	}
+	raw_spin_unlock_irqrestore(&g->lock, flags);
+	return done;
+}
+
+static void fhook_gpool_free(struct fhook_gpool *g)
+{
+	/* returns still on the trampoline's code, preempted there or not */
+	synchronize_rcu_tasks_rude();
+	synchronize_rcu_tasks();
+	mutex_lock(&fhook_graph_lock);
+	WRITE_ONCE(fhook_gpool, NULL);
+	mutex_unlock(&fhook_graph_lock);
+	if (fhook_switch_registered) {
+		tracepoint_probe_unregister(fhook_tp_switch, (void *)fhook_graph_on_switch, NULL);
+		fhook_switch_registered = false;
+		tracepoint_synchronize_unregister();
+	}
+	vfree(g->stacks);
+	kvfree(g);
+}
+
+static void fhook_gpool_drain(struct work_struct *work)
+{
+	struct fhook_gpool *g = container_of(to_delayed_work(work), struct fhook_gpool, drain);
+
+	if (!fhook_graph_restore(g)) {
+		queue_delayed_work(system_long_wq, &g->drain, HZ / 10);
+		return;
+	}
+	pr_info("graph: the last traced call has returned\n");
+	fhook_gpool_free(g);
+	module_put(THIS_MODULE);
+}
+
+static struct fhook_gpool *fhook_gpool_create(const struct fhook_graph *cfg)
+{
+	unsigned int i, nr = cfg->max_tasks ?: FHOOK_GRAPH_DEF_TASKS;
+	struct fhook_gpool *g;
+
+	g = kvzalloc(sizeof(*g), GFP_KERNEL_ACCOUNT);
+	if (!g)
+		return NULL;
+	g->stacks = vmalloc(array_size(nr, sizeof(*g->stacks)));
+	if (!g->stacks) {
+		kvfree(g);
+		return NULL;
+	}
+	raw_spin_lock_init(&g->lock);
+	INIT_DELAYED_WORK(&g->drain, fhook_gpool_drain);
+	g->nr = nr;
+	for (i = 0; i < nr; i++) {
+		g->stacks[i].task = NULL;
+		g->stacks[i].next_free = i + 1 < nr ? &g->stacks[i + 1] : NULL;
+	}
+	g->free = &g->stacks[0];
+	g->max_depth = cfg->max_depth ?: FHOOK_GRAPH_MAX_DEPTH;
+	g->threshold = cfg->threshold_ns;
+	g->no_irqs = cfg->flags & FHOOK_GRAPH_F_NO_IRQS;
+	g->args = cfg->flags & FHOOK_GRAPH_F_ARGS;
+	return g;
+}
+
+static int fhook_graph_copy(struct fhook_graph *cfg, u64 uptr)
+{
+	void __user *u = u64_to_user_ptr(uptr);
+	u32 usize;
+	int ret;
+
+	if (!uptr)
+		return -EINVAL;
+	if (get_user(usize, (u32 __user *)u))
+		return -EFAULT;
+	if (usize < sizeof(*cfg))
+		return -EINVAL;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
+	ret = copy_struct_from_user(cfg, sizeof(*cfg), u, usize);
+	if (ret)
+		return ret;
+	if ((cfg->flags & ~FHOOK_GRAPH_FLAGS) || cfg->max_depth > FHOOK_GRAPH_MAX_DEPTH ||
+	    cfg->max_tasks > FHOOK_GRAPH_MAX_TASKS || cfg->reserved[0] || cfg->reserved[1] ||
+	    cfg->reserved[2])
+		return -EINVAL;
+	return 0;
+}
+
+/* Whitespace-separated patterns in @text (err_index counts them). */
+static s32 fhook_count_patterns(const char *text)
+{
+	s32 n = 0;
+	bool in = false;
+
+	for (; *text; text++) {
+		bool space = isspace(*text);
+
+		n += in && space;
+		in = !space;
+	}
+	return n + in;
+}
+
+static int fhook_graph_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
+			    s32 *err_index)
+{
+	struct fhook_graph_probe *gp = to_graph(p);
+	struct fhook_probe_add entry = *arg;
+	s32 index = 0;
+	char *text;
+	int ret;
+
+	ret = fhook_graph_copy(&gp->cfg, arg->hook);
+	if (ret)
+		return ret;
+	gp->f.ops.func = fhook_graph_entry_cb;
+	gp->all_ops.func = fhook_graph_all_cb;
+	gp->notrace_ops.func = fhook_graph_notrace_cb;
+	/* the entry ops: the graph functions (exclude is set_graph_notrace here) */
+	entry.exclude = 0;
+	entry.exclude_len = 0;
+	entry.hook = 0;
+	ret = fhook_func_filter_init(&gp->f, &entry, err_index, NULL);
+	if (ret)
+		return ret;
+	/* everything but set_graph_notrace and fhook's own functions */
+	text = kstrdup("fhook_*", GFP_KERNEL);
+	if (!text)
+		return -ENOMEM;
+	ret = ftrace_set_notrace(&gp->all_ops, text, strlen(text), 0);
+	kfree(text);
+	if (ret)
+		return ret;
+	if (!arg->exclude_len)
+		return 0;
+	/* err_index counts the filter's patterns and ips first */
+	index = arg->nr_ips;
+	text = fhook_copy_text(arg->filter, arg->filter_len);
+	if (IS_ERR(text))
+		return PTR_ERR(text);
+	index += fhook_count_patterns(text);
+	kfree(text);
+	text = fhook_copy_text(arg->exclude, arg->exclude_len);
+	if (IS_ERR(text))
+		return PTR_ERR(text);
+	ret = fhook_func_set_patterns(&gp->notrace_ops, text, ftrace_set_filter, &index, err_index);
+	kfree(text);
+	if (ret)
+		return ret;
+	text = fhook_copy_text(arg->exclude, arg->exclude_len);
+	if (IS_ERR(text))
+		return PTR_ERR(text);
+	ret = fhook_func_set_patterns(&gp->all_ops, text, ftrace_set_notrace, &index, err_index);
+	kfree(text);
+	gp->has_notrace = !ret;
+	return ret;
+}
+
+static void fhook_graph_unregister(struct fhook_graph_probe *gp)
+{
+	fhook_ops_unregister(&gp->f.p, &gp->f.ops);
+	if (gp->all_registered && !unregister_ftrace_function(&gp->all_ops))
+		gp->all_registered = false;
+	if (gp->notrace_registered && !unregister_ftrace_function(&gp->notrace_ops))
+		gp->notrace_registered = false;
+}
+
+static void fhook_graph_disarm(struct fhook_probe *p)
+{
+	struct fhook_graph_probe *gp = to_graph(p);
+	struct fhook_gpool *g;
+
+	mutex_lock(&fhook_graph_lock);
+	g = fhook_gpool;
+	if (!g || READ_ONCE(g->probe) != gp) {
+		mutex_unlock(&fhook_graph_lock);
+		return;
+	}
+	mutex_unlock(&fhook_graph_lock);
+	/* no new frames; then no handler writes to the session's rings */
+	fhook_graph_unregister(gp);
+	WRITE_ONCE(g->probe, NULL);
+	synchronize_rcu();
+	if (p->registered || gp->all_registered || gp->notrace_registered) {
+		/* ftrace refused: its callbacks may still run, keep everything */
+		pr_err("graph: ops still registered, the call graph stays\n");
+		__module_get(THIS_MODULE);
+		return;
+	}
+	if (fhook_graph_restore(g)) {
+		fhook_gpool_free(g);
+		return;
+	}
+	pr_info("graph: calls still inside hold the trampoline, freed when they return\n");
+	__module_get(THIS_MODULE);
+	queue_delayed_work(system_long_wq, &g->drain, HZ / 10);
+}
+
+static int fhook_graph_arm(struct fhook_probe *p)
+{
+	struct fhook_graph_probe *gp = to_graph(p);
+	struct fhook_gpool *g;
+	int ret;
+
+	if (!fhook_tp_switch)
+		return -EOPNOTSUPP;
+	g = fhook_gpool_create(&gp->cfg);
+	if (!g)
+		return -ENOMEM;
+	mutex_lock(&fhook_graph_lock);
+	if (fhook_gpool) {
+		/* another call graph, armed or still draining */
+		mutex_unlock(&fhook_graph_lock);
+		vfree(g->stacks);
+		kvfree(g);
+		return -EBUSY;
+	}
+	g->probe = gp;
+	WRITE_ONCE(fhook_gpool, g);
+	mutex_unlock(&fhook_graph_lock);
+
+	if (!fhook_switch_registered) {
+		ret = tracepoint_probe_register(fhook_tp_switch, (void *)fhook_graph_on_switch,
+						NULL);
+		if (ret)
+			goto err_pool;
+		fhook_switch_registered = true;
+	}
+	/* callees first: a task entering the graph sees them at once */
+	ret = register_ftrace_function(&gp->all_ops);
+	if (ret)
+		goto err_ops;
+	gp->all_registered = true;
+	if (gp->has_notrace) {
+		ret = register_ftrace_function(&gp->notrace_ops);
+		if (ret)
+			goto err_ops;
+		gp->notrace_registered = true;
+	}
+	ret = register_ftrace_function(&gp->f.ops);
+	if (ret)
+		goto err_ops;
+	p->registered = true;
+	return 0;
+
+err_ops:
+	/* frames may have been pushed by the ops registered so far */
+	fhook_graph_disarm(p);
+	return ret;
+err_pool:
+	WRITE_ONCE(g->probe, NULL);
+	fhook_gpool_free(g);
+	return ret;
+}
+
+static void fhook_graph_release(struct fhook_probe *p)
+{
+	struct fhook_graph_probe *gp = to_graph(p);
+
+	ftrace_free_filter(&gp->f.ops);
+	ftrace_free_filter(&gp->all_ops);
+	ftrace_free_filter(&gp->notrace_ops);
+	kfree(p->pred);
+}
+
+static void fhook_graph_find_tp(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sched_switch"))
+		fhook_tp_switch = tp;
+}
+
+int fhook_graph_setup(void)
+{
+	for_each_kernel_tracepoint(fhook_graph_find_tp, NULL);
+	if (!fhook_tp_switch)
+		pr_warn("sched_switch tracepoint not found: no call graphs\n");
+	return 0;
+}
+
+/* Module exit: a draining pool holds a module reference, so none is left. */
+void fhook_graph_teardown(void)
+{
+	WARN_ON_ONCE(READ_ONCE(fhook_gpool));
+}
+
+const struct fhook_probe_kind fhook_graph_kind = {
+	.size		= sizeof(struct fhook_graph_probe),
+	.fields		= FHOOK_ADD_PATTERNS | FHOOK_ADD_PRED | FHOOK_ADD_HOOK,
+	.arm		= fhook_graph_arm,
+	.init		= fhook_graph_init,
+	.disarm		= fhook_graph_disarm,
+	.release	= fhook_graph_release,
+	.disarm_unregisters = true,
+};
