@@ -387,6 +387,7 @@ void GraphFormatter::end(std::string& out) {
             Event ev;
             ev.cpu = static_cast<std::uint16_t>(n);
             ev.pid = o.pid;
+            ev.ts = o.calltime;
             ev.comm = comms_[o.pid];
             prologue(ev, out, false);
             out.append(kFillFull);

@@ -15,6 +15,8 @@ namespace fhook {
 namespace {
 
 constexpr std::uint16_t kFunctionId = 1;     // ftrace:function
+constexpr std::uint16_t kGraphExitId = 10;   // ftrace:funcgraph_exit
+constexpr std::uint16_t kGraphEntryId = 11;  // ftrace:funcgraph_entry
 constexpr std::uint16_t kHookBase = 0xe000;  // fhook:hook_<probe id>
 constexpr std::uint16_t kProbeBase = 0xf000; // GROUP:EVENT of a definition
 constexpr std::size_t kPageHeader = 16;      // u64 timestamp, u64 commit
@@ -50,6 +52,26 @@ std::string function_format() {
            "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"
            "\tfield:unsigned long parent_ip;\toffset:16;\tsize:8;\tsigned:0;\n\n"
            "print fmt: \" %ps <-- %ps\", (void *)REC->ip, (void *)REC->parent_ip\n";
+}
+
+// ftrace's own graph events (6.1's layout), so that trace-cmd report draws
+// the call trees with its function_graph printer
+std::string graph_entry_format() {
+    return std::string("name: funcgraph_entry\nID: 11\nformat:\n") + kCommonFields +
+           "\tfield:unsigned long func;\toffset:8;\tsize:8;\tsigned:0;\n"
+           "\tfield:int depth;\toffset:16;\tsize:4;\tsigned:1;\n\n"
+           "print fmt: \"--> %ps (%d)\", (void *)REC->func, REC->depth\n";
+}
+
+std::string graph_exit_format() {
+    return std::string("name: funcgraph_exit\nID: 10\nformat:\n") + kCommonFields +
+           "\tfield:unsigned long func;\toffset:8;\tsize:8;\tsigned:0;\n"
+           "\tfield:int depth;\toffset:16;\tsize:4;\tsigned:1;\n"
+           "\tfield:unsigned int overrun;\toffset:20;\tsize:4;\tsigned:0;\n"
+           "\tfield:unsigned long long calltime;\toffset:24;\tsize:8;\tsigned:0;\n"
+           "\tfield:unsigned long long rettime;\toffset:32;\tsize:8;\tsigned:0;\n\n"
+           "print fmt: \"<-- %ps (%d) (start: %llx  end: %llx) over: %d\", (void *)REC->func, "
+           "REC->depth, REC->calltime, REC->rettime, REC->depth\n";
 }
 
 std::string hook_format(std::uint32_t id) {
@@ -302,6 +324,12 @@ std::uint16_t TraceDatWriter::type_of(const Event& ev) const {
     if (ev.type == EventType::Function) {
         return kFunctionId;
     }
+    if (ev.type == EventType::GraphEntry) {
+        return kGraphEntryId;
+    }
+    if (ev.type == EventType::GraphReturn) {
+        return kGraphExitId;
+    }
     if (ev.type == EventType::Hook) {
         return static_cast<std::uint16_t>(kHookBase + ev.probe_id);
     }
@@ -336,6 +364,17 @@ void TraceDatWriter::payload(const Event& ev, std::vector<std::uint8_t>& out) {
         put_int<std::uint64_t>(out, ev.retval);
         put_int<std::uint64_t>(out, ev.duration);
         put_int<std::uint32_t>(out, ev.action);
+        return;
+    case EventType::GraphEntry:
+        put_int<std::uint64_t>(out, ev.ip);
+        put_int<std::int32_t>(out, static_cast<std::int32_t>(ev.depth));
+        return;
+    case EventType::GraphReturn:
+        put_int<std::uint64_t>(out, ev.ip);
+        put_int<std::int32_t>(out, static_cast<std::int32_t>(ev.depth));
+        put_int<std::uint32_t>(out, 0); // overrun
+        put_int<std::uint64_t>(out, ev.calltime);
+        put_int<std::uint64_t>(out, ev.ts);
         return;
     default:
         break;
@@ -412,11 +451,12 @@ void TraceDatWriter::finish(int fd) {
     put_int<std::uint64_t>(h, std::strlen(kHeaderEvent));
     h += kHeaderEvent;
 
-    // ftrace's formats: the function event
-    const std::string fn = function_format();
-    put_int<std::uint32_t>(h, 1);
-    put_int<std::uint64_t>(h, fn.size());
-    h += fn;
+    // ftrace's formats: the function and graph events
+    put_int<std::uint32_t>(h, 3);
+    for (const std::string& f : {function_format(), graph_entry_format(), graph_exit_format()}) {
+        put_int<std::uint64_t>(h, f.size());
+        h += f;
+    }
 
     // event systems: tracepoints as recorded, definitions and hooks as made here
     std::map<std::string, std::vector<std::string>> systems;

@@ -3,18 +3,22 @@
 # command, byte for byte, without a module (docs/userspace.md).
 #   golden.sh FHOOK CASES GOLDEN_DIR MAKE_RECFILE [--update]
 # @REC@ in a case's ARGS is a record file MAKE_RECFILE writes (every kind
-# of event); its path prints as @REC@.
+# of event); its path prints as @REC@.  @GRAPH@: a call graph's recording
+# (MAKE_RECFILE FILE graph).
 set -uo pipefail
 fhook=$1 cases=$2 golden=$3 make_recfile=$4 update=${5:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rec=$tmp/sample.fhk
 "$make_recfile" "$rec" || exit 1
+graph=$tmp/graph.fhk
+"$make_recfile" "$graph" graph || exit 1
 failed=0 n=0
 while read -r name args; do
 	case $name in '' | '#'*) continue ;; esac
 	n=$((n + 1))
 	args=${args//@REC@/$rec}
+	args=${args//@GRAPH@/$graph}
 	# shellcheck disable=SC2086
 	FHOOK_DEVICE=/nonexistent FHOOK_KALLSYMS=/nonexistent FHOOK_TRACEFS=/nonexistent \
 		"$fhook" $args > "$tmp/out" 2> "$tmp/err" < /dev/null
@@ -25,7 +29,7 @@ while read -r name args; do
 		cat "$tmp/out"
 		echo "-- stderr"
 		cat "$tmp/err"
-	} | sed "s|$rec|@REC@|g" > "$tmp/$name"
+	} | sed "s|$rec|@REC@|g; s|$graph|@GRAPH@|g" > "$tmp/$name"
 	if [ "$update" = --update ]; then
 		cp "$tmp/$name" "$golden/$name.out"
 	elif ! cmp -s "$tmp/$name" "$golden/$name.out"; then

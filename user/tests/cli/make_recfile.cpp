@@ -205,16 +205,76 @@ int write(const char* path, bool lost_mid) {
     return 0;
 }
 
+// A call graph's recording (fhook record --graph vfs_read): on CPU 1 cat's
+// read with a nested call, an irq-free leaf on CPU 0, a task switch, a
+// loss, a return whose entry was lost, a call still running at the end.
+int write_graph(const char* path) {
+    UniqueFd fd(::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (!fd) {
+        std::perror(path);
+        return 1;
+    }
+    RecordWriter::Info info;
+    info.nr_cpus = 2;
+    info.kernel_release = "6.1.0-test";
+    info.command = "fhook record --graph -o graph.fhk vfs_read";
+    info.probes = {{1, "graph vfs_read"}};
+    RecordWriter w(std::move(fd), path, info);
+    const std::uint64_t read = 0xffffffff812a0000, ksys = 0xffffffff812a0400,
+                        write = 0xffffffff812b0000;
+    const auto ent = [&](std::uint64_t ip, std::uint32_t depth, std::uint64_t ts, std::uint16_t cpu,
+                         std::uint32_t pid, const char* comm) {
+        const std::uint64_t depth_args = depth; // depth, nr_args 0
+        w.add(Rec(FHOOK_REC_GRAPH_ENT, 1, ts, cpu, pid, comm).u64(ip).u64(depth_args).finish());
+    };
+    const auto ret = [&](std::uint64_t ip, std::uint32_t depth, std::uint64_t ts,
+                         std::uint64_t calltime, std::uint64_t retval, std::uint16_t cpu,
+                         std::uint32_t pid, const char* comm) {
+        w.add(Rec(FHOOK_REC_GRAPH_RET, 1, ts, cpu, pid, comm)
+                  .u64(ip)
+                  .u64(calltime)
+                  .u64(retval)
+                  .u64(depth)
+                  .finish());
+    };
+    ent(read, 0, 2431445000, 1, 94, "cat");
+    ent(ksys, 1, 2431445100, 1, 94, "cat");
+    ret(ksys, 1, 2431445581, 2431445100, 0, 1, 94, "cat");
+    ent(read, 0, 2431445200, 0, 95, "sh");
+    ret(read, 0, 2431445700, 2431445200, static_cast<std::uint64_t>(-14), 0, 95, "sh");
+    ret(read, 0, 2431457905, 2431445000, 1, 1, 94, "cat");
+    ent(write, 0, 2431460000, 1, 96, "kworker/1:0");
+    fhook_rec_lost lost{};
+    lost.hdr = test::header(FHOOK_REC_LOST, sizeof(lost), 2431461000, 1);
+    lost.hdr.probe_id = 0;
+    lost.lost = 2;
+    lost.first_seq = 7;
+    lost.last_seq = 8;
+    w.add(&lost.hdr);
+    ret(write, 0, 2433461000, 2431460500, 4096, 1, 96, "kworker/1:0");
+    ent(read, 0, 2433462000, 0, 95, "sh");
+
+    Stats st;
+    st.per_cpu = {CpuStats{3, 3, 0, 0}, CpuStats{8, 6, 2, 0}};
+    st.total = CpuStats{11, 9, 2, 0};
+    w.finish(Ksyms::parse(std::string_view(kKallsyms)), st,
+             {RecordedProbe{1, "graph vfs_read", st}});
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
-    const bool lost_mid = argc == 3 && std::string_view(argv[2]) == "lost-mid";
-    if (argc != 2 && !lost_mid) {
-        std::fprintf(stderr, "usage: make_recfile FILE [lost-mid]\n");
+    const std::string_view variant = argc == 3 ? argv[2] : "";
+    if ((argc != 2 && argc != 3) || (argc == 3 && variant != "lost-mid" && variant != "graph")) {
+        std::fprintf(stderr, "usage: make_recfile FILE [lost-mid|graph]\n");
         return 2;
     }
     try {
-        return write(argv[1], lost_mid);
+        if (variant == "graph") {
+            return write_graph(argv[1]);
+        }
+        return write(argv[1], variant == "lost-mid");
     } catch (const fhook::Error& e) {
         std::fprintf(stderr, "make_recfile: %s\n", e.what());
         return 1;

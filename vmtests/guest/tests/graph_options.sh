@@ -1,0 +1,43 @@
+# graph_options: what fhook graph adds to the tree.  --retval shows an
+# open's file descriptor and a failed open's -ENOENT as funcgraph-retval
+# prints them; --args names do_sys_openat2's arguments from BTF (dfd is
+# AT_FDCWD, -100); --threshold keeps only calls at least that long, each
+# as one "} /* func */" line (tracing_thresh); a kprobe given with -e shows
+# up inside the tree as a comment with its fields, at its place (inside
+# do_sys_openat2's call); the summary's identities hold.
+. /fhook/lib.sh
+
+load_fhook
+
+run_fhook $D/r graph --retval --depth 1 do_sys_openat2 -- sh -c 'cat /proc/version > /dev/null; cat /nonexistent-fhook 2> /dev/null; true'
+expect_eq "$RC" 0 "graph --retval exit code"
+summary $D/r
+grep -q 'do_sys_openat2(); /\* = 0x3 \*/$' $D/r.out || fail "--retval: no open returning fd 3: $(grep -m3 do_sys $D/r.out)"
+grep -q 'do_sys_openat2(); /\* = -2 \*/$' $D/r.out || fail "--retval: no open failing with -2 (ENOENT)"
+
+if [ -e /sys/kernel/btf/vmlinux ]; then
+	run_fhook $D/a graph --args --depth 1 do_sys_openat2 -- cat /proc/version
+	expect_eq "$RC" 0 "graph --args exit code"
+	grep -q 'do_sys_openat2(dfd=-100, filename=0x[0-9a-f]*, how=0x[0-9a-f]*);' $D/a.out ||
+		fail "--args: $(grep -m1 do_sys $D/a.out)"
+fi
+
+run_fhook $D/t graph --proc --threshold 50 do_sys_openat2 -- fhook-workload reopen 10
+expect_eq "$RC" 0 "graph --threshold exit code"
+n=$(awk -F'|' 'NF >= 3 && !/^#/' $D/t.out | wc -l)
+[ "$n" -ge 10 ] || fail "--threshold 50: $n lines for 10 opens (each open takes more than 50 us here)"
+bad=$(awk -F'|' 'NF >= 3 && !/^#/ { d = $(NF - 1); gsub(/[^0-9.]/, "", d); t = $NF
+	if (t !~ /^ *} \/\* [a-z_0-9.]+ \*\/$/ || d + 0 < 50) print }' $D/t.out | head -n 3)
+[ -z "$bad" ] || fail "--threshold 50: a line that is not a return of 50 us or more: $bad"
+
+run_fhook $D/e graph --proc --depth 2 -e 'p:fh/fdi fd_install fd=%di:s32' do_sys_openat2 -- fhook-workload reopen 5
+expect_eq "$RC" 0 "graph -e exit code"
+awk -F'|' '
+NF >= 3 && $1 ~ /fhook-w-/ {
+	t = $NF
+	if (t ~ /^  do_sys_openat2\(\) \{/) inside = 1
+	if (t ~ /\/\* fdi: \(fd_install\+0x0\/0x[0-9a-f]*\) fd=3 \*\//) { if (!inside) bad = 1; n++ }
+	if (t ~ /^  }/) inside = 0
+}
+END { if (bad || n < 5) { print n " comments, bad " bad; exit 1 } }' $D/e.out || fail "-e kprobe: not inside the tree: $(grep -m3 fdi $D/e.out)"
+pass "retval, args, threshold, -e comments"
