@@ -276,6 +276,15 @@ static __always_inline void fhook_graph_call(unsigned long ip, unsigned long par
 	/* NMIs stay out: a frame pushed there could race the task's own push */
 	if (unlikely(!g || in_nmi()))
 		return;
+	/*
+	 * The common case first, without a lock or a flag: a call no task
+	 * traces (a task outside the graph, or past the depth limit).  Only
+	 * the task itself changes its stack and depth (interrupts on its
+	 * CPU put the depth back before they return).
+	 */
+	gs = fhook_gstack_find(g, current);
+	if (gs ? READ_ONCE(gs->depth) >= g->max_depth : mode != FHOOK_GM_ENTER)
+		return;
 	/* also disables preemption */
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
 	if (bit < 0)
@@ -288,6 +297,7 @@ static __always_inline void fhook_graph_call(unsigned long ip, unsigned long par
 		goto done;
 	regs = fhook_fregs_partial(fregs);
 	slot = (unsigned long *)kernel_stack_pointer(regs);
+	/* again: an interrupt on this CPU may have come and gone meanwhile */
 	gs = fhook_gstack_find(g, current);
 	if (!gs) {
 		if (mode != FHOOK_GM_ENTER || (g->no_irqs && in_hardirq()))
@@ -361,11 +371,10 @@ static notrace void fhook_graph_notrace_cb(unsigned long ip, unsigned long paren
 }
 
 static notrace void fhook_graph_rec_ret(struct fhook_graph_probe *gp, struct fhook_gframe *f,
-					unsigned int depth, unsigned long retval, u64 now)
+					unsigned int depth, unsigned long retval, u64 now,
+					unsigned int pc, bool irqs_off)
 {
 	struct fhook_probe *p = &gp->f.p;
-	unsigned int pc = preempt_count();
-	bool irqs_off = irqs_disabled();
 	struct fhook_rec_graph_ret *r;
 	struct fhook_probe_counters *c;
 	struct fhook_ring *rb;
@@ -399,6 +408,8 @@ asmlinkage notrace unsigned long fhook_graph_exit(unsigned long sp, unsigned lon
 {
 	unsigned long *slot = (unsigned long *)sp - 1;
 	struct fhook_gpool *g = READ_ONCE(fhook_gpool);
+	unsigned int pc = preempt_count();
+	bool irqs_off = irqs_disabled();
 	struct fhook_graph_probe *gp;
 	struct fhook_gstack *gs;
 	struct fhook_gframe *f;
@@ -426,7 +437,7 @@ asmlinkage notrace unsigned long fhook_graph_exit(unsigned long sp, unsigned lon
 	gp = READ_ONCE(g->probe);
 	if (gp && !(f->flags & FHOOK_GF_NOTRACE) &&
 	    (!g->threshold || now - f->calltime >= g->threshold))
-		fhook_graph_rec_ret(gp, f, i, retval, now);
+		fhook_graph_rec_ret(gp, f, i, retval, now, pc, irqs_off);
 	/* the frame (and any above it, see top) is done */
 	WRITE_ONCE(gs->depth, i);
 	if (!i)
@@ -539,7 +550,7 @@ static struct fhook_gpool *fhook_gpool_create(const struct fhook_graph *cfg)
 	g = kvzalloc(sizeof(*g), GFP_KERNEL_ACCOUNT);
 	if (!g)
 		return NULL;
-	g->stacks = vmalloc(array_size(nr, sizeof(*g->stacks)));
+	g->stacks = __vmalloc(array_size(nr, sizeof(*g->stacks)), GFP_KERNEL_ACCOUNT);
 	if (!g->stacks) {
 		kvfree(g);
 		return NULL;

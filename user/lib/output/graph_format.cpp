@@ -358,9 +358,11 @@ void GraphFormatter::format(const Event& ev, std::string& out) {
                 text.append(kIndent * static_cast<std::size_t>(c.depth + 1), ' ');
             }
             scratch_.clear();
+            text_.set_probes(probes_);
             text_.format(ev, scratch_);
             text.append("/* ").append(event_body(scratch_)).append(" */\n");
         } else {
+            text_.set_probes(probes_);
             text_.format(ev, text);
         }
         push(std::move(text));

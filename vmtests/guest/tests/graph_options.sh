@@ -8,6 +8,12 @@
 . /fhook/lib.sh
 
 load_fhook
+# (every function patched under TCG and KASAN: see graph_oracle)
+if [ "${SLOW:-1}" -gt 1 ]; then
+	wd=$(cat /proc/sys/kernel/watchdog_thresh)
+	trap 'echo $wd > /proc/sys/kernel/watchdog_thresh' EXIT
+	echo 60 > /proc/sys/kernel/watchdog_thresh
+fi
 
 run_fhook $D/r graph --retval --depth 1 do_sys_openat2 -- sh -c 'cat /proc/version > /dev/null; cat /nonexistent-fhook 2> /dev/null; true'
 expect_eq "$RC" 0 "graph --retval exit code"
@@ -36,7 +42,7 @@ awk -F'|' '
 NF >= 3 && $1 ~ /fhook-w-/ {
 	t = $NF
 	if (t ~ /^  do_sys_openat2\(\) \{/) inside = 1
-	if (t ~ /\/\* fdi: \(fd_install\+0x0\/0x[0-9a-f]*\) fd=3 \*\//) { if (!inside) bad = 1; n++ }
+	if (t ~ /\/\* fdi: \(fd_install\+0x[0-9a-f]*\/0x[0-9a-f]*\) fd=3 \*\//) { if (!inside) bad = 1; n++ }
 	if (t ~ /^  }/) inside = 0
 }
 END { if (bad || n < 5) { print n " comments, bad " bad; exit 1 } }' $D/e.out || fail "-e kprobe: not inside the tree: $(grep -m3 fdi $D/e.out)"
