@@ -15,19 +15,24 @@
  *   entry    the graph functions: a task not in the graph enters it
  *   all      every other traceable function: traced while in the graph
  *   notrace  set_graph_notrace: a frame that hides itself and its callees
- * A graph function is in "entry" and "all" alike (ftrace_set_notrace()
- * takes no addresses): both callbacks run, the second sees the frame the
- * first pushed for the same function and return address and leaves it.
+ * A graph function given by pattern is left out of "all" (its notrace
+ * list takes the same patterns); one given by address (:mod:) is in both
+ * (ftrace_set_notrace() takes no addresses): both callbacks run, the
+ * second sees the frame the first pushed for the same function and return
+ * address and leaves it.
  * Tail calls push a frame on the same return address; its saved return
  * address is the trampoline, so the return pops both, inner first.
  *
- * Shadow stacks: a pool allocated at arm, one stack per task inside the
- * graph, taken when the task enters and given back when its outermost
- * call returns (or at the task's last context switch when it dies inside).
+ * Shadow stacks: a pool allocated at arm, one stack per task that entered
+ * the graph, taken at its first entry and kept (idle) between its calls,
+ * given back at the task's last context switch; when none is free, an
+ * idle one is taken from its task (state cmpxchg: the task may be taking
+ * it back at the same moment, one of them wins).
  * A task finds its stack in a hash of buckets of four (task, stack) pairs,
- * looked up without locks: only the task itself adds or removes its pair
- * (or, for a dead task, its last sched_switch).  The pool lock (raw, irqs
- * off) covers taking and giving back stacks and the teardown's walk.
+ * looked up without locks: a pair is added by its task and removed by a
+ * dead task's last sched_switch or by a thief holding the lock, after the
+ * cmpxchg that makes the stack its own.  The pool lock (raw, irqs off)
+ * covers the free list, the buckets' changes and the teardown's walk.
  *
  * Ordering on a stack: a push reserves its frame (depth + 1) before
  * filling it, so an interrupt's calls nest above it, as fgraph's
@@ -48,7 +53,6 @@
 #include "fhook.h"
 #include "tramp.h"
 
-#include <linux/ctype.h>
 #include <linux/hash.h>
 #include <linux/module.h>
 #include <linux/sched/task.h>
@@ -71,10 +75,18 @@ struct fhook_gframe {
 	unsigned long flags;
 };
 
+/* fhook_gstack.state */
+enum {
+	FHOOK_GS_FREE,		/* on the free list */
+	FHOOK_GS_IDLE,		/* kept by its task between calls, no frame */
+	FHOOK_GS_ACTIVE,	/* its task is inside the graph */
+};
+
 struct fhook_gstack {
 	struct task_struct *task;	/* NULL: free */
 	unsigned int depth;		/* frames in use */
 	unsigned int way;		/* its place in the bucket of @task */
+	int state;			/* FHOOK_GS_* */
 	struct fhook_gstack *next_free;
 	struct fhook_gframe frames[FHOOK_GRAPH_MAX_DEPTH];
 };
@@ -158,7 +170,38 @@ static __always_inline struct fhook_gstack *fhook_gstack_find(struct fhook_gpool
 	return NULL;
 }
 
-/* A stack for current, entering the graph; NULL when none is left. */
+/* Unlink @gs from its task's bucket; under the pool lock. */
+static notrace void fhook_gstack_unlink(struct fhook_gpool *g, struct fhook_gstack *gs)
+{
+	WRITE_ONCE(fhook_gbucket(g, gs->task)->task[gs->way], NULL);
+	gs->task = NULL;
+}
+
+/*
+ * An idle stack of another task, taken from it (the pool is used up):
+ * its task, which may try to take it back at this moment, loses the
+ * cmpxchg and asks for a stack here, under the lock we hold.
+ */
+static notrace struct fhook_gstack *fhook_gstack_steal(struct fhook_gpool *g)
+{
+	unsigned int i;
+
+	for (i = 0; i < g->nr; i++) {
+		struct fhook_gstack *gs = &g->stacks[i];
+
+		if (gs->task && READ_ONCE(gs->state) == FHOOK_GS_IDLE &&
+		    cmpxchg(&gs->state, FHOOK_GS_IDLE, FHOOK_GS_ACTIVE) == FHOOK_GS_IDLE) {
+			fhook_gstack_unlink(g, gs);
+			return gs;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * A stack for current, entering the graph, ACTIVE; NULL when none is left
+ * (free or idle) or its bucket is full.
+ */
 static notrace struct fhook_gstack *fhook_gstack_get(struct fhook_gpool *g)
 {
 	struct task_struct *t = current;
@@ -170,12 +213,18 @@ static notrace struct fhook_gstack *fhook_gstack_get(struct fhook_gpool *g)
 	raw_spin_lock_irqsave(&g->lock, flags);
 	for (w = 0; w < FHOOK_GRAPH_WAYS && b->task[w]; w++)
 		;
-	if (w < FHOOK_GRAPH_WAYS && g->free) {
+	if (w < FHOOK_GRAPH_WAYS) {
 		gs = g->free;
-		g->free = gs->next_free;
+		if (gs)
+			g->free = gs->next_free;
+		else
+			gs = fhook_gstack_steal(g);
+	}
+	if (gs) {
 		gs->task = t;
 		gs->depth = 0;
 		gs->way = w;
+		WRITE_ONCE(gs->state, FHOOK_GS_ACTIVE);
 		WRITE_ONCE(b->stack[w], gs);
 		/* pairs with the acquire in fhook_gstack_find(): stack set first */
 		smp_store_release(&b->task[w], t);
@@ -184,24 +233,13 @@ static notrace struct fhook_gstack *fhook_gstack_get(struct fhook_gpool *g)
 	return gs;
 }
 
-/* Give @gs back; under the pool lock. */
+/* Give @gs back (its task died); under the pool lock. */
 static notrace void __fhook_gstack_put(struct fhook_gpool *g, struct fhook_gstack *gs)
 {
-	struct fhook_gbucket *b = fhook_gbucket(g, gs->task);
-
-	WRITE_ONCE(b->task[gs->way], NULL);
-	gs->task = NULL;
+	fhook_gstack_unlink(g, gs);
+	WRITE_ONCE(gs->state, FHOOK_GS_FREE);
 	gs->next_free = g->free;
 	g->free = gs;
-}
-
-static notrace void fhook_gstack_put(struct fhook_gpool *g, struct fhook_gstack *gs)
-{
-	unsigned long flags;
-
-	raw_spin_lock_irqsave(&g->lock, flags);
-	__fhook_gstack_put(g, gs);
-	raw_spin_unlock_irqrestore(&g->lock, flags);
 }
 
 /* A task entering the graph: the session's filters and the predicate. */
@@ -283,7 +321,8 @@ static __always_inline void fhook_graph_call(unsigned long ip, unsigned long par
 	 * CPU put the depth back before they return).
 	 */
 	gs = fhook_gstack_find(g, current);
-	if (gs ? READ_ONCE(gs->depth) >= g->max_depth : mode != FHOOK_GM_ENTER)
+	i = gs ? READ_ONCE(gs->depth) : 0;
+	if (i ? i >= g->max_depth : mode != FHOOK_GM_ENTER)
 		return;
 	/* also disables preemption */
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
@@ -299,13 +338,15 @@ static __always_inline void fhook_graph_call(unsigned long ip, unsigned long par
 	slot = (unsigned long *)kernel_stack_pointer(regs);
 	/* again: an interrupt on this CPU may have come and gone meanwhile */
 	gs = fhook_gstack_find(g, current);
-	if (!gs) {
+	if (!gs || !gs->depth) {
+		/* entering the graph: the task's idle stack if still its own */
 		if (mode != FHOOK_GM_ENTER || (g->no_irqs && in_hardirq()))
 			goto done;
 		c = fhook_counters(gp->f.p.session, smp_processor_id(), gp->f.p.id);
 		if (!fhook_graph_admit(&gp->f.p, c))
 			goto done;
-		gs = fhook_gstack_get(g);
+		if (!gs || cmpxchg(&gs->state, FHOOK_GS_IDLE, FHOOK_GS_ACTIVE) != FHOOK_GS_IDLE)
+			gs = fhook_gstack_get(g);
 		if (!gs) {
 			fhook_count(&c->missed);
 			goto done;
@@ -440,8 +481,10 @@ asmlinkage notrace unsigned long fhook_graph_exit(unsigned long sp, unsigned lon
 		fhook_graph_rec_ret(gp, f, i, retval, now, pc, irqs_off);
 	/* the frame (and any above it, see top) is done */
 	WRITE_ONCE(gs->depth, i);
+	/* out of the graph: the task keeps its stack for its next call */
 	if (!i)
-		fhook_gstack_put(g, gs);
+		/* pairs with a thief's cmpxchg (fhook_gstack_steal()): depth 0 first */
+		smp_store_release(&gs->state, FHOOK_GS_IDLE);
 	__this_cpu_write(fhook_graph_busy, busy);
 	preempt_enable_notrace();
 	return ret;
@@ -449,8 +492,8 @@ asmlinkage notrace unsigned long fhook_graph_exit(unsigned long sp, unsigned lon
 
 /*
  * TP_PROTO(bool preempt, struct task_struct *prev, struct task_struct *next,
- * unsigned int prev_state): a task that dies inside the graph gives its
- * stack back at its last switch (its frames never return).
+ * unsigned int prev_state): a dying task gives its stack back at its last
+ * switch (frames it died inside never return).
  */
 static notrace void fhook_graph_on_switch(void *data, bool preempt, struct task_struct *prev,
 					  struct task_struct *next, unsigned int prev_state)
@@ -469,7 +512,9 @@ static notrace void fhook_graph_on_switch(void *data, bool preempt, struct task_
 	busy = __this_cpu_read(fhook_graph_busy);
 	__this_cpu_write(fhook_graph_busy, 1);
 	raw_spin_lock_irqsave(&g->lock, flags);
-	__fhook_gstack_put(g, gs);
+	/* (an idle stack may have been stolen meanwhile) */
+	if (gs->task == prev)
+		__fhook_gstack_put(g, gs);
 	raw_spin_unlock_irqrestore(&g->lock, flags);
 	__this_cpu_write(fhook_graph_busy, busy);
 }
@@ -560,6 +605,7 @@ static struct fhook_gpool *fhook_gpool_create(const struct fhook_graph *cfg)
 	g->nr = nr;
 	for (i = 0; i < nr; i++) {
 		g->stacks[i].task = NULL;
+		g->stacks[i].state = FHOOK_GS_FREE;
 		g->stacks[i].next_free = i + 1 < nr ? &g->stacks[i + 1] : NULL;
 	}
 	g->free = &g->stacks[0];
@@ -594,27 +640,12 @@ static int fhook_graph_copy(struct fhook_graph *cfg, u64 uptr)
 	return 0;
 }
 
-/* Whitespace-separated patterns in @text (err_index counts them). */
-static s32 fhook_count_patterns(const char *text)
-{
-	s32 n = 0;
-	bool in = false;
-
-	for (; *text; text++) {
-		bool space = isspace(*text);
-
-		n += in && space;
-		in = !space;
-	}
-	return n + in;
-}
-
 static int fhook_graph_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
 			    s32 *err_index)
 {
 	struct fhook_graph_probe *gp = to_graph(p);
 	struct fhook_probe_add entry = *arg;
-	s32 index = 0;
+	s32 index = 0, first;
 	char *text;
 	int ret;
 
@@ -631,7 +662,12 @@ static int fhook_graph_init(struct fhook_probe *p, const struct fhook_probe_add 
 	ret = fhook_func_filter_init(&gp->f, &entry, err_index, NULL);
 	if (ret)
 		return ret;
-	/* everything but set_graph_notrace and fhook's own functions */
+	/*
+	 * "all": every other function.  Not the graph functions given by
+	 * pattern (one ops per function keeps the call on that ops' own
+	 * trampoline, not ftrace's list function), not set_graph_notrace,
+	 * not fhook's own functions.
+	 */
 	text = kstrdup("fhook_*", GFP_KERNEL);
 	if (!text)
 		return -ENOMEM;
@@ -639,18 +675,21 @@ static int fhook_graph_init(struct fhook_probe *p, const struct fhook_probe_add 
 	kfree(text);
 	if (ret)
 		return ret;
-	if (!arg->exclude_len)
-		return 0;
-	/* err_index counts the filter's patterns and ips first */
-	index = arg->nr_ips;
+	/* (patterns entry took: they match; index counts them for err_index) */
 	text = fhook_copy_text(arg->filter, arg->filter_len);
 	if (IS_ERR(text))
 		return PTR_ERR(text);
-	index += fhook_count_patterns(text);
+	ret = text ? fhook_func_set_patterns(&gp->all_ops, text, ftrace_set_notrace, &index,
+					     err_index) : 0;
 	kfree(text);
+	if (ret || !arg->exclude_len)
+		return ret;
+	/* set_graph_notrace: err_index after the filter's patterns and ips */
+	index += arg->nr_ips;
 	text = fhook_copy_text(arg->exclude, arg->exclude_len);
 	if (IS_ERR(text))
 		return PTR_ERR(text);
+	first = index;
 	ret = fhook_func_set_patterns(&gp->notrace_ops, text, ftrace_set_filter, &index, err_index);
 	kfree(text);
 	if (ret)
@@ -658,6 +697,7 @@ static int fhook_graph_init(struct fhook_probe *p, const struct fhook_probe_add 
 	text = fhook_copy_text(arg->exclude, arg->exclude_len);
 	if (IS_ERR(text))
 		return PTR_ERR(text);
+	index = first;
 	ret = fhook_func_set_patterns(&gp->all_ops, text, ftrace_set_notrace, &index, err_index);
 	kfree(text);
 	gp->has_notrace = !ret;

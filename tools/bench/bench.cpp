@@ -71,6 +71,8 @@ std::vector<Target> targets(const Results& results) {
          "funclatency", 0.5},
         {"call graph entry+return recorded <= 0.5x trace-cmd's function_graph", "fhook-graph-raw",
          "trace-cmd-function-graph", 0.5},
+        {"call graph as text <= 0.5x function_graph with trace_pipe (perf-tools funcgraph)",
+         "fhook-graph", "ftrace-function-graph", 0.5},
     };
     std::vector<Target> out;
     for (const auto& d : defs) {
