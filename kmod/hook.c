@@ -310,20 +310,12 @@ static const struct fhook_around_ops fhook_hook_around_ops = {
 
 static int fhook_hook_copy(struct fhook_hook *hk, u64 uptr)
 {
-	void __user *u = u64_to_user_ptr(uptr);
-	u32 usize;
 	int ret;
 
 	if (!uptr)
 		return -EINVAL;
-	if (get_user(usize, (u32 __user *)u))
-		return -EFAULT;
-	if (usize < sizeof(*hk))
-		return -EINVAL;
-	if (usize > PAGE_SIZE)
-		return -E2BIG;
-	ret = copy_struct_from_user(hk, sizeof(*hk), u, usize);
-	if (ret)
+	ret = fhook_copy_arg_min(hk, sizeof(*hk), sizeof(*hk), uptr);
+	if (ret < 0)
 		return ret;
 	if (!hk->action || hk->action >= FHOOK_HOOK_ACTION_MAX ||
 	    (hk->flags & ~FHOOK_HOOK_FLAGS) || hk->reserved[0] || hk->reserved[1] ||

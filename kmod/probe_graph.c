@@ -618,20 +618,12 @@ static struct fhook_gpool *fhook_gpool_create(const struct fhook_graph *cfg)
 
 static int fhook_graph_copy(struct fhook_graph *cfg, u64 uptr)
 {
-	void __user *u = u64_to_user_ptr(uptr);
-	u32 usize;
 	int ret;
 
 	if (!uptr)
 		return -EINVAL;
-	if (get_user(usize, (u32 __user *)u))
-		return -EFAULT;
-	if (usize < sizeof(*cfg))
-		return -EINVAL;
-	if (usize > PAGE_SIZE)
-		return -E2BIG;
-	ret = copy_struct_from_user(cfg, sizeof(*cfg), u, usize);
-	if (ret)
+	ret = fhook_copy_arg_min(cfg, sizeof(*cfg), sizeof(*cfg), uptr);
+	if (ret < 0)
 		return ret;
 	if ((cfg->flags & ~FHOOK_GRAPH_FLAGS) || cfg->max_depth > FHOOK_GRAPH_MAX_DEPTH ||
 	    cfg->max_tasks > FHOOK_GRAPH_MAX_TASKS || cfg->reserved[0] || cfg->reserved[1] ||

@@ -2,7 +2,6 @@
 #include <fhook/btf.hpp>
 #include <fhook/graph_format.hpp>
 #include <fhook/probe.hpp>
-#include <fhook/sinks.hpp>
 
 #include "trace_options.hpp"
 
@@ -63,29 +62,19 @@ int cmd_graph(const Args& args) {
     if (!opt) {
         return 0; // --help
     }
+    if (opt->format != OutputFormat::Text) {
+        return print_events(*opt);
+    }
     std::optional<KernelBtf> btf;
-    if (opt->spec.graph->args && opt->format == OutputFormat::Text) {
+    if (opt->spec.graph->args) {
         btf = KernelBtf::load();
     }
-    Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
-    const UniqueFd out = open_output(opt->output);
-    tracer.setup();
-    std::unique_ptr<Formatter> formatter;
-    if (opt->format == OutputFormat::Text) {
+    return print_events(*opt, [&](const Tracer& tracer) -> std::unique_ptr<Formatter> {
         GraphFormatOptions view = opt->graph_view;
         view.nr_cpus = static_cast<std::uint32_t>(tracer.nr_rings());
         view.btf = btf ? &*btf : nullptr;
-        formatter = std::make_unique<GraphFormatter>(tracer.ksyms(), view);
-    } else {
-        formatter = make_formatter(opt->format, tracer.ksyms());
-    }
-    PrintSink sink(output_fd(out), std::move(formatter), tracer.probe_table());
-    tracer.start();
-    note_hidden_symbols(tracer, opt->quiet);
-    SnapshotNotes notes(opt->quiet);
-    tracer.run(sink, notes);
-    print_summary(tracer, *opt);
-    return run_status(tracer);
+        return std::make_unique<GraphFormatter>(tracer.ksyms(), view);
+    });
 }
 
 } // namespace fhook::cli

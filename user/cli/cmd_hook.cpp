@@ -3,7 +3,6 @@
 #include <cstdlib>
 
 #include <fhook/error.hpp>
-#include <fhook/sinks.hpp>
 
 #include "trace_options.hpp"
 
@@ -155,16 +154,7 @@ int cmd_hook(const Args& args) {
     if (!opt) {
         return 0; // --help
     }
-    Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
-    const UniqueFd out = open_output(opt->output);
-    tracer.setup();
-    PrintSink sink(output_fd(out), tracer.ksyms(), opt->format, tracer.probe_table());
-    tracer.start();
-    note_hidden_symbols(tracer, opt->quiet);
-    SnapshotNotes notes(opt->quiet);
-    tracer.run(sink, notes);
-    print_summary(tracer, *opt);
-    return run_status(tracer);
+    return print_events(*opt);
 }
 
 } // namespace fhook::cli

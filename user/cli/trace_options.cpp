@@ -11,6 +11,7 @@
 #include <fhook/error.hpp>
 #include <fhook/output.hpp>
 #include <fhook/probe.hpp>
+#include <fhook/sinks.hpp>
 #include <fhook/summary.hpp>
 
 namespace fhook::cli {
@@ -370,6 +371,22 @@ int run_status(Tracer& tracer) {
         return 128 + WTERMSIG(*status);
     }
     return 0;
+}
+
+int print_events(const TraceOptions& opt,
+                 const std::function<std::unique_ptr<Formatter>(const Tracer&)>& formatter) {
+    Tracer tracer(opt.spec, system_paths(), terminal_progress(opt.quiet));
+    const UniqueFd out = open_output(opt.output);
+    tracer.setup();
+    PrintSink sink(output_fd(out),
+                   formatter ? formatter(tracer) : make_formatter(opt.format, tracer.ksyms()),
+                   tracer.probe_table());
+    tracer.start();
+    note_hidden_symbols(tracer, opt.quiet);
+    SnapshotNotes notes(opt.quiet);
+    tracer.run(sink, notes);
+    print_summary(tracer, opt);
+    return run_status(tracer);
 }
 
 } // namespace fhook::cli

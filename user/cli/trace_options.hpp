@@ -3,6 +3,8 @@
 // print: skipped functions, snapshots, the summary.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -92,6 +94,13 @@ void note_hidden_symbols(const Tracer& tracer, bool quiet);
 // The summary lines (docs/cli.md) of a finished run on stderr, then
 // `tail`, unless quiet; and its JSON form to --summary-json's FILE.
 void print_summary(const Tracer& tracer, const TraceOptions& opt, const std::string& tail = {});
+
+// The run of a command that prints events (trace, hook, graph): the
+// Tracer set up, its events printed to -o FILE or stdout through
+// `formatter`'s (given the set-up tracer; unset: --format's), armed, run to
+// the end, the summary; returns run_status().
+int print_events(const TraceOptions& opt,
+                 const std::function<std::unique_ptr<Formatter>(const Tracer&)>& formatter = {});
 
 // The exit code of a finished run: COMMAND's when it exited (128 + N when
 // signal N killed it, 127 when it could not be executed), else 0.
