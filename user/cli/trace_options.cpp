@@ -144,7 +144,10 @@ void add_graph_options(po::options_description& options, bool view) {
                                         "leave out what interrupts run (funcgraph-irqs 0)")(
         "threshold", po::value<std::string>()->value_name("USEC"),
         "only calls that last at least USEC microseconds, one line each (tracing_thresh)")(
-        "args", "show each call's arguments by their BTF names");
+        "args", "show each call's arguments by their BTF names")(
+        "tasks", po::value<std::string>()->value_name("N"),
+        "shadow stacks for N tasks (default 256; a task that finds none is not traced, "
+        "counted as missed)");
     if (view) {
         options.add_options()("proc", "a task column (funcgraph-proc)")(
             "retval", "show return values (funcgraph-retval)")(
@@ -154,10 +157,11 @@ void add_graph_options(po::options_description& options, bool view) {
 
 void parse_graph_options(const po::variables_map& vm, TraceOptions& opt, bool implied) {
     const bool any = vm.count("depth") || vm.count("notrace") || vm.count("no-irqs") ||
-                     vm.count("threshold") || vm.count("args");
+                     vm.count("threshold") || vm.count("args") || vm.count("tasks");
     if (!implied && !vm.count("graph")) {
         if (any) {
-            throw_invalid("--depth, --notrace, --no-irqs, --threshold and --args go with --graph");
+            throw_invalid(
+                "--depth, --notrace, --no-irqs, --threshold, --args and --tasks go with --graph");
         }
         return;
     }
@@ -187,6 +191,13 @@ void parse_graph_options(const po::variables_map& vm, TraceOptions& opt, bool im
             throw_invalid("'" + text + "': a call graph leaves functions out with --notrace " +
                           text.substr(1));
         }
+    }
+    if (vm.count("tasks")) {
+        const std::uint64_t tasks = parse_u64("--tasks", vm["tasks"].as<std::string>());
+        if (tasks == 0 || tasks > FHOOK_GRAPH_MAX_TASKS) {
+            throw_invalid("--tasks must be between 1 and " + std::to_string(FHOOK_GRAPH_MAX_TASKS));
+        }
+        graph.tasks = static_cast<std::uint32_t>(tasks);
     }
     opt.spec.graph = graph;
     opt.graph_view.proc = vm.count("proc") != 0;

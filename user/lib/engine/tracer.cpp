@@ -130,6 +130,7 @@ void Tracer::State::add_probes() {
         graph.no_irqs = spec.graph->no_irqs;
         graph.args = spec.graph->args;
         graph.threshold_ns = spec.graph->threshold_ns;
+        graph.max_tasks = spec.graph->tasks;
         graph.pred = recording.pred;
         probes.push_back(ProbeSummary{session->add_graph_probe(request, graph),
                                       {},

@@ -4,7 +4,8 @@
 # AT_FDCWD, -100); --threshold keeps only calls at least that long, each
 # as one "} /* func */" line (tracing_thresh); a kprobe given with -e shows
 # up inside the tree as a comment with its fields, at its place (inside
-# do_sys_openat2's call); the summary's identities hold.
+# do_sys_openat2's call); two shadow stacks serve nine tasks; the summary's
+# identities hold and the module unloads.
 . /fhook/lib.sh
 
 load_fhook
@@ -46,4 +47,14 @@ NF >= 3 && $1 ~ /fhook-w-/ {
 	if (t ~ /^  }/) inside = 0
 }
 END { if (bad || n < 5) { print n " comments, bad " bad; exit 1 } }' $D/e.out || fail "-e kprobe: not inside the tree: $(grep -m3 fdi $D/e.out)"
-pass "retval, args, threshold, -e comments"
+# two shadow stacks for nine tasks reading at once: idle stacks go from
+# task to task (a task between two reads keeps its own until another needs
+# it), calls that find none count as missed, nothing breaks
+run_fhook $D/k graph --proc --tasks 2 vfs_read -- fhook-workload fork 8 300
+expect_eq "$RC" 0 "graph --tasks 2 exit code"
+summary $D/k
+tasks=$(awk -F'|' 'NF >= 3 && $NF ~ /vfs_read\(\)/ { p = $1; sub(/^ *[0-9]+\) */, "", p); print p }' $D/k.out | sort -u | wc -l)
+[ "$tasks" -ge 3 ] || fail "--tasks 2: calls of $tasks tasks in the tree, want 3 or more (stacks passed on)"
+log "--tasks 2: $tasks tasks traced, $M missed"
+unload_fhook
+pass "retval, args, threshold, -e comments, 2 stacks for 9 tasks ($tasks traced, $M missed)"

@@ -58,6 +58,7 @@ struct GraphSpec {
     bool no_irqs = false;
     bool args = false;
     std::uint64_t threshold_ns = 0;
+    std::uint32_t tasks = 0; // shadow stacks, 0 = the module's default
 };
 
 // Everything a run is asked to do.
