@@ -111,7 +111,7 @@ pack_initramfs "$stage" "$work/initrd.img"
 # second; qrc is QEMU's status.  Under KVM a watcher stops QEMU when it
 # reports an internal error (nested virtualisation that cannot emulate an
 # instruction makes QEMU pause the guest, not exit), or when the guest's
-# init has not started after 60 s (a KVM that spins): kvm_failed.
+# init has not started after 30 s (a KVM that spins): kvm_failed.
 boot() {
 	local a=$1 text=${1%%,*} watcher=""
 	echo "fhook vm: booting $rel (${text^^}, $smp vCPUs, $mem MiB)" >&2
@@ -132,8 +132,8 @@ boot() {
 				ticks=$((ticks + 1))
 				if grep -q 'KVM internal error\|emulation failure' "$work/qemu.err"; then
 					: > "$work/kvm_failed"
-				elif [ $ticks -ge 120 ] && ! grep -q FHOOK-VM-INIT "$work/console.log"; then
-					echo "KVM internal error: the guest did not start within 60 s" >> "$work/qemu.err"
+				elif [ $ticks -ge 60 ] && ! grep -q FHOOK-VM-INIT "$work/console.log"; then
+					echo "KVM internal error: the guest did not start within 30 s" >> "$work/qemu.err"
 					: > "$work/kvm_failed"
 				fi
 				if [ -e "$work/kvm_failed" ]; then
