@@ -63,9 +63,10 @@ std::string feature_names(std::uint64_t features) {
         {FHOOK_FEAT_LATENCY, "latency"},
         {FHOOK_FEAT_COUNT_IPS, "count-ips"},
         {FHOOK_FEAT_KHOOK, "khook"},
+        {FHOOK_FEAT_GRAPH, "graph"},
     };
     // every bit fhook_abi.h defines has a name
-    static_assert(sizeof(kNames) / sizeof(kNames[0]) == 27);
+    static_assert(sizeof(kNames) / sizeof(kNames[0]) == 28);
     std::string out;
     std::uint64_t known = 0;
     for (const auto& [bit, name] : kNames) {
