@@ -218,7 +218,8 @@ std::uint32_t Session::add_graph_probe(const FunctionSet& functions, const Graph
     device_.require(FHOOK_FEAT_GRAPH, "call graphs");
     if (!functions.excludes.empty()) {
         throw_invalid("'!" + functions.excludes.front() +
-                      "': a call graph leaves functions out with --notrace");
+                      "': a call graph leaves functions out by its notrace patterns "
+                      "(set_graph_notrace)");
     }
     if (functions.filters.empty() && functions.ips.empty()) {
         throw_invalid("a call graph needs at least one function");
@@ -252,12 +253,12 @@ std::uint32_t Session::add_graph_probe(const FunctionSet& functions, const Graph
     set_pred(device_, arg, options.pred);
     if (probe_add(device_, arg) < 0) {
         const int err = errno;
-        // err_index: the functions' patterns, their addresses, then --notrace's
+        // err_index: the functions' patterns, their addresses, then the notrace patterns
         const std::size_t first = functions.filters.size() + functions.ips.size();
         if (err == ENOENT && arg.err_index >= 0 &&
             static_cast<std::size_t>(arg.err_index) >= first &&
             static_cast<std::size_t>(arg.err_index) - first < options.notrace.size()) {
-            throw_runtime("no traceable function matches --notrace '" +
+            throw_runtime("no traceable function matches set_graph_notrace '" +
                               options.notrace[arg.err_index - first] +
                               "' (see: fhook list functions)",
                           err);

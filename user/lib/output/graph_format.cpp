@@ -165,7 +165,7 @@ void GraphFormatter::append_duration(std::uint64_t ns, std::string& out) {
     out.append("|  ");
 }
 
-// "vfs_read" or, with --args, "vfs_read(file=0x..., count=1)" without "()"
+// "vfs_read()" or, with BTF and recorded arguments, "vfs_read(file=0x..., count=1)"
 void GraphFormatter::append_call(const Event& entry, std::string& out) {
     names_.append(entry.ip, out);
     if (!options_.btf || entry.args.empty()) {

@@ -21,7 +21,7 @@ struct GraphFormatOptions {
     bool retval = false;       // funcgraph-retval (6.5+'s format, on every kernel)
     bool abstime = false;      // funcgraph-abstime
     std::uint32_t nr_cpus = 1; // the CPU column is as wide as nr_cpus - 1 printed
-    // --args: the arguments of each call by their BTF names (null: none)
+    // names the arguments recorded with each call (null: not shown)
     const KernelBtf* btf = nullptr;
 };
 
