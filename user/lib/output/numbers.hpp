@@ -20,6 +20,11 @@ inline void put_i64(std::int64_t v, std::string& out) {
     out.append(buf, r.ptr);
 }
 
+// The lowercase hex digit of v's low 4 bits.
+inline char hex_digit(unsigned v) {
+    return "0123456789abcdef"[v & 0xf];
+}
+
 // "0x%lx"
 inline void put_hex(std::uint64_t v, std::string& out) {
     char buf[24];
