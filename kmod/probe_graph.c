@@ -632,13 +632,29 @@ static int fhook_graph_copy(struct fhook_graph *cfg, u64 uptr)
 	return 0;
 }
 
+/* The patterns of the user's text at @uptr (@len bytes, 0: none) to @set. */
+static int fhook_graph_patterns(struct ftrace_ops *ops, u64 uptr, u32 len,
+				int (*set)(struct ftrace_ops *ops, unsigned char *buf, int len,
+					   int reset),
+				s32 *index, s32 *err_index)
+{
+	char *text = fhook_copy_text(uptr, len);
+	int ret;
+
+	if (IS_ERR(text))
+		return PTR_ERR(text);
+	ret = text ? fhook_func_set_patterns(ops, text, set, index, err_index) : 0;
+	kfree(text);
+	return ret;
+}
+
 static int fhook_graph_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
 			    s32 *err_index)
 {
 	struct fhook_graph_probe *gp = to_graph(p);
 	struct fhook_probe_add entry = *arg;
+	char own[] = "fhook_*";
 	s32 index = 0, first;
-	char *text;
 	int ret;
 
 	ret = fhook_graph_copy(&gp->cfg, arg->hook);
@@ -658,40 +674,26 @@ static int fhook_graph_init(struct fhook_probe *p, const struct fhook_probe_add 
 	 * "all": every other function.  Not the graph functions given by
 	 * pattern (one ops per function keeps the call on that ops' own
 	 * trampoline, not ftrace's list function), not set_graph_notrace,
-	 * not fhook's own functions.
+	 * not fhook's own functions.  (ftrace writes into what it parses.)
 	 */
-	text = kstrdup("fhook_*", GFP_KERNEL);
-	if (!text)
-		return -ENOMEM;
-	ret = ftrace_set_notrace(&gp->all_ops, text, strlen(text), 0);
-	kfree(text);
+	ret = ftrace_set_notrace(&gp->all_ops, own, sizeof(own) - 1, 0);
 	if (ret)
 		return ret;
 	/* (patterns entry took: they match; index counts them for err_index) */
-	text = fhook_copy_text(arg->filter, arg->filter_len);
-	if (IS_ERR(text))
-		return PTR_ERR(text);
-	ret = text ? fhook_func_set_patterns(&gp->all_ops, text, ftrace_set_notrace, &index,
-					     err_index) : 0;
-	kfree(text);
+	ret = fhook_graph_patterns(&gp->all_ops, arg->filter, arg->filter_len,
+				   ftrace_set_notrace, &index, err_index);
 	if (ret || !arg->exclude_len)
 		return ret;
 	/* set_graph_notrace: err_index after the filter's patterns and ips */
 	index += arg->nr_ips;
-	text = fhook_copy_text(arg->exclude, arg->exclude_len);
-	if (IS_ERR(text))
-		return PTR_ERR(text);
 	first = index;
-	ret = fhook_func_set_patterns(&gp->notrace_ops, text, ftrace_set_filter, &index, err_index);
-	kfree(text);
+	ret = fhook_graph_patterns(&gp->notrace_ops, arg->exclude, arg->exclude_len,
+				   ftrace_set_filter, &index, err_index);
 	if (ret)
 		return ret;
-	text = fhook_copy_text(arg->exclude, arg->exclude_len);
-	if (IS_ERR(text))
-		return PTR_ERR(text);
 	index = first;
-	ret = fhook_func_set_patterns(&gp->all_ops, text, ftrace_set_notrace, &index, err_index);
-	kfree(text);
+	ret = fhook_graph_patterns(&gp->all_ops, arg->exclude, arg->exclude_len,
+				   ftrace_set_notrace, &index, err_index);
 	gp->has_notrace = !ret;
 	return ret;
 }
