@@ -1,3 +1,4 @@
+#include <span>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
@@ -82,21 +83,71 @@ TEST(RingMerger, AdvancesTailOnlyAfterTheCallbacks) {
     EXPECT_EQ(cpu0.tail(), 2 * sizeof(fhook_rec_func));
 }
 
-TEST(RingMerger, BatchEndRunsAfterTheRecordsBeforeTheTailMoves) {
+TEST(RingMerger, SpansAreEachCpusBytesInRingOrderTailMovedAfterTheCallback) {
+    // CPU 0 wraps (256-byte ring from 224), CPU 1 is out of order (a
+    // nested writer) and holds an unknown record, CPU 2 is empty
+    FakeRing cpu0(0, 256, 224), cpu1(1, 4096), cpu2(2, 4096);
+    cpu0.push(func_rec(7, 0, 0x10));
+    cpu0.push(lost_rec(8, 0, 3));
+    cpu1.push(func_rec(5, 1, 0x20));
+    unsigned char unknown[56] = {};
+    const fhook_rec h = test::header(99, 52, 4, 1);
+    std::memcpy(unknown, &h, sizeof(h));
+    cpu1.write(unknown, 52);
+    cpu1.push(func_rec(3, 1, 0x30));
+    for (auto* r : {&cpu0, &cpu1, &cpu2}) {
+        r->publish();
+    }
+    RingMerger merger({cpu0.view(), cpu1.view(), cpu2.view()});
+    int calls = 0;
+    EXPECT_EQ(merger.drain_spans([&](std::span<const RingSpan> spans) {
+        calls++;
+        ASSERT_EQ(spans.size(), 2u);
+        EXPECT_EQ(spans[0].cpu, 0);
+        EXPECT_EQ(spans[0].bytes.size(), sizeof(fhook_rec_func) + sizeof(fhook_rec_lost));
+        ASSERT_EQ(spans[0].records.size(), 2u);
+        EXPECT_EQ(static_cast<const void*>(spans[0].records[0]),
+                  static_cast<const void*>(spans[0].bytes.data()));
+        EXPECT_EQ(spans[0].records[1]->type, FHOOK_REC_LOST);
+        EXPECT_EQ(spans[1].cpu, 1);
+        EXPECT_EQ(spans[1].bytes.size(), 2 * sizeof(fhook_rec_func) + 56);
+        ASSERT_EQ(spans[1].records.size(), 2u); // the unknown one only in the bytes
+        EXPECT_EQ(spans[1].records[0]->ts, 5u);
+        EXPECT_EQ(spans[1].records[1]->ts, 3u);
+        EXPECT_EQ(cpu0.tail(), 224u) << "tail moved before the callback returned";
+    }),
+              4u);
+    EXPECT_EQ(calls, 1);
+    EXPECT_EQ(cpu0.tail(), cpu0.pos());
+    EXPECT_EQ(cpu1.tail(), cpu1.pos());
+    // nothing new: no call
+    EXPECT_EQ(merger.drain_spans([&](std::span<const RingSpan>) { calls++; }), 0u);
+    EXPECT_EQ(calls, 1);
+    // the LOST record was accounted: no synthetic one for it
+    cpu0.meta().lost_total = 3;
+    EXPECT_EQ(merger.report_unreported_lost([](const fhook_rec*) {}), 0u);
+}
+
+TEST(RingMerger, SpansOfAnOverwriteRingStartAtTheOldestRecord) {
     FakeRing cpu0(0, 4096);
-    cpu0.push(func_rec(1, 0));
-    cpu0.push(func_rec(2, 0));
+    for (std::uint64_t ts = 1; ts <= 5; ts++) {
+        cpu0.push(func_rec(ts, 0));
+    }
     cpu0.publish();
-    RingMerger merger({cpu0.view()});
-    int records = 0, ends = 0;
-    merger.set_batch_end([&] {
-        EXPECT_EQ(records, 2) << "batch end before the records";
-        EXPECT_EQ(cpu0.tail(), 0u) << "tail moved before the batch end";
-        ends++;
+    cpu0.meta().data_oldest = 2 * sizeof(fhook_rec_func);
+    RingView view = cpu0.view();
+    view.overwrite = true;
+    RingMerger merger({view});
+    std::vector<std::uint64_t> ts;
+    merger.drain_spans([&](std::span<const RingSpan> spans) {
+        ASSERT_EQ(spans.size(), 1u);
+        EXPECT_EQ(spans[0].bytes.size(), 3 * sizeof(fhook_rec_func));
+        for (std::size_t off = 0; off < spans[0].bytes.size(); off += sizeof(fhook_rec_func)) {
+            ts.push_back(reinterpret_cast<const fhook_rec*>(spans[0].bytes.data() + off)->ts);
+        }
     });
-    merger.drain([&](const fhook_rec*) { records++; });
-    EXPECT_EQ(ends, 1);
-    EXPECT_EQ(cpu0.tail(), 2 * sizeof(fhook_rec_func));
+    EXPECT_EQ(ts, (std::vector<std::uint64_t>{3, 4, 5}));
+    EXPECT_EQ(cpu0.tail(), cpu0.pos());
 }
 
 TEST(RingMerger, ThrowingCallbackLeavesTail) {

@@ -334,7 +334,10 @@ void Tracer::run(Sink& sink, TraceObserver& observer) {
     State& s = *s_;
     RingReader& reader = *s.reader;
     const RecordCallback on_record = [&sink](const fhook_rec* rec) { sink.on_record(rec); };
-    reader.set_batch_end([&sink] { sink.end_batch(); });
+    const SpanCallback on_pass = [&sink](std::span<const RingSpan> spans) { sink.on_pass(spans); };
+    const auto drain = [&] {
+        return sink.takes_spans() ? reader.drain_spans(on_pass) : reader.drain(on_record);
+    };
     // the duration is tracing time: it starts once every probe is armed
     // (arming '*' patches tens of thousands of call sites first)
     std::optional<Clock::time_point> deadline, next_interval;
@@ -378,7 +381,7 @@ void Tracer::run(Sink& sink, TraceObserver& observer) {
         triggered_seen = fired;
         if (sig.snapshot || triggered) {
             s.session->freeze(); // waits for writers still inside the rings
-            const std::size_t n = reader.drain(on_record);
+            const std::size_t n = drain();
             sink.flush();
             s.session->resume();
             observer.on_snapshot(++snapshots, triggered, n);
@@ -387,11 +390,16 @@ void Tracer::run(Sink& sink, TraceObserver& observer) {
         if (s.spec.ring.overwrite) {
             continue; // flight recorder: read only on demand
         }
-        reader.drain(on_record);
+        drain();
         sink.flush();
     }
     s.session->stop();
-    reader.drain_final(on_record); // everything committed before the stop
+    // everything committed before the stop
+    if (sink.takes_spans()) {
+        reader.drain_final(on_pass, on_record);
+    } else {
+        reader.drain_final(on_record);
+    }
     for (auto& p : s.probes) {
         p.stats = s.session->stats(p.id);
     }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -114,7 +115,6 @@ RecordWriter::RecordWriter(UniqueFd fd, std::string path, const Info& info, std:
 }
 
 void RecordWriter::add(const fhook_rec* rec) {
-    end_span();
     const std::size_t size = rec->size;
     buf_.append(reinterpret_cast<const char*>(rec), size);
     buf_.append(align8(size) - size, '\0');
@@ -125,14 +125,20 @@ void RecordWriter::add(const fhook_rec* rec) {
     }
 }
 
-void RecordWriter::end_span() {
-    if (span_begin_ == span_end_) {
-        return;
+void RecordWriter::add_pass(std::span<const RingSpan> spans) {
+    flush();
+    iov_.clear();
+    for (const RingSpan& span : spans) {
+        for (const fhook_rec* rec : span.records) {
+            note_new(rec);
+        }
+        records_ += span.records.size();
+        if (!span.bytes.empty()) {
+            iov_.push_back({const_cast<std::byte*>(span.bytes.data()), span.bytes.size()});
+        }
     }
-    buf_.append(span_begin_, static_cast<std::size_t>(span_end_ - span_begin_));
-    span_begin_ = span_end_ = nullptr;
-    if (buf_.size() >= chunk_bytes_) {
-        flush();
+    if (!iov_.empty()) {
+        write_chunk(RecChunk::Records, iov_);
     }
 }
 
@@ -160,8 +166,10 @@ void RecordWriter::note_record(const fhook_rec* rec) {
         note(h->ret_ip, true);
     } else if (rec->type == FHOOK_REC_GRAPH_ENT && size >= sizeof(fhook_rec_graph_ent)) {
         note(reinterpret_cast<const fhook_rec_graph_ent*>(rec)->ip);
+        last_ip_ = reinterpret_cast<const fhook_rec_graph_ent*>(rec)->ip;
     } else if (rec->type == FHOOK_REC_GRAPH_RET && size >= sizeof(fhook_rec_graph_ret)) {
         note(reinterpret_cast<const fhook_rec_graph_ret*>(rec)->ip);
+        last_ip_ = reinterpret_cast<const fhook_rec_graph_ret*>(rec)->ip;
     }
     if ((rec->flags & FHOOK_CTX_STACK) && size >= sizeof(fhook_rec) + 8) {
         std::uint64_t n = 0;
@@ -178,7 +186,6 @@ void RecordWriter::note_record(const fhook_rec* rec) {
 }
 
 void RecordWriter::flush() {
-    end_span();
     if (buf_.empty()) {
         return;
     }
@@ -243,19 +250,25 @@ void RecordWriter::finish(const Ksyms& ksyms, const Stats& session,
 }
 
 void RecordWriter::write_chunk(RecChunk type, std::string_view payload) {
-    const RecChunkHeader ch{static_cast<std::uint32_t>(type), 0, payload.size()};
+    std::vector<iovec> iov{{const_cast<char*>(payload.data()), payload.size()}};
+    write_chunk(type, iov);
+}
+
+void RecordWriter::write_chunk(RecChunk type, std::vector<iovec>& payload) {
+    std::uint64_t len = 0;
+    for (const iovec& v : payload) {
+        len += v.iov_len;
+    }
+    RecChunkHeader ch{static_cast<std::uint32_t>(type), 0, len};
     static const char zeros[8] = {};
-    iovec iov[3] = {
-        {const_cast<RecChunkHeader*>(&ch), sizeof(ch)},
-        {const_cast<char*>(payload.data()), payload.size()},
-        {const_cast<char*>(zeros), align8(payload.size()) - payload.size()},
-    };
-    std::size_t total = sizeof(ch) + align8(payload.size());
-    // one writev per chunk; partial writes (a full disk, a pipe) go on
-    std::size_t done = 0;
-    int idx = 0;
-    while (done < total) {
-        ssize_t n = ::writev(fd_.get(), iov + idx, 3 - idx);
+    payload.insert(payload.begin(), iovec{&ch, sizeof(ch)});
+    payload.push_back({const_cast<char*>(zeros), align8(len) - len});
+    // writev in IOV_MAX pieces; partial writes (a full disk, a pipe) go on
+    std::size_t idx = 0;
+    while (idx < payload.size()) {
+        const auto n =
+            ::writev(fd_.get(), payload.data() + idx,
+                     static_cast<int>(std::min<std::size_t>(payload.size() - idx, IOV_MAX)));
         if (n < 0) {
             if (errno == EINTR) {
                 continue;
@@ -263,18 +276,17 @@ void RecordWriter::write_chunk(RecChunk type, std::string_view payload) {
             int err = errno;
             throw_runtime("cannot write '" + path_ + "': " + errno_text(err), err);
         }
-        done += static_cast<std::size_t>(n);
+        written_ += static_cast<std::uint64_t>(n);
         auto left = static_cast<std::size_t>(n);
-        while (idx < 3 && left >= iov[idx].iov_len) {
-            left -= iov[idx].iov_len;
+        while (idx < payload.size() && left >= payload[idx].iov_len) {
+            left -= payload[idx].iov_len;
             idx++;
         }
-        if (idx < 3) {
-            iov[idx].iov_base = static_cast<char*>(iov[idx].iov_base) + left;
-            iov[idx].iov_len -= left;
+        if (idx < payload.size()) {
+            payload[idx].iov_base = static_cast<char*>(payload[idx].iov_base) + left;
+            payload[idx].iov_len -= left;
         }
     }
-    written_ += total;
 }
 
 void RecordWriter::write_all(const void* data, std::size_t len) {
@@ -375,10 +387,10 @@ RecordFile RecordFile::parse(const std::byte* data, std::size_t size, std::strin
         throw_runtime(n + ": not an fhook record file (no FHOOKREC header)");
     }
     std::memcpy(&f.header_, data, sizeof(f.header_));
-    if (f.header_.version != kRecFormatVersion) {
+    if (f.header_.version < kRecOldestVersion || f.header_.version > kRecFormatVersion) {
         throw_runtime(n + ": record file format version " + std::to_string(f.header_.version) +
-                      ", this fhook reads version " + std::to_string(kRecFormatVersion) +
-                      ": use a matching fhook");
+                      ", this fhook reads versions " + std::to_string(kRecOldestVersion) + " to " +
+                      std::to_string(kRecFormatVersion) + ": use a matching fhook");
     }
     if (f.header_.header_size < sizeof(RecFileHeader) || f.header_.header_size > size ||
         f.header_.header_size % 8 != 0) {
@@ -551,19 +563,28 @@ const std::string& RecordFile::info(std::string_view key) const {
 }
 
 void RecordFile::for_each_record(const std::function<void(const fhook_rec*)>& callback) const {
+    std::vector<const fhook_rec*> recs;
     for (const auto& chunk : records_) {
         std::uint64_t off = 0;
         const std::uint64_t len = chunk.payload.size();
+        recs.clear();
         while (off < len) {
             const auto* rec = reinterpret_cast<const fhook_rec*>(chunk.payload.data() + off);
             // a chunk cut by the end of the file ends at its last whole record
             if (chunk.partial && (len - off < sizeof(fhook_rec) || align8(rec->size) > len - off)) {
                 break;
             }
-            const std::uint64_t step =
-                checked_record_size(rec, off, len, name_, chunk.file_off + off);
+            off += checked_record_size(rec, off, len, name_, chunk.file_off + off);
+            recs.push_back(rec);
+        }
+        // a reader pass: each CPU's records in ring order, one CPU after
+        // the other, merged here as RingMerger::drain() merges them
+        const auto by_ts = [](const fhook_rec* a, const fhook_rec* b) { return a->ts < b->ts; };
+        if (!std::is_sorted(recs.begin(), recs.end(), by_ts)) {
+            std::stable_sort(recs.begin(), recs.end(), by_ts);
+        }
+        for (const fhook_rec* rec : recs) {
             callback(rec);
-            off += step;
         }
     }
 }

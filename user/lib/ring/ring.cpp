@@ -148,16 +148,24 @@ RingMerger::RingMerger(std::vector<RingView> rings, StatsView stats)
     lost_seen_.resize(rings_.size(), PerProbe{});
     batch_lost_.resize(rings_.size(), PerProbe{});
     copy_.resize(rings_.size());
+    spans_.resize(rings_.size());
+    for (std::size_t i = 0; i < rings_.size(); i++) {
+        spans_[i].cpu = rings_[i].cpu;
+    }
 }
 
-// Appends ring i's pending records to batch_ and sets heads_[i].
+// Appends ring i's pending records to batch_ and sets heads_[i] and
+// spans_[i].bytes.
 void RingMerger::collect(std::size_t i) {
     const RingView& ring = rings_[i];
     const std::uint64_t tail = load_relaxed(ring.cons->data_tail);
+    spans_[i].bytes = {};
     if (!ring.overwrite) {
         const std::uint64_t head = load_acquire(ring.meta->data_head);
         heads_[i] = head;
         collect_records(ring, tail, head, batch_);
+        // contiguous through the alias of the double mapping
+        spans_[i].bytes = {ring.data + (tail & (ring.data_size - 1)), head - tail};
         return;
     }
     // Overwrite ring: data_oldest first (it never passes data_head), then
@@ -187,18 +195,20 @@ void RingMerger::collect(std::size_t i) {
         RingView copy = ring;
         copy.data = buf.data();
         collect_records(copy, from - start, head - start, batch_);
+        spans_[i].bytes = {buf.data() + (from - start), head - from};
         return;
     }
     // the producers lapped the ring on every attempt: try on the next pass
 }
 
-std::size_t RingMerger::drain(const RecordCallback& callback) {
+std::size_t RingMerger::collect_pass() {
     batch_.clear();
+    std::vector<std::size_t> first(rings_.size() + 1);
     for (std::size_t i = 0; i < rings_.size(); i++) {
-        const std::size_t first = batch_.size();
+        first[i] = batch_.size();
         collect(i);
         batch_lost_[i].fill(0);
-        for (std::size_t r = first; r < batch_.size(); r++) {
+        for (std::size_t r = first[i]; r < batch_.size(); r++) {
             const fhook_rec* rec = batch_[r];
             if (rec->type == FHOOK_REC_LOST) {
                 const auto* lost = reinterpret_cast<const fhook_rec_lost*>(rec);
@@ -216,6 +226,27 @@ std::size_t RingMerger::drain(const RecordCallback& callback) {
             }
         }
     }
+    first[rings_.size()] = batch_.size();
+    // batch_ is complete (no more reallocation): the spans' records
+    for (std::size_t i = 0; i < rings_.size(); i++) {
+        spans_[i].records = {batch_.data() + first[i], first[i + 1] - first[i]};
+    }
+    return batch_.size();
+}
+
+void RingMerger::release_pass() {
+    // Only now may the producer reuse the space.
+    for (std::size_t i = 0; i < rings_.size(); i++) {
+        __atomic_store_n(&rings_[i].cons->seq_read, std::uint64_t{seq_read_[i]}, __ATOMIC_RELAXED);
+        __atomic_store_n(&rings_[i].cons->data_tail, heads_[i], __ATOMIC_RELEASE);
+        for (std::size_t p = 0; p < lost_seen_[i].size(); p++) {
+            lost_seen_[i][p] += batch_lost_[i][p];
+        }
+    }
+}
+
+std::size_t RingMerger::drain(const RecordCallback& callback) {
+    collect_pass();
     // Each CPU's stream is (almost) time ordered and the CPUs were collected in
     // order, so a stable sort yields one stream ordered by timestamp with
     // equal timestamps in CPU order.
@@ -230,18 +261,27 @@ std::size_t RingMerger::drain(const RecordCallback& callback) {
     if (!batch_.empty()) {
         last_ts_ = std::max<std::uint64_t>(last_ts_, batch_.back()->ts);
     }
-    if (batch_end_) {
-        batch_end_();
-    }
-    // Only now may the producer reuse the space.
-    for (std::size_t i = 0; i < rings_.size(); i++) {
-        __atomic_store_n(&rings_[i].cons->seq_read, std::uint64_t{seq_read_[i]}, __ATOMIC_RELAXED);
-        __atomic_store_n(&rings_[i].cons->data_tail, heads_[i], __ATOMIC_RELEASE);
-        for (std::size_t p = 0; p < lost_seen_[i].size(); p++) {
-            lost_seen_[i][p] += batch_lost_[i][p];
+    release_pass();
+    return batch_.size();
+}
+
+std::size_t RingMerger::drain_spans(const SpanCallback& callback) {
+    const std::size_t n = collect_pass();
+    pass_.clear();
+    for (const RingSpan& span : spans_) {
+        if (!span.bytes.empty()) {
+            pass_.push_back(span);
+        }
+        // (a CPU's stream is time ordered but for nested writers)
+        for (const fhook_rec* rec : span.records) {
+            last_ts_ = std::max<std::uint64_t>(last_ts_, rec->ts);
         }
     }
-    return batch_.size();
+    if (!pass_.empty()) {
+        callback(pass_);
+    }
+    release_pass();
+    return n;
 }
 
 std::size_t RingMerger::report_unreported_lost(const RecordCallback& callback) {
@@ -290,9 +330,6 @@ std::size_t RingMerger::report_unreported_lost(const RecordCallback& callback) {
             std::memcpy(rec->probes, entries.data(), entries.size() * sizeof(fhook_lost_probe));
         }
         callback(&rec->hdr);
-        if (batch_end_) {
-            batch_end_(); // synthetic_ is reused for the next CPU
-        }
         delivered++;
     }
     return delivered;

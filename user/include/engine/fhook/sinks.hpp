@@ -35,9 +35,10 @@ class FileSink final : public Sink {
 public:
     FileSink(UniqueFd fd, const std::string& path, const RecordWriter::Info& info,
              const Ksyms& ksyms);
-    // copied by the span, at the end of each pass
-    void on_record(const fhook_rec* rec) override { writer_.add_in_place(rec); }
-    void end_batch() override { writer_.end_span(); }
+    // written straight from the rings, a pass at a time
+    bool takes_spans() const override { return true; }
+    void on_pass(std::span<const RingSpan> spans) override { writer_.add_pass(spans); }
+    void on_record(const fhook_rec* rec) override { writer_.add(rec); }
     void finish(const Stats& session, const std::vector<ProbeSummary>& probes) override;
     std::uint64_t records() const noexcept { return writer_.records(); }
     std::uint64_t bytes_written() const noexcept { return writer_.bytes_written(); }

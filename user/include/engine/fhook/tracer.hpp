@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -100,9 +101,11 @@ class Sink {
 public:
     virtual ~Sink() = default;
     virtual void on_record(const fhook_rec* rec) = 0;
-    // The records of a pass were all delivered: their memory goes back to
-    // the producers after this (RingMerger::set_batch_end).
-    virtual void end_batch() {}
+    // A sink that wants a pass's records as each CPU's span of the ring
+    // (unsorted, RingMerger::drain_spans) says so here; then on_pass()
+    // gets the passes and on_record() only the synthetic LOST records.
+    virtual bool takes_spans() const { return false; }
+    virtual void on_pass(std::span<const RingSpan> spans) { (void)spans; }
     virtual void flush() {}
     // After the last record: `probes` with their final statistics.
     virtual void finish(const Stats& session, const std::vector<ProbeSummary>& probes) {

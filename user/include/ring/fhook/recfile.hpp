@@ -2,10 +2,13 @@
 // The format is described in docs/file-format.md.
 #pragma once
 
+#include <sys/uio.h>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -14,6 +17,7 @@
 #include <fhook_abi.h>
 
 #include <fhook/fd.hpp>
+#include <fhook/ring.hpp>
 #include <fhook/session.hpp>
 
 namespace fhook {
@@ -21,8 +25,11 @@ namespace fhook {
 class Ksyms;
 
 inline constexpr char kRecMagic[8] = {'F', 'H', 'O', 'O', 'K', 'R', 'E', 'C'};
-inline constexpr std::uint32_t kRecFormatVersion =
-    2; // 2: LOST records with seq range and per-probe counts
+// 2: LOST records with seq range and per-probe counts; 3: a Records chunk
+// holds each CPU's records of a reader pass in ring order, one CPU after
+// the other (version 2's were in timestamp order: read the same)
+inline constexpr std::uint32_t kRecFormatVersion = 3;
+inline constexpr std::uint32_t kRecOldestVersion = 2;
 
 // The file header, little-endian, at offset 0.
 struct RecFileHeader {
@@ -96,30 +103,11 @@ public:
 
     // Buffers one record (rec->size bytes, padded to 8).
     void add(const fhook_rec* rec);
-    // The same without copying yet: records that follow each other in
-    // memory (a ring's, whose padding the module zeroes) are copied as one
-    // span by end_span(), which must run before that memory is reused
-    // (RingMerger::set_batch_end).  Mixing with add() keeps the order.
-    void add_in_place(const fhook_rec* rec) {
-        const char* p = reinterpret_cast<const char*>(rec);
-        if (p != span_end_) {
-            end_span();
-            span_begin_ = p;
-        }
-        span_end_ = p + ((rec->size + 7U) & ~std::size_t{7});
-        records_++;
-        // the same call site as the last function record: nothing to note
-        if (rec->type == FHOOK_REC_FUNC && rec->size >= sizeof(fhook_rec_func) &&
-            !(rec->flags & FHOOK_CTX_STACK)) {
-            const auto* f = reinterpret_cast<const fhook_rec_func*>(rec);
-            if (f->ip == last_ip_ && f->parent_ip == last_parent_) {
-                return;
-            }
-        }
-        note_record(rec);
-    }
-    // Copies the pending span into the buffer (and writes a full chunk).
-    void end_span();
+    // A reader pass: one Records chunk written straight from the spans'
+    // memory (the rings' mapping: no copy in userspace), each CPU's records
+    // in ring order, the CPUs one after the other (docs/file-format.md);
+    // records buffered with add() go first.
+    void add_pass(std::span<const RingSpan> spans);
     // Writes the buffered records as one Records chunk.
     void flush();
     // Flushes, then Ksyms (the symbols of every address seen, from
@@ -132,7 +120,27 @@ public:
 private:
     // The addresses of `rec` whose symbols the file needs.
     void note_record(const fhook_rec* rec);
+    // note_record() unless `rec` repeats the last function or graph
+    // record's call site (no stack attached): most records of a trace
+    void note_new(const fhook_rec* rec) {
+        if (!(rec->flags & FHOOK_CTX_STACK) && rec->size >= sizeof(fhook_rec_func)) {
+            // ip first after the header in all three
+            static_assert(offsetof(fhook_rec_func, ip) == sizeof(fhook_rec) &&
+                          offsetof(fhook_rec_graph_ent, ip) == sizeof(fhook_rec) &&
+                          offsetof(fhook_rec_graph_ret, ip) == sizeof(fhook_rec));
+            const auto* f = reinterpret_cast<const fhook_rec_func*>(rec);
+            if ((rec->type == FHOOK_REC_GRAPH_ENT || rec->type == FHOOK_REC_GRAPH_RET) &&
+                f->ip == last_ip_) {
+                return;
+            }
+            if (rec->type == FHOOK_REC_FUNC && f->ip == last_ip_ && f->parent_ip == last_parent_) {
+                return;
+            }
+        }
+        note_record(rec);
+    }
     void write_chunk(RecChunk type, std::string_view payload);
+    void write_chunk(RecChunk type, std::vector<iovec>& payload);
     void write_all(const void* data, std::size_t len);
 
     UniqueFd fd_;
@@ -155,10 +163,9 @@ private:
     std::unordered_set<std::uint64_t> sized_; // kprobe addresses: also need the size
     std::array<std::uint64_t, kSeen> seen_{}; // addr + 1 (0: empty)
     std::array<std::uint64_t, kSeen> seen_sized_{};
-    std::uint64_t last_ip_ = 0; // the last function record's, noted
-    std::uint64_t last_parent_ = 0;
-    const char* span_begin_ = nullptr; // add_in_place()'s pending span
-    const char* span_end_ = nullptr;
+    std::uint64_t last_ip_ = 0;     // the last function or graph record's, noted
+    std::uint64_t last_parent_ = 0; // the last function record's, noted
+    std::vector<iovec> iov_;
     std::uint64_t written_ = 0;
     std::uint64_t records_ = 0;
 };

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include <fhook_abi.h>
@@ -72,6 +73,18 @@ private:
 // valid only during the call (the tail moves past it after the batch).
 using RecordCallback = std::function<void(const fhook_rec*)>;
 
+// One CPU's records of a pass: `bytes` exactly as the module wrote them
+// (ring order, records of unknown type included), `records` the known ones
+// among them.  Valid only during the call, like a RecordCallback's record.
+struct RingSpan {
+    int cpu = 0;
+    std::span<const std::byte> bytes;
+    std::span<const fhook_rec* const> records;
+};
+
+// Receives the CPUs' spans of one pass (only the CPUs with records).
+using SpanCallback = std::function<void(std::span<const RingSpan>)>;
+
 // Validates and appends the records in [tail, head) of `ring` to `out`.
 // Records of unknown type are skipped by their size.  A corrupt stream
 // (misaligned positions, head - tail > data_size, a size smaller than the
@@ -98,6 +111,11 @@ public:
     // so a torn record is never delivered (ring-protocol.md).
     std::size_t drain(const RecordCallback& callback);
 
+    // The same pass, unsorted: the records of each CPU as one span of the
+    // ring (a consumer that copies bytes, such as `fhook record`, writes
+    // them straight from the mapping and merges nothing).
+    std::size_t drain_spans(const SpanCallback& callback);
+
     // Drops are reported in band by the next record that finds room, so the
     // drops after a CPU's last record never get a LOST record.  Once the
     // producers are stopped and drained, this delivers one synthetic LOST
@@ -108,17 +126,15 @@ public:
     // delivered so far.  Returns the number of records delivered.
     std::size_t report_unreported_lost(const RecordCallback& callback);
 
-    // Called after the records of a pass were delivered and before their
-    // space is handed back to the producers (and after each synthetic LOST
-    // record): the moment for a consumer that keeps pointers into the
-    // rings across callbacks (`fhook record`'s in-place spans) to be done
-    // with them.
-    void set_batch_end(std::function<void()> fn) { batch_end_ = std::move(fn); }
-
     const std::vector<RingView>& rings() const noexcept { return rings_; }
 
 private:
     using PerProbe = std::array<std::uint64_t, FHOOK_MAX_PROBES + 1>; // [0]: unattributed
+    // Collects every ring (records, spans, LOST and sequence accounting);
+    // returns the number of records.
+    std::size_t collect_pass();
+    // Hands the pass's space back to the producers.
+    void release_pass();
     void collect(std::size_t i);
 
     std::vector<RingView> rings_;
@@ -129,9 +145,10 @@ private:
     std::vector<PerProbe> batch_lost_;         // ... in the batch being delivered
     std::vector<std::vector<std::byte>> copy_; // overwrite rings: private copies
     std::vector<const fhook_rec*> batch_;
+    std::vector<RingSpan> spans_; // per ring, of the pass being delivered
+    std::vector<RingSpan> pass_;  // ... those with records
     std::vector<std::byte> synthetic_;
     std::uint64_t last_ts_ = 0;
-    std::function<void()> batch_end_;
 };
 
 // The rings of a live session.
@@ -159,13 +176,19 @@ public:
     WaitResult wait(int timeout_ms = kDefaultTimeoutMs);
 
     std::size_t drain(const RecordCallback& callback) { return merger_.drain(callback); }
+    std::size_t drain_spans(const SpanCallback& callback) { return merger_.drain_spans(callback); }
     // After Session::stop(): drain everything, then report the drops that no
     // LOST record carried (see RingMerger::report_unreported_lost).
     std::size_t drain_final(const RecordCallback& callback) {
         std::size_t n = merger_.drain(callback);
         return n + merger_.report_unreported_lost(callback);
     }
-    void set_batch_end(std::function<void()> fn) { merger_.set_batch_end(std::move(fn)); }
+    // The same with the pass as spans (the synthetic LOST records still
+    // come one by one).
+    std::size_t drain_final(const SpanCallback& spans, const RecordCallback& callback) {
+        std::size_t n = merger_.drain_spans(spans);
+        return n + merger_.report_unreported_lost(callback);
+    }
     std::size_t nr_rings() const noexcept { return merger_.rings().size(); }
     // The session's counters; empty for a module without FHOOK_FEAT_STATS_MMAP
     // and for the fd constructor.
