@@ -62,6 +62,15 @@
 
 struct fhook_session;
 
+/* A task whose name a ring holds (fhook_ring_reserve()). */
+#define FHOOK_COMM_SLOTS	64	/* by pid, direct-mapped */
+struct fhook_comm_slot {
+	u64 name[2];		/* its comm when written */
+	u64 pos;		/* ring offset of the FHOOK_REC_COMM record */
+	u32 pid;
+	u32 tgid;
+};
+
 struct fhook_ring {
 	struct fhook_ring_meta *meta;	/* page 0: producer state, user RO */
 	struct fhook_ring_cons *cons;	/* page 1: consumer tail, user RW */
@@ -87,6 +96,7 @@ struct fhook_ring {
 	u64 wake_tail;			/* data_tail at the last wakeup */
 	struct irq_work work;
 	struct fhook_session *session;
+	struct fhook_comm_slot comms[FHOOK_COMM_SLOTS];
 };
 
 /* A verified fetch program (fetch.c). */
@@ -602,6 +612,9 @@ static __always_inline void fhook_rec_init_ts(struct fhook_rec *r, u16 type, u16
 	if (pc & NMI_MASK)
 		flags |= FHOOK_CTX_NMI;
 
+	/* a FHOOK_REC_COMM record just before (fhook_ring_reserve()) */
+	if (unlikely(r->type == FHOOK_REC_COMM))
+		((struct fhook_rec_comm *)r - 1)->hdr.ts = ts;
 	r->size = size;
 	r->type = type;
 	r->probe_id = probe_id;
@@ -613,7 +626,6 @@ static __always_inline void fhook_rec_init_ts(struct fhook_rec *r, u16 type, u16
 	r->preempt = min_t(unsigned int, pc & PREEMPT_MASK, 15) |
 		     min_t(unsigned int, t->migration_disabled, 15) << 4;
 	r->seq = seq;
-	memcpy(r->comm, t->comm, sizeof(r->comm));
 }
 
 /* The same, timestamped now. */

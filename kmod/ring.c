@@ -23,6 +23,14 @@
  * broken down by probe.  Each drop lands in exactly one LOST record: the
  * reporter takes each probe's count with local_xchg().
  *
+ * Records carry no task name: a writer whose task this ring has not named
+ * yet (a 64-slot cache by pid, ->comms, compared with current->comm on
+ * every record) prepends a FHOOK_REC_COMM record in the same reservation,
+ * as it prepends a LOST record, and marks the record's type COMM so that
+ * fhook_rec_init_ts() gives the name the record's timestamp; the cache
+ * takes the name only once the space is won, so a dropped record never
+ * leaves a name unwritten.
+ *
  * Overwrite mode keeps the newest records: a writer that needs space
  * advances meta->data_oldest record by record (local_cmpxchg, so nested
  * writers never evict the same record twice) before it reserves, and
@@ -355,6 +363,44 @@ static notrace void fhook_ring_put_lost(struct fhook_ring *rb, struct fhook_rec_
 }
 
 /*
+ * Does @rb hold the name of @t as @name (the FHOOK_REC_COMM record that
+ * tells it)?  In an overwrite ring only while that record was not evicted.
+ */
+static __always_inline bool fhook_comm_known(struct fhook_ring *rb,
+					     const struct fhook_comm_slot *cs,
+					     const struct task_struct *t, const u64 *name)
+{
+	if (cs->pid != t->pid || cs->tgid != t->tgid || cs->name[0] != name[0] ||
+	    cs->name[1] != name[1])
+		return false;
+	return !rb->overwrite ||
+	       cs->pos >= local_read(fhook_meta_local(&rb->meta->data_oldest));
+}
+
+static notrace struct fhook_rec_comm *
+fhook_ring_put_comm(struct fhook_ring *rb, u64 pos, u32 seq, struct fhook_comm_slot *cs,
+		    const struct task_struct *t, const u64 *name)
+{
+	struct fhook_rec_comm *c = rb->data + (pos & rb->mask);
+
+	memset(&c->hdr, 0, sizeof(c->hdr));
+	c->hdr.size = sizeof(*c);
+	c->hdr.type = FHOOK_REC_COMM;
+	c->hdr.pid = t->pid;
+	c->hdr.tgid = t->tgid;
+	c->hdr.cpu = rb->cpu;
+	c->hdr.seq = seq;
+	memcpy(c->comm, name, sizeof(c->comm));
+	/* a nested writer may have missed too and written its own: harmless */
+	cs->pid = t->pid;
+	cs->tgid = t->tgid;
+	cs->name[0] = name[0];
+	cs->name[1] = name[1];
+	cs->pos = pos;
+	return c;
+}
+
+/*
  * Reserve @size bytes (header + payload) on @rb for probe @probe_id and
  * give the record's sequence number in *@seq.  Must be called on @rb's
  * CPU with preemption disabled; every call must be followed by
@@ -365,12 +411,18 @@ static notrace void fhook_ring_put_lost(struct fhook_ring *rb, struct fhook_rec_
 notrace void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size, u32 probe_id,
 				 u32 *seq)
 {
+	struct task_struct *t = current;
+	struct fhook_comm_slot *cs = &rb->comms[t->pid & (FHOOK_COMM_SLOTS - 1)];
 	unsigned int need = ALIGN(size, 8);
-	unsigned int lost_sz = 0;
+	unsigned int lost_sz = 0, comm_sz = 0;
 	unsigned long lost_mask;
 	long head, new, old, nest;
+	u64 name[2];
 	u64 nr;
 	void *rec;
+
+	BUILD_BUG_ON(sizeof(name) != sizeof(t->comm) ||
+		     sizeof(name) != sizeof(((struct fhook_rec_comm *)0)->comm));
 
 	/*
 	 * ->nest before ->frozen: a freezer that sets frozen, then runs an
@@ -390,11 +442,14 @@ notrace void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size, u32 p
 	lost_mask = READ_ONCE(rb->lost_mask);
 	if (lost_mask)
 		lost_sz = FHOOK_LOST_SIZE(hweight_long(lost_mask));
+	memcpy(name, t->comm, sizeof(name));
+	if (unlikely(!fhook_comm_known(rb, cs, t, name)))
+		comm_sz = sizeof(struct fhook_rec_comm);
 
 	old = local_read(&rb->head);
 	do {
 		head = old;
-		new = head + need + lost_sz;
+		new = head + need + lost_sz + comm_sz;
 		if (rb->overwrite) {
 			if (unlikely(!fhook_ring_evict(rb, new)))
 				goto drop;
@@ -402,7 +457,7 @@ notrace void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size, u32 p
 			/* (A): tail comes from userspace, only ever compared */
 			u64 tail = READ_ONCE(rb->cons->data_tail);
 
-			if (unlikely((u64)head - tail + need + lost_sz > rb->size))
+			if (unlikely((u64)new - tail > rb->size))
 				goto drop;
 		}
 	} while ((old = local_cmpxchg(&rb->head, head, new)) != head);
@@ -413,7 +468,14 @@ notrace void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size, u32 p
 		fhook_ring_put_lost(rb, rb->data + (head & rb->mask), lost_sz, lost_mask);
 		head += lost_sz;
 	}
-	rec = rb->data + (head & rb->mask);
+	if (comm_sz) {
+		/* the record right after it, through the alias at the wrap */
+		rec = fhook_ring_put_comm(rb, head, nr, cs, t, name) + 1;
+	} else {
+		rec = rb->data + (head & rb->mask);
+	}
+	/* for fhook_rec_init_ts(): is there a name to stamp? */
+	((struct fhook_rec *)rec)->type = comm_sz ? FHOOK_REC_COMM : 0;
 	/* zero the alignment padding: no stale bytes after a wrap */
 	if (need != size)
 		*(u64 *)(rec + need - 8) = 0;

@@ -23,8 +23,11 @@
 #include <linux/ioctl.h>
 
 #define FHOOK_DEVICE_PATH	"/dev/fhook"
-/* 2: a string's data_loc may carry FHOOK_LOC_CUT */
-#define FHOOK_ABI_VERSION	2
+/*
+ * 2: a string's data_loc may carry FHOOK_LOC_CUT; 3: 32-byte record
+ * header, the task's comm in FHOOK_REC_COMM records
+ */
+#define FHOOK_ABI_VERSION	3
 
 /* Feature bits reported by FHOOK_IOC_HANDSHAKE. */
 #define FHOOK_FEAT_FUNC		(1ULL << 0)	/* ftrace_ops function probes */
@@ -917,6 +920,7 @@ enum fhook_rec_type {
 	FHOOK_REC_HOOK = 9,	/* struct fhook_rec_hook */
 	FHOOK_REC_GRAPH_ENT = 10,	/* struct fhook_rec_graph_ent */
 	FHOOK_REC_GRAPH_RET = 11,	/* struct fhook_rec_graph_ret */
+	FHOOK_REC_COMM = 12,	/* struct fhook_rec_comm */
 };
 
 /* Context flags, the information of ftrace's "dNhp." column. */
@@ -954,7 +958,6 @@ struct fhook_rec {
 	 * entered, which is not always the ring order.
 	 */
 	__u32 seq;
-	char comm[FHOOK_COMM_LEN];	/* NUL-padded */
 };
 
 struct fhook_rec_func {
@@ -1015,6 +1018,19 @@ struct fhook_rec_graph_ret {
 	__u64 retval;		/* %rax as the function returned it */
 	__u32 depth;
 	__u32 __pad;
+};
+
+/*
+ * A task's name, written in the same reservation just before the first
+ * record of the task (hdr.pid, hdr.tgid) on this CPU, and again when its
+ * name changed or, in an overwrite ring, when the last one was evicted:
+ * the records themselves carry no name (perf's COMM records).  hdr.ts and
+ * hdr.seq are those of the record that follows it, so a stable sort by
+ * timestamp keeps it just before that record; hdr.probe_id is 0.
+ */
+struct fhook_rec_comm {
+	struct fhook_rec hdr;
+	char comm[FHOOK_COMM_LEN];	/* NUL-padded */
 };
 
 /*
@@ -1079,13 +1095,14 @@ FHOOK_ABI_SIZE(fhook_bench, 80);
 FHOOK_ABI_SIZE(fhook_snapshot, 32);
 FHOOK_ABI_SIZE(fhook_ring_meta, 192);
 FHOOK_ABI_SIZE(fhook_ring_cons, 16);
-FHOOK_ABI_SIZE(fhook_rec, 48);
-FHOOK_ABI_SIZE(fhook_rec_func, 64);
-FHOOK_ABI_SIZE(fhook_rec_probe, 72);
-FHOOK_ABI_SIZE(fhook_rec_hook, 96);
-FHOOK_ABI_SIZE(fhook_rec_graph_ent, 64);
-FHOOK_ABI_SIZE(fhook_rec_graph_ret, 80);
+FHOOK_ABI_SIZE(fhook_rec, 32);
+FHOOK_ABI_SIZE(fhook_rec_func, 48);
+FHOOK_ABI_SIZE(fhook_rec_probe, 56);
+FHOOK_ABI_SIZE(fhook_rec_hook, 80);
+FHOOK_ABI_SIZE(fhook_rec_graph_ent, 48);
+FHOOK_ABI_SIZE(fhook_rec_graph_ret, 64);
 FHOOK_ABI_SIZE(fhook_lost_probe, 16);
-FHOOK_ABI_SIZE(fhook_rec_lost, 80);
+FHOOK_ABI_SIZE(fhook_rec_lost, 64);
+FHOOK_ABI_SIZE(fhook_rec_comm, 48);
 
 #endif /* _UAPI_FHOOK_ABI_H */

@@ -65,7 +65,6 @@ Image make_image() {
         r.hdr.pid = 1000 + (seed >> 60);
         r.hdr.tgid = r.hdr.pid;
         r.hdr.cpu = i & 1;
-        std::strncpy(r.hdr.comm, "workload", sizeof(r.hdr.comm));
         // like a real trace: 64 traced functions called from 2,000 call
         // sites spread over the whole table
         r.ip = kText + ((seed >> 20) % 64) * 781 * 512;

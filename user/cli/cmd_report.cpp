@@ -192,8 +192,9 @@ int write_trace_dat(const ReportOptions& opt, const RecordFile& file, const Prob
     }
     TraceDatWriter writer(std::string(file.ksyms_text()), std::move(list));
     std::uint64_t n = 0;
+    Decoder decoder;
     file.for_each_record([&](const fhook_rec* rec) {
-        std::optional<Event> ev = decode(rec);
+        std::optional<Event> ev = decoder.decode(rec);
         if (ev && filter.passes(*ev)) {
             writer.add(*ev);
             n += ev->type != EventType::Lost;
@@ -250,8 +251,9 @@ int cmd_report(const Args& args) {
         formatter->begin(out.buffer());
     }
     EventCounts counts;
+    Decoder decoder;
     file.for_each_record([&](const fhook_rec* rec) {
-        std::optional<Event> ev = decode(rec);
+        std::optional<Event> ev = decoder.decode(rec);
         if (!ev || !filter.passes(*ev)) {
             return;
         }

@@ -11,7 +11,7 @@ namespace fhook {
 namespace {
 
 TEST(Decode, FunctionRecord) {
-    auto rec = test::func_rec(2431445123, 3, 0xffffffff812a0004, 0xffffffff812a0420, 94, "cat");
+    auto rec = test::func_rec(2431445123, 3, 0xffffffff812a0004, 0xffffffff812a0420, 94);
     rec.hdr.probe_id = 7;
     rec.hdr.tgid = 90;
     rec.hdr.flags = FHOOK_CTX_IRQS_OFF | FHOOK_CTX_HARDIRQ;
@@ -26,7 +26,7 @@ TEST(Decode, FunctionRecord) {
     EXPECT_EQ(ev->cpu, 3u);
     EXPECT_EQ(ev->flags, FHOOK_CTX_IRQS_OFF | FHOOK_CTX_HARDIRQ);
     EXPECT_EQ(ev->preempt, 0x21);
-    EXPECT_EQ(ev->comm, "cat");
+    EXPECT_EQ(ev->comm, "") << "a record carries no name";
     EXPECT_EQ(ev->ip, 0xffffffff812a0004u);
     EXPECT_EQ(ev->parent_ip, 0xffffffff812a0420u);
     EXPECT_EQ(ev->lost, 0u);
@@ -42,12 +42,35 @@ TEST(Decode, LostRecord) {
     EXPECT_EQ(ev->lost, 1234u);
 }
 
-TEST(Decode, FullLengthCommWithoutNul) {
-    auto rec = test::func_rec(1, 0);
-    std::memcpy(rec.hdr.comm, "0123456789abcdef", 16); // no terminator
-    auto ev = decode(&rec.hdr);
-    ASSERT_TRUE(ev);
-    EXPECT_EQ(ev->comm, "0123456789abcdef");
+TEST(Decoder, NamesTasksFromCommRecordsTheLatestWins) {
+    Decoder d;
+    auto c1 = test::comm_rec(94, "cat");
+    auto c2 = test::comm_rec(95, "0123456789abcdef"); // full length, no terminator
+    auto f94 = test::func_rec(10, 0, 0x1000, 0x2000, 94);
+    auto f95 = test::func_rec(11, 0, 0x1000, 0x2000, 95);
+    auto f96 = test::func_rec(12, 0, 0x1000, 0x2000, 96);
+    EXPECT_FALSE(d.decode(&c1.hdr)) << "a COMM record is no event";
+    EXPECT_FALSE(d.decode(&c2.hdr));
+    EXPECT_EQ(d.decode(&f94.hdr)->comm, "cat");
+    EXPECT_EQ(d.decode(&f95.hdr)->comm, "0123456789abcdef");
+    EXPECT_EQ(d.decode(&f96.hdr)->comm, "<...>") << "never named: as tracefs prints it";
+    EXPECT_EQ(d.decode(&f94.hdr)->comm, "cat");
+    // an exec: the new name from then on
+    auto c3 = test::comm_rec(94, "ls");
+    EXPECT_FALSE(d.decode(&c3.hdr));
+    EXPECT_EQ(d.decode(&f94.hdr)->comm, "ls");
+    EXPECT_EQ(d.comm(94), "ls");
+    EXPECT_EQ(d.comm(96), "");
+    // the stateless decode() names nothing and takes no COMM record
+    EXPECT_EQ(decode(&f94.hdr)->comm, "");
+    EXPECT_FALSE(decode(&c1.hdr));
+}
+
+TEST(Decoder, ShortCommRecordIsCorrupt) {
+    Decoder d;
+    auto c = test::comm_rec(94, "cat");
+    c.hdr.size = sizeof(fhook_rec) + 8;
+    EXPECT_THROW(d.decode(&c.hdr), Error);
 }
 
 TEST(Decode, LargerRecordOfKnownTypeIsAccepted) {
@@ -76,9 +99,10 @@ TEST(Decode, ShortKnownRecordThrows) {
 }
 
 TEST(Abi, RecordLayoutIsAsDocumented) {
-    EXPECT_EQ(sizeof(fhook_rec), 48u);
-    EXPECT_EQ(sizeof(fhook_rec_func), 64u);
-    EXPECT_EQ(sizeof(fhook_rec_lost), 80u);
+    EXPECT_EQ(sizeof(fhook_rec), 32u);
+    EXPECT_EQ(sizeof(fhook_rec_func), 48u);
+    EXPECT_EQ(sizeof(fhook_rec_lost), 64u);
+    EXPECT_EQ(sizeof(fhook_rec_comm), 48u);
     EXPECT_EQ(sizeof(fhook_lost_probe), 16u);
     EXPECT_EQ(offsetof(fhook_rec, seq), 28u);
     EXPECT_EQ(offsetof(fhook_ring_meta, data_head), 64u);

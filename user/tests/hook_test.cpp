@@ -15,6 +15,8 @@
 #include <fhook/probe.hpp>
 #include <fhook/summary.hpp>
 
+#include "records.hpp"
+
 namespace fhook {
 namespace {
 
@@ -127,7 +129,6 @@ fhook_rec_hook hook_rec(std::uint32_t action, std::uint64_t retval, std::uint64_
     r.hdr.pid = 94;
     r.hdr.tgid = 94;
     r.hdr.cpu = 1;
-    std::memcpy(r.hdr.comm, "sh", 3);
     r.ip = 0xffffffff812a0004;
     r.ret_ip = 0xffffffff812a0437;
     r.retval = retval;
@@ -146,7 +147,10 @@ protected:
         probes_.add(1, parse_kprobe("p:hook/vfs_read vfs_read", {}));
     }
     std::string render(const fhook_rec_hook& r, bool json = false) {
-        auto ev = decode(&r.hdr);
+        Decoder d; // the task's name as the module gives it
+        const auto comm = test::comm_rec(94, "sh", 1);
+        d.decode(&comm.hdr);
+        auto ev = d.decode(&r.hdr);
         EXPECT_TRUE(ev);
         std::string out;
         if (json) {

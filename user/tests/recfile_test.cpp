@@ -66,15 +66,18 @@ std::vector<std::vector<std::byte>> sample_records() {
         std::memcpy(b.data(), &r, sizeof(r));
         recs.push_back(std::move(b));
     };
-    push(test::func_rec(2431445000, 1, 0xffffffff812a0000, 0xffffffff812a0433, 94, "cat"));
-    push(test::func_rec(2431446000, 0, 0xffffffff812b0000, 0xffffffff812b0821, 95, "sh\"x\\"));
+    push(test::comm_rec(94, "cat", 1));
+    push(test::func_rec(2431445000, 1, 0xffffffff812a0000, 0xffffffff812a0433, 94));
+    push(test::comm_rec(95, "sh\"x\\", 0));
+    push(test::func_rec(2431446000, 0, 0xffffffff812b0000, 0xffffffff812b0821, 95));
     fhook_rec_lost lost;
     std::memset(&lost, 0, sizeof(lost));
     lost.hdr = test::header(FHOOK_REC_LOST, sizeof(lost), 2431447000, 1);
     lost.lost = 1234;
     push(lost);
     // an address in a module, a parent without a symbol near it
-    push(test::func_rec(2431448000, 1, 0xffffffffc0100210, 0x1234, 96, "kworker/1:0"));
+    push(test::comm_rec(96, "kworker/1:0", 1));
+    push(test::func_rec(2431448000, 1, 0xffffffffc0100210, 0x1234, 96));
     return recs;
 }
 
@@ -83,9 +86,12 @@ std::string format_all(const std::vector<std::vector<std::byte>>& recs, const Ks
     TextFormatter text(ksyms);
     JsonFormatter js(ksyms);
     std::string out;
+    Decoder decoder;
     for (const auto& r : recs) {
-        auto ev = decode(reinterpret_cast<const fhook_rec*>(r.data()));
-        if (json) {
+        auto ev = decoder.decode(reinterpret_cast<const fhook_rec*>(r.data()));
+        if (!ev) {
+            continue; // a COMM record
+        } else if (json) {
             js.format(*ev, out);
         } else {
             text.format(*ev, out);
@@ -125,10 +131,11 @@ std::string report_text(const RecordFile& f, bool json) {
     TextFormatter text(ksyms);
     JsonFormatter js(ksyms);
     std::string out;
+    Decoder decoder;
     f.for_each_record([&](const fhook_rec* rec) {
-        auto ev = decode(rec);
+        auto ev = decoder.decode(rec);
         if (!ev) {
-            return; // a record of a type this fhook does not know
+            return; // a COMM record, or of a type this fhook does not know
         } else if (json) {
             js.format(*ev, out);
         } else {
@@ -176,7 +183,7 @@ TEST(RecordFile, EverySymbolSeenIsKeptThroughTheRepeatFilter) {
                 const int fn = (i * 7 + round * 11) % 1500;
                 const auto rec = test::func_rec(
                     1000 + i, 0, 0xffffffff81000000ULL + 0x100ULL * static_cast<unsigned>(fn),
-                    0xffffffff81000010ULL, 1, "x");
+                    0xffffffff81000010ULL, 1);
                 if (round == 1) {
                     // as a pass, twice in a row (the repeat of a call site)
                     const fhook_rec* recs[1] = {&rec.hdr};
@@ -215,7 +222,7 @@ TEST(RecordFile, PassRepeatsOfACallSiteStillNoteNewOnes) {
                                           {0xffffffff812b0000, 0xffffffff812b0821},
                                           {0xffffffff812a0000, 0xffffffffc0100210}};
         for (const auto& c : calls) {
-            const auto rec = test::func_rec(1000, 0, c[0], c[1], 1, "x");
+            const auto rec = test::func_rec(1000, 0, c[0], c[1], 1);
             const fhook_rec* recs[1] = {&rec.hdr};
             const RingSpan span{0, std::as_bytes(std::span(&rec, 1)), recs};
             w.add_pass(std::span(&span, 1));
@@ -348,20 +355,25 @@ TEST(RecordFile, WithoutEndIsTruncatedButReadable) {
     EXPECT_NE(f.truncation().find("no end marker"), std::string::npos);
     std::size_t n = 0;
     f.for_each_record([&n](const fhook_rec*) { n++; });
-    EXPECT_EQ(n, 4u);
+    EXPECT_EQ(n, 7u); // 4 and the names of 3 tasks
 }
 
 TEST(RecordFile, CutInsideRecordsKeepsTheWholeOnes) {
     TempFile file;
-    write_sample(file); // one Records chunk with all four records
+    write_sample(file); // one Records chunk with all seven records
     const std::string bytes = file.contents();
-    const std::size_t first = bytes.find("cat") - offsetof(fhook_rec, comm);
+    // cat's name is the first record
+    const std::size_t first = bytes.find("cat") - offsetof(fhook_rec_comm, comm);
     TempFile cut;
-    cut.write(bytes.substr(0, first + 2 * sizeof(fhook_rec_func) + 10));
+    cut.write(bytes.substr(0, first + 2 * (sizeof(fhook_rec_comm) + sizeof(fhook_rec_func)) + 10));
     const RecordFile f = RecordFile::open(cut.path());
     EXPECT_TRUE(f.truncated());
     std::vector<std::uint64_t> ts;
-    f.for_each_record([&ts](const fhook_rec* rec) { ts.push_back(rec->ts); });
+    f.for_each_record([&ts](const fhook_rec* rec) {
+        if (rec->type != FHOOK_REC_COMM) {
+            ts.push_back(rec->ts);
+        }
+    });
     EXPECT_EQ(ts, (std::vector<std::uint64_t>{2431445000, 2431446000}));
 }
 
@@ -381,6 +393,80 @@ TEST(RecordFile, CutAnywhereNeverCrashes) {
             EXPECT_NE(std::string(e.what()).find(cut.path()), std::string::npos) << e.what();
         }
     }
+}
+
+// A file of format version 2, as fhook wrote them before the records'
+// header lost its comm (ABI 2: 48 bytes, the name after `seq`).
+std::string abi2_file(bool complete = true) {
+    std::string file(sizeof(RecFileHeader), '\0');
+    RecFileHeader h{};
+    std::memcpy(h.magic, kRecMagic, sizeof(h.magic));
+    h.version = 2;
+    h.header_size = sizeof(h);
+    h.abi_version = 2;
+    h.nr_cpus = 2;
+    h.clock = 1;
+    std::memcpy(file.data(), &h, sizeof(h));
+    std::string recs;
+    const auto old = [&recs](const auto& rec, const char* comm) {
+        std::string r(reinterpret_cast<const char*>(&rec), sizeof(fhook_rec));
+        std::string name(16, '\0');
+        std::memcpy(name.data(), comm, std::strlen(comm));
+        r += name;
+        r.append(reinterpret_cast<const char*>(&rec) + sizeof(fhook_rec),
+                 sizeof(rec) - sizeof(fhook_rec));
+        auto* hdr = reinterpret_cast<fhook_rec*>(r.data());
+        hdr->size = static_cast<std::uint16_t>(r.size());
+        recs += r;
+    };
+    old(test::func_rec(2431445000, 1, 0xffffffff812a0000, 0xffffffff812a0433, 94), "cat");
+    old(test::func_rec(2431446000, 0, 0xffffffff812b0000, 0xffffffff812b0821, 95), "sh");
+    old(test::lost_rec(2431447000, 1, 1234), "");
+    old(test::func_rec(2431448000, 1, 0xffffffff812a0000, 0xffffffff812a0433, 94), "cat");
+    old(test::func_rec(2431449000, 1, 0xffffffff812a0000, 0xffffffff812a0433, 94), "ls");
+    const auto chunk = [&file](RecChunk type, const std::string& payload) {
+        const RecChunkHeader ch{static_cast<std::uint32_t>(type), 0, payload.size()};
+        file.append(reinterpret_cast<const char*>(&ch), sizeof(ch));
+        file += payload;
+        file.append((8 - payload.size() % 8) % 8, '\0');
+    };
+    chunk(RecChunk::Records, recs);
+    if (complete) {
+        chunk(RecChunk::End, "");
+    }
+    return file;
+}
+
+TEST(RecordFile, Version2FilesReadAsAbi3RecordsWithTheirNames) {
+    const std::string bytes = abi2_file();
+    const RecordFile f =
+        RecordFile::parse(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size(), "old");
+    EXPECT_FALSE(f.truncated());
+    Decoder decoder;
+    std::vector<std::string> seen;
+    f.for_each_record([&](const fhook_rec* rec) {
+        if (auto ev = decoder.decode(rec)) {
+            char ip[32];
+            std::snprintf(ip, sizeof(ip), "%llx", static_cast<unsigned long long>(ev->ip));
+            seen.push_back(std::to_string(ev->ts) + " " + ev->comm + "-" + std::to_string(ev->pid) +
+                           " " + ip + " " + std::to_string(ev->lost));
+        }
+    });
+    EXPECT_EQ(seen,
+              (std::vector<std::string>{
+                  "2431445000 cat-94 ffffffff812a0000 0", "2431446000 sh-95 ffffffff812b0000 0",
+                  "2431447000 <...>-100 0 1234", "2431448000 cat-94 ffffffff812a0000 0",
+                  "2431449000 ls-94 ffffffff812a0000 0", // a name change
+              }));
+    // cut inside the last record: the whole ones still come
+    std::string cut = abi2_file(false);
+    cut.resize(cut.size() - 20);
+    const RecordFile c =
+        RecordFile::parse(reinterpret_cast<const std::byte*>(cut.data()), cut.size(), "cut");
+    EXPECT_TRUE(c.truncated());
+    std::size_t n = 0;
+    c.for_each_record([&n](const fhook_rec* rec) { n += rec->type == FHOOK_REC_FUNC; });
+    EXPECT_EQ(n, 3u);
 }
 
 TEST(RecordFile, ClearErrors) {
@@ -413,7 +499,7 @@ TEST(RecordFile, CorruptRecordSizeIsAnErrorWithOffset) {
     // the first Records chunk follows header, Info and Probes chunks
     const std::size_t pos = bytes.find("cat");
     ASSERT_NE(pos, std::string::npos);
-    const std::size_t rec = pos - offsetof(fhook_rec, comm);
+    const std::size_t rec = pos - offsetof(fhook_rec_comm, comm);
     bytes[rec] = 8; // size 8 < the header
     bytes[rec + 1] = 0;
     file.write(bytes);

@@ -14,7 +14,7 @@
 namespace fhook::test {
 
 inline fhook_rec header(std::uint16_t type, std::uint16_t size, std::uint64_t ts, std::uint16_t cpu,
-                        std::uint32_t pid = 100, const char* comm = "task") {
+                        std::uint32_t pid = 100) {
     fhook_rec h;
     std::memset(&h, 0, sizeof(h));
     h.size = size;
@@ -24,16 +24,25 @@ inline fhook_rec header(std::uint16_t type, std::uint16_t size, std::uint64_t ts
     h.pid = pid;
     h.tgid = pid;
     h.cpu = cpu;
-    std::memcpy(h.comm, comm, std::min(std::strlen(comm), sizeof(h.comm)));
     return h;
 }
 
+// The name of task `pid` (records carry none), as the module writes it
+// before the task's first record on a CPU.
+inline fhook_rec_comm comm_rec(std::uint32_t pid, const char* comm, std::uint16_t cpu = 0) {
+    fhook_rec_comm r;
+    std::memset(&r, 0, sizeof(r));
+    r.hdr = header(FHOOK_REC_COMM, sizeof(r), 0, cpu, pid);
+    r.hdr.probe_id = 0;
+    std::memcpy(r.comm, comm, std::min(std::strlen(comm), sizeof(r.comm)));
+    return r;
+}
+
 inline fhook_rec_func func_rec(std::uint64_t ts, std::uint16_t cpu, std::uint64_t ip = 0x1000,
-                               std::uint64_t parent_ip = 0x2000, std::uint32_t pid = 100,
-                               const char* comm = "task") {
+                               std::uint64_t parent_ip = 0x2000, std::uint32_t pid = 100) {
     fhook_rec_func r;
     std::memset(&r, 0, sizeof(r));
-    r.hdr = header(FHOOK_REC_FUNC, sizeof(r), ts, cpu, pid, comm);
+    r.hdr = header(FHOOK_REC_FUNC, sizeof(r), ts, cpu, pid);
     r.ip = ip;
     r.parent_ip = parent_ip;
     return r;

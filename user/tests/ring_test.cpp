@@ -178,16 +178,25 @@ TEST(RingMerger, SecondDrainSeesOnlyNewRecordsAndUnpublishedStaysHidden) {
 }
 
 TEST(RingMerger, RecordAcrossTheWrapPointIsContiguous) {
-    // 256-byte ring; start the producer at 224 so a 64-byte record covers
-    // bytes 224..255 and 0..31 of the buffer.
+    // 256-byte ring; start the producer at 224 so the 48-byte COMM record
+    // covers bytes 224..255 and 0..15 of the buffer.
     FakeRing cpu0(0, 256, 224);
-    cpu0.push(func_rec(7, 0, 0xffffffff812a0004, 0xffffffff812a0420, 4242, "wrapper"));
+    auto comm = test::comm_rec(4242, "wrapper");
+    comm.hdr.ts = 7; // the next record's, as the module writes it
+    cpu0.push(comm);
+    cpu0.push(func_rec(7, 0, 0xffffffff812a0004, 0xffffffff812a0420, 4242));
     cpu0.push(lost_rec(8, 0, 3));
     cpu0.publish();
-    ASSERT_EQ(cpu0.pos(), 224 + sizeof(fhook_rec_func) + sizeof(fhook_rec_lost));
+    ASSERT_EQ(cpu0.pos(),
+              224 + sizeof(fhook_rec_comm) + sizeof(fhook_rec_func) + sizeof(fhook_rec_lost));
     RingMerger merger({cpu0.view()});
     std::vector<Event> events;
-    merger.drain([&](const fhook_rec* rec) { events.push_back(*decode(rec)); });
+    Decoder decoder;
+    merger.drain([&](const fhook_rec* rec) {
+        if (auto ev = decoder.decode(rec)) {
+            events.push_back(*ev);
+        }
+    });
     ASSERT_EQ(events.size(), 2u);
     EXPECT_EQ(events[0].type, EventType::Function);
     EXPECT_EQ(events[0].ip, 0xffffffff812a0004u);

@@ -101,9 +101,10 @@ TraceSpec spec_of(Collect collect, std::vector<std::string> probes) {
 
 TEST(Tracer, TracePrintsTheRingsInTimeOrderWithTheSummary) {
     System sys;
-    sys.kernel->queue(1,
-                      test::func_rec(2000, 1, 0xffffffff812a0000, 0xffffffff812a0433, 94, "cat"));
-    sys.kernel->queue(0, test::func_rec(1000, 0, 0xffffffff812b0000, 0xffffffff812b0821, 95, "sh"));
+    sys.kernel->queue(1, test::comm_rec(94, "cat", 1));
+    sys.kernel->queue(1, test::func_rec(2000, 1, 0xffffffff812a0000, 0xffffffff812a0433, 94));
+    sys.kernel->queue(0, test::comm_rec(95, "sh", 0));
+    sys.kernel->queue(0, test::func_rec(1000, 0, 0xffffffff812b0000, 0xffffffff812b0821, 95));
     sys.kernel->queue(0, test::lost_rec(3000, 0, 7));
     sys.kernel->stats[1] = {{5, 1, 7, 0}, {1, 1, 0, 0}};
     TraceSpec spec = spec_of(Collect::Events, {"vfs_*", "!vfs_write"});

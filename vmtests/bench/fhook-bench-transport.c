@@ -4,7 +4,8 @@
  * with, and what happens past that, for three rings fed by an in-kernel
  * loop on 1 or 2 producer CPUs, a consumer thread on the last CPU:
  *
- *   fhook   FHOOK_IOC_BENCH records (48-byte header + payload) in the
+ *   fhook   FHOOK_IOC_BENCH records (32-byte header + payload; the
+ *           task's name once per CPU, in a COMM record) in the
  *           per-CPU mmap'd rings, read in place (poll + drain); the
  *           watermark is one page (BPF's ringbuf wakes its reader at the
  *           first record after it caught up; fhook's CLI default is a
@@ -13,8 +14,9 @@
  *           bpf_ringbuf_reserve/submit (8-byte header + payload) in one
  *           shared ring, read with libbpf's ring_buffer__poll()
  *   bpf+ctx the same, each record also carrying what fhook's header
- *           holds (time, pid/tgid, cpu, comm, sequence; 48 bytes) from
- *           the usual helpers: the like-for-like comparison
+ *           holds (time, pid/tgid, cpu, sequence) and the task's name
+ *           (48 bytes) from the usual helpers: the like-for-like
+ *           comparison (a BPF program has no cheaper way to name a task)
  *   ftrace  fhook_testmod's trace event (4-byte event header, 8 bytes of
  *           common fields, 4-byte dynamic-array descriptor + payload) in
  *           the kernel's per-CPU ftrace rings, read from trace_pipe_raw

@@ -19,8 +19,9 @@ struct {
 /* set before loading: the verifier sees constants */
 const volatile __u32 payload = 64;
 /*
- * 1: each record also carries what fhook's 48-byte header does (time,
- * pid/tgid, cpu, comm, sequence), gathered with the usual helpers
+ * 1: each record also carries what fhook's header does (time, pid/tgid,
+ * cpu, sequence) and the task's name (fhook's COMM records), gathered
+ * with the usual helpers
  */
 const volatile __u32 with_ctx;
 

@@ -987,7 +987,7 @@ static void test_session(void)
 	struct ringmap *rm;
 	struct fhook_cpu_stats *pcs;
 	__u64 t0, t1;
-	unsigned int n1 = 0, n2 = 0, bad = 0, lostrecs = 0;
+	unsigned int n1 = 0, n2 = 0, bad = 0, lostrecs = 0, commrecs = 0;
 	int zfd = open("/dev/zero", O_RDONLY);
 	char c;
 
@@ -1050,7 +1050,8 @@ static void test_session(void)
 
 	for (unsigned int cpu = 0; cpu < hs.nr_cpus; cpu++) {
 		struct ringmap *r = &rm[cpu];
-		__u64 head, tail, last_ts = 0;
+		__u64 head, tail, last_ts = 0, comm_ts = 0;
+		int named = 0, after_comm = 0;
 
 		if (!r->meta)
 			continue;
@@ -1072,24 +1073,42 @@ static void test_session(void)
 			}
 			if (h->type == FHOOK_REC_LOST) {
 				lostrecs++;
+			} else if (h->type == FHOOK_REC_COMM &&
+				   h->size == sizeof(struct fhook_rec_comm)) {
+				/* once per CPU, before the task's first record there */
+				struct fhook_rec_comm *c = (void *)h;
+
+				if (named || h->pid != pid || h->tgid != pid || h->cpu != cpu ||
+				    h->probe_id ||
+				    strncmp(c->comm, "fhook-abitest", FHOOK_COMM_LEN)) {
+					printf("# cpu %u: bad COMM record: pid %u tgid %u cpu %u probe %u comm %.16s (named before: %d)\n",
+					       cpu, h->pid, h->tgid, h->cpu, h->probe_id, c->comm, named);
+					bad++;
+				}
+				named = 1;
+				after_comm = 1;
+				comm_ts = h->ts;
+				commrecs++;
 			} else if (h->type == FHOOK_REC_FUNC && h->size == sizeof(struct fhook_rec_func)) {
 				struct fhook_rec_func *f = (void *)h;
+				/* a COMM record has the timestamp of the record after it */
 				int ok = h->pid == pid && h->tgid == pid && h->cpu == cpu &&
-					 !strncmp(h->comm, "fhook-abitest", FHOOK_COMM_LEN) &&
+					 named && (!after_comm || h->ts == comm_ts) &&
 					 h->ts >= t0 && h->ts <= t1 && h->ts >= last_ts &&
 					 f->parent_ip >= 0xffff800000000000ULL &&
 					 (!vfs_read || (f->ip >= vfs_read && f->ip < vfs_read + 16));
 
 				if (!ok) {
 					if (bad < 5)
-						printf("# bad record: id %u pid %u tgid %u cpu %u comm %.16s ts %llu [%llu,%llu] ip %#llx parent %#llx\n",
-						       h->probe_id, h->pid, h->tgid, h->cpu, h->comm,
+						printf("# bad record: id %u pid %u tgid %u cpu %u named %d ts %llu [%llu,%llu] ip %#llx parent %#llx\n",
+						       h->probe_id, h->pid, h->tgid, h->cpu, named,
 						       (unsigned long long)h->ts, (unsigned long long)t0,
 						       (unsigned long long)t1, (unsigned long long)f->ip,
 						       (unsigned long long)f->parent_ip);
 					bad++;
 				}
 				last_ts = h->ts;
+				after_comm = 0;
 				if (h->probe_id == id1)
 					n1++;
 				else if (h->probe_id == id2)
@@ -1108,7 +1127,9 @@ static void test_session(void)
 	expect(n1 == (unsigned)N, "records of the vfs_read pattern probe: %u (want %d)", n1, N);
 	if (vfs_read)
 		expect(n2 == (unsigned)N, "records of the by-ip probe: %u (want %d)", n2, N);
-	expect(bad == 0, "every record well formed (pid, tgid, cpu, comm, ts, ip): %u bad", bad);
+	expect(bad == 0, "every record well formed (pid, tgid, cpu, named, ts, ip): %u bad", bad);
+	expect(commrecs >= 1 && commrecs <= hs.nr_cpus,
+	       "the task named once per CPU it ran on: %u COMM records", commrecs);
 	expect(lostrecs == 0, "no LOST records (%u)", lostrecs);
 
 	pcs = zalloc(hs.nr_cpus * sizeof(*pcs));

@@ -164,6 +164,10 @@ int main(int argc, char **argv)
 				events++;
 			} else if (r->type == FHOOK_REC_LOST) {
 				lostrec += ((struct fhook_rec_lost *)r)->lost;
+			} else if (r->type == FHOOK_REC_COMM) {
+				if (r->size != sizeof(struct fhook_rec_comm) || r->probe_id)
+					bad("cpu %u: bad COMM record: size %u probe %u", c, r->size,
+					    r->probe_id);
 			} else {
 				bad("cpu %u: record type %u", c, r->type);
 			}

@@ -283,10 +283,13 @@ static void *consumer(void *arg)
 
 				/* LOST records carry one entry per probe with drops */
 				unsigned int max = h->type == FHOOK_REC_LOST ? FHOOK_MAX_LOST_SIZE :
+						   h->type == FHOOK_REC_COMM ?
+						   sizeof(struct fhook_rec_comm) :
 						   sizeof(struct fhook_rec_func);
 
 				if (h->size < sizeof(*h) || h->size > max || h->cpu != c ||
-				    (h->type != FHOOK_REC_FUNC && h->type != FHOOK_REC_LOST)) {
+				    (h->type != FHOOK_REC_FUNC && h->type != FHOOK_REC_LOST &&
+				     h->type != FHOOK_REC_COMM)) {
 					if (atomic_fetch_add(&badrecs, 1) < 5)
 						printf("cpu %u: bad record at %llu: size %u type %u cpu %u\n",
 						       c, (unsigned long long)tail, h->size, h->type,

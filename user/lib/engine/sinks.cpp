@@ -13,7 +13,7 @@ PrintSink::PrintSink(int fd, std::unique_ptr<Formatter> formatter, const ProbeTa
 }
 
 void PrintSink::on_record(const fhook_rec* rec) {
-    if (decode(rec, event_)) {
+    if (decoder_.decode(rec, event_)) {
         formatter_->format(event_, writer_.buffer());
         writer_.commit();
     }

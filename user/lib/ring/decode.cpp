@@ -47,6 +47,8 @@ std::size_t record_min_size(const fhook_rec* rec) {
         return sizeof(fhook_rec_graph_ent);
     case FHOOK_REC_GRAPH_RET:
         return sizeof(fhook_rec_graph_ret);
+    case FHOOK_REC_COMM:
+        return sizeof(fhook_rec_comm);
     default:
         return 0; // unknown: skipped
     }
@@ -68,6 +70,7 @@ bool decode(const fhook_rec* rec, Event& ev) {
         std::vector<std::uint64_t> args = std::move(ev.args);
         std::vector<LostProbe> lost = std::move(ev.lost_probes);
         std::string comm = std::move(ev.comm);
+        comm.clear();
         data.clear();
         stack.clear();
         args.clear();
@@ -194,8 +197,48 @@ bool decode(const fhook_rec* rec, Event& ev) {
     ev.flags = rec->flags & ~FHOOK_CTX_STACK;
     ev.preempt = rec->preempt;
     ev.seq = rec->seq;
-    ev.comm.assign(rec->comm, ::strnlen(rec->comm, sizeof(rec->comm)));
     return true;
+}
+
+bool Decoder::decode(const fhook_rec* rec, Event& ev) {
+    if (rec->type == FHOOK_REC_COMM) {
+        if (rec->size < sizeof(fhook_rec_comm)) {
+            too_short(rec, sizeof(fhook_rec_comm));
+        }
+        const auto* c = reinterpret_cast<const fhook_rec_comm*>(rec);
+        std::string& name = comms_[rec->pid];
+        name.assign(c->comm, ::strnlen(c->comm, sizeof(c->comm)));
+        last_pid_ = rec->pid;
+        last_ = &name;
+        return false;
+    }
+    if (!fhook::decode(rec, ev)) {
+        return false;
+    }
+    if (last_ == nullptr || ev.pid != last_pid_) {
+        const auto it = comms_.find(ev.pid);
+        if (it == comms_.end()) {
+            ev.comm = "<...>";
+            return true;
+        }
+        last_pid_ = ev.pid;
+        last_ = &it->second;
+    }
+    ev.comm = *last_;
+    return true;
+}
+
+std::optional<Event> Decoder::decode(const fhook_rec* rec) {
+    Event ev;
+    if (!decode(rec, ev)) {
+        return std::nullopt;
+    }
+    return ev;
+}
+
+std::string_view Decoder::comm(std::uint32_t pid) const {
+    const auto it = comms_.find(pid);
+    return it == comms_.end() ? std::string_view() : std::string_view(it->second);
 }
 
 } // namespace fhook

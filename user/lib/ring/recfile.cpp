@@ -562,7 +562,64 @@ const std::string& RecordFile::info(std::string_view key) const {
     return empty;
 }
 
+void RecordFile::for_each_abi2_record(const std::function<void(const fhook_rec*)>& callback) const {
+    // ABI 2's header: ABI 3's, then char comm[16]
+    constexpr std::size_t kOldHeader = sizeof(fhook_rec) + FHOOK_COMM_LEN;
+    std::map<std::pair<std::uint16_t, std::uint32_t>, std::string> named; // by CPU and pid
+    std::vector<std::uint64_t> buf;
+    for (const auto& chunk : records_) {
+        std::uint64_t off = 0;
+        const std::uint64_t len = chunk.payload.size();
+        while (off < len) {
+            const std::byte* old = chunk.payload.data() + off;
+            fhook_rec hdr;
+            const std::uint64_t room = len - off;
+            if (room >= sizeof(hdr)) {
+                std::memcpy(&hdr, old, sizeof(hdr));
+            }
+            if (room < kOldHeader || hdr.size < kOldHeader || align8(hdr.size) > room) {
+                if (chunk.partial) {
+                    break; // a chunk cut by the end of the file ends at its last whole record
+                }
+                throw_runtime(name_ + ": record at offset " + hex_offset(chunk.file_off + off) +
+                              " has a bad size (" +
+                              std::to_string(room >= sizeof(hdr) ? hdr.size : 0) +
+                              "): the file is corrupt");
+            }
+            const std::size_t size = hdr.size - FHOOK_COMM_LEN;
+            if (hdr.type != FHOOK_REC_LOST) {
+                const char* comm = reinterpret_cast<const char*>(old) + sizeof(fhook_rec);
+                std::string& was = named[{hdr.cpu, hdr.pid}];
+                const std::string_view name(comm, ::strnlen(comm, FHOOK_COMM_LEN));
+                if (was != name) {
+                    was = name;
+                    fhook_rec_comm c{};
+                    c.hdr = hdr;
+                    c.hdr.size = sizeof(c);
+                    c.hdr.type = FHOOK_REC_COMM;
+                    c.hdr.probe_id = 0;
+                    c.hdr.flags = 0;
+                    std::memcpy(c.comm, comm, FHOOK_COMM_LEN);
+                    callback(&c.hdr);
+                }
+            }
+            buf.assign(align8(size) / 8, 0);
+            auto* rec = reinterpret_cast<fhook_rec*>(buf.data());
+            std::memcpy(rec, old, sizeof(fhook_rec));
+            std::memcpy(rec + 1, old + kOldHeader, hdr.size - kOldHeader);
+            rec->size = static_cast<std::uint16_t>(size);
+            checked_record_size(rec, 0, align8(size), name_, chunk.file_off + off);
+            callback(rec);
+            off += align8(hdr.size);
+        }
+    }
+}
+
 void RecordFile::for_each_record(const std::function<void(const fhook_rec*)>& callback) const {
+    if (header_.version < 3) {
+        for_each_abi2_record(callback); // its chunks are in timestamp order
+        return;
+    }
     std::vector<const fhook_rec*> recs;
     for (const auto& chunk : records_) {
         std::uint64_t off = 0;

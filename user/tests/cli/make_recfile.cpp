@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -49,9 +50,10 @@ class Rec {
 public:
     Rec(std::uint16_t type, std::uint32_t probe, std::uint64_t ts, std::uint16_t cpu,
         std::uint32_t pid, const char* comm)
-        : hdr_(test::header(type, 0, ts, cpu, pid, comm)) {
+        : hdr_(test::header(type, 0, ts, cpu, pid)), comm_(comm) {
         hdr_.probe_id = probe;
     }
+    const char* comm() const { return comm_; }
     Rec& u64(std::uint64_t v) {
         append(&v, sizeof(v));
         return *this;
@@ -82,8 +84,34 @@ public:
 private:
     void append(const void* p, std::size_t n) { body_.append(static_cast<const char*>(p), n); }
     fhook_rec hdr_;
+    const char* comm_;
     std::string body_;
     std::string out_;
+};
+
+// Adds records as the module writes them: the task's name (a COMM record
+// with the record's timestamp) before its first record on a CPU and when
+// the name changed.
+class Writer {
+public:
+    explicit Writer(RecordWriter& w) : w_(w) {}
+    void add(Rec& rec) {
+        const fhook_rec* r = rec.finish();
+        std::string& named = named_[{r->cpu, r->pid}];
+        if (named != rec.comm()) {
+            named = rec.comm();
+            fhook_rec_comm c = test::comm_rec(r->pid, rec.comm(), r->cpu);
+            c.hdr.ts = r->ts;
+            c.hdr.seq = r->seq;
+            w_.add(&c.hdr);
+        }
+        w_.add(r);
+    }
+    void add(const fhook_rec* r) { w_.add(r); }
+
+private:
+    RecordWriter& w_;
+    std::map<std::pair<std::uint16_t, std::uint32_t>, std::string> named_;
 };
 
 // The data area of `def` with its scalar fields set from `values` (in
@@ -126,72 +154,64 @@ int write(const char* path, bool lost_mid) {
     info.probes = {{1, "vfs_read vfs_write"}, {2, kOpen}, {3, kOpenRet}, {4, "t:fhk:fhk_ev"}};
     info.events = {{"fhk:fhk_ev", 4242, kFormat}};
     RecordWriter w(std::move(fd), path, info);
+    Writer out(w);
 
-    w.add(Rec(FHOOK_REC_FUNC, 1, 2431445000, 1, 94, "cat")
-              .u64(0xffffffff812a0000)
-              .u64(0xffffffff812a0433)
-              .flags(FHOOK_CTX_IRQS_OFF)
-              .finish());
-    w.add(Rec(FHOOK_REC_FUNC, 1, 2431446000, 0, 95, "sh\"x\\")
-              .u64(0xffffffff812b0000)
-              .u64(0xffffffff812b0821)
-              .stack({0xffffffff812b0821, 0xffffffff812a0810, 0x1234})
-              .finish());
+    out.add(Rec(FHOOK_REC_FUNC, 1, 2431445000, 1, 94, "cat")
+                .u64(0xffffffff812a0000)
+                .u64(0xffffffff812a0433)
+                .flags(FHOOK_CTX_IRQS_OFF));
+    out.add(Rec(FHOOK_REC_FUNC, 1, 2431446000, 0, 95, "sh\"x\\")
+                .u64(0xffffffff812b0000)
+                .u64(0xffffffff812b0821)
+                .stack({0xffffffff812b0821, 0xffffffff812a0810, 0x1234}));
     const std::string path_data = probe_data(open, {0xffffff9c, 0x8000}, "/etc/h\xc3\xa9llo");
-    w.add(Rec(FHOOK_REC_KPROBE, 2, 2431447000, 1, 94, "cat")
-              .u64(0xffffffff812c0000)
-              .u64(0)
-              .u64(0)
-              .bytes(path_data.data(), path_data.size())
-              .flags(FHOOK_CTX_SOFTIRQ)
-              .finish());
+    out.add(Rec(FHOOK_REC_KPROBE, 2, 2431447000, 1, 94, "cat")
+                .u64(0xffffffff812c0000)
+                .u64(0)
+                .u64(0)
+                .bytes(path_data.data(), path_data.size())
+                .flags(FHOOK_CTX_SOFTIRQ));
     const std::string faulted = probe_data(open, {3, 0}, "");
-    w.add(Rec(FHOOK_REC_KPROBE, 2, 2431447500, 0, 95, "sh")
-              .u64(0xffffffff812c0000)
-              .u64(0)
-              .u64(1ULL << open.fields[2].store)
-              .bytes(faulted.data(), faulted.size())
-              .finish());
+    out.add(Rec(FHOOK_REC_KPROBE, 2, 2431447500, 0, 95, "sh")
+                .u64(0xffffffff812c0000)
+                .u64(0)
+                .u64(1ULL << open.fields[2].store)
+                .bytes(faulted.data(), faulted.size()));
     const std::int64_t minus_two = -2;
     const std::string ret_data = probe_data(ret, {static_cast<std::uint64_t>(minus_two)}, "");
-    w.add(Rec(FHOOK_REC_KRETPROBE, 3, 2431448000, 1, 94, "cat")
-              .u64(0xffffffff812c0000)
-              .u64(0xffffffff812c0840)
-              .u64(0)
-              .bytes(ret_data.data(), ret_data.size())
-              .finish());
+    out.add(Rec(FHOOK_REC_KRETPROBE, 3, 2431448000, 1, 94, "cat")
+                .u64(0xffffffff812c0000)
+                .u64(0xffffffff812c0840)
+                .u64(0)
+                .bytes(ret_data.data(), ret_data.size()));
     fhook_rec_lost lost;
     std::memset(&lost, 0, sizeof(lost));
     lost.hdr = test::header(FHOOK_REC_LOST, sizeof(lost), 2431449000, 0);
     lost.hdr.probe_id = 0;
     lost.lost = 1234;
-    w.add(&lost.hdr);
+    out.add(&lost.hdr);
     if (lost_mid) {
-        w.add(Rec(FHOOK_REC_FUNC, 1, 2431449500, 0, 95, "sh")
-                  .u64(0xffffffff812a0000)
-                  .u64(0xffffffff812a0400)
-                  .finish());
+        out.add(Rec(FHOOK_REC_FUNC, 1, 2431449500, 0, 95, "sh")
+                    .u64(0xffffffff812a0000)
+                    .u64(0xffffffff812a0400));
     }
     unsigned char entry[24] = {};
     const std::int32_t answer = 42;
     std::memcpy(entry + 8, &answer, sizeof(answer));
     std::memcpy(entry + 12, "fhk", 3);
-    w.add(Rec(FHOOK_REC_TRACEPOINT, 4, 2431450000, 1, 96, "kworker/1:0")
-              .u64(0)
-              .u64(0)
-              .u64(0)
-              .bytes(entry, sizeof(entry))
-              .finish());
-    w.add(Rec(FHOOK_REC_FUNC, 1, 2431451000, 1, 96, "kworker/1:0")
-              .u64(0xffffffffc0100010)
-              .u64(0x1234)
-              .flags(FHOOK_CTX_HARDIRQ | FHOOK_CTX_IRQS_OFF)
-              .finish());
+    out.add(Rec(FHOOK_REC_TRACEPOINT, 4, 2431450000, 1, 96, "kworker/1:0")
+                .u64(0)
+                .u64(0)
+                .u64(0)
+                .bytes(entry, sizeof(entry)));
+    out.add(Rec(FHOOK_REC_FUNC, 1, 2431451000, 1, 96, "kworker/1:0")
+                .u64(0xffffffffc0100010)
+                .u64(0x1234)
+                .flags(FHOOK_CTX_HARDIRQ | FHOOK_CTX_IRQS_OFF));
     if (lost_mid) { // half a second later: beyond a page event's 27-bit time delta
-        w.add(Rec(FHOOK_REC_FUNC, 1, 2931451000, 1, 94, "cat")
-                  .u64(0xffffffff812b0000)
-                  .u64(0xffffffff812a0400)
-                  .finish());
+        out.add(Rec(FHOOK_REC_FUNC, 1, 2931451000, 1, 94, "cat")
+                    .u64(0xffffffff812b0000)
+                    .u64(0xffffffff812a0400));
     }
 
     Stats st;
@@ -220,22 +240,22 @@ int write_graph(const char* path) {
     info.command = "fhook record --graph -o graph.fhk vfs_read";
     info.probes = {{1, "graph vfs_read"}};
     RecordWriter w(std::move(fd), path, info);
+    Writer out(w);
     const std::uint64_t read = 0xffffffff812a0000, ksys = 0xffffffff812a0400,
                         write = 0xffffffff812b0000;
     const auto ent = [&](std::uint64_t ip, std::uint32_t depth, std::uint64_t ts, std::uint16_t cpu,
                          std::uint32_t pid, const char* comm) {
         const std::uint64_t depth_args = depth; // depth, nr_args 0
-        w.add(Rec(FHOOK_REC_GRAPH_ENT, 1, ts, cpu, pid, comm).u64(ip).u64(depth_args).finish());
+        out.add(Rec(FHOOK_REC_GRAPH_ENT, 1, ts, cpu, pid, comm).u64(ip).u64(depth_args));
     };
     const auto ret = [&](std::uint64_t ip, std::uint32_t depth, std::uint64_t ts,
                          std::uint64_t calltime, std::uint64_t retval, std::uint16_t cpu,
                          std::uint32_t pid, const char* comm) {
-        w.add(Rec(FHOOK_REC_GRAPH_RET, 1, ts, cpu, pid, comm)
-                  .u64(ip)
-                  .u64(calltime)
-                  .u64(retval)
-                  .u64(depth)
-                  .finish());
+        out.add(Rec(FHOOK_REC_GRAPH_RET, 1, ts, cpu, pid, comm)
+                    .u64(ip)
+                    .u64(calltime)
+                    .u64(retval)
+                    .u64(depth));
     };
     ent(read, 0, 2431445000, 1, 94, "cat");
     ent(ksys, 1, 2431445100, 1, 94, "cat");
@@ -250,7 +270,7 @@ int write_graph(const char* path) {
     lost.lost = 2;
     lost.first_seq = 7;
     lost.last_seq = 8;
-    w.add(&lost.hdr);
+    out.add(&lost.hdr);
     ret(write, 0, 2433461000, 2431460500, 4096, 1, 96, "kworker/1:0");
     ent(read, 0, 2433462000, 0, 95, "sh");
 

@@ -26,6 +26,7 @@ public:
 private:
     OutputWriter writer_;
     std::unique_ptr<Formatter> formatter_;
+    Decoder decoder_;
     Event event_; // reused: its buffers stay allocated
 };
 

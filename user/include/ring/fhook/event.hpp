@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <fhook_abi.h>
@@ -80,11 +82,32 @@ std::size_t lost_record_size(const fhook_rec_lost* rec);
 // build does not know.
 std::size_t record_min_size(const fhook_rec* rec);
 
-// Decodes one record.  Returns nullopt for a record type this build does not
-// know; throws a Runtime Error when a known type is shorter than its struct.
+// Decodes one record, without the task's name (records carry none: see
+// Decoder).  Returns nullopt for a record type this build does not know
+// and for a COMM record; throws a Runtime Error when a known type is
+// shorter than its struct.
 std::optional<Event> decode(const fhook_rec* rec);
 // The same into `ev`, reusing its buffers (a reader decodes millions of
-// records); false for an unknown type.
+// records); false for an unknown type or a COMM record.
 bool decode(const fhook_rec* rec, Event& ev);
+
+// Decodes a stream of records in delivery order and names each event's
+// task from the stream's FHOOK_REC_COMM records (the latest name of its
+// pid; "<...>" when the stream never named it, as tracefs prints a pid
+// missing from saved_cmdlines).
+class Decoder {
+public:
+    // As decode() above, with Event::comm; a COMM record is taken in and
+    // gives false.
+    bool decode(const fhook_rec* rec, Event& ev);
+    std::optional<Event> decode(const fhook_rec* rec);
+    // `pid`'s name as the stream gave it last, "" if it never did.
+    std::string_view comm(std::uint32_t pid) const;
+
+private:
+    std::unordered_map<std::uint32_t, std::string> comms_;
+    std::uint32_t last_pid_ = 0;
+    const std::string* last_ = nullptr; // comms_[last_pid_] (nodes are stable)
+};
 
 } // namespace fhook

@@ -196,11 +196,17 @@ public:
     // written before the Events chunk existed).
     const RecordedEvent* event(std::string_view name) const noexcept;
 
-    // Calls `callback` for every record in file order.  Throws a Runtime
-    // Error (file name, offset) at the first malformed record.
+    // Calls `callback` for every record in timestamp order (each Records
+    // chunk sorted).  Throws a Runtime Error (file name, offset) at the
+    // first malformed record.  Records of a version 2 file (ABI 2: the
+    // task's name in a 48-byte header) come as ABI 3 records, a COMM
+    // record before a task's first record on a CPU and where its name
+    // changed.
     void for_each_record(const std::function<void(const fhook_rec*)>& callback) const;
 
 private:
+    void for_each_abi2_record(const std::function<void(const fhook_rec*)>& callback) const;
+
     std::string name_;
     Mapping map_;
     RecFileHeader header_{};
