@@ -368,18 +368,18 @@ static notrace void fhook_ring_put_lost(struct fhook_ring *rb, struct fhook_rec_
  */
 static __always_inline bool fhook_comm_known(struct fhook_ring *rb,
 					     const struct fhook_comm_slot *cs,
-					     const struct task_struct *t, const u64 *name)
+					     const struct task_struct *t, u64 name0, u64 name1)
 {
-	if (cs->pid != t->pid || cs->tgid != t->tgid || cs->name[0] != name[0] ||
-	    cs->name[1] != name[1])
+	if (cs->pid != t->pid || cs->tgid != t->tgid || cs->name[0] != name0 ||
+	    cs->name[1] != name1)
 		return false;
 	return !rb->overwrite ||
 	       cs->pos >= local_read(fhook_meta_local(&rb->meta->data_oldest));
 }
 
-static notrace struct fhook_rec_comm *
+static noinline notrace struct fhook_rec_comm *
 fhook_ring_put_comm(struct fhook_ring *rb, u64 pos, u32 seq, struct fhook_comm_slot *cs,
-		    const struct task_struct *t, const u64 *name)
+		    const struct task_struct *t, u64 name0, u64 name1)
 {
 	struct fhook_rec_comm *c = rb->data + (pos & rb->mask);
 
@@ -390,12 +390,13 @@ fhook_ring_put_comm(struct fhook_ring *rb, u64 pos, u32 seq, struct fhook_comm_s
 	c->hdr.tgid = t->tgid;
 	c->hdr.cpu = rb->cpu;
 	c->hdr.seq = seq;
-	memcpy(c->comm, name, sizeof(c->comm));
+	memcpy(c->comm, &name0, sizeof(name0));
+	memcpy(c->comm + sizeof(name0), &name1, sizeof(name1));
 	/* a nested writer may have missed too and written its own: harmless */
 	cs->pid = t->pid;
 	cs->tgid = t->tgid;
-	cs->name[0] = name[0];
-	cs->name[1] = name[1];
+	cs->name[0] = name0;
+	cs->name[1] = name1;
 	cs->pos = pos;
 	return c;
 }
@@ -417,12 +418,12 @@ notrace void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size, u32 p
 	unsigned int lost_sz = 0, comm_sz = 0;
 	unsigned long lost_mask;
 	long head, new, old, nest;
-	u64 name[2];
+	u64 name0, name1;	/* current->comm, as two words (no array: no canary) */
 	u64 nr;
 	void *rec;
 
-	BUILD_BUG_ON(sizeof(name) != sizeof(t->comm) ||
-		     sizeof(name) != sizeof(((struct fhook_rec_comm *)0)->comm));
+	BUILD_BUG_ON(sizeof(t->comm) != 2 * sizeof(u64) ||
+		     sizeof(((struct fhook_rec_comm *)0)->comm) != 2 * sizeof(u64));
 
 	/*
 	 * ->nest before ->frozen: a freezer that sets frozen, then runs an
@@ -442,8 +443,9 @@ notrace void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size, u32 p
 	lost_mask = READ_ONCE(rb->lost_mask);
 	if (lost_mask)
 		lost_sz = FHOOK_LOST_SIZE(hweight_long(lost_mask));
-	memcpy(name, t->comm, sizeof(name));
-	if (unlikely(!fhook_comm_known(rb, cs, t, name)))
+	memcpy(&name0, t->comm, sizeof(name0));
+	memcpy(&name1, t->comm + sizeof(name0), sizeof(name1));
+	if (unlikely(!fhook_comm_known(rb, cs, t, name0, name1)))
 		comm_sz = sizeof(struct fhook_rec_comm);
 
 	old = local_read(&rb->head);
@@ -470,7 +472,7 @@ notrace void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size, u32 p
 	}
 	if (comm_sz) {
 		/* the record right after it, through the alias at the wrap */
-		rec = fhook_ring_put_comm(rb, head, nr, cs, t, name) + 1;
+		rec = fhook_ring_put_comm(rb, head, nr, cs, t, name0, name1) + 1;
 	} else {
 		rec = rb->data + (head & rb->mask);
 	}

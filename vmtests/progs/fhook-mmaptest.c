@@ -288,6 +288,10 @@ static unsigned int drain(struct fhook_ring_meta **meta, struct fhook_ring_cons 
 					(*bad)++;
 				else
 					n++;
+			} else if (h->type == FHOOK_REC_COMM) {
+				/* the task's name, before its first record on a CPU */
+				if (h->size != sizeof(struct fhook_rec_comm) || h->pid != (__u32)pid)
+					(*bad)++;
 			} else {
 				(*bad)++;	/* no LOST record expected either */
 			}

@@ -118,7 +118,7 @@ void RecordWriter::add(const fhook_rec* rec) {
     const std::size_t size = rec->size;
     buf_.append(reinterpret_cast<const char*>(rec), size);
     buf_.append(align8(size) - size, '\0');
-    records_++;
+    records_ += rec->type != FHOOK_REC_COMM;
     note_record(rec);
     if (buf_.size() >= chunk_bytes_) {
         flush();
@@ -131,8 +131,8 @@ void RecordWriter::add_pass(std::span<const RingSpan> spans) {
     for (const RingSpan& span : spans) {
         for (const fhook_rec* rec : span.records) {
             note_new(rec);
+            records_ += rec->type != FHOOK_REC_COMM;
         }
-        records_ += span.records.size();
         if (!span.bytes.empty()) {
             iov_.push_back({const_cast<std::byte*>(span.bytes.data()), span.bytes.size()});
         }

@@ -203,6 +203,7 @@ void RingMerger::collect(std::size_t i) {
 
 std::size_t RingMerger::collect_pass() {
     batch_.clear();
+    std::size_t names = 0;
     std::vector<std::size_t> first(rings_.size() + 1);
     for (std::size_t i = 0; i < rings_.size(); i++) {
         first[i] = batch_.size();
@@ -222,6 +223,7 @@ std::size_t RingMerger::collect_pass() {
                 }
                 batch_lost_[i][0] += lost->lost - std::min<std::uint64_t>(lost->lost, attributed);
             } else {
+                names += rec->type == FHOOK_REC_COMM;
                 seq_read_[i] = rec->seq + 1;
             }
         }
@@ -231,7 +233,7 @@ std::size_t RingMerger::collect_pass() {
     for (std::size_t i = 0; i < rings_.size(); i++) {
         spans_[i].records = {batch_.data() + first[i], first[i + 1] - first[i]};
     }
-    return batch_.size();
+    return batch_.size() - names;
 }
 
 void RingMerger::release_pass() {
@@ -246,7 +248,7 @@ void RingMerger::release_pass() {
 }
 
 std::size_t RingMerger::drain(const RecordCallback& callback) {
-    collect_pass();
+    const std::size_t n = collect_pass();
     // Each CPU's stream is (almost) time ordered and the CPUs were collected in
     // order, so a stable sort yields one stream ordered by timestamp with
     // equal timestamps in CPU order.
@@ -262,7 +264,7 @@ std::size_t RingMerger::drain(const RecordCallback& callback) {
         last_ts_ = std::max<std::uint64_t>(last_ts_, batch_.back()->ts);
     }
     release_pass();
-    return batch_.size();
+    return n;
 }
 
 std::size_t RingMerger::drain_spans(const SpanCallback& callback) {

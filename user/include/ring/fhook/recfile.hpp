@@ -115,6 +115,7 @@ public:
     void finish(const Ksyms& ksyms, const Stats& session, const std::vector<RecordedProbe>& probes);
 
     std::uint64_t bytes_written() const noexcept { return written_; }
+    // the records written, COMM records (task names) not counted
     std::uint64_t records() const noexcept { return records_; }
 
 private:

@@ -103,7 +103,8 @@ public:
     // records from data_tail, stable-sort them by timestamp (ties keep CPU
     // order, then ring order), call `callback` for each, and only then store
     // data_tail = head (release) for every CPU.  Returns the number of
-    // records delivered.  If the callback throws, no tail moves.
+    // records delivered, not counting COMM records (they name tasks, they
+    // are no events).  If the callback throws, no tail moves.
     //
     // Overwrite rings are read from max(data_tail, data_oldest) into a
     // private copy, then data_oldest is read again and the records the
