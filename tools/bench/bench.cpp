@@ -76,7 +76,15 @@ std::vector<Target> targets(const Results& results) {
     };
     std::vector<Target> out;
     for (const auto& d : defs) {
-        Target t{d.what, d.row, d.reference, d.limit, results.ratio(d.row, d.reference)};
+        Target t{d.what, d.row, d.reference, d.limit, results.ratio(d.row, d.reference), {}};
+        // a side that dropped events did less than the other: no ratio
+        for (const char* name : {d.row, d.reference}) {
+            const Row* row = results.find(name);
+            if (t.lossy.empty() && row && row->lost && *row->lost > 0.001) {
+                t.lossy = name;
+                t.ratio.reset();
+            }
+        }
         out.push_back(std::move(t));
     }
     return out;
@@ -147,7 +155,10 @@ std::string render_text(const Results& r) {
     out += "targets (overhead over baseline, same run):\n";
     for (const auto& t : targets(r)) {
         std::string verdict;
-        if (!t.ratio) {
+        if (!t.lossy.empty()) {
+            verdict = "not comparable (" + t.lossy + " lost " +
+                      fmt("%.1f%%", *r.find(t.lossy)->lost * 100) + " of its events)";
+        } else if (!t.ratio) {
             verdict = "not measured (" + t.row + " or " + t.reference + " has no figure)";
         } else {
             verdict = fmt("%.2fx", *t.ratio) + (t.met() ? " met" : " MISSED") + " (limit " +
@@ -195,12 +206,16 @@ std::string render_json(const Results& r) {
     }
     j["targets"] = Json::array();
     for (const auto& t : targets(r)) {
-        j["targets"].push_back({{"what", t.what},
-                                {"row", t.row},
-                                {"reference", t.reference},
-                                {"limit", rounded(t.limit, 2)},
-                                {"ratio", t.ratio ? Json(rounded(*t.ratio, 3)) : Json(nullptr)},
-                                {"met", t.met()}});
+        Json o = {{"what", t.what},
+                  {"row", t.row},
+                  {"reference", t.reference},
+                  {"limit", rounded(t.limit, 2)},
+                  {"ratio", t.ratio ? Json(rounded(*t.ratio, 3)) : Json(nullptr)},
+                  {"met", t.met()}};
+        if (!t.lossy.empty()) {
+            o["lossy"] = t.lossy;
+        }
+        j["targets"].push_back(std::move(o));
     }
     return j.dump(1, ' ', false, Json::error_handler_t::replace) + "\n";
 }

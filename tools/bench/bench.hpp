@@ -65,7 +65,8 @@ struct Target {
     std::string row;
     std::string reference;
     double limit = 0;
-    std::optional<double> ratio; // nullopt: one side not measured
+    std::optional<double> ratio; // nullopt: one side not measured or lossy
+    std::string lossy;           // the side that lost events ("": none)
     bool met() const noexcept { return ratio && *ratio <= limit; }
 };
 std::vector<Target> targets(const Results& results);

@@ -39,6 +39,13 @@ Results sample_results() {
          "ops record",
          {540.0, 530.0, 550.0},
          "",
+         {},
+         0.0},
+        {"fhook-ops-record-raw",
+         "fhook",
+         "ops record to a file",
+         {640.0, 630.0, 650.0},
+         "",
          {201.5, 199, 200},
          0.25},
         {"fhook-direct-count", "fhook", "direct count", {60.0, 60.0, 60.0}, "", {}, std::nullopt},
@@ -107,6 +114,24 @@ TEST(Bench, TargetsMetMissedAndUnmeasured) {
     EXPECT_NEAR(*find("fhook-kprobe-2args").ratio, 0.7, 1e-9);
 }
 
+TEST(Bench, ATargetWithALossySideHasNoRatio) {
+    Results r = sample_results();
+    r.rows.push_back({"trace-cmd-function-graph", "trace-cmd", "graph", {1610, 1600, 1620}, "", {},
+                      1.86}); // lost most events: it did less work
+    r.rows.push_back({"fhook-graph-raw", "fhook", "graph raw", {1500, 1510, 1490}, "", {}, 0.0});
+    for (const auto& t : targets(r)) {
+        if (t.row == "fhook-graph-raw") {
+            EXPECT_FALSE(t.ratio);
+            EXPECT_FALSE(t.met());
+            EXPECT_EQ(t.lossy, "trace-cmd-function-graph");
+        }
+    }
+    EXPECT_NE(render_text(r).find("not comparable (trace-cmd-function-graph lost 186.0% of its "
+                                  "events)"),
+              std::string::npos);
+    EXPECT_NE(render_json(r).find("\"lossy\": \"trace-cmd-function-graph\""), std::string::npos);
+}
+
 TEST(Bench, TextTableShowsFiguresSkipsAndTargets) {
     const std::string text = render_text(sample_results());
     EXPECT_NE(text.find("fhook-ops-record"), std::string::npos);
@@ -151,7 +176,7 @@ TEST(Bench, SvgHasABarPerMeasuredMechanismAndKernel) {
          pos = svg.find("<rect x=\"200\"", pos + 1)) {
         bars++;
     }
-    EXPECT_EQ(bars, 2u * 7u); // 7 measured mechanisms besides the baseline, 2 kernels
+    EXPECT_EQ(bars, 2u * 8u); // 8 measured mechanisms besides the baseline, 2 kernels
     EXPECT_NE(svg.find("not measured"), std::string::npos); // funclatency
     EXPECT_NE(svg.find(">1100<"), std::string::npos);       // the function tracer's label
     // log scale over 4 decades (1..10k) of 520 px: 1,100 -> 3.04 decades,
