@@ -25,33 +25,12 @@ std::size_t lost_record_size(const fhook_rec_lost* rec) {
     return sizeof(fhook_rec_lost) + rec->nr_probes * sizeof(fhook_lost_probe);
 }
 
-std::size_t record_min_size(const fhook_rec* rec) {
-    switch (rec->type) {
-    case FHOOK_REC_LOST:
-        // the fixed part first: nr_probes is only read once that is there
-        if (rec->size < sizeof(fhook_rec_lost)) {
-            return sizeof(fhook_rec_lost);
-        }
-        return lost_record_size(reinterpret_cast<const fhook_rec_lost*>(rec));
-    case FHOOK_REC_FUNC:
-        return sizeof(fhook_rec_func);
-    case FHOOK_REC_KPROBE:
-    case FHOOK_REC_KRETPROBE:
-    case FHOOK_REC_UPROBE:
-    case FHOOK_REC_URETPROBE:
-    case FHOOK_REC_TRACEPOINT:
-        return sizeof(fhook_rec_probe);
-    case FHOOK_REC_HOOK:
-        return sizeof(fhook_rec_hook);
-    case FHOOK_REC_GRAPH_ENT:
-        return sizeof(fhook_rec_graph_ent);
-    case FHOOK_REC_GRAPH_RET:
-        return sizeof(fhook_rec_graph_ret);
-    case FHOOK_REC_COMM:
-        return sizeof(fhook_rec_comm);
-    default:
-        return 0; // unknown: skipped
+std::size_t lost_record_min_size(const fhook_rec* rec) {
+    // the fixed part first: nr_probes is only read once that is there
+    if (rec->size < sizeof(fhook_rec_lost)) {
+        return sizeof(fhook_rec_lost);
     }
+    return lost_record_size(reinterpret_cast<const fhook_rec_lost*>(rec));
 }
 
 std::optional<Event> decode(const fhook_rec* rec) {

@@ -128,15 +128,18 @@ void RecordWriter::add(const fhook_rec* rec) {
 void RecordWriter::add_pass(std::span<const RingSpan> spans) {
     flush();
     iov_.clear();
+    std::uint64_t names = 0;
     for (const RingSpan& span : spans) {
         for (const fhook_rec* rec : span.records) {
             note_new(rec);
-            records_ += rec->type != FHOOK_REC_COMM;
+            names += rec->type == FHOOK_REC_COMM;
         }
+        records_ += span.records.size();
         if (!span.bytes.empty()) {
             iov_.push_back({const_cast<std::byte*>(span.bytes.data()), span.bytes.size()});
         }
     }
+    records_ -= names;
     if (!iov_.empty()) {
         write_chunk(RecChunk::Records, iov_);
     }

@@ -204,11 +204,13 @@ void RingMerger::collect(std::size_t i) {
 std::size_t RingMerger::collect_pass() {
     batch_.clear();
     std::size_t names = 0;
+    std::uint64_t last_ts = last_ts_;
     std::vector<std::size_t> first(rings_.size() + 1);
     for (std::size_t i = 0; i < rings_.size(); i++) {
         first[i] = batch_.size();
         collect(i);
         batch_lost_[i].fill(0);
+        std::uint32_t seq = seq_read_[i];
         for (std::size_t r = first[i]; r < batch_.size(); r++) {
             const fhook_rec* rec = batch_[r];
             if (rec->type == FHOOK_REC_LOST) {
@@ -224,10 +226,14 @@ std::size_t RingMerger::collect_pass() {
                 batch_lost_[i][0] += lost->lost - std::min<std::uint64_t>(lost->lost, attributed);
             } else {
                 names += rec->type == FHOOK_REC_COMM;
-                seq_read_[i] = rec->seq + 1;
+                seq = rec->seq + 1;
             }
+            // (a CPU's stream is time ordered but for nested writers)
+            last_ts = std::max<std::uint64_t>(last_ts, rec->ts);
         }
+        seq_read_[i] = seq;
     }
+    last_ts_ = last_ts;
     first[rings_.size()] = batch_.size();
     // batch_ is complete (no more reallocation): the spans' records
     for (std::size_t i = 0; i < rings_.size(); i++) {
@@ -260,9 +266,6 @@ std::size_t RingMerger::drain(const RecordCallback& callback) {
     for (const fhook_rec* rec : batch_) {
         callback(rec);
     }
-    if (!batch_.empty()) {
-        last_ts_ = std::max<std::uint64_t>(last_ts_, batch_.back()->ts);
-    }
     release_pass();
     return n;
 }
@@ -273,10 +276,6 @@ std::size_t RingMerger::drain_spans(const SpanCallback& callback) {
     for (const RingSpan& span : spans_) {
         if (!span.bytes.empty()) {
             pass_.push_back(span);
-        }
-        // (a CPU's stream is time ordered but for nested writers)
-        for (const fhook_rec* rec : span.records) {
-            last_ts_ = std::max<std::uint64_t>(last_ts_, rec->ts);
         }
     }
     if (!pass_.empty()) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -77,10 +78,33 @@ struct Event {
 // absurd); a record is valid when rec->size >= this.
 std::size_t lost_record_size(const fhook_rec_lost* rec);
 
+std::size_t lost_record_min_size(const fhook_rec* rec);
+
 // The least size a record of its type can have (a LOST record's with its
 // nr_probes entries, once its fixed part is there), 0 for a type this
-// build does not know.
-std::size_t record_min_size(const fhook_rec* rec);
+// build does not know.  Inline: the readers ask for every record.
+inline std::size_t record_min_size(const fhook_rec* rec) {
+    static constexpr std::uint16_t kMin[] = {
+        0,                           // (none)
+        0,                           // FHOOK_REC_LOST: lost_record_min_size()
+        sizeof(fhook_rec_func),      // FHOOK_REC_FUNC
+        0,                           // FHOOK_REC_BENCH: not for readers, skipped
+        sizeof(fhook_rec_probe),     // FHOOK_REC_KPROBE
+        sizeof(fhook_rec_probe),     // FHOOK_REC_KRETPROBE
+        sizeof(fhook_rec_probe),     // FHOOK_REC_UPROBE
+        sizeof(fhook_rec_probe),     // FHOOK_REC_URETPROBE
+        sizeof(fhook_rec_probe),     // FHOOK_REC_TRACEPOINT
+        sizeof(fhook_rec_hook),      // FHOOK_REC_HOOK
+        sizeof(fhook_rec_graph_ent), // FHOOK_REC_GRAPH_ENT
+        sizeof(fhook_rec_graph_ret), // FHOOK_REC_GRAPH_RET
+        sizeof(fhook_rec_comm),      // FHOOK_REC_COMM
+    };
+    static_assert(FHOOK_REC_COMM == std::size(kMin) - 1);
+    if (rec->type == FHOOK_REC_LOST) {
+        return lost_record_min_size(rec);
+    }
+    return rec->type < std::size(kMin) ? kMin[rec->type] : 0;
+}
 
 // Decodes one record, without the task's name (records carry none: see
 // Decoder).  Returns nullopt for a record type this build does not know
