@@ -16,6 +16,30 @@ namespace {
                   EBADMSG);
 }
 
+// `ev` as a fresh Event, its containers keeping their capacity (a reader
+// decodes millions of records into one Event).
+void reset(Event& ev) {
+    static_assert(sizeof(Event) == 256, "a new field of Event: reset it here");
+    ev.type = EventType::Function;
+    ev.probe_id = 0;
+    ev.ts = 0;
+    ev.pid = ev.tgid = 0;
+    ev.cpu = 0;
+    ev.flags = ev.preempt = 0;
+    ev.comm.clear();
+    ev.ip = ev.parent_ip = 0;
+    ev.seq = 0;
+    ev.lost = ev.first_seq = ev.last_seq = 0;
+    ev.lost_probes.clear();
+    ev.ret_ip = ev.faults = 0;
+    ev.data.clear();
+    ev.stack.clear();
+    ev.retval = ev.duration = 0;
+    ev.action = ev.depth = 0;
+    ev.calltime = 0;
+    ev.args.clear();
+}
+
 } // namespace
 
 std::size_t lost_record_size(const fhook_rec_lost* rec) {
@@ -42,25 +66,7 @@ std::optional<Event> decode(const fhook_rec* rec) {
 }
 
 bool decode(const fhook_rec* rec, Event& ev) {
-    {
-        // a fresh event that keeps the buffers' capacity
-        std::vector<std::uint8_t> data = std::move(ev.data);
-        std::vector<std::uint64_t> stack = std::move(ev.stack);
-        std::vector<std::uint64_t> args = std::move(ev.args);
-        std::vector<LostProbe> lost = std::move(ev.lost_probes);
-        std::string comm = std::move(ev.comm);
-        comm.clear();
-        data.clear();
-        stack.clear();
-        args.clear();
-        lost.clear();
-        ev = Event{};
-        ev.data = std::move(data);
-        ev.stack = std::move(stack);
-        ev.args = std::move(args);
-        ev.lost_probes = std::move(lost);
-        ev.comm = std::move(comm);
-    }
+    reset(ev);
     // FHOOK_CTX_STACK: the record ends with ips[n], n
     std::size_t end = rec->size;
     if (rec->flags & FHOOK_CTX_STACK) {
