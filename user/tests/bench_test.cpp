@@ -34,13 +34,7 @@ Results sample_results() {
          "",
          {},
          std::nullopt},
-        {"fhook-ops-record",
-         "fhook",
-         "ops record",
-         {540.0, 530.0, 550.0},
-         "",
-         {},
-         0.0},
+        {"fhook-ops-record", "fhook", "ops record", {540.0, 530.0, 550.0}, "", {}, 0.0},
         {"fhook-ops-record-raw",
          "fhook",
          "ops record to a file",
@@ -116,7 +110,12 @@ TEST(Bench, TargetsMetMissedAndUnmeasured) {
 
 TEST(Bench, ATargetWithALossySideHasNoRatio) {
     Results r = sample_results();
-    r.rows.push_back({"trace-cmd-function-graph", "trace-cmd", "graph", {1610, 1600, 1620}, "", {},
+    r.rows.push_back({"trace-cmd-function-graph",
+                      "trace-cmd",
+                      "graph",
+                      {1610, 1600, 1620},
+                      "",
+                      {},
                       1.86}); // lost most events: it did less work
     r.rows.push_back({"fhook-graph-raw", "fhook", "graph raw", {1500, 1510, 1490}, "", {}, 0.0});
     for (const auto& t : targets(r)) {
