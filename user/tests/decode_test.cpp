@@ -61,6 +61,14 @@ TEST(Decoder, NamesTasksFromCommRecordsTheLatestWins) {
     EXPECT_EQ(d.decode(&f94.hdr)->comm, "ls");
     EXPECT_EQ(d.comm(94), "ls");
     EXPECT_EQ(d.comm(96), "");
+    // pid 0 is each CPU's idle task
+    auto i0 = test::comm_rec(0, "swapper/0", 0), i1 = test::comm_rec(0, "swapper/1", 1);
+    auto e0 = test::func_rec(13, 0, 0x1000, 0x2000, 0),
+         e1 = test::func_rec(14, 1, 0x1000, 0x2000, 0);
+    d.decode(&i0.hdr);
+    d.decode(&i1.hdr);
+    EXPECT_EQ(d.decode(&e0.hdr)->comm, "swapper/0");
+    EXPECT_EQ(d.decode(&e1.hdr)->comm, "swapper/1");
     // the stateless decode() names nothing and takes no COMM record
     EXPECT_EQ(decode(&f94.hdr)->comm, "");
     EXPECT_FALSE(decode(&c1.hdr));

@@ -191,22 +191,23 @@ bool Decoder::decode(const fhook_rec* rec, Event& ev) {
             too_short(rec, sizeof(fhook_rec_comm));
         }
         const auto* c = reinterpret_cast<const fhook_rec_comm*>(rec);
-        std::string& name = comms_[rec->pid];
+        last_key_ = key(rec->pid, rec->cpu);
+        std::string& name = comms_[last_key_];
         name.assign(c->comm, ::strnlen(c->comm, sizeof(c->comm)));
-        last_pid_ = rec->pid;
         last_ = &name;
         return false;
     }
     if (!fhook::decode(rec, ev)) {
         return false;
     }
-    if (last_ == nullptr || ev.pid != last_pid_) {
-        const auto it = comms_.find(ev.pid);
+    const std::uint64_t k = key(ev.pid, ev.cpu);
+    if (last_ == nullptr || k != last_key_) {
+        const auto it = comms_.find(k);
         if (it == comms_.end()) {
             ev.comm = "<...>";
             return true;
         }
-        last_pid_ = ev.pid;
+        last_key_ = k;
         last_ = &it->second;
     }
     ev.comm = *last_;
@@ -221,8 +222,8 @@ std::optional<Event> Decoder::decode(const fhook_rec* rec) {
     return ev;
 }
 
-std::string_view Decoder::comm(std::uint32_t pid) const {
-    const auto it = comms_.find(pid);
+std::string_view Decoder::comm(std::uint32_t pid, std::uint16_t cpu) const {
+    const auto it = comms_.find(key(pid, cpu));
     return it == comms_.end() ? std::string_view() : std::string_view(it->second);
 }
 

@@ -125,13 +125,18 @@ public:
     // gives false.
     bool decode(const fhook_rec* rec, Event& ev);
     std::optional<Event> decode(const fhook_rec* rec);
-    // `pid`'s name as the stream gave it last, "" if it never did.
-    std::string_view comm(std::uint32_t pid) const;
+    // `pid`'s name as the stream gave it last, "" if it never did (pid 0:
+    // the idle task of `cpu`).
+    std::string_view comm(std::uint32_t pid, std::uint16_t cpu = 0) const;
 
 private:
-    std::unordered_map<std::uint32_t, std::string> comms_;
-    std::uint32_t last_pid_ = 0;
-    const std::string* last_ = nullptr; // comms_[last_pid_] (nodes are stable)
+    // by pid; pid 0 by CPU too (each CPU's idle task is swapper/N)
+    static std::uint64_t key(std::uint32_t pid, std::uint16_t cpu) {
+        return pid != 0 ? pid : std::uint64_t{1} << 32 | cpu;
+    }
+    std::unordered_map<std::uint64_t, std::string> comms_;
+    std::uint64_t last_key_ = 0;
+    const std::string* last_ = nullptr; // comms_[last_key_] (nodes are stable)
 };
 
 } // namespace fhook
