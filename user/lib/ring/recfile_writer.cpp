@@ -1,0 +1,276 @@
+// fhook record files, the writing side (RecordWriter); recfile.cpp reads
+// them (docs/file-format.md).
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+#include <fhook/error.hpp>
+#include <fhook/ksyms.hpp>
+#include <fhook/recfile.hpp>
+
+namespace fhook {
+
+namespace {
+
+constexpr std::uint64_t align8(std::uint64_t v) {
+    return (v + 7) & ~std::uint64_t{7};
+}
+
+std::uint64_t clock_ns(clockid_t id) {
+    timespec ts{};
+    ::clock_gettime(id, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ULL +
+           static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+void put_stats(std::string& out, std::uint32_t id, const Stats& st, std::uint32_t nr_cpus) {
+    const std::uint32_t head[2] = {id, 0};
+    out.append(reinterpret_cast<const char*>(head), sizeof(head));
+    auto put = [&out](const CpuStats& c) {
+        const fhook_cpu_stats raw{c.hits, c.written, c.lost, c.missed};
+        out.append(reinterpret_cast<const char*>(&raw), sizeof(raw));
+    };
+    put(st.total);
+    for (std::uint32_t cpu = 0; cpu < nr_cpus; cpu++) {
+        put(cpu < st.per_cpu.size() ? st.per_cpu[cpu] : CpuStats{});
+    }
+}
+
+} // namespace
+
+RecordWriter::RecordWriter(UniqueFd fd, std::string path, const Info& info, std::size_t chunk_bytes)
+    : fd_(std::move(fd)), path_(std::move(path)), chunk_bytes_(chunk_bytes) {
+    buf_.reserve(chunk_bytes_ + 4096);
+    RecFileHeader h{};
+    std::memcpy(h.magic, kRecMagic, sizeof(h.magic));
+    h.version = kRecFormatVersion;
+    h.header_size = sizeof(h);
+    h.abi_version = FHOOK_ABI_VERSION;
+    h.nr_cpus = info.nr_cpus;
+    h.start_mono_ns = clock_ns(CLOCK_MONOTONIC);
+    h.start_real_ns = clock_ns(CLOCK_REALTIME);
+    h.clock = 1;
+    write_all(&h, sizeof(h));
+    std::string text = "fhook_version=" + std::string(version()) + "\n";
+    text += "kernel_release=" + info.kernel_release + "\n";
+    text += "command=" + info.command + "\n";
+    write_chunk(RecChunk::Info, text);
+    text.clear();
+    for (const auto& [id, spec] : info.probes) {
+        text += std::to_string(id) + "\t" + spec + "\n";
+    }
+    write_chunk(RecChunk::Probes, text);
+    if (!info.events.empty()) {
+        text.clear();
+        for (const auto& e : info.events) {
+            text += e.name + "\t" + std::to_string(e.id) + "\t" + std::to_string(e.format.size()) +
+                    "\n" + e.format;
+        }
+        write_chunk(RecChunk::Events, text);
+    }
+}
+
+void RecordWriter::add(const fhook_rec* rec) {
+    const std::size_t size = rec->size;
+    buf_.append(reinterpret_cast<const char*>(rec), size);
+    buf_.append(align8(size) - size, '\0');
+    records_ += rec->type != FHOOK_REC_COMM;
+    note_record(rec);
+    if (buf_.size() >= chunk_bytes_) {
+        flush();
+    }
+}
+
+void RecordWriter::add_pass(std::span<const RingSpan> spans) {
+    flush();
+    iov_.clear();
+    std::uint64_t names = 0;
+    for (const RingSpan& span : spans) {
+        for (const fhook_rec* rec : span.records) {
+            note_new(rec);
+            names += rec->type == FHOOK_REC_COMM;
+        }
+        records_ += span.records.size();
+        if (!span.bytes.empty()) {
+            iov_.push_back({const_cast<std::byte*>(span.bytes.data()), span.bytes.size()});
+        }
+    }
+    records_ -= names;
+    if (!iov_.empty()) {
+        write_chunk(RecChunk::Records, iov_);
+    }
+}
+
+void RecordWriter::note_record(const fhook_rec* rec) {
+    const std::size_t size = rec->size;
+    if (rec->type == FHOOK_REC_FUNC && size >= sizeof(fhook_rec_func)) {
+        const auto* f = reinterpret_cast<const fhook_rec_func*>(rec);
+        note(f->ip);
+        note(f->parent_ip);
+        last_ip_ = f->ip;
+        last_parent_ = f->parent_ip;
+    } else if ((rec->type == FHOOK_REC_KPROBE || rec->type == FHOOK_REC_KRETPROBE) &&
+               size >= sizeof(fhook_rec_probe)) {
+        const auto* k = reinterpret_cast<const fhook_rec_probe*>(rec);
+        note(k->ip);
+        note(k->ip, true);
+        if (k->ret_ip) {
+            note(k->ret_ip);
+            note(k->ret_ip, true);
+        }
+    } else if (rec->type == FHOOK_REC_HOOK && size >= sizeof(fhook_rec_hook)) {
+        const auto* h = reinterpret_cast<const fhook_rec_hook*>(rec);
+        note(h->ip);
+        note(h->ret_ip);
+        note(h->ret_ip, true);
+    } else if (rec->type == FHOOK_REC_GRAPH_ENT && size >= sizeof(fhook_rec_graph_ent)) {
+        note(reinterpret_cast<const fhook_rec_graph_ent*>(rec)->ip);
+        last_ip_ = reinterpret_cast<const fhook_rec_graph_ent*>(rec)->ip;
+    } else if (rec->type == FHOOK_REC_GRAPH_RET && size >= sizeof(fhook_rec_graph_ret)) {
+        note(reinterpret_cast<const fhook_rec_graph_ret*>(rec)->ip);
+        last_ip_ = reinterpret_cast<const fhook_rec_graph_ret*>(rec)->ip;
+    }
+    if ((rec->flags & FHOOK_CTX_STACK) && size >= sizeof(fhook_rec) + 8) {
+        std::uint64_t n = 0;
+        const char* base = reinterpret_cast<const char*>(rec);
+        std::memcpy(&n, base + size - 8, 8);
+        if (n <= FHOOK_MAX_STACK && 8 * (n + 1) <= size - sizeof(fhook_rec)) {
+            for (std::uint64_t i = 0; i < n; i++) {
+                std::uint64_t ip = 0;
+                std::memcpy(&ip, base + size - 8 * (n + 1) + 8 * i, 8);
+                note(ip);
+            }
+        }
+    }
+}
+
+void RecordWriter::flush() {
+    if (buf_.empty()) {
+        return;
+    }
+    write_chunk(RecChunk::Records, buf_);
+    buf_.clear();
+}
+
+void RecordWriter::finish(const Ksyms& ksyms, const Stats& session,
+                          const std::vector<RecordedProbe>& probes) {
+    flush();
+    // The symbol containing each address seen: enough for report to name
+    // every address exactly as the live trace did (docs/file-format.md).
+    std::map<std::uint64_t, std::string> syms;
+    std::vector<std::uint64_t> addrs(addrs_.begin(), addrs_.end());
+    // and for those printed with "+off/size" the symbol after them
+    for (std::uint64_t addr : sized_) {
+        if (auto ref = ksyms.lookup(addr)) {
+            if (std::uint64_t size = ksyms.size_of(addr)) {
+                addrs.push_back(addr - ref->offset + size);
+            }
+        }
+    }
+    for (std::uint64_t addr : addrs) {
+        if (auto ref = ksyms.lookup(addr)) {
+            const std::uint64_t start = addr - ref->offset;
+            if (!syms.count(start)) {
+                std::string line(ref->name);
+                if (!ref->module.empty()) {
+                    line += "\t[";
+                    line += ref->module;
+                    line += "]";
+                }
+                syms.emplace(start, std::move(line));
+            }
+        }
+    }
+    std::string text;
+    char buf[32];
+    for (const auto& [start, rest] : syms) {
+        std::snprintf(buf, sizeof(buf), "%016" PRIx64 " t ", start);
+        text += buf;
+        text += rest;
+        text += '\n';
+    }
+    write_chunk(RecChunk::Ksyms, text);
+
+    const auto nr_cpus = static_cast<std::uint32_t>(session.per_cpu.size());
+    text.clear();
+    const std::uint32_t counts[2] = {nr_cpus, static_cast<std::uint32_t>(probes.size())};
+    text.append(reinterpret_cast<const char*>(counts), sizeof(counts));
+    put_stats(text, FHOOK_STATS_SESSION, session, nr_cpus);
+    for (const auto& p : probes) {
+        put_stats(text, p.id, p.stats, nr_cpus);
+    }
+    write_chunk(RecChunk::Stats, text);
+    write_chunk(RecChunk::End, {});
+    if (::fsync(fd_.get()) < 0 && errno != EINVAL && errno != EROFS) {
+        int err = errno;
+        throw_runtime("cannot write '" + path_ + "': " + errno_text(err), err);
+    }
+    fd_.reset();
+}
+
+void RecordWriter::write_chunk(RecChunk type, std::string_view payload) {
+    std::vector<iovec> iov{{const_cast<char*>(payload.data()), payload.size()}};
+    write_chunk(type, iov);
+}
+
+void RecordWriter::write_chunk(RecChunk type, std::vector<iovec>& payload) {
+    std::uint64_t len = 0;
+    for (const iovec& v : payload) {
+        len += v.iov_len;
+    }
+    RecChunkHeader ch{static_cast<std::uint32_t>(type), 0, len};
+    static const char zeros[8] = {};
+    payload.insert(payload.begin(), iovec{&ch, sizeof(ch)});
+    payload.push_back({const_cast<char*>(zeros), align8(len) - len});
+    // writev in IOV_MAX pieces; partial writes (a full disk, a pipe) go on
+    std::size_t idx = 0;
+    while (idx < payload.size()) {
+        const auto n =
+            ::writev(fd_.get(), payload.data() + idx,
+                     static_cast<int>(std::min<std::size_t>(payload.size() - idx, IOV_MAX)));
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            int err = errno;
+            throw_runtime("cannot write '" + path_ + "': " + errno_text(err), err);
+        }
+        written_ += static_cast<std::uint64_t>(n);
+        auto left = static_cast<std::size_t>(n);
+        while (idx < payload.size() && left >= payload[idx].iov_len) {
+            left -= payload[idx].iov_len;
+            idx++;
+        }
+        if (idx < payload.size()) {
+            payload[idx].iov_base = static_cast<char*>(payload[idx].iov_base) + left;
+            payload[idx].iov_len -= left;
+        }
+    }
+}
+
+void RecordWriter::write_all(const void* data, std::size_t len) {
+    const char* p = static_cast<const char*>(data);
+    while (len > 0) {
+        ssize_t n = ::write(fd_.get(), p, len);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            int err = errno;
+            throw_runtime("cannot write '" + path_ + "': " + errno_text(err), err);
+        }
+        p += n;
+        len -= static_cast<std::size_t>(n);
+        written_ += static_cast<std::uint64_t>(n);
+    }
+}
+
+} // namespace fhook
