@@ -90,6 +90,13 @@ void JsonFormatter::append_json_name(std::uint64_t addr, std::string& out) {
 
 namespace {
 
+// ,"KEY":"0x..." (addresses are strings in NDJSON: no 64-bit number loss)
+void put_hex_field(std::string_view key, std::uint64_t v, std::string& out) {
+    out.append(",\"").append(key).append("\":\"");
+    put_hex(v, out);
+    out.push_back('"');
+}
+
 // The "type" of an event in NDJSON (docs/cli.md).
 std::string_view json_type(EventType type) {
     switch (type) {
@@ -182,14 +189,10 @@ void JsonFormatter::format(const Event& ev, std::string& out) {
             append_json_name(ev.ip, out);
         }
         if (ev.type != EventType::Tracepoint) { // its ip is the event id
-            out.append(",\"ip\":\"");
-            put_hex(ev.ip, out);
-            out.push_back('"');
+            put_hex_field("ip", ev.ip, out);
         }
         if (ev.type == EventType::Uretprobe) {
-            out.append(",\"ret_ip\":\"");
-            put_hex(ev.ret_ip, out);
-            out.push_back('"');
+            put_hex_field("ret_ip", ev.ret_ip, out);
         }
         if (ev.type == EventType::Hook) {
             out.append(",\"action\":\"");
@@ -206,9 +209,7 @@ void JsonFormatter::format(const Event& ev, std::string& out) {
             name_.clear();
             names_.append_offset(ev.ret_ip, name_);
             append_json_string(name_, out);
-            out.append(",\"ret_ip\":\"");
-            put_hex(ev.ret_ip, out);
-            out.push_back('"');
+            put_hex_field("ret_ip", ev.ret_ip, out);
         }
         if (def) {
             out.append(",\"args\":{");
@@ -221,10 +222,9 @@ void JsonFormatter::format(const Event& ev, std::string& out) {
     }
     out.append(",\"func\":");
     append_json_name(ev.ip, out);
-    out.append(",\"ip\":\"");
-    put_hex(ev.ip, out);
+    put_hex_field("ip", ev.ip, out);
     if (is_graph_event(ev.type)) {
-        out.append("\",\"depth\":");
+        out.append(",\"depth\":");
         put_u64(ev.depth, out);
         if (ev.type == EventType::GraphReturn) {
             out.append(",\"calltime\":");
@@ -247,11 +247,9 @@ void JsonFormatter::format(const Event& ev, std::string& out) {
         out.append("}\n");
         return;
     }
-    out.append("\",\"parent\":");
+    out.append(",\"parent\":");
     append_json_name(ev.parent_ip, out);
-    out.append(",\"parent_ip\":\"");
-    put_hex(ev.parent_ip, out);
-    out.push_back('"');
+    put_hex_field("parent_ip", ev.parent_ip, out);
     append_json_stack(ev, false, out);
     out.append("}\n");
 }
