@@ -205,7 +205,8 @@ std::size_t RingMerger::collect_pass() {
     batch_.clear();
     std::size_t names = 0;
     std::uint64_t last_ts = last_ts_;
-    std::vector<std::size_t> first(rings_.size() + 1);
+    std::vector<std::size_t>& first = first_;
+    first.resize(rings_.size() + 1);
     for (std::size_t i = 0; i < rings_.size(); i++) {
         first[i] = batch_.size();
         collect(i);

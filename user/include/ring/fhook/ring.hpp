@@ -146,8 +146,9 @@ private:
     std::vector<PerProbe> batch_lost_;         // ... in the batch being delivered
     std::vector<std::vector<std::byte>> copy_; // overwrite rings: private copies
     std::vector<const fhook_rec*> batch_;
-    std::vector<RingSpan> spans_; // per ring, of the pass being delivered
-    std::vector<RingSpan> pass_;  // ... those with records
+    std::vector<RingSpan> spans_;    // per ring, of the pass being delivered
+    std::vector<RingSpan> pass_;     // ... those with records
+    std::vector<std::size_t> first_; // each ring's first record in batch_
     std::vector<std::byte> synthetic_;
     std::uint64_t last_ts_ = 0;
 };
