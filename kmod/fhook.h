@@ -355,6 +355,10 @@ int fhook_func_set_patterns(struct ftrace_ops *ops, char *text,
 
 /* probe_graph.c */
 asmlinkage unsigned long fhook_graph_exit(unsigned long sp, unsigned long retval);
+/* a call graph's entry held back on this CPU (probe_graph.c), and its writer */
+struct fhook_gstack;
+DECLARE_PER_CPU(struct fhook_gstack *, fhook_graph_pending);
+void fhook_graph_flush(void);
 int fhook_graph_setup(void);
 void fhook_graph_teardown(void);
 void fhook_probe_count(struct fhook_probe *p);
@@ -586,15 +590,12 @@ static __always_inline bool fhook_session_wants(struct fhook_session *s)
 }
 
 /*
- * Fill a record header, timestamp @ts.  @pc and @irqs_off are sampled at
- * probe entry, before the probe's own recursion guard raised the preempt
- * count.
+ * The context of a record made now (its hdr.flags), with @pc and
+ * @irqs_off sampled at probe entry, before the probe's own recursion
+ * guard raised the preempt count.
  */
-static __always_inline void fhook_rec_init_ts(struct fhook_rec *r, u16 type, u16 size,
-					      u32 probe_id, u32 seq, unsigned int pc,
-					      bool irqs_off, u64 ts)
+static __always_inline u8 fhook_rec_ctx(unsigned int pc, bool irqs_off)
 {
-	struct task_struct *t = current;
 	u8 flags = 0;
 
 	if (irqs_off)
@@ -611,6 +612,22 @@ static __always_inline void fhook_rec_init_ts(struct fhook_rec *r, u16 type, u16
 		flags |= FHOOK_CTX_BH_OFF;
 	if (pc & NMI_MASK)
 		flags |= FHOOK_CTX_NMI;
+	return flags;
+}
+
+/* ... and its hdr.preempt */
+static __always_inline u8 fhook_rec_preempt(unsigned int pc)
+{
+	return min_t(unsigned int, pc & PREEMPT_MASK, 15) |
+	       min_t(unsigned int, current->migration_disabled, 15) << 4;
+}
+
+/* Fill a record header: timestamp @ts, context @flags and @preempt. */
+static __always_inline void fhook_rec_init_ctx(struct fhook_rec *r, u16 type, u16 size,
+					       u32 probe_id, u32 seq, u64 ts, u8 flags,
+					       u8 preempt)
+{
+	struct task_struct *t = current;
 
 	/* a FHOOK_REC_COMM record just before (fhook_ring_reserve()) */
 	if (unlikely(r->type == FHOOK_REC_COMM))
@@ -623,9 +640,17 @@ static __always_inline void fhook_rec_init_ts(struct fhook_rec *r, u16 type, u16
 	r->tgid = t->tgid;
 	r->cpu = raw_smp_processor_id();
 	r->flags = flags;
-	r->preempt = min_t(unsigned int, pc & PREEMPT_MASK, 15) |
-		     min_t(unsigned int, t->migration_disabled, 15) << 4;
+	r->preempt = preempt;
 	r->seq = seq;
+}
+
+/* The same, the context made now (fhook_rec_ctx()). */
+static __always_inline void fhook_rec_init_ts(struct fhook_rec *r, u16 type, u16 size,
+					      u32 probe_id, u32 seq, unsigned int pc,
+					      bool irqs_off, u64 ts)
+{
+	fhook_rec_init_ctx(r, type, size, probe_id, seq, ts, fhook_rec_ctx(pc, irqs_off),
+			   fhook_rec_preempt(pc));
 }
 
 /* The same, timestamped now. */

@@ -34,6 +34,15 @@
  * cmpxchg that makes the stack its own.  The pool lock (raw, irqs off)
  * covers the free list, the buckets' changes and the teardown's walk.
  *
+ * Leaves in one record: the push holds its entry record back (the frame
+ * keeps ts and context; gs->pending and this CPU's fhook_graph_pending say
+ * so) until something else is recorded on the CPU: a push inside it, any
+ * other record (fhook_ring_reserve() calls fhook_graph_flush() first),
+ * the task switching out.  A call that returns first is a leaf: its
+ * return record (FHOOK_GRAPH_RET_LEAF) stands for both.  At most one
+ * entry waits per CPU, that of the task running there.  --args writes
+ * entries at once; at depth 1 only the entry ops is registered.
+ *
  * Ordering on a stack: a push reserves its frame (depth + 1) before
  * filling it, so an interrupt's calls nest above it, as fgraph's
  * curr_ret_stack does; the return address is replaced last.  A return
@@ -73,6 +82,8 @@ struct fhook_gframe {
 	unsigned long func;
 	u64 calltime;
 	unsigned long flags;
+	u8 ctx;				/* the entry's hdr.flags and hdr.preempt */
+	u8 preempt;
 };
 
 /* fhook_gstack.state */
@@ -87,6 +98,7 @@ struct fhook_gstack {
 	unsigned int depth;		/* frames in use */
 	unsigned int way;		/* its place in the bucket of @task */
 	int state;			/* FHOOK_GS_* */
+	int pending;			/* the frame whose entry is held back, or -1 */
 	struct fhook_gstack *next_free;
 	struct fhook_gframe frames[FHOOK_GRAPH_MAX_DEPTH];
 };
@@ -146,6 +158,8 @@ static DEFINE_MUTEX(fhook_graph_lock);		/* fhook_gpool changes */
  * interrupt that arrives meanwhile is not traced either).
  */
 static DEFINE_PER_CPU(int, fhook_graph_busy);
+/* The stack of the task on this CPU when one of its entries is held back */
+DEFINE_PER_CPU(struct fhook_gstack *, fhook_graph_pending);
 static struct tracepoint *fhook_tp_switch;
 static bool fhook_switch_registered;
 
@@ -223,6 +237,7 @@ static notrace struct fhook_gstack *fhook_gstack_get(struct fhook_gpool *g)
 	if (gs) {
 		gs->task = t;
 		gs->depth = 0;
+		gs->pending = -1;
 		gs->way = w;
 		WRITE_ONCE(gs->state, FHOOK_GS_ACTIVE);
 		WRITE_ONCE(b->stack[w], gs);
@@ -252,10 +267,10 @@ static __always_inline bool fhook_graph_admit(struct fhook_probe *p,
 	return false;
 }
 
-static notrace void fhook_graph_rec_entry(struct fhook_graph_probe *gp, struct fhook_gpool *g,
-					  unsigned long ip, unsigned int depth,
-					  struct pt_regs *regs, u64 ts, unsigned int pc,
-					  bool irqs_off, struct fhook_probe_counters *c)
+/* An entry record: of the call of @ip at @depth, which came at @ts */
+static notrace void fhook_graph_rec_entry(struct fhook_graph_probe *gp, unsigned long ip,
+					  unsigned int depth, struct pt_regs *args, u64 ts,
+					  u8 ctx, u8 preempt, struct fhook_probe_counters *c)
 {
 	struct fhook_probe *p = &gp->f.p;
 	struct fhook_rec_graph_ent *r;
@@ -263,29 +278,67 @@ static notrace void fhook_graph_rec_entry(struct fhook_graph_probe *gp, struct f
 	struct fhook_ring *rb;
 	u32 seq;
 
-	if (g->args)
+	if (args)
 		size += FHOOK_GRAPH_NR_ARGS * sizeof(u64);
 	/* hits count records tried: hits == written + lost, as for every probe */
 	fhook_count(&c->hits);
 	rb = p->session->rings[smp_processor_id()];
 	r = fhook_ring_reserve(rb, size, p->id, &seq);
 	if (!IS_ERR_OR_NULL(r)) {
-		fhook_rec_init_ts(&r->hdr, FHOOK_REC_GRAPH_ENT, size, p->id, seq, pc, irqs_off, ts);
+		fhook_rec_init_ctx(&r->hdr, FHOOK_REC_GRAPH_ENT, size, p->id, seq, ts, ctx,
+				   preempt);
 		r->ip = ip;
 		r->depth = depth;
 		r->nr_args = 0;
-		if (g->args) {
+		if (args) {
 			r->nr_args = FHOOK_GRAPH_NR_ARGS;
-			r->args[0] = regs->di;
-			r->args[1] = regs->si;
-			r->args[2] = regs->dx;
-			r->args[3] = regs->cx;
-			r->args[4] = regs->r8;
-			r->args[5] = regs->r9;
+			r->args[0] = args->di;
+			r->args[1] = args->si;
+			r->args[2] = args->dx;
+			r->args[3] = args->cx;
+			r->args[4] = args->r8;
+			r->args[5] = args->r9;
 		}
 		fhook_count(&c->written);
 	}
 	fhook_ring_commit(rb);
+}
+
+/*
+ * The entry held back on @gs (see fhook_rec_graph_ret), written now:
+ * something else is about to be recorded on this CPU, or the task leaves
+ * it.  With the CPU's busy flag set; @gp NULL: recording stopped.
+ */
+static notrace void fhook_graph_put_pending(struct fhook_graph_probe *gp, struct fhook_gstack *gs)
+{
+	int i = gs->pending;
+	struct fhook_gframe *f;
+
+	gs->pending = -1;
+	__this_cpu_write(fhook_graph_pending, NULL);
+	if (i < 0 || !gp)
+		return;
+	f = &gs->frames[i];
+	fhook_graph_rec_entry(gp, f->func, i, NULL, f->calltime, f->ctx, f->preempt,
+			      fhook_counters(gp->f.p.session, smp_processor_id(), gp->f.p.id));
+}
+
+/*
+ * fhook_ring_reserve(): a record is about to be made on this CPU while an
+ * entry of the task is held back; the entry goes first.  Not from an NMI
+ * (it may have come in the middle of a push) nor from inside our own
+ * handlers (they put it in order themselves).
+ */
+notrace void fhook_graph_flush(void)
+{
+	struct fhook_gstack *gs = __this_cpu_read(fhook_graph_pending);
+	struct fhook_gpool *g = READ_ONCE(fhook_gpool);
+
+	if (!gs || !g || in_nmi() || __this_cpu_read(fhook_graph_busy))
+		return;
+	__this_cpu_write(fhook_graph_busy, 1);
+	fhook_graph_put_pending(READ_ONCE(g->probe), gs);
+	__this_cpu_write(fhook_graph_busy, 0);
 }
 
 enum fhook_graph_mode {
@@ -381,8 +434,20 @@ static __always_inline void fhook_graph_call(unsigned long ip, unsigned long par
 		f->flags = 0;
 		ts = ktime_get_mono_fast_ns();
 		f->calltime = ts;
-		if (!g->threshold)
-			fhook_graph_rec_entry(gp, g, ip, i, regs, ts, pc, irqs_off, c);
+		if (!g->threshold) {
+			/* the caller is no leaf: its entry first */
+			if (gs->pending >= 0)
+				fhook_graph_put_pending(gp, gs);
+			f->ctx = fhook_rec_ctx(pc, irqs_off);
+			f->preempt = fhook_rec_preempt(pc);
+			if (g->args) {
+				fhook_graph_rec_entry(gp, ip, i, regs, ts, f->ctx, f->preempt, c);
+			} else {
+				/* held back: a leaf needs only its return record */
+				gs->pending = i;
+				__this_cpu_write(fhook_graph_pending, gs);
+			}
+		}
 	}
 	/* the frame is complete before any return can find it */
 	barrier();
@@ -413,7 +478,7 @@ static notrace void fhook_graph_notrace_cb(unsigned long ip, unsigned long paren
 
 static notrace void fhook_graph_rec_ret(struct fhook_graph_probe *gp, struct fhook_gframe *f,
 					unsigned int depth, unsigned long retval, u64 now,
-					unsigned int pc, bool irqs_off)
+					unsigned int pc, bool irqs_off, bool leaf)
 {
 	struct fhook_probe *p = &gp->f.p;
 	struct fhook_rec_graph_ret *r;
@@ -434,6 +499,9 @@ static notrace void fhook_graph_rec_ret(struct fhook_graph_probe *gp, struct fho
 		r->calltime = f->calltime;
 		r->retval = retval;
 		r->depth = depth;
+		r->ret_flags = leaf ? FHOOK_GRAPH_RET_LEAF : 0;
+		r->entry_flags = leaf ? f->ctx : 0;
+		r->entry_preempt = leaf ? f->preempt : 0;
 		r->__pad = 0;
 		fhook_count(&c->written);
 	}
@@ -456,6 +524,7 @@ asmlinkage notrace unsigned long fhook_graph_exit(unsigned long sp, unsigned lon
 	struct fhook_gframe *f;
 	unsigned long ret;
 	int i = -1, busy;
+	bool leaf = false;
 	u64 now;
 
 	/* the ring and the busy flag are this CPU's */
@@ -475,10 +544,20 @@ asmlinkage notrace unsigned long fhook_graph_exit(unsigned long sp, unsigned lon
 		panic("fhook: return address of task %d at %p lost\n", current->pid, slot);
 	f = &gs->frames[i];
 	ret = f->ret;
+	/*
+	 * Its entry still held back: a leaf.  Held back above it (frames
+	 * dropped, see top): that call is not drawn at all.  The pointer is
+	 * this CPU's: a task that left the CPU had its entry written.
+	 */
+	if (gs->pending >= i) {
+		leaf = gs->pending == i;
+		gs->pending = -1;
+		__this_cpu_write(fhook_graph_pending, NULL);
+	}
 	gp = READ_ONCE(g->probe);
 	if (gp && !(f->flags & FHOOK_GF_NOTRACE) &&
 	    (!g->threshold || now - f->calltime >= g->threshold))
-		fhook_graph_rec_ret(gp, f, i, retval, now, pc, irqs_off);
+		fhook_graph_rec_ret(gp, f, i, retval, now, pc, irqs_off, leaf);
 	/* the frame (and any above it, see top) is done */
 	WRITE_ONCE(gs->depth, i);
 	/* out of the graph: the task keeps its stack for its next call */
@@ -504,6 +583,9 @@ static notrace void fhook_graph_on_switch(void *data, bool preempt, struct task_
 
 	int busy;
 
+	/* prev (current) leaves the CPU: its entry held back goes first */
+	if (unlikely(__this_cpu_read(fhook_graph_pending)))
+		fhook_graph_flush();
 	if (!g || READ_ONCE(prev->__state) != TASK_DEAD)
 		return;
 	gs = fhook_gstack_find(g, prev);
@@ -711,6 +793,7 @@ static void fhook_graph_disarm(struct fhook_probe *p)
 {
 	struct fhook_graph_probe *gp = to_graph(p);
 	struct fhook_gpool *g;
+	int cpu;
 
 	mutex_lock(&fhook_graph_lock);
 	g = fhook_gpool;
@@ -722,6 +805,9 @@ static void fhook_graph_disarm(struct fhook_probe *p)
 	/* no new frames; then no handler writes to the session's rings */
 	fhook_graph_unregister(gp);
 	WRITE_ONCE(g->probe, NULL);
+	/* entries held back are never written now; flushes finish in the grace period */
+	for_each_possible_cpu(cpu)
+		per_cpu(fhook_graph_pending, cpu) = NULL;
 	synchronize_rcu();
 	if (p->registered || gp->all_registered || gp->notrace_registered) {
 		/* ftrace refused: its callbacks may still run, keep everything */
@@ -768,12 +854,19 @@ static int fhook_graph_arm(struct fhook_probe *p)
 			goto err_pool;
 		fhook_switch_registered = true;
 	}
-	/* callees first: a task entering the graph sees them at once */
-	ret = register_ftrace_function(&gp->all_ops);
-	if (ret)
-		goto err_ops;
-	gp->all_registered = true;
-	if (gp->has_notrace) {
+	/*
+	 * Callees first: a task entering the graph sees them at once.  At
+	 * depth 1 no callee is ever traced: the graph functions' own ops is
+	 * all it takes (the function_graph tracer hooks every function
+	 * whatever max_graph_depth says, and pays for it on every call).
+	 */
+	if (g->max_depth > 1) {
+		ret = register_ftrace_function(&gp->all_ops);
+		if (ret)
+			goto err_ops;
+		gp->all_registered = true;
+	}
+	if (gp->has_notrace && g->max_depth > 1) {
 		ret = register_ftrace_function(&gp->notrace_ops);
 		if (ret)
 			goto err_ops;

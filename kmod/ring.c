@@ -425,6 +425,10 @@ notrace void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size, u32 p
 	BUILD_BUG_ON(sizeof(t->comm) != 2 * sizeof(u64) ||
 		     sizeof(((struct fhook_rec_comm *)0)->comm) != 2 * sizeof(u64));
 
+	/* a call graph's entry held back on this CPU goes first (probe_graph.c) */
+	if (unlikely(this_cpu_read(fhook_graph_pending)))
+		fhook_graph_flush();
+
 	/*
 	 * ->nest before ->frozen: a freezer that sets frozen, then runs an
 	 * IPI on every CPU (a full barrier there) and then finds ->nest zero

@@ -1011,13 +1011,27 @@ struct fhook_rec_graph_ent {
 	__u64 args[];		/* %rdi, %rsi, %rdx, %rcx, %r8, %r9 at entry */
 };
 
+/*
+ * FHOOK_GRAPH_RET_LEAF: the call's entry record was never written, this
+ * record stands for the whole call.  The entry is held back until
+ * something else is recorded on its CPU (a call inside it, another
+ * probe's event, a context switch); a call that returns first (a leaf,
+ * most calls of a call graph) costs one record.  Its entry is then this
+ * record with hdr.ts = calltime, hdr.flags = entry_flags, hdr.preempt =
+ * entry_preempt and no arguments (FHOOK_GRAPH_F_ARGS never holds back).
+ */
+#define FHOOK_GRAPH_RET_LEAF	(1U << 0)
+
 struct fhook_rec_graph_ret {
 	struct fhook_rec hdr;	/* hdr.ts: when the call returned */
 	__u64 ip;		/* the function */
 	__u64 calltime;		/* hdr.ts of its entry record (written or not) */
 	__u64 retval;		/* %rax as the function returned it */
 	__u32 depth;
-	__u32 __pad;
+	__u8 ret_flags;		/* FHOOK_GRAPH_RET_* */
+	__u8 entry_flags;	/* FHOOK_GRAPH_RET_LEAF: the entry's hdr.flags */
+	__u8 entry_preempt;	/* ... and hdr.preempt; else 0 */
+	__u8 __pad;
 };
 
 /*

@@ -57,6 +57,7 @@ std::vector<Target> targets(const Results& results) {
         const char* row;
         const char* reference;
         double limit;
+        const char* workload = nullptr; // only there (nullptr: both)
     };
     static constexpr Def defs[] = {
         {"function event to the ring <= 0.5x the kernel's function tracer", "fhook-ops-record",
@@ -71,11 +72,17 @@ std::vector<Target> targets(const Results& results) {
          "funclatency", 0.5},
         {"call graph entry+return recorded <= 0.5x trace-cmd's function_graph", "fhook-graph-raw",
          "trace-cmd-function-graph", 0.5},
+        // (kloop's function calls nothing: depth 2 records what depth 1 does)
+        {"... with every function hooked, as function_graph does", "fhook-graph-raw-all",
+         "trace-cmd-function-graph", 0.5, "kloop"},
         {"call graph as text <= 0.5x function_graph with trace_pipe (perf-tools funcgraph)",
          "fhook-graph", "ftrace-function-graph", 0.5},
     };
     std::vector<Target> out;
     for (const auto& d : defs) {
+        if (d.workload && results.workload != d.workload) {
+            continue;
+        }
         Target t{d.what, d.row, d.reference, d.limit, results.ratio(d.row, d.reference), {}};
         // a side that dropped events did less than the other: no ratio
         for (const char* name : {d.row, d.reference}) {

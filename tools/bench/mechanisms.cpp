@@ -336,6 +336,13 @@ const Mechanism kMechanisms[] = {
          return start_fhook(
              c, a, {"record", "-o", record_file(a), "--graph", "--depth", "1", c.function});
      }},
+    {"fhook-graph-raw-all", "fhook",
+     "fhook record --graph --depth 2 FUNC (every function hooked, as function_graph hooks them "
+     "at any depth: the other calls pay the check)",
+     [](Context& c, Attachment& a) {
+         return start_fhook(
+             c, a, {"record", "-o", record_file(a), "--graph", "--depth", "2", c.function});
+     }},
     {"fhook-trace-around", "fhook", "fhook hook --trace-around (IPMODIFY, record per call)",
      [](Context& c, Attachment& a) {
          return start_fhook(c, a, {"hook", "--trace-around", c.function});

@@ -193,12 +193,14 @@ int write_trace_dat(const ReportOptions& opt, const RecordFile& file, const Prob
     TraceDatWriter writer(std::string(file.ksyms_text()), std::move(list));
     std::uint64_t n = 0;
     Decoder decoder;
+    Event scratch;
     file.for_each_record([&](const fhook_rec* rec) {
-        std::optional<Event> ev = decoder.decode(rec);
-        if (ev && filter.passes(*ev)) {
-            writer.add(*ev);
-            n += ev->type != EventType::Lost;
-        }
+        decoder.decode_each(rec, scratch, [&](const Event& ev) {
+            if (filter.passes(ev)) {
+                writer.add(ev);
+                n += ev.type != EventType::Lost;
+            }
+        });
     });
     writer.finish(fd);
     if (!opt.quiet) {
@@ -252,17 +254,19 @@ int cmd_report(const Args& args) {
     }
     EventCounts counts;
     Decoder decoder;
+    Event scratch;
     file.for_each_record([&](const fhook_rec* rec) {
-        std::optional<Event> ev = decoder.decode(rec);
-        if (!ev || !filter.passes(*ev)) {
-            return;
-        }
-        if (opt.stat) {
-            counts.add(*ev);
-            return;
-        }
-        formatter->format(*ev, out.buffer());
-        out.commit();
+        decoder.decode_each(rec, scratch, [&](const Event& ev) {
+            if (!filter.passes(ev)) {
+                return;
+            }
+            if (opt.stat) {
+                counts.add(ev);
+                return;
+            }
+            formatter->format(ev, out.buffer());
+            out.commit();
+        });
     });
     if (!opt.stat) {
         formatter->end(out.buffer());

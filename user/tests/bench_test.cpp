@@ -131,6 +131,22 @@ TEST(Bench, ATargetWithALossySideHasNoRatio) {
     EXPECT_NE(render_json(r).find("\"lossy\": \"trace-cmd-function-graph\""), std::string::npos);
 }
 
+TEST(Bench, AWorkloadTargetOnlyInItsWorkload) {
+    Results r = sample_results();
+    const auto has_all = [&] {
+        for (const auto& t : targets(r)) {
+            if (t.row == "fhook-graph-raw-all") {
+                return true;
+            }
+        }
+        return false;
+    };
+    r.workload = "kloop";
+    EXPECT_TRUE(has_all());
+    r.workload = "read"; // depth 2 records vfs_read's callees there: another figure
+    EXPECT_FALSE(has_all());
+}
+
 TEST(Bench, TextTableShowsFiguresSkipsAndTargets) {
     const std::string text = render_text(sample_results());
     EXPECT_NE(text.find("fhook-ops-record"), std::string::npos);

@@ -74,6 +74,52 @@ TEST(Decoder, NamesTasksFromCommRecordsTheLatestWins) {
     EXPECT_FALSE(decode(&c1.hdr));
 }
 
+TEST(Decoder, LeafReturnGivesTheEntryThenItself) {
+    Decoder d;
+    fhook_rec_graph_ret r{};
+    r.hdr = test::header(FHOOK_REC_GRAPH_RET, sizeof(r), 2000, 1, 94);
+    r.hdr.flags = FHOOK_CTX_NEED_RESCHED;
+    r.hdr.preempt = 2;
+    r.ip = 0xffffffff812a0000;
+    r.calltime = 1500;
+    r.retval = 3;
+    r.depth = 2;
+    r.ret_flags = FHOOK_GRAPH_RET_LEAF;
+    r.entry_flags = FHOOK_CTX_IRQS_OFF;
+    r.entry_preempt = 1;
+    std::vector<Event> got;
+    Event scratch;
+    const auto keep = [&](const Event& ev) { got.push_back(ev); };
+    d.decode_each(&r.hdr, scratch, keep);
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0].type, EventType::GraphEntry);
+    EXPECT_EQ(got[0].ts, 1500u) << "the entry at the call's time";
+    EXPECT_EQ(got[0].flags, FHOOK_CTX_IRQS_OFF) << "with the entry's context";
+    EXPECT_EQ(got[0].preempt, 1);
+    EXPECT_EQ(got[0].ip, r.ip);
+    EXPECT_EQ(got[0].depth, 2u);
+    EXPECT_EQ(got[0].pid, 94u);
+    EXPECT_TRUE(got[0].args.empty());
+    EXPECT_EQ(got[1].type, EventType::GraphReturn);
+    EXPECT_EQ(got[1].ts, 2000u);
+    EXPECT_EQ(got[1].flags, FHOOK_CTX_NEED_RESCHED);
+    EXPECT_EQ(got[1].preempt, 2);
+    EXPECT_EQ(got[1].calltime, 1500u);
+    EXPECT_EQ(got[1].duration, 500u);
+    EXPECT_EQ(got[1].retval, 3u);
+    // a return whose entry was written is one event
+    r.ret_flags = 0;
+    got.clear();
+    d.decode_each(&r.hdr, scratch, keep);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].type, EventType::GraphReturn);
+    // a COMM record is none
+    auto c = test::comm_rec(94, "cat");
+    got.clear();
+    d.decode_each(&c.hdr, scratch, keep);
+    EXPECT_TRUE(got.empty());
+}
+
 TEST(Decoder, ShortCommRecordIsCorrupt) {
     Decoder d;
     auto c = test::comm_rec(94, "cat");

@@ -13,10 +13,10 @@ PrintSink::PrintSink(int fd, std::unique_ptr<Formatter> formatter, const ProbeTa
 }
 
 void PrintSink::on_record(const fhook_rec* rec) {
-    if (decoder_.decode(rec, event_)) {
-        formatter_->format(event_, writer_.buffer());
+    decoder_.decode_each(rec, event_, [this](const Event& ev) {
+        formatter_->format(ev, writer_.buffer());
         writer_.commit();
-    }
+    });
 }
 
 void PrintSink::flush() {

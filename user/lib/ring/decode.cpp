@@ -185,6 +185,33 @@ bool decode(const fhook_rec* rec, Event& ev) {
     return true;
 }
 
+bool leaf_entry(const fhook_rec* rec, Event& ev) {
+    const auto* g = reinterpret_cast<const fhook_rec_graph_ret*>(rec);
+    if (!(g->ret_flags & FHOOK_GRAPH_RET_LEAF)) {
+        return false;
+    }
+    ev.type = EventType::GraphEntry;
+    ev.ts = g->calltime;
+    ev.flags = g->entry_flags & ~FHOOK_CTX_STACK;
+    ev.preempt = g->entry_preempt;
+    ev.calltime = 0;
+    ev.retval = 0;
+    ev.duration = 0;
+    ev.args.clear();
+    return true;
+}
+
+void leaf_return(const fhook_rec* rec, Event& ev) {
+    const auto* g = reinterpret_cast<const fhook_rec_graph_ret*>(rec);
+    ev.type = EventType::GraphReturn;
+    ev.ts = rec->ts;
+    ev.flags = rec->flags & ~FHOOK_CTX_STACK;
+    ev.preempt = rec->preempt;
+    ev.calltime = g->calltime;
+    ev.retval = g->retval;
+    ev.duration = rec->ts >= g->calltime ? rec->ts - g->calltime : 0;
+}
+
 bool Decoder::decode(const fhook_rec* rec, Event& ev) {
     if (rec->type == FHOOK_REC_COMM) {
         if (rec->size < sizeof(fhook_rec_comm)) {

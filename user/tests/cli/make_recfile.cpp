@@ -227,7 +227,8 @@ int write(const char* path, bool lost_mid) {
 
 // A call graph's recording (fhook record --graph vfs_read): on CPU 1 cat's
 // read with a nested call, an irq-free leaf on CPU 0, a task switch, a
-// loss, a return whose entry was lost, a call still running at the end.
+// loss, a return whose entry was lost, a leaf in one record (its entry
+// held back), a call still running at the end.
 int write_graph(const char* path) {
     UniqueFd fd(::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
     if (!fd) {
@@ -272,11 +273,20 @@ int write_graph(const char* path) {
     lost.last_seq = 8;
     out.add(&lost.hdr);
     ret(write, 0, 2433461000, 2431460500, 4096, 1, 96, "kworker/1:0");
+    // a leaf: its entry held back, the return stands for the whole call
+    // (FHOOK_GRAPH_RET_LEAF; entry_flags 'd', entry_preempt 1)
+    const std::uint64_t leaf = 0 | std::uint64_t{FHOOK_GRAPH_RET_LEAF} << 32 |
+                               std::uint64_t{FHOOK_CTX_IRQS_OFF} << 40 | std::uint64_t{1} << 48;
+    out.add(Rec(FHOOK_REC_GRAPH_RET, 1, 2433461900, 0, 95, "sh")
+                .u64(read)
+                .u64(2433461500)
+                .u64(3)
+                .u64(leaf));
     ent(read, 0, 2433462000, 0, 95, "sh");
 
     Stats st;
-    st.per_cpu = {CpuStats{3, 3, 0, 0}, CpuStats{8, 6, 2, 0}};
-    st.total = CpuStats{11, 9, 2, 0};
+    st.per_cpu = {CpuStats{4, 4, 0, 0}, CpuStats{8, 6, 2, 0}};
+    st.total = CpuStats{12, 10, 2, 0};
     w.finish(Ksyms::parse(std::string_view(kKallsyms)), st,
              {RecordedProbe{1, "graph vfs_read", st}});
     return 0;

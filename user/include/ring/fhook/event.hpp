@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <fhook_abi.h>
@@ -115,6 +116,12 @@ std::optional<Event> decode(const fhook_rec* rec);
 // records); false for an unknown type or a COMM record.
 bool decode(const fhook_rec* rec, Event& ev);
 
+// A graph return standing for its whole call (FHOOK_GRAPH_RET_LEAF):
+// turns `ev`, decoded from `rec`, into the call's entry and says true;
+// leaf_return() makes it the return again.
+bool leaf_entry(const fhook_rec* rec, Event& ev);
+void leaf_return(const fhook_rec* rec, Event& ev);
+
 // Decodes a stream of records in delivery order and names each event's
 // task from the stream's FHOOK_REC_COMM records (the latest name of its
 // pid; "<...>" when the stream never named it, as tracefs prints a pid
@@ -122,9 +129,25 @@ bool decode(const fhook_rec* rec, Event& ev);
 class Decoder {
 public:
     // As decode() above, with Event::comm; a COMM record is taken in and
-    // gives false.
+    // gives false.  A graph return that stands for its whole call gives
+    // the return only: readers use decode_each().
     bool decode(const fhook_rec* rec, Event& ev);
     std::optional<Event> decode(const fhook_rec* rec);
+    // Gives `fn` each event of `rec`, decoded into `ev`: none for a COMM
+    // record or a type this build does not know, one, or two for a graph
+    // return that stands for its whole call (FHOOK_GRAPH_RET_LEAF): the
+    // call's entry, then the return.
+    template <typename Fn>
+    void decode_each(const fhook_rec* rec, Event& ev, Fn&& fn) {
+        if (!decode(rec, ev)) {
+            return;
+        }
+        if (ev.type == EventType::GraphReturn && leaf_entry(rec, ev)) {
+            fn(std::as_const(ev));
+            leaf_return(rec, ev);
+        }
+        fn(std::as_const(ev));
+    }
     // `pid`'s name as the stream gave it last, "" if it never did (pid 0:
     // the idle task of `cpu`).
     std::string_view comm(std::uint32_t pid, std::uint16_t cpu = 0) const;
