@@ -68,8 +68,12 @@ qemu_cpu() {
 # (no network, no reboot: a panic ends QEMU) into qemu_cmd; the kernel
 # parameters every guest starts with in qemu_append
 qemu_base() {
+	# FHOOK_VM_QEMU_ARGS: more QEMU arguments, split at blanks
+	# (vmtests/profile.sh: -icount and its plugin)
+	local more=()
+	read -r -a more <<< "${FHOOK_VM_QEMU_ARGS:-}"
 	qemu_cmd=(qemu-system-x86_64 -accel "$accel" -cpu "$(qemu_cpu "$1")" -smp "$4" -m "$5"
-		-no-reboot -net none -kernel "$2" -initrd "$3")
+		-no-reboot -net none -kernel "$2" -initrd "$3" "${more[@]}")
 }
 qemu_append="console=ttyS0 panic=-1 oops=panic"
 
