@@ -10,6 +10,7 @@
 #include <fhook/event.hpp>
 #include <fhook/format.hpp>
 #include <fhook/graph_format.hpp>
+#include <fhook/hist_format.hpp>
 #include <fhook/ksyms.hpp>
 #include <fhook/output.hpp>
 #include <fhook/probe.hpp>
@@ -36,7 +37,10 @@ constexpr const char* kReportUsage =
     "probe, CPU and task has instead of the events.  --to trace.dat writes the\n"
     "(filtered) events as a trace-cmd trace.dat instead, for trace-cmd report and\n"
     "KernelShark, to -o OUT or to standard output.  --graph draws the call trees\n"
-    "of a recording made with 'fhook record --graph', as 'fhook graph' does.\n";
+    "of a recording made with 'fhook record --graph', as 'fhook graph' does.\n"
+    "--hist TRIGGER aggregates the events of the probe whose fields TRIGGER names\n"
+    "(the tracefs hist trigger language, as 'fhook hist') and prints the\n"
+    "histogram as the kernel's hist file does.\n";
 
 // A file from before record files kept format files: said once per probe.
 void warn_local_format(const std::string& probe) {
@@ -54,6 +58,7 @@ struct ReportOptions {
     std::string out;        // -o
     EventFilterSpec filter;
     std::optional<GraphFormatOptions> graph; // --graph and its view options
+    std::optional<HistSpec> hist;            // --hist TRIGGER
 };
 
 std::optional<ReportOptions> parse_report_options(const Args& args) {
@@ -74,6 +79,8 @@ std::optional<ReportOptions> parse_report_options(const Args& args) {
         "only events where EXPR holds (the filter language of trace)")(
         "stat", "print the events per probe, CPU and task instead of the events")(
         "graph", "draw the call graphs of a recording made with --graph (fhook graph's trees)")(
+        "hist", po::value<std::string>()->value_name("TRIGGER"),
+        "a histogram of the events instead (hist trigger language, e.g. 'keys=comm')")(
         "proc", "with --graph: a task column (funcgraph-proc)")(
         "retval", "with --graph: return values (funcgraph-retval)")(
         "abstime", "with --graph: a timestamp column (funcgraph-abstime)")(
@@ -154,6 +161,13 @@ std::optional<ReportOptions> parse_report_options(const Args& args) {
         opt.graph = view;
     } else if (vm.count("proc") || vm.count("retval") || vm.count("abstime")) {
         throw_invalid("--proc, --retval and --abstime go with --graph");
+    }
+    if (vm.count("hist")) {
+        if (opt.stat || opt.graph || vm.count("to") || opt.format == OutputFormat::Chrome) {
+            throw_invalid("--hist prints a histogram: it takes neither --stat, --graph, --to nor "
+                          "--format chrome");
+        }
+        opt.hist = parse_hist_trigger(vm["hist"].as<std::string>());
     }
     if (vm.count("to")) {
         if (vm["to"].as<std::string>() != "trace.dat") {
@@ -249,6 +263,19 @@ int cmd_report(const Args& args) {
         return write_trace_dat(opt, file, probe_table, filter);
     }
     OutputWriter out(STDOUT_FILENO);
+    if (opt.hist) {
+        const std::vector<std::uint32_t> wanted =
+            opt.filter.probes
+                ? std::vector<std::uint32_t>(opt.filter.probes->begin(), opt.filter.probes->end())
+                : ids;
+        const HistTable table = hist_of_records(*opt.hist, probe_table, wanted, opt.filter,
+                                                [&](const auto& fn) { file.for_each_record(fn); });
+        (opt.format == OutputFormat::Json ? append_hist_json : append_hist_text)(table, ksyms,
+                                                                                 out.buffer());
+        out.commit();
+        out.flush();
+        return 0;
+    }
     if (!opt.stat) {
         formatter->begin(out.buffer());
     }

@@ -1,0 +1,220 @@
+// Histograms as the kernel prints them: hist_trigger_print_key() and
+// hist_trigger_entry_print() in kernel/trace/trace_events_hist.c (formats
+// quoted beside each case), hist_show()'s header and totals.
+#include <cinttypes>
+#include <cstdio>
+
+#include <fhook/format.hpp>
+#include <fhook/hist_format.hpp>
+
+#include "numbers.hpp"
+
+namespace fhook {
+
+namespace {
+
+using numbers::put_u64;
+
+// printf(fmt, ...) appended
+template <typename... Args>
+void put(std::string& out, const char* fmt, Args... args) {
+    char buf[256];
+    const int n = std::snprintf(buf, sizeof(buf), fmt, args...);
+    if (n < 0) {
+        return;
+    }
+    if (static_cast<std::size_t>(n) < sizeof(buf)) {
+        out.append(buf, static_cast<std::size_t>(n));
+        return;
+    }
+    std::string big(static_cast<std::size_t>(n) + 1, '\0');
+    std::snprintf(big.data(), big.size(), fmt, args...);
+    out.append(big.data(), static_cast<std::size_t>(n));
+}
+
+// %ps: the symbol without offset, " [module]" for a module's, else 0x%lx
+std::string symbol(const Ksyms& ksyms, std::uint64_t addr) {
+    const auto s = ksyms.lookup(addr);
+    if (!s) {
+        char buf[24];
+        std::snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
+        return buf;
+    }
+    std::string out(s->name);
+    if (!s->module.empty()) {
+        out.append(" [").append(s->module).append("]");
+    }
+    return out;
+}
+
+// %pS: "sym+0xoff/0xsize [module]", else 0x%lx
+std::string symbol_offset(const Ksyms& ksyms, std::uint64_t addr) {
+    if (!ksyms.lookup(addr)) {
+        char buf[24];
+        std::snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
+        return buf;
+    }
+    std::string out;
+    ksyms.append_offset(addr, out);
+    return out;
+}
+
+std::uint64_t number(const HistKeyPart& v) {
+    const auto* n = std::get_if<std::uint64_t>(&v);
+    return n ? *n : 0;
+}
+
+// One key part; true when it printed lines of its own (a stack)
+bool append_key(const HistField& f, const HistKeyPart& v, const HistEntry& e, const Ksyms& ksyms,
+                std::string& out) {
+    const char* name = f.name.c_str();
+    const auto n = static_cast<unsigned long long>(number(v));
+    if (f.source == HistSource::Stacktrace) {
+        // "stacktrace:\n" (6.12: "common_stacktrace:\n"), then "%*c%pS\n"
+        // with 8 + 1 spaces, up to HIST_STACKTRACE_DEPTH frames, 0 ends
+        out.append(f.name).append(":\n");
+        const auto* stack = std::get_if<std::vector<std::uint64_t>>(&v);
+        for (std::size_t i = 0; stack && i < stack->size() && i < 16 && (*stack)[i]; i++) {
+            out.append(9, ' ').append(symbol_offset(ksyms, (*stack)[i])).push_back('\n');
+        }
+        return true;
+    }
+    if (f.is_string) {
+        const auto* s = std::get_if<std::string>(&v);
+        put(out, "%s: %-50s", name, s ? s->c_str() : "");
+        return false;
+    }
+    switch (f.modifier) {
+    case HistModifier::Hex:
+        put(out, "%s: %llx", name, n);
+        break;
+    case HistModifier::Sym:
+        put(out, "%s: [%llx] %-45s", name, n, symbol(ksyms, n).c_str());
+        break;
+    case HistModifier::SymOffset:
+        put(out, "%s: [%llx] %-55s", name, n, symbol_offset(ksyms, n).c_str());
+        break;
+    case HistModifier::Execname:
+        // the name saved when the entry was made; <idle> for pid 0
+        put(out, "%s: %-16s[%10llu]", name, n == 0 ? "<idle>" : e.comm.c_str(), n);
+        break;
+    case HistModifier::Log2:
+        put(out, "%s: ~ 2^%-2llu", name, n);
+        break;
+    case HistModifier::Buckets:
+        put(out, "%s: ~ %llu-%llu", name, n, n + f.buckets - 1);
+        break;
+    default:
+        put(out, "%s: %10llu", name, n);
+        break;
+    }
+    return false;
+}
+
+} // namespace
+
+void append_hist_text(const HistTable& table, const Ksyms& ksyms, std::string& out) {
+    const HistSpec& spec = table.spec();
+    out.append("# event histogram\n#\n# trigger info: ");
+    out.append(hist_trigger_info(spec)).append(" [active]\n");
+    out.append("#\n\n");
+    const std::vector<HistEntry> entries = table.sorted();
+    for (const HistEntry& e : entries) {
+        out.append("{ ");
+        bool multiline = false;
+        for (std::size_t i = 0; i < spec.keys.size(); i++) {
+            if (i) {
+                out.append(", ");
+            }
+            multiline |= append_key(spec.keys[i], e.key[i], e, ksyms, out);
+        }
+        if (!multiline) {
+            out.push_back(' ');
+        }
+        out.push_back('}');
+        put(out, " hitcount: %10llu", static_cast<unsigned long long>(e.hitcount));
+        for (std::size_t i = 0; i < spec.vals.size(); i++) {
+            const auto v = static_cast<unsigned long long>(e.sums[i]);
+            put(out, spec.vals[i].modifier == HistModifier::Hex ? "  %s: %10llx" : "  %s: %10llu",
+                spec.vals[i].name.c_str(), v);
+        }
+        out.push_back('\n');
+    }
+    put(out, "\nTotals:\n    Hits: %llu\n    Entries: %u\n    Dropped: %llu\n",
+        static_cast<unsigned long long>(table.hits()), static_cast<unsigned>(entries.size()),
+        static_cast<unsigned long long>(table.dropped()));
+}
+
+void append_hist_json(const HistTable& table, const Ksyms& ksyms, std::string& out) {
+    const HistSpec& spec = table.spec();
+    const std::vector<HistEntry> entries = table.sorted();
+    for (const HistEntry& e : entries) {
+        out.append("{\"key\":{");
+        for (std::size_t i = 0; i < spec.keys.size(); i++) {
+            const HistField& f = spec.keys[i];
+            const HistKeyPart& v = e.key[i];
+            if (i) {
+                out.push_back(',');
+            }
+            append_json_string(f.name, out);
+            out.push_back(':');
+            const std::uint64_t n = number(v);
+            if (const auto* s = std::get_if<std::string>(&v)) {
+                append_json_string(*s, out);
+            } else if (const auto* stack = std::get_if<std::vector<std::uint64_t>>(&v)) {
+                out.push_back('[');
+                for (std::size_t j = 0; j < stack->size() && j < 16 && (*stack)[j]; j++) {
+                    out.append(j ? "," : "");
+                    append_json_string(symbol_offset(ksyms, (*stack)[j]), out);
+                }
+                out.push_back(']');
+            } else if (f.modifier == HistModifier::Execname) {
+                out.append("{\"pid\":");
+                put_u64(n, out);
+                out.append(",\"comm\":");
+                append_json_string(n == 0 ? std::string("<idle>") : e.comm, out);
+                out.push_back('}');
+            } else if (f.modifier == HistModifier::Sym || f.modifier == HistModifier::SymOffset) {
+                append_json_string(f.modifier == HistModifier::Sym ? symbol(ksyms, n)
+                                                                   : symbol_offset(ksyms, n),
+                                   out);
+            } else if (f.modifier == HistModifier::Hex) {
+                std::string hex;
+                numbers::put_hex(n, hex);
+                append_json_string(hex, out);
+            } else if (f.modifier == HistModifier::Log2) {
+                out.append("{\"log2\":");
+                put_u64(n, out);
+                out.push_back('}');
+            } else if (f.modifier == HistModifier::Buckets) {
+                out.append("{\"from\":");
+                put_u64(n, out);
+                out.append(",\"to\":");
+                put_u64(n + f.buckets - 1, out);
+                out.push_back('}');
+            } else if (f.is_signed) {
+                numbers::put_i64(static_cast<std::int64_t>(n), out);
+            } else {
+                put_u64(n, out);
+            }
+        }
+        out.append("},\"hitcount\":");
+        put_u64(e.hitcount, out);
+        for (std::size_t i = 0; i < spec.vals.size(); i++) {
+            out.push_back(',');
+            append_json_string(spec.vals[i].name, out);
+            out.push_back(':');
+            put_u64(e.sums[i], out);
+        }
+        out.append("}\n");
+    }
+    out.append("{\"totals\":{\"hits\":");
+    put_u64(table.hits(), out);
+    out.append(",\"entries\":");
+    put_u64(entries.size(), out);
+    out.append(",\"dropped\":");
+    put_u64(table.dropped(), out);
+    out.append("}}\n");
+}
+
+} // namespace fhook
