@@ -1,0 +1,67 @@
+# hist_report: the kernel's own hist triggers are the oracle for fhook's
+# histograms.  One kprobe on vfs_read is armed in kprobe_events with two
+# hist triggers and recorded by fhook at the same time over one workload
+# (busybox dd with four block sizes: reads of known sizes by known
+# processes); `fhook report --hist` with each trigger must print the
+# kernel's hist file: the same header, the same entries (as a set: the
+# kernel orders equal sort values its own way) and the same totals.
+. /fhook/lib.sh
+
+load_fhook
+tracefs_reset
+DEF='p:fhkhist/vr vfs_read count=%dx:u64'
+# (the filter's comm: the dd processes, not the shell that starts them)
+set -- \
+	'hist:keys=common_pid.execname,count.log2:vals=hitcount,count if comm == "dd"' \
+	'hist:keys=count.buckets=1000:vals=hitcount:sort=count.descending:size=128 if comm == "dd"'
+echo "$DEF" >> $T/kprobe_events || fail "kprobe_events refused: $DEF"
+for trig in "$@"; do
+	echo "$trig" >> $T/events/fhkhist/vr/trigger || fail "the kernel refused the trigger: $trig"
+done
+echo 1 > $T/events/fhkhist/vr/enable
+run_fhook $D/r record -o $D/r.fhk "$DEF" -- sh -c '
+	for bs in 1 100 4096 65536; do dd if=/dev/zero of=/dev/null bs=$bs count=7 2> /dev/null; done
+	dd if=/dev/zero of=/dev/null bs=3000 count=33 2> /dev/null'
+echo 0 > $T/events/fhkhist/vr/enable
+cp $T/events/fhkhist/vr/hist $D/ref.hist
+expect_eq "$RC" 0 "fhook record exit code"
+summary $D/r
+expect_eq "$L" 0 "events lost"
+
+# one histogram of the kernel's file (they are separated by two blank lines)
+n=0
+for trig in "$@"; do
+	n=$((n + 1))
+	awk -v want=$n '/^# event histogram$/ { h++ } h == want' $D/ref.hist > $D/ref.$n
+	run_fhook $D/h$n report -q --hist "$trig" $D/r.fhk
+	expect_eq "$RC" 0 "report --hist exit code ($trig)"
+	# the header and totals line for line, the entries as a set
+	for part in head entries totals; do
+		for side in ref h; do
+			f=$D/$side.$n
+			[ $side = h ] && f=$D/h$n.out
+			case $part in
+			head) sed -n '1,5p' $f ;;
+			entries) grep '^{' $f | sort ;;
+			totals) sed -n '/^Totals:$/,/^    Dropped:/p' $f ;;
+			esac > $D/$side.$n.$part
+		done
+		cmp -s $D/ref.$n.$part $D/h.$n.$part || {
+			log "kernel:"; sed 's/^/#   /' $D/ref.$n
+			log "fhook:"; sed 's/^/#   /' $D/h$n.out
+			fail "trigger $n ($trig): the $part differ"
+		}
+	done
+	log "trigger $n: $(grep -c '^{' $D/h$n.out) entries, $(grep 'Hits:' $D/h$n.out | tr -d ' ') as the kernel's"
+done
+# the known workload: 4 x 7 + 33 reads by dd, at least (dd reads
+# nothing else here, but a libc may)
+hits=$(sed -n 's/^ *Hits: //p' $D/h1.out)
+[ "$hits" -ge 61 ] || fail "Hits: $hits, want at least 61 (the dd reads)"
+grep -q '^{ common_pid: dd  *\[ *[0-9]*\], count: ~ 2^16 } hitcount:          7  count:     458752$' $D/h1.out ||
+	fail "no entry for dd's 7 reads of 65536 bytes"
+echo '!'"$2" >> $T/events/fhkhist/vr/trigger
+echo '!'"$1" >> $T/events/fhkhist/vr/trigger
+echo "-:fhkhist/vr" >> $T/kprobe_events
+unload_fhook
+pass "two hist triggers as the kernel's ($hits hits)"
