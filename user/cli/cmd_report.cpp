@@ -8,6 +8,7 @@
 #include <fhook/cpulist.hpp>
 #include <fhook/error.hpp>
 #include <fhook/event.hpp>
+#include <fhook/flamegraph.hpp>
 #include <fhook/format.hpp>
 #include <fhook/graph_format.hpp>
 #include <fhook/hist_format.hpp>
@@ -40,7 +41,9 @@ constexpr const char* kReportUsage =
     "of a recording made with 'fhook record --graph', as 'fhook graph' does.\n"
     "--hist TRIGGER aggregates the events of the probe whose fields TRIGGER names\n"
     "(the tracefs hist trigger language, as 'fhook hist') and prints the\n"
-    "histogram as the kernel's hist file does.\n";
+    "histogram as the kernel's hist file does; with keys=stacktrace, --folded\n"
+    "prints the stacks folded (FlameGraph's stackcollapse format) and --flamegraph\n"
+    "writes a flame graph SVG.\n";
 
 // A file from before record files kept format files: said once per probe.
 void warn_local_format(const std::string& probe) {
@@ -59,6 +62,8 @@ struct ReportOptions {
     EventFilterSpec filter;
     std::optional<GraphFormatOptions> graph; // --graph and its view options
     std::optional<HistSpec> hist;            // --hist TRIGGER
+    bool folded = false;                     // --folded
+    std::string flamegraph;                  // --flamegraph FILE.svg
 };
 
 std::optional<ReportOptions> parse_report_options(const Args& args) {
@@ -81,6 +86,9 @@ std::optional<ReportOptions> parse_report_options(const Args& args) {
         "graph", "draw the call graphs of a recording made with --graph (fhook graph's trees)")(
         "hist", po::value<std::string>()->value_name("TRIGGER"),
         "a histogram of the events instead (hist trigger language, e.g. 'keys=comm')")(
+        "folded", "with --hist keys=stacktrace: the stacks folded, a line each")(
+        "flamegraph", po::value<std::string>()->value_name("FILE.svg"),
+        "with --hist keys=stacktrace: a flame graph to FILE.svg")(
         "proc", "with --graph: a task column (funcgraph-proc)")(
         "retval", "with --graph: return values (funcgraph-retval)")(
         "abstime", "with --graph: a timestamp column (funcgraph-abstime)")(
@@ -168,6 +176,12 @@ std::optional<ReportOptions> parse_report_options(const Args& args) {
                           "--format chrome");
         }
         opt.hist = parse_hist_trigger(vm["hist"].as<std::string>());
+        opt.folded = vm.count("folded") != 0;
+        if (vm.count("flamegraph")) {
+            opt.flamegraph = vm["flamegraph"].as<std::string>();
+        }
+    } else if (vm.count("folded") || vm.count("flamegraph")) {
+        throw_invalid("--folded and --flamegraph go with --hist 'keys=stacktrace'");
     }
     if (vm.count("to")) {
         if (vm["to"].as<std::string>() != "trace.dat") {
@@ -186,6 +200,28 @@ std::optional<ReportOptions> parse_report_options(const Args& args) {
         opt.out = vm["output"].as<std::string>();
     }
     return opt;
+}
+
+// --hist: the table as the kernel's hist file, JSON, folded stacks or a
+// flame graph.
+void print_hist(const ReportOptions& opt, const HistTable& table, const Ksyms& ksyms,
+                OutputWriter& out) {
+    if (opt.folded || !opt.flamegraph.empty()) {
+        const std::vector<FoldedStack> stacks = folded_stacks(table, ksyms);
+        if (!opt.flamegraph.empty()) {
+            const UniqueFd svg = open_output(opt.flamegraph);
+            print_to(svg.get(),
+                     flamegraph_svg(stacks, "fhook: " + hist_trigger_info(table.spec())));
+        }
+        if (opt.folded) {
+            append_folded(stacks, out.buffer());
+        }
+    } else {
+        (opt.format == OutputFormat::Json ? append_hist_json : append_hist_text)(table, ksyms,
+                                                                                 out.buffer());
+    }
+    out.commit();
+    out.flush();
 }
 
 // --to trace.dat: the events that pass the filter, to -o OUT or stdout.
@@ -270,10 +306,7 @@ int cmd_report(const Args& args) {
                 : ids;
         const HistTable table = hist_of_records(*opt.hist, probe_table, wanted, opt.filter,
                                                 [&](const auto& fn) { file.for_each_record(fn); });
-        (opt.format == OutputFormat::Json ? append_hist_json : append_hist_text)(table, ksyms,
-                                                                                 out.buffer());
-        out.commit();
-        out.flush();
+        print_hist(opt, table, ksyms, out);
         return 0;
     }
     if (!opt.stat) {

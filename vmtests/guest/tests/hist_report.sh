@@ -5,6 +5,7 @@
 # processes); `fhook report --hist` with each trigger must print the
 # kernel's hist file: the same header, the same entries (as a set: the
 # kernel orders equal sort values its own way) and the same totals.
+# Then folded stacks (and a flame graph) of a workload's known reads.
 . /fhook/lib.sh
 
 load_fhook
@@ -60,8 +61,22 @@ hits=$(sed -n 's/^ *Hits: //p' $D/h1.out)
 [ "$hits" -ge 61 ] || fail "Hits: $hits, want at least 61 (the dd reads)"
 grep -q '^{ common_pid: dd  *\[ *[0-9]*\], count: ~ 2^16 } hitcount:          7  count:     458752$' $D/h1.out ||
 	fail "no entry for dd's 7 reads of 65536 bytes"
+
+# folded stacks of a known workload: 40 reads of fhook-workload, each
+# ending in its syscall's chain to the probed vfs_read
+run_fhook $D/s record -o $D/s.fhk --stack vfs_read -- fhook-workload read 40
+expect_eq "$RC" 0 "fhook record --stack exit code"
+run_fhook $D/fo report -q --hist keys=stacktrace --comm fhook-workload --folded \
+	--flamegraph $D/fg.svg $D/s.fhk
+expect_eq "$RC" 0 "report --folded exit code"
+sum=$(awk '{ n += $NF } END { print n + 0 }' $D/fo.out)
+expect_eq "$sum" 40 "folded counts of fhook-workload's reads"
+grep -q '^[^ ]*ksys_read;vfs_read [0-9]*$' $D/fo.out ||
+	fail "no folded stack ending in ksys_read;vfs_read: $(head -n 3 $D/fo.out)"
+grep -q '^<svg ' $D/fg.svg && grep -q '</svg>$' $D/fg.svg || fail "no SVG document in fg.svg"
+log "folded: $(wc -l < $D/fo.out) stacks, $sum reads; first: $(head -n 1 $D/fo.out)"
 echo '!'"$2" >> $T/events/fhkhist/vr/trigger
 echo '!'"$1" >> $T/events/fhkhist/vr/trigger
 echo "-:fhkhist/vr" >> $T/kprobe_events
 unload_fhook
-pass "two hist triggers as the kernel's ($hits hits)"
+pass "two hist triggers as the kernel's ($hits hits); folded stacks of $sum reads"
