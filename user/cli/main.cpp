@@ -39,6 +39,10 @@ constexpr Command kCommands[] = {
      "  count [options] FUNC... [-- COMMAND [ARGS...]]\n"
      "                        count calls per function, no records (--via ops|direct|\n"
      "                        kprobe)\n"},
+    {"hist", fhook::cli::cmd_hist,
+     "  hist [options] PROBE TRIGGER... [-- COMMAND [ARGS...]]\n"
+     "                        histograms in the tracefs hist trigger language (keys,\n"
+     "                        values, sort; stacks folded or as a flame graph)\n"},
     {"latency", fhook::cli::cmd_latency,
      "  latency [options] FUNC... [-- COMMAND [ARGS...]]\n"
      "                        histograms of each function's duration, kept in the\n"

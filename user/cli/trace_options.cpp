@@ -71,7 +71,7 @@ po::options_description describe(const TraceCommand& cmd) {
     }
     if (cmd.interval) {
         options.add_options()("interval,i", po::value<std::string>()->value_name("SEC"),
-                              "print what each SEC seconds counted, then start afresh");
+                              cmd.interval_help);
     }
     if (cmd.via) {
         options.add_options()(

@@ -26,6 +26,10 @@ struct TraceOptions {
     std::size_t top = 0;                      // count --top N (0 = all)
     LatencyUnit unit = LatencyUnit::Nsecs;    // latency -u / -m
     GraphFormatOptions graph_view;            // graph --proc, --retval, --abstime
+    std::vector<std::string> hist_triggers;   // hist: the TRIGGERs after PROBE
+    bool folded = false;                      // hist --folded
+    std::string flamegraph;                   // hist --flamegraph FILE.svg
+    bool clear = false;                       // hist --clear
 };
 
 // What one tracing command offers; the option table is built from it in
@@ -37,8 +41,9 @@ struct TraceCommand {
     bool records = true;   // ring options (--buffer-size, --watermark...)
     bool snapshots = true; // --overwrite, --stack, --trigger
     bool interval = false; // --interval
-    bool via = true;       // --via
-    bool summary = false;  // a summary on stderr (and --summary-json)
+    const char* interval_help = "print what each SEC seconds counted, then start afresh";
+    bool via = true;      // --via
+    bool summary = false; // a summary on stderr (and --summary-json)
     const char* filter_help;
     const char* output_help;
     const char* format_help = nullptr; // --format (nullptr: none)

@@ -1,3 +1,4 @@
+#include <fhook/probe.hpp>
 #include <fhook/sinks.hpp>
 
 namespace fhook {
@@ -39,6 +40,40 @@ void FileSink::finish(const Stats& session, const std::vector<ProbeSummary>& pro
         recorded.push_back(RecordedProbe{p.id, p.description, p.stats});
     }
     writer_.finish(ksyms_, session, recorded);
+}
+
+HistSink::HistSink(std::vector<HistSpec> specs, std::uint32_t probe_id, const KprobeDef* def)
+    : probe_id_(probe_id), def_(def) {
+    for (HistSpec& spec : specs) {
+        resolve_hist_fields(spec, def);
+        preds_.push_back(spec.filter.empty() ? std::vector<fhook_insn>()
+                                             : compile_filter(spec.filter, def));
+        tables_.emplace_back(std::move(spec));
+    }
+}
+
+void HistSink::on_record(const fhook_rec* rec) {
+    // (COMM records name the tasks: every probe's)
+    if (rec->type != FHOOK_REC_COMM && rec->probe_id != probe_id_) {
+        return;
+    }
+    decoder_.decode_each(rec, event_, [&](const Event& ev) {
+        // a function probe's own events (not a call graph's)
+        if (ev.type == EventType::Lost || (!def_ && ev.type != EventType::Function)) {
+            return;
+        }
+        for (std::size_t i = 0; i < tables_.size(); i++) {
+            if (preds_[i].empty() || run_filter(preds_[i], ev)) {
+                tables_[i].add(ev, def_);
+            }
+        }
+    });
+}
+
+void HistSink::clear() {
+    for (HistTable& t : tables_) {
+        t = HistTable(t.spec());
+    }
 }
 
 } // namespace fhook

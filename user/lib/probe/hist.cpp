@@ -290,6 +290,12 @@ int compare_part(const HistField& f, const HistKeyPart& a, const HistKeyPart& b)
 
 } // namespace
 
+bool is_hist_trigger(std::string_view text) {
+    text = trim(text);
+    return text == "hist" || text.substr(0, 5) == "hist:" || text.substr(0, 5) == "keys=" ||
+           text.substr(0, 4) == "key=";
+}
+
 HistSpec parse_hist_trigger(std::string_view text) {
     HistSpec spec;
     spec.text = std::string(trim(text));

@@ -5,7 +5,8 @@
 # processes); `fhook report --hist` with each trigger must print the
 # kernel's hist file: the same header, the same entries (as a set: the
 # kernel orders equal sort values its own way) and the same totals.
-# Then folded stacks (and a flame graph) of a workload's known reads.
+# Then `fhook hist` live with the same triggers beside the kernel's on a
+# second event, compared the same way; then folded stacks (and a flame graph) of a workload's known reads.
 . /fhook/lib.sh
 
 load_fhook
@@ -62,6 +63,46 @@ hits=$(sed -n 's/^ *Hits: //p' $D/h1.out)
 grep -q '^{ common_pid: dd  *\[ *[0-9]*\], count: ~ 2^16 } hitcount:          7  count:     458752$' $D/h1.out ||
 	fail "no entry for dd's 7 reads of 65536 bytes"
 
+# fhook hist live, the same triggers, beside the kernel's on a second
+# kprobe event of the same definition armed only meanwhile
+DEF2='p:fhkhist/vr2 vfs_read count=%dx:u64'
+echo "$DEF2" >> $T/kprobe_events || fail "kprobe_events refused: $DEF2"
+for trig in "$@"; do
+	echo "$trig" >> $T/events/fhkhist/vr2/trigger || fail "the kernel refused the trigger: $trig"
+done
+echo 1 > $T/events/fhkhist/vr2/enable
+run_fhook $D/l hist "$DEF" "$@" -- sh -c '
+	for bs in 1 100 4096 65536; do dd if=/dev/zero of=/dev/null bs=$bs count=5 2> /dev/null; done
+	dd if=/dev/zero of=/dev/null bs=3000 count=21 2> /dev/null'
+echo 0 > $T/events/fhkhist/vr2/enable
+expect_eq "$RC" 0 "fhook hist exit code"
+grep -q '^Tracing p:fhkhist/vr vfs_read count=%dx:u64\.\.\. Hit Ctrl-C to end\.$' $D/l.err ||
+	fail "no 'Tracing ... Hit Ctrl-C to end.' on stderr"
+sed -n 's/^fhook: probe [0-9]* hits [0-9]* events [0-9]* lost \([0-9]*\).*/\1/p' $D/l.err > $D/l.lost
+expect_eq "$(cat $D/l.lost)" 0 "fhook hist: events lost"
+n=0
+for trig in "$@"; do
+	n=$((n + 1))
+	awk -v want=$n '/^# event histogram$/ { h++ } h == want' $T/events/fhkhist/vr2/hist > $D/ref2.$n
+	awk -v want=$n '/^# event histogram$/ { h++ } h == want' $D/l.out > $D/live.$n
+	for side in ref2 live; do
+		sed -n '1,5p' $D/$side.$n > $D/$side.$n.head
+		grep '^{' $D/$side.$n | sort > $D/$side.$n.entries
+		sed -n '/^Totals:$/,/^    Dropped:/p' $D/$side.$n > $D/$side.$n.totals
+	done
+	for part in head entries totals; do
+		cmp -s $D/ref2.$n.$part $D/live.$n.$part || {
+			log "kernel:"; sed 's/^/#   /' $D/ref2.$n
+			log "fhook hist:"; sed 's/^/#   /' $D/live.$n
+			fail "fhook hist, trigger $n: the $part differ from the kernel's"
+		}
+	done
+done
+grep -q '^{ common_pid: dd  *\[ *[0-9]*\], count: ~ 2^16 } hitcount:          5  count:     327680$' $D/l.out ||
+	fail "fhook hist: no entry for dd's 5 reads of 65536 bytes"
+for trig in "$@"; do echo "!$trig" >> $T/events/fhkhist/vr2/trigger; done
+echo "-:fhkhist/vr2" >> $T/kprobe_events
+
 # folded stacks of a known workload: 40 reads of fhook-workload, each
 # ending in its syscall's chain to the probed vfs_read
 run_fhook $D/s record -o $D/s.fhk --stack vfs_read -- fhook-workload read 40
@@ -79,4 +120,4 @@ echo '!'"$2" >> $T/events/fhkhist/vr/trigger
 echo '!'"$1" >> $T/events/fhkhist/vr/trigger
 echo "-:fhkhist/vr" >> $T/kprobe_events
 unload_fhook
-pass "two hist triggers as the kernel's ($hits hits); folded stacks of $sum reads"
+pass "two hist triggers as the kernel's, recorded ($hits hits) and live; folded stacks of $sum reads"

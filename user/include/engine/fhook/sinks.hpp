@@ -1,5 +1,6 @@
 // Where a Tracer's records go: printed as text or NDJSON, written to a
-// record file, or discarded (the module counted them).
+// record file, aggregated into histograms, or discarded (the module
+// counted them).
 #pragma once
 
 #include <memory>
@@ -7,6 +8,7 @@
 
 #include <fhook/event.hpp>
 #include <fhook/format.hpp>
+#include <fhook/hist.hpp>
 #include <fhook/output.hpp>
 #include <fhook/recfile.hpp>
 #include <fhook/tracer.hpp>
@@ -50,6 +52,27 @@ private:
 };
 
 // The records dropped (the module's counters are what is wanted).
+// Histograms of one probe's events, a table per trigger (fhook hist): its
+// events decoded and added to each table whose "if" they pass.
+class HistSink final : public Sink {
+public:
+    // `def`: the probe's definition (nullptr: a function probe); each
+    // spec resolved against it.
+    HistSink(std::vector<HistSpec> specs, std::uint32_t probe_id, const KprobeDef* def);
+    void on_record(const fhook_rec* rec) override;
+    const std::vector<HistTable>& tables() const noexcept { return tables_; }
+    // Starts every table over (--interval with --clear).
+    void clear();
+
+private:
+    std::vector<HistTable> tables_;
+    std::vector<std::vector<fhook_insn>> preds_; // each spec's "if", compiled
+    std::uint32_t probe_id_;
+    const KprobeDef* def_;
+    Decoder decoder_;
+    Event event_;
+};
+
 class DiscardSink final : public Sink {
 public:
     void on_record(const fhook_rec*) override {}

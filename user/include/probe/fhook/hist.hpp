@@ -61,6 +61,10 @@ struct HistSpec {
     std::string text;            // as given
 };
 
+// True for a hist trigger rather than a probe: "hist:...", "keys=...",
+// "key=...".
+bool is_hist_trigger(std::string_view text);
+
 // Parses "[hist:]keys=K[,K...][:vals=V[,V...]][:sort=S[,S]][:size=N]
 // [:name=NAME] [if FILTER]" (key=/keys=, val=/vals=/values=, as the kernel
 // accepts them).  Invalid Error naming the token, in the kernel's words

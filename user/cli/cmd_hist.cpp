@@ -1,0 +1,166 @@
+// fhook hist [options] PROBE TRIGGER... [-- COMMAND [ARGS...]]
+#include <chrono>
+#include <ctime>
+
+#include <fhook/error.hpp>
+#include <fhook/flamegraph.hpp>
+#include <fhook/hist_format.hpp>
+#include <fhook/output.hpp>
+#include <fhook/sinks.hpp>
+
+#include "trace_options.hpp"
+
+namespace fhook::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: fhook hist [options] PROBE TRIGGER... [-- COMMAND [ARGS...]]\n"
+    "\n"
+    "Aggregate the hits of PROBE (a function, or a kprobe, kretprobe, uprobe or\n"
+    "tracepoint definition as trace takes them) by each TRIGGER, in the tracefs\n"
+    "hist trigger language ('[hist:]keys=FIELD[.MOD],...[:vals=FIELD,...]\n"
+    "[:sort=FIELD[.descending]][:size=N] [if FILTER]'), until Ctrl-C, --duration or\n"
+    "the exit of COMMAND, and print each histogram as the kernel's hist file does.\n"
+    "Fields: the probe's own, common_pid, comm, cpu, stacktrace (and a function\n"
+    "probe's ip and parent_ip); modifiers .hex .sym .sym-offset .execname .log2\n"
+    "/.buckets=N .usecs.  With a stacktrace key, --folded prints the stacks folded\n"
+    "and --flamegraph writes a flame graph.  (The events are aggregated as they\n"
+    "are read, in fhook; the summary says if any were lost.)\n";
+
+void add_hist_options(po::options_description& options) {
+    options.add_options()("folded", "with a stacktrace key: the stacks folded (FlameGraph)")(
+        "flamegraph", po::value<std::string>()->value_name("FILE.svg"),
+        "with a stacktrace key: a flame graph to FILE.svg")(
+        "clear", "with --interval: start the histograms over after each print");
+}
+
+void parse_hist_options(const po::variables_map& vm, TraceOptions& opt) {
+    // PROBE (or one -e EVENT), then the TRIGGERs
+    std::vector<std::string> probes;
+    for (const std::string& arg : opt.spec.probes) {
+        if (is_hist_trigger(arg)) {
+            opt.hist_triggers.push_back(arg);
+        } else if (!opt.hist_triggers.empty() || !probes.empty()) {
+            throw_invalid("'" + arg +
+                          "': one PROBE, then its TRIGGERs (a trigger starts with keys= or hist:)");
+        } else {
+            probes.push_back(arg);
+        }
+    }
+    opt.spec.probes = probes;
+    if (probes.size() + opt.spec.events.size() > 1) {
+        throw_invalid("one PROBE or one -e EVENT: a histogram is of one probe's hits");
+    }
+    if (opt.hist_triggers.empty()) {
+        throw_invalid("no TRIGGER: give one after the probe, e.g. fhook hist vfs_read 'keys=comm'");
+    }
+    opt.folded = vm.count("folded") != 0;
+    if (vm.count("flamegraph")) {
+        opt.flamegraph = vm["flamegraph"].as<std::string>();
+    }
+    opt.clear = vm.count("clear") != 0;
+    if (opt.clear && !opt.spec.interval) {
+        throw_invalid("--clear goes with --interval");
+    }
+}
+
+// Prints the histograms at the end, or every --interval.
+class HistPrinter final : public TraceObserver {
+public:
+    HistPrinter(HistSink& sink, const Tracer& tracer, int fd, const TraceOptions& opt)
+        : sink_(sink), tracer_(tracer), fd_(fd), opt_(opt) {}
+    void on_interval() override {
+        print();
+        if (opt_.clear) {
+            sink_.clear();
+        }
+    }
+    void print() {
+        std::string text;
+        if (opt_.spec.interval && opt_.format == OutputFormat::Text) {
+            const std::time_t t = std::time(nullptr);
+            char when[32];
+            std::tm tm{};
+            std::strftime(when, sizeof(when), "%H:%M:%S", localtime_r(&t, &tm));
+            text = std::string(prints_++ ? "\n" : "") + when + "\n";
+        }
+        for (std::size_t i = 0; i < sink_.tables().size(); i++) {
+            const HistTable& table = sink_.tables()[i];
+            if (opt_.folded || !opt_.flamegraph.empty()) {
+                const std::vector<FoldedStack> stacks = folded_stacks(table, tracer_.ksyms());
+                if (!opt_.flamegraph.empty() && i == 0) {
+                    const UniqueFd svg = open_output(opt_.flamegraph);
+                    print_to(svg.get(), flamegraph_svg(stacks, "fhook hist: " + hist_trigger_info(
+                                                                                    table.spec())));
+                }
+                if (opt_.folded) {
+                    append_folded(stacks, text);
+                }
+            } else if (opt_.format == OutputFormat::Json) {
+                append_hist_json(table, tracer_.ksyms(), text);
+            } else {
+                // the kernel's hist file: histograms two blank lines apart
+                text += i ? "\n\n" : "";
+                append_hist_text(table, tracer_.ksyms(), text);
+            }
+        }
+        print_to(fd_, text);
+    }
+
+private:
+    HistSink& sink_;
+    const Tracer& tracer_;
+    int fd_;
+    const TraceOptions& opt_;
+    unsigned prints_ = 0;
+};
+
+} // namespace
+
+int cmd_hist(const Args& args) {
+    TraceCommand cmd;
+    cmd.name = "hist";
+    cmd.usage = kUsage;
+    cmd.snapshots = false;
+    cmd.interval = true;
+    cmd.interval_help = "print the histograms every SEC seconds, each time all counted so far "
+                        "(--clear: what the SEC seconds counted)";
+    cmd.via = false;
+    cmd.summary = true;
+    cmd.filter_help = "only hits where EXPR holds, for every trigger (each may add its own "
+                      "'if')";
+    cmd.output_help = "write the histograms to FILE instead of stdout";
+    cmd.format_help = "text (the kernel's hist file, default) or json (an object per entry)";
+    cmd.no_probe = "give a probe and a trigger, e.g. fhook hist vfs_read 'keys=comm'";
+    cmd.add_options = add_hist_options;
+    cmd.parse_options = parse_hist_options;
+    std::optional<TraceOptions> opt = parse_trace_options(args, cmd);
+    if (!opt) {
+        return 0; // --help
+    }
+    std::vector<HistSpec> specs;
+    for (const auto& text : opt->hist_triggers) {
+        specs.push_back(parse_hist_trigger(text));
+    }
+    Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
+    const UniqueFd out = open_output(opt->output);
+    tracer.setup();
+    // the probe's fields are known once it is added; nothing is armed yet
+    const std::uint32_t id = tracer.probes().front().id;
+    HistSink sink(std::move(specs), id, tracer.probe_table().find(id));
+    if ((opt->folded || !opt->flamegraph.empty()) && sink.tables().size() != 1) {
+        throw_invalid("--folded and --flamegraph take one TRIGGER");
+    }
+    tracer.start();
+    if (!opt->quiet) {
+        print_stderr("Tracing " + tracer.probes().front().description + "... Hit Ctrl-C to end.\n");
+    }
+    HistPrinter printer(sink, tracer, output_fd(out), *opt);
+    tracer.run(sink, printer);
+    printer.print();
+    print_summary(tracer, *opt);
+    return run_status(tracer);
+}
+
+} // namespace fhook::cli
