@@ -221,6 +221,7 @@ struct fhook_probe {
 	struct fhook_pred *pred;	/* filter, NULL: record every hit */
 	u32 data_size;			/* without a program: the record's fixed bytes */
 	char *symbol;			/* kprobes: the symbol probed */
+	struct fhook_hist *hist;	/* FHOOK_IOC_HIST_SET: hits go there, not to the ring */
 };
 
 /*
@@ -355,6 +356,14 @@ int fhook_func_set_patterns(struct ftrace_ops *ops, char *text,
 
 /* probe_graph.c */
 asmlinkage unsigned long fhook_graph_exit(unsigned long sp, unsigned long retval);
+/* hist.c: histograms kept in the module */
+struct fhook_hist;
+int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs);
+int fhook_hist_read(struct fhook_session *s, struct fhook_hist_read *hr);
+void fhook_hist_add(struct fhook_hist *h, const void *data, u32 len, u64 faults,
+		    unsigned long ip, unsigned long parent_ip);
+void fhook_hist_free(struct fhook_hist *h);
+
 /* a call graph's entry held back on this CPU (probe_graph.c), and its writer */
 struct fhook_gstack;
 DECLARE_PER_CPU(struct fhook_gstack *, fhook_graph_pending);

@@ -99,6 +99,10 @@ notrace void fhook_func_hit(struct fhook_probe *p, unsigned long ip, unsigned lo
 		goto out;
 	}
 	fhook_count(&c->hits);
+	if (p->hist) {
+		fhook_hist_add(p->hist, NULL, 0, 0, ip, parent_ip);
+		goto out;
+	}
 	if (unlikely(p->stack || triggered)) {
 		fhook_func_stack(p, rb, ip, parent_ip, pc, irqs_off, c);
 		goto out;

@@ -68,6 +68,10 @@ static notrace void fhook_probe_record(struct fhook_probe *p, u16 type, struct p
 		return;
 	}
 	fhook_count(&c->hits);
+	if (p->hist) {
+		fhook_hist_add(p->hist, ctx->data, FHOOK_MAX_PROBE_DATA, ctx->faults, ip, ret_ip);
+		return;
+	}
 	stack = p->stack || (triggered & FHOOK_TRIGGERED_STACK);
 	if (stack) {
 		u32 at = ALIGN(ctx->dyn, 8);

@@ -78,6 +78,10 @@ static notrace void fhook_tp_handler(struct perf_event *event, struct perf_sampl
 		return;
 	}
 	fhook_count(&c->hits);
+	if (p->hist) {
+		fhook_hist_add(p->hist, entry, len, 0, tp->id, 0);
+		return;
+	}
 	size = sizeof(*r) + len;
 	r = fhook_ring_reserve(rb, size, p->id, &seq);
 	if (!IS_ERR_OR_NULL(r)) {

@@ -142,6 +142,7 @@ static void fhook_probe_free(struct fhook_probe *p)
 {
 	if (p->kind->release)
 		p->kind->release(p);
+	fhook_hist_free(p->hist);
 	kfree(p);
 }
 
@@ -231,7 +232,8 @@ static long fhook_ioc_handshake(unsigned long uarg)
 		      FHOOK_FEAT_UPROBE | FHOOK_FEAT_STACK | FHOOK_FEAT_TRIGGER |
 		      FHOOK_FEAT_TRACEPOINT | FHOOK_FEAT_DIRECT | FHOOK_FEAT_HOOK |
 		      FHOOK_FEAT_COUNT | FHOOK_FEAT_READ_TEXT | FHOOK_FEAT_LATENCY |
-		      FHOOK_FEAT_COUNT_IPS | FHOOK_FEAT_KHOOK | FHOOK_FEAT_GRAPH;
+		      FHOOK_FEAT_COUNT_IPS | FHOOK_FEAT_KHOOK | FHOOK_FEAT_GRAPH |
+		      FHOOK_FEAT_HIST;
 	if (fhook_lab)
 		hs.features |= FHOOK_FEAT_LAB;
 	hs.nr_cpus = nr_cpu_ids;
@@ -688,6 +690,36 @@ static long fhook_ioc_counts(struct fhook_session *s, unsigned long uarg)
 	return ret;
 }
 
+static long fhook_ioc_hist_set(struct fhook_session *s, unsigned long uarg)
+{
+	struct fhook_hist_set hs;
+	int ret;
+
+	ret = fhook_copy_arg(&hs, sizeof(hs), uarg);
+	if (ret < 0)
+		return ret;
+	return fhook_hist_set(s, &hs);
+}
+
+static long fhook_ioc_hist_read(struct fhook_session *s, unsigned long uarg)
+{
+	struct fhook_hist_read hr;
+	int ret;
+
+	ret = fhook_copy_arg(&hr, sizeof(hr), uarg);
+	if (ret < 0)
+		return ret;
+	if (hr.flags || hr.reserved[0] || hr.reserved[1])
+		return -EINVAL;
+	ret = fhook_hist_read(s, &hr);
+	/* ENOSPC tells the caller how many there are */
+	if (!ret || ret == -ENOSPC) {
+		if (fhook_put_arg(uarg, &hr, sizeof(hr)))
+			return -EFAULT;
+	}
+	return ret;
+}
+
 /* No session state: not under the session lock. */
 static long fhook_ioc_read_text(unsigned long uarg)
 {
@@ -754,6 +786,12 @@ long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned lon
 		break;
 	case FHOOK_CMD(FHOOK_IOC_COUNTS):
 		ret = fhook_ioc_counts(s, arg);
+		break;
+	case FHOOK_CMD(FHOOK_IOC_HIST_SET):
+		ret = fhook_ioc_hist_set(s, arg);
+		break;
+	case FHOOK_CMD(FHOOK_IOC_HIST_READ):
+		ret = fhook_ioc_hist_read(s, arg);
 		break;
 	case FHOOK_CMD(FHOOK_IOC_KHOOKS):
 		ret = fhook_khook_list((struct fhook_khooks __user *)arg);

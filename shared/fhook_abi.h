@@ -59,6 +59,7 @@
 #define FHOOK_FEAT_COUNT_IPS	(1ULL << 25)	/* FHOOK_PROBE_F_COUNT_IPS, FHOOK_IOC_COUNTS */
 #define FHOOK_FEAT_KHOOK	(1ULL << 26)	/* hook API for modules, FHOOK_IOC_KHOOKS */
 #define FHOOK_FEAT_GRAPH	(1ULL << 27)	/* FHOOK_PROBE_GRAPH (call graphs) */
+#define FHOOK_FEAT_HIST		(1ULL << 28)	/* FHOOK_IOC_HIST_SET, FHOOK_IOC_HIST_READ */
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -680,6 +681,8 @@ enum fhook_cmp {
 #define FHOOK_IOC_LATENCY	_IOWR(FHOOK_IOC_MAGIC, 0x0d, struct fhook_latency)
 #define FHOOK_IOC_COUNTS	_IOWR(FHOOK_IOC_MAGIC, 0x0e, struct fhook_counts)
 #define FHOOK_IOC_KHOOKS	_IOWR(FHOOK_IOC_MAGIC, 0x0f, struct fhook_khooks)
+#define FHOOK_IOC_HIST_SET	_IOW(FHOOK_IOC_MAGIC, 0x10, struct fhook_hist_set)
+#define FHOOK_IOC_HIST_READ	_IOWR(FHOOK_IOC_MAGIC, 0x11, struct fhook_hist_read)
 
 /*
  * Switch an armed FHOOK_PROBE_DIRECT probe to the counting trampoline
@@ -713,6 +716,93 @@ struct fhook_latency {
 	__u64 inflight;		/* out: calls inside the function now */
 	__u64 reserved[3];	/* must be zero */
 	__u64 buckets[FHOOK_LAT_BUCKETS];	/* out */
+};
+
+/*
+ * A histogram kept in the module (fhook hist): FHOOK_IOC_HIST_SET, before
+ * START, makes a probe's hits go into a table instead of its ring: each
+ * hit that passes the probe's filter is a key made of nr_keys fields, and
+ * the table counts the hits of each key and adds up nr_vals fields, as
+ * the kernel's hist triggers do (tracing_map: lock-free, shared by the
+ * CPUs, at most `size` keys; a hit whose key would be one more counts as
+ * dropped).  Function probes (FHOOK_PROBE_FUNC by ftrace_ops, no stack or
+ * triggers), kprobes, uprobes and tracepoints take one.
+ *
+ * A field is 8 bytes of the key (FHOOK_HIST_SRC_COMM: 16): a number from
+ * the probe's record data (`offset`, `size` 1, 2, 4 or 8 bytes,
+ * FHOOK_HIST_F_SIGNED sign-extends; 0 when fetch `store` faulted), or the
+ * task's pid, its CPU, its name, a function probe's ip or parent ip; then
+ * `op`: ceil(log2), rounded down to a multiple of `param`, or divided by
+ * `param`.
+ */
+#define FHOOK_HIST_MAX_KEYS	3
+#define FHOOK_HIST_MAX_VALS	2
+#define FHOOK_HIST_MIN_SIZE	128
+#define FHOOK_HIST_MAX_SIZE	131072
+#define FHOOK_HIST_NO_STORE	0xffff
+
+enum fhook_hist_src {
+	FHOOK_HIST_SRC_DATA = 1,	/* the record's data: offset, size */
+	FHOOK_HIST_SRC_PID = 2,		/* current->pid */
+	FHOOK_HIST_SRC_CPU = 3,
+	FHOOK_HIST_SRC_COMM = 4,	/* current->comm: 16 bytes (keys only) */
+	FHOOK_HIST_SRC_IP = 5,		/* function probes: the function */
+	FHOOK_HIST_SRC_PARENT_IP = 6,	/* function probes: the call site */
+};
+
+enum fhook_hist_op {
+	FHOOK_HIST_OP_NONE = 0,
+	FHOOK_HIST_OP_LOG2 = 1,		/* ceil(log2(v)), 0 for 0 and 1 (.log2) */
+	FHOOK_HIST_OP_BUCKETS = 2,	/* v / param * param (.buckets=param) */
+	FHOOK_HIST_OP_DIV = 3,		/* v / param (.usecs: 1000) */
+};
+
+#define FHOOK_HIST_F_SIGNED	(1U << 0)	/* fhook_hist_field.flags */
+
+struct fhook_hist_field {
+	__u8 src;		/* enum fhook_hist_src */
+	__u8 op;		/* enum fhook_hist_op */
+	__u8 size;		/* SRC_DATA: 1, 2, 4 or 8 */
+	__u8 flags;		/* FHOOK_HIST_F_* */
+	__u16 offset;		/* SRC_DATA: in the record's data */
+	__u16 store;		/* SRC_DATA: its fetch's fault bit, or FHOOK_HIST_NO_STORE */
+	__u64 param;		/* BUCKETS, DIV: not 0 */
+};
+
+#define FHOOK_HIST_F_COMM	(1U << 0)	/* keep the task's name with each key (.execname) */
+
+struct fhook_hist_set {
+	__u32 size;		/* of this struct */
+	__u32 probe_id;
+	__u32 entries;		/* keys at most: a power of two, MIN_SIZE..MAX_SIZE */
+	__u32 flags;		/* FHOOK_HIST_F_* */
+	__u32 nr_keys;		/* 1..FHOOK_HIST_MAX_KEYS */
+	__u32 nr_vals;		/* 0..FHOOK_HIST_MAX_VALS */
+	struct fhook_hist_field keys[FHOOK_HIST_MAX_KEYS];
+	struct fhook_hist_field vals[FHOOK_HIST_MAX_VALS];
+	__u64 reserved[2];	/* must be zero */
+};
+
+/*
+ * FHOOK_IOC_HIST_READ: the table, any time.  Each entry is `elt_size`
+ * bytes at buf: the key (`key_size` bytes: the fields in order, 8 bytes
+ * each, COMM 16), the hit count (u64), FHOOK_HIST_MAX_VALS sums (u64) and
+ * with FHOOK_HIST_F_COMM the name of the task that made it (16 bytes,
+ * else zeros).  `buf_len` smaller than all entries: ENOSPC with `nr` set
+ * to their number.  A reader that wants intervals subtracts two reads.
+ */
+struct fhook_hist_read {
+	__u32 size;		/* of this struct */
+	__u32 probe_id;
+	__u32 flags;		/* must be 0 */
+	__u32 nr;		/* out: entries */
+	__u64 buf;		/* in: user buffer */
+	__u64 buf_len;		/* in: its bytes */
+	__u64 hits;		/* out: hits counted in an entry */
+	__u64 drops;		/* out: hits whose key found no room */
+	__u32 key_size;		/* out */
+	__u32 elt_size;		/* out */
+	__u64 reserved[2];	/* must be zero */
 };
 
 /*
@@ -1101,6 +1191,9 @@ FHOOK_ABI_SIZE(fhook_insn, 16);
 FHOOK_ABI_SIZE(fhook_direct_modify, 32);
 FHOOK_ABI_SIZE(fhook_latency, 576);
 FHOOK_ABI_SIZE(fhook_counts, 48);
+FHOOK_ABI_SIZE(fhook_hist_field, 16);
+FHOOK_ABI_SIZE(fhook_hist_set, 120);
+FHOOK_ABI_SIZE(fhook_hist_read, 72);
 FHOOK_ABI_SIZE(fhook_khook_info, 232);
 FHOOK_ABI_SIZE(fhook_khooks, 40);
 FHOOK_ABI_SIZE(fhook_read_text, 40);

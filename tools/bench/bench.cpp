@@ -75,6 +75,13 @@ std::vector<Target> targets(const Results& results) {
         // (kloop's function calls nothing: depth 2 records what depth 1 does)
         {"... with every function hooked, as function_graph does", "fhook-graph-raw-all",
          "trace-cmd-function-graph", 0.5, "kloop"},
+        {"keyed hitcount <= 0.5x the kernel's hist trigger", "fhook-hist-count",
+         "hist-trigger-count", 0.5},
+        {"keyed hitcount <= 0.5x bpftrace @[pid] = count()", "fhook-hist-count",
+         "bpftrace-count-key", 0.5},
+        {"keyed sum <= 0.5x the kernel's hist trigger", "fhook-hist-sum", "hist-trigger-sum", 0.5},
+        {"keyed sum <= 0.5x bpftrace @[pid] = sum(arg2)", "fhook-hist-sum", "bpftrace-sum-key",
+         0.5},
         {"call graph as text <= 0.5x function_graph with trace_pipe (perf-tools funcgraph)",
          "fhook-graph", "ftrace-function-graph", 0.5},
     };

@@ -164,6 +164,23 @@ std::string kprobe_event(Context& c, Attachment& a, const std::string& def,
     return "";
 }
 
+// A kprobe event with a hist trigger and nothing else: the trigger puts
+// the event in soft-disabled mode (triggers run, nothing is written to
+// the trace buffer), the way a hist user runs it.
+std::string kprobe_hist(Context& c, Attachment& a, const std::string& def, const std::string& event,
+                        const std::string& trigger) {
+    try {
+        write_file(c.opt.tracefs + "/kprobe_events", def + "\n", true);
+    } catch (const Error& e) {
+        return e.what();
+    }
+    a.undo.emplace_back(c.opt.tracefs + "/kprobe_events", "-:fhookbench/" + event + "\n");
+    const std::string file = c.opt.tracefs + "/events/fhookbench/" + event + "/trigger";
+    write_file(file, trigger + "\n", true);
+    a.undo.emplace_back(file, "!" + trigger + "\n");
+    return "";
+}
+
 // Where `fhook record` writes, as trace-cmd does (tmpfs in the VM: both
 // pay for the copies into the page cache); removed afterwards.
 std::string record_file(Attachment& a) {
@@ -263,6 +280,39 @@ const Mechanism kMechanisms[] = {
      [](Context& c, Attachment& a) {
          return start_tool(
              c, a, {c.opt.bpftrace, "-e", "kprobe:" + c.function + " { @h = hist(arg1); }"});
+     }},
+    {"hist-trigger-count", "kprobe_events",
+     "kprobe_events 'p FUNC' with 'hist:keys=common_pid' (the kernel's hist trigger, no reader)",
+     [](Context& c, Attachment& a) {
+         return kprobe_hist(c, a, "p:fhookbench/h " + c.function, "h", "hist:keys=common_pid");
+     }},
+    {"hist-trigger-sum", "kprobe_events",
+     "kprobe_events 'p FUNC n=%dx' with 'hist:keys=common_pid:vals=n'",
+     [](Context& c, Attachment& a) {
+         return kprobe_hist(c, a, "p:fhookbench/s " + c.function + " n=%dx:u64", "s",
+                            "hist:keys=common_pid:vals=n");
+     }},
+    {"bpftrace-count-key", "bpftrace", "bpftrace 'kfunc:FUNC { @[pid] = count(); }'",
+     [](Context& c, Attachment& a) {
+         return start_tool(
+             c, a,
+             {c.opt.bpftrace, "-e", "kfunc:" + qualified(c, ':') + " { @n[pid] = count(); }"});
+     }},
+    {"bpftrace-sum-key", "bpftrace", "bpftrace 'kprobe:FUNC { @[pid] = sum(arg2); }'",
+     [](Context& c, Attachment& a) {
+         return start_tool(
+             c, a, {c.opt.bpftrace, "-e", "kprobe:" + c.function + " { @s[pid] = sum(arg2); }"});
+     }},
+    {"fhook-hist-count", "fhook", "fhook hist FUNC 'keys=common_pid' (the table in the module)",
+     [](Context& c, Attachment& a) {
+         return start_fhook(c, a, {"hist", "-q", c.function, "keys=common_pid"});
+     }},
+    {"fhook-hist-sum", "fhook",
+     "fhook hist 'p FUNC n=%dx:u64' 'keys=common_pid:vals=n' (kprobe, the table in the module)",
+     [](Context& c, Attachment& a) {
+         return start_fhook(c, a,
+                            {"hist", "-q", "p:fhookbench/s " + c.function + " n=%dx:u64",
+                             "keys=common_pid:vals=n"});
      }},
     {"funclatency", "libbpf-tools", "libbpf-tools funclatency FUNC (entry+exit histogram)",
      [](Context& c, Attachment& a) {

@@ -25,8 +25,10 @@ constexpr const char* kUsage =
     "Fields: the probe's own, common_pid, comm, cpu, stacktrace (and a function\n"
     "probe's ip and parent_ip); modifiers .hex .sym .sym-offset .execname .log2\n"
     "/.buckets=N .usecs.  With a stacktrace key, --folded prints the stacks folded\n"
-    "and --flamegraph writes a flame graph.  (The events are aggregated as they\n"
-    "are read, in fhook; the summary says if any were lost.)\n";
+    "and --flamegraph writes a flame graph.  One trigger of numbers, the task's pid,\n"
+    "name or CPU is kept in the module, no event crossing to user space; several\n"
+    "triggers, strings and stacks are aggregated by fhook as it reads the events\n"
+    "(the summary says if any were lost).\n";
 
 void add_hist_options(po::options_description& options) {
     options.add_options()("folded", "with a stacktrace key: the stacks folded (FlameGraph)")(
@@ -65,15 +67,46 @@ void parse_hist_options(const po::variables_map& vm, TraceOptions& opt) {
     }
 }
 
-// Prints the histograms at the end, or every --interval.
+// A table the module keeps (FHOOK_IOC_HIST_SET): read, and after
+// clear() what came since.
+class ModuleHist {
+public:
+    ModuleHist(HistSpec spec, std::uint32_t probe_id, const Tracer& tracer)
+        : spec_(std::move(spec)), id_(probe_id), tracer_(tracer) {}
+    HistTable now() const {
+        const Session::HistRead r = tracer_.hist(id_);
+        std::vector<HistEntry> entries =
+            module_hist_entries(spec_, r.entries.data(), r.nr, r.key_size, r.elt_size);
+        HistTable t(spec_);
+        t.set(hist_since(entries, before_), r.hits - hits_, r.drops - drops_);
+        return t;
+    }
+    void clear() {
+        const Session::HistRead r = tracer_.hist(id_);
+        before_ = module_hist_entries(spec_, r.entries.data(), r.nr, r.key_size, r.elt_size);
+        hits_ = r.hits;
+        drops_ = r.drops;
+    }
+
+private:
+    HistSpec spec_;
+    std::uint32_t id_;
+    const Tracer& tracer_;
+    std::vector<HistEntry> before_;
+    std::uint64_t hits_ = 0, drops_ = 0;
+};
+
+// Prints the histograms at the end, or every --interval: those the
+// module keeps, else those of the sink.
 class HistPrinter final : public TraceObserver {
 public:
-    HistPrinter(HistSink& sink, const Tracer& tracer, int fd, const TraceOptions& opt)
-        : sink_(sink), tracer_(tracer), fd_(fd), opt_(opt) {}
+    HistPrinter(HistSink& sink, ModuleHist* module, const Tracer& tracer, int fd,
+                const TraceOptions& opt)
+        : sink_(sink), module_(module), tracer_(tracer), fd_(fd), opt_(opt) {}
     void on_interval() override {
         print();
         if (opt_.clear) {
-            sink_.clear();
+            module_ ? module_->clear() : sink_.clear();
         }
     }
     void print() {
@@ -85,8 +118,10 @@ public:
             std::strftime(when, sizeof(when), "%H:%M:%S", localtime_r(&t, &tm));
             text = std::string(prints_++ ? "\n" : "") + when + "\n";
         }
-        for (std::size_t i = 0; i < sink_.tables().size(); i++) {
-            const HistTable& table = sink_.tables()[i];
+        const std::vector<HistTable> tables =
+            module_ ? std::vector<HistTable>{module_->now()} : sink_.tables();
+        for (std::size_t i = 0; i < tables.size(); i++) {
+            const HistTable& table = tables[i];
             if (opt_.folded || !opt_.flamegraph.empty()) {
                 const std::vector<FoldedStack> stacks = folded_stacks(table, tracer_.ksyms());
                 if (!opt_.flamegraph.empty() && i == 0) {
@@ -110,6 +145,7 @@ public:
 
 private:
     HistSink& sink_;
+    ModuleHist* module_;
     const Tracer& tracer_;
     int fd_;
     const TraceOptions& opt_;
@@ -143,12 +179,31 @@ int cmd_hist(const Args& args) {
     for (const auto& text : opt->hist_triggers) {
         specs.push_back(parse_hist_trigger(text));
     }
+    // one trigger: its "if" becomes the probe's filter, so that the module
+    // can keep the table
+    std::string filter = opt->spec.filter;
+    if (specs.size() == 1 && !specs[0].filter.empty()) {
+        filter = filter.empty() ? specs[0].filter : "(" + filter + ") && (" + specs[0].filter + ")";
+        opt->spec.filter = filter;
+    }
     Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
     const UniqueFd out = open_output(opt->output);
     tracer.setup();
     // the probe's fields are known once it is added; nothing is armed yet
     const std::uint32_t id = tracer.probes().front().id;
-    HistSink sink(std::move(specs), id, tracer.probe_table().find(id));
+    const KprobeDef* def = tracer.probe_table().find(id);
+    const bool one_filter = def ? def->filter == filter : opt->spec.filter == filter;
+    std::optional<ModuleHist> module;
+    if (specs.size() == 1 && one_filter && tracer.has_feature(FHOOK_FEAT_HIST)) {
+        HistSpec spec = specs[0];
+        resolve_hist_fields(spec, def);
+        if (const auto set = module_hist(spec, def, id)) {
+            tracer.set_hist(*set);
+            module.emplace(std::move(spec), id, tracer);
+        }
+    }
+    // (with the table in the module the sink sees no records of the probe)
+    HistSink sink(std::move(specs), id, def);
     if ((opt->folded || !opt->flamegraph.empty()) && sink.tables().size() != 1) {
         throw_invalid("--folded and --flamegraph take one TRIGGER");
     }
@@ -156,7 +211,7 @@ int cmd_hist(const Args& args) {
     if (!opt->quiet) {
         print_stderr("Tracing " + tracer.probes().front().description + "... Hit Ctrl-C to end.\n");
     }
-    HistPrinter printer(sink, tracer, output_fd(out), *opt);
+    HistPrinter printer(sink, module ? &*module : nullptr, tracer, output_fd(out), *opt);
     tracer.run(sink, printer);
     printer.print();
     print_summary(tracer, *opt);

@@ -207,6 +207,8 @@ static const struct argdesc args[] = {
 	{ "LATENCY", FHOOK_IOC_LATENCY, sizeof(struct fhook_latency) },
 	{ "COUNTS", FHOOK_IOC_COUNTS, sizeof(struct fhook_counts) },
 	{ "KHOOKS", FHOOK_IOC_KHOOKS, sizeof(struct fhook_khooks) },
+	{ "HIST_SET", FHOOK_IOC_HIST_SET, sizeof(struct fhook_hist_set) },
+	{ "HIST_READ", FHOOK_IOC_HIST_READ, sizeof(struct fhook_hist_read) },
 };
 
 static void test_ioctl_numbers(void)
@@ -675,6 +677,98 @@ static void test_probe_add(void)
 	}
 	close(fd);
 	free(text);
+}
+
+/* Histograms in the module: what HIST_SET refuses, what HIST_READ gives. */
+static void test_hist(void)
+{
+	struct fhook_hist_set hs = { .size = sizeof(hs), .entries = 128, .nr_keys = 1 };
+	struct fhook_hist_read hr = { .size = sizeof(hr) };
+	unsigned char buf[256];
+	__u32 id;
+	int fd = open_dev();
+
+	if (handshake(fd, NULL) || ring_setup(fd, 65536) || probe_add(fd, "vfs_read", NULL, &id))
+		fatal("setting up a session");
+	hs.keys[0].src = FHOOK_HIST_SRC_PID;
+	hs.keys[0].store = FHOOK_HIST_NO_STORE;
+	hs.probe_id = id + 100;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(ENOENT), "HIST_SET unknown probe");
+	hs.probe_id = id;
+	hs.entries = 100;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL), "HIST_SET entries 100 (not 2^n)");
+	hs.entries = 64;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL), "HIST_SET entries 64 (< min)");
+	hs.entries = FHOOK_HIST_MAX_SIZE * 2;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL), "HIST_SET entries > max");
+	hs.entries = 128;
+	hs.nr_keys = 0;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL), "HIST_SET no key");
+	hs.nr_keys = FHOOK_HIST_MAX_KEYS + 1;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL), "HIST_SET too many keys");
+	hs.nr_keys = 1;
+	hs.keys[0].src = FHOOK_HIST_SRC_DATA;	/* a function probe has no data */
+	hs.keys[0].size = 8;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL), "HIST_SET data of a function");
+	hs.keys[0] = (struct fhook_hist_field){ .src = FHOOK_HIST_SRC_PID, .op = FHOOK_HIST_OP_BUCKETS,
+						.store = FHOOK_HIST_NO_STORE };
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL), "HIST_SET buckets of 0");
+	hs.keys[0].op = 9;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL), "HIST_SET unknown op");
+	hs.keys[0].op = 0;
+	hs.keys[1].src = FHOOK_HIST_SRC_CPU;	/* beyond nr_keys: must be zero */
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL), "HIST_SET stale key 2");
+	hs.keys[1].src = 0;
+	hs.nr_vals = 1;
+	hs.vals[0] = (struct fhook_hist_field){ .src = FHOOK_HIST_SRC_COMM,
+						.store = FHOOK_HIST_NO_STORE };
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL), "HIST_SET comm as a value");
+	hs.nr_vals = 0;
+	memset(&hs.vals[0], 0, sizeof(hs.vals[0]));
+	hs.reserved[1] = 1;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL), "HIST_SET reserved");
+	hs.reserved[1] = 0;
+	hr.probe_id = id;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_READ, &hr), ERRS(EINVAL), "HIST_READ without a table");
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), "HIST_SET pid, 128 entries");
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EEXIST), "HIST_SET twice");
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_START), "START with a table");
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EBUSY, EEXIST), "HIST_SET armed");
+	{
+		/* 20 reads by a child (a session may leave its own process out) */
+		pid_t child = fork();
+
+		if (child == 0) {
+			int z = open("/dev/zero", O_RDONLY);
+
+			for (int i = 0; i < 20 && z >= 0; i++)
+				if (read(z, buf, 1) != 1)
+					break;
+			_exit(0);
+		}
+		if (child > 0)
+			waitpid(child, NULL, 0);
+	}
+	hr.buf = (uintptr_t)buf;
+	hr.buf_len = 0;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_READ, &hr), ERRS(ENOSPC), "HIST_READ into 0 bytes");
+	expect(hr.nr >= 1 && hr.key_size == 8 && hr.elt_size == 8 + 24 + 16,
+	       "HIST_READ: ENOSPC says the entries (%u) and their layout", hr.nr);
+	hr.buf_len = sizeof(buf);
+	hr.buf = (uintptr_t)unmapped;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_READ, &hr), ERRS(EFAULT, ENOSPC), "HIST_READ unmapped");
+	hr.buf = (uintptr_t)buf;
+	if (hr.nr * hr.elt_size <= sizeof(buf)) {
+		__u64 pid, count;
+
+		EXPECT_OK(ioctl(fd, FHOOK_IOC_HIST_READ, &hr), "HIST_READ");
+		memcpy(&pid, buf, 8);
+		memcpy(&count, buf + 8, 8);
+		expect(hr.hits >= 20 && count >= 1 && pid > 0, "HIST_READ: a pid with its hits");
+	}
+	hr.flags = 1;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_READ, &hr), ERRS(EINVAL), "HIST_READ flags");
+	close(fd);
 }
 
 static void test_filters(void)
@@ -1213,6 +1307,7 @@ int main(int argc, char **argv)
 	test_ring_setup();
 	test_probe_add();
 	test_filters();
+	test_hist();
 	test_mmap();
 	test_bad_tail();
 	test_privileges();

@@ -188,6 +188,44 @@ std::uint32_t Session::add_function_probe(const FunctionSet& functions,
                               direct ? FHOOK_PROBE_DIRECT : FHOOK_PROBE_FUNC, flags, 0);
 }
 
+void Session::set_hist(const fhook_hist_set& hist) {
+    device_.require(FHOOK_FEAT_HIST, "histograms in the module");
+    fhook_hist_set arg = hist;
+    arg.size = sizeof(arg);
+    if (device_.ioctl(FHOOK_IOC_HIST_SET, &arg) < 0) {
+        throw_ioctl_error("keeping the histogram of probe " + std::to_string(hist.probe_id) +
+                              " in the module",
+                          errno);
+    }
+}
+
+Session::HistRead Session::hist(std::uint32_t probe_id) const {
+    device_.require(FHOOK_FEAT_HIST, "histograms in the module");
+    HistRead out;
+    out.entries.resize(4096);
+    for (;;) {
+        fhook_hist_read arg;
+        zero_init(arg);
+        arg.probe_id = probe_id;
+        arg.buf = user_ptr(out.entries.data());
+        arg.buf_len = out.entries.size();
+        if (device_.ioctl(FHOOK_IOC_HIST_READ, &arg) == 0) {
+            out.nr = arg.nr;
+            out.key_size = arg.key_size;
+            out.elt_size = arg.elt_size;
+            out.hits = arg.hits;
+            out.drops = arg.drops;
+            out.entries.resize(std::size_t{arg.nr} * arg.elt_size);
+            return out;
+        }
+        if (errno != ENOSPC || std::size_t{arg.nr} * arg.elt_size <= out.entries.size()) {
+            throw_ioctl_error("reading the histogram of probe " + std::to_string(probe_id), errno);
+        }
+        // the module said how many there are (more may come meanwhile)
+        out.entries.resize(std::size_t{arg.nr} * arg.elt_size * 2);
+    }
+}
+
 std::vector<Session::FunctionHits> Session::function_counts(std::uint32_t probe_id) const {
     device_.require(FHOOK_FEAT_COUNT_IPS, "per-function counts");
     std::vector<std::uint64_t> ips(64), hits(64);

@@ -450,6 +450,18 @@ LatencyHist Tracer::latency(std::uint32_t probe_id) const {
     return s_->session->latency(probe_id);
 }
 
+bool Tracer::has_feature(std::uint64_t feature) const {
+    return s_->session && s_->session->device().has(feature);
+}
+
+void Tracer::set_hist(const fhook_hist_set& hist) {
+    s_->session->set_hist(hist);
+}
+
+Session::HistRead Tracer::hist(std::uint32_t probe_id) const {
+    return s_->session->hist(probe_id);
+}
+
 Stats Tracer::stats(std::uint32_t probe_id) const {
     return s_->session->stats(probe_id);
 }

@@ -595,4 +595,132 @@ std::vector<HistEntry> HistTable::sorted() const {
     return out;
 }
 
+std::optional<fhook_hist_set> module_hist(const HistSpec& spec, const KprobeDef* def,
+                                          std::uint32_t probe_id) {
+    fhook_hist_set set{};
+    set.size = sizeof(set);
+    set.probe_id = probe_id;
+    set.entries = spec.size;
+    const auto field = [&](const HistField& f, fhook_hist_field& out) {
+        out.store = FHOOK_HIST_NO_STORE;
+        switch (f.source) {
+        case HistSource::Pid:
+            out.src = FHOOK_HIST_SRC_PID;
+            break;
+        case HistSource::Cpu:
+            out.src = FHOOK_HIST_SRC_CPU;
+            break;
+        case HistSource::Comm:
+            out.src = FHOOK_HIST_SRC_COMM;
+            break;
+        case HistSource::Ip:
+            out.src = FHOOK_HIST_SRC_IP;
+            break;
+        case HistSource::ParentIp:
+            out.src = FHOOK_HIST_SRC_PARENT_IP;
+            break;
+        case HistSource::Field: {
+            const ProbeField& pf = def->fields[static_cast<std::size_t>(f.field)];
+            const FetchType& t = pf.type;
+            using K = FetchType::Kind;
+            const bool number = t.kind == K::Unsigned || t.kind == K::Signed || t.kind == K::Hex ||
+                                t.kind == K::Symbol || t.kind == K::Char;
+            if (!number || t.count || (t.size != 1 && t.size != 2 && t.size != 4 && t.size != 8)) {
+                return false;
+            }
+            out.src = FHOOK_HIST_SRC_DATA;
+            out.size = static_cast<std::uint8_t>(t.size);
+            out.offset = pf.offset;
+            out.flags = t.kind == K::Signed ? FHOOK_HIST_F_SIGNED : 0;
+            out.store = pf.store < 64 ? static_cast<std::uint16_t>(pf.store) : FHOOK_HIST_NO_STORE;
+            break;
+        }
+        default:
+            return false; // stacks
+        }
+        switch (f.modifier) {
+        case HistModifier::Log2:
+            out.op = FHOOK_HIST_OP_LOG2;
+            break;
+        case HistModifier::Buckets:
+            out.op = FHOOK_HIST_OP_BUCKETS;
+            out.param = f.buckets;
+            break;
+        case HistModifier::Usecs:
+            out.op = FHOOK_HIST_OP_DIV;
+            out.param = 1000;
+            break;
+        case HistModifier::Execname:
+            set.flags |= FHOOK_HIST_F_COMM;
+            break;
+        default:
+            break; // how it prints
+        }
+        return true;
+    };
+    for (const HistField& f : spec.keys) {
+        if (!field(f, set.keys[set.nr_keys++])) {
+            return std::nullopt;
+        }
+    }
+    for (const HistField& f : spec.vals) {
+        if (!field(f, set.vals[set.nr_vals++])) {
+            return std::nullopt;
+        }
+    }
+    return set;
+}
+
+std::vector<HistEntry> module_hist_entries(const HistSpec& spec, const std::uint8_t* data,
+                                           std::uint32_t nr, std::uint32_t key_size,
+                                           std::uint32_t elt_size) {
+    std::vector<HistEntry> out;
+    out.reserve(nr);
+    for (std::uint32_t n = 0; n < nr; n++) {
+        const std::uint8_t* e = data + std::size_t{n} * elt_size;
+        HistEntry entry;
+        std::size_t at = 0;
+        for (const HistField& f : spec.keys) {
+            if (f.source == HistSource::Comm) {
+                const char* s = reinterpret_cast<const char*>(e + at);
+                entry.key.emplace_back(std::string(s, ::strnlen(s, 16)));
+                at += 16;
+            } else {
+                entry.key.emplace_back(load_le(e + at, 8));
+                at += 8;
+            }
+        }
+        entry.hitcount = load_le(e + key_size, 8);
+        for (std::size_t i = 0; i < spec.vals.size(); i++) {
+            entry.sums.push_back(load_le(e + key_size + 8 * (1 + i), 8));
+        }
+        const char* comm = reinterpret_cast<const char*>(e + elt_size - 16);
+        entry.comm.assign(comm, ::strnlen(comm, 16));
+        out.push_back(std::move(entry));
+    }
+    return out;
+}
+
+std::vector<HistEntry> hist_since(const std::vector<HistEntry>& now,
+                                  const std::vector<HistEntry>& before) {
+    std::map<std::vector<HistKeyPart>, const HistEntry*> old;
+    for (const HistEntry& e : before) {
+        old.emplace(e.key, &e);
+    }
+    std::vector<HistEntry> out;
+    for (const HistEntry& e : now) {
+        HistEntry d = e;
+        if (const auto it = old.find(e.key); it != old.end()) {
+            d.hitcount -= it->second->hitcount;
+            for (std::size_t i = 0; i < d.sums.size() && i < it->second->sums.size(); i++) {
+                d.sums[i] -= it->second->sums[i];
+            }
+        }
+        if (d.hitcount) {
+            out.push_back(std::move(d));
+        }
+    }
+    return out;
+}
+
 } // namespace fhook

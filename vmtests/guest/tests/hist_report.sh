@@ -5,8 +5,9 @@
 # processes); `fhook report --hist` with each trigger must print the
 # kernel's hist file: the same header, the same entries (as a set: the
 # kernel orders equal sort values its own way) and the same totals.
-# Then `fhook hist` live with the same triggers beside the kernel's on a
-# second event, compared the same way; then folded stacks (and a flame graph) of a workload's known reads.
+# Then `fhook hist` live beside the kernel's on a second event, compared
+# the same way (one trigger kept in the module, two aggregated by fhook, a
+# full table's drops); then folded stacks (and a flame graph) of a workload's known reads.
 . /fhook/lib.sh
 
 load_fhook
@@ -63,45 +64,63 @@ hits=$(sed -n 's/^ *Hits: //p' $D/h1.out)
 grep -q '^{ common_pid: dd  *\[ *[0-9]*\], count: ~ 2^16 } hitcount:          7  count:     458752$' $D/h1.out ||
 	fail "no entry for dd's 7 reads of 65536 bytes"
 
-# fhook hist live, the same triggers, beside the kernel's on a second
-# kprobe event of the same definition armed only meanwhile
+# fhook hist live beside the kernel's triggers on a second kprobe event of
+# the same definition, armed only meanwhile: (1) one trigger, kept in the
+# module (no record reaches fhook: events 0), (2) both triggers,
+# aggregated by fhook from the records, (3) a table of 128 entries that
+# 200 keys overflow: Dropped exactly as the kernel's
 DEF2='p:fhkhist/vr2 vfs_read count=%dx:u64'
-echo "$DEF2" >> $T/kprobe_events || fail "kprobe_events refused: $DEF2"
-for trig in "$@"; do
-	echo "$trig" >> $T/events/fhkhist/vr2/trigger || fail "the kernel refused the trigger: $trig"
-done
-echo 1 > $T/events/fhkhist/vr2/enable
-run_fhook $D/l hist "$DEF" "$@" -- sh -c '
-	for bs in 1 100 4096 65536; do dd if=/dev/zero of=/dev/null bs=$bs count=5 2> /dev/null; done
+live() {	# PHASE WORKLOAD TRIGGER...
+	_ph=$1 _wl=$2
+	shift 2
+	echo "$DEF2" >> $T/kprobe_events || fail "kprobe_events refused: $DEF2"
+	for trig in "$@"; do
+		echo "$trig" >> $T/events/fhkhist/vr2/trigger || fail "the kernel refused: $trig"
+	done
+	echo 1 > $T/events/fhkhist/vr2/enable
+	run_fhook $D/l$_ph hist "$DEF" "$@" -- sh -c "$_wl"
+	echo 0 > $T/events/fhkhist/vr2/enable
+	expect_eq "$RC" 0 "fhook hist exit code (phase $_ph)"
+	grep -q '^Tracing p:fhkhist/vr vfs_read count=%dx:u64\.\.\. Hit Ctrl-C to end\.$' $D/l$_ph.err ||
+		fail "no 'Tracing ... Hit Ctrl-C to end.' on stderr"
+	cp $T/events/fhkhist/vr2/hist $D/ref2.$_ph
+	n=0
+	for trig in "$@"; do
+		n=$((n + 1))
+		awk -v want=$n '/^# event histogram$/ { h++ } h == want' $D/ref2.$_ph > $D/r.$_ph.$n
+		awk -v want=$n '/^# event histogram$/ { h++ } h == want' $D/l$_ph.out > $D/f.$_ph.$n
+		for side in r f; do
+			sed -n '1,5p' $D/$side.$_ph.$n > $D/$side.$_ph.$n.head
+			grep '^{' $D/$side.$_ph.$n | sort > $D/$side.$_ph.$n.entries
+			sed -n '/^Totals:$/,/^    Dropped:/p' $D/$side.$_ph.$n > $D/$side.$_ph.$n.totals
+		done
+		for part in head entries totals; do
+			cmp -s $D/r.$_ph.$n.$part $D/f.$_ph.$n.$part || {
+				log "kernel:"; sed 's/^/#   /' $D/r.$_ph.$n
+				log "fhook hist:"; sed 's/^/#   /' $D/f.$_ph.$n
+				fail "fhook hist phase $_ph, trigger $n: the $part differ from the kernel's"
+			}
+		done
+		log "phase $_ph trigger $n: $(grep -c '^{' $D/f.$_ph.$n) entries, $(grep -E 'Hits|Dropped' $D/f.$_ph.$n | tr -d ' \n') as the kernel's"
+	done
+	for trig in "$@"; do echo "!$trig" >> $T/events/fhkhist/vr2/trigger; done
+	echo "-:fhkhist/vr2" >> $T/kprobe_events
+}
+DD='for bs in 1 100 4096 65536; do dd if=/dev/zero of=/dev/null bs=$bs count=5 2> /dev/null; done
 	dd if=/dev/zero of=/dev/null bs=3000 count=21 2> /dev/null'
-echo 0 > $T/events/fhkhist/vr2/enable
-expect_eq "$RC" 0 "fhook hist exit code"
-grep -q '^Tracing p:fhkhist/vr vfs_read count=%dx:u64\.\.\. Hit Ctrl-C to end\.$' $D/l.err ||
-	fail "no 'Tracing ... Hit Ctrl-C to end.' on stderr"
-sed -n 's/^fhook: probe [0-9]* hits [0-9]* events [0-9]* lost \([0-9]*\).*/\1/p' $D/l.err > $D/l.lost
-expect_eq "$(cat $D/l.lost)" 0 "fhook hist: events lost"
-n=0
-for trig in "$@"; do
-	n=$((n + 1))
-	awk -v want=$n '/^# event histogram$/ { h++ } h == want' $T/events/fhkhist/vr2/hist > $D/ref2.$n
-	awk -v want=$n '/^# event histogram$/ { h++ } h == want' $D/l.out > $D/live.$n
-	for side in ref2 live; do
-		sed -n '1,5p' $D/$side.$n > $D/$side.$n.head
-		grep '^{' $D/$side.$n | sort > $D/$side.$n.entries
-		sed -n '/^Totals:$/,/^    Dropped:/p' $D/$side.$n > $D/$side.$n.totals
-	done
-	for part in head entries totals; do
-		cmp -s $D/ref2.$n.$part $D/live.$n.$part || {
-			log "kernel:"; sed 's/^/#   /' $D/ref2.$n
-			log "fhook hist:"; sed 's/^/#   /' $D/live.$n
-			fail "fhook hist, trigger $n: the $part differ from the kernel's"
-		}
-	done
-done
-grep -q '^{ common_pid: dd  *\[ *[0-9]*\], count: ~ 2^16 } hitcount:          5  count:     327680$' $D/l.out ||
+live 1 "$DD" "$1"
+# kept in the module: hits, but no event through the ring
+sed -n 's/^fhook: probe [0-9]* hits \([0-9]*\) events \([0-9]*\) lost.*/\1 \2/p' $D/l1.err > $D/l1.he
+read -r h1 e1 < $D/l1.he
+[ "${h1:-0}" -gt 0 ] && [ "$e1" = 0 ] || fail "phase 1: hits $h1 events $e1: the table was not kept in the module"
+grep -q '^{ common_pid: dd  *\[ *[0-9]*\], count: ~ 2^16 } hitcount:          5  count:     327680$' $D/l1.out ||
 	fail "fhook hist: no entry for dd's 5 reads of 65536 bytes"
-for trig in "$@"; do echo "!$trig" >> $T/events/fhkhist/vr2/trigger; done
-echo "-:fhkhist/vr2" >> $T/kprobe_events
+live 2 "$DD" "$@"
+sed -n 's/^fhook: probe [0-9]* hits [0-9]* events [0-9]* lost \([0-9]*\).*/\1/p' $D/l2.err > $D/l2.lost
+expect_eq "$(cat $D/l2.lost)" 0 "fhook hist (phase 2): events lost"
+live 3 'i=1; while [ $i -le 200 ]; do dd if=/dev/zero of=/dev/null bs=$i count=1 2> /dev/null; i=$((i + 1)); done' \
+	'hist:keys=count:vals=hitcount:size=128 if comm == "dd"'
+grep -q '^    Dropped: [1-9]' $D/l3.out || fail "phase 3: nothing dropped from a full table"
 
 # folded stacks of a known workload: 40 reads of fhook-workload, each
 # ending in its syscall's chain to the probed vfs_read

@@ -121,6 +121,21 @@ public:
     // FHOOK_IOC_LATENCY: a latency probe's histogram so far.
     LatencyHist latency(std::uint32_t probe_id) const;
 
+    // FHOOK_IOC_HIST_SET (before start()): the probe's hits go into a
+    // table kept in the module, not to the rings.
+    void set_hist(const fhook_hist_set& hist);
+    // FHOOK_IOC_HIST_READ: the table so far, its entries as the module
+    // lays them out (fhook_hist_read).
+    struct HistRead {
+        std::vector<std::uint8_t> entries; // nr x elt_size bytes
+        std::uint32_t nr = 0;
+        std::uint32_t key_size = 0;
+        std::uint32_t elt_size = 0;
+        std::uint64_t hits = 0;
+        std::uint64_t drops = 0;
+    };
+    HistRead hist(std::uint32_t probe_id) const;
+
     // FHOOK_IOC_COUNTS: a per-function counting probe's functions (ascending
     // addresses, as the module found them) and their hits so far.
     struct FunctionHits {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -116,6 +117,22 @@ private:
     std::uint64_t hits_ = 0;
     std::uint64_t dropped_ = 0;
 };
+
+// The spec as the module can keep it (FHOOK_IOC_HIST_SET for
+// `probe_id`), or nullopt when it needs what only fhook's own aggregation
+// does: string keys other than comm, stacks, arrays and bit fields.
+std::optional<fhook_hist_set> module_hist(const HistSpec& spec, const KprobeDef* def,
+                                          std::uint32_t probe_id);
+// Entries as the module gives them (fhook_hist_read's layout: `nr`
+// entries of `elt_size` bytes, keys of `key_size`) for a table of `spec`.
+std::vector<HistEntry> module_hist_entries(const HistSpec& spec, const std::uint8_t* data,
+                                           std::uint32_t nr, std::uint32_t key_size,
+                                           std::uint32_t elt_size);
+// What `now` counted since `before` (entries of the same spec): hit
+// counts and sums less those of the same key, entries that did not
+// change left out.
+std::vector<HistEntry> hist_since(const std::vector<HistEntry>& now,
+                                  const std::vector<HistEntry>& before);
 
 class ProbeTable;
 struct EventFilterSpec;

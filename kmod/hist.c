@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Histograms kept in the module (FHOOK_IOC_HIST_SET, fhook hist): a
+ * probe's hits aggregated by key, as the kernel's hist triggers aggregate
+ * them (kernel/trace/tracing_map.c), so that no event crosses to user
+ * space.
+ *
+ * The table is tracing_map's design, smaller: 2 x entries slots of
+ * (hash, element) and a pool of `entries` elements, shared by all CPUs and
+ * written without locks, from any context (kprobes run in NMI context).
+ * A hit hashes its key (jhash) and probes the slots linearly:
+ *   - a slot with its hash and a published element with its key: found;
+ *   - an empty slot: claimed with cmpxchg on its hash, an element taken
+ *     from the pool (atomic counter), filled, then published (release);
+ *     the pool used up: the hit is dropped (counted), before claiming;
+ *   - a slot with its hash whose element is not published yet (another
+ *     CPU is making it): dropped, as tracing_map drops a hit it cannot
+ *     place.
+ * Found: the hit count and the sums are atomic64 adds on the element.
+ * Barriers: (A) the smp_store_release() of slot->elt after filling the
+ * element pairs with the smp_load_acquire() of it in a lookup and in the
+ * reader (B).
+ * Elements are never taken back while the probe lives: reading is a copy
+ * of the published ones, any time; a reader wanting intervals subtracts.
+ */
+#include "fhook.h"
+
+#include <linux/jhash.h>
+#include <linux/log2.h>
+#include <linux/math64.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+
+#define FHOOK_HIST_KEY_MAX	(FHOOK_HIST_MAX_KEYS * 16)
+
+struct fhook_hist_slot {
+	u32 hash;		/* 0: empty */
+	u32 elt;		/* element index + 1; 0: not published yet */
+};
+
+struct fhook_hist {
+	struct fhook_hist_set def;
+	u32 key_size;
+	u32 elt_size;		/* key, hitcount, sums, comm */
+	u32 slot_mask;		/* 2 x entries - 1 */
+	atomic_t used;		/* elements taken from the pool */
+	atomic64_t hits;
+	atomic64_t drops;
+	struct fhook_hist_slot *slots;
+	u8 *elts;
+};
+
+static inline u8 *fhook_hist_elt(struct fhook_hist *h, u32 i)
+{
+	return h->elts + (size_t)i * h->elt_size;
+}
+
+/* The element's counters: the hit count, then the sums */
+static inline atomic64_t *fhook_hist_ctr(struct fhook_hist *h, u8 *e, unsigned int i)
+{
+	return (atomic64_t *)(e + h->key_size) + i;
+}
+
+static int fhook_hist_check_field(const struct fhook_hist_field *f, bool key, u32 src_mask)
+{
+	if (f->flags & ~FHOOK_HIST_F_SIGNED)
+		return -EINVAL;
+	if (!(src_mask & BIT(f->src)) || (!key && f->src == FHOOK_HIST_SRC_COMM))
+		return -EINVAL;
+	if (f->src == FHOOK_HIST_SRC_DATA) {
+		if (f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8)
+			return -EINVAL;
+		if (f->offset + f->size > FHOOK_MAX_PROBE_DATA ||
+		    (f->store != FHOOK_HIST_NO_STORE && f->store >= 64))
+			return -EINVAL;
+	} else if (f->size || f->offset || f->store != FHOOK_HIST_NO_STORE ||
+		   (f->flags & FHOOK_HIST_F_SIGNED)) {
+		return -EINVAL;
+	}
+	switch (f->op) {
+	case FHOOK_HIST_OP_NONE:
+	case FHOOK_HIST_OP_LOG2:
+		return f->param || (f->op && f->src == FHOOK_HIST_SRC_COMM) ? -EINVAL : 0;
+	case FHOOK_HIST_OP_BUCKETS:
+	case FHOOK_HIST_OP_DIV:
+		return !f->param || f->src == FHOOK_HIST_SRC_COMM ? -EINVAL : 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* FHOOK_IOC_HIST_SET, under the session lock, before START. */
+int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
+{
+	u32 src_mask = BIT(FHOOK_HIST_SRC_PID) | BIT(FHOOK_HIST_SRC_CPU) |
+		       BIT(FHOOK_HIST_SRC_COMM);
+	struct fhook_probe *p;
+	struct fhook_hist *h;
+	unsigned int i;
+	int ret;
+
+	if ((hs->flags & ~FHOOK_HIST_F_COMM) || hs->reserved[0] || hs->reserved[1])
+		return -EINVAL;
+	if (!hs->nr_keys || hs->nr_keys > FHOOK_HIST_MAX_KEYS || hs->nr_vals > FHOOK_HIST_MAX_VALS)
+		return -EINVAL;
+	if (!is_power_of_2(hs->entries) || hs->entries < FHOOK_HIST_MIN_SIZE ||
+	    hs->entries > FHOOK_HIST_MAX_SIZE)
+		return -EINVAL;
+	if (s->armed)
+		return -EBUSY;
+	p = fhook_probe_find(s, hs->probe_id);
+	if (!p)
+		return -ENOENT;
+	/* probes that make one record of their data per hit */
+	switch (p->type) {
+	case FHOOK_PROBE_FUNC:
+		if (p->kind != &fhook_func_kind || p->count_only || p->stack || p->nr_triggers ||
+		    to_func(p)->counts)
+			return -EINVAL;
+		src_mask |= BIT(FHOOK_HIST_SRC_IP) | BIT(FHOOK_HIST_SRC_PARENT_IP);
+		break;
+	case FHOOK_PROBE_KPROBE:
+	case FHOOK_PROBE_KRETPROBE:
+	case FHOOK_PROBE_UPROBE:
+	case FHOOK_PROBE_URETPROBE:
+	case FHOOK_PROBE_TRACEPOINT:
+		if (p->count_only || p->stack)
+			return -EINVAL;
+		src_mask |= BIT(FHOOK_HIST_SRC_DATA);
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (p->hist)
+		return -EEXIST;
+	for (i = 0; i < hs->nr_keys + hs->nr_vals; i++) {
+		bool key = i < hs->nr_keys;
+
+		ret = fhook_hist_check_field(key ? &hs->keys[i] : &hs->vals[i - hs->nr_keys], key,
+					     src_mask);
+		if (ret)
+			return ret;
+	}
+	for (i = hs->nr_keys; i < FHOOK_HIST_MAX_KEYS; i++)
+		if (memchr_inv(&hs->keys[i], 0, sizeof(hs->keys[i])))
+			return -EINVAL;
+	for (i = hs->nr_vals; i < FHOOK_HIST_MAX_VALS; i++)
+		if (memchr_inv(&hs->vals[i], 0, sizeof(hs->vals[i])))
+			return -EINVAL;
+
+	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);
+	if (!h)
+		return -ENOMEM;
+	h->def = *hs;
+	for (i = 0; i < hs->nr_keys; i++)
+		h->key_size += hs->keys[i].src == FHOOK_HIST_SRC_COMM ? TASK_COMM_LEN : 8;
+	h->elt_size = h->key_size + 8 * (1 + FHOOK_HIST_MAX_VALS) + TASK_COMM_LEN;
+	h->slot_mask = 2 * hs->entries - 1;
+	h->slots = vzalloc(array_size(2 * hs->entries, sizeof(*h->slots)));
+	h->elts = vzalloc(array_size(hs->entries, h->elt_size));
+	if (!h->slots || !h->elts) {
+		fhook_hist_free(h);
+		return -ENOMEM;
+	}
+	p->hist = h;
+	return 0;
+}
+
+void fhook_hist_free(struct fhook_hist *h)
+{
+	if (!h)
+		return;
+	vfree(h->slots);
+	vfree(h->elts);
+	kfree(h);
+}
+
+static __always_inline u64 fhook_hist_value(const struct fhook_hist_field *f, const u8 *data,
+					    u32 len, u64 faults, unsigned long ip,
+					    unsigned long parent_ip)
+{
+	u64 v = 0;
+
+	switch (f->src) {
+	case FHOOK_HIST_SRC_DATA: {
+		u64 raw = 0;
+
+		/* a fault, or past a short tracepoint entry: 0 */
+		if ((f->store != FHOOK_HIST_NO_STORE && (faults & BIT_ULL(f->store))) ||
+		    f->offset + f->size > len)
+			break;
+		memcpy(&raw, data + f->offset, f->size);	/* little-endian */
+		v = raw;
+		if ((f->flags & FHOOK_HIST_F_SIGNED) && f->size < 8)
+			v = (u64)((s64)(raw << (64 - 8 * f->size)) >> (64 - 8 * f->size));
+		break;
+	}
+	case FHOOK_HIST_SRC_PID:
+		v = current->pid;
+		break;
+	case FHOOK_HIST_SRC_CPU:
+		v = raw_smp_processor_id();
+		break;
+	case FHOOK_HIST_SRC_IP:
+		v = ip;
+		break;
+	case FHOOK_HIST_SRC_PARENT_IP:
+		v = parent_ip;
+		break;
+	}
+	switch (f->op) {
+	case FHOOK_HIST_OP_LOG2:
+		/* ilog2(roundup_pow_of_two(v)), as hist_field_log2() */
+		return v <= 1 ? 0 : fls64(v - 1);
+	case FHOOK_HIST_OP_BUCKETS:
+		return div64_u64(v, f->param) * f->param;
+	case FHOOK_HIST_OP_DIV:
+		return div64_u64(v, f->param);
+	}
+	return v;
+}
+
+/*
+ * A hit: its key, its entry found or made, counted.  Any context,
+ * preemption off; @data is the record's data, @len bytes (function
+ * probes: none).
+ */
+notrace void fhook_hist_add(struct fhook_hist *h, const void *data, u32 len, u64 faults,
+			    unsigned long ip, unsigned long parent_ip)
+{
+	const struct fhook_hist_set *d = &h->def;
+	u8 key[FHOOK_HIST_KEY_MAX] __aligned(8);
+	u32 hash, idx, n, i, at = 0;
+	u8 *e = NULL;
+
+	for (i = 0; i < d->nr_keys; i++) {
+		const struct fhook_hist_field *f = &d->keys[i];
+
+		if (f->src == FHOOK_HIST_SRC_COMM) {
+			memcpy(key + at, current->comm, TASK_COMM_LEN);
+			at += TASK_COMM_LEN;
+		} else {
+			u64 v = fhook_hist_value(f, data, len, faults, ip, parent_ip);
+
+			memcpy(key + at, &v, 8);
+			at += 8;
+		}
+	}
+	hash = jhash(key, h->key_size, 0) ?: 1;
+	idx = hash & h->slot_mask;
+	for (i = 0; i <= h->slot_mask; i++, idx = (idx + 1) & h->slot_mask) {
+		struct fhook_hist_slot *slot = &h->slots[idx];
+		u32 sh = READ_ONCE(slot->hash);
+
+		if (!sh) {
+			if (atomic_read(&h->used) >= d->entries)
+				break;	/* full: a new key is dropped */
+			if (cmpxchg(&slot->hash, 0, hash) != 0) {
+				/* another key took it meanwhile: look at it again */
+				idx = (idx - 1) & h->slot_mask;
+				i--;
+				continue;
+			}
+			n = atomic_inc_return(&h->used);
+			if (n > d->entries)
+				break;	/* the slot stays claimed, never published */
+			e = fhook_hist_elt(h, n - 1);
+			memcpy(e, key, h->key_size);
+			if (d->flags & FHOOK_HIST_F_COMM)
+				memcpy(e + h->elt_size - TASK_COMM_LEN, current->comm, TASK_COMM_LEN);
+			/* (A): the element before its index */
+			smp_store_release(&slot->elt, n);
+			break;
+		}
+		if (sh != hash)
+			continue;
+		/* (B) */
+		n = smp_load_acquire(&slot->elt);
+		if (!n)
+			break;	/* being made on another CPU */
+		if (!memcmp(fhook_hist_elt(h, n - 1), key, h->key_size)) {
+			e = fhook_hist_elt(h, n - 1);
+			break;
+		}
+	}
+	if (!e) {
+		atomic64_inc(&h->drops);
+		return;
+	}
+	atomic64_inc(&h->hits);
+	atomic64_inc(fhook_hist_ctr(h, e, 0));
+	for (i = 0; i < d->nr_vals; i++)
+		atomic64_add(fhook_hist_value(&d->vals[i], data, len, faults, ip, parent_ip),
+			     fhook_hist_ctr(h, e, 1 + i));
+}
+
+/* FHOOK_IOC_HIST_READ, under the session lock. */
+int fhook_hist_read(struct fhook_session *s, struct fhook_hist_read *hr)
+{
+	struct fhook_probe *p = fhook_probe_find(s, hr->probe_id);
+	struct fhook_hist *h = p ? p->hist : NULL;
+	u8 __user *out = u64_to_user_ptr(hr->buf);
+	u32 idx, n, count = 0;
+	u8 *tmp;
+	int ret = 0;
+
+	if (!p)
+		return -ENOENT;
+	if (!h)
+		return -EINVAL;
+	hr->key_size = h->key_size;
+	hr->elt_size = h->elt_size;
+	hr->hits = atomic64_read(&h->hits);
+	hr->drops = atomic64_read(&h->drops);
+	n = min_t(u32, atomic_read(&h->used), h->def.entries);
+	if (hr->buf_len < (u64)n * h->elt_size) {
+		hr->nr = n;
+		return -ENOSPC;
+	}
+	tmp = kmalloc(h->elt_size, GFP_KERNEL);
+	if (!tmp)
+		return -ENOMEM;
+	for (idx = 0; idx <= h->slot_mask && count < n; idx++) {
+		/* (B) pairs with (A): a published element is complete */
+		u32 e = smp_load_acquire(&h->slots[idx].elt);
+		u8 *src;
+		unsigned int i;
+
+		if (!e)
+			continue;
+		src = fhook_hist_elt(h, e - 1);
+		memcpy(tmp, src, h->key_size);
+		for (i = 0; i <= FHOOK_HIST_MAX_VALS; i++) {
+			u64 v = atomic64_read(fhook_hist_ctr(h, src, i));
+
+			memcpy(tmp + h->key_size + 8 * i, &v, 8);
+		}
+		memcpy(tmp + h->elt_size - TASK_COMM_LEN, src + h->elt_size - TASK_COMM_LEN,
+		       TASK_COMM_LEN);
+		if (copy_to_user(out + (size_t)count * h->elt_size, tmp, h->elt_size)) {
+			ret = -EFAULT;
+			break;
+		}
+		count++;
+	}
+	kfree(tmp);
+	hr->nr = count;
+	return ret;
+}
