@@ -8,7 +8,8 @@
  * The table is tracing_map's design, smaller: 2 x entries slots of
  * (hash, element) and a pool of `entries` elements, shared by all CPUs and
  * written without locks, from any context (kprobes run in NMI context).
- * A hit hashes its key (jhash) and probes the slots linearly:
+ * A hit hashes its key (64-bit words, multiplied by the golden ratio as
+ * hash_64() does) and probes the slots linearly:
  *   - a slot with its hash and a published element with its key: found;
  *   - an empty slot: claimed with cmpxchg on its hash, an element taken
  *     from the pool (atomic counter), filled, then published (release);
@@ -16,7 +17,8 @@
  *   - a slot with its hash whose element is not published yet (another
  *     CPU is making it): dropped, as tracing_map drops a hit it cannot
  *     place.
- * Found: the hit count and the sums are atomic64 adds on the element.
+ * Found: the hit count and the sums are atomic64 adds on the element
+ * (Hits is their total, added up when read).
  * Barriers: (A) the smp_store_release() of slot->elt after filling the
  * element pairs with the smp_load_acquire() of it in a lookup and in the
  * reader (B).
@@ -25,13 +27,13 @@
  */
 #include "fhook.h"
 
-#include <linux/jhash.h>
 #include <linux/log2.h>
 #include <linux/math64.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
-#define FHOOK_HIST_KEY_MAX	(FHOOK_HIST_MAX_KEYS * 16)
+/* a key is 64-bit words (COMM: two): hashed and compared a word at a time */
+#define FHOOK_HIST_KEY_WORDS	(FHOOK_HIST_MAX_KEYS * 2)
 
 struct fhook_hist_slot {
 	u32 hash;		/* 0: empty */
@@ -44,8 +46,7 @@ struct fhook_hist {
 	u32 elt_size;		/* key, hitcount, sums, comm */
 	u32 slot_mask;		/* 2 x entries - 1 */
 	atomic_t used;		/* elements taken from the pool */
-	atomic64_t hits;
-	atomic64_t drops;
+	atomic64_t drops;	/* (hits: the elements' counts added up) */
 	struct fhook_hist_slot *slots;
 	u8 *elts;
 };
@@ -53,6 +54,27 @@ struct fhook_hist {
 static inline u8 *fhook_hist_elt(struct fhook_hist *h, u32 i)
 {
 	return h->elts + (size_t)i * h->elt_size;
+}
+
+/* Multiplicative hashing by the golden ratio (hash_64()), word by word */
+static __always_inline u32 fhook_hist_hash(const u64 *key, unsigned int words)
+{
+	u64 x = 0;
+	unsigned int i;
+
+	for (i = 0; i < words; i++)
+		x = (x ^ key[i]) * 0x9e3779b97f4a7c15ULL;
+	return (u32)(x >> 32) ?: 1;
+}
+
+static __always_inline bool fhook_hist_same(const u64 *a, const u64 *b, unsigned int words)
+{
+	unsigned int i;
+
+	for (i = 0; i < words; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
 }
 
 /* The element's counters: the hit count, then the sums */
@@ -229,24 +251,22 @@ notrace void fhook_hist_add(struct fhook_hist *h, const void *data, u32 len, u64
 			    unsigned long ip, unsigned long parent_ip)
 {
 	const struct fhook_hist_set *d = &h->def;
-	u8 key[FHOOK_HIST_KEY_MAX] __aligned(8);
-	u32 hash, idx, n, i, at = 0;
-	u8 *e = NULL;
+	unsigned int words = h->key_size / 8;
+	u64 key[FHOOK_HIST_KEY_WORDS];
+	u32 hash, idx, n, i, w = 0;
+	u64 *e = NULL;
 
 	for (i = 0; i < d->nr_keys; i++) {
 		const struct fhook_hist_field *f = &d->keys[i];
 
 		if (f->src == FHOOK_HIST_SRC_COMM) {
-			memcpy(key + at, current->comm, TASK_COMM_LEN);
-			at += TASK_COMM_LEN;
+			memcpy(&key[w], current->comm, TASK_COMM_LEN);
+			w += TASK_COMM_LEN / 8;
 		} else {
-			u64 v = fhook_hist_value(f, data, len, faults, ip, parent_ip);
-
-			memcpy(key + at, &v, 8);
-			at += 8;
+			key[w++] = fhook_hist_value(f, data, len, faults, ip, parent_ip);
 		}
 	}
-	hash = jhash(key, h->key_size, 0) ?: 1;
+	hash = fhook_hist_hash(key, words);
 	idx = hash & h->slot_mask;
 	for (i = 0; i <= h->slot_mask; i++, idx = (idx + 1) & h->slot_mask) {
 		struct fhook_hist_slot *slot = &h->slots[idx];
@@ -264,10 +284,11 @@ notrace void fhook_hist_add(struct fhook_hist *h, const void *data, u32 len, u64
 			n = atomic_inc_return(&h->used);
 			if (n > d->entries)
 				break;	/* the slot stays claimed, never published */
-			e = fhook_hist_elt(h, n - 1);
+			e = (u64 *)fhook_hist_elt(h, n - 1);
 			memcpy(e, key, h->key_size);
 			if (d->flags & FHOOK_HIST_F_COMM)
-				memcpy(e + h->elt_size - TASK_COMM_LEN, current->comm, TASK_COMM_LEN);
+				memcpy((u8 *)e + h->elt_size - TASK_COMM_LEN, current->comm,
+				       TASK_COMM_LEN);
 			/* (A): the element before its index */
 			smp_store_release(&slot->elt, n);
 			break;
@@ -278,8 +299,8 @@ notrace void fhook_hist_add(struct fhook_hist *h, const void *data, u32 len, u64
 		n = smp_load_acquire(&slot->elt);
 		if (!n)
 			break;	/* being made on another CPU */
-		if (!memcmp(fhook_hist_elt(h, n - 1), key, h->key_size)) {
-			e = fhook_hist_elt(h, n - 1);
+		if (fhook_hist_same((u64 *)fhook_hist_elt(h, n - 1), key, words)) {
+			e = (u64 *)fhook_hist_elt(h, n - 1);
 			break;
 		}
 	}
@@ -287,11 +308,10 @@ notrace void fhook_hist_add(struct fhook_hist *h, const void *data, u32 len, u64
 		atomic64_inc(&h->drops);
 		return;
 	}
-	atomic64_inc(&h->hits);
-	atomic64_inc(fhook_hist_ctr(h, e, 0));
+	atomic64_inc((atomic64_t *)(e + words));
 	for (i = 0; i < d->nr_vals; i++)
 		atomic64_add(fhook_hist_value(&d->vals[i], data, len, faults, ip, parent_ip),
-			     fhook_hist_ctr(h, e, 1 + i));
+			     (atomic64_t *)(e + words + 1 + i));
 }
 
 /* FHOOK_IOC_HIST_READ, under the session lock. */
@@ -310,7 +330,7 @@ int fhook_hist_read(struct fhook_session *s, struct fhook_hist_read *hr)
 		return -EINVAL;
 	hr->key_size = h->key_size;
 	hr->elt_size = h->elt_size;
-	hr->hits = atomic64_read(&h->hits);
+	hr->hits = 0;
 	hr->drops = atomic64_read(&h->drops);
 	n = min_t(u32, atomic_read(&h->used), h->def.entries);
 	if (hr->buf_len < (u64)n * h->elt_size) {
@@ -334,6 +354,8 @@ int fhook_hist_read(struct fhook_session *s, struct fhook_hist_read *hr)
 			u64 v = atomic64_read(fhook_hist_ctr(h, src, i));
 
 			memcpy(tmp + h->key_size + 8 * i, &v, 8);
+			if (!i)
+				hr->hits += v;
 		}
 		memcpy(tmp + h->elt_size - TASK_COMM_LEN, src + h->elt_size - TASK_COMM_LEN,
 		       TASK_COMM_LEN);
