@@ -57,7 +57,7 @@ static atomic_long n_text, n_star, n_arm, n_cpu, n_follow;
 static int sfd;			/* shared session number */
 static long page;
 static uint64_t ip_read, ip_write, ip_getattr;
-#define NCMD	16		/* the ioctls, HANDSHAKE..KHOOKS */
+#define NCMD	18		/* the ioctls, HANDSHAKE..HIST_READ */
 static double tsum[NCMD + 1];	/* seconds in the kernel by decoded command, -1..8 */
 static long tcnt[NCMD + 1];
 static atomic_long n_slowcalls, calls_done, n_ok, n_sessions, n_violations, errs[NERR];
@@ -209,13 +209,16 @@ static const size_t cmd_size[NCMD] = {
 	sizeof(struct fhook_snapshot), sizeof(struct fhook_bench), sizeof(struct fhook_trigger),
 	sizeof(struct fhook_direct_modify), sizeof(struct fhook_read_text),
 	sizeof(struct fhook_latency), sizeof(struct fhook_counts), sizeof(struct fhook_khooks),
+	sizeof(struct fhook_hist_set), sizeof(struct fhook_hist_read),
 };
 static const unsigned long cmd_num[NCMD] = {
 	FHOOK_IOC_HANDSHAKE, FHOOK_IOC_RING_SETUP, FHOOK_IOC_PROBE_ADD, FHOOK_IOC_PID_FILTER,
 	FHOOK_IOC_CPU_FILTER, FHOOK_IOC_START, FHOOK_IOC_STOP, FHOOK_IOC_STATS,
 	FHOOK_IOC_SNAPSHOT, FHOOK_IOC_BENCH, FHOOK_IOC_TRIGGER_ADD, FHOOK_IOC_DIRECT_MODIFY,
 	FHOOK_IOC_READ_TEXT, FHOOK_IOC_LATENCY, FHOOK_IOC_COUNTS, FHOOK_IOC_KHOOKS,
+	FHOOK_IOC_HIST_SET, FHOOK_IOC_HIST_READ,
 };
+static unsigned char hist_buf[1 << 16];	/* HIST_READ's entries (threads share it) */
 
 /* the module's dispatch: type, nr, dir; the size bits are ignored */
 static int decode(unsigned int cmd)
@@ -576,6 +579,39 @@ static void gen(uint64_t *rs, struct scratch *sc, struct call *c)
 		k->entry_size = R(4) ? sizeof(struct fhook_khook_info) : (uint32_t)rnd(rs);
 		k->nr = R(4) ? R(8) : (uint32_t)rnd(rs);
 		k->entries = R(4) ? (uintptr_t)khook_buf : bad_ptr(rs, NULL);
+		break;
+	}
+	case 16: {
+		/* a table for a probe: mostly small, sometimes the largest */
+		struct fhook_hist_set *h = (void *)tmp;
+		int i;
+
+		h->probe_id = R(4);
+		h->entries = R(16) ? 128U << R(3) : R(2) ? FHOOK_HIST_MAX_SIZE : (uint32_t)rnd(rs);
+		h->nr_keys = R(4) ? 1 + R(FHOOK_HIST_MAX_KEYS) : R(8);
+		h->nr_vals = R(4) ? R(FHOOK_HIST_MAX_VALS + 1) : R(8);
+		h->flags = R(4) ? R(2) : (uint32_t)rnd(rs);
+		for (i = 0; i < FHOOK_HIST_MAX_KEYS + FHOOK_HIST_MAX_VALS; i++) {
+			struct fhook_hist_field *f = i < FHOOK_HIST_MAX_KEYS ? &h->keys[i]
+					: &h->vals[i - FHOOK_HIST_MAX_KEYS];
+
+			f->src = 1 + R(7);
+			f->op = R(5);
+			f->param = R(2) ? 0 : R(4) ? 1 + R(1000) : rnd(rs);
+			f->size = f->src == FHOOK_HIST_SRC_DATA ? 1U << R(4) : 0;
+			f->offset = f->src == FHOOK_HIST_SRC_DATA ? R(64) : 0;
+			f->store = R(2) ? FHOOK_HIST_NO_STORE : R(70);
+			f->flags = R(2);
+		}
+		break;
+	}
+	case 17: {
+		struct fhook_hist_read *h = (void *)tmp;
+
+		h->probe_id = R(4) ? R(4) : (uint32_t)rnd(rs);
+		h->buf = R(4) ? (uintptr_t)hist_buf : bad_ptr(rs, NULL);
+		h->buf_len = R(4) ? sizeof(hist_buf) : R(2) ? R(256) : rnd(rs);
+		h->flags = R(8) ? 0 : (uint32_t)rnd(rs);
 		break;
 	}
 	case 12: {
@@ -997,7 +1033,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NCMD + 1; i++)
 		printf(" %s=%.1f/%ld", i ? (const char *[]){ "HANDSHAKE", "RING_SETUP", "PROBE_ADD",
 			"PID_FILTER", "CPU_FILTER", "START", "STOP", "STATS", "SNAPSHOT", "BENCH", "TRIGGER_ADD", "DIRECT_MODIFY", "READ_TEXT",
-			"LATENCY", "COUNTS", "KHOOKS" }[i - 1] : "other",
+			"LATENCY", "COUNTS", "KHOOKS", "HIST_SET", "HIST_READ" }[i - 1] : "other",
 		       tsum[i], tcnt[i]);
 	printf("\n");
 	printf("slow paths: text %ld (star %ld), arm %ld, cpumask %ld, follow %ld\n", n_text, n_star,

@@ -10,7 +10,7 @@
  *
  * Then the per-ioctl policy, as a table (10): observing (HANDSHAKE, rings,
  * function, direct, kprobe, tracepoint and uprobe probes, trace-around
- * hooks, filters, START/STOP, STATS, SNAPSHOT, triggers, LATENCY,
+ * hooks, filters, START/STOP, STATS, SNAPSHOT, triggers, LATENCY, HIST,
  * DIRECT_MODIFY, mmap) needs only CAP_PERFMON; hooks that change what the
  * kernel does (RETURN, REDIRECT) need CAP_SYS_ADMIN and lab mode (lab=1,
  * seen in FHOOK_FEAT_LAB); READ_TEXT needs CAP_SYS_RAWIO.  Each row runs
@@ -146,6 +146,11 @@ static void all_denied(int fd, const char *who)
 		.size = sizeof(dm), .probe_id = 1, .flags = FHOOK_PROBE_F_COUNT,
 	};
 	struct fhook_latency lat = { .size = sizeof(lat), .probe_id = 1 };
+	struct fhook_hist_set hset = {
+		.size = sizeof(hset), .probe_id = 1, .entries = FHOOK_HIST_MIN_SIZE, .nr_keys = 1,
+		.keys[0] = { .src = FHOOK_HIST_SRC_PID, .store = FHOOK_HIST_NO_STORE },
+	};
+	struct fhook_hist_read hrd = { .size = sizeof(hrd), .probe_id = 1 };
 	struct fhook_bench b = { .size = sizeof(b), .probe_id = 1, .nr_events = 1 };
 	unsigned char text[16] = { 0 };
 	struct fhook_read_text rt = {
@@ -164,6 +169,8 @@ static void all_denied(int fd, const char *who)
 		{ "TRIGGER_ADD", FHOOK_IOC_TRIGGER_ADD, &tr },
 		{ "DIRECT_MODIFY", FHOOK_IOC_DIRECT_MODIFY, &dm },
 		{ "LATENCY", FHOOK_IOC_LATENCY, &lat },
+		{ "HIST_SET", FHOOK_IOC_HIST_SET, &hset },
+		{ "HIST_READ", FHOOK_IOC_HIST_READ, &hrd },
 		{ "BENCH", FHOOK_IOC_BENCH, &b },
 		{ "READ_TEXT", FHOOK_IOC_READ_TEXT, &rt },
 		{ "unknown nr 0x7f", _IO(FHOOK_IOC_MAGIC, 0x7f), NULL },
@@ -555,6 +562,26 @@ static int op_latency(int fd)
 	return ioctl(fd, FHOOK_IOC_LATENCY, &l);
 }
 
+static int op_hist_set(int fd)
+{
+	struct fhook_hist_set h = {
+		.size = sizeof(h), .probe_id = 1, .entries = FHOOK_HIST_MIN_SIZE, .nr_keys = 1,
+		.keys[0] = { .src = FHOOK_HIST_SRC_PID, .store = FHOOK_HIST_NO_STORE },
+	};
+
+	return ioctl(fd, FHOOK_IOC_HIST_SET, &h);
+}
+
+static int op_hist_read(int fd)
+{
+	static unsigned char buf[4096];
+	struct fhook_hist_read h = {
+		.size = sizeof(h), .probe_id = 1, .buf = (uintptr_t)buf, .buf_len = sizeof(buf),
+	};
+
+	return ioctl(fd, FHOOK_IOC_HIST_READ, &h);
+}
+
 static int op_khooks(int fd)
 {
 	struct fhook_khook_info e[4];
@@ -612,6 +639,7 @@ static int op_read_text(int fd)
 #define S_LAT		(1U << 3)	/* probe 1: a latency probe on vfs_read */
 #define S_PID		(1U << 4)	/* pid filter: this process */
 #define S_START		(1U << 5)	/* armed */
+#define S_HIST		(1U << 6)	/* probe 1's hits into a table in the module */
 
 enum need {
 	N_PERFMON,	/* CAP_PERFMON (or CAP_SYS_ADMIN) */
@@ -653,6 +681,8 @@ static const struct row rows[] = {
 	{ "TRIGGER_ADD", S_RING | S_FUNC, op_trigger, N_PERFMON, 0 },
 	{ "LATENCY", S_RING | S_LAT, op_latency, N_PERFMON, 0 },
 	{ "KHOOKS", 0, op_khooks, N_PERFMON, 0 },
+	{ "HIST_SET", S_RING | S_FUNC, op_hist_set, N_PERFMON, 0 },
+	{ "HIST_READ", S_RING | S_FUNC | S_HIST, op_hist_read, N_PERFMON, 0 },
 	{ "DIRECT_MODIFY", S_RING | S_DIRECT | S_PID | S_START, op_direct_modify, N_PERFMON, 0 },
 	{ "mmap meta page", S_RING, op_mmap_meta, N_PERFMON, 0 },
 	{ "mmap consumer page", S_RING, op_mmap_cons, N_PERFMON, 0 },
@@ -718,6 +748,7 @@ static int row_session(const struct row *r, enum who w)
 		{ S_FUNC, "PROBE_ADD function", op_func },
 		{ S_DIRECT, "PROBE_ADD direct", op_direct },
 		{ S_LAT, "PROBE_ADD direct F_LATENCY", op_direct_latency },
+		{ S_HIST, "HIST_SET", op_hist_set },
 		{ S_PID, "PID_FILTER", op_pid_filter },
 		{ S_START, "START", op_start },
 	};
