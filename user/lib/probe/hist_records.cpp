@@ -41,8 +41,7 @@ HistTable hist_of_records(
         for (std::uint32_t id : fits) {
             list += (list.empty() ? "" : ", ") + std::to_string(id);
         }
-        throw_invalid("hist: probes " + list +
-                      " all have the trigger's fields: choose one (report's --probe ID)");
+        throw_invalid("hist: probes " + list + " all have the trigger's fields: choose one probe");
     }
     const std::uint32_t id = fits.front();
     const KprobeDef* def = probes.find(id);
