@@ -12,9 +12,13 @@
 #include <fhook/error.hpp>
 #include <fhook/session.hpp>
 
+#include "ioctl_args.hpp"
 #include "probe_errors.hpp"
 
 namespace fhook {
+
+using ioctl_args::user_ptr;
+using ioctl_args::zero_init;
 
 namespace {
 
@@ -35,12 +39,6 @@ int probe_add(const Device& device, fhook_probe_add& arg) {
     return ret;
 }
 
-template <typename T>
-void zero_init(T& arg) {
-    std::memset(&arg, 0, sizeof(arg));
-    arg.size = sizeof(arg);
-}
-
 std::string join(const std::vector<std::string>& items) {
     std::string out;
     for (const auto& item : items) {
@@ -50,10 +48,6 @@ std::string join(const std::vector<std::string>& items) {
         out += item;
     }
     return out;
-}
-
-std::uint64_t user_ptr(const void* p) {
-    return reinterpret_cast<std::uintptr_t>(p);
 }
 
 // A FHOOK_IOC_PROBE_ADD argument of `type`, with no failing index yet.
@@ -188,70 +182,6 @@ std::uint32_t Session::add_function_probe(const FunctionSet& functions,
                               direct ? FHOOK_PROBE_DIRECT : FHOOK_PROBE_FUNC, flags, 0);
 }
 
-void Session::set_hist(const fhook_hist_set& hist) {
-    device_.require(FHOOK_FEAT_HIST, "histograms in the module");
-    fhook_hist_set arg = hist;
-    arg.size = sizeof(arg);
-    if (device_.ioctl(FHOOK_IOC_HIST_SET, &arg) < 0) {
-        throw_ioctl_error("keeping the histogram of probe " + std::to_string(hist.probe_id) +
-                              " in the module",
-                          errno);
-    }
-}
-
-Session::HistRead Session::hist(std::uint32_t probe_id) const {
-    device_.require(FHOOK_FEAT_HIST, "histograms in the module");
-    HistRead out;
-    out.entries.resize(4096);
-    for (;;) {
-        fhook_hist_read arg;
-        zero_init(arg);
-        arg.probe_id = probe_id;
-        arg.buf = user_ptr(out.entries.data());
-        arg.buf_len = out.entries.size();
-        if (device_.ioctl(FHOOK_IOC_HIST_READ, &arg) == 0) {
-            out.nr = arg.nr;
-            out.key_size = arg.key_size;
-            out.elt_size = arg.elt_size;
-            out.hits = arg.hits;
-            out.drops = arg.drops;
-            out.entries.resize(std::size_t{arg.nr} * arg.elt_size);
-            return out;
-        }
-        if (errno != ENOSPC || std::size_t{arg.nr} * arg.elt_size <= out.entries.size()) {
-            throw_ioctl_error("reading the histogram of probe " + std::to_string(probe_id), errno);
-        }
-        // the module said how many there are (more may come meanwhile)
-        out.entries.resize(std::size_t{arg.nr} * arg.elt_size * 2);
-    }
-}
-
-std::vector<Session::FunctionHits> Session::function_counts(std::uint32_t probe_id) const {
-    device_.require(FHOOK_FEAT_COUNT_IPS, "per-function counts");
-    std::vector<std::uint64_t> ips(64), hits(64);
-    for (;;) {
-        fhook_counts arg;
-        zero_init(arg);
-        arg.probe_id = probe_id;
-        arg.nr = static_cast<std::uint32_t>(ips.size());
-        arg.ips = user_ptr(ips.data());
-        arg.counts = user_ptr(hits.data());
-        if (device_.ioctl(FHOOK_IOC_COUNTS, &arg) == 0) {
-            std::vector<FunctionHits> out(arg.nr);
-            for (std::uint32_t i = 0; i < arg.nr; i++) {
-                out[i] = {ips[i], hits[i]};
-            }
-            return out;
-        }
-        if (errno != ENOSPC || arg.nr <= ips.size()) {
-            throw_ioctl_error("reading the function counts of probe " + std::to_string(probe_id),
-                              errno);
-        }
-        ips.resize(arg.nr); // the module said how many there are
-        hits.resize(arg.nr);
-    }
-}
-
 std::uint32_t Session::add_graph_probe(const FunctionSet& functions, const GraphOptions& options) {
     device_.require(FHOOK_FEAT_GRAPH, "call graphs");
     if (!functions.excludes.empty()) {
@@ -312,24 +242,6 @@ std::uint32_t Session::add_latency_probe(const FunctionSet& functions,
     device_.require(FHOOK_FEAT_LATENCY, "latency histograms");
     return add_function_probe(functions, pred, FHOOK_PROBE_DIRECT, FHOOK_PROBE_F_LATENCY,
                               stack_args);
-}
-
-LatencyHist Session::latency(std::uint32_t probe_id) const {
-    device_.require(FHOOK_FEAT_LATENCY, "latency histograms");
-    fhook_latency arg;
-    zero_init(arg);
-    arg.probe_id = probe_id;
-    if (device_.ioctl(FHOOK_IOC_LATENCY, &arg) < 0) {
-        throw_ioctl_error("reading the histogram of probe " + std::to_string(probe_id), errno);
-    }
-    LatencyHist h;
-    h.count = arg.count;
-    h.sum_ns = arg.sum_ns;
-    h.inflight = arg.inflight;
-    for (std::size_t i = 0; i < h.buckets.size() && i < arg.nr_buckets; i++) {
-        h.buckets[i] = arg.buckets[i];
-    }
-    return h;
 }
 
 std::uint32_t Session::add_function_probe(const FunctionSet& functions,
