@@ -247,6 +247,36 @@ static int fhook_prog_check_part(const struct fhook_prog *prog, u32 from, u32 to
 			  BIT(FHOOK_OP_ST_COMM))
 
 /*
+ * A verified program of registers ($argN in registers included) each
+ * stored raw: its fields in prog->reg_fields, for fhook_prog_run_regs().
+ */
+static void fhook_prog_find_reg_fields(struct fhook_prog *prog)
+{
+	static const u8 arg_regs[] = { FHOOK_REG_DI, FHOOK_REG_SI, FHOOK_REG_DX,
+				       FHOOK_REG_CX, FHOOK_REG_R8, FHOOK_REG_R9 };
+	u32 i, n = 0;
+
+	if (prog->len % 2 || prog->len / 2 > FHOOK_MAX_REG_FIELDS)
+		return;
+	for (i = 0; i < prog->len; i += 2) {
+		const struct fhook_insn *load = &prog->insns[i], *st = &prog->insns[i + 1];
+		struct fhook_reg_field *f = &prog->reg_fields[n++];
+
+		if (st->op != FHOOK_OP_ST_RAW || st->imm)
+			return;
+		if (load->op == FHOOK_OP_REG)
+			f->reg = fhook_reg_offset[load->arg];
+		else if (load->op == FHOOK_OP_ARG && load->arg <= ARRAY_SIZE(arg_regs))
+			f->reg = fhook_reg_offset[arg_regs[load->arg - 1]];
+		else
+			return;
+		f->dst = st->dst;
+		f->size = st->size;
+	}
+	prog->nr_reg_fields = n;
+}
+
+/*
  * Copy the program of @pa from userspace and verify it.  @ret_probe: a
  * kretprobe, whose first entry_len instructions run at entry (no $retval)
  * and the rest at return (no $argN: the registers are gone).  @user: a
@@ -310,7 +340,30 @@ struct fhook_prog *fhook_prog_load(const struct fhook_probe_add *pa, bool ret_pr
 		return ERR_PTR(-EINVAL);
 	}
 	prog->nr_fields = fields;
+	prog->max_dyn = dyn;
+	if (!ret_probe && !user)
+		fhook_prog_find_reg_fields(prog);
 	return prog;
+}
+
+/*
+ * Does @prog read a register that an ftrace_ops callback without
+ * FTRACE_OPS_FL_SAVE_REGS does not get?  ftrace_caller saves the argument
+ * registers, %ax, %bp, the stack pointer and ip (fhook_fregs_partial());
+ * $argN, $stackN and $stack are made of those.
+ */
+bool fhook_prog_needs_all_regs(const struct fhook_prog *prog)
+{
+	static const u32 partial = BIT(FHOOK_REG_AX) | BIT(FHOOK_REG_CX) | BIT(FHOOK_REG_DX) |
+				   BIT(FHOOK_REG_SI) | BIT(FHOOK_REG_DI) | BIT(FHOOK_REG_BP) |
+				   BIT(FHOOK_REG_SP) | BIT(FHOOK_REG_R8) | BIT(FHOOK_REG_R9) |
+				   BIT(FHOOK_REG_IP) | BIT(FHOOK_REG_ORIG_AX);
+	u32 i;
+
+	for (i = 0; i < prog->len; i++)
+		if (prog->insns[i].op == FHOOK_OP_REG && !(partial & BIT(prog->insns[i].arg)))
+			return true;
+	return false;
 }
 
 /* ------------------------------------------------------------------ */
@@ -420,8 +473,22 @@ notrace void fhook_prog_run(const struct fhook_prog *prog, u32 from, u32 to,
 				fault = true;
 			continue;
 		case FHOOK_OP_ST_RAW:
-			if (!fault)
-				memcpy(c->data + in->dst, &val, in->size);
+			if (fault)
+				break;
+			/* the low bytes of val (little-endian); constant sizes: one store */
+			switch (in->size) {
+			case 1:
+				memcpy(c->data + in->dst, &val, 1);
+				break;
+			case 2:
+				memcpy(c->data + in->dst, &val, 2);
+				break;
+			case 4:
+				memcpy(c->data + in->dst, &val, 4);
+				break;
+			default:
+				memcpy(c->data + in->dst, &val, 8);
+			}
 			break;
 		case FHOOK_OP_ST_MEM:
 			len = in->size * in->arg;

@@ -100,16 +100,59 @@ struct fhook_ring {
 };
 
 /* A verified fetch program (fetch.c). */
+/* A field that is a register stored as it is (fhook_prog_run_regs()) */
+struct fhook_reg_field {
+	u16 reg;		/* offset in struct pt_regs */
+	u16 dst;
+	u8 size;
+};
+
+#define FHOOK_MAX_REG_FIELDS	8
+
 struct fhook_prog {
 	u32 len;
 	u32 entry_len;		/* kretprobe: insns run at function entry */
 	u32 data_size;		/* fixed data area */
 	u32 entry_dyn;		/* most string bytes the entry part stores */
 	u32 entry_fields;	/* fields the entry part stores */
+	u32 max_dyn;		/* most string bytes the program stores */
 	u32 nr_fields;
 	bool reads_kernel;	/* DEREF, ST_MEM or ST_STRING: kernel memory */
+	/* a kprobe's program of registers stored raw only: its fields, else 0 */
+	u32 nr_reg_fields;
+	struct fhook_reg_field reg_fields[FHOOK_MAX_REG_FIELDS];
 	struct fhook_insn insns[];
 };
+
+/*
+ * fhook_prog_run() for a program of nr_reg_fields: no memory is read, no
+ * field can fault, no string is stored.
+ */
+static __always_inline void fhook_prog_run_regs(const struct fhook_prog *prog,
+						const struct pt_regs *regs, u8 *data)
+{
+	u32 i;
+
+	for (i = 0; i < prog->nr_reg_fields; i++) {
+		const struct fhook_reg_field *f = &prog->reg_fields[i];
+		unsigned long v = *(const unsigned long *)((const u8 *)regs + f->reg);
+
+		/* the low bytes (little-endian); constant sizes: one store */
+		switch (f->size) {
+		case 1:
+			memcpy(data + f->dst, &v, 1);
+			break;
+		case 2:
+			memcpy(data + f->dst, &v, 2);
+			break;
+		case 4:
+			memcpy(data + f->dst, &v, 4);
+			break;
+		default:
+			memcpy(data + f->dst, &v, 8);
+		}
+	}
+}
 
 /* A verified predicate program (filter.c). */
 struct fhook_pred {
@@ -208,6 +251,8 @@ struct fhook_probe {
 	u32 type;
 	u32 priv;			/* FHOOK_PRIV_*: checked at add and START */
 	bool registered;
+	/* the kind's disarm_unregisters, or init's choice for this probe */
+	bool disarm_unregisters;
 	bool count_only;		/* FHOOK_PROBE_F_COUNT */
 	struct list_head watch_node;	/* hooks, direct probes (modwatch.c) */
 	bool gone;			/* a module it touched was unloaded */
@@ -497,6 +542,7 @@ int fhook_fetch_init(void);
 void fhook_fetch_exit(void);
 struct fhook_prog *fhook_prog_load(const struct fhook_probe_add *pa, bool ret_probe,
 				   bool user, s32 *err_index);
+bool fhook_prog_needs_all_regs(const struct fhook_prog *prog);
 void fhook_prog_run(const struct fhook_prog *prog, u32 from, u32 to, struct fhook_fetch_ctx *c);
 struct fhook_rec_probe *fhook_scratch_get(void);
 void fhook_scratch_put(void);

@@ -204,19 +204,28 @@ static __always_inline u64 fhook_hist_value(const struct fhook_hist_field *f, co
 	u64 v = 0;
 
 	switch (f->src) {
-	case FHOOK_HIST_SRC_DATA: {
-		u64 raw = 0;
-
+	case FHOOK_HIST_SRC_DATA:
 		/* a fault, or past a short tracepoint entry: 0 */
 		if ((f->store != FHOOK_HIST_NO_STORE && (faults & BIT_ULL(f->store))) ||
 		    f->offset + f->size > len)
 			break;
-		memcpy(&raw, data + f->offset, f->size);	/* little-endian */
-		v = raw;
+		/* little-endian; constant sizes: one load */
+		switch (f->size) {
+		case 1:
+			memcpy(&v, data + f->offset, 1);
+			break;
+		case 2:
+			memcpy(&v, data + f->offset, 2);
+			break;
+		case 4:
+			memcpy(&v, data + f->offset, 4);
+			break;
+		default:
+			memcpy(&v, data + f->offset, 8);
+		}
 		if ((f->flags & FHOOK_HIST_F_SIGNED) && f->size < 8)
-			v = (u64)((s64)(raw << (64 - 8 * f->size)) >> (64 - 8 * f->size));
+			v = (u64)((s64)(v << (64 - 8 * f->size)) >> (64 - 8 * f->size));
 		break;
-	}
 	case FHOOK_HIST_SRC_PID:
 		v = current->pid;
 		break;

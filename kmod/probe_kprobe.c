@@ -26,7 +26,17 @@ struct fhook_kret_entry {
 	u8 data[];
 };
 
-/* A kprobe or kretprobe: the common part and the kernel's probe. */
+/*
+ * A kprobe or kretprobe: the common part and the kernel's probe.  A
+ * kprobe the kernel would put on a function's ftrace location
+ * (kprobe-on-ftrace) runs from fhook's own ftrace_ops instead (@fentry,
+ * as fprobe does): the same handler, without kprobe_ftrace_handler()'s
+ * lookup and bookkeeping, and without saving every register when the
+ * program reads only those ftrace_caller saves.  Its kprobe is registered
+ * only to check and place the address (past an ENDBR), then removed; as
+ * the ops' filter would keep a module's address after the module is
+ * gone, such a probe is watched (modwatch.c) like hooks.
+ */
 struct fhook_kprobe_probe {
 	struct fhook_probe p;		/* first: freed as a struct fhook_probe */
 	union {
@@ -36,6 +46,8 @@ struct fhook_kprobe_probe {
 			u64 rp_pages;	/* fhook_mem_reserve()d for its instances */
 		};
 	};
+	bool fentry;
+	struct ftrace_ops ops;		/* @fentry: filter = kp.addr */
 };
 
 static_assert(offsetof(struct fhook_kprobe_probe, p) == 0);
@@ -108,19 +120,55 @@ static notrace bool fhook_probe_wanted(struct fhook_probe *p)
 	return false;
 }
 
+/* Bytes of data a histogram's hit fetches on the stack (no record) */
+#define FHOOK_HIST_HIT_DATA	64
+
 /*
- * Record a hit of a kprobe or kretprobe: filters, fetch program (no page
- * faults), predicate, one record.  Preemption must be off.
+ * A hit of a kprobe whose fields go to its histogram in the module only
+ * (no triggers, all of the fields fit in FHOOK_HIST_HIT_DATA): fetched on
+ * the stack, the predicate, the histogram.  Preemption must be off.
  */
-notrace void fhook_probe_emit(struct fhook_probe *p, u16 type, struct pt_regs *regs,
-			      unsigned long ip, unsigned long ret_ip,
-			      const struct fhook_kret_entry *entry)
+static notrace void fhook_probe_hist_hit(struct fhook_probe *p, struct pt_regs *regs,
+					 unsigned long ip, unsigned long ret_ip)
+{
+	struct fhook_probe_counters *c = fhook_counters(p->session, smp_processor_id(), p->id);
+	const struct fhook_prog *prog = p->prog;
+	u64 data[FHOOK_HIST_HIT_DATA / 8] = {};
+	struct fhook_fetch_ctx ctx;
+	u32 len = prog->data_size;
+
+	if (!fhook_session_wants(p->session)) {
+		fhook_count(&c->filtered);
+		return;
+	}
+	ctx.faults = 0;
+	if (prog->nr_reg_fields) {
+		fhook_prog_run_regs(prog, regs, (u8 *)data);
+	} else {
+		fhook_fetch_ctx_init(&ctx, regs, (u8 *)data, sizeof(data), false);
+		ctx.dyn = len;
+		fhook_prog_run(prog, 0, prog->len, &ctx);
+		len = ctx.dyn;
+	}
+	if ((p->pred && !fhook_pred_run(p->pred, (u8 *)data, len)) || READ_ONCE(p->paused)) {
+		fhook_count(&c->filtered);
+		return;
+	}
+	fhook_count(&c->hits);
+	fhook_hist_add(p->hist, data, sizeof(data), ctx.faults, ip, ret_ip);
+}
+
+/* fhook_probe_emit() for a hit to record: a frame of its own (below) */
+static noinline notrace void fhook_probe_emit_record(struct fhook_probe *p, u16 type,
+						     struct pt_regs *regs, unsigned long ip,
+						     unsigned long ret_ip,
+						     const struct fhook_kret_entry *entry)
 {
 	const struct fhook_prog *prog = p->prog;
 	unsigned int pc = preempt_count();
 	bool irqs_off = irqs_disabled();
-	struct fhook_fetch_ctx ctx;
 	struct fhook_rec_probe *scratch;
+	struct fhook_fetch_ctx ctx;
 
 	if (!fhook_probe_wanted(p))
 		return;
@@ -143,6 +191,23 @@ notrace void fhook_probe_emit(struct fhook_probe *p, u16 type, struct pt_regs *r
 	fhook_prog_run(prog, entry ? prog->entry_len : 0, prog->len, &ctx);
 	fhook_probe_record(p, type, regs, ip, ret_ip, &ctx, pc, irqs_off);
 	fhook_scratch_put();
+}
+
+/*
+ * Record a hit of a kprobe or kretprobe: filters, fetch program (no page
+ * faults), predicate, one record; or its histogram.  Preemption must be
+ * off.  Each path has its own frame: the kernel may zero every local
+ * variable at a function's entry (CONFIG_INIT_STACK_ALL_ZERO).
+ */
+notrace void fhook_probe_emit(struct fhook_probe *p, u16 type, struct pt_regs *regs,
+			      unsigned long ip, unsigned long ret_ip,
+			      const struct fhook_kret_entry *entry)
+{
+	if (p->hist && !entry && !p->nr_triggers &&
+	    p->prog->data_size + p->prog->max_dyn <= FHOOK_HIST_HIT_DATA)
+		fhook_probe_hist_hit(p, regs, ip, ret_ip);
+	else
+		fhook_probe_emit_record(p, type, regs, ip, ret_ip, entry);
 }
 
 /*
@@ -256,6 +321,80 @@ static notrace int fhook_kprobe_handler(struct kprobe *kp, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(fhook_kprobe_handler);
 
+/*
+ * An @fentry kprobe's hit: the registers ftrace_caller saved (all of them
+ * with FTRACE_OPS_FL_SAVE_REGS), ip as kprobe_ftrace_handler() shows it
+ * to a kprobe's handler (the probed address + 1), then put back:
+ * ftrace_caller returns to regs->ip.
+ */
+static notrace void fhook_kprobe_fentry_callback(unsigned long ip, unsigned long parent_ip,
+						 struct ftrace_ops *op,
+						 struct ftrace_regs *fregs)
+{
+	struct fhook_probe *p = &container_of(op, struct fhook_kprobe_probe, ops)->p;
+	struct pt_regs *regs = fhook_fregs_partial(fregs);
+	unsigned long orig_ip = regs->ip;
+	int bit;
+
+	/* also disables preemption */
+	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (bit < 0) {
+		preempt_disable_notrace();
+		fhook_count(&fhook_counters(p->session, smp_processor_id(), p->id)->missed);
+		preempt_enable_notrace();
+		return;
+	}
+	regs->ip = ip + sizeof(kprobe_opcode_t);
+	fhook_probe_emit(p, FHOOK_REC_KPROBE, regs, ip, 0, NULL);
+	regs->ip = orig_ip;
+	ftrace_test_recursion_unlock(bit);
+}
+
+/*
+ * @k's kprobe is registered (disabled) at a function's ftrace location:
+ * remove it and make the ftrace_ops that replaces it.  @gen: modwatch.c's
+ * generation, taken before the address was looked up.
+ */
+static int fhook_kprobe_fentry_init(struct fhook_kprobe_probe *k, u64 gen)
+{
+	struct fhook_probe *p = &k->p;
+	int ret;
+
+	unregister_kprobe(&k->kp);
+	p->registered = false;
+	k->fentry = true;
+	/* unregistering is what disarm does (session.c: stuck probes) */
+	p->disarm_unregisters = true;
+	k->ops.func = fhook_kprobe_fentry_callback;
+	/* no FTRACE_OPS_FL_RECURSION: the callback takes the lock itself */
+	k->ops.flags = fhook_prog_needs_all_regs(p->prog) ? FTRACE_OPS_FL_SAVE_REGS : 0;
+	ret = ftrace_set_filter_ip(&k->ops, (unsigned long)k->kp.addr, 0, 0);
+	if (ret)
+		return ret;
+	return fhook_modwatch_add(p, gen);
+}
+
+/* Under the modwatch lock: no unload runs meanwhile. */
+static int fhook_kprobe_fentry_arm(struct fhook_probe *p)
+{
+	int ret = register_ftrace_function(&to_kprobe(p)->ops);
+
+	p->registered = !ret;
+	return ret;
+}
+
+/* Under the modwatch lock: from the session or a module unload. */
+static void fhook_kprobe_fentry_unhook(struct fhook_probe *p)
+{
+	fhook_ops_unregister(p, &to_kprobe(p)->ops);
+}
+
+/* modwatch.c: is the probed function in @mod? */
+static bool fhook_kprobe_in_module(struct fhook_probe *p, struct module *mod, bool globs)
+{
+	return within_module((unsigned long)to_kprobe(p)->kp.addr, mod);
+}
+
 static notrace int fhook_kret_entry_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct fhook_probe *p = &container_of(get_kretprobe(ri), struct fhook_kprobe_probe, rp)->p;
@@ -298,6 +437,8 @@ NOKPROBE_SYMBOL(fhook_kret_handler);
 
 static int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index)
 {
+	/* before any address is looked up (modwatch.c) */
+	u64 gen = fhook_modwatch_gen();
 	struct fhook_kprobe_probe *k = to_kprobe(p);
 	bool ret_probe = arg->type == FHOOK_PROBE_KRETPROBE;
 	struct kprobe *kp = ret_probe ? &k->rp.kp : &k->kp;
@@ -375,6 +516,9 @@ static int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add
 	/* probing fhook's own code would recurse through the handler */
 	if (within_module((unsigned long)kp->addr, THIS_MODULE))
 		return -ELOOP;	/* release unregisters */
+	/* counting keeps the kprobe: fhook count --via kprobe measures kprobes */
+	if (!ret_probe && !p->count_only && kprobe_ftrace(kp))
+		return fhook_kprobe_fentry_init(k, gen);
 	return 0;
 }
 
@@ -416,6 +560,8 @@ static int fhook_kprobe_arm(struct fhook_probe *p)
 	struct fhook_kprobe_probe *k = to_kprobe(p);
 	int ret;
 
+	if (k->fentry)
+		return fhook_modwatch_arm(p, fhook_kprobe_fentry_arm);
 	WRITE_ONCE(p->enabled, true);
 	if (p->type == FHOOK_PROBE_KRETPROBE)
 		ret = enable_kretprobe(&k->rp);
@@ -434,6 +580,10 @@ static void fhook_kprobe_disarm(struct fhook_probe *p)
 {
 	struct fhook_kprobe_probe *k = to_kprobe(p);
 
+	if (k->fentry) {
+		fhook_modwatch_unhook(p, fhook_kprobe_fentry_unhook);
+		return;
+	}
 	if (!READ_ONCE(p->enabled))
 		return;
 	WRITE_ONCE(p->enabled, false);
@@ -447,7 +597,10 @@ static void fhook_kprobe_release(struct fhook_probe *p)
 {
 	struct fhook_kprobe_probe *k = to_kprobe(p);
 
-	if (p->registered) {
+	if (k->fentry) {
+		fhook_modwatch_del(p);
+		ftrace_free_filter(&k->ops);	/* disarm unregistered it */
+	} else if (p->registered) {
 		/* waits for handlers in flight, frees kretprobe instances */
 		if (p->type == FHOOK_PROBE_KRETPROBE)
 			unregister_kretprobe(&k->rp);
@@ -482,4 +635,7 @@ const struct fhook_probe_kind fhook_kprobe_kind = {
 	.disarm		= fhook_kprobe_disarm,
 	.release	= fhook_kprobe_release,
 	.sync_rcu	= true,
+	/* fentry kprobes only: the others are not watched */
+	.in_module	= fhook_kprobe_in_module,
+	.unhook		= fhook_kprobe_fentry_unhook,
 };

@@ -119,7 +119,7 @@ static bool fhook_session_stuck(struct fhook_session *s)
 	struct fhook_probe *p;
 
 	list_for_each_entry(p, &s->probes, node) {
-		if (p->registered && p->kind->disarm_unregisters) {
+		if (p->registered && p->disarm_unregisters) {
 			pr_err("probe %u is still registered after its session closed\n", p->id);
 			return true;
 		}
@@ -352,6 +352,7 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 	p->type = pa.type;
 	p->kind = kind;
 	p->id = s->next_probe_id;
+	p->disarm_unregisters = kind->disarm_unregisters;
 	INIT_LIST_HEAD(&p->watch_node);
 
 	ret = p->kind->init ? p->kind->init(p, &pa, &err_index) : 0;

@@ -7,7 +7,11 @@
 # less those of the first, divided by N2 - N1: the cost of one unit of N
 # (one call of a workload loop), boot and setup cancelled out.
 #
-#   vmtests/profile.sh [--kernel K] [--add HOST[:GUEST]]... [--top N] N1 N2 COMMAND
+#   vmtests/profile.sh [--kernel K] [--add HOST[:GUEST]]... [--top N] [--blocks SYM] N1 N2 COMMAND
+#
+# --blocks SYM prints, instead, SYM's translation blocks that ran: their
+# offset in SYM and instructions per unit of N (match them with
+# `objdump -d` of SYM's object: which paths of a hook cost what).
 #
 # COMMAND is one shell string run in /root; `prof_syms` in it takes the
 # symbol table at that point (call it while what you profile is armed:
@@ -27,7 +31,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 fhook=${FHOOK_CLI:-$top/build/user/fhook}
 plugin=${FHOOK_QEMU_PROF:-$top/build/user/fhook_qemu_prof.so}
-kernel=6.12 top_n=40 adds=()
+kernel=6.12 top_n=40 adds=() blocks=
 
 die() { printf 'profile.sh: error: %s\n' "$*" >&2; exit 2; }
 
@@ -36,12 +40,13 @@ while [ $# -gt 0 ]; do
 	--kernel) kernel=$2; shift 2 ;;
 	--add) adds+=(--add "$2"); shift 2 ;;
 	--top) top_n=$2; shift 2 ;;
-	-h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--blocks) blocks=$2; shift 2 ;;
+	-h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) die "unknown option '$1' (--help)" ;;
 	*) break ;;
 	esac
 done
-[ $# -eq 3 ] || die "usage: vmtests/profile.sh [--kernel K] [--add HOST[:GUEST]]... [--top N] N1 N2 COMMAND"
+[ $# -eq 3 ] || die "usage: vmtests/profile.sh [--kernel K] [--add HOST[:GUEST]]... [--top N] [--blocks SYM] N1 N2 COMMAND"
 n1=$1 n2=$2 command=$3
 [[ $n1 =~ ^[0-9]+$ && $n2 =~ ^[0-9]+$ && $n2 -gt $n1 ]] || die "N1 and N2: numbers, N2 > N1"
 [ -x "$fhook" ] || die "$fhook: run make user first"
@@ -88,6 +93,24 @@ run "$n2" &
 p2=$!
 wait $p1 || exit 2
 wait $p2 || exit 2
+if [ -n "$blocks" ]; then
+	# SYM's address and the next symbol's, from the second run's table
+	range=$(sed -n '/^FHOOK-PROF-SYMS$/,$p' "$work/out.$n2" | tr -d '\r' |
+		awk 'NF >= 3 && length($1) == 16 { print $1, $3 }' | LC_ALL=C sort -u |
+		awk -v s="$blocks" 'found == 1 { print $1; found = 2 } $2 == s && !found { printf "%s ", $1; found = 1 }')
+	set -- $range
+	[ $# -eq 2 ] || die "symbol '$blocks' is not in the guest's kallsyms"
+	awk -v lo="$1" -v hi="$2" -v d=$((n2 - n1)) -v s="$blocks" '
+		function hex(h,   i, v) { v = 0; h = substr(h, 9)	# low 32 bits: exact in awk
+			for (i = 1; i <= length(h); i++)
+			v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1; return v }
+		$1 >= lo && $1 < hi { c[$1] += (FILENAME ~ /prof\.'"$n1"'$/ ? -$2 : $2) }
+		END { for (a in c) if (c[a] / d >= 0.05 || c[a] / d <= -0.05) {
+			printf "%s+0x%x %10.1f\n", s, hex(a) - hex(lo), c[a] / d; t += c[a] / d }
+		      printf "%s %10.1f  TOTAL per unit of N\n", s, t > "/dev/stderr" }' \
+		"$work/prof.$n1" "$work/prof.$n2" | sort -t+ -k2
+	exit 0
+fi
 symbols "$n1" > "$work/sym.$n1"
 symbols "$n2" > "$work/sym.$n2"
 awk -v d=$((n2 - n1)) -v top="$top_n" '

@@ -28,7 +28,7 @@ constexpr const char* kUsage =
     "and --flamegraph writes a flame graph.  One trigger of numbers, the task's pid,\n"
     "name or CPU is kept in the module, no event crossing to user space; several\n"
     "triggers, strings and stacks are aggregated by fhook as it reads the events\n"
-    "(the summary says if any were lost).\n";
+    "(the summary says if any were lost).  SIGUSR1 prints the histograms so far.\n";
 
 void add_hist_options(po::options_description& options) {
     options.add_options()("folded", "with a stacktrace key: the stacks folded (FlameGraph)")(
@@ -103,6 +103,7 @@ public:
     HistPrinter(HistSink& sink, ModuleHist* module, const Tracer& tracer, int fd,
                 const TraceOptions& opt)
         : sink_(sink), module_(module), tracer_(tracer), fd_(fd), opt_(opt) {}
+    void on_print_request() override { print(); }
     void on_interval() override {
         print();
         if (opt_.clear) {
@@ -186,6 +187,7 @@ int cmd_hist(const Args& args) {
         filter = filter.empty() ? specs[0].filter : "(" + filter + ") && (" + specs[0].filter + ")";
         opt->spec.filter = filter;
     }
+    opt->spec.print_on_sigusr1 = true;
     Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
     const UniqueFd out = open_output(opt->output);
     tracer.setup();

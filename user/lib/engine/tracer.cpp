@@ -58,7 +58,7 @@ const std::vector<std::string>& Tracer::skipped() const noexcept {
 
 void Tracer::setup() {
     State& s = *s_;
-    s.signals.emplace();
+    s.signals.emplace(s.spec.print_on_sigusr1);
     // (started once the stop signals are blocked: the thread inherits the
     // mask, so SIGINT still reaches the signalfd, not the loader; counts and
     // histograms format no event: they read no symbols, so that counting a
@@ -369,6 +369,9 @@ void Tracer::run(Sink& sink, TraceObserver& observer) {
         }
         if (sig.stop || (s.child && s.child->exited()) || (deadline && Clock::now() >= *deadline)) {
             break;
+        }
+        if (sig.print) {
+            observer.on_print_request();
         }
         if (next_interval && Clock::now() >= *next_interval) {
             observer.on_interval();

@@ -8,10 +8,13 @@
 
 namespace fhook {
 
-SignalWatch::SignalWatch() {
+SignalWatch::SignalWatch(bool print) {
     sigemptyset(&set_);
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGUSR2}) {
         sigaddset(&set_, sig);
+    }
+    if (print) {
+        sigaddset(&set_, SIGUSR1);
     }
     if (::sigprocmask(SIG_BLOCK, &set_, &old_) < 0) {
         int err = errno;
@@ -36,6 +39,8 @@ SignalWatch::Pending SignalWatch::consume() {
     while (::read(fd_.get(), &info, sizeof(info)) == static_cast<ssize_t>(sizeof(info))) {
         if (info.ssi_signo == SIGUSR2) {
             p.snapshot = true;
+        } else if (info.ssi_signo == SIGUSR1) {
+            p.print = true;
         } else if (info.ssi_signo != SIGCHLD) {
             p.stop = true;
         }

@@ -146,6 +146,18 @@ grep -q '^    Entries: 128$' $D/l3.out || fail "phase 3: $(grep Entries $D/l3.ou
 d3=$(sed -n 's/^    Dropped: //p' $D/l3.out) h3=$(sed -n 's/^    Hits: //p' $D/l3.out)
 expect_eq "$((h3 + d3))" 200 "phase 3: hits + dropped, the 200 reads"
 
+# SIGUSR1 prints the histogram so far, and the run goes on: two tables,
+# the second with the reads after the signal too
+run_fhook $D/u hist vfs_read 'keys=common_pid.execname' -- sh -c \
+	'dd if=/dev/zero of=/dev/null bs=1 count=7 2> /dev/null; kill -USR1 $PPID; sleep 1
+	 dd if=/dev/zero of=/dev/null bs=1 count=9 2> /dev/null'
+expect_eq "$RC" 0 "fhook hist with a SIGUSR1 exit code"
+sed -n 's/^    Hits: //p' $D/u.out > $D/u.hits
+expect_eq "$(wc -l < $D/u.hits)" 2 "tables printed (SIGUSR1, end)"
+{ read -r u1; read -r u2; } < $D/u.hits
+[ "$u1" -ge 7 ] && [ "$u2" -ge $((u1 + 9)) ] || fail "SIGUSR1 table: $u1 hits, final: $u2"
+log "SIGUSR1: $u1 hits so far, $u2 at the end"
+
 # folded stacks of a known workload: 40 reads of fhook-workload, each
 # ending in its syscall's chain to the probed vfs_read
 run_fhook $D/s record -o $D/s.fhk --stack vfs_read -- fhook-workload read 40

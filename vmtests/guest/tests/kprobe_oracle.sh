@@ -5,7 +5,8 @@
 # values in both, event for event.  Covers function-entry kprobes
 # (ftrace-based), an int3 kprobe at an offset inside vfs_read, a
 # kretprobe, nested dereferences (+0(+0(%si)):string), user strings,
-# $comm, $stackN, @SYM and arrays.  Then fhook-only forms checked against
+# $comm, $stackN, @SYM and arrays, %ip and a register ftrace_caller does
+# not save (%bx: fhook's ftrace_ops then saves them all).  Then fhook-only forms checked against
 # values the workload is known to produce: a kretprobe carrying an entry
 # argument ($arg3 of vfs_read) to its return, and faulting fetches.
 . /fhook/lib.sh
@@ -33,7 +34,7 @@ set -- \
 	'p:fhkprobe/open do_sys_openat2 dfd=%di:s32 path=+0(%si):ustring flags=+0(%dx):x64 mode=+8(%dx):u16 st=$stack0:symbol' \
 	'p:fhkprobe/filp do_filp_open dfd=%di:s32 name=+0(+0(%si)):string fl=+4(%dx):x32' \
 	'r:fhkprobe/filpret do_filp_open ret=$retval:x64' \
-	'p:fhkprobe/rd vfs_read cnt=%dx:u64 c=$comm cmd=+0(@saved_command_line):string w=@linux_banner:x8[4]' \
+	'p:fhkprobe/rd vfs_read cnt=%dx:u64 c=$comm cmd=+0(@saved_command_line):string w=@linux_banner:x8[4] ip=%ip:x64 bx=%bx:x64' \
 	"p:fhkprobe/off vfs_read+$OFF di=%di:x64 si=%si:x64 dx=%dx:u64" \
 	'r:fhkprobe/rdret vfs_read ret=$retval:s64'
 for def in "$@"; do

@@ -80,6 +80,7 @@ struct TraceSpec {
     RingRequest ring;
     std::optional<double> duration; // seconds of tracing, from the arming on
     std::optional<double> interval; // TraceObserver::on_interval every SEC
+    bool print_on_sigusr1 = false;  // TraceObserver::on_print_request on SIGUSR1
     Attach attach = Attach::Ops;
     std::vector<std::string> command; // run it, trace only it and its children
     HookSpec hook;
@@ -127,6 +128,8 @@ public:
     }
     // TraceSpec::interval elapsed.
     virtual void on_interval() {}
+    // SIGUSR1 came (TraceSpec::print_on_sigusr1): show what there is so far.
+    virtual void on_print_request() {}
 };
 
 // What a run is doing while it takes long (reading kallsyms or BTF,

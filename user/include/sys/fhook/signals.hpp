@@ -8,11 +8,12 @@
 
 namespace fhook {
 
-// Blocks SIGINT, SIGTERM, SIGHUP, SIGCHLD and SIGUSR2 for the whole process
-// and reads them from a signalfd; restores the old mask on destruction.
+// Blocks SIGINT, SIGTERM, SIGHUP, SIGCHLD and SIGUSR2 (and SIGUSR1 when
+// `print` is watched) for the whole process and reads them from a
+// signalfd; restores the old mask on destruction.
 class SignalWatch {
 public:
-    SignalWatch();
+    explicit SignalWatch(bool print = false);
     SignalWatch(const SignalWatch&) = delete;
     SignalWatch& operator=(const SignalWatch&) = delete;
     ~SignalWatch();
@@ -24,6 +25,7 @@ public:
     struct Pending {
         bool stop = false;     // SIGINT, SIGTERM, SIGHUP
         bool snapshot = false; // SIGUSR2
+        bool print = false;    // SIGUSR1 (watched on request)
     };
     // Consumes pending signals (SIGCHLD only wakes the loop).
     Pending consume();

@@ -1,0 +1,60 @@
+# kprobe_fentry: a kprobe at a function's entry runs from fhook's own
+# ftrace_ops (no kprobe_ftrace_handler()), saving all the registers only
+# when its program reads one ftrace_caller does not save; on a module's
+# function it is unhooked when the module goes.  The kernel's
+# enabled_functions names the callback on each function, and the counts
+# are the workload's: N reads, N hits, N events.  Counting through a
+# kprobe (count --via kprobe) stays a kprobe.
+. /fhook/lib.sh
+
+N=40
+load_fhook
+tracefs_reset
+load_workmod
+
+# line: enabled_functions' line for FUNC, seen from inside fhook's child
+route() {
+	run_fhook $D/$1 trace "$2" -- sh -c "grep '^$3 ' $T/enabled_functions; fhook-workload read $N"
+	expect_eq "$RC" 0 "fhook trace '$2' exit code"
+	line=$(grep "^$3 " $D/$1.out | head -n 1)
+}
+
+# argument registers only: the partial registers, no R flag
+route a 'p:fa vfs_read cnt=%dx:u64 buf=$arg2:x64' vfs_read
+log "vfs_read: $line"
+case "$line" in *fhook_kprobe_fentry_callback*) ;; *) fail "vfs_read's kprobe is not fhook's ftrace_ops: '$line'" ;; esac
+case "$line" in *" R "*) fail "argument registers only, but all registers saved: '$line'" ;; esac
+nr=$(grep -c ': fa: (vfs_read+0x[0-9a-f]*/0x[0-9a-f]*) cnt=[1-7] buf=0x' $D/a.out)
+expect_eq "$nr" "$N" "fa events of the workload's reads (1..7 bytes)"
+
+# %bx: not saved by ftrace_caller, so FTRACE_OPS_FL_SAVE_REGS (R)
+route b 'p:fb vfs_read bx=%bx:x64' vfs_read
+log "vfs_read with %bx: $line"
+case "$line" in *fhook_kprobe_fentry_callback*" R "*|*" R "*fhook_kprobe_fentry_callback*) ;;
+	*) fail "%bx needs every register saved (R): '$line'" ;; esac
+
+# a module's function too; the module unloaded while the probe is armed:
+# fhook unhooks it (an ops' filter would keep the address for whatever
+# is loaded there next), the session lives on, nothing is left behind
+run_fhook $D/m trace 'p:fm fhook_testmod_nop' -- sh -c \
+	"grep '^fhook_testmod_nop ' $T/enabled_functions; echo loop $N > /proc/fhook_testmod_hooks
+	 rmmod fhook_testmod; grep -c fhook_testmod $T/enabled_functions; true"
+expect_eq "$RC" 0 "fhook trace on fhook_testmod_nop exit code"
+line=$(grep '^fhook_testmod_nop ' $D/m.out | head -n 1)
+log "fhook_testmod_nop: $line"
+case "$line" in *fhook_kprobe_fentry_callback*) ;; *) fail "the module function's kprobe is not fhook's ftrace_ops: '$line'" ;; esac
+nr=$(grep -c ': fm: (fhook_testmod_nop+0x[0-9a-f]*/0x[0-9a-f]* \[fhook_testmod\])$' $D/m.out)
+[ "$nr" = "$N" ] || sed -n '/: fm: /{p;q}' $D/m.out | sed 's/^/#   first: /'
+expect_eq "$nr" "$N" "fm events of the loop"
+expect_eq "$(grep -x '[0-9]*' $D/m.out)" 0 "fhook_testmod's functions in enabled_functions after its rmmod"
+expect_eq "$(dmesg | grep -c 'module fhook_testmod is going away: the probe on it is gone for good')" 1 \
+	"unhook messages"
+load_workmod
+
+# counting through a kprobe (count --via kprobe) stays one, to be compared
+run_fhook $D/c count --via kprobe vfs_read -- sh -c \
+	"grep '^vfs_read ' $T/enabled_functions; fhook-workload read $N"
+expect_eq "$RC" 0 "fhook count --via kprobe exit code"
+line=$(grep '^vfs_read ' $D/c.out | head -n 1)
+case "$line" in *kprobe_ftrace_handler*) ;; *) fail "count --via kprobe is not a kprobe: '$line'" ;; esac
+pass "entry kprobes run from fhook's ftrace_ops (R only for %bx), a module's unhooked at its rmmod; count --via kprobe stays a kprobe; $N events each"
