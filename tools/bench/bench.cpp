@@ -82,6 +82,10 @@ std::vector<Target> targets(const Results& results) {
         {"keyed sum <= 0.5x the kernel's hist trigger", "fhook-hist-sum", "hist-trigger-sum", 0.5},
         {"keyed sum <= 0.5x bpftrace @[pid] = sum(arg2)", "fhook-hist-sum", "bpftrace-sum-key",
          0.5},
+        {"log2 histogram <= 0.5x the kernel's hist trigger", "fhook-hist-log2",
+         "hist-trigger-log2", 0.5},
+        {"log2 histogram <= 0.5x bpftrace @ = hist(arg2)", "fhook-hist-log2",
+         "bpftrace-hist-log2", 0.5},
         {"call graph as text <= 0.5x function_graph with trace_pipe (perf-tools funcgraph)",
          "fhook-graph", "ftrace-function-graph", 0.5},
     };

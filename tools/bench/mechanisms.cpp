@@ -292,6 +292,12 @@ const Mechanism kMechanisms[] = {
          return kprobe_hist(c, a, "p:fhookbench/s " + c.function + " n=%dx:u64", "s",
                             "hist:keys=common_pid:vals=n");
      }},
+    {"hist-trigger-log2", "kprobe_events",
+     "kprobe_events 'p FUNC n=%dx' with 'hist:keys=n.log2'",
+     [](Context& c, Attachment& a) {
+         return kprobe_hist(c, a, "p:fhookbench/l " + c.function + " n=%dx:u64", "l",
+                            "hist:keys=n.log2");
+     }},
     {"bpftrace-count-key", "bpftrace", "bpftrace 'kfunc:FUNC { @[pid] = count(); }'",
      [](Context& c, Attachment& a) {
          return start_tool(
@@ -303,6 +309,11 @@ const Mechanism kMechanisms[] = {
          return start_tool(
              c, a, {c.opt.bpftrace, "-e", "kprobe:" + c.function + " { @s[pid] = sum(arg2); }"});
      }},
+    {"bpftrace-hist-log2", "bpftrace", "bpftrace 'kprobe:FUNC { @ = hist(arg2); }'",
+     [](Context& c, Attachment& a) {
+         return start_tool(
+             c, a, {c.opt.bpftrace, "-e", "kprobe:" + c.function + " { @h = hist(arg2); }"});
+     }},
     {"fhook-hist-count", "fhook", "fhook hist FUNC 'keys=common_pid' (the table in the module)",
      [](Context& c, Attachment& a) {
          return start_fhook(c, a, {"hist", "-q", c.function, "keys=common_pid"});
@@ -313,6 +324,13 @@ const Mechanism kMechanisms[] = {
          return start_fhook(c, a,
                             {"hist", "-q", "p:fhookbench/s " + c.function + " n=%dx:u64",
                              "keys=common_pid:vals=n"});
+     }},
+    {"fhook-hist-log2", "fhook",
+     "fhook hist 'p FUNC n=%dx:u64' 'keys=n.log2' (kprobe, the table in the module)",
+     [](Context& c, Attachment& a) {
+         return start_fhook(c, a,
+                            {"hist", "-q", "p:fhookbench/l " + c.function + " n=%dx:u64",
+                             "keys=n.log2"});
      }},
     {"funclatency", "libbpf-tools", "libbpf-tools funclatency FUNC (entry+exit histogram)",
      [](Context& c, Attachment& a) {
