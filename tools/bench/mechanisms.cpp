@@ -292,8 +292,7 @@ const Mechanism kMechanisms[] = {
          return kprobe_hist(c, a, "p:fhookbench/s " + c.function + " n=%dx:u64", "s",
                             "hist:keys=common_pid:vals=n");
      }},
-    {"hist-trigger-log2", "kprobe_events",
-     "kprobe_events 'p FUNC n=%dx' with 'hist:keys=n.log2'",
+    {"hist-trigger-log2", "kprobe_events", "kprobe_events 'p FUNC n=%dx' with 'hist:keys=n.log2'",
      [](Context& c, Attachment& a) {
          return kprobe_hist(c, a, "p:fhookbench/l " + c.function + " n=%dx:u64", "l",
                             "hist:keys=n.log2");
@@ -328,9 +327,8 @@ const Mechanism kMechanisms[] = {
     {"fhook-hist-log2", "fhook",
      "fhook hist 'p FUNC n=%dx:u64' 'keys=n.log2' (kprobe, the table in the module)",
      [](Context& c, Attachment& a) {
-         return start_fhook(c, a,
-                            {"hist", "-q", "p:fhookbench/l " + c.function + " n=%dx:u64",
-                             "keys=n.log2"});
+         return start_fhook(
+             c, a, {"hist", "-q", "p:fhookbench/l " + c.function + " n=%dx:u64", "keys=n.log2"});
      }},
     {"funclatency", "libbpf-tools", "libbpf-tools funclatency FUNC (entry+exit histogram)",
      [](Context& c, Attachment& a) {
