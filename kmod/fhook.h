@@ -406,7 +406,7 @@ struct fhook_hist;
 int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs);
 int fhook_hist_read(struct fhook_session *s, struct fhook_hist_read *hr);
 void fhook_hist_add(struct fhook_hist *h, const void *data, u32 len, u64 faults,
-		    unsigned long ip, unsigned long parent_ip);
+		    unsigned long ip, unsigned long parent_ip, struct pt_regs *regs);
 void fhook_hist_free(struct fhook_hist *h);
 
 /* a call graph's entry held back on this CPU (probe_graph.c), and its writer */

@@ -24,6 +24,12 @@
  * reader (B).
  * Elements are never taken back while the probe lives: reading is a copy
  * of the published ones, any time; a reader wanting intervals subtracts.
+ *
+ * A probe's tables are a list (p->hist, then ->next), each hit counted in
+ * every one.  A stack key (FHOOK_HIST_SRC_STACK) is taken once per hit,
+ * in a frame of its own (fhook_hist_add_stack()): the key buffer of the
+ * other hits stays small, and the kernel zeroes locals at every entry
+ * (CONFIG_INIT_STACK_ALL_ZERO).
  */
 #include "fhook.h"
 
@@ -34,6 +40,10 @@
 
 /* a key is 64-bit words (COMM: two): hashed and compared a word at a time */
 #define FHOOK_HIST_KEY_WORDS	(FHOOK_HIST_MAX_KEYS * 2)
+/* ... with a stack: FHOOK_HIST_STACK_DEPTH words for it */
+#define FHOOK_HIST_STACK_KEY_WORDS	((FHOOK_HIST_MAX_KEYS - 1) * 2 + FHOOK_HIST_STACK_DEPTH)
+/* frames taken to find the probed function's caller among fhook's own */
+#define FHOOK_HIST_STACK_TAKEN	(FHOOK_HIST_STACK_DEPTH + 16)
 
 struct fhook_hist_slot {
 	u32 hash;		/* 0: empty */
@@ -41,7 +51,10 @@ struct fhook_hist_slot {
 };
 
 struct fhook_hist {
+	struct fhook_hist *next;	/* the probe's next table */
 	struct fhook_hist_set def;
+	bool stack;			/* a FHOOK_HIST_SRC_STACK key */
+	bool chain_stack;		/* the probe's first table: one of them has */
 	u32 key_size;
 	u32 elt_size;		/* key, hitcount, sums, comm */
 	u32 slot_mask;		/* 2 x entries - 1 */
@@ -85,9 +98,12 @@ static inline atomic64_t *fhook_hist_ctr(struct fhook_hist *h, u8 *e, unsigned i
 
 static int fhook_hist_check_field(const struct fhook_hist_field *f, bool key, u32 src_mask)
 {
+	bool wide;
+
 	if (f->flags & ~FHOOK_HIST_F_SIGNED)
 		return -EINVAL;
-	if (!(src_mask & BIT(f->src)) || (!key && f->src == FHOOK_HIST_SRC_COMM))
+	if (!(src_mask & BIT(f->src)) ||
+	    (!key && (f->src == FHOOK_HIST_SRC_COMM || f->src == FHOOK_HIST_SRC_STACK)))
 		return -EINVAL;
 	if (f->src == FHOOK_HIST_SRC_DATA) {
 		if (f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8)
@@ -99,13 +115,15 @@ static int fhook_hist_check_field(const struct fhook_hist_field *f, bool key, u3
 		   (f->flags & FHOOK_HIST_F_SIGNED)) {
 		return -EINVAL;
 	}
+	/* strings and stacks: as they are */
+	wide = f->src == FHOOK_HIST_SRC_COMM || f->src == FHOOK_HIST_SRC_STACK;
 	switch (f->op) {
 	case FHOOK_HIST_OP_NONE:
 	case FHOOK_HIST_OP_LOG2:
-		return f->param || (f->op && f->src == FHOOK_HIST_SRC_COMM) ? -EINVAL : 0;
+		return f->param || (f->op && wide) ? -EINVAL : 0;
 	case FHOOK_HIST_OP_BUCKETS:
 	case FHOOK_HIST_OP_DIV:
-		return !f->param || f->src == FHOOK_HIST_SRC_COMM ? -EINVAL : 0;
+		return !f->param || wide ? -EINVAL : 0;
 	default:
 		return -EINVAL;
 	}
@@ -116,12 +134,13 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 {
 	u32 src_mask = BIT(FHOOK_HIST_SRC_PID) | BIT(FHOOK_HIST_SRC_CPU) |
 		       BIT(FHOOK_HIST_SRC_COMM);
+	struct fhook_hist **tail, *h;
+	unsigned int i, stacks = 0;
 	struct fhook_probe *p;
-	struct fhook_hist *h;
-	unsigned int i;
+	u32 tables = 0;
 	int ret;
 
-	if ((hs->flags & ~FHOOK_HIST_F_COMM) || hs->reserved[0] || hs->reserved[1])
+	if ((hs->flags & ~FHOOK_HIST_F_COMM) || hs->__pad || hs->reserved)
 		return -EINVAL;
 	if (!hs->nr_keys || hs->nr_keys > FHOOK_HIST_MAX_KEYS || hs->nr_vals > FHOOK_HIST_MAX_VALS)
 		return -EINVAL;
@@ -134,27 +153,39 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 	if (!p)
 		return -ENOENT;
 	/* probes that make one record of their data per hit */
+	/*
+	 * (a probe with FHOOK_PROBE_F_STACK: its hits are counted, never
+	 * recorded; the flag is the caller's fallback for a table refused)
+	 */
 	switch (p->type) {
 	case FHOOK_PROBE_FUNC:
-		if (p->kind != &fhook_func_kind || p->count_only || p->stack || p->nr_triggers ||
+		if (p->kind != &fhook_func_kind || p->count_only || p->nr_triggers ||
 		    to_func(p)->counts)
 			return -EINVAL;
-		src_mask |= BIT(FHOOK_HIST_SRC_IP) | BIT(FHOOK_HIST_SRC_PARENT_IP);
+		src_mask |= BIT(FHOOK_HIST_SRC_IP) | BIT(FHOOK_HIST_SRC_PARENT_IP) |
+			    BIT(FHOOK_HIST_SRC_STACK);
 		break;
 	case FHOOK_PROBE_KPROBE:
+		src_mask |= BIT(FHOOK_HIST_SRC_STACK);
+		fallthrough;
 	case FHOOK_PROBE_KRETPROBE:
 	case FHOOK_PROBE_UPROBE:
 	case FHOOK_PROBE_URETPROBE:
 	case FHOOK_PROBE_TRACEPOINT:
-		if (p->count_only || p->stack)
+		if (p->count_only)
 			return -EINVAL;
 		src_mask |= BIT(FHOOK_HIST_SRC_DATA);
 		break;
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (p->hist)
-		return -EEXIST;
+	/* the tables in order: `table` says which one this is */
+	for (tail = &p->hist; *tail; tail = &(*tail)->next)
+		tables++;
+	if (hs->table != tables)
+		return tables > hs->table ? -EEXIST : -EINVAL;
+	if (tables == FHOOK_HIST_MAX_TABLES)
+		return -ENOSPC;
 	for (i = 0; i < hs->nr_keys + hs->nr_vals; i++) {
 		bool key = i < hs->nr_keys;
 
@@ -162,6 +193,8 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 					     src_mask);
 		if (ret)
 			return ret;
+		if (key && hs->keys[i].src == FHOOK_HIST_SRC_STACK && ++stacks > 1)
+			return -EINVAL;
 	}
 	for (i = hs->nr_keys; i < FHOOK_HIST_MAX_KEYS; i++)
 		if (memchr_inv(&hs->keys[i], 0, sizeof(hs->keys[i])))
@@ -174,8 +207,19 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 	if (!h)
 		return -ENOMEM;
 	h->def = *hs;
-	for (i = 0; i < hs->nr_keys; i++)
-		h->key_size += hs->keys[i].src == FHOOK_HIST_SRC_COMM ? TASK_COMM_LEN : 8;
+	h->stack = stacks;
+	for (i = 0; i < hs->nr_keys; i++) {
+		switch (hs->keys[i].src) {
+		case FHOOK_HIST_SRC_COMM:
+			h->key_size += TASK_COMM_LEN;
+			break;
+		case FHOOK_HIST_SRC_STACK:
+			h->key_size += 8 * FHOOK_HIST_STACK_DEPTH;
+			break;
+		default:
+			h->key_size += 8;
+		}
+	}
 	h->elt_size = h->key_size + 8 * (1 + FHOOK_HIST_MAX_VALS) + TASK_COMM_LEN;
 	h->slot_mask = 2 * hs->entries - 1;
 	h->slots = vzalloc(array_size(2 * hs->entries, sizeof(*h->slots)));
@@ -184,17 +228,22 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 		fhook_hist_free(h);
 		return -ENOMEM;
 	}
-	p->hist = h;
+	*tail = h;
+	p->hist->chain_stack |= h->stack;
 	return 0;
 }
 
+/* A probe's tables */
 void fhook_hist_free(struct fhook_hist *h)
 {
-	if (!h)
-		return;
-	vfree(h->slots);
-	vfree(h->elts);
-	kfree(h);
+	while (h) {
+		struct fhook_hist *next = h->next;
+
+		vfree(h->slots);
+		vfree(h->elts);
+		kfree(h);
+		h = next;
+	}
 }
 
 static __always_inline u64 fhook_hist_value(const struct fhook_hist_field *f, const u8 *data,
@@ -251,19 +300,14 @@ static __always_inline u64 fhook_hist_value(const struct fhook_hist_field *f, co
 	return v;
 }
 
-/*
- * A hit: its key, its entry found or made, counted.  Any context,
- * preemption off; @data is the record's data, @len bytes (function
- * probes: none).
- */
-notrace void fhook_hist_add(struct fhook_hist *h, const void *data, u32 len, u64 faults,
-			    unsigned long ip, unsigned long parent_ip)
+/* The key of a hit in @h, in @key; @stack: its stack key, if it has one */
+static __always_inline void fhook_hist_key(const struct fhook_hist *h, u64 *key,
+					   const void *data, u32 len, u64 faults,
+					   unsigned long ip, unsigned long parent_ip,
+					   const u64 *stack)
 {
 	const struct fhook_hist_set *d = &h->def;
-	unsigned int words = h->key_size / 8;
-	u64 key[FHOOK_HIST_KEY_WORDS];
-	u32 hash, idx, n, i, w = 0;
-	u64 *e = NULL;
+	unsigned int i, w = 0;
 
 	for (i = 0; i < d->nr_keys; i++) {
 		const struct fhook_hist_field *f = &d->keys[i];
@@ -271,10 +315,27 @@ notrace void fhook_hist_add(struct fhook_hist *h, const void *data, u32 len, u64
 		if (f->src == FHOOK_HIST_SRC_COMM) {
 			memcpy(&key[w], current->comm, TASK_COMM_LEN);
 			w += TASK_COMM_LEN / 8;
+		} else if (f->src == FHOOK_HIST_SRC_STACK) {
+			/* (always given then: fhook_hist_add_stack()) */
+			if (stack)
+				memcpy(&key[w], stack, 8 * FHOOK_HIST_STACK_DEPTH);
+			w += FHOOK_HIST_STACK_DEPTH;
 		} else {
 			key[w++] = fhook_hist_value(f, data, len, faults, ip, parent_ip);
 		}
 	}
+}
+
+/* @key's entry in @h found or made, and the hit counted there */
+static __always_inline void fhook_hist_count(struct fhook_hist *h, const u64 *key,
+					     const void *data, u32 len, u64 faults,
+					     unsigned long ip, unsigned long parent_ip)
+{
+	const struct fhook_hist_set *d = &h->def;
+	unsigned int words = h->key_size / 8;
+	u32 hash, idx, n, i;
+	u64 *e = NULL;
+
 	hash = fhook_hist_hash(key, words);
 	idx = hash & h->slot_mask;
 	for (i = 0; i <= h->slot_mask; i++, idx = (idx + 1) & h->slot_mask) {
@@ -323,6 +384,70 @@ notrace void fhook_hist_add(struct fhook_hist *h, const void *data, u32 len, u64
 			     (atomic64_t *)(e + words + 1 + i));
 }
 
+/*
+ * The stack of a hit, FHOOK_HIST_STACK_DEPTH words, zeros after its last
+ * frame, as a record's stack starts: a kprobe's from its registers; a
+ * function probe's from the probed function, then its caller (the frames
+ * of fhook and of the ftrace trampoline dropped, as fhook_func_stack()
+ * does).  @stack has room for FHOOK_HIST_STACK_TAKEN.
+ */
+static notrace void fhook_hist_stack(u64 *stack, struct pt_regs *regs, unsigned long ip,
+				     unsigned long parent_ip)
+{
+	unsigned int n, i;
+
+	if (regs) {
+		n = fhook_stack_kernel(regs, stack, FHOOK_HIST_STACK_DEPTH);
+	} else {
+		n = fhook_stack_kernel(NULL, stack + 1, FHOOK_HIST_STACK_TAKEN - 1);
+		for (i = 0; i < n && stack[1 + i] != parent_ip; i++)
+			;
+		if (i < n) {
+			memmove(stack + 1, stack + 1 + i, (n - i) * sizeof(u64));
+			n -= i;
+		}
+		stack[0] = ip;
+		n = min_t(unsigned int, n + 1, FHOOK_HIST_STACK_DEPTH);
+	}
+	memset(stack + n, 0, (FHOOK_HIST_STACK_DEPTH - n) * sizeof(u64));
+}
+
+/* fhook_hist_add() of a probe with a stack key: a frame of its own */
+static noinline notrace void fhook_hist_add_stack(struct fhook_hist *h, const void *data,
+						  u32 len, u64 faults, unsigned long ip,
+						  unsigned long parent_ip, struct pt_regs *regs)
+{
+	u64 key[FHOOK_HIST_STACK_KEY_WORDS];
+	u64 stack[FHOOK_HIST_STACK_TAKEN];
+
+	fhook_hist_stack(stack, regs, ip, parent_ip);
+	for (; h; h = h->next) {
+		fhook_hist_key(h, key, data, len, faults, ip, parent_ip, stack);
+		fhook_hist_count(h, key, data, len, faults, ip, parent_ip);
+	}
+}
+
+/*
+ * A hit: counted in each of the probe's tables @h (its key's entry found
+ * or made).  Any context, preemption off; @data is the record's data,
+ * @len bytes (function probes: none); @regs: a kprobe's registers (NULL:
+ * a function probe's hit, the stack taken from here).
+ */
+notrace void fhook_hist_add(struct fhook_hist *h, const void *data, u32 len, u64 faults,
+			    unsigned long ip, unsigned long parent_ip, struct pt_regs *regs)
+{
+	u64 key[FHOOK_HIST_KEY_WORDS];
+
+	if (unlikely(h->chain_stack)) {
+		fhook_hist_add_stack(h, data, len, faults, ip, parent_ip, regs);
+		return;
+	}
+	for (; h; h = h->next) {
+		fhook_hist_key(h, key, data, len, faults, ip, parent_ip, NULL);
+		fhook_hist_count(h, key, data, len, faults, ip, parent_ip);
+	}
+}
+
 /* FHOOK_IOC_HIST_READ, under the session lock. */
 int fhook_hist_read(struct fhook_session *s, struct fhook_hist_read *hr)
 {
@@ -335,6 +460,8 @@ int fhook_hist_read(struct fhook_session *s, struct fhook_hist_read *hr)
 
 	if (!p)
 		return -ENOENT;
+	for (n = 0; h && n < hr->table; n++)
+		h = h->next;
 	if (!h)
 		return -EINVAL;
 	hr->key_size = h->key_size;

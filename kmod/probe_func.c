@@ -100,7 +100,7 @@ notrace void fhook_func_hit(struct fhook_probe *p, unsigned long ip, unsigned lo
 	}
 	fhook_count(&c->hits);
 	if (p->hist) {
-		fhook_hist_add(p->hist, NULL, 0, 0, ip, parent_ip);
+		fhook_hist_add(p->hist, NULL, 0, 0, ip, parent_ip, NULL);
 		goto out;
 	}
 	if (unlikely(p->stack || triggered)) {

@@ -81,7 +81,8 @@ static notrace void fhook_probe_record(struct fhook_probe *p, u16 type, struct p
 	}
 	fhook_count(&c->hits);
 	if (p->hist) {
-		fhook_hist_add(p->hist, ctx->data, FHOOK_MAX_PROBE_DATA, ctx->faults, ip, ret_ip);
+		fhook_hist_add(p->hist, ctx->data, FHOOK_MAX_PROBE_DATA, ctx->faults, ip, ret_ip,
+			       regs);
 		return;
 	}
 	stack = p->stack || (triggered & FHOOK_TRIGGERED_STACK);
@@ -155,7 +156,7 @@ static notrace void fhook_probe_hist_hit(struct fhook_probe *p, struct pt_regs *
 		return;
 	}
 	fhook_count(&c->hits);
-	fhook_hist_add(p->hist, data, sizeof(data), ctx.faults, ip, ret_ip);
+	fhook_hist_add(p->hist, data, sizeof(data), ctx.faults, ip, ret_ip, regs);
 }
 
 /* fhook_probe_emit() for a hit to record: a frame of its own (below) */

@@ -79,7 +79,7 @@ static notrace void fhook_tp_handler(struct perf_event *event, struct perf_sampl
 	}
 	fhook_count(&c->hits);
 	if (p->hist) {
-		fhook_hist_add(p->hist, entry, len, 0, tp->id, 0);
+		fhook_hist_add(p->hist, entry, len, 0, tp->id, 0, NULL);
 		return;
 	}
 	size = sizeof(*r) + len;

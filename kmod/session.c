@@ -233,7 +233,7 @@ static long fhook_ioc_handshake(unsigned long uarg)
 		      FHOOK_FEAT_TRACEPOINT | FHOOK_FEAT_DIRECT | FHOOK_FEAT_HOOK |
 		      FHOOK_FEAT_COUNT | FHOOK_FEAT_READ_TEXT | FHOOK_FEAT_LATENCY |
 		      FHOOK_FEAT_COUNT_IPS | FHOOK_FEAT_KHOOK | FHOOK_FEAT_GRAPH |
-		      FHOOK_FEAT_HIST;
+		      FHOOK_FEAT_HIST | FHOOK_FEAT_HIST_STACK;
 	if (fhook_lab)
 		hs.features |= FHOOK_FEAT_LAB;
 	hs.nr_cpus = nr_cpu_ids;
@@ -710,7 +710,7 @@ static long fhook_ioc_hist_read(struct fhook_session *s, unsigned long uarg)
 	ret = fhook_copy_arg(&hr, sizeof(hr), uarg);
 	if (ret < 0)
 		return ret;
-	if (hr.flags || hr.reserved[0] || hr.reserved[1])
+	if (hr.reserved[0] || hr.reserved[1])
 		return -EINVAL;
 	ret = fhook_hist_read(s, &hr);
 	/* ENOSPC tells the caller how many there are */

@@ -60,6 +60,8 @@
 #define FHOOK_FEAT_KHOOK	(1ULL << 26)	/* hook API for modules, FHOOK_IOC_KHOOKS */
 #define FHOOK_FEAT_GRAPH	(1ULL << 27)	/* FHOOK_PROBE_GRAPH (call graphs) */
 #define FHOOK_FEAT_HIST		(1ULL << 28)	/* FHOOK_IOC_HIST_SET, FHOOK_IOC_HIST_READ */
+/* FHOOK_HIST_SRC_STACK keys, FHOOK_HIST_MAX_TABLES tables per probe */
+#define FHOOK_FEAT_HIST_STACK	(1ULL << 29)
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -733,13 +735,21 @@ struct fhook_latency {
  * FHOOK_HIST_F_SIGNED sign-extends; 0 when fetch `store` faulted), or the
  * task's pid, its CPU, its name, a function probe's ip or parent ip; then
  * `op`: ceil(log2), rounded down to a multiple of `param`, or divided by
- * `param`.
+ * `param`.  FHOOK_HIST_SRC_STACK (a key of function probes and kprobes,
+ * one per table) is FHOOK_HIST_STACK_DEPTH words: the kernel stack from
+ * the probed function up, as a record's stack (FHOOK_PROBE_F_STACK)
+ * starts, zeros after its last frame.
+ *
+ * A probe takes up to FHOOK_HIST_MAX_TABLES tables (`table` 0, 1, ...
+ * set in order; FHOOK_FEAT_HIST_STACK), each hit counted in all of them.
  */
 #define FHOOK_HIST_MAX_KEYS	3
 #define FHOOK_HIST_MAX_VALS	2
 #define FHOOK_HIST_MIN_SIZE	128
 #define FHOOK_HIST_MAX_SIZE	131072
 #define FHOOK_HIST_NO_STORE	0xffff
+#define FHOOK_HIST_STACK_DEPTH	16	/* as the kernel's HIST_STACKTRACE_DEPTH */
+#define FHOOK_HIST_MAX_TABLES	4
 
 enum fhook_hist_src {
 	FHOOK_HIST_SRC_DATA = 1,	/* the record's data: offset, size */
@@ -748,6 +758,7 @@ enum fhook_hist_src {
 	FHOOK_HIST_SRC_COMM = 4,	/* current->comm: 16 bytes (keys only) */
 	FHOOK_HIST_SRC_IP = 5,		/* function probes: the function */
 	FHOOK_HIST_SRC_PARENT_IP = 6,	/* function probes: the call site */
+	FHOOK_HIST_SRC_STACK = 7,	/* keys of function probes, kprobes: the stack */
 };
 
 enum fhook_hist_op {
@@ -780,13 +791,15 @@ struct fhook_hist_set {
 	__u32 nr_vals;		/* 0..FHOOK_HIST_MAX_VALS */
 	struct fhook_hist_field keys[FHOOK_HIST_MAX_KEYS];
 	struct fhook_hist_field vals[FHOOK_HIST_MAX_VALS];
-	__u64 reserved[2];	/* must be zero */
+	__u32 table;		/* the probe's tables so far (0: its first) */
+	__u32 __pad;		/* must be zero */
+	__u64 reserved;		/* must be zero */
 };
 
 /*
  * FHOOK_IOC_HIST_READ: the table, any time.  Each entry is `elt_size`
  * bytes at buf: the key (`key_size` bytes: the fields in order, 8 bytes
- * each, COMM 16), the hit count (u64), FHOOK_HIST_MAX_VALS sums (u64) and
+ * each, COMM 16, STACK 8 x FHOOK_HIST_STACK_DEPTH), the hit count (u64), FHOOK_HIST_MAX_VALS sums (u64) and
  * with FHOOK_HIST_F_COMM the name of the task that made it (16 bytes,
  * else zeros).  `buf_len` smaller than all entries: ENOSPC with `nr` set
  * to their number.  A reader that wants intervals subtracts two reads.
@@ -794,7 +807,7 @@ struct fhook_hist_set {
 struct fhook_hist_read {
 	__u32 size;		/* of this struct */
 	__u32 probe_id;
-	__u32 flags;		/* must be 0 */
+	__u32 table;		/* which of the probe's tables */
 	__u32 nr;		/* out: entries */
 	__u64 buf;		/* in: user buffer */
 	__u64 buf_len;		/* in: its bytes */

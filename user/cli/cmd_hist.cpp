@@ -1,4 +1,5 @@
 // fhook hist [options] PROBE TRIGGER... [-- COMMAND [ARGS...]]
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 
@@ -25,8 +26,9 @@ constexpr const char* kUsage =
     "Fields: the probe's own, common_pid, comm, cpu, stacktrace (and a function\n"
     "probe's ip and parent_ip); modifiers .hex .sym .sym-offset .execname .log2\n"
     "/.buckets=N .usecs.  With a stacktrace key, --folded prints the stacks folded\n"
-    "and --flamegraph writes a flame graph.  One trigger of numbers, the task's pid,\n"
-    "name or CPU is kept in the module, no event crossing to user space; several\n"
+    "and --flamegraph writes a flame graph.  Up to 4 triggers sharing their 'if',\n"
+    "of numbers, the task's pid, name or CPU and the kernel stacks of functions and\n"
+    "entry kprobes, are kept in the module, no event crossing to user space; other\n"
     "triggers, strings and stacks are aggregated by fhook as it reads the events\n"
     "(the summary says if any were lost).  SIGUSR1 prints the histograms so far.\n";
 
@@ -71,10 +73,10 @@ void parse_hist_options(const po::variables_map& vm, TraceOptions& opt) {
 // clear() what came since.
 class ModuleHist {
 public:
-    ModuleHist(HistSpec spec, std::uint32_t probe_id, const Tracer& tracer)
-        : spec_(std::move(spec)), id_(probe_id), tracer_(tracer) {}
+    ModuleHist(HistSpec spec, std::uint32_t probe_id, std::uint32_t table, const Tracer& tracer)
+        : spec_(std::move(spec)), id_(probe_id), table_(table), tracer_(tracer) {}
     HistTable now() const {
-        const Session::HistRead r = tracer_.hist(id_);
+        const Session::HistRead r = tracer_.hist(id_, table_);
         std::vector<HistEntry> entries =
             module_hist_entries(spec_, r.entries.data(), r.nr, r.key_size, r.elt_size);
         HistTable t(spec_);
@@ -82,7 +84,7 @@ public:
         return t;
     }
     void clear() {
-        const Session::HistRead r = tracer_.hist(id_);
+        const Session::HistRead r = tracer_.hist(id_, table_);
         before_ = module_hist_entries(spec_, r.entries.data(), r.nr, r.key_size, r.elt_size);
         hits_ = r.hits;
         drops_ = r.drops;
@@ -91,6 +93,7 @@ public:
 private:
     HistSpec spec_;
     std::uint32_t id_;
+    std::uint32_t table_;
     const Tracer& tracer_;
     std::vector<HistEntry> before_;
     std::uint64_t hits_ = 0, drops_ = 0;
@@ -100,14 +103,20 @@ private:
 // module keeps, else those of the sink.
 class HistPrinter final : public TraceObserver {
 public:
-    HistPrinter(HistSink& sink, ModuleHist* module, const Tracer& tracer, int fd,
+    HistPrinter(HistSink& sink, std::vector<ModuleHist>& module, const Tracer& tracer, int fd,
                 const TraceOptions& opt)
         : sink_(sink), module_(module), tracer_(tracer), fd_(fd), opt_(opt) {}
     void on_print_request() override { print(); }
     void on_interval() override {
         print();
-        if (opt_.clear) {
-            module_ ? module_->clear() : sink_.clear();
+        if (!opt_.clear) {
+            return;
+        }
+        if (module_.empty()) {
+            sink_.clear();
+        }
+        for (ModuleHist& m : module_) {
+            m.clear();
         }
     }
     void print() {
@@ -119,8 +128,13 @@ public:
             std::strftime(when, sizeof(when), "%H:%M:%S", localtime_r(&t, &tm));
             text = std::string(prints_++ ? "\n" : "") + when + "\n";
         }
-        const std::vector<HistTable> tables =
-            module_ ? std::vector<HistTable>{module_->now()} : sink_.tables();
+        std::vector<HistTable> tables;
+        for (const ModuleHist& m : module_) {
+            tables.push_back(m.now());
+        }
+        if (module_.empty()) {
+            tables = sink_.tables();
+        }
         for (std::size_t i = 0; i < tables.size(); i++) {
             const HistTable& table = tables[i];
             if (opt_.folded || !opt_.flamegraph.empty()) {
@@ -146,7 +160,7 @@ public:
 
 private:
     HistSink& sink_;
-    ModuleHist* module_;
+    std::vector<ModuleHist>& module_;
     const Tracer& tracer_;
     int fd_;
     const TraceOptions& opt_;
@@ -177,16 +191,24 @@ int cmd_hist(const Args& args) {
         return 0; // --help
     }
     std::vector<HistSpec> specs;
+    bool stacks = false;
     for (const auto& text : opt->hist_triggers) {
         specs.push_back(parse_hist_trigger(text));
+        for (const HistField& k : specs.back().keys) {
+            stacks |= k.name == "stacktrace" || k.name == "common_stacktrace";
+        }
     }
-    // one trigger: its "if" becomes the probe's filter, so that the module
-    // can keep the table
+    // the triggers' "if", when they share it, becomes the probe's filter,
+    // so that the module can keep the tables
     std::string filter = opt->spec.filter;
-    if (specs.size() == 1 && !specs[0].filter.empty()) {
+    const bool shared_if = std::all_of(
+        specs.begin(), specs.end(), [&](const HistSpec& s) { return s.filter == specs[0].filter; });
+    if (shared_if && !specs[0].filter.empty()) {
         filter = filter.empty() ? specs[0].filter : "(" + filter + ") && (" + specs[0].filter + ")";
         opt->spec.filter = filter;
     }
+    // stacks go with the records too, for when the module cannot keep a table
+    opt->spec.stack |= stacks;
     opt->spec.print_on_sigusr1 = true;
     Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
     const UniqueFd out = open_output(opt->output);
@@ -195,13 +217,24 @@ int cmd_hist(const Args& args) {
     const std::uint32_t id = tracer.probes().front().id;
     const KprobeDef* def = tracer.probe_table().find(id);
     const bool one_filter = def ? def->filter == filter : opt->spec.filter == filter;
-    std::optional<ModuleHist> module;
-    if (specs.size() == 1 && one_filter && tracer.has_feature(FHOOK_FEAT_HIST)) {
-        HistSpec spec = specs[0];
-        resolve_hist_fields(spec, def);
-        if (const auto set = module_hist(spec, def, id)) {
-            tracer.set_hist(*set);
-            module.emplace(std::move(spec), id, tracer);
+    // all of the tables in the module, or none: several, and stacks, need
+    // a module with FHOOK_FEAT_HIST_STACK
+    std::vector<ModuleHist> module;
+    const bool more = tracer.has_feature(FHOOK_FEAT_HIST_STACK);
+    if (shared_if && one_filter && tracer.has_feature(FHOOK_FEAT_HIST) &&
+        (specs.size() == 1 || (more && specs.size() <= FHOOK_HIST_MAX_TABLES))) {
+        std::vector<HistSpec> resolved = specs;
+        std::vector<fhook_hist_set> sets;
+        for (HistSpec& spec : resolved) {
+            resolve_hist_fields(spec, def);
+            const auto table = static_cast<std::uint32_t>(sets.size());
+            if (const auto set = module_hist(spec, def, id, table, more)) {
+                sets.push_back(*set);
+            }
+        }
+        for (std::size_t i = 0; sets.size() == resolved.size() && i < sets.size(); i++) {
+            tracer.set_hist(sets[i]);
+            module.emplace_back(std::move(resolved[i]), id, sets[i].table, tracer);
         }
     }
     // (with the table in the module the sink sees no records of the probe)
@@ -213,7 +246,7 @@ int cmd_hist(const Args& args) {
     if (!opt->quiet) {
         print_stderr("Tracing " + tracer.probes().front().description + "... Hit Ctrl-C to end.\n");
     }
-    HistPrinter printer(sink, module ? &*module : nullptr, tracer, output_fd(out), *opt);
+    HistPrinter printer(sink, module, tracer, output_fd(out), *opt);
     tracer.run(sink, printer);
     printer.print();
     print_summary(tracer, *opt);

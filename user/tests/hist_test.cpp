@@ -226,3 +226,49 @@ TEST(HistTable, SortsAsAskedTiesByKey) {
 
 } // namespace
 } // namespace fhook
+
+namespace fhook {
+namespace {
+
+// What HIST_SET gets for a trigger, and the module's entries read back
+TEST(ModuleHist, StacksAndTablesInTheModulesLayout) {
+    const KprobeDef def = vfs_read_def();
+    const HistSpec spec = resolved("keys=common_pid,stacktrace:vals=count", &def);
+    // stacks only when the module takes them
+    EXPECT_FALSE(module_hist(spec, &def, 7, 0, false).has_value());
+    const auto set = module_hist(spec, &def, 7, 2, true);
+    ASSERT_TRUE(set.has_value());
+    EXPECT_EQ(set->probe_id, 7u);
+    EXPECT_EQ(set->table, 2u);
+    ASSERT_EQ(set->nr_keys, 2u);
+    EXPECT_EQ(set->keys[0].src, FHOOK_HIST_SRC_PID);
+    EXPECT_EQ(set->keys[1].src, FHOOK_HIST_SRC_STACK);
+    EXPECT_EQ(set->keys[1].op, FHOOK_HIST_OP_NONE);
+    ASSERT_EQ(set->nr_vals, 1u);
+    EXPECT_EQ(set->vals[0].src, FHOOK_HIST_SRC_DATA);
+    // a return probe's stack is not the module's to take
+    const KprobeDef ret = parse_kprobe("r:fh/vrr vfs_read ret=$retval:s64",
+                                       [](std::string_view) { return std::nullopt; });
+    EXPECT_FALSE(module_hist(resolved("keys=stacktrace", &ret), &ret, 1, 0, true).has_value());
+
+    // one entry: pid 42, a stack of 3 frames, 5 hits, a sum of 300
+    const std::uint32_t key_size = 8 + 8 * FHOOK_HIST_STACK_DEPTH;
+    const std::uint32_t elt_size = key_size + 8 * (1 + FHOOK_HIST_MAX_VALS) + 16;
+    std::vector<std::uint8_t> elt(elt_size, 0);
+    const std::uint64_t words[] = {42, 0xffffffff81000010, 0xffffffff81000020, 0xffffffff81000030};
+    std::memcpy(elt.data(), words, sizeof(words));
+    const std::uint64_t hits = 5, sum = 300;
+    std::memcpy(elt.data() + key_size, &hits, 8);
+    std::memcpy(elt.data() + key_size + 8, &sum, 8);
+    const std::vector<HistEntry> got = module_hist_entries(spec, elt.data(), 1, key_size, elt_size);
+    ASSERT_EQ(got.size(), 1u);
+    ASSERT_EQ(got[0].key.size(), 2u);
+    EXPECT_EQ(std::get<std::uint64_t>(got[0].key[0]), 42u);
+    EXPECT_EQ(std::get<std::vector<std::uint64_t>>(got[0].key[1]),
+              (std::vector<std::uint64_t>{words[1], words[2], words[3]}));
+    EXPECT_EQ(got[0].hitcount, 5u);
+    EXPECT_EQ(got[0].sums, std::vector<std::uint64_t>{300});
+}
+
+} // namespace
+} // namespace fhook

@@ -684,8 +684,8 @@ static void test_hist(void)
 {
 	struct fhook_hist_set hs = { .size = sizeof(hs), .entries = 128, .nr_keys = 1 };
 	struct fhook_hist_read hr = { .size = sizeof(hr) };
-	unsigned char buf[256];
-	__u32 id;
+	unsigned char buf[4096];
+	__u32 id, t;
 	int fd = open_dev();
 
 	if (handshake(fd, NULL) || ring_setup(fd, 65536) || probe_add(fd, "vfs_read", NULL, &id))
@@ -725,14 +725,46 @@ static void test_hist(void)
 	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL), "HIST_SET comm as a value");
 	hs.nr_vals = 0;
 	memset(&hs.vals[0], 0, sizeof(hs.vals[0]));
-	hs.reserved[1] = 1;
+	hs.reserved = 1;
 	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL), "HIST_SET reserved");
-	hs.reserved[1] = 0;
+	hs.reserved = 0;
+	hs.__pad = 1;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL), "HIST_SET padding");
+	hs.__pad = 0;
 	hr.probe_id = id;
 	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_READ, &hr), ERRS(EINVAL), "HIST_READ without a table");
+	hs.table = 1;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL), "HIST_SET table 1 before 0");
+	hs.table = 0;
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), "HIST_SET pid, 128 entries");
-	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EEXIST), "HIST_SET twice");
-	EXPECT_OK(ioctl(fd, FHOOK_IOC_START), "START with a table");
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EEXIST), "HIST_SET table 0 twice");
+	/* table 1: the stack, keyed with the pid */
+	hs.table = 1;
+	hs.nr_keys = 2;
+	hs.keys[1] = (struct fhook_hist_field){ .src = FHOOK_HIST_SRC_STACK,
+						.store = FHOOK_HIST_NO_STORE };
+	hs.keys[0].src = FHOOK_HIST_SRC_STACK;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL), "HIST_SET two stack keys");
+	hs.keys[0].src = FHOOK_HIST_SRC_PID;
+	hs.keys[1].op = FHOOK_HIST_OP_LOG2;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL), "HIST_SET log2 of a stack");
+	hs.keys[1].op = 0;
+	hs.nr_vals = 1;
+	hs.vals[0] = hs.keys[1];
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL), "HIST_SET stack as a value");
+	hs.nr_vals = 0;
+	memset(&hs.vals[0], 0, sizeof(hs.vals[0]));
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), "HIST_SET table 1: pid, stack");
+	hs.nr_keys = 1;
+	memset(&hs.keys[1], 0, sizeof(hs.keys[1]));
+	for (t = 2; t < FHOOK_HIST_MAX_TABLES; t++) {
+		hs.table = t;
+		EXPECT_OK(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), "HIST_SET table %u", t);
+	}
+	hs.table = FHOOK_HIST_MAX_TABLES;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(ENOSPC), "HIST_SET one table too many");
+	hs.table = 0;
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_START), "START with the tables");
 	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EBUSY, EEXIST), "HIST_SET armed");
 	{
 		/* 20 reads by a child (a session may leave its own process out) */
@@ -766,8 +798,25 @@ static void test_hist(void)
 		memcpy(&count, buf + 8, 8);
 		expect(hr.hits >= 20 && count >= 1 && pid > 0, "HIST_READ: a pid with its hits");
 	}
-	hr.flags = 1;
-	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_READ, &hr), ERRS(EINVAL), "HIST_READ flags");
+	/* the stack table: pid, then vfs_read and its callers (kernel text) */
+	hr.table = 1;
+	hr.buf_len = sizeof(buf);
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_HIST_READ, &hr), "HIST_READ table 1");
+	expect(hr.key_size == 8 + 8 * FHOOK_HIST_STACK_DEPTH &&
+	       hr.elt_size == hr.key_size + 24 + 16 && hr.nr >= 1 && hr.hits >= 20,
+	       "HIST_READ table 1: %u entries of a pid and a stack, %llu hits", hr.nr,
+	       (unsigned long long)hr.hits);
+	if (hr.nr >= 1) {
+		__u64 f0, f1;
+
+		memcpy(&f0, buf + 8, 8);
+		memcpy(&f1, buf + 16, 8);
+		expect(f0 >= 0xffffffff80000000ULL && f1 >= 0xffffffff80000000ULL,
+		       "HIST_READ table 1: the stack's first frames are kernel text (%llx %llx)",
+		       (unsigned long long)f0, (unsigned long long)f1);
+	}
+	hr.table = FHOOK_HIST_MAX_TABLES;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_READ, &hr), ERRS(EINVAL), "HIST_READ no such table");
 	close(fd);
 }
 

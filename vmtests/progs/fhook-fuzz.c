@@ -591,11 +591,12 @@ static void gen(uint64_t *rs, struct scratch *sc, struct call *c)
 		h->nr_keys = R(4) ? 1 + R(FHOOK_HIST_MAX_KEYS) : R(8);
 		h->nr_vals = R(4) ? R(FHOOK_HIST_MAX_VALS + 1) : R(8);
 		h->flags = R(4) ? R(2) : (uint32_t)rnd(rs);
+		h->table = R(4) ? R(FHOOK_HIST_MAX_TABLES + 1) : (uint32_t)rnd(rs);
 		for (i = 0; i < FHOOK_HIST_MAX_KEYS + FHOOK_HIST_MAX_VALS; i++) {
 			struct fhook_hist_field *f = i < FHOOK_HIST_MAX_KEYS ? &h->keys[i]
 					: &h->vals[i - FHOOK_HIST_MAX_KEYS];
 
-			f->src = 1 + R(7);
+			f->src = 1 + R(8);
 			f->op = R(5);
 			f->param = R(2) ? 0 : R(4) ? 1 + R(1000) : rnd(rs);
 			f->size = f->src == FHOOK_HIST_SRC_DATA ? 1U << R(4) : 0;
@@ -611,7 +612,7 @@ static void gen(uint64_t *rs, struct scratch *sc, struct call *c)
 		h->probe_id = R(4) ? R(4) : (uint32_t)rnd(rs);
 		h->buf = R(4) ? (uintptr_t)hist_buf : bad_ptr(rs, NULL);
 		h->buf_len = R(4) ? sizeof(hist_buf) : R(2) ? R(256) : rnd(rs);
-		h->flags = R(8) ? 0 : (uint32_t)rnd(rs);
+		h->table = R(2) ? R(FHOOK_HIST_MAX_TABLES + 1) : (uint32_t)rnd(rs);
 		break;
 	}
 	case 12: {

@@ -33,6 +33,9 @@ LatencyHist Session::latency(std::uint32_t probe_id) const {
 
 void Session::set_hist(const fhook_hist_set& hist) {
     device_.require(FHOOK_FEAT_HIST, "histograms in the module");
+    if (hist.table) {
+        device_.require(FHOOK_FEAT_HIST_STACK, "several histograms of a probe in the module");
+    }
     fhook_hist_set arg = hist;
     arg.size = sizeof(arg);
     if (device_.ioctl(FHOOK_IOC_HIST_SET, &arg) < 0) {
@@ -42,7 +45,7 @@ void Session::set_hist(const fhook_hist_set& hist) {
     }
 }
 
-Session::HistRead Session::hist(std::uint32_t probe_id) const {
+Session::HistRead Session::hist(std::uint32_t probe_id, std::uint32_t table) const {
     device_.require(FHOOK_FEAT_HIST, "histograms in the module");
     HistRead out;
     out.entries.resize(4096);
@@ -50,6 +53,7 @@ Session::HistRead Session::hist(std::uint32_t probe_id) const {
         fhook_hist_read arg;
         zero_init(arg);
         arg.probe_id = probe_id;
+        arg.table = table;
         arg.buf = user_ptr(out.entries.data());
         arg.buf_len = out.entries.size();
         if (device_.ioctl(FHOOK_IOC_HIST_READ, &arg) == 0) {

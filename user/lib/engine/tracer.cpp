@@ -461,8 +461,8 @@ void Tracer::set_hist(const fhook_hist_set& hist) {
     s_->session->set_hist(hist);
 }
 
-Session::HistRead Tracer::hist(std::uint32_t probe_id) const {
-    return s_->session->hist(probe_id);
+Session::HistRead Tracer::hist(std::uint32_t probe_id, std::uint32_t table) const {
+    return s_->session->hist(probe_id, table);
 }
 
 Stats Tracer::stats(std::uint32_t probe_id) const {

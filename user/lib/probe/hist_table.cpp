@@ -207,11 +207,16 @@ std::vector<HistEntry> HistTable::sorted() const {
 }
 
 std::optional<fhook_hist_set> module_hist(const HistSpec& spec, const KprobeDef* def,
-                                          std::uint32_t probe_id) {
+                                          std::uint32_t probe_id, std::uint32_t table,
+                                          bool stacks) {
     fhook_hist_set set{};
     set.size = sizeof(set);
     set.probe_id = probe_id;
+    set.table = table;
     set.entries = spec.size;
+    // kernel stacks: of function probes and entry kprobes (the module takes them)
+    const bool stack_ok =
+        stacks && (!def || (!def->is_return && !def->is_uprobe && !def->is_tracepoint));
     const auto field = [&](const HistField& f, fhook_hist_field& out) {
         out.store = FHOOK_HIST_NO_STORE;
         switch (f.source) {
@@ -246,8 +251,14 @@ std::optional<fhook_hist_set> module_hist(const HistSpec& spec, const KprobeDef*
             out.store = pf.store < 64 ? static_cast<std::uint16_t>(pf.store) : FHOOK_HIST_NO_STORE;
             break;
         }
+        case HistSource::Stacktrace:
+            if (!stack_ok) {
+                return false;
+            }
+            out.src = FHOOK_HIST_SRC_STACK;
+            return true; // as it is
         default:
-            return false; // stacks
+            return false;
         }
         switch (f.modifier) {
         case HistModifier::Log2:
@@ -296,6 +307,17 @@ std::vector<HistEntry> module_hist_entries(const HistSpec& spec, const std::uint
                 const char* s = reinterpret_cast<const char*>(e + at);
                 entry.key.emplace_back(std::string(s, ::strnlen(s, 16)));
                 at += 16;
+            } else if (f.source == HistSource::Stacktrace) {
+                std::vector<std::uint64_t> stack; // the frames, zeros after them
+                for (unsigned i = 0; i < FHOOK_HIST_STACK_DEPTH; i++) {
+                    if (const std::uint64_t ip = load_le(e + at + 8 * i, 8)) {
+                        stack.push_back(ip);
+                    } else {
+                        break;
+                    }
+                }
+                entry.key.emplace_back(std::move(stack));
+                at += 8 * FHOOK_HIST_STACK_DEPTH;
             } else {
                 entry.key.emplace_back(load_le(e + at, 8));
                 at += 8;

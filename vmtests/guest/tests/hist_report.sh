@@ -12,6 +12,15 @@
 
 load_fhook
 tracefs_reset
+# H and E: hits and events of the one probe of a run's summary (a table
+# kept in the module: hits, no events)
+hits_events() {
+	_he=$1.err
+	# shellcheck disable=SC2046
+	set -- $(sed -n 's/^fhook: probe [0-9]* hits \([0-9]*\) events \([0-9]*\) lost.*/\1 \2/p' "$_he")
+	H=$1 E=$2
+	[ -n "$E" ] || fail "no probe summary line in $_he"
+}
 DEF='p:fhkhist/vr vfs_read count=%dx:u64'
 # (the filter's comm: the dd processes, not the shell that starts them)
 set -- \
@@ -78,9 +87,11 @@ grep -q '^{ common_pid: dd  *\[ *[0-9]*\], count: ~ 2^16 } hitcount:          7 
 
 # fhook hist live beside the kernel's triggers on a second kprobe event of
 # the same definition, armed only meanwhile: (1) one trigger, kept in the
-# module (no record reaches fhook: events 0), (2) both triggers,
-# aggregated by fhook from the records, (3) a table of 128 entries that
-# 200 keys overflow: Dropped exactly as the kernel's
+# module (no record reaches fhook: events 0), (2) both triggers, which
+# share their "if": two tables of the probe in the module, (3) a table of
+# 128 entries that 200 keys overflow: Dropped exactly as the kernel's,
+# (4) two triggers with their own "if": aggregated by fhook from the
+# records
 DEF2='p:fhkhist/vr2 vfs_read count=%dx:u64'
 live() {	# PHASE WORKLOAD TRIGGER...
 	_ph=$1 _wl=$2
@@ -136,8 +147,8 @@ read -r h1 e1 < $D/l1.he
 grep -q '^{ common_pid: dd  *\[ *[0-9]*\], count: ~ 2^16 } hitcount:          5  count:     327680$' $D/l1.out ||
 	fail "fhook hist: no entry for dd's 5 reads of 65536 bytes"
 live 2 "$DD" "$@"
-sed -n 's/^fhook: probe [0-9]* hits [0-9]* events [0-9]* lost \([0-9]*\).*/\1/p' $D/l2.err > $D/l2.lost
-expect_eq "$(cat $D/l2.lost)" 0 "fhook hist (phase 2): events lost"
+hits_events $D/l2
+[ "$H" -gt 0 ] && [ "$E" = 0 ] || fail "phase 2: hits $H events $E: the two tables were not kept in the module"
 live 3 'i=1; while [ $i -le 200 ]; do dd if=/dev/zero of=/dev/null bs=$i count=1 2> /dev/null; i=$((i + 1)); done' \
 	'hist:keys=count:vals=hitcount:size=128 if comm == "dd"'
 grep -q '^    Dropped: [1-9]' $D/l3.out || fail "phase 3: nothing dropped from a full table"
@@ -145,6 +156,9 @@ grep -q '^    Dropped: [1-9]' $D/l3.out || fail "phase 3: nothing dropped from a
 grep -q '^    Entries: 128$' $D/l3.out || fail "phase 3: $(grep Entries $D/l3.out), want 128"
 d3=$(sed -n 's/^    Dropped: //p' $D/l3.out) h3=$(sed -n 's/^    Hits: //p' $D/l3.out)
 expect_eq "$((h3 + d3))" 200 "phase 3: hits + dropped, the 200 reads"
+live 4 "$DD" "$1" 'hist:keys=count.buckets=1000:vals=hitcount:sort=count.descending:size=128 if comm == "dd" && count > 50'
+summary $D/l4
+[ "$E" -gt 0 ] && [ "$L" = 0 ] || fail "phase 4: events $E lost $L: fhook should aggregate the records, all of them"
 
 # SIGUSR1 prints the histogram so far, and the run goes on: two tables,
 # the second with the reads after the signal too
@@ -171,6 +185,20 @@ grep -q '^[^ ]*ksys_read;vfs_read [0-9]*$' $D/fo.out ||
 	fail "no folded stack ending in ksys_read;vfs_read: $(head -n 3 $D/fo.out)"
 grep -q '^<svg ' $D/fg.svg && grep -q '</svg>$' $D/fg.svg || fail "no SVG document in fg.svg"
 log "folded: $(wc -l < $D/fo.out) stacks, $sum reads; first: $(head -n 1 $D/fo.out)"
+# the same stacks kept in the module: no record crosses (events 0), the
+# same folded lines as the recording's
+run_fhook $D/ms hist --folded vfs_read 'keys=stacktrace if comm == "fhook-workload"' -- \
+	fhook-workload read 40
+expect_eq "$RC" 0 "fhook hist keys=stacktrace exit code"
+hits_events $D/ms
+[ "$H" -gt 0 ] && [ "$E" = 0 ] || fail "stacks: hits $H events $E: the table was not kept in the module"
+sort $D/fo.out > $D/fo.sorted
+sort $D/ms.out > $D/ms.sorted
+cmp -s $D/fo.sorted $D/ms.sorted || {
+	diff $D/fo.sorted $D/ms.sorted | head -n 10 | sed 's/^/#   /'
+	fail "the module's stacks differ from the recording's"
+}
+log "module stacks: $(wc -l < $D/ms.out) as the recording's"
 if [ $HAVE_HIST = 1 ]; then
 	echo '!'"$2" >> $T/events/fhkhist/vr/trigger
 	echo '!'"$1" >> $T/events/fhkhist/vr/trigger

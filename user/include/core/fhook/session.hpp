@@ -122,7 +122,8 @@ public:
     LatencyHist latency(std::uint32_t probe_id) const;
 
     // FHOOK_IOC_HIST_SET (before start()): the probe's hits go into a
-    // table kept in the module, not to the rings.
+    // table kept in the module, not to the rings; several tables of one
+    // probe are set in order (hist.table 0, 1, ...).
     void set_hist(const fhook_hist_set& hist);
     // FHOOK_IOC_HIST_READ: the table so far, its entries as the module
     // lays them out (fhook_hist_read).
@@ -134,7 +135,7 @@ public:
         std::uint64_t hits = 0;
         std::uint64_t drops = 0;
     };
-    HistRead hist(std::uint32_t probe_id) const;
+    HistRead hist(std::uint32_t probe_id, std::uint32_t table = 0) const;
 
     // FHOOK_IOC_COUNTS: a per-function counting probe's functions (ascending
     // addresses, as the module found them) and their hits so far.

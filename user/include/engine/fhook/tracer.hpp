@@ -187,7 +187,7 @@ public:
     // Between setup() and start(): the probe's hits go into a table in the
     // module (Session::set_hist); hist() reads it, any time after.
     void set_hist(const fhook_hist_set& hist);
-    Session::HistRead hist(std::uint32_t probe_id) const;
+    Session::HistRead hist(std::uint32_t probe_id, std::uint32_t table = 0) const;
     Stats stats(std::uint32_t probe_id = FHOOK_STATS_SESSION) const;
     // The command's wait status (waitpid(2)) once it has exited (127 when it
     // could not be executed); nullopt without a command or while it runs.

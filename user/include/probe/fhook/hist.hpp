@@ -119,10 +119,13 @@ private:
 };
 
 // The spec as the module can keep it (FHOOK_IOC_HIST_SET for
-// `probe_id`), or nullopt when it needs what only fhook's own aggregation
-// does: string keys other than comm, stacks, arrays and bit fields.
+// `probe_id`, its `table`th), or nullopt when it needs what only fhook's
+// own aggregation does: string keys other than comm, arrays and bit
+// fields; stacks unless `stacks` (FHOOK_FEAT_HIST_STACK) and the probe is
+// a function or an entry kprobe.
 std::optional<fhook_hist_set> module_hist(const HistSpec& spec, const KprobeDef* def,
-                                          std::uint32_t probe_id);
+                                          std::uint32_t probe_id, std::uint32_t table = 0,
+                                          bool stacks = false);
 // Entries as the module gives them (fhook_hist_read's layout: `nr`
 // entries of `elt_size` bytes, keys of `key_size`) for a table of `spec`.
 std::vector<HistEntry> module_hist_entries(const HistSpec& spec, const std::uint8_t* data,
