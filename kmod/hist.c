@@ -58,6 +58,7 @@ struct fhook_hist {
 	u32 key_size;
 	u32 elt_size;		/* key, hitcount, sums, comm */
 	u32 slot_mask;		/* 2 x entries - 1 */
+	u64 pages;		/* fhook_mem_reserve()d for the slots and elements */
 	atomic_t used;		/* elements taken from the pool */
 	atomic64_t drops;	/* (hits: the elements' counts added up) */
 	struct fhook_hist_slot *slots;
@@ -75,6 +76,8 @@ static __always_inline u32 fhook_hist_hash(const u64 *key, unsigned int words)
 	u64 x = 0;
 	unsigned int i;
 
+	if (words == 1)		/* the usual key: one number */
+		return (u32)((key[0] * 0x9e3779b97f4a7c15ULL) >> 32) ?: 1;
 	for (i = 0; i < words; i++)
 		x = (x ^ key[i]) * 0x9e3779b97f4a7c15ULL;
 	return (u32)(x >> 32) ?: 1;
@@ -84,6 +87,8 @@ static __always_inline bool fhook_hist_same(const u64 *a, const u64 *b, unsigned
 {
 	unsigned int i;
 
+	if (words == 1)
+		return a[0] == b[0];
 	for (i = 0; i < words; i++)
 		if (a[i] != b[i])
 			return false;
@@ -152,10 +157,10 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 	p = fhook_probe_find(s, hs->probe_id);
 	if (!p)
 		return -ENOENT;
-	/* probes that make one record of their data per hit */
 	/*
-	 * (a probe with FHOOK_PROBE_F_STACK: its hits are counted, never
-	 * recorded; the flag is the caller's fallback for a table refused)
+	 * Probes that make one record of their data per hit.  (One with
+	 * FHOOK_PROBE_F_STACK: its hits are counted, never recorded; the flag
+	 * is the caller's fallback for a table refused.)
 	 */
 	switch (p->type) {
 	case FHOOK_PROBE_FUNC:
@@ -222,6 +227,15 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 	}
 	h->elt_size = h->key_size + 8 * (1 + FHOOK_HIST_MAX_VALS) + TASK_COMM_LEN;
 	h->slot_mask = 2 * hs->entries - 1;
+	/* in fhook's memory budget, as the rings (up to 4 x 64 tables of MiBs) */
+	h->pages = DIV_ROUND_UP(2 * hs->entries * sizeof(*h->slots) +
+				(u64)hs->entries * h->elt_size, PAGE_SIZE);
+	ret = fhook_mem_reserve(h->pages);
+	if (ret) {
+		h->pages = 0;
+		fhook_hist_free(h);
+		return ret;
+	}
 	h->slots = vzalloc(array_size(2 * hs->entries, sizeof(*h->slots)));
 	h->elts = vzalloc(array_size(hs->entries, h->elt_size));
 	if (!h->slots || !h->elts) {
@@ -241,6 +255,7 @@ void fhook_hist_free(struct fhook_hist *h)
 
 		vfree(h->slots);
 		vfree(h->elts);
+		fhook_mem_unreserve(h->pages);
 		kfree(h);
 		h = next;
 	}
@@ -417,8 +432,8 @@ static noinline notrace void fhook_hist_add_stack(struct fhook_hist *h, const vo
 						  u32 len, u64 faults, unsigned long ip,
 						  unsigned long parent_ip, struct pt_regs *regs)
 {
-	u64 key[FHOOK_HIST_STACK_KEY_WORDS];
-	u64 stack[FHOOK_HIST_STACK_TAKEN];
+	u64 key[FHOOK_HIST_STACK_KEY_WORDS] __uninitialized;
+	u64 stack[FHOOK_HIST_STACK_TAKEN] __uninitialized;
 
 	fhook_hist_stack(stack, regs, ip, parent_ip);
 	for (; h; h = h->next) {
@@ -436,7 +451,7 @@ static noinline notrace void fhook_hist_add_stack(struct fhook_hist *h, const vo
 notrace void fhook_hist_add(struct fhook_hist *h, const void *data, u32 len, u64 faults,
 			    unsigned long ip, unsigned long parent_ip, struct pt_regs *regs)
 {
-	u64 key[FHOOK_HIST_KEY_WORDS];
+	u64 key[FHOOK_HIST_KEY_WORDS] __uninitialized;	/* fhook_hist_key() fills it */
 
 	if (unlikely(h->chain_stack)) {
 		fhook_hist_add_stack(h, data, len, faults, ip, parent_ip, regs);

@@ -134,8 +134,9 @@ static notrace void fhook_probe_hist_hit(struct fhook_probe *p, struct pt_regs *
 {
 	struct fhook_probe_counters *c = fhook_counters(p->session, smp_processor_id(), p->id);
 	const struct fhook_prog *prog = p->prog;
-	u64 data[FHOOK_HIST_HIT_DATA / 8] = {};
-	struct fhook_fetch_ctx ctx;
+	/* its fields written before they are read (faulted ones: zeros) */
+	u64 data[FHOOK_HIST_HIT_DATA / 8] __uninitialized;
+	struct fhook_fetch_ctx ctx __uninitialized;
 	u32 len = prog->data_size;
 
 	if (!fhook_session_wants(p->session)) {
@@ -146,6 +147,7 @@ static notrace void fhook_probe_hist_hit(struct fhook_probe *p, struct pt_regs *
 	if (prog->nr_reg_fields) {
 		fhook_prog_run_regs(prog, regs, (u8 *)data);
 	} else {
+		memset(data, 0, sizeof(data));
 		fhook_fetch_ctx_init(&ctx, regs, (u8 *)data, sizeof(data), false);
 		ctx.dyn = len;
 		fhook_prog_run(prog, 0, prog->len, &ctx);
