@@ -582,6 +582,8 @@ int fhook_kprobe_check_text(unsigned long addr, unsigned long *probed);
 
 /* stack.c */
 unsigned int fhook_stack_kernel(struct pt_regs *regs, u64 *store, unsigned int max);
+unsigned int fhook_stack_func(u64 *store, unsigned int max, unsigned long ip,
+			      unsigned long parent_ip);
 unsigned int fhook_stack_user(struct pt_regs *regs, u64 *store, unsigned int max);
 
 /*

@@ -409,21 +409,13 @@ static __always_inline void fhook_hist_count(struct fhook_hist *h, const u64 *ke
 static notrace void fhook_hist_stack(u64 *stack, struct pt_regs *regs, unsigned long ip,
 				     unsigned long parent_ip)
 {
-	unsigned int n, i;
+	unsigned int n;
 
-	if (regs) {
+	if (regs)
 		n = fhook_stack_kernel(regs, stack, FHOOK_HIST_STACK_DEPTH);
-	} else {
-		n = fhook_stack_kernel(NULL, stack + 1, FHOOK_HIST_STACK_TAKEN - 1);
-		for (i = 0; i < n && stack[1 + i] != parent_ip; i++)
-			;
-		if (i < n) {
-			memmove(stack + 1, stack + 1 + i, (n - i) * sizeof(u64));
-			n -= i;
-		}
-		stack[0] = ip;
-		n = min_t(unsigned int, n + 1, FHOOK_HIST_STACK_DEPTH);
-	}
+	else
+		n = min_t(unsigned int, fhook_stack_func(stack, FHOOK_HIST_STACK_TAKEN, ip, parent_ip),
+			  FHOOK_HIST_STACK_DEPTH);
 	memset(stack + n, 0, (FHOOK_HIST_STACK_DEPTH - n) * sizeof(u64));
 }
 

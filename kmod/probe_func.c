@@ -24,7 +24,7 @@ static notrace void fhook_func_stack(struct fhook_probe *p, struct fhook_ring *r
 				     bool irqs_off, struct fhook_probe_counters *c)
 {
 	struct fhook_rec_func *r;
-	unsigned int n = 0, i, size;
+	unsigned int n = 0, size;
 	u64 *ips = NULL;
 	void *scratch;
 	u32 seq;
@@ -32,15 +32,7 @@ static notrace void fhook_func_stack(struct fhook_probe *p, struct fhook_ring *r
 	scratch = fhook_scratch_get();
 	if (scratch) {
 		ips = scratch;
-		n = fhook_stack_kernel(NULL, ips + 1, FHOOK_MAX_STACK - 1);
-		for (i = 0; i < n && ips[1 + i] != parent_ip; i++)
-			;
-		if (i < n) {
-			memmove(ips + 1, ips + 1 + i, (n - i) * sizeof(u64));
-			n -= i;
-		}
-		ips[0] = ip;
-		n++;
+		n = fhook_stack_func(ips, FHOOK_MAX_STACK, ip, parent_ip);
 	}
 	size = sizeof(*r) + (ips ? 8 * (n + 1) : 0);
 	r = fhook_ring_reserve(rb, size, p->id, &seq);

@@ -33,6 +33,27 @@ notrace unsigned int fhook_stack_kernel(struct pt_regs *regs, u64 *store, unsign
 	return n;
 }
 
+/*
+ * A function probe's stack from its ftrace callback: @ip, then its callers
+ * from @parent_ip on (the frames of fhook and of the ftrace trampoline
+ * dropped; all kept if @parent_ip is not among them).  At most @max
+ * entries of @store; returns how many.
+ */
+notrace unsigned int fhook_stack_func(u64 *store, unsigned int max, unsigned long ip,
+				      unsigned long parent_ip)
+{
+	unsigned int n = fhook_stack_kernel(NULL, store + 1, max - 1), i;
+
+	for (i = 0; i < n && store[1 + i] != parent_ip; i++)
+		;
+	if (i < n) {
+		memmove(store + 1, store + 1 + i, (n - i) * sizeof(u64));
+		n -= i;
+	}
+	store[0] = ip;
+	return n + 1;
+}
+
 notrace unsigned int fhook_stack_user(struct pt_regs *regs, u64 *store, unsigned int max)
 {
 	unsigned long fp = regs->bp, frame[2];
