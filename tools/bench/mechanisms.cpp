@@ -360,7 +360,8 @@ const Mechanism kMechanisms[] = {
      [](Context& c, Attachment& a) {
          return start_fhook(c, a, {"trace", "--via", "direct", c.function});
      }},
-    {"fhook-kprobe-2args", "fhook", "fhook trace 'p FUNC a=%di b=%si' (kprobe on ftrace)",
+    {"fhook-kprobe-2args", "fhook",
+     "fhook trace 'p FUNC a=%di b=%si' (fhook's ftrace_ops at the fentry site)",
      [](Context& c, Attachment& a) {
          return start_fhook(c, a, {"trace", "p:fhookbench/a " + c.function + " " + kTwoArgs});
      }},
