@@ -26,22 +26,25 @@
  * of the published ones, any time; a reader wanting intervals subtracts.
  *
  * A probe's tables are a list (p->hist, then ->next), each hit counted in
- * every one.  A stack key (FHOOK_HIST_SRC_STACK) is taken once per hit,
- * in a frame of its own (fhook_hist_add_stack()): the key buffer of the
- * other hits stays small, and the kernel zeroes locals at every entry
- * (CONFIG_INIT_STACK_ALL_ZERO).
+ * every one.  Stack keys (FHOOK_HIST_SRC_STACK, _USTACK) are taken once
+ * per hit, in a frame of its own (fhook_hist_add_stack()): the key buffer
+ * of the other hits stays small, and the kernel zeroes locals at every
+ * entry (CONFIG_INIT_STACK_ALL_ZERO).
  */
 #include "fhook.h"
 
 #include <linux/log2.h>
 #include <linux/math64.h>
+#include <linux/sched/task_stack.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
 /* a key is 64-bit words (COMM: two): hashed and compared a word at a time */
 #define FHOOK_HIST_KEY_WORDS	(FHOOK_HIST_MAX_KEYS * 2)
-/* ... with a stack: FHOOK_HIST_STACK_DEPTH words for it */
-#define FHOOK_HIST_STACK_KEY_WORDS	((FHOOK_HIST_MAX_KEYS - 1) * 2 + FHOOK_HIST_STACK_DEPTH)
+/* a user stack key: the tgid, then the frames */
+#define FHOOK_HIST_USTACK_WORDS	(1 + FHOOK_HIST_STACK_DEPTH)
+/* ... with stacks: a kernel and a user one at most, and a COMM */
+#define FHOOK_HIST_STACK_KEY_WORDS	(FHOOK_HIST_STACK_DEPTH + FHOOK_HIST_USTACK_WORDS + 2)
 /* frames taken to find the probed function's caller among fhook's own */
 #define FHOOK_HIST_STACK_TAKEN	(FHOOK_HIST_STACK_DEPTH + 16)
 
@@ -53,8 +56,8 @@ struct fhook_hist_slot {
 struct fhook_hist {
 	struct fhook_hist *next;	/* the probe's next table */
 	struct fhook_hist_set def;
-	bool stack;			/* a FHOOK_HIST_SRC_STACK key */
-	bool chain_stack;		/* the probe's first table: one of them has */
+	u8 stack;			/* FHOOK_HIST_KSTACK, _USTACK: its stack keys */
+	u8 chain_stack;			/* the probe's first table: all tables' */
 	u32 key_size;
 	u32 elt_size;		/* key, hitcount, sums, comm */
 	u32 slot_mask;		/* 2 x entries - 1 */
@@ -64,6 +67,9 @@ struct fhook_hist {
 	struct fhook_hist_slot *slots;
 	u8 *elts;
 };
+
+#define FHOOK_HIST_KSTACK	BIT(0)
+#define FHOOK_HIST_USTACK	BIT(1)
 
 static inline u8 *fhook_hist_elt(struct fhook_hist *h, u32 i)
 {
@@ -107,8 +113,10 @@ static int fhook_hist_check_field(const struct fhook_hist_field *f, bool key, u3
 
 	if (f->flags & ~FHOOK_HIST_F_SIGNED)
 		return -EINVAL;
-	if (!(src_mask & BIT(f->src)) ||
-	    (!key && (f->src == FHOOK_HIST_SRC_COMM || f->src == FHOOK_HIST_SRC_STACK)))
+	/* strings and stacks: keys, as they are */
+	wide = f->src == FHOOK_HIST_SRC_COMM || f->src == FHOOK_HIST_SRC_STACK ||
+	       f->src == FHOOK_HIST_SRC_USTACK;
+	if (f->src >= 32 || !(src_mask & BIT(f->src)) || (!key && wide))
 		return -EINVAL;
 	if (f->src == FHOOK_HIST_SRC_DATA) {
 		if (f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8)
@@ -120,8 +128,6 @@ static int fhook_hist_check_field(const struct fhook_hist_field *f, bool key, u3
 		   (f->flags & FHOOK_HIST_F_SIGNED)) {
 		return -EINVAL;
 	}
-	/* strings and stacks: as they are */
-	wide = f->src == FHOOK_HIST_SRC_COMM || f->src == FHOOK_HIST_SRC_STACK;
 	switch (f->op) {
 	case FHOOK_HIST_OP_NONE:
 	case FHOOK_HIST_OP_LOG2:
@@ -138,9 +144,10 @@ static int fhook_hist_check_field(const struct fhook_hist_field *f, bool key, u3
 int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 {
 	u32 src_mask = BIT(FHOOK_HIST_SRC_PID) | BIT(FHOOK_HIST_SRC_CPU) |
-		       BIT(FHOOK_HIST_SRC_COMM);
+		       BIT(FHOOK_HIST_SRC_COMM) | BIT(FHOOK_HIST_SRC_USTACK);
 	struct fhook_hist **tail, *h;
-	unsigned int i, stacks = 0;
+	unsigned int i;
+	u8 stacks = 0;
 	struct fhook_probe *p;
 	u32 tables = 0;
 	int ret;
@@ -198,8 +205,15 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 					     src_mask);
 		if (ret)
 			return ret;
-		if (key && hs->keys[i].src == FHOOK_HIST_SRC_STACK && ++stacks > 1)
-			return -EINVAL;
+		if (key && (hs->keys[i].src == FHOOK_HIST_SRC_STACK ||
+			    hs->keys[i].src == FHOOK_HIST_SRC_USTACK)) {
+			u8 kind = hs->keys[i].src == FHOOK_HIST_SRC_STACK ? FHOOK_HIST_KSTACK
+									  : FHOOK_HIST_USTACK;
+
+			if (stacks & kind)	/* one of each */
+				return -EINVAL;
+			stacks |= kind;
+		}
 	}
 	for (i = hs->nr_keys; i < FHOOK_HIST_MAX_KEYS; i++)
 		if (memchr_inv(&hs->keys[i], 0, sizeof(hs->keys[i])))
@@ -220,6 +234,9 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 			break;
 		case FHOOK_HIST_SRC_STACK:
 			h->key_size += 8 * FHOOK_HIST_STACK_DEPTH;
+			break;
+		case FHOOK_HIST_SRC_USTACK:
+			h->key_size += 8 * FHOOK_HIST_USTACK_WORDS;
 			break;
 		default:
 			h->key_size += 8;
@@ -315,11 +332,14 @@ static __always_inline u64 fhook_hist_value(const struct fhook_hist_field *f, co
 	return v;
 }
 
-/* The key of a hit in @h, in @key; @stack: its stack key, if it has one */
+/*
+ * The key of a hit in @h, in @key; @stack, @ustack: its kernel and user
+ * stacks, if it has such keys
+ */
 static __always_inline void fhook_hist_key(const struct fhook_hist *h, u64 *key,
 					   const void *data, u32 len, u64 faults,
 					   unsigned long ip, unsigned long parent_ip,
-					   const u64 *stack)
+					   const u64 *stack, const u64 *ustack)
 {
 	const struct fhook_hist_set *d = &h->def;
 	unsigned int i, w = 0;
@@ -335,6 +355,10 @@ static __always_inline void fhook_hist_key(const struct fhook_hist *h, u64 *key,
 			if (stack)
 				memcpy(&key[w], stack, 8 * FHOOK_HIST_STACK_DEPTH);
 			w += FHOOK_HIST_STACK_DEPTH;
+		} else if (f->src == FHOOK_HIST_SRC_USTACK) {
+			if (ustack)
+				memcpy(&key[w], ustack, 8 * FHOOK_HIST_USTACK_WORDS);
+			w += FHOOK_HIST_USTACK_WORDS;
 		} else {
 			key[w++] = fhook_hist_value(f, data, len, faults, ip, parent_ip);
 		}
@@ -419,17 +443,42 @@ static notrace void fhook_hist_stack(u64 *stack, struct pt_regs *regs, unsigned 
 	memset(stack + n, 0, (FHOOK_HIST_STACK_DEPTH - n) * sizeof(u64));
 }
 
-/* fhook_hist_add() of a probe with a stack key: a frame of its own */
+/*
+ * The user stack key of a hit: the tgid, then FHOOK_HIST_STACK_DEPTH
+ * words, zeros after the last frame.  A uprobe's from its registers, as
+ * its records' stacks; another probe's from the user registers the task
+ * entered the kernel with, as perf_callchain_user() takes them (none for
+ * kernel threads).  The frames are read with copy_from_user_nofault(),
+ * which gives up where the task's pages are not there or not its own
+ * (nmi_uaccess_okay()).
+ */
+static notrace void fhook_hist_ustack(u64 *ustack, struct pt_regs *regs)
+{
+	unsigned int n = 0;
+
+	ustack[0] = current->tgid;
+	if (!regs || !user_mode(regs))
+		regs = current->mm && !(current->flags & PF_KTHREAD) ? task_pt_regs(current) : NULL;
+	if (regs)
+		n = fhook_stack_user(regs, ustack + 1, FHOOK_HIST_STACK_DEPTH);
+	memset(ustack + 1 + n, 0, (FHOOK_HIST_STACK_DEPTH - n) * sizeof(u64));
+}
+
+/* fhook_hist_add() of a probe with stack keys: a frame of its own */
 static noinline notrace void fhook_hist_add_stack(struct fhook_hist *h, const void *data,
 						  u32 len, u64 faults, unsigned long ip,
 						  unsigned long parent_ip, struct pt_regs *regs)
 {
 	u64 key[FHOOK_HIST_STACK_KEY_WORDS] __uninitialized;
 	u64 stack[FHOOK_HIST_STACK_TAKEN] __uninitialized;
+	u64 ustack[FHOOK_HIST_USTACK_WORDS] __uninitialized;
 
-	fhook_hist_stack(stack, regs, ip, parent_ip);
+	if (h->chain_stack & FHOOK_HIST_KSTACK)
+		fhook_hist_stack(stack, regs, ip, parent_ip);
+	if (h->chain_stack & FHOOK_HIST_USTACK)
+		fhook_hist_ustack(ustack, regs);
 	for (; h; h = h->next) {
-		fhook_hist_key(h, key, data, len, faults, ip, parent_ip, stack);
+		fhook_hist_key(h, key, data, len, faults, ip, parent_ip, stack, ustack);
 		fhook_hist_count(h, key, data, len, faults, ip, parent_ip);
 	}
 }
@@ -437,8 +486,9 @@ static noinline notrace void fhook_hist_add_stack(struct fhook_hist *h, const vo
 /*
  * A hit: counted in each of the probe's tables @h (its key's entry found
  * or made).  Any context, preemption off; @data is the record's data,
- * @len bytes (function probes: none); @regs: a kprobe's registers (NULL:
- * a function probe's hit, the stack taken from here).
+ * @len bytes (function probes: none); @regs: a kprobe's or uprobe's
+ * registers (NULL: a function probe's or tracepoint's hit, the stack taken
+ * from here).
  */
 notrace void fhook_hist_add(struct fhook_hist *h, const void *data, u32 len, u64 faults,
 			    unsigned long ip, unsigned long parent_ip, struct pt_regs *regs)
@@ -450,7 +500,7 @@ notrace void fhook_hist_add(struct fhook_hist *h, const void *data, u32 len, u64
 		return;
 	}
 	for (; h; h = h->next) {
-		fhook_hist_key(h, key, data, len, faults, ip, parent_ip, NULL);
+		fhook_hist_key(h, key, data, len, faults, ip, parent_ip, NULL, NULL);
 		fhook_hist_count(h, key, data, len, faults, ip, parent_ip);
 	}
 }

@@ -233,7 +233,7 @@ static long fhook_ioc_handshake(unsigned long uarg)
 		      FHOOK_FEAT_TRACEPOINT | FHOOK_FEAT_DIRECT | FHOOK_FEAT_HOOK |
 		      FHOOK_FEAT_COUNT | FHOOK_FEAT_READ_TEXT | FHOOK_FEAT_LATENCY |
 		      FHOOK_FEAT_COUNT_IPS | FHOOK_FEAT_KHOOK | FHOOK_FEAT_GRAPH |
-		      FHOOK_FEAT_HIST | FHOOK_FEAT_HIST_STACK;
+		      FHOOK_FEAT_HIST | FHOOK_FEAT_HIST_STACK | FHOOK_FEAT_HIST_USTACK;
 	if (fhook_lab)
 		hs.features |= FHOOK_FEAT_LAB;
 	hs.nr_cpus = nr_cpu_ids;

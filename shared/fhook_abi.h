@@ -62,6 +62,7 @@
 #define FHOOK_FEAT_HIST		(1ULL << 28)	/* FHOOK_IOC_HIST_SET, FHOOK_IOC_HIST_READ */
 /* FHOOK_HIST_SRC_STACK keys, FHOOK_HIST_MAX_TABLES tables per probe */
 #define FHOOK_FEAT_HIST_STACK	(1ULL << 29)
+#define FHOOK_FEAT_HIST_USTACK	(1ULL << 30)	/* FHOOK_HIST_SRC_USTACK keys */
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -738,7 +739,12 @@ struct fhook_latency {
  * `param`.  FHOOK_HIST_SRC_STACK (a key of function probes and kprobes,
  * one per table) is FHOOK_HIST_STACK_DEPTH words: the kernel stack from
  * the probed function up, as a record's stack (FHOOK_PROBE_F_STACK)
- * starts, zeros after its last frame.
+ * starts, zeros after its last frame.  FHOOK_HIST_SRC_USTACK (a key of
+ * any probe, one per table; FHOOK_FEAT_HIST_USTACK) is the task's tgid,
+ * then FHOOK_HIST_STACK_DEPTH words of its user stack by frame pointers:
+ * a uprobe's from where it hit, other probes' from where the task entered
+ * the kernel (a system call, a fault, an interrupt of user code); no
+ * frames for kernel threads.
  *
  * A probe takes up to FHOOK_HIST_MAX_TABLES tables (`table` 0, 1, ...
  * set in order; FHOOK_FEAT_HIST_STACK), each hit counted in all of them.
@@ -759,6 +765,7 @@ enum fhook_hist_src {
 	FHOOK_HIST_SRC_IP = 5,		/* function probes: the function */
 	FHOOK_HIST_SRC_PARENT_IP = 6,	/* function probes: the call site */
 	FHOOK_HIST_SRC_STACK = 7,	/* keys of function probes, kprobes: the stack */
+	FHOOK_HIST_SRC_USTACK = 8,	/* keys: tgid, then the user stack */
 };
 
 enum fhook_hist_op {
@@ -799,8 +806,9 @@ struct fhook_hist_set {
 /*
  * FHOOK_IOC_HIST_READ: the table, any time.  Each entry is `elt_size`
  * bytes at buf: the key (`key_size` bytes: the fields in order, 8 bytes
- * each, COMM 16, STACK 8 x FHOOK_HIST_STACK_DEPTH), the hit count (u64), FHOOK_HIST_MAX_VALS sums (u64) and
- * with FHOOK_HIST_F_COMM the name of the task that made it (16 bytes,
+ * each, COMM 16, STACK 8 x FHOOK_HIST_STACK_DEPTH, USTACK 8 x (1 +
+ * FHOOK_HIST_STACK_DEPTH)), the hit count (u64), FHOOK_HIST_MAX_VALS sums
+ * (u64) and with FHOOK_HIST_F_COMM the name of the task that made it (16 bytes,
  * else zeros).  `buf_len` smaller than all entries: ENOSPC with `nr` set
  * to their number.  A reader that wants intervals subtracts two reads.
  */

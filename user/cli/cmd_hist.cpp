@@ -23,19 +23,20 @@ constexpr const char* kUsage =
     "hist trigger language ('[hist:]keys=FIELD[.MOD],...[:vals=FIELD,...]\n"
     "[:sort=FIELD[.descending]][:size=N] [if FILTER]'), until Ctrl-C, --duration or\n"
     "the exit of COMMAND, and print each histogram as the kernel's hist file does.\n"
-    "Fields: the probe's own, common_pid, comm, cpu, stacktrace (and a function\n"
-    "probe's ip and parent_ip); modifiers .hex .sym .sym-offset .execname .log2\n"
-    "/.buckets=N .usecs.  With a stacktrace key, --folded prints the stacks folded\n"
-    "and --flamegraph writes a flame graph.  Up to 4 triggers sharing their 'if',\n"
-    "of numbers, the task's pid, name or CPU and the kernel stacks of functions and\n"
-    "entry kprobes, are kept in the module, no event crossing to user space; other\n"
-    "triggers, strings and stacks are aggregated by fhook as it reads the events\n"
-    "(the summary says if any were lost).  SIGUSR1 prints the histograms so far.\n";
+    "Fields: the probe's own, common_pid, comm, cpu, stacktrace, ustacktrace (the\n"
+    "task's user stack; and a function probe's ip and parent_ip); modifiers .hex\n"
+    ".sym .sym-offset .execname .log2 /.buckets=N .usecs.  With a stack key,\n"
+    "--folded prints the stacks folded and --flamegraph writes a flame graph.  Up\n"
+    "to 4 triggers sharing their 'if', of numbers, the task's pid, name or CPU,\n"
+    "user stacks and the kernel stacks of functions and entry kprobes, are kept in\n"
+    "the module, no event crossing to user space; other triggers, strings and\n"
+    "stacks are aggregated by fhook as it reads the events (the summary says if any\n"
+    "were lost).  SIGUSR1 prints the histograms so far.\n";
 
 void add_hist_options(po::options_description& options) {
-    options.add_options()("folded", "with a stacktrace key: the stacks folded (FlameGraph)")(
+    options.add_options()("folded", "with a stack key: the stacks folded (FlameGraph)")(
         "flamegraph", po::value<std::string>()->value_name("FILE.svg"),
-        "with a stacktrace key: a flame graph to FILE.svg")(
+        "with a stack key: a flame graph to FILE.svg")(
         "clear", "with --interval: start the histograms over after each print");
 }
 
@@ -100,13 +101,20 @@ private:
 };
 
 // Prints the histograms at the end, or every --interval: those the
-// module keeps, else those of the sink.
+// module keeps, else those of the sink; user stacks named.
 class HistPrinter final : public TraceObserver {
 public:
-    HistPrinter(HistSink& sink, std::vector<ModuleHist>& module, const Tracer& tracer, int fd,
-                const TraceOptions& opt)
-        : sink_(sink), module_(module), tracer_(tracer), fd_(fd), opt_(opt) {}
+    HistPrinter(HistSink& sink, std::vector<ModuleHist>& module, const Tracer& tracer,
+                const KprobeDef* def, int fd, const TraceOptions& opt)
+        : sink_(sink), module_(module), tracer_(tracer), def_(def), fd_(fd), opt_(opt) {}
     void on_print_request() override { print(); }
+    // (TraceSpec::tick with user stacks) the processes' mappings read
+    // while they live: they are named after they exit
+    void on_tick() override {
+        for (const HistTable& table : tables()) {
+            remember_user_stacks(table, frames_);
+        }
+    }
     void on_interval() override {
         print();
         if (!opt_.clear) {
@@ -128,15 +136,9 @@ public:
             std::strftime(when, sizeof(when), "%H:%M:%S", localtime_r(&t, &tm));
             text = std::string(prints_++ ? "\n" : "") + when + "\n";
         }
-        std::vector<HistTable> tables;
-        for (const ModuleHist& m : module_) {
-            tables.push_back(m.now());
-        }
-        if (module_.empty()) {
-            tables = sink_.tables();
-        }
-        for (std::size_t i = 0; i < tables.size(); i++) {
-            const HistTable& table = tables[i];
+        const std::vector<HistTable> all = tables();
+        for (std::size_t i = 0; i < all.size(); i++) {
+            const HistTable table = name_user_stacks(all[i], def_, frames_);
             if (opt_.folded || !opt_.flamegraph.empty()) {
                 const std::vector<FoldedStack> stacks = folded_stacks(table, tracer_.ksyms());
                 if (!opt_.flamegraph.empty() && i == 0) {
@@ -159,9 +161,22 @@ public:
     }
 
 private:
+    std::vector<HistTable> tables() const {
+        if (module_.empty()) {
+            return sink_.tables();
+        }
+        std::vector<HistTable> out;
+        for (const ModuleHist& m : module_) {
+            out.push_back(m.now());
+        }
+        return out;
+    }
+
     HistSink& sink_;
     std::vector<ModuleHist>& module_;
     const Tracer& tracer_;
+    const KprobeDef* def_;
+    UserFrames frames_;
     int fd_;
     const TraceOptions& opt_;
     unsigned prints_ = 0;
@@ -191,12 +206,11 @@ int cmd_hist(const Args& args) {
         return 0; // --help
     }
     std::vector<HistSpec> specs;
-    bool stacks = false;
+    bool stacks = false, ustacks = false;
     for (const auto& text : opt->hist_triggers) {
         specs.push_back(parse_hist_trigger(text));
-        for (const HistField& k : specs.back().keys) {
-            stacks |= k.name == "stacktrace" || k.name == "common_stacktrace";
-        }
+        stacks |= hist_has_stack_key(specs.back(), false);
+        ustacks |= hist_has_stack_key(specs.back(), true);
     }
     // the triggers' "if", when they share it, becomes the probe's filter,
     // so that the module can keep the tables
@@ -207,9 +221,13 @@ int cmd_hist(const Args& args) {
         filter = filter.empty() ? specs[0].filter : "(" + filter + ") && (" + specs[0].filter + ")";
         opt->spec.filter = filter;
     }
-    // stacks go with the records too, for when the module cannot keep a table
-    opt->spec.stack |= stacks;
+    // stacks go with the records too, for when the module cannot keep a
+    // table (a uprobe's records carry its user stack)
+    opt->spec.stack |= stacks || ustacks;
     opt->spec.print_on_sigusr1 = true;
+    if (ustacks) {
+        opt->spec.tick = 0.2; // HistPrinter::on_tick()
+    }
     Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
     const UniqueFd out = open_output(opt->output);
     tracer.setup();
@@ -221,6 +239,10 @@ int cmd_hist(const Args& args) {
     // a module with FHOOK_FEAT_HIST_STACK
     std::vector<ModuleHist> module;
     const bool more = tracer.has_feature(FHOOK_FEAT_HIST_STACK);
+    std::uint64_t features = 0;
+    for (const std::uint64_t f : {FHOOK_FEAT_HIST_STACK, FHOOK_FEAT_HIST_USTACK}) {
+        features |= tracer.has_feature(f) ? f : 0;
+    }
     if (shared_if && one_filter && tracer.has_feature(FHOOK_FEAT_HIST) &&
         (specs.size() == 1 || (more && specs.size() <= FHOOK_HIST_MAX_TABLES))) {
         std::vector<HistSpec> resolved = specs;
@@ -228,7 +250,7 @@ int cmd_hist(const Args& args) {
         for (HistSpec& spec : resolved) {
             resolve_hist_fields(spec, def);
             const auto table = static_cast<std::uint32_t>(sets.size());
-            if (const auto set = module_hist(spec, def, id, table, more)) {
+            if (const auto set = module_hist(spec, def, id, table, features)) {
                 sets.push_back(*set);
             }
         }
@@ -236,6 +258,12 @@ int cmd_hist(const Args& args) {
             tracer.set_hist(sets[i]);
             module.emplace_back(std::move(resolved[i]), id, sets[i].table, tracer);
         }
+    }
+    // fhook's own aggregation has user stacks from uprobes' records only
+    if (ustacks && module.empty() && !(def && def->is_uprobe)) {
+        throw_invalid("ustacktrace: only a table kept in the module has the user stacks of a "
+                      "kernel probe (its triggers must share their 'if'; the module must have "
+                      "hist-ustack)");
     }
     // (with the table in the module the sink sees no records of the probe)
     HistSink sink(std::move(specs), id, def);
@@ -246,7 +274,7 @@ int cmd_hist(const Args& args) {
     if (!opt->quiet) {
         print_stderr("Tracing " + tracer.probes().front().description + "... Hit Ctrl-C to end.\n");
     }
-    HistPrinter printer(sink, module, tracer, output_fd(out), *opt);
+    HistPrinter printer(sink, module, tracer, def, output_fd(out), *opt);
     tracer.run(sink, printer);
     printer.print();
     print_summary(tracer, *opt);

@@ -181,7 +181,8 @@ std::optional<ReportOptions> parse_report_options(const Args& args) {
             opt.flamegraph = vm["flamegraph"].as<std::string>();
         }
     } else if (vm.count("folded") || vm.count("flamegraph")) {
-        throw_invalid("--folded and --flamegraph go with --hist 'keys=stacktrace'");
+        throw_invalid(
+            "--folded and --flamegraph go with --hist 'keys=stacktrace' (or ustacktrace)");
     }
     if (vm.count("to")) {
         if (vm["to"].as<std::string>() != "trace.dat") {
@@ -304,9 +305,14 @@ int cmd_report(const Args& args) {
             opt.filter.probes
                 ? std::vector<std::uint32_t>(opt.filter.probes->begin(), opt.filter.probes->end())
                 : ids;
-        const HistTable table = hist_of_records(*opt.hist, probe_table, wanted, opt.filter,
-                                                [&](const auto& fn) { file.for_each_record(fn); });
-        print_hist(opt, table, ksyms, out);
+        std::uint32_t id = 0;
+        const HistTable table = hist_of_records(
+            *opt.hist, probe_table, wanted, opt.filter,
+            [&](const auto& fn) { file.for_each_record(fn); }, &id);
+        // user stacks: the processes are long gone, their frames named
+        // through the uprobe's binary
+        UserFrames frames;
+        print_hist(opt, name_user_stacks(table, probe_table.find(id), frames), ksyms, out);
         return 0;
     }
     if (!opt.stat) {

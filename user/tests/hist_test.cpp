@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fhook/error.hpp>
+#include <fhook/flamegraph.hpp>
 #include <fhook/hist.hpp>
 #include <fhook/hist_format.hpp>
 #include <fhook/probe.hpp>
@@ -235,8 +236,8 @@ TEST(ModuleHist, StacksAndTablesInTheModulesLayout) {
     const KprobeDef def = vfs_read_def();
     const HistSpec spec = resolved("keys=common_pid,stacktrace:vals=count", &def);
     // stacks only when the module takes them
-    EXPECT_FALSE(module_hist(spec, &def, 7, 0, false).has_value());
-    const auto set = module_hist(spec, &def, 7, 2, true);
+    EXPECT_FALSE(module_hist(spec, &def, 7, 0, FHOOK_FEAT_HIST_USTACK).has_value());
+    const auto set = module_hist(spec, &def, 7, 2, FHOOK_FEAT_HIST_STACK);
     ASSERT_TRUE(set.has_value());
     EXPECT_EQ(set->probe_id, 7u);
     EXPECT_EQ(set->table, 2u);
@@ -249,7 +250,8 @@ TEST(ModuleHist, StacksAndTablesInTheModulesLayout) {
     // a return probe's stack is not the module's to take
     const KprobeDef ret = parse_kprobe("r:fh/vrr vfs_read ret=$retval:s64",
                                        [](std::string_view) { return std::nullopt; });
-    EXPECT_FALSE(module_hist(resolved("keys=stacktrace", &ret), &ret, 1, 0, true).has_value());
+    EXPECT_FALSE(module_hist(resolved("keys=stacktrace", &ret), &ret, 1, 0, FHOOK_FEAT_HIST_STACK)
+                     .has_value());
 
     // one entry: pid 42, a stack of 3 frames, 5 hits, a sum of 300
     const std::uint32_t key_size = 8 + 8 * FHOOK_HIST_STACK_DEPTH;
@@ -268,6 +270,53 @@ TEST(ModuleHist, StacksAndTablesInTheModulesLayout) {
               (std::vector<std::uint64_t>{words[1], words[2], words[3]}));
     EXPECT_EQ(got[0].hitcount, 5u);
     EXPECT_EQ(got[0].sums, std::vector<std::uint64_t>{300});
+}
+
+// ustacktrace: the tgid and the user frames, any probe; named, then the
+// same stack in two processes is one entry
+TEST(ModuleHist, UserStacksNamedAndMerged) {
+    const KprobeDef ret = parse_kprobe("r:fh/vrr vfs_read ret=$retval:s64",
+                                       [](std::string_view) { return std::nullopt; });
+    const HistSpec spec = resolved("keys=ustacktrace", &ret);
+    EXPECT_FALSE(module_hist(spec, &ret, 1, 0, FHOOK_FEAT_HIST_STACK).has_value());
+    const auto set = module_hist(spec, &ret, 1, 0, FHOOK_FEAT_HIST_USTACK);
+    ASSERT_TRUE(set.has_value());
+    EXPECT_EQ(set->keys[0].src, FHOOK_HIST_SRC_USTACK);
+    EXPECT_THROW(resolved("keys=ustacktrace.hex", &ret), Error);
+    EXPECT_THROW(resolved("keys=common_pid:vals=ustacktrace", &ret), Error);
+
+    // two entries: processes that do not exist, the same two frames
+    const std::uint32_t key_size = 8 * (1 + FHOOK_HIST_STACK_DEPTH);
+    const std::uint32_t elt_size = key_size + 8 * (1 + FHOOK_HIST_MAX_VALS) + 16;
+    std::vector<std::uint8_t> elts(2 * elt_size, 0);
+    for (std::uint64_t i = 0; i < 2; i++) {
+        const std::uint64_t words[] = {0x7ffffff0 + i, 0x401000, 0x401100};
+        const std::uint64_t hits = 3 + i;
+        std::memcpy(elts.data() + i * elt_size, words, sizeof(words));
+        std::memcpy(elts.data() + i * elt_size + key_size, &hits, 8);
+    }
+    std::vector<HistEntry> got = module_hist_entries(spec, elts.data(), 2, key_size, elt_size);
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(std::get<std::vector<std::uint64_t>>(got[1].key[0]),
+              (std::vector<std::uint64_t>{0x7ffffff1, 0x401000, 0x401100}));
+    HistTable table(spec);
+    table.set(std::move(got), 7, 0);
+    UserFrames frames;
+    const HistTable named = name_user_stacks(table, &ret, frames);
+    const std::vector<HistEntry> entries = named.sorted();
+    ASSERT_EQ(entries.size(), 1u);
+    EXPECT_EQ(entries[0].hitcount, 7u);
+    EXPECT_EQ(user_stack_frames(entries[0].key[0]),
+              (std::vector<std::string>{"0x401000", "0x401100"}));
+    std::string text;
+    append_hist_text(named, Ksyms(), text);
+    EXPECT_NE(
+        text.find("{ ustacktrace:\n         0x401000\n         0x401100\n} hitcount:          7\n"),
+        std::string::npos)
+        << text;
+    std::string folded;
+    append_folded(folded_stacks(named, Ksyms()), folded);
+    EXPECT_EQ(folded, "0x401100;0x401000 7\n");
 }
 
 } // namespace

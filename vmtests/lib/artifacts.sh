@@ -31,7 +31,7 @@ check_artifacts() {
 	is_static "$busybox" || die "no static busybox (install busybox-static)"
 }
 
-# build_progs: vmtests/progs/*.c, static, into $progs (rebuilt when a
+# build_progs: vmtests/progs/*.c, static, with frame pointers (user stacks), into $progs (rebuilt when a
 # source, progs.h or the ABI header is newer)
 build_progs() {
 	progs=$vm/progs
@@ -43,7 +43,7 @@ build_progs() {
 		bin=$progs/$(basename "$src" .c)
 		if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$top/shared/fhook_abi.h" -nt "$bin" ] ||
 		   [ "$here/progs/progs.h" -nt "$bin" ]; then
-			gcc -static -O2 -Wall -Werror -I"$top/shared" -o "$bin.tmp" "$src" ||
+			gcc -static -O2 -fno-omit-frame-pointer -Wall -Werror -I"$top/shared" -o "$bin.tmp" "$src" ||
 				die "building $(basename "$src") failed"
 			mv "$bin.tmp" "$bin"
 		fi

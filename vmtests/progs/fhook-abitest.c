@@ -684,7 +684,8 @@ static void test_hist(void)
 {
 	struct fhook_hist_set hs = { .size = sizeof(hs), .entries = 128, .nr_keys = 1 };
 	struct fhook_hist_read hr = { .size = sizeof(hr) };
-	unsigned char buf[4096];
+	static unsigned char buf[65536];
+	pid_t child_pid = -1;
 	__u32 id, t;
 	int fd = open_dev();
 
@@ -755,9 +756,24 @@ static void test_hist(void)
 	hs.nr_vals = 0;
 	memset(&hs.vals[0], 0, sizeof(hs.vals[0]));
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), "HIST_SET table 1: pid, stack");
+	/* table 2: the user stack (tgid, frames) and the kernel's: one of each */
+	hs.table = 2;
+	hs.keys[0] = (struct fhook_hist_field){ .src = FHOOK_HIST_SRC_USTACK,
+						.store = FHOOK_HIST_NO_STORE };
+	hs.keys[1] = hs.keys[0];
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL), "HIST_SET two user stack keys");
+	hs.keys[1].src = FHOOK_HIST_SRC_STACK;
+	hs.keys[0].op = FHOOK_HIST_OP_DIV;
+	hs.keys[0].param = 2;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL), "HIST_SET a user stack divided");
+	hs.keys[0].op = 0;
+	hs.keys[0].param = 0;
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), "HIST_SET table 2: user stack, stack");
 	hs.nr_keys = 1;
+	hs.keys[0] = (struct fhook_hist_field){ .src = FHOOK_HIST_SRC_PID,
+						.store = FHOOK_HIST_NO_STORE };
 	memset(&hs.keys[1], 0, sizeof(hs.keys[1]));
-	for (t = 2; t < FHOOK_HIST_MAX_TABLES; t++) {
+	for (t = 3; t < FHOOK_HIST_MAX_TABLES; t++) {
 		hs.table = t;
 		EXPECT_OK(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), "HIST_SET table %u", t);
 	}
@@ -770,6 +786,7 @@ static void test_hist(void)
 		/* 20 reads by a child (a session may leave its own process out) */
 		pid_t child = fork();
 
+		child_pid = child;
 		if (child == 0) {
 			int z = open("/dev/zero", O_RDONLY);
 
@@ -814,6 +831,34 @@ static void test_hist(void)
 		expect(f0 >= 0xffffffff80000000ULL && f1 >= 0xffffffff80000000ULL,
 		       "HIST_READ table 1: the stack's first frames are kernel text (%llx %llx)",
 		       (unsigned long long)f0, (unsigned long long)f1);
+	}
+	/* table 2: the child's tgid, a user frame; then kernel text */
+	hr.table = 2;
+	hr.buf_len = sizeof(buf);
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_HIST_READ, &hr), "HIST_READ table 2");
+	expect(hr.key_size == 8 * (1 + 2 * FHOOK_HIST_STACK_DEPTH) && hr.nr >= 1 && hr.hits >= 20,
+	       "HIST_READ table 2: %u entries of a user and a kernel stack, key %u bytes", hr.nr,
+	       hr.key_size);
+	if (hr.nr >= 1 && hr.key_size == 8 * (1 + 2 * FHOOK_HIST_STACK_DEPTH)) {
+		__u64 best = 0, tgid = 0, u0 = 0, k0 = 0;
+
+		for (__u32 i = 0; i < hr.nr && (i + 1) * hr.elt_size <= sizeof(buf); i++) {
+			const unsigned char *e = buf + i * hr.elt_size;
+			__u64 count;
+
+			memcpy(&count, e + hr.key_size, 8);
+			if (count < best)
+				continue;
+			best = count;
+			memcpy(&tgid, e, 8);
+			memcpy(&u0, e + 8, 8);
+			memcpy(&k0, e + 8 * (1 + FHOOK_HIST_STACK_DEPTH), 8);
+		}
+		expect(best >= 20 && tgid == (__u64)child_pid && u0 && u0 < 0x800000000000ULL &&
+		       k0 >= 0xffffffff80000000ULL,
+		       "HIST_READ table 2: the child (%d) has %llu hits, tgid %llu, user frame %llx, kernel frame %llx",
+		       (int)child_pid, (unsigned long long)best, (unsigned long long)tgid,
+		       (unsigned long long)u0, (unsigned long long)k0);
 	}
 	hr.table = FHOOK_HIST_MAX_TABLES;
 	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_READ, &hr), ERRS(EINVAL), "HIST_READ no such table");

@@ -596,7 +596,7 @@ static void gen(uint64_t *rs, struct scratch *sc, struct call *c)
 			struct fhook_hist_field *f = i < FHOOK_HIST_MAX_KEYS ? &h->keys[i]
 					: &h->vals[i - FHOOK_HIST_MAX_KEYS];
 
-			f->src = 1 + R(8);
+			f->src = 1 + R(9);
 			f->op = R(5);
 			f->param = R(2) ? 0 : R(4) ? 1 + R(1000) : rnd(rs);
 			f->size = f->src == FHOOK_HIST_SRC_DATA ? 1U << R(4) : 0;

@@ -8,6 +8,12 @@
  * labels are the strings at the start of FILE's pages (call i: page i),
  * mapped and never touched by the program, so that reading one from the
  * probe handler needs a page fault.
+ *
+ * Even calls go main -> fhk_via_even -> fhk_step -> fhk_target, odd ones
+ * through fhk_via_odd: user stacks by frame pointers (built with them)
+ * taken at fhk_target's entry are fhk_target, fhk_via_even or
+ * fhk_via_odd, main (fhk_step's frame is not made yet when fhk_target is
+ * entered: its caller is the one that a frame pointer walk skips).
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -33,6 +39,31 @@ __attribute__((noinline)) int fhk_target(struct outer *o, int k)
 {
 	asm volatile("" : : "r"(o) : "memory");
 	return o->n + k;
+}
+
+/* no tail calls: each caller's frame stays on the stack */
+__attribute__((noinline)) int fhk_step(struct outer *o, int k)
+{
+	int r = fhk_target(o, k);
+
+	asm volatile("" : "+r"(r));
+	return r;
+}
+
+__attribute__((noinline)) int fhk_via_even(struct outer *o, int k)
+{
+	int r = fhk_step(o, k);
+
+	asm volatile("" : "+r"(r));
+	return r;
+}
+
+__attribute__((noinline)) int fhk_via_odd(struct outer *o, int k)
+{
+	int r = fhk_step(o, k);
+
+	asm volatile("" : "+r"(r));
+	return r;
 }
 
 static void msleep(long ms)
@@ -76,7 +107,7 @@ int main(int argc, char **argv)
 		o.b = -i;
 		o.in = &in;
 		o.n = i;
-		sum += fhk_target(&o, i % 5);
+		sum += i % 2 ? fhk_via_odd(&o, i % 5) : fhk_via_even(&o, i % 5);
 	}
 	msleep(delay);
 	return sum == -1;

@@ -340,12 +340,15 @@ void Tracer::run(Sink& sink, TraceObserver& observer) {
     };
     // the duration is tracing time: it starts once every probe is armed
     // (arming '*' patches tens of thousands of call sites first)
-    std::optional<Clock::time_point> deadline, next_interval;
+    std::optional<Clock::time_point> deadline, next_interval, next_tick;
     if (s.spec.duration) {
         deadline = after(*s.spec.duration);
     }
     if (s.spec.interval) {
         next_interval = after(*s.spec.interval);
+    }
+    if (s.spec.tick) {
+        next_tick = after(*s.spec.tick);
     }
     // The module's flush timer delivers data below the watermarks, so the
     // wait only needs a timeout for a module without one and for deadlines.
@@ -356,7 +359,7 @@ void Tracer::run(Sink& sink, TraceObserver& observer) {
     std::uint64_t triggered_seen = 0;
     for (;;) {
         int timeout = wait_ms;
-        for (const auto& at : {deadline, next_interval}) {
+        for (const auto& at : {deadline, next_interval, next_tick}) {
             if (at) {
                 auto left = std::chrono::ceil<std::chrono::milliseconds>(*at - Clock::now());
                 timeout = static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, timeout));
@@ -377,6 +380,10 @@ void Tracer::run(Sink& sink, TraceObserver& observer) {
             observer.on_interval();
             *next_interval += std::chrono::duration_cast<Clock::duration>(
                 std::chrono::duration<double>(*s.spec.interval));
+        }
+        if (next_tick && Clock::now() >= *next_tick) {
+            observer.on_tick();
+            next_tick = after(*s.spec.tick);
         }
         // SIGUSR2, or a snapshot trigger froze the session
         const std::uint64_t fired = reader.stats() ? reader.stats().snapshots() : 0;

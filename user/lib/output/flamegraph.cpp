@@ -8,6 +8,7 @@
 
 #include <fhook/error.hpp>
 #include <fhook/flamegraph.hpp>
+#include <fhook/hist_format.hpp>
 
 #include "numbers.hpp"
 
@@ -25,6 +26,14 @@ std::string frame_of(const HistField& f, const HistKeyPart& v, const HistEntry& 
         return (n == 0 ? std::string("<idle>") : e.comm) + "-" + std::to_string(n);
     }
     return f.name + "=" + std::to_string(n);
+}
+
+// A user frame's function, as stackcollapse names it: "f+0x1a (/bin/x)"
+// -> "f"; an address as it is
+std::string user_function(const std::string& frame) {
+    std::string f = frame.substr(0, frame.rfind(" ("));
+    const auto plus = f.rfind("+0x");
+    return plus == std::string::npos || plus == 0 ? f : f.substr(0, plus);
 }
 
 // A node of the merged stacks: children by name (FlameGraph's order)
@@ -191,21 +200,28 @@ function search(re) {
 std::vector<FoldedStack> folded_stacks(const HistTable& table, const Ksyms& ksyms) {
     const HistSpec& spec = table.spec();
     const auto stack_key = std::find_if(spec.keys.begin(), spec.keys.end(), [](const HistField& f) {
-        return f.source == HistSource::Stacktrace;
+        return f.source == HistSource::Stacktrace || f.source == HistSource::UStacktrace;
     });
     if (stack_key == spec.keys.end()) {
-        throw_invalid("folded stacks and flame graphs need a stacktrace key (keys=stacktrace)");
+        throw_invalid("folded stacks and flame graphs need a stacktrace or ustacktrace key "
+                      "(keys=stacktrace)");
     }
     std::map<std::vector<std::string>, std::uint64_t> merged;
     for (const HistEntry& e : table.sorted()) {
-        std::vector<std::string> frames;
+        std::vector<std::string> frames, user;
         const std::vector<std::uint64_t>* stack = nullptr;
         for (std::size_t i = 0; i < spec.keys.size(); i++) {
             if (spec.keys[i].source == HistSource::Stacktrace) {
                 stack = std::get_if<std::vector<std::uint64_t>>(&e.key[i]);
+            } else if (spec.keys[i].source == HistSource::UStacktrace) {
+                user = user_stack_frames(e.key[i]);
             } else {
                 frames.push_back(frame_of(spec.keys[i], e.key[i], e));
             }
+        }
+        // the user stack below the kernel's (perf's and bpftrace's order)
+        for (std::size_t i = user.size(); i-- > 0;) {
+            frames.push_back(user_function(user[i]));
         }
         // the stack: the probed location first, the outermost caller last
         std::size_t n = 0;

@@ -309,18 +309,23 @@ void TextFormatter::append_head(const Event& ev, std::string& out) {
 }
 
 void UserFrames::append(const Event& ev, const KprobeDef* def, std::uint64_t ip, std::string& out) {
-    if (def && !def->path.empty() && noted_.emplace(ev.tgid, def->path).second) {
+    // ev.ip: the probe's address (a uretprobe's: the function's)
+    append(ev.tgid, ev.ip, def, ip, out);
+}
+
+void UserFrames::append(std::uint32_t tgid, std::uint64_t probe_ip, const KprobeDef* def,
+                        std::uint64_t addr, std::string& out) {
+    if (def && !def->path.empty() && probe_ip && noted_.emplace(tgid, def->path).second) {
         // the probe's own address tells where its binary is loaded
         auto [it, fresh] = vaddrs_.try_emplace({def->path, def->offset});
         if (fresh) {
             it->second = elf_offset_vaddr(def->path, def->offset);
         }
-        // ev.ip: the probe's address (a uretprobe's: the function's)
-        if (it->second && ev.ip >= *it->second) {
-            syms_.note_mapping(ev.tgid, def->path, ev.ip - *it->second);
+        if (it->second && probe_ip >= *it->second) {
+            syms_.note_mapping(tgid, def->path, probe_ip - *it->second);
         }
     }
-    syms_.append(ev.tgid, ip, out);
+    syms_.append(tgid, addr, out);
 }
 
 // The kernel's stack trace lines (" => func"); user frames named by libdw.

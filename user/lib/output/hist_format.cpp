@@ -3,6 +3,7 @@
 // quoted beside each case), hist_show()'s header and totals.
 #include <cinttypes>
 #include <cstdio>
+#include <map>
 
 #include <fhook/format.hpp>
 #include <fhook/hist_format.hpp>
@@ -79,6 +80,14 @@ bool append_key(const HistField& f, const HistKeyPart& v, const HistEntry& e, co
         }
         return true;
     }
+    if (f.source == HistSource::UStacktrace) {
+        // as a kernel stack (the kernel has no such key)
+        out.append(f.name).append(":\n");
+        for (const std::string& frame : user_stack_frames(v)) {
+            out.append(9, ' ').append(frame).push_back('\n');
+        }
+        return true;
+    }
     if (f.is_string) {
         const auto* s = std::get_if<std::string>(&v);
         put(out, "%s: %-50s", name, s ? s->c_str() : "");
@@ -112,6 +121,73 @@ bool append_key(const HistField& f, const HistKeyPart& v, const HistEntry& e, co
 }
 
 } // namespace
+
+std::vector<std::string> user_stack_frames(const HistKeyPart& v) {
+    std::vector<std::string> out;
+    if (const auto* s = std::get_if<std::string>(&v)) {
+        for (std::size_t at = 0; at < s->size();) {
+            const std::size_t nl = std::min(s->find('\n', at), s->size());
+            out.push_back(s->substr(at, nl - at));
+            at = nl + 1;
+        }
+    } else if (const auto* stack = std::get_if<std::vector<std::uint64_t>>(&v)) {
+        for (std::size_t i = 1; i < stack->size(); i++) {
+            char buf[24];
+            std::snprintf(buf, sizeof(buf), "0x%" PRIx64, (*stack)[i]);
+            out.emplace_back(buf);
+        }
+    }
+    return out;
+}
+
+void remember_user_stacks(const HistTable& table, UserFrames& frames) {
+    const HistSpec& spec = table.spec();
+    for (const HistEntry& e : table.sorted()) {
+        for (std::size_t i = 0; i < spec.keys.size(); i++) {
+            const auto* stack = std::get_if<std::vector<std::uint64_t>>(&e.key[i]);
+            if (spec.keys[i].source == HistSource::UStacktrace && stack && !stack->empty()) {
+                frames.remember(static_cast<std::uint32_t>((*stack)[0]));
+            }
+        }
+    }
+}
+
+HistTable name_user_stacks(const HistTable& table, const KprobeDef* def, UserFrames& frames) {
+    const HistSpec& spec = table.spec();
+    // an entry uprobe's stacks start where it hit
+    const bool at_probe = def && def->is_uprobe && !def->is_return;
+    std::map<std::vector<HistKeyPart>, HistEntry> named;
+    for (HistEntry& e : table.sorted()) {
+        for (std::size_t i = 0; i < spec.keys.size(); i++) {
+            const auto* stack = std::get_if<std::vector<std::uint64_t>>(&e.key[i]);
+            if (spec.keys[i].source != HistSource::UStacktrace || !stack || stack->empty()) {
+                continue;
+            }
+            const auto tgid = static_cast<std::uint32_t>((*stack)[0]);
+            const std::uint64_t probe_ip = at_probe && stack->size() > 1 ? (*stack)[1] : 0;
+            std::string lines;
+            for (std::size_t j = 1; j < stack->size(); j++) {
+                frames.append(tgid, probe_ip, def, (*stack)[j], lines);
+                lines.push_back('\n');
+            }
+            e.key[i] = std::move(lines);
+        }
+        auto [it, fresh] = named.try_emplace(e.key, e);
+        if (!fresh) {
+            it->second.hitcount += e.hitcount;
+            for (std::size_t i = 0; i < e.sums.size(); i++) {
+                it->second.sums[i] += e.sums[i];
+            }
+        }
+    }
+    std::vector<HistEntry> entries;
+    for (auto& [key, e] : named) {
+        entries.push_back(std::move(e));
+    }
+    HistTable out(spec);
+    out.set(std::move(entries), table.hits(), table.dropped());
+    return out;
+}
 
 void append_hist_text(const HistTable& table, const Ksyms& ksyms, std::string& out) {
     const HistSpec& spec = table.spec();
@@ -159,7 +235,15 @@ void append_hist_json(const HistTable& table, const Ksyms& ksyms, std::string& o
             append_json_string(f.name, out);
             out.push_back(':');
             const std::uint64_t n = number(v);
-            if (const auto* s = std::get_if<std::string>(&v)) {
+            if (f.source == HistSource::UStacktrace) {
+                out.push_back('[');
+                const std::vector<std::string> frames = user_stack_frames(v);
+                for (std::size_t j = 0; j < frames.size(); j++) {
+                    out.append(j ? "," : "");
+                    append_json_string(frames[j], out);
+                }
+                out.push_back(']');
+            } else if (const auto* s = std::get_if<std::string>(&v)) {
                 append_json_string(*s, out);
             } else if (const auto* stack = std::get_if<std::vector<std::uint64_t>>(&v)) {
                 out.push_back('[');

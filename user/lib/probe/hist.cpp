@@ -165,7 +165,12 @@ std::vector<HistSort> parse_sort(std::string_view list) {
 
 bool is_common(std::string_view name) {
     return name == "common_pid" || name == "common_cpu" || name == "cpu" || name == "CPU" ||
-           name == "comm" || name == "COMM" || name == "stacktrace" || name == "common_stacktrace";
+           name == "comm" || name == "COMM" || name == "stacktrace" ||
+           name == "common_stacktrace" || name == "ustacktrace";
+}
+
+bool is_stack(HistSource s) {
+    return s == HistSource::Stacktrace || s == HistSource::UStacktrace;
 }
 
 } // namespace
@@ -271,7 +276,7 @@ std::vector<std::string> hist_field_names(const KprobeDef* def) {
     } else {
         out.insert(out.end(), {"ip", "parent_ip"});
     }
-    out.insert(out.end(), {"common_pid", "comm", "common_cpu", "stacktrace"});
+    out.insert(out.end(), {"common_pid", "comm", "common_cpu", "stacktrace", "ustacktrace"});
     return out;
 }
 
@@ -312,7 +317,12 @@ void resolve_hist_fields(HistSpec& spec, const KprobeDef* def) {
         } else if (!def && n == "parent_ip") {
             f.source = HistSource::ParentIp;
         } else if (is_key && (n == "stacktrace" || n == "common_stacktrace")) {
+            if (def && def->is_uprobe) {
+                bad("'" + n + "': a uprobe hits in user code, its stack is keys=ustacktrace");
+            }
             f.source = HistSource::Stacktrace;
+        } else if (is_key && n == "ustacktrace") {
+            f.source = HistSource::UStacktrace;
         } else {
             std::string list;
             for (const auto& name : hist_field_names(def)) {
@@ -328,11 +338,11 @@ void resolve_hist_fields(HistSpec& spec, const KprobeDef* def) {
         if (m == HistModifier::Execname && f.source != HistSource::Pid) {
             bad("Invalid field modifier: '" + token + "' (.execname is for common_pid)");
         }
-        if (m != HistModifier::None && (f.is_string || f.source == HistSource::Stacktrace)) {
+        if (m != HistModifier::None && (f.is_string || is_stack(f.source))) {
             bad("Invalid field modifier: '" + token + "' (" + n + " is not a number)");
         }
         if (!is_key) {
-            if (f.is_string || f.source == HistSource::Stacktrace) {
+            if (f.is_string || is_stack(f.source)) {
                 bad("'" + n + "' is not a number: a value is summed");
             }
             if (m != HistModifier::None && m != HistModifier::Hex && m != HistModifier::Usecs) {
@@ -353,6 +363,13 @@ void resolve_hist_fields(HistSpec& spec, const KprobeDef* def) {
             bad("Sort field must be a key or a val: '" + s.name + "'");
         }
     }
+}
+
+bool hist_has_stack_key(const HistSpec& spec, bool user) {
+    return std::any_of(spec.keys.begin(), spec.keys.end(), [&](const HistField& k) {
+        return user ? k.name == "ustacktrace"
+                    : k.name == "stacktrace" || k.name == "common_stacktrace";
+    });
 }
 
 std::string hist_trigger_info(const HistSpec& spec) {

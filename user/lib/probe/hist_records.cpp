@@ -11,7 +11,8 @@ namespace fhook {
 HistTable hist_of_records(
     HistSpec spec, const ProbeTable& probes, const std::vector<std::uint32_t>& probe_ids,
     const EventFilterSpec& filter,
-    const std::function<void(const std::function<void(const fhook_rec*)>&)>& for_each_record) {
+    const std::function<void(const std::function<void(const fhook_rec*)>&)>& for_each_record,
+    std::uint32_t* chosen) {
     std::vector<std::uint32_t> fits;
     std::string first_error;
     bool first_missing = false;
@@ -19,7 +20,13 @@ HistTable hist_of_records(
     for (std::uint32_t id : probe_ids) {
         HistSpec s = spec;
         try {
-            resolve_hist_fields(s, probes.find(id));
+            const KprobeDef* def = probes.find(id);
+            resolve_hist_fields(s, def);
+            if (hist_has_stack_key(s, true) && !(def && def->is_uprobe)) {
+                throw_invalid("ustacktrace: probe " + std::to_string(id) +
+                              " is not a uprobe (a recording has the user stacks of uprobes "
+                              "recorded with --stack)");
+            }
         } catch (const Error& e) {
             // a probe that has the fields but not the rest says more
             const bool missing =
@@ -45,6 +52,9 @@ HistTable hist_of_records(
     }
     const std::uint32_t id = fits.front();
     const KprobeDef* def = probes.find(id);
+    if (chosen) {
+        *chosen = id;
+    }
     EventFilterSpec f = filter;
     if (!resolved.filter.empty()) {
         f.expr = f.expr.empty() ? resolved.filter : "(" + f.expr + ") && (" + resolved.filter + ")";

@@ -72,6 +72,14 @@ HistKeyPart raw_value(const HistField& f, const Event& ev, const KprobeDef* def)
         return ev.parent_ip;
     case HistSource::Stacktrace:
         return ev.stack;
+    case HistSource::UStacktrace: {
+        // the tgid, then the user stack a uprobe's record carries
+        std::vector<std::uint64_t> stack{ev.tgid};
+        if (ev.type == EventType::Uprobe || ev.type == EventType::Uretprobe) {
+            stack.insert(stack.end(), ev.stack.begin(), ev.stack.end());
+        }
+        return stack;
+    }
     case HistSource::Hitcount:
         break;
     }
@@ -113,7 +121,7 @@ std::uint64_t number(const HistKeyPart& v) {
 
 // <0, 0, >0 as tracing_map's comparators order two key parts
 int compare_part(const HistField& f, const HistKeyPart& a, const HistKeyPart& b) {
-    if (f.source == HistSource::Stacktrace) {
+    if (f.source == HistSource::Stacktrace || f.source == HistSource::UStacktrace) {
         return 0; // tracing_map_cmp_none()
     }
     if (f.is_string) {
@@ -208,15 +216,15 @@ std::vector<HistEntry> HistTable::sorted() const {
 
 std::optional<fhook_hist_set> module_hist(const HistSpec& spec, const KprobeDef* def,
                                           std::uint32_t probe_id, std::uint32_t table,
-                                          bool stacks) {
+                                          std::uint64_t features) {
     fhook_hist_set set{};
     set.size = sizeof(set);
     set.probe_id = probe_id;
     set.table = table;
     set.entries = spec.size;
     // kernel stacks: of function probes and entry kprobes (the module takes them)
-    const bool stack_ok =
-        stacks && (!def || (!def->is_return && !def->is_uprobe && !def->is_tracepoint));
+    const bool stack_ok = (features & FHOOK_FEAT_HIST_STACK) &&
+                          (!def || (!def->is_return && !def->is_uprobe && !def->is_tracepoint));
     const auto field = [&](const HistField& f, fhook_hist_field& out) {
         out.store = FHOOK_HIST_NO_STORE;
         switch (f.source) {
@@ -257,6 +265,12 @@ std::optional<fhook_hist_set> module_hist(const HistSpec& spec, const KprobeDef*
             }
             out.src = FHOOK_HIST_SRC_STACK;
             return true; // as it is
+        case HistSource::UStacktrace:
+            if (!(features & FHOOK_FEAT_HIST_USTACK)) {
+                return false;
+            }
+            out.src = FHOOK_HIST_SRC_USTACK;
+            return true;
         default:
             return false;
         }
@@ -307,8 +321,14 @@ std::vector<HistEntry> module_hist_entries(const HistSpec& spec, const std::uint
                 const char* s = reinterpret_cast<const char*>(e + at);
                 entry.key.emplace_back(std::string(s, ::strnlen(s, 16)));
                 at += 16;
-            } else if (f.source == HistSource::Stacktrace) {
-                std::vector<std::uint64_t> stack; // the frames, zeros after them
+            } else if (f.source == HistSource::Stacktrace || f.source == HistSource::UStacktrace) {
+                // (the tgid first), the frames, zeros after them
+                std::vector<std::uint64_t> stack;
+                const bool user = f.source == HistSource::UStacktrace;
+                if (user) {
+                    stack.push_back(load_le(e + at, 8));
+                    at += 8;
+                }
                 for (unsigned i = 0; i < FHOOK_HIST_STACK_DEPTH; i++) {
                     if (const std::uint64_t ip = load_le(e + at + 8 * i, 8)) {
                         stack.push_back(ip);

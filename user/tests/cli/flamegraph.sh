@@ -25,5 +25,5 @@ n=$(grep -c '<g class="f"' "$tmp/fg.svg")
 grep -q '<title>ksys_write (1 samples, 33.33%)</title>' "$tmp/fg.svg" || fail "no frame for ksys_write"
 "$fhook" report -q --hist keys=comm --probe 1 --folded "$tmp/r.rec" 2> "$tmp/err" &&
 	fail "--folded without a stacktrace key succeeded"
-grep -q 'need a stacktrace key' "$tmp/err" || fail "no reason given: $(cat "$tmp/err")"
+grep -q 'need a stacktrace or ustacktrace key' "$tmp/err" || fail "no reason given: $(cat "$tmp/err")"
 echo "flamegraph: ok ($sum stacks' counts, $n frames)"

@@ -81,6 +81,7 @@ struct TraceSpec {
     std::optional<double> duration; // seconds of tracing, from the arming on
     std::optional<double> interval; // TraceObserver::on_interval every SEC
     bool print_on_sigusr1 = false;  // TraceObserver::on_print_request on SIGUSR1
+    std::optional<double> tick;     // TraceObserver::on_tick every SEC
     Attach attach = Attach::Ops;
     std::vector<std::string> command; // run it, trace only it and its children
     HookSpec hook;
@@ -130,6 +131,8 @@ public:
     virtual void on_interval() {}
     // SIGUSR1 came (TraceSpec::print_on_sigusr1): show what there is so far.
     virtual void on_print_request() {}
+    // TraceSpec::tick elapsed: a look at what there is, nothing printed.
+    virtual void on_tick() {}
 };
 
 // What a run is doing while it takes long (reading kallsyms or BTF,

@@ -18,11 +18,12 @@ struct FoldedStack {
 };
 
 // The entries of `table` as folded stacks: the key's other parts first
-// (a task name, a number: one frame each, in key order), then the stack
-// from its outermost frame to the probed location, by function name
-// (stackcollapse's convention: no offsets).  Stacks that fold to the same
-// line are added up; sorted by line.  Invalid Error when the table has no
-// stacktrace key.
+// (a task name, a number: one frame each, in key order), then the user
+// stack (ustacktrace, named: name_user_stacks()), then the kernel stack,
+// each from its outermost frame to the probed location, by function name
+// (stackcollapse's convention: no offsets or binaries).  Stacks that fold
+// to the same line are added up; sorted by line.  Invalid Error when the
+// table has no stacktrace or ustacktrace key.
 std::vector<FoldedStack> folded_stacks(const HistTable& table, const Ksyms& ksyms);
 
 // "a;b;c COUNT\n" per stack.

@@ -68,6 +68,12 @@ const char* hook_action_name(std::uint32_t action);
 class UserFrames {
 public:
     void append(const Event& event, const KprobeDef* def, std::uint64_t ip, std::string& out);
+    // `addr` in process `tgid`; `probe_ip`: where uprobe `def` hit in it
+    // (0: unknown), which places its binary when the process is gone.
+    void append(std::uint32_t tgid, std::uint64_t probe_ip, const KprobeDef* def,
+                std::uint64_t addr, std::string& out);
+    // Reads the mappings of process `tgid` now, while it lives.
+    void remember(std::uint32_t tgid) { syms_.remember(tgid); }
 
 private:
     UserSymbolizer syms_;

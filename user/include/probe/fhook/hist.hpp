@@ -25,14 +25,15 @@ enum class HistModifier { None, Hex, Sym, SymOffset, Execname, Syscall, Log2, Bu
 
 // Where a field's value comes from.
 enum class HistSource {
-    Field,      // a probe field (fetch argument, tracepoint field)
-    Pid,        // common_pid
-    Cpu,        // common_cpu, cpu
-    Comm,       // comm: the task's name
-    Ip,         // function events: the function
-    ParentIp,   // function events: the call site in the caller
-    Stacktrace, // the event's kernel stack (probes armed with a stack)
-    Hitcount,   // (sort=, vals=)
+    Field,       // a probe field (fetch argument, tracepoint field)
+    Pid,         // common_pid
+    Cpu,         // common_cpu, cpu
+    Comm,        // comm: the task's name
+    Ip,          // function events: the function
+    ParentIp,    // function events: the call site in the caller
+    Stacktrace,  // the event's kernel stack (probes armed with a stack)
+    UStacktrace, // the task's user stack (ustacktrace)
+    Hitcount,    // (sort=, vals=)
 };
 
 struct HistField {
@@ -86,7 +87,10 @@ void resolve_hist_fields(HistSpec& spec, const KprobeDef* def);
 // the kernel prints a trigger back (event_hist_trigger_print()).
 std::string hist_trigger_info(const HistSpec& spec);
 
-// One part of an entry's key.
+// One part of an entry's key: a number, a string, or a stack: kernel
+// frames (stacktrace), or for ustacktrace the task's tgid then its user
+// frames, until name_user_stacks() (fhook/hist_format.hpp) makes them
+// lines of text.
 using HistKeyPart = std::variant<std::uint64_t, std::string, std::vector<std::uint64_t>>;
 
 struct HistEntry {
@@ -121,11 +125,15 @@ private:
 // The spec as the module can keep it (FHOOK_IOC_HIST_SET for
 // `probe_id`, its `table`th), or nullopt when it needs what only fhook's
 // own aggregation does: string keys other than comm, arrays and bit
-// fields; stacks unless `stacks` (FHOOK_FEAT_HIST_STACK) and the probe is
-// a function or an entry kprobe.
+// fields; kernel stacks unless the module has FHOOK_FEAT_HIST_STACK
+// (`features`) and the probe is a function or an entry kprobe; user stacks
+// unless it has FHOOK_FEAT_HIST_USTACK.
 std::optional<fhook_hist_set> module_hist(const HistSpec& spec, const KprobeDef* def,
                                           std::uint32_t probe_id, std::uint32_t table = 0,
-                                          bool stacks = false);
+                                          std::uint64_t features = 0);
+// True when `spec` has a key of kernel stacks (`user` false: stacktrace)
+// or user stacks (ustacktrace); names as parse_hist_trigger() gives them.
+bool hist_has_stack_key(const HistSpec& spec, bool user);
 // Entries as the module gives them (fhook_hist_read's layout: `nr`
 // entries of `elt_size` bytes, keys of `key_size`) for a table of `spec`.
 std::vector<HistEntry> module_hist_entries(const HistSpec& spec, const std::uint8_t* data,
@@ -145,10 +153,12 @@ struct EventFilterSpec;
 // probes: their function events) and that `filter` and the spec's "if"
 // let through.  `for_each_record` gives the records in time order.
 // Invalid Error when no probe has the fields (the first probe's reason)
-// or more than one has them.
+// or more than one has them (ustacktrace: only uprobes have them); the
+// probe's id in `*chosen` if given.
 HistTable hist_of_records(
     HistSpec spec, const ProbeTable& probes, const std::vector<std::uint32_t>& probe_ids,
     const EventFilterSpec& filter,
-    const std::function<void(const std::function<void(const fhook_rec*)>&)>& for_each_record);
+    const std::function<void(const std::function<void(const fhook_rec*)>&)>& for_each_record,
+    std::uint32_t* chosen = nullptr);
 
 } // namespace fhook

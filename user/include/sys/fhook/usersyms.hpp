@@ -27,6 +27,8 @@ public:
     // Process `tgid` has the ELF file `path` loaded at `bias` (address =
     // bias + the file's virtual address): used when the process is gone.
     void note_mapping(std::uint32_t tgid, const std::string& path, std::uint64_t bias);
+    // Reads the mappings of process `tgid` now (once), for when it is gone.
+    void remember(std::uint32_t tgid) { process(tgid); }
     // Appends "function+0xoff (binary)" for `addr` in process `tgid`, or
     // "0x..." when no symbol is known.
     void append(std::uint32_t tgid, std::uint64_t addr, std::string& out);
