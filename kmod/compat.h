@@ -125,4 +125,15 @@ static __always_inline struct pt_regs *fhook_fregs_partial(struct ftrace_regs *f
 #endif
 }
 
+/*
+ * Tasks whose user registers are not their own (io_uring workers, and
+ * from 6.4 every user worker: created with the parent's registers but ip
+ * and sp): no user stack is taken from them.
+ */
+#ifdef PF_USER_WORKER
+#define FHOOK_PF_NO_USER_REGS	(PF_KTHREAD | PF_IO_WORKER | PF_USER_WORKER)
+#else
+#define FHOOK_PF_NO_USER_REGS	(PF_KTHREAD | PF_IO_WORKER)
+#endif
+
 #endif /* FHOOK_COMPAT_H */

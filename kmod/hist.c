@@ -447,8 +447,8 @@ static notrace void fhook_hist_stack(u64 *stack, struct pt_regs *regs, unsigned 
  * The user stack key of a hit: the tgid, then FHOOK_HIST_STACK_DEPTH
  * words, zeros after the last frame.  A uprobe's from its registers, as
  * its records' stacks; another probe's from the user registers the task
- * entered the kernel with, as perf_callchain_user() takes them (none for
- * kernel threads).  The frames are read with copy_from_user_nofault(),
+ * entered the kernel with, as perf_callchain_user() takes them (in an
+ * interrupt: the interrupted task's; none for kernel threads and workers).  The frames are read with copy_from_user_nofault(),
  * which gives up where the task's pages are not there or not its own
  * (nmi_uaccess_okay()).
  */
@@ -458,7 +458,8 @@ static notrace void fhook_hist_ustack(u64 *ustack, struct pt_regs *regs)
 
 	ustack[0] = current->tgid;
 	if (!regs || !user_mode(regs))
-		regs = current->mm && !(current->flags & PF_KTHREAD) ? task_pt_regs(current) : NULL;
+		regs = current->mm && !(current->flags & FHOOK_PF_NO_USER_REGS) ?
+		       task_pt_regs(current) : NULL;
 	if (regs)
 		n = fhook_stack_user(regs, ustack + 1, FHOOK_HIST_STACK_DEPTH);
 	memset(ustack + 1 + n, 0, (FHOOK_HIST_STACK_DEPTH - n) * sizeof(u64));

@@ -59,7 +59,11 @@ notrace unsigned int fhook_stack_user(struct pt_regs *regs, u64 *store, unsigned
 	unsigned long fp = regs->bp, frame[2];
 	unsigned int n = 0;
 
+	if (!instruction_pointer(regs))
+		return 0;
 	store[n++] = instruction_pointer(regs);
+	if (!user_64bit_mode(regs))	/* frames of 4-byte words: not walked */
+		return n;
 	while (n < max && fp && !(fp & 7)) {
 		/* frame[0]: the caller's frame pointer, frame[1]: return address */
 		if (copy_from_user_nofault(frame, (void __user *)fp, sizeof(frame)))

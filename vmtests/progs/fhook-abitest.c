@@ -756,7 +756,7 @@ static void test_hist(void)
 	hs.nr_vals = 0;
 	memset(&hs.vals[0], 0, sizeof(hs.vals[0]));
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), "HIST_SET table 1: pid, stack");
-	/* table 2: the user stack (tgid, frames) and the kernel's: one of each */
+	/* table 2: the user stack (tgid, frames), the kernel's, comm: the largest key */
 	hs.table = 2;
 	hs.keys[0] = (struct fhook_hist_field){ .src = FHOOK_HIST_SRC_USTACK,
 						.store = FHOOK_HIST_NO_STORE };
@@ -768,7 +768,11 @@ static void test_hist(void)
 	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL), "HIST_SET a user stack divided");
 	hs.keys[0].op = 0;
 	hs.keys[0].param = 0;
-	EXPECT_OK(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), "HIST_SET table 2: user stack, stack");
+	hs.nr_keys = 3;
+	hs.keys[2] = (struct fhook_hist_field){ .src = FHOOK_HIST_SRC_COMM,
+						.store = FHOOK_HIST_NO_STORE };
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), "HIST_SET table 2: user stack, stack, comm");
+	memset(&hs.keys[2], 0, sizeof(hs.keys[2]));
 	hs.nr_keys = 1;
 	hs.keys[0] = (struct fhook_hist_field){ .src = FHOOK_HIST_SRC_PID,
 						.store = FHOOK_HIST_NO_STORE };
@@ -836,11 +840,13 @@ static void test_hist(void)
 	hr.table = 2;
 	hr.buf_len = sizeof(buf);
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_HIST_READ, &hr), "HIST_READ table 2");
-	expect(hr.key_size == 8 * (1 + 2 * FHOOK_HIST_STACK_DEPTH) && hr.nr >= 1 && hr.hits >= 20,
+	expect(hr.key_size == 8 * (1 + 2 * FHOOK_HIST_STACK_DEPTH) + 16 && hr.nr >= 1 &&
+	       hr.hits >= 20,
 	       "HIST_READ table 2: %u entries of a user and a kernel stack, key %u bytes", hr.nr,
 	       hr.key_size);
-	if (hr.nr >= 1 && hr.key_size == 8 * (1 + 2 * FHOOK_HIST_STACK_DEPTH)) {
+	if (hr.nr >= 1 && hr.key_size == 8 * (1 + 2 * FHOOK_HIST_STACK_DEPTH) + 16) {
 		__u64 best = 0, tgid = 0, u0 = 0, k0 = 0;
+		char comm[17] = "";
 
 		for (__u32 i = 0; i < hr.nr && (i + 1) * hr.elt_size <= sizeof(buf); i++) {
 			const unsigned char *e = buf + i * hr.elt_size;
@@ -853,12 +859,13 @@ static void test_hist(void)
 			memcpy(&tgid, e, 8);
 			memcpy(&u0, e + 8, 8);
 			memcpy(&k0, e + 8 * (1 + FHOOK_HIST_STACK_DEPTH), 8);
+			memcpy(comm, e + 8 * (1 + 2 * FHOOK_HIST_STACK_DEPTH), 16);
 		}
 		expect(best >= 20 && tgid == (__u64)child_pid && u0 && u0 < 0x800000000000ULL &&
-		       k0 >= 0xffffffff80000000ULL,
-		       "HIST_READ table 2: the child (%d) has %llu hits, tgid %llu, user frame %llx, kernel frame %llx",
+		       k0 >= 0xffffffff80000000ULL && !strcmp(comm, "fhook-abitest"),
+		       "HIST_READ table 2: the child (%d) has %llu hits, tgid %llu, user frame %llx, kernel frame %llx, comm %s",
 		       (int)child_pid, (unsigned long long)best, (unsigned long long)tgid,
-		       (unsigned long long)u0, (unsigned long long)k0);
+		       (unsigned long long)u0, (unsigned long long)k0, comm);
 	}
 	hr.table = FHOOK_HIST_MAX_TABLES;
 	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_READ, &hr), ERRS(EINVAL), "HIST_READ no such table");

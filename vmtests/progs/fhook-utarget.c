@@ -50,7 +50,8 @@ __attribute__((noinline)) int fhk_step(struct outer *o, int k)
 	return r;
 }
 
-__attribute__((noinline)) int fhk_via_even(struct outer *o, int k)
+/* noipa: not merged with fhk_via_odd, whose body is the same */
+__attribute__((noipa)) int fhk_via_even(struct outer *o, int k)
 {
 	int r = fhk_step(o, k);
 
@@ -58,7 +59,7 @@ __attribute__((noinline)) int fhk_via_even(struct outer *o, int k)
 	return r;
 }
 
-__attribute__((noinline)) int fhk_via_odd(struct outer *o, int k)
+__attribute__((noipa)) int fhk_via_odd(struct outer *o, int k)
 {
 	int r = fhk_step(o, k);
 

@@ -25,7 +25,7 @@ HistTable hist_of_records(
             if (hist_has_stack_key(s, true) && !(def && def->is_uprobe)) {
                 throw_invalid("ustacktrace: probe " + std::to_string(id) +
                               " is not a uprobe (a recording has the user stacks of uprobes "
-                              "recorded with --stack)");
+                              "recorded with their stacks)");
             }
         } catch (const Error& e) {
             // a probe that has the fields but not the rest says more

@@ -72,7 +72,7 @@ expect_eq "$E" 0 "vfs_read events (the table is kept in the module)"
 awk '/^\{ ustacktrace:$/ { getline; first = $0; next } /^\} hitcount:/ { print $3 " " first }' \
 	$D/k.out > $D/k.first
 log "first frames: $(cat $D/k.first)"
-reads=$(awk '$2 ~ /^(__libc_|__)?read(_nocancel)?\+0x/ && $3 ~ /fhook-workload\)$/ { print $1 }' $D/k.first)
+reads=$(awk '$2 ~ /^(__libc_|__)?read(_nocancel)?\+0x/ && $3 ~ /fhook-workload\)$/ { n += $1 } END { print n + 0 }' $D/k.first)
 expect_eq "${reads:-0}" 5 "hits of the stack that starts in the workload's read()"
 
 # refused, with a reason

@@ -72,14 +72,19 @@ public:
     // (0: unknown), which places its binary when the process is gone.
     void append(std::uint32_t tgid, std::uint64_t probe_ip, const KprobeDef* def,
                 std::uint64_t addr, std::string& out);
-    // Reads the mappings of process `tgid` now, while it lives.
-    void remember(std::uint32_t tgid) { syms_.remember(tgid); }
+    // Reads the mappings of process `tgid` now, while it lives (once).
+    void remember(std::uint32_t tgid) {
+        if (remembered_.insert(tgid).second) {
+            syms_.remember(tgid);
+        }
+    }
 
 private:
     UserSymbolizer syms_;
     // per (binary, file offset): the offset's virtual address in the file
     std::map<std::pair<std::string, std::uint64_t>, std::optional<std::uint64_t>> vaddrs_;
     std::set<std::pair<std::uint32_t, std::string>> noted_; // (tgid, binary)
+    std::set<std::uint32_t> remembered_;
 };
 
 class Formatter {
