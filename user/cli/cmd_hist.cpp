@@ -238,11 +238,11 @@ int cmd_hist(const Args& args) {
     // all of the tables in the module, or none: several, and stacks, need
     // a module with FHOOK_FEAT_HIST_STACK
     std::vector<ModuleHist> module;
-    const bool more = tracer.has_feature(FHOOK_FEAT_HIST_STACK);
     std::uint64_t features = 0;
     for (const std::uint64_t f : {FHOOK_FEAT_HIST_STACK, FHOOK_FEAT_HIST_USTACK}) {
         features |= tracer.has_feature(f) ? f : 0;
     }
+    const bool more = (features & FHOOK_FEAT_HIST_STACK) != 0;
     if (shared_if && one_filter && tracer.has_feature(FHOOK_FEAT_HIST) &&
         (specs.size() == 1 || (more && specs.size() <= FHOOK_HIST_MAX_TABLES))) {
         std::vector<HistSpec> resolved = specs;
