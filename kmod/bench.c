@@ -23,14 +23,13 @@ static notrace int fhook_bench_one(struct fhook_session *s, u32 id, u32 payload,
 	unsigned int cpu = smp_processor_id();
 	int ret = 0;
 	u64 *p, *end;
-	u32 seq;
 
 	c = fhook_counters(s, cpu, id);
 	fhook_count(&c->hits);
 	rb = s->rings[cpu];
-	r = fhook_ring_reserve(rb, sizeof(*r) + payload, id, &seq);
+	r = fhook_ring_reserve(rb, sizeof(*r) + payload, id);
 	if (!IS_ERR_OR_NULL(r)) {
-		fhook_rec_init(r, FHOOK_REC_BENCH, sizeof(*r) + payload, id, seq, preempt_count(),
+		fhook_rec_init(r, FHOOK_REC_BENCH, sizeof(*r) + payload, id, preempt_count(),
 			       irqs_disabled());
 		end = (void *)(r + 1) + payload;
 		for (p = (u64 *)(r + 1); p < end; p++)

@@ -372,8 +372,6 @@ int fhook_rings_alloc(struct fhook_session *s, const struct fhook_ring_setup *rs
 void fhook_rings_free(struct fhook_session *s);
 int fhook_rings_mmap(struct fhook_session *s, struct vm_area_struct *vma);
 bool fhook_rings_readable(struct fhook_session *s, bool any);
-void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size, u32 probe_id, u32 *seq);
-void fhook_ring_commit(struct fhook_ring *rb);
 int fhook_rings_freeze(struct fhook_session *s);
 
 /* bench.c */
@@ -681,7 +679,7 @@ static __always_inline u8 fhook_rec_preempt(unsigned int pc)
 
 /* Fill a record header: timestamp @ts, context @flags and @preempt. */
 static __always_inline void fhook_rec_init_ctx(struct fhook_rec *r, u16 type, u16 size,
-					       u32 probe_id, u32 seq, u64 ts, u8 flags,
+					       u32 probe_id, u64 ts, u8 flags,
 					       u8 preempt)
 {
 	struct task_struct *t = current;
@@ -698,23 +696,25 @@ static __always_inline void fhook_rec_init_ctx(struct fhook_rec *r, u16 type, u1
 	r->cpu = raw_smp_processor_id();
 	r->flags = flags;
 	r->preempt = preempt;
-	r->seq = seq;
 }
 
 /* The same, the context made now (fhook_rec_ctx()). */
 static __always_inline void fhook_rec_init_ts(struct fhook_rec *r, u16 type, u16 size,
-					      u32 probe_id, u32 seq, unsigned int pc,
+					      u32 probe_id, unsigned int pc,
 					      bool irqs_off, u64 ts)
 {
-	fhook_rec_init_ctx(r, type, size, probe_id, seq, ts, fhook_rec_ctx(pc, irqs_off),
+	fhook_rec_init_ctx(r, type, size, probe_id, ts, fhook_rec_ctx(pc, irqs_off),
 			   fhook_rec_preempt(pc));
 }
 
 /* The same, timestamped now. */
 static __always_inline void fhook_rec_init(struct fhook_rec *r, u16 type, u16 size,
-					   u32 probe_id, u32 seq, unsigned int pc, bool irqs_off)
+					   u32 probe_id, unsigned int pc, bool irqs_off)
 {
-	fhook_rec_init_ts(r, type, size, probe_id, seq, pc, irqs_off, ktime_get_mono_fast_ns());
+	fhook_rec_init_ts(r, type, size, probe_id, pc, irqs_off, ktime_get_mono_fast_ns());
 }
+
+/* the ring's writers (inline: the fast path), after what they use */
+#include "ring.h"
 
 #endif /* FHOOK_H */

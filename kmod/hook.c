@@ -147,11 +147,10 @@ static notrace void fhook_hook_write(struct fhook_probe *p, unsigned long ip,
 	struct fhook_ring *rb = s->rings[cpu];
 	unsigned int size = sizeof(struct fhook_rec_hook) + ctx->dyn;
 	struct fhook_rec_hook *r;
-	u32 seq;
 
-	r = fhook_ring_reserve(rb, size, p->id, &seq);
+	r = fhook_ring_reserve(rb, size, p->id);
 	if (!IS_ERR_OR_NULL(r)) {
-		fhook_rec_init(&r->hdr, FHOOK_REC_HOOK, size, p->id, seq, pc, irqs_off);
+		fhook_rec_init(&r->hdr, FHOOK_REC_HOOK, size, p->id, pc, irqs_off);
 		r->ip = ip;
 		r->ret_ip = ret_ip;
 		r->faults = ctx->faults;

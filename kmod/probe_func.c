@@ -27,7 +27,6 @@ static notrace void fhook_func_stack(struct fhook_probe *p, struct fhook_ring *r
 	unsigned int n = 0, size;
 	u64 *ips = NULL;
 	void *scratch;
-	u32 seq;
 
 	scratch = fhook_scratch_get();
 	if (scratch) {
@@ -35,9 +34,9 @@ static notrace void fhook_func_stack(struct fhook_probe *p, struct fhook_ring *r
 		n = fhook_stack_func(ips, FHOOK_MAX_STACK, ip, parent_ip);
 	}
 	size = sizeof(*r) + (ips ? 8 * (n + 1) : 0);
-	r = fhook_ring_reserve(rb, size, p->id, &seq);
+	r = fhook_ring_reserve(rb, size, p->id);
 	if (!IS_ERR_OR_NULL(r)) {
-		fhook_rec_init(&r->hdr, FHOOK_REC_FUNC, size, p->id, seq, pc, irqs_off);
+		fhook_rec_init(&r->hdr, FHOOK_REC_FUNC, size, p->id, pc, irqs_off);
 		r->ip = ip;
 		r->parent_ip = parent_ip;
 		if (ips) {
@@ -67,7 +66,6 @@ notrace void fhook_func_hit(struct fhook_probe *p, unsigned long ip, unsigned lo
 	struct fhook_ring *rb;
 	unsigned int triggered;
 	int bit, cpu;
-	u32 seq;
 
 	/* also disables preemption: we stay on this CPU and its ring */
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
@@ -99,9 +97,9 @@ notrace void fhook_func_hit(struct fhook_probe *p, unsigned long ip, unsigned lo
 		fhook_func_stack(p, rb, ip, parent_ip, pc, irqs_off, c);
 		goto out;
 	}
-	r = fhook_ring_reserve(rb, sizeof(*r), p->id, &seq);
+	r = fhook_ring_reserve(rb, sizeof(*r), p->id);
 	if (!IS_ERR_OR_NULL(r)) {
-		fhook_rec_init(&r->hdr, FHOOK_REC_FUNC, sizeof(*r), p->id, seq, pc, irqs_off);
+		fhook_rec_init(&r->hdr, FHOOK_REC_FUNC, sizeof(*r), p->id, pc, irqs_off);
 		r->ip = ip;
 		r->parent_ip = parent_ip;
 		fhook_count(&c->written);

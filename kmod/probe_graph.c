@@ -276,16 +276,15 @@ static notrace void fhook_graph_rec_entry(struct fhook_graph_probe *gp, unsigned
 	struct fhook_rec_graph_ent *r;
 	unsigned int size = sizeof(*r);
 	struct fhook_ring *rb;
-	u32 seq;
 
 	if (args)
 		size += FHOOK_GRAPH_NR_ARGS * sizeof(u64);
 	/* hits count records tried: hits == written + lost, as for every probe */
 	fhook_count(&c->hits);
 	rb = p->session->rings[smp_processor_id()];
-	r = fhook_ring_reserve(rb, size, p->id, &seq);
+	r = fhook_ring_reserve(rb, size, p->id);
 	if (!IS_ERR_OR_NULL(r)) {
-		fhook_rec_init_ctx(&r->hdr, FHOOK_REC_GRAPH_ENT, size, p->id, seq, ts, ctx,
+		fhook_rec_init_ctx(&r->hdr, FHOOK_REC_GRAPH_ENT, size, p->id, ts, ctx,
 				   preempt);
 		r->ip = ip;
 		r->depth = depth;
@@ -485,15 +484,14 @@ static notrace void fhook_graph_rec_ret(struct fhook_graph_probe *gp, struct fho
 	struct fhook_probe_counters *c;
 	struct fhook_ring *rb;
 	int cpu;
-	u32 seq;
 
 	cpu = smp_processor_id();
 	c = fhook_counters(p->session, cpu, p->id);
 	fhook_count(&c->hits);
 	rb = p->session->rings[cpu];
-	r = fhook_ring_reserve(rb, sizeof(*r), p->id, &seq);
+	r = fhook_ring_reserve(rb, sizeof(*r), p->id);
 	if (!IS_ERR_OR_NULL(r)) {
-		fhook_rec_init_ts(&r->hdr, FHOOK_REC_GRAPH_RET, sizeof(*r), p->id, seq, pc,
+		fhook_rec_init_ts(&r->hdr, FHOOK_REC_GRAPH_RET, sizeof(*r), p->id, pc,
 				  irqs_off, now);
 		r->ip = f->func;
 		r->calltime = f->calltime;

@@ -72,7 +72,6 @@ static notrace void fhook_probe_record(struct fhook_probe *p, u16 type, struct p
 	unsigned int size, triggered;
 	struct fhook_rec_probe *r;
 	bool stack;
-	u32 seq;
 
 	triggered = p->nr_triggers ? fhook_triggers_run(p, rb, ctx->data, ctx->dyn) : 0;
 	if ((p->pred && !fhook_pred_run(p->pred, ctx->data, ctx->dyn)) || READ_ONCE(p->paused)) {
@@ -98,9 +97,9 @@ static notrace void fhook_probe_record(struct fhook_probe *p, u16 type, struct p
 	}
 	size = sizeof(*r) + ctx->dyn;
 
-	r = fhook_ring_reserve(rb, size, p->id, &seq);
+	r = fhook_ring_reserve(rb, size, p->id);
 	if (!IS_ERR_OR_NULL(r)) {
-		fhook_rec_init(&r->hdr, type, size, p->id, seq, pc, irqs_off);
+		fhook_rec_init(&r->hdr, type, size, p->id, pc, irqs_off);
 		if (stack)
 			r->hdr.flags |= FHOOK_CTX_STACK;
 		r->ip = ip;

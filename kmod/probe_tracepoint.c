@@ -55,7 +55,6 @@ static notrace void fhook_tp_handler(struct perf_event *event, struct perf_sampl
 	unsigned int len, size;
 	const u8 *entry;
 	int cpu;
-	u32 seq;
 
 	/* raw is valid only when flagged (perf_sample_data_init() leaves it) */
 	if (!READ_ONCE(p->enabled) || !(data->sample_flags & PERF_SAMPLE_RAW) || !data->raw)
@@ -83,9 +82,9 @@ static notrace void fhook_tp_handler(struct perf_event *event, struct perf_sampl
 		return;
 	}
 	size = sizeof(*r) + len;
-	r = fhook_ring_reserve(rb, size, p->id, &seq);
+	r = fhook_ring_reserve(rb, size, p->id);
 	if (!IS_ERR_OR_NULL(r)) {
-		fhook_rec_init(&r->hdr, FHOOK_REC_TRACEPOINT, size, p->id, seq, pc, irqs_off);
+		fhook_rec_init(&r->hdr, FHOOK_REC_TRACEPOINT, size, p->id, pc, irqs_off);
 		r->ip = tp->id;
 		r->ret_ip = 0;
 		r->faults = 0;

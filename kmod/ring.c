@@ -256,17 +256,10 @@ void fhook_rings_free(struct fhook_session *s)
 	fhook_mem_unreserve(fhook_rings_pages(s->buf_size));
 }
 
-/* meta fields producers update with local ops (one CPU, NMI-safe) */
-static __always_inline local_t *fhook_meta_local(u64 *field)
-{
-	BUILD_BUG_ON(sizeof(local_t) != sizeof(u64));
-	return (local_t *)field;
-}
-
 #define FHOOK_LOST_SIZE(n) \
 	(sizeof(struct fhook_rec_lost) + (n) * sizeof(struct fhook_lost_probe))
 
-static notrace void fhook_ring_drop(struct fhook_ring *rb, u32 probe_id, u64 seq)
+notrace void fhook_ring_drop(struct fhook_ring *rb, u32 probe_id, u64 seq)
 {
 	unsigned int slot = probe_id - 1;
 
@@ -362,21 +355,6 @@ static notrace void fhook_ring_put_lost(struct fhook_ring *rb, struct fhook_rec_
 		WRITE_ONCE(rb->lost_first, READ_ONCE(rb->lost_last));
 }
 
-/*
- * Does @rb hold the name of @t as @name (the FHOOK_REC_COMM record that
- * tells it)?  In an overwrite ring only while that record was not evicted.
- */
-static __always_inline bool fhook_comm_known(struct fhook_ring *rb,
-					     const struct fhook_comm_slot *cs,
-					     const struct task_struct *t, u64 name0, u64 name1)
-{
-	if (cs->pid != t->pid || cs->tgid != t->tgid || cs->name[0] != name0 ||
-	    cs->name[1] != name1)
-		return false;
-	return !rb->overwrite ||
-	       cs->pos >= local_read(fhook_meta_local(&rb->meta->data_oldest));
-}
-
 static noinline notrace struct fhook_rec_comm *
 fhook_ring_put_comm(struct fhook_ring *rb, u64 pos, u32 seq, struct fhook_comm_slot *cs,
 		    const struct task_struct *t, u64 name0, u64 name1)
@@ -401,16 +379,17 @@ fhook_ring_put_comm(struct fhook_ring *rb, u64 pos, u32 seq, struct fhook_comm_s
 	return c;
 }
 
+notrace void fhook_ring_count_frozen(struct fhook_ring *rb, u32 probe_id)
+{
+	fhook_count(&fhook_counters(rb->session, rb->cpu, probe_id)->frozen);
+}
+
 /*
- * Reserve @size bytes (header + payload) on @rb for probe @probe_id and
- * give the record's sequence number in *@seq.  Must be called on @rb's
- * CPU with preemption disabled; every call must be followed by
- * fhook_ring_commit(), whatever it returned: a record, NULL (a drop, which
- * this function has counted) or ERR_PTR(-EAGAIN) (the session is frozen:
- * counted as frozen, no sequence number taken).
+ * fhook_ring_reserve() (ring.h) in every case: a drop to report first, the
+ * task's name to write first, an overwrite ring to make room in, a call
+ * graph entry held back.
  */
-notrace void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size, u32 probe_id,
-				 u32 *seq)
+notrace void *fhook_ring_reserve_full(struct fhook_ring *rb, unsigned int size, u32 probe_id)
 {
 	struct task_struct *t = current;
 	struct fhook_comm_slot *cs = &rb->comms[t->pid & (FHOOK_COMM_SLOTS - 1)];
@@ -437,11 +416,10 @@ notrace void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size, u32 p
 	nest = local_inc_return(&rb->nest);
 	barrier();
 	if (unlikely(READ_ONCE(rb->session->frozen) || READ_ONCE(rb->session->traced_off))) {
-		fhook_count(&fhook_counters(rb->session, rb->cpu, probe_id)->frozen);
+		fhook_ring_count_frozen(rb, probe_id);
 		return ERR_PTR(-EAGAIN);
 	}
 	nr = local_inc_return(fhook_meta_local(&rb->meta->seq_next)) - 1;
-	*seq = nr;
 	if (nest > FHOOK_RING_MAX_NEST)
 		goto drop;
 	lost_mask = READ_ONCE(rb->lost_mask);
@@ -482,6 +460,7 @@ notrace void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size, u32 p
 	}
 	/* for fhook_rec_init_ts(): is there a name to stamp? */
 	((struct fhook_rec *)rec)->type = comm_sz ? FHOOK_REC_COMM : 0;
+	((struct fhook_rec *)rec)->seq = nr;
 	/* zero the alignment padding: no stale bytes after a wrap */
 	if (need != size)
 		*(u64 *)(rec + need - 8) = 0;

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The writers' fast path of the per-CPU rings (ring.c has the protocol).
+ *
+ * Most reservations need nothing but the space: no drop to report, the
+ * task's name already in the ring, no overwriting, no call graph entry held
+ * back.  fhook_ring_reserve() handles those inline in the probe's own frame
+ * and leaves every other case to fhook_ring_reserve_full(), which decides
+ * the same things again with the ring's whole state.
+ */
+#ifndef FHOOK_RING_H
+#define FHOOK_RING_H
+
+void *fhook_ring_reserve_full(struct fhook_ring *rb, unsigned int size, u32 probe_id);
+void fhook_ring_drop(struct fhook_ring *rb, u32 probe_id, u64 seq);
+void fhook_ring_count_frozen(struct fhook_ring *rb, u32 probe_id);
+void fhook_ring_commit(struct fhook_ring *rb);
+
+/* meta fields producers update with local ops (one CPU, NMI-safe) */
+static __always_inline local_t *fhook_meta_local(u64 *field)
+{
+	BUILD_BUG_ON(sizeof(local_t) != sizeof(u64));
+	return (local_t *)field;
+}
+
+/*
+ * Does @rb hold the name of @t as @name (the FHOOK_REC_COMM record that
+ * tells it)?  In an overwrite ring only while that record was not evicted.
+ */
+static __always_inline bool fhook_comm_known(struct fhook_ring *rb,
+					     const struct fhook_comm_slot *cs,
+					     const struct task_struct *t, u64 name0, u64 name1)
+{
+	if (cs->pid != t->pid || cs->tgid != t->tgid || cs->name[0] != name0 ||
+	    cs->name[1] != name1)
+		return false;
+	return !rb->overwrite ||
+	       cs->pos >= local_read(fhook_meta_local(&rb->meta->data_oldest));
+}
+
+/*
+ * Reserve @size bytes (header + payload) on @rb for probe @probe_id, the
+ * record's hdr.seq set to its sequence number.  Must be called on @rb's
+ * CPU with preemption disabled; every call must be followed by
+ * fhook_ring_commit(), whatever it returned: a record, NULL (a drop, which
+ * this function has counted) or ERR_PTR(-EAGAIN) (the session is frozen:
+ * counted as frozen, no sequence number taken).
+ *
+ * A drop to report or a writer nested on this CPU can appear between the
+ * checks below and the reservation (an interrupt that came and went):
+ * the LOST record then follows this record instead of preceding it, as it
+ * does when the same happens inside fhook_ring_reserve_full().
+ */
+static __always_inline void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size,
+						u32 probe_id)
+{
+	const struct task_struct *t = current;
+	const struct fhook_comm_slot *cs = &rb->comms[t->pid & (FHOOK_COMM_SLOTS - 1)];
+	unsigned int need = ALIGN(size, 8);
+	long head, old, nest;
+	u64 name0, name1, nr;
+	void *rec;
+
+	memcpy(&name0, t->comm, sizeof(name0));
+	memcpy(&name1, t->comm + sizeof(name0), sizeof(name1));
+	if (unlikely(rb->overwrite || READ_ONCE(rb->lost_mask) ||
+		     this_cpu_read(fhook_graph_pending) ||
+		     !fhook_comm_known(rb, cs, t, name0, name1)))
+		return fhook_ring_reserve_full(rb, size, probe_id);
+
+	/* ->nest before ->frozen: see fhook_ring_reserve_full() */
+	nest = local_inc_return(&rb->nest);
+	barrier();
+	if (unlikely(READ_ONCE(rb->session->frozen) || READ_ONCE(rb->session->traced_off))) {
+		fhook_ring_count_frozen(rb, probe_id);
+		return ERR_PTR(-EAGAIN);
+	}
+	nr = local_inc_return(fhook_meta_local(&rb->meta->seq_next)) - 1;
+	if (unlikely(nest > FHOOK_RING_MAX_NEST))
+		goto drop;
+	old = local_read(&rb->head);
+	do {
+		head = old;
+		/* (A): tail comes from userspace, only ever compared */
+		if (unlikely((u64)(head + need) - READ_ONCE(rb->cons->data_tail) > rb->size))
+			goto drop;
+	} while ((old = local_cmpxchg(&rb->head, head, head + need)) != head);
+
+	rec = rb->data + (head & rb->mask);
+	/* for fhook_rec_init_ts(): no name to stamp */
+	((struct fhook_rec *)rec)->type = 0;
+	((struct fhook_rec *)rec)->seq = nr;
+	/* zero the alignment padding: no stale bytes after a wrap */
+	if (need != size)
+		*(u64 *)(rec + need - 8) = 0;
+	return rec;
+
+drop:
+	fhook_ring_drop(rb, probe_id, nr);
+	return NULL;
+}
+
+#endif /* FHOOK_RING_H */
