@@ -160,6 +160,46 @@ static notrace void fhook_probe_hist_hit(struct fhook_probe *p, struct pt_regs *
 	fhook_hist_add(p->hist, data, sizeof(data), ctx.faults, ip, ret_ip, regs);
 }
 
+/*
+ * A kprobe hit whose program stores registers only (or nothing) and that
+ * nothing looks at before it is written (no trigger, predicate,
+ * histogram or stack): the fields go straight into the ring, without the
+ * scratch record and its copy.  Preemption must be off.
+ */
+static noinline notrace void fhook_probe_record_regs(struct fhook_probe *p, u16 type,
+						     struct pt_regs *regs, unsigned long ip)
+{
+	const struct fhook_prog *prog = p->prog;
+	unsigned int pc = preempt_count();
+	bool irqs_off = irqs_disabled();
+	struct fhook_session *s = p->session;
+	int cpu = smp_processor_id();
+	struct fhook_probe_counters *c = fhook_counters(s, cpu, p->id);
+	struct fhook_ring *rb = s->rings[cpu];
+	unsigned int size = sizeof(struct fhook_rec_probe) + prog->data_size;
+	struct fhook_rec_probe *r;
+	u32 i;
+
+	if (!fhook_session_wants(s) || READ_ONCE(p->paused)) {
+		fhook_count(&c->filtered);
+		return;
+	}
+	fhook_count(&c->hits);
+	r = fhook_ring_reserve(rb, size, p->id);
+	if (!IS_ERR_OR_NULL(r)) {
+		fhook_rec_init(&r->hdr, type, size, p->id, pc, irqs_off);
+		r->ip = ip;
+		r->ret_ip = 0;
+		r->faults = 0;
+		/* no stale bytes between the fields (the record is 8-aligned) */
+		for (i = 0; i < prog->data_size; i += 8)
+			*(u64 *)(r->data + i) = 0;
+		fhook_prog_run_regs(prog, regs, r->data);
+		fhook_count(&c->written);
+	}
+	fhook_ring_commit(rb);
+}
+
 /* fhook_probe_emit() for a hit to record: a frame of its own (below) */
 static noinline notrace void fhook_probe_emit_record(struct fhook_probe *p, u16 type,
 						     struct pt_regs *regs, unsigned long ip,
@@ -205,9 +245,14 @@ notrace void fhook_probe_emit(struct fhook_probe *p, u16 type, struct pt_regs *r
 			      unsigned long ip, unsigned long ret_ip,
 			      const struct fhook_kret_entry *entry)
 {
+	const struct fhook_prog *prog = p->prog;
+
 	if (p->hist && !entry && !p->nr_triggers &&
-	    p->prog->data_size + p->prog->max_dyn <= FHOOK_HIST_HIT_DATA)
+	    prog->data_size + prog->max_dyn <= FHOOK_HIST_HIT_DATA)
 		fhook_probe_hist_hit(p, regs, ip, ret_ip);
+	else if (type == FHOOK_REC_KPROBE && (prog->nr_reg_fields || !prog->len) &&
+		 !p->nr_triggers && !p->pred && !p->hist && !p->stack)
+		fhook_probe_record_regs(p, type, regs, ip);
 	else
 		fhook_probe_emit_record(p, type, regs, ip, ret_ip, entry);
 }
