@@ -142,8 +142,27 @@ void drain_trace_pipe(Context& c, Attachment& a) {
     }
 }
 
+// No reader at all (the producer's cost alone, what issue 21's peers
+// pay with nothing consuming): the workload CPU's buffer holds the warm-up
+// and every repeat (ftrace's lost column shows any overrun).
+void keep_unread(Context& c, Attachment& a) {
+    const std::string size =
+        c.opt.tracefs + "/per_cpu/cpu" + std::to_string(c.opt.workload_cpu) + "/buffer_size_kb";
+    if (keep_buffer_size(a, size)) {
+        write_file(size, std::to_string(std::stoull(ring_kib(c)) * 4) + "\n");
+    }
+}
+
+void function_tracer(Context& c, Attachment& a) {
+    write_file(c.opt.tracefs + "/set_ftrace_filter", c.function + "\n");
+    a.undo_trunc.emplace_back(c.opt.tracefs + "/set_ftrace_filter", "\n");
+    write_file(c.opt.tracefs + "/current_tracer", "function\n");
+    a.undo_trunc.emplace_back(c.opt.tracefs + "/current_tracer", "nop\n");
+    write_file(c.opt.tracefs + "/tracing_on", "1\n");
+}
+
 std::string kprobe_event(Context& c, Attachment& a, const std::string& def,
-                         const std::string& event) {
+                         const std::string& event, bool reader = true) {
     try {
         write_file(c.opt.tracefs + "/kprobe_events", def + "\n", true);
     } catch (const Error& e) {
@@ -160,7 +179,11 @@ std::string kprobe_event(Context& c, Attachment& a, const std::string& def,
     a.undo.emplace_back(c.opt.tracefs + "/kprobe_events", "-:fhookbench/" + event + "\n");
     write_file(c.opt.tracefs + "/events/fhookbench/" + event + "/enable", "1");
     a.undo.emplace_back(c.opt.tracefs + "/events/fhookbench/" + event + "/enable", "0");
-    drain_trace_pipe(c, a);
+    if (reader) {
+        drain_trace_pipe(c, a);
+    } else {
+        keep_unread(c, a);
+    }
     return "";
 }
 
@@ -199,12 +222,15 @@ const Mechanism kMechanisms[] = {
     {"baseline", "none", "nothing attached", [](Context&, Attachment&) { return std::string(); }},
     {"ftrace-function", "ftrace", "the kernel's function tracer on FUNC, cat trace_pipe",
      [](Context& c, Attachment& a) {
-         write_file(c.opt.tracefs + "/set_ftrace_filter", c.function + "\n");
-         a.undo_trunc.emplace_back(c.opt.tracefs + "/set_ftrace_filter", "\n");
-         write_file(c.opt.tracefs + "/current_tracer", "function\n");
-         a.undo_trunc.emplace_back(c.opt.tracefs + "/current_tracer", "nop\n");
-         write_file(c.opt.tracefs + "/tracing_on", "1\n");
+         function_tracer(c, a);
          drain_trace_pipe(c, a);
+         return std::string();
+     }},
+    {"ftrace-function-noreader", "ftrace",
+     "the kernel's function tracer on FUNC, nothing reading (the writer's cost alone)",
+     [](Context& c, Attachment& a) {
+         function_tracer(c, a);
+         keep_unread(c, a);
          return std::string();
      }},
     {"trace-cmd-function", "trace-cmd",
@@ -261,6 +287,11 @@ const Mechanism kMechanisms[] = {
     {"kprobe-events-2args", "kprobe_events", "kprobe_events 'p FUNC a=%di b=%si', cat trace_pipe",
      [](Context& c, Attachment& a) {
          return kprobe_event(c, a, "p:fhookbench/a " + c.function + " " + kTwoArgs, "a");
+     }},
+    {"kprobe-events-2args-noreader", "kprobe_events",
+     "kprobe_events 'p FUNC a=%di b=%si', nothing reading (the writer's cost alone)",
+     [](Context& c, Attachment& a) {
+         return kprobe_event(c, a, "p:fhookbench/a " + c.function + " " + kTwoArgs, "a", false);
      }},
     {"kretprobe-events", "kprobe_events", "kprobe_events 'r FUNC ret=$retval', cat trace_pipe",
      [](Context& c, Attachment& a) {
@@ -355,6 +386,12 @@ const Mechanism kMechanisms[] = {
      "fhook record --via ops (the same records to a file in /tmp, not formatted)",
      [](Context& c, Attachment& a) {
          return start_fhook(c, a, {"record", "-o", record_file(a), "--via", "ops", c.function});
+     }},
+    {"fhook-ops-record-null", "fhook",
+     "fhook record --via ops -o /dev/null (the records read and written nowhere: the reader "
+     "without a file system)",
+     [](Context& c, Attachment& a) {
+         return start_fhook(c, a, {"record", "-o", "/dev/null", "--via", "ops", c.function});
      }},
     {"fhook-direct-record", "fhook", "fhook trace --via direct (recording trampoline)",
      [](Context& c, Attachment& a) {

@@ -235,6 +235,36 @@ TEST(RecordFile, PassRepeatsOfACallSiteStillNoteNewOnes) {
     }
 }
 
+TEST(RecordFile, KprobeRepeatsSkipNotesButNeverAfterAFunctionsRecord) {
+    // a function record, then kretprobe records with the same two
+    // addresses: the kretprobe also needs vfs_read's size (the symbol
+    // after it), which the function record did not note
+    const Ksyms live = Ksyms::parse(std::string_view(kKallsyms));
+    TempFile file;
+    RecordWriter::Info info;
+    info.nr_cpus = 1;
+    {
+        RecordWriter w(file.take(), file.path(), info);
+        const auto func = test::func_rec(1000, 0, 0xffffffff812a0000, 0xffffffffc0100210, 1);
+        fhook_rec_probe ret;
+        std::memset(&ret, 0, sizeof(ret));
+        ret.hdr = test::header(FHOOK_REC_KRETPROBE, sizeof(ret), 1001, 0);
+        ret.ip = func.ip;
+        ret.ret_ip = func.parent_ip;
+        const fhook_rec* recs[3] = {&func.hdr, &ret.hdr, &ret.hdr};
+        for (const fhook_rec* rec : recs) {
+            const RingSpan span{0, std::as_bytes(std::span(rec, 1)), std::span(&rec, 1)};
+            w.add_pass(std::span(&span, 1));
+        }
+        EXPECT_EQ(w.records(), 3u);
+        w.finish(live, Stats{}, {});
+    }
+    const RecordFile f = RecordFile::open(file.path());
+    for (const char* name : {"vfs_read", "ksys_read", "lo_rw_aio"}) {
+        EXPECT_NE(f.ksyms_text().find(name), std::string_view::npos) << name;
+    }
+}
+
 TEST(RecordFile, PassesWriteWhatCopiesWrite) {
     // the sample laid out as two CPUs' rings (8-byte aligned, back to
     // back, records of unknown type between them): odd records on CPU 1,

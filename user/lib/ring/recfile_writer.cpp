@@ -117,6 +117,7 @@ void RecordWriter::note_record(const fhook_rec* rec) {
         note(f->parent_ip);
         last_ip_ = f->ip;
         last_parent_ = f->parent_ip;
+        last_type_ = rec->type;
     } else if ((rec->type == FHOOK_REC_KPROBE || rec->type == FHOOK_REC_KRETPROBE) &&
                size >= sizeof(fhook_rec_probe)) {
         const auto* k = reinterpret_cast<const fhook_rec_probe*>(rec);
@@ -126,6 +127,9 @@ void RecordWriter::note_record(const fhook_rec* rec) {
             note(k->ret_ip);
             note(k->ret_ip, true);
         }
+        last_ip_ = k->ip;
+        last_parent_ = k->ret_ip;
+        last_type_ = rec->type;
     } else if (rec->type == FHOOK_REC_HOOK && size >= sizeof(fhook_rec_hook)) {
         const auto* h = reinterpret_cast<const fhook_rec_hook*>(rec);
         note(h->ip);

@@ -121,20 +121,24 @@ public:
 private:
     // The addresses of `rec` whose symbols the file needs.
     void note_record(const fhook_rec* rec);
-    // note_record() unless `rec` repeats the last function or graph
-    // record's call site (no stack attached): most records of a trace
+    // note_record() unless `rec` repeats the last function, kprobe or
+    // graph record's addresses (no stack attached): most records of a trace
     void note_new(const fhook_rec* rec) {
         if (!(rec->flags & FHOOK_CTX_STACK) && rec->size >= sizeof(fhook_rec_func)) {
-            // ip first after the header in all three
+            // ip first after the header in all of them, then a function's
+            // parent where a kprobe's ret_ip is
             static_assert(offsetof(fhook_rec_func, ip) == sizeof(fhook_rec) &&
+                          offsetof(fhook_rec_probe, ip) == sizeof(fhook_rec) &&
                           offsetof(fhook_rec_graph_ent, ip) == sizeof(fhook_rec) &&
-                          offsetof(fhook_rec_graph_ret, ip) == sizeof(fhook_rec));
+                          offsetof(fhook_rec_graph_ret, ip) == sizeof(fhook_rec) &&
+                          offsetof(fhook_rec_probe, ret_ip) == offsetof(fhook_rec_func, parent_ip));
             const auto* f = reinterpret_cast<const fhook_rec_func*>(rec);
             if ((rec->type == FHOOK_REC_GRAPH_ENT || rec->type == FHOOK_REC_GRAPH_RET) &&
                 f->ip == last_ip_) {
                 return;
             }
-            if (rec->type == FHOOK_REC_FUNC && f->ip == last_ip_ && f->parent_ip == last_parent_) {
+            // (a kprobe's notes sizes too: never skipped after a function's)
+            if (rec->type == last_type_ && f->ip == last_ip_ && f->parent_ip == last_parent_) {
                 return;
             }
         }
@@ -165,7 +169,8 @@ private:
     std::array<std::uint64_t, kSeen> seen_{}; // addr + 1 (0: empty)
     std::array<std::uint64_t, kSeen> seen_sized_{};
     std::uint64_t last_ip_ = 0;     // the last function or graph record's, noted
-    std::uint64_t last_parent_ = 0; // the last function record's, noted
+    std::uint64_t last_parent_ = 0; // the last function or kprobe record's, noted
+    std::uint16_t last_type_ = 0;   // ... and its type
     std::vector<iovec> iov_;
     std::uint64_t written_ = 0;
     std::uint64_t records_ = 0;
