@@ -10,6 +10,10 @@
  *                              kprobe or kretprobe on vfs_read, hit, and
  *                              their records checked for size and data_loc
  *                              bounds; wild addresses must only fault
+ *   fhook-progtest holes       a kprobe of registers only (written straight
+ *                              into the ring): its fields right, the bytes
+ *                              between and after them zero where the ring
+ *                              held other records before
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -328,14 +332,91 @@ static void fuzz(long count, unsigned int seed)
 	       "records of the accepted programs", records, bad_records);
 }
 
+/*
+ * vfs_read's kprobe stores arg1's low 4 bytes at 0 and arg2 (the buffer) at
+ * 8 of a 20-byte data area: 4..8 and 16..24 (the record's padding) are no
+ * field's.  Function probes on vfs_read and ksys_read put records of
+ * another size between the kprobe's, so that each time the 64 KiB ring
+ * wraps the kprobe's records land on bytes of function records (kernel
+ * addresses, timestamps: never zero).
+ */
+static void holes(void)
+{
+	static const struct fhook_insn p[] = {
+		I(FHOOK_OP_ARG, 0, 0, 1, 0), I(FHOOK_OP_ST_RAW, 4, 0, 0, 0),
+		I(FHOOK_OP_ARG, 0, 0, 2, 0), I(FHOOK_OP_ST_RAW, 8, 8, 0, 0),
+	};
+	long records = 0, bad_hole = 0, bad_value = 0;
+	uint64_t written = 0;
+	char buf[16];
+	int zfd = open("/dev/zero", O_RDONLY), idx;
+	struct sess s;
+	long id;
+
+	sess_open(&s, 1 << 16, 0, 0, 0, 0);
+	add_probe(&s, "vfs_read ksys_read");
+	id = add(s.fd, 0, p, 4, 0, 20, &idx);
+	if (id < 0) {
+		tap(0, "register-only kprobe: error %ld", id);
+		return;
+	}
+	if (ioctl(s.fd, FHOOK_IOC_START))
+		die("start");
+	for (int batch = 0; batch < 64; batch++) {
+		for (int k = 0; k < 64; k++)
+			if (read(zfd, buf, 1) != 1)
+				die("read /dev/zero");
+		for (unsigned int c = 0; c < s.ncpu; c++) {
+			struct ring *r = &s.r[c];
+			uint64_t pos = r->cons->data_tail;
+			uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+
+			written += head - pos;
+			while (pos < head) {
+				const struct fhook_rec_probe *rec =
+					(const void *)(r->data + (pos & (r->size - 1)));
+				unsigned int sz = rec->hdr.size;
+				uint64_t arg2;
+				uint32_t hole;
+
+				if (rec->hdr.type == FHOOK_REC_KPROBE && rec->hdr.probe_id == id) {
+					records++;
+					memcpy(&hole, rec->data + 4, 4);
+					memcpy(&arg2, rec->data + 8, 8);
+					if (hole || sz != sizeof(*rec) + 20 ||
+					    memcmp(rec->data + 16, "\0\0\0\0\0\0\0\0", 8))
+						bad_hole++;
+					if (arg2 != (uintptr_t)buf || rec->faults)
+						bad_value++;
+				}
+				pos += (sz + 7) & ~7u;
+			}
+			__atomic_store_n(&r->cons->data_tail, head, __ATOMIC_RELEASE);
+		}
+	}
+	if (ioctl(s.fd, FHOOK_IOC_STOP))
+		die("stop");
+	expect(records >= 64 * 64 && written > 3 * (1 << 16),
+	       "%s: %ld records, the rings wrapped (%ld bytes written)", "register-only kprobe",
+	       records, (long)written);
+	expect(bad_hole == 0 && bad_value == 0,
+	       "%s: %ld with a stale byte, %ld with a wrong field", "its records", bad_hole,
+	       bad_value);
+	sess_unmap(&s);
+	close(s.fd);
+	close(zfd);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "verify")) {
 		verify();
 	} else if (argc >= 4 && !strcmp(argv[1], "fuzz")) {
 		fuzz(atol(argv[2]), atoi(argv[3]));
+	} else if (argc >= 2 && !strcmp(argv[1], "holes")) {
+		holes();
 	} else {
-		fprintf(stderr, "usage: fhook-progtest verify | fuzz N SEED\n");
+		fprintf(stderr, "usage: fhook-progtest verify | fuzz N SEED | holes\n");
 		return 2;
 	}
 	return tap_status();
