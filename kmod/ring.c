@@ -396,10 +396,11 @@ notrace void *fhook_ring_reserve_full(struct fhook_ring *rb, unsigned int size, 
 	unsigned int need = ALIGN(size, 8);
 	unsigned int lost_sz = 0, comm_sz = 0;
 	unsigned long lost_mask;
-	long head, new, old, nest;
+	long head, new, old;
 	u64 name0, name1;	/* current->comm, as two words (no array: no canary) */
 	u64 nr;
 	void *rec;
+	int ret;
 
 	BUILD_BUG_ON(sizeof(t->comm) != 2 * sizeof(u64) ||
 		     sizeof(((struct fhook_rec_comm *)0)->comm) != 2 * sizeof(u64));
@@ -408,19 +409,10 @@ notrace void *fhook_ring_reserve_full(struct fhook_ring *rb, unsigned int size, 
 	if (unlikely(this_cpu_read(fhook_graph_pending)))
 		fhook_graph_flush();
 
-	/*
-	 * ->nest before ->frozen: a freezer that sets frozen, then runs an
-	 * IPI on every CPU (a full barrier there) and then finds ->nest zero
-	 * knows this writer will see frozen (fhook_rings_freeze()).
-	 */
-	nest = local_inc_return(&rb->nest);
-	barrier();
-	if (unlikely(READ_ONCE(rb->session->frozen) || READ_ONCE(rb->session->traced_off))) {
-		fhook_ring_count_frozen(rb, probe_id);
+	ret = fhook_ring_enter(rb, probe_id, &nr);
+	if (ret == -EAGAIN)
 		return ERR_PTR(-EAGAIN);
-	}
-	nr = local_inc_return(fhook_meta_local(&rb->meta->seq_next)) - 1;
-	if (nest > FHOOK_RING_MAX_NEST)
+	if (ret)
 		goto drop;
 	lost_mask = READ_ONCE(rb->lost_mask);
 	if (lost_mask)
@@ -458,13 +450,7 @@ notrace void *fhook_ring_reserve_full(struct fhook_ring *rb, unsigned int size, 
 	} else {
 		rec = rb->data + (head & rb->mask);
 	}
-	/* for fhook_rec_init_ts(): is there a name to stamp? */
-	((struct fhook_rec *)rec)->type = comm_sz ? FHOOK_REC_COMM : 0;
-	((struct fhook_rec *)rec)->seq = nr;
-	/* zero the alignment padding: no stale bytes after a wrap */
-	if (need != size)
-		*(u64 *)(rec + need - 8) = 0;
-	return rec;
+	return fhook_ring_rec_begin(rec, size, nr, comm_sz);
 
 drop:
 	fhook_ring_drop(rb, probe_id, nr);
@@ -533,7 +519,7 @@ static void fhook_nop(void *unused)
 
 /*
  * Freeze: after this returns 0, no writer is inside a ring of @s and every
- * later one sees ->frozen (see fhook_ring_reserve()).  RCU is no help: a
+ * later one sees ->frozen (see fhook_ring_enter()).  RCU is no help: a
  * probe called where RCU is not watching is not covered by a grace period.
  * The IPI makes each CPU's ->nest store visible (an interrupt drains the
  * store buffer) and orders its later loads of ->frozen after our store.

@@ -39,6 +39,43 @@ static __always_inline bool fhook_comm_known(struct fhook_ring *rb,
 }
 
 /*
+ * A writer enters @rb.  ->nest before ->frozen: a freezer that sets frozen,
+ * then runs an IPI on every CPU (a full barrier there) and then finds
+ * ->nest zero knows this writer will see frozen (fhook_rings_freeze()).
+ * Returns -EAGAIN when the session is frozen (counted, no sequence number
+ * taken), -ENOSPC when too many writers nest (a drop of the record
+ * numbered *@nr), else 0 and the record's sequence number in *@nr.
+ */
+static __always_inline int fhook_ring_enter(struct fhook_ring *rb, u32 probe_id, u64 *nr)
+{
+	long nest = local_inc_return(&rb->nest);
+
+	barrier();
+	if (unlikely(READ_ONCE(rb->session->frozen) || READ_ONCE(rb->session->traced_off))) {
+		fhook_ring_count_frozen(rb, probe_id);
+		return -EAGAIN;
+	}
+	*nr = local_inc_return(fhook_meta_local(&rb->meta->seq_next)) - 1;
+	return nest > FHOOK_RING_MAX_NEST ? -ENOSPC : 0;
+}
+
+/*
+ * The record of @size bytes just reserved at @rec, its sequence number @nr:
+ * what the probe does not fill in.
+ */
+static __always_inline void *fhook_ring_rec_begin(void *rec, unsigned int size, u64 nr,
+						  bool named)
+{
+	/* for fhook_rec_init_ts(): is there a name to stamp? */
+	((struct fhook_rec *)rec)->type = named ? FHOOK_REC_COMM : 0;
+	((struct fhook_rec *)rec)->seq = nr;
+	/* zero the alignment padding: no stale bytes after a wrap */
+	if (ALIGN(size, 8) != size)
+		*(u64 *)(rec + ALIGN(size, 8) - 8) = 0;
+	return rec;
+}
+
+/*
  * Reserve @size bytes (header + payload) on @rb for probe @probe_id, the
  * record's hdr.seq set to its sequence number.  Must be called on @rb's
  * CPU with preemption disabled; every call must be followed by
@@ -57,9 +94,9 @@ static __always_inline void *fhook_ring_reserve(struct fhook_ring *rb, unsigned 
 	const struct task_struct *t = current;
 	const struct fhook_comm_slot *cs = &rb->comms[t->pid & (FHOOK_COMM_SLOTS - 1)];
 	unsigned int need = ALIGN(size, 8);
-	long head, old, nest;
 	u64 name0, name1, nr;
-	void *rec;
+	long head, old;
+	int ret;
 
 	memcpy(&name0, t->comm, sizeof(name0));
 	memcpy(&name1, t->comm + sizeof(name0), sizeof(name1));
@@ -68,15 +105,10 @@ static __always_inline void *fhook_ring_reserve(struct fhook_ring *rb, unsigned 
 		     !fhook_comm_known(rb, cs, t, name0, name1)))
 		return fhook_ring_reserve_full(rb, size, probe_id);
 
-	/* ->nest before ->frozen: see fhook_ring_reserve_full() */
-	nest = local_inc_return(&rb->nest);
-	barrier();
-	if (unlikely(READ_ONCE(rb->session->frozen) || READ_ONCE(rb->session->traced_off))) {
-		fhook_ring_count_frozen(rb, probe_id);
+	ret = fhook_ring_enter(rb, probe_id, &nr);
+	if (unlikely(ret == -EAGAIN))
 		return ERR_PTR(-EAGAIN);
-	}
-	nr = local_inc_return(fhook_meta_local(&rb->meta->seq_next)) - 1;
-	if (unlikely(nest > FHOOK_RING_MAX_NEST))
+	if (unlikely(ret))
 		goto drop;
 	old = local_read(&rb->head);
 	do {
@@ -86,14 +118,7 @@ static __always_inline void *fhook_ring_reserve(struct fhook_ring *rb, unsigned 
 			goto drop;
 	} while ((old = local_cmpxchg(&rb->head, head, head + need)) != head);
 
-	rec = rb->data + (head & rb->mask);
-	/* for fhook_rec_init_ts(): no name to stamp */
-	((struct fhook_rec *)rec)->type = 0;
-	((struct fhook_rec *)rec)->seq = nr;
-	/* zero the alignment padding: no stale bytes after a wrap */
-	if (need != size)
-		*(u64 *)(rec + need - 8) = 0;
-	return rec;
+	return fhook_ring_rec_begin(rb->data + (head & rb->mask), size, nr, false);
 
 drop:
 	fhook_ring_drop(rb, probe_id, nr);
