@@ -2,6 +2,8 @@
 // decoded, and formatted as text and as NDJSON.  Not a test: it prints
 // figures (docs/benchmarks.md).  Run: make bench-host
 #include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cinttypes>
 #include <cstdio>
@@ -12,7 +14,10 @@
 #include <fhook/event.hpp>
 #include <fhook/format.hpp>
 #include <fhook/ksyms.hpp>
+#include <fhook/probe.hpp>
 #include <fhook/recfile.hpp>
+#include <fhook/ring.hpp>
+#include <fhook/sinks.hpp>
 
 namespace {
 
@@ -132,9 +137,61 @@ void BM_DecodeJson(benchmark::State& state) {
     });
 }
 
+// fhook trace's whole text path for the guest bench's workload (one task
+// reading in a loop: one function, one caller): a ring of function
+// records drained by the RingMerger into a PrintSink writing /dev/null.
+struct TraceRing {
+    static constexpr std::uint64_t kSize = std::uint64_t{4} << 20;
+    static constexpr std::uint64_t kRecords = kSize / sizeof(fhook_rec_func) - 2;
+    fhook_ring_meta meta{};
+    fhook_ring_cons cons{};
+    std::vector<std::uint64_t> data = std::vector<std::uint64_t>(kSize / 8);
+
+    TraceRing() {
+        auto* p = reinterpret_cast<std::byte*>(data.data());
+        fhook_rec_comm c{};
+        c.hdr.size = sizeof(c);
+        c.hdr.type = FHOOK_REC_COMM;
+        c.hdr.pid = c.hdr.tgid = 4321;
+        std::memcpy(c.comm, "fhook-workload", 14);
+        std::memcpy(p, &c, sizeof(c));
+        std::uint64_t at = sizeof(c);
+        for (std::uint64_t i = 0; i < kRecords; i++, at += sizeof(fhook_rec_func)) {
+            fhook_rec_func r{};
+            r.hdr.size = sizeof(r);
+            r.hdr.type = FHOOK_REC_FUNC;
+            r.hdr.probe_id = 1;
+            r.hdr.ts = 5000000000ULL + i * 1700;
+            r.hdr.pid = r.hdr.tgid = 4321;
+            r.hdr.seq = static_cast<std::uint32_t>(i);
+            r.ip = kText + 781 * 512;
+            r.parent_ip = kText + 25 * 512 + 0x4d;
+            std::memcpy(p + at, &r, sizeof(r));
+        }
+        meta.data_head = at;
+    }
+};
+
+void BM_TraceText(benchmark::State& state) {
+    TraceRing ring;
+    const fhook::UniqueFd null(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+    fhook::ProbeTable probes;
+    fhook::PrintSink sink(null.get(), ksyms(), fhook::OutputFormat::Text, probes);
+    fhook::RingMerger merger({fhook::RingView{0, &ring.meta, &ring.cons,
+                                              reinterpret_cast<const std::byte*>(ring.data.data()),
+                                              TraceRing::kSize, false}});
+    for (auto _ : state) {
+        ring.cons.data_tail = 0;
+        merger.drain([&](const fhook_rec* rec) { sink.on_record(rec); });
+    }
+    sink.flush();
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * TraceRing::kRecords));
+}
+
 BENCHMARK(BM_Decode)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DecodeText)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DecodeJson)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TraceText)->Unit(benchmark::kMillisecond);
 
 } // namespace
 

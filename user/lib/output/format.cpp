@@ -246,16 +246,20 @@ void TextFormatter::format(const Event& ev, std::string& out) {
         call.valid = true;
     }
     out.append(call.text);
-    append_stack(ev, out);
+    if (!ev.stack.empty()) {
+        append_stack(ev, out);
+    }
 }
 
 // "%16s-%-7d [%03d] %s %5llu.%06llu: ", written by hand (snprintf was more
 // than half of the cost of an event) and mostly copied: consecutive events
 // tend to come from one task on one CPU within one second.
 void TextFormatter::append_head(const Event& ev, std::string& out) {
+    const std::uint64_t sec = ev.ts / 1000000000;
+    const auto us = static_cast<std::uint32_t>((ev.ts - sec * 1000000000) / 1000);
+    std::string& t = head_.text;
     if (!head_.valid || head_.pid != ev.pid || head_.cpu != ev.cpu || head_.flags != ev.flags ||
         head_.preempt != ev.preempt || head_.comm != ev.comm) {
-        std::string& t = head_.text;
         t.clear();
         // ftrace shows the idle task (pid 0) as "<idle>".
         const std::string_view comm = ev.pid == 0 ? std::string_view("<idle>") : ev.comm;
@@ -280,32 +284,30 @@ void TextFormatter::append_head(const Event& ev, std::string& out) {
         head_.flags = ev.flags;
         head_.preempt = ev.preempt;
         head_.comm = ev.comm;
+        head_.sec_at = t.size();
+        head_.valid = false; // the seconds below
+    }
+    if (!head_.valid || head_.sec != sec) {
+        t.resize(head_.sec_at);
+        const std::size_t sec_at = t.size();
+        put_u64(sec, t);
+        if (t.size() - sec_at < 5) {
+            t.insert(sec_at, 5 - (t.size() - sec_at), ' ');
+        }
+        t.append(".uuuuuu: ");
+        head_.sec = sec;
         head_.valid = true;
     }
-    out.append(head_.text);
-    const std::uint64_t sec = ev.ts / 1000000000;
-    if (sec != sec_) {
-        sec_text_.clear();
-        put_u64(sec, sec_text_);
-        if (sec_text_.size() < 5) {
-            sec_text_.insert(0, 5 - sec_text_.size(), ' ');
-        }
-        sec_text_.push_back('.');
-        sec_ = sec;
-    }
-    out.append(sec_text_);
-    // the microseconds, two digits at a time
+    // the microseconds, two digits at a time, over the "uuuuuu"
     static constexpr char kPairs[] = "00010203040506070809101112131415161718192021222324"
                                      "25262728293031323334353637383940414243444546474849"
                                      "50515253545556575859606162636465666768697071727374"
                                      "75767778798081828384858687888990919293949596979899";
-    auto us = static_cast<std::uint32_t>(ev.ts % 1000000000 / 1000);
-    char buf[8] = {0, 0, 0, 0, 0, 0, ':', ' '};
-    for (int i = 4; i >= 0; i -= 2) {
-        std::memcpy(buf + i, kPairs + 2 * (us % 100), 2);
-        us /= 100;
-    }
-    out.append(buf, sizeof(buf));
+    char* digits = t.data() + t.size() - 8;
+    std::memcpy(digits, kPairs + 2 * (us / 10000), 2);
+    std::memcpy(digits + 2, kPairs + 2 * (us / 100 % 100), 2);
+    std::memcpy(digits + 4, kPairs + 2 * (us % 100), 2);
+    out.append(t);
 }
 
 void UserFrames::append(const Event& ev, const KprobeDef* def, std::uint64_t ip, std::string& out) {

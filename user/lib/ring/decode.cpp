@@ -16,8 +16,8 @@ namespace {
                   EBADMSG);
 }
 
-// `ev` as a fresh Event, its containers keeping their capacity (a reader
-// decodes millions of records into one Event).
+// `ev` as a fresh Event but for its comm, its containers keeping their
+// capacity (a reader decodes millions of records into one Event).
 void reset(Event& ev) {
     static_assert(sizeof(Event) == 256, "a new field of Event: reset it here");
     ev.type = EventType::Function;
@@ -26,7 +26,6 @@ void reset(Event& ev) {
     ev.pid = ev.tgid = 0;
     ev.cpu = 0;
     ev.flags = ev.preempt = 0;
-    ev.comm.clear();
     ev.ip = ev.parent_ip = 0;
     ev.seq = 0;
     ev.lost = ev.first_seq = ev.last_seq = 0;
@@ -39,6 +38,9 @@ void reset(Event& ev) {
     ev.calltime = 0;
     ev.args.clear();
 }
+
+// decode() but for the name, which the Decoder sets.
+bool decode_fields(const fhook_rec* rec, Event& ev);
 
 } // namespace
 
@@ -66,6 +68,13 @@ std::optional<Event> decode(const fhook_rec* rec) {
 }
 
 bool decode(const fhook_rec* rec, Event& ev) {
+    ev.comm.clear();
+    return decode_fields(rec, ev);
+}
+
+namespace {
+
+bool decode_fields(const fhook_rec* rec, Event& ev) {
     reset(ev);
     // FHOOK_CTX_STACK: the record ends with ips[n], n
     std::size_t end = rec->size;
@@ -185,6 +194,8 @@ bool decode(const fhook_rec* rec, Event& ev) {
     return true;
 }
 
+} // namespace
+
 bool leaf_entry(const fhook_rec* rec, Event& ev) {
     const auto* g = reinterpret_cast<const fhook_rec_graph_ret*>(rec);
     if (!(g->ret_flags & FHOOK_GRAPH_RET_LEAF)) {
@@ -224,7 +235,7 @@ bool Decoder::decode(const fhook_rec* rec, Event& ev) {
         last_ = &name;
         return false;
     }
-    if (!fhook::decode(rec, ev)) {
+    if (!decode_fields(rec, ev)) {
         return false;
     }
     const std::uint64_t k = key(ev.pid, ev.cpu);
@@ -237,7 +248,10 @@ bool Decoder::decode(const fhook_rec* rec, Event& ev) {
         last_key_ = k;
         last_ = &it->second;
     }
-    ev.comm = *last_;
+    // (mostly the name the previous event of the stream had already)
+    if (ev.comm != *last_) {
+        ev.comm = *last_;
+    }
     return true;
 }
 

@@ -121,19 +121,22 @@ private:
     NameCache names_;
     TraceEventPrinter events_; // tracepoints' TP_printk
     UserFrames user_frames_;
-    // The line head up to the timestamp: the same for every event of one
-    // task on one CPU in one context, rebuilt when any of them changes.
+    // The line head, "%16s-%-7d [%03d] %s %5llu.%06llu: ": the same up to
+    // the microseconds for every event of one task on one CPU in one
+    // context within one second, rebuilt when any of them changes; each
+    // event writes its microseconds into the last 8 bytes and appends it
+    // whole.
     struct Head {
         std::uint32_t pid = 0;
         std::uint16_t cpu = 0;
         std::uint8_t flags = 0;
         std::uint8_t preempt = 0;
         std::string comm;
+        std::uint64_t sec = 0;
+        std::size_t sec_at = 0; // where the seconds start in text
         std::string text;
         bool valid = false;
     } head_;
-    std::uint64_t sec_ = ~std::uint64_t{0}; // the seconds of sec_text_
-    std::string sec_text_;                  // "%5llu."
     // "func <-parent\n" of a function event, by (ip, parent_ip)
     static constexpr std::size_t kCallSlots = 1024;
     struct CallSlot {
