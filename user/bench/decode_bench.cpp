@@ -142,40 +142,38 @@ void BM_DecodeJson(benchmark::State& state) {
 // records drained by the RingMerger into a PrintSink writing /dev/null.
 struct TraceRing {
     static constexpr std::uint64_t kSize = std::uint64_t{4} << 20;
-    static constexpr std::uint64_t kRecords = kSize / sizeof(fhook_rec_func) - 2;
+    static constexpr std::uint32_t kPid = 4321;
     fhook_ring_meta meta{};
     fhook_ring_cons cons{};
     std::vector<std::uint64_t> data = std::vector<std::uint64_t>(kSize / 8);
+    std::uint64_t records = 0;
 
-    TraceRing() {
+    // the task's COMM record, then as many copies of `rec` (its ts and seq
+    // counting up) as fit
+    template <typename Rec>
+    explicit TraceRing(Rec rec) {
         auto* p = reinterpret_cast<std::byte*>(data.data());
         fhook_rec_comm c{};
         c.hdr.size = sizeof(c);
         c.hdr.type = FHOOK_REC_COMM;
-        c.hdr.pid = c.hdr.tgid = 4321;
+        c.hdr.pid = c.hdr.tgid = kPid;
         std::memcpy(c.comm, "fhook-workload", 14);
         std::memcpy(p, &c, sizeof(c));
         std::uint64_t at = sizeof(c);
-        for (std::uint64_t i = 0; i < kRecords; i++, at += sizeof(fhook_rec_func)) {
-            fhook_rec_func r{};
-            r.hdr.size = sizeof(r);
-            r.hdr.type = FHOOK_REC_FUNC;
-            r.hdr.probe_id = 1;
-            r.hdr.ts = 5000000000ULL + i * 1700;
-            r.hdr.pid = r.hdr.tgid = 4321;
-            r.hdr.seq = static_cast<std::uint32_t>(i);
-            r.ip = kText + 781 * 512;
-            r.parent_ip = kText + 25 * 512 + 0x4d;
-            std::memcpy(p + at, &r, sizeof(r));
+        rec.hdr.size = sizeof(rec);
+        rec.hdr.probe_id = 1;
+        rec.hdr.pid = rec.hdr.tgid = kPid;
+        for (; at + sizeof(rec) <= kSize; at += sizeof(rec), records++) {
+            rec.hdr.ts = 5000000000ULL + records * 1700;
+            rec.hdr.seq = static_cast<std::uint32_t>(records);
+            std::memcpy(p + at, &rec, sizeof(rec));
         }
         meta.data_head = at;
     }
 };
 
-void BM_TraceText(benchmark::State& state) {
-    TraceRing ring;
+void trace_text(benchmark::State& state, TraceRing& ring, const fhook::ProbeTable& probes) {
     const fhook::UniqueFd null(::open("/dev/null", O_WRONLY | O_CLOEXEC));
-    fhook::ProbeTable probes;
     fhook::PrintSink sink(null.get(), ksyms(), fhook::OutputFormat::Text, probes);
     fhook::RingMerger merger({fhook::RingView{0, &ring.meta, &ring.cons,
                                               reinterpret_cast<const std::byte*>(ring.data.data()),
@@ -185,13 +183,49 @@ void BM_TraceText(benchmark::State& state) {
         merger.drain([&](const fhook_rec* rec) { sink.on_record(rec); });
     }
     sink.flush();
-    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * TraceRing::kRecords));
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * ring.records));
+}
+
+void BM_TraceText(benchmark::State& state) {
+    fhook_rec_func r{};
+    r.hdr.type = FHOOK_REC_FUNC;
+    r.ip = kText + 781 * 512;
+    r.parent_ip = kText + 25 * 512 + 0x4d;
+    TraceRing ring(r);
+    trace_text(state, ring, fhook::ProbeTable());
+}
+
+// ... of a kprobe with two fetch arguments: 'p FUNC file=%di count=%dx:u64'
+void BM_TraceKprobeText(benchmark::State& state) {
+    struct Rec {
+        fhook_rec hdr;
+        std::uint64_t ip, ret_ip, faults; // fhook_rec_probe
+        std::uint64_t file, count;        // its data
+    } rec{};
+    static_assert(sizeof(Rec) == sizeof(fhook_rec_probe) + 16);
+    rec.hdr.type = FHOOK_REC_KPROBE;
+    rec.ip = kText + 781 * 512;
+    rec.file = 0xffff88800abc1200ULL;
+    rec.count = 1;
+    TraceRing ring(rec);
+    fhook::KprobeDef def;
+    def.group = "fhookbench";
+    def.event = "a";
+    def.symbol = "function_number_781";
+    def.data_size = 16;
+    def.fields.push_back({"file", "%di", fhook::FetchType{}, 0, 0, false, "%di"});
+    fhook::FetchType u64{fhook::FetchType::Kind::Unsigned, 8, 0, 0, 0, "u64"};
+    def.fields.push_back({"count", "%dx:u64", u64, 8, 1, false, "%dx"});
+    fhook::ProbeTable probes;
+    probes.add(1, std::move(def));
+    trace_text(state, ring, probes);
 }
 
 BENCHMARK(BM_Decode)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DecodeText)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DecodeJson)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceText)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TraceKprobeText)->Unit(benchmark::kMillisecond);
 
 } // namespace
 

@@ -246,9 +246,7 @@ void TextFormatter::format(const Event& ev, std::string& out) {
         call.valid = true;
     }
     out.append(call.text);
-    if (!ev.stack.empty()) {
-        append_stack(ev, out);
-    }
+    append_stack(ev, out);
 }
 
 // "%16s-%-7d [%03d] %s %5llu.%06llu: ", written by hand (snprintf was more
@@ -331,7 +329,7 @@ void UserFrames::append(std::uint32_t tgid, std::uint64_t probe_ip, const Kprobe
 }
 
 // The kernel's stack trace lines (" => func"); user frames named by libdw.
-void TextFormatter::append_stack(const Event& ev, std::string& out) {
+void TextFormatter::append_stack_lines(const Event& ev, std::string& out) {
     const bool user = ev.type == EventType::Uprobe || ev.type == EventType::Uretprobe;
     const KprobeDef* def = user && probes_ ? probes_->find(ev.probe_id) : nullptr;
     for (std::uint64_t ip : ev.stack) {

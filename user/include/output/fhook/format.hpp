@@ -114,7 +114,12 @@ public:
     void format(const Event& event, std::string& out) override;
 
 private:
-    void append_stack(const Event& event, std::string& out);
+    void append_stack(const Event& event, std::string& out) {
+        if (!event.stack.empty()) { // (most events: inline)
+            append_stack_lines(event, out);
+        }
+    }
+    void append_stack_lines(const Event& event, std::string& out);
     // "%16s-%-7d [%03d] %s %5llu.%06llu: ", from the cached parts
     void append_head(const Event& event, std::string& out);
 
