@@ -7,6 +7,7 @@
 #include <fhook/format.hpp>
 #include <fhook/graph_format.hpp>
 #include <fhook/ksyms.hpp>
+#include <fhook/probe.hpp>
 
 namespace fhook {
 namespace {
@@ -217,6 +218,66 @@ TEST(TextFormatterOracle, MatchesSnprintfForRandomEvents) {
         std::string want = buf;
         want += ksyms.name_of(ev.ip) + " <-" + ksyms.name_of(ev.parent_ip) + "\n";
         ASSERT_EQ(got, want) << "event " << i;
+    }
+}
+
+// Hex fields of every size as the kernel prints them ("0x%x" of the
+// value): values of every digit count, zero and all ones among them.
+TEST(TextFormatterOracle, HexFieldsMatchSnprintf) {
+    std::istringstream in("ffffffff812a0000 T vfs_read\n");
+    const Ksyms ksyms = Ksyms::parse(in);
+    KprobeDef def;
+    def.event = "p_vfs_read_0";
+    unsigned offset = 0;
+    for (unsigned size : {1U, 2U, 4U, 8U}) {
+        FetchType t;
+        t.kind = FetchType::Kind::Hex;
+        t.size = size;
+        ProbeField f;
+        f.name = "x" + std::to_string(size * 8);
+        f.type = t;
+        f.offset = static_cast<std::uint16_t>(offset);
+        f.store = static_cast<std::uint32_t>(def.fields.size());
+        def.fields.push_back(f);
+        offset += size;
+    }
+    ProbeTable probes;
+    probes.add(1, def);
+    TextFormatter fmt(ksyms);
+    fmt.set_probes(&probes);
+    std::uint64_t seed = 7;
+    for (int i = 0; i < 5000; i++) {
+        Event ev;
+        ev.type = EventType::Kprobe;
+        ev.probe_id = 1;
+        ev.comm = "cat";
+        ev.pid = 94;
+        ev.ip = 0xffffffff812a0000;
+        std::string want = "p_vfs_read_0: (vfs_read+0x0/0x0)";
+        for (unsigned size : {1U, 2U, 4U, 8U}) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            // a random value cut to a random number of bits
+            const unsigned bits = static_cast<unsigned>(seed >> 58); // 0..63
+            std::uint64_t v = (seed >> 3) & (bits == 0 ? 0 : ~std::uint64_t{0} >> (64 - bits));
+            if (i == 1) {
+                v = ~std::uint64_t{0};
+            }
+            if (size < 8) {
+                v &= (std::uint64_t{1} << (size * 8)) - 1;
+            }
+            for (unsigned b = 0; b < size; b++) {
+                ev.data.push_back(static_cast<std::uint8_t>(v >> (8 * b)));
+            }
+            char buf[32];
+            std::snprintf(buf, sizeof(buf), " x%u=0x%llx", size * 8,
+                          static_cast<unsigned long long>(v));
+            want += buf;
+        }
+        std::string got;
+        fmt.format(ev, got);
+        const std::size_t at = got.find("p_vfs_read_0");
+        ASSERT_NE(at, std::string::npos) << got;
+        ASSERT_EQ(got.substr(at), want + "\n") << "event " << i;
     }
 }
 

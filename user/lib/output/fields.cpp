@@ -10,14 +10,39 @@
 #include <fhook/fields.hpp>
 #include <fhook/format.hpp>
 
+#include "numbers.hpp"
+
 namespace fhook {
 
 namespace {
 
+// x86-64: little-endian.  A fixed size per case: a memcpy of a variable
+// size is a call.
 std::uint64_t load_le(const std::uint8_t* p, unsigned size) {
-    std::uint64_t v = 0;
-    std::memcpy(&v, p, size); // x86-64: little-endian
-    return v;
+    switch (size) {
+    case 1:
+        return *p;
+    case 2: {
+        std::uint16_t v;
+        std::memcpy(&v, p, 2);
+        return v;
+    }
+    case 4: {
+        std::uint32_t v;
+        std::memcpy(&v, p, 4);
+        return v;
+    }
+    case 8: {
+        std::uint64_t v;
+        std::memcpy(&v, p, 8);
+        return v;
+    }
+    default: {
+        std::uint64_t v = 0;
+        std::memcpy(&v, p, std::min(size, 8U));
+        return v;
+    }
+    }
 }
 
 std::int64_t sign_extend(std::uint64_t v, unsigned size) {
@@ -28,9 +53,9 @@ std::int64_t sign_extend(std::uint64_t v, unsigned size) {
 // Numbers with std::to_chars: snprintf costs hundreds of instructions a
 // field, and a reader formats every field of every event (docs/benchmarks.md).
 template <typename T>
-void put_num(std::string& out, T v, int base = 10) {
+void put_num(std::string& out, T v) {
     char buf[24];
-    const auto r = std::to_chars(buf, buf + sizeof(buf), v, base);
+    const auto r = std::to_chars(buf, buf + sizeof(buf), v);
     out.append(buf, static_cast<std::size_t>(r.ptr - buf));
 }
 
@@ -49,8 +74,7 @@ void append_scalar(const FetchType& t, const std::uint8_t* p, NameCache& names, 
         if (json) {
             out.push_back('"');
         }
-        out.append("0x");
-        put_num(out, raw, 16);
+        numbers::put_hex(raw, out);
         if (json) {
             out.push_back('"');
         }
