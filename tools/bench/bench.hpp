@@ -92,6 +92,8 @@ struct RunOptions {
     std::string fhook = "/proc/self/exe";
     std::string bpftrace = "bpftrace";
     std::string funclatency = "funclatency";
+    // vmtests/bench/fhook-bench-stream (libbpf: fentry to a BPF ring buffer)
+    std::string bpf_stream = "fhook-bench-stream";
     std::string trace_cmd = "trace-cmd";
     std::string tracefs; // required
     std::string clock;   // what Results::clock says

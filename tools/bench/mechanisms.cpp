@@ -96,16 +96,21 @@ std::string ring_kib(const Context& c, bool per_cpu = false) {
     return std::to_string(kib);
 }
 
+// Where a tool writes {"events": N, "lost": M} when it stops (fhook's
+// --summary-json), read for the lost column (fhook_lost).
+const std::string& summary_file(Attachment& a) {
+    a.summary = "/tmp/fhook-bench-summary-" + std::to_string(getpid()) + ".json";
+    a.remove.push_back(a.summary);
+    return a.summary;
+}
+
 std::string start_fhook(Context& c, Attachment& a, std::vector<std::string> args) {
     args.insert(args.begin(), c.opt.fhook);
     if (args[1] == "trace" || args[1] == "record" || args[1] == "hook") {
         args.push_back("--buffer-size");
         args.push_back(ring_kib(c, true));
-        // its events and losses, read when it stops (fhook_lost)
-        a.summary = "/tmp/fhook-bench-summary-" + std::to_string(getpid()) + ".json";
-        a.remove.push_back(a.summary);
         args.push_back("--summary-json");
-        args.push_back(a.summary);
+        args.push_back(summary_file(a));
     }
     args.push_back("--duration");
     args.push_back(kForever);
@@ -365,6 +370,12 @@ const Mechanism kMechanisms[] = {
      [](Context& c, Attachment& a) {
          // (its MODULE:FUNC means a library's function)
          return start_tool(c, a, {c.opt.funclatency, c.function});
+     }},
+    {"bpf-ringbuf-stream", "libbpf",
+     "libbpf: an fentry program writes 32 bytes (time, pid/tgid, ip) a call to a BPF ring "
+     "buffer, read by ring_buffer__poll()",
+     [](Context& c, Attachment& a) {
+         return start_tool(c, a, {c.opt.bpf_stream, "-s", summary_file(a), c.function});
      }},
     {"fhook-ops-count", "fhook", "fhook count --via ops (ftrace_ops callback, per-CPU counter)",
      [](Context& c, Attachment& a) {

@@ -271,14 +271,12 @@ Results run(const RunOptions& opt) {
                 }
             }
             row.skipped = why;
-            if (row.tool == "fhook" && row.measured()) {
-                // its summary, printed when it stops
+            if (!a.summary.empty() && row.measured()) {
+                // its summary (fhook's, fhook-bench-stream's), written when it stops
                 for (auto& child : a.children) {
                     child.stop();
                 }
-                if (!a.summary.empty()) {
-                    row.lost = fhook_lost(a.summary);
-                }
+                row.lost = fhook_lost(a.summary);
             }
         }
         // tools detach asynchronously (a BPF link goes with its last fd):

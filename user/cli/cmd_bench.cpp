@@ -25,7 +25,8 @@ constexpr const char* kBenchUsage =
     "Measure what hooking one function costs per call, for fhook's mechanisms\n"
     "and the tools people would use instead, on the same workload: the\n"
     "kernel's function tracer and kprobe_events (with cat trace_pipe), bpftrace\n"
-    "(kfunc and kprobe count(), kprobe hist()) and libbpf-tools funclatency.\n"
+    "(kfunc and kprobe count(), kprobe hist()), libbpf-tools funclatency and an\n"
+    "fentry program streaming to a BPF ring buffer (vmtests' fhook-bench-stream).\n"
     "Each mechanism is attached alone, the workload runs --repeats times under\n"
     "it (after one shorter warm-up run) and the median ns per call is compared\n"
     "with the baseline (nothing attached).  Consumers (fhook's reader,\n"
@@ -85,6 +86,8 @@ int cmd_bench(const Args& args) {
         "trace-cmd", po::value<std::string>()->default_value("trace-cmd"),
         "trace-cmd to run")("funclatency", po::value<std::string>()->default_value("funclatency"),
                             "libbpf-tools funclatency to run")(
+        "bpf-stream", po::value<std::string>()->default_value("fhook-bench-stream"),
+        "the BPF ring buffer streaming peer to run (vmtests/bench/fhook-bench-stream)")(
         "clock", po::value<std::string>()->default_value("CLOCK_MONOTONIC ns"),
         "what the figures' unit is called in the output (the VM driver says when guest ns "
         "are instructions)")("format", po::value<std::string>()->default_value("text"),
@@ -166,6 +169,7 @@ int cmd_bench(const Args& args) {
     run.settle = parse_seconds("--settle", vm["settle"].as<std::string>());
     run.bpftrace = vm["bpftrace"].as<std::string>();
     run.funclatency = vm["funclatency"].as<std::string>();
+    run.bpf_stream = vm["bpf-stream"].as<std::string>();
     run.trace_cmd = vm["trace-cmd"].as<std::string>();
     run.clock = vm["clock"].as<std::string>();
     run.tracefs = tracefs_dir();

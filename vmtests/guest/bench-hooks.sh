@@ -8,7 +8,7 @@
 # read(2) of /dev/zero with vfs_read hooked (a whole syscall).  The JSON of
 # each run goes to the host on one console line (FHOOK-BENCH-JSON).
 . /fhook/config
-PATH=/fhook/bin:/fhook/peers/bin:$PATH
+PATH=/fhook/bin:/fhook/peers/bin:/fhook/bench:$PATH
 export PATH
 # bpftrace wants a writable HOME
 export HOME=/root

@@ -51,7 +51,8 @@ build_progs() {
 
 }
 
-# build_bench: the transport benchmark's static consumer and BPF object
+# build_bench: the transport benchmark's static consumer and BPF object, and
+# fhook bench's BPF streaming peer (fhook-bench-stream, stream.bpf.o)
 build_bench() {
 		for tool in clang; do
 			command -v "$tool" > /dev/null || die "$tool not found: run scripts/setup.sh"
@@ -60,8 +61,13 @@ build_bench() {
 		clang -O2 -g -target bpf -I/usr/include/"$(gcc -print-multiarch)" \
 			-c "$here/bench/ringbuf.bpf.c" -o "$vm/bench/ringbuf.bpf.o" ||
 			die "building ringbuf.bpf.c failed (clang, libbpf-dev)"
-		gcc -static -O2 -Wall -Werror -I"$top/shared" -I"$here/progs" \
-			-o "$vm/bench/fhook-bench-transport" "$here/bench/fhook-bench-transport.c" \
-			-lbpf -lelf -lz -lzstd ||
-			die "building fhook-bench-transport failed (libbpf-dev, libelf-dev, zlib1g-dev, libzstd-dev)"
+		clang -O2 -g -target bpf -I/usr/include/"$(gcc -print-multiarch)" \
+			-c "$here/bench/stream.bpf.c" -o "$vm/bench/stream.bpf.o" ||
+			die "building stream.bpf.c failed (clang, libbpf-dev)"
+		local prog
+		for prog in fhook-bench-transport fhook-bench-stream; do
+			gcc -static -O2 -Wall -Werror -I"$top/shared" -I"$here/progs" \
+				-o "$vm/bench/$prog" "$here/bench/$prog.c" -lbpf -lelf -lz -lzstd ||
+				die "building $prog failed (libbpf-dev, libelf-dev, zlib1g-dev, libzstd-dev)"
+		done
 }

@@ -99,7 +99,8 @@ build_initramfs() {
 	done
 	if [ $mode = bench ]; then
 		mkdir -p "$stage/fhook/bench"
-		cp "$vm/bench/fhook-bench-transport" "$vm/bench/ringbuf.bpf.o" "$stage/fhook/bench/"
+		cp "$vm/bench/fhook-bench-transport" "$vm/bench/ringbuf.bpf.o" \
+			"$vm/bench/fhook-bench-stream" "$vm/bench/stream.bpf.o" "$stage/fhook/bench/"
 		# fhook bench's eBPF peers and trace-cmd, with their shared libraries
 		local peer
 		for peer in bpftrace funclatency trace-cmd; do
