@@ -169,7 +169,10 @@ expect_eq "$RC" 0 "record --graph exit code"
 fhook report -q --graph --proc $D/r.rec > $D/rg.out 2> $D/rg.err || fail "report --graph: $(cat $D/rg.err)"
 common $D/rg.out > $D/rg.common
 [ -s $D/rg.common ] || fail "report --graph drew no tree"
-closed=$(awk -F'|' 'NF >= 3 { t = $NF; if (t ~ /^ *}/ || t ~ /\);/) n++ } END { print n + 0 }' $D/rg.out)
+# (not "} /* f unfinished */": a call with no return record, or one whose
+# task migrated, its return drawn as "} /* f */" on the other CPU; Chrome
+# makes complete events of return records only)
+closed=$(awk -F'|' 'NF >= 3 && !/ unfinished \*\/$/ { t = $NF; if (t ~ /^ *}/ || t ~ /\);/) n++ } END { print n + 0 }' $D/rg.out)
 fhook report -q --format chrome $D/r.rec > $D/rc.out 2> $D/rc.err || fail "report --format chrome: $(cat $D/rc.err)"
 [ "$(tail -n 1 $D/rc.out)" = ']}' ] || fail "chrome document not closed"
 x=$(grep -c '"ph":"X",.*"cat":"graph"' $D/rc.out)
