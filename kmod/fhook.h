@@ -278,6 +278,16 @@ struct fhook_func_probe {
 	struct fhook_probe p;		/* first: freed as a struct fhook_probe */
 	struct ftrace_ops ops;
 	struct fhook_func_counts *counts;	/* FHOOK_PROBE_F_COUNT_IPS */
+	/*
+	 * More than FHOOK_ARM_SLICE addresses (a glob userspace expanded):
+	 * @ops has the patterns and the first slice, each further slice an
+	 * ops of its own, registered one after the other (probe_func.c).
+	 * Every ops' private is the probe.  Function probes only:
+	 * slices_ok is set before fhook_func_filter_init().
+	 */
+	struct fhook_func_slice *slices;
+	u32 nr_slices;
+	bool slices_ok;
 };
 
 static_assert(offsetof(struct fhook_func_probe, p) == 0);

@@ -10,6 +10,8 @@
 
 #include <linux/ctype.h>
 #include <linux/err.h>
+#include <linux/minmax.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -189,14 +191,13 @@ notrace void fhook_probe_count_guarded(struct fhook_probe *p, unsigned long ip,
 static notrace void fhook_func_callback(unsigned long ip, unsigned long parent_ip,
 					struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
-	fhook_func_hit(&container_of(op, struct fhook_func_probe, ops)->p, ip, parent_ip);
+	fhook_func_hit(op->private, ip, parent_ip);
 }
 
 static notrace void fhook_func_count_callback(unsigned long ip, unsigned long parent_ip,
 					      struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
-	fhook_probe_count_guarded(&container_of(op, struct fhook_func_probe, ops)->p, ip,
-				  parent_ip);
+	fhook_probe_count_guarded(op->private, ip, parent_ip);
 }
 
 /* FHOOK_PROBE_F_COUNT_IPS: the probe's hits, and the function's */
@@ -204,8 +205,8 @@ static notrace void fhook_func_count_ips_callback(unsigned long ip, unsigned lon
 						  struct ftrace_ops *op,
 						  struct ftrace_regs *fregs)
 {
-	struct fhook_func_probe *f = container_of(op, struct fhook_func_probe, ops);
-	struct fhook_probe *p = &f->p;
+	struct fhook_probe *p = op->private;
+	struct fhook_func_probe *f = to_func(p);
 	/* also disables preemption: the counters are this CPU's */
 	int bit = fhook_probe_trylock(p, ip, parent_ip);
 	struct fhook_probe_counters *c;
@@ -260,18 +261,94 @@ char *fhook_copy_text(u64 uptr, u32 len)
 }
 
 /*
+ * Adds @nr addresses to @ops' filter, one copy of its hash for all of
+ * them.  When ftrace refuses one, *@err_index is @index plus its place.
+ */
+static int fhook_func_set_ips(struct ftrace_ops *ops, u64 *ips, u32 nr, s32 index,
+			      s32 *err_index)
+{
+	int ret;
+	u32 i;
+
+	if (!nr)
+		return 0;
+	ret = ftrace_set_filter_ips(ops, (unsigned long *)ips, nr, 0, 0);
+	if (!ret)
+		return 0;
+	/*
+	 * which one: the failed call changed nothing; ask one by one, each
+	 * alone (reset: the filter is discarded anyway)
+	 */
+	for (i = 0; ret == -EINVAL && i < nr; i++) {
+		if (ftrace_set_filter_ip(ops, ips[i], 0, 1)) {
+			*err_index = index + i;
+			break;
+		}
+	}
+	return ret == -EINVAL ? -ENOENT : ret;
+}
+
+/* A slice of a probe's addresses beyond the first: an ops of its own. */
+struct fhook_func_slice {
+	struct ftrace_ops ops;
+	bool registered;
+};
+
+/*
+ * The slices after the first FHOOK_ARM_SLICE addresses, each with the
+ * probe's notrace patterns (@exclude, a copy for each: ftrace writes into
+ * what it parses).  A bad address fails the probe's creation, as it does
+ * unsliced.
+ */
+static int fhook_func_slices_init(struct fhook_func_probe *f, u64 *ips, u32 nr, s32 index,
+				  const char *exclude, s32 *err_index)
+{
+	u32 i, n;
+	int ret;
+
+	f->nr_slices = DIV_ROUND_UP(nr, FHOOK_ARM_SLICE);
+	f->slices = kvcalloc(f->nr_slices, sizeof(*f->slices), GFP_KERNEL);
+	if (!f->slices)
+		return -ENOMEM;
+	for (i = 0; i < f->nr_slices; i++) {
+		struct ftrace_ops *ops = &f->slices[i].ops;
+
+		/* flags stay 0: f->ops' FTRACE_OPS_FL_INITIALIZED is not theirs */
+		ops->func = f->ops.func;
+		ops->private = f->ops.private;
+		n = min(nr - i * FHOOK_ARM_SLICE, (u32)FHOOK_ARM_SLICE);
+		ret = fhook_func_set_ips(ops, ips + i * FHOOK_ARM_SLICE, n,
+					 index + i * FHOOK_ARM_SLICE, err_index);
+		if (!ret && exclude) {
+			char *text = kstrdup(exclude, GFP_KERNEL);
+			s32 unused = 0;
+
+			ret = text ? fhook_func_set_patterns(ops, text, ftrace_set_notrace, &unused,
+							     err_index) : -ENOMEM;
+			kfree(text);
+		}
+		if (ret)
+			return ret;	/* the probe's release frees them */
+		cond_resched();
+	}
+	return 0;
+}
+
+/*
  * The ops' filter from the probe's patterns and addresses, and its
  * predicate (on the task only: function probes have no fields).  Shared
  * with direct probes, which keep the patterns and addresses in @keep.
+ * With f->slices_ok and more than FHOOK_ARM_SLICE addresses, the ops gets
+ * the first slice and f->slices the others (arming below).
  */
 int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_add *arg,
 			   s32 *err_index, struct fhook_func_targets *keep)
 {
 	struct fhook_probe *p = &f->p;
-	char *filter = NULL, *exclude = NULL;
+	char *filter = NULL, *exclude = NULL, *keep_exclude = NULL;
+	u32 nr_now = arg->nr_ips;
 	u64 *ips = NULL;
 	s32 index = 0;
-	u32 i;
 	int ret;
 
 	if (arg->filter_len > FHOOK_MAX_PATTERN_TEXT ||
@@ -328,36 +405,33 @@ int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_
 		ret = -EINVAL;
 		goto out;
 	}
+	if (exclude && f->slices_ok && arg->nr_ips > FHOOK_ARM_SLICE) {
+		keep_exclude = kstrdup(exclude, GFP_KERNEL);
+		ret = -ENOMEM;
+		if (!keep_exclude)
+			goto out;
+	}
 	if (exclude) {
 		ret = fhook_func_set_patterns(&f->ops, exclude, ftrace_set_notrace, &index,
 					      err_index);
 		if (ret)
 			goto out;
 	}
-	/* one copy of the filter hash for all of them */
-	ret = arg->nr_ips ? ftrace_set_filter_ips(&f->ops, (unsigned long *)ips, arg->nr_ips,
-						   0, 0) : 0;
-	if (ret) {
-		/*
-		 * which one: the failed call changed nothing; ask one by one,
-		 * each alone (reset: the probe is discarded anyway)
-		 */
-		for (i = 0; ret == -EINVAL && i < arg->nr_ips; i++) {
-			if (ftrace_set_filter_ip(&f->ops, ips[i], 0, 1)) {
-				*err_index = index + i;
-				break;
-			}
-		}
-		ret = ret == -EINVAL ? -ENOENT : ret;
+	if (f->slices_ok && nr_now > FHOOK_ARM_SLICE)
+		nr_now = FHOOK_ARM_SLICE;
+	ret = fhook_func_set_ips(&f->ops, ips, nr_now, index, err_index);
+	if (!ret && nr_now < arg->nr_ips)
+		ret = fhook_func_slices_init(f, ips + nr_now, arg->nr_ips - nr_now, index + nr_now,
+					     keep_exclude, err_index);
+	if (ret)
 		goto out;
-	}
-	ret = 0;
 	if (keep) {
 		keep->ips = ips;
 		keep->nr_ips = arg->nr_ips;
 		ips = NULL;
 	}
 out:
+	kfree(keep_exclude);
 	kvfree(ips);
 	kfree(exclude);
 	kfree(filter);
@@ -401,6 +475,7 @@ static int fhook_func_probe_init(struct fhook_probe *p, const struct fhook_probe
 {
 	struct fhook_func_probe *f = to_func(p);
 
+	f->ops.private = p;	/* the callbacks' way back, from every slice's ops too */
 	if (arg->flags & FHOOK_PROBE_F_COUNT_IPS)
 		f->ops.func = fhook_func_count_ips_callback;
 	else if (arg->flags & FHOOK_PROBE_F_COUNT)
@@ -418,16 +493,72 @@ static int fhook_func_probe_init(struct fhook_probe *p, const struct fhook_probe
 	f->ops.flags = 0;
 	if (arg->flags & FHOOK_PROBE_F_COUNT_IPS)
 		return fhook_func_counts_init(f, arg, err_index);
+	f->slices_ok = true;
 	return fhook_func_filter_init(f, arg, err_index, NULL);
+}
+
+/*
+ * A filter of thousands of functions (userspace expands `*` into every
+ * address) armed at once would patch every call site in one
+ * ftrace_replace_code() pass, which on x86 never yields the CPU: seconds
+ * under emulation or on a slow machine, soft lockups with one CPU.  Each
+ * slice is an ops of its own, registered (its sites patched) one after
+ * the other, rescheduling in between.  Not one ops whose filter grows: each
+ * change of a registered ops' filter copies its whole hash, which made
+ * arming quadratic (minutes on the debug kernel, where an entry costs
+ * ~250 us).  Every function is still in one ops only, so each keeps that
+ * ops' own trampoline.
+ */
+static int fhook_func_register_slices(struct fhook_func_probe *f)
+{
+	struct fhook_func_slice *sl;
+	int ret;
+
+	for (sl = f->slices; sl < f->slices + f->nr_slices; sl++) {
+		cond_resched();
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		ret = register_ftrace_function(&sl->ops);
+		if (ret)
+			return ret;
+		sl->registered = true;
+	}
+	return 0;
+}
+
+/* Last slice first; false when ftrace refused one (it stays registered). */
+static bool fhook_func_unregister_slices(struct fhook_func_probe *f)
+{
+	struct fhook_func_slice *sl;
+	bool all = true;
+	int ret;
+
+	for (sl = f->slices + f->nr_slices; sl-- > f->slices;) {
+		if (!sl->registered)
+			continue;
+		/* waits for callbacks in flight (RCU tasks: dynamic ops) */
+		ret = unregister_ftrace_function(&sl->ops);
+		if (ret) {
+			pr_err("probe %u: unregister_ftrace_function (slice): %d\n", f->p.id, ret);
+			all = false;
+			continue;
+		}
+		sl->registered = false;
+		cond_resched();
+	}
+	return all;
 }
 
 static int fhook_func_probe_arm(struct fhook_probe *p)
 {
-	int ret = register_ftrace_function(&to_func(p)->ops);
+	struct fhook_func_probe *f = to_func(p);
+	int ret = register_ftrace_function(&f->ops);
 
-	if (!ret)
-		p->registered = true;
-	return ret;
+	if (ret)
+		return ret;
+	p->registered = true;
+	/* on failure the session disarms every probe, this one included */
+	return fhook_func_register_slices(f);
 }
 
 /*
@@ -453,12 +584,23 @@ bool fhook_ops_unregister(struct fhook_probe *p, struct ftrace_ops *ops)
 
 static void fhook_func_probe_disarm(struct fhook_probe *p)
 {
+	bool slices_gone = fhook_func_unregister_slices(to_func(p));
+
 	fhook_ops_unregister(p, &to_func(p)->ops);
+	/* a slice ftrace kept still calls into the probe: keep it all */
+	if (!slices_gone)
+		p->registered = true;
 }
 
 static void fhook_func_probe_release(struct fhook_probe *p)
 {
-	ftrace_free_filter(&to_func(p)->ops);
+	struct fhook_func_probe *f = to_func(p);
+	u32 i;
+
+	ftrace_free_filter(&f->ops);
+	for (i = 0; f->slices && i < f->nr_slices; i++)
+		ftrace_free_filter(&f->slices[i].ops);
+	kvfree(f->slices);
 	fhook_func_counts_free(to_func(p)->counts);
 	fhook_triggers_free(p);
 	kfree(p->pred);

@@ -436,6 +436,13 @@ struct fhook_graph {
 #define FHOOK_MAX_PATTERN_TEXT	65536
 #define FHOOK_MAX_PATTERN_LEN	255
 #define FHOOK_MAX_IPS		65536
+/*
+ * A function probe (FHOOK_PROBE_FUNC) given more addresses than this is
+ * armed and disarmed this many at a time, rescheduling in between: ftrace
+ * patches all the sites of one filter change without yielding the CPU.
+ * Userspace expands a glob of more functions into addresses to get this.
+ */
+#define FHOOK_ARM_SLICE		2048
 #define FHOOK_MAX_PROBES	64
 
 /* Pid filter: records only from these threads/processes. */

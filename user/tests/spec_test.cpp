@@ -266,5 +266,100 @@ TEST(FunctionList, ParseIgnoresBlankLines) {
     EXPECT_EQ(list.functions()[1].module, "m");
 }
 
+// A kernel with more traceable functions than FHOOK_ARM_SLICE: f0.. in
+// vmlinux, g0.. in module m, "dup" with two text symbols in vmlinux but one
+// call site (the other copy notrace), "mdup" the same in m, and 6.1's
+// discarded weak functions.
+class SlicedTest : public ::testing::Test {
+protected:
+    static constexpr std::size_t kN = FHOOK_ARM_SLICE + 100;
+    void SetUp() override {
+        std::string aff, addrs, syms;
+        auto add = [&](const std::string& name, const std::string& mod, std::uint64_t at,
+                       bool traceable) {
+            char line[128];
+            const std::string tag = mod.empty() ? "" : " [" + mod + "]";
+            std::snprintf(line, sizeof(line), "%016llx t %s%s\n", (unsigned long long)at,
+                          name.c_str(), tag.c_str());
+            syms += line;
+            if (traceable) {
+                aff += name + tag + "\n";
+                std::snprintf(line, sizeof(line), "%llx %s%s\n", (unsigned long long)at + 4,
+                              name.c_str(), tag.c_str());
+                addrs += line;
+            }
+        };
+        for (std::size_t i = 0; i < kN; i++) {
+            add("f" + std::to_string(i), "", 0xffffffff81000000 + 0x100 * i, true);
+            add("g" + std::to_string(i), "m", 0xffffffffc0000000 + 0x100 * i, true);
+        }
+        add("dup", "", 0xffffffff82000000, true);
+        add("dup", "", 0xffffffff82000100, false);
+        add("mdup", "m", 0xffffffffc1000000, true);
+        add("mdup", "m", 0xffffffffc1000100, false);
+        aff += "__ftrace_invalid_address___64\n";
+        std::istringstream a(aff), b(addrs);
+        functions_ = FunctionList::parse(a);
+        with_addrs_ = FunctionList::parse_with_addresses(b);
+        ksyms_ = Ksyms::parse(syms);
+        aff_ = aff;
+        syms_ = syms;
+    }
+    FunctionList functions_, with_addrs_;
+    Ksyms ksyms_;
+    std::string aff_, syms_;
+};
+
+TEST_F(SlicedTest, FewFunctionsStayPatterns) {
+    EXPECT_FALSE(build_sliced_request(parse_probe_specs({"f1*"}), functions_, &ksyms_));
+    EXPECT_FALSE(build_sliced_request(parse_probe_specs({"f1*"}), with_addrs_, nullptr));
+}
+
+TEST_F(SlicedTest, CallSiteAddressesFromAddrsFile) {
+    ASSERT_EQ(with_addrs_.functions().size(), 2 * kN + 2);
+    EXPECT_EQ(with_addrs_.functions()[1].module, "m");
+    auto req = build_sliced_request(parse_probe_specs({"*", "!g*"}), with_addrs_, nullptr);
+    ASSERT_TRUE(req);
+    EXPECT_TRUE(req->filters.empty());
+    EXPECT_TRUE(req->excludes.empty());
+    ASSERT_EQ(req->ips.size(), kN + 2); // f*, dup, mdup
+    EXPECT_EQ(req->ips.front(), 0xffffffff81000004u);
+}
+
+TEST_F(SlicedTest, KallsymsAddressesAndAmbiguousNamesAsPatterns) {
+    auto req = build_sliced_request(parse_probe_specs({"*"}), functions_, &ksyms_);
+    ASSERT_TRUE(req);
+    // which "dup" ftrace can trace only ftrace knows: the name goes as is
+    EXPECT_EQ(req->filters, (std::vector<std::string>{"dup", "mdup"}));
+    EXPECT_EQ(req->ips.size(), 2 * kN);
+    EXPECT_TRUE(std::find(req->ips.begin(), req->ips.end(), 0xffffffffc0000100u) != req->ips.end());
+
+    req = build_sliced_request(parse_probe_specs({"*", "!*dup"}), functions_, &ksyms_);
+    ASSERT_TRUE(req);
+    EXPECT_TRUE(req->filters.empty());
+    EXPECT_EQ(req->ips.size(), 2 * kN);
+}
+
+TEST_F(SlicedTest, NoAddressesNoSlices) {
+    // m's "mdup" is ambiguous, and a name pattern would also take the
+    // vmlinux "mdup" that ":mod:m" leaves out
+    std::istringstream in(aff_ + "mdup\n");
+    const FunctionList more = FunctionList::parse(in);
+    const Ksyms more_syms = Ksyms::parse(syms_ + "ffffffff83000000 t mdup\n");
+    EXPECT_FALSE(build_sliced_request(parse_probe_specs({":mod:m"}), more, &more_syms));
+    auto req = build_sliced_request(parse_probe_specs({":mod:m"}), functions_, &ksyms_);
+    ASSERT_TRUE(req);
+    EXPECT_EQ(req->filters, (std::vector<std::string>{"mdup"}));
+
+    EXPECT_FALSE(build_sliced_request(parse_probe_specs({"*"}), functions_, nullptr));
+    std::string zeros;
+    for (std::size_t i = 0; i < kN; i++) {
+        zeros += "0000000000000000 t f" + std::to_string(i) + "\n";
+    }
+    const Ksyms hidden = Ksyms::parse(zeros);
+    ASSERT_TRUE(hidden.addresses_hidden());
+    EXPECT_FALSE(build_sliced_request(parse_probe_specs({"*"}), functions_, &hidden));
+}
+
 } // namespace
 } // namespace fhook

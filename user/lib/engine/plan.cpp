@@ -199,11 +199,41 @@ void Tracer::State::plan() {
     // request for :mod: specs; otherwise setup() starts a thread that reads
     // it while the session is set up and armed.
     need_resolution = has_module_specs(specs) || counts_per_function(spec, specs);
+    // A glob of thousands of functions goes by address, for the module to
+    // arm a slice at a time: available_filter_functions(_addrs) says how
+    // many (and where, since 6.5), kallsyms where before.
+    const bool sliceable = spec.collect == Collect::Events && !spec.graph &&
+                           spec.attach == Attach::Ops &&
+                           std::none_of(specs.begin(), specs.end(), [](const ProbeSpec& one) {
+                               return !one.negated && !is_glob(one.glob) && !one.is_module();
+                           });
+    if (sliceable) {
+        say("reading available_filter_functions");
+        functions = FunctionList::load_with_addresses(paths.functions);
+        try {
+            if (!functions) {
+                functions = FunctionList::load(paths.functions);
+            }
+        } catch (const Error&) {
+            // the kernel matches the globs itself, in one go
+        }
+        if (functions && !functions->functions().empty() &&
+            functions->functions().front().addr == 0) {
+            const FunctionSelector selector(specs);
+            const auto& all = functions->functions();
+            need_resolution =
+                need_resolution || std::count_if(all.begin(), all.end(), [&](const auto& f) {
+                                       return selector.selects(f);
+                                   }) > FHOOK_ARM_SLICE;
+        }
+    }
     if (need_resolution || spec.collect == Collect::Latency) {
         say("reading " + paths.kallsyms);
         ksyms = load_ksyms(paths.kallsyms, true);
-        say("reading available_filter_functions");
-        functions = FunctionList::load(paths.functions);
+        if (!functions) {
+            say("reading available_filter_functions");
+            functions = FunctionList::load(paths.functions);
+        }
     }
     if (spec.collect == Collect::Latency) {
         plan_latency();
@@ -213,7 +243,12 @@ void Tracer::State::plan() {
     }
     // (a count's probes have their own requests)
     if (!specs.empty() && spec.collect != Collect::Counts) {
-        request = build_probe_request(specs, functions ? &*functions : nullptr, &ksyms);
+        std::optional<ProbeRequest> sliced;
+        if (sliceable && functions) {
+            sliced = build_sliced_request(specs, *functions, &ksyms);
+        }
+        request = sliced ? std::move(*sliced)
+                         : build_probe_request(specs, functions ? &*functions : nullptr, &ksyms);
     }
 }
 

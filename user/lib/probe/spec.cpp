@@ -1,12 +1,15 @@
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fhook_abi.h>
 
@@ -78,6 +81,21 @@ std::string_view next_token(std::string_view& line) {
         line.substr(start, end == std::string_view::npos ? line.npos : end - start);
     line.remove_prefix(end == std::string_view::npos ? line.size() : end);
     return token;
+}
+
+// "name" or "name [module]"
+std::optional<TraceableFunction> parse_function(std::string_view rest) {
+    const std::string_view name = next_token(rest);
+    if (name.empty()) {
+        return std::nullopt;
+    }
+    const std::string_view module = next_token(rest);
+    TraceableFunction f;
+    f.name = std::string(name);
+    if (module.size() > 2 && module.front() == '[' && module.back() == ']') {
+        f.module = std::string(module.substr(1, module.size() - 2));
+    }
+    return f;
 }
 
 bool spec_matches(const ProbeSpec& spec, const TraceableFunction& f) {
@@ -245,18 +263,43 @@ FunctionList FunctionList::parse(std::istream& in) {
     FunctionList list;
     std::string line;
     while (std::getline(in, line)) {
+        if (auto f = parse_function(line)) {
+            list.functions_.push_back(std::move(*f));
+        }
+    }
+    return list;
+}
+
+std::optional<FunctionList> FunctionList::load_with_addresses(const std::string& path) {
+    const std::vector<std::string> candidates =
+        path.empty() ? std::vector<std::string>{std::string(kTracefsPath) + "_addrs",
+                                                std::string(kDebugfsPath) + "_addrs"}
+                     : std::vector<std::string>{path + "_addrs"};
+    for (const auto& candidate : candidates) {
+        std::ifstream in(candidate);
+        if (in) {
+            FunctionList list = parse_with_addresses(in);
+            if (!in.bad() && !list.functions_.empty()) {
+                return list;
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+FunctionList FunctionList::parse_with_addresses(std::istream& in) {
+    FunctionList list;
+    std::string line;
+    while (std::getline(in, line)) {
         std::string_view rest = line;
-        std::string_view name = next_token(rest);
-        if (name.empty()) {
-            continue;
+        const std::string_view addr = next_token(rest);
+        std::uint64_t value = 0;
+        const auto [end, ec] = std::from_chars(addr.data(), addr.data() + addr.size(), value, 16);
+        auto f = parse_function(rest);
+        if (f && ec == std::errc() && end == addr.data() + addr.size()) {
+            f->addr = value;
+            list.functions_.push_back(std::move(*f));
         }
-        std::string_view module = next_token(rest);
-        TraceableFunction f;
-        f.name = std::string(name);
-        if (module.size() > 2 && module.front() == '[' && module.back() == ']') {
-            f.module = std::string(module.substr(1, module.size() - 2));
-        }
-        list.functions_.push_back(std::move(f));
     }
     return list;
 }
@@ -388,6 +431,89 @@ ProbeRequest build_probe_request(const std::vector<ProbeSpec>& specs, const Func
     }
     if (!positive) {
         req.filters.push_back("*"); // only exclusions: every function except them
+    }
+    return req;
+}
+
+std::optional<ProbeRequest> build_sliced_request(const std::vector<ProbeSpec>& specs,
+                                                 const FunctionList& functions,
+                                                 const Ksyms* ksyms) {
+    const FunctionSelector selector(specs);
+    std::vector<const TraceableFunction*> picked;
+    bool have_addresses = true;
+    for (const auto& f : functions.functions()) {
+        // (6.1 lists the call sites of discarded weak functions under this
+        // name; ftrace's globs never match them)
+        if (selector.selects(f) && !f.name.starts_with("__ftrace_invalid_address__")) {
+            picked.push_back(&f);
+            have_addresses = have_addresses && f.addr != 0;
+        }
+    }
+    if (picked.size() <= FHOOK_ARM_SLICE) {
+        return std::nullopt;
+    }
+    ProbeRequest req;
+    std::unordered_set<std::uint64_t> seen;
+    auto add = [&](std::uint64_t ip) {
+        if (seen.insert(ip).second) {
+            req.ips.push_back(ip);
+        }
+    };
+    if (have_addresses) {
+        for (const TraceableFunction* f : picked) {
+            add(f->addr);
+        }
+    } else {
+        if (ksyms == nullptr || ksyms->empty() || ksyms->addresses_hidden()) {
+            return std::nullopt;
+        }
+        // "module\0name" -> its text symbols, and ftrace's call sites of it
+        auto key = [](std::string_view module, std::string_view name) {
+            std::string k(module);
+            k += '\0';
+            k += name;
+            return k;
+        };
+        std::unordered_map<std::string, std::pair<std::vector<std::uint64_t>, std::size_t>> sites;
+        std::unordered_map<std::string_view, std::pair<std::size_t, std::size_t>> by_name;
+        for (const auto& f : functions.functions()) {
+            sites[key(f.module, f.name)].second++;
+            by_name[f.name].first++;
+        }
+        for (const TraceableFunction* f : picked) {
+            by_name[f->name].second++;
+        }
+        for (const SymbolRef& s : ksyms->text_symbols()) {
+            if (auto it = sites.find(key(s.module, s.name)); it != sites.end()) {
+                it->second.first.push_back(s.offset);
+            }
+        }
+        std::set<std::string_view> by_pattern;
+        for (const TraceableFunction* f : picked) {
+            const auto& [addrs, count] = sites[key(f->module, f->name)];
+            if (addrs.size() == count) {
+                std::for_each(addrs.begin(), addrs.end(), add);
+                continue;
+            }
+            // which symbol of the name has no call site: ftrace's own
+            // match by name, when it selects every function of the name
+            const auto& [all, selected] = by_name[f->name];
+            if (all != selected) {
+                return std::nullopt;
+            }
+            by_pattern.insert(f->name);
+        }
+        std::size_t text = 0;
+        for (std::string_view name : by_pattern) {
+            req.filters.emplace_back(name);
+            text += name.size() + 1;
+        }
+        if (text > FHOOK_MAX_PATTERN_TEXT) {
+            return std::nullopt;
+        }
+    }
+    if (req.ips.size() > FHOOK_MAX_IPS) {
+        return std::nullopt;
     }
     return req;
 }

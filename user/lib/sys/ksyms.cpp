@@ -279,6 +279,15 @@ Ksyms::symbols_in(std::string_view module) const {
     return out;
 }
 
+std::vector<SymbolRef> Ksyms::text_symbols() const {
+    std::vector<SymbolRef> out;
+    out.reserve(syms_.size());
+    for (const Sym& s : syms_) {
+        out.push_back(SymbolRef{name(s), s.addr, modules_[s.module]});
+    }
+    return out;
+}
+
 std::string kallsyms_hidden_reason(const std::string& sysctl_dir) {
     auto read = [&](const char* name) -> std::optional<int> {
         std::ifstream in(sysctl_dir + "/" + name);

@@ -45,6 +45,9 @@ bool glob_match(std::string_view glob, std::string_view name);
 struct TraceableFunction {
     std::string name;
     std::string module; // empty for vmlinux
+    // The call site's address (available_filter_functions_addrs, 6.5+),
+    // else 0.
+    std::uint64_t addr = 0;
 
     // "name" or "name [module]", as in the tracefs file.
     std::string line() const;
@@ -60,6 +63,12 @@ public:
     // fallback.  Throws a Runtime Error (tracefs not mounted, permission).
     static FunctionList load(const std::string& path = "");
     static FunctionList parse(std::istream& in);
+    // available_filter_functions_addrs beside `path` (as load() finds it):
+    // every function with its call site's address.  nullopt when the
+    // kernel has no such file (before 6.5) or it cannot be read.
+    static std::optional<FunctionList> load_with_addresses(const std::string& path = "");
+    // Parses "addr name [module]" lines.
+    static FunctionList parse_with_addresses(std::istream& in);
 
     const std::vector<TraceableFunction>& functions() const noexcept { return functions_; }
 
@@ -99,6 +108,17 @@ std::vector<std::uint64_t> resolve_module_spec(const ProbeSpec& spec, const Func
 // no positive spec the filter is "*" (every function except the excludes).
 ProbeRequest build_probe_request(const std::vector<ProbeSpec>& specs, const FunctionList* functions,
                                  const Ksyms* ksyms);
+
+// The probe by address when `specs` select more than FHOOK_ARM_SLICE
+// functions, so that the module arms it a slice at a time (ftrace patches
+// all sites of one filter change without yielding the CPU): the addresses
+// from `functions` when it has them, else from `ksyms`; a name kallsyms
+// has more text symbols of than ftrace has call sites for stays an exact
+// name pattern.  nullopt when they are fewer, or when the addresses cannot
+// be had (kallsyms hidden, more than FHOOK_MAX_IPS): build_probe_request()
+// then.
+std::optional<ProbeRequest> build_sliced_request(const std::vector<ProbeSpec>& specs,
+                                                 const FunctionList& functions, const Ksyms* ksyms);
 
 // The spec texts joined by spaces, for the summary line.
 std::string describe_specs(const std::vector<ProbeSpec>& specs);

@@ -56,6 +56,9 @@ public:
     std::vector<std::pair<std::string_view, std::uint64_t>>
     symbols_in(std::string_view module) const;
 
+    // Every text symbol, in address order.
+    std::vector<SymbolRef> text_symbols() const;
+
     std::size_t size() const noexcept { return syms_.size(); }
     bool empty() const noexcept { return syms_.empty(); }
     // True when the file listed symbols but every address was 0
