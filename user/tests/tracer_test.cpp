@@ -67,6 +67,26 @@ public:
         return p;
     }
 
+    // A kernel of `n` traceable functions f0..: kallsyms, the functions and,
+    // with `addrs`, available_filter_functions_addrs (6.5+: call sites at +4).
+    void big(std::size_t n, bool addrs) {
+        std::string syms, names, sites;
+        for (std::size_t i = 0; i < n; i++) {
+            char line[96];
+            const unsigned long long at = 0xffffffff81000000ULL + 0x100 * i;
+            std::snprintf(line, sizeof(line), "%016llx t f%zu\n", at, i);
+            syms += line;
+            names += "f" + std::to_string(i) + "\n";
+            std::snprintf(line, sizeof(line), "%llx f%zu\n", at + 4, i);
+            sites += line;
+        }
+        write("kallsyms", syms);
+        write("available_filter_functions", names);
+        if (addrs) {
+            write("available_filter_functions_addrs", sites);
+        }
+    }
+
     std::shared_ptr<FakeKernel> kernel;
 
 private:
@@ -193,6 +213,35 @@ TEST(Tracer, CountsAGlobFunctionByFunction) {
     EXPECT_EQ(count_table(count_sorted(tracer.count_rows(), 0)), "          hits  function\n"
                                                                  "             9  vfs_read\n"
                                                                  "             4  vfs_write\n");
+}
+
+// More functions than FHOOK_ARM_SLICE go by address (the module arms them
+// a slice at a time): the call sites of available_filter_functions_addrs,
+// else kallsyms; a name among the globs keeps them patterns.
+TEST(Tracer, AGlobOfThousandsOfFunctionsGoesByAddress) {
+    constexpr std::size_t kN = FHOOK_ARM_SLICE + 10;
+    for (const bool addrs : {false, true}) {
+        System sys;
+        sys.big(kN, addrs);
+        Tracer tracer(spec_of(Collect::Events, {"*", "!f1"}), sys.paths());
+        tracer.setup();
+        ASSERT_EQ(sys.kernel->probes.size(), 1u);
+        const auto& p = sys.kernel->probes[0];
+        EXPECT_EQ(p.filter, "");
+        EXPECT_EQ(p.exclude, "");
+        ASSERT_EQ(p.ips.size(), kN - 1) << addrs;
+        EXPECT_EQ(p.ips[0], 0xffffffff81000000ULL + (addrs ? 4 : 0));
+        EXPECT_EQ(p.ips[1], 0xffffffff81000200ULL + (addrs ? 4 : 0)); // f1 left out
+    }
+    System sys;
+    sys.big(kN, false);
+    Tracer few(spec_of(Collect::Events, {"f1*"}), sys.paths()); // 1,111 functions
+    few.setup();
+    EXPECT_EQ(sys.kernel->probes.back().filter, "f1*");
+    EXPECT_TRUE(sys.kernel->probes.back().ips.empty());
+    Tracer named(spec_of(Collect::Events, {"*", "f2"}), sys.paths());
+    named.setup();
+    EXPECT_TRUE(sys.kernel->probes.back().ips.empty());
 }
 
 // -e takes trace events as trace-cmd and perf do: SUBSYS:EVENT globs,

@@ -198,7 +198,7 @@ void Tracer::State::plan() {
     // /proc/kallsyms (seconds under emulation) is only needed to build the
     // request for :mod: specs; otherwise setup() starts a thread that reads
     // it while the session is set up and armed.
-    need_resolution = has_module_specs(specs) || counts_per_function(spec, specs);
+    const bool resolve = has_module_specs(specs) || counts_per_function(spec, specs);
     // A glob of thousands of functions goes by address, for the module to
     // arm a slice at a time: available_filter_functions(_addrs) says how
     // many (and where, since 6.5), kallsyms where before.
@@ -207,6 +207,7 @@ void Tracer::State::plan() {
                            std::none_of(specs.begin(), specs.end(), [](const ProbeSpec& one) {
                                return !one.negated && !is_glob(one.glob) && !one.is_module();
                            });
+    bool slices_need_kallsyms = false;
     if (sliceable) {
         say("reading available_filter_functions");
         functions = FunctionList::load_with_addresses(paths.functions);
@@ -221,15 +222,18 @@ void Tracer::State::plan() {
             functions->functions().front().addr == 0) {
             const FunctionSelector selector(specs);
             const auto& all = functions->functions();
-            need_resolution =
-                need_resolution || std::count_if(all.begin(), all.end(), [&](const auto& f) {
+            slices_need_kallsyms = std::count_if(all.begin(), all.end(), [&](const auto& f) {
                                        return selector.selects(f);
                                    }) > FHOOK_ARM_SLICE;
         }
     }
+    need_resolution = resolve || slices_need_kallsyms;
     if (need_resolution || spec.collect == Collect::Latency) {
         say("reading " + paths.kallsyms);
-        ksyms = load_ksyms(paths.kallsyms, true);
+        // (for slices alone, as the loader thread would: hidden addresses
+        // leave the globs to the kernel)
+        ksyms = load_ksyms(paths.kallsyms,
+                           resolve || spec.collect == Collect::Latency || spec.need_symbols);
         if (!functions) {
             say("reading available_filter_functions");
             functions = FunctionList::load(paths.functions);

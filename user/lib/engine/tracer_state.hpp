@@ -59,7 +59,7 @@ struct Tracer::State {
     std::vector<KprobeDef> kprobes;                              // definitions, in order
     std::optional<HookPlan> hook;
     std::vector<ProbeSpec> specs; // the function globs
-    bool need_resolution = false; // :mod: specs: kallsyms before the request
+    bool need_resolution = false; // :mod: specs, slices: kallsyms before the request
     Ksyms ksyms;                  // the formatters refer to this object
     std::future<Ksyms> ksyms_loading;
     std::optional<FunctionList> functions;
