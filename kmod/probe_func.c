@@ -601,7 +601,7 @@ static void fhook_func_probe_release(struct fhook_probe *p)
 	for (i = 0; f->slices && i < f->nr_slices; i++)
 		ftrace_free_filter(&f->slices[i].ops);
 	kvfree(f->slices);
-	fhook_func_counts_free(to_func(p)->counts);
+	fhook_func_counts_free(f->counts);
 	fhook_triggers_free(p);
 	kfree(p->pred);
 }
