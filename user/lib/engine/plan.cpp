@@ -218,14 +218,8 @@ void Tracer::State::plan() {
         } catch (const Error&) {
             // the kernel matches the globs itself, in one go
         }
-        if (functions && !functions->functions().empty() &&
-            functions->functions().front().addr == 0) {
-            const FunctionSelector selector(specs);
-            const auto& all = functions->functions();
-            slices_need_kallsyms = std::count_if(all.begin(), all.end(), [&](const auto& f) {
-                                       return selector.selects(f);
-                                   }) > FHOOK_ARM_SLICE;
-        }
+        slices_need_kallsyms = functions && !functions->has_addresses() &&
+                               FunctionSelector(specs).count(*functions) > FHOOK_ARM_SLICE;
     }
     need_resolution = resolve || slices_need_kallsyms;
     if (need_resolution || spec.collect == Collect::Latency) {

@@ -298,11 +298,7 @@ void Tracer::start() {
             if (!s.functions) {
                 s.functions = FunctionList::load(s.paths.functions);
             }
-            const FunctionSelector selector(s.specs);
-            std::size_t n = 0;
-            for (const auto& f : s.functions->functions()) {
-                n += selector.selects(f) ? 1 : 0;
-            }
+            const std::size_t n = FunctionSelector(s.specs).count(*s.functions);
             s.say("arming " + thousands(n) + (n == 1 ? " function" : " functions"));
         } catch (const Error&) {
             s.say("arming the probes");

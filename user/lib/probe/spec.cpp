@@ -304,6 +304,12 @@ FunctionList FunctionList::parse_with_addresses(std::istream& in) {
     return list;
 }
 
+std::size_t FunctionSelector::count(const FunctionList& functions) const {
+    const auto& all = functions.functions();
+    return static_cast<std::size_t>(
+        std::count_if(all.begin(), all.end(), [this](const auto& f) { return selects(f); }));
+}
+
 FunctionSelector::FunctionSelector(std::vector<ProbeSpec> specs) : specs_(std::move(specs)) {
     for (const auto& spec : specs_) {
         has_positive_ = has_positive_ || !spec.negated;
@@ -440,13 +446,11 @@ std::optional<ProbeRequest> build_sliced_request(const std::vector<ProbeSpec>& s
                                                  const Ksyms* ksyms) {
     const FunctionSelector selector(specs);
     std::vector<const TraceableFunction*> picked;
-    bool have_addresses = true;
     for (const auto& f : functions.functions()) {
         // (6.1 lists the call sites of discarded weak functions under this
         // name; ftrace's globs never match them)
         if (selector.selects(f) && !f.name.starts_with("__ftrace_invalid_address__")) {
             picked.push_back(&f);
-            have_addresses = have_addresses && f.addr != 0;
         }
     }
     if (picked.size() <= FHOOK_ARM_SLICE) {
@@ -459,7 +463,7 @@ std::optional<ProbeRequest> build_sliced_request(const std::vector<ProbeSpec>& s
             req.ips.push_back(ip);
         }
     };
-    if (have_addresses) {
+    if (functions.has_addresses()) {
         for (const TraceableFunction* f : picked) {
             add(f->addr);
         }

@@ -71,6 +71,10 @@ public:
     static FunctionList parse_with_addresses(std::istream& in);
 
     const std::vector<TraceableFunction>& functions() const noexcept { return functions_; }
+    // Read from available_filter_functions_addrs: every function has addr.
+    bool has_addresses() const noexcept {
+        return !functions_.empty() && functions_.front().addr != 0;
+    }
 
 private:
     std::vector<TraceableFunction> functions_;
@@ -82,6 +86,8 @@ class FunctionSelector {
 public:
     explicit FunctionSelector(std::vector<ProbeSpec> specs);
     bool selects(const TraceableFunction& function) const;
+    // How many functions of `functions` it selects.
+    std::size_t count(const FunctionList& functions) const;
     // Index of the first spec matching no function of `functions` (ftrace
     // refuses such a pattern, in the filter and in the notrace list alike).
     std::optional<std::size_t> first_unmatched(const FunctionList& functions) const;
