@@ -87,6 +87,8 @@ struct fhook_ring {
 	/* reserved bytes; runs ahead of data_head while writers nest */
 	local_t head;
 	local_t nest;			/* writers active on this CPU */
+	/* the outermost writer's fhook_ring_ctx(), 0: not a fast function hit */
+	unsigned int fast_ctx;
 	/* drops not yet reported in band: total, by probe, which probes */
 	local_t lost_pending;
 	local_t lost_probe[FHOOK_MAX_PROBES];

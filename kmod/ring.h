@@ -16,6 +16,15 @@ void fhook_ring_drop(struct fhook_ring *rb, u32 probe_id, u64 seq);
 void fhook_ring_count_frozen(struct fhook_ring *rb, u32 probe_id);
 void fhook_ring_commit(struct fhook_ring *rb);
 
+/*
+ * The context a writer runs in, from the preempt count it saw on entry
+ * (task, softirq, hardirq, NMI), never 0: rb->fast_ctx.
+ */
+static __always_inline unsigned int fhook_ring_ctx(unsigned int pc)
+{
+	return (pc & (NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET)) | 1;
+}
+
 /* meta fields producers update with local ops (one CPU, NMI-safe) */
 static __always_inline local_t *fhook_meta_local(u64 *field)
 {
