@@ -195,6 +195,26 @@ void BM_TraceText(benchmark::State& state) {
     trace_text(state, ring, fhook::ProbeTable());
 }
 
+// fhook record -o /dev/null's path for the same ring: the RingMerger's
+// passes written as spans by a FileSink (no formatting, no merge).
+void BM_RecordSpans(benchmark::State& state) {
+    fhook_rec_func r{};
+    r.hdr.type = FHOOK_REC_FUNC;
+    r.ip = kText + 781 * 512;
+    r.parent_ip = kText + 25 * 512 + 0x4d;
+    TraceRing ring(r);
+    fhook::FileSink sink(fhook::UniqueFd(::open("/dev/null", O_WRONLY | O_CLOEXEC)), "/dev/null",
+                         fhook::RecordWriter::Info{1, "bench", "bench", {}, {}}, ksyms());
+    fhook::RingMerger merger({fhook::RingView{0, &ring.meta, &ring.cons,
+                                              reinterpret_cast<const std::byte*>(ring.data.data()),
+                                              TraceRing::kSize, false}});
+    for (auto _ : state) {
+        ring.cons.data_tail = 0;
+        merger.drain_spans([&](std::span<const fhook::RingSpan> spans) { sink.on_pass(spans); });
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * ring.records));
+}
+
 // ... of a kprobe with two fetch arguments: 'p FUNC file=%di count=%dx:u64'
 void BM_TraceKprobeText(benchmark::State& state) {
     struct Rec {
@@ -226,6 +246,7 @@ BENCHMARK(BM_DecodeText)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DecodeJson)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceText)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceKprobeText)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RecordSpans)->Unit(benchmark::kMillisecond);
 
 } // namespace
 
