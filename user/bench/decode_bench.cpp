@@ -172,12 +172,25 @@ struct TraceRing {
     }
 };
 
+fhook::RingMerger merger_of(TraceRing& ring) {
+    return fhook::RingMerger({fhook::RingView{0, &ring.meta, &ring.cons,
+                                              reinterpret_cast<const std::byte*>(ring.data.data()),
+                                              TraceRing::kSize, false}});
+}
+
+// the guest bench's function record: one function, one caller
+fhook_rec_func bench_func_record() {
+    fhook_rec_func r{};
+    r.hdr.type = FHOOK_REC_FUNC;
+    r.ip = kText + 781 * 512;
+    r.parent_ip = kText + 25 * 512 + 0x4d;
+    return r;
+}
+
 void trace_text(benchmark::State& state, TraceRing& ring, const fhook::ProbeTable& probes) {
     const fhook::UniqueFd null(::open("/dev/null", O_WRONLY | O_CLOEXEC));
     fhook::PrintSink sink(null.get(), ksyms(), fhook::OutputFormat::Text, probes);
-    fhook::RingMerger merger({fhook::RingView{0, &ring.meta, &ring.cons,
-                                              reinterpret_cast<const std::byte*>(ring.data.data()),
-                                              TraceRing::kSize, false}});
+    fhook::RingMerger merger = merger_of(ring);
     for (auto _ : state) {
         ring.cons.data_tail = 0;
         merger.drain([&](const fhook_rec* rec) { sink.on_record(rec); });
@@ -187,27 +200,17 @@ void trace_text(benchmark::State& state, TraceRing& ring, const fhook::ProbeTabl
 }
 
 void BM_TraceText(benchmark::State& state) {
-    fhook_rec_func r{};
-    r.hdr.type = FHOOK_REC_FUNC;
-    r.ip = kText + 781 * 512;
-    r.parent_ip = kText + 25 * 512 + 0x4d;
-    TraceRing ring(r);
+    TraceRing ring(bench_func_record());
     trace_text(state, ring, fhook::ProbeTable());
 }
 
 // fhook record -o /dev/null's path for the same ring: the RingMerger's
 // passes written as spans by a FileSink (no formatting, no merge).
 void BM_RecordSpans(benchmark::State& state) {
-    fhook_rec_func r{};
-    r.hdr.type = FHOOK_REC_FUNC;
-    r.ip = kText + 781 * 512;
-    r.parent_ip = kText + 25 * 512 + 0x4d;
-    TraceRing ring(r);
+    TraceRing ring(bench_func_record());
     fhook::FileSink sink(fhook::UniqueFd(::open("/dev/null", O_WRONLY | O_CLOEXEC)), "/dev/null",
                          fhook::RecordWriter::Info{1, "bench", "bench", {}, {}}, ksyms());
-    fhook::RingMerger merger({fhook::RingView{0, &ring.meta, &ring.cons,
-                                              reinterpret_cast<const std::byte*>(ring.data.data()),
-                                              TraceRing::kSize, false}});
+    fhook::RingMerger merger = merger_of(ring);
     for (auto _ : state) {
         ring.cons.data_tail = 0;
         merger.drain_spans([&](std::span<const fhook::RingSpan> spans) { sink.on_pass(spans); });
