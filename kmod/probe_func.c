@@ -53,6 +53,22 @@ static notrace void fhook_func_stack(struct fhook_probe *p, struct fhook_ring *r
 		fhook_scratch_put();
 }
 
+/* One FHOOK_REC_FUNC record on @rb, preemption disabled. */
+static __always_inline void fhook_func_write(struct fhook_probe *p, struct fhook_ring *rb,
+					     struct fhook_probe_counters *c, unsigned long ip,
+					     unsigned long parent_ip, unsigned int pc, bool irqs_off)
+{
+	struct fhook_rec_func *r = fhook_ring_reserve(rb, sizeof(*r), p->id);
+
+	if (!IS_ERR_OR_NULL(r)) {
+		fhook_rec_init(&r->hdr, FHOOK_REC_FUNC, sizeof(*r), p->id, pc, irqs_off);
+		r->ip = ip;
+		r->parent_ip = parent_ip;
+		fhook_count(&c->written);
+	}
+	fhook_ring_commit(rb);
+}
+
 /*
  * The common case of a function entry: a probe with no trigger, predicate,
  * histogram or stack, the session's filters pass, and no other writer is
@@ -72,7 +88,6 @@ static __always_inline bool fhook_func_hit_fast(struct fhook_probe *p, unsigned 
 	unsigned int pc = preempt_count();
 	bool irqs_off = irqs_disabled();
 	struct fhook_probe_counters *c;
-	struct fhook_rec_func *r;
 	struct fhook_ring *rb;
 	unsigned int outer;
 	int cpu;
@@ -93,14 +108,7 @@ static __always_inline bool fhook_func_hit_fast(struct fhook_probe *p, unsigned 
 	WRITE_ONCE(rb->fast_ctx, fhook_ring_ctx(pc));
 	c = fhook_counters(s, cpu, p->id);
 	fhook_count(&c->hits);
-	r = fhook_ring_reserve(rb, sizeof(*r), p->id);
-	if (!IS_ERR_OR_NULL(r)) {
-		fhook_rec_init(&r->hdr, FHOOK_REC_FUNC, sizeof(*r), p->id, pc, irqs_off);
-		r->ip = ip;
-		r->parent_ip = parent_ip;
-		fhook_count(&c->written);
-	}
-	fhook_ring_commit(rb);
+	fhook_func_write(p, rb, c, ip, parent_ip, pc, irqs_off);
 	WRITE_ONCE(rb->fast_ctx, outer);
 	preempt_enable_notrace();
 	return true;
@@ -117,7 +125,6 @@ static noinline notrace void fhook_func_hit_full(struct fhook_probe *p, unsigned
 	unsigned int pc = preempt_count();
 	bool irqs_off = irqs_disabled();
 	struct fhook_probe_counters *c;
-	struct fhook_rec_func *r;
 	struct fhook_ring *rb;
 	unsigned int triggered;
 	int bit, cpu;
@@ -158,14 +165,7 @@ static noinline notrace void fhook_func_hit_full(struct fhook_probe *p, unsigned
 		fhook_func_stack(p, rb, ip, parent_ip, pc, irqs_off, c);
 		goto out;
 	}
-	r = fhook_ring_reserve(rb, sizeof(*r), p->id);
-	if (!IS_ERR_OR_NULL(r)) {
-		fhook_rec_init(&r->hdr, FHOOK_REC_FUNC, sizeof(*r), p->id, pc, irqs_off);
-		r->ip = ip;
-		r->parent_ip = parent_ip;
-		fhook_count(&c->written);
-	}
-	fhook_ring_commit(rb);
+	fhook_func_write(p, rb, c, ip, parent_ip, pc, irqs_off);
 out:
 	ftrace_test_recursion_unlock(bit);
 }
