@@ -141,16 +141,17 @@ for rel in "${kernels[@]}"; do
 	if [ $mode = bench ]; then
 		# QEMU 7.2's -icount hangs Debian's 6.1 at "Booting SMP
 		# configuration" (seen with sleep=on/off, shift=0/auto, tsc=reliable; 6.12
-		# boots): no deterministic figures for 6.1 (docs/benchmarks.md)
-		if [ $icount = 1 ] && [[ $rel == 6.1.* ]]; then
-			echo "== $rel: skipped: -icount hangs this kernel's SMP bring-up under QEMU 7.2"
-			continue
-		fi
+		# boots): no deterministic transport figures for 6.1; the hook
+		# benchmark boots one vCPU, which works (docs/benchmarks.md)
+		icount_smp=1
+		[ $icount = 1 ] && [[ $rel == 6.1.* ]] && icount_smp=0
 		# icount boots and runs slower: the stall watchdog must wait
 		export FHOOK_VM_STALL=${FHOOK_VM_STALL:-1200}
 		# (the eBPF peers' libraries make the initramfs ~250 MiB)
 		g_tests[bench]="" g_smp[bench]=3 g_mem[bench]=2048
-		if [ "${FHOOK_TEST_BENCH:-all}" != hooks ]; then
+		if [ "${FHOOK_TEST_BENCH:-all}" != hooks ] && [ $icount_smp = 0 ]; then
+			echo "== $rel: transport benchmark skipped: -icount hangs this kernel's SMP bring-up under QEMU 7.2"
+		elif [ "${FHOOK_TEST_BENCH:-all}" != hooks ]; then
 			echo "== $rel: transport benchmark, 3 vCPUs$([ $icount = 1 ] && echo ", -icount shift=0 (guest ns = instructions)")"
 			run_group "$rel" bench || exit 1
 		fi
