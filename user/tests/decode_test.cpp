@@ -207,3 +207,21 @@ TEST(Decode, FunctionRecordCarriesSeq) {
 
 } // namespace
 } // namespace fhook
+
+// same_task_name() against std::string_view's ==: every length up to 16
+// and past it, names equal and differing in each byte
+TEST(Decoder, SameTaskNameIsStringEquality) {
+    const std::string base = "0123456789abcdefXYZ";
+    for (std::size_t n = 0; n <= base.size(); n++) {
+        const std::string a = base.substr(0, n);
+        EXPECT_TRUE(fhook::same_task_name(a, std::string(a))) << n;
+        if (n > 0) {
+            EXPECT_FALSE(fhook::same_task_name(a, base.substr(0, n - 1))) << n;
+        }
+        for (std::size_t i = 0; i < n; i++) {
+            std::string b = a;
+            b[i] ^= 0x20;
+            EXPECT_FALSE(fhook::same_task_name(a, b)) << n << " byte " << i;
+        }
+    }
+}

@@ -257,7 +257,7 @@ void TextFormatter::append_head(const Event& ev, std::string& out) {
     const auto us = static_cast<std::uint32_t>((ev.ts - sec * 1000000000) / 1000);
     std::string& t = head_.text;
     if (!head_.valid || head_.pid != ev.pid || head_.cpu != ev.cpu || head_.flags != ev.flags ||
-        head_.preempt != ev.preempt || head_.comm != ev.comm) {
+        head_.preempt != ev.preempt || !same_task_name(head_.comm, ev.comm)) {
         t.clear();
         // ftrace shows the idle task (pid 0) as "<idle>".
         const std::string_view comm = ev.pid == 0 ? std::string_view("<idle>") : ev.comm;

@@ -249,7 +249,7 @@ bool Decoder::decode(const fhook_rec* rec, Event& ev) {
         last_ = &it->second;
     }
     // (mostly the name the previous event of the stream had already)
-    if (ev.comm != *last_) {
+    if (!same_task_name(ev.comm, *last_)) {
         ev.comm = *last_;
     }
     return true;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <optional>
 #include <string>
@@ -121,6 +122,35 @@ bool decode(const fhook_rec* rec, Event& ev);
 // leaf_return() makes it the return again.
 bool leaf_entry(const fhook_rec* rec, Event& ev);
 void leaf_return(const fhook_rec* rec, Event& ev);
+
+// a == b for task names (at most 16 bytes: TASK_COMM_LEN) in a few loads,
+// not a call into libc's memcmp(): the decoder and the text formatter ask
+// it for every event
+inline bool same_task_name(std::string_view a, std::string_view b) {
+    const auto load8 = [](const char* p) {
+        std::uint64_t v;
+        std::memcpy(&v, p, sizeof(v));
+        return v;
+    };
+    const auto load4 = [](const char* p) {
+        std::uint32_t v;
+        std::memcpy(&v, p, sizeof(v));
+        return v;
+    };
+    const std::size_t n = a.size();
+    if (n != b.size()) {
+        return false;
+    }
+    const char* x = a.data();
+    const char* y = b.data();
+    if (n >= 8 && n <= 16) { // the first and the last 8 bytes cover them all
+        return load8(x) == load8(y) && load8(x + n - 8) == load8(y + n - 8);
+    }
+    if (n >= 4 && n < 8) {
+        return load4(x) == load4(y) && load4(x + n - 4) == load4(y + n - 4);
+    }
+    return a == b;
+}
 
 // Decodes a stream of records in delivery order and names each event's
 // task from the stream's FHOOK_REC_COMM records (the latest name of its
