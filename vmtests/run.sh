@@ -143,13 +143,13 @@ for rel in "${kernels[@]}"; do
 		# configuration" (seen with sleep=on/off, shift=0/auto, tsc=reliable; 6.12
 		# boots): no deterministic transport figures for 6.1; the hook
 		# benchmark boots one vCPU, which works (docs/benchmarks.md)
-		icount_smp=1
-		[ $icount = 1 ] && [[ $rel == 6.1.* ]] && icount_smp=0
+		smp_boots=1
+		[ $icount = 1 ] && [[ $rel == 6.1.* ]] && smp_boots=0
 		# icount boots and runs slower: the stall watchdog must wait
 		export FHOOK_VM_STALL=${FHOOK_VM_STALL:-1200}
 		# (the eBPF peers' libraries make the initramfs ~250 MiB)
 		g_tests[bench]="" g_smp[bench]=3 g_mem[bench]=2048
-		if [ "${FHOOK_TEST_BENCH:-all}" != hooks ] && [ $icount_smp = 0 ]; then
+		if [ "${FHOOK_TEST_BENCH:-all}" != hooks ] && [ $smp_boots = 0 ]; then
 			echo "== $rel: transport benchmark skipped: -icount hangs this kernel's SMP bring-up under QEMU 7.2"
 		elif [ "${FHOOK_TEST_BENCH:-all}" != hooks ]; then
 			echo "== $rel: transport benchmark, 3 vCPUs$([ $icount = 1 ] && echo ", -icount shift=0 (guest ns = instructions)")"

@@ -7,9 +7,9 @@
 # Each kernel boots one vCPU under qemu -icount shift=0,sleep=off: a guest
 # nanosecond is then one guest instruction, so the figures are
 # deterministic (QEMU 7.2's -icount hangs 6.1's SMP bring-up, not a
-# one-vCPU boot); --wall measures by the wall clock instead.  bpftrace, libbpf-tools'
-# funclatency and trace-cmd are copied into the guest with their libraries (installed
-# here with apt-get when missing, as root).
+# one-vCPU boot); --wall measures by the wall clock instead.  bpftrace,
+# libbpf-tools' funclatency and trace-cmd are copied into the guest with
+# their libraries (installed here with apt-get when missing, as root).
 #
 # Writes build/bench/<release>-<workload>.json (one per kernel and
 # workload) and build/bench/hooks-<workload>.svg (fhook bench --plot).
