@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--wall) wall=1; shift ;;
 	--kernel) kernels+=(--kernel "$2"); shift 2 ;;
-	-h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "vmtests/bench/run.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
