@@ -37,7 +37,8 @@ define build_kmod
 	rel=$(1); hdr=$(2); out=$(BUILD)/kmod/$$rel; \
 	mkdir -p $$out && \
 	for f in $(KSRC); do ln -sf $$f $$out/; done && \
-	$(MAKE) -C $$hdr M=$$out FHOOK_SHARED=$(TOP)/shared FHOOK_INCLUDE=$(TOP)/include $(KBUILD_EXTRA) modules && \
+	$(MAKE) -C $$hdr M=$$out FHOOK_SHARED=$(TOP)/shared FHOOK_INCLUDE=$(TOP)/include \
+		FHOOK_VERSION_FILE=$(TOP)/VERSION $(KBUILD_EXTRA) modules && \
 	echo "  module   $$out/fhook.ko" && \
 	tout=$(BUILD)/testmod/$$rel; mkdir -p $$tout && \
 	for f in $(TESTMOD_SRC); do ln -sf $$f $$tout/; done && \

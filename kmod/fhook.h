@@ -55,7 +55,10 @@
 
 #include "compat.h"
 
-#define FHOOK_VERSION		"0.1.0"
+/* from the top-level VERSION file (Kbuild) */
+#ifndef FHOOK_VERSION
+#error "FHOOK_VERSION not set: build with the Kbuild of kmod/"
+#endif
 
 /* Writers nested on one CPU (task, softirq, irq, NMI, plus slack). */
 #define FHOOK_RING_MAX_NEST	8

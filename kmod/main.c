@@ -16,6 +16,28 @@
 
 atomic_t fhook_nr_sessions = ATOMIC_INIT(0);
 
+/*
+ * /sys/module/fhook/parameters/abi_version, beside .../version: which
+ * fhook can drive this module, readable without opening /dev/fhook
+ * (fhook --version, fhook doctor).  Not settable, not even at load time.
+ */
+static int fhook_abi_get(char *buf, const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE, "%d\n", FHOOK_ABI_VERSION);
+}
+
+static int fhook_abi_set(const char *val, const struct kernel_param *kp)
+{
+	return -EPERM;
+}
+
+static const struct kernel_param_ops fhook_abi_ops = {
+	.set = fhook_abi_set,
+	.get = fhook_abi_get,
+};
+module_param_cb(abi_version, &fhook_abi_ops, NULL, 0444);
+MODULE_PARM_DESC(abi_version, "The ABI of /dev/fhook (read-only)");
+
 static int fhook_open(struct inode *inode, struct file *file)
 {
 	struct fhook_session *s;

@@ -7,6 +7,7 @@
 #include <new>
 #include <string>
 
+#include <fhook/device.hpp>
 #include <fhook/error.hpp>
 
 #include "commands.hpp"
@@ -31,7 +32,8 @@ constexpr Command kCommands[] = {
      "                        the events\n"},
     {"record", fhook::cli::cmd_record,
      "  record -o FILE [options] PROBE... [-- COMMAND [ARGS...]]\n"
-     "                        the same, into a record file\n"},
+     "                        arm probes as trace does and write the events\n"
+     "                        into a record file (binary, for fhook report)\n"},
     {"stat", fhook::cli::cmd_stat,
      "  stat [options] PROBE... [-- COMMAND [ARGS...]]\n"
      "                        count hits per probe, print a table at the end\n"},
@@ -87,10 +89,29 @@ std::string usage() {
             "Options:\n"
             "  -h, --help            this help; 'fhook help COMMAND' or 'fhook COMMAND\n"
             "                        --help' for a command\n"
-            "  -V, --version         print the version\n"
+            "  -V, --version         print the version of fhook and of the loaded module\n"
             "\n"
             "Exit status: 0 success, 1 runtime error, 2 usage error.\n";
     return text;
+}
+
+// The CLI's version and ABI, and the loaded module's: one line each.
+std::string version_text() {
+    const std::string abi = std::to_string(FHOOK_ABI_VERSION);
+    std::string text = "fhook " + std::string(fhook::version()) + " (ABI " + abi + ")\n";
+    const fhook::ModuleStatus mod = fhook::module_status();
+    if (!mod.loaded) {
+        return text + "module: not loaded\n";
+    }
+    text += "module: fhook.ko " + (mod.version.empty() ? "?" : mod.version);
+    if (mod.abi_version == 0) {
+        return text + " (ABI not shown: older than this fhook), loaded\n";
+    }
+    text += " (ABI " + std::to_string(mod.abi_version) + "), loaded";
+    if (mod.abi_version != FHOOK_ABI_VERSION) {
+        text += ": another ABI, use the fhook built with it";
+    }
+    return text + "\n";
 }
 
 // "trace, record, ... or status"
@@ -126,7 +147,7 @@ int run(int argc, char** argv) {
         return 0;
     }
     if (command == "-V" || command == "--version") {
-        fhook::cli::print_stdout("fhook " + std::string(fhook::version()) + "\n");
+        fhook::cli::print_stdout(version_text());
         return 0;
     }
     for (const auto& c : kCommands) {

@@ -1,6 +1,10 @@
+#include <stdlib.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -85,6 +89,23 @@ TEST(Device, ModuleHooksOfAnOlderModule) {
     kernel->features &= ~FHOOK_FEAT_KHOOK;
     kernel->khooks.resize(1);
     EXPECT_TRUE(test::FakeKernel::open(kernel).module_hooks().empty());
+}
+
+TEST(Device, ModuleStatusFromSysfs) {
+    char tmpl[] = "/tmp/fhook-sysfs-XXXXXX";
+    const std::string sysfs = ::mkdtemp(tmpl);
+    EXPECT_FALSE(module_status(sysfs).loaded);
+    std::filesystem::create_directories(sysfs + "/module/fhook/parameters");
+    // a module from before the ABI was in sysfs: loaded, nothing more known
+    EXPECT_TRUE(module_status(sysfs).loaded);
+    EXPECT_EQ(module_status(sysfs).abi_version, 0u);
+    std::ofstream(sysfs + "/module/fhook/version") << "0.1.0\n";
+    std::ofstream(sysfs + "/module/fhook/parameters/abi_version") << "3\n";
+    const ModuleStatus st = module_status(sysfs);
+    EXPECT_TRUE(st.loaded);
+    EXPECT_EQ(st.version, "0.1.0");
+    EXPECT_EQ(st.abi_version, 3u);
+    std::filesystem::remove_all(sysfs);
 }
 
 TEST(Device, FeatureNames) {

@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <utility>
@@ -87,6 +88,20 @@ std::string feature_names(std::uint64_t features) {
         }
     }
     return out;
+}
+
+ModuleStatus module_status(const std::string& sysfs) {
+    const std::string dir = sysfs + "/module/fhook";
+    ModuleStatus st;
+    std::error_code ec;
+    st.loaded = std::filesystem::is_directory(dir, ec);
+    std::ifstream version(dir + "/version");
+    std::getline(version, st.version);
+    std::ifstream abi(dir + "/parameters/abi_version");
+    if (!(abi >> st.abi_version)) {
+        st.abi_version = 0;
+    }
+    return st;
 }
 
 std::string kernel_lockdown() {

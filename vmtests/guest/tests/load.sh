@@ -1,9 +1,15 @@
 # load: insmod creates /dev/fhook (char device, crw-------); fhook status
 # reports the module (its trampoline slots as many as kallsyms lists);
-# rmmod removes it again.
+# fhook --version reads the module's version and ABI from sysfs, as the
+# handshake gives them; rmmod removes it again.
 . /fhook/lib.sh
 
 ! fhook_loaded || fail "fhook already loaded before the test"
+run_fhook $D/v0 --version
+expect_eq "$RC" 0 "fhook --version without the module"
+grep -qx 'module: not loaded' $D/v0.out || fail "fhook --version without the module: $(cat $D/v0.out)"
+# the ABI in sysfs cannot be set, not even at load time
+! insmod $KO abi_version=9 2>/dev/null || fail "insmod with abi_version=9 succeeded"
 insmod $KO || fail "insmod $KO failed"
 grep -q '^fhook ' /proc/modules || fail "fhook not in /proc/modules after insmod"
 wait_for 5 test -e /dev/fhook || fail "/dev/fhook missing after insmod"
@@ -26,6 +32,15 @@ slots=$(grep -c ' fhook_direct_fast_[0-9]*[[:space:]]*\[fhook\]' /proc/kallsyms)
 [ "$slots" -gt 0 ] || fail "no fhook_direct_fast_N in /proc/kallsyms"
 grep -qx "trampoline slots: $slots" $D/st.out ||
 	fail "fhook status: '$(grep slots $D/st.out)', kallsyms has $slots fast trampolines"
+
+run_fhook $D/v --version
+cat $D/v.out
+expect_eq "$RC" 0 "fhook --version exit code"
+ver=$(sed -n 's/^version: //p' $D/st.out)
+[ -n "$ver" ] || fail "fhook status shows no version"
+grep -qx "fhook $ver (ABI 3)" $D/v.out || fail "fhook --version: CLI line is not 'fhook $ver (ABI 3)'"
+grep -qx "module: fhook.ko $ver (ABI 3), loaded" $D/v.out ||
+	fail "fhook --version: module line is not 'module: fhook.ko $ver (ABI 3), loaded'"
 
 rmmod fhook || fail "rmmod fhook failed"
 ! fhook_loaded || fail "fhook still in /proc/modules after rmmod"

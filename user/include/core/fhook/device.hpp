@@ -88,6 +88,16 @@ private:
     DeviceInfo info_;
 };
 
+// The fhook module as sysfs shows it, without opening /dev/fhook.
+struct ModuleStatus {
+    bool loaded = false;
+    std::string version;           // MODULE_VERSION, "" when not loaded
+    std::uint32_t abi_version = 0; // 0: the module does not say (before 0.1.0)
+};
+
+// /sys/module/fhook under `sysfs` (tests pass a directory of their own).
+ModuleStatus module_status(const std::string& sysfs = "/sys");
+
 // The kernel's lockdown mode ("integrity", "confidentiality"), or "" when
 // there is none or it cannot be read (/sys/kernel/security/lockdown).
 std::string kernel_lockdown();
