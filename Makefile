@@ -10,9 +10,13 @@
 #   make demo       setup, build, boot a QEMU guest and trace a workload
 #   make test       setup, build, lint, host unit tests, guest tests on all kernels
 #   make lint       checkpatch (kernel C), W=1 build, clang-format (C++), ABI padding (pahole)
-#   make install    the CLI, the udev rule (group fhook), the hook API header,
-#                   the examples, fhook vm's runner and, when built for the
-#                   running kernel, fhook.ko into /lib/modules (DESTDIR, PREFIX)
+#   make man        man pages: build/man/
+#   make install    the CLI, man pages, bash completion, the udev rule (group
+#                   fhook), the hook API header, the examples, fhook vm's
+#                   runner, the module source for DKMS (DESTDIR, PREFIX)
+#   make uninstall  all of that again
+#   make deb        Debian packages fhook and fhook-dkms: build/deb/
+#   make test-package  the packages built, lintian, unpacked, DKMS-built
 #   make bench-host / bench-transport / bench-hooks   figures (docs/benchmarks.md), not tests
 
 TOP      := $(CURDIR)
@@ -24,7 +28,7 @@ EXAMPLES_SRC := $(wildcard $(TOP)/examples/*.c) $(TOP)/examples/Kbuild
 KHOOKTEST_SRC := $(wildcard $(TOP)/vmtests/khooktest/*.c) $(TOP)/vmtests/khooktest/Kbuild
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')
 
-.PHONY: all kmod examples user setup demo test test-host test-vm lint clean install bench-host bench-transport bench-hooks
+.PHONY: all kmod examples user setup demo test test-host test-package test-vm lint clean install uninstall man deb bench-host bench-transport bench-hooks
 
 all: kmod user
 	@echo "fhook built:"
@@ -117,28 +121,27 @@ lint:
 	@bash $(TOP)/scripts/abi-holes.sh
 
 PREFIX ?= /usr/local
-RUNNING := $(shell uname -r)
+export PREFIX DESTDIR
 
-# /dev/fhook for group fhook (docs/cli.md "Permissions"); nothing is loaded.
-install: user
-	install -D -m 755 $(BUILD)/user/fhook $(DESTDIR)$(PREFIX)/bin/fhook
-	install -D -m 644 $(TOP)/packaging/udev/60-fhook.rules $(DESTDIR)/etc/udev/rules.d/60-fhook.rules
-	install -D -m 644 $(TOP)/include/fhook/khook.h $(DESTDIR)$(PREFIX)/include/fhook/khook.h
-	install -D -m 644 -t $(DESTDIR)$(PREFIX)/share/doc/fhook/examples $(TOP)/examples/*.c $(TOP)/examples/Kbuild
-	install -D -m 755 $(TOP)/vmtests/vm.sh $(DESTDIR)$(PREFIX)/lib/fhook/vmtests/vm.sh
-	install -D -m 644 -t $(DESTDIR)$(PREFIX)/lib/fhook/vmtests/lib $(TOP)/vmtests/lib/*.sh
-	install -D -m 755 $(TOP)/vmtests/guest/vm-init $(DESTDIR)$(PREFIX)/lib/fhook/vmtests/guest/vm-init
-	@if [ -f $(BUILD)/kmod/$(RUNNING)/fhook.ko ]; then \
-		install -D -m 644 $(BUILD)/kmod/$(RUNNING)/fhook.ko \
-			$(DESTDIR)/lib/modules/$(RUNNING)/extra/fhook.ko; \
-		[ -n "$(DESTDIR)" ] || depmod -a $(RUNNING); \
-	fi
-	@if [ -z "$(DESTDIR)" ]; then \
-		getent group fhook >/dev/null || groupadd --system fhook; \
-		udevadm control --reload-rules 2>/dev/null || true; \
-	fi
-	@echo "installed; to let a member of group fhook trace without root:"
-	@echo "  sudo setcap cap_perfmon+ep $(PREFIX)/bin/fhook   (and cap_syslog for function names)"
+# man pages from the CLI's --help and docs/probes.md: build/man/
+man: user
+	bash $(TOP)/scripts/man.sh $(BUILD)/user/fhook $(BUILD)/man
+
+# scripts/install.sh has the list (and the DKMS source); nothing is loaded
+install: user man
+	BUILD=$(BUILD) bash $(TOP)/scripts/install.sh install
+
+uninstall:
+	BUILD=$(BUILD) bash $(TOP)/scripts/install.sh uninstall
+
+# Debian packages fhook and fhook-dkms in build/deb/ (docs/install.md)
+deb:
+	bash $(TOP)/scripts/deb.sh $(BUILD)/deb
+
+# the packages built, lintian-clean, unpacked and checked, DKMS-built for
+# every Debian target kernel
+test-package:
+	bash $(TOP)/scripts/test-package.sh
 
 clean:
-	rm -rf $(BUILD)/kmod $(BUILD)/user $(BUILD)/vm
+	rm -rf $(BUILD)/kmod $(BUILD)/user $(BUILD)/vm $(BUILD)/man $(BUILD)/deb

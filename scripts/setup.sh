@@ -54,6 +54,7 @@ pkgs=(build-essential cmake ninja-build pkg-config
       clang-format perl linux-source-6.1
       clang libbpf-dev libelf-dev libcapstone-dev zlib1g-dev libzstd-dev nlohmann-json3-dev libtraceevent-dev
       libdw-dev liblzma-dev libbz2-dev libtracecmd-dev libtracefs-dev trace-cmd libxml2-utils
+      help2man go-md2man debhelper dh-dkms dkms lintian
       "linux-headers-$rel61" "linux-headers-$rel612")
 # the debug kernel (KASAN/lockdep/kmemleak) is built from Debian's source
 if [ "${FHOOK_NO_DEBUG_KERNEL:-0}" != 1 ]; then

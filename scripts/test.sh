@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole fhook test suite on a fresh Debian bookworm machine (as root):
 # setup (packages + target kernels), build, style gates, host unit tests,
-# then the guest suite on every target kernel.  Exit status 0 = all green.
+# the Debian packages (lintian, DKMS builds), then the guest suite on every
+# target kernel.  Exit status 0 = all green.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -10,5 +11,6 @@ bash scripts/setup.sh
 make all
 make lint
 make test-host
+make test-package
 make test-vm
 echo "fhook: test suite passed in $(( $(date +%s) - start )) s"
