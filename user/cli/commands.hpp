@@ -31,6 +31,7 @@ int cmd_bench(const Args& args);
 int cmd_report(const Args& args);
 int cmd_list(const Args& args);
 int cmd_status(const Args& args);
+int cmd_doctor(const Args& args);
 int cmd_vm(const Args& args);
 
 // Paths, overridable through the environment for testing:

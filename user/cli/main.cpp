@@ -70,6 +70,10 @@ constexpr Command kCommands[] = {
      "                        list the traceable functions or the trace events\n"},
     {"status", fhook::cli::cmd_status,
      "  status                show the state of the fhook module\n"},
+    {"doctor", fhook::cli::cmd_doctor,
+     "  doctor [--format json]\n"
+     "                        will fhook work here, and if not, why (kernel\n"
+     "                        options, tracefs, lockdown, module, privileges)\n"},
     {"vm", fhook::cli::cmd_vm,
      "  vm [options] [-- COMMAND]\n"
      "                        run COMMAND (or a shell) in a throwaway QEMU guest\n"

@@ -91,6 +91,9 @@ build_initramfs() {
 		"$here/guest/tests.list" "$top/packaging/udev/60-fhook.rules" "$stage/fhook/"
 	cp "$here"/guest/tests/*.sh "$stage/fhook/tests/"
 	cp "$progs"/* "$stage/fhook/bin/"
+	# the kernel's config, which a Debian install has as /boot/config-REL
+	# (the guest has no /boot: test doctor puts it there)
+	[ -f "${t_hdr[$rel]}/.config" ] && cp "${t_hdr[$rel]}/.config" "$stage/fhook/kconfig"
 	[ -f "$testmod_dir/$rel/fhook_testmod.ko" ] &&
 		cp "$testmod_dir/$rel"/fhook_*.ko "$stage/fhook/"
 	# modules of the hook API: the examples and the API's tests

@@ -104,9 +104,9 @@ ModuleStatus module_status(const std::string& sysfs) {
     return st;
 }
 
-std::string kernel_lockdown() {
+std::string kernel_lockdown(const std::string& sysfs) {
     // "none integrity [confidentiality]": the mode in brackets
-    std::ifstream in("/sys/kernel/security/lockdown");
+    std::ifstream in(sysfs + "/kernel/security/lockdown");
     std::string line;
     std::getline(in, line);
     const auto open = line.find('[');

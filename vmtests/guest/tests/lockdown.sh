@@ -36,6 +36,9 @@ refused "--return under integrity" hook --return -12 fhook_testmod_ret -- sh -c 
 run_fhook $D/kp trace 'p:fh/vr vfs_read count=%dx:u64' -- dd if=/etc/passwd of=/dev/null bs=64
 expect_eq "$RC" 0 "a kprobe under integrity ($(head -n 2 $D/kp.err))"
 grep -q 'count=' $D/kp.out || fail "no kprobe events under integrity"
+run_fhook $D/doc doctor
+expect_eq "$RC" 0 "fhook doctor under integrity, the module loaded"
+grep -q '^warn lockdown  *integrity: ' $D/doc.out || fail "fhook doctor: no lockdown warning under integrity"
 
 echo confidentiality > $L || fail "cannot raise lockdown to confidentiality"
 refused "a kprobe under confidentiality" trace 'p:fh/vr vfs_read count=%dx:u64' -- dd if=/etc/passwd of=/dev/null bs=64
@@ -44,4 +47,12 @@ refused "a kernel-memory fetch under confidentiality" \
 run_fhook $D/fn trace fhook_testmod_ret -- sh -c "echo ret 5 > $TH"
 expect_eq "$RC" 0 "function events under confidentiality ($(head -n 2 $D/fn.err))"
 expect_eq "$(grep -c fhook_testmod_ret $D/fn.out)" 5 "function events under confidentiality"
+# fhook doctor's red line when the module is not in: only signed modules
+# load now, and indeed insmod of the (unsigned) module fails
+rmmod fhook || fail "rmmod fhook under lockdown"
+run_fhook $D/doc2 doctor
+expect_eq "$RC" 1 "fhook doctor under lockdown without the module"
+grep -q '^FAIL module  *not loaded, and lockdown (confidentiality) lets only signed modules in' $D/doc2.out ||
+	fail "fhook doctor: $(grep module $D/doc2.out)"
+! insmod $KO 2>/dev/null || fail "insmod of an unsigned module under lockdown succeeded"
 pass "integrity: --return refused, kprobes work; confidentiality: kprobes, kernel reads refused, function events work"

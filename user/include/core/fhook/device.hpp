@@ -100,7 +100,7 @@ ModuleStatus module_status(const std::string& sysfs = "/sys");
 
 // The kernel's lockdown mode ("integrity", "confidentiality"), or "" when
 // there is none or it cannot be read (/sys/kernel/security/lockdown).
-std::string kernel_lockdown();
+std::string kernel_lockdown(const std::string& sysfs = "/sys");
 
 // ioctl() retried on EINTR; returns 0 or -1 with errno set.
 int xioctl(int fd, unsigned long request, void* arg) noexcept;

@@ -1,0 +1,177 @@
+#include <stdlib.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include <fhook_abi.h>
+
+#include <fhook/doctor.hpp>
+#include <fhook/doctor_format.hpp>
+
+namespace fhook {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kRelease = "6.12.117+deb12-amd64";
+
+// A machine under a directory: proc, sys, boot, lib/modules, dev.
+class FakeMachine {
+public:
+    FakeMachine() {
+        char tmpl[] = "/tmp/fhook-doctor-XXXXXX";
+        root_ = ::mkdtemp(tmpl);
+        paths_ = {root_ + "/proc",        root_ + "/sys", root_ + "/boot",
+                  root_ + "/lib/modules", root_ + "/dev", kRelease};
+        for (const auto& d :
+             {paths_.proc, paths_.sys, paths_.boot, paths_.lib_modules, paths_.dev}) {
+            fs::create_directories(d);
+        }
+        write("proc/mounts", "tracefs /sys/kernel/tracing tracefs rw 0 0\n");
+        write("proc/sys/kernel/kptr_restrict", "0\n");
+        write("proc/sys/kernel/perf_event_paranoid", "2\n");
+        write("proc/self/status", "Name:\tfhook\nCapEff:\t000001ffffffffff\n");
+        write("sys/kernel/security/lockdown", "[none] integrity confidentiality\n");
+    }
+    ~FakeMachine() { fs::remove_all(root_); }
+
+    void write(const std::string& rel, const std::string& text) {
+        const fs::path p = root_ + "/" + rel;
+        fs::create_directories(p.parent_path());
+        std::ofstream(p) << text;
+    }
+    void config(const std::string& text) { write(std::string("boot/config-") + kRelease, text); }
+    void module(const std::string& version, int abi) {
+        write("sys/module/fhook/version", version + "\n");
+        write("sys/module/fhook/parameters/abi_version", std::to_string(abi) + "\n");
+        write("dev/fhook", "");
+    }
+    const DoctorPaths& paths() const { return paths_; }
+
+private:
+    std::string root_;
+    DoctorPaths paths_;
+};
+
+const Check& find(const DoctorReport& r, const std::string& name) {
+    for (const auto& c : r.checks) {
+        if (c.name == name) {
+            return c;
+        }
+    }
+    static const Check none{"(missing)", CheckStatus::Fail, "", ""};
+    ADD_FAILURE() << "no check " << name;
+    return none;
+}
+
+const char* kFullConfig = "CONFIG_FUNCTION_TRACER=y\nCONFIG_DYNAMIC_FTRACE=y\n"
+                          "CONFIG_DYNAMIC_FTRACE_WITH_REGS=y\nCONFIG_DYNAMIC_FTRACE_WITH_ARGS=y\n"
+                          "CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS=y\nCONFIG_KPROBES=y\n"
+                          "CONFIG_KPROBES_ON_FTRACE=y\nCONFIG_UPROBES=y\n"
+                          "CONFIG_DEBUG_INFO_BTF=y\nCONFIG_DEBUG_INFO_BTF_MODULES=y\n";
+
+TEST(Doctor, AllGreenOnATarget) {
+    FakeMachine m;
+    m.config(kFullConfig);
+    m.module("0.1.0", FHOOK_ABI_VERSION);
+    const DoctorReport r = doctor(m.paths());
+    EXPECT_TRUE(r.ok()) << doctor_text(r);
+    EXPECT_EQ(r.count(CheckStatus::Warn), 0u) << doctor_text(r);
+    EXPECT_EQ(find(r, "tracefs").detail, "mounted at /sys/kernel/tracing");
+    EXPECT_NE(find(r, "module").detail.find("ABI " + std::to_string(FHOOK_ABI_VERSION)),
+              std::string::npos);
+    EXPECT_EQ(r.config_source, m.paths().boot + "/config-" + kRelease);
+}
+
+TEST(Doctor, NoTracefsFails) {
+    FakeMachine m;
+    m.config(kFullConfig);
+    m.module("0.1.0", FHOOK_ABI_VERSION);
+    m.write("proc/mounts", "proc /proc proc rw 0 0\n");
+    const DoctorReport r = doctor(m.paths());
+    EXPECT_FALSE(r.ok());
+    EXPECT_EQ(find(r, "tracefs").status, CheckStatus::Fail);
+    EXPECT_EQ(find(r, "tracefs").fix, "mount -t tracefs nodev /sys/kernel/tracing");
+    EXPECT_EQ(r.count(CheckStatus::Fail), 1u) << doctor_text(r);
+}
+
+TEST(Doctor, ModuleOfAnotherAbiFails) {
+    FakeMachine m;
+    m.config(kFullConfig);
+    m.module("0.0.9", FHOOK_ABI_VERSION - 1);
+    const DoctorReport r = doctor(m.paths());
+    EXPECT_EQ(find(r, "module").status, CheckStatus::Fail);
+    EXPECT_NE(find(r, "module").detail.find("ABI " + std::to_string(FHOOK_ABI_VERSION - 1)),
+              std::string::npos)
+        << find(r, "module").detail;
+}
+
+TEST(Doctor, MissingModuleSaysHowToLoadIt) {
+    FakeMachine m;
+    m.config(kFullConfig);
+    EXPECT_EQ(find(doctor(m.paths()), "module").status, CheckStatus::Fail);
+    EXPECT_NE(find(doctor(m.paths()), "module").fix.find("fhook-dkms"), std::string::npos);
+    m.write(std::string("lib/modules/") + kRelease + "/updates/dkms/fhook.ko.xz", "");
+    EXPECT_EQ(find(doctor(m.paths()), "module").fix, "modprobe fhook");
+    // lockdown lets only signed modules in
+    m.write("sys/kernel/security/lockdown", "none [integrity] confidentiality\n");
+    const DoctorReport r = doctor(m.paths());
+    EXPECT_NE(find(r, "module").detail.find("lockdown (integrity)"), std::string::npos);
+    EXPECT_EQ(find(r, "lockdown").status, CheckStatus::Warn);
+}
+
+TEST(Doctor, ConfigFromProcConfigGz) {
+    FakeMachine m;
+    m.module("0.1.0", FHOOK_ABI_VERSION);
+    const std::string gz = m.paths().proc + "/config.gz";
+    gzFile f = gzopen(gz.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    const std::string text = std::string(kFullConfig) + "# CONFIG_UPROBES is not set\n";
+    gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
+    gzclose(f);
+    const DoctorReport r = doctor(m.paths());
+    EXPECT_EQ(r.config_source, gz);
+    EXPECT_EQ(find(r, "CONFIG_UPROBES").status, CheckStatus::Warn);
+    EXPECT_EQ(find(r, "CONFIG_KPROBES").status, CheckStatus::Ok);
+    EXPECT_TRUE(r.ok());
+}
+
+TEST(Doctor, InfersTheConfigWithoutOne) {
+    FakeMachine m;
+    m.module("0.1.0", FHOOK_ABI_VERSION);
+    m.write("proc/kallsyms", "0000000000000000 T ftrace_caller\n"
+                             "0000000000000000 T ftrace_update_ftrace_func\n"
+                             "0000000000000000 T register_kprobe\n"
+                             "0000000000000000 t uprobe_register\n");
+    m.write("sys/kernel/btf/vmlinux", "");
+    const DoctorReport r = doctor(m.paths());
+    EXPECT_EQ(r.config_source, "");
+    EXPECT_TRUE(r.ok()) << doctor_text(r);
+    EXPECT_EQ(find(r, "CONFIG_FUNCTION_TRACER").status, CheckStatus::Ok);
+    EXPECT_NE(find(r, "CONFIG_FUNCTION_TRACER").detail.find("inferred"), std::string::npos);
+    EXPECT_EQ(find(r, "CONFIG_DEBUG_INFO_BTF").status, CheckStatus::Ok);
+    EXPECT_EQ(find(r, "CONFIG_DYNAMIC_FTRACE_WITH_REGS").status, CheckStatus::Warn);
+    // no kallsyms at all: warnings that say why, not failures
+    fs::remove(m.paths().proc + "/kallsyms");
+    const DoctorReport none = doctor(m.paths());
+    EXPECT_EQ(find(none, "CONFIG_KPROBES").status, CheckStatus::Warn);
+    EXPECT_NE(find(none, "CONFIG_KPROBES").detail.find("unknown"), std::string::npos);
+    EXPECT_TRUE(none.ok());
+}
+
+TEST(Doctor, JsonHasEveryCheck) {
+    FakeMachine m;
+    m.config(kFullConfig);
+    const DoctorReport r = doctor(m.paths());
+    const std::string j = doctor_json(r);
+    EXPECT_EQ(j.rfind("{\"kernel\":\"6.12.117+deb12-amd64\",", 0), 0u) << j;
+    EXPECT_NE(j.find("\"ok\":false"), std::string::npos);
+    EXPECT_NE(j.find("{\"name\":\"module\",\"status\":\"fail\""), std::string::npos) << j;
+}
+
+} // namespace
+} // namespace fhook
