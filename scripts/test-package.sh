@@ -62,13 +62,38 @@ while read -r rel hdr _; do
 	rm -rf "$dk" && mkdir -p "$dk"
 	dkms add -m fhook -v "$version" --sourcetree "$root/usr/src" --dkmstree "$dk" > /dev/null
 	dkms build -m fhook -v "$version" -k "$rel" --sourcetree "$root/usr/src" --dkmstree "$dk" \
-		> "$out/dkms-$rel.log" 2>&1 || { tail -n 30 "$out/dkms-$rel.log" >&2; fail "dkms build for $rel"; }
+		< /dev/null > "$out/dkms-$rel.log" 2>&1 || { tail -n 30 "$out/dkms-$rel.log" >&2; fail "dkms build for $rel"; }
 	ko=$(find "$dk/fhook/$version/$rel" -name 'fhook.ko*' | head -n 1)
 	[ -n "$ko" ] || fail "dkms built no fhook.ko for $rel"
 	[ "$(modinfo -F version "$ko")" = "$version" ] || fail "$ko: version $(modinfo -F version "$ko")"
 	modinfo -F vermagic "$ko" | grep -q "^$rel " || fail "$ko: vermagic $(modinfo -F vermagic "$ko")"
+	mkdir -p "$out/ko/$rel"
+	case $ko in
+	*.xz) xz -dc "$ko" > "$out/ko/$rel/fhook.ko" ;;
+	*) cp "$ko" "$out/ko/$rel/fhook.ko" ;;
+	esac
 	n=$((${n:-0} + 1))
 done < "$top/build/kernels/targets"
 [ "${n:-0}" -ge 2 ] || fail "dkms built for ${n:-0} kernels, expected the two Debian targets"
 rm -rf "$dk"
+
+# The installed layout at work: the packaged CLI's fhook vm (its runner
+# from the package too) boots each Debian kernel with the DKMS-built
+# module, where the packaged CLI (copied in) runs --version, doctor and a
+# trace
+while read -r rel _ vmlinuz _; do
+	[ -f "$out/ko/$rel/fhook.ko" ] || continue
+	say "installed fhook vm on $rel"
+	"$root/usr/bin/fhook" vm --kernel "$vmlinuz" --modules "$out/ko/$rel" --timeout 300 -- \
+		'fhook --version && fhook doctor && fhook trace -o /tmp/t -q vfs_read -- dd if=/etc/passwd of=/dev/null bs=64 &&
+		 echo "vfs_read events: $(grep -c " vfs_read <-" /tmp/t)"' < /dev/null > "$out/vm-$rel.log" 2>&1 ||
+		{ tail -n 30 "$out/vm-$rel.log" >&2; fail "installed fhook vm on $rel"; }
+	grep -qx "module: fhook.ko $version (ABI [0-9]*), loaded" "$out/vm-$rel.log" ||
+		fail "$rel: the packaged CLI does not see the DKMS-built module: $out/vm-$rel.log"
+	grep -q '^fhook will work here' "$out/vm-$rel.log" || fail "$rel: doctor in the guest: $out/vm-$rel.log"
+	events=$(sed -n 's/^vfs_read events: //p' "$out/vm-$rel.log")
+	[ "${events:-0}" -gt 0 ] || fail "$rel: no vfs_read events from dd: $out/vm-$rel.log"
+	booted=$((${booted:-0} + 1))
+done < "$top/build/kernels/targets"
+[ "${booted:-0}" -ge 2 ] || fail "the installed fhook vm ran on ${booted:-0} kernels, expected 2"
 say "passed in $(( $(date +%s) - start )) s: $(ls "$out"/*.deb | xargs -n1 basename | tr '\n' ' ')"
