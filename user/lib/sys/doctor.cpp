@@ -175,7 +175,7 @@ Check config_check(const ConfigNeed& need, const KernelConfig& config, bool have
     if (have_config) {
         const auto it = config.find(need.option);
         on = it != config.end() && (it->second == "y" || it->second == "m");
-        how = on.value() ? "=y" : "not set";
+        how = on.value() ? "=" + it->second : "not set";
     } else if (std::string_view(need.option) == "CONFIG_DEBUG_INFO_BTF") {
         on = exists(paths.sys + "/kernel/btf/vmlinux");
         how = on.value() ? "inferred: /sys/kernel/btf/vmlinux exists"
