@@ -151,12 +151,12 @@ constexpr std::array kConfigNeeds{
     ConfigNeed{"CONFIG_DYNAMIC_FTRACE", true, "patched call sites (fhook attaches through them)",
                "ftrace_update_ftrace_func"},
     ConfigNeed{"CONFIG_DYNAMIC_FTRACE_WITH_REGS", false,
-               "kprobes at function entry through ftrace, hooks that change registers (fhook hook)",
+               "kprobes at function entry through ftrace, hooks that change registers",
                "ftrace_regs_caller"},
     ConfigNeed{"CONFIG_DYNAMIC_FTRACE_WITH_ARGS", false, "function arguments in ftrace callbacks",
                ""},
     ConfigNeed{"CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS", false,
-               "direct trampolines (--via direct, fhook count --via direct)",
+               "direct trampolines (direct attachment and direct counting)",
                "register_ftrace_direct"},
     ConfigNeed{"CONFIG_KPROBES", false, "kprobes and kretprobes", "register_kprobe"},
     ConfigNeed{"CONFIG_KPROBES_ON_FTRACE", false, "cheap kprobes at function entry",
@@ -357,13 +357,13 @@ DoctorReport doctor(const DoctorPaths& paths) {
         add("module", CheckStatus::Fail,
             "not loaded, and lockdown (" + lockdown + ") lets only signed modules in",
             "load a signed fhook.ko: DKMS signs it with /var/lib/dkms/mok.key; enrol that key "
-            "with 'mokutil --import /var/lib/dkms/mok.pub' and reboot");
+            "(its public half /var/lib/dkms/mok.pub) with mokutil and reboot: docs/install.md");
     } else if (!file.empty()) {
         add("module", CheckStatus::Fail, "not loaded; installed as " + file, "modprobe fhook");
     } else {
         add("module", CheckStatus::Fail, "not loaded, and not installed for " + r.release,
-            "install fhook-dkms (or 'make install' with dkms), or insmod a fhook.ko built for "
-            "this kernel (make kmod)");
+            "install fhook-dkms (or fhook's source with dkms), or insmod a fhook.ko built for "
+            "this kernel");
     }
 
     // lockdown: what it refuses once the module is in
@@ -391,8 +391,8 @@ DoctorReport doctor(const DoctorPaths& paths) {
         add("secure boot", CheckStatus::Ok, "on; fhook.ko is loaded (signed)");
     } else {
         add("secure boot", CheckStatus::Warn, "on: the kernel loads only signed modules",
-            "DKMS signs fhook.ko with /var/lib/dkms/mok.key: 'mokutil --import "
-            "/var/lib/dkms/mok.pub', reboot and enrol it");
+            "DKMS signs fhook.ko with /var/lib/dkms/mok.key: enrol /var/lib/dkms/mok.pub with "
+            "mokutil and reboot (docs/install.md)");
     }
 
     // IBT: fhook's trampolines are reached by direct calls and returns only
@@ -424,7 +424,7 @@ DoctorReport doctor(const DoctorPaths& paths) {
     } else {
         add("privileges", CheckStatus::Warn,
             "no CAP_PERFMON: the module refuses to trace for this user",
-            "run as root, or 'setcap cap_perfmon,cap_syslog+ep' on the fhook binary");
+            "run as root, or give the fhook binary cap_perfmon and cap_syslog (setcap)");
     }
 
     // addresses in /proc/kallsyms: fhook names functions with them
@@ -443,7 +443,8 @@ DoctorReport doctor(const DoctorPaths& paths) {
     const std::string paranoid =
         first_line(paths.proc + "/sys/kernel/perf_event_paranoid").value_or("?");
     add("perf_event_paranoid", CheckStatus::Ok,
-        paranoid + ": fhook does not use perf events (fhook bench's perf and BPF peers do)");
+        paranoid +
+            ": fhook does not use perf events (the perf and BPF peers of its benchmarks do)");
     return r;
 }
 
