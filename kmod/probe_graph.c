@@ -26,13 +26,19 @@
  * Shadow stacks: a pool allocated at arm, one stack per task that entered
  * the graph, taken at its first entry and kept (idle) between its calls,
  * given back at the task's last context switch; when none is free, an
- * idle one is taken from its task (state cmpxchg: the task may be taking
- * it back at the same moment, one of them wins).
+ * idle one is taken from its task.  Who owns a stack and whether it is
+ * in use is one word (gs->own: the task, and FHOOK_GS_ACTIVE): a task
+ * takes its idle stack back with a cmpxchg from (itself, idle), a thief
+ * with a cmpxchg from (that task, idle) to (thief, active); one of them
+ * wins, and a task whose stack went to another meanwhile (and is idle
+ * again there) cannot take it, as it could with a bare state.
  * A task finds its stack in a hash of buckets of four (task, stack) pairs,
  * looked up without locks: a pair is added by its task and removed by a
  * dead task's last sched_switch or by a thief holding the lock, after the
- * cmpxchg that makes the stack its own.  The pool lock (raw, irqs off)
- * covers the free list, the buckets' changes and the teardown's walk.
+ * cmpxchg that makes the stack its own.  A lookup racing with a removal
+ * and the way's reuse may return another task's stack: the owner word
+ * tells.  The pool lock (raw, irqs off) covers the free list, the
+ * buckets' changes and the teardown's walk.
  *
  * Leaves in one record: the push holds its entry record back (the frame
  * keeps ts and context; gs->pending and this CPU's fhook_graph_pending say
@@ -86,18 +92,17 @@ struct fhook_gframe {
 	u8 preempt;
 };
 
-/* fhook_gstack.state */
-enum {
-	FHOOK_GS_FREE,		/* on the free list */
-	FHOOK_GS_IDLE,		/* kept by its task between calls, no frame */
-	FHOOK_GS_ACTIVE,	/* its task is inside the graph */
-};
+/*
+ * fhook_gstack.own: its task (NULL: on the free list) | FHOOK_GS_ACTIVE,
+ * set while the task is inside the graph (clear: kept between calls, no
+ * frame).  The task part changes under the pool lock only.
+ */
+#define FHOOK_GS_ACTIVE		1UL
 
 struct fhook_gstack {
-	struct task_struct *task;	/* NULL: free */
+	unsigned long own;
 	unsigned int depth;		/* frames in use */
-	unsigned int way;		/* its place in the bucket of @task */
-	int state;			/* FHOOK_GS_* */
+	unsigned int way;		/* its place in the bucket of its task */
 	int pending;			/* the frame whose entry is held back, or -1 */
 	struct fhook_gstack *next_free;
 	struct fhook_gframe frames[FHOOK_GRAPH_MAX_DEPTH];
@@ -138,6 +143,18 @@ struct fhook_graph_probe {
 
 static_assert(offsetof(struct fhook_graph_probe, f) == 0);
 
+static_assert(__alignof__(struct task_struct) > FHOOK_GS_ACTIVE);
+
+static __always_inline unsigned long fhook_gs_own(struct task_struct *t, unsigned long active)
+{
+	return (unsigned long)t | active;
+}
+
+static __always_inline struct task_struct *fhook_gs_task(struct fhook_gstack *gs)
+{
+	return (struct task_struct *)(READ_ONCE(gs->own) & ~FHOOK_GS_ACTIVE);
+}
+
 static inline struct fhook_graph_probe *to_graph(struct fhook_probe *p)
 {
 	return container_of(to_func(p), struct fhook_graph_probe, f);
@@ -169,17 +186,23 @@ static __always_inline struct fhook_gbucket *fhook_gbucket(struct fhook_gpool *g
 	return &g->buckets[hash_ptr(t, FHOOK_GRAPH_BUCKET_BITS)];
 }
 
-/* The shadow stack of @t, or NULL.  Lockless: see the top of the file. */
+/*
+ * The shadow stack of @t, or NULL.  Lockless (see the top of the file):
+ * a stack that is not @t's (taken from @t meanwhile) counts as none.
+ */
 static __always_inline struct fhook_gstack *fhook_gstack_find(struct fhook_gpool *g,
 							      struct task_struct *t)
 {
 	struct fhook_gbucket *b = fhook_gbucket(g, t);
+	struct fhook_gstack *gs;
 	int w;
 
 	for (w = 0; w < FHOOK_GRAPH_WAYS; w++) {
 		/* pairs with the release in fhook_gstack_get(): stack set */
-		if (smp_load_acquire(&b->task[w]) == t)
-			return READ_ONCE(b->stack[w]);
+		if (smp_load_acquire(&b->task[w]) == t) {
+			gs = READ_ONCE(b->stack[w]);
+			return fhook_gs_task(gs) == t ? gs : NULL;
+		}
 	}
 	return NULL;
 }
@@ -187,8 +210,7 @@ static __always_inline struct fhook_gstack *fhook_gstack_find(struct fhook_gpool
 /* Unlink @gs from its task's bucket; under the pool lock. */
 static notrace void fhook_gstack_unlink(struct fhook_gpool *g, struct fhook_gstack *gs)
 {
-	WRITE_ONCE(fhook_gbucket(g, gs->task)->task[gs->way], NULL);
-	gs->task = NULL;
+	WRITE_ONCE(fhook_gbucket(g, fhook_gs_task(gs))->task[gs->way], NULL);
 }
 
 /*
@@ -202,10 +224,12 @@ static notrace struct fhook_gstack *fhook_gstack_steal(struct fhook_gpool *g)
 
 	for (i = 0; i < g->nr; i++) {
 		struct fhook_gstack *gs = &g->stacks[i];
+		unsigned long idle = READ_ONCE(gs->own);
 
-		if (gs->task && READ_ONCE(gs->state) == FHOOK_GS_IDLE &&
-		    cmpxchg(&gs->state, FHOOK_GS_IDLE, FHOOK_GS_ACTIVE) == FHOOK_GS_IDLE) {
-			fhook_gstack_unlink(g, gs);
+		if (idle && !(idle & FHOOK_GS_ACTIVE) &&
+		    cmpxchg(&gs->own, idle, fhook_gs_own(current, FHOOK_GS_ACTIVE)) == idle) {
+			/* (the task part is read under our lock: still the old one's way) */
+			WRITE_ONCE(fhook_gbucket(g, (struct task_struct *)idle)->task[gs->way], NULL);
 			return gs;
 		}
 	}
@@ -213,7 +237,7 @@ static notrace struct fhook_gstack *fhook_gstack_steal(struct fhook_gpool *g)
 }
 
 /*
- * A stack for current, entering the graph, ACTIVE; NULL when none is left
+ * A stack for current, entering the graph, active; NULL when none is left
  * (free or idle) or its bucket is full.
  */
 static notrace struct fhook_gstack *fhook_gstack_get(struct fhook_gpool *g)
@@ -225,25 +249,35 @@ static notrace struct fhook_gstack *fhook_gstack_get(struct fhook_gpool *g)
 	int w;
 
 	raw_spin_lock_irqsave(&g->lock, flags);
+	/* its own stack still (a lookup that raced, see the top): keep it */
+	for (w = 0; w < FHOOK_GRAPH_WAYS; w++) {
+		if (b->task[w] == t) {
+			gs = b->stack[w];
+			WRITE_ONCE(gs->own, fhook_gs_own(t, FHOOK_GS_ACTIVE));
+			goto unlock;
+		}
+	}
 	for (w = 0; w < FHOOK_GRAPH_WAYS && b->task[w]; w++)
 		;
-	if (w < FHOOK_GRAPH_WAYS) {
-		gs = g->free;
-		if (gs)
-			g->free = gs->next_free;
-		else
-			gs = fhook_gstack_steal(g);
-	}
+	if (w == FHOOK_GRAPH_WAYS)
+		goto unlock;
+	gs = g->free;
 	if (gs) {
-		gs->task = t;
-		gs->depth = 0;
-		gs->pending = -1;
-		gs->way = w;
-		WRITE_ONCE(gs->state, FHOOK_GS_ACTIVE);
-		WRITE_ONCE(b->stack[w], gs);
-		/* pairs with the acquire in fhook_gstack_find(): stack set first */
-		smp_store_release(&b->task[w], t);
+		g->free = gs->next_free;
+		WRITE_ONCE(gs->own, fhook_gs_own(t, FHOOK_GS_ACTIVE));
+	} else {
+		/* (active and ours already) */
+		gs = fhook_gstack_steal(g);
+		if (!gs)
+			goto unlock;
 	}
+	gs->depth = 0;
+	gs->pending = -1;
+	gs->way = w;
+	WRITE_ONCE(b->stack[w], gs);
+	/* pairs with the acquire in fhook_gstack_find(): stack set first */
+	smp_store_release(&b->task[w], t);
+unlock:
 	raw_spin_unlock_irqrestore(&g->lock, flags);
 	return gs;
 }
@@ -252,7 +286,7 @@ static notrace struct fhook_gstack *fhook_gstack_get(struct fhook_gpool *g)
 static notrace void __fhook_gstack_put(struct fhook_gpool *g, struct fhook_gstack *gs)
 {
 	fhook_gstack_unlink(g, gs);
-	WRITE_ONCE(gs->state, FHOOK_GS_FREE);
+	WRITE_ONCE(gs->own, 0);
 	gs->next_free = g->free;
 	g->free = gs;
 }
@@ -397,7 +431,8 @@ static __always_inline void fhook_graph_call(unsigned long ip, unsigned long par
 		c = fhook_counters(gp->f.p.session, smp_processor_id(), gp->f.p.id);
 		if (!fhook_graph_admit(&gp->f.p, c))
 			goto done;
-		if (!gs || cmpxchg(&gs->state, FHOOK_GS_IDLE, FHOOK_GS_ACTIVE) != FHOOK_GS_IDLE)
+		if (!gs || cmpxchg(&gs->own, fhook_gs_own(current, 0),
+				   fhook_gs_own(current, FHOOK_GS_ACTIVE)) != fhook_gs_own(current, 0))
 			gs = fhook_gstack_get(g);
 		if (!gs) {
 			fhook_count(&c->missed);
@@ -561,7 +596,7 @@ asmlinkage notrace unsigned long fhook_graph_exit(unsigned long sp, unsigned lon
 	/* out of the graph: the task keeps its stack for its next call */
 	if (!i)
 		/* pairs with a thief's cmpxchg (fhook_gstack_steal()): depth 0 first */
-		smp_store_release(&gs->state, FHOOK_GS_IDLE);
+		smp_store_release(&gs->own, fhook_gs_own(current, 0));
 	__this_cpu_write(fhook_graph_busy, busy);
 	preempt_enable_notrace();
 	return ret;
@@ -593,7 +628,7 @@ static notrace void fhook_graph_on_switch(void *data, bool preempt, struct task_
 	__this_cpu_write(fhook_graph_busy, 1);
 	raw_spin_lock_irqsave(&g->lock, flags);
 	/* (an idle stack may have been stolen meanwhile) */
-	if (gs->task == prev)
+	if (fhook_gs_task(gs) == prev)
 		__fhook_gstack_put(g, gs);
 	raw_spin_unlock_irqrestore(&g->lock, flags);
 	__this_cpu_write(fhook_graph_busy, busy);
@@ -615,7 +650,7 @@ static bool fhook_graph_restore(struct fhook_gpool *g)
 	for (s = 0; s < g->nr; s++) {
 		struct fhook_gstack *gs = &g->stacks[s];
 
-		if (!gs->task)
+		if (!READ_ONCE(gs->own))
 			continue;
 		for (i = READ_ONCE(gs->depth) - 1; i >= 0; i--) {
 			struct fhook_gframe *f = &gs->frames[i];
@@ -684,8 +719,7 @@ static struct fhook_gpool *fhook_gpool_create(const struct fhook_graph *cfg)
 	INIT_DELAYED_WORK(&g->drain, fhook_gpool_drain);
 	g->nr = nr;
 	for (i = 0; i < nr; i++) {
-		g->stacks[i].task = NULL;
-		g->stacks[i].state = FHOOK_GS_FREE;
+		g->stacks[i].own = 0;
 		g->stacks[i].next_free = i + 1 < nr ? &g->stacks[i + 1] : NULL;
 	}
 	g->free = &g->stacks[0];

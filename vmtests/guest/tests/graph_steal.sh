@@ -1,0 +1,25 @@
+# graph_steal: shadow stacks passed from task to task under pressure.
+# One stack (--tasks 1) for nine tasks that each read /dev/zero in a loop:
+# every task entering the graph takes the one idle stack from whoever held
+# it last, while that task may be taking it back on the other vCPU.  A
+# task that ends up pushing on a stack that is no longer its own loses its
+# return address and the kernel panics ("return address ... lost"), which
+# the harness reports; so does a stack listed twice for one task.  Each
+# round must exit 0 with a consistent summary, trace calls of several
+# tasks, and count the calls that found no stack as missed.
+. /fhook/lib.sh
+
+load_fhook
+rounds=${GRAPH_STEAL_ROUNDS:-4}
+for r in $(seq "$rounds"); do
+	run_fhook $D/s$r graph --proc --tasks 1 vfs_read -- fhook-workload fork 8 400
+	expect_eq "$RC" 0 "round $r: graph --tasks 1 exit code"
+	summary $D/s$r
+	tasks=$(awk -F'|' 'NF >= 3 && $NF ~ /vfs_read\(\)/ { p = $1; sub(/^ *[0-9]+\) */, "", p); print p }' \
+		$D/s$r.out | sort -u | wc -l)
+	[ "$tasks" -ge 2 ] || fail "round $r: calls of $tasks tasks in the tree, want 2 or more (the stack passed on)"
+	[ "$M" -gt 0 ] || fail "round $r: no call missed with one stack for nine tasks (stacks not shared?)"
+	log "round $r: $tasks tasks traced, $M missed"
+done
+unload_fhook
+pass "$rounds rounds of one shadow stack for nine tasks"
