@@ -207,6 +207,19 @@ static __always_inline struct fhook_gstack *fhook_gstack_find(struct fhook_gpool
 	return NULL;
 }
 
+/*
+ * current's stack while current is inside the graph, else NULL.  Only
+ * current leaves the graph (its return, or its death): the stack and its
+ * depth stay its own, unlike an idle stack, which a thief may take (and
+ * push on) right after any look at it.
+ */
+static __always_inline struct fhook_gstack *fhook_gstack_active(struct fhook_gpool *g)
+{
+	struct fhook_gstack *gs = fhook_gstack_find(g, current);
+
+	return gs && READ_ONCE(gs->own) == fhook_gs_own(current, FHOOK_GS_ACTIVE) ? gs : NULL;
+}
+
 /* Unlink @gs from its task's bucket; under the pool lock. */
 static notrace void fhook_gstack_unlink(struct fhook_gpool *g, struct fhook_gstack *gs)
 {
@@ -249,7 +262,10 @@ static notrace struct fhook_gstack *fhook_gstack_get(struct fhook_gpool *g)
 	int w;
 
 	raw_spin_lock_irqsave(&g->lock, flags);
-	/* its own stack still (a lookup that raced, see the top): keep it */
+	/*
+	 * Its own stack still: not expected (a failed lookup or cmpxchg means
+	 * the pair went under this lock), but a second pair would be lost.
+	 */
 	for (w = 0; w < FHOOK_GRAPH_WAYS; w++) {
 		if (b->task[w] == t) {
 			gs = b->stack[w];
@@ -406,7 +422,7 @@ static __always_inline void fhook_graph_call(unsigned long ip, unsigned long par
 	 * the task itself changes its stack and depth (interrupts on its
 	 * CPU put the depth back before they return).
 	 */
-	gs = fhook_gstack_find(g, current);
+	gs = fhook_gstack_active(g);
 	i = gs ? READ_ONCE(gs->depth) : 0;
 	if (i ? i >= g->max_depth : mode != FHOOK_GM_ENTER)
 		return;
@@ -424,8 +440,11 @@ static __always_inline void fhook_graph_call(unsigned long ip, unsigned long par
 	slot = (unsigned long *)kernel_stack_pointer(regs);
 	/* again: an interrupt on this CPU may have come and gone meanwhile */
 	gs = fhook_gstack_find(g, current);
-	if (!gs || !gs->depth) {
-		/* entering the graph: the task's idle stack if still its own */
+	if (!gs || READ_ONCE(gs->own) != fhook_gs_own(current, FHOOK_GS_ACTIVE)) {
+		/*
+		 * Entering the graph: the task's idle stack if still its own
+		 * (see fhook_gstack_active(): its depth may be another's now)
+		 */
 		if (mode != FHOOK_GM_ENTER || (g->no_irqs && in_hardirq()))
 			goto done;
 		c = fhook_counters(gp->f.p.session, smp_processor_id(), gp->f.p.id);
