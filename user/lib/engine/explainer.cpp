@@ -159,7 +159,9 @@ Explanation explain_function(const std::string& name, ExplainArm arm, std::size_
         attach(session, arm, name, e.addr);
         session.start();
         e.arm = arm;
-        e.armed = look(session, ksyms, e.addr, len, name, tracefs);
+        // kallsyms again: the ops' trampoline exists only now (ftrace lists
+        // it as ftrace_trampoline [__builtin__ftrace])
+        e.armed = look(session, Ksyms::load(paths.kallsyms), e.addr, len, name, tracefs);
         session.stop();
     }
     return e;

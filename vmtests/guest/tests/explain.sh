@@ -51,6 +51,15 @@ for how in $(pick "direct ops kprobe hook" "direct hook"); do
 		[ "$(echo $kaddr | sed 's/^0*//')" = "$op" ] ||
 			fail "--arm direct: call operand 0x$op, kallsyms has $sym at $kaddr"
 	fi
+	# one ops on the function: ftrace gives it a trampoline of its own,
+	# which kallsyms lists (once it exists) and enabled_functions shows
+	if [ "$how" = ops ]; then
+		case $target in
+		"ftrace_trampoline+0x0/"*" [__builtin__ftrace]") ;;
+		*) fail "--arm ops: the site calls $target, not an ftrace_trampoline" ;;
+		esac
+		grep -q "tramp: 0x$op" $D/$how.armed || fail "--arm ops: call operand 0x$op is not the trampoline enabled_functions shows"
+	fi
 	[ "$how" = direct ] && ! grep -q '"flags":"[A-Z]*D' $D/$how.armed && fail "no D flag while armed direct"
 	[ "$how" = hook ] && ! grep -q '"flags":"[A-Z]*I' $D/$how.armed && fail "no I flag while hooked"
 	[ "$how" = kprobe ] && ! grep -q 'FTRACE' $D/$how.armed && fail "the kprobe list does not show [FTRACE]"
