@@ -1,13 +1,14 @@
 # fhook top-level build.
 #
 #   make            fhook.ko for every target kernel + userspace (CLI, tests)
+#   make module     fhook.ko alone: build/kmod/<release>/fhook.ko (REL=: one kernel)
 #   make kmod       only the modules: build/kmod/<release>/fhook.ko, and the
 #                   examples of the hook API: build/examples/<release>/*.ko
 #   make examples   the same
 #   make kmod KDIR=/path/to/kernel/build   against any other kernel tree
 #   make user       only userspace: build/user/ (CLI: build/user/fhook)
 #   make setup      install dependencies + target kernels (root, Debian)
-#   make demo       setup, build, boot a QEMU guest and trace a workload
+#   make demo       the minimum setup and build, then fhook in a 6.1 guest (scripts/demo.sh)
 #   make test       setup, build, lint, host unit tests, guest tests on all kernels
 #   make lint       checkpatch (kernel C), W=1 build, clang-format (C++), ABI padding (pahole)
 #   make man        man pages: build/man/
@@ -28,7 +29,7 @@ EXAMPLES_SRC := $(wildcard $(TOP)/examples/*.c) $(TOP)/examples/Kbuild
 KHOOKTEST_SRC := $(wildcard $(TOP)/vmtests/khooktest/*.c) $(TOP)/vmtests/khooktest/Kbuild
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')
 
-.PHONY: all kmod examples user setup demo test test-host test-package test-vm lint clean install uninstall man deb bench-host bench-transport bench-hooks
+.PHONY: all module kmod examples user setup demo test test-host test-package test-vm lint clean install uninstall man deb bench-host bench-transport bench-hooks
 
 all: kmod user
 	@echo "fhook built:"
@@ -37,13 +38,18 @@ all: kmod user
 
 # One build directory per kernel, populated with links to the sources so
 # several kernels can be built from one tree.
-define build_kmod
+define build_module
 	rel=$(1); hdr=$(2); out=$(BUILD)/kmod/$$rel; \
 	mkdir -p $$out && \
 	for f in $(KSRC); do ln -sf $$f $$out/; done && \
 	$(MAKE) -C $$hdr M=$$out FHOOK_SHARED=$(TOP)/shared FHOOK_INCLUDE=$(TOP)/include \
 		FHOOK_VERSION_FILE=$(TOP)/VERSION $(KBUILD_EXTRA) modules && \
-	echo "  module   $$out/fhook.ko" && \
+	echo "  module   $$out/fhook.ko"
+endef
+
+# fhook.ko, the test modules and the examples
+define build_kmod
+	$(call build_module,$(1),$(2)) && \
 	tout=$(BUILD)/testmod/$$rel; mkdir -p $$tout && \
 	for f in $(TESTMOD_SRC); do ln -sf $$f $$tout/; done && \
 	$(MAKE) -C $$hdr M=$$tout $(KBUILD_EXTRA) modules && \
@@ -62,9 +68,19 @@ define build_users
 	echo "  modules  $$eout/*.ko"
 endef
 
+# fhook.ko alone (scripts/demo.sh), for one kernel: make module REL=...
+module:
+	@[ -f $(TARGETS) ] || { echo "no target kernels: run 'sudo make setup'"; exit 1; }
+	@while read rel hdr vmlinuz mods; do \
+		[ -z "$(REL)" ] || [ "$$rel" = "$(REL)" ] || continue; \
+		$(call build_module,$$rel,$$hdr) || exit 1; \
+	done < $(TARGETS)
+
 kmod:
 ifdef KDIR
-	@rel=$$(cat $(KDIR)/include/config/kernel.release); \
+# (the release of the module's vermagic: Debian's 6.1 headers have another
+# one in include/config/kernel.release)
+	@rel=$$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$$/\1/p' $(KDIR)/include/generated/utsrelease.h); \
 	$(call build_kmod,$$rel,$(KDIR))
 else
 	@[ -f $(TARGETS) ] || { echo "no target kernels: run 'sudo make setup' (or pass KDIR=)"; exit 1; }

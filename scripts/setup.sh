@@ -10,9 +10,21 @@
 # Debian's linux-source-6.1 (scripts/build-debug-kernel.sh, ~10 minutes once
 # per machine); FHOOK_NO_DEBUG_KERNEL=1 skips it.
 #
+# `setup.sh --demo` (scripts/demo.sh) installs only what building the
+# module and the CLI and booting one guest take: the 6.1 kernel, no test
+# tools, no debug kernel.  It writes build/kernels/targets only where no
+# full setup has written one.
+#
 # Output: build/kernels/targets, one line per target kernel:
 #   <release> <headers or build tree> <kernel image> <modules dir>
 set -euo pipefail
+
+profile=full
+case "${1:-}" in
+--demo) profile=demo ;;
+"") ;;
+*) echo "usage: setup.sh [--demo]" >&2; exit 2 ;;
+esac
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache="$top/build/kernels"
@@ -45,9 +57,16 @@ newest_612() {
 rel61=$(apt-cache depends linux-headers-amd64 | awk '/Depends: linux-headers-6\.1\./{print $2; exit}' |
 	sed 's/^linux-headers-//')
 [ -n "$rel61" ] || die "cannot resolve the Debian 6.1 kernel behind linux-headers-amd64"
+if [ $profile = demo ]; then
+	kernels=("$rel61")
+	# the CLI's build dependencies, QEMU, the guest's initramfs, one kernel
+	pkgs=(build-essential cmake ninja-build pkg-config libboost-program-options-dev
+	      nlohmann-json3-dev libbpf-dev libelf-dev libcapstone-dev zlib1g-dev libzstd-dev
+	      libdw-dev liblzma-dev libbz2-dev libtraceevent-dev
+	      qemu-system-x86 busybox-static cpio kmod zstd "linux-headers-$rel61")
+else
 rel612=$(newest_612) || die "no Debian 6.12 kernel with headers and an unsigned image in apt"
-say "target kernels: $rel61 $rel612"
-
+kernels=("$rel61" "$rel612")
 pkgs=(build-essential cmake ninja-build pkg-config
       libboost-program-options-dev libgtest-dev googletest libbenchmark-dev
       qemu-system-x86 busybox-static cpio kmod xz-utils zstd
@@ -60,18 +79,25 @@ pkgs=(build-essential cmake ninja-build pkg-config
 if [ "${FHOOK_NO_DEBUG_KERNEL:-0}" != 1 ]; then
 	pkgs+=(flex bison bc libelf-dev libssl-dev openssl dwarves)
 fi
+fi
+say "target kernels: ${kernels[*]}"
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
 	say "apt-get install ${missing[*]}"
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	# (-q: no progress bars; a line every 25 packages instead)
+	apt-get install -y -q --no-install-recommends "${missing[@]}" |
+		grep --line-buffered -E '^(Get:|Unpacking|Setting up) ' |
+		awk '/^Get:/ { if (++g % 25 == 0) { print "setup:   " g " packages downloaded"; fflush() } }
+		     /^Setting up/ { if (++u % 25 == 0) { print "setup:   " u " packages set up"; fflush() } }
+		     END { print "setup:   " g + 0 " downloaded, " u + 0 " set up" }'
 fi
 
 mkdir -p "$cache/debs"
 : > "$cache/targets.new"
-for rel in "$rel61" "$rel612"; do
+for rel in "${kernels[@]}"; do
 	dest="$cache/$rel"
 	if [ ! -f "$dest/boot/vmlinuz-$rel" ]; then
 		say "fetching kernel image $rel"
@@ -88,6 +114,13 @@ done
 
 # checkpatch.pl for the style gate (make lint), from the kernel source
 # package: only three of its files are needed.
+if [ $profile = demo ]; then
+	[ -f "$cache/targets" ] || mv "$cache/targets.new" "$cache/targets"
+	rm -f "$cache/targets.new"
+	say "done (demo: $rel61 only)"
+	exit 0
+fi
+
 tools="$top/build/tools"
 if [ ! -f "$tools/checkpatch/checkpatch.pl" ]; then
 	say "extracting checkpatch.pl from linux-source-6.1"

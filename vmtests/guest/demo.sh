@@ -1,16 +1,23 @@
 # shellcheck shell=sh
-# vmtests/run.sh --demo: show real fhook events on the host terminal.
-echo "FHOOK-DEMO-BEGIN"
+# The demo's commands, run in a guest: by scripts/demo.sh through
+# `fhook vm --no-load` (README's first command), and by vmtests/run.sh --demo.
 say() { printf '\n$ %s\n' "$*"; }
 run() { say "$*"; "$@" 2>&1; }
 
-echo "fhook demo: $(uname -sr) guest under QEMU TCG, $(nproc) CPUs"
+echo "fhook demo: $(uname -sr) guest under QEMU, $(nproc) CPUs"
 run insmod /fhook/fhook.ko
-run fhook status
-run fhook list functions 'vfs_*read*'
-# dd reads and writes in 32-byte blocks: one vfs_read and one vfs_write each
-run fhook trace vfs_read vfs_write -- dd if=/etc/passwd bs=32 status=none
-say "fhook trace 'vfs_*' '!vfs_read' '!vfs_write' -- sh -c 'ls / > /dev/null' | tail -n 12"
-fhook trace 'vfs_*' '!vfs_read' '!vfs_write' -- sh -c 'ls / > /dev/null' 2>&1 | tail -n 12
+run fhook --version
+# 1. function events: dd reads and writes in 32-byte blocks, one vfs_read
+# and one vfs_write each, printed as tracefs' trace_pipe prints them
+run fhook trace vfs_read vfs_write -- dd if=/etc/passwd bs=32 count=4 status=none of=/dev/null
+# 2. a kprobe with fetched arguments: the open's directory fd, its path
+# (a user string behind the second argument) and its flags
+run fhook trace 'p:open do_sys_openat2 dfd=%di:s32 path=+0(%si):ustring flags=+0(%dx):x64' -- cat /etc/passwd
+# 3. a latency histogram kept in the module (libbpf-tools' funclatency)
+run fhook latency -u vfs_read -- dd if=/dev/zero of=/dev/null bs=4k count=2000 status=none
+# 4. how ftrace hooks a function: the 5-byte call site, idle and armed
+run fhook explain --arm ops vfs_read
+# 5. the call tree under a function, with durations (function_graph)
+say "fhook graph --depth 2 do_sys_openat2 -- head -n 1 /etc/passwd | head -n 16"
+fhook graph --depth 2 do_sys_openat2 -- head -n 1 /etc/passwd 2>&1 | head -n 16
 run rmmod fhook
-echo "FHOOK-DEMO-END"
