@@ -39,6 +39,16 @@ Explanation sample() {
     return e;
 }
 
+TEST(Explain, SiteAfterSealedEndbr) {
+    // 6.12: nopw (%rax) (a sealed endbr64); nopl 0x0(%rax,%rax,1); push %rbp
+    const SiteView v = view({0x66, 0x0f, 0x1f, 0x00, 0x0f, 0x1f, 0x44, 0x00, 0x00, 0x55}, "");
+    ASSERT_TRUE(v.site);
+    EXPECT_EQ(*v.site, 1u);
+    EXPECT_EQ(v.insns[1].bytes.size(), 5u);
+    // without IBT: the site is the first instruction
+    EXPECT_EQ(fentry_index(disassemble({0x0f, 0x1f, 0x44, 0x00, 0x00, 0x55}, 0, 4)), 0u);
+}
+
 TEST(Explain, Text) {
     EXPECT_EQ(explain_text(sample()),
               "vfs_read: 0xffffffff812a0000, 464 bytes (vmlinux)\n"

@@ -94,7 +94,10 @@ std::optional<std::size_t> fentry_index(const std::vector<Insn>& insns) {
     if (insns.empty()) {
         return std::nullopt;
     }
-    if (insns[0].mnemonic == "endbr64" && insns.size() > 1) {
+    // the endbr64 of an IBT kernel, or the 4-byte NOP the kernel seals it
+    // with (nopw (%rax)) where nothing calls the function indirectly
+    static const std::vector<std::uint8_t> sealed_endbr = {0x66, 0x0f, 0x1f, 0x00};
+    if ((insns[0].mnemonic == "endbr64" || insns[0].bytes == sealed_endbr) && insns.size() > 1) {
         return 1;
     }
     return 0;

@@ -32,7 +32,9 @@ SiteState site_state(const Insn& insn);
 const char* site_state_name(SiteState state);
 
 // The ftrace call site of a function starting with `insns`: the first
-// instruction, or the second one after an endbr64 (IBT kernels).  nullopt
+// instruction, or the second one after an endbr64 or a sealed one (IBT
+// kernels: 6.12 writes nopw (%rax) over the endbr64 of a function nothing
+// calls indirectly).  nullopt
 // when there are no instructions.
 std::optional<std::size_t> fentry_index(const std::vector<Insn>& insns);
 
