@@ -105,9 +105,9 @@ run_group() {
 	read -r -a gt <<< "$(group_tests "$rel" "$g")"
 	slow=$(slow_factor "$rel")
 	smp=${g_smp[$g]:-2} mem=${g_mem[$g]:-1024}
-	# kernel parameters for this group on slow kernels ("a,b" -> "a b")
-	local append=""
-	[ "$slow" != 1 ] && append=${g_slow_append[$g]//,/ }
+	# kernel parameters for this group, and more on slow kernels ("a,b" -> "a b")
+	local append=${g_append[$g]//,/ }
+	[ "$slow" != 1 ] && append+=" ${g_slow_append[$g]//,/ }"
 	rm -rf "$dir/logs"
 	mkdir -p "$dir"
 	tally=$dir/tally

@@ -10,14 +10,14 @@ load_tests() {
 	# (one boot); "name timeout needs [kernels]" lines are its tests, in run
 	# order.
 	all_tests=() groups=() needs_fhook=0
-	declare -gA t_needs t_tmo t_group t_kernels g_smp g_mem g_stress g_tests g_est g_slow_append
+	declare -gA t_needs t_tmo t_group t_kernels g_smp g_mem g_stress g_tests g_est g_slow_append g_append
 	group=""
 	while read -r -a f; do
 		if [ "${f[0]}" = @group ]; then
 			group=${f[1]}
 			groups+=("$group")
 			g_smp[$group]=2 g_mem[$group]=1024 g_stress[$group]=0 g_tests[$group]="" g_est[$group]=60
-			g_slow_append[$group]=""
+			g_slow_append[$group]="" g_append[$group]=""
 			for kv in "${f[@]:2}"; do
 				case $kv in
 				smp=*) g_smp[$group]=${kv#smp=} ;;
@@ -25,6 +25,7 @@ load_tests() {
 				est=*) g_est[$group]=${kv#est=} ;;
 				stress) g_stress[$group]=1 ;;
 				slow_append=*) g_slow_append[$group]=${kv#slow_append=} ;;
+				append=*) g_append[$group]=${kv#append=} ;;
 				*) die "tests.list: unknown group attribute '$kv'" ;;
 				esac
 			done
