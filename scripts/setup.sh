@@ -89,10 +89,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 	say "apt-get install ${missing[*]}"
 	# (-q: no progress bars; a line every 25 packages instead)
 	apt-get install -y -q --no-install-recommends "${missing[@]}" |
-		grep --line-buffered -E '^(Get:|Unpacking|Setting up) ' |
-		awk '/^Get:/ { if (++g % 25 == 0) { print "setup:   " g " packages downloaded"; fflush() } }
+		grep --line-buffered -E '^(Need to get|Unpacking|Setting up) ' |
+		awk '/^Need/ { print "setup:   downloading: " $0; fflush() }
+		     /^Unpacking/ { if (++n % 25 == 0) { print "setup:   " n " packages unpacked"; fflush() } }
 		     /^Setting up/ { if (++u % 25 == 0) { print "setup:   " u " packages set up"; fflush() } }
-		     END { print "setup:   " g + 0 " downloaded, " u + 0 " set up" }'
+		     END { print "setup:   " u + 0 " packages installed" }'
 fi
 
 mkdir -p "$cache/debs"

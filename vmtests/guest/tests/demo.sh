@@ -1,0 +1,25 @@
+# demo: the README's demo (vmtests/guest/demo.sh, run by scripts/demo.sh in
+# fhook vm) runs here too, so it cannot rot: every step exits 0 and shows
+# what it promises, checked against what the workloads do.
+. /fhook/lib.sh
+
+unload_fhook
+sh /fhook/demo.sh > $D/demo.out 2>&1
+RC=$?
+sed 's/^/#   /' $D/demo.out
+expect_eq "$RC" 0 "demo exit code"
+fhook_loaded && fail "the demo left fhook loaded"
+o=$D/demo.out
+# dd: 4 blocks of 32 bytes read and written (and the read that finds EOF)
+n=$(grep -c ' dd-[0-9]* .* vfs_read <-ksys_read$' $o)
+[ "$n" -ge 4 ] || fail "function events: $n vfs_read lines of dd, want 4 or more"
+grep -q 'open: (do_sys_openat2+0x0/0x[0-9a-f]*) dfd=-100 path="/etc/passwd" flags=0x8000$' $o ||
+	fail "kprobe: no open of /etc/passwd with dfd AT_FDCWD and O_LARGEFILE"
+# the latency histogram counted the 2000 reads of dd (count=2000)
+grep -q '^avg = [0-9]* usecs, total: [0-9]* usecs, count: 200[0-9]$' $o ||
+	fail "latency: no histogram of about 2000 vfs_read calls: $(grep '^avg' $o)"
+grep -q '<- ftrace site: a 5-byte NOP' $o || fail "explain: idle site not a NOP"
+grep -q '<- ftrace site: call ftrace_trampoline+' $o || fail "explain: armed site does not call the ops' trampoline"
+grep -q '^ [0-9]) *|  do_sys_openat2() {$' $o || fail "graph: no do_sys_openat2 tree"
+grep -q '^ [0-9]) .*|    getname();$' $o || fail "graph: getname not drawn as a leaf under do_sys_openat2"
+pass "the README demo: events, kprobe fetchargs, latency, explain, graph"
