@@ -241,7 +241,7 @@ static notrace struct fhook_gstack *fhook_gstack_steal(struct fhook_gpool *g)
 
 		if (idle && !(idle & FHOOK_GS_ACTIVE) &&
 		    cmpxchg(&gs->own, idle, fhook_gs_own(current, FHOOK_GS_ACTIVE)) == idle) {
-			/* (the task part is read under our lock: still the old one's way) */
+			/* the old task's pair (fhook_gs_task() names the thief now) */
 			WRITE_ONCE(fhook_gbucket(g, (struct task_struct *)idle)->task[gs->way], NULL);
 			return gs;
 		}
