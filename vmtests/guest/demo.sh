@@ -11,8 +11,12 @@ run fhook --version
 # and one vfs_write each, printed as tracefs' trace_pipe prints them
 run fhook trace vfs_read vfs_write -- dd if=/etc/passwd bs=32 count=4 status=none of=/dev/null
 # 2. a kprobe with fetched arguments: the open's directory fd, its path
-# (a user string behind the second argument) and its flags
-run fhook trace 'p:open do_sys_openat2 dfd=%di:s32 path=+0(%si):ustring flags=+0(%dx):x64' -- cat /etc/passwd
+# (a user string behind the second argument) and its flags: the shell
+# opens /dev/null for writing, cat opens /etc/passwd.  (cat's output goes
+# to /dev/null: busybox cat writes with sendfile(), which does not take
+# the file position's lock, and could write over fhook's lines in a file
+# that both share.)
+run fhook trace 'p:open do_sys_openat2 dfd=%di:s32 path=+0(%si):ustring flags=+0(%dx):x64' -- sh -c 'cat /etc/passwd > /dev/null'
 # 3. a latency histogram kept in the module (libbpf-tools' funclatency)
 run fhook latency -u vfs_read -- dd if=/dev/zero of=/dev/null bs=4k count=2000 status=none
 # 4. how ftrace hooks a function: the 5-byte call site, idle and armed

@@ -15,6 +15,8 @@ n=$(grep -c ' dd-[0-9]* .* vfs_read <-ksys_read$' $o)
 [ "$n" -ge 4 ] || fail "function events: $n vfs_read lines of dd, want 4 or more"
 grep -q 'open: (do_sys_openat2+0x0/0x[0-9a-f]*) dfd=-100 path="/etc/passwd" flags=0x8000$' $o ||
 	fail "kprobe: no open of /etc/passwd with dfd AT_FDCWD and O_LARGEFILE"
+grep -q 'open: (do_sys_openat2+0x0/0x[0-9a-f]*) dfd=-100 path="/dev/null" flags=0x8241$' $o ||
+	fail "kprobe: no open of /dev/null for writing (O_LARGEFILE|O_TRUNC|O_CREAT|O_WRONLY)"
 # the latency histogram counted the 2000 reads of dd (count=2000)
 grep -q '^avg = [0-9]* usecs, total: [0-9]* usecs, count: 200[0-9]$' $o ||
 	fail "latency: no histogram of about 2000 vfs_read calls: $(grep '^avg' $o)"
