@@ -88,7 +88,10 @@ build_initramfs() {
 	mkdir -p "$stage/fhook/tests"
 	install -m 755 "$here/guest/init" "$stage/init"
 	cp "$here/guest/lib.sh" "$here/guest/runner.sh" "$here/guest/demo.sh" "$here/guest/bench.sh" "$here/guest/bench-hooks.sh" \
-		"$here/guest/tests.list" "$top/packaging/udev/60-fhook.rules" "$stage/fhook/"
+		"$here/guest/learn.sh" "$here/guest/tests.list" "$top/packaging/udev/60-fhook.rules" "$stage/fhook/"
+	# the lessons, for the learn_* tests
+	mkdir -p "$stage/fhook/learn"
+	cp "$top"/docs/learn/*.md "$stage/fhook/learn/"
 	cp "$here"/guest/tests/*.sh "$stage/fhook/tests/"
 	cp "$progs"/* "$stage/fhook/bin/"
 	# the kernel's config, which a Debian install has as /boot/config-REL
