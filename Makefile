@@ -12,6 +12,7 @@
 #   make test       setup, build, lint, host unit tests, guest tests on all kernels
 #   make lint       checkpatch (kernel C), W=1 build, clang-format (C++), ABI padding (pahole)
 #   make man        man pages: build/man/
+#   make learn-outputs  the lessons' shown outputs (docs/learn/) regenerated in a guest
 #   make install    the CLI, man pages, bash completion, the udev rule (group
 #                   fhook), the hook API header, the examples, fhook vm's
 #                   runner, the module source for DKMS (DESTDIR, PREFIX)
@@ -29,7 +30,7 @@ EXAMPLES_SRC := $(wildcard $(TOP)/examples/*.c) $(TOP)/examples/Kbuild
 KHOOKTEST_SRC := $(wildcard $(TOP)/vmtests/khooktest/*.c) $(TOP)/vmtests/khooktest/Kbuild
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')
 
-.PHONY: all module kmod examples user setup demo test test-host test-package test-vm lint clean install uninstall man deb bench-host bench-transport bench-hooks
+.PHONY: all module kmod learn-outputs examples user setup demo test test-host test-package test-vm lint clean install uninstall man deb bench-host bench-transport bench-hooks
 
 all: kmod user
 	@echo "fhook built:"
@@ -98,6 +99,10 @@ user:
 
 setup:
 	bash $(TOP)/scripts/setup.sh
+
+# the lessons' shown outputs from a 6.1 guest (docs/learn/README.md)
+learn-outputs: all
+	bash $(TOP)/scripts/learn-outputs.sh
 
 demo:
 	bash $(TOP)/scripts/demo.sh

@@ -11,7 +11,8 @@
 # output line, normalised, is not found in what the command printed, in
 # order.  Normalised on both sides: a task's pid (comm-123), timestamps
 # (12.345678:), CPU numbers ([001], " 1)"), addresses (0xffff..., 16 hex
-# digits), durations (12.345 us), and every run of blanks is one space
+# digits), durations (12.345 us), fhook's per-CPU summary lines (which CPU
+# ran the command varies), and every run of blanks is one space
 # (columns shift with the widths of pids and timestamps); "<any>" in a
 # shown line matches any text.
 
@@ -44,6 +45,7 @@ learn_norm() {
 		s/0x[0-9a-f]{6,}/ADDR/g
 		s/(^|[^0-9a-fx])[0-9a-f]{16}/\1ADDR/g
 		s/[0-9]+\.[0-9]+ us/DUR us/g
+		s/^fhook: cpu [0-9]+ events [0-9]+ lost [0-9]+$/fhook: cpu N events N lost N/
 		s/[ \t]+/ /g; s/^ //; s/ $//'
 }
 
@@ -85,4 +87,24 @@ learn_lesson() {
 	done
 	cd / || true
 	pass "$1: $_n commands, their output as the lesson shows it"
+}
+
+# learn_record NN-topic: run the lesson's commands as learn_lesson does and
+# print what each printed, for scripts/learn-outputs.sh: a line
+# "@@learn NN-topic N STATUS", then the command's output
+learn_record() {
+	_ld=${D:-/tmp}/learn-$1
+	rm -rf "$_ld"
+	mkdir -p "$_ld" /root/learn
+	learn_split "/fhook/learn/$1.md" "$_ld"
+	_n=$(cat "$_ld/count")
+	cd /root/learn || return 1
+	_i=1
+	while [ "$_i" -le "$_n" ]; do
+		eval "$(cat "$_ld/$_i.cmd")" > "$_ld/$_i.out" 2>&1 < /dev/null
+		echo "@@learn $1 $_i $?"
+		cat "$_ld/$_i.out"
+		_i=$((_i + 1))
+	done
+	cd / || true
 }
