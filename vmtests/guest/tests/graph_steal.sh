@@ -10,7 +10,9 @@
 . /fhook/lib.sh
 
 load_fhook
-for r in 1 2 3 4; do
+# (the debug kernel: one round of each, 3 times slower)
+rounds=$(pick "1 2 3 4" "1 3")
+for r in $rounds; do
 	stacks=$(( (r + 1) / 2 ))
 	run_fhook $D/s$r graph --proc --tasks $stacks vfs_read -- fhook-workload fork 8 400
 	expect_eq "$RC" 0 "round $r (--tasks $stacks): exit code"
@@ -22,4 +24,4 @@ for r in 1 2 3 4; do
 	log "round $r (--tasks $stacks): $tasks tasks traced, $M missed"
 done
 unload_fhook
-pass "4 rounds of one or two shadow stacks for nine tasks"
+pass "rounds $(echo $rounds) of one or two shadow stacks for nine tasks"
