@@ -5,13 +5,14 @@
 # A task that ends up pushing on a stack that is no longer its own loses
 # its return address and the kernel panics ("return address ... lost"),
 # which the harness reports.  Each round must exit 0 with a consistent
-# summary, trace calls of several tasks, and count the calls that found no
-# stack as missed.
+# summary and trace calls of several tasks; with one stack, some calls
+# find none and count as missed.
 . /fhook/lib.sh
 
 load_fhook
 # (the debug kernel: one round of each, 3 times slower)
 rounds=$(pick "1 2 3 4" "1 3")
+missed1=0
 for r in $rounds; do
 	stacks=$(( (r + 1) / 2 ))
 	run_fhook $D/s$r graph --proc --tasks $stacks vfs_read -- fhook-workload fork 8 400
@@ -20,8 +21,10 @@ for r in $rounds; do
 	tasks=$(awk -F'|' 'NF >= 3 && $NF ~ /vfs_read\(\)/ { p = $1; sub(/^ *[0-9]+\) */, "", p); print p }' \
 		$D/s$r.out | sort -u | wc -l)
 	[ "$tasks" -ge 2 ] || fail "round $r: calls of $tasks tasks in the tree, want 2 or more (stacks passed on)"
-	[ "$M" -gt 0 ] || fail "round $r: no call missed with $stacks stack(s) for nine tasks (stacks not shared?)"
+	# (two stacks may serve nine tasks without a miss on a slow kernel)
+	[ "$stacks" = 1 ] && missed1=$((missed1 + M))
 	log "round $r (--tasks $stacks): $tasks tasks traced, $M missed"
 done
+[ "$missed1" -gt 0 ] || fail "no call missed with one stack for nine tasks (was the stack shared at all?)"
 unload_fhook
 pass "rounds $(echo $rounds) of one or two shadow stacks for nine tasks"
