@@ -67,11 +67,13 @@ constexpr const char* kEnabled =
     "fhook_testmod_target [fhook_testmod] (1) R   D \ttramp: ftrace_regs_caller+0x0/0x58 "
     "(call_direct_funcs+0x0/0x30)\n"
     "\tdirect-->fhook_direct_count_0+0x0/0x10 [fhook]\n"
-    "schedule (1)        \ttramp: 0xffffffffc0205000 (function_trace_call+0x0/0x1a0)\n";
+    "schedule (1)        \ttramp: 0xffffffffc0205000 (function_trace_call+0x0/0x1a0)\n"
+    // two ops on one site: the list function, after a space, not a tab
+    "vfs_write (2)       ->arch_ftrace_ops_list_func+0x0/0x1d0\n";
 
 TEST(FtraceState, ParsesFlagsDetailAndDirectContinuation) {
     const auto all = parse_enabled_functions(kEnabled, "");
-    ASSERT_EQ(all.size(), 3u);
+    ASSERT_EQ(all.size(), 4u);
     EXPECT_EQ(all[0].name, "vfs_read");
     EXPECT_EQ(all[0].refs, 2);
     EXPECT_EQ(all[0].flags, "RI");
@@ -83,13 +85,26 @@ TEST(FtraceState, ParsesFlagsDetailAndDirectContinuation) {
     EXPECT_NE(all[1].detail.find("direct-->fhook_direct_count_0"), std::string::npos);
     EXPECT_EQ(all[2].flags, "");
     EXPECT_EQ(all[2].refs, 1);
+    EXPECT_EQ(all[3].flags, "");
+    EXPECT_EQ(all[3].refs, 2);
+    EXPECT_EQ(all[3].detail, "->arch_ftrace_ops_list_func+0x0/0x1d0");
+}
+
+TEST(FtraceState, SaysHowTheSiteReachesItsOps) {
+    const auto all = parse_enabled_functions(kEnabled, "");
+    ASSERT_EQ(all.size(), 4u);
+    EXPECT_NE(std::string(enabled_dispatch_meaning(all[0])).find("of the ops' own"),
+              std::string::npos);
+    EXPECT_STREQ(enabled_dispatch_meaning(all[1]), ""); // direct: the D flag says it
+    EXPECT_NE(std::string(enabled_dispatch_meaning(all[3])).find("list function"),
+              std::string::npos);
 }
 
 TEST(FtraceState, SelectsOneFunctionModuleOrNot) {
     const auto one = parse_enabled_functions(kEnabled, "fhook_testmod_target");
     ASSERT_EQ(one.size(), 1u);
     EXPECT_TRUE(one[0].direct());
-    EXPECT_TRUE(parse_enabled_functions(kEnabled, "vfs_write").empty());
+    EXPECT_TRUE(parse_enabled_functions(kEnabled, "vfs_readv").empty());
     EXPECT_EQ(parse_enabled_functions(kEnabled, "schedule").size(), 1u);
 }
 

@@ -66,6 +66,9 @@ void view_text(const SiteView& v, bool armed, std::string& out) {
         out += '\n';
         for (const auto& a : v.attached) {
             out += "    " + a.line + "\n";
+            if (const std::string how = enabled_dispatch_meaning(a); !how.empty()) {
+                out += "      " + how + "\n";
+            }
             for (char flag : a.flags) {
                 out += "      ";
                 out.push_back(flag);

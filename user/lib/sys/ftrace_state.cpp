@@ -46,6 +46,25 @@ const char* enabled_flag_meaning(char flag) {
     }
 }
 
+const char* enabled_dispatch_meaning(const EnabledFunction& f) {
+    if (f.detail.find("ops_list_func") != std::string::npos) {
+        return "the list function: several ops want the site, so it calls ftrace_caller, "
+               "which calls each ops' callback in turn (arch_ftrace_ops_list_func)";
+    }
+    if (f.direct()) {
+        return ""; // the D flag's sentence: the site calls the direct trampoline
+    }
+    if (f.detail.rfind("tramp: ftrace_", 0) == 0) {
+        return "the shared trampoline: the site calls ftrace_caller/ftrace_regs_caller, "
+               "which calls the one ops' function";
+    }
+    if (f.detail.rfind("tramp: ", 0) == 0) {
+        return "a trampoline of the ops' own: a copy of ftrace_caller that calls its "
+               "callback directly (no list to walk)";
+    }
+    return "";
+}
+
 std::vector<EnabledFunction> parse_enabled_functions(std::string_view text,
                                                      std::string_view function) {
     std::vector<EnabledFunction> out;
@@ -77,16 +96,17 @@ std::vector<EnabledFunction> parse_enabled_functions(std::string_view text,
         }
         f.refs =
             std::strtol(std::string(line.substr(open + 2, close - open - 2)).c_str(), nullptr, 10);
+        // " R I D O" then "\ttramp: ..." or, without a trampoline of its
+        // own, " ->func" (add_trampoline_func() in kernel/trace/ftrace.c)
         std::string_view rest = line.substr(close + 1);
-        const std::size_t tab = rest.find('\t');
-        const std::string_view flags = rest.substr(0, tab);
-        for (char c : flags) {
+        const std::size_t end = std::min(rest.find('\t'), rest.find(" ->"));
+        for (char c : rest.substr(0, end)) {
             if (c != ' ') {
                 f.flags.push_back(c);
             }
         }
-        if (tab != std::string_view::npos) {
-            std::string_view detail = rest.substr(tab);
+        if (end != std::string_view::npos) {
+            std::string_view detail = rest.substr(end);
             while (!detail.empty() && (detail.front() == '\t' || detail.front() == ' ')) {
                 detail.remove_prefix(1);
             }

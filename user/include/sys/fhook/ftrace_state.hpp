@@ -27,6 +27,11 @@ struct EnabledFunction {
 // What an enabled_functions flag letter means, for people learning ftrace.
 const char* enabled_flag_meaning(char flag);
 
+// How the site reaches its ops, from the line's trampoline part: a
+// trampoline of one ops' own, the list function of several, or "" when
+// the line does not say.
+const char* enabled_dispatch_meaning(const EnabledFunction& f);
+
 // Parses enabled_functions text; keeps the lines of `function` (all lines
 // when empty).
 std::vector<EnabledFunction> parse_enabled_functions(std::string_view text,
