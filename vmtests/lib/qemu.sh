@@ -106,8 +106,9 @@ run_group() {
 	slow=$(slow_factor "$rel")
 	smp=${g_smp[$g]:-2} mem=${g_mem[$g]:-1024}
 	# kernel parameters for this group, and more on slow kernels ("a,b" -> "a b")
-	local append=${g_append[$g]//,/ }
-	[ "$slow" != 1 ] && append+=" ${g_slow_append[$g]//,/ }"
+	local append=${g_append[$g]:-}
+	append=${append//,/ }
+	[ "$slow" != 1 ] && append+=" ${g_slow_append[$g]:-}" && append=${append//,/ }
 	rm -rf "$dir/logs"
 	mkdir -p "$dir"
 	tally=$dir/tally
