@@ -18,6 +18,7 @@
 #include <linux/err.h>
 #include <linux/perf_event.h>
 #include <linux/slab.h>
+#include <linux/trace_events.h>
 #include <linux/workqueue.h>
 
 /* A tracepoint probe: the common part and its perf counters. */
@@ -41,14 +42,38 @@ static inline struct fhook_tp_probe *to_tp(struct fhook_probe *p)
 static int fhook_tp_cpuhp = -1;		/* the dynamic hotplug state */
 static void fhook_tp_work(struct work_struct *work);
 
+/* enum trace_flag_type (a trace entry's common_flags) and FHOOK_CTX_* */
+static const struct {
+	u8 trace;
+	u8 ctx;
+} fhook_tp_ctx_map[] = {
+	{ TRACE_FLAG_IRQS_OFF,		FHOOK_CTX_IRQS_OFF },
+	{ TRACE_FLAG_NEED_RESCHED,	FHOOK_CTX_NEED_RESCHED },
+	{ TRACE_FLAG_HARDIRQ,		FHOOK_CTX_HARDIRQ },
+	{ TRACE_FLAG_SOFTIRQ,		FHOOK_CTX_SOFTIRQ },
+	{ TRACE_FLAG_PREEMPT_RESCHED,	FHOOK_CTX_PREEMPT_RESCHED },
+	{ TRACE_FLAG_NMI,		FHOOK_CTX_NMI },
+	{ TRACE_FLAG_BH_OFF,		FHOOK_CTX_BH_OFF },
+};
+
+static notrace u8 fhook_tp_ctx(u8 trace_flags)
+{
+	u8 ctx = 0;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(fhook_tp_ctx_map); i++)
+		if (trace_flags & fhook_tp_ctx_map[i].trace)
+			ctx |= fhook_tp_ctx_map[i].ctx;
+	return ctx;
+}
+
 static notrace void fhook_tp_handler(struct perf_event *event, struct perf_sample_data *data,
 				     struct pt_regs *regs)
 {
 	struct fhook_probe *p = event->overflow_handler_context;
 	struct fhook_tp_probe *tp = to_tp(p);
 	struct fhook_session *s = p->session;
-	unsigned int pc = preempt_count();
-	bool irqs_off = irqs_disabled();
+	const struct trace_entry *head;
 	struct fhook_probe_counters *c;
 	struct fhook_rec_probe *r;
 	struct fhook_ring *rb;
@@ -61,6 +86,9 @@ static notrace void fhook_tp_handler(struct perf_event *event, struct perf_sampl
 		return;
 	entry = data->raw->frag.data;
 	len = min_t(u32, data->raw->frag.size, FHOOK_MAX_PROBE_DATA);
+	if (len < sizeof(*head))
+		return;
+	head = (const struct trace_entry *)entry;
 	cpu = smp_processor_id();
 	c = fhook_counters(s, cpu, p->id);
 	rb = s->rings[cpu];
@@ -84,7 +112,16 @@ static notrace void fhook_tp_handler(struct perf_event *event, struct perf_sampl
 	size = sizeof(*r) + len;
 	r = fhook_ring_reserve(rb, size, p->id);
 	if (!IS_ERR_OR_NULL(r)) {
-		fhook_rec_init(&r->hdr, FHOOK_REC_TRACEPOINT, size, p->id, pc, irqs_off);
+		/*
+		 * The context the tracepoint saw, not this handler's (perf calls
+		 * it with irqs off): perf_tp_event() filled the entry's header
+		 * with tracing_gen_ctx() inside the tracepoint, whose own
+		 * preempt_disable is in the count (userspace prints it as
+		 * tracefs does).
+		 */
+		fhook_rec_init_ctx(&r->hdr, FHOOK_REC_TRACEPOINT, size, p->id,
+				   ktime_get_mono_fast_ns(), fhook_tp_ctx(head->flags),
+				   head->preempt_count);
 		r->ip = tp->id;
 		r->ret_ip = 0;
 		r->faults = 0;

@@ -46,6 +46,29 @@ TEST(ContextChars, PreemptAndMigrateDepthNibbles) {
     EXPECT_EQ(ctx(0, 0xff), "...ff");
 }
 
+// A tracepoint's record counts the tracepoint's own preempt_disable:
+// tracefs prints trace events without it, syscall events with it.
+TEST(ContextChars, TracepointPreemptAsTracefsPrintsIt) {
+    KprobeDef exec;
+    exec.is_tracepoint = true;
+    exec.group = "sched";
+    exec.event = "sched_process_exec";
+    KprobeDef openat = exec;
+    openat.group = "syscalls";
+    openat.event = "sys_enter_openat";
+    Event ev;
+    ev.type = EventType::Tracepoint;
+    ev.preempt = 0x21; // migrate-disable 2, preempt 1
+    EXPECT_EQ(shown_preempt(ev, &exec), 0x20);
+    EXPECT_EQ(shown_preempt(ev, &openat), 0x21);
+    EXPECT_EQ(shown_preempt(ev, nullptr), 0x21);
+    ev.preempt = 0x20;
+    EXPECT_EQ(shown_preempt(ev, &exec), 0x20); // nothing to take off
+    ev.type = EventType::Kprobe;
+    ev.preempt = 0x01;
+    EXPECT_EQ(shown_preempt(ev, &exec), 0x01);
+}
+
 class TextFormatterTest : public ::testing::Test {
 protected:
     TextFormatterTest() {

@@ -120,6 +120,14 @@ std::array<char, 5> context_chars(std::uint8_t flags, std::uint8_t preempt) {
     return c;
 }
 
+std::uint8_t shown_preempt(const Event& ev, const KprobeDef* def) {
+    if (ev.type != EventType::Tracepoint || !def || def->is_syscall_event() ||
+        (ev.preempt & 0xf) == 0) {
+        return ev.preempt;
+    }
+    return static_cast<std::uint8_t>(ev.preempt - 1);
+}
+
 bool seq_range_known(const Event& ev) {
     return ev.first_seq != kSeqUnknown && ev.last_seq >= ev.first_seq &&
            ev.last_seq - ev.first_seq >= ev.lost - 1;
@@ -163,11 +171,12 @@ void TextFormatter::format(const Event& ev, std::string& out) {
         out.push_back('\n');
         return;
     }
-    append_head(ev, out);
+    const KprobeDef* def =
+        is_probe_event(ev.type) && probes_ ? probes_->find(ev.probe_id) : nullptr;
+    append_head(ev, shown_preempt(ev, def), out);
     if (is_probe_event(ev.type)) {
         // print_kprobe_event() / print_kretprobe_event():
         //   "NAME: (sym+off/size) args" and "NAME: (ret+off/size <- func) args"
-        const KprobeDef* def = probes_ ? probes_->find(ev.probe_id) : nullptr;
         // a tracepoint as the kernel prints it ("sched_switch: prev_comm=..."
         // by its TP_printk), else its fields as name=value
         if (ev.type == EventType::Tracepoint && def && events_.append_event(*def, ev, out)) {
@@ -252,12 +261,12 @@ void TextFormatter::format(const Event& ev, std::string& out) {
 // "%16s-%-7d [%03d] %s %5llu.%06llu: ", written by hand (snprintf was more
 // than half of the cost of an event) and mostly copied: consecutive events
 // tend to come from one task on one CPU within one second.
-void TextFormatter::append_head(const Event& ev, std::string& out) {
+void TextFormatter::append_head(const Event& ev, std::uint8_t preempt, std::string& out) {
     const std::uint64_t sec = ev.ts / 1000000000;
     const auto us = static_cast<std::uint32_t>((ev.ts - sec * 1000000000) / 1000);
     std::string& t = head_.text;
     if (!head_.valid || head_.pid != ev.pid || head_.cpu != ev.cpu || head_.flags != ev.flags ||
-        head_.preempt != ev.preempt || !same_task_name(head_.comm, ev.comm)) {
+        head_.preempt != preempt || !same_task_name(head_.comm, ev.comm)) {
         t.clear();
         // ftrace shows the idle task (pid 0) as "<idle>".
         const std::string_view comm = ev.pid == 0 ? std::string_view("<idle>") : ev.comm;
@@ -274,13 +283,13 @@ void TextFormatter::append_head(const Event& ev, std::string& out) {
         t.append(" [");
         put_u64_zero(ev.cpu, 3, t);
         t.append("] ");
-        const auto ctx = context_chars(ev.flags, ev.preempt);
+        const auto ctx = context_chars(ev.flags, preempt);
         t.append(ctx.data(), ctx.size());
         t.push_back(' ');
         head_.pid = ev.pid;
         head_.cpu = ev.cpu;
         head_.flags = ev.flags;
-        head_.preempt = ev.preempt;
+        head_.preempt = preempt;
         head_.comm = ev.comm;
         head_.sec_at = t.size();
         head_.valid = false; // the seconds below

@@ -173,12 +173,12 @@ void JsonFormatter::format(const Event& ev, std::string& out) {
     out.append(",\"comm\":");
     append_json_string(ev.pid == 0 ? std::string_view("<idle>") : std::string_view(ev.comm), out);
     out.append(",\"ctx\":\"");
-    const auto ctx = context_chars(ev.flags, ev.preempt);
+    const KprobeDef* def = kprobe && probes_ ? probes_->find(ev.probe_id) : nullptr;
+    const auto ctx = context_chars(ev.flags, shown_preempt(ev, def));
     out.append(ctx.data(), ctx.size());
     out.append("\",\"probe\":");
     put_u64(ev.probe_id, out);
     if (kprobe) {
-        const KprobeDef* def = probes_ ? probes_->find(ev.probe_id) : nullptr;
         if (def) {
             out.append(",\"event\":");
             append_json_string(def->group + "/" + def->event, out);

@@ -74,8 +74,7 @@ bool TraceEventPrinter::append_syscall(const KprobeDef& def, const Event& event,
 }
 
 bool TraceEventPrinter::append_event(const KprobeDef& def, const Event& event, std::string& out) {
-    if (def.group == "syscalls" &&
-        (def.event.starts_with("sys_enter_") || def.event.starts_with("sys_exit_"))) {
+    if (def.is_syscall_event()) {
         // the kernel prints these itself, not with their print fmt
         return append_syscall(def, event, out);
     }

@@ -22,6 +22,11 @@ echo "$line" | grep -q "filename=/fhook/bin/fhook-workload pid=$WPID old_pid=$WP
 	fail "unexpected fields: $line"
 ref=$(grep ": sched_process_exec: filename=/fhook/bin/fhook-workload pid=$WPID old_pid=$WPID\$" $D/ref.raw)
 [ -n "$ref" ] || fail "tracefs did not print the same exec: $(grep sched_process_exec $D/ref.raw)"
+# the context flags as the tracepoint saw them (not perf's overflow
+# handler's, irqs off), the tracepoint's own preempt_disable left out;
+# need-resched masked (see norm below)
+ctxflags() { awk '{ for (i = 1; i < NF; i++) if ($i ~ /^\[[0-9]+\]$/) { f = $(i + 1); print substr(f, 1, 1) "." substr(f, 3); exit } }'; }
+expect_same "$(echo "$line" | ctxflags)" "$(echo "$ref" | ctxflags)" "the exec's context flags (fhook, tracefs)"
 probes_exact $D/a.err 1
 
 # syscalls:sys_enter_read with a filter on its count field: the workload
@@ -100,14 +105,19 @@ norm() {
 				next
 			t = $0
 			sub(/^.* [0-9]+\.[0-9]+: /, "", t)
-			if (t ~ /^sched_process_exec: /)
+			# the context flags too, but need-resched: tracefs'"'"' probe
+			# and perf'"'"'s run one after the other, a tick between
+			# them may set it
+			f = $(i + 1)
+			t = substr(f, 1, 1) "." substr(f, 3) " " t
+			if (t ~ /^..... sched_process_exec: /)
 				seen = 1
 			# a task'"'"'s last switch (dead), and what runs in it (the
 			# tlb_flush of switch_mm), come after its exit: the pid
 			# filter has let it go by then
 			if (dead[p])
 				next
-			if (t ~ /^sched_switch: .* prev_state=[XZ] /) {
+			if (t ~ /^..... sched_switch: .* prev_state=[XZ] /) {
 				dead[p] = 1
 				next
 			}
@@ -119,14 +129,14 @@ norm $D/k.out > $D/k.norm
 norm $D/kref.raw > $D/kref.norm
 log "$(wc -l < $D/k.norm) lines of $(wc -l < $D/k.out); pids $pids"
 for ev in "$@"; do
-	log "${ev#*:}: fhook $(grep -c "^${ev#*:}: " $D/k.norm), tracefs $(grep -c "^${ev#*:}: " $D/kref.norm): $(grep -m1 "^${ev#*:}: " $D/k.norm)"
+	log "${ev#*:}: fhook $(grep -c "^..... ${ev#*:}: " $D/k.norm), tracefs $(grep -c "^..... ${ev#*:}: " $D/kref.norm): $(grep -m1 "^..... ${ev#*:}: " $D/k.norm)"
 done
-grep -q '^sched_switch: prev_comm=.* prev_state=[A-Z+|]* ==> next_comm=' $D/k.norm ||
+grep -q '^..... sched_switch: prev_comm=.* prev_state=[A-Z+|]* ==> next_comm=' $D/k.norm ||
 	fail "no sched_switch in the kernel's format: $(grep -m1 sched_switch $D/k.out)"
-grep -q '^sched_process_exec: filename=/fhook/bin/fhook-workload pid=[0-9]* old_pid=' $D/k.norm ||
+grep -q '^..... sched_process_exec: filename=/fhook/bin/fhook-workload pid=[0-9]* old_pid=' $D/k.norm ||
 	fail "no exec of fhook-workload: $(grep -m1 sched_process_exec $D/k.out)"
 if [ -d $T/events/module/module_load ]; then
-	grep -q '^module_load: fhook_testmod O' $D/k.norm || fail "no module_load with its taint flags: $(grep -m1 module_load $D/k.out)"
+	grep -q '^..... module_load: fhook_testmod O' $D/k.norm || fail "no module_load with its taint flags: $(grep -m1 module_load $D/k.out)"
 fi
 nlines=$(wc -l < $D/k.norm)
 if kasan_kernel; then

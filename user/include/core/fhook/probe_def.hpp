@@ -61,6 +61,13 @@ struct KprobeDef {
     // binary symbols to file offsets, @SYM to addresses): what record files
     // keep, parsed again without BTF, the binary or kallsyms.
     std::string canonical;
+
+    // syscalls:sys_enter_* / sys_exit_*: events the kernel makes and prints
+    // itself (kernel/trace/trace_syscalls.c), not from a TP_printk
+    bool is_syscall_event() const {
+        return is_tracepoint && group == "syscalls" &&
+               (event.starts_with("sys_enter_") || event.starts_with("sys_exit_"));
+    }
 };
 
 } // namespace fhook

@@ -54,6 +54,13 @@ private:
 // preempt depth, migrate-disable depth.  E.g. "d.h1.".
 std::array<char, 5> context_chars(std::uint8_t flags, std::uint8_t preempt);
 
+// The preempt depth tracefs prints for an event: a tracepoint's record
+// (`def` its definition) counts the tracepoint's own preempt_disable,
+// which the kernel's trace events leave out (trace_event_buffer_reserve():
+// tracing_gen_ctx_dec()) and its syscall events keep
+// (ftrace_syscall_enter(): tracing_gen_ctx()).
+std::uint8_t shown_preempt(const Event& event, const KprobeDef* def);
+
 // How events, tables and documents are written: the kernel's text formats,
 // JSON (NDJSON for events), or for events the Chrome trace event format
 // (Perfetto, chrome://tracing).
@@ -121,7 +128,7 @@ private:
     }
     void append_stack_lines(const Event& event, std::string& out);
     // "%16s-%-7d [%03d] %s %5llu.%06llu: ", from the cached parts
-    void append_head(const Event& event, std::string& out);
+    void append_head(const Event& event, std::uint8_t preempt, std::string& out);
 
     NameCache names_;
     TraceEventPrinter events_; // tracepoints' TP_printk
