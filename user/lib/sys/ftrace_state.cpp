@@ -33,7 +33,8 @@ const char* enabled_flag_meaning(char flag) {
         return "an ops wants full pt_regs (SAVE_REGS): unless the site can call one "
                "trampoline directly, it calls ftrace_regs_caller";
     case 'I':
-        return "an ops may change the return address (IPMODIFY): livepatch, a hook";
+        return "an ops may change where the function goes on (IPMODIFY: regs->ip): livepatch, a "
+               "hook";
     case 'D':
         return "a direct trampoline is attached (register_ftrace_direct)";
     case 'O':
