@@ -87,6 +87,18 @@ TEST(Doctor, AllGreenOnATarget) {
     EXPECT_EQ(r.config_source, m.paths().boot + "/config-" + kRelease);
 }
 
+TEST(Doctor, FtraceSwitchedOffWarns) {
+    FakeMachine m;
+    m.config(kFullConfig);
+    m.module("0.1.0", FHOOK_ABI_VERSION);
+    m.write("proc/sys/kernel/ftrace_enabled", "0\n");
+    const DoctorReport r = doctor(m.paths());
+    EXPECT_TRUE(r.ok()) << doctor_text(r); // events and uprobes still work
+    EXPECT_EQ(find(r, "ftrace_enabled").status, CheckStatus::Warn);
+    EXPECT_EQ(find(r, "ftrace_enabled").fix,
+              "echo 1 > " + m.paths().proc + "/sys/kernel/ftrace_enabled");
+}
+
 TEST(Doctor, NoTracefsFails) {
     FakeMachine m;
     m.config(kFullConfig);

@@ -38,6 +38,7 @@ public:
                           "ffffffff812b0800 t ksys_write\n"
                           "ffffffff812c0000 T unrelated\n");
         write("available_filter_functions", "vfs_read\nksys_read\nvfs_write\nksys_write\n");
+        write("ftrace_enabled", "1\n");
         // two trace events of sched, one of irq
         write("available_events",
               "sched:sched_switch\nsched:sched_wakeup\nirq:irq_handler_entry\n");
@@ -63,6 +64,7 @@ public:
         p.kallsyms = dir_ + "/kallsyms";
         p.functions = dir_ + "/available_filter_functions";
         p.tracefs = dir_; // no enabled_functions: nothing attached
+        p.ftrace_enabled = dir_ + "/ftrace_enabled";
         p.open_device = [k = kernel] { return FakeKernel::open(k); };
         return p;
     }
@@ -89,10 +91,11 @@ public:
 
     std::shared_ptr<FakeKernel> kernel;
 
-private:
     void write(const std::string& name, const std::string& text) {
         std::ofstream(dir_ + "/" + name) << text;
     }
+
+private:
     std::string dir_;
 };
 
@@ -159,6 +162,25 @@ TEST(Tracer, TracePrintsTheRingsInTimeOrderWithTheSummary) {
     EXPECT_EQ(
         summary[3],
         "fhook: probe 1 hits 6 events 2 lost 7 missed 0: vfs_* !vfs_write if comm == \"cat\"");
+}
+
+// kernel.ftrace_enabled = 0: ftrace would take the ops and patch nothing
+TEST(Tracer, RefusesFunctionProbesWhileFtraceIsSwitchedOff) {
+    System sys;
+    sys.write("ftrace_enabled", "0\n");
+    try {
+        Tracer(spec_of(Collect::Events, {"vfs_read"}), sys.paths());
+        FAIL() << "no error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("function tracing is off"), std::string::npos)
+            << e.what();
+    }
+    EXPECT_THROW(Tracer(spec_of(Collect::Counts, {"vfs_read"}), sys.paths()), Error);
+    EXPECT_TRUE(sys.kernel->probes.empty());
+    // trace events do not go through ftrace's call sites
+    TraceSpec events = spec_of(Collect::Events, {});
+    events.events = {"sched:sched_switch"};
+    EXPECT_NO_THROW(Tracer(events, sys.paths()));
 }
 
 TEST(Tracer, CountAddsOneCountingProbePerFunctionAndTablesTheirHits) {

@@ -193,6 +193,13 @@ void Tracer::State::plan() {
     if ((kprobes.empty() && !hook) || !globs.empty()) {
         specs = parse_probe_specs(globs);
     }
+    // function probes, graphs and hooks are ftrace_ops on call sites: with
+    // the sysctl off, ftrace takes them and patches nothing
+    if ((!specs.empty() || hook) && ftrace_switched_off(paths.ftrace_enabled)) {
+        throw_runtime("function tracing is off (" + paths.ftrace_enabled +
+                          " is 0): no function probe would fire; write 1 there to turn it on",
+                      EPERM);
+    }
 
     // Everything that reads files comes before the device is touched, but
     // /proc/kallsyms (seconds under emulation) is only needed to build the

@@ -17,6 +17,7 @@
 #include <fhook/device.hpp>
 #include <fhook/doctor.hpp>
 #include <fhook/error.hpp>
+#include <fhook/ftrace_state.hpp>
 
 namespace fhook {
 
@@ -301,6 +302,15 @@ DoctorReport doctor(const DoctorPaths& paths) {
         add("tracefs", CheckStatus::Fail,
             "not mounted (fhook reads function names and event formats there)",
             "mount -t tracefs nodev /sys/kernel/tracing");
+    }
+
+    // the function tracing switch (kernel.ftrace_enabled)
+    const std::string switch_path = paths.proc + "/sys/kernel/ftrace_enabled";
+    if (ftrace_switched_off(switch_path)) {
+        add("ftrace_enabled", CheckStatus::Warn,
+            "0: function probes, graphs and hooks are refused (ftrace patches no call site); "
+            "trace events, kprobes off function entries and uprobes work",
+            "echo 1 > " + switch_path);
     }
 
     // the kernel's configuration, or what can be inferred of it

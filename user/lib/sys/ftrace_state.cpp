@@ -27,6 +27,11 @@ std::string default_tracefs() {
                                                              : "/sys/kernel/debug/tracing";
 }
 
+bool ftrace_switched_off(const std::string& path) {
+    const std::string text = read_file(path);
+    return !text.empty() && text.front() == '0';
+}
+
 const char* enabled_flag_meaning(char flag) {
     switch (flag) {
     case 'R':

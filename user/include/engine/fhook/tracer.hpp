@@ -94,6 +94,7 @@ struct SystemPaths {
     std::string kallsyms = "/proc/kallsyms";
     std::string functions; // available_filter_functions; "" = tracefs's
     std::string tracefs;   // "" = /sys/kernel/tracing or the debugfs one
+    std::string ftrace_enabled = "/proc/sys/kernel/ftrace_enabled"; // the sysctl
     // Opens the device (a fake kernel in tests); unset: Device(device).
     std::function<Device()> open_device;
 };

@@ -24,6 +24,11 @@ struct EnabledFunction {
     bool direct() const { return flags.find('D') != std::string::npos; }
 };
 
+// The sysctl kernel.ftrace_enabled (`path`) reads 0: ftrace registers ops
+// but patches no call site, so no function hook fires.  False when the
+// file cannot be read (a kernel without it).
+bool ftrace_switched_off(const std::string& path);
+
 // What an enabled_functions flag letter means, for people learning ftrace.
 const char* enabled_flag_meaning(char flag);
 
