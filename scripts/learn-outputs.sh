@@ -15,8 +15,24 @@ cli=build/user/fhook
 [ -x "$cli" ] || { echo "learn-outputs: $cli missing: make first" >&2; exit 1; }
 out=build/learn-outputs.txt
 mkdir -p build
+# what the suite's guests have and fhook vm's do not: the example modules
+# (lessons 8, 9) and the test programs (lesson 6) where a build left them
+adds=()
+case $kernel in
+*kdebug*) pick="build/examples/$kernel*" ;;
+*) pick="build/examples/$kernel.[0-9]*-amd64" ;;
+esac
+for dir in $pick; do
+	for ko in "$dir"/fhook_*.ko; do
+		[ -f "$ko" ] && adds+=(--add "$ko:/fhook/$(basename "$ko")")
+	done
+	break
+done
+for prog in "${FHOOK_VM_DIR:-build/vm}"/progs/fhook-*; do
+	[ -x "$prog" ] && adds+=(--add "$prog:/fhook/bin/$(basename "$prog")")
+done
 "$cli" vm --kernel "$kernel" --timeout 1200 --add docs/learn:/fhook/learn \
-	--add vmtests/guest/learn.sh:/fhook/learn.sh -- \
+	--add vmtests/guest/learn.sh:/fhook/learn.sh "${adds[@]}" -- \
 	'. /fhook/learn.sh; for f in /fhook/learn/[0-9]*.md; do n=${f##*/}; learn_record ${n%.md}; done' \
 	| tr -d '\r' > "$out"
 for md in docs/learn/[0-9]*.md; do

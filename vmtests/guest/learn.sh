@@ -60,51 +60,63 @@ learn_match() {
 		"$1" "$2"
 }
 
-learn_lesson() {
-	_md=/fhook/learn/$1.md
-	[ -f "$_md" ] || fail "no lesson $_md"
-	_ld=$D/learn
-	rm -rf "$_ld"
-	mkdir -p "$_ld" /root/learn
-	learn_split "$_md" "$_ld"
+# learn_each DIR FN: the commands learn_split wrote into DIR, run in order
+# in one shell from /root/learn (a cd carries over, as in a terminal),
+# stdout and stderr together into DIR/N.out; after each, FN N STATUS
+# (FN sees the command as $_cmd)
+learn_each() {
+	_ld=$1
 	_n=$(cat "$_ld/count")
-	[ "$_n" -gt 0 ] || fail "$1: no run-marked command"
-	cd /root/learn || fail "cd /root/learn"
+	mkdir -p /root/learn
+	cd /root/learn || return 1
 	_i=1
 	while [ "$_i" -le "$_n" ]; do
 		_cmd=$(cat "$_ld/$_i.cmd")
-		log "\$ $_cmd"
 		eval "$_cmd" > "$_ld/$_i.out" 2>&1 < /dev/null
-		_rc=$?
-		sed 's/^/#   /' "$_ld/$_i.out" | head -n 60
-		[ "$_rc" = "$(cat "$_ld/$_i.rc")" ] ||
-			fail "$1, command $_i ($_cmd): exit $_rc, the lesson shows $(cat "$_ld/$_i.rc")"
-		learn_norm < "$_ld/$_i.exp" > "$_ld/$_i.expn"
-		learn_norm < "$_ld/$_i.out" > "$_ld/$_i.outn"
-		_why=$(learn_match "$_ld/$_i.expn" "$_ld/$_i.outn") ||
-			fail "$1, command $_i ($_cmd): $_why"
+		"$2" "$_i" "$?"
 		_i=$((_i + 1))
 	done
 	cd / || true
+}
+
+# learn_check N STATUS: command N of lesson $_lesson exited as shown and
+# printed the shown lines
+learn_check() {
+	log "\$ $_cmd"
+	sed 's/^/#   /' "$_ld/$1.out" | head -n 60
+	[ "$2" = "$(cat "$_ld/$1.rc")" ] ||
+		fail "$_lesson, command $1 ($_cmd): exit $2, the lesson shows $(cat "$_ld/$1.rc")"
+	learn_norm < "$_ld/$1.exp" > "$_ld/$1.expn"
+	learn_norm < "$_ld/$1.out" > "$_ld/$1.outn"
+	_why=$(learn_match "$_ld/$1.expn" "$_ld/$1.outn") ||
+		fail "$_lesson, command $1 ($_cmd): $_why"
+}
+
+# learn_lesson NN-topic: the guest test of docs/learn/NN-topic.md
+learn_lesson() {
+	_lesson=$1
+	[ -f "/fhook/learn/$1.md" ] || fail "no lesson /fhook/learn/$1.md"
+	rm -rf "$D/learn"
+	mkdir -p "$D/learn"
+	learn_split "/fhook/learn/$1.md" "$D/learn"
+	[ "$(cat "$D/learn/count")" -gt 0 ] || fail "$1: no run-marked command"
+	learn_each "$D/learn" learn_check
 	pass "$1: $_n commands, their output as the lesson shows it"
+}
+
+# learn_print N STATUS: for learn_record
+learn_print() {
+	echo "@@learn $_lesson $1 $2"
+	cat "$_ld/$1.out"
 }
 
 # learn_record NN-topic: run the lesson's commands as learn_lesson does and
 # print what each printed, for scripts/learn-outputs.sh: a line
 # "@@learn NN-topic N STATUS", then the command's output
 learn_record() {
-	_ld=${D:-/tmp}/learn-$1
-	rm -rf "$_ld"
-	mkdir -p "$_ld" /root/learn
-	learn_split "/fhook/learn/$1.md" "$_ld"
-	_n=$(cat "$_ld/count")
-	cd /root/learn || return 1
-	_i=1
-	while [ "$_i" -le "$_n" ]; do
-		eval "$(cat "$_ld/$_i.cmd")" > "$_ld/$_i.out" 2>&1 < /dev/null
-		echo "@@learn $1 $_i $?"
-		cat "$_ld/$_i.out"
-		_i=$((_i + 1))
-	done
-	cd / || true
+	_lesson=$1
+	rm -rf "${D:-/tmp}/learn-$1"
+	mkdir -p "${D:-/tmp}/learn-$1"
+	learn_split "/fhook/learn/$1.md" "${D:-/tmp}/learn-$1"
+	learn_each "${D:-/tmp}/learn-$1" learn_print
 }
