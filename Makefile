@@ -28,6 +28,12 @@ KSRC     := $(wildcard $(TOP)/kmod/*.c $(TOP)/kmod/*.h $(TOP)/kmod/*.S) $(TOP)/k
 TESTMOD_SRC := $(wildcard $(TOP)/vmtests/testmod/*.c $(TOP)/vmtests/testmod/*.h) $(TOP)/vmtests/testmod/Kbuild
 EXAMPLES_SRC := $(wildcard $(TOP)/examples/*.c) $(TOP)/examples/Kbuild
 KHOOKTEST_SRC := $(wildcard $(TOP)/vmtests/khooktest/*.c) $(TOP)/vmtests/khooktest/Kbuild
+# the kernel-side style gate of make lint (W=1, every warning an error);
+# with KCHECKED=1 every build of the modules is so (scripts/test.sh: built once)
+KCHECK   := W=1 KCFLAGS=-Werror
+ifdef KCHECKED
+KBUILD_EXTRA := $(KCHECK)
+endif
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')
 
 .PHONY: all module kmod learn-outputs examples user setup demo test test-host test-package test-vm lint clean install uninstall man deb bench-host bench-transport bench-hooks
@@ -139,8 +145,10 @@ lint:
 	@# (a debugging example whose point is trace_printk(): checkpatch's only
 	@# objection to it, TRACE_PRINTK, is the lesson it teaches)
 	perl $(BUILD)/tools/checkpatch/checkpatch.pl --no-tree --terse --ignore TRACE_PRINTK -f examples/fhook_stop_on_error.c
-	@$(MAKE) --no-print-directory kmod KBUILD_EXTRA=W=1 2>&1 | tee $(BUILD)/w1.log; \
-	! grep -E 'warning:' $(BUILD)/w1.log
+	@# W=1 with every warning an error: nothing to rebuild when the modules
+	@# were built so already (scripts/test.sh builds them that way)
+	@$(MAKE) --no-print-directory kmod KBUILD_EXTRA="$(KCHECK)" 2>&1 | tee $(BUILD)/w1.log; \
+	! grep -E 'warning:|error:' $(BUILD)/w1.log
 	@clang-format --dry-run --Werror $$(git ls-files 'user/*.cpp' 'user/*.hpp' 'user/*.h' 'tools/*.cpp' 'tools/*.hpp')
 	@bash $(TOP)/scripts/abi-holes.sh
 
