@@ -676,9 +676,10 @@ static __always_inline u8 fhook_rec_ctx(unsigned int pc, bool irqs_off)
 		flags |= FHOOK_CTX_PREEMPT_RESCHED;
 	if (pc & HARDIRQ_MASK)
 		flags |= FHOOK_CTX_HARDIRQ;
+	/* as tracing_gen_ctx_irq_test(): serving, and disabled on top of it */
 	if (pc & SOFTIRQ_OFFSET)
 		flags |= FHOOK_CTX_SOFTIRQ;
-	else if (pc & SOFTIRQ_MASK)
+	if ((pc & SOFTIRQ_MASK) >> (SOFTIRQ_SHIFT + 1))
 		flags |= FHOOK_CTX_BH_OFF;
 	if (pc & NMI_MASK)
 		flags |= FHOOK_CTX_NMI;

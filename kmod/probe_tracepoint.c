@@ -86,13 +86,12 @@ static notrace void fhook_tp_handler(struct perf_event *event, struct perf_sampl
 		return;
 	entry = data->raw->frag.data;
 	len = min_t(u32, data->raw->frag.size, FHOOK_MAX_PROBE_DATA);
-	if (len < sizeof(*head))
-		return;
 	head = (const struct trace_entry *)entry;
 	cpu = smp_processor_id();
 	c = fhook_counters(s, cpu, p->id);
 	rb = s->rings[cpu];
-	if (!fhook_session_wants(s)) {
+	/* (every trace event's entry starts with its header) */
+	if (unlikely(len < sizeof(*head)) || !fhook_session_wants(s)) {
 		fhook_count(&c->filtered);
 		return;
 	}

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include <fhook/error.hpp>
+#include <fhook/format.hpp>
 #include <fhook/tracedat.hpp>
 
 namespace fhook {
@@ -345,6 +346,7 @@ void TraceDatWriter::payload(const Event& ev, std::vector<std::uint8_t>& out) {
             const auto id = static_cast<std::uint16_t>(def->tp_id);
             const auto pid = static_cast<std::int32_t>(ev.pid);
             std::memcpy(out.data(), &id, 2);
+            out[3] = shown_preempt(ev, def); // the depth trace-cmd's own file has
             std::memcpy(out.data() + 4, &pid, 4);
         }
         return;
