@@ -31,6 +31,9 @@ KHOOKTEST_SRC := $(wildcard $(TOP)/vmtests/khooktest/*.c) $(TOP)/vmtests/khookte
 # the kernel-side style gate of make lint (W=1, every warning an error);
 # with KCHECKED=1 every build of the modules is so (scripts/test.sh: built once)
 KCHECK   := W=1 KCFLAGS=-Werror
+# a debugging example whose point is trace_printk(): checkpatch's only
+# objection to it, TRACE_PRINTK, is the lesson it teaches (docs/learn 9)
+TRACE_PRINTK_EXAMPLE := examples/fhook_stop_on_error.c
 ifdef KCHECKED
 KBUILD_EXTRA := $(KCHECK)
 endif
@@ -141,10 +144,8 @@ test:
 lint:
 	@cp=$(BUILD)/tools/checkpatch/checkpatch.pl; \
 	[ -f $$cp ] || { echo "checkpatch.pl missing: run 'sudo make setup'"; exit 1; }; \
-	perl $$cp --no-tree --terse -f $(wildcard kmod/*.c kmod/*.h kmod/*.S) shared/fhook_abi.h include/fhook/khook.h $(filter-out examples/fhook_stop_on_error.c,$(wildcard examples/*.c vmtests/khooktest/*.c)) vmtests/testmod/fhook_testmod.c vmtests/testmod/fhook_failunreg.c vmtests/testmod/fhook_linger.c
-	@# (a debugging example whose point is trace_printk(): checkpatch's only
-	@# objection to it, TRACE_PRINTK, is the lesson it teaches)
-	perl $(BUILD)/tools/checkpatch/checkpatch.pl --no-tree --terse --ignore TRACE_PRINTK -f examples/fhook_stop_on_error.c
+	perl $$cp --no-tree --terse -f $(wildcard kmod/*.c kmod/*.h kmod/*.S) shared/fhook_abi.h include/fhook/khook.h $(filter-out $(TRACE_PRINTK_EXAMPLE),$(wildcard examples/*.c vmtests/khooktest/*.c)) vmtests/testmod/fhook_testmod.c vmtests/testmod/fhook_failunreg.c vmtests/testmod/fhook_linger.c && \
+	perl $$cp --no-tree --terse --ignore TRACE_PRINTK -f $(TRACE_PRINTK_EXAMPLE)
 	@# W=1 with every warning an error: nothing to rebuild when the modules
 	@# were built so already (scripts/test.sh builds them that way)
 	@$(MAKE) --no-print-directory kmod KBUILD_EXTRA="$(KCHECK)" 2>&1 | tee $(BUILD)/w1.log; \
