@@ -191,6 +191,21 @@ TEST_F(BtfFixture, ArgsExpandsEveryArgument) {
     EXPECT_EQ(r.fields[4].type.name, "x64");
 }
 
+// An unnamed field written as a BTF name is named after it, as the kernel's
+// kprobe_events does (generate_probe_arg_name()); anything else is argN.
+TEST_F(BtfFixture, UnnamedFieldsTakeTheirBtfName) {
+    auto d = parse("p:a vfs_read count:u32 file->f_flags:x32 %si buf");
+    ASSERT_EQ(d.fields.size(), 4U);
+    EXPECT_EQ(d.fields[0].name, "count");
+    EXPECT_EQ(d.fields[1].name, "arg2");
+    EXPECT_EQ(d.fields[2].name, "arg3");
+    EXPECT_EQ(d.fields[3].name, "buf");
+    EXPECT_EQ(parse("r:b vfs_read count@entry").fields[0].name, "arg1");
+    // the kernel refuses a name given twice, implicitly too
+    EXPECT_NE(error_of("p:a vfs_read count count:u32").find("'count' used twice"),
+              std::string::npos);
+}
+
 TEST_F(BtfFixture, ErrorsNameTheMember) {
     EXPECT_NE(error_of("p:a vfs_read x=file->f_nope").find("struct file has no member 'f_nope'"),
               std::string::npos);

@@ -241,7 +241,10 @@ KprobeDef parse_kprobe(std::string_view text, const SymbolResolver& resolve,
             }
             body = tok.substr(eq + 1);
         } else {
-            field.name = "arg" + std::to_string(f - 1);
+            // as the kernel's generate_probe_arg_name(): a BTF name
+            // (`count`, `count:u32`) names its field, anything else is argN
+            std::string_view stem = tok.substr(0, tok.find(':'));
+            field.name = good_name(stem) ? std::string(stem) : "arg" + std::to_string(f - 1);
         }
         for (const auto& other : def.fields) {
             if (other.name == field.name) {

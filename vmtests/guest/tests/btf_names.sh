@@ -4,8 +4,9 @@
 # the byte count, the open flags; they equal the same fields written with
 # the offsets BTF gives (fhook-made, checked by the host unit tests against
 # a hand-built BTF) and, where the kernel's kprobe_events understands names
-# (6.10+), the kernel's own events.  fhook list functions -v prints the
-# prototype; record + report keep the resolved definition.
+# (6.12), the kernel's own events, the names of unnamed fields included.
+# fhook list functions -v prints the prototype; record + report keep the
+# resolved definition.
 . /fhook/lib.sh
 
 N=21
@@ -35,13 +36,13 @@ grep -c ': rr: (ksys_read+0x[0-9a-f]*/0x[0-9a-f]* <- vfs_read) file=0x[0-9a-f]* 
 expect_eq "$(cat $D/rrn)" "$N" "rr events with \$args and the return value"
 
 # the kernel's own names, where it has them
-if echo "p:fhkbtf/rd vfs_read name=file->f_path.dentry->d_name.name:string cnt=count:u64 fl=file->f_flags:x32" \
-	>> $T/kprobe_events 2>/dev/null; then
+# (unnamed fields: named after a BTF name, else argN, by both)
+KDEF='p:fhkbtf/rd vfs_read name=file->f_path.dentry->d_name.name:string count:u64 file->f_flags:x32'
+if echo "$KDEF" >> $T/kprobe_events 2>/dev/null; then
 	echo 1 > $T/events/fhkbtf/enable
 	echo > $T/trace
 	echo 1 > $T/tracing_on
-	run_fhook $D/g trace "p:fhkbtf/rd vfs_read name=file->f_path.dentry->d_name.name:string cnt=count:u64 fl=file->f_flags:x32" \
-		-- fhook-workload open $N
+	run_fhook $D/g trace "$KDEF" -- fhook-workload open $N
 	echo 0 > $T/tracing_on
 	cp $T/trace $D/ref.raw
 	echo 0 > $T/events/fhkbtf/enable
