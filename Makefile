@@ -19,6 +19,8 @@
 #   make uninstall  all of that again
 #   make deb        Debian packages fhook and fhook-dkms: build/deb/
 #   make test-package  the packages built, lintian, unpacked, DKMS-built
+#   make test-install  the packages apt-installed into a fresh debootstrap
+#                   root: DKMS for both kernels, man, completion, purge
 #   make bench-host / bench-transport / bench-hooks   figures (docs/benchmarks.md), not tests
 
 TOP      := $(CURDIR)
@@ -39,7 +41,7 @@ KBUILD_EXTRA := $(KCHECK)
 endif
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')
 
-.PHONY: all module kmod learn-outputs examples user setup demo test test-host test-package test-vm lint clean install uninstall man deb bench-host bench-transport bench-hooks
+.PHONY: all module kmod learn-outputs examples user setup demo test test-host test-package test-install test-vm lint clean install uninstall man deb bench-host bench-transport bench-hooks
 
 all: kmod user
 	@echo "fhook built:"
@@ -175,6 +177,11 @@ deb:
 # every Debian target kernel
 test-package:
 	bash $(TOP)/scripts/test-package.sh
+
+# the packages installed with their maintainer scripts into a fresh
+# bookworm root (network, a few minutes; not part of make test)
+test-install:
+	bash $(TOP)/scripts/test-install.sh
 
 clean:
 	rm -rf $(BUILD)/kmod $(BUILD)/user $(BUILD)/vm $(BUILD)/man $(BUILD)/deb

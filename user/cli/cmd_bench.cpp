@@ -70,30 +70,37 @@ void write_out(const std::string& path, const std::string& text) {
 int cmd_bench(const Args& args) {
     bench::RunOptions run;
     po::options_description options("Options");
-    options.add_options()("workload,w", po::value<std::string>()->default_value("kloop"),
+    options.add_options()("workload,w",
+                          po::value<std::string>()->default_value("kloop")->value_name("WORKLOAD"),
                           "kloop or read")(
-        "function,f", po::value<std::string>(),
+        "function,f", po::value<std::string>()->value_name("FUNC"),
         "the hooked function (default: fhook_testmod_nop for kloop, vfs_read for read)")(
-        "calls,n", po::value<std::string>(), "calls per repeat (default 200000)")(
-        "repeats,r", po::value<std::string>()->default_value("3"), "figures per mechanism")(
-        "only", po::value<std::vector<std::string>>()->composing(),
+        "calls,n", po::value<std::string>()->value_name("N"), "calls per repeat (default 200000)")(
+        "repeats,r", po::value<std::string>()->default_value("3")->value_name("N"),
+        "figures per mechanism")(
+        "only", po::value<std::vector<std::string>>()->composing()->value_name("GLOB"),
         "only these mechanisms (globs, repeatable; the baseline always runs)")(
-        "cpu", po::value<std::string>()->default_value("0"), "CPU of the workload")(
-        "consumer-cpu", po::value<std::string>(), "CPU of the consumers (default: the last)")(
-        "settle", po::value<std::string>()->default_value("2"),
+        "cpu", po::value<std::string>()->default_value("0")->value_name("CPU"),
+        "CPU of the workload")("consumer-cpu", po::value<std::string>()->value_name("CPU"),
+                               "CPU of the consumers (default: the last)")(
+        "settle", po::value<std::string>()->default_value("2")->value_name("SEC"),
         "seconds to wait before the first figure")(
-        "bpftrace", po::value<std::string>()->default_value("bpftrace"), "bpftrace to run")(
-        "trace-cmd", po::value<std::string>()->default_value("trace-cmd"),
-        "trace-cmd to run")("funclatency", po::value<std::string>()->default_value("funclatency"),
-                            "libbpf-tools funclatency to run")(
-        "bpf-stream", po::value<std::string>()->default_value("fhook-bench-stream"),
+        "bpftrace", po::value<std::string>()->default_value("bpftrace")->value_name("PATH"),
+        "bpftrace to run")("trace-cmd",
+                           po::value<std::string>()->default_value("trace-cmd")->value_name("PATH"),
+                           "trace-cmd to run")(
+        "funclatency", po::value<std::string>()->default_value("funclatency")->value_name("PATH"),
+        "libbpf-tools funclatency to run")(
+        "bpf-stream",
+        po::value<std::string>()->default_value("fhook-bench-stream")->value_name("PATH"),
         "the BPF ring buffer streaming peer to run (vmtests/bench/fhook-bench-stream)")(
-        "clock", po::value<std::string>()->default_value("CLOCK_MONOTONIC ns"),
+        "clock", po::value<std::string>()->default_value("CLOCK_MONOTONIC ns")->value_name("NAME"),
         "what the figures' unit is called in the output (the VM driver says when guest ns "
-        "are instructions)")("format", po::value<std::string>()->default_value("text"),
-                             "text or json")("output,o", po::value<std::string>(),
-                                             "write the table, JSON or SVG here")(
-        "json", po::value<std::string>(),
+        "are instructions)")(
+        "format", po::value<std::string>()->default_value("text")->value_name("FMT"),
+        "text or json")("output,o", po::value<std::string>()->value_name("FILE"),
+                        "write the table, JSON or SVG here")(
+        "json", po::value<std::string>()->value_name("FILE"),
         "also write the JSON to this file")("list", "list the mechanisms and exit")(
         "plot", "write an SVG plot of RESULTS.json...")("help,h", "show this help");
     po::options_description hidden;

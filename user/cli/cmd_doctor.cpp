@@ -17,14 +17,16 @@ constexpr const char* kDoctorUsage =
     "when neither exists), tracefs, lockdown, Secure Boot, IBT, the module\n"
     "and its ABI, the device, this user's privileges, kptr_restrict and\n"
     "perf_event_paranoid.  Each check that is not fine says what to do.\n"
-    "Exits 1 when something will stop fhook (no tracefs, the module missing\n"
-    "or of another ABI, lockdown refusing it); warnings do not.\n";
+    "Exits 1 when something will stop fhook (no tracefs, no function tracer\n"
+    "or dynamic ftrace, the module missing or of another ABI, lockdown\n"
+    "refusing it, /dev/fhook missing with the module loaded); warnings do not.\n";
 
 } // namespace
 
 int cmd_doctor(const Args& args) {
     po::options_description options("Options");
-    options.add_options()("format,f", po::value<std::string>()->default_value("text"),
+    options.add_options()("format,f",
+                          po::value<std::string>()->default_value("text")->value_name("FMT"),
                           "text or json (one JSON document)")("help,h", "show this help");
     po::positional_options_description positional;
     po::variables_map vm = parse_args("doctor", args, options, positional);

@@ -39,8 +39,7 @@ void add_hook_options(po::options_description& options) {
         "at most N times")("probability", po::value<std::string>()->value_name("PCT"),
                            "each matching call with PCT percent probability")(
         "record", "--return/--redirect: print each call changed")(
-        "force", "--redirect without BTF for both functions: skip the prototype check; "
-                 "--trace-around of a variadic function");
+        "force", "--redirect when either function has no BTF: skip the prototype check");
 }
 
 std::int64_t parse_i64(std::string_view option, std::string_view text) {

@@ -53,7 +53,7 @@ constexpr Command kCommands[] = {
      "  graph [options] FUNC... [-- COMMAND [ARGS...]]\n"
      "                        call trees under FUNC with durations (function_graph)\n"},
     {"hook", fhook::cli::cmd_hook,
-     "  hook [options] FUNC [FIELD...] [-- COMMAND [ARGS...]]\n"
+     "  hook [options] ACTION FUNC [FIELD...] [-- COMMAND [ARGS...]]\n"
      "                        change or time a function: --trace-around, --return\n"
      "                        VALUE, --redirect FUNC2 (IPMODIFY)\n"},
     {"explain", fhook::cli::cmd_explain,
@@ -66,7 +66,7 @@ constexpr Command kCommands[] = {
     {"report", fhook::cli::cmd_report,
      "  report [options] FILE print a record file, like trace would have\n"},
     {"list", fhook::cli::cmd_list,
-     "  list functions [PATTERN] | list events [EVENT]\n"
+     "  list functions [PATTERN...] | list events [EVENT...]\n"
      "                        list the traceable functions or the trace events\n"},
     {"status", fhook::cli::cmd_status,
      "  status                show the state of the fhook module\n"},
