@@ -29,6 +29,9 @@ in_root() { chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 sh 
 unmount() { for m in proc sys dev; do umount -l "$root/$m" 2> /dev/null || true; done; }
 trap unmount EXIT
 unmount
+for m in proc sys dev; do	# never rm -rf through a bind mount of the host's /dev
+	! mountpoint -q "$root/$m" || fail "$root/$m is still mounted"
+done
 rm -rf "$root"
 
 say "debootstrap --variant=minbase bookworm"
@@ -56,17 +59,20 @@ check_module() {
 	local ko
 	ko=$(in_root "find /lib/modules/$1/updates/dkms -name 'fhook.ko*'")
 	[ -n "$ko" ] || fail "no fhook.ko under /lib/modules/$1/updates/dkms"
-	in_root "modinfo -F version $ko" | grep -qx "$version" || fail "$ko: not version $version"
-	in_root "modinfo -F signer $ko" | grep -q . || fail "$ko is not signed"
+	[ "$(in_root "modinfo -F version $ko")" = "$version" ] || fail "$ko: not version $version"
+	[ -n "$(in_root "modinfo -F signer $ko")" ] || fail "$ko is not signed"
 }
+# (whole outputs in variables: grep -q in a pipeline would end it early,
+# a SIGPIPE pipefail counts as a failure)
+status=$(in_root "dkms status fhook 2> /dev/null")
 for rel in "${rels[@]}"; do
-	in_root "dkms status fhook" | grep -q "^fhook/$version, $rel, x86_64: installed" ||
-		fail "dkms status has no installed fhook for $rel: $(in_root 'dkms status')"
+	grep -q "^fhook/$version, $rel, x86_64: installed" <<< "$status" ||
+		fail "dkms status has no installed fhook for $rel: $status"
 	check_module "$rel"
 done
 in_root "getent group fhook" > /dev/null || fail "the postinst did not create group fhook"
-in_root "fhook --version" | grep -qx "fhook $version (ABI [0-9]*)" || fail "fhook --version"
-in_root "MANWIDTH=80 man fhook-trace 2> /dev/null" | grep -q "fhook trace \[options\] PROBE" ||
+grep -qx "fhook $version (ABI [0-9]*)" <<< "$(in_root "fhook --version")" || fail "fhook --version"
+grep -q "fhook trace \[options\] PROBE" <<< "$(in_root "MANWIDTH=80 man fhook-trace 2> /dev/null")" ||
 	fail "man fhook-trace"
 completed=$(in_root '. /usr/share/bash-completion/bash_completion; _completion_loader fhook
 	COMP_WORDS=(fhook tra); COMP_CWORD=1; _fhook; echo "${COMPREPLY[*]}"' | tr -d '\n')
@@ -74,7 +80,7 @@ completed=$(in_root '. /usr/share/bash-completion/bash_completion; _completion_l
 
 say "a kernel installed later: ${rels[0]} without the module, its headers configured again"
 in_root "dkms remove fhook/$version -k ${rels[0]}" > /dev/null 2>&1
-in_root "find /lib/modules/${rels[0]} -name 'fhook.ko*'" | grep -q . && fail "dkms remove left the module"
+[ -z "$(in_root "find /lib/modules/${rels[0]} -name 'fhook.ko*'")" ] || fail "dkms remove left the module"
 in_root "dpkg-reconfigure linux-headers-${rels[0]}" >> "$out/install-root.log" 2>&1 ||
 	fail "dpkg-reconfigure linux-headers-${rels[0]}"
 check_module "${rels[0]}"

@@ -88,6 +88,23 @@ TEST_F(KsymsTest, AddressesOfNameInModule) {
     EXPECT_EQ(ksyms_.symbols_in("loop").size(), 3u);
 }
 
+// __init text: between _sinittext and _einittext, vmlinux's only
+TEST(Ksyms, InitText) {
+    const Ksyms ks = Ksyms::parse("ffffffff81000000 T _stext\n"
+                                  "ffffffff81000100 T vfs_read\n"
+                                  "ffffffff83783000 T _sinittext\n"
+                                  "ffffffff83790000 T start_kernel\n"
+                                  "ffffffff837f8910 T _einittext\n"
+                                  "ffffffffc0100000 t init_mod\t[mod]\n");
+    EXPECT_TRUE(ks.in_init_text(0xffffffff83790000));
+    EXPECT_TRUE(ks.in_init_text(0xffffffff83783000));
+    EXPECT_FALSE(ks.in_init_text(0xffffffff837f8910));
+    EXPECT_FALSE(ks.in_init_text(0xffffffff81000100));
+    EXPECT_FALSE(ks.in_init_text(0xffffffffc0100000));
+    EXPECT_FALSE(
+        Ksyms::parse("ffffffff83790000 T start_kernel\n").in_init_text(0xffffffff83790000));
+}
+
 TEST(Ksyms, HiddenAddresses) {
     Ksyms ks = Ksyms::load(kFixtures + "/kallsyms_hidden");
     EXPECT_TRUE(ks.addresses_hidden());

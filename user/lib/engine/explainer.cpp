@@ -117,6 +117,11 @@ Explanation explain_function(const std::string& name, ExplainArm arm, std::size_
         throw_invalid("'" + name + "' names " + std::to_string(found.size()) +
                       " functions:" + where + ": ftrace treats each on its own");
     }
+    if (found.front().module.empty() && ksyms.in_init_text(found.front().offset)) {
+        throw_runtime(name + ": __init code, freed once the kernel had booted (ftrace dropped "
+                             "its call site then): nothing is left to show or hook",
+                      ENOENT);
+    }
     Explanation e;
     e.name = name;
     e.addr = found.front().offset;
@@ -142,8 +147,8 @@ Explanation explain_function(const std::string& name, ExplainArm arm, std::size_
         } else if (e.kprobe_blacklisted) {
             e.why_not = "notrace/noinstr code (it is in the kprobe blacklist too)";
         } else {
-            e.why_not = "notrace, or built without the fentry call (entry code, __init, "
-                        "some arch code)";
+            e.why_not = "notrace, or built without the fentry call (entry code, some arch "
+                        "code)";
         }
     }
 

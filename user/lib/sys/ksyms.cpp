@@ -258,6 +258,11 @@ std::vector<std::uint64_t> Ksyms::addresses_of(std::string_view name,
     return out;
 }
 
+bool Ksyms::in_init_text(std::uint64_t addr) const {
+    const auto begin = addresses_of("_sinittext", ""), end = addresses_of("_einittext", "");
+    return begin.size() == 1 && end.size() == 1 && addr >= begin[0] && addr < end[0];
+}
+
 std::vector<SymbolRef> Ksyms::find_text(std::string_view name) const {
     std::vector<SymbolRef> out;
     for (const Sym& s : syms_) {

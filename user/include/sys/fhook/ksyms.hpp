@@ -49,6 +49,9 @@ public:
 
     // Addresses of the text symbols `name` in `module` ("" = vmlinux).
     std::vector<std::uint64_t> addresses_of(std::string_view name, std::string_view module) const;
+    // Is `addr` in vmlinux's __init text (_sinittext.._einittext), which the
+    // kernel frees once it has booted?  False when addresses are hidden.
+    bool in_init_text(std::uint64_t addr) const;
     // Every text symbol called `name`, vmlinux's and modules': SymbolRef
     // with offset = the symbol's address.
     std::vector<SymbolRef> find_text(std::string_view name) const;
