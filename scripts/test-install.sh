@@ -25,7 +25,7 @@ mapfile -t rels < <(awk '$1 !~ /kdebug/ { print $1 }' "$top/build/kernels/target
 command -v debootstrap > /dev/null || apt-get install -y -qq debootstrap > /dev/null
 [ -f "$out/fhook_${version}_amd64.deb" ] || bash "$top/scripts/deb.sh" "$out"
 
-in_root() { chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 sh -c "$1"; }
+in_root() { chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 bash -c "$1"; }
 unmount() { for m in proc sys dev; do umount -l "$root/$m" 2> /dev/null || true; done; }
 trap unmount EXIT
 unmount
