@@ -25,7 +25,7 @@ TEST(Device, MissingNodeMeansNotLoaded) {
         EXPECT_EQ(e.kind(), ErrorKind::Runtime);
         EXPECT_EQ(e.sys_errno(), ENOENT);
         EXPECT_STREQ(e.what(), "/nonexistent/fhook not found: the fhook module is not loaded "
-                               "(load it with: insmod fhook.ko)");
+                               "(load it with: modprobe fhook, or insmod fhook.ko from a build)");
         EXPECT_TRUE(Device::is_not_loaded_errno(e.sys_errno()));
     }
 }

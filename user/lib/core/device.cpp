@@ -15,7 +15,8 @@ namespace fhook {
 
 namespace {
 
-constexpr const char* kLoadHint = "the fhook module is not loaded (load it with: insmod fhook.ko)";
+constexpr const char* kLoadHint = "the fhook module is not loaded (load it with: modprobe fhook, "
+                                  "or insmod fhook.ko from a build)";
 constexpr const char* kRootHint = "run as root (needs CAP_SYS_ADMIN or CAP_PERFMON)";
 
 [[noreturn]] void throw_open_error(const std::string& path, int err) {
