@@ -117,11 +117,6 @@ Explanation explain_function(const std::string& name, ExplainArm arm, std::size_
         throw_invalid("'" + name + "' names " + std::to_string(found.size()) +
                       " functions:" + where + ": ftrace treats each on its own");
     }
-    if (found.front().module.empty() && ksyms.in_init_text(found.front().offset)) {
-        throw_runtime(name + ": __init code, freed once the kernel had booted (ftrace dropped "
-                             "its call site then): nothing is left to show or hook",
-                      ENOENT);
-    }
     Explanation e;
     e.name = name;
     e.addr = found.front().offset;
@@ -144,6 +139,9 @@ Explanation explain_function(const std::string& name, ExplainArm arm, std::size_
     if (!e.traceable) {
         if (name.find(".cold") != std::string::npos) {
             e.why_not = "a .cold part split off a function: not an entry point";
+        } else if (e.module.empty() && ksyms.in_init_text(e.addr)) {
+            e.why_not = "__init code, freed once the kernel had booted: ftrace dropped its "
+                        "call site then (the bytes are what the memory holds now)";
         } else if (e.kprobe_blacklisted) {
             e.why_not = "notrace/noinstr code (it is in the kprobe blacklist too)";
         } else {
