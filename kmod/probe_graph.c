@@ -127,7 +127,6 @@ struct fhook_gpool {
 	bool args;
 	/* the probe whose rings get the records; NULL once disarmed */
 	struct fhook_graph_probe *probe;
-	struct delayed_work drain;
 	struct fhook_gbucket buckets[1 << FHOOK_GRAPH_BUCKET_BITS];
 };
 
@@ -426,6 +425,14 @@ static __always_inline void fhook_graph_call(unsigned long ip, unsigned long par
 	i = gs ? READ_ONCE(gs->depth) : 0;
 	if (i ? i >= g->max_depth : mode != FHOOK_GM_ENTER)
 		return;
+	/*
+	 * A dead task gives its stack back in fhook_graph_on_switch(), inside
+	 * __schedule(): what it calls from then on (the tracepoint's iterator
+	 * that calls us, with a second sched_switch probe) returns after that,
+	 * so it gets no frame.  What it called before never returns.
+	 */
+	if (unlikely(READ_ONCE(current->__state) == TASK_DEAD))
+		return;
 	/* also disables preemption */
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
 	if (bit < 0)
@@ -624,7 +631,8 @@ asmlinkage notrace unsigned long fhook_graph_exit(unsigned long sp, unsigned lon
 /*
  * TP_PROTO(bool preempt, struct task_struct *prev, struct task_struct *next,
  * unsigned int prev_state): a dying task gives its stack back at its last
- * switch (frames it died inside never return).
+ * switch (frames it died inside never return; from TASK_DEAD on it pushes
+ * none, see fhook_graph_call()).
  */
 static notrace void fhook_graph_on_switch(void *data, bool preempt, struct task_struct *prev,
 					  struct task_struct *next, unsigned int prev_state)
@@ -696,24 +704,33 @@ static void fhook_gpool_free(struct fhook_gpool *g)
 	/* returns still on the trampoline's code, preempted there or not */
 	synchronize_rcu_tasks_rude();
 	synchronize_rcu_tasks();
+	/* the switch probe goes with the pool, under the lock an arm takes */
 	mutex_lock(&fhook_graph_lock);
 	WRITE_ONCE(fhook_gpool, NULL);
-	mutex_unlock(&fhook_graph_lock);
 	if (fhook_switch_registered) {
 		tracepoint_probe_unregister(fhook_tp_switch, (void *)fhook_graph_on_switch, NULL);
 		fhook_switch_registered = false;
 		tracepoint_synchronize_unregister();
 	}
+	mutex_unlock(&fhook_graph_lock);
 	vfree(g->stacks);
 	kvfree(g);
 }
 
+/*
+ * The pool left when calls were still inside at disarm (fhook_gpool),
+ * freed once they have returned.  It holds a module reference meanwhile;
+ * module exit waits for the work's last run to leave this function.
+ */
+static void fhook_gpool_drain(struct work_struct *work);
+static DECLARE_DELAYED_WORK(fhook_gpool_drain_work, fhook_gpool_drain);
+
 static void fhook_gpool_drain(struct work_struct *work)
 {
-	struct fhook_gpool *g = container_of(to_delayed_work(work), struct fhook_gpool, drain);
+	struct fhook_gpool *g = READ_ONCE(fhook_gpool);
 
 	if (!fhook_graph_restore(g)) {
-		queue_delayed_work(system_long_wq, &g->drain, HZ / 10);
+		queue_delayed_work(system_long_wq, &fhook_gpool_drain_work, HZ / 10);
 		return;
 	}
 	pr_info("graph: the last traced call has returned\n");
@@ -735,7 +752,6 @@ static struct fhook_gpool *fhook_gpool_create(const struct fhook_graph *cfg)
 		return NULL;
 	}
 	raw_spin_lock_init(&g->lock);
-	INIT_DELAYED_WORK(&g->drain, fhook_gpool_drain);
 	g->nr = nr;
 	for (i = 0; i < nr; i++) {
 		g->stacks[i].own = 0;
@@ -872,7 +888,7 @@ static void fhook_graph_disarm(struct fhook_probe *p)
 	}
 	pr_info("graph: calls still inside hold the trampoline, freed when they return\n");
 	__module_get(THIS_MODULE);
-	queue_delayed_work(system_long_wq, &g->drain, HZ / 10);
+	queue_delayed_work(system_long_wq, &fhook_gpool_drain_work, HZ / 10);
 }
 
 static int fhook_graph_arm(struct fhook_probe *p)
@@ -887,17 +903,11 @@ static int fhook_graph_arm(struct fhook_probe *p)
 	if (!g)
 		return -ENOMEM;
 	mutex_lock(&fhook_graph_lock);
-	if (fhook_gpool) {
-		/* another call graph, armed or still draining */
-		mutex_unlock(&fhook_graph_lock);
-		vfree(g->stacks);
-		kvfree(g);
-		return -EBUSY;
-	}
-	g->probe = gp;
-	WRITE_ONCE(fhook_gpool, g);
-	mutex_unlock(&fhook_graph_lock);
-
+	/* another call graph, armed or still draining */
+	ret = -EBUSY;
+	if (fhook_gpool)
+		goto err_pool;
+	/* (under the lock: a pool being freed unregisters it under it too) */
 	if (!fhook_switch_registered) {
 		ret = tracepoint_probe_register(fhook_tp_switch, (void *)fhook_graph_on_switch,
 						NULL);
@@ -905,6 +915,9 @@ static int fhook_graph_arm(struct fhook_probe *p)
 			goto err_pool;
 		fhook_switch_registered = true;
 	}
+	g->probe = gp;
+	WRITE_ONCE(fhook_gpool, g);
+	mutex_unlock(&fhook_graph_lock);
 	/*
 	 * Callees first: a task entering the graph sees them at once.  At
 	 * depth 1 no callee is ever traced: the graph functions' own ops is
@@ -934,8 +947,9 @@ err_ops:
 	fhook_graph_disarm(p);
 	return ret;
 err_pool:
-	WRITE_ONCE(g->probe, NULL);
-	fhook_gpool_free(g);
+	mutex_unlock(&fhook_graph_lock);
+	vfree(g->stacks);
+	kvfree(g);
 	return ret;
 }
 
@@ -963,9 +977,13 @@ int fhook_graph_setup(void)
 	return 0;
 }
 
-/* Module exit: a draining pool holds a module reference, so none is left. */
+/*
+ * Module exit: a draining pool holds a module reference, so none is left;
+ * the drain's last run may still be returning from module_put().
+ */
 void fhook_graph_teardown(void)
 {
+	cancel_delayed_work_sync(&fhook_gpool_drain_work);
 	WARN_ON_ONCE(READ_ONCE(fhook_gpool));
 }
 

@@ -37,10 +37,15 @@ fi
 run_fhook $D/t graph --proc --threshold 50 do_sys_openat2 -- fhook-workload reopen 10
 expect_eq "$RC" 0 "graph --threshold exit code"
 n=$(awk -F'|' 'NF >= 3 && !/^#/' $D/t.out | wc -l)
-[ "$n" -ge 10 ] || fail "--threshold 50: $n lines for 10 opens (each open takes more than 50 us here)"
+# (most opens take more than 50 us under TCG, not all of them)
+[ "$n" -ge 1 ] || fail "--threshold 50: no line for 10 opens"
 bad=$(awk -F'|' 'NF >= 3 && !/^#/ { d = $(NF - 1); gsub(/[^0-9.]/, "", d); t = $NF
 	if (t !~ /^ *} \/\* [A-Za-z_0-9.]+ \*\/$/ || d + 0 < 50) print }' $D/t.out | head -n 3)
 [ -z "$bad" ] || fail "--threshold 50: a line that is not a return of 50 us or more: $bad"
+run_fhook $D/t2 graph --threshold 10000000 do_sys_openat2 -- fhook-workload reopen 10
+expect_eq "$RC" 0 "graph --threshold 10000000 exit code"
+n2=$(awk -F'|' 'NF >= 3 && !/^#/' $D/t2.out | wc -l)
+expect_eq "$n2" 0 "lines of calls taking 10 s or more"
 
 run_fhook $D/e graph --proc --depth 2 -e 'p:fh/fdi fd_install fd=%di:s32' do_sys_openat2 -- fhook-workload reopen 5
 expect_eq "$RC" 0 "graph -e exit code"
