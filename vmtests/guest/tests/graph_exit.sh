@@ -5,7 +5,8 @@
 # that returns after that.  Frames pushed there once panicked the kernel
 # ("return address ... lost"); a dead task now pushes none.  Ten children
 # exit inside do_exit, each drawn open (do_exit never returns), and the
-# kernel's own sched_switch events keep coming.
+# kernel's own sched_switch events keep coming.  Then a call still inside
+# when the graph ends, with the module removed before it returns.
 . /fhook/lib.sh
 
 N=10
@@ -24,5 +25,25 @@ log "do_exit entered $exits times, $(grep -c __traceiter_sched_switch $D/g.out) 
 switches=$(grep -c 'sched_switch:' $T/trace)
 [ "$switches" -gt 0 ] || fail "no sched_switch event in tracefs: the second probe was not there"
 echo > $T/trace
-unload_fhook
-pass "$exits tasks died inside do_exit with a second sched_switch probe ($switches tracefs events)"
+
+# a call still inside when the graph ends: its return address is put back
+# on the task's stack (fhook_graph_restore()), so the module can go at
+# once and the call returns where it came from, not into freed text
+load_workmod
+TH=/proc/fhook_testmod_hooks
+echo reset > $TH
+fhook graph -D 1 -q -o $D/in.out fhook_testmod_sleep 2> $D/in.err &
+CTL=$!
+wait_for 30 attached || fail "graph not attached: $(cat $D/in.err)"
+echo sleep "$(pick 6000 20000)" > $TH &
+SLEEPER=$!
+sleep 1
+kill -INT $CTL
+wait $CTL
+expect_eq "$?" 0 "fhook graph exit code after SIGINT"
+kill -0 $SLEEPER 2>/dev/null || fail "the sleeper returned before rmmod could be tried"
+wait_for 10 rmmod fhook || fail "rmmod fhook with a task inside a graph that has ended"
+grep -q 'fhook_testmod_sleep();' $D/in.out && fail "the unfinished call was drawn as finished"
+wait $SLEEPER
+expect_eq "$(sed -n 's/^sleep calls [0-9]* done \([0-9]*\)/\1/p' $TH)" 1 "the sleeper returned its value"
+pass "$exits tasks died inside do_exit with a second sched_switch probe ($switches tracefs events); a call inside at the end returned home after rmmod"
