@@ -10,7 +10,8 @@
 # status is not the one shown ("[exit N]", default 0) or when a shown
 # output line, normalised, is not found in what the command printed, in
 # order.  Normalised on both sides: a task's pid (comm-123), timestamps
-# (12.345678:), CPU numbers ([001], " 1)"), addresses (0xffff..., 16 hex
+# (12.345678:), CPU numbers ([001], " 1)"), the need-resched flag (.N...
+# when the scheduler wanted the CPU back), addresses (0xffff..., 16 hex
 # digits), durations (12.345 us), fhook's per-CPU summary lines (which CPU
 # ran the command varies), and every run of blanks is one space
 # (columns shift with the widths of pids and timestamps); "<any>" in a
@@ -40,6 +41,7 @@ learn_split() {
 learn_norm() {
 	sed -E 's/-[0-9]+( +\[)/-PID\1/g
 		s/\[[0-9]{3}\]/[CPU]/g
+		s/(\[CPU\] +[dX.])[NnpP]([hHsSzZ.][0-9.][0-9.])/\1.\2/g
 		s/^ *[0-9]+\)/ C)/
 		s/[0-9]+\.[0-9]{6}:/TS:/g
 		s/0x[0-9a-f]{6,}/ADDR/g
