@@ -23,7 +23,8 @@ start=$(date +%s)
 mapfile -t rels < <(awk '$1 !~ /kdebug/ { print $1 }' "$top/build/kernels/targets")
 [ "${#rels[@]}" -ge 2 ] || fail "expected the two Debian target kernels in build/kernels/targets"
 command -v debootstrap > /dev/null || apt-get install -y -qq debootstrap > /dev/null
-[ -f "$out/fhook_${version}_amd64.deb" ] || bash "$top/scripts/deb.sh" "$out"
+# (the packages of this tree, never an older build's)
+bash "$top/scripts/deb.sh" "$out"
 
 in_root() { chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 bash -c "$1"; }
 unmount() { for m in proc sys dev; do umount -l "$root/$m" 2> /dev/null || true; done; }
