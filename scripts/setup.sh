@@ -8,7 +8,8 @@
 #
 # A third target, a KASAN + lockdep + kmemleak debug kernel, is built from
 # Debian's linux-source-6.1 (scripts/build-debug-kernel.sh, ~10 minutes once
-# per machine); FHOOK_NO_DEBUG_KERNEL=1 skips it.
+# per machine, cached in /var/cache/fhook or $FHOOK_CACHE); FHOOK_NO_DEBUG_KERNEL=1
+# skips it.
 #
 # `setup.sh --demo` (scripts/demo.sh) installs only what building the
 # module and the CLI and booting one guest take: the 6.1 kernel, no test
@@ -135,7 +136,7 @@ if [ ! -f "$tools/checkpatch/checkpatch.pl" ]; then
 fi
 
 if [ "${FHOOK_NO_DEBUG_KERNEL:-0}" != 1 ]; then
-	say "debug kernel (built once per machine, cached under build/debug-kernel/)"
+	say "debug kernel (built once per machine, cached in ${FHOOK_CACHE:-/var/cache/fhook})"
 	bash "$top/scripts/build-debug-kernel.sh" >> "$cache/targets.new"
 fi
 mv "$cache/targets.new" "$cache/targets"

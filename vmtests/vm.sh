@@ -9,7 +9,15 @@
 #
 #   vm.sh --cli EXE --kernel NAME|BZIMAGE [--modules DIR] [--add HOST[:GUEST]]...
 #         [--smp N] [--mem MB] [--timeout SEC] [--module-args ARGS] [--no-load]
-#         [--keep-log FILE] [-- COMMAND...]
+#         [--keep-log FILE] [--accel auto|kvm|tcg] [--out DIR] [-- COMMAND...]
+#
+# --accel auto (the default) boots under KVM when /dev/kvm opens, and boots
+# again under TCG, with a line saying why, when the KVM guest ended before
+# its init reported (QEMU exited or aborted, paused on an internal error,
+# or spun for FHOOK_VM_KVM_WAIT seconds, default 30).  The outcome is kept
+# for `fhook doctor` in ${XDG_CACHE_HOME:-~/.cache}/fhook/kvm-status.
+# --out DIR: the guest's /out is DIR on the host (9p), written through, so
+# what a command wrote there is in DIR even after a guest panic.
 #
 # It shares the initramfs, target and QEMU code of the guest suite
 # (vmtests/lib).  Nothing is ever loaded on the host.
@@ -20,6 +28,10 @@ top=$(cd "$here/.." && pwd)
 targets_file=${FHOOK_VM_TARGETS:-$top/build/kernels/targets}
 kmod_dir=$top/build/kmod
 cli="" kernel="" moddir="" smp=2 mem=1024 vm_timeout=0 modargs="" load=1 keep_log=""
+want=auto out=""
+kvm_dev=${FHOOK_VM_KVM_DEV:-/dev/kvm}
+kvm_wait=${FHOOK_VM_KVM_WAIT:-30}
+kvm_status=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/fhook/kvm-status
 adds=() command=()
 
 die() { printf 'fhook vm: error: %s\n' "$*" >&2; exit 1; }
@@ -36,10 +48,17 @@ while [ $# -gt 0 ]; do
 	--module-args) modargs=$2; shift 2 ;;
 	--no-load) load=0; shift ;;
 	--keep-log) keep_log=$2; shift 2 ;;
+	--accel) want=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
 	--) shift; command=("$@"); break ;;
 	*) die "unknown argument '$1' (run it as fhook vm)" ;;
 	esac
 done
+
+case $want in
+auto | kvm | tcg) ;;
+*) die "--accel takes auto, kvm or tcg, not '$want'" ;;
+esac
 
 # shellcheck source=vmtests/lib/targets.sh
 . "$here/lib/targets.sh"
@@ -62,6 +81,7 @@ is_static "$cli" || die "$cli is not statically linked: the guest has no shared 
 if [ -f "$kernel" ]; then
 	vmlinuz=$kernel
 	rel=custom
+	kmods=""
 	[ -n "$moddir" ] || [ $load = 0 ] ||
 		die "--kernel $kernel needs --modules DIR with fhook.ko built for it (make kmod KDIR=...), or --no-load"
 	[ -z "$moddir" ] || [ $load = 0 ] || [ -f "$moddir/fhook.ko" ] || die "no fhook.ko in $moddir"
@@ -72,6 +92,7 @@ else
 	rel=$(target_named "$kernel" || true)
 	[ -n "$rel" ] || die "no kernel '$kernel' (have: ${all_rels[*]}, 6.1, 6.12, debug, or a bzImage path)"
 	vmlinuz=${t_vmlinuz[$rel]}
+	kmods=${t_moddir[$rel]}
 	[ -f "$vmlinuz" ] || die "$vmlinuz missing: run 'sudo make setup' (scripts/setup.sh)"
 	if [ -z "$moddir" ]; then
 		moddir=$kmod_dir/$rel
@@ -103,6 +124,22 @@ done
 	printf "LOAD='%s'\n" "$load"
 	printf "MODARGS='%s'\n" "${modargs//\'/}"
 } > "$stage/fhook/vm.conf"
+# --out: 9p over virtio, with the modules it needs where they are modules
+if [ -n "$out" ]; then
+	mkdir -p "$out" || die "--out $out: cannot create it"
+	out=$(cd "$out" && pwd)
+	: > "$stage/fhook/mods/order"
+	for m in 9p 9pnet_virtio virtio_pci; do
+		[ -z "$kmods" ] && break	# a bzImage of the user's: built in, or no /out
+		add_module "$kmods" "$m" "$stage" ||
+			die "--out needs the kernel's $m module, not found in $kmods"
+	done
+fi
+{
+	printf "OUT='%s'\n" "$([ -n "$out" ] && echo 1)"
+	# a command whose output the host captures sees a pipe, not a terminal
+	printf "TTY='%s'\n" "$([ -t 1 ] && echo 1)"
+} >> "$stage/fhook/vm.conf"
 [ ${#command[@]} -gt 0 ] && printf '%s\n' "${command[*]}" > "$stage/fhook/vm.cmd"
 pack_initramfs "$stage" "$work/initrd.img"
 
@@ -111,16 +148,19 @@ pack_initramfs "$stage" "$work/initrd.img"
 # second; qrc is QEMU's status.  Under KVM a watcher stops QEMU when it
 # reports an internal error (nested virtualisation that cannot emulate an
 # instruction makes QEMU pause the guest, not exit), or when the guest's
-# init has not started after 30 s (a KVM that spins): kvm_failed.
+# init has not started after $kvm_wait s (a KVM that spins).
 boot() {
 	local a=$1 text=${1%%,*} watcher=""
 	echo "fhook vm: booting $rel (${text^^}, $smp vCPUs, $mem MiB)" >&2
 	accel=$a qemu_base "$rel" "$vmlinuz" "$work/initrd.img" "$smp" "$mem"
 	: > "$work/console.log"
 	: > "$work/qemu.err"
-	rm -f "$work/qemu.pid" "$work/kvm_failed"
+	rm -f "$work/qemu.pid" "$work/kvm_why"
+	local share=()
+	# shellcheck disable=SC2054 # (commas inside -virtfs options)
+	[ -n "$out" ] && share=(-virtfs "local,path=$out,mount_tag=fhookout,security_model=none,id=fhookout")
 	# shellcheck disable=SC2054 # (commas inside -chardev options)
-	qargs=("${qemu_cmd[@]}" -display none -monitor none -pidfile "$work/qemu.pid"
+	qargs=("${qemu_cmd[@]}" -display none -monitor none -pidfile "$work/qemu.pid" "${share[@]}"
 		-serial "file:$work/console.log" -chardev stdio,id=cmd,signal=off -serial chardev:cmd
 		-append "$qemu_append loglevel=5 ${FHOOK_VM_APPEND:-}")
 	if [ "$text" = kvm ]; then
@@ -131,12 +171,11 @@ boot() {
 				kill -0 "$(cat "$work/qemu.pid")" 2> /dev/null || break
 				ticks=$((ticks + 1))
 				if grep -q 'KVM internal error\|emulation failure' "$work/qemu.err"; then
-					: > "$work/kvm_failed"
-				elif [ $ticks -ge 60 ] && ! grep -q FHOOK-VM-INIT "$work/console.log"; then
-					echo "KVM internal error: the guest did not start within 30 s" >> "$work/qemu.err"
-					: > "$work/kvm_failed"
+					grep -m1 'KVM internal error\|emulation failure' "$work/qemu.err" > "$work/kvm_why"
+				elif [ $ticks -ge $((kvm_wait * 2)) ] && ! grep -q FHOOK-VM-INIT "$work/console.log"; then
+					echo "the guest's init did not start within $kvm_wait s" > "$work/kvm_why"
 				fi
-				if [ -e "$work/kvm_failed" ]; then
+				if [ -e "$work/kvm_why" ]; then
 					kill "$(cat "$work/qemu.pid")"
 					break
 				fi
@@ -159,12 +198,51 @@ boot() {
 	return 0
 }
 
-# KVM when /dev/kvm is there and works (FHOOK_VM_ACCEL chooses), else TCG
-if [ -z "${FHOOK_VM_ACCEL:-}" ] && [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+# kvm_failure: why the KVM boot just made ended before the guest's init
+# reported (empty when it did report: the command ran, whatever it did)
+kvm_failure() {
+	grep -q FHOOK-VM-INIT "$work/console.log" && return 0
+	if [ -s "$work/kvm_why" ]; then
+		cat "$work/kvm_why"
+	elif grep -q -m1 . "$work/qemu.err"; then
+		# QEMU's first complaint, e.g. "failed to set MSR 0x10a to 0x69"
+		grep -m1 . "$work/qemu.err" | sed 's/^qemu-system-x86_64: //; s/^error: //'
+	else
+		echo "QEMU exited with status $qrc before the guest's init started"
+	fi
+}
+
+# note_kvm works|fails [WHY]: what fhook doctor reports of KVM on this host
+note_kvm() {
+	mkdir -p "$(dirname "$kvm_status")" 2> /dev/null &&
+		printf '%s %s %s\n' "$1" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "${2:-}" > "$kvm_status" 2> /dev/null ||
+		true
+}
+
+kvm_usable() { [ -r "$kvm_dev" ] && [ -w "$kvm_dev" ]; }
+
+# the accelerator: --accel, or FHOOK_VM_ACCEL (any -accel value, tests);
+# auto is KVM when /dev/kvm opens, TCG when it does not or KVM failed
+if [ -n "${FHOOK_VM_ACCEL:-}" ] || [ $want = tcg ]; then
+	boot "$accel"
+elif [ $want = kvm ]; then
+	kvm_usable || die "--accel kvm: $kvm_dev is missing or not read-writable for this user"
 	boot kvm
-	if [ -e "$work/kvm_failed" ] || grep -q 'failed to initialize kvm\|Could not access KVM' "$work/qemu.err"; then
-		echo "fhook vm: KVM does not work here ($(grep -m1 -o 'KVM internal error[^.]*\|failed to initialize kvm[^.]*\|Could not access KVM[^.]*' "$work/qemu.err")): TCG" >&2
+	why=$(kvm_failure)
+	if [ -n "$why" ]; then
+		note_kvm fails "$why"
+		die "KVM did not boot the guest: $why (--accel tcg, or leave --accel out to fall back)"
+	fi
+	note_kvm works
+elif kvm_usable; then
+	boot kvm
+	why=$(kvm_failure)
+	if [ -n "$why" ]; then
+		note_kvm fails "$why"
+		echo "fhook vm: KVM does not work here ($why): booting again under TCG" >&2
 		boot "$accel"
+	else
+		note_kvm works
 	fi
 else
 	boot "$accel"
@@ -180,6 +258,11 @@ if [ -n "$bad" ]; then
 	grep -E -m1 -B3 -A30 "$bad_re" "$log" >&2 || true
 	exit 125
 fi
+if grep -q FHOOK-VM-OUTFAIL "$log"; then
+	echo "fhook vm: mounting /out (9p) failed in the guest:" >&2
+	grep -v 'FHOOK-VM' "$log" | tail -n 5 >&2
+	exit 1
+fi
 if grep -q FHOOK-VM-LOADFAIL "$log"; then
 	echo "fhook vm: insmod fhook.ko $modargs failed in the guest:" >&2
 	grep -v 'FHOOK-VM' "$log" | tail -n 5 >&2
@@ -191,7 +274,7 @@ if [ -z "$rc" ]; then
 		tail -n 20 "$log" >&2
 		exit 124
 	fi
-	echo "fhook vm: the guest stopped without a result (qemu exit $qrc); last console lines:" >&2
+	echo "fhook vm: the guest stopped without a result (qemu exit $qrc$([ -s "$work/kvm_why" ] && echo "; KVM: $(cat "$work/kvm_why")")); last console lines:" >&2
 	tail -n 20 "$log" >&2
 	exit 125
 fi

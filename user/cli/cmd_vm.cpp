@@ -64,7 +64,12 @@ int cmd_vm(const Args& args) {
         "module-args", po::value<std::string>()->value_name("ARGS"),
         "fhook.ko's parameters, e.g. 'lab=1'")("no-load", "do not load fhook.ko")(
         "keep-log", po::value<std::string>()->value_name("FILE"),
-        "keep the guest's kernel console log in FILE");
+        "keep the guest's kernel console log in FILE")(
+        "accel", po::value<std::string>()->default_value("auto")->value_name("A"),
+        "auto (KVM, again under TCG if KVM fails before the guest starts), kvm or tcg")(
+        "out", po::value<std::string>()->value_name("DIR"),
+        "the guest's /out is DIR on the host: what the command writes there stays, "
+        "also after a guest panic");
     po::options_description hidden;
     hidden.add_options()("command", po::value<std::vector<std::string>>());
     po::options_description all;
@@ -94,6 +99,10 @@ int cmd_vm(const Args& args) {
         if (timeout == 0) {
             throw_invalid("--timeout takes a number of seconds above 0");
         }
+    }
+    const std::string accel = vm["accel"].as<std::string>();
+    if (accel != "auto" && accel != "kvm" && accel != "tcg") {
+        throw_invalid("--accel takes auto, kvm or tcg, not '" + accel + "'");
     }
     const std::string kernel = vm["kernel"].as<std::string>();
     if (kernel.find('/') != std::string::npos && !std::filesystem::is_regular_file(kernel)) {
@@ -126,7 +135,8 @@ int cmd_vm(const Args& args) {
                                      "--kernel",  kernel,
                                      "--smp",     std::to_string(smp),
                                      "--mem",     std::to_string(mem),
-                                     "--timeout", std::to_string(timeout)};
+                                     "--timeout", std::to_string(timeout),
+                                     "--accel",   accel};
     if (vm.count("modules")) {
         argv.insert(argv.end(), {"--modules", vm["modules"].as<std::string>()});
     }
@@ -135,6 +145,9 @@ int cmd_vm(const Args& args) {
     }
     if (vm.count("module-args")) {
         argv.insert(argv.end(), {"--module-args", vm["module-args"].as<std::string>()});
+    }
+    if (vm.count("out")) {
+        argv.insert(argv.end(), {"--out", vm["out"].as<std::string>()});
     }
     if (vm.count("no-load")) {
         argv.emplace_back("--no-load");

@@ -1,5 +1,6 @@
 #include <stdlib.h>
 #include <zlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -26,7 +27,8 @@ public:
         char tmpl[] = "/tmp/fhook-doctor-XXXXXX";
         root_ = ::mkdtemp(tmpl);
         paths_ = {root_ + "/proc",        root_ + "/sys", root_ + "/boot",
-                  root_ + "/lib/modules", root_ + "/dev", kRelease};
+                  root_ + "/lib/modules", root_ + "/dev", kRelease,
+                  root_ + "/kvm-status"};
         for (const auto& d :
              {paths_.proc, paths_.sys, paths_.boot, paths_.lib_modules, paths_.dev}) {
             fs::create_directories(d);
@@ -183,6 +185,38 @@ TEST(Doctor, JsonHasEveryCheck) {
     EXPECT_EQ(j.rfind("{\"kernel\":\"6.12.117+deb12-amd64\",", 0), 0u) << j;
     EXPECT_NE(j.find("\"ok\":false"), std::string::npos);
     EXPECT_NE(j.find("{\"name\":\"module\",\"status\":\"fail\""), std::string::npos) << j;
+}
+
+TEST(Doctor, KvmAbsentMeansTcg) {
+    FakeMachine m;
+    m.config(kFullConfig);
+    const Check& c = find(doctor(m.paths()), "KVM (fhook vm)");
+    EXPECT_EQ(c.status, CheckStatus::Ok);
+    EXPECT_NE(c.detail.find("TCG"), std::string::npos) << c.detail;
+}
+
+TEST(Doctor, KvmThatCannotCreateAVmWarns) {
+    FakeMachine m;
+    m.config(kFullConfig);
+    m.write("dev/kvm", ""); // opens, but answers no KVM ioctl
+    const Check& c = find(doctor(m.paths()), "KVM (fhook vm)");
+    EXPECT_EQ(c.status, CheckStatus::Warn);
+    EXPECT_NE(c.detail.find("KVM_GET_API_VERSION failed"), std::string::npos) << c.detail;
+}
+
+TEST(Doctor, KvmThatFailedQemuSaysWhy) {
+    if (::access("/dev/kvm", R_OK | W_OK) != 0) {
+        GTEST_SKIP() << "no usable /dev/kvm on this host";
+    }
+    FakeMachine m;
+    m.config(kFullConfig);
+    fs::create_symlink("/dev/kvm", m.paths().dev + "/kvm");
+    m.write("kvm-status", "fails 2026-12-02T06:00:00Z failed to set MSR 0x10a to 0x69\n");
+    const Check& c = find(doctor(m.paths()), "KVM (fhook vm)");
+    EXPECT_EQ(c.status, CheckStatus::Warn);
+    EXPECT_NE(c.detail.find("failed to set MSR 0x10a to 0x69"), std::string::npos) << c.detail;
+    m.write("kvm-status", "works 2026-12-02T06:00:00Z\n");
+    EXPECT_EQ(find(doctor(m.paths()), "KVM (fhook vm)").status, CheckStatus::Ok);
 }
 
 } // namespace

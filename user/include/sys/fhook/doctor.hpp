@@ -29,6 +29,9 @@ struct DoctorPaths {
     std::string lib_modules = "/lib/modules";
     std::string dev = "/dev";
     std::string release; // "" = uname -r
+    // what `fhook vm` last saw of KVM ("works DATE" / "fails DATE WHY");
+    // "" = ${XDG_CACHE_HOME:-~/.cache}/fhook/kvm-status
+    std::string kvm_status;
 };
 
 struct DoctorReport {
