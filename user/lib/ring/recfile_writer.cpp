@@ -236,12 +236,22 @@ void RecordWriter::write_chunk(RecChunk type, std::vector<iovec>& payload) {
     payload.push_back({const_cast<char*>(zeros), align8(len) - len});
     // writev in IOV_MAX pieces; partial writes (a full disk, a pipe) go on
     std::size_t idx = 0;
+    if (copy_first_) {
+        copy_rest(payload, idx);
+    }
     while (idx < payload.size()) {
         const auto n =
             ::writev(fd_.get(), payload.data() + idx,
                      static_cast<int>(std::min<std::size_t>(payload.size() - idx, IOV_MAX)));
         if (n < 0) {
             if (errno == EINTR) {
+                continue;
+            }
+            if (errno == EFAULT && !copy_first_) {
+                // a file system that pins pages (9p, FUSE direct_io) cannot
+                // pin the device's: copy, now and from now on
+                copy_first_ = true;
+                copy_rest(payload, idx);
                 continue;
             }
             int err = errno;
@@ -258,6 +268,17 @@ void RecordWriter::write_chunk(RecChunk type, std::vector<iovec>& payload) {
             payload[idx].iov_len -= left;
         }
     }
+}
+
+// payload[idx...] becomes one piece of bounce_ (idx 0 of a new payload)
+void RecordWriter::copy_rest(std::vector<iovec>& payload, std::size_t& idx) {
+    bounce_.clear();
+    for (std::size_t i = idx; i < payload.size(); i++) {
+        const char* p = static_cast<const char*>(payload[i].iov_base);
+        bounce_.insert(bounce_.end(), p, p + payload[i].iov_len);
+    }
+    payload.assign(1, iovec{bounce_.data(), bounce_.size()});
+    idx = 0;
 }
 
 void RecordWriter::write_all(const void* data, std::size_t len) {

@@ -110,6 +110,9 @@ public:
     void add_pass(std::span<const RingSpan> spans);
     // Writes the buffered records as one Records chunk.
     void flush();
+    // (A file system that pins the writer's pages instead of copying them,
+    // 9p, FUSE direct_io, fails writev() from the rings' device mapping
+    // with EFAULT: from then on the records are copied first.)
     // Flushes, then Ksyms (the symbols of every address seen, from
     // `ksyms`), Stats and End; fsyncs and closes.
     void finish(const Ksyms& ksyms, const Stats& session, const std::vector<RecordedProbe>& probes);
@@ -119,6 +122,7 @@ public:
     std::uint64_t records() const noexcept { return records_; }
 
 private:
+    void copy_rest(std::vector<iovec>& payload, std::size_t& idx);
     // The addresses of `rec` whose symbols the file needs.
     void note_record(const fhook_rec* rec);
     // note_record() unless `rec` repeats the last function, kprobe or
@@ -172,6 +176,8 @@ private:
     std::uint64_t last_parent_ = 0; // the last function or kprobe record's, noted
     std::uint16_t last_type_ = 0;   // ... and its type
     std::vector<iovec> iov_;
+    std::vector<char> bounce_; // the copy, once writev() refused the mapping
+    bool copy_first_ = false;
     std::uint64_t written_ = 0;
     std::uint64_t records_ = 0;
 };
