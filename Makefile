@@ -10,6 +10,9 @@
 #   make setup      install dependencies + target kernels (root, Debian)
 #   make demo       the minimum setup and build, then fhook in a 6.1 guest (scripts/demo.sh)
 #   make test       setup, build, lint, host unit tests, guest tests on all kernels
+#                   (each guest test where it must run: vmtests/guest/tests.list)
+#   make test-full  the same with every guest test on every kernel: run it
+#                   before resolving a change of the module
 #   make lint       checkpatch (kernel C), W=1 build, clang-format (C++), ABI padding (pahole)
 #   make man        man pages: build/man/
 #   make learn-outputs  the lessons' shown outputs (docs/learn/) regenerated in a guest
@@ -41,7 +44,7 @@ KBUILD_EXTRA := $(KCHECK)
 endif
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')
 
-.PHONY: all module kmod learn-outputs examples user setup demo test test-host test-package test-install test-vm lint clean install uninstall man deb bench-host bench-transport bench-hooks
+.PHONY: all module kmod learn-outputs examples user setup demo test test-full test-host test-package test-install test-vm lint clean install uninstall man deb bench-host bench-transport bench-hooks
 
 all: kmod user
 	@echo "fhook built:"
@@ -142,6 +145,9 @@ test-vm: kmod user
 
 test:
 	bash $(TOP)/scripts/test.sh
+
+test-full:
+	bash $(TOP)/scripts/test.sh --full
 
 lint:
 	@cp=$(BUILD)/tools/checkpatch/checkpatch.pl; \

@@ -68,7 +68,7 @@ if [ $profile = demo ]; then
 else
 rel612=$(newest_612) || die "no Debian 6.12 kernel with headers and an unsigned image in apt"
 kernels=("$rel61" "$rel612")
-pkgs=(build-essential cmake ninja-build pkg-config
+pkgs=(build-essential cmake ninja-build pkg-config ccache
       libboost-program-options-dev libgtest-dev googletest libbenchmark-dev
       qemu-system-x86 busybox-static cpio kmod xz-utils zstd
       clang-format perl linux-source-6.1

@@ -3,17 +3,72 @@
 # setup (packages + target kernels), build, style gates, host unit tests,
 # the Debian packages (lintian, DKMS builds), then the guest suite on every
 # target kernel.  Exit status 0 = all green.
+#
+#   scripts/test.sh          CI's suite: each guest test where it must run
+#                            (vmtests/guest/tests.list: module code on every
+#                            kernel, userspace-only behaviour once)
+#   scripts/test.sh --full   every guest test on every kernel (make test-full)
+#
+# It ends with a table of its phases and the 15 slowest guest tests, pass
+# or fail, so that the next person sees where the time goes.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+case ${1:-} in
+--full) export FHOOK_VM_FULL=1 ;;
+"") ;;
+*) echo "usage: scripts/test.sh [--full]" >&2; exit 2 ;;
+esac
 start=$(date +%s)
-bash scripts/setup.sh
+phases=()
+
+# phase NAME COMMAND...: run it, note its seconds
+phase() {
+	local name=$1 t0 rc=0
+	shift
+	t0=$(date +%s)
+	"$@" || rc=$?
+	phases+=("$name $(( $(date +%s) - t0 )) $rc")
+	return $rc
+}
+
+summary() {
+	local p name secs rc
+	echo
+	echo "fhook: where the time went"
+	printf '  %-14s %6s  %s\n' phase seconds status
+	for p in "${phases[@]}"; do
+		read -r name secs rc <<< "$p"
+		printf '  %-14s %6d  %s\n' "$name" "$secs" "$([ "$rc" = 0 ] && echo ok || echo "FAILED ($rc)")"
+	done
+	printf '  %-14s %6d\n' total $(( $(date +%s) - start ))
+	# guest-side seconds of each test of this run (build/vm/REL/GROUP/results)
+	local results
+	results=$(find build/vm -mindepth 3 -maxdepth 3 -name results -newermt "@$start" 2> /dev/null || true)
+	[ -n "$results" ] || return 0
+	echo "fhook: the 15 slowest guest tests (seconds in the guest)"
+	for r in $results; do
+		awk -v rel="$(basename "$(dirname "$(dirname "$r")")")" \
+			'$1 == "result" { printf "  %6d  %-22s %s\n", $4, rel, $2 }' "$r"
+	done | sort -rn | head -n 15
+}
+trap summary EXIT
+
+phase setup bash scripts/setup.sh
+# C++ compiled once per machine: the CLI's objects are cached beside the
+# debug kernel (CI's next run recompiles only what its commit changed;
+# the package build's flags differ, so it has entries of its own)
+if command -v ccache > /dev/null; then
+	export CCACHE_DIR=${FHOOK_CACHE:-/var/cache/fhook}/ccache CCACHE_MAXSIZE=2G
+	export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+fi
 # every make below builds the modules as make lint checks them (W=1,
 # warnings are errors): built once, not again by lint and test-vm
 export KCHECKED=1
-make all
-make lint
-make test-host
-make test-package
-make test-vm
+phase build make all
+phase lint make lint
+phase host-tests make test-host
+phase packages make test-package
+phase guest-tests bash vmtests/run.sh
+phase vm-command bash vmtests/vm_test.sh
 echo "fhook: test suite passed in $(( $(date +%s) - start )) s"

@@ -57,8 +57,9 @@ usage: vmtests/run.sh [options]
 Logs: build/vm/<release>/<group>/{console.log,dmesg.log,logs/<test>.{log,kmsg}}
 (FHOOK_VM_DIR=DIR instead of build/vm: two runs at once, e.g. the benchmark)
 Slow kernels (release *-kdebug, or FHOOK_VM_SLOW=N): timeouts times N; the
-tests marked "debian" in tests.list are left out there (FHOOK_VM_DEBUG_ALL=1
-runs them too).
+tests marked "debian" in tests.list are left out there, the tests marked
+"once" (userspace-only behaviour) run on the first Debian kernel selected
+only; FHOOK_VM_FULL=1 (make test-full) runs every test on every kernel.
 EOF
 }
 
@@ -80,7 +81,7 @@ while [ $# -gt 0 ]; do
 		awk '/^@group/ { g = $2; a = ""; for (i = 3; i <= NF; i++) a = a " " $i
 				 printf "%s:%s\n", g, a; next }
 		     !/^#/ && NF { printf "  %-20s %4ss %s%s\n", $1, $2, $3 == "fhook" ? "" : "(no fhook needed)",
-				   $4 == "debian" ? "(not on slow kernels)" : "" }
+				   $4 == "debian" ? "(not on slow kernels)" : $4 == "once" ? "(one kernel)" : "" }
 		     END { print "per group: kmemleak_<group> (kernels with kmemleak), dmesg_<group> (host side)" }' "$tests_list"
 		exit 0 ;;
 	-h|--help) usage; exit 0 ;;
@@ -114,6 +115,14 @@ fi
 
 load_targets
 load_tests
+# the kernel of the "once" tests: the first selected Debian (fast) one
+once_rel=${kernels[0]}
+for rel in "${kernels[@]}"; do
+	if [ "$(slow_factor "$rel")" = 1 ]; then
+		once_rel=$rel
+		break
+	fi
+done
 check_artifacts
 mkdir -p "$vm"
 exec 9> "$vm/.lock"

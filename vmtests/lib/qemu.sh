@@ -83,14 +83,19 @@ cleanup_qemu() {
 	qemu_pid=""
 }
 
-# group_tests REL GROUP: the selected tests of GROUP that run on REL (tests
-# marked "debian" do not run on slow kernels unless FHOOK_VM_DEBUG_ALL=1)
+# group_tests REL GROUP: the selected tests of GROUP that run on REL.
+# Where a test runs (tests.list's kernels column): "all" on every kernel;
+# "debian" not on slow kernels; "once" (userspace-only behaviour) on
+# $once_rel only.  FHOOK_VM_FULL=1 (make test-full) runs every test on
+# every kernel.
 group_tests() {
 	local t out=""
 	for t in ${g_tests[$2]:-}; do
-		if [ "${t_kernels[$t]}" = debian ] && [ "$(slow_factor "$1")" != 1 ] &&
-			[ "${FHOOK_VM_DEBUG_ALL:-0}" != 1 ]; then
-			continue
+		if [ "${FHOOK_VM_FULL:-0}" != 1 ]; then
+			case ${t_kernels[$t]} in
+			debian) [ "$(slow_factor "$1")" = 1 ] || continue ;;
+			once) [ "$1" = "$once_rel" ] || continue ;;
+			esac
 		fi
 		out+="$t "
 	done

@@ -37,8 +37,8 @@ load_tests() {
 		t_needs[${f[0]}]=${f[2]}
 		t_kernels[${f[0]}]=${f[3]:-all}
 		case ${t_kernels[${f[0]}]} in
-		all | debian) ;;
-		*) die "tests.list: ${f[0]}: kernels must be 'all' or 'debian'" ;;
+		all | debian | once) ;;
+		*) die "tests.list: ${f[0]}: kernels must be 'all', 'debian' or 'once'" ;;
 		esac
 		t_group[${f[0]}]=$group
 	done < <(awk '!/^#/ && NF' "$tests_list")
