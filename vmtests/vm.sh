@@ -14,7 +14,7 @@
 # --accel auto (the default) boots under KVM when /dev/kvm opens, and boots
 # again under TCG, with a line saying why, when the KVM guest ended before
 # its init reported (QEMU exited or aborted, paused on an internal error,
-# or spun for FHOOK_VM_KVM_WAIT seconds, default 30).  The outcome is kept
+# or spun for FHOOK_VM_KVM_WAIT seconds, default 15).  The outcome is kept
 # for `fhook doctor` in ${XDG_CACHE_HOME:-~/.cache}/fhook/kvm-status.
 # --out DIR: the guest's /out is DIR on the host (9p), written through, so
 # what a command wrote there is in DIR even after a guest panic.
@@ -30,7 +30,7 @@ kmod_dir=$top/build/kmod
 cli="" kernel="" moddir="" smp=2 mem=1024 vm_timeout=0 modargs="" load=1 keep_log=""
 want=auto out=""
 kvm_dev=${FHOOK_VM_KVM_DEV:-/dev/kvm}
-kvm_wait=${FHOOK_VM_KVM_WAIT:-30}
+kvm_wait=${FHOOK_VM_KVM_WAIT:-15}
 kvm_status=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/fhook/kvm-status
 adds=() command=()
 
