@@ -1,6 +1,6 @@
 #include <stdlib.h>
-#include <zlib.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -26,9 +26,8 @@ public:
     FakeMachine() {
         char tmpl[] = "/tmp/fhook-doctor-XXXXXX";
         root_ = ::mkdtemp(tmpl);
-        paths_ = {root_ + "/proc",        root_ + "/sys", root_ + "/boot",
-                  root_ + "/lib/modules", root_ + "/dev", kRelease,
-                  root_ + "/kvm-status"};
+        paths_ = {root_ + "/proc", root_ + "/sys", root_ + "/boot",      root_ + "/lib/modules",
+                  root_ + "/dev",  kRelease,       root_ + "/kvm-status"};
         for (const auto& d :
              {paths_.proc, paths_.sys, paths_.boot, paths_.lib_modules, paths_.dev}) {
             fs::create_directories(d);

@@ -305,8 +305,8 @@ Check kvm_check(const DoctorPaths& paths) {
         std::getline(in >> std::ws, why);
     }
     if (verdict == "fails") {
-        c.detail = "creates VMs, but QEMU could not boot a guest under it (" + when + "): " +
-                   why + "; " + tcg;
+        c.detail = "creates VMs, but QEMU could not boot a guest under it (" + when + "): " + why +
+                   "; " + tcg;
         c.fix = "a nested or cloud KVM: fhook vm --accel tcg skips the attempt";
     } else if (verdict == "works") {
         c.status = CheckStatus::Ok;
