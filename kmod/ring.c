@@ -429,12 +429,8 @@ notrace void *fhook_ring_reserve_full(struct fhook_ring *rb, unsigned int size, 
 		if (rb->overwrite) {
 			if (unlikely(!fhook_ring_evict(rb, new)))
 				goto drop;
-		} else {
-			/* (A): tail comes from userspace, only ever compared */
-			u64 tail = READ_ONCE(rb->cons->data_tail);
-
-			if (unlikely((u64)new - tail > rb->size))
-				goto drop;
+		} else if (unlikely(!fhook_ring_room(rb, head, new - head))) {
+			goto drop;
 		}
 	} while ((old = local_cmpxchg(&rb->head, head, new)) != head);
 	if (rb->overwrite)

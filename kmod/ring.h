@@ -85,6 +85,21 @@ static __always_inline void *fhook_ring_rec_begin(void *rec, unsigned int size, 
 }
 
 /*
+ * Is there room for @need bytes at @head?  data_tail comes from the
+ * consumer page, which the reader writes: a tail ahead of @head, or more
+ * than a ring behind it, is a forged one (the space it claims does not
+ * exist), and a record larger than the free space is never written.  So a
+ * write stays within [head, head + size): inside the double mapping,
+ * whatever the reader wrote.  (A): the tail is only ever compared.
+ */
+static __always_inline bool fhook_ring_room(const struct fhook_ring *rb, u64 head, u64 need)
+{
+	u64 used = head - READ_ONCE(rb->cons->data_tail);
+
+	return used <= rb->size && need <= rb->size - used;
+}
+
+/*
  * Reserve @size bytes (header + payload) on @rb for probe @probe_id, the
  * record's hdr.seq set to its sequence number.  Must be called on @rb's
  * CPU with preemption disabled; every call must be followed by
@@ -122,8 +137,7 @@ static __always_inline void *fhook_ring_reserve(struct fhook_ring *rb, unsigned 
 	old = local_read(&rb->head);
 	do {
 		head = old;
-		/* (A): tail comes from userspace, only ever compared */
-		if (unlikely((u64)(head + need) - READ_ONCE(rb->cons->data_tail) > rb->size))
+		if (unlikely(!fhook_ring_room(rb, head, need)))
 			goto drop;
 	} while ((old = local_cmpxchg(&rb->head, head, head + need)) != head);
 

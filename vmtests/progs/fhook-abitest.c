@@ -15,6 +15,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1112,6 +1113,68 @@ static void test_bad_tail(void)
 	close(fd);
 }
 
+/*
+ * Records larger than a 4 KiB ring, with consumer tails forged relative to
+ * data_head (ahead by a little, by the record's size, by the ring; a ring
+ * behind; random): before 2026-12-02 a tail just ahead of head let a
+ * record of more than the ring through, written past the double mapping
+ * (an oops in the bench loop's memcpy, as in a kprobe's string fetch).
+ * Now such a record is always dropped, and so is every record under a
+ * tail ahead of head; nothing is written, nothing faults.
+ */
+static void test_forged_tail_big(void)
+{
+	int fd = open_dev();
+	struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_BENCH };
+	volatile struct fhook_ring_meta *meta;
+	volatile __u64 *tail;
+	cpu_set_t one;
+	__u64 written = 0, dropped = 0, tries = 0;
+	unsigned int seed = 1;
+
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	if (sched_setaffinity(0, sizeof(one), &one))
+		fatal("sched_setaffinity to CPU 0");
+	if (handshake(fd, NULL) || ring_setup(fd, page) || ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa))
+		fatal("a bench session with a 4 KiB ring");
+	meta = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
+	tail = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, page);
+	if (meta == MAP_FAILED || tail == MAP_FAILED)
+		fatal("mmap CPU 0's meta and consumer pages");
+	for (int round = 0; round < 400; round++) {
+		/* 4 KiB (or 8 bytes less) of payload plus the header: more than the ring */
+		__u32 payload = round & 1 ? FHOOK_BENCH_MAX_PAYLOAD : FHOOK_BENCH_MAX_PAYLOAD - 8;
+		__u64 need = (sizeof(struct fhook_rec) + payload + 7) & ~7ULL, head = meta->data_head;
+		const __u64 deltas[] = { 8, need - 8, need, page, -(__u64)page - 8,
+					 (__u64)rand_r(&seed) << 32 | rand_r(&seed), 0 };
+		__u64 d = deltas[round % (sizeof(deltas) / sizeof(deltas[0]))];
+		struct fhook_bench b = {
+			.size = sizeof(b), .probe_id = pa.probe_id, .nr_events = 4,
+			.payload = payload,
+		};
+
+		*tail = head + d;
+		if (ioctl(fd, FHOOK_IOC_BENCH, &b)) {
+			expect(0, "BENCH under a forged tail: %s", strerror(errno));
+			break;
+		}
+		tries += b.nr_events;
+		written += b.written;
+		dropped += b.dropped;
+	}
+	expect(written == 0 && dropped == tries,
+	       "records larger than a 4 KiB ring under forged tails: written %llu (0), dropped %llu of %llu",
+	       (unsigned long long)written, (unsigned long long)dropped, (unsigned long long)tries);
+	munmap((void *)meta, page);
+	munmap((void *)tail, page);
+	close(fd);
+	CPU_ZERO(&one);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		CPU_SET(c, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+}
+
 static void test_privileges(void)
 {
 	pid_t pid;
@@ -1411,6 +1474,7 @@ int main(int argc, char **argv)
 	test_hist();
 	test_mmap();
 	test_bad_tail();
+	test_forged_tail_big();
 	test_privileges();
 	test_session();
 
