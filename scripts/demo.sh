@@ -32,7 +32,7 @@ cmake --build build/demo --target fhook -j"$(nproc)" 2>&1 |
 	     /^\[[0-9]+\/[0-9]+\] / || /statically linked applications|: in function `/ { next }
 	     { print; fflush() }'
 
-step 4 "booting $rel under QEMU (TCG) with fhook vm"
+step 4 "booting $rel under QEMU with fhook vm (KVM if it works here, else TCG)"
 build/demo/fhook vm --kernel "$rel" --no-load --timeout 600 \
 	--add vmtests/guest/demo.sh:/root/demo.sh -- sh /root/demo.sh
 echo "demo: done in $(( $(date +%s) - start )) s" >&2

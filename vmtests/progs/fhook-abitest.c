@@ -1136,7 +1136,8 @@ static void test_forged_tail_big(void)
 	CPU_SET(0, &one);
 	if (sched_setaffinity(0, sizeof(one), &one))
 		fatal("sched_setaffinity to CPU 0");
-	if (handshake(fd, NULL) || ring_setup(fd, page) || ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa))
+	if (handshake(fd, NULL) || ring_setup(fd, page) || ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa) ||
+	    ioctl(fd, FHOOK_IOC_START, 0))
 		fatal("a bench session with a 4 KiB ring");
 	meta = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
 	tail = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, page);
