@@ -37,7 +37,9 @@ command -v apt-get >/dev/null || die "apt-get not found: fhook setup needs Debia
 
 export DEBIAN_FRONTEND=noninteractive
 lists_age=$(( $(date +%s) - $(stat -c %Y /var/lib/apt/lists/partial 2>/dev/null || echo 0) ))
-if [ "${FHOOK_SKIP_APT_UPDATE:-0}" != 1 ] && [ "$lists_age" -gt 21600 ]; then
+# (no package list at all, as on a fresh image, whatever the age says)
+if [ "${FHOOK_SKIP_APT_UPDATE:-0}" != 1 ] &&
+	{ [ "$lists_age" -gt 21600 ] || ! compgen -G '/var/lib/apt/lists/*_Packages*' > /dev/null; }; then
 	say "apt-get update"
 	apt-get update -qq
 fi
