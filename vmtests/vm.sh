@@ -135,10 +135,13 @@ if [ -n "$out" ]; then
 			die "--out needs the kernel's $m module, not found in $kmods"
 	done
 fi
+# a command whose output the host captures sees a pipe, not a terminal
+# (tested here, before any redirection: fd 1 is the caller's)
+tty=""
+[ -t 1 ] && tty=1
 {
 	printf "OUT='%s'\n" "$([ -n "$out" ] && echo 1)"
-	# a command whose output the host captures sees a pipe, not a terminal
-	printf "TTY='%s'\n" "$([ -t 1 ] && echo 1)"
+	printf "TTY='%s'\n" "$tty"
 } >> "$stage/fhook/vm.conf"
 [ ${#command[@]} -gt 0 ] && printf '%s\n' "${command[*]}" > "$stage/fhook/vm.cmd"
 pack_initramfs "$stage" "$work/initrd.img"

@@ -108,6 +108,16 @@ else
 	bad "--out: record in the guest, report here" "status $rc, $(head -c 300 report 2> /dev/null), $(grep -c $'\033' out) escapes: $(tail -n 3 err)"
 fi
 
+# the guest command sees a terminal when fhook vm's output is one (script:
+# a pseudo-terminal), a pipe when it is captured
+script -qec "'$fhook' vm --kernel '$kernel' --timeout 300 -- '[ -t 1 ] && echo terminal || echo pipe'" /dev/null > tty.out 2>&1
+"$fhook" vm --kernel "$kernel" --timeout 300 -- '[ -t 1 ] && echo terminal || echo pipe' > out 2> err
+if [ "$(tr -d '\r' < tty.out | tail -n 1)" = terminal ] && [ "$(cat out)" = pipe ]; then
+	ok "terminal or pipe, as here"
+else
+	bad "terminal or pipe, as here" "under script: '$(tr -d '\r' < tty.out | tail -n 1)', captured: '$(cat out)'"
+fi
+
 "$fhook" vm --kernel "$kernel" --timeout 300 -- 'echo to-stdout; exit 7' > out 2> err
 rc=$?
 if [ $rc = 7 ] && [ "$(cat out)" = to-stdout ]; then ok "exit 7, output"; else bad "exit 7, output" "status $rc, output '$(cat out)'"; fi
