@@ -209,7 +209,9 @@ kvm_failure() {
 		cat "$work/kvm_why"
 	elif grep -q -m1 . "$work/qemu.err"; then
 		# QEMU's first complaint, e.g. "failed to set MSR 0x10a to 0x69"
-		grep -m1 . "$work/qemu.err" | sed 's/^qemu-system-x86_64: //; s/^error: //'
+		# (an error before any warnings it printed first)
+		{ grep -m1 -i 'error\|fail\|assert' "$work/qemu.err" || grep -m1 . "$work/qemu.err"; } |
+			sed 's/^qemu-system-x86_64: //; s/^error: //'
 	else
 		echo "QEMU exited with status $qrc before the guest's init started"
 	fi
