@@ -187,10 +187,12 @@ boot() {
 		watcher=$!
 	fi
 	set +e
+	# (the outer 2>: not bash's "Aborted" line when QEMU aborts; its
+	# status and its own words in qemu.err say it)
 	if [ "$vm_timeout" != 0 ]; then
-		timeout --foreground --kill-after=10 "$vm_timeout" "${qargs[@]}" 2> "$work/qemu.err"
+		{ timeout --foreground --kill-after=10 "$vm_timeout" "${qargs[@]}" 2> "$work/qemu.err"; } 2> /dev/null
 	else
-		"${qargs[@]}" 2> "$work/qemu.err"
+		{ "${qargs[@]}" 2> "$work/qemu.err"; } 2> /dev/null
 	fi
 	qrc=$?
 	set -e
