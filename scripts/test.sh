@@ -60,6 +60,8 @@ phase setup bash scripts/setup.sh
 # the package build's flags differ, so it has entries of its own)
 if command -v ccache > /dev/null; then
 	export CCACHE_DIR=${FHOOK_CACHE:-/var/cache/fhook}/ccache CCACHE_MAXSIZE=2G
+	# a clone elsewhere (each CI run is a fresh one) hits the same entries
+	export CCACHE_BASEDIR=$top CCACHE_NOHASHDIR=1
 	export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
 fi
 # every make below builds the modules as make lint checks them (W=1,
