@@ -307,7 +307,8 @@ Check kvm_check(const DoctorPaths& paths) {
     if (verdict == "fails") {
         c.detail = "creates VMs, but QEMU could not boot a guest under it (" + when + "): " + why +
                    "; " + tcg;
-        c.fix = "a nested or cloud KVM: fhook vm --accel tcg skips the attempt";
+        c.fix = "a nested or cloud KVM: guests boot under TCG instead (asking for TCG skips the "
+                "attempt)";
     } else if (verdict == "works") {
         c.status = CheckStatus::Ok;
         c.detail = "a fhook vm guest booted under KVM (" + when + ")";
