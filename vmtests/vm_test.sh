@@ -62,14 +62,20 @@ esac
 EOQ
 chmod +x fakeq/qemu-system-x86_64
 : > fake-kvm
+# with_fake_kvm MODE COMMAND...: COMMAND with the stand-in QEMU failing as
+# MODE under KVM, a /dev/kvm that opens, doctor's status file in scratch
+with_fake_kvm() {
+	local mode=$1
+	shift
+	env -u FHOOK_VM_ACCEL PATH="$scratch/fakeq:$PATH" REAL_QEMU="$real_qemu" FAKE_KVM=$mode \
+		FHOOK_VM_KVM_DEV="$scratch/fake-kvm" FHOOK_VM_KVM_WAIT=3 XDG_CACHE_HOME="$scratch/cache" "$@"
+}
 kvm_case() {
 	local name=$1 mode=$2 why=$3
-	shift 3
 	rm -rf cache
 	start=$(date +%s)
-	env -u FHOOK_VM_ACCEL PATH="$scratch/fakeq:$PATH" REAL_QEMU="$real_qemu" FAKE_KVM=$mode \
-		FHOOK_VM_KVM_DEV="$scratch/fake-kvm" FHOOK_VM_KVM_WAIT=3 XDG_CACHE_HOME="$scratch/cache" \
-		"$fhook" vm --kernel "$kernel" --timeout 300 "$@" -- 'echo ran; fhook list events | grep -c sched_switch' > out 2> err
+	with_fake_kvm "$mode" "$fhook" vm --kernel "$kernel" --timeout 300 \
+		-- 'echo ran; fhook list events | grep -c sched_switch' > out 2> err
 	rc=$?
 	if [ $rc = 0 ] && [ "$(tr '\n' ' ' < out)" = "ran 1 " ] &&
 		[ "$(grep -c 'KVM does not work here' err)" = 1 ] && grep -q "KVM does not work here ($why): booting again under TCG" err &&
@@ -83,9 +89,7 @@ kvm_case "KVM aborts: TCG" abort "failed to set MSR 0x10a to 0x69"
 kvm_case "KVM pauses: TCG" pause "KVM internal error. Suberror: 1"
 kvm_case "KVM never reaches init: TCG" spin "the guest's init did not start within 3 s"
 # asked for KVM: no fallback, one line
-env -u FHOOK_VM_ACCEL PATH="$scratch/fakeq:$PATH" REAL_QEMU="$real_qemu" FAKE_KVM=abort \
-	FHOOK_VM_KVM_DEV="$scratch/fake-kvm" XDG_CACHE_HOME="$scratch/cache" \
-	"$fhook" vm --kernel "$kernel" --accel kvm -- 'echo ran' > out 2> err
+with_fake_kvm abort "$fhook" vm --kernel "$kernel" --accel kvm -- 'echo ran' > out 2> err
 rc=$?
 if [ $rc = 1 ] && [ ! -s out ] && grep -q '^fhook vm: error: KVM did not boot the guest: failed to set MSR 0x10a' err; then
 	ok "--accel kvm: no fallback"
