@@ -38,9 +38,35 @@ static LIST_HEAD(fhook_around_draining);
 static void fhook_around_drain(struct work_struct *work);
 static DECLARE_DELAYED_WORK(fhook_drain_work, fhook_around_drain);
 
-/* Take a slot for @a; its calls go to @target (0: the body, once known). */
+/* Slots taken, by sessions and modules; under fhook_around_lock */
+static u32 fhook_around_used_locked(void)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < FHOOK_NR_SLOTS; i++)
+		n += !!fhook_around_slots[i];
+	return n;
+}
+
+/* Slots taken now (FHOOK_IOC_HANDSHAKE: fhook status) */
+u32 fhook_around_used(void)
+{
+	u32 n;
+
+	mutex_lock(&fhook_around_lock);
+	n = fhook_around_used_locked();
+	mutex_unlock(&fhook_around_lock);
+	return n;
+}
+
+/*
+ * Take a slot for @a; its calls go to @target (0: the body, once known).
+ * Sessions (!@module) leave FHOOK_KHOOK_SLOTS of them to other modules'
+ * hooks: a tracing session of trace-around hooks never makes a module's
+ * fhook_khook_install() fail.  -ENOSPC when none is left.
+ */
 int fhook_around_add(struct fhook_around *a, const struct fhook_around_ops *ops,
-		     unsigned long target, u32 stack_args)
+		     unsigned long target, u32 stack_args, bool module)
 {
 	int i;
 
@@ -51,7 +77,11 @@ int fhook_around_add(struct fhook_around *a, const struct fhook_around_ops *ops,
 	atomic_long_set(&a->inflight, 0);
 	INIT_LIST_HEAD(&a->drain_node);
 	mutex_lock(&fhook_around_lock);
-	for (i = 0; i < FHOOK_NR_SLOTS; i++) {
+	if (!module && fhook_around_used_locked() >= FHOOK_NR_SLOTS - FHOOK_KHOOK_SLOTS)
+		i = FHOOK_NR_SLOTS;
+	else
+		i = 0;
+	for (; i < FHOOK_NR_SLOTS; i++) {
 		if (!fhook_around_slots[i]) {
 			WRITE_ONCE(fhook_around_bodies[i], 0);
 			WRITE_ONCE(fhook_around_slots[i], a);

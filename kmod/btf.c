@@ -561,12 +561,46 @@ out_want:
  * 1.25 keeps one FUNC per name, so a static function may be counted from
  * a namesake's prototype.  A function without BTF (a module built
  * without it, a compiler clone) is run only for CAP_SYS_ADMIN, which
- * vouches for it; anyone else gets -ENODATA.  *@bad: the index of the
- * function refused.
+ * vouches for it; anyone else gets -ENODATA.  A function whose call may
+ * never return: -EDEADLK.  *@bad: the index of the function refused.
  */
+/*
+ * Is one of the @n functions at @ips one whose call may never return
+ * (FHOOK_NORETURN_FUNCS)?  *@bad: its index.  vmlinux's only: a module's
+ * namesake ("name+0x0/0x10 [mod]") is another function.
+ */
+static bool fhook_noreturn(const u64 *ips, u32 n, s32 *bad)
+{
+	static const char *const names[] = { FHOOK_NORETURN_FUNCS };
+	char sym[KSYM_SYMBOL_LEN];
+	unsigned int i;
+	size_t len;
+	u32 k;
+
+	for (k = 0; k < n; k++) {
+		sprint_symbol(sym, ips[k]);
+		if (strchr(sym, '['))
+			continue;
+		len = strcspn(sym, "+");
+		for (i = 0; i < ARRAY_SIZE(names); i++) {
+			if (strlen(names[i]) == len && !strncmp(sym, names[i], len)) {
+				*bad = k;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
 int fhook_body_stack_words(const u64 *ips, u32 n, u32 *words, s32 *bad)
 {
-	int ret = fhook_btf_stack_words(ips, n, words, bad);
+	int ret;
+
+	if (fhook_noreturn(ips, n, bad)) {
+		*words = FHOOK_HOOK_MAX_STACK_ARGS;
+		return -EDEADLK;
+	}
+	ret = fhook_btf_stack_words(ips, n, words, bad);
 
 	if (ret == -ENODATA && capable(CAP_SYS_ADMIN))
 		ret = 0;

@@ -106,7 +106,8 @@ struct fhook_ubuf *fhook_ubuf_get(struct fhook_rec_probe **rec)
 		*rec = (struct fhook_rec_probe *)u->buf;
 		return u;
 	}
-	*rec = kmalloc(FHOOK_SCRATCH_SIZE, GFP_KERNEL | __GFP_NOWARN);
+	/* zeroed, as the per-CPU buffers start: no stale heap in a record */
+	*rec = kzalloc(FHOOK_SCRATCH_SIZE, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	return NULL;
 }
 
@@ -256,6 +257,7 @@ static void fhook_prog_find_reg_fields(struct fhook_prog *prog)
 				       FHOOK_REG_CX, FHOOK_REG_R8, FHOOK_REG_R9 };
 	u32 i, n = 0;
 
+	BUILD_BUG_ON(ARRAY_SIZE(arg_regs) != FHOOK_REG_ARGS);
 	if (prog->len % 2 || prog->len / 2 > FHOOK_MAX_REG_FIELDS)
 		return;
 	for (i = 0; i < prog->len; i += 2) {
@@ -295,7 +297,7 @@ struct fhook_prog *fhook_prog_load(const struct fhook_probe_add *pa, bool ret_pr
 	    pa->entry_len > pa->prog_len || (!ret_probe && pa->entry_len) ||
 	    (pa->data_size && !pa->prog_len) || (pa->prog && !pa->prog_len) || pa->__pad)
 		return ERR_PTR(-EINVAL);
-	prog = kzalloc(struct_size(prog, insns, pa->prog_len), GFP_KERNEL);
+	prog = kzalloc(struct_size(prog, insns, pa->prog_len), GFP_KERNEL_ACCOUNT);
 	if (!prog)
 		return ERR_PTR(-ENOMEM);
 	prog->len = pa->prog_len;
@@ -322,15 +324,22 @@ struct fhook_prog *fhook_prog_load(const struct fhook_probe_add *pa, bool ret_pr
 	}
 	for (i = 0; bad < 0 && i < prog->len; i++) {
 		const struct fhook_insn *in = &prog->insns[i];
+		/*
+		 * kernel memory: dereferences, and the kernel stack ($stackN,
+		 * $arg7 on: x86 passes them there, regs_get_kernel_argument()
+		 * reads the same words as $stackN)
+		 */
+		bool kstack = !user && (in->op == FHOOK_OP_STACK ||
+					(in->op == FHOOK_OP_ARG && in->arg > FHOOK_REG_ARGS));
 		bool kmem = in->op == FHOOK_OP_DEREF || in->op == FHOOK_OP_ST_MEM ||
-			    in->op == FHOOK_OP_ST_STRING || (!user && in->op == FHOOK_OP_STACK);
+			    in->op == FHOOK_OP_ST_STRING || kstack;
 
 		/*
 		 * uprobes: $arg1..6 are registers, later ones on the user
 		 * stack; the traced (maybe unprivileged) process must not
 		 * choose kernel addresses to read: user memory only
 		 */
-		if (user && ((in->op == FHOOK_OP_ARG && in->arg > 6) || kmem))
+		if (user && ((in->op == FHOOK_OP_ARG && in->arg > FHOOK_REG_ARGS) || kmem))
 			bad = i;
 		prog->reads_kernel |= kmem;
 	}

@@ -113,6 +113,8 @@ struct fhook_reg_field {
 };
 
 #define FHOOK_MAX_REG_FIELDS	8
+/* $arg1..$argN in registers (x86-64: di, si, dx, cx, r8, r9); later ones on the stack */
+#define FHOOK_REG_ARGS		6
 
 struct fhook_prog {
 	u32 len;
@@ -272,6 +274,7 @@ struct fhook_probe {
 	u32 data_size;			/* without a program: the record's fixed bytes */
 	char *symbol;			/* kprobes: the symbol probed */
 	struct fhook_hist *hist;	/* FHOOK_IOC_HIST_SET: hits go there, not to the ring */
+	u64 filter_pages;		/* fhook_mem_reserve()d for ftrace's filter hashes */
 };
 
 /*
@@ -318,6 +321,8 @@ struct fhook_session {
 	bool armed;
 	bool changes_kernel;		/* holds a FHOOK_PRIV_CHANGE probe */
 	bool observer_mapped;		/* mmap'd by a caller without CAP_SYS_ADMIN */
+	bool user_counted;		/* in @uid's sessions (fhook_user_session_get()) */
+	kuid_t uid;			/* who opened it */
 	bool frozen;			/* FHOOK_SNAPSHOT_FREEZE */
 	bool traced_off;		/* a TRACEOFF trigger ran */
 	bool snapshot_due;		/* a SNAPSHOT trigger ran, not read yet */
@@ -497,7 +502,9 @@ struct fhook_around {
 };
 
 int fhook_around_add(struct fhook_around *a, const struct fhook_around_ops *ops,
-		     unsigned long target, u32 stack_args);
+		     unsigned long target, u32 stack_args, bool module);
+u32 fhook_around_used(void);
+u32 fhook_direct_used(void);
 int fhook_fentry_site(unsigned long func, unsigned long *fentry);
 int fhook_around_set_body(struct fhook_around *a, unsigned long func);
 unsigned long fhook_around_orig(struct fhook_around *a);
@@ -541,6 +548,9 @@ bool fhook_globs_match(const char *text, const char *name);
 int fhook_priv_check(u32 needs);
 int fhook_priv_require(struct fhook_probe *p, u32 needs);
 int fhook_session_may(struct fhook_session *s);
+extern unsigned int fhook_max_user_sessions;
+int fhook_user_session_get(kuid_t *uid, bool *counted);
+void fhook_user_session_put(kuid_t uid, bool counted);
 int fhook_session_may_map(struct fhook_session *s);
 int fhook_priv_may_change(struct fhook_session *s);
 

@@ -107,7 +107,7 @@ struct fhook_pred *fhook_pred_copy(u64 uptr, u32 len, u32 data_size, s32 *err_in
 		return ERR_PTR(-EINVAL);
 	if (!len)
 		return NULL;
-	pred = kzalloc(struct_size(pred, insns, len), GFP_KERNEL);
+	pred = kzalloc(struct_size(pred, insns, len), GFP_KERNEL_ACCOUNT);
 	if (!pred)
 		return ERR_PTR(-ENOMEM);
 	pred->len = len;

@@ -107,7 +107,12 @@ static inline atomic64_t *fhook_hist_ctr(struct fhook_hist *h, u8 *e, unsigned i
 	return (atomic64_t *)(e + h->key_size) + i;
 }
 
-static int fhook_hist_check_field(const struct fhook_hist_field *f, bool key, u32 src_mask)
+/*
+ * @data_max: the bytes of data a hit has at most (a probe's fixed area:
+ * a key past it would read another hit's or session's scratch bytes).
+ */
+static int fhook_hist_check_field(const struct fhook_hist_field *f, bool key, u32 src_mask,
+				  u32 data_max)
 {
 	bool wide;
 
@@ -121,7 +126,7 @@ static int fhook_hist_check_field(const struct fhook_hist_field *f, bool key, u3
 	if (f->src == FHOOK_HIST_SRC_DATA) {
 		if (f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8)
 			return -EINVAL;
-		if (f->offset + f->size > FHOOK_MAX_PROBE_DATA ||
+		if (f->offset + f->size > data_max ||
 		    (f->store != FHOOK_HIST_NO_STORE && f->store >= 64))
 			return -EINVAL;
 	} else if (f->size || f->offset || f->store != FHOOK_HIST_NO_STORE ||
@@ -149,7 +154,7 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 	unsigned int i;
 	u8 stacks = 0;
 	struct fhook_probe *p;
-	u32 tables = 0;
+	u32 tables = 0, data_max = 0;
 	int ret;
 
 	if ((hs->flags & ~FHOOK_HIST_F_COMM) || hs->__pad || hs->reserved)
@@ -183,9 +188,15 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 	case FHOOK_PROBE_KRETPROBE:
 	case FHOOK_PROBE_UPROBE:
 	case FHOOK_PROBE_URETPROBE:
+		/* the fields' fixed area (strings are never keys) */
+		data_max = p->prog ? p->prog->data_size : 0;
+		fallthrough;
 	case FHOOK_PROBE_TRACEPOINT:
 		if (p->count_only)
 			return -EINVAL;
+		/* a tracepoint's entry: each hit's own length bounds it too */
+		if (p->type == FHOOK_PROBE_TRACEPOINT)
+			data_max = FHOOK_MAX_PROBE_DATA;
 		src_mask |= BIT(FHOOK_HIST_SRC_DATA);
 		break;
 	default:
@@ -202,7 +213,7 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 		bool key = i < hs->nr_keys;
 
 		ret = fhook_hist_check_field(key ? &hs->keys[i] : &hs->vals[i - hs->nr_keys], key,
-					     src_mask);
+					     src_mask, data_max);
 		if (ret)
 			return ret;
 		if (key && (hs->keys[i].src == FHOOK_HIST_SRC_STACK ||
@@ -253,8 +264,9 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 		fhook_hist_free(h);
 		return ret;
 	}
-	h->slots = vzalloc(array_size(2 * hs->entries, sizeof(*h->slots)));
-	h->elts = vzalloc(array_size(hs->entries, h->elt_size));
+	h->slots = __vmalloc(array_size(2 * hs->entries, sizeof(*h->slots)),
+			     GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	h->elts = __vmalloc(array_size(hs->entries, h->elt_size), GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!h->slots || !h->elts) {
 		fhook_hist_free(h);
 		return -ENOMEM;

@@ -396,7 +396,7 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 			return -ELOOP;	/* it would call itself for ever */
 	}
 
-	h = kzalloc(sizeof(*h), GFP_KERNEL);
+	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);
 	if (!h)
 		return -ENOMEM;
 	h->probe = p;
@@ -425,7 +425,7 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 	if (ret)
 		return ret;
 	if (hk.action == FHOOK_HOOK_AROUND) {
-		ret = fhook_around_add(&h->around, &fhook_hook_around_ops, 0, hk.stack_args);
+		ret = fhook_around_add(&h->around, &fhook_hook_around_ops, 0, hk.stack_args, false);
 		if (ret)
 			return ret;
 		ret = fhook_around_set_body(&h->around, arg->addr);

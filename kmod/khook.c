@@ -19,7 +19,13 @@
  * (around.c): the module's replacement and handlers may go once it
  * returns.  A module that goes without removing its hooks, or whose
  * hooked function's module goes, has them removed here, from the module
- * notifier.
+ * notifier.  Each hook is drained by whoever unhooked it (moved it from
+ * the ledger to fhook_khook_draining, under fhook_khook_lock), with no
+ * lock held: a task asleep inside one hook delays that hook's removal
+ * only, never another module's load or unload.  Anyone else who needs
+ * the hook gone waits for its free (fhook_khook_wq).  A hook ftrace
+ * fails to unregister (after ftrace_kill()) stops sending calls to its
+ * slot and is kept, with fhook, for good.
  *
  * The ledger (fhook_khooks) lists every installed hook for `fhook status`
  * and `fhook hook` (FHOOK_IOC_KHOOKS) and names the owner of a function
@@ -45,17 +51,18 @@ struct fhook_khook_k {
 	char func[KSYM_SYMBOL_LEN];	/* "name+0x0/0x.. [mod]" at install */
 	atomic_long_t hits;
 	atomic_long_t missed;
-	struct list_head node;		/* fhook_khooks */
+	struct list_head node;		/* fhook_khooks, then fhook_khook_draining */
+	struct task_struct *drainer;	/* who unhooked it, and drains it */
+	bool draining;			/* its drain has begun */
+	bool stuck;			/* its ops could not be unregistered */
 };
 
-static DEFINE_MUTEX(fhook_khook_lock);	/* the ledger */
-/*
- * Held for a whole removal, waits included (before fhook_khook_lock): a
- * module's own removal and the notifier's never race for one hook, and
- * the later one returns only after the hook is gone.
- */
-static DEFINE_MUTEX(fhook_khook_removing);
+static DEFINE_MUTEX(fhook_khook_lock);	/* the ledger, the draining list */
 static LIST_HEAD(fhook_khooks);
+static LIST_HEAD(fhook_khook_draining);
+/* a hook freed: hook->fhook cleared, fhook_khook_freed bumped */
+static DECLARE_WAIT_QUEUE_HEAD(fhook_khook_wq);
+static unsigned long fhook_khook_freed;
 
 static notrace void fhook_khook_callback(unsigned long ip, unsigned long parent_ip,
 					 struct ftrace_ops *op, struct ftrace_regs *fregs)
@@ -64,7 +71,7 @@ static notrace void fhook_khook_callback(unsigned long ip, unsigned long parent_
 	struct pt_regs *regs = ftrace_get_regs(fregs);
 
 	/* the trampoline runs the handlers and the replacement */
-	if (likely(regs && fhook_around_at(&k->around, ip)))
+	if (likely(regs && !READ_ONCE(k->stuck) && fhook_around_at(&k->around, ip)))
 		regs->ip = fhook_around_tramps[k->around.slot];
 }
 
@@ -106,9 +113,31 @@ static notrace void fhook_khook_leave(struct fhook_around *a, struct fhook_aroun
 	ftrace_test_recursion_unlock(bit);
 }
 
+/*
+ * No call inside any more (or never installed: no drainer, nothing to
+ * tell, and the install holds the lock): the module's hook says so (its
+ * replacement's stub is unused), and @k goes, unless ftrace still holds
+ * its ops.
+ */
 static void fhook_khook_free(struct fhook_around *a)
 {
-	kfree(container_of(a, struct fhook_khook_k, around));
+	struct fhook_khook_k *k = container_of(a, struct fhook_khook_k, around);
+	struct fhook_khook *hook = k->hook;
+	bool stuck = k->stuck;
+
+	if (k->drainer) {
+		mutex_lock(&fhook_khook_lock);
+		list_del_init(&k->node);
+		if (hook->orig)
+			WRITE_ONCE(*(unsigned long *)hook->orig, 0);
+		hook->address = 0;
+		WRITE_ONCE(hook->fhook, NULL);
+		fhook_khook_freed++;
+		mutex_unlock(&fhook_khook_lock);
+		wake_up_all(&fhook_khook_wq);
+	}
+	if (!stuck)
+		kfree(k);
 }
 
 static const struct fhook_around_ops fhook_khook_around_ops = {
@@ -204,6 +233,8 @@ static int fhook_khook_arm(struct fhook_khook *hook, struct module *owner)
 	if (ret) {
 		hook->why = ret == -EOPNOTSUPP ?
 			    "a prototype fhook cannot pass on (struct by value, too many stack words)" :
+			    ret == -EDEADLK ?
+			    "a call of it may never return (its task exits inside): the hook could never go" :
 			    "no prototype for it in BTF";
 		return ret;
 	}
@@ -213,6 +244,7 @@ static int fhook_khook_arm(struct fhook_khook *hook, struct module *owner)
 		hook->why = "out of memory";
 		return -ENOMEM;
 	}
+	INIT_LIST_HEAD(&k->node);
 	k->hook = hook;
 	k->owner = owner;
 	k->addr = addr;
@@ -220,7 +252,7 @@ static int fhook_khook_arm(struct fhook_khook *hook, struct module *owner)
 	k->ops.func = fhook_khook_callback;
 	k->ops.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY;
 	ret = fhook_around_add(&k->around, &fhook_khook_around_ops,
-			       (unsigned long)hook->replacement, words);
+			       (unsigned long)hook->replacement, words, true);
 	if (ret) {
 		hook->why = "all around trampoline slots are in use";
 		goto err_free;
@@ -265,31 +297,50 @@ err_free:
 	return ret;
 }
 
-/* Unregister @k's ops and take it off the ledger; under the lock. */
+/*
+ * Unregister @k's ops and move it from the ledger to the draining list,
+ * the caller its drainer; under the lock.
+ */
 static void fhook_khook_unhook(struct fhook_khook_k *k)
 {
 	int ret = unregister_ftrace_function(&k->ops);
 
-	if (ret)
-		pr_err("%s: %s: unregistering the hook failed (%d)\n", k->owner->name, k->func,
-		       ret);
-	list_del(&k->node);
+	if (ret) {
+		/*
+		 * ftrace still calls the ops (after ftrace_kill()): it sends
+		 * no call to the slot any more, and @k, which embeds the ops,
+		 * stays with fhook
+		 */
+		WRITE_ONCE(k->stuck, true);
+		__module_get(THIS_MODULE);
+		pr_err("%s: %s: unregistering the hook failed (%d): kept, reboot to reclaim\n",
+		       k->owner->name, k->func, ret);
+	}
+	list_move_tail(&k->node, &fhook_khook_draining);
+	k->drainer = current;
 }
 
-/* After unhooking: wait for the calls inside, free @k. */
+/* After unhooking, no lock held: wait for the calls inside, free @k. */
 static void fhook_khook_drain(struct fhook_khook_k *k)
 {
-	struct fhook_khook *hook = k->hook;
 	char what[MODULE_NAME_LEN + KSYM_SYMBOL_LEN + 16];
 
 	snprintf(what, sizeof(what), "%s: hook on %s", k->owner->name, k->func);
-	ftrace_free_filter(&k->ops);
-	fhook_around_wait(&k->around, what);	/* frees k */
-	/* no replacement of the module is running: the stub is unused */
-	if (hook->orig)
-		WRITE_ONCE(*(unsigned long *)hook->orig, 0);
-	hook->address = 0;
-	WRITE_ONCE(hook->fhook, NULL);
+	if (!k->stuck)
+		ftrace_free_filter(&k->ops);
+	fhook_around_wait(&k->around, what);	/* fhook_khook_free() */
+}
+
+/*
+ * @k, found under the lock, is ours to drain (we unhooked it, nobody
+ * drains it yet)?  Under the lock.
+ */
+static bool fhook_khook_take(struct fhook_khook_k *k)
+{
+	if (!k || k->drainer != current || k->draining)
+		return false;
+	k->draining = true;
+	return true;
 }
 
 int __fhook_khook_install(struct fhook_khook *hooks, size_t n, struct module *owner)
@@ -327,60 +378,93 @@ void fhook_khook_remove(struct fhook_khook *hooks, size_t n)
 {
 	struct fhook_khook_k *k;
 	size_t i;
+	bool mine;
 
 	if (!hooks)
 		return;
-	mutex_lock(&fhook_khook_removing);
 	/* unhook all first: none is reached while the others drain */
 	mutex_lock(&fhook_khook_lock);
 	for (i = 0; i < n; i++) {
 		k = hooks[i].fhook;
-		if (k)
+		if (k && !k->drainer)
 			fhook_khook_unhook(k);
 	}
 	mutex_unlock(&fhook_khook_lock);
+	/* ours drained, the others' (the module notifier's) waited for */
 	for (i = 0; i < n; i++) {
-		k = hooks[i].fhook;
-		if (k)
+		mutex_lock(&fhook_khook_lock);
+		k = hooks[i].fhook;	/* set: @k is not freed yet */
+		mine = fhook_khook_take(k);
+		mutex_unlock(&fhook_khook_lock);
+		if (mine)
 			fhook_khook_drain(k);
+		else if (k)
+			wait_event(fhook_khook_wq, READ_ONCE(hooks[i].fhook) != k);
 	}
-	mutex_unlock(&fhook_khook_removing);
 }
 EXPORT_SYMBOL_GPL(fhook_khook_remove);
 
+/* Does @k belong to @mod, or hook one of its functions? */
+static bool fhook_khook_of(struct fhook_khook_k *k, struct module *mod)
+{
+	return k->owner == mod || within_module(k->addr, mod);
+}
+
+/*
+ * The next hook of @mod still on the ledger, unhooked for the caller to
+ * drain; NULL when none is left.  *@waiting: others drain some of @mod's.
+ * Under the lock.
+ */
+static struct fhook_khook_k *fhook_khook_next_going(struct module *mod, bool *waiting)
+{
+	struct fhook_khook_k *k;
+
+	*waiting = false;
+	list_for_each_entry(k, &fhook_khooks, node) {
+		if (!fhook_khook_of(k, mod))
+			continue;
+		if (k->owner == mod)
+			pr_warn("%s left its hook on %s installed: removed\n", mod->name, k->func);
+		else
+			pr_warn("%s: its function %s, hooked by %s, is going: hook removed\n",
+				mod->name, k->func, k->owner->name);
+		fhook_khook_unhook(k);
+		fhook_khook_take(k);
+		return k;
+	}
+	list_for_each_entry(k, &fhook_khook_draining, node)
+		*waiting |= fhook_khook_of(k, mod);
+	return NULL;
+}
+
 /*
  * A module going: the hooks it left installed, and those on its
- * functions, are removed (their text is still there until it is freed).
+ * functions, are removed (their text is still there until it is freed),
+ * one at a time, no lock held while one drains; the notifier returns once
+ * none of @mod's is left, drained here or by others.  A module with none
+ * costs one walk of the ledger.
  */
 static int fhook_khook_module_notify(struct notifier_block *nb, unsigned long action, void *data)
 {
 	struct module *mod = data;
-	struct fhook_khook_k *k, *tmp;
-	LIST_HEAD(going);
+	struct fhook_khook_k *k;
+	unsigned long freed;
+	bool waiting;
 
 	if (action != MODULE_STATE_GOING)
 		return NOTIFY_DONE;
-	mutex_lock(&fhook_khook_removing);
-	mutex_lock(&fhook_khook_lock);
-	list_for_each_entry_safe(k, tmp, &fhook_khooks, node) {
-		if (k->owner == mod) {
-			pr_warn("%s left its hook on %s installed: removed\n", mod->name, k->func);
-		} else if (within_module(k->addr, mod)) {
-			pr_warn("%s: its function %s, hooked by %s, is going: hook removed\n",
-				mod->name, k->func, k->owner->name);
-		} else {
-			continue;
-		}
-		fhook_khook_unhook(k);
-		list_add_tail(&k->node, &going);
+	for (;;) {
+		mutex_lock(&fhook_khook_lock);
+		k = fhook_khook_next_going(mod, &waiting);
+		freed = fhook_khook_freed;
+		mutex_unlock(&fhook_khook_lock);
+		if (k)
+			fhook_khook_drain(k);
+		else if (waiting)
+			wait_event(fhook_khook_wq, READ_ONCE(fhook_khook_freed) != freed);
+		else
+			return NOTIFY_OK;
 	}
-	mutex_unlock(&fhook_khook_lock);
-	list_for_each_entry_safe(k, tmp, &going, node) {
-		list_del(&k->node);
-		fhook_khook_drain(k);
-	}
-	mutex_unlock(&fhook_khook_removing);
-	return NOTIFY_OK;
 }
 
 static struct notifier_block fhook_khook_nb = {
@@ -392,44 +476,54 @@ static struct notifier_block fhook_khook_nb = {
 /* FHOOK_IOC_KHOOKS: the ledger. */
 long fhook_khook_list(struct fhook_khooks __user *uarg)
 {
-	struct fhook_khook_info __user *out;
-	struct fhook_khook_info info;
+	struct fhook_khook_info *infos = NULL;
 	struct fhook_khook_k *k;
 	struct fhook_khooks arg;
-	u32 nr = 0;
-	long ret = 0;
+	u32 nr = 0, room;
+	long ret;
 
 	ret = fhook_copy_arg_min(&arg, sizeof(arg), sizeof(arg), (unsigned long)uarg);
 	if (ret < 0)
 		return ret;
-	ret = 0;
 	if (arg.__pad || arg.reserved[0] || arg.reserved[1] ||
-	    arg.entry_size != sizeof(info) || (arg.nr && !arg.entries))
+	    arg.entry_size != sizeof(*infos) || (arg.nr && !arg.entries))
 		return -EINVAL;
-	out = u64_to_user_ptr(arg.entries);
+	/* the ledger has a hook per around slot at most */
+	room = min_t(u32, arg.nr, FHOOK_NR_SLOTS);
+	if (room) {
+		infos = kcalloc(room, sizeof(*infos), GFP_KERNEL_ACCOUNT);
+		if (!infos)
+			return -ENOMEM;
+	}
+	/*
+	 * Copied out under the lock, to the caller after it: a buffer that
+	 * faults for ever (userfaultfd, FUSE) must not hold what module
+	 * loads and unloads wait for
+	 */
 	mutex_lock(&fhook_khook_lock);
 	list_for_each_entry(k, &fhook_khooks, node) {
-		if (nr < arg.nr) {
-			memset(&info, 0, sizeof(info));
-			info.addr = k->addr;
-			info.hits = atomic_long_read(&k->hits);
-			info.inside = atomic_long_read(&k->around.inflight);
-			info.missed = atomic_long_read(&k->missed);
-			info.kind = (k->hook->replacement ? FHOOK_KHOOK_KIND_REPLACE : 0) |
-				    (k->hook->entry ? FHOOK_KHOOK_KIND_ENTRY : 0) |
-				    (k->hook->exit ? FHOOK_KHOOK_KIND_EXIT : 0);
-			fhook_khook_name(k->func, info.func, sizeof(info.func));
-			strscpy(info.owner, k->owner->name, sizeof(info.owner));
-			if (copy_to_user(&out[nr], &info, sizeof(info))) {
-				ret = -EFAULT;
-				break;
-			}
+		if (nr < room) {
+			struct fhook_khook_info *info = &infos[nr];
+
+			info->addr = k->addr;
+			info->hits = atomic_long_read(&k->hits);
+			info->inside = atomic_long_read(&k->around.inflight);
+			info->missed = atomic_long_read(&k->missed);
+			info->kind = (k->hook->replacement ? FHOOK_KHOOK_KIND_REPLACE : 0) |
+				     (k->hook->entry ? FHOOK_KHOOK_KIND_ENTRY : 0) |
+				     (k->hook->exit ? FHOOK_KHOOK_KIND_EXIT : 0);
+			fhook_khook_name(k->func, info->func, sizeof(info->func));
+			strscpy(info->owner, k->owner->name, sizeof(info->owner));
 		}
 		nr++;
 	}
 	mutex_unlock(&fhook_khook_lock);
-	if (!ret && put_user(nr, &uarg->nr))
+	ret = 0;
+	if (copy_to_user(u64_to_user_ptr(arg.entries), infos,
+			 array_size(min(nr, room), sizeof(*infos))) ||
+	    put_user(nr, &uarg->nr))
 		ret = -EFAULT;
+	kfree(infos);
 	return ret;
 }
 

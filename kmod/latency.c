@@ -139,7 +139,7 @@ struct fhook_lat *fhook_lat_create(struct fhook_probe *p, int slot, u32 stack_ar
 
 	if (stack_args > FHOOK_HOOK_MAX_STACK_ARGS)
 		return ERR_PTR(-EINVAL);
-	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	l = kzalloc(sizeof(*l), GFP_KERNEL_ACCOUNT);
 	if (!l)
 		return ERR_PTR(-ENOMEM);
 	l->cpu = alloc_percpu(struct fhook_lat_cpu);

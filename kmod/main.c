@@ -57,6 +57,11 @@ static int fhook_open(struct inode *inode, struct file *file)
 	s = fhook_session_create();
 	if (!s)
 		return -ENOMEM;
+	ret = fhook_user_session_get(&s->uid, &s->user_counted);
+	if (ret) {
+		fhook_session_destroy(s);
+		return ret;
+	}
 	file->private_data = s;
 	atomic_inc(&fhook_nr_sessions);
 	return 0;
@@ -65,7 +70,10 @@ static int fhook_open(struct inode *inode, struct file *file)
 /* Runs once the last fd and the last mapping of the session are gone. */
 static int fhook_release(struct inode *inode, struct file *file)
 {
-	fhook_session_destroy(file->private_data);
+	struct fhook_session *s = file->private_data;
+
+	fhook_user_session_put(s->uid, s->user_counted);
+	fhook_session_destroy(s);
 	atomic_dec(&fhook_nr_sessions);
 	return 0;
 }

@@ -175,7 +175,9 @@ int fhook_pidfilter_set(struct fhook_session *s, const struct fhook_pid_filter *
 	if (ret)
 		goto out;
 	if (!s->pids && (arg->nr_pids || arg->flags & FHOOK_PIDF_FOLLOW_FORK)) {
-		s->pids = vzalloc(BITS_TO_LONGS(PID_MAX_LIMIT) * sizeof(long));
+		/* charged to the caller, as everything a session holds */
+		s->pids = __vmalloc(BITS_TO_LONGS(PID_MAX_LIMIT) * sizeof(long),
+				   GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 		if (!s->pids) {
 			ret = -ENOMEM;
 			goto out;

@@ -21,7 +21,24 @@
 #include "fhook.h"
 
 #include <linux/capability.h>
+#include <linux/cred.h>
+#include <linux/module.h>
 #include <linux/security.h>
+#include <linux/xarray.h>
+
+/*
+ * Sessions a user (a uid) may hold open at once, CAP_SYS_ADMIN exempt,
+ * as RLIMIT_NPROC exempts it: each costs memory out of fhook's budget
+ * (its counters, a pid filter's bitmap, up to FHOOK_MAX_PROBES probes).
+ */
+unsigned int fhook_max_user_sessions = 16;
+module_param_named(max_user_sessions, fhook_max_user_sessions, uint, 0644);
+MODULE_PARM_DESC(max_user_sessions,
+		 "Sessions a user without CAP_SYS_ADMIN may hold open at once (0: no limit)");
+
+/* uid -> sessions it holds (an xa_mk_value() count) */
+static DEFINE_XARRAY(fhook_user_sessions);
+static DEFINE_MUTEX(fhook_user_sessions_lock);
 
 int fhook_priv_check(u32 needs)
 {
@@ -99,4 +116,46 @@ int fhook_session_may(struct fhook_session *s)
 	if (s && READ_ONCE(s->changes_kernel) && !capable(CAP_SYS_ADMIN))
 		return -EPERM;
 	return 0;
+}
+
+/*
+ * A new session of the caller: counted against its uid's limit (-EUSERS
+ * past it: not EMFILE, which would blame the process's own file limit).
+ * *@counted: to give back with fhook_user_session_put().
+ */
+int fhook_user_session_get(kuid_t *uid, bool *counted)
+{
+	unsigned long n;
+	int ret = 0;
+
+	*uid = current_uid();
+	*counted = !capable(CAP_SYS_ADMIN);
+	if (!*counted)
+		return 0;
+	mutex_lock(&fhook_user_sessions_lock);
+	n = xa_to_value(xa_load(&fhook_user_sessions, __kuid_val(*uid)) ?: xa_mk_value(0));
+	if (fhook_max_user_sessions && n >= READ_ONCE(fhook_max_user_sessions))
+		ret = -EUSERS;
+	else
+		ret = xa_err(xa_store(&fhook_user_sessions, __kuid_val(*uid), xa_mk_value(n + 1),
+				      GFP_KERNEL));
+	mutex_unlock(&fhook_user_sessions_lock);
+	if (ret)
+		*counted = false;
+	return ret;
+}
+
+void fhook_user_session_put(kuid_t uid, bool counted)
+{
+	unsigned long n;
+
+	if (!counted)
+		return;
+	mutex_lock(&fhook_user_sessions_lock);
+	n = xa_to_value(xa_load(&fhook_user_sessions, __kuid_val(uid)));
+	if (n > 1)
+		xa_store(&fhook_user_sessions, __kuid_val(uid), xa_mk_value(n - 1), GFP_KERNEL);
+	else
+		xa_erase(&fhook_user_sessions, __kuid_val(uid));
+	mutex_unlock(&fhook_user_sessions_lock);
 }

@@ -154,6 +154,18 @@ static int fhook_direct_validate(const struct fhook_probe_add *arg)
 	return 0;
 }
 
+/* Slots taken now (FHOOK_IOC_HANDSHAKE: fhook status) */
+u32 fhook_direct_used(void)
+{
+	u32 i, n = 0;
+
+	mutex_lock(&fhook_direct_lock);
+	for (i = 0; i < FHOOK_NR_SLOTS; i++)
+		n += !!fhook_direct_slots[i];
+	mutex_unlock(&fhook_direct_lock);
+	return n;
+}
+
 static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
 			     s32 *err_index)
 {

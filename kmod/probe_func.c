@@ -376,7 +376,7 @@ static int fhook_func_slices_init(struct fhook_func_probe *f, u64 *ips, u32 nr, 
 	int ret;
 
 	f->nr_slices = DIV_ROUND_UP(nr, FHOOK_ARM_SLICE);
-	f->slices = kvcalloc(f->nr_slices, sizeof(*f->slices), GFP_KERNEL);
+	f->slices = kvcalloc(f->nr_slices, sizeof(*f->slices), GFP_KERNEL_ACCOUNT);
 	if (!f->slices)
 		return -ENOMEM;
 	for (i = 0; i < f->nr_slices; i++) {
@@ -389,7 +389,7 @@ static int fhook_func_slices_init(struct fhook_func_probe *f, u64 *ips, u32 nr, 
 		ret = fhook_func_set_ips(ops, ips + i * FHOOK_ARM_SLICE, n,
 					 index + i * FHOOK_ARM_SLICE, err_index);
 		if (!ret && exclude) {
-			char *text = kstrdup(exclude, GFP_KERNEL);
+			char *text = kstrdup(exclude, GFP_KERNEL_ACCOUNT);
 			s32 unused = 0;
 
 			ret = text ? fhook_func_set_patterns(ops, text, ftrace_set_notrace, &unused,
@@ -457,8 +457,8 @@ int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_
 	}
 	/* copies: ftrace writes into the text it parses */
 	if (keep) {
-		keep->filter_text = kstrdup(filter, GFP_KERNEL);	/* NULL stays NULL */
-		keep->exclude_text = kstrdup(exclude, GFP_KERNEL);
+		keep->filter_text = kstrdup(filter, GFP_KERNEL_ACCOUNT);	/* NULL stays NULL */
+		keep->exclude_text = kstrdup(exclude, GFP_KERNEL_ACCOUNT);
 		ret = -ENOMEM;
 		if ((filter && !keep->filter_text) || (exclude && !keep->exclude_text))
 			goto out;
@@ -475,7 +475,7 @@ int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_
 		goto out;
 	}
 	if (exclude && f->slices_ok && arg->nr_ips > FHOOK_ARM_SLICE) {
-		keep_exclude = kstrdup(exclude, GFP_KERNEL);
+		keep_exclude = kstrdup(exclude, GFP_KERNEL_ACCOUNT);
 		ret = -ENOMEM;
 		if (!keep_exclude)
 			goto out;

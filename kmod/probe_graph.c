@@ -125,6 +125,12 @@ struct fhook_gpool {
 	u64 threshold;
 	bool no_irqs;
 	bool args;
+	/*
+	 * false: the last steal found no idle stack, and no task has left
+	 * the graph since (a task entering then counts itself missed at
+	 * once, without scanning the pool under its lock)
+	 */
+	bool maybe_idle;
 	/* the probe whose rings get the records; NULL once disarmed */
 	struct fhook_graph_probe *probe;
 	struct fhook_gbucket buckets[1 << FHOOK_GRAPH_BUCKET_BITS];
@@ -281,10 +287,19 @@ static notrace struct fhook_gstack *fhook_gstack_get(struct fhook_gpool *g)
 		g->free = gs->next_free;
 		WRITE_ONCE(gs->own, fhook_gs_own(t, FHOOK_GS_ACTIVE));
 	} else {
+		if (!READ_ONCE(g->maybe_idle))
+			goto unlock;
+		WRITE_ONCE(g->maybe_idle, false);
+		/*
+		 * (C) pairs with (D): either the scan sees a stack that went
+		 * idle or its task sees maybe_idle false and sets it again
+		 */
+		smp_mb();
 		/* (active and ours already) */
 		gs = fhook_gstack_steal(g);
 		if (!gs)
 			goto unlock;
+		WRITE_ONCE(g->maybe_idle, true);	/* there may be more */
 	}
 	gs->depth = 0;
 	gs->pending = -1;
@@ -620,9 +635,13 @@ asmlinkage notrace unsigned long fhook_graph_exit(unsigned long sp, unsigned lon
 	/* the frame (and any above it, see top) is done */
 	WRITE_ONCE(gs->depth, i);
 	/* out of the graph: the task keeps its stack for its next call */
-	if (!i)
+	if (!i) {
 		/* pairs with a thief's cmpxchg (fhook_gstack_steal()): depth 0 first */
 		smp_store_release(&gs->own, fhook_gs_own(current, 0));
+		smp_mb();	/* (D) pairs with (C) in fhook_gstack_get() */
+		if (unlikely(!READ_ONCE(g->maybe_idle)))
+			WRITE_ONCE(g->maybe_idle, true);
+	}
 	__this_cpu_write(fhook_graph_busy, busy);
 	preempt_enable_notrace();
 	return ret;
@@ -758,6 +777,7 @@ static struct fhook_gpool *fhook_gpool_create(const struct fhook_graph *cfg)
 		g->stacks[i].next_free = i + 1 < nr ? &g->stacks[i + 1] : NULL;
 	}
 	g->free = &g->stacks[0];
+	g->maybe_idle = true;
 	g->max_depth = cfg->max_depth ?: FHOOK_GRAPH_MAX_DEPTH;
 	g->threshold = cfg->threshold_ns;
 	g->no_irqs = cfg->flags & FHOOK_GRAPH_F_NO_IRQS;
@@ -854,6 +874,12 @@ static void fhook_graph_unregister(struct fhook_graph_probe *gp)
 		gp->all_registered = false;
 	if (gp->notrace_registered && !unregister_ftrace_function(&gp->notrace_ops))
 		gp->notrace_registered = false;
+	/*
+	 * an ops ftrace kept still calls into the probe: the session keeps
+	 * it all (fhook_session_stuck() looks at p->registered)
+	 */
+	if (gp->all_registered || gp->notrace_registered)
+		gp->f.p.registered = true;
 }
 
 static void fhook_graph_disarm(struct fhook_probe *p)
@@ -875,7 +901,13 @@ static void fhook_graph_disarm(struct fhook_probe *p)
 	/* entries held back are never written now; flushes finish in the grace period */
 	for_each_possible_cpu(cpu)
 		per_cpu(fhook_graph_pending, cpu) = NULL;
+	/*
+	 * handlers with preemption off, and returns through the trampoline
+	 * where RCU is not watching (idle entry and exit), as the other
+	 * trampolines wait for them (around.c)
+	 */
 	synchronize_rcu();
+	synchronize_rcu_tasks_rude();
 	if (p->registered || gp->all_registered || gp->notrace_registered) {
 		/* ftrace refused: its callbacks may still run, keep everything */
 		pr_err("graph: ops still registered, the call graph stays\n");

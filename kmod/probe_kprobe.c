@@ -80,8 +80,8 @@ static notrace void fhook_probe_record(struct fhook_probe *p, u16 type, struct p
 	}
 	fhook_count(&c->hits);
 	if (p->hist) {
-		fhook_hist_add(p->hist, ctx->data, FHOOK_MAX_PROBE_DATA, ctx->faults, ip, ret_ip,
-			       regs);
+		/* the fields fetched, no byte beyond (HIST_SET bounds the keys too) */
+		fhook_hist_add(p->hist, ctx->data, ctx->dyn, ctx->faults, ip, ret_ip, regs);
 		return;
 	}
 	stack = p->stack || (triggered & FHOOK_TRIGGERED_STACK);
@@ -133,8 +133,8 @@ static notrace void fhook_probe_hist_hit(struct fhook_probe *p, struct pt_regs *
 {
 	struct fhook_probe_counters *c = fhook_counters(p->session, smp_processor_id(), p->id);
 	const struct fhook_prog *prog = p->prog;
-	/* its fields written before they are read (faulted ones: zeros) */
-	u64 data[FHOOK_HIST_HIT_DATA / 8] __uninitialized;
+	/* zeroed: the bytes between the fields are read as keys too */
+	u64 data[FHOOK_HIST_HIT_DATA / 8] = {};
 	struct fhook_fetch_ctx ctx __uninitialized;
 	u32 len = prog->data_size;
 
@@ -146,7 +146,6 @@ static notrace void fhook_probe_hist_hit(struct fhook_probe *p, struct pt_regs *
 	if (prog->nr_reg_fields) {
 		fhook_prog_run_regs(prog, regs, (u8 *)data);
 	} else {
-		memset(data, 0, sizeof(data));
 		fhook_fetch_ctx_init(&ctx, regs, (u8 *)data, sizeof(data), false);
 		ctx.dyn = len;
 		fhook_prog_run(prog, 0, prog->len, &ctx);
@@ -157,7 +156,7 @@ static notrace void fhook_probe_hist_hit(struct fhook_probe *p, struct pt_regs *
 		return;
 	}
 	fhook_count(&c->hits);
-	fhook_hist_add(p->hist, data, sizeof(data), ctx.faults, ip, ret_ip, regs);
+	fhook_hist_add(p->hist, data, len, ctx.faults, ip, ret_ip, regs);
 }
 
 /*

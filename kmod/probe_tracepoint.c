@@ -148,7 +148,7 @@ static int fhook_tp_init(struct fhook_probe *p, const struct fhook_probe_add *ar
 		p->pred = NULL;
 		return ret;
 	}
-	tp->events = kcalloc(nr_cpu_ids, sizeof(*tp->events), GFP_KERNEL);
+	tp->events = kcalloc(nr_cpu_ids, sizeof(*tp->events), GFP_KERNEL_ACCOUNT);
 	return tp->events ? 0 : -ENOMEM;
 }
 

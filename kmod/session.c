@@ -58,7 +58,7 @@ struct fhook_session *fhook_session_create(void)
 
 	if (!s)
 		return NULL;
-	if (!zalloc_cpumask_var(&s->cpus, GFP_KERNEL))
+	if (!zalloc_cpumask_var(&s->cpus, GFP_KERNEL_ACCOUNT))
 		goto err_free;
 	if (fhook_stats_alloc(s))
 		goto err_cpumask;
@@ -143,7 +143,58 @@ static void fhook_probe_free(struct fhook_probe *p)
 	if (p->kind->release)
 		p->kind->release(p);
 	fhook_hist_free(p->hist);
+	fhook_mem_unreserve(p->filter_pages);
 	kfree(p);
+}
+
+/* A pattern's filter entries: every function for a glob or :mod:, else a few */
+#define FHOOK_FILTER_GLOB_ENTRIES	FHOOK_MAX_IPS
+#define FHOOK_FILTER_NAME_ENTRIES	8
+/* an entry of an ftrace hash (struct ftrace_func_entry) and its share of the buckets */
+#define FHOOK_FILTER_ENTRY_BYTES	64
+
+/* The entries the patterns of @uptr (@len bytes) may put in a filter hash */
+static int fhook_filter_entries(u64 uptr, u32 len, u64 *entries)
+{
+	char *text = fhook_copy_text(uptr, len), *tok, *at;
+
+	if (IS_ERR(text))
+		return PTR_ERR(text);
+	for (at = text; at && (tok = strsep(&at, " \t\n\r\v\f")) != NULL;) {
+		if (*tok)
+			*entries += strpbrk(tok, "*?[:!") ? FHOOK_FILTER_GLOB_ENTRIES
+							  : FHOOK_FILTER_NAME_ENTRIES;
+	}
+	kfree(text);
+	return 0;
+}
+
+/*
+ * ftrace's filter hashes are the kernel's memory, out of every memory
+ * cgroup's sight: a probe with patterns counts what they may take in
+ * fhook's budget for its life (ENOMEM past it), each address one entry,
+ * each pattern as many as it may match.  A graph probe's patterns fill
+ * two hashes each (its entry ops' filter, the other ops' notrace).
+ */
+static int fhook_filter_charge(struct fhook_probe *p, const struct fhook_probe_add *pa)
+{
+	u64 entries = pa->nr_ips;
+	int ret;
+
+	if (!(p->kind->fields & FHOOK_ADD_PATTERNS))
+		return 0;
+	ret = fhook_filter_entries(pa->filter, pa->filter_len, &entries);
+	if (!ret)
+		ret = fhook_filter_entries(pa->exclude, pa->exclude_len, &entries);
+	if (ret)
+		return ret;
+	if (p->type == FHOOK_PROBE_GRAPH)
+		entries *= 2;
+	p->filter_pages = DIV_ROUND_UP(entries * FHOOK_FILTER_ENTRY_BYTES, PAGE_SIZE);
+	ret = fhook_mem_reserve(p->filter_pages);
+	if (ret)
+		p->filter_pages = 0;
+	return ret;
 }
 
 void fhook_session_destroy(struct fhook_session *s)
@@ -241,6 +292,10 @@ static long fhook_ioc_handshake(unsigned long uarg)
 	hs.page_size = PAGE_SIZE;
 	hs.max_probes = FHOOK_MAX_PROBES;
 	hs.nr_slots = FHOOK_NR_SLOTS;
+	hs.khook_slots = FHOOK_KHOOK_SLOTS;
+	hs.around_used = fhook_around_used();
+	hs.direct_used = fhook_direct_used();
+	hs.max_user_sessions = fhook_max_user_sessions;
 	memset(hs.version, 0, sizeof(hs.version));
 	strscpy(hs.version, FHOOK_VERSION, sizeof(hs.version));
 	return fhook_put_arg(uarg, &hs, sizeof(hs));
@@ -355,7 +410,9 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 	p->disarm_unregisters = kind->disarm_unregisters;
 	INIT_LIST_HEAD(&p->watch_node);
 
-	ret = p->kind->init ? p->kind->init(p, &pa, &err_index) : 0;
+	ret = fhook_filter_charge(p, &pa);
+	if (!ret && p->kind->init)
+		ret = p->kind->init(p, &pa, &err_index);
 	if (!ret && p->prog && p->prog->reads_kernel)
 		ret = fhook_priv_require(p, FHOOK_PRIV_READ_KERNEL);
 	pa.err_index = err_index;

@@ -48,7 +48,7 @@ int fhook_trigger_add(struct fhook_session *s, const struct fhook_trigger *arg)
 	if (arg->action == FHOOK_TRIG_STACKTRACE && p->type == FHOOK_PROBE_TRACEPOINT)
 		return -EOPNOTSUPP;
 
-	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
 	if (!t)
 		return -ENOMEM;
 	t->action = arg->action;

@@ -84,8 +84,21 @@ struct fhook_handshake {
 	 */
 	__u32 nr_slots;
 	__u32 __pad;		/* must be zero */
-	__u64 reserved[3];	/* must be zero */
+	/*
+	 * out (0 from modules before they were reported): of the nr_slots
+	 * around slots (trace-around hooks, the khook API), those kept for
+	 * other modules' hooks (sessions take the others: ENOSPC past them)
+	 */
+	__u32 khook_slots;
+	__u32 around_used;	/* out: around slots taken now, modules' included */
+	__u32 direct_used;	/* out: direct slots taken now */
+	/* out: sessions a user without CAP_SYS_ADMIN may hold (EUSERS past it), 0: no limit */
+	__u32 max_user_sessions;
+	__u64 reserved[1];	/* must be zero */
 };
+
+/* Around slots sessions leave to the khook API (fhook_handshake.khook_slots) */
+#define FHOOK_KHOOK_SLOTS	16
 
 #define FHOOK_RING_MIN_SIZE	4096ULL		/* one page */
 #define FHOOK_RING_MAX_SIZE	(256ULL << 20)
@@ -263,10 +276,25 @@ enum fhook_probe_type {
  * has CAP_SYS_ADMIN.  The trampoline then copies FHOOK_HOOK_MAX_STACK_ARGS
  * of the caller's stack words for every body.  Not
  * with FHOOK_PROBE_F_STACK, _COUNT or triggers; FHOOK_IOC_DIRECT_MODIFY
- * does not apply.  A call that never returns (do_exit) keeps the module
- * loaded.
+ * does not apply.  A function that may end its task without returning
+ * (FHOOK_NORETURN_FUNCS) is refused: EDEADLK, err_index naming it.
  */
 #define FHOOK_PROBE_F_LATENCY	(1U << 2)
+/*
+ * Functions a call may never return from (the task exits inside them):
+ * a trampoline that runs their bodies (latency, trace-around, the khook
+ * API) would count such a call inside for good, and its probe or module
+ * could never go.  The module refuses them there (EDEADLK); the CLI skips
+ * them when a glob selects them.  Names as kallsyms spells them.
+ */
+#define FHOOK_NORETURN_FUNCS						\
+	"do_exit", "do_group_exit", "make_task_dead", "kthread_exit",	\
+	"kthread_complete_and_exit", "__module_put_and_kthread_exit",	\
+	"kthread", "get_signal", "arch_do_signal_or_restart",		\
+	"__x64_sys_exit", "__x64_sys_exit_group", "__ia32_sys_exit",	\
+	"__ia32_sys_exit_group", "__do_sys_exit", "__do_sys_exit_group",	\
+	"panic", "nmi_panic"
+
 /*
  * FHOOK_PROBE_FUNC with FHOOK_PROBE_F_COUNT: one counter per function as
  * well as the probe's hits (funccount, bpftrace's @[func] = count()), read

@@ -52,7 +52,15 @@ int cmd_status(const Args& args) {
         << "\n"
         // nr_sessions includes the session of this status command.
         << "sessions: " << (info.nr_sessions > 0 ? info.nr_sessions - 1 : 0) << "\n";
-    if (info.nr_slots != 0) {
+    if (info.nr_slots != 0 && info.khook_slots != 0) {
+        out << "around slots: " << info.around_used << " of " << info.nr_slots << " in use ("
+            << info.khook_slots << " kept for modules' hooks)\n"
+            << "direct slots: " << info.direct_used << " of " << info.nr_slots << " in use\n"
+            << "sessions per user: "
+            << (info.max_user_sessions ? std::to_string(info.max_user_sessions)
+                                       : std::string("no limit"))
+            << " (root: no limit)\n";
+    } else if (info.nr_slots != 0) {
         out << "trampoline slots: " << info.nr_slots << "\n";
     }
     if (device->has(FHOOK_FEAT_KHOOK)) {

@@ -125,7 +125,7 @@ TEST(Latency, StackPlanWithoutBtf) {
     p = plan_latency_stack(parse_probe_spec("do_exit"), functions, nullptr);
     EXPECT_EQ(p.selected, 1u);
     ASSERT_EQ(p.skipped.size(), 1u);
-    EXPECT_EQ(p.why.front(), "it never returns");
+    EXPECT_EQ(p.why.front(), "a call of it may never return (its task exits inside)");
     p = plan_latency_stack(parse_probe_spec("nothing*"), functions, nullptr);
     EXPECT_EQ(p.selected, 0u);
 }

@@ -45,6 +45,9 @@ wait_for() {
 	return 1
 }
 
+# Does fhook say no session is open?
+no_sessions() { fhook status 2> /dev/null | grep -qx 'sessions: 0'; }
+
 # Is any ftrace ops attached to any function?  (tracefs files have size 0,
 # so test -s cannot tell.)
 attached() { grep -q . $T/enabled_functions; }

@@ -357,10 +357,10 @@ static void test_reserved(void)
 	{
 		struct fhook_handshake hs = { .size = sizeof(hs), .abi_version = 1 };
 
-		hs.reserved[2] = 1;
+		hs.reserved[0] = 1;
 		EXPECT_ERR(ioctl(fd, FHOOK_IOC_HANDSHAKE, &hs), ERRS(EINVAL),
-			   "HANDSHAKE reserved[2] != 0 -> EINVAL");
-		hs.reserved[2] = 0;
+			   "HANDSHAKE reserved[0] != 0 -> EINVAL");
+		hs.reserved[0] = 0;
 		hs.__pad = 1;
 		EXPECT_ERR(ioctl(fd, FHOOK_IOC_HANDSHAKE, &hs), ERRS(EINVAL),
 			   "HANDSHAKE __pad != 0 -> EINVAL");
@@ -1447,16 +1447,262 @@ static void test_session(void)
 	close(fd);
 }
 
+/* ------------------------------------------------------------------ */
+/* An observer's attacks (--observer: CAP_PERFMON only, via fhook-capexec) */
+/* ------------------------------------------------------------------ */
+
+/* A kprobe on @sym storing $arg3 as 8 bytes at 0 of a @data_size-byte area */
+static int kprobe_add(int fd, const char *sym, __u32 data_size, __u32 *id)
+{
+	struct fhook_insn prog[2] = {
+		{ .op = FHOOK_OP_ARG, .arg = 3 },
+		{ .op = FHOOK_OP_ST_RAW, .size = 8, .dst = 0 },
+	};
+	struct fhook_probe_add pa = {
+		.size = sizeof(pa), .type = FHOOK_PROBE_KPROBE,
+		.symbol = (uintptr_t)sym, .symbol_len = strlen(sym),
+		.prog = (uintptr_t)prog, .prog_len = 2, .data_size = data_size,
+	};
+	int ret = ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa);
+
+	*id = pa.probe_id;
+	return ret;
+}
+
+/*
+ * Hist keys only ever read the hit's own fields: a key past the probe's
+ * data area is refused (it read another session's scratch bytes, strings
+ * included), and the bytes between fields read as zeros (the registers-only
+ * path's stack buffer was not zeroed: kernel pointers in the keys).
+ */
+static void test_observer_hist(void)
+{
+	struct fhook_hist_set hs = { .size = sizeof(hs), .entries = 128, .nr_keys = 1 };
+	struct fhook_hist_read hr = { .size = sizeof(hr) };
+	static unsigned char buf[1 << 16];
+	__u64 nonzero = 0, hits = 0;
+	int fd = open_dev(), rd;
+	__u32 id;
+
+	if (handshake(fd, NULL) || ring_setup(fd, 65536) || kprobe_add(fd, "vfs_read", 16, &id))
+		fatal("a kprobe session");
+	hs.probe_id = id;
+	hs.keys[0] = (struct fhook_hist_field){ .src = FHOOK_HIST_SRC_DATA, .size = 8,
+						.offset = 16, .store = FHOOK_HIST_NO_STORE };
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL),
+		   "HIST_SET key at 16 of a 16-byte data area");
+	hs.keys[0].offset = FHOOK_MAX_PROBE_DATA - 8;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL),
+		   "HIST_SET key at FHOOK_MAX_PROBE_DATA - 8 (other sessions' scratch bytes)");
+	hs.keys[0].offset = 8;	/* inside the area, no field there */
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), "HIST_SET key on the gap at 8");
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "START the kprobe histogram");
+	rd = open("/etc/passwd", O_RDONLY);
+	for (int i = 0; i < 200 && rd >= 0; i++) {
+		char c[64];
+
+		if (pread(rd, c, sizeof(c), 0) < 0)
+			break;
+	}
+	if (rd >= 0)
+		close(rd);
+	ioctl(fd, FHOOK_IOC_STOP, 0);
+	hr.probe_id = id;
+	hr.buf = (uintptr_t)buf;
+	hr.buf_len = sizeof(buf);
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_HIST_READ, &hr), "HIST_READ");
+	for (__u32 i = 0; i < hr.nr; i++) {
+		__u64 key, n;
+
+		memcpy(&key, buf + (size_t)i * hr.elt_size, 8);
+		memcpy(&n, buf + (size_t)i * hr.elt_size + hr.key_size, 8);
+		hits += n;
+		if (key)
+			nonzero++;
+		if (key && nonzero == 1)
+			printf("# a key from the gap: %#llx\n", (unsigned long long)key);
+	}
+	expect(hits >= 200 && hr.nr == 1 && !nonzero,
+	       "the gap's keys: %u entries (1), %llu not zero (0), %llu hits (>= 200)", hr.nr,
+	       (unsigned long long)nonzero, (unsigned long long)hits);
+	close(fd);
+}
+
+/* This process's memory cgroup's charge (bytes), -1 without cgroup v2 */
+static long long cgroup_memory(void)
+{
+	char line[512], path[600];
+	long long v = -1;
+	FILE *f = fopen("/proc/self/cgroup", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3))
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.current", line + 3);
+	}
+	fclose(f);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static unsigned int sysfs_uint(const char *path)
+{
+	unsigned int v = 0;
+	FILE *f = fopen(path, "r");
+
+	if (f) {
+		if (fscanf(f, "%u", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+/*
+ * What a caller makes fhook allocate is bounded: sessions per user
+ * (EUSERS past max_user_sessions), ftrace filter entries in fhook's budget
+ * (glob probes refused with ENOMEM long before the machine runs out: 11
+ * sessions of 64 '*' probes drove a 1 GiB guest to a global OOM), and a
+ * pid filter's 512 KiB bitmap charged to the caller's memory cgroup.
+ */
+static void test_observer_limits(void)
+{
+	unsigned int max = sysfs_uint("/sys/module/fhook/parameters/max_user_sessions");
+	static int fds[256];
+	unsigned int n = 0, globs = 0, i;
+	int err = 0, glob_err = 0;
+	long long before, after;
+
+	expect(max > 0 && max < 256, "max_user_sessions %u", max);
+	while (n < 256) {
+		fds[n] = open(dev, O_RDWR | O_CLOEXEC);
+		if (fds[n] < 0) {
+			err = errno;
+			break;
+		}
+		n++;
+	}
+	expect(n == max && err == EUSERS, "sessions a user opens: %u (max_user_sessions %u), then %s",
+	       n, max, strerror(err));
+	/* glob probes in every session: each counted as matching every function */
+	for (i = 0; i < n && !glob_err; i++) {
+		if (handshake(fds[i], NULL))
+			fatal("HANDSHAKE");
+		for (int k = 0; k < FHOOK_MAX_PROBES; k++) {
+			__u32 id;
+
+			if (probe_add(fds[i], "vfs_rea*", NULL, &id)) {
+				glob_err = errno;
+				break;
+			}
+			globs++;
+		}
+	}
+	expect(glob_err == ENOMEM && globs < n * FHOOK_MAX_PROBES,
+	       "glob probes until fhook's budget is spent: %u of %u, then %s", globs,
+	       n * FHOOK_MAX_PROBES, strerror(glob_err));
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	fds[0] = open(dev, O_RDWR | O_CLOEXEC);
+	expect(fds[0] >= 0, "a session again once they are closed");
+	if (fds[0] >= 0 && !handshake(fds[0], NULL)) {
+		__u32 pid = getpid();
+		struct fhook_pid_filter pf = { .size = sizeof(pf), .nr_pids = 1,
+					       .pids = (uintptr_t)&pid };
+
+		before = cgroup_memory();
+		EXPECT_OK(ioctl(fds[0], FHOOK_IOC_PID_FILTER, &pf), "PID_FILTER");
+		after = cgroup_memory();
+		if (before < 0)
+			printf("# no cgroup v2 memory.current: the pid filter's charge not checked\n");
+		else
+			expect(after - before >= 400 * 1024,
+			       "the pid filter's bitmap charged to the caller's memory cgroup: %lld KiB",
+			       (after - before) / 1024);
+	}
+	if (fds[0] >= 0)
+		close(fds[0]);
+}
+
+/*
+ * Trace-around and latency on a function whose call may never return
+ * (the task exits inside it): refused by the module (EDEADLK), not only
+ * by the CLI.  Each such call stayed counted inside the trampoline, and
+ * rmmod fhook was refused until reboot.
+ */
+static void test_observer_noreturn(void)
+{
+	const char *names[] = { "do_exit", "get_signal" };
+
+	for (unsigned int i = 0; i < 2; i++) {
+		__u64 ip = kallsyms_in(names[i], 0);
+		struct fhook_hook hk = { .size = sizeof(hk), .action = FHOOK_HOOK_AROUND };
+		struct fhook_probe_add pa = {
+			.size = sizeof(pa), .type = FHOOK_PROBE_HOOK, .addr = ip,
+			.hook = (uintptr_t)&hk,
+		};
+		struct fhook_probe_add lat = {
+			.size = sizeof(lat), .type = FHOOK_PROBE_DIRECT,
+			.flags = FHOOK_PROBE_F_LATENCY, .ips = (uintptr_t)&ip, .nr_ips = 1,
+		};
+		int fd = open_dev();
+
+		if (!ip) {
+			expect(0, "%s in /proc/kallsyms", names[i]);
+			close(fd);
+			continue;
+		}
+		if (handshake(fd, NULL) || ring_setup(fd, 65536))
+			fatal("a session");
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EDEADLK),
+			   "trace-around on %s", names[i]);
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &lat), ERRS(EDEADLK),
+			   "latency on %s", names[i]);
+		close(fd);
+	}
+}
+
+static void observer(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct caps[2] = { 0 };
+
+	if (syscall(SYS_capget, &hdr, caps))
+		fatal("capget");
+	expect(!(caps[0].effective & (1U << CAP_SYS_ADMIN)) &&
+	       (caps[1].effective & (1U << (CAP_PERFMON - 32))),
+	       "running with CAP_PERFMON and without CAP_SYS_ADMIN (uid %u)", getuid());
+	test_forged_tail_big();
+	test_observer_hist();
+	test_observer_noreturn();
+	test_observer_limits();
+}
+
 int main(int argc, char **argv)
 {
-	if (argc > 1)
-		dev = argv[1];
+	int observe = argc > 1 && !strcmp(argv[1], "--observer");
+
+	if (argc > 1 + observe)
+		dev = argv[1 + observe];
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	page = sysconf(_SC_PAGESIZE);
 	unmapped = mmap(NULL, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (unmapped == MAP_FAILED)
 		fatal("mmap");
 	munmap(unmapped, page);
+	if (observe) {
+		observer();
+		printf("# %d checks, %d failed\n", tap_counts()[0], tap_failures());
+		return tap_status();
+	}
 
 	{
 		int fd = open_dev();

@@ -2,9 +2,9 @@
 /*
  * fhook_failunreg.ko: fault injection for the guest tests only.  While
  * /sys/module/fhook_failunreg/parameters/fail is N > 0, the next N calls of
- * ftrace's unregister functions return -ENODEV without unregistering
- * anything, as they do after ftrace_kill(): the ops stays registered and
- * its callbacks keep running.
+ * ftrace's unregister functions (after the first `skip` ones) return
+ * -ENODEV without unregistering anything, as they do after ftrace_kill():
+ * the ops stays registered and its callbacks keep running.
  *
  * kernel/trace/ is not traceable, so these are int3 kprobes; the
  * pre-handler sends the call to a function that only returns -ENODEV
@@ -19,6 +19,9 @@
 static int fail;
 module_param(fail, int, 0644);
 MODULE_PARM_DESC(fail, "calls of unregister_ftrace_*() still to fail");
+static int skip;
+module_param(skip, int, 0644);
+MODULE_PARM_DESC(skip, "calls to let through before those that fail");
 
 static atomic_t failed = ATOMIC_INIT(0);
 
@@ -30,9 +33,13 @@ static noinline int fhook_failunreg_enodev(void)
 
 static int fhook_failunreg_pre(struct kprobe *kp, struct pt_regs *regs)
 {
-	int left = READ_ONCE(fail);
+	int left = READ_ONCE(fail), pass = READ_ONCE(skip);
 
-	if (left <= 0 || cmpxchg(&fail, left, left - 1) != left)
+	if (left <= 0)
+		return 0;
+	if (pass > 0 && cmpxchg(&skip, pass, pass - 1) == pass)
+		return 0;
+	if (cmpxchg(&fail, left, left - 1) != left)
 		return 0;
 	atomic_inc(&failed);
 	regs->ip = (unsigned long)fhook_failunreg_enodev;

@@ -29,6 +29,12 @@ constexpr const char* kRootHint = "run as root (needs CAP_SYS_ADMIN or CAP_PERFM
     if (err == EACCES || err == EPERM) {
         throw_runtime("permission denied opening " + path + ": " + kRootHint, err);
     }
+    if (err == EUSERS) {
+        throw_runtime("this user already holds as many fhook sessions as the module allows " +
+                          std::string("(/sys/module/fhook/parameters/max_user_sessions): end one ") +
+                          "of them, or have root raise the limit",
+                      err);
+    }
     throw_runtime("cannot open " + path + ": " + errno_text(err) +
                       ": check that the fhook module is loaded (fhook status)",
                   err);
@@ -229,6 +235,10 @@ void Device::handshake() {
     info_.page_size = hs.page_size;
     info_.max_probes = hs.max_probes;
     info_.nr_slots = hs.nr_slots;
+    info_.khook_slots = hs.khook_slots;
+    info_.around_used = hs.around_used;
+    info_.direct_used = hs.direct_used;
+    info_.max_user_sessions = hs.max_user_sessions;
     info_.version.assign(hs.version, ::strnlen(hs.version, sizeof(hs.version)));
 }
 

@@ -24,21 +24,10 @@ LatencyStackPlan plan_latency_stack(const ProbeSpec& spec, const FunctionList& f
                                     const KernelBtf* vmlinux_btf,
                                     const ModuleBtfProvider& module_btf) {
     LatencyStackPlan plan;
-    // never return: each call would stay inside the trampoline (and keep
-    // the module) for good; the kernel's BPF refuses fexit on them too
-    static const std::set<std::string> kNoReturn = {
-        "do_exit",
-        "do_group_exit",
-        "make_task_dead",
-        "kthread_exit",
-        "kthread_complete_and_exit",
-        "__x64_sys_exit",
-        "__x64_sys_exit_group",
-        "__ia32_sys_exit",
-        "__ia32_sys_exit_group",
-        "panic",
-        "__module_put_and_kthread_exit",
-    };
+    // may never return: each such call would stay inside the trampoline
+    // (and keep the module) for good; the module refuses them (EDEADLK),
+    // the kernel's BPF refuses fexit on them too
+    static const std::set<std::string> kNoReturn = {FHOOK_NORETURN_FUNCS};
     const FunctionSelector selector({spec});
     std::set<std::string> seen;
     for (const auto& f : functions.functions()) {
@@ -48,7 +37,7 @@ LatencyStackPlan plan_latency_stack(const ProbeSpec& spec, const FunctionList& f
         plan.selected++;
         if (kNoReturn.count(f.name)) {
             plan.skipped.push_back(f.name);
-            plan.why.push_back("it never returns");
+            plan.why.push_back("a call of it may never return (its task exits inside)");
             continue;
         }
         // a module's function is in its own BTF (split on vmlinux's)

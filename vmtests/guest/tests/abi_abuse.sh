@@ -1,6 +1,7 @@
 # abi_abuse: fhook-abitest feeds bad input to /dev/fhook through the raw
-# ABI (errnos, limits, mmap rules, privileges) and runs one real session;
-# afterwards the CLI still traces exactly.
+# ABI (errnos, limits, mmap rules, privileges) and runs one real session,
+# then attacks it as a CAP_PERFMON-only user (--observer); afterwards the
+# CLI still traces exactly.
 . /fhook/lib.sh
 
 load_fhook
@@ -12,9 +13,44 @@ grep '^not ok\|^Bail' $D/abi.out
 total=$(grep -c '^ok ' $D/abi.out) bad=$(grep -c '^not ok ' $D/abi.out)
 [ "$rc" = 0 ] || fail "fhook-abitest exit $rc, $bad of $((total + bad)) checks failed: $(grep -m1 '^not ok\|^Bail' $D/abi.out)"
 
+# The observer's attacks (fhook-abitest --observer) from a process with
+# CAP_PERFMON only (and CAP_SYSLOG, to read /proc/kallsyms' addresses),
+# uid 1000, inside a memory cgroup of its own: forged ring tails, hist
+# keys past the data, latency and trace-around on functions that may never
+# return, sessions and glob probes until refused, charged memory.
+mount -t cgroup2 none /sys/fs/cgroup 2> /dev/null
+CG=/sys/fs/cgroup/fhook-observer
+if grep -qw memory /sys/fs/cgroup/cgroup.controllers 2> /dev/null; then
+	echo +memory > /sys/fs/cgroup/cgroup.subtree_control
+	mkdir -p $CG
+fi
+mode=$(stat -c %a /dev/fhook)
+chmod 0666 /dev/fhook
+sh -c "[ -d $CG ] && echo \$\$ > $CG/cgroup.procs; exec fhook-capexec 1000 1000 - perfmon,syslog -- fhook-abitest --observer" > $D/obs.out 2>&1
+orc=$?
+# the CLI names the per-user limit: one session allowed, a second refused
+MU=/sys/module/fhook/parameters/max_user_sessions
+old_max=$(cat $MU)
+echo 1 > $MU
+fhook-capexec 1000 1000 - perfmon,syslog -- fhook trace vfs_read > /dev/null 2> $D/one.err &
+P=$!
+wait_for 30 sh -c "fhook status 2>/dev/null | grep -qx 'sessions: 1'" || fail "the first session did not open: $(cat $D/one.err)"
+fhook-capexec 1000 1000 - perfmon,syslog -- fhook trace vfs_read --duration 1 > /dev/null 2> $D/two.err
+expect_eq "$?" 1 "a second session past max_user_sessions=1: exit code"
+expect_eq "$(wc -l < $D/two.err)" 1 "its error lines"
+grep -q 'max_user_sessions' $D/two.err || fail "the error does not name the limit: $(cat $D/two.err)"
+kill -INT $P
+wait $P
+echo "$old_max" > $MU
+chmod "$mode" /dev/fhook
+cat $D/obs.out
+obs=$(grep -c '^ok ' $D/obs.out) obad=$(grep -c '^not ok ' $D/obs.out)
+[ "$orc" = 0 ] || fail "fhook-abitest --observer exit $orc, $obad of $((obs + obad)) checks failed: $(grep -m1 '^not ok\|^Bail' $D/obs.out)"
+wait_for 30 no_sessions || fail "the observer's sessions outlived it"
+
 run_fhook $D/f trace vfs_read -- fhook-workload read 300
 expect_eq "$RC" 0 "fhook trace exit code after the abuse"
 n=$(count_func $D/f.out vfs_read)
 tracefs_ref $D/ref vfs_read 0 fhook-workload read 300
 expect_eq "$n" "$(count_func $D/ref vfs_read)" "vfs_read after the abuse: fhook vs tracefs"
-pass "$total checks; then vfs_read=$n"
+pass "$total checks as root, $obs as a CAP_PERFMON user; then vfs_read=$n"

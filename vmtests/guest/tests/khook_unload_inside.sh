@@ -1,7 +1,9 @@
 # khook_unload_inside: a task blocked inside the hooked function (an open
 # of a FIFO without a writer, inside do_sys_openat2 below the example's
-# replacement) while its module is removed: rmmod waits for it, the task
-# completes normally, the module goes, nothing oopses or leaks.
+# replacement) while its module is removed: rmmod waits for it, and only
+# it (other modules load and unload meanwhile, and FHOOK_IOC_KHOOKS into a
+# buffer that faults holds none of them up), the task completes normally,
+# the module goes, nothing oopses or leaks.
 . /fhook/lib.sh
 
 load_fhook
@@ -16,6 +18,20 @@ M=$!
 sleep 2
 kill -0 $M 2>/dev/null || fail "rmmod returned while a task was inside the hook: $(cat $D/rmmod.err)"
 kill -0 $R 2>/dev/null || fail "the reader ended before the FIFO had a writer"
+# meanwhile, other modules come and go (the module notifier runs for
+# them), a failed insmod included: nothing waits for the hook above
+# (before 2026-12-02 they all hung in D state behind its global mutex)
+( insmod /fhook/fhook_testmod.ko && rmmod fhook_testmod && ! insmod /fhook/fhook_khook_test.ko mode=missing 2>/dev/null ) > $D/others.out 2>&1 &
+O=$!
+wait_for 20 sh -c "! kill -0 $O 2>/dev/null" ||
+	fail "another module's insmod/rmmod hung while a hook drained: $(cat /proc/$O/stack 2>/dev/null | head -n 5)"
+wait $O
+expect_eq "$?" 0 "another module loaded and removed, a failed insmod refused, while a hook drained"
+# the ledger read into a buffer that faults until released (userfaultfd)
+# holds nothing a module load or unload needs
+fhook-uffd-khooks /fhook/fhook_testmod.ko > $D/uffd.out 2>&1 ||
+	fail "KHOOKS into a faulting buffer: $(tail -n 3 $D/uffd.out)"
+log "$(tail -n 1 $D/uffd.out)"
 log "rmmod waits; writing the FIFO"
 echo hello > $D/fifo
 wait $R
@@ -26,4 +42,4 @@ wait $M
 expect_eq "$?" 0 "rmmod's exit status ($(cat $D/rmmod.err))"
 ! grep -q '^fhook_deny_open ' /proc/modules || fail "fhook_deny_open still loaded"
 rmmod fhook || fail "rmmod fhook failed"
-pass "rmmod waited for the task inside, then went"
+pass "rmmod waited for the task inside, other modules did not, then it went"

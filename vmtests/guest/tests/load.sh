@@ -30,8 +30,11 @@ grep -qx "cpus: $(nproc)" $D/st.out || log "note: cpus line differs from nproc $
 # the module's text
 slots=$(grep -c ' fhook_direct_fast_[0-9]*[[:space:]]*\[fhook\]' /proc/kallsyms)
 [ "$slots" -gt 0 ] || fail "no fhook_direct_fast_N in /proc/kallsyms"
-grep -qx "trampoline slots: $slots" $D/st.out ||
+grep -qx "around slots: 0 of $slots in use (16 kept for modules' hooks)" $D/st.out ||
 	fail "fhook status: '$(grep slots $D/st.out)', kallsyms has $slots fast trampolines"
+grep -qx "direct slots: 0 of $slots in use" $D/st.out || fail "fhook status: '$(grep slots $D/st.out)'"
+grep -qx "sessions per user: $(cat /sys/module/fhook/parameters/max_user_sessions) (root: no limit)" $D/st.out ||
+	fail "fhook status: '$(grep 'per user' $D/st.out)'"
 
 run_fhook $D/v --version
 cat $D/v.out

@@ -2,7 +2,8 @@
 # module was loaded, with the kernel's own reasons.  Integrity: return
 # overrides are refused (they change what the kernel does), kprobes still
 # work.  Confidentiality: kprobes and fetch programs that read kernel
-# memory are refused too, function events still work.  Every refusal is
+# memory are refused too ($arg7 on included: the kernel stack), function
+# events and register arguments still work.  Every refusal is
 # exit 1 with an error naming lockdown.  Lockdown cannot be lowered: this
 # test has a boot of its own.
 . /fhook/lib.sh
@@ -44,6 +45,11 @@ echo confidentiality > $L || fail "cannot raise lockdown to confidentiality"
 refused "a kprobe under confidentiality" trace 'p:fh/vr vfs_read count=%dx:u64' -- dd if=/etc/passwd of=/dev/null bs=64
 refused "a kernel-memory fetch under confidentiality" \
 	hook --trace-around fhook_testmod_ret 'x=+0(%di):u64' -- sh -c "echo ret 5 > $TH"
+# $arg7 on are on the kernel stack (x86-64): the same words as $stackN
+refused "a stack-passed argument under confidentiality" \
+	hook --trace-around fhook_testmod_args8 'a7=$arg7:s64' -- sh -c "echo args8 5 > $TH"
+run_fhook $D/a6 hook --trace-around fhook_testmod_args8 'a6=$arg6:s64' -- sh -c "echo args8 5 > $TH"
+expect_eq "$RC" 0 "a register argument (\$arg6) under confidentiality ($(head -n 2 $D/a6.err))"
 run_fhook $D/fn trace fhook_testmod_ret -- sh -c "echo ret 5 > $TH"
 expect_eq "$RC" 0 "function events under confidentiality ($(head -n 2 $D/fn.err))"
 expect_eq "$(grep -c fhook_testmod_ret $D/fn.out)" 5 "function events under confidentiality"

@@ -9,8 +9,6 @@
 # kretprobe instances count in the same budget (see the end).
 . /fhook/lib.sh
 
-no_sessions() { fhook status 2> /dev/null | grep -qx 'sessions: 0'; }
-
 load_fhook
 log "MemAvailable: $(grep MemAvailable /proc/meminfo)"
 run_fhook $D/big trace -b 262144 vfs_read --duration 1
