@@ -522,6 +522,23 @@ out:
 	return ret;
 }
 
+/*
+ * The largest record @p's program can make (its fields, strings up to
+ * the fetch's limit, a stack trailer from --stack or a trigger), or 0
+ * for probes whose records are small and fixed.
+ */
+static u64 fhook_probe_max_record(const struct fhook_probe *p)
+{
+	u64 data;
+
+	if (!p->prog)
+		return 0;
+	data = min_t(u64, p->prog->data_size + p->prog->max_dyn, FHOOK_MAX_PROBE_DATA);
+	if (p->stack || p->nr_triggers)
+		data = ALIGN(data, 8) + 8 * (FHOOK_MAX_STACK + 1);
+	return sizeof(struct fhook_rec_hook) + data;
+}
+
 static long fhook_ioc_start(struct fhook_session *s)
 {
 	struct fhook_probe *p;
@@ -537,11 +554,17 @@ static long fhook_ioc_start(struct fhook_session *s)
 		WRITE_ONCE(p->paused, false);
 		fhook_triggers_reset(p);
 	}
-	/* lockdown may have been raised since PROBE_ADD */
+	/*
+	 * lockdown may have been raised since PROBE_ADD; a record that can
+	 * never fit a ring is refused here rather than dropped at every hit
+	 * (the producers drop one anyway: fhook_ring_room())
+	 */
 	list_for_each_entry(p, &s->probes, node) {
 		ret = fhook_priv_check(p->priv);
 		if (ret)
 			return ret;
+		if (fhook_probe_max_record(p) > s->buf_size)
+			return -EMSGSIZE;
 	}
 	list_for_each_entry(p, &s->probes, node) {
 		if (!p->kind->arm)

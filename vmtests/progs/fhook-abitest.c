@@ -1670,6 +1670,37 @@ static void test_observer_noreturn(void)
 	}
 }
 
+/*
+ * A probe whose records can be larger than the ring (a 4,096-byte string
+ * in a 4 KiB ring) is refused at START (EMSGSIZE), not armed to drop
+ * every hit; with a 64 KiB ring it arms.
+ */
+static void test_observer_big_record(void)
+{
+	struct fhook_insn prog[2] = {
+		{ .op = FHOOK_OP_ARG, .arg = 2 },
+		{ .op = FHOOK_OP_ST_USTRING, .dst = 0, .arg = FHOOK_MAX_STRING },
+	};
+	const char *sym = "vfs_read";
+	struct fhook_probe_add pa = {
+		.size = sizeof(pa), .type = FHOOK_PROBE_KPROBE,
+		.symbol = (uintptr_t)sym, .symbol_len = strlen(sym),
+		.prog = (uintptr_t)prog, .prog_len = 2, .data_size = 8,
+	};
+	int fd = open_dev();
+
+	if (handshake(fd, NULL) || ring_setup(fd, page) || ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa))
+		fatal("a kprobe with a string field, a 4 KiB ring");
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_START, 0), ERRS(EMSGSIZE),
+		   "START with records up to %u bytes of string in a 4 KiB ring", FHOOK_MAX_STRING);
+	close(fd);
+	fd = open_dev();
+	if (handshake(fd, NULL) || ring_setup(fd, 65536) || ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa))
+		fatal("a kprobe with a string field, a 64 KiB ring");
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "START of the same probe with a 64 KiB ring");
+	close(fd);
+}
+
 static void observer(void)
 {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
@@ -1681,6 +1712,7 @@ static void observer(void)
 	       (caps[1].effective & (1U << (CAP_PERFMON - 32))),
 	       "running with CAP_PERFMON and without CAP_SYS_ADMIN (uid %u)", getuid());
 	test_forged_tail_big();
+	test_observer_big_record();
 	test_observer_hist();
 	test_observer_noreturn();
 	test_observer_limits();

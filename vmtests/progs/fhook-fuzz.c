@@ -26,8 +26,10 @@
  * Checked on every call: no success and no errno other than EFAULT where
  * the argument itself is unreadable (NULL, unmapped, kernel, non-canonical,
  * straddling), ENOTTY for a foreign type or an unknown number, and no
- * errno outside the set the ABI documents.  At the end no session may be
- * left but a fresh one.  The seed is printed; -s replays the same sequence
+ * errno outside the set the ABI documents.  Meanwhile another thread
+ * forges the consumer pages of whatever session is current (tails around
+ * data_head, random seq_read) while vfs_read records flow.  At the end no
+ * session may be left but a fresh one.  The seed is printed; -s replays the same sequence
  * of generated calls (thread interleaving aside).
  */
 #define _GNU_SOURCE
@@ -821,7 +823,9 @@ static const int known[] = {
 	/* kprobes and uprobes (docs/kernel-module.md, PROBE_ADD and START) */
 	EILSEQ, ELOOP, ERANGE, EISDIR, ENOTDIR, ENAMETOOLONG, EACCES,
 	/* hooks without lab mode, direct trampolines not armed */
-	EPERM, ENOTCONN, 0
+	EPERM, ENOTCONN,
+	/* a record larger than the ring (START), a function that may not return */
+	EMSGSIZE, EDEADLK, 0
 };
 
 static void violation(const struct call *c, long ret, int err, const char *why)
@@ -875,6 +879,54 @@ struct worker {
 	uint64_t seed;
 	long ncalls;
 };
+
+static atomic_int fuzz_done;
+static atomic_long n_tails;
+
+/*
+ * The consumer page, forged while records flow: whatever session the
+ * shared number holds, map a CPU's meta and consumer pages and write
+ * tails around data_head (a little ahead, a ring ahead or behind, far
+ * off, random) and random seq_read, reading files meanwhile (the ready
+ * sessions trace vfs_read).  The producers must drop what does not fit
+ * and never write outside the ring.
+ */
+static void *tails(void *arg)
+{
+	uint64_t *rs = arg;
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	int rd = open("/etc/passwd", O_RDONLY);
+
+	while (!atomic_load(&fuzz_done)) {
+		off_t base = (off_t)(R(ncpu) * FHOOK_MMAP_STRIDE);
+		volatile struct fhook_ring_meta *meta;
+		volatile struct fhook_ring_cons *cons;
+		char c[64];
+
+		meta = mmap(NULL, page, PROT_READ, MAP_SHARED, sfd, base);
+		cons = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, sfd, base + page);
+		if (meta != MAP_FAILED && cons != MAP_FAILED) {
+			for (int i = 0; i < 64; i++) {
+				uint64_t head = meta->data_head, size = meta->data_size;
+				const uint64_t d[] = { 8, size, -size, size + 8, rnd(rs), 0 };
+
+				cons->data_tail = head + d[R(6)];
+				cons->seq_read = rnd(rs);
+				if (rd >= 0 && pread(rd, c, sizeof(c), 0) < 0)
+					break;
+			}
+			atomic_fetch_add(&n_tails, 64);
+		}
+		if (meta != MAP_FAILED)
+			munmap((void *)meta, page);
+		if (cons != MAP_FAILED)
+			munmap((void *)cons, page);
+		usleep(1000);
+	}
+	if (rd >= 0)
+		close(rd);
+	return NULL;
+}
 
 static void *fuzz(void *arg)
 {
@@ -999,14 +1051,23 @@ int main(int argc, char **argv)
 	n_sessions = 1;
 
 	t0 = t_start = now();
-	for (int i = 0; i < nthreads; i++) {
-		w[i].id = i;
-		w[i].seed = (seed + 0x9e3779b97f4a7c15ULL * (i + 1)) | 1;
-		w[i].ncalls = calls / nthreads + (i < calls % nthreads);
-		pthread_create(&w[i].th, NULL, fuzz, &w[i]);
+	{
+		static uint64_t tail_seed;
+		static pthread_t tail_th;
+
+		tail_seed = seed ^ 0x5bd1e995ULL;
+		pthread_create(&tail_th, NULL, tails, &tail_seed);
+		for (int i = 0; i < nthreads; i++) {
+			w[i].id = i;
+			w[i].seed = (seed + 0x9e3779b97f4a7c15ULL * (i + 1)) | 1;
+			w[i].ncalls = calls / nthreads + (i < calls % nthreads);
+			pthread_create(&w[i].th, NULL, fuzz, &w[i]);
+		}
+		for (int i = 0; i < nthreads; i++)
+			pthread_join(w[i].th, NULL);
+		atomic_store(&fuzz_done, 1);
+		pthread_join(tail_th, NULL);
 	}
-	for (int i = 0; i < nthreads; i++)
-		pthread_join(w[i].th, NULL);
 	t1 = now();
 	close(sfd);
 
@@ -1039,6 +1100,7 @@ int main(int argc, char **argv)
 	printf("\n");
 	printf("slow paths: text %ld (star %ld), arm %ld, cpumask %ld, follow %ld\n", n_text, n_star,
 	       n_arm, n_cpu, n_follow);
+	printf("forged consumer tails: %ld\n", n_tails);
 	printf("calls %ld ok %ld sessions %ld secs %.1f calls_per_sec %.0f violations %ld seed %llu\n",
 	       calls_done, n_ok, n_sessions, t1 - t0, calls_done / (t1 - t0), n_violations, seed);
 	return n_violations ? 1 : 0;

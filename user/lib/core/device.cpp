@@ -162,6 +162,10 @@ void throw_ioctl_error(std::string_view what, int err) {
         throw_runtime(cause + ": limit reached: use fewer probes, patterns or pids", err);
     case E2BIG:
         throw_runtime(cause + ": argument too large: use fewer patterns, functions or pids", err);
+    case EMSGSIZE:
+        throw_runtime(cause + ": a probe's records can be larger than a ring: use larger rings, " +
+                          "or shorter strings and no stacks",
+                      err);
     case EAGAIN:
         throw_runtime(cause +
                           ": a kernel module was unloaded while it was being set up, or is being " +

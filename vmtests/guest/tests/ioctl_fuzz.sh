@@ -1,7 +1,8 @@
 # ioctl_fuzz: fhook-fuzz sends 250,000 random and mutated ioctls (all
 # thirteen commands; FHOOK_TEST_FUZZ_CALLS=1000000 for the long run) from two
-# threads sharing a session that is replaced every 2000 calls; no call may
-# succeed or fail the wrong way (see the program).  Then a real trace is
+# threads sharing a session that is replaced every 2000 calls, while a
+# third forges the session's consumer pages; no call may succeed or fail
+# the wrong way (see the program).  Then a real trace is
 # still exact, and no session is left.  FHOOK_TEST_FUZZ_SEED replays a run.
 . /fhook/lib.sh
 
@@ -19,6 +20,8 @@ tracefs_ref $D/ref vfs_read 0 fhook-workload read 300
 expect_eq "$n" "$(count_func $D/ref vfs_read)" "vfs_read after fuzzing: fhook vs tracefs"
 run_fhook $D/st status
 grep -qx 'sessions: 0' $D/st.out || fail "a session survived: $(grep sessions $D/st.out)"
+tails=$(sed -n 's/^forged consumer tails: //p' $D/fuzz.out)
+[ "${tails:-0}" -gt 0 ] || fail "no consumer page was forged (no session with rings mapped)"
 # "calls N ok K sessions S secs T calls_per_sec R violations V seed X"
 set -- $(grep '^calls ' $D/fuzz.out)
-pass "calls=$2 ok=$4 sessions=$6 secs=$8 calls/s=${10} seed=${14}"
+pass "calls=$2 ok=$4 sessions=$6 secs=$8 calls/s=${10} seed=${14} tails=$tails"
