@@ -156,6 +156,8 @@ asmlinkage notrace void fhook_around_enter(struct fhook_around_frame *f)
 	f->regs.flags = 0;
 	f->regs.cs = 0;
 	f->regs.ss = 0;
+	f->owner = (unsigned long)a;
+	f->task = (unsigned long)current;
 	a->ops->enter(a, f);
 }
 
@@ -165,6 +167,7 @@ asmlinkage notrace void fhook_around_exit(struct fhook_around_frame *f)
 	struct fhook_around *a = READ_ONCE(fhook_around_slots[f->slot]);
 
 	a->ops->exit(a, f);
+	f->owner = 0;	/* no stale frame counts as a call inside */
 	/*
 	 * The last access to @a from this call: pairs with the full barrier
 	 * after the inflight reads in fhook_around_wait()/_drain().
@@ -189,14 +192,48 @@ static void fhook_around_free(struct fhook_around *a)
 }
 
 /*
+ * Calls of current inside @a: its live frames on its own stack (those
+ * of calls that returned have no owner).  A module whose hook is on its
+ * own unload path removes it from below the hooked function.
+ */
+static long fhook_around_own_calls(struct fhook_around *a)
+{
+	unsigned long x = ALIGN(current_stack_pointer, 8);
+	unsigned long end = (unsigned long)task_stack_page(current) + THREAD_SIZE;
+	long n = 0;
+
+	/* other functions' frames: unchecked reads, as an unwinder's (KASAN) */
+	for (; x + sizeof(struct fhook_around_frame) <= end; x += 8) {
+		const struct fhook_around_frame *f = (const void *)x;
+
+		n += READ_ONCE_NOCHECK(f->owner) == (unsigned long)a &&
+		     READ_ONCE_NOCHECK(f->task) == (unsigned long)current &&
+		     READ_ONCE_NOCHECK(f->slot) == a->slot;
+	}
+	return n;
+}
+
+/*
  * Wait until no call is inside @a (its ops unregistered: no new one
  * comes), then free it.  Sleeps as long as a task stays in the target: a
- * line every 10 s says so.
+ * line every 10 s says so.  The caller's own calls inside (its unload
+ * path is hooked) are not waited for: @a is freed once they return
+ * (fhook_around_release()), and false is returned; its ops must not call
+ * the caller's code again.
  */
-void fhook_around_wait(struct fhook_around *a, const char *what)
+bool fhook_around_wait(struct fhook_around *a, const char *what)
 {
 	unsigned long next = jiffies + 10 * HZ;
+	long own = fhook_around_own_calls(a);
 
+	if (own) {
+		pr_warn("%s: removed from inside itself (%ld call(s)): freed once they return\n",
+			what, own);
+		/* no call that passed the ops before it went is still on its way */
+		fhook_around_sync();
+		fhook_around_release(a, true);
+		return false;
+	}
 	while (atomic_long_read(&a->inflight)) {
 		if (time_after(jiffies, next)) {
 			pr_info("%s: waiting for %ld call(s) still inside\n", what,
@@ -209,6 +246,7 @@ void fhook_around_wait(struct fhook_around *a, const char *what)
 	smp_mb();	/* pairs with fhook_around_exit() */
 	fhook_around_sync();
 	fhook_around_free(a);
+	return true;
 }
 
 static void fhook_around_drain(struct work_struct *work)

@@ -481,6 +481,9 @@ struct fhook_around_frame {
 	u32 dyn;
 	u32 record;		/* this call is traced (set by ops->enter) */
 	u8 data[FHOOK_HOOK_AROUND_DATA];
+	/* @a and the task while the call is inside: fhook_around_own_calls() */
+	u64 owner;
+	u64 task;
 };
 
 struct fhook_around_ops {
@@ -518,7 +521,7 @@ static __always_inline bool fhook_around_at(const struct fhook_around *a, unsign
 
 asmlinkage void fhook_around_enter(struct fhook_around_frame *f);
 asmlinkage void fhook_around_exit(struct fhook_around_frame *f);
-void fhook_around_wait(struct fhook_around *a, const char *what);
+bool fhook_around_wait(struct fhook_around *a, const char *what);
 void fhook_around_release(struct fhook_around *a, bool reached);
 void fhook_around_init(void);
 void fhook_around_exit_module(void);

@@ -79,11 +79,12 @@ static notrace void fhook_khook_callback(unsigned long ip, unsigned long parent_
 static notrace void fhook_khook_enter(struct fhook_around *a, struct fhook_around_frame *f)
 {
 	struct fhook_khook_k *k = container_of(a, struct fhook_khook_k, around);
-	struct fhook_khook *hook = k->hook;
+	struct fhook_khook *hook = READ_ONCE(k->hook);
 	int bit;
 
 	atomic_long_inc(&k->hits);
-	if (!hook->entry && !hook->exit)
+	/* (detached: its module is going or gone) */
+	if (!hook || (!hook->entry && !hook->exit))
 		return;
 	/* a hooked function the handler calls runs without its handlers */
 	bit = ftrace_test_recursion_trylock(f->regs.ip, *(unsigned long *)f->regs.sp);
@@ -100,43 +101,52 @@ static notrace void fhook_khook_enter(struct fhook_around *a, struct fhook_aroun
 static notrace void fhook_khook_leave(struct fhook_around *a, struct fhook_around_frame *f)
 {
 	struct fhook_khook_k *k = container_of(a, struct fhook_khook_k, around);
+	struct fhook_khook *hook = READ_ONCE(k->hook);
 	int bit;
 
-	if (!f->record)
+	if (!f->record || !hook)
 		return;
 	bit = ftrace_test_recursion_trylock(f->regs.ip, *(unsigned long *)f->regs.sp);
 	if (bit < 0) {
 		atomic_long_inc(&k->missed);
 		return;
 	}
-	k->hook->exit(k->hook, &f->regs, f->data);
+	hook->exit(hook, &f->regs, f->data);
 	ftrace_test_recursion_unlock(bit);
 }
 
 /*
+ * The module's hook says @k is gone (its replacement's stub is unused),
+ * and @k forgets the hook: the module may go now.
+ */
+static void fhook_khook_detach(struct fhook_khook_k *k)
+{
+	struct fhook_khook *hook = k->hook;
+
+	mutex_lock(&fhook_khook_lock);
+	list_del_init(&k->node);
+	if (hook->orig)
+		WRITE_ONCE(*(unsigned long *)hook->orig, 0);
+	hook->address = 0;
+	WRITE_ONCE(k->hook, NULL);
+	WRITE_ONCE(hook->fhook, NULL);
+	fhook_khook_freed++;
+	mutex_unlock(&fhook_khook_lock);
+	wake_up_all(&fhook_khook_wq);
+}
+
+/*
  * No call inside any more (or never installed: no drainer, nothing to
- * tell, and the install holds the lock): the module's hook says so (its
- * replacement's stub is unused), and @k goes, unless ftrace still holds
- * its ops.
+ * tell, and the install holds the lock): detached if not yet, and @k
+ * goes, unless ftrace still holds its ops.
  */
 static void fhook_khook_free(struct fhook_around *a)
 {
 	struct fhook_khook_k *k = container_of(a, struct fhook_khook_k, around);
-	struct fhook_khook *hook = k->hook;
-	bool stuck = k->stuck;
 
-	if (k->drainer) {
-		mutex_lock(&fhook_khook_lock);
-		list_del_init(&k->node);
-		if (hook->orig)
-			WRITE_ONCE(*(unsigned long *)hook->orig, 0);
-		hook->address = 0;
-		WRITE_ONCE(hook->fhook, NULL);
-		fhook_khook_freed++;
-		mutex_unlock(&fhook_khook_lock);
-		wake_up_all(&fhook_khook_wq);
-	}
-	if (!stuck)
+	if (k->drainer && k->hook)
+		fhook_khook_detach(k);
+	if (!k->stuck)
 		kfree(k);
 }
 
@@ -328,7 +338,14 @@ static void fhook_khook_drain(struct fhook_khook_k *k)
 	snprintf(what, sizeof(what), "%s: hook on %s", k->owner->name, k->func);
 	if (!k->stuck)
 		ftrace_free_filter(&k->ops);
-	fhook_around_wait(&k->around, what);	/* fhook_khook_free() */
+	if (fhook_around_wait(&k->around, what))
+		return;		/* fhook_khook_free() ran */
+	/*
+	 * removed from below the hooked function (the module's own unload
+	 * path): the module goes before the calls inside return, which then
+	 * run none of its handlers; @k is freed after them
+	 */
+	fhook_khook_detach(k);
 }
 
 /*

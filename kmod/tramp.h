@@ -18,7 +18,7 @@
 #define FHOOK_AF_SLOT		168
 #define FHOOK_AF_TARGET		176
 #define FHOOK_AF_STACK		184	/* u64[8]: the caller's stack arguments */
-#define FHOOK_AF_SIZE		528
+#define FHOOK_AF_SIZE		544
 
 /* struct fhook_lat_frame (latency.c): 8 saved registers, then these */
 #define FHOOK_LF_DX		16

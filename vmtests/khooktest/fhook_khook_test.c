@@ -15,6 +15,8 @@
  *   mode=module    entry and exit handlers on fhook_testmod:fhook_testmod_ret
  *                  (a module's function, by "module:name"): calls and the
  *                  sum of their return values
+ *   mode=self      entry and exit handlers on the delete_module syscall: the
+ *                  module's own unload path, removed from inside it
  * leak=1: the exit function does not remove the hooks (fhook must)
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -121,6 +123,21 @@ static struct fhook_khook observe[] = {
 	FHOOK_KHOOK_OBSERVE("vfs_read", test_entry, test_exit, 8),
 };
 
+static int self_entry(struct fhook_khook *hook, struct pt_regs *regs, void *data)
+{
+	BUMP(mod_calls);
+	return 0;
+}
+
+static void self_exit(struct fhook_khook *hook, struct pt_regs *regs, void *data)
+{
+	BUMP(exits);
+}
+
+static struct fhook_khook self[] = {
+	FHOOK_KHOOK_OBSERVE("__x64_sys_delete_module", self_entry, self_exit, 0),
+};
+
 static struct fhook_khook *hooks;
 static size_t nr;
 
@@ -144,6 +161,9 @@ static int __init khook_test_init(void)
 	} else if (!strcmp(mode, "module")) {
 		hooks = module_hooks;
 		nr = ARRAY_SIZE(module_hooks);
+	} else if (!strcmp(mode, "self")) {
+		hooks = self;
+		nr = ARRAY_SIZE(self);
 	} else {
 		return -EINVAL;
 	}

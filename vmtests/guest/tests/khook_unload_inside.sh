@@ -41,5 +41,21 @@ expect_same "$(cat $D/read.out)" hello "what the reader read"
 wait $M
 expect_eq "$?" 0 "rmmod's exit status ($(cat $D/rmmod.err))"
 ! grep -q '^fhook_deny_open ' /proc/modules || fail "fhook_deny_open still loaded"
-rmmod fhook || fail "rmmod fhook failed"
-pass "rmmod waited for the task inside, other modules did not, then it went"
+
+# a module hooking its own unload path (the delete_module syscall) removes
+# the hook from inside it: rmmod must not wait for itself (before
+# 2026-12-02 it hung for good); the call returns later without the gone
+# module's handlers, and fhook is free to go once it has
+dmesg -c > /dev/null
+insmod /fhook/fhook_khook_test.ko mode=self || fail "insmod fhook_khook_test.ko mode=self"
+rmmod fhook_khook_test 2> $D/self.err &
+M=$!
+wait_for 20 sh -c "! kill -0 $M 2>/dev/null" ||
+	fail "rmmod of a module hooking its own unload path hung: $(cat /proc/$M/stack 2>/dev/null | head -n 5)"
+wait $M
+expect_eq "$?" 0 "rmmod of the self-hooking module ($(cat $D/self.err))"
+dmesg | grep -q 'fhook_khook_test: hook on __x64_sys_delete_module.*removed from inside itself' ||
+	fail "no 'removed from inside itself' line: $(dmesg | tail -n 3)"
+! grep -q '^fhook_khook_test ' /proc/modules || fail "fhook_khook_test still loaded"
+wait_for 20 sh -c "rmmod fhook 2>/dev/null" || fail "rmmod fhook failed after the self-removed hook drained"
+pass "rmmod waited for the task inside, other modules did not, a module hooking its own unload path did not wait for itself"
