@@ -566,8 +566,9 @@ out_want:
  */
 /*
  * Is one of the @n functions at @ips one whose call may never return
- * (FHOOK_NORETURN_FUNCS)?  *@bad: its index.  vmlinux's only: a module's
- * namesake ("name+0x0/0x10 [mod]") is another function.
+ * (FHOOK_NORETURN_FUNCS, or a compiler clone of one)?  *@bad: its index.
+ * vmlinux's only: a module's namesake ("name+0x0/0x10 [mod]") is another
+ * function.
  */
 static bool fhook_noreturn(const u64 *ips, u32 n, s32 *bad)
 {
@@ -581,7 +582,8 @@ static bool fhook_noreturn(const u64 *ips, u32 n, s32 *bad)
 		sprint_symbol(sym, ips[k]);
 		if (strchr(sym, '['))
 			continue;
-		len = strcspn(sym, "+");
+		/* a compiler clone is the function: "do_exit.cold+0x0/0x20" */
+		len = strcspn(sym, "+.");
 		for (i = 0; i < ARRAY_SIZE(names); i++) {
 			if (strlen(names[i]) == len && !strncmp(sym, names[i], len)) {
 				*bad = k;

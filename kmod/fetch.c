@@ -106,8 +106,11 @@ struct fhook_ubuf *fhook_ubuf_get(struct fhook_rec_probe **rec)
 		*rec = (struct fhook_rec_probe *)u->buf;
 		return u;
 	}
-	/* zeroed, as the per-CPU buffers start: no stale heap in a record */
-	*rec = kzalloc(FHOOK_SCRATCH_SIZE, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	/*
+	 * zeroed, as the per-CPU buffers start: no stale heap in a record
+	 * (not charged: the probed task's cgroup is not the tracer's)
+	 */
+	*rec = kzalloc(FHOOK_SCRATCH_SIZE, GFP_KERNEL | __GFP_NOWARN);
 	return NULL;
 }
 

@@ -413,7 +413,8 @@ int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_
 void fhook_func_hit(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
 bool fhook_ops_unregister(struct fhook_probe *p, struct ftrace_ops *ops);
 char *fhook_copy_text(u64 uptr, u32 len);
-int fhook_func_set_patterns(struct ftrace_ops *ops, char *text,
+int fhook_filter_charge(struct fhook_probe *p, u64 entries);
+int fhook_func_set_patterns(struct fhook_probe *p, struct ftrace_ops *ops, char *text,
 			    int (*set)(struct ftrace_ops *ops, unsigned char *buf, int len, int reset),
 			    s32 *index, s32 *err_index);
 

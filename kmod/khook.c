@@ -336,8 +336,17 @@ static void fhook_khook_drain(struct fhook_khook_k *k)
 	char what[MODULE_NAME_LEN + KSYM_SYMBOL_LEN + 16];
 
 	snprintf(what, sizeof(what), "%s: hook on %s", k->owner->name, k->func);
-	if (!k->stuck)
+	if (!k->stuck) {
 		ftrace_free_filter(&k->ops);
+	} else {
+		/*
+		 * a failed unregister did not wait for the callbacks in
+		 * flight: one that read !stuck may still be on its way to
+		 * the slot, not yet counted inside
+		 */
+		synchronize_rcu_tasks_rude();
+		synchronize_rcu_tasks();
+	}
 	if (fhook_around_wait(&k->around, what))
 		return;		/* fhook_khook_free() ran */
 	/*
@@ -415,8 +424,8 @@ void fhook_khook_remove(struct fhook_khook *hooks, size_t n)
 		mutex_unlock(&fhook_khook_lock);
 		if (mine)
 			fhook_khook_drain(k);
-		else if (k)
-			wait_event(fhook_khook_wq, READ_ONCE(hooks[i].fhook) != k);
+		else if (k)	/* (not a hung task: it waits for others) */
+			wait_event_idle(fhook_khook_wq, READ_ONCE(hooks[i].fhook) != k);
 	}
 }
 EXPORT_SYMBOL_GPL(fhook_khook_remove);
@@ -428,16 +437,25 @@ static bool fhook_khook_of(struct fhook_khook_k *k, struct module *mod)
 }
 
 /*
- * The next hook of @mod still on the ledger, unhooked for the caller to
- * drain; NULL when none is left.  *@waiting: others drain some of @mod's.
- * Under the lock.
+ * A module going: the hooks it left installed, and those on its
+ * functions, are removed (their text is still there until it is freed):
+ * all unhooked at once (none is reached while the others drain), then
+ * drained one at a time with no lock held; the notifier returns once none
+ * of @mod's is left, drained here or by others.  A module with none costs
+ * one walk of the ledger.  (Other modules' notifications still wait for
+ * this one: the notifier chain is walked under its rwsem.)
  */
-static struct fhook_khook_k *fhook_khook_next_going(struct module *mod, bool *waiting)
+static int fhook_khook_module_notify(struct notifier_block *nb, unsigned long action, void *data)
 {
-	struct fhook_khook_k *k;
+	struct fhook_khook_k *k, *tmp;
+	struct module *mod = data;
+	unsigned long freed;
+	bool waiting, mine;
 
-	*waiting = false;
-	list_for_each_entry(k, &fhook_khooks, node) {
+	if (action != MODULE_STATE_GOING)
+		return NOTIFY_DONE;
+	mutex_lock(&fhook_khook_lock);
+	list_for_each_entry_safe(k, tmp, &fhook_khooks, node) {
 		if (!fhook_khook_of(k, mod))
 			continue;
 		if (k->owner == mod)
@@ -446,39 +464,26 @@ static struct fhook_khook_k *fhook_khook_next_going(struct module *mod, bool *wa
 			pr_warn("%s: its function %s, hooked by %s, is going: hook removed\n",
 				mod->name, k->func, k->owner->name);
 		fhook_khook_unhook(k);
-		fhook_khook_take(k);
-		return k;
 	}
-	list_for_each_entry(k, &fhook_khook_draining, node)
-		*waiting |= fhook_khook_of(k, mod);
-	return NULL;
-}
-
-/*
- * A module going: the hooks it left installed, and those on its
- * functions, are removed (their text is still there until it is freed),
- * one at a time, no lock held while one drains; the notifier returns once
- * none of @mod's is left, drained here or by others.  A module with none
- * costs one walk of the ledger.
- */
-static int fhook_khook_module_notify(struct notifier_block *nb, unsigned long action, void *data)
-{
-	struct module *mod = data;
-	struct fhook_khook_k *k;
-	unsigned long freed;
-	bool waiting;
-
-	if (action != MODULE_STATE_GOING)
-		return NOTIFY_DONE;
+	mutex_unlock(&fhook_khook_lock);
 	for (;;) {
+		mine = false;
+		waiting = false;
 		mutex_lock(&fhook_khook_lock);
-		k = fhook_khook_next_going(mod, &waiting);
+		list_for_each_entry(k, &fhook_khook_draining, node) {
+			if (!fhook_khook_of(k, mod))
+				continue;
+			mine = fhook_khook_take(k);
+			if (mine)
+				break;
+			waiting = true;
+		}
 		freed = fhook_khook_freed;
 		mutex_unlock(&fhook_khook_lock);
-		if (k)
+		if (mine)
 			fhook_khook_drain(k);
-		else if (waiting)
-			wait_event(fhook_khook_wq, READ_ONCE(fhook_khook_freed) != freed);
+		else if (waiting)	/* (not a hung task: it waits for others) */
+			wait_event_idle(fhook_khook_wq, READ_ONCE(fhook_khook_freed) != freed);
 		else
 			return NOTIFY_OK;
 	}

@@ -41,6 +41,8 @@ MODULE_PARM_DESC(abi_version, "The ABI of /dev/fhook (read-only)");
 static int fhook_open(struct inode *inode, struct file *file)
 {
 	struct fhook_session *s;
+	bool counted;
+	kuid_t uid;
 	int ret;
 
 	/*
@@ -54,14 +56,16 @@ static int fhook_open(struct inode *inode, struct file *file)
 	ret = nonseekable_open(inode, file);
 	if (ret)
 		return ret;
-	s = fhook_session_create();
-	if (!s)
-		return -ENOMEM;
-	ret = fhook_user_session_get(&s->uid, &s->user_counted);
-	if (ret) {
-		fhook_session_destroy(s);
+	ret = fhook_user_session_get(&uid, &counted);
+	if (ret)
 		return ret;
+	s = fhook_session_create();
+	if (!s) {
+		fhook_user_session_put(uid, counted);
+		return -ENOMEM;
 	}
+	s->uid = uid;
+	s->user_counted = counted;
 	file->private_data = s;
 	atomic_inc(&fhook_nr_sessions);
 	return 0;

@@ -129,7 +129,7 @@ int fhook_user_session_get(kuid_t *uid, bool *counted)
 	int ret = 0;
 
 	*uid = current_uid();
-	*counted = !capable(CAP_SYS_ADMIN);
+	*counted = !ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN);
 	if (!*counted)
 		return 0;
 	mutex_lock(&fhook_user_sessions_lock);

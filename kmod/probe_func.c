@@ -290,12 +290,35 @@ static notrace void fhook_func_count_ips_callback(unsigned long ip, unsigned lon
 	ftrace_test_recursion_unlock(bit);
 }
 
+/* A pattern's filter entries: every function for a glob or :mod:, else a few */
+#define FHOOK_FILTER_GLOB_ENTRIES	FHOOK_MAX_IPS
+#define FHOOK_FILTER_NAME_ENTRIES	8
+/* an entry of an ftrace hash (struct ftrace_func_entry) and its share of the buckets */
+#define FHOOK_FILTER_ENTRY_BYTES	64
+
 /*
- * Feed each whitespace-separated pattern of @text to @set.  ftrace writes
- * into the buffer it is given (filter_parse_regex), so @text is our own
- * copy.  *@index counts patterns across calls for error reporting.
+ * ftrace's filter hashes are the kernel's memory, out of every memory
+ * cgroup's sight: what @p puts in them counts in fhook's budget for its
+ * life (ENOMEM past it; fhook_probe_free() gives it back), @entries at a
+ * time, counted from the very text or addresses ftrace is given.
  */
-int fhook_func_set_patterns(struct ftrace_ops *ops, char *text,
+int fhook_filter_charge(struct fhook_probe *p, u64 entries)
+{
+	u64 pages = DIV_ROUND_UP(entries * FHOOK_FILTER_ENTRY_BYTES, PAGE_SIZE);
+	int ret = fhook_mem_reserve(pages);
+
+	if (!ret)
+		p->filter_pages += pages;
+	return ret;
+}
+
+/*
+ * Feed each whitespace-separated pattern of @text to @set, each counted
+ * in @p's filter charge first.  ftrace writes into the buffer it is given
+ * (filter_parse_regex), so @text is our own copy.  *@index counts patterns
+ * across calls for error reporting.
+ */
+int fhook_func_set_patterns(struct fhook_probe *p, struct ftrace_ops *ops, char *text,
 			    int (*set)(struct ftrace_ops *ops, unsigned char *buf, int len, int reset),
 			    s32 *index, s32 *err_index)
 {
@@ -311,6 +334,10 @@ int fhook_func_set_patterns(struct ftrace_ops *ops, char *text,
 			*err_index = *index;
 			return -EINVAL;
 		}
+		ret = fhook_filter_charge(p, strpbrk(tok, "*?[:!") ? FHOOK_FILTER_GLOB_ENTRIES
+								    : FHOOK_FILTER_NAME_ENTRIES);
+		if (ret)
+			return ret;
 		ret = set(ops, tok, len, 0);
 		if (ret) {
 			*err_index = *index;
@@ -326,6 +353,8 @@ char *fhook_copy_text(u64 uptr, u32 len)
 {
 	if (!len)
 		return NULL;
+	if (len > FHOOK_MAX_PATTERN_TEXT)
+		return ERR_PTR(-EINVAL);
 	return memdup_user_nul(u64_to_user_ptr(uptr), len);
 }
 
@@ -392,7 +421,7 @@ static int fhook_func_slices_init(struct fhook_func_probe *f, u64 *ips, u32 nr, 
 			char *text = kstrdup(exclude, GFP_KERNEL_ACCOUNT);
 			s32 unused = 0;
 
-			ret = text ? fhook_func_set_patterns(ops, text, ftrace_set_notrace, &unused,
+			ret = text ? fhook_func_set_patterns(&f->p, ops, text, ftrace_set_notrace, &unused,
 							     err_index) : -ENOMEM;
 			kfree(text);
 		}
@@ -425,6 +454,9 @@ int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_
 		return -EINVAL;
 	if (!arg->filter_len && !arg->nr_ips)
 		return -EINVAL;	/* an empty filter would trace everything */
+	ret = fhook_filter_charge(p, arg->nr_ips);
+	if (ret)
+		return ret;
 
 	p->stack = arg->flags & FHOOK_PROBE_F_STACK;
 	p->count_only = arg->flags & FHOOK_PROBE_F_COUNT;
@@ -465,7 +497,8 @@ int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_
 	}
 
 	if (filter) {
-		ret = fhook_func_set_patterns(&f->ops, filter, ftrace_set_filter, &index, err_index);
+		ret = fhook_func_set_patterns(p, &f->ops, filter, ftrace_set_filter, &index,
+					      err_index);
 		if (ret)
 			goto out;
 	}
@@ -481,7 +514,7 @@ int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_
 			goto out;
 	}
 	if (exclude) {
-		ret = fhook_func_set_patterns(&f->ops, exclude, ftrace_set_notrace, &index,
+		ret = fhook_func_set_patterns(p, &f->ops, exclude, ftrace_set_notrace, &index,
 					      err_index);
 		if (ret)
 			goto out;

@@ -802,7 +802,8 @@ static int fhook_graph_copy(struct fhook_graph *cfg, u64 uptr)
 }
 
 /* The patterns of the user's text at @uptr (@len bytes, 0: none) to @set. */
-static int fhook_graph_patterns(struct ftrace_ops *ops, u64 uptr, u32 len,
+static int fhook_graph_patterns(struct fhook_probe *p, struct ftrace_ops *ops, u64 uptr,
+				u32 len,
 				int (*set)(struct ftrace_ops *ops, unsigned char *buf, int len,
 					   int reset),
 				s32 *index, s32 *err_index)
@@ -812,7 +813,7 @@ static int fhook_graph_patterns(struct ftrace_ops *ops, u64 uptr, u32 len,
 
 	if (IS_ERR(text))
 		return PTR_ERR(text);
-	ret = text ? fhook_func_set_patterns(ops, text, set, index, err_index) : 0;
+	ret = text ? fhook_func_set_patterns(p, ops, text, set, index, err_index) : 0;
 	kfree(text);
 	return ret;
 }
@@ -849,19 +850,19 @@ static int fhook_graph_init(struct fhook_probe *p, const struct fhook_probe_add 
 	if (ret)
 		return ret;
 	/* (patterns entry took: they match; index counts them for err_index) */
-	ret = fhook_graph_patterns(&gp->all_ops, arg->filter, arg->filter_len,
+	ret = fhook_graph_patterns(p, &gp->all_ops, arg->filter, arg->filter_len,
 				   ftrace_set_notrace, &index, err_index);
 	if (ret || !arg->exclude_len)
 		return ret;
 	/* set_graph_notrace: err_index after the filter's patterns and ips */
 	index += arg->nr_ips;
 	first = index;
-	ret = fhook_graph_patterns(&gp->notrace_ops, arg->exclude, arg->exclude_len,
+	ret = fhook_graph_patterns(p, &gp->notrace_ops, arg->exclude, arg->exclude_len,
 				   ftrace_set_filter, &index, err_index);
 	if (ret)
 		return ret;
 	index = first;
-	ret = fhook_graph_patterns(&gp->all_ops, arg->exclude, arg->exclude_len,
+	ret = fhook_graph_patterns(p, &gp->all_ops, arg->exclude, arg->exclude_len,
 				   ftrace_set_notrace, &index, err_index);
 	gp->has_notrace = !ret;
 	return ret;

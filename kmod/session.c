@@ -147,56 +147,6 @@ static void fhook_probe_free(struct fhook_probe *p)
 	kfree(p);
 }
 
-/* A pattern's filter entries: every function for a glob or :mod:, else a few */
-#define FHOOK_FILTER_GLOB_ENTRIES	FHOOK_MAX_IPS
-#define FHOOK_FILTER_NAME_ENTRIES	8
-/* an entry of an ftrace hash (struct ftrace_func_entry) and its share of the buckets */
-#define FHOOK_FILTER_ENTRY_BYTES	64
-
-/* The entries the patterns of @uptr (@len bytes) may put in a filter hash */
-static int fhook_filter_entries(u64 uptr, u32 len, u64 *entries)
-{
-	char *text = fhook_copy_text(uptr, len), *tok, *at;
-
-	if (IS_ERR(text))
-		return PTR_ERR(text);
-	for (at = text; at && (tok = strsep(&at, " \t\n\r\v\f")) != NULL;) {
-		if (*tok)
-			*entries += strpbrk(tok, "*?[:!") ? FHOOK_FILTER_GLOB_ENTRIES
-							  : FHOOK_FILTER_NAME_ENTRIES;
-	}
-	kfree(text);
-	return 0;
-}
-
-/*
- * ftrace's filter hashes are the kernel's memory, out of every memory
- * cgroup's sight: a probe with patterns counts what they may take in
- * fhook's budget for its life (ENOMEM past it), each address one entry,
- * each pattern as many as it may match.  A graph probe's patterns fill
- * two hashes each (its entry ops' filter, the other ops' notrace).
- */
-static int fhook_filter_charge(struct fhook_probe *p, const struct fhook_probe_add *pa)
-{
-	u64 entries = pa->nr_ips;
-	int ret;
-
-	if (!(p->kind->fields & FHOOK_ADD_PATTERNS))
-		return 0;
-	ret = fhook_filter_entries(pa->filter, pa->filter_len, &entries);
-	if (!ret)
-		ret = fhook_filter_entries(pa->exclude, pa->exclude_len, &entries);
-	if (ret)
-		return ret;
-	if (p->type == FHOOK_PROBE_GRAPH)
-		entries *= 2;
-	p->filter_pages = DIV_ROUND_UP(entries * FHOOK_FILTER_ENTRY_BYTES, PAGE_SIZE);
-	ret = fhook_mem_reserve(p->filter_pages);
-	if (ret)
-		p->filter_pages = 0;
-	return ret;
-}
-
 void fhook_session_destroy(struct fhook_session *s)
 {
 	struct fhook_probe *p, *tmp;
@@ -410,9 +360,7 @@ static long fhook_ioc_probe_add(struct fhook_session *s, unsigned long uarg)
 	p->disarm_unregisters = kind->disarm_unregisters;
 	INIT_LIST_HEAD(&p->watch_node);
 
-	ret = fhook_filter_charge(p, &pa);
-	if (!ret && p->kind->init)
-		ret = p->kind->init(p, &pa, &err_index);
+	ret = p->kind->init ? p->kind->init(p, &pa, &err_index) : 0;
 	if (!ret && p->prog && p->prog->reads_kernel)
 		ret = fhook_priv_require(p, FHOOK_PRIV_READ_KERNEL);
 	pa.err_index = err_index;

@@ -284,13 +284,17 @@ enum fhook_probe_type {
  * Functions a call may never return from (the task exits inside them):
  * a trampoline that runs their bodies (latency, trace-around, the khook
  * API) would count such a call inside for good, and its probe or module
- * could never go.  The module refuses them there (EDEADLK); the CLI skips
- * them when a glob selects them.  Names as kallsyms spells them.
+ * could never go.  The module refuses them there (EDEADLK), compiler
+ * clones ("do_exit.cold", ".constprop.0") too; the CLI skips them when a
+ * glob selects them.  Names as kallsyms spells them, without a suffix.
  */
 #define FHOOK_NORETURN_FUNCS						\
-	"do_exit", "do_group_exit", "make_task_dead", "kthread_exit",	\
-	"kthread_complete_and_exit", "__module_put_and_kthread_exit",	\
-	"kthread", "get_signal", "arch_do_signal_or_restart",		\
+	"do_exit", "do_group_exit", "make_task_dead", "do_task_dead",	\
+	"kthread_exit", "kthread_complete_and_exit",			\
+	"__module_put_and_kthread_exit", "kthread", "get_signal",	\
+	"arch_do_signal_or_restart", "exit_to_user_mode_loop",		\
+	"exit_to_user_mode_prepare", "syscall_exit_to_user_mode",	\
+	"syscall_exit_to_user_mode_work", "irqentry_exit_to_user_mode",	\
 	"__x64_sys_exit", "__x64_sys_exit_group", "__ia32_sys_exit",	\
 	"__ia32_sys_exit_group", "__do_sys_exit", "__do_sys_exit_group",	\
 	"panic", "nmi_panic"
