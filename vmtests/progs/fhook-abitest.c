@@ -1694,11 +1694,53 @@ static void test_observer_big_record(void)
 	EXPECT_ERR(ioctl(fd, FHOOK_IOC_START, 0), ERRS(EMSGSIZE),
 		   "START with records up to %u bytes of string in a 4 KiB ring", FHOOK_MAX_STRING);
 	close(fd);
+	pa.probe_id = 0;	/* (outputs of the first PROBE_ADD) */
+	pa.probe_addr = 0;
+	pa.err_index = 0;
 	fd = open_dev();
 	if (handshake(fd, NULL) || ring_setup(fd, 65536) || ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa))
 		fatal("a kprobe with a string field, a 64 KiB ring");
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "START of the same probe with a 64 KiB ring");
 	close(fd);
+}
+
+/*
+ * Under lockdown=confidentiality (the test `lockdown` raised it): a
+ * trace-around hook on fhook_testmod_args8 storing $arg7 (on the kernel
+ * stack, as $stackN) is refused, one storing $arg6 (a register) is not.
+ * (The CLI cannot get there: tracefs is locked down too.)
+ */
+static int lockdown_args(void)
+{
+	__u64 ip = kallsyms_in("fhook_testmod_args8", 1);
+
+	if (!ip)
+		fatal("fhook_testmod_args8 in /proc/kallsyms (fhook_testmod.ko loaded?)");
+	for (__u32 n = 6; n <= 7; n++) {
+		struct fhook_insn prog[2] = {
+			{ .op = FHOOK_OP_ARG, .arg = n },
+			{ .op = FHOOK_OP_ST_RAW, .size = 8, .dst = 0 },
+		};
+		struct fhook_hook hk = { .size = sizeof(hk), .action = FHOOK_HOOK_AROUND };
+		struct fhook_probe_add pa = {
+			.size = sizeof(pa), .type = FHOOK_PROBE_HOOK, .addr = ip,
+			.hook = (uintptr_t)&hk, .prog = (uintptr_t)prog, .prog_len = 2,
+			.data_size = 8,
+		};
+		int fd = open_dev();
+
+		if (handshake(fd, NULL) || ring_setup(fd, 65536))
+			fatal("a session");
+		if (n == 7)
+			EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EPERM),
+				   "trace-around storing $arg7 (kernel stack) under confidentiality");
+		else
+			EXPECT_OK(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa),
+				  "trace-around storing $arg6 (a register) under confidentiality");
+		close(fd);
+	}
+	printf("# %d checks, %d failed\n", tap_counts()[0], tap_failures());
+	return tap_status();
 }
 
 static void observer(void)
@@ -1721,15 +1763,18 @@ static void observer(void)
 int main(int argc, char **argv)
 {
 	int observe = argc > 1 && !strcmp(argv[1], "--observer");
+	int lockdown = argc > 1 && !strcmp(argv[1], "--lockdown-args");
 
-	if (argc > 1 + observe)
-		dev = argv[1 + observe];
+	if (argc > 1 + observe + lockdown)
+		dev = argv[1 + observe + lockdown];
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	page = sysconf(_SC_PAGESIZE);
 	unmapped = mmap(NULL, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (unmapped == MAP_FAILED)
 		fatal("mmap");
 	munmap(unmapped, page);
+	if (lockdown)
+		return lockdown_args();
 	if (observe) {
 		observer();
 		printf("# %d checks, %d failed\n", tap_counts()[0], tap_failures());

@@ -77,11 +77,12 @@ int main(int argc, char **argv)
 	struct uffdio_register reg = { 0 };
 	struct uffdio_zeropage zero = { 0 };
 	struct fhook_handshake hs = { .size = sizeof(hs), .abi_version = FHOOK_ABI_VERSION };
+	struct uffd_msg msg = { 0 };
 	struct pollfd pfd;
 	char name[256], *base, *dot;
 	long page = sysconf(_SC_PAGESIZE);
 	pthread_t t;
-	int uffd, bad = 0;
+	int uffd, bad = 0, n;
 
 	if (argc != 2)
 		return fprintf(stderr, "usage: fhook-uffd-khooks MODULE.ko\n"), 2;
@@ -94,7 +95,7 @@ int main(int argc, char **argv)
 	fd = open(FHOOK_DEVICE_PATH, O_RDWR | O_CLOEXEC);
 	if (fd < 0 || ioctl(fd, FHOOK_IOC_HANDSHAKE, &hs))
 		die("open /dev/fhook");
-	uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);	/* poll: POLLERR on a blocking one */
 	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api))
 		die("userfaultfd");
 	area = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -109,8 +110,11 @@ int main(int argc, char **argv)
 		die("pthread_create");
 	pfd.fd = uffd;
 	pfd.events = POLLIN;
-	if (poll(&pfd, 1, 10000) != 1) {
-		printf("KHOOKS did not fault on the page (is a hook installed?)\n");
+	n = poll(&pfd, 1, 10000);
+	if (n != 1 || !(pfd.revents & POLLIN) || read(uffd, &msg, sizeof(msg)) != sizeof(msg) ||
+	    msg.event != UFFD_EVENT_PAGEFAULT) {
+		printf("KHOOKS did not fault on the page (is a hook on the ledger?): poll %d revents %#x event %#x; KHOOKS %ld (%s) nr %u\n",
+		       n, pfd.revents, msg.event, ret_ioctl, strerror(err_ioctl), arg.nr);
 		bad = 1;
 	}
 	if (!bad) {

@@ -13,6 +13,11 @@ cat $D/fifo > $D/read.out 2>&1 &
 R=$!
 wait_for 10 sh -c "fhook status 2>/dev/null | grep do_sys_openat2 | grep -q 'inside=[1-9]'" ||
 	fail "the reader never showed inside the hook: $(fhook status 2>&1)"
+# the ledger (the hook is on it) read into a buffer that faults until
+# released (userfaultfd) holds nothing a module load or unload needs
+fhook-uffd-khooks /fhook/fhook_testmod.ko > $D/uffd.out 2>&1 ||
+	fail "KHOOKS into a faulting buffer: $(tail -n 3 $D/uffd.out)"
+log "$(tail -n 1 $D/uffd.out)"
 rmmod fhook_deny_open 2> $D/rmmod.err &
 M=$!
 sleep 2
@@ -27,11 +32,6 @@ wait_for 20 sh -c "! kill -0 $O 2>/dev/null" ||
 	fail "another module's insmod/rmmod hung while a hook drained: $(cat /proc/$O/stack 2>/dev/null | head -n 5)"
 wait $O
 expect_eq "$?" 0 "another module loaded and removed, a failed insmod refused, while a hook drained"
-# the ledger read into a buffer that faults until released (userfaultfd)
-# holds nothing a module load or unload needs
-fhook-uffd-khooks /fhook/fhook_testmod.ko > $D/uffd.out 2>&1 ||
-	fail "KHOOKS into a faulting buffer: $(tail -n 3 $D/uffd.out)"
-log "$(tail -n 1 $D/uffd.out)"
 log "rmmod waits; writing the FIFO"
 echo hello > $D/fifo
 wait $R
