@@ -30,10 +30,11 @@ constexpr const char* kRootHint = "run as root (needs CAP_SYS_ADMIN or CAP_PERFM
         throw_runtime("permission denied opening " + path + ": " + kRootHint, err);
     }
     if (err == EUSERS) {
-        throw_runtime("this user already holds as many fhook sessions as the module allows " +
-                          std::string("(/sys/module/fhook/parameters/max_user_sessions): end one ") +
-                          "of them, or have root raise the limit",
-                      err);
+        throw_runtime(
+            "this user already holds as many fhook sessions as the module allows " +
+                std::string("(/sys/module/fhook/parameters/max_user_sessions): end one ") +
+                "of them, or have root raise the limit",
+            err);
     }
     throw_runtime("cannot open " + path + ": " + errno_text(err) +
                       ": check that the fhook module is loaded (fhook status)",

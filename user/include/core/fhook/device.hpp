@@ -20,12 +20,12 @@ struct DeviceInfo {
     std::uint32_t nr_sessions = 0; // open sessions, this one included
     std::uint32_t page_size = 0;
     std::uint32_t max_probes = 0;
-    std::uint32_t nr_slots = 0; // trampoline slots of each kind; 0 = not reported
-    std::uint32_t khook_slots = 0; // around slots kept for modules' hooks; 0 = not reported
-    std::uint32_t around_used = 0; // around slots taken at the handshake
-    std::uint32_t direct_used = 0; // direct slots taken at the handshake
+    std::uint32_t nr_slots = 0;          // trampoline slots of each kind; 0 = not reported
+    std::uint32_t khook_slots = 0;       // around slots kept for modules' hooks; 0 = not reported
+    std::uint32_t around_used = 0;       // around slots taken at the handshake
+    std::uint32_t direct_used = 0;       // direct slots taken at the handshake
     std::uint32_t max_user_sessions = 0; // per user without CAP_SYS_ADMIN; 0 = no limit
-    std::string version;        // module version string
+    std::string version;                 // module version string
 };
 
 // A hook another kernel module installed with fhook's hook API
