@@ -1553,19 +1553,6 @@ static long long cgroup_memory(void)
 	return v;
 }
 
-static unsigned int sysfs_uint(const char *path)
-{
-	unsigned int v = 0;
-	FILE *f = fopen(path, "r");
-
-	if (f) {
-		if (fscanf(f, "%u", &v) != 1)
-			v = 0;
-		fclose(f);
-	}
-	return v;
-}
-
 /*
  * What a caller makes fhook allocate is bounded: sessions per user
  * (EUSERS past max_user_sessions), ftrace filter entries in fhook's budget
@@ -1575,7 +1562,7 @@ static unsigned int sysfs_uint(const char *path)
  */
 static void test_observer_limits(void)
 {
-	unsigned int max = sysfs_uint("/sys/module/fhook/parameters/max_user_sessions");
+	unsigned int max = file_uint("/sys/module/fhook/parameters/max_user_sessions");
 	static int fds[256];
 	unsigned int n = 0, globs = 0, i;
 	int err = 0, glob_err = 0;

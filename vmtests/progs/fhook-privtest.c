@@ -312,19 +312,6 @@ static uint64_t exe_offset(uintptr_t addr)
 	return found;
 }
 
-static uint32_t read_u32(const char *path)
-{
-	unsigned int v = 0;
-	FILE *f = fopen(path, "r");
-
-	if (f) {
-		if (fscanf(f, "%u", &v) != 1)
-			v = 0;
-		fclose(f);
-	}
-	return v;
-}
-
 /* the kernel lockdown level (securityfs is mounted for a moment if need be) */
 static int lockdown_level(void)
 {
@@ -1166,7 +1153,7 @@ int main(void)
 	ip_testmod = kallsyms_in("fhook_testmod_ret", 1);
 	if (!ip_write)
 		fatal("no vfs_write in /proc/kallsyms");
-	tp_switch = read_u32("/sys/kernel/tracing/events/sched/sched_switch/id");
+	tp_switch = file_uint("/sys/kernel/tracing/events/sched/sched_switch/id");
 	if (!tp_switch)
 		printf("# note: no sched:sched_switch event id in tracefs: tracepoint rows skipped\n");
 	r = readlink("/proc/self/exe", exe, sizeof(exe) - 1);

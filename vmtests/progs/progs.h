@@ -60,6 +60,20 @@ static inline int tap_status(void)
 	return tap_failures() ? 1 : 0;
 }
 
+/* The unsigned number in the file at @path (sysfs, tracefs), 0 if none */
+static inline unsigned int file_uint(const char *path)
+{
+	unsigned int v = 0;
+	FILE *f = fopen(path, "r");
+
+	if (f) {
+		if (fscanf(f, "%u", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
 /*
  * The address of the text symbol NAME in /proc/kallsyms, or 0: of vmlinux
  * only, or of a module too if @modules.
