@@ -1730,6 +1730,48 @@ static int lockdown_args(void)
 	return tap_status();
 }
 
+/*
+ * Trace-around hooks take at most FHOOK_NR_SLOTS - FHOOK_KHOOK_SLOTS of
+ * the around slots (ENOSPC past them): the rest stay for other modules'
+ * hooks (before 2026-12-02 a session took all 64 and every
+ * fhook_khook_install() failed).  Hooks on security_* functions, those
+ * whose prototype the module takes.
+ */
+static void test_observer_around_slots(void)
+{
+	struct fhook_handshake hs;
+	char line[512], sym[256], type;
+	unsigned long long addr;
+	unsigned int held = 0, refused = 0, err = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+	int fd = open_dev();
+
+	if (!f || handshake(fd, &hs) || ring_setup(fd, 65536))
+		fatal("a session and /proc/kallsyms");
+	while (fgets(line, sizeof(line), f) && held < FHOOK_MAX_PROBES && !refused) {
+		struct fhook_hook hk = { .size = sizeof(hk), .action = FHOOK_HOOK_AROUND };
+		struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_HOOK,
+					      .hook = (uintptr_t)&hk };
+
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) != 3 || strchr(line, '[') ||
+		    (type != 't' && type != 'T') || strncmp(sym, "security_", 9) || strchr(sym, '.'))
+			continue;
+		pa.addr = addr;
+		if (!ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa))
+			held++;
+		else if (errno == ENOSPC)
+			refused = 1;
+		else
+			err = errno;	/* not a function it takes: the next one */
+	}
+	fclose(f);
+	expect(hs.khook_slots == FHOOK_KHOOK_SLOTS && refused &&
+	       held == hs.nr_slots - hs.khook_slots - hs.around_used,
+	       "trace-around hooks one session holds: %u, then ENOSPC (%u slots, %u kept for modules, %u in use; last other error %s)",
+	       held, hs.nr_slots, hs.khook_slots, hs.around_used, strerror(err));
+	close(fd);
+}
+
 static void observer(void)
 {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
@@ -1744,6 +1786,7 @@ static void observer(void)
 	test_observer_big_record();
 	test_observer_hist();
 	test_observer_noreturn();
+	test_observer_around_slots();
 	test_observer_limits();
 }
 

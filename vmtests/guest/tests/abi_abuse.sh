@@ -53,4 +53,7 @@ expect_eq "$RC" 0 "fhook trace exit code after the abuse"
 n=$(count_func $D/f.out vfs_read)
 tracefs_ref $D/ref vfs_read 0 fhook-workload read 300
 expect_eq "$n" "$(count_func $D/ref vfs_read)" "vfs_read after the abuse: fhook vs tracefs"
-pass "$total checks as root, $obs as a CAP_PERFMON user; then vfs_read=$n"
+globs=$(sed -n 's/.*glob probes until fhook.s budget is spent: \([0-9]*\) of.*/\1/p' $D/obs.out)
+charged=$(sed -n 's/.*memory cgroup: \([0-9]*\) KiB.*/\1/p' $D/obs.out)
+around=$(sed -n 's/.*trace-around hooks one session holds: \([0-9]*\),.*/\1/p' $D/obs.out)
+pass "$total checks as root, $obs as a CAP_PERFMON user (glob probes before ENOMEM: $globs, pid bitmap charged: ${charged:-?} KiB, around hooks: $around); then vfs_read=$n"
