@@ -56,4 +56,5 @@ expect_eq "$n" "$(count_func $D/ref vfs_read)" "vfs_read after the abuse: fhook 
 globs=$(sed -n 's/.*glob probes until fhook.s budget is spent: \([0-9]*\) of.*/\1/p' $D/obs.out)
 charged=$(sed -n 's/.*memory cgroup: \([0-9]*\) KiB.*/\1/p' $D/obs.out)
 around=$(sed -n 's/.*trace-around hooks one session holds: \([0-9]*\),.*/\1/p' $D/obs.out)
-pass "$total checks as root, $obs as a CAP_PERFMON user (glob probes before ENOMEM: $globs, pid bitmap charged: ${charged:-?} KiB, around hooks: $around); then vfs_read=$n"
+log "observer tests' seconds: $(sed -n 's/^# observer test [0-9]*: \(.*\) s$/\1/p' $D/obs.out | tr '\n' ' ')"
+pass "$total checks as root, $obs as a CAP_PERFMON user (glob probes before ENOMEM: $globs, pid bitmap charged: ${charged:-?} KiB, around hooks: $around; seconds $(sed -n 's/^# observer test [0-9]*: \(.*\) s$/\1/p' $D/obs.out | tr '\n' '/')); then vfs_read=$n"
