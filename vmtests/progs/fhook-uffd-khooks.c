@@ -6,7 +6,8 @@
  * copy to the caller must not hold the lock module loads and unloads take
  * (the module notifier).  Then the page is released and the read must
  * complete with the ledger's entries.  Exit 0 when all of that held.
- * Root: a userfaultfd that catches the kernel's own faults.
+ * Root: a userfaultfd that catches the kernel's own faults.  Exit 77
+ * where the kernel has no userfaultfd.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -96,6 +97,10 @@ int main(int argc, char **argv)
 	if (fd < 0 || ioctl(fd, FHOOK_IOC_HANDSHAKE, &hs))
 		die("open /dev/fhook");
 	uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);	/* poll: POLLERR on a blocking one */
+	if (uffd < 0 && errno == ENOSYS) {
+		printf("no userfaultfd in this kernel (CONFIG_USERFAULTFD)\n");
+		return 77;
+	}
 	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api))
 		die("userfaultfd");
 	area = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

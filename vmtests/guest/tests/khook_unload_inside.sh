@@ -15,8 +15,10 @@ wait_for 10 sh -c "fhook status 2>/dev/null | grep do_sys_openat2 | grep -q 'ins
 	fail "the reader never showed inside the hook: $(fhook status 2>&1)"
 # the ledger (the hook is on it) read into a buffer that faults until
 # released (userfaultfd) holds nothing a module load or unload needs
-fhook-uffd-khooks /fhook/fhook_testmod.ko > $D/uffd.out 2>&1 ||
-	fail "KHOOKS into a faulting buffer: $(tail -n 3 $D/uffd.out)"
+# (where the kernel has userfaultfd: not the debug kernel's config)
+fhook-uffd-khooks /fhook/fhook_testmod.ko > $D/uffd.out 2>&1
+RC=$?
+[ $RC = 0 ] || [ $RC = 77 ] || fail "KHOOKS into a faulting buffer: $(tail -n 3 $D/uffd.out)"
 log "$(tail -n 1 $D/uffd.out)"
 rmmod fhook_deny_open 2> $D/rmmod.err &
 M=$!
