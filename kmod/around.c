@@ -77,10 +77,9 @@ int fhook_around_add(struct fhook_around *a, const struct fhook_around_ops *ops,
 	atomic_long_set(&a->inflight, 0);
 	INIT_LIST_HEAD(&a->drain_node);
 	mutex_lock(&fhook_around_lock);
-	if (!module && fhook_around_used_locked() >= FHOOK_NR_SLOTS - FHOOK_KHOOK_SLOTS)
-		i = FHOOK_NR_SLOTS;
-	else
-		i = 0;
+	/* a session past its share finds no slot */
+	i = !module && fhook_around_used_locked() >= FHOOK_NR_SLOTS - FHOOK_KHOOK_SLOTS ?
+	    FHOOK_NR_SLOTS : 0;
 	for (; i < FHOOK_NR_SLOTS; i++) {
 		if (!fhook_around_slots[i]) {
 			WRITE_ONCE(fhook_around_bodies[i], 0);

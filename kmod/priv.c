@@ -125,6 +125,7 @@ int fhook_session_may(struct fhook_session *s)
  */
 int fhook_user_session_get(kuid_t *uid, bool *counted)
 {
+	unsigned int max = READ_ONCE(fhook_max_user_sessions);
 	unsigned long n;
 	int ret = 0;
 
@@ -134,7 +135,7 @@ int fhook_user_session_get(kuid_t *uid, bool *counted)
 		return 0;
 	mutex_lock(&fhook_user_sessions_lock);
 	n = xa_to_value(xa_load(&fhook_user_sessions, __kuid_val(*uid)) ?: xa_mk_value(0));
-	if (fhook_max_user_sessions && n >= READ_ONCE(fhook_max_user_sessions))
+	if (max && n >= max)
 		ret = -EUSERS;
 	else
 		ret = xa_err(xa_store(&fhook_user_sessions, __kuid_val(*uid), xa_mk_value(n + 1),
