@@ -29,6 +29,7 @@
 #include <linux/uaccess.h>
 #include <asm/ibt.h>
 #include <linux/sched.h>
+#include <linux/sched/task_stack.h>
 #include <linux/workqueue.h>
 
 static struct fhook_around *fhook_around_slots[FHOOK_NR_SLOTS];
@@ -156,7 +157,7 @@ asmlinkage notrace void fhook_around_enter(struct fhook_around_frame *f)
 	f->regs.cs = 0;
 	f->regs.ss = 0;
 	f->owner = (unsigned long)a;
-	f->task = (unsigned long)current;
+	f->self = (unsigned long)f;
 	a->ops->enter(a, f);
 }
 
@@ -191,9 +192,10 @@ static void fhook_around_free(struct fhook_around *a)
 }
 
 /*
- * Calls of current inside @a: its live frames on its own stack (those
- * of calls that returned have no owner).  A module whose hook is on its
- * own unload path removes it from below the hooked function.
+ * Calls of current inside @a: its live frames on its own stack, each
+ * naming @a and its own address (those of calls that returned have no
+ * owner), never more than the calls inside.  A module whose hook is on
+ * its own unload path removes it from below the hooked function.
  */
 static long fhook_around_own_calls(struct fhook_around *a)
 {
@@ -201,39 +203,33 @@ static long fhook_around_own_calls(struct fhook_around *a)
 	unsigned long end = (unsigned long)task_stack_page(current) + THREAD_SIZE;
 	long n = 0;
 
+	if (!object_is_on_stack((void *)x))
+		return 0;	/* (an interrupt stack: not a removal) */
 	/* other functions' frames: unchecked reads, as an unwinder's (KASAN) */
 	for (; x + sizeof(struct fhook_around_frame) <= end; x += 8) {
 		const struct fhook_around_frame *f = (const void *)x;
 
-		n += READ_ONCE_NOCHECK(f->owner) == (unsigned long)a &&
-		     READ_ONCE_NOCHECK(f->task) == (unsigned long)current &&
+		n += READ_ONCE_NOCHECK(f->self) == x &&
+		     READ_ONCE_NOCHECK(f->owner) == (unsigned long)a &&
 		     READ_ONCE_NOCHECK(f->slot) == a->slot;
 	}
-	return n;
+	return n <= atomic_long_read(&a->inflight) ? n : 0;
 }
 
 /*
  * Wait until no call is inside @a (its ops unregistered: no new one
  * comes), then free it.  Sleeps as long as a task stays in the target: a
  * line every 10 s says so.  The caller's own calls inside (its unload
- * path is hooked) are not waited for: @a is freed once they return
- * (fhook_around_release()), and false is returned; its ops must not call
- * the caller's code again.
+ * path is hooked) are not waited for, everyone else's are: then @a is
+ * detached (ops->detach) and freed once they return
+ * (fhook_around_release()).
  */
-bool fhook_around_wait(struct fhook_around *a, const char *what)
+void fhook_around_wait(struct fhook_around *a, const char *what)
 {
 	unsigned long next = jiffies + 10 * HZ;
-	long own = fhook_around_own_calls(a);
+	long own = a->ops->detach ? fhook_around_own_calls(a) : 0;
 
-	if (own) {
-		pr_warn("%s: removed from inside itself (%ld call(s)): freed once they return\n",
-			what, own);
-		/* no call that passed the ops before it went is still on its way */
-		fhook_around_sync();
-		fhook_around_release(a, true);
-		return false;
-	}
-	while (atomic_long_read(&a->inflight)) {
+	while (atomic_long_read(&a->inflight) > own) {
 		if (time_after(jiffies, next)) {
 			pr_info("%s: waiting for %ld call(s) still inside\n", what,
 				atomic_long_read(&a->inflight));
@@ -242,10 +238,18 @@ bool fhook_around_wait(struct fhook_around *a, const char *what)
 		/* not a hung task: it waits for others */
 		schedule_timeout_idle(HZ / 50);
 	}
+	if (own) {
+		pr_warn("%s: removed from inside itself (%ld call(s)): freed once they return\n",
+			what, own);
+		a->ops->detach(a);
+		/* handlers that read what detach took, and calls still on their way */
+		fhook_around_sync();
+		fhook_around_release(a, true);
+		return;
+	}
 	smp_mb();	/* pairs with fhook_around_exit() */
 	fhook_around_sync();
 	fhook_around_free(a);
-	return true;
 }
 
 static void fhook_around_drain(struct work_struct *work)

@@ -482,9 +482,9 @@ struct fhook_around_frame {
 	u32 dyn;
 	u32 record;		/* this call is traced (set by ops->enter) */
 	u8 data[FHOOK_HOOK_AROUND_DATA];
-	/* @a and the task while the call is inside: fhook_around_own_calls() */
+	/* @a and the frame's own address while the call is inside: fhook_around_own_calls() */
 	u64 owner;
-	u64 task;
+	u64 self;
 };
 
 struct fhook_around_ops {
@@ -494,6 +494,11 @@ struct fhook_around_ops {
 	void (*exit)(struct fhook_around *a, struct fhook_around_frame *f);
 	/* the slot is free and no call can reach @a any more */
 	void (*free)(struct fhook_around *a);
+	/*
+	 * fhook_around_wait() from inside a call of @a (NULL: never): from
+	 * now on enter and exit call none of the waiter's code
+	 */
+	void (*detach)(struct fhook_around *a);
 };
 
 struct fhook_around {
@@ -522,7 +527,7 @@ static __always_inline bool fhook_around_at(const struct fhook_around *a, unsign
 
 asmlinkage void fhook_around_enter(struct fhook_around_frame *f);
 asmlinkage void fhook_around_exit(struct fhook_around_frame *f);
-bool fhook_around_wait(struct fhook_around *a, const char *what);
+void fhook_around_wait(struct fhook_around *a, const char *what);
 void fhook_around_release(struct fhook_around *a, bool reached);
 void fhook_around_init(void);
 void fhook_around_exit_module(void);

@@ -53,6 +53,7 @@ struct fhook_khook_k {
 	atomic_long_t missed;
 	struct list_head node;		/* fhook_khooks, then fhook_khook_draining */
 	struct task_struct *drainer;	/* who unhooked it, and drains it */
+	bool handlers;			/* the hook has an entry or exit handler */
 	bool draining;			/* its drain has begun */
 	bool stuck;			/* its ops could not be unregistered */
 };
@@ -75,16 +76,19 @@ static notrace void fhook_khook_callback(unsigned long ip, unsigned long parent_
 		regs->ip = fhook_around_tramps[k->around.slot];
 }
 
-/* Before the replacement or the body; preemptible. */
+/*
+ * Before the replacement or the body; preemptible.  The module's hook is
+ * read with preemption off (the recursion lock): a detach waits for that
+ * (fhook_around_wait()).
+ */
 static notrace void fhook_khook_enter(struct fhook_around *a, struct fhook_around_frame *f)
 {
 	struct fhook_khook_k *k = container_of(a, struct fhook_khook_k, around);
-	struct fhook_khook *hook = READ_ONCE(k->hook);
+	struct fhook_khook *hook;
 	int bit;
 
 	atomic_long_inc(&k->hits);
-	/* (detached: its module is going or gone) */
-	if (!hook || (!hook->entry && !hook->exit))
+	if (!k->handlers)
 		return;
 	/* a hooked function the handler calls runs without its handlers */
 	bit = ftrace_test_recursion_trylock(f->regs.ip, *(unsigned long *)f->regs.sp);
@@ -92,8 +96,11 @@ static notrace void fhook_khook_enter(struct fhook_around *a, struct fhook_aroun
 		atomic_long_inc(&k->missed);
 		return;
 	}
-	memset(f->data, 0, hook->data_size);
-	f->record = !(hook->entry && hook->entry(hook, &f->regs, f->data)) && hook->exit;
+	hook = READ_ONCE(k->hook);	/* NULL: detached, its module going or gone */
+	if (hook) {
+		memset(f->data, 0, hook->data_size);
+		f->record = !(hook->entry && hook->entry(hook, &f->regs, f->data)) && hook->exit;
+	}
 	ftrace_test_recursion_unlock(bit);
 }
 
@@ -101,17 +108,19 @@ static notrace void fhook_khook_enter(struct fhook_around *a, struct fhook_aroun
 static notrace void fhook_khook_leave(struct fhook_around *a, struct fhook_around_frame *f)
 {
 	struct fhook_khook_k *k = container_of(a, struct fhook_khook_k, around);
-	struct fhook_khook *hook = READ_ONCE(k->hook);
+	struct fhook_khook *hook;
 	int bit;
 
-	if (!f->record || !hook)
+	if (!f->record)
 		return;
 	bit = ftrace_test_recursion_trylock(f->regs.ip, *(unsigned long *)f->regs.sp);
 	if (bit < 0) {
 		atomic_long_inc(&k->missed);
 		return;
 	}
-	hook->exit(hook, &f->regs, f->data);
+	hook = READ_ONCE(k->hook);	/* (as in fhook_khook_enter()) */
+	if (hook)
+		hook->exit(hook, &f->regs, f->data);
 	ftrace_test_recursion_unlock(bit);
 }
 
@@ -150,10 +159,22 @@ static void fhook_khook_free(struct fhook_around *a)
 		kfree(k);
 }
 
+/* Removed from inside a call of it: the module goes before the call returns */
+static void fhook_khook_detach_around(struct fhook_around *a)
+{
+	struct fhook_khook_k *k = container_of(a, struct fhook_khook_k, around);
+
+	if (k->hook->replacement)
+		pr_err("%s: %s: removed from inside its own replacement's call: it returns into the module's text\n",
+		       k->owner->name, k->func);
+	fhook_khook_detach(k);
+}
+
 static const struct fhook_around_ops fhook_khook_around_ops = {
 	.enter	= fhook_khook_enter,
 	.exit	= fhook_khook_leave,
 	.free	= fhook_khook_free,
+	.detach	= fhook_khook_detach_around,
 };
 
 /* "name [mod]" of @func ("name+0x0/0x40 [mod]"). */
@@ -256,6 +277,7 @@ static int fhook_khook_arm(struct fhook_khook *hook, struct module *owner)
 	}
 	INIT_LIST_HEAD(&k->node);
 	k->hook = hook;
+	k->handlers = hook->entry || hook->exit;
 	k->owner = owner;
 	k->addr = addr;
 	sprint_symbol(k->func, addr);
@@ -347,14 +369,11 @@ static void fhook_khook_drain(struct fhook_khook_k *k)
 		synchronize_rcu_tasks_rude();
 		synchronize_rcu_tasks();
 	}
-	if (fhook_around_wait(&k->around, what))
-		return;		/* fhook_khook_free() ran */
 	/*
-	 * removed from below the hooked function (the module's own unload
-	 * path): the module goes before the calls inside return, which then
-	 * run none of its handlers; @k is freed after them
+	 * (removed from below the hooked function, the module's own unload
+	 * path: detached there, freed after the calls inside return)
 	 */
-	fhook_khook_detach(k);
+	fhook_around_wait(&k->around, what);
 }
 
 /*

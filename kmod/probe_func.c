@@ -322,10 +322,27 @@ int fhook_func_set_patterns(struct fhook_probe *p, struct ftrace_ops *ops, char 
 			    int (*set)(struct ftrace_ops *ops, unsigned char *buf, int len, int reset),
 			    s32 *index, s32 *err_index)
 {
+	static const char blank[] = " \t\n\r\v\f";
+	u64 entries = 0;
+	const char *at;
 	char *tok;
 	int ret;
 
-	while ((tok = strsep(&text, " \t\n\r\v\f")) != NULL) {
+	/* the hash's entries in fhook's budget first, all at once */
+	for (at = text + strspn(text, blank); *at; at += strspn(at, blank)) {
+		size_t len = strcspn(at, blank);
+		bool glob = false;
+		size_t i;
+
+		for (i = 0; i < len && !glob; i++)
+			glob = strchr("*?[:!", at[i]);
+		entries += glob ? FHOOK_FILTER_GLOB_ENTRIES : FHOOK_FILTER_NAME_ENTRIES;
+		at += len;
+	}
+	ret = fhook_filter_charge(p, entries);
+	if (ret)
+		return ret;
+	while ((tok = strsep(&text, blank)) != NULL) {
 		size_t len = strlen(tok);
 
 		if (!len)
@@ -334,10 +351,6 @@ int fhook_func_set_patterns(struct fhook_probe *p, struct ftrace_ops *ops, char 
 			*err_index = *index;
 			return -EINVAL;
 		}
-		ret = fhook_filter_charge(p, strpbrk(tok, "*?[:!") ? FHOOK_FILTER_GLOB_ENTRIES
-								    : FHOOK_FILTER_NAME_ENTRIES);
-		if (ret)
-			return ret;
 		ret = set(ops, tok, len, 0);
 		if (ret) {
 			*err_index = *index;

@@ -297,6 +297,7 @@ enum fhook_probe_type {
 	"syscall_exit_to_user_mode_work", "irqentry_exit_to_user_mode",	\
 	"__x64_sys_exit", "__x64_sys_exit_group", "__ia32_sys_exit",	\
 	"__ia32_sys_exit_group", "__do_sys_exit", "__do_sys_exit_group",	\
+	"io_wq_worker", "io_worker_exit", "io_sq_thread", "vhost_task_fn",	\
 	"panic", "nmi_panic"
 
 /*
