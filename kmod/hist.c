@@ -154,7 +154,8 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 	unsigned int i;
 	u8 stacks = 0;
 	struct fhook_probe *p;
-	u32 tables = 0, data_max = 0;
+	/* a tracepoint's entry: each hit's own length bounds the keys */
+	u32 tables = 0, data_max = FHOOK_MAX_PROBE_DATA;
 	int ret;
 
 	if ((hs->flags & ~FHOOK_HIST_F_COMM) || hs->__pad || hs->reserved)
@@ -194,9 +195,6 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 	case FHOOK_PROBE_TRACEPOINT:
 		if (p->count_only)
 			return -EINVAL;
-		/* a tracepoint's entry: each hit's own length bounds it too */
-		if (p->type == FHOOK_PROBE_TRACEPOINT)
-			data_max = FHOOK_MAX_PROBE_DATA;
 		src_mask |= BIT(FHOOK_HIST_SRC_DATA);
 		break;
 	default:
