@@ -3,7 +3,9 @@
  * fhook internal interfaces: one struct per concern, joined here.
  *
  *   main.c        misc device, file operations, module init/exit
- *   session.c     a session (one open file): ioctls, arm/disarm, stats
+ *   ioctl.c       the ioctls: one table row each (sizes, who may, feature)
+ *   session.c     a session (one open file): its probes, arm/disarm, poll
+ *   uarg.c        ioctl arguments and texts from userspace
  *   ring.c        per-CPU mmap'd rings: lockless reserve/commit, wakeups
  *   stats.c       per-CPU x per-probe counters, mmap'd read-only
  *   bench.c       FHOOK_IOC_BENCH, the transport benchmark's producer
@@ -12,6 +14,7 @@
  *   probe_uprobe.c  uprobes and uretprobes
  *   probe_tracepoint.c  tracepoints (trace events through perf kernel counters)
  *   probe_graph.c  call graphs: every call under a function, entry and return
+ *   fgraph.c      the return trampoline's shadow stacks (fgraph.h), under call graphs
  *   probe_direct.c  function entry through our own direct-call trampolines
  *   latency.c     latency probes: direct trampolines timing the body, histograms
  *   hook.c        IPMODIFY hooks: return override, redirect, trace-around
@@ -274,6 +277,7 @@ struct fhook_probe {
 	u32 data_size;			/* without a program: the record's fixed bytes */
 	char *symbol;			/* kprobes: the symbol probed */
 	struct fhook_hist *hist;	/* FHOOK_IOC_HIST_SET: hits go there, not to the ring */
+	struct fhook_lat *lat;		/* latency probes (direct, latency.c): no records */
 	u64 filter_pages;		/* fhook_mem_reserve()d for ftrace's filter hashes */
 };
 
@@ -282,19 +286,35 @@ struct fhook_probe {
  * the probe's globs and addresses.  Direct probes (probe_direct.c) embed
  * one: its filter names their functions to the direct-call API.
  */
+/*
+ * Addresses armed FHOOK_ARM_SLICE at a time (probe_func.c): an ftrace_ops
+ * per slice, each with the callback and private of the ops they extend,
+ * registered one after the other with a reschedule in between.  ftrace
+ * patches every site of one registration without yielding the CPU.
+ */
+struct fhook_ops_slices {
+	struct fhook_func_slice *slice;
+	u32 nr;
+};
+
+int fhook_slices_init(struct fhook_probe *p, struct fhook_ops_slices *s,
+		      const struct ftrace_ops *like, u64 *ips, u32 nr, s32 index,
+		      const char *exclude, s32 *err_index);
+int fhook_slices_register(struct fhook_ops_slices *s);
+bool fhook_slices_unregister(struct fhook_probe *p, struct fhook_ops_slices *s);
+void fhook_slices_release(struct fhook_ops_slices *s);
+
 struct fhook_func_probe {
 	struct fhook_probe p;		/* first: freed as a struct fhook_probe */
 	struct ftrace_ops ops;
 	struct fhook_func_counts *counts;	/* FHOOK_PROBE_F_COUNT_IPS */
 	/*
 	 * More than FHOOK_ARM_SLICE addresses (a glob userspace expanded):
-	 * @ops has the patterns and the first slice, each further slice an
-	 * ops of its own, registered one after the other (probe_func.c).
+	 * @ops has the patterns and the first slice, @slices the others.
 	 * Every ops' private is the probe.  Function probes only:
 	 * slices_ok is set before fhook_func_filter_init().
 	 */
-	struct fhook_func_slice *slices;
-	u32 nr_slices;
+	struct fhook_ops_slices slices;
 	bool slices_ok;
 };
 
@@ -376,14 +396,31 @@ static __always_inline void fhook_count(u64 *ctr)
 /* main.c */
 extern atomic_t fhook_nr_sessions;
 
+/* ioctl.c */
+long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned long arg);
+
 /* session.c */
 struct fhook_session *fhook_session_create(void);
 void fhook_session_destroy(struct fhook_session *s);
-long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned long arg);
-struct fhook_probe *fhook_probe_find(struct fhook_session *s, u32 id);
+int fhook_session_start(struct fhook_session *s);
+void fhook_session_stop(struct fhook_session *s);
+void fhook_probe_free(struct fhook_probe *p);
 __poll_t fhook_session_poll(struct fhook_session *s, struct file *file, poll_table *wait);
 
+/* The probe @id of @s, or NULL; under the session lock. */
+static inline struct fhook_probe *fhook_probe_find(struct fhook_session *s, u32 id)
+{
+	struct fhook_probe *p;
+
+	list_for_each_entry(p, &s->probes, node)
+		if (p->id == id)
+			return p;
+	return NULL;
+}
+
+/* uarg.c */
 int fhook_copy_arg_min(void *karg, size_t ksize, size_t minsize, unsigned long uarg);
+char *fhook_copy_text(u64 uptr, u32 len);
 
 /* ring.c */
 int fhook_mem_reserve(u64 pages);
@@ -412,14 +449,15 @@ int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_
 			   s32 *err_index, struct fhook_func_targets *keep);
 void fhook_func_hit(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
 bool fhook_ops_unregister(struct fhook_probe *p, struct ftrace_ops *ops);
-char *fhook_copy_text(u64 uptr, u32 len);
 int fhook_filter_charge(struct fhook_probe *p, u64 entries);
 int fhook_func_set_patterns(struct fhook_probe *p, struct ftrace_ops *ops, char *text,
 			    int (*set)(struct ftrace_ops *ops, unsigned char *buf, int len, int reset),
 			    s32 *index, s32 *err_index);
 
-/* probe_graph.c */
+/* fgraph.c */
 asmlinkage unsigned long fhook_graph_exit(unsigned long sp, unsigned long retval);
+int fhook_fgraph_setup(void);
+void fhook_fgraph_teardown(void);
 /* hist.c: histograms kept in the module */
 struct fhook_hist;
 int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs);
@@ -428,12 +466,13 @@ void fhook_hist_add(struct fhook_hist *h, const void *data, u32 len, u64 faults,
 		    unsigned long ip, unsigned long parent_ip, struct pt_regs *regs);
 void fhook_hist_free(struct fhook_hist *h);
 
-/* a call graph's entry held back on this CPU (probe_graph.c), and its writer */
+/*
+ * The shadow stack whose user holds a record back on this CPU (a call
+ * graph's entry, fgraph.h), and what writes it before any other record
+ */
 struct fhook_gstack;
-DECLARE_PER_CPU(struct fhook_gstack *, fhook_graph_pending);
-void fhook_graph_flush(void);
-int fhook_graph_setup(void);
-void fhook_graph_teardown(void);
+DECLARE_PER_CPU(struct fhook_gstack *, fhook_fgraph_pending);
+void fhook_fgraph_flush(void);
 void fhook_probe_count(struct fhook_probe *p);
 void fhook_probe_count_guarded(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
 bool fhook_probe_filter_guarded(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
@@ -451,7 +490,6 @@ asmlinkage void fhook_direct_count(unsigned long slot);
 asmlinkage void fhook_direct_record(unsigned long slot, unsigned long ret, unsigned long parent);
 int fhook_direct_modify_ioc(struct fhook_session *s, const struct fhook_direct_modify *m);
 bool fhook_direct_fast_armed(struct fhook_session *s);
-struct fhook_lat *fhook_direct_lat(struct fhook_probe *p);
 extern bool fhook_lab;
 
 /* latency.c */
@@ -535,7 +573,7 @@ void fhook_around_exit_module(void);
 /* khook.c: hooks of other modules (include/fhook/khook.h) */
 int fhook_khook_init(void);
 void fhook_khook_exit(void);
-long fhook_khook_list(struct fhook_khooks __user *uarg);
+long fhook_khook_list(struct fhook_khooks *arg);
 
 /* modwatch.c */
 int fhook_modwatch_init(void);

@@ -515,22 +515,18 @@ static struct notifier_block fhook_khook_nb = {
 };
 
 /* FHOOK_IOC_KHOOKS: the ledger. */
-long fhook_khook_list(struct fhook_khooks __user *uarg)
+long fhook_khook_list(struct fhook_khooks *arg)
 {
 	struct fhook_khook_info *infos = NULL;
 	struct fhook_khook_k *k;
-	struct fhook_khooks arg;
 	u32 nr = 0, room;
 	long ret;
 
-	ret = fhook_copy_arg_min(&arg, sizeof(arg), sizeof(arg), (unsigned long)uarg);
-	if (ret < 0)
-		return ret;
-	if (arg.__pad || arg.reserved[0] || arg.reserved[1] ||
-	    arg.entry_size != sizeof(*infos) || (arg.nr && !arg.entries))
+	if (arg->__pad || arg->reserved[0] || arg->reserved[1] ||
+	    arg->entry_size != sizeof(*infos) || (arg->nr && !arg->entries))
 		return -EINVAL;
 	/* the ledger has a hook per around slot at most */
-	room = min_t(u32, arg.nr, FHOOK_NR_SLOTS);
+	room = min_t(u32, arg->nr, FHOOK_NR_SLOTS);
 	if (room) {
 		infos = kcalloc(room, sizeof(*infos), GFP_KERNEL_ACCOUNT);
 		if (!infos)
@@ -560,10 +556,10 @@ long fhook_khook_list(struct fhook_khooks __user *uarg)
 	}
 	mutex_unlock(&fhook_khook_lock);
 	ret = 0;
-	if (copy_to_user(u64_to_user_ptr(arg.entries), infos,
-			 array_size(min(nr, room), sizeof(*infos))) ||
-	    put_user(nr, &uarg->nr))
+	if (copy_to_user(u64_to_user_ptr(arg->entries), infos,
+			 array_size(min(nr, room), sizeof(*infos))))
 		ret = -EFAULT;
+	arg->nr = nr;
 	kfree(infos);
 	return ret;
 }

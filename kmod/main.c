@@ -84,11 +84,6 @@ static int fhook_release(struct inode *inode, struct file *file)
 
 static long fhook_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
-	/* again under the session lock for what changes the session */
-	int ret = fhook_session_may(file->private_data);
-
-	if (ret)
-		return ret;
 	return fhook_session_ioctl(file->private_data, cmd, arg);
 }
 
@@ -145,7 +140,7 @@ static int __init fhook_init(void)
 	ret = fhook_tp_setup();
 	if (ret)
 		goto err_khook;
-	fhook_graph_setup();
+	fhook_fgraph_setup();
 	ret = misc_register(&fhook_misc);
 	if (ret) {
 		pr_err("misc_register: %d\n", ret);
@@ -174,7 +169,7 @@ static void __exit fhook_exit(void)
 {
 	/* no session can exist here: each one holds a module reference */
 	misc_deregister(&fhook_misc);
-	fhook_graph_teardown();
+	fhook_fgraph_teardown();
 	fhook_tp_teardown();
 	fhook_khook_exit();
 	fhook_modwatch_exit();

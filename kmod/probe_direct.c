@@ -31,7 +31,6 @@ struct fhook_direct_probe {
 	int slot;			/* trampoline slot, or -1 */
 	bool fast;			/* on the fast counting trampoline */
 	u64 __percpu *fast_hits;	/* its hits, until disarmed */
-	struct fhook_lat *lat;		/* FHOOK_PROBE_F_LATENCY (latency.c) */
 };
 
 static_assert(offsetof(struct fhook_direct_probe, f.p) == 0);
@@ -66,7 +65,7 @@ asmlinkage notrace void fhook_direct_record(unsigned long slot, unsigned long re
 
 static unsigned long fhook_direct_tramp(struct fhook_direct_probe *d, bool count)
 {
-	if (d->lat)
+	if (d->f.p.lat)
 		return fhook_lat_tramps[d->slot];
 	if (!count)
 		return fhook_direct_record_tramps[d->slot];
@@ -103,12 +102,6 @@ bool fhook_direct_fast_armed(struct fhook_session *s)
 	return false;
 }
 
-/* A latency probe's histogram, or NULL: not a direct latency probe. */
-struct fhook_lat *fhook_direct_lat(struct fhook_probe *p)
-{
-	return p->kind == &fhook_direct_kind ? to_direct(p)->lat : NULL;
-}
-
 /*
  * The fast path's hits on @cpu, not yet in the session's counters; a
  * latency probe's timed calls.
@@ -117,8 +110,8 @@ static u64 fhook_direct_hits_elsewhere(struct fhook_probe *p, int cpu)
 {
 	struct fhook_direct_probe *d = to_direct(p);
 
-	if (d->lat)
-		return fhook_lat_hits(d->lat, cpu);
+	if (d->f.p.lat)
+		return fhook_lat_hits(d->f.p.lat, cpu);
 	return d->fast_hits ? READ_ONCE(*per_cpu_ptr(d->fast_hits, cpu)) : 0;
 }
 
@@ -204,10 +197,10 @@ static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add
 		ret = fhook_body_stack_words(t->ips, t->nr_ips, &words, err_index);
 		if (ret)
 			return ret;
-		d->lat = fhook_lat_create(p, d->slot, words);
-		if (IS_ERR(d->lat)) {
-			ret = PTR_ERR(d->lat);
-			d->lat = NULL;
+		d->f.p.lat = fhook_lat_create(p, d->slot, words);
+		if (IS_ERR(d->f.p.lat)) {
+			ret = PTR_ERR(d->f.p.lat);
+			d->f.p.lat = NULL;
 			return ret;
 		}
 	} else {
@@ -227,14 +220,14 @@ static int fhook_direct_arm_watched(struct fhook_probe *p)
 	struct fhook_direct_probe *d = to_direct(p);
 	int ret;
 
-	if (d->lat) {
+	if (d->f.p.lat) {
 		/* no filter to apply: PID_FILTER and CPU_FILTER are refused */
 		d->fast = fhook_direct_unfiltered(p);
-		fhook_lat_arm(d->lat, d->fast);
+		fhook_lat_arm(d->f.p.lat, d->fast);
 	} else {
 		d->fast = fhook_direct_fast_ok(d, p->count_only);
 	}
-	if (d->fast || d->lat)
+	if (d->fast || d->f.p.lat)
 		fhook_stats_elsewhere(p->session, p->id, true);
 	ret = fhook_direct_register(&d->f.ops, fhook_direct_tramp(d, p->count_only));
 	if (ret)
@@ -276,7 +269,7 @@ static void fhook_direct_disarm(struct fhook_probe *p)
 	struct fhook_direct_probe *d = to_direct(p);
 
 	fhook_modwatch_unhook(p, fhook_direct_unhook);
-	if (!p->registered && !d->lat) {
+	if (!p->registered && !d->f.p.lat) {
 		fhook_direct_fold(d);
 		fhook_stats_elsewhere(p->session, p->id, false);
 	}
@@ -308,8 +301,8 @@ static void fhook_direct_release(struct fhook_probe *p)
 	kfree(p->pred);
 	free_percpu(d->fast_hits);
 	/* unregistered: calls still in the body keep the histogram (latency.c) */
-	fhook_lat_release(d->lat, d->slot);
-	d->lat = NULL;
+	fhook_lat_release(d->f.p.lat, d->slot);
+	d->f.p.lat = NULL;
 	if (d->slot >= 0) {
 		mutex_lock(&fhook_direct_lock);
 		WRITE_ONCE(fhook_direct_slots[d->slot], NULL);
@@ -356,7 +349,7 @@ int fhook_direct_modify_ioc(struct fhook_session *s, const struct fhook_direct_m
 
 	if (!p)
 		return -ENOENT;
-	if (p->kind != &fhook_direct_kind || to_direct(p)->lat)
+	if (p->kind != &fhook_direct_kind || p->lat)
 		return -EINVAL;
 	/* an unload's unhook computes the trampoline from fast, count_only */
 	fhook_modwatch_lock();

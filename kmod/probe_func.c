@@ -98,7 +98,7 @@ static __always_inline bool fhook_func_hit_fast(struct fhook_probe *p, unsigned 
 	cpu = smp_processor_id();
 	rb = s->rings[cpu];
 	/* (a call graph entry held back goes out under the recursion lock) */
-	if (local_read(&rb->nest) || this_cpu_read(fhook_graph_pending) ||
+	if (local_read(&rb->nest) || this_cpu_read(fhook_fgraph_pending) ||
 	    !fhook_session_wants(s)) {
 		preempt_enable_notrace();
 		return false;
@@ -362,15 +362,6 @@ int fhook_func_set_patterns(struct fhook_probe *p, struct ftrace_ops *ops, char 
 	return 0;
 }
 
-char *fhook_copy_text(u64 uptr, u32 len)
-{
-	if (!len)
-		return NULL;
-	if (len > FHOOK_MAX_PATTERN_TEXT)
-		return ERR_PTR(-EINVAL);
-	return memdup_user_nul(u64_to_user_ptr(uptr), len);
-}
-
 /*
  * Adds @nr addresses to @ops' filter, one copy of its hash for all of
  * them.  When ftrace refuses one, *@err_index is @index plus its place.
@@ -399,34 +390,38 @@ static int fhook_func_set_ips(struct ftrace_ops *ops, u64 *ips, u32 nr, s32 inde
 	return ret == -EINVAL ? -ENOENT : ret;
 }
 
-/* A slice of a probe's addresses beyond the first: an ops of its own. */
+/* A slice of addresses: an ops of its own. */
 struct fhook_func_slice {
 	struct ftrace_ops ops;
 	bool registered;
 };
 
 /*
- * The slices after the first FHOOK_ARM_SLICE addresses, each with the
- * probe's notrace patterns (@exclude, a copy for each: ftrace writes into
- * what it parses).  A bad address fails the probe's creation, as it does
- * unsliced.
+ * @nr addresses at @ips in slices, each ops with @like's callback and
+ * private and the notrace patterns @exclude (a copy for each: ftrace
+ * writes into what it parses).  A bad address fails, naming it in
+ * *@err_index (@index: the first's).  Freed by fhook_slices_release(),
+ * on failure too.
  */
-static int fhook_func_slices_init(struct fhook_func_probe *f, u64 *ips, u32 nr, s32 index,
-				  const char *exclude, s32 *err_index)
+int fhook_slices_init(struct fhook_probe *p, struct fhook_ops_slices *s,
+		      const struct ftrace_ops *like, u64 *ips, u32 nr, s32 index,
+		      const char *exclude, s32 *err_index)
 {
 	u32 i, n;
 	int ret;
 
-	f->nr_slices = DIV_ROUND_UP(nr, FHOOK_ARM_SLICE);
-	f->slices = kvcalloc(f->nr_slices, sizeof(*f->slices), GFP_KERNEL_ACCOUNT);
-	if (!f->slices)
+	s->nr = DIV_ROUND_UP(nr, FHOOK_ARM_SLICE);
+	s->slice = kvcalloc(s->nr, sizeof(*s->slice), GFP_KERNEL_ACCOUNT);
+	if (!s->slice) {
+		s->nr = 0;
 		return -ENOMEM;
-	for (i = 0; i < f->nr_slices; i++) {
-		struct ftrace_ops *ops = &f->slices[i].ops;
+	}
+	for (i = 0; i < s->nr; i++) {
+		struct ftrace_ops *ops = &s->slice[i].ops;
 
-		/* flags stay 0: f->ops' FTRACE_OPS_FL_INITIALIZED is not theirs */
-		ops->func = f->ops.func;
-		ops->private = f->ops.private;
+		/* flags stay 0: @like's FTRACE_OPS_FL_INITIALIZED is not theirs */
+		ops->func = like->func;
+		ops->private = like->private;
 		n = min(nr - i * FHOOK_ARM_SLICE, (u32)FHOOK_ARM_SLICE);
 		ret = fhook_func_set_ips(ops, ips + i * FHOOK_ARM_SLICE, n,
 					 index + i * FHOOK_ARM_SLICE, err_index);
@@ -434,12 +429,12 @@ static int fhook_func_slices_init(struct fhook_func_probe *f, u64 *ips, u32 nr, 
 			char *text = kstrdup(exclude, GFP_KERNEL_ACCOUNT);
 			s32 unused = 0;
 
-			ret = text ? fhook_func_set_patterns(&f->p, ops, text, ftrace_set_notrace, &unused,
+			ret = text ? fhook_func_set_patterns(p, ops, text, ftrace_set_notrace, &unused,
 							     err_index) : -ENOMEM;
 			kfree(text);
 		}
 		if (ret)
-			return ret;	/* the probe's release frees them */
+			return ret;
 		cond_resched();
 	}
 	return 0;
@@ -536,8 +531,9 @@ int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_
 		nr_now = FHOOK_ARM_SLICE;
 	ret = fhook_func_set_ips(&f->ops, ips, nr_now, index, err_index);
 	if (!ret && nr_now < arg->nr_ips)
-		ret = fhook_func_slices_init(f, ips + nr_now, arg->nr_ips - nr_now, index + nr_now,
-					     keep_exclude, err_index);
+		ret = fhook_slices_init(p, &f->slices, &f->ops, ips + nr_now,
+					arg->nr_ips - nr_now, index + nr_now, keep_exclude,
+					err_index);
 	if (ret)
 		goto out;
 	if (keep) {
@@ -624,12 +620,12 @@ static int fhook_func_probe_init(struct fhook_probe *p, const struct fhook_probe
  * ~250 us).  Every function is still in one ops only, so each keeps that
  * ops' own trampoline.
  */
-static int fhook_func_register_slices(struct fhook_func_probe *f)
+int fhook_slices_register(struct fhook_ops_slices *s)
 {
 	struct fhook_func_slice *sl;
 	int ret;
 
-	for (sl = f->slices; sl < f->slices + f->nr_slices; sl++) {
+	for (sl = s->slice; sl < s->slice + s->nr; sl++) {
 		cond_resched();
 		if (fatal_signal_pending(current))
 			return -EINTR;
@@ -642,19 +638,19 @@ static int fhook_func_register_slices(struct fhook_func_probe *f)
 }
 
 /* Last slice first; false when ftrace refused one (it stays registered). */
-static bool fhook_func_unregister_slices(struct fhook_func_probe *f)
+bool fhook_slices_unregister(struct fhook_probe *p, struct fhook_ops_slices *s)
 {
 	struct fhook_func_slice *sl;
 	bool all = true;
 	int ret;
 
-	for (sl = f->slices + f->nr_slices; sl-- > f->slices;) {
+	for (sl = s->slice + s->nr; sl-- > s->slice;) {
 		if (!sl->registered)
 			continue;
 		/* waits for callbacks in flight (RCU tasks: dynamic ops) */
 		ret = unregister_ftrace_function(&sl->ops);
 		if (ret) {
-			pr_err("probe %u: unregister_ftrace_function (slice): %d\n", f->p.id, ret);
+			pr_err("probe %u: unregister_ftrace_function (slice): %d\n", p->id, ret);
 			all = false;
 			continue;
 		}
@@ -662,6 +658,17 @@ static bool fhook_func_unregister_slices(struct fhook_func_probe *f)
 		cond_resched();
 	}
 	return all;
+}
+
+void fhook_slices_release(struct fhook_ops_slices *s)
+{
+	u32 i;
+
+	for (i = 0; i < s->nr; i++)
+		ftrace_free_filter(&s->slice[i].ops);
+	kvfree(s->slice);
+	s->slice = NULL;
+	s->nr = 0;
 }
 
 static int fhook_func_probe_arm(struct fhook_probe *p)
@@ -673,7 +680,7 @@ static int fhook_func_probe_arm(struct fhook_probe *p)
 		return ret;
 	p->registered = true;
 	/* on failure the session disarms every probe, this one included */
-	return fhook_func_register_slices(f);
+	return fhook_slices_register(&f->slices);
 }
 
 /*
@@ -699,7 +706,7 @@ bool fhook_ops_unregister(struct fhook_probe *p, struct ftrace_ops *ops)
 
 static void fhook_func_probe_disarm(struct fhook_probe *p)
 {
-	bool slices_gone = fhook_func_unregister_slices(to_func(p));
+	bool slices_gone = fhook_slices_unregister(p, &to_func(p)->slices);
 
 	fhook_ops_unregister(p, &to_func(p)->ops);
 	/* a slice ftrace kept still calls into the probe: keep it all */
@@ -710,12 +717,9 @@ static void fhook_func_probe_disarm(struct fhook_probe *p)
 static void fhook_func_probe_release(struct fhook_probe *p)
 {
 	struct fhook_func_probe *f = to_func(p);
-	u32 i;
 
 	ftrace_free_filter(&f->ops);
-	for (i = 0; f->slices && i < f->nr_slices; i++)
-		ftrace_free_filter(&f->slices[i].ops);
-	kvfree(f->slices);
+	fhook_slices_release(&f->slices);
 	fhook_func_counts_free(f->counts);
 	fhook_triggers_free(p);
 	kfree(p->pred);

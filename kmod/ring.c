@@ -406,8 +406,8 @@ notrace void *fhook_ring_reserve_full(struct fhook_ring *rb, unsigned int size, 
 		     sizeof(((struct fhook_rec_comm *)0)->comm) != 2 * sizeof(u64));
 
 	/* a call graph's entry held back on this CPU goes first (probe_graph.c) */
-	if (unlikely(this_cpu_read(fhook_graph_pending)))
-		fhook_graph_flush();
+	if (unlikely(this_cpu_read(fhook_fgraph_pending)))
+		fhook_fgraph_flush();
 
 	ret = fhook_ring_enter(rb, probe_id, &nr);
 	if (ret == -EAGAIN)

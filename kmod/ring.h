@@ -125,7 +125,7 @@ static __always_inline void *fhook_ring_reserve(struct fhook_ring *rb, unsigned 
 	memcpy(&name0, t->comm, sizeof(name0));
 	memcpy(&name1, t->comm + sizeof(name0), sizeof(name1));
 	if (unlikely(rb->overwrite || READ_ONCE(rb->lost_mask) ||
-		     this_cpu_read(fhook_graph_pending) ||
+		     this_cpu_read(fhook_fgraph_pending) ||
 		     !fhook_comm_known(rb, cs, t, name0, name1)))
 		return fhook_ring_reserve_full(rb, size, probe_id);
 

@@ -8,9 +8,7 @@
  */
 #include "fhook.h"
 
-#include <linux/capability.h>
 #include <linux/kallsyms.h>
-#include <linux/security.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -37,11 +35,7 @@ long fhook_read_text(const struct fhook_read_text *rt)
 		return -EINVAL;
 	if (!rt->len || rt->len > FHOOK_MAX_READ_TEXT)
 		return -EINVAL;
-	if (!capable(CAP_SYS_RAWIO))
-		return -EPERM;
-	ret = security_locked_down(LOCKDOWN_KCORE);
-	if (ret)
-		return ret;
+	/* (CAP_SYS_RAWIO and LOCKDOWN_KCORE: its row in ioctl.c) */
 	/* kernel addresses only: the top half of the address space */
 	if (rt->addr < TASK_SIZE_MAX || rt->addr + rt->len < rt->addr ||
 	    !fhook_in_symbol(rt->addr, rt->len))

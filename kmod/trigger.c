@@ -34,7 +34,7 @@ int fhook_trigger_add(struct fhook_session *s, const struct fhook_trigger *arg)
 	target = fhook_probe_find(s, arg->target_id);
 	/* counting probes and hooks have no records to act on */
 	if (!p || p->type == FHOOK_PROBE_BENCH || p->type == FHOOK_PROBE_HOOK || p->count_only ||
-	    fhook_direct_lat(p))
+	    p->lat)
 		return -ENOENT;
 	if (arg->action == FHOOK_TRIG_ENABLE || arg->action == FHOOK_TRIG_DISABLE) {
 		if (!target || target->type == FHOOK_PROBE_BENCH)

@@ -63,6 +63,8 @@
 /* FHOOK_HIST_SRC_STACK keys, FHOOK_HIST_MAX_TABLES tables per probe */
 #define FHOOK_FEAT_HIST_STACK	(1ULL << 29)
 #define FHOOK_FEAT_HIST_USTACK	(1ULL << 30)	/* FHOOK_HIST_SRC_USTACK keys */
+/* struct fhook_graph's "every other function" given (all_filter, all_ips) */
+#define FHOOK_FEAT_GRAPH_ALL	(1ULL << 31)
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -458,7 +460,20 @@ struct fhook_graph {
 	 * recorded, by their return record only (no entry records); 0 = all
 	 */
 	__u64 threshold_ns;
-	__u64 reserved[3];	/* must be zero */
+	/*
+	 * in (FHOOK_FEAT_GRAPH_ALL): the functions traced below the graph
+	 * functions, as names (all_filter: whitespace-separated globs) and
+	 * addresses (all_ips: nr_all_ips __u64, at most FHOOK_MAX_IPS),
+	 * armed FHOOK_ARM_SLICE addresses at a time, as a function probe's.
+	 * Both empty: every traceable function except the graph functions'
+	 * patterns, the notrace patterns and fhook's own functions, armed in
+	 * one step (one pass of ftrace over every call site, which never
+	 * yields the CPU).
+	 */
+	__u64 all_filter;
+	__u64 all_ips;
+	__u32 all_filter_len;
+	__u32 nr_all_ips;
 };
 
 /* Size of struct fhook_probe_add before the kprobe fields (ABI 1.0). */

@@ -48,6 +48,9 @@ public:
         std::string filter, exclude, symbol;
         std::vector<fhook_insn> prog, pred;
         std::vector<std::uint64_t> ips;
+        // a call graph's (FHOOK_PROBE_GRAPH): its functions below the graph's
+        std::string all_filter;
+        std::vector<std::uint64_t> all_ips;
     };
     std::vector<Probe> probes;
     std::vector<pid_t> pids;
@@ -190,7 +193,7 @@ private:
             errno = probe_add_errno;
             return -1;
         }
-        Probe p{a, {}, {}, {}, {}, {}, {}};
+        Probe p{a, {}, {}, {}, {}, {}, {}, {}, {}};
         auto text = [](std::uint64_t ptr, std::uint32_t len) {
             return ptr ? std::string(reinterpret_cast<const char*>(ptr), len) : std::string();
         };
@@ -203,6 +206,12 @@ private:
         p.pred.assign(pred, pred + (a.pred ? a.pred_len : 0));
         const auto* ips = reinterpret_cast<const std::uint64_t*>(a.ips);
         p.ips.assign(ips, ips + (a.ips ? a.nr_ips : 0));
+        if (a.type == FHOOK_PROBE_GRAPH && a.hook) {
+            const auto& g = *reinterpret_cast<const fhook_graph*>(a.hook);
+            p.all_filter = text(g.all_filter, g.all_filter_len);
+            const auto* all = reinterpret_cast<const std::uint64_t*>(g.all_ips);
+            p.all_ips.assign(all, all + (g.all_ips ? g.nr_all_ips : 0));
+        }
         probes.push_back(std::move(p));
         a.probe_id = static_cast<std::uint32_t>(probes.size());
         return 0;

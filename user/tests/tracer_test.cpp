@@ -266,6 +266,40 @@ TEST(Tracer, AGlobOfThousandsOfFunctionsGoesByAddress) {
     EXPECT_TRUE(sys.kernel->probes.back().ips.empty());
 }
 
+// A call graph deeper than one level traces every other function below
+// its own: by address when they are thousands, for the module to arm a
+// slice at a time, without the graph's functions, its notrace ones and
+// fhook's own; at depth 1 nothing below, and a module without
+// FHOOK_FEAT_GRAPH_ALL is left to take every function itself.
+TEST(Tracer, ACallGraphsCalleesGoByAddress) {
+    constexpr std::size_t kN = FHOOK_ARM_SLICE + 100;
+    auto graph = [](System& sys, std::uint32_t depth) {
+        TraceSpec spec = spec_of(Collect::Events, {"f1"});
+        spec.graph = GraphSpec{};
+        spec.graph->depth = depth;
+        spec.graph->notrace = {"f3?"};
+        Tracer tracer(spec, sys.paths());
+        tracer.setup();
+        EXPECT_EQ(sys.kernel->probes.back().filter, "f1");
+        return sys.kernel->probes.back();
+    };
+    for (const bool addrs : {false, true}) {
+        System sys;
+        sys.big(kN, addrs);
+        sys.kernel->features |= FHOOK_FEAT_GRAPH | FHOOK_FEAT_GRAPH_ALL;
+        const auto p = graph(sys, 3);
+        EXPECT_EQ(p.all_filter, "");
+        // f1 and f30..f39 left out
+        ASSERT_EQ(p.all_ips.size(), kN - 1 - 10) << addrs;
+        EXPECT_EQ(p.all_ips[0], 0xffffffff81000000ULL + (addrs ? 4 : 0));
+        EXPECT_EQ(p.all_ips[1], 0xffffffff81000200ULL + (addrs ? 4 : 0));  // f2
+        EXPECT_EQ(p.all_ips[29], 0xffffffff81002800ULL + (addrs ? 4 : 0)); // f40
+        EXPECT_TRUE(graph(sys, 1).all_ips.empty());
+        sys.kernel->features &= ~FHOOK_FEAT_GRAPH_ALL;
+        EXPECT_TRUE(graph(sys, 3).all_ips.empty());
+    }
+}
+
 // -e takes trace events as trace-cmd and perf do: SUBSYS:EVENT globs,
 // SUBSYS, or EVENT in any subsystem; each a tracepoint probe on its id.
 TEST(Tracer, EventPatternsSelectTraceEvents) {

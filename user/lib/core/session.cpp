@@ -210,6 +210,20 @@ std::uint32_t Session::add_graph_probe(const FunctionSet& functions, const Graph
     graph.max_tasks = options.max_tasks;
     graph.threshold_ns = options.threshold_ns;
 
+    // (a module without FHOOK_FEAT_GRAPH_ALL arms every other function at once)
+    const bool below = options.below && device_.has(FHOOK_FEAT_GRAPH_ALL);
+    const std::string below_names = below ? join(options.below->filters) : std::string();
+    if (below) {
+        if (below_names.size() > FHOOK_MAX_PATTERN_TEXT ||
+            options.below->ips.size() > FHOOK_MAX_IPS) {
+            throw_invalid("too many functions below the call graph's");
+        }
+        graph.all_filter = below_names.empty() ? 0 : user_ptr(below_names.data());
+        graph.all_filter_len = static_cast<std::uint32_t>(below_names.size());
+        graph.all_ips = options.below->ips.empty() ? 0 : user_ptr(options.below->ips.data());
+        graph.nr_all_ips = static_cast<std::uint32_t>(options.below->ips.size());
+    }
+
     fhook_probe_add arg = probe_arg(FHOOK_PROBE_GRAPH);
     arg.filter = filter.empty() ? 0 : user_ptr(filter.data());
     arg.filter_len = static_cast<std::uint32_t>(filter.size());

@@ -5,6 +5,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <set>
+#include <utility>
 
 #include <fhook/error.hpp>
 #include <fhook/ftrace_state.hpp>
@@ -208,12 +209,18 @@ void Tracer::State::plan() {
     const bool resolve = has_module_specs(specs) || counts_per_function(spec, specs);
     // A glob of thousands of functions goes by address, for the module to
     // arm a slice at a time: available_filter_functions(_addrs) says how
-    // many (and where, since 6.5), kallsyms where before.
-    const bool sliceable = spec.collect == Collect::Events && !spec.graph &&
-                           spec.attach == Attach::Ops &&
-                           std::none_of(specs.begin(), specs.end(), [](const ProbeSpec& one) {
-                               return !one.negated && !is_glob(one.glob) && !one.is_module();
-                           });
+    // many (and where, since 6.5), kallsyms where before.  A call graph
+    // deeper than one level traces every other function below its own:
+    // those go by address, not its own.
+    const bool graph_below =
+        spec.collect == Collect::Events && spec.graph && spec.graph->depth != 1 && !specs.empty();
+    const std::vector<ProbeSpec> below = graph_below ? graph_below_specs() : specs;
+    const bool sliceable =
+        graph_below ||
+        (spec.collect == Collect::Events && !spec.graph && spec.attach == Attach::Ops &&
+         std::none_of(specs.begin(), specs.end(), [](const ProbeSpec& one) {
+             return !one.negated && !is_glob(one.glob) && !one.is_module();
+         }));
     bool slices_need_kallsyms = false;
     if (sliceable) {
         say("reading available_filter_functions");
@@ -226,7 +233,7 @@ void Tracer::State::plan() {
             // the kernel matches the globs itself, in one go
         }
         slices_need_kallsyms = functions && !functions->has_addresses() &&
-                               FunctionSelector(specs).count(*functions) > FHOOK_ARM_SLICE;
+                               FunctionSelector(below).count(*functions) > FHOOK_ARM_SLICE;
     }
     need_resolution = resolve || slices_need_kallsyms;
     if (need_resolution || spec.collect == Collect::Latency) {
@@ -250,11 +257,30 @@ void Tracer::State::plan() {
     if (!specs.empty() && spec.collect != Collect::Counts) {
         std::optional<ProbeRequest> sliced;
         if (sliceable && functions) {
-            sliced = build_sliced_request(specs, *functions, &ksyms);
+            sliced = build_sliced_request(below, *functions, &ksyms);
+        }
+        if (graph_below) {
+            graph_below_request = std::exchange(sliced, std::nullopt);
         }
         request = sliced ? std::move(*sliced)
                          : build_probe_request(specs, functions ? &*functions : nullptr, &ksyms);
     }
+}
+
+// What a call graph traces below its functions: every function but them
+// (those given by name: one by address is in both, see kmod/probe_graph.c),
+// its notrace ones and fhook's own, as the module's "every other function".
+std::vector<ProbeSpec> Tracer::State::graph_below_specs() const {
+    std::vector<std::string> texts{"*", "!fhook_*"};
+    for (const ProbeSpec& one : specs) {
+        if (!one.negated && !one.is_module()) {
+            texts.push_back("!" + one.glob);
+        }
+    }
+    for (const std::string& glob : spec.graph->notrace) {
+        texts.push_back("!" + glob);
+    }
+    return parse_probe_specs(texts);
 }
 
 // What each FUNC's latency trampoline copies, the functions it cannot time.

@@ -132,6 +132,7 @@ void Tracer::State::add_probes() {
         graph.threshold_ns = spec.graph->threshold_ns;
         graph.max_tasks = spec.graph->tasks;
         graph.pred = recording.pred;
+        graph.below = graph_below_request;
         probes.push_back(ProbeSummary{session->add_graph_probe(request, graph),
                                       {},
                                       "graph " + describe_specs(specs) + if_filter});

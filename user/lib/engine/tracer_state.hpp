@@ -63,9 +63,10 @@ struct Tracer::State {
     Ksyms ksyms;                  // the formatters refer to this object
     std::future<Ksyms> ksyms_loading;
     std::optional<FunctionList> functions;
-    std::vector<LatencyStackPlan> latency_plans; // one per spec
-    std::vector<CountPlan> count_plans;          // one per positive spec
-    ProbeRequest request;                        // all specs as one function probe
+    std::vector<LatencyStackPlan> latency_plans;     // one per spec
+    std::vector<CountPlan> count_plans;              // one per positive spec
+    ProbeRequest request;                            // all specs as one function probe
+    std::optional<ProbeRequest> graph_below_request; // a call graph's callees, sliced
     std::vector<std::string> skipped;
 
     const KernelBtf* kernel_btf();
@@ -78,6 +79,7 @@ struct Tracer::State {
             [path = paths.kallsyms](std::string_view name) { return Ksyms::find_any(path, name); };
     }
     void plan();
+    std::vector<ProbeSpec> graph_below_specs() const;
     void plan_hook();
     void plan_latency();
     void plan_counts();

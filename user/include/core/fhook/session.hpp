@@ -84,6 +84,9 @@ struct GraphOptions {
     std::uint64_t threshold_ns = 0;   // tracing_thresh
     std::uint32_t max_tasks = 0;      // tasks inside at once, 0 = the module's default
     std::vector<fhook_insn> pred;     // a filter on the task entering the graph
+    // the functions traced below the graph's (names and addresses, armed a
+    // slice at a time); nullopt: every other one, armed in one step
+    std::optional<FunctionSet> below;
 };
 
 // All operations map one-to-one onto the ioctls of fhook_abi.h.  Every ioctl

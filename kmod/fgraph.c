@@ -1,0 +1,688 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The return-trampoline mechanism (fgraph.h): what kernel/trace/fgraph.c
+ * is to the function_graph tracer.  Debian's 6.1 exports neither fgraph
+ * nor rethook nor fprobe to modules, so the return is caught as fgraph
+ * catches it, with our own return trampoline: at a function's entry the
+ * push saves the return address (the word at the stack pointer of the
+ * fentry call) on the task's shadow stack and puts fhook_graph_return
+ * (tramp.S) in its place; the function returns there, fhook_graph_exit()
+ * pops the shadow stack and says where to go on.  The same code runs on
+ * 6.12, where fprobe (rethook) would be available: one mechanism to test,
+ * and cheaper than a rethook node per call.
+ *
+ * The user's ftrace_ops callbacks call fhook_fgraph_call() with how to
+ * treat the call (enum fhook_fgraph_mode): a function that enters the
+ * graph, one traced only inside it, one whose callees are hidden.  The
+ * same call may come twice (a function in two of the user's ops: both
+ * callbacks run); the second sees the frame the first pushed for the same
+ * function and return address and leaves it.  Tail calls push a frame on
+ * the same return address; its saved return address is the trampoline,
+ * so the return pops both, inner first.
+ *
+ * Shadow stacks: a pool allocated at start, one stack per task that
+ * entered the graph, taken at its first entry and kept (idle) between its
+ * calls, given back at the task's last context switch; when none is free,
+ * an idle one is taken from its task.  Who owns a stack and whether it is
+ * in use is one word (gs->own: the task, and FHOOK_GS_ACTIVE): a task
+ * takes its idle stack back with a cmpxchg from (itself, idle), a thief
+ * with a cmpxchg from (that task, idle) to (thief, active); one of them
+ * wins, and a task whose stack went to another meanwhile (and is idle
+ * again there) cannot take it, as it could with a bare state.
+ * A task finds its stack in a hash of buckets of four (task, stack) pairs,
+ * looked up without locks: a pair is added by its task and removed by a
+ * dead task's last sched_switch or by a thief holding the lock, after the
+ * cmpxchg that makes the stack its own.  A lookup racing with a removal
+ * and the way's reuse may return another task's stack: the owner word
+ * tells.  The pool lock (raw, irqs off) covers the free list, the
+ * buckets' changes and the teardown's walk.
+ *
+ * Ordering on a stack: a push reserves its frame (depth + 1) before
+ * filling it, so an interrupt's calls nest above it, as fgraph's
+ * curr_ret_stack does; the return address is replaced last.  A return
+ * finds its frame by the stack pointer it returned with, from the top;
+ * frames above it (a non-local exit, or frames the teardown restored)
+ * are dropped.
+ *
+ * Teardown: the user's ops go (no new frame) and it detaches (its
+ * callbacks get a NULL user from then on), then fhook_fgraph_stop() waits
+ * for the callbacks in flight and puts every pending frame's return
+ * address back with a cmpxchg from the trampoline's address: a task
+ * returns straight to its caller from then on.  A frame whose slot no
+ * longer holds our address was taken over by another return hook (fgraph,
+ * a kretprobe) after ours and still comes back through the trampoline:
+ * the pool then stays (and the module with it) until those have returned,
+ * checked by a work item.
+ */
+#include "fgraph.h"
+#include "tramp.h"
+
+#include <linux/hash.h>
+#include <linux/module.h>
+#include <linux/sched/task.h>
+#include <linux/tracepoint.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
+
+#define FHOOK_GRAPH_BUCKET_BITS	10
+#define FHOOK_GRAPH_WAYS	4
+
+struct fhook_gbucket {
+	struct task_struct *task[FHOOK_GRAPH_WAYS];
+	struct fhook_gstack *stack[FHOOK_GRAPH_WAYS];
+};
+
+/* The shadow stacks of the one user; outlives its use while draining. */
+struct fhook_gpool {
+	raw_spinlock_t lock;
+	struct fhook_gstack *free;
+	struct fhook_gstack *stacks;	/* [nr] */
+	unsigned int nr;
+	unsigned int max_depth;
+	bool no_irqs;
+	/*
+	 * false: the last steal found no idle stack, and no task has left
+	 * the graph since (a task entering then counts itself missed at
+	 * once, without scanning the pool under its lock)
+	 */
+	bool maybe_idle;
+	const struct fhook_fgraph_ops *ops;
+	/* what the callbacks get; NULL once detached */
+	void *user;
+	struct fhook_gbucket buckets[1 << FHOOK_GRAPH_BUCKET_BITS];
+};
+
+static_assert(__alignof__(struct task_struct) > FHOOK_GS_ACTIVE);
+
+static __always_inline unsigned long fhook_gs_own(struct task_struct *t, unsigned long active)
+{
+	return (unsigned long)t | active;
+}
+
+static __always_inline struct task_struct *fhook_gs_task(struct fhook_gstack *gs)
+{
+	return (struct task_struct *)(READ_ONCE(gs->own) & ~FHOOK_GS_ACTIVE);
+}
+
+/*
+ * The pool in use or draining (NULL: none).  Its trampoline and stacks
+ * are reached by returns until it is freed.
+ */
+static struct fhook_gpool *fhook_gpool;
+static DEFINE_MUTEX(fhook_gpool_lock);		/* fhook_gpool changes */
+DEFINE_PER_CPU(int, fhook_fgraph_busy);
+DEFINE_PER_CPU(struct fhook_gstack *, fhook_fgraph_pending);
+static struct tracepoint *fhook_tp_switch;
+static bool fhook_switch_registered;
+
+static __always_inline struct fhook_gbucket *fhook_gbucket(struct fhook_gpool *g,
+							   struct task_struct *t)
+{
+	return &g->buckets[hash_ptr(t, FHOOK_GRAPH_BUCKET_BITS)];
+}
+
+/*
+ * The shadow stack of @t, or NULL.  Lockless (see the top of the file):
+ * a stack that is not @t's (taken from @t meanwhile) counts as none.
+ */
+static __always_inline struct fhook_gstack *fhook_gstack_find(struct fhook_gpool *g,
+							      struct task_struct *t)
+{
+	struct fhook_gbucket *b = fhook_gbucket(g, t);
+	struct fhook_gstack *gs;
+	int w;
+
+	for (w = 0; w < FHOOK_GRAPH_WAYS; w++) {
+		/* pairs with the release in fhook_gstack_get(): stack set */
+		if (smp_load_acquire(&b->task[w]) == t) {
+			gs = READ_ONCE(b->stack[w]);
+			return fhook_gs_task(gs) == t ? gs : NULL;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * current's stack while current is inside the graph, else NULL.  Only
+ * current leaves the graph (its return, or its death): the stack and its
+ * depth stay its own, unlike an idle stack, which a thief may take (and
+ * push on) right after any look at it.
+ */
+static __always_inline struct fhook_gstack *fhook_gstack_active(struct fhook_gpool *g)
+{
+	struct fhook_gstack *gs = fhook_gstack_find(g, current);
+
+	return gs && READ_ONCE(gs->own) == fhook_gs_own(current, FHOOK_GS_ACTIVE) ? gs : NULL;
+}
+
+/* Unlink @gs from its task's bucket; under the pool lock. */
+static notrace void fhook_gstack_unlink(struct fhook_gpool *g, struct fhook_gstack *gs)
+{
+	WRITE_ONCE(fhook_gbucket(g, fhook_gs_task(gs))->task[gs->way], NULL);
+}
+
+/*
+ * An idle stack of another task, taken from it (the pool is used up):
+ * its task, which may try to take it back at this moment, loses the
+ * cmpxchg and asks for a stack here, under the lock we hold.
+ */
+static notrace struct fhook_gstack *fhook_gstack_steal(struct fhook_gpool *g)
+{
+	unsigned int i;
+
+	for (i = 0; i < g->nr; i++) {
+		struct fhook_gstack *gs = &g->stacks[i];
+		unsigned long idle = READ_ONCE(gs->own);
+
+		if (idle && !(idle & FHOOK_GS_ACTIVE) &&
+		    cmpxchg(&gs->own, idle, fhook_gs_own(current, FHOOK_GS_ACTIVE)) == idle) {
+			/* the old task's pair (fhook_gs_task() names the thief now) */
+			WRITE_ONCE(fhook_gbucket(g, (struct task_struct *)idle)->task[gs->way], NULL);
+			return gs;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * A stack for current, entering the graph, active; NULL when none is left
+ * (free or idle) or its bucket is full.
+ */
+static notrace struct fhook_gstack *fhook_gstack_get(struct fhook_gpool *g)
+{
+	struct task_struct *t = current;
+	struct fhook_gbucket *b = fhook_gbucket(g, t);
+	struct fhook_gstack *gs = NULL;
+	unsigned long flags;
+	int w;
+
+	raw_spin_lock_irqsave(&g->lock, flags);
+	/*
+	 * Its own stack still: not expected (a failed lookup or cmpxchg means
+	 * the pair went under this lock), but a second pair would be lost.
+	 */
+	for (w = 0; w < FHOOK_GRAPH_WAYS; w++) {
+		if (b->task[w] == t) {
+			gs = b->stack[w];
+			WRITE_ONCE(gs->own, fhook_gs_own(t, FHOOK_GS_ACTIVE));
+			goto unlock;
+		}
+	}
+	for (w = 0; w < FHOOK_GRAPH_WAYS && b->task[w]; w++)
+		;
+	if (w == FHOOK_GRAPH_WAYS)
+		goto unlock;
+	gs = g->free;
+	if (gs) {
+		g->free = gs->next_free;
+		WRITE_ONCE(gs->own, fhook_gs_own(t, FHOOK_GS_ACTIVE));
+	} else {
+		if (!READ_ONCE(g->maybe_idle))
+			goto unlock;
+		WRITE_ONCE(g->maybe_idle, false);
+		/*
+		 * (C) pairs with (D): either the scan sees a stack that went
+		 * idle or its task sees maybe_idle false and sets it again
+		 */
+		smp_mb();
+		/* (active and ours already) */
+		gs = fhook_gstack_steal(g);
+		if (!gs)
+			goto unlock;
+		WRITE_ONCE(g->maybe_idle, true);	/* there may be more */
+	}
+	gs->depth = 0;
+	gs->pending = -1;
+	gs->way = w;
+	WRITE_ONCE(b->stack[w], gs);
+	/* pairs with the acquire in fhook_gstack_find(): stack set first */
+	smp_store_release(&b->task[w], t);
+unlock:
+	raw_spin_unlock_irqrestore(&g->lock, flags);
+	return gs;
+}
+
+/* Give @gs back (its task died); under the pool lock. */
+static notrace void __fhook_gstack_put(struct fhook_gpool *g, struct fhook_gstack *gs)
+{
+	fhook_gstack_unlink(g, gs);
+	WRITE_ONCE(gs->own, 0);
+	gs->next_free = g->free;
+	g->free = gs;
+}
+
+/*
+ * From the user's ftrace_ops callbacks: the call of @ip (its registers
+ * @fregs, return address at their stack pointer), treated as @mode says.
+ */
+notrace void fhook_fgraph_call(unsigned long ip, unsigned long parent_ip,
+			       struct ftrace_regs *fregs, enum fhook_fgraph_mode mode)
+{
+	struct fhook_gpool *g = READ_ONCE(fhook_gpool);
+	unsigned int pc = preempt_count();
+	bool irqs_off = irqs_disabled();
+	struct fhook_gstack *gs;
+	struct fhook_gframe *f;
+	struct pt_regs *regs;
+	unsigned long *slot;
+	unsigned int i;
+	void *user;
+	int bit;
+
+	/* NMIs stay out: a frame pushed there could race the task's own push */
+	if (unlikely(!g || in_nmi()))
+		return;
+	/*
+	 * The common case first, without a lock or a flag: a call no task
+	 * traces (a task outside the graph, or past the depth limit).  Only
+	 * the task itself changes its stack and depth (interrupts on its
+	 * CPU put the depth back before they return).
+	 */
+	gs = fhook_gstack_active(g);
+	i = gs ? READ_ONCE(gs->depth) : 0;
+	if (i ? i >= g->max_depth : mode != FHOOK_FG_ENTER)
+		return;
+	/*
+	 * A dead task gives its stack back in fhook_fgraph_on_switch(), inside
+	 * __schedule(): what it calls from then on (the tracepoint's iterator
+	 * that calls us, with a second sched_switch probe) returns after that,
+	 * so it gets no frame.  What it called before never returns.
+	 */
+	if (unlikely(READ_ONCE(current->__state) == TASK_DEAD))
+		return;
+	/* also disables preemption */
+	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (bit < 0)
+		return;
+	if (__this_cpu_read(fhook_fgraph_busy))
+		goto out;
+	__this_cpu_write(fhook_fgraph_busy, 1);
+	user = READ_ONCE(g->user);
+	if (unlikely(!user))
+		goto done;
+	regs = fhook_fregs_partial(fregs);
+	slot = (unsigned long *)kernel_stack_pointer(regs);
+	/* again: an interrupt on this CPU may have come and gone meanwhile */
+	gs = fhook_gstack_find(g, current);
+	if (!gs || READ_ONCE(gs->own) != fhook_gs_own(current, FHOOK_GS_ACTIVE)) {
+		/*
+		 * Entering the graph: the task's idle stack if still its own
+		 * (see fhook_gstack_active(): its depth may be another's now)
+		 */
+		if (mode != FHOOK_FG_ENTER || (g->no_irqs && in_hardirq()) || !g->ops->admit(user))
+			goto done;
+		if (!gs || cmpxchg(&gs->own, fhook_gs_own(current, 0),
+				   fhook_gs_own(current, FHOOK_GS_ACTIVE)) != fhook_gs_own(current, 0))
+			gs = fhook_gstack_get(g);
+		if (!gs) {
+			g->ops->missed(user);
+			goto done;
+		}
+	} else {
+		i = gs->depth;
+		/*
+		 * Another ops' callback already pushed this call (see top):
+		 * the same function at the same return address.  A tail call
+		 * (jmp) has the same return address but another function: it
+		 * gets its own frame, whose return address is the trampoline.
+		 */
+		if (i && ((gs->frames[i - 1].slot == slot && gs->frames[i - 1].func == ip) ||
+			  (gs->frames[i - 1].flags & FHOOK_GF_NOTRACE)))
+			goto done;
+		if (i >= g->max_depth || (g->no_irqs && in_hardirq()))
+			goto done;
+	}
+
+	i = gs->depth;
+	/* reserve first: an interrupt's calls nest above this frame */
+	WRITE_ONCE(gs->depth, i + 1);
+	barrier();
+	f = &gs->frames[i];
+	f->slot = slot;
+	f->func = ip;
+	f->ret = READ_ONCE(*slot);
+	if (mode == FHOOK_FG_NOTRACE) {
+		f->flags = FHOOK_GF_NOTRACE;
+	} else {
+		f->flags = 0;
+		g->ops->entry(user, gs, f, i, regs, pc, irqs_off);
+	}
+	/* the frame is complete before any return can find it */
+	barrier();
+	WRITE_ONCE(*slot, (unsigned long)fhook_graph_return);
+done:
+	__this_cpu_write(fhook_fgraph_busy, 0);
+out:
+	ftrace_test_recursion_unlock(bit);
+}
+
+/*
+ * fhook_ring_reserve(): a record is about to be made on this CPU while
+ * the user holds one back for the task here; that one goes first.  Not
+ * from an NMI (it may have come in the middle of a push) nor from inside
+ * our own handlers (they put it in order themselves).
+ */
+notrace void fhook_fgraph_flush(void)
+{
+	struct fhook_gstack *gs = __this_cpu_read(fhook_fgraph_pending);
+	struct fhook_gpool *g = READ_ONCE(fhook_gpool);
+
+	if (!gs || !g || in_nmi() || __this_cpu_read(fhook_fgraph_busy))
+		return;
+	__this_cpu_write(fhook_fgraph_busy, 1);
+	g->ops->flush(READ_ONCE(g->user), gs);
+	__this_cpu_write(fhook_fgraph_busy, 0);
+}
+
+/*
+ * tramp.S: a function of the graph returned, with the stack pointer @sp
+ * (just above its return address's slot) and %rax = @retval.  Returns
+ * where it was to return to.
+ */
+asmlinkage notrace unsigned long fhook_graph_exit(unsigned long sp, unsigned long retval)
+{
+	unsigned long *slot = (unsigned long *)sp - 1;
+	struct fhook_gpool *g = READ_ONCE(fhook_gpool);
+	unsigned int pc = preempt_count();
+	bool irqs_off = irqs_disabled();
+	struct fhook_gstack *gs;
+	unsigned long ret;
+	int i = -1, busy;
+	u64 now;
+
+	/* the user's records go to this CPU's ring; the busy flag is this CPU's */
+	preempt_disable_notrace();
+	busy = __this_cpu_read(fhook_fgraph_busy);
+	__this_cpu_write(fhook_fgraph_busy, 1);
+	/* (the clocksource's read function may be traced: after the flag) */
+	now = ktime_get_mono_fast_ns();
+	gs = g ? fhook_gstack_find(g, current) : NULL;
+	if (gs) {
+		for (i = READ_ONCE(gs->depth) - 1; i >= 0; i--)
+			if (gs->frames[i].slot == slot)
+				break;
+	}
+	if (unlikely(i < 0))
+		/* nowhere to go: fgraph's ftrace_return_to_handler() does the same */
+		panic("fhook: return address of task %d at %p lost\n", current->pid, slot);
+	ret = gs->frames[i].ret;
+	g->ops->ret(READ_ONCE(g->user), gs, &gs->frames[i], i, retval, now, pc, irqs_off);
+	/* the frame (and any above it, see top) is done */
+	WRITE_ONCE(gs->depth, i);
+	/* out of the graph: the task keeps its stack for its next call */
+	if (!i) {
+		/* pairs with a thief's cmpxchg (fhook_gstack_steal()): depth 0 first */
+		smp_store_release(&gs->own, fhook_gs_own(current, 0));
+		smp_mb();	/* (D) pairs with (C) in fhook_gstack_get() */
+		if (unlikely(!READ_ONCE(g->maybe_idle)))
+			WRITE_ONCE(g->maybe_idle, true);
+	}
+	__this_cpu_write(fhook_fgraph_busy, busy);
+	preempt_enable_notrace();
+	return ret;
+}
+
+/*
+ * TP_PROTO(bool preempt, struct task_struct *prev, struct task_struct *next,
+ * unsigned int prev_state): what the user holds back for prev (current)
+ * is written as it leaves the CPU; a dying task gives its stack back at its last switch (frames it
+ * died inside never return; from TASK_DEAD on it pushes none, see
+ * fhook_fgraph_call()).
+ */
+static notrace void fhook_fgraph_on_switch(void *data, bool preempt, struct task_struct *prev,
+					   struct task_struct *next, unsigned int prev_state)
+{
+	struct fhook_gpool *g = READ_ONCE(fhook_gpool);
+	struct fhook_gstack *gs;
+	unsigned long flags;
+	int busy;
+
+	/* prev (current) leaves the CPU: what is held back for it goes first */
+	if (unlikely(__this_cpu_read(fhook_fgraph_pending)))
+		fhook_fgraph_flush();
+	if (!g || READ_ONCE(prev->__state) != TASK_DEAD)
+		return;
+	gs = fhook_gstack_find(g, prev);
+	if (!gs)
+		return;
+	busy = __this_cpu_read(fhook_fgraph_busy);
+	__this_cpu_write(fhook_fgraph_busy, 1);
+	raw_spin_lock_irqsave(&g->lock, flags);
+	/* (an idle stack may have been stolen meanwhile) */
+	if (fhook_gs_task(gs) == prev)
+		__fhook_gstack_put(g, gs);
+	raw_spin_unlock_irqrestore(&g->lock, flags);
+	__this_cpu_write(fhook_fgraph_busy, busy);
+}
+
+/*
+ * Put back every pending return address that still holds the trampoline;
+ * true when no frame is left that will return through it.
+ */
+static bool fhook_fgraph_restore(struct fhook_gpool *g)
+{
+	unsigned long tramp = (unsigned long)fhook_graph_return;
+	bool done = true;
+	unsigned long flags;
+	unsigned int s;
+	int i;
+
+	raw_spin_lock_irqsave(&g->lock, flags);
+	for (s = 0; s < g->nr; s++) {
+		struct fhook_gstack *gs = &g->stacks[s];
+
+		if (!READ_ONCE(gs->own))
+			continue;
+		for (i = READ_ONCE(gs->depth) - 1; i >= 0; i--) {
+			struct fhook_gframe *f = &gs->frames[i];
+
+			if (f->flags & FHOOK_GF_RESTORED)
+				continue;
+			/*
+			 * A frame returning right now may be restored after its
+			 * return: the word is then below the stack pointer,
+			 * about to be overwritten by the trampoline's own saves.
+			 */
+			if (cmpxchg(f->slot, tramp, f->ret) == tramp)
+				f->flags |= FHOOK_GF_RESTORED;
+			else
+				done = false;
+		}
+	}
+	raw_spin_unlock_irqrestore(&g->lock, flags);
+	return done;
+}
+
+static void fhook_gpool_free(struct fhook_gpool *g)
+{
+	/* returns still on the trampoline's code, preempted there or not */
+	synchronize_rcu_tasks_rude();
+	synchronize_rcu_tasks();
+	/* the switch probe goes with the pool, under the lock a start takes */
+	mutex_lock(&fhook_gpool_lock);
+	WRITE_ONCE(fhook_gpool, NULL);
+	if (fhook_switch_registered) {
+		tracepoint_probe_unregister(fhook_tp_switch, (void *)fhook_fgraph_on_switch, NULL);
+		fhook_switch_registered = false;
+		tracepoint_synchronize_unregister();
+	}
+	mutex_unlock(&fhook_gpool_lock);
+	vfree(g->stacks);
+	kvfree(g);
+}
+
+/*
+ * The pool left when calls were still inside at stop (fhook_gpool),
+ * freed once they have returned.  It holds a module reference meanwhile;
+ * module exit waits for the work's last run to leave this function.
+ */
+static void fhook_gpool_drain(struct work_struct *work);
+static DECLARE_DELAYED_WORK(fhook_gpool_drain_work, fhook_gpool_drain);
+
+static void fhook_gpool_drain(struct work_struct *work)
+{
+	struct fhook_gpool *g = READ_ONCE(fhook_gpool);
+
+	if (!fhook_fgraph_restore(g)) {
+		queue_delayed_work(system_long_wq, &fhook_gpool_drain_work, HZ / 10);
+		return;
+	}
+	pr_info("graph: the last traced call has returned\n");
+	fhook_gpool_free(g);
+	module_put(THIS_MODULE);
+}
+
+static struct fhook_gpool *fhook_gpool_create(const struct fhook_fgraph_cfg *cfg)
+{
+	unsigned int i, nr = cfg->nr_stacks;
+	struct fhook_gpool *g;
+
+	g = kvzalloc(sizeof(*g), GFP_KERNEL_ACCOUNT);
+	if (!g)
+		return NULL;
+	g->stacks = __vmalloc(array_size(nr, sizeof(*g->stacks)), GFP_KERNEL_ACCOUNT);
+	if (!g->stacks) {
+		kvfree(g);
+		return NULL;
+	}
+	raw_spin_lock_init(&g->lock);
+	g->nr = nr;
+	for (i = 0; i < nr; i++) {
+		g->stacks[i].own = 0;
+		g->stacks[i].next_free = i + 1 < nr ? &g->stacks[i + 1] : NULL;
+	}
+	g->free = &g->stacks[0];
+	g->maybe_idle = true;
+	g->max_depth = cfg->max_depth;
+	g->no_irqs = cfg->no_irqs;
+	return g;
+}
+
+/*
+ * A pool of shadow stacks for @user, whose callbacks are @ops; EBUSY
+ * while another is in use or draining.  The user's ops come after this.
+ */
+int fhook_fgraph_start(const struct fhook_fgraph_ops *ops, void *user,
+		       const struct fhook_fgraph_cfg *cfg)
+{
+	struct fhook_gpool *g;
+	int ret;
+
+	if (!fhook_tp_switch)
+		return -EOPNOTSUPP;
+	if (!cfg->nr_stacks || !cfg->max_depth || cfg->max_depth > FHOOK_GRAPH_MAX_DEPTH)
+		return -EINVAL;
+	g = fhook_gpool_create(cfg);
+	if (!g)
+		return -ENOMEM;
+	g->ops = ops;
+	g->user = user;
+	mutex_lock(&fhook_gpool_lock);
+	ret = -EBUSY;
+	if (fhook_gpool)
+		goto err_pool;
+	/* (under the lock: a pool being freed unregisters it under it too) */
+	if (!fhook_switch_registered) {
+		ret = tracepoint_probe_register(fhook_tp_switch, (void *)fhook_fgraph_on_switch,
+						NULL);
+		if (ret)
+			goto err_pool;
+		fhook_switch_registered = true;
+	}
+	WRITE_ONCE(fhook_gpool, g);
+	mutex_unlock(&fhook_gpool_lock);
+	return 0;
+
+err_pool:
+	mutex_unlock(&fhook_gpool_lock);
+	vfree(g->stacks);
+	kvfree(g);
+	return ret;
+}
+
+/* Is the pool in use @user's (not detached)? */
+bool fhook_fgraph_is_user(void *user)
+{
+	bool mine;
+
+	mutex_lock(&fhook_gpool_lock);
+	mine = fhook_gpool && READ_ONCE(fhook_gpool->user) == user;
+	mutex_unlock(&fhook_gpool_lock);
+	return mine;
+}
+
+/* The user of the pool in use, or NULL; lockless, for the user's own paths. */
+notrace void *fhook_fgraph_user(void)
+{
+	struct fhook_gpool *g = READ_ONCE(fhook_gpool);
+
+	return g ? READ_ONCE(g->user) : NULL;
+}
+
+/*
+ * After the user's ops are gone: its callbacks get a NULL user from now
+ * on (those running finish in fhook_fgraph_stop()'s grace periods).
+ */
+void fhook_fgraph_detach(void)
+{
+	int cpu;
+
+	WRITE_ONCE(fhook_gpool->user, NULL);
+	/* what is held back is never written now; flushes finish in the grace period */
+	for_each_possible_cpu(cpu)
+		per_cpu(fhook_fgraph_pending, cpu) = NULL;
+}
+
+/*
+ * After fhook_fgraph_detach(): put the return addresses back and free the
+ * pool, now or once the last call inside has returned.  @stuck: ftrace
+ * kept one of the user's ops, whose callbacks may still push: keep it all.
+ */
+void fhook_fgraph_stop(bool stuck)
+{
+	struct fhook_gpool *g = fhook_gpool;
+
+	/*
+	 * callbacks with preemption off, and returns through the trampoline
+	 * where RCU is not watching (idle entry and exit), as the other
+	 * trampolines wait for them (around.c)
+	 */
+	synchronize_rcu();
+	synchronize_rcu_tasks_rude();
+	if (stuck) {
+		pr_err("graph: ops still registered, the call graph stays\n");
+		__module_get(THIS_MODULE);
+		return;
+	}
+	if (fhook_fgraph_restore(g)) {
+		fhook_gpool_free(g);
+		return;
+	}
+	pr_info("graph: calls still inside hold the trampoline, freed when they return\n");
+	__module_get(THIS_MODULE);
+	queue_delayed_work(system_long_wq, &fhook_gpool_drain_work, HZ / 10);
+}
+
+static void fhook_fgraph_find_tp(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sched_switch"))
+		fhook_tp_switch = tp;
+}
+
+int fhook_fgraph_setup(void)
+{
+	for_each_kernel_tracepoint(fhook_fgraph_find_tp, NULL);
+	if (!fhook_tp_switch)
+		pr_warn("sched_switch tracepoint not found: no call graphs\n");
+	return 0;
+}
+
+/*
+ * Module exit: a draining pool holds a module reference, so none is left;
+ * the drain's last run may still be returning from module_put().
+ */
+void fhook_fgraph_teardown(void)
+{
+	cancel_delayed_work_sync(&fhook_gpool_drain_work);
+	WARN_ON_ONCE(READ_ONCE(fhook_gpool));
+}
