@@ -30,6 +30,9 @@ TOP      := $(CURDIR)
 BUILD    := $(TOP)/build
 TARGETS  := $(BUILD)/kernels/targets
 KSRC     := $(wildcard $(TOP)/kmod/*.c $(TOP)/kmod/*.h $(TOP)/kmod/*.S) $(TOP)/kmod/Kbuild
+# what differs between CPUs: kmod/arch/<arch>/, linked file by file (the
+# objects go beside the links, not into the tree)
+KARCH_SRC := $(wildcard $(TOP)/kmod/arch/*/*)
 TESTMOD_SRC := $(wildcard $(TOP)/vmtests/testmod/*.c $(TOP)/vmtests/testmod/*.h) $(TOP)/vmtests/testmod/Kbuild
 EXAMPLES_SRC := $(wildcard $(TOP)/examples/*.c) $(TOP)/examples/Kbuild
 KHOOKTEST_SRC := $(wildcard $(TOP)/vmtests/khooktest/*.c) $(TOP)/vmtests/khooktest/Kbuild
@@ -57,6 +60,7 @@ define build_module
 	rel=$(1); hdr=$(2); out=$(BUILD)/kmod/$$rel; \
 	mkdir -p $$out && \
 	for f in $(KSRC); do ln -sf $$f $$out/; done && \
+	for f in $(KARCH_SRC); do a=$${f#$(TOP)/kmod/}; mkdir -p $$out/$${a%/*}; ln -sf $$f $$out/$$a; done && \
 	$(MAKE) -C $$hdr M=$$out FHOOK_SHARED=$(TOP)/shared FHOOK_INCLUDE=$(TOP)/include \
 		FHOOK_VERSION_FILE=$(TOP)/VERSION $(KBUILD_EXTRA) modules && \
 	echo "  module   $$out/fhook.ko"
@@ -152,7 +156,7 @@ test-full:
 lint:
 	@cp=$(BUILD)/tools/checkpatch/checkpatch.pl; \
 	[ -f $$cp ] || { echo "checkpatch.pl missing: run 'sudo make setup'"; exit 1; }; \
-	perl $$cp --no-tree --terse -f $(wildcard kmod/*.c kmod/*.h kmod/*.S) shared/fhook_abi.h include/fhook/khook.h $(filter-out $(TRACE_PRINTK_EXAMPLE),$(wildcard examples/*.c vmtests/khooktest/*.c)) vmtests/testmod/fhook_testmod.c vmtests/testmod/fhook_failunreg.c vmtests/testmod/fhook_linger.c && \
+	perl $$cp --no-tree --terse -f $(wildcard kmod/*.c kmod/*.h kmod/*.S kmod/arch/*/*.[chS]) shared/fhook_abi.h include/fhook/khook.h $(filter-out $(TRACE_PRINTK_EXAMPLE),$(wildcard examples/*.c vmtests/khooktest/*.c)) vmtests/testmod/fhook_testmod.c vmtests/testmod/fhook_failunreg.c vmtests/testmod/fhook_linger.c && \
 	perl $$cp --no-tree --terse --ignore TRACE_PRINTK -f $(TRACE_PRINTK_EXAMPLE)
 	@# W=1 with every warning an error: nothing to rebuild when the modules
 	@# were built so already (scripts/test.sh builds them that way)

@@ -27,7 +27,6 @@
 
 #include <linux/module.h>
 #include <linux/uaccess.h>
-#include <asm/ibt.h>
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
 #include <linux/workqueue.h>
@@ -93,18 +92,6 @@ int fhook_around_add(struct fhook_around *a, const struct fhook_around_ops *ops,
 	return a->slot < 0 ? -ENOSPC : 0;
 }
 
-/* The fentry site of the function at @func (or @func, if it is one). */
-int fhook_fentry_site(unsigned long func, unsigned long *fentry)
-{
-	u32 insn;
-
-	/* with IBT, the fentry call follows the ENDBR (or its poison) */
-	if (copy_from_kernel_nofault(&insn, (void *)func, sizeof(insn)))
-		return -EFAULT;
-	*fentry = is_endbr(insn) ? func + 4 : func;
-	return 0;
-}
-
 /*
  * The function @a hooks is at @func: its body after the fentry call is
  * where calls without a replacement go, and where fhook_orig_N continues.
@@ -112,7 +99,7 @@ int fhook_fentry_site(unsigned long func, unsigned long *fentry)
 int fhook_around_set_body(struct fhook_around *a, unsigned long func)
 {
 	unsigned long fentry;
-	int ret = fhook_fentry_site(func, &fentry);
+	int ret = fhook_arch_fentry_site(func, &fentry);
 
 	if (ret)
 		return ret;

@@ -44,30 +44,6 @@ struct fhook_ubuf {
 
 static struct fhook_ubuf __percpu *fhook_ubufs;
 
-static const u16 fhook_reg_offset[FHOOK_REG_MAX] = {
-	[FHOOK_REG_AX] = offsetof(struct pt_regs, ax),
-	[FHOOK_REG_BX] = offsetof(struct pt_regs, bx),
-	[FHOOK_REG_CX] = offsetof(struct pt_regs, cx),
-	[FHOOK_REG_DX] = offsetof(struct pt_regs, dx),
-	[FHOOK_REG_SI] = offsetof(struct pt_regs, si),
-	[FHOOK_REG_DI] = offsetof(struct pt_regs, di),
-	[FHOOK_REG_BP] = offsetof(struct pt_regs, bp),
-	[FHOOK_REG_SP] = offsetof(struct pt_regs, sp),
-	[FHOOK_REG_R8] = offsetof(struct pt_regs, r8),
-	[FHOOK_REG_R9] = offsetof(struct pt_regs, r9),
-	[FHOOK_REG_R10] = offsetof(struct pt_regs, r10),
-	[FHOOK_REG_R11] = offsetof(struct pt_regs, r11),
-	[FHOOK_REG_R12] = offsetof(struct pt_regs, r12),
-	[FHOOK_REG_R13] = offsetof(struct pt_regs, r13),
-	[FHOOK_REG_R14] = offsetof(struct pt_regs, r14),
-	[FHOOK_REG_R15] = offsetof(struct pt_regs, r15),
-	[FHOOK_REG_IP] = offsetof(struct pt_regs, ip),
-	[FHOOK_REG_FLAGS] = offsetof(struct pt_regs, flags),
-	[FHOOK_REG_CS] = offsetof(struct pt_regs, cs),
-	[FHOOK_REG_SS] = offsetof(struct pt_regs, ss),
-	[FHOOK_REG_ORIG_AX] = offsetof(struct pt_regs, orig_ax),
-};
-
 int fhook_fetch_init(void)
 {
 	int cpu;
@@ -256,11 +232,8 @@ static int fhook_prog_check_part(const struct fhook_prog *prog, u32 from, u32 to
  */
 static void fhook_prog_find_reg_fields(struct fhook_prog *prog)
 {
-	static const u8 arg_regs[] = { FHOOK_REG_DI, FHOOK_REG_SI, FHOOK_REG_DX,
-				       FHOOK_REG_CX, FHOOK_REG_R8, FHOOK_REG_R9 };
 	u32 i, n = 0;
 
-	BUILD_BUG_ON(ARRAY_SIZE(arg_regs) != FHOOK_REG_ARGS);
 	if (prog->len % 2 || prog->len / 2 > FHOOK_MAX_REG_FIELDS)
 		return;
 	for (i = 0; i < prog->len; i += 2) {
@@ -270,9 +243,9 @@ static void fhook_prog_find_reg_fields(struct fhook_prog *prog)
 		if (st->op != FHOOK_OP_ST_RAW || st->imm)
 			return;
 		if (load->op == FHOOK_OP_REG)
-			f->reg = fhook_reg_offset[load->arg];
-		else if (load->op == FHOOK_OP_ARG && load->arg <= ARRAY_SIZE(arg_regs))
-			f->reg = fhook_reg_offset[arg_regs[load->arg - 1]];
+			f->reg = fhook_arch_reg_offset[load->arg];
+		else if (load->op == FHOOK_OP_ARG && load->arg <= FHOOK_REG_ARGS)
+			f->reg = fhook_arch_reg_offset[fhook_arch_arg_regs[load->arg - 1]];
 		else
 			return;
 		f->dst = st->dst;
@@ -366,14 +339,11 @@ struct fhook_prog *fhook_prog_load(const struct fhook_probe_add *pa, bool ret_pr
  */
 bool fhook_prog_needs_all_regs(const struct fhook_prog *prog)
 {
-	static const u32 partial = BIT(FHOOK_REG_AX) | BIT(FHOOK_REG_CX) | BIT(FHOOK_REG_DX) |
-				   BIT(FHOOK_REG_SI) | BIT(FHOOK_REG_DI) | BIT(FHOOK_REG_BP) |
-				   BIT(FHOOK_REG_SP) | BIT(FHOOK_REG_R8) | BIT(FHOOK_REG_R9) |
-				   BIT(FHOOK_REG_IP) | BIT(FHOOK_REG_ORIG_AX);
 	u32 i;
 
 	for (i = 0; i < prog->len; i++)
-		if (prog->insns[i].op == FHOOK_OP_REG && !(partial & BIT(prog->insns[i].arg)))
+		if (prog->insns[i].op == FHOOK_OP_REG &&
+		    !(FHOOK_ARCH_PARTIAL_REGS & BIT(prog->insns[i].arg)))
 			return true;
 	return false;
 }
@@ -452,7 +422,7 @@ notrace void fhook_prog_run(const struct fhook_prog *prog, u32 from, u32 to,
 	for (; in < end; in++) {
 		switch (in->op) {
 		case FHOOK_OP_REG:
-			val = *(unsigned long *)((u8 *)regs + fhook_reg_offset[in->arg]);
+			val = fhook_arch_reg(regs, in->arg);
 			continue;
 		case FHOOK_OP_ARG:
 			val = regs_get_kernel_argument(regs, in->arg - 1);
@@ -460,8 +430,9 @@ notrace void fhook_prog_run(const struct fhook_prog *prog, u32 from, u32 to,
 		case FHOOK_OP_STACK:
 			if (!c->user) {
 				val = regs_get_kernel_stack_nth(regs, in->arg);
-			} else if (!fault && fhook_copy_user(&val, regs->sp + 8UL * in->arg,
-							     sizeof(val), c->may_fault)) {
+			} else if (!fault &&
+				   fhook_copy_user(&val, fhook_arch_user_stack_word(regs, in->arg),
+						   sizeof(val), c->may_fault)) {
 				fault = true;
 			}
 			continue;

@@ -301,7 +301,7 @@ notrace void fhook_fgraph_call(unsigned long ip, unsigned long parent_ip,
 	if (unlikely(!user))
 		goto done;
 	regs = fhook_fregs_partial(fregs);
-	slot = (unsigned long *)kernel_stack_pointer(regs);
+	slot = fhook_arch_return_slot(regs);
 	/* again: an interrupt on this CPU may have come and gone meanwhile */
 	gs = fhook_gstack_find(g, current);
 	if (!gs || READ_ONCE(gs->own) != fhook_gs_own(current, FHOOK_GS_ACTIVE)) {

@@ -57,6 +57,7 @@
 #include <fhook_abi.h>
 
 #include "compat.h"
+#include "arch.h"
 
 /* from the top-level VERSION file (Kbuild) */
 #ifndef FHOOK_VERSION
@@ -116,9 +117,6 @@ struct fhook_reg_field {
 };
 
 #define FHOOK_MAX_REG_FIELDS	8
-/* $arg1..$argN in registers (x86-64: di, si, dx, cx, r8, r9); later ones on the stack */
-#define FHOOK_REG_ARGS		6
-
 struct fhook_prog {
 	u32 len;
 	u32 entry_len;		/* kretprobe: insns run at function entry */
@@ -552,7 +550,6 @@ int fhook_around_add(struct fhook_around *a, const struct fhook_around_ops *ops,
 		     unsigned long target, u32 stack_args, bool module);
 u32 fhook_around_used(void);
 u32 fhook_direct_used(void);
-int fhook_fentry_site(unsigned long func, unsigned long *fentry);
 int fhook_around_set_body(struct fhook_around *a, unsigned long func);
 unsigned long fhook_around_orig(struct fhook_around *a);
 extern unsigned long fhook_around_bodies[];

@@ -199,7 +199,7 @@ static notrace void fhook_hook_callback(unsigned long ip, unsigned long parent_i
 	if (h->action == FHOOK_HOOK_AROUND) {
 		/* the trampoline decides, with the arguments it saved */
 		if (likely(fhook_around_at(&h->around, ip)))
-			regs->ip = fhook_around_tramps[h->around.slot];
+			instruction_pointer_set(regs, fhook_around_tramps[h->around.slot]);
 		else
 			fhook_count(&c->missed);
 		goto out;
@@ -215,10 +215,10 @@ static notrace void fhook_hook_callback(unsigned long ip, unsigned long parent_i
 	}
 	fhook_count(&c->hits);
 	if (h->action == FHOOK_HOOK_RETURN) {
-		regs->ax = h->retval;
-		regs->ip = (unsigned long)fhook_hook_return;
+		regs_set_return_value(regs, h->retval);
+		instruction_pointer_set(regs, (unsigned long)fhook_hook_return);
 	} else {
-		regs->ip = h->redirect;
+		instruction_pointer_set(regs, h->redirect);
 	}
 	if (h->flags & FHOOK_HOOK_F_RECORD)
 		fhook_hook_write(p, ip, parent_ip,
@@ -417,7 +417,7 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 	if (h->redirect)
 		sprint_symbol(h->redirect_sym, h->redirect);
 	hp->hook = h;
-	ret = fhook_fentry_site(h->addr, &h->fentry);
+	ret = fhook_arch_fentry_site(h->addr, &h->fentry);
 	if (ret)
 		return ret;
 	/* from now on an unload of its module or its target's is seen */

@@ -73,7 +73,7 @@ static notrace void fhook_khook_callback(unsigned long ip, unsigned long parent_
 
 	/* the trampoline runs the handlers and the replacement */
 	if (likely(regs && !READ_ONCE(k->stuck) && fhook_around_at(&k->around, ip)))
-		regs->ip = fhook_around_tramps[k->around.slot];
+		instruction_pointer_set(regs, fhook_around_tramps[k->around.slot]);
 }
 
 /*

@@ -103,13 +103,11 @@ static notrace void fhook_graph_rec_entry(struct fhook_graph_probe *gp, unsigned
 		r->depth = depth;
 		r->nr_args = 0;
 		if (args) {
+			unsigned int i;
+
 			r->nr_args = FHOOK_GRAPH_NR_ARGS;
-			r->args[0] = args->di;
-			r->args[1] = args->si;
-			r->args[2] = args->dx;
-			r->args[3] = args->cx;
-			r->args[4] = args->r8;
-			r->args[5] = args->r9;
+			for (i = 0; i < FHOOK_GRAPH_NR_ARGS; i++)
+				r->args[i] = regs_get_kernel_argument(args, i);
 		}
 		fhook_count(&c->written);
 	}

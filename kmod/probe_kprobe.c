@@ -379,7 +379,7 @@ static notrace void fhook_kprobe_fentry_callback(unsigned long ip, unsigned long
 {
 	struct fhook_probe *p = &container_of(op, struct fhook_kprobe_probe, ops)->p;
 	struct pt_regs *regs = fhook_fregs_partial(fregs);
-	unsigned long orig_ip = regs->ip;
+	unsigned long orig_ip = instruction_pointer(regs);
 	int bit;
 
 	/* also disables preemption */
@@ -390,9 +390,9 @@ static notrace void fhook_kprobe_fentry_callback(unsigned long ip, unsigned long
 		preempt_enable_notrace();
 		return;
 	}
-	regs->ip = ip + sizeof(kprobe_opcode_t);
+	instruction_pointer_set(regs, ip + sizeof(kprobe_opcode_t));
 	fhook_probe_emit(p, FHOOK_REC_KPROBE, regs, ip, 0, NULL);
-	regs->ip = orig_ip;
+	instruction_pointer_set(regs, orig_ip);
 	ftrace_test_recursion_unlock(bit);
 }
 

@@ -56,13 +56,13 @@ notrace unsigned int fhook_stack_func(u64 *store, unsigned int max, unsigned lon
 
 notrace unsigned int fhook_stack_user(struct pt_regs *regs, u64 *store, unsigned int max)
 {
-	unsigned long fp = regs->bp, frame[2];
+	unsigned long fp = frame_pointer(regs), frame[2];
 	unsigned int n = 0;
 
 	if (!instruction_pointer(regs))
 		return 0;
 	store[n++] = instruction_pointer(regs);
-	if (!user_64bit_mode(regs))	/* frames of 4-byte words: not walked */
+	if (!fhook_arch_user_frames(regs))	/* frames of 4-byte words: not walked */
 		return n;
 	while (n < max && fp && !(fp & 7)) {
 		/* frame[0]: the caller's frame pointer, frame[1]: return address */

@@ -28,7 +28,11 @@ src=/usr/src/fhook-$version
 dkms_source() {
 	local d=$1
 	install -d "$d/kmod" "$d/shared" "$d/include/fhook"
-	install -m 644 -t "$d/kmod" "$top"/kmod/*.c "$top"/kmod/*.h "$top"/kmod/*.S "$top/kmod/Kbuild"
+	install -m 644 -t "$d/kmod" "$top"/kmod/*.c "$top"/kmod/*.h "$top/kmod/Kbuild"
+	for a in "$top"/kmod/arch/*/; do
+		install -d "$d/kmod/arch/$(basename "$a")"
+		install -m 644 -t "$d/kmod/arch/$(basename "$a")" "$a"*
+	done
 	install -m 644 "$top/shared/fhook_abi.h" "$d/shared/"
 	install -m 644 "$top/include/fhook/khook.h" "$d/include/fhook/"
 	install -m 644 "$top/VERSION" "$d/"

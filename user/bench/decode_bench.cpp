@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include <fhook/event.hpp>
-#include <fhook/format.hpp>
-#include <fhook/ksyms.hpp>
-#include <fhook/probe.hpp>
-#include <fhook/recfile.hpp>
-#include <fhook/ring.hpp>
-#include <fhook/sinks.hpp>
+#include <fhook/engine/sinks.hpp>
+#include <fhook/output/format.hpp>
+#include <fhook/probe/probe.hpp>
+#include <fhook/ring/event.hpp>
+#include <fhook/ring/recfile.hpp>
+#include <fhook/ring/ring.hpp>
+#include <fhook/sys/ksyms.hpp>
 
 namespace {
 

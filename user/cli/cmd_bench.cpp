@@ -8,9 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include <fhook/error.hpp>
-
-#include <bench/bench.hpp>
+#include <fhook/bench/bench.hpp>
+#include <fhook/core/error.hpp>
 
 #include "commands.hpp"
 

@@ -2,9 +2,9 @@
 #include <chrono>
 #include <ctime>
 
-#include <fhook/error.hpp>
-#include <fhook/output.hpp>
-#include <fhook/sinks.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/core/output.hpp>
+#include <fhook/engine/sinks.hpp>
 
 #include "trace_options.hpp"
 

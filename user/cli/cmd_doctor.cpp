@@ -1,6 +1,6 @@
 // fhook doctor
-#include <fhook/doctor.hpp>
-#include <fhook/doctor_format.hpp>
+#include <fhook/output/doctor_format.hpp>
+#include <fhook/sys/doctor.hpp>
 
 #include "commands.hpp"
 

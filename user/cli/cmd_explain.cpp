@@ -1,6 +1,6 @@
 // fhook explain [options] FUNC
-#include <fhook/error.hpp>
-#include <fhook/explainer.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/engine/explainer.hpp>
 
 #include "commands.hpp"
 #include "trace_options.hpp"

@@ -1,7 +1,7 @@
 // fhook graph [options] FUNC... [-- COMMAND [ARGS...]]
-#include <fhook/btf.hpp>
-#include <fhook/graph_format.hpp>
-#include <fhook/probe.hpp>
+#include <fhook/output/graph_format.hpp>
+#include <fhook/probe/probe.hpp>
+#include <fhook/sys/btf.hpp>
 
 #include "trace_options.hpp"
 

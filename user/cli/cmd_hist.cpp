@@ -3,11 +3,11 @@
 #include <chrono>
 #include <ctime>
 
-#include <fhook/error.hpp>
-#include <fhook/flamegraph.hpp>
-#include <fhook/hist_format.hpp>
-#include <fhook/output.hpp>
-#include <fhook/sinks.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/core/output.hpp>
+#include <fhook/engine/sinks.hpp>
+#include <fhook/output/flamegraph.hpp>
+#include <fhook/output/hist_format.hpp>
 
 #include "trace_options.hpp"
 

@@ -2,7 +2,7 @@
 #include <charconv>
 #include <cstdlib>
 
-#include <fhook/error.hpp>
+#include <fhook/core/error.hpp>
 
 #include "trace_options.hpp"
 

@@ -1,8 +1,8 @@
 // fhook latency [options] FUNC... [-- COMMAND [ARGS...]]
-#include <fhook/error.hpp>
-#include <fhook/latency_format.hpp>
-#include <fhook/output.hpp>
-#include <fhook/sinks.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/core/output.hpp>
+#include <fhook/engine/sinks.hpp>
+#include <fhook/output/latency_format.hpp>
 
 #include "trace_options.hpp"
 

@@ -4,11 +4,11 @@
 #include <map>
 #include <optional>
 
-#include <fhook/btf.hpp>
-#include <fhook/error.hpp>
-#include <fhook/output.hpp>
-#include <fhook/probe.hpp>
-#include <fhook/spec.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/core/output.hpp>
+#include <fhook/probe/probe.hpp>
+#include <fhook/probe/spec.hpp>
+#include <fhook/sys/btf.hpp>
 
 #include "commands.hpp"
 

@@ -1,7 +1,7 @@
 // fhook record -o FILE [options] PROBE... [-- COMMAND [ARGS...]]
 #include <sys/utsname.h>
 
-#include <fhook/sinks.hpp>
+#include <fhook/engine/sinks.hpp>
 
 #include "trace_options.hpp"
 

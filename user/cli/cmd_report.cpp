@@ -5,20 +5,20 @@
 #include <optional>
 #include <set>
 
-#include <fhook/cpulist.hpp>
-#include <fhook/error.hpp>
-#include <fhook/event.hpp>
-#include <fhook/flamegraph.hpp>
-#include <fhook/format.hpp>
-#include <fhook/graph_format.hpp>
-#include <fhook/hist_format.hpp>
-#include <fhook/ksyms.hpp>
-#include <fhook/output.hpp>
-#include <fhook/probe.hpp>
-#include <fhook/recfile.hpp>
-#include <fhook/recorded_probes.hpp>
-#include <fhook/summary.hpp>
-#include <fhook/tracedat.hpp>
+#include <fhook/core/cpulist.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/core/output.hpp>
+#include <fhook/output/flamegraph.hpp>
+#include <fhook/output/format.hpp>
+#include <fhook/output/graph_format.hpp>
+#include <fhook/output/hist_format.hpp>
+#include <fhook/output/summary.hpp>
+#include <fhook/output/tracedat.hpp>
+#include <fhook/probe/probe.hpp>
+#include <fhook/probe/recorded_probes.hpp>
+#include <fhook/ring/event.hpp>
+#include <fhook/ring/recfile.hpp>
+#include <fhook/sys/ksyms.hpp>
 
 #include "commands.hpp"
 #include "trace_options.hpp"

@@ -1,6 +1,6 @@
 // fhook stat [options] PROBE... [-- COMMAND [ARGS...]]
-#include <fhook/output.hpp>
-#include <fhook/sinks.hpp>
+#include <fhook/core/output.hpp>
+#include <fhook/engine/sinks.hpp>
 
 #include "trace_options.hpp"
 

@@ -2,8 +2,8 @@
 #include <optional>
 #include <sstream>
 
-#include <fhook/device.hpp>
-#include <fhook/error.hpp>
+#include <fhook/core/device.hpp>
+#include <fhook/core/error.hpp>
 
 #include "commands.hpp"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include <fhook/error.hpp>
+#include <fhook/core/error.hpp>
 
 #include "commands.hpp"
 

@@ -8,7 +8,7 @@
 
 #include <boost/program_options.hpp>
 
-#include <fhook/format.hpp>
+#include <fhook/output/format.hpp>
 
 namespace fhook::cli {
 

@@ -7,8 +7,8 @@
 #include <new>
 #include <string>
 
-#include <fhook/device.hpp>
-#include <fhook/error.hpp>
+#include <fhook/core/device.hpp>
+#include <fhook/core/error.hpp>
 
 #include "commands.hpp"
 

@@ -7,8 +7,8 @@
 
 #include <fhook_abi.h>
 
-#include <fhook/error.hpp>
-#include <fhook/output.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/core/output.hpp>
 
 #include "commands.hpp"
 

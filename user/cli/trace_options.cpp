@@ -7,12 +7,12 @@
 #include <algorithm>
 #include <cerrno>
 
-#include <fhook/cpulist.hpp>
-#include <fhook/error.hpp>
-#include <fhook/output.hpp>
-#include <fhook/probe.hpp>
-#include <fhook/sinks.hpp>
-#include <fhook/summary.hpp>
+#include <fhook/core/cpulist.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/core/output.hpp>
+#include <fhook/engine/sinks.hpp>
+#include <fhook/output/summary.hpp>
+#include <fhook/probe/probe.hpp>
 
 namespace fhook::cli {
 

@@ -8,10 +8,10 @@
 #include <optional>
 #include <string>
 
-#include <fhook/fd.hpp>
-#include <fhook/graph_format.hpp>
-#include <fhook/latency_format.hpp>
-#include <fhook/tracer.hpp>
+#include <fhook/core/fd.hpp>
+#include <fhook/engine/tracer.hpp>
+#include <fhook/output/graph_format.hpp>
+#include <fhook/output/latency_format.hpp>
 
 #include "commands.hpp"
 

@@ -2,9 +2,8 @@
 // targets, the table, the JSON round trip and the SVG plot.
 #include <gtest/gtest.h>
 
-#include <fhook/error.hpp>
-
-#include <bench/bench.hpp>
+#include <fhook/bench/bench.hpp>
+#include <fhook/core/error.hpp>
 
 namespace fhook::bench {
 namespace {

@@ -11,9 +11,9 @@
 
 #include <gtest/gtest.h>
 
-#include <fhook/btf.hpp>
-#include <fhook/error.hpp>
-#include <fhook/probe.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/probe/probe.hpp>
+#include <fhook/sys/btf.hpp>
 
 namespace fhook {
 namespace {

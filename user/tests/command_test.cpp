@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include <fhook/command.hpp>
+#include <fhook/sys/command.hpp>
 
 namespace fhook {
 namespace {

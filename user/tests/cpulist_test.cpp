@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include <fhook/cpulist.hpp>
-#include <fhook/error.hpp>
+#include <fhook/core/cpulist.hpp>
+#include <fhook/core/error.hpp>
 
 namespace fhook {
 namespace {

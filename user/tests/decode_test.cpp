@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include <fhook/error.hpp>
-#include <fhook/event.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/ring/event.hpp>
 
 #include "records.hpp"
 

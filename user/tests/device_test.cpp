@@ -8,9 +8,9 @@
 
 #include <gtest/gtest.h>
 
-#include <fhook/device.hpp>
-#include <fhook/error.hpp>
-#include <fhook/session.hpp>
+#include <fhook/core/device.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/core/session.hpp>
 
 #include "fake_kernel.hpp"
 

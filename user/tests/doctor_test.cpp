@@ -10,8 +10,8 @@
 
 #include <fhook_abi.h>
 
-#include <fhook/doctor.hpp>
-#include <fhook/doctor_format.hpp>
+#include <fhook/output/doctor_format.hpp>
+#include <fhook/sys/doctor.hpp>
 
 namespace fhook {
 namespace {

@@ -9,10 +9,10 @@
 
 #include <gtest/gtest.h>
 
-#include <fhook/elfsym.hpp>
-#include <fhook/error.hpp>
-#include <fhook/probe.hpp>
-#include <fhook/usersyms.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/probe/probe.hpp>
+#include <fhook/sys/elfsym.hpp>
+#include <fhook/sys/usersyms.hpp>
 
 extern "C" __attribute__((noinline, used)) int fhook_elfsym_test_target(int x) {
     return x * 3;

@@ -1,7 +1,7 @@
 // fhook explain's text and JSON, from a recorded view of a function.
 #include <gtest/gtest.h>
 
-#include <fhook/explain.hpp>
+#include <fhook/output/explain.hpp>
 
 namespace fhook {
 namespace {

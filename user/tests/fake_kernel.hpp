@@ -20,9 +20,9 @@
 
 #include <fhook_abi.h>
 
-#include <fhook/device.hpp>
-#include <fhook/fd.hpp>
-#include <fhook/latency.hpp>
+#include <fhook/core/device.hpp>
+#include <fhook/core/fd.hpp>
+#include <fhook/core/latency.hpp>
 
 namespace fhook::test {
 

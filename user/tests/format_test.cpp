@@ -4,10 +4,10 @@
 
 #include <gtest/gtest.h>
 
-#include <fhook/format.hpp>
-#include <fhook/graph_format.hpp>
-#include <fhook/ksyms.hpp>
-#include <fhook/probe.hpp>
+#include <fhook/output/format.hpp>
+#include <fhook/output/graph_format.hpp>
+#include <fhook/probe/probe.hpp>
+#include <fhook/sys/ksyms.hpp>
 
 namespace fhook {
 namespace {

@@ -5,11 +5,11 @@
 
 #include <gtest/gtest.h>
 
-#include <fhook/error.hpp>
-#include <fhook/flamegraph.hpp>
-#include <fhook/hist.hpp>
-#include <fhook/hist_format.hpp>
-#include <fhook/probe.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/output/flamegraph.hpp>
+#include <fhook/output/hist_format.hpp>
+#include <fhook/probe/hist.hpp>
+#include <fhook/probe/probe.hpp>
 
 namespace fhook {
 namespace {

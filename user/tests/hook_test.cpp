@@ -7,13 +7,13 @@
 
 #include <gtest/gtest.h>
 
-#include <fhook/disasm.hpp>
-#include <fhook/event.hpp>
-#include <fhook/format.hpp>
-#include <fhook/ftrace_state.hpp>
-#include <fhook/ksyms.hpp>
-#include <fhook/probe.hpp>
-#include <fhook/summary.hpp>
+#include <fhook/output/format.hpp>
+#include <fhook/output/summary.hpp>
+#include <fhook/probe/probe.hpp>
+#include <fhook/ring/event.hpp>
+#include <fhook/sys/disasm.hpp>
+#include <fhook/sys/ftrace_state.hpp>
+#include <fhook/sys/ksyms.hpp>
 
 #include "records.hpp"
 

@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include <fhook/error.hpp>
-#include <fhook/ksyms.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/sys/ksyms.hpp>
 
 namespace fhook {
 namespace {

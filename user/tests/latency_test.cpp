@@ -10,9 +10,9 @@
 
 #include <gtest/gtest.h>
 
-#include <fhook/latency.hpp>
-#include <fhook/latency_format.hpp>
-#include <fhook/latency_plan.hpp>
+#include <fhook/core/latency.hpp>
+#include <fhook/output/latency_format.hpp>
+#include <fhook/probe/latency_plan.hpp>
 
 namespace fhook {
 namespace {

@@ -6,9 +6,9 @@
 
 #include <gtest/gtest.h>
 
-#include <fhook/error.hpp>
-#include <fhook/fd.hpp>
-#include <fhook/output.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/core/fd.hpp>
+#include <fhook/core/output.hpp>
 
 namespace fhook {
 namespace {

@@ -5,12 +5,12 @@
 
 #include <gtest/gtest.h>
 
-#include <fhook/error.hpp>
-#include <fhook/event.hpp>
-#include <fhook/fields.hpp>
-#include <fhook/format.hpp>
-#include <fhook/ksyms.hpp>
-#include <fhook/probe.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/output/fields.hpp>
+#include <fhook/output/format.hpp>
+#include <fhook/probe/probe.hpp>
+#include <fhook/ring/event.hpp>
+#include <fhook/sys/ksyms.hpp>
 
 namespace fhook {
 namespace {
@@ -420,7 +420,7 @@ TEST(ProbeFilter, ErrorsNameTheToken) {
 } // namespace
 } // namespace fhook
 
-#include <fhook/summary.hpp>
+#include <fhook/output/summary.hpp>
 
 namespace fhook {
 namespace {

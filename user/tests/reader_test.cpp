@@ -8,10 +8,10 @@
 
 #include <gtest/gtest.h>
 
-#include <fhook/error.hpp>
-#include <fhook/fd.hpp>
-#include <fhook/ring.hpp>
-#include <fhook/session.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/core/fd.hpp>
+#include <fhook/core/session.hpp>
+#include <fhook/ring/ring.hpp>
 
 #include "records.hpp"
 

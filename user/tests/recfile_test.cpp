@@ -12,13 +12,13 @@
 
 #include <gtest/gtest.h>
 
-#include <fhook/error.hpp>
-#include <fhook/event.hpp>
-#include <fhook/fd.hpp>
-#include <fhook/format.hpp>
-#include <fhook/ksyms.hpp>
-#include <fhook/probe.hpp>
-#include <fhook/recfile.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/core/fd.hpp>
+#include <fhook/output/format.hpp>
+#include <fhook/probe/probe.hpp>
+#include <fhook/ring/event.hpp>
+#include <fhook/ring/recfile.hpp>
+#include <fhook/sys/ksyms.hpp>
 
 #include "records.hpp"
 

@@ -9,7 +9,7 @@
 
 #include <fhook_abi.h>
 
-#include <fhook/ring.hpp>
+#include <fhook/ring/ring.hpp>
 
 namespace fhook::test {
 

@@ -3,9 +3,9 @@
 
 #include <gtest/gtest.h>
 
-#include <fhook/error.hpp>
-#include <fhook/event.hpp>
-#include <fhook/ring.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/ring/event.hpp>
+#include <fhook/ring/ring.hpp>
 
 #include "records.hpp"
 

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include <fhook/error.hpp>
-#include <fhook/session.hpp>
-#include <fhook/summary.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/core/session.hpp>
+#include <fhook/output/summary.hpp>
 
 namespace fhook {
 namespace {

@@ -11,11 +11,11 @@
 
 #include <gtest/gtest.h>
 
-#include <fhook/error.hpp>
-#include <fhook/latency_format.hpp>
-#include <fhook/sinks.hpp>
-#include <fhook/summary.hpp>
-#include <fhook/tracer.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/engine/sinks.hpp>
+#include <fhook/engine/tracer.hpp>
+#include <fhook/output/latency_format.hpp>
+#include <fhook/output/summary.hpp>
 
 #include "fake_kernel.hpp"
 #include "records.hpp"

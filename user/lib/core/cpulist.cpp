@@ -1,8 +1,8 @@
 #include <charconv>
 #include <string>
 
-#include <fhook/cpulist.hpp>
-#include <fhook/error.hpp>
+#include <fhook/core/cpulist.hpp>
+#include <fhook/core/error.hpp>
 
 namespace fhook {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <utility>
 
-#include <fhook/device.hpp>
-#include <fhook/error.hpp>
+#include <fhook/core/device.hpp>
+#include <fhook/core/error.hpp>
 
 namespace fhook {
 

@@ -1,6 +1,6 @@
 #include <cstring>
 
-#include <fhook/error.hpp>
+#include <fhook/core/error.hpp>
 
 namespace fhook {
 

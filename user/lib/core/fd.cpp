@@ -4,8 +4,8 @@
 #include <cerrno>
 #include <string>
 
-#include <fhook/error.hpp>
-#include <fhook/fd.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/core/fd.hpp>
 
 namespace fhook {
 

@@ -1,4 +1,4 @@
-#include <fhook/latency.hpp>
+#include <fhook/core/latency.hpp>
 
 namespace fhook {
 

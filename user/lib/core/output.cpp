@@ -2,8 +2,8 @@
 
 #include <cerrno>
 
-#include <fhook/error.hpp>
-#include <fhook/output.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/core/output.hpp>
 
 namespace fhook {
 

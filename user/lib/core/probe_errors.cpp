@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include <fhook/error.hpp>
+#include <fhook/core/error.hpp>
 
 namespace fhook {
 

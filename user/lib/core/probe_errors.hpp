@@ -8,9 +8,9 @@
 
 #include <fhook_abi.h>
 
-#include <fhook/device.hpp>
-#include <fhook/functions.hpp>
-#include <fhook/probe_def.hpp>
+#include <fhook/core/device.hpp>
+#include <fhook/core/functions.hpp>
+#include <fhook/core/probe_def.hpp>
 
 namespace fhook {
 

@@ -9,8 +9,8 @@
 #include <thread>
 #include <utility>
 
-#include <fhook/error.hpp>
-#include <fhook/session.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/core/session.hpp>
 
 #include "ioctl_args.hpp"
 #include "probe_errors.hpp"

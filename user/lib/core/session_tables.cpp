@@ -3,8 +3,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include <fhook/error.hpp>
-#include <fhook/session.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/core/session.hpp>
 
 #include "ioctl_args.hpp"
 

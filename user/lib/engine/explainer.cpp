@@ -2,13 +2,13 @@
 #include <cinttypes>
 #include <cstdio>
 
-#include <fhook/btf.hpp>
-#include <fhook/error.hpp>
-#include <fhook/explainer.hpp>
-#include <fhook/ksyms.hpp>
-#include <fhook/probe.hpp>
-#include <fhook/session.hpp>
-#include <fhook/spec.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/core/session.hpp>
+#include <fhook/engine/explainer.hpp>
+#include <fhook/probe/probe.hpp>
+#include <fhook/probe/spec.hpp>
+#include <fhook/sys/btf.hpp>
+#include <fhook/sys/ksyms.hpp>
 
 namespace fhook {
 

@@ -7,8 +7,8 @@
 #include <set>
 #include <utility>
 
-#include <fhook/error.hpp>
-#include <fhook/ftrace_state.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/sys/ftrace_state.hpp>
 
 #include "tracer_state.hpp"
 

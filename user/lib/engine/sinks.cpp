@@ -1,5 +1,5 @@
-#include <fhook/probe.hpp>
-#include <fhook/sinks.hpp>
+#include <fhook/engine/sinks.hpp>
+#include <fhook/probe/probe.hpp>
 
 namespace fhook {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
-#include <fhook/error.hpp>
-#include <fhook/ftrace_state.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/sys/ftrace_state.hpp>
 
 #include "tracer_state.hpp"
 

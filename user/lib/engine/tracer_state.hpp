@@ -10,16 +10,16 @@
 #include <string>
 #include <vector>
 
-#include <fhook/btf.hpp>
-#include <fhook/command.hpp>
-#include <fhook/ksyms.hpp>
-#include <fhook/latency_plan.hpp>
-#include <fhook/probe.hpp>
-#include <fhook/ring.hpp>
-#include <fhook/session.hpp>
-#include <fhook/signals.hpp>
-#include <fhook/spec.hpp>
-#include <fhook/tracer.hpp>
+#include <fhook/core/session.hpp>
+#include <fhook/engine/tracer.hpp>
+#include <fhook/probe/latency_plan.hpp>
+#include <fhook/probe/probe.hpp>
+#include <fhook/probe/spec.hpp>
+#include <fhook/ring/ring.hpp>
+#include <fhook/sys/btf.hpp>
+#include <fhook/sys/command.hpp>
+#include <fhook/sys/ksyms.hpp>
+#include <fhook/sys/signals.hpp>
 
 namespace fhook {
 

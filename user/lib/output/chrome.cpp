@@ -2,9 +2,9 @@
 // {"traceEvents":[...]} with complete ("X"), instant ("i") and metadata
 // ("M") events, timestamps in microseconds.
 
-#include <fhook/fields.hpp>
-#include <fhook/format.hpp>
-#include <fhook/probe.hpp>
+#include <fhook/output/fields.hpp>
+#include <fhook/output/format.hpp>
+#include <fhook/probe/probe.hpp>
 
 #include "numbers.hpp"
 

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include <fhook/doctor_format.hpp>
+#include <fhook/output/doctor_format.hpp>
 
 namespace fhook {
 

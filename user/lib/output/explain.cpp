@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include <fhook/explain.hpp>
+#include <fhook/output/explain.hpp>
 
 namespace fhook {
 

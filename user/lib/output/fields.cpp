@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include <fhook/fields.hpp>
-#include <fhook/format.hpp>
+#include <fhook/output/fields.hpp>
+#include <fhook/output/format.hpp>
 
 #include "numbers.hpp"
 

@@ -6,9 +6,9 @@
 #include <map>
 #include <memory>
 
-#include <fhook/error.hpp>
-#include <fhook/flamegraph.hpp>
-#include <fhook/hist_format.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/output/flamegraph.hpp>
+#include <fhook/output/hist_format.hpp>
 
 #include "numbers.hpp"
 

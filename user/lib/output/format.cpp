@@ -3,11 +3,11 @@
 #include <cstdio>
 #include <cstring>
 
-#include <fhook/elfsym.hpp>
-#include <fhook/fields.hpp>
-#include <fhook/format.hpp>
-#include <fhook/ksyms.hpp>
-#include <fhook/probe.hpp>
+#include <fhook/output/fields.hpp>
+#include <fhook/output/format.hpp>
+#include <fhook/probe/probe.hpp>
+#include <fhook/sys/elfsym.hpp>
+#include <fhook/sys/ksyms.hpp>
 
 #include "numbers.hpp"
 

@@ -2,9 +2,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include <fhook/btf.hpp>
-#include <fhook/graph_format.hpp>
-#include <fhook/ksyms.hpp>
+#include <fhook/output/graph_format.hpp>
+#include <fhook/sys/btf.hpp>
+#include <fhook/sys/ksyms.hpp>
 
 #include "numbers.hpp"
 

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <map>
 
-#include <fhook/format.hpp>
-#include <fhook/hist_format.hpp>
+#include <fhook/output/format.hpp>
+#include <fhook/output/hist_format.hpp>
 
 #include "numbers.hpp"
 

@@ -4,10 +4,10 @@
 #include <string>
 #include <string_view>
 
-#include <fhook/fields.hpp>
-#include <fhook/format.hpp>
-#include <fhook/ksyms.hpp>
-#include <fhook/probe.hpp>
+#include <fhook/output/fields.hpp>
+#include <fhook/output/format.hpp>
+#include <fhook/probe/probe.hpp>
+#include <fhook/sys/ksyms.hpp>
 
 #include "numbers.hpp"
 

@@ -2,7 +2,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include <fhook/latency_format.hpp>
+#include <fhook/output/latency_format.hpp>
 
 namespace fhook {
 

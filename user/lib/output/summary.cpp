@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
-#include <fhook/summary.hpp>
+#include <fhook/output/summary.hpp>
 
 namespace fhook {
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include <fhook/trace_event.hpp>
+#include <fhook/output/trace_event.hpp>
 
 namespace fhook {
 

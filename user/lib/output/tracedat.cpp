@@ -7,9 +7,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include <fhook/error.hpp>
-#include <fhook/format.hpp>
-#include <fhook/tracedat.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/output/format.hpp>
+#include <fhook/output/tracedat.hpp>
 
 namespace fhook {
 

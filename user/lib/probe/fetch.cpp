@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include <fhook/error.hpp>
+#include <fhook/core/error.hpp>
 
 namespace fhook::probe_detail {
 

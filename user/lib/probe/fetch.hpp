@@ -11,8 +11,8 @@
 
 #include <fhook_abi.h>
 
-#include <fhook/btf.hpp>
-#include <fhook/probe.hpp>
+#include <fhook/probe/probe.hpp>
+#include <fhook/sys/btf.hpp>
 
 namespace fhook::probe_detail {
 

@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include <fhook/error.hpp>
-#include <fhook/spec.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/probe/spec.hpp>
 
 #include "fetch.hpp"
 

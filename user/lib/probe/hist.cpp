@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include <fhook/error.hpp>
-#include <fhook/hist.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/probe/hist.hpp>
 
 namespace fhook {
 

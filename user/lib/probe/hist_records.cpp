@@ -2,9 +2,9 @@
 // trigger names fields of, its events through the filters, into a table.
 #include <string_view>
 
-#include <fhook/error.hpp>
-#include <fhook/hist.hpp>
-#include <fhook/probe.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/probe/hist.hpp>
+#include <fhook/probe/probe.hpp>
 
 namespace fhook {
 

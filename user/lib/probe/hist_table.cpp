@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include <fhook/hist.hpp>
+#include <fhook/probe/hist.hpp>
 
 namespace fhook {
 

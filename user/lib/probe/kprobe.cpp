@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include <fhook/error.hpp>
+#include <fhook/core/error.hpp>
 
 #include "probe_args.hpp"
 

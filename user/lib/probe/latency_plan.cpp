@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <set>
 
-#include <fhook/latency_plan.hpp>
+#include <fhook/probe/latency_plan.hpp>
 
 namespace fhook {
 

@@ -9,7 +9,7 @@
 #include <cinttypes>
 #include <cstdio>
 
-#include <fhook/error.hpp>
+#include <fhook/core/error.hpp>
 
 #include "fetch.hpp"
 

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include <fhook/btf.hpp>
-#include <fhook/probe.hpp>
+#include <fhook/probe/probe.hpp>
+#include <fhook/sys/btf.hpp>
 
 #include "fetch.hpp"
 

@@ -1,5 +1,5 @@
-#include <fhook/error.hpp>
-#include <fhook/recorded_probes.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/probe/recorded_probes.hpp>
 
 namespace fhook {
 

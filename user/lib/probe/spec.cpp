@@ -13,10 +13,10 @@
 
 #include <fhook_abi.h>
 
-#include <fhook/device.hpp>
-#include <fhook/error.hpp>
-#include <fhook/ksyms.hpp>
-#include <fhook/spec.hpp>
+#include <fhook/core/device.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/probe/spec.hpp>
+#include <fhook/sys/ksyms.hpp>
 
 namespace fhook {
 

@@ -11,8 +11,8 @@
 #include <memory>
 #include <sstream>
 
-#include <fhook/error.hpp>
-#include <fhook/spec.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/probe/spec.hpp>
 
 #include "fetch.hpp"
 

@@ -4,7 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 
-#include <fhook/elfsym.hpp>
+#include <fhook/sys/elfsym.hpp>
 
 #include "probe_args.hpp"
 

@@ -2,8 +2,8 @@
 #include <cstring>
 #include <string>
 
-#include <fhook/error.hpp>
-#include <fhook/event.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/ring/event.hpp>
 
 namespace fhook {
 

@@ -16,10 +16,10 @@
 #include <limits>
 #include <map>
 
-#include <fhook/error.hpp>
-#include <fhook/event.hpp>
-#include <fhook/ksyms.hpp>
-#include <fhook/recfile.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/ring/event.hpp>
+#include <fhook/ring/recfile.hpp>
+#include <fhook/sys/ksyms.hpp>
 
 namespace fhook {
 

@@ -12,9 +12,9 @@
 #include <cstring>
 #include <map>
 
-#include <fhook/error.hpp>
-#include <fhook/ksyms.hpp>
-#include <fhook/recfile.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/ring/recfile.hpp>
+#include <fhook/sys/ksyms.hpp>
 
 namespace fhook {
 

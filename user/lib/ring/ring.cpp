@@ -7,10 +7,10 @@
 #include <cstring>
 #include <string>
 
-#include <fhook/error.hpp>
-#include <fhook/event.hpp>
-#include <fhook/ring.hpp>
-#include <fhook/session.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/core/session.hpp>
+#include <fhook/ring/event.hpp>
+#include <fhook/ring/ring.hpp>
 
 namespace fhook {
 

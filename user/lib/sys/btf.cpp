@@ -6,8 +6,8 @@
 #include <cstring>
 #include <string_view>
 
-#include <fhook/btf.hpp>
-#include <fhook/error.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/sys/btf.hpp>
 
 namespace fhook {
 

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include <fhook/command.hpp>
-#include <fhook/error.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/sys/command.hpp>
 
 namespace fhook {
 

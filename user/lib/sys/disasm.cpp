@@ -3,8 +3,8 @@
 #include <cstdlib>
 #include <memory>
 
-#include <fhook/disasm.hpp>
-#include <fhook/error.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/sys/disasm.hpp>
 
 namespace fhook {
 

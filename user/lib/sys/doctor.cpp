@@ -19,11 +19,11 @@
 
 #include <fhook_abi.h>
 
-#include <fhook/device.hpp>
-#include <fhook/doctor.hpp>
-#include <fhook/error.hpp>
-#include <fhook/fd.hpp>
-#include <fhook/ftrace_state.hpp>
+#include <fhook/core/device.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/core/fd.hpp>
+#include <fhook/sys/doctor.hpp>
+#include <fhook/sys/ftrace_state.hpp>
 
 namespace fhook {
 

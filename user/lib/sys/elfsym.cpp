@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include <fhook/elfsym.hpp>
-#include <fhook/error.hpp>
-#include <fhook/fd.hpp>
-#include <fhook/usersyms.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/core/fd.hpp>
+#include <fhook/sys/elfsym.hpp>
+#include <fhook/sys/usersyms.hpp>
 
 namespace fhook {
 

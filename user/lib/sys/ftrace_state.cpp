@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include <fhook/ftrace_state.hpp>
+#include <fhook/sys/ftrace_state.hpp>
 
 namespace fhook {
 

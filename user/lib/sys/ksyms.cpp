@@ -11,9 +11,9 @@
 #include <map>
 #include <string>
 
-#include <fhook/error.hpp>
-#include <fhook/fd.hpp>
-#include <fhook/ksyms.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/core/fd.hpp>
+#include <fhook/sys/ksyms.hpp>
 
 namespace fhook {
 

@@ -3,8 +3,8 @@
 
 #include <cerrno>
 
-#include <fhook/error.hpp>
-#include <fhook/signals.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/sys/signals.hpp>
 
 namespace fhook {
 

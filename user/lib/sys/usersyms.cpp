@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include <fhook/usersyms.hpp>
+#include <fhook/sys/usersyms.hpp>
 
 namespace fhook {
 

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include <fhook/error.hpp>
-#include <fhook/fd.hpp>
-#include <fhook/ksyms.hpp>
-#include <fhook/probe.hpp>
-#include <fhook/recfile.hpp>
+#include <fhook/core/error.hpp>
+#include <fhook/core/fd.hpp>
+#include <fhook/probe/probe.hpp>
+#include <fhook/ring/recfile.hpp>
+#include <fhook/sys/ksyms.hpp>
 
 #include "../records.hpp"
 

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What fhook needs from a CPU architecture that the kernel's generic
+ * accessors (instruction_pointer_set(), regs_set_return_value(),
+ * regs_get_kernel_argument(), kernel_stack_pointer(), frame_pointer())
+ * do not give: x86-64.  An architecture is a directory beside this one
+ * with the same arch.h, its registers (regs.c) and its trampolines
+ * (tramp.S, tramp.h), chosen by Kbuild from $(SRCARCH).
+ */
+#ifndef FHOOK_ARCH_H
+#define FHOOK_ARCH_H
+
+#include <linux/bits.h>
+#include <linux/ptrace.h>
+#include <linux/types.h>
+#include <linux/uaccess.h>
+#include <asm/ibt.h>
+
+#include <fhook_abi.h>
+
+/*
+ * FHOOK_REG_* -> offset in struct pt_regs: the registers of fetch programs
+ * (%di, %ax, ... as kprobe_events spells them on x86)
+ */
+extern const u16 fhook_arch_reg_offset[FHOOK_REG_MAX];
+/* $arg1..$argN in registers (di, si, dx, cx, r8, r9); later ones on the stack */
+#define FHOOK_REG_ARGS		6
+/* FHOOK_REG_* of $arg1..$argFHOOK_REG_ARGS: the calling convention's */
+extern const u8 fhook_arch_arg_regs[FHOOK_REG_ARGS];
+/*
+ * The registers an ftrace_ops callback without FTRACE_OPS_FL_SAVE_REGS
+ * gets (ftrace_caller saves the argument registers, %ax, %bp, the stack
+ * pointer and ip: fhook_fregs_partial()), as BIT(FHOOK_REG_*)
+ */
+#define FHOOK_ARCH_PARTIAL_REGS							\
+	(BIT(FHOOK_REG_AX) | BIT(FHOOK_REG_CX) | BIT(FHOOK_REG_DX) | BIT(FHOOK_REG_SI) | \
+	 BIT(FHOOK_REG_DI) | BIT(FHOOK_REG_BP) | BIT(FHOOK_REG_SP) | BIT(FHOOK_REG_R8) | \
+	 BIT(FHOOK_REG_R9) | BIT(FHOOK_REG_IP) | BIT(FHOOK_REG_ORIG_AX))
+
+/* A register of a fetch program */
+static __always_inline unsigned long fhook_arch_reg(struct pt_regs *regs, u32 reg)
+{
+	return *(unsigned long *)((u8 *)regs + fhook_arch_reg_offset[reg]);
+}
+
+/*
+ * The user stack's word @n at a uprobe's registers (its first stack
+ * argument is word 1: word 0 is the return address at a function's entry)
+ */
+static __always_inline unsigned long fhook_arch_user_stack_word(struct pt_regs *regs,
+								unsigned int n)
+{
+	return regs->sp + 8UL * n;
+}
+
+/*
+ * Where the return address of a function is at its fentry call (the
+ * callback's partial registers): what a return trampoline replaces
+ */
+static __always_inline unsigned long *fhook_arch_return_slot(struct pt_regs *regs)
+{
+	return (unsigned long *)kernel_stack_pointer(regs);
+}
+
+/* The fentry call of the function at @func: past an ENDBR with IBT */
+static inline int fhook_arch_fentry_site(unsigned long func, unsigned long *fentry)
+{
+	u32 insn;
+
+	if (copy_from_kernel_nofault(&insn, (void *)func, sizeof(insn)))
+		return -EFAULT;
+	*fentry = is_endbr(insn) ? func + 4 : func;
+	return 0;
+}
+
+/* Are the user frames at @regs frame-pointer frames of 8-byte words? */
+static __always_inline bool fhook_arch_user_frames(struct pt_regs *regs)
+{
+	return user_64bit_mode(regs);
+}
+
+#endif /* FHOOK_ARCH_H */

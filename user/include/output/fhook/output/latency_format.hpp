@@ -1,0 +1,25 @@
+// The text and JSON forms of latency histograms.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <fhook/core/latency.hpp>
+
+namespace fhook {
+
+// The unit of the text histograms (funclatency's default, -u, -m).
+enum class LatencyUnit { Nsecs, Usecs, Msecs };
+
+// libbpf-tools funclatency's layout: "     nsecs : count distribution" rows
+// from the first to the last non-empty bucket, then avg, total and count.
+// `title` goes first on its own line when not empty.  In usecs or msecs
+// the module's log2 nanosecond buckets keep their exact bounds, with three
+// decimals ("1.024 -> 2.047"); avg and total are whole units.
+std::string format_latency_text(const LatencyHist& h, std::string_view title,
+                                LatencyUnit unit = LatencyUnit::Nsecs);
+// One JSON object (no newline): name, count, sum_ns, avg_ns, inflight and
+// the non-empty buckets as {"lo": ns, "hi": ns, "count": n}.
+std::string format_latency_json(const LatencyHist& h, std::string_view name);
+
+} // namespace fhook
