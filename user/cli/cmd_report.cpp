@@ -8,6 +8,8 @@
 #include <fhook/core/cpulist.hpp>
 #include <fhook/core/error.hpp>
 #include <fhook/core/output.hpp>
+#include <fhook/engine/replay.hpp>
+#include <fhook/engine/sinks.hpp>
 #include <fhook/output/flamegraph.hpp>
 #include <fhook/output/format.hpp>
 #include <fhook/output/graph_format.hpp>
@@ -226,8 +228,7 @@ void print_hist(const ReportOptions& opt, const HistTable& table, const Ksyms& k
 }
 
 // --to trace.dat: the events that pass the filter, to -o OUT or stdout.
-int write_trace_dat(const ReportOptions& opt, const RecordFile& file, const ProbeTable& probes,
-                    const EventFilter& filter) {
+void write_trace_dat(const ReportOptions& opt, const Replay& replay) {
     UniqueFd out;
     int fd = STDOUT_FILENO;
     if (!opt.out.empty()) {
@@ -238,31 +239,66 @@ int write_trace_dat(const ReportOptions& opt, const RecordFile& file, const Prob
             "--to trace.dat writes binary data: give -o OUT, or redirect standard output");
     }
     std::vector<TraceDatWriter::Probe> list;
-    for (const auto& p : file.probes()) {
-        list.push_back({p.id, probes.find(p.id)});
+    for (const auto& p : replay.file().probes()) {
+        list.push_back({p.id, replay.probes().find(p.id)});
     }
-    TraceDatWriter writer(std::string(file.ksyms_text()), std::move(list));
-    std::uint64_t n = 0;
-    Decoder decoder;
-    Event scratch;
-    file.for_each_record([&](const fhook_rec* rec) {
-        decoder.decode_each(rec, scratch, [&](const Event& ev) {
-            if (filter.passes(ev)) {
-                writer.add(ev);
-                n += ev.type != EventType::Lost;
-            }
-        });
-    });
-    writer.finish(fd);
+    TraceDatSink sink(fd, std::string(replay.file().ksyms_text()), std::move(list));
+    replay.run(sink, opt.filter);
     if (!opt.quiet) {
-        print_stderr("fhook: " + std::to_string(n - writer.too_large()) + " events written to " +
-                     (opt.out.empty() ? "standard output" : opt.out) + " (trace.dat)\n");
+        print_stderr("fhook: " + std::to_string(sink.events() - sink.too_large()) +
+                     " events written to " + (opt.out.empty() ? "standard output" : opt.out) +
+                     " (trace.dat)\n");
     }
-    if (writer.too_large()) {
-        print_stderr("fhook: " + std::to_string(writer.too_large()) +
+    if (sink.too_large()) {
+        print_stderr("fhook: " + std::to_string(sink.too_large()) +
                      " events left out: larger than a trace.dat page (4080 bytes)\n");
     }
-    return 0;
+}
+
+// --hist: the one probe whose fields the trigger names, aggregated.
+void report_hist(const ReportOptions& opt, const Replay& replay) {
+    const std::uint32_t id =
+        hist_probe_of(*opt.hist, replay.probes(),
+                      opt.filter.probes ? std::vector<std::uint32_t>(opt.filter.probes->begin(),
+                                                                     opt.filter.probes->end())
+                                        : replay.probe_ids());
+    const KprobeDef* def = replay.probes().find(id);
+    HistSink sink({*opt.hist}, id, def);
+    replay.run(sink, opt.filter);
+    // user stacks: the processes are long gone, their frames named
+    // through the uprobe's binary
+    UserFrames frames;
+    OutputWriter out(STDOUT_FILENO);
+    print_hist(opt, name_user_stacks(sink.tables().front(), def, frames), replay.ksyms(), out);
+}
+
+// The events printed (text, JSON, Chrome, call trees) or counted (--stat).
+void report_events(const ReportOptions& opt, const Replay& replay) {
+    if (opt.stat) {
+        StatSink sink;
+        replay.run(sink, opt.filter);
+        OutputWriter out(STDOUT_FILENO);
+        out.append(sink.counts().text([&](std::uint32_t id) {
+            for (const auto& p : replay.file().probes()) {
+                if (p.id == id) {
+                    return p.description;
+                }
+            }
+            return std::string("?");
+        }));
+        out.flush();
+        return;
+    }
+    std::unique_ptr<Formatter> formatter;
+    if (opt.graph) {
+        GraphFormatOptions view = *opt.graph;
+        view.nr_cpus = replay.file().header().nr_cpus;
+        formatter = std::make_unique<GraphFormatter>(replay.ksyms(), view);
+    } else {
+        formatter = make_formatter(opt.format, replay.ksyms());
+    }
+    PrintSink sink(STDOUT_FILENO, std::move(formatter), replay.probes());
+    replay.run(sink, opt.filter);
 }
 
 } // namespace
@@ -273,91 +309,24 @@ int cmd_report(const Args& args) {
         return 0;
     }
     const ReportOptions& opt = *parsed;
-    const RecordFile file = RecordFile::open(opt.file);
-    const Ksyms ksyms = Ksyms::parse(file.ksyms_text());
-
-    std::unique_ptr<Formatter> formatter;
-    if (opt.graph) {
-        GraphFormatOptions view = *opt.graph;
-        view.nr_cpus = file.header().nr_cpus;
-        formatter = std::make_unique<GraphFormatter>(ksyms, view);
-    } else {
-        formatter = make_formatter(opt.format, ksyms);
-    }
-    std::vector<std::string> local_formats;
-    const ProbeTable probe_table = recorded_probe_table(file, tracefs_dir(), local_formats);
-    for (const auto& probe : local_formats) {
+    const Replay replay(opt.file, tracefs_dir());
+    for (const auto& probe : replay.local_formats()) {
         warn_local_format(probe);
     }
-    formatter->set_probes(&probe_table);
-    std::vector<std::uint32_t> ids;
-    for (const auto& p : file.probes()) {
-        ids.push_back(p.id);
-    }
-    const EventFilter filter(opt.filter, probe_table, ids);
-
     if (opt.trace_dat) {
-        return write_trace_dat(opt, file, probe_table, filter);
-    }
-    OutputWriter out(STDOUT_FILENO);
-    if (opt.hist) {
-        const std::vector<std::uint32_t> wanted =
-            opt.filter.probes
-                ? std::vector<std::uint32_t>(opt.filter.probes->begin(), opt.filter.probes->end())
-                : ids;
-        std::uint32_t id = 0;
-        const HistTable table = hist_of_records(
-            *opt.hist, probe_table, wanted, opt.filter,
-            [&](const auto& fn) { file.for_each_record(fn); }, &id);
-        // user stacks: the processes are long gone, their frames named
-        // through the uprobe's binary
-        UserFrames frames;
-        print_hist(opt, name_user_stacks(table, probe_table.find(id), frames), ksyms, out);
+        write_trace_dat(opt, replay);
         return 0;
     }
-    if (!opt.stat) {
-        formatter->begin(out.buffer());
+    if (opt.hist) {
+        report_hist(opt, replay);
+        return 0;
     }
-    EventCounts counts;
-    Decoder decoder;
-    Event scratch;
-    file.for_each_record([&](const fhook_rec* rec) {
-        decoder.decode_each(rec, scratch, [&](const Event& ev) {
-            if (!filter.passes(ev)) {
-                return;
-            }
-            if (opt.stat) {
-                counts.add(ev);
-                return;
-            }
-            formatter->format(ev, out.buffer());
-            out.commit();
-        });
-    });
-    if (!opt.stat) {
-        formatter->end(out.buffer());
-        out.commit();
-    } else {
-        out.append(counts.text([&](std::uint32_t id) {
-            for (const auto& p : file.probes()) {
-                if (p.id == id) {
-                    return p.description;
-                }
-            }
-            return std::string("?");
-        }));
+    report_events(opt, replay);
+    if (!opt.quiet && replay.file().has_stats()) {
+        print_stderr(summary_text(replay.file().session_stats(), replay.summaries()));
     }
-    out.flush();
-
-    if (!opt.quiet && file.has_stats()) {
-        std::vector<ProbeSummary> probes;
-        for (const auto& p : file.probes()) {
-            probes.push_back(ProbeSummary{p.id, p.stats, p.description});
-        }
-        print_stderr(summary_text(file.session_stats(), probes));
-    }
-    if (file.truncated()) {
-        throw_runtime(opt.file + " is truncated (" + file.truncation() +
+    if (replay.file().truncated()) {
+        throw_runtime(opt.file + " is truncated (" + replay.file().truncation() +
                       "): the events up to there were printed; was the recording interrupted?");
     }
     return 0;

@@ -3,6 +3,10 @@
 
 namespace fhook {
 
+void EventSink::on_record(const fhook_rec* rec) {
+    decoder_.decode_each(rec, event_, [this](const Event& ev) { on_event(ev); });
+}
+
 PrintSink::PrintSink(int fd, const Ksyms& ksyms, OutputFormat format, const ProbeTable& probes)
     : PrintSink(fd, make_formatter(format, ksyms), probes) {}
 
@@ -13,11 +17,9 @@ PrintSink::PrintSink(int fd, std::unique_ptr<Formatter> formatter, const ProbeTa
     writer_.commit();
 }
 
-void PrintSink::on_record(const fhook_rec* rec) {
-    decoder_.decode_each(rec, event_, [this](const Event& ev) {
-        formatter_->format(ev, writer_.buffer());
-        writer_.commit();
-    });
+void PrintSink::on_event(const Event& ev) {
+    formatter_->format(ev, writer_.buffer());
+    writer_.commit();
 }
 
 void PrintSink::flush() {
@@ -54,26 +56,40 @@ HistSink::HistSink(std::vector<HistSpec> specs, std::uint32_t probe_id, const Kp
 
 void HistSink::on_record(const fhook_rec* rec) {
     // (COMM records name the tasks: every probe's)
-    if (rec->type != FHOOK_REC_COMM && rec->probe_id != probe_id_) {
+    if (rec->type == FHOOK_REC_COMM || rec->probe_id == probe_id_) {
+        EventSink::on_record(rec);
+    }
+}
+
+void HistSink::on_event(const Event& ev) {
+    // a function probe's own events (not a call graph's)
+    if (ev.probe_id != probe_id_ || ev.type == EventType::Lost ||
+        (!def_ && ev.type != EventType::Function)) {
         return;
     }
-    decoder_.decode_each(rec, event_, [&](const Event& ev) {
-        // a function probe's own events (not a call graph's)
-        if (ev.type == EventType::Lost || (!def_ && ev.type != EventType::Function)) {
-            return;
+    for (std::size_t i = 0; i < tables_.size(); i++) {
+        if (preds_[i].empty() || run_filter(preds_[i], ev)) {
+            tables_[i].add(ev, def_);
         }
-        for (std::size_t i = 0; i < tables_.size(); i++) {
-            if (preds_[i].empty() || run_filter(preds_[i], ev)) {
-                tables_[i].add(ev, def_);
-            }
-        }
-    });
+    }
 }
 
 void HistSink::clear() {
     for (HistTable& t : tables_) {
         t = HistTable(t.spec());
     }
+}
+
+TraceDatSink::TraceDatSink(int fd, std::string kallsyms, std::vector<TraceDatWriter::Probe> probes)
+    : fd_(fd), writer_(std::move(kallsyms), std::move(probes)) {}
+
+void TraceDatSink::on_event(const Event& ev) {
+    writer_.add(ev);
+    events_ += ev.type != EventType::Lost;
+}
+
+void TraceDatSink::finish(const Stats&, const std::vector<ProbeSummary>&) {
+    writer_.finish(fd_);
 }
 
 } // namespace fhook

@@ -1,5 +1,5 @@
 // Hist triggers over recorded events (fhook report --hist): the probe the
-// trigger names fields of, its events through the filters, into a table.
+// trigger names fields of (its events go to a HistSink, engine/sinks.hpp).
 #include <string_view>
 
 #include <fhook/core/error.hpp>
@@ -8,15 +8,11 @@
 
 namespace fhook {
 
-HistTable hist_of_records(
-    HistSpec spec, const ProbeTable& probes, const std::vector<std::uint32_t>& probe_ids,
-    const EventFilterSpec& filter,
-    const std::function<void(const std::function<void(const fhook_rec*)>&)>& for_each_record,
-    std::uint32_t* chosen) {
+std::uint32_t hist_probe_of(const HistSpec& spec, const ProbeTable& probes,
+                            const std::vector<std::uint32_t>& probe_ids) {
     std::vector<std::uint32_t> fits;
     std::string first_error;
     bool first_missing = false;
-    HistSpec resolved;
     for (std::uint32_t id : probe_ids) {
         HistSpec s = spec;
         try {
@@ -38,7 +34,6 @@ HistTable hist_of_records(
             continue;
         }
         fits.push_back(id);
-        resolved = std::move(s);
     }
     if (fits.empty()) {
         throw_invalid(first_error.empty() ? "hist: no probe to aggregate" : first_error);
@@ -50,29 +45,7 @@ HistTable hist_of_records(
         }
         throw_invalid("hist: probes " + list + " all have the trigger's fields: choose one probe");
     }
-    const std::uint32_t id = fits.front();
-    const KprobeDef* def = probes.find(id);
-    if (chosen) {
-        *chosen = id;
-    }
-    EventFilterSpec f = filter;
-    if (!resolved.filter.empty()) {
-        f.expr = f.expr.empty() ? resolved.filter : "(" + f.expr + ") && (" + resolved.filter + ")";
-    }
-    const EventFilter pass(f, probes, {id});
-    HistTable table(std::move(resolved));
-    Decoder decoder;
-    Event scratch;
-    for_each_record([&](const fhook_rec* rec) {
-        decoder.decode_each(rec, scratch, [&](const Event& ev) {
-            // a function probe's own events (not a call graph's)
-            if (ev.probe_id == id && (def || ev.type == EventType::Function) && pass.passes(ev) &&
-                ev.type != EventType::Lost) {
-                table.add(ev, def);
-            }
-        });
-    });
-    return table;
+    return fits.front();
 }
 
 } // namespace fhook

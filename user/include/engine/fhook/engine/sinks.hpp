@@ -1,6 +1,8 @@
-// Where a Tracer's records go: printed as text or NDJSON, written to a
-// record file, aggregated into histograms, or discarded (the module
-// counted them).
+// Where the records of a Tracer (live) or a Replay (a record file) go:
+// printed as text, NDJSON, Chrome JSON or call trees, written to a record
+// file or a trace.dat, aggregated into histograms or counts, or discarded
+// (the module counted them).  Every sink but FileSink takes decoded
+// events (EventSink), so it works on both by construction.
 #pragma once
 
 #include <memory>
@@ -9,27 +11,27 @@
 #include <fhook/core/output.hpp>
 #include <fhook/engine/tracer.hpp>
 #include <fhook/output/format.hpp>
+#include <fhook/output/summary.hpp>
+#include <fhook/output/tracedat.hpp>
 #include <fhook/probe/hist.hpp>
 #include <fhook/ring/event.hpp>
 #include <fhook/ring/recfile.hpp>
 
 namespace fhook {
 
-// Each record formatted (text: the kernel's trace format; or NDJSON) to fd.
-class PrintSink final : public Sink {
+// Each event formatted (text: the kernel's trace format; NDJSON, Chrome) to fd.
+class PrintSink final : public EventSink {
 public:
     PrintSink(int fd, const Ksyms& ksyms, OutputFormat format, const ProbeTable& probes);
     // ... with a formatter of the caller's (a call graph's tree)
     PrintSink(int fd, std::unique_ptr<Formatter> formatter, const ProbeTable& probes);
-    void on_record(const fhook_rec* rec) override;
+    void on_event(const Event& ev) override;
     void flush() override;
     void finish(const Stats& session, const std::vector<ProbeSummary>& probes) override;
 
 private:
     OutputWriter writer_;
     std::unique_ptr<Formatter> formatter_;
-    Decoder decoder_;
-    Event event_; // reused: its buffers stay allocated
 };
 
 // The records written to a record file (docs/file-format.md), with the
@@ -54,12 +56,13 @@ private:
 // The records dropped (the module's counters are what is wanted).
 // Histograms of one probe's events, a table per trigger (fhook hist): its
 // events decoded and added to each table whose "if" they pass.
-class HistSink final : public Sink {
+class HistSink final : public EventSink {
 public:
     // `def`: the probe's definition (nullptr: a function probe); each
     // spec resolved against it.
     HistSink(std::vector<HistSpec> specs, std::uint32_t probe_id, const KprobeDef* def);
-    void on_record(const fhook_rec* rec) override;
+    void on_record(const fhook_rec* rec) override; // the probe's records only
+    void on_event(const Event& ev) override;
     const std::vector<HistTable>& tables() const noexcept { return tables_; }
     // Starts every table over (--interval with --clear).
     void clear();
@@ -69,8 +72,32 @@ private:
     std::vector<std::vector<fhook_insn>> preds_; // each spec's "if", compiled
     std::uint32_t probe_id_;
     const KprobeDef* def_;
-    Decoder decoder_;
-    Event event_;
+};
+
+// How many events each probe, CPU and task has (report --stat).
+class StatSink final : public EventSink {
+public:
+    void on_event(const Event& ev) override { counts_.add(ev); }
+    const EventCounts& counts() const noexcept { return counts_; }
+
+private:
+    EventCounts counts_;
+};
+
+// The events as a trace-cmd trace.dat, written to fd at finish().
+class TraceDatSink final : public EventSink {
+public:
+    // `kallsyms`: /proc/kallsyms text, what names the addresses
+    TraceDatSink(int fd, std::string kallsyms, std::vector<TraceDatWriter::Probe> probes);
+    void on_event(const Event& ev) override;
+    void finish(const Stats& session, const std::vector<ProbeSummary>& probes) override;
+    std::uint64_t events() const noexcept { return events_; }
+    std::uint64_t too_large() const noexcept { return writer_.too_large(); }
+
+private:
+    int fd_;
+    TraceDatWriter writer_;
+    std::uint64_t events_ = 0;
 };
 
 class DiscardSink final : public Sink {

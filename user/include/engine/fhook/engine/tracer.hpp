@@ -21,6 +21,7 @@
 #include <fhook/core/session.hpp>
 #include <fhook/output/summary.hpp>
 #include <fhook/probe/probe.hpp>
+#include <fhook/ring/event.hpp>
 #include <fhook/ring/recfile.hpp>
 #include <fhook/ring/ring.hpp>
 #include <fhook/sys/ksyms.hpp>
@@ -115,6 +116,20 @@ public:
         (void)session;
         (void)probes;
     }
+};
+
+// A sink of decoded events: on_record() decodes each record once (task
+// names from COMM records, a leaf's entry and return) and gives each
+// event to on_event(); a replay (replay.hpp) gives it the events it
+// decoded and filtered itself.
+class EventSink : public Sink {
+public:
+    void on_record(const fhook_rec* rec) override;
+    virtual void on_event(const Event& ev) = 0;
+
+private:
+    Decoder decoder_;
+    Event event_; // reused: its buffers stay allocated
 };
 
 // What happens while a run goes on, for a front end to show.

@@ -146,19 +146,11 @@ std::vector<HistEntry> hist_since(const std::vector<HistEntry>& now,
                                   const std::vector<HistEntry>& before);
 
 class ProbeTable;
-struct EventFilterSpec;
-
-// A recording's events aggregated by `spec`, on the one probe of
-// `probe_ids` (a recording's probes) whose fields the spec names (function
-// probes: their function events) and that `filter` and the spec's "if"
-// let through.  `for_each_record` gives the records in time order.
-// Invalid Error when no probe has the fields (the first probe's reason)
-// or more than one has them (ustacktrace: only uprobes have them); the
-// probe's id in `*chosen` if given.
-HistTable hist_of_records(
-    HistSpec spec, const ProbeTable& probes, const std::vector<std::uint32_t>& probe_ids,
-    const EventFilterSpec& filter,
-    const std::function<void(const std::function<void(const fhook_rec*)>&)>& for_each_record,
-    std::uint32_t* chosen = nullptr);
+// The one probe of a recording's `probe_ids` whose fields `spec` names
+// (function probes: their function events; ustacktrace: uprobes only).
+// Invalid Error when none has them (the first probe's reason) or more
+// than one has.
+std::uint32_t hist_probe_of(const HistSpec& spec, const ProbeTable& probes,
+                            const std::vector<std::uint32_t>& probe_ids);
 
 } // namespace fhook
