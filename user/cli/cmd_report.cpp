@@ -68,8 +68,7 @@ struct ReportOptions {
     std::string flamegraph;                  // --flamegraph FILE.svg
 };
 
-std::optional<ReportOptions> parse_report_options(const Args& args) {
-    ReportOptions opt;
+po::options_description report_options() {
     po::options_description options("Options");
     options.add_options()("format,f", po::value<std::string>()->value_name("FMT"),
                           "text (default), json (NDJSON) or chrome (Chrome trace JSON)")(
@@ -99,29 +98,12 @@ std::optional<ReportOptions> parse_report_options(const Args& args) {
         "output,o", po::value<std::string>()->value_name("OUT"),
         "with --to: the file to write (default: standard output)")(
         "quiet,q", "no summary on stderr")("help,h", "show this help");
-    po::options_description hidden;
-    hidden.add_options()("file", po::value<std::vector<std::string>>());
-    po::options_description all;
-    all.add(options).add(hidden);
-    po::positional_options_description positional;
-    positional.add("file", -1);
-    po::variables_map vm = parse_args("report", args, all, positional);
-    if (vm.count("help")) {
-        print_help(kReportUsage, options);
-        return std::nullopt;
-    }
-    if (!vm.count("file")) {
-        throw_invalid("no FILE: give a file written by fhook record");
-    }
-    const auto files = vm["file"].as<std::vector<std::string>>();
-    if (files.size() != 1) {
-        throw_invalid("one FILE at a time (got " + std::to_string(files.size()) + ")");
-    }
-    opt.file = files.front();
-    if (vm.count("format")) {
-        opt.format = parse_format(vm["format"].as<std::string>(), true);
-    }
-    EventFilterSpec& f = opt.filter;
+    return options;
+}
+
+// --cpu, --probe, --since, --until, --pid, --comm, --filter
+EventFilterSpec parse_filter_options(const po::variables_map& vm) {
+    EventFilterSpec f;
     if (vm.count("cpu")) {
         f.cpus = parse_cpu_list(vm["cpu"].as<std::string>());
     }
@@ -158,6 +140,35 @@ std::optional<ReportOptions> parse_report_options(const Args& args) {
             throw_invalid("empty --filter: give an expression, e.g. --filter 'comm == \"cat\"'");
         }
     }
+    return f;
+}
+
+std::optional<ReportOptions> parse_report_options(const Args& args) {
+    ReportOptions opt;
+    const po::options_description options = report_options();
+    po::options_description hidden;
+    hidden.add_options()("file", po::value<std::vector<std::string>>());
+    po::options_description all;
+    all.add(options).add(hidden);
+    po::positional_options_description positional;
+    positional.add("file", -1);
+    po::variables_map vm = parse_args("report", args, all, positional);
+    if (vm.count("help")) {
+        print_help(kReportUsage, options);
+        return std::nullopt;
+    }
+    if (!vm.count("file")) {
+        throw_invalid("no FILE: give a file written by fhook record");
+    }
+    const auto files = vm["file"].as<std::vector<std::string>>();
+    if (files.size() != 1) {
+        throw_invalid("one FILE at a time (got " + std::to_string(files.size()) + ")");
+    }
+    opt.file = files.front();
+    if (vm.count("format")) {
+        opt.format = parse_format(vm["format"].as<std::string>(), true);
+    }
+    opt.filter = parse_filter_options(vm);
     opt.stat = vm.count("stat") != 0;
     opt.quiet = vm.count("quiet") != 0;
     if (vm.count("graph")) {

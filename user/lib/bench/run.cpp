@@ -165,6 +165,71 @@ std::vector<std::pair<std::string, std::string>> mechanisms() {
     return out;
 }
 
+// One mechanism's row: attached, warmed, timed `opt.repeats` times
+// (its consumers' catching up added), its losses, then detached; the
+// reason it was skipped instead.
+Row measure(const Mechanism& m, Context& c, const RunOptions& opt, const Results& r) {
+    Row row{m.name, m.tool, m.description, {}, "", {}, std::nullopt};
+    if (opt.progress) {
+        opt.progress(std::string(m.name));
+    }
+    {
+        Attachment a;
+        std::string why;
+        try {
+            why = m.attach(c, a);
+        } catch (const Error& e) {
+            why = e.what();
+        }
+        if (why.empty()) {
+            // what a tool does right after attaching (fhook's reader
+            // loading /proc/kallsyms, bpftrace's own start) would
+            // otherwise fall into the first figures on one CPU
+            if (opt.settle > 0) {
+                std::this_thread::sleep_for(std::chrono::duration<double>(opt.settle));
+            }
+            const bool ftrace =
+                row.tool == "ftrace" || row.tool == "kprobe_events" || row.tool == "trace-cmd";
+            const std::uint64_t ftrace_lost0 = ftrace ? ftrace_lost(opt.tracefs) : 0;
+            workload_once(opt, r.calls / 10 + 1); // warm: first records, caches
+            consumers_catch_up(a);
+            for (unsigned i = 0; i < opt.repeats; i++) {
+                // the consumers' work during the loop is in its time;
+                // what they still had to do after it is added
+                const std::uint64_t before = consumers_ns(a);
+                const double in_loop = workload_once(opt, r.calls);
+                const double after =
+                    static_cast<double>(consumers_catch_up(a)) / static_cast<double>(r.calls);
+                row.ns.push_back(in_loop + after);
+                if (!a.children.empty()) {
+                    row.consumer_ns.push_back(static_cast<double>(consumers_ns(a) - before) /
+                                              static_cast<double>(r.calls));
+                }
+            }
+            if (ftrace) {
+                const double hits = static_cast<double>(r.calls) * opt.repeats + r.calls / 10 + 1;
+                row.lost = static_cast<double>(ftrace_lost(opt.tracefs) - ftrace_lost0) / hits;
+            }
+            for (auto& child : a.children) {
+                if (!child.running()) {
+                    row.ns.clear();
+                    row.consumer_ns.clear();
+                    why = "the consumer exited during the measurement: " + child.first_error();
+                }
+            }
+        }
+        row.skipped = why;
+        if (!a.summary.empty() && row.measured()) {
+            // its summary (fhook's, fhook-bench-stream's), written when it stops
+            for (auto& child : a.children) {
+                child.stop();
+            }
+            row.lost = fhook_lost(a.summary);
+        }
+    }
+    return row;
+}
+
 Results run(const RunOptions& opt) {
     if (opt.workload != "kloop" && opt.workload != "read") {
         throw_invalid("--workload must be kloop or read, not '" + opt.workload + "'");
@@ -219,65 +284,7 @@ Results run(const RunOptions& opt) {
         if (!selected(opt, m.name)) {
             continue;
         }
-        Row row{m.name, m.tool, m.description, {}, "", {}, std::nullopt};
-        if (opt.progress) {
-            opt.progress(std::string(m.name));
-        }
-        {
-            Attachment a;
-            std::string why;
-            try {
-                why = m.attach(c, a);
-            } catch (const Error& e) {
-                why = e.what();
-            }
-            if (why.empty()) {
-                // what a tool does right after attaching (fhook's reader
-                // loading /proc/kallsyms, bpftrace's own start) would
-                // otherwise fall into the first figures on one CPU
-                if (opt.settle > 0) {
-                    std::this_thread::sleep_for(std::chrono::duration<double>(opt.settle));
-                }
-                const bool ftrace =
-                    row.tool == "ftrace" || row.tool == "kprobe_events" || row.tool == "trace-cmd";
-                const std::uint64_t ftrace_lost0 = ftrace ? ftrace_lost(opt.tracefs) : 0;
-                workload_once(opt, r.calls / 10 + 1); // warm: first records, caches
-                consumers_catch_up(a);
-                for (unsigned i = 0; i < opt.repeats; i++) {
-                    // the consumers' work during the loop is in its time;
-                    // what they still had to do after it is added
-                    const std::uint64_t before = consumers_ns(a);
-                    const double in_loop = workload_once(opt, r.calls);
-                    const double after =
-                        static_cast<double>(consumers_catch_up(a)) / static_cast<double>(r.calls);
-                    row.ns.push_back(in_loop + after);
-                    if (!a.children.empty()) {
-                        row.consumer_ns.push_back(static_cast<double>(consumers_ns(a) - before) /
-                                                  static_cast<double>(r.calls));
-                    }
-                }
-                if (ftrace) {
-                    const double hits =
-                        static_cast<double>(r.calls) * opt.repeats + r.calls / 10 + 1;
-                    row.lost = static_cast<double>(ftrace_lost(opt.tracefs) - ftrace_lost0) / hits;
-                }
-                for (auto& child : a.children) {
-                    if (!child.running()) {
-                        row.ns.clear();
-                        row.consumer_ns.clear();
-                        why = "the consumer exited during the measurement: " + child.first_error();
-                    }
-                }
-            }
-            row.skipped = why;
-            if (!a.summary.empty() && row.measured()) {
-                // its summary (fhook's, fhook-bench-stream's), written when it stops
-                for (auto& child : a.children) {
-                    child.stop();
-                }
-                row.lost = fhook_lost(a.summary);
-            }
-        }
+        Row row = measure(m, c, opt, r);
         // tools detach asynchronously (a BPF link goes with its last fd):
         // the next row must start from nothing attached
         bool gone = false;

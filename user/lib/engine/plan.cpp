@@ -127,14 +127,9 @@ const KernelBtf* Tracer::State::module_btf(const std::string& module) {
     return it->second ? &*it->second : nullptr;
 }
 
-void Tracer::State::plan() {
-    if (paths.tracefs.empty()) {
-        paths.tracefs = default_tracefs();
-    }
-    const bool functions_only = spec.collect == Collect::Counts || spec.collect == Collect::Latency;
-    if (spec.collect == Collect::Hook) {
-        plan_hook();
-    }
+// The positional PROBEs: definitions parsed into `kprobes`, function
+// globs returned.
+std::vector<std::string> Tracer::State::plan_probes(bool functions_only) {
     std::vector<std::string> globs;
     for (const auto& text :
          spec.collect == Collect::Hook ? std::vector<std::string>{} : spec.probes) {
@@ -165,29 +160,46 @@ void Tracer::State::plan() {
             globs.push_back(text);
         }
     }
-    if (!spec.events.empty()) {
-        if (functions_only || spec.collect == Collect::Hook) {
-            throw_invalid("trace events (-e) are traced, recorded or counted with stat, not " +
-                          std::string(spec.collect == Collect::Counts    ? "counted"
-                                      : spec.collect == Collect::Latency ? "timed"
-                                                                         : "hooked"));
+    return globs;
+}
+
+// -e: the trace events the patterns select, each a tracepoint probe.
+void Tracer::State::plan_events(bool functions_only) {
+    if (spec.events.empty()) {
+        return;
+    }
+    if (functions_only || spec.collect == Collect::Hook) {
+        throw_invalid("trace events (-e) are traced, recorded or counted with stat, not " +
+                      std::string(spec.collect == Collect::Counts    ? "counted"
+                                  : spec.collect == Collect::Latency ? "timed"
+                                                                     : "hooked"));
+    }
+    for (const auto& pattern : spec.events) {
+        select_trace_events({}, pattern); // a malformed one before tracefs is read
+    }
+    const std::vector<TraceEventName> all = list_trace_events(paths.tracefs);
+    for (const auto& pattern : spec.events) {
+        const std::vector<TraceEventName> picked = select_trace_events(all, pattern);
+        if (picked.empty()) {
+            throw_runtime("no trace event matches '" + pattern + "' (fhook list events)", ENOENT);
         }
-        for (const auto& pattern : spec.events) {
-            select_trace_events({}, pattern); // a malformed one before tracefs is read
-        }
-        const std::vector<TraceEventName> all = list_trace_events(paths.tracefs);
-        for (const auto& pattern : spec.events) {
-            const std::vector<TraceEventName> picked = select_trace_events(all, pattern);
-            if (picked.empty()) {
-                throw_runtime("no trace event matches '" + pattern + "' (fhook list events)",
-                              ENOENT);
-            }
-            for (const auto& e : picked) {
-                kprobes.push_back(parse_tracepoint("t:" + e.text(), paths.tracefs));
-                add_filter(kprobes.back(), spec.filter);
-            }
+        for (const auto& e : picked) {
+            kprobes.push_back(parse_tracepoint("t:" + e.text(), paths.tracefs));
+            add_filter(kprobes.back(), spec.filter);
         }
     }
+}
+
+void Tracer::State::plan() {
+    if (paths.tracefs.empty()) {
+        paths.tracefs = default_tracefs();
+    }
+    const bool functions_only = spec.collect == Collect::Counts || spec.collect == Collect::Latency;
+    if (spec.collect == Collect::Hook) {
+        plan_hook();
+    }
+    std::vector<std::string> globs = plan_probes(functions_only);
+    plan_events(functions_only);
     if (functions_only && spec.probes.empty()) {
         throw_invalid("no functions given");
     }

@@ -79,6 +79,8 @@ struct Tracer::State {
             [path = paths.kallsyms](std::string_view name) { return Ksyms::find_any(path, name); };
     }
     void plan();
+    std::vector<std::string> plan_probes(bool functions_only);
+    void plan_events(bool functions_only);
     std::vector<ProbeSpec> graph_below_specs() const;
     void plan_hook();
     void plan_latency();

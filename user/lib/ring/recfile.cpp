@@ -133,6 +133,100 @@ const RecordedEvent* RecordFile::event(std::string_view name) const noexcept {
     return nullptr;
 }
 
+namespace {
+
+// Info: KEY=VALUE lines.
+void parse_info_chunk(std::string_view text,
+                      std::vector<std::pair<std::string, std::string>>& info) {
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t nl = text.find('\n', pos);
+        std::string_view line = text.substr(pos, nl == text.npos ? text.npos : nl - pos);
+        std::size_t eq = line.find('=');
+        if (eq != line.npos) {
+            info.emplace_back(std::string(line.substr(0, eq)), std::string(line.substr(eq + 1)));
+        }
+        if (nl == text.npos) {
+            break;
+        }
+        pos = nl + 1;
+    }
+}
+
+// Probes: ID<TAB>DESCRIPTION lines (the chunk at `off` of file `n`).
+void parse_probes_chunk(std::string_view text, std::vector<RecordedProbe>& probes,
+                        const std::string& n, std::uint64_t off) {
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t nl = text.find('\n', pos);
+        std::string_view line = text.substr(pos, nl == text.npos ? text.npos : nl - pos);
+        std::size_t tab = line.find('\t');
+        RecordedProbe p;
+        std::uint64_t id = 0;
+        bool ok = tab != line.npos && tab > 0 && tab <= 10;
+        for (std::size_t i = 0; ok && i < tab; i++) {
+            ok = line[i] >= '0' && line[i] <= '9';
+            id = id * 10 + static_cast<std::uint64_t>(line[i] - '0');
+        }
+        if (!ok || id > 0xffffffffULL) {
+            throw_runtime(n + ": bad probe line in the chunk at offset " + hex_offset(off) +
+                          ": the file is corrupt");
+        }
+        p.id = static_cast<std::uint32_t>(id);
+        p.description = std::string(line.substr(tab + 1));
+        probes.push_back(std::move(p));
+        if (nl == text.npos) {
+            break;
+        }
+        pos = nl + 1;
+    }
+}
+
+// Stats: the session's statistics, then each probe's (file `n`).
+void parse_stats_chunk(const std::byte* payload, std::uint64_t size, const std::string& n,
+                       Stats& session, std::vector<RecordedProbe>& probes) {
+    std::uint32_t counts[2];
+    if (size < sizeof(counts)) {
+        throw_runtime(n + ": stats chunk too short: the file is corrupt");
+    }
+    std::memcpy(counts, payload, sizeof(counts));
+    const std::uint64_t per = 8 + sizeof(fhook_cpu_stats) * (1ULL + counts[0]);
+    if (counts[0] > 65536 || counts[1] > 65536 ||
+        size != sizeof(counts) + per * (1ULL + counts[1])) {
+        throw_runtime(n + ": stats chunk of the wrong size: the file is corrupt");
+    }
+    const std::byte* p = payload + sizeof(counts);
+    auto get = [&](Stats& st) -> std::uint32_t {
+        std::uint32_t head[2];
+        std::memcpy(head, p, sizeof(head));
+        p += sizeof(head);
+        auto one = [&]() {
+            fhook_cpu_stats raw;
+            std::memcpy(&raw, p, sizeof(raw));
+            p += sizeof(raw);
+            return CpuStats{raw.hits, raw.written, raw.lost, raw.missed};
+        };
+        st.total = one();
+        st.per_cpu.clear();
+        for (std::uint32_t c = 0; c < counts[0]; c++) {
+            st.per_cpu.push_back(one());
+        }
+        return head[0];
+    };
+    get(session);
+    for (std::uint32_t i = 0; i < counts[1]; i++) {
+        Stats st;
+        std::uint32_t id = get(st);
+        auto it = std::find_if(probes.begin(), probes.end(),
+                               [id](const RecordedProbe& rp) { return rp.id == id; });
+        if (it != probes.end()) {
+            it->stats = std::move(st);
+        }
+    }
+}
+
+} // namespace
+
 RecordFile RecordFile::parse(const std::byte* data, std::size_t size, std::string name) {
     RecordFile f;
     f.name_ = std::move(name);
@@ -182,50 +276,12 @@ RecordFile RecordFile::parse(const std::byte* data, std::size_t size, std::strin
         const auto* payload = data + payload_off;
         const std::string_view text(reinterpret_cast<const char*>(payload), ch.size);
         switch (static_cast<RecChunk>(ch.type)) {
-        case RecChunk::Info: {
-            std::size_t pos = 0;
-            while (pos < text.size()) {
-                std::size_t nl = text.find('\n', pos);
-                std::string_view line = text.substr(pos, nl == text.npos ? text.npos : nl - pos);
-                std::size_t eq = line.find('=');
-                if (eq != line.npos) {
-                    f.info_.emplace_back(std::string(line.substr(0, eq)),
-                                         std::string(line.substr(eq + 1)));
-                }
-                if (nl == text.npos) {
-                    break;
-                }
-                pos = nl + 1;
-            }
+        case RecChunk::Info:
+            parse_info_chunk(text, f.info_);
             break;
-        }
-        case RecChunk::Probes: {
-            std::size_t pos = 0;
-            while (pos < text.size()) {
-                std::size_t nl = text.find('\n', pos);
-                std::string_view line = text.substr(pos, nl == text.npos ? text.npos : nl - pos);
-                std::size_t tab = line.find('\t');
-                RecordedProbe p;
-                std::uint64_t id = 0;
-                bool ok = tab != line.npos && tab > 0 && tab <= 10;
-                for (std::size_t i = 0; ok && i < tab; i++) {
-                    ok = line[i] >= '0' && line[i] <= '9';
-                    id = id * 10 + static_cast<std::uint64_t>(line[i] - '0');
-                }
-                if (!ok || id > 0xffffffffULL) {
-                    throw_runtime(n + ": bad probe line in the chunk at offset " + hex_offset(off) +
-                                  ": the file is corrupt");
-                }
-                p.id = static_cast<std::uint32_t>(id);
-                p.description = std::string(line.substr(tab + 1));
-                f.probes_.push_back(std::move(p));
-                if (nl == text.npos) {
-                    break;
-                }
-                pos = nl + 1;
-            }
+        case RecChunk::Probes:
+            parse_probes_chunk(text, f.probes_, n, off);
             break;
-        }
         case RecChunk::Records:
             if (payload_off % 8 != 0) {
                 throw_runtime(n + ": misaligned records chunk at offset " + hex_offset(off) +
@@ -240,48 +296,10 @@ RecordFile RecordFile::parse(const std::byte* data, std::size_t size, std::strin
         case RecChunk::Events:
             parse_events(text, f.events_, n);
             break;
-        case RecChunk::Stats: {
-            std::uint32_t counts[2];
-            if (ch.size < sizeof(counts)) {
-                throw_runtime(n + ": stats chunk too short: the file is corrupt");
-            }
-            std::memcpy(counts, payload, sizeof(counts));
-            const std::uint64_t per = 8 + sizeof(fhook_cpu_stats) * (1ULL + counts[0]);
-            if (counts[0] > 65536 || counts[1] > 65536 ||
-                ch.size != sizeof(counts) + per * (1ULL + counts[1])) {
-                throw_runtime(n + ": stats chunk of the wrong size: the file is corrupt");
-            }
-            const std::byte* p = payload + sizeof(counts);
-            auto get = [&](Stats& st) -> std::uint32_t {
-                std::uint32_t head[2];
-                std::memcpy(head, p, sizeof(head));
-                p += sizeof(head);
-                auto one = [&]() {
-                    fhook_cpu_stats raw;
-                    std::memcpy(&raw, p, sizeof(raw));
-                    p += sizeof(raw);
-                    return CpuStats{raw.hits, raw.written, raw.lost, raw.missed};
-                };
-                st.total = one();
-                st.per_cpu.clear();
-                for (std::uint32_t c = 0; c < counts[0]; c++) {
-                    st.per_cpu.push_back(one());
-                }
-                return head[0];
-            };
-            get(f.session_);
-            for (std::uint32_t i = 0; i < counts[1]; i++) {
-                Stats st;
-                std::uint32_t id = get(st);
-                auto it = std::find_if(f.probes_.begin(), f.probes_.end(),
-                                       [id](const RecordedProbe& rp) { return rp.id == id; });
-                if (it != f.probes_.end()) {
-                    it->stats = std::move(st);
-                }
-            }
+        case RecChunk::Stats:
+            parse_stats_chunk(payload, ch.size, n, f.session_, f.probes_);
             f.has_stats_ = true;
             break;
-        }
         case RecChunk::End:
             ended = true;
             break;

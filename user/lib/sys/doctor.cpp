@@ -343,16 +343,21 @@ std::size_t DoctorReport::count(CheckStatus status) const noexcept {
         checks.begin(), checks.end(), [status](const Check& c) { return c.status == status; }));
 }
 
-DoctorReport doctor(const DoctorPaths& paths) {
-    DoctorReport r;
-    utsname uts{};
-    ::uname(&uts);
-    r.release = paths.release.empty() ? std::string(uts.release) : paths.release;
-    const std::string machine = uts.machine;
-    auto add = [&r](std::string name, CheckStatus st, std::string detail, std::string fix = {}) {
-        r.checks.push_back({std::move(name), st, std::move(detail), std::move(fix)});
-    };
+namespace {
 
+// Appends a check to a report: add(name, status, detail[, fix]).
+struct CheckAdder {
+    DoctorReport& r;
+    void operator()(std::string name, CheckStatus st, std::string detail,
+                    std::string fix = {}) const {
+        r.checks.push_back({std::move(name), st, std::move(detail), std::move(fix)});
+    }
+};
+
+// The kernel: its release, tracefs, the ftrace switch, its configuration
+// (or what can be inferred of it), module BTF.
+void kernel_checks(DoctorReport& r, const DoctorPaths& paths, const std::string& machine) {
+    const CheckAdder add{r};
     // the kernel
     const bool tested = r.release.rfind("6.1.", 0) == 0 || r.release.rfind("6.12.", 0) == 0;
     if (tested) {
@@ -415,9 +420,12 @@ DoctorReport doctor(const DoctorPaths& paths) {
             "no module has BTF in /sys/kernel/btf: types of module functions are not known",
             "probes on module functions take registers and offsets (%di, +8(%si))");
     }
+}
 
+// The module: loaded (which ABI), lockdown, Secure Boot, IBT.
+void module_checks(DoctorReport& r, const DoctorPaths& paths, const ModuleStatus& mod) {
+    const CheckAdder add{r};
     // the module
-    const ModuleStatus mod = module_status(paths.sys);
     const std::string lockdown = kernel_lockdown(paths.sys); // "" = none
     const std::string file = installed_module(paths, r.release);
     if (mod.loaded && mod.abi_version == FHOOK_ABI_VERSION) {
@@ -478,7 +486,12 @@ DoctorReport doctor(const DoctorPaths& paths) {
     add("IBT", CheckStatus::Ok,
         ibt_cpu ? "the CPU has IBT; fhook's trampolines are entered by direct calls only"
                 : "the CPU has no IBT");
+}
 
+// Who may use it: the device node, capabilities, kallsyms addresses, KVM,
+// perf_event_paranoid.
+void access_checks(DoctorReport& r, const DoctorPaths& paths, const ModuleStatus& mod) {
+    const CheckAdder add{r};
     // the device and who may use it
     const std::string devnode = paths.dev + "/fhook";
     const std::uint64_t caps = effective_caps(paths.proc);
@@ -524,6 +537,19 @@ DoctorReport doctor(const DoctorPaths& paths) {
     add("perf_event_paranoid", CheckStatus::Ok,
         paranoid +
             ": fhook does not use perf events (the perf and BPF peers of its benchmarks do)");
+}
+
+} // namespace
+
+DoctorReport doctor(const DoctorPaths& paths) {
+    DoctorReport r;
+    utsname uts{};
+    ::uname(&uts);
+    r.release = paths.release.empty() ? std::string(uts.release) : paths.release;
+    const ModuleStatus mod = module_status(paths.sys);
+    kernel_checks(r, paths, uts.machine);
+    module_checks(r, paths, mod);
+    access_checks(r, paths, mod);
     return r;
 }
 
