@@ -156,7 +156,7 @@ test-full:
 lint:
 	@cp=$(BUILD)/tools/checkpatch/checkpatch.pl; \
 	[ -f $$cp ] || { echo "checkpatch.pl missing: run 'sudo make setup'"; exit 1; }; \
-	perl $$cp --no-tree --terse -f $(wildcard kmod/*.c kmod/*.h kmod/*.S kmod/arch/*/*.[chS]) shared/fhook_abi.h include/fhook/khook.h $(filter-out $(TRACE_PRINTK_EXAMPLE),$(wildcard examples/*.c vmtests/khooktest/*.c)) vmtests/testmod/fhook_testmod.c vmtests/testmod/fhook_failunreg.c vmtests/testmod/fhook_linger.c && \
+	perl $$cp --no-tree --terse -f $(wildcard kmod/*.c kmod/*.h kmod/*.S kmod/arch/*/*.[chS]) shared/fhook_abi.h shared/fhook_reasons.h include/fhook/khook.h $(filter-out $(TRACE_PRINTK_EXAMPLE),$(wildcard examples/*.c vmtests/khooktest/*.c)) vmtests/testmod/fhook_testmod.c vmtests/testmod/fhook_failunreg.c vmtests/testmod/fhook_linger.c && \
 	perl $$cp --no-tree --terse --ignore TRACE_PRINTK -f $(TRACE_PRINTK_EXAMPLE)
 	@# W=1 with every warning an error: nothing to rebuild when the modules
 	@# were built so already (scripts/test.sh builds them that way)

@@ -333,6 +333,10 @@ struct fhook_func_targets {
 
 struct fhook_session {
 	struct mutex lock;		/* serialises ioctls */
+	/* why the ioctl in progress refuses (fhook_refuse()), then the last refused */
+	u32 why;			/* enum fhook_reason */
+	s32 why_index;
+	struct fhook_last_error last_error;
 	struct list_head probes;
 	unsigned int nr_probes;
 	u32 next_probe_id;
@@ -396,6 +400,18 @@ extern atomic_t fhook_nr_sessions;
 
 /* ioctl.c */
 long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned long arg);
+
+/*
+ * The ioctl in progress refuses with @err for @reason (enum fhook_reason),
+ * about its field, pattern or instruction @index (or -1): what
+ * FHOOK_IOC_LAST_ERROR tells the caller after it.  Returns @err.
+ */
+static inline int fhook_refuse(struct fhook_session *s, u32 reason, s32 index, int err)
+{
+	WRITE_ONCE(s->why, reason);
+	WRITE_ONCE(s->why_index, index);
+	return err;
+}
 
 /* session.c */
 struct fhook_session *fhook_session_create(void);

@@ -158,18 +158,19 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 	u32 tables = 0, data_max = FHOOK_MAX_PROBE_DATA;
 	int ret;
 
-	if ((hs->flags & ~FHOOK_HIST_F_COMM) || hs->__pad || hs->reserved)
-		return -EINVAL;
-	if (!hs->nr_keys || hs->nr_keys > FHOOK_HIST_MAX_KEYS || hs->nr_vals > FHOOK_HIST_MAX_VALS)
-		return -EINVAL;
-	if (!is_power_of_2(hs->entries) || hs->entries < FHOOK_HIST_MIN_SIZE ||
+	if (hs->flags & ~FHOOK_HIST_F_COMM)
+		return fhook_refuse(s, FHOOK_R_FLAGS, -1, -EINVAL);
+	if (hs->__pad || hs->reserved)
+		return fhook_refuse(s, FHOOK_R_RESERVED, -1, -EINVAL);
+	if (!hs->nr_keys || hs->nr_keys > FHOOK_HIST_MAX_KEYS || hs->nr_vals > FHOOK_HIST_MAX_VALS ||
+	    !is_power_of_2(hs->entries) || hs->entries < FHOOK_HIST_MIN_SIZE ||
 	    hs->entries > FHOOK_HIST_MAX_SIZE)
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_HIST_COUNTS, -1, -EINVAL);
 	if (s->armed)
-		return -EBUSY;
+		return fhook_refuse(s, FHOOK_R_ARMED, -1, -EBUSY);
 	p = fhook_probe_find(s, hs->probe_id);
 	if (!p)
-		return -ENOENT;
+		return fhook_refuse(s, FHOOK_R_NO_PROBE, -1, -ENOENT);
 	/*
 	 * Probes that make one record of their data per hit.  (One with
 	 * FHOOK_PROBE_F_STACK: its hits are counted, never recorded; the flag
@@ -179,7 +180,7 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 	case FHOOK_PROBE_FUNC:
 		if (p->kind != &fhook_func_kind || p->count_only || p->nr_triggers ||
 		    to_func(p)->counts)
-			return -EINVAL;
+			return fhook_refuse(s, FHOOK_R_HIST_PROBE, -1, -EINVAL);
 		src_mask |= BIT(FHOOK_HIST_SRC_IP) | BIT(FHOOK_HIST_SRC_PARENT_IP) |
 			    BIT(FHOOK_HIST_SRC_STACK);
 		break;
@@ -194,42 +195,42 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 		fallthrough;
 	case FHOOK_PROBE_TRACEPOINT:
 		if (p->count_only)
-			return -EINVAL;
+			return fhook_refuse(s, FHOOK_R_HIST_PROBE, -1, -EINVAL);
 		src_mask |= BIT(FHOOK_HIST_SRC_DATA);
 		break;
 	default:
-		return -EOPNOTSUPP;
+		return fhook_refuse(s, FHOOK_R_PROBE_KIND, -1, -EOPNOTSUPP);
 	}
 	/* the tables in order: `table` says which one this is */
 	for (tail = &p->hist; *tail; tail = &(*tail)->next)
 		tables++;
 	if (hs->table != tables)
-		return tables > hs->table ? -EEXIST : -EINVAL;
+		return fhook_refuse(s, FHOOK_R_HIST_TABLE, -1, tables > hs->table ? -EEXIST : -EINVAL);
 	if (tables == FHOOK_HIST_MAX_TABLES)
-		return -ENOSPC;
+		return fhook_refuse(s, FHOOK_R_HIST_TABLES, -1, -ENOSPC);
 	for (i = 0; i < hs->nr_keys + hs->nr_vals; i++) {
 		bool key = i < hs->nr_keys;
 
 		ret = fhook_hist_check_field(key ? &hs->keys[i] : &hs->vals[i - hs->nr_keys], key,
 					     src_mask, data_max);
 		if (ret)
-			return ret;
+			return fhook_refuse(s, FHOOK_R_HIST_FIELD, i, ret);
 		if (key && (hs->keys[i].src == FHOOK_HIST_SRC_STACK ||
 			    hs->keys[i].src == FHOOK_HIST_SRC_USTACK)) {
 			u8 kind = hs->keys[i].src == FHOOK_HIST_SRC_STACK ? FHOOK_HIST_KSTACK
 									  : FHOOK_HIST_USTACK;
 
 			if (stacks & kind)	/* one of each */
-				return -EINVAL;
+				return fhook_refuse(s, FHOOK_R_HIST_STACKS, i, -EINVAL);
 			stacks |= kind;
 		}
 	}
 	for (i = hs->nr_keys; i < FHOOK_HIST_MAX_KEYS; i++)
 		if (memchr_inv(&hs->keys[i], 0, sizeof(hs->keys[i])))
-			return -EINVAL;
+			return fhook_refuse(s, FHOOK_R_HIST_UNUSED, i, -EINVAL);
 	for (i = hs->nr_vals; i < FHOOK_HIST_MAX_VALS; i++)
 		if (memchr_inv(&hs->vals[i], 0, sizeof(hs->vals[i])))
-			return -EINVAL;
+			return fhook_refuse(s, FHOOK_R_HIST_UNUSED, FHOOK_HIST_MAX_KEYS + i, -EINVAL);
 
 	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);
 	if (!h)
@@ -527,11 +528,11 @@ int fhook_hist_read(struct fhook_session *s, struct fhook_hist_read *hr)
 	int ret = 0;
 
 	if (!p)
-		return -ENOENT;
+		return fhook_refuse(s, FHOOK_R_NO_PROBE, -1, -ENOENT);
 	for (n = 0; h && n < hr->table; n++)
 		h = h->next;
 	if (!h)
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_HIST_TABLE, -1, -EINVAL);
 	hr->key_size = h->key_size;
 	hr->elt_size = h->elt_size;
 	hr->hits = 0;

@@ -25,6 +25,7 @@
 #define FHOOK_IOCF_UNLOCKED	BIT(0)	/* not under the session lock */
 #define FHOOK_IOCF_OUT		BIT(1)	/* the argument goes back on success */
 #define FHOOK_IOCF_OUT_ENOSPC	BIT(2)	/* ... and with ENOSPC: how many there are */
+#define FHOOK_IOCF_NO_RECORD	BIT(3)	/* its refusals are not the last error */
 
 /* What a handler gets: the argument copied in, and where it came from. */
 struct fhook_ioc_arg {
@@ -62,6 +63,7 @@ union fhook_ioc_karg {
 	struct fhook_khooks khooks;
 	struct fhook_hist_set hist_set;
 	struct fhook_hist_read hist_read;
+	struct fhook_last_error last_error;
 };
 
 static bool fhook_zero(const u64 *words, size_t n)
@@ -94,7 +96,7 @@ static long fhook_ioc_handshake(struct fhook_session *s, struct fhook_ioc_arg *a
 	struct fhook_handshake *hs = a->karg;
 
 	if (hs->__pad || !fhook_zero(hs->reserved, ARRAY_SIZE(hs->reserved)))
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_RESERVED, -1, -EINVAL);
 	hs->abi_version = FHOOK_ABI_VERSION;
 	hs->features = FHOOK_FEAT_NOT_IOCTL | fhook_ioc_features();
 	if (fhook_lab)
@@ -118,25 +120,27 @@ static long fhook_ioc_ring_setup(struct fhook_session *s, struct fhook_ioc_arg *
 	struct fhook_ring_setup *rs = a->karg;
 	int ret;
 
-	if ((rs->flags & ~FHOOK_RING_FLAGS) || !fhook_zero(rs->reserved, ARRAY_SIZE(rs->reserved)))
-		return -EINVAL;
+	if (rs->flags & ~FHOOK_RING_FLAGS)
+		return fhook_refuse(s, FHOOK_R_FLAGS, -1, -EINVAL);
+	if (!fhook_zero(rs->reserved, ARRAY_SIZE(rs->reserved)))
+		return fhook_refuse(s, FHOOK_R_RESERVED, -1, -EINVAL);
 	if (!rs->buf_size)
 		rs->buf_size = FHOOK_RING_DEF_SIZE;
 	if (rs->buf_size < PAGE_SIZE || rs->buf_size > FHOOK_RING_MAX_SIZE ||
 	    !is_power_of_2(rs->buf_size))
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_RING_SIZE, -1, -EINVAL);
 	if ((rs->flags & FHOOK_RING_OVERWRITE) && rs->buf_size < FHOOK_RING_MIN_OVERWRITE)
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_OVERWRITE_SIZE, -1, -EINVAL);
 	if (!rs->watermark)
 		rs->watermark = rs->buf_size / 4;
 	if (rs->watermark > rs->buf_size)
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_WATERMARK, -1, -EINVAL);
 	if (!rs->flush_ms)
 		rs->flush_ms = FHOOK_FLUSH_DEF_MS;
 	if (rs->flush_ms > FHOOK_FLUSH_MAX_MS)
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_FLUSH_MS, -1, -EINVAL);
 	if (s->rings)
-		return -EBUSY;
+		return fhook_refuse(s, FHOOK_R_RINGS_SET, -1, -EBUSY);
 
 	ret = fhook_rings_alloc(s, rs);
 	if (ret)
@@ -206,23 +210,25 @@ static long fhook_ioc_probe_add(struct fhook_session *s, struct fhook_ioc_arg *a
 	if ((pa->filter && !pa->filter_len) || (pa->exclude && !pa->exclude_len) ||
 	    (pa->ips && !pa->nr_ips) || (pa->symbol && !pa->symbol_len) ||
 	    (pa->pred && !pa->pred_len) || (pa->prog && !pa->prog_len))
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_PTR_NO_LEN, -1, -EINVAL);
 	if (!fhook_zero(pa->reserved, ARRAY_SIZE(pa->reserved)) || pa->__pad3 || pa->probe_addr)
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_RESERVED, -1, -EINVAL);
 	if (!pa->type || pa->type >= ARRAY_SIZE(fhook_kinds) || !fhook_kinds[pa->type])
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_PROBE_TYPE, -1, -EINVAL);
 	kind = fhook_kinds[pa->type];
-	if ((pa->flags & ~kind->flags) || !fhook_probe_add_unused_zero(pa, kind->fields))
-		return -EINVAL;
+	if (pa->flags & ~kind->flags)
+		return fhook_refuse(s, FHOOK_R_FLAGS, -1, -EINVAL);
+	if (!fhook_probe_add_unused_zero(pa, kind->fields))
+		return fhook_refuse(s, FHOOK_R_PROBE_FIELDS, -1, -EINVAL);
 	if (kind->validate) {
 		ret = kind->validate(pa);
 		if (ret)
 			return ret;
 	}
 	if (s->armed)
-		return -EBUSY;
+		return fhook_refuse(s, FHOOK_R_ARMED, -1, -EBUSY);
 	if (s->nr_probes >= FHOOK_MAX_PROBES)
-		return -ENOSPC;
+		return fhook_refuse(s, FHOOK_R_MAX_PROBES, -1, -ENOSPC);
 
 	/* the kind's own struct, fhook_probe first (fhook_probe_free() frees it) */
 	p = kzalloc(kind->size ?: sizeof(*p), GFP_KERNEL_ACCOUNT);
@@ -268,9 +274,9 @@ static long fhook_ioc_trigger_add(struct fhook_session *s, struct fhook_ioc_arg 
 	struct fhook_trigger *t = a->karg;
 
 	if (!fhook_zero(t->reserved, ARRAY_SIZE(t->reserved)))
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_RESERVED, -1, -EINVAL);
 	if (s->armed)
-		return -EBUSY;
+		return fhook_refuse(s, FHOOK_R_ARMED, -1, -EBUSY);
 	return fhook_trigger_add(s, t);
 }
 
@@ -279,10 +285,10 @@ static long fhook_ioc_pid_filter(struct fhook_session *s, struct fhook_ioc_arg *
 	struct fhook_pid_filter *pf = a->karg;
 
 	if (!fhook_zero(pf->reserved, ARRAY_SIZE(pf->reserved)))
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_RESERVED, -1, -EINVAL);
 	/* a fast counting or unfiltered latency trampoline applies no filter */
 	if (fhook_direct_fast_armed(s))
-		return -EBUSY;
+		return fhook_refuse(s, FHOOK_R_FAST_ARMED, -1, -EBUSY);
 	return fhook_pidfilter_set(s, pf);
 }
 
@@ -294,11 +300,11 @@ static long fhook_ioc_cpu_filter(struct fhook_session *s, struct fhook_ioc_arg *
 	int ret;
 
 	if (!fhook_zero(cf->reserved, ARRAY_SIZE(cf->reserved)))
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_RESERVED, -1, -EINVAL);
 	if (fhook_direct_fast_armed(s))
-		return -EBUSY;
+		return fhook_refuse(s, FHOOK_R_FAST_ARMED, -1, -EBUSY);
 	if (cf->nr_bits > FHOOK_MAX_CPUMASK * 8)
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_CPU_MASK, -1, -EINVAL);
 	if (!cf->nr_bits) {
 		WRITE_ONCE(s->cpu_filter, false);
 		return 0;
@@ -318,8 +324,10 @@ static long fhook_ioc_cpu_filter(struct fhook_session *s, struct fhook_ioc_arg *
 		}
 		ret = 0;
 	}
-	if (ret)
-		goto out;	/* no CPU at all */
+	if (ret) {
+		fhook_refuse(s, FHOOK_R_CPU_MASK, cpu < cf->nr_bits ? cpu : -1, ret);
+		goto out;	/* no CPU at all, or one that does not exist */
+	}
 	/* the hot path reads the mask without locks: stop, update, restart */
 	WRITE_ONCE(s->cpu_filter, false);
 	synchronize_rcu();
@@ -352,12 +360,14 @@ static long fhook_ioc_stats(struct fhook_session *s, struct fhook_ioc_arg *a)
 	struct fhook_probe *p, *only = NULL;
 	unsigned int cpu;
 
-	if (st->flags || !fhook_zero(st->reserved, ARRAY_SIZE(st->reserved)))
-		return -EINVAL;
+	if (st->flags)
+		return fhook_refuse(s, FHOOK_R_FLAGS, -1, -EINVAL);
+	if (!fhook_zero(st->reserved, ARRAY_SIZE(st->reserved)))
+		return fhook_refuse(s, FHOOK_R_RESERVED, -1, -EINVAL);
 	if (st->probe_id != FHOOK_STATS_SESSION) {
 		only = fhook_probe_find(s, st->probe_id);
 		if (!only)
-			return -ENOENT;
+			return fhook_refuse(s, FHOOK_R_NO_PROBE, -1, -ENOENT);
 	}
 
 	ucpus = u64_to_user_ptr(st->cpus);
@@ -395,7 +405,7 @@ static long fhook_ioc_snapshot(struct fhook_session *s, struct fhook_ioc_arg *a)
 	struct fhook_snapshot *ss = a->karg;
 
 	if (!fhook_zero(ss->reserved, ARRAY_SIZE(ss->reserved)))
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_RESERVED, -1, -EINVAL);
 	switch (ss->op) {
 	case FHOOK_SNAPSHOT_FREEZE:
 		/* the reader answers a snapshot trigger: poll quiet again */
@@ -405,7 +415,7 @@ static long fhook_ioc_snapshot(struct fhook_session *s, struct fhook_ioc_arg *a)
 		WRITE_ONCE(s->frozen, false);
 		return 0;
 	default:
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_SNAPSHOT_OP, -1, -EINVAL);
 	}
 }
 
@@ -417,18 +427,22 @@ static long fhook_ioc_bench(struct fhook_session *s, struct fhook_ioc_arg *a)
 	bool found;
 	int ret;
 
-	if (b->flags || !fhook_zero(b->reserved, ARRAY_SIZE(b->reserved)))
-		return -EINVAL;
+	if (b->flags)
+		return fhook_refuse(s, FHOOK_R_FLAGS, -1, -EINVAL);
+	if (!fhook_zero(b->reserved, ARRAY_SIZE(b->reserved)))
+		return fhook_refuse(s, FHOOK_R_RESERVED, -1, -EINVAL);
 	if (!b->nr_events || b->nr_events > FHOOK_BENCH_MAX_EVENTS ||
 	    b->payload % 8 || b->payload > FHOOK_BENCH_MAX_PAYLOAD)
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_BENCH_ARGS, -1, -EINVAL);
 	mutex_lock(&s->lock);
 	p = fhook_probe_find(s, b->probe_id);
 	found = p && p->type == FHOOK_PROBE_BENCH;
 	/* armed: the probe list and the rings stay until release */
 	ret = fhook_session_may(s);
-	if (!ret)
-		ret = !found ? -ENOENT : !s->armed ? -EINVAL : 0;
+	if (!ret && !found)
+		ret = fhook_refuse(s, FHOOK_R_NO_PROBE, -1, -ENOENT);
+	else if (!ret && !s->armed)
+		ret = fhook_refuse(s, FHOOK_R_NOT_ARMED, -1, -EINVAL);
 	/* under the lock: a STOP after this waits for the loop */
 	if (!ret)
 		atomic_inc(&s->benches);
@@ -444,9 +458,10 @@ static long fhook_ioc_direct_modify(struct fhook_session *s, struct fhook_ioc_ar
 {
 	struct fhook_direct_modify *m = a->karg;
 
-	if ((m->flags & ~FHOOK_PROBE_F_COUNT) || m->__pad ||
-	    !fhook_zero(m->reserved, ARRAY_SIZE(m->reserved)))
-		return -EINVAL;
+	if (m->flags & ~FHOOK_PROBE_F_COUNT)
+		return fhook_refuse(s, FHOOK_R_FLAGS, -1, -EINVAL);
+	if (m->__pad || !fhook_zero(m->reserved, ARRAY_SIZE(m->reserved)))
+		return fhook_refuse(s, FHOOK_R_RESERVED, -1, -EINVAL);
 	return fhook_direct_modify_ioc(s, m);
 }
 
@@ -455,8 +470,10 @@ static long fhook_ioc_latency(struct fhook_session *s, struct fhook_ioc_arg *a)
 	struct fhook_latency *l = a->karg;
 	struct fhook_probe *p;
 
-	if (l->flags || !fhook_zero(l->reserved, ARRAY_SIZE(l->reserved)))
-		return -EINVAL;
+	if (l->flags)
+		return fhook_refuse(s, FHOOK_R_FLAGS, -1, -EINVAL);
+	if (!fhook_zero(l->reserved, ARRAY_SIZE(l->reserved)))
+		return fhook_refuse(s, FHOOK_R_RESERVED, -1, -EINVAL);
 	l->nr_buckets = 0;
 	l->count = 0;
 	l->sum_ns = 0;
@@ -464,9 +481,9 @@ static long fhook_ioc_latency(struct fhook_session *s, struct fhook_ioc_arg *a)
 	memset(l->buckets, 0, sizeof(l->buckets));
 	p = fhook_probe_find(s, l->probe_id);
 	if (!p)
-		return -ENOENT;
+		return fhook_refuse(s, FHOOK_R_NO_PROBE, -1, -ENOENT);
 	if (!p->lat)
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_PROBE_KIND, -1, -EINVAL);
 	fhook_lat_read(p->lat, l);
 	return 0;
 }
@@ -475,8 +492,10 @@ static long fhook_ioc_counts(struct fhook_session *s, struct fhook_ioc_arg *a)
 {
 	struct fhook_counts *c = a->karg;
 
-	if (c->flags || !fhook_zero(c->reserved, ARRAY_SIZE(c->reserved)))
-		return -EINVAL;
+	if (c->flags)
+		return fhook_refuse(s, FHOOK_R_FLAGS, -1, -EINVAL);
+	if (!fhook_zero(c->reserved, ARRAY_SIZE(c->reserved)))
+		return fhook_refuse(s, FHOOK_R_RESERVED, -1, -EINVAL);
 	return fhook_func_counts_ioc(s, c);
 }
 
@@ -490,19 +509,43 @@ static long fhook_ioc_hist_read(struct fhook_session *s, struct fhook_ioc_arg *a
 	struct fhook_hist_read *hr = a->karg;
 
 	if (hr->reserved[0] || hr->reserved[1])
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_RESERVED, -1, -EINVAL);
 	return fhook_hist_read(s, hr);
 }
 
 /* No session state: not under the session lock. */
 static long fhook_ioc_read_text(struct fhook_session *s, struct fhook_ioc_arg *a)
 {
-	return fhook_read_text(a->karg);
+	struct fhook_read_text *rt = a->karg;
+
+	if (rt->reserved[0] || rt->reserved[1])
+		return fhook_refuse(s, FHOOK_R_RESERVED, -1, -EINVAL);
+	if (!rt->len || rt->len > FHOOK_MAX_READ_TEXT)
+		return fhook_refuse(s, FHOOK_R_TEXT_RANGE, -1, -EINVAL);
+	return fhook_read_text(rt);
 }
 
 static long fhook_ioc_khooks(struct fhook_session *s, struct fhook_ioc_arg *a)
 {
-	return fhook_khook_list(a->karg);
+	struct fhook_khooks *k = a->karg;
+
+	if (k->__pad || k->reserved[0] || k->reserved[1])
+		return fhook_refuse(s, FHOOK_R_RESERVED, -1, -EINVAL);
+	if (k->entry_size != sizeof(struct fhook_khook_info) || (k->nr && !k->entries))
+		return fhook_refuse(s, FHOOK_R_ENTRY_SIZE, -1, -EINVAL);
+	return fhook_khook_list(k);
+}
+
+/* Why the session's last refused ioctl was refused (not itself). */
+static long fhook_ioc_last_error(struct fhook_session *s, struct fhook_ioc_arg *a)
+{
+	struct fhook_last_error *le = a->karg;
+
+	if (le->__pad || le->reserved[0] || le->reserved[1])
+		return -EINVAL;
+	*le = s->last_error;
+	le->size = sizeof(*le);
+	return 0;
 }
 
 /* ioctl numbers without the (informational) size bits */
@@ -560,6 +603,9 @@ static const struct fhook_ioc fhook_iocs[] = {
 		      0, -1, LOCKDOWN_NONE, FHOOK_FEAT_HIST),
 	FHOOK_IOC_ROW(FHOOK_IOC_HIST_READ, fhook_ioc_hist_read, sizeof(struct fhook_hist_read),
 		      FHOOK_IOCF_OUT | FHOOK_IOCF_OUT_ENOSPC, -1, LOCKDOWN_NONE, FHOOK_FEAT_HIST),
+	FHOOK_IOC_ROW(FHOOK_IOC_LAST_ERROR, fhook_ioc_last_error,
+		      sizeof(struct fhook_last_error), FHOOK_IOCF_OUT | FHOOK_IOCF_NO_RECORD, -1,
+		      LOCKDOWN_NONE, FHOOK_FEAT_REASONS),
 };
 
 /* (on the stack: the largest is struct fhook_latency, 576 bytes) */
@@ -588,31 +634,39 @@ static const struct fhook_ioc *fhook_ioc_row(unsigned int cmd)
 	return d->handler && d->cmd == FHOOK_CMD(cmd) ? d : NULL;
 }
 
-/* An ioctl of session @s, as its row says (see the top) */
-long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned long uarg)
+/* The size field of the argument at @uarg (0: unreadable) */
+static u32 fhook_uarg_size(unsigned long uarg)
 {
-	const struct fhook_ioc *d = fhook_ioc_row(cmd);
+	u32 usize;
+
+	return get_user(usize, (u32 __user *)uarg) ? 0 : usize;
+}
+
+/* What the row @d says, then its handler (see the top) */
+static long fhook_ioc_run(struct fhook_session *s, const struct fhook_ioc *d, unsigned long uarg)
+{
 	union fhook_ioc_karg karg;
 	struct fhook_ioc_arg a = { .karg = &karg, .uarg = uarg };
 	long ret;
 
-	if (!d)
-		return -ENOTTY;
 	/* (again under the session lock for what changes the session) */
 	ret = fhook_session_may(s);
 	if (ret)
-		return ret;
+		return fhook_refuse(s, FHOOK_R_CAP, -1, ret);
 	if (d->cap >= 0 && !capable(d->cap))
-		return -EPERM;
+		return fhook_refuse(s, FHOOK_R_CAP, -1, -EPERM);
 	if (d->lockdown != LOCKDOWN_NONE) {
 		ret = security_locked_down(d->lockdown);
 		if (ret)
-			return ret;
+			return fhook_refuse(s, FHOOK_R_LOCKDOWN, -1, ret);
 	}
 	if (d->size) {
 		ret = fhook_copy_arg_min(&karg, d->size, d->min_size, uarg);
 		if (ret < 0)
-			return ret;
+			return fhook_refuse(s, ret == -EINVAL ? FHOOK_R_ARG_SIZE :
+					    ret != -E2BIG ? FHOOK_R_NONE :
+					    fhook_uarg_size(uarg) > PAGE_SIZE ? FHOOK_R_ARG_TOO_BIG :
+					    FHOOK_R_ARG_TAIL, -1, ret);
 		a.usize = ret;
 	}
 	if (d->flags & FHOOK_IOCF_UNLOCKED) {
@@ -621,7 +675,9 @@ long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned lon
 		mutex_lock(&s->lock);
 		/* a behaviour-changing probe may have been added meanwhile */
 		ret = fhook_session_may(s);
-		if (!ret)
+		if (ret)
+			ret = fhook_refuse(s, FHOOK_R_CAP, -1, ret);
+		else
 			ret = d->handler(s, &a);
 		mutex_unlock(&s->lock);
 	}
@@ -629,5 +685,25 @@ long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned lon
 	    (!ret || (ret == -ENOSPC && (d->flags & FHOOK_IOCF_OUT_ENOSPC))) &&
 	    fhook_put_arg(uarg, &karg, d->size))
 		return -EFAULT;
+	return ret;
+}
+
+/* An ioctl of session @s, as its row says (see the top) */
+long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned long uarg)
+{
+	const struct fhook_ioc *d = fhook_ioc_row(cmd);
+	long ret;
+
+	if (!d)
+		return -ENOTTY;
+	fhook_refuse(s, FHOOK_R_NONE, -1, 0);
+	ret = fhook_ioc_run(s, d, uarg);
+	if (ret < 0 && !(d->flags & FHOOK_IOCF_NO_RECORD)) {
+		/* (ioctls outside the session lock may race here: the last one wins) */
+		s->last_error.reason = READ_ONCE(s->why);
+		s->last_error.index = READ_ONCE(s->why_index);
+		s->last_error.cmd = _IOC_NR(cmd);
+		s->last_error.err = ret;
+	}
 	return ret;
 }

@@ -522,10 +522,7 @@ long fhook_khook_list(struct fhook_khooks *arg)
 	u32 nr = 0, room;
 	long ret;
 
-	if (arg->__pad || arg->reserved[0] || arg->reserved[1] ||
-	    arg->entry_size != sizeof(*infos) || (arg->nr && !arg->entries))
-		return -EINVAL;
-	/* the ledger has a hook per around slot at most */
+	/* (its fields checked by ioctl.c) the ledger has a hook per around slot at most */
 	room = min_t(u32, arg->nr, FHOOK_NR_SLOTS);
 	if (room) {
 		infos = kcalloc(room, sizeof(*infos), GFP_KERNEL_ACCOUNT);

@@ -31,12 +31,10 @@ long fhook_read_text(const struct fhook_read_text *rt)
 	void *buf;
 	long ret;
 
-	if (rt->reserved[0] || rt->reserved[1])
-		return -EINVAL;
-	if (!rt->len || rt->len > FHOOK_MAX_READ_TEXT)
-		return -EINVAL;
-	/* (CAP_SYS_RAWIO and LOCKDOWN_KCORE: its row in ioctl.c) */
-	/* kernel addresses only: the top half of the address space */
+	/*
+	 * (its fields, CAP_SYS_RAWIO and LOCKDOWN_KCORE: its row in ioctl.c)
+	 * kernel addresses only: the top half of the address space
+	 */
 	if (rt->addr < TASK_SIZE_MAX || rt->addr + rt->len < rt->addr ||
 	    !fhook_in_symbol(rt->addr, rt->len))
 		return -EFAULT;

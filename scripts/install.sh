@@ -33,7 +33,7 @@ dkms_source() {
 		install -d "$d/kmod/arch/$(basename "$a")"
 		install -m 644 -t "$d/kmod/arch/$(basename "$a")" "$a"*
 	done
-	install -m 644 "$top/shared/fhook_abi.h" "$d/shared/"
+	install -m 644 "$top/shared/fhook_abi.h" "$top/shared/fhook_reasons.h" "$d/shared/"
 	install -m 644 "$top/include/fhook/khook.h" "$d/include/fhook/"
 	install -m 644 "$top/VERSION" "$d/"
 	sed "s/#MODULE_VERSION#/$version/" "$top/packaging/dkms/dkms.conf" > "$d/dkms.conf"

@@ -65,6 +65,8 @@
 #define FHOOK_FEAT_HIST_USTACK	(1ULL << 30)	/* FHOOK_HIST_SRC_USTACK keys */
 /* struct fhook_graph's "every other function" given (all_filter, all_ips) */
 #define FHOOK_FEAT_GRAPH_ALL	(1ULL << 31)
+/* FHOOK_IOC_LAST_ERROR: why the session's last ioctl was refused */
+#define FHOOK_FEAT_REASONS	(1ULL << 32)
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -741,6 +743,33 @@ enum fhook_cmp {
 #define FHOOK_IOC_KHOOKS	_IOWR(FHOOK_IOC_MAGIC, 0x0f, struct fhook_khooks)
 #define FHOOK_IOC_HIST_SET	_IOW(FHOOK_IOC_MAGIC, 0x10, struct fhook_hist_set)
 #define FHOOK_IOC_HIST_READ	_IOWR(FHOOK_IOC_MAGIC, 0x11, struct fhook_hist_read)
+#define FHOOK_IOC_LAST_ERROR	_IOWR(FHOOK_IOC_MAGIC, 0x12, struct fhook_last_error)
+
+/*
+ * Why the module refused an ioctl, as tracefs's error_log says why it
+ * refused a command: one table for the module (which names the reason
+ * where it refuses) and userspace (which prints the text).  The errno
+ * stays what it was; FHOOK_IOC_LAST_ERROR reads the reason of the
+ * session's last refused ioctl, and the field, pattern or instruction
+ * it concerns where there is one.  The table: fhook_reasons.h.
+ */
+#define FHOOK_REASON(name, text)	FHOOK_R_##name,
+enum fhook_reason {
+#include "fhook_reasons.h"
+	FHOOK_R_MAX
+};
+#undef FHOOK_REASON
+
+/* FHOOK_IOC_LAST_ERROR (FHOOK_FEAT_REASONS) */
+struct fhook_last_error {
+	__u32 size;		/* in */
+	__u32 reason;		/* out: enum fhook_reason */
+	__s32 index;		/* out: the field, pattern or instruction, or -1 */
+	__u32 cmd;		/* out: _IOC_NR() of the ioctl refused */
+	__s32 err;		/* out: the errno it returned, negative (0: none refused) */
+	__u32 __pad;		/* must be zero */
+	__u64 reserved[2];	/* must be zero */
+};
 
 /*
  * Switch an armed FHOOK_PROBE_DIRECT probe to the counting trampoline
@@ -1272,6 +1301,7 @@ FHOOK_ABI_SIZE(fhook_hist_set, 120);
 FHOOK_ABI_SIZE(fhook_hist_read, 72);
 FHOOK_ABI_SIZE(fhook_khook_info, 232);
 FHOOK_ABI_SIZE(fhook_khooks, 40);
+FHOOK_ABI_SIZE(fhook_last_error, 40);
 FHOOK_ABI_SIZE(fhook_read_text, 40);
 FHOOK_ABI_SIZE(fhook_trigger, 72);
 FHOOK_ABI_SIZE(fhook_bench, 80);

@@ -57,6 +57,22 @@ TEST(Device, IoctlErrorsCarryCauseAndFix) {
     }
 }
 
+// The module's reason (FHOOK_IOC_LAST_ERROR) replaces the guess from the
+// errno; every reason of fhook_reasons.h has a text.
+TEST(Device, TheModulesReasonIsNamed) {
+    try {
+        throw_ioctl_error("setting up the ring buffer", EINVAL, reason_text(FHOOK_R_RING_SIZE));
+    } catch (const Error& e) {
+        EXPECT_EQ(e.sys_errno(), EINVAL);
+        EXPECT_STREQ(e.what(), "setting up the ring buffer: refused by fhook.ko: the ring size is "
+                               "not a power of two from a page to FHOOK_RING_MAX_SIZE");
+    }
+    for (std::uint32_t r = 0; r < FHOOK_R_MAX; r++) {
+        EXPECT_GT(std::string(reason_text(r)).size(), 8u) << r;
+    }
+    EXPECT_STREQ(reason_text(FHOOK_R_MAX), "a reason this fhook does not know");
+}
+
 TEST(Device, ModuleHooksReadTheWholeLedger) {
     auto kernel = std::make_shared<test::FakeKernel>();
     // more than the first read's room: the library reads again

@@ -41,7 +41,7 @@ build_progs() {
 	done
 	for src in "$here"/progs/*.c; do
 		bin=$progs/$(basename "$src" .c)
-		if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$top/shared/fhook_abi.h" -nt "$bin" ] ||
+		if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$top/shared/fhook_abi.h" -nt "$bin" ] || [ "$top/shared/fhook_reasons.h" -nt "$bin" ] ||
 		   [ "$here/progs/progs.h" -nt "$bin" ]; then
 			gcc -static -O2 -fno-omit-frame-pointer -Wall -Werror -I"$top/shared" -o "$bin.tmp" "$src" ||
 				die "building $(basename "$src") failed"

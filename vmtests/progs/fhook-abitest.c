@@ -483,6 +483,99 @@ static void test_reserved(void)
 	close(fd);
 }
 
+/* The session's last refusal (FHOOK_IOC_LAST_ERROR); reason ~0: unreadable */
+static struct fhook_last_error last_error(int fd)
+{
+	struct fhook_last_error le = { .size = sizeof(le) };
+
+	if (ioctl(fd, FHOOK_IOC_LAST_ERROR, &le))
+		le.reason = ~0U;
+	return le;
+}
+
+static void expect_reason(int fd, __u32 reason, __s32 index, __u32 cmd, int err, const char *what)
+{
+	struct fhook_last_error le = last_error(fd);
+
+	expect(le.reason == reason && le.index == index && le.cmd == cmd && le.err == -err,
+	       "LAST_ERROR after %s: reason %u index %d cmd %#x err %d (got %u %d %#x %d)", what,
+	       reason, index, cmd, -err, le.reason, le.index, le.cmd, le.err);
+}
+
+/*
+ * Why a refusal was refused: FHOOK_IOC_LAST_ERROR names the reason the
+ * module gave (fhook_reasons.h), the field, the ioctl and the errno; its
+ * own refusals and successful ioctls leave it.
+ */
+static void test_reasons(void)
+{
+	struct fhook_hist_set hs = { .size = sizeof(hs), .entries = 128, .nr_keys = 1 };
+	struct fhook_stats *st = zalloc(2 * page);
+	struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_FUNC };
+	struct fhook_handshake hsk;
+	struct fhook_last_error le;
+	int fd = open_dev();
+	__u32 id;
+
+	if (handshake(fd, &hsk))
+		fatal("HANDSHAKE");
+	expect(hsk.features & FHOOK_FEAT_REASONS, "HANDSHAKE announces FHOOK_FEAT_REASONS");
+	le = last_error(fd);
+	expect(le.reason == FHOOK_R_NONE && le.err == 0 && le.size == sizeof(le),
+	       "LAST_ERROR of a fresh session: none (%u, %d)", le.reason, le.err);
+	EXPECT_ERR(ring_setup(fd, 3 * 4096), ERRS(EINVAL), "RING_SETUP 12 KiB -> EINVAL");
+	expect_reason(fd, FHOOK_R_RING_SIZE, -1, 0x01, EINVAL, "RING_SETUP 12 KiB");
+	/* a successful ioctl, and LAST_ERROR's own refusal, leave it */
+	EXPECT_OK(handshake(fd, NULL), "HANDSHAKE");
+	le = (struct fhook_last_error){ .size = sizeof(le), .reserved[1] = 1 };
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_LAST_ERROR, &le), ERRS(EINVAL), "LAST_ERROR reserved -> EINVAL");
+	expect_reason(fd, FHOOK_R_RING_SIZE, -1, 0x01, EINVAL, "HANDSHAKE and a bad LAST_ERROR");
+
+	/* the argument's size field: below the oldest layout, over a page, a tail */
+	st->size = 4;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_STATS, st), ERRS(EINVAL), "STATS size 4 -> EINVAL");
+	expect_reason(fd, FHOOK_R_ARG_SIZE, -1, 0x07, EINVAL, "STATS size 4");
+	st->size = 2 * page;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_STATS, st), ERRS(E2BIG), "STATS size 2 pages -> E2BIG");
+	expect_reason(fd, FHOOK_R_ARG_TOO_BIG, -1, 0x07, E2BIG, "STATS size 2 pages");
+	st->size = sizeof(*st) + 8;
+	((unsigned char *)st)[sizeof(*st) + 3] = 1;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_STATS, st), ERRS(E2BIG), "STATS with a non-zero tail -> E2BIG");
+	expect_reason(fd, FHOOK_R_ARG_TAIL, -1, 0x07, E2BIG, "STATS with a tail");
+
+	/* PROBE_ADD: reserved, type, a field of another kind */
+	pa.reserved[0] = 1;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL), "PROBE_ADD reserved -> EINVAL");
+	expect_reason(fd, FHOOK_R_RESERVED, -1, 0x02, EINVAL, "PROBE_ADD reserved");
+	pa.reserved[0] = 0;
+	pa.type = 0x7777;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL), "PROBE_ADD type -> EINVAL");
+	expect_reason(fd, FHOOK_R_PROBE_TYPE, -1, 0x02, EINVAL, "PROBE_ADD unknown type");
+	pa.type = FHOOK_PROBE_FUNC;
+	pa.maxactive = 4;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+		   "PROBE_ADD function probe with maxactive -> EINVAL");
+	expect_reason(fd, FHOOK_R_PROBE_FIELDS, -1, 0x02, EINVAL, "PROBE_ADD maxactive");
+
+	/* HIST_SET: the offending key by its index */
+	if (ring_setup(fd, 65536) || probe_add(fd, "vfs_read", NULL, &id))
+		fatal("setting up a session");
+	hs.probe_id = id;
+	hs.nr_keys = 2;
+	hs.keys[0] = (struct fhook_hist_field){ .src = FHOOK_HIST_SRC_PID,
+						.store = FHOOK_HIST_NO_STORE };
+	hs.keys[1] = (struct fhook_hist_field){ .src = FHOOK_HIST_SRC_DATA, .size = 8,
+						.store = FHOOK_HIST_NO_STORE };
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL),
+		   "HIST_SET data key of a function probe -> EINVAL");
+	expect_reason(fd, FHOOK_R_HIST_FIELD, 1, 0x10, EINVAL, "HIST_SET key 1");
+	hs.probe_id = id + 100;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(ENOENT), "HIST_SET unknown probe");
+	expect_reason(fd, FHOOK_R_NO_PROBE, -1, 0x10, ENOENT, "HIST_SET unknown probe");
+	close(fd);
+	free(st);
+}
+
 static void test_ring_setup(void)
 {
 	int fd = open_dev();
@@ -1840,6 +1933,7 @@ int main(int argc, char **argv)
 	test_sizes();
 	test_reserved();
 	test_ring_setup();
+	test_reasons();
 	test_probe_add();
 	test_filters();
 	test_hist();

@@ -134,8 +134,38 @@ int xioctl(int fd, unsigned long request, void* arg) noexcept {
     return ret;
 }
 
-void throw_ioctl_error(std::string_view what, int err) {
+const char* reason_text(std::uint32_t reason) noexcept {
+#define FHOOK_REASON(name, text) text,
+    static const char* const texts[] = {
+#include <fhook_reasons.h>
+    };
+#undef FHOOK_REASON
+    static_assert(std::size(texts) == FHOOK_R_MAX);
+    return reason < FHOOK_R_MAX ? texts[reason] : "a reason this fhook does not know";
+}
+
+std::string Device::refusal(int err) const {
+    const int saved = errno;
+    fhook_last_error le{};
+    le.size = sizeof(le);
+    std::string why;
+    if (has(FHOOK_FEAT_REASONS) && ioctl(FHOOK_IOC_LAST_ERROR, &le) == 0 &&
+        le.reason != FHOOK_R_NONE && le.err == -err) {
+        why = reason_text(le.reason);
+        if (le.index >= 0) {
+            why += " (index " + std::to_string(le.index) + ")";
+        }
+    }
+    errno = saved;
+    return why;
+}
+
+void throw_ioctl_error(std::string_view what, int err, std::string_view why) {
     std::string cause(what);
+    if (!why.empty()) {
+        // the module said why: that, not a guess from the errno
+        throw_runtime(cause + ": refused by fhook.ko: " + std::string(why), err);
+    }
     switch (err) {
     case EPERM:
     case EACCES:

@@ -83,10 +83,11 @@ void throw_function_probe_error(const Device& device, const FunctionSet& functio
                           "direct trampoline slots are in use: close other sessions",
                       err);
     }
-    throw_ioctl_error("adding the function probe", err);
+    throw_ioctl_error("adding the function probe", err, device.refusal(err));
 }
 
-void throw_kprobe_error(const KprobeDef& def, const fhook_probe_add& arg, int err) {
+void throw_kprobe_error(const Device& device, const KprobeDef& def, const fhook_probe_add& arg,
+                        int err) {
     std::string where;
     if (def.is_uprobe) {
         char buf[32];
@@ -153,7 +154,7 @@ void throw_kprobe_error(const KprobeDef& def, const fhook_probe_add& arg, int er
                           "(notrace or noinstr code, jump labels and static calls are refused)",
                       err);
     default:
-        throw_ioctl_error("adding " + probe.substr(0, probe.size() - 2), err);
+        throw_ioctl_error("adding " + probe.substr(0, probe.size() - 2), err, device.refusal(err));
     }
 }
 
@@ -169,7 +170,8 @@ void throw_hook_error(const Device& device, const std::string& name, const fhook
                       err);
     case EPERM:
         if (hook.action == FHOOK_HOOK_AROUND) {
-            throw_ioctl_error("adding the " + what.substr(0, what.size() - 2), err);
+            throw_ioctl_error("adding the " + what.substr(0, what.size() - 2), err,
+                              device.refusal(err));
         }
         if (const std::string mode = kernel_lockdown(); !mode.empty()) {
             throw_runtime(what +
@@ -218,7 +220,8 @@ void throw_hook_error(const Device& device, const std::string& name, const fhook
                              "kernel text outside the kprobe blacklist)",
                       err);
     default:
-        throw_ioctl_error("adding the " + what.substr(0, what.size() - 2), err);
+        throw_ioctl_error("adding the " + what.substr(0, what.size() - 2), err,
+                          device.refusal(err));
     }
 }
 

@@ -19,7 +19,8 @@ namespace fhook {
                                              std::uint32_t via, std::uint32_t flags,
                                              const fhook_probe_add& arg, int err);
 // A kprobe, kretprobe, uprobe or tracepoint.
-[[noreturn]] void throw_kprobe_error(const KprobeDef& def, const fhook_probe_add& arg, int err);
+[[noreturn]] void throw_kprobe_error(const Device& device, const KprobeDef& def,
+                                     const fhook_probe_add& arg, int err);
 // A hook on `name`.
 [[noreturn]] void throw_hook_error(const Device& device, const std::string& name,
                                    const fhook_hook& hook, const fhook_probe_add& arg, int err);

@@ -142,8 +142,9 @@ RingConfig Session::setup_ring(const RingRequest& request) {
     arg.wakeup_events = request.wakeup_events;
     arg.flush_ms = request.flush_ms;
     if (device_.ioctl(FHOOK_IOC_RING_SETUP, &arg) < 0) {
-        throw_ioctl_error(
-            "setting up the ring buffer (" + std::to_string(bytes) + " bytes per CPU)", errno);
+        throw_ioctl_error("setting up the ring buffer (" + std::to_string(bytes) +
+                              " bytes per CPU)",
+                          errno, device_.refusal(errno));
     }
     RingConfig config;
     config.buf_size = arg.buf_size;
@@ -336,7 +337,7 @@ KprobeHandle Session::add_kprobe(const KprobeDef& def, bool count) {
     set_program(arg, def);
     set_pred(device_, arg, def.pred);
     if (probe_add(device_, arg) < 0) {
-        throw_kprobe_error(def, arg, errno);
+        throw_kprobe_error(device_, def, arg, errno);
     }
     return KprobeHandle{arg.probe_id, arg.probe_addr};
 }
@@ -365,7 +366,7 @@ void Session::direct_modify(std::uint32_t probe_id, bool count) {
     arg.flags = count ? FHOOK_PROBE_F_COUNT : 0;
     if (device_.ioctl(FHOOK_IOC_DIRECT_MODIFY, &arg) < 0) {
         throw_ioctl_error("switching the direct trampoline of probe " + std::to_string(probe_id),
-                          errno);
+                          errno, device_.refusal(errno));
     }
 }
 
@@ -395,7 +396,8 @@ std::vector<std::uint8_t> Session::read_text(std::uint64_t addr, std::size_t len
                               ": not inside one kernel symbol, or not mapped",
                           err);
         }
-        throw_ioctl_error(std::string("reading kernel text at ") + where, err);
+        throw_ioctl_error(std::string("reading kernel text at ") + where, err,
+                          device_.refusal(err));
     }
     return buf;
 }
@@ -421,7 +423,7 @@ void Session::add_trigger(std::uint32_t probe_id, std::uint32_t action, std::uin
             throw_invalid("stacktrace triggers do not exist on tracepoints (t:): the module has "
                           "no registers to unwind from there");
         }
-        throw_ioctl_error("adding a trigger", err);
+        throw_ioctl_error("adding a trigger", err, device_.refusal(err));
     }
 }
 
@@ -452,7 +454,7 @@ void Session::set_pid_filter(const std::vector<pid_t>& pids, bool follow_fork, b
             throw_runtime("no such process in the pid filter: check the {} values", err,
                           Setting::Pids);
         }
-        throw_ioctl_error("setting the pid filter", err);
+        throw_ioctl_error("setting the pid filter", err, device_.refusal(err));
     }
 }
 
@@ -485,7 +487,7 @@ void Session::set_cpu_filter(const std::set<int>& cpus) {
     arg.nr_bits = nr_bits;
     arg.mask = user_ptr(mask.data());
     if (device_.ioctl(FHOOK_IOC_CPU_FILTER, &arg) < 0) {
-        throw_ioctl_error("setting the CPU filter", errno);
+        throw_ioctl_error("setting the CPU filter", errno, device_.refusal(errno));
     }
 }
 
@@ -498,13 +500,13 @@ void Session::start() {
                           "this probe): see 'fhook explain FUNC' for who is attached",
                           err);
         }
-        throw_ioctl_error("arming the probes", err);
+        throw_ioctl_error("arming the probes", err, device_.refusal(err));
     }
 }
 
 void Session::stop() {
     if (device_.ioctl(FHOOK_IOC_STOP, nullptr) < 0) {
-        throw_ioctl_error("disarming the probes", errno);
+        throw_ioctl_error("disarming the probes", errno, device_.refusal(errno));
     }
 }
 
@@ -515,7 +517,7 @@ void snapshot_op(const Device& device, std::uint32_t op, const char* what) {
     zero_init(arg);
     arg.op = op;
     if (device.ioctl(FHOOK_IOC_SNAPSHOT, &arg) < 0) {
-        throw_ioctl_error(what, errno);
+        throw_ioctl_error(what, errno, device.refusal(errno));
     }
 }
 
@@ -542,7 +544,7 @@ Stats Session::stats(std::uint32_t probe_id) const {
         throw_ioctl_error(probe_id == FHOOK_STATS_SESSION
                               ? std::string("reading the session statistics")
                               : "reading the statistics of probe " + std::to_string(probe_id),
-                          errno);
+                          errno, device_.refusal(errno));
     }
     auto convert = [](const fhook_cpu_stats& s) {
         return CpuStats{s.hits, s.written, s.lost, s.missed};

@@ -19,7 +19,8 @@ LatencyHist Session::latency(std::uint32_t probe_id) const {
     zero_init(arg);
     arg.probe_id = probe_id;
     if (device_.ioctl(FHOOK_IOC_LATENCY, &arg) < 0) {
-        throw_ioctl_error("reading the histogram of probe " + std::to_string(probe_id), errno);
+        throw_ioctl_error("reading the histogram of probe " + std::to_string(probe_id), errno,
+                          device_.refusal(errno));
     }
     LatencyHist h;
     h.count = arg.count;
@@ -41,7 +42,7 @@ void Session::set_hist(const fhook_hist_set& hist) {
     if (device_.ioctl(FHOOK_IOC_HIST_SET, &arg) < 0) {
         throw_ioctl_error("keeping the histogram of probe " + std::to_string(hist.probe_id) +
                               " in the module",
-                          errno);
+                          errno, device_.refusal(errno));
     }
 }
 
@@ -66,7 +67,8 @@ Session::HistRead Session::hist(std::uint32_t probe_id, std::uint32_t table) con
             return out;
         }
         if (errno != ENOSPC || std::size_t{arg.nr} * arg.elt_size <= out.entries.size()) {
-            throw_ioctl_error("reading the histogram of probe " + std::to_string(probe_id), errno);
+            throw_ioctl_error("reading the histogram of probe " + std::to_string(probe_id), errno,
+                              device_.refusal(errno));
         }
         // the module said how many there are (more may come meanwhile)
         out.entries.resize(std::size_t{arg.nr} * arg.elt_size * 2);
@@ -92,7 +94,7 @@ std::vector<Session::FunctionHits> Session::function_counts(std::uint32_t probe_
         }
         if (errno != ENOSPC || arg.nr <= ips.size()) {
             throw_ioctl_error("reading the function counts of probe " + std::to_string(probe_id),
-                              errno);
+                              errno, device_.refusal(errno));
         }
         ips.resize(arg.nr); // the module said how many there are
         hits.resize(arg.nr);

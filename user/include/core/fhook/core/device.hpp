@@ -79,6 +79,11 @@ public:
     // Every hook other modules hold with fhook's hook API; empty when the
     // module predates the API.
     std::vector<ModuleHook> module_hooks() const;
+    // Why the module refused the session's last ioctl, which failed with
+    // `err` (FHOOK_IOC_LAST_ERROR: its reason's text, and the field,
+    // pattern or instruction it concerns); "" when the module does not
+    // say.  errno is left as it was.
+    std::string refusal(int err) const;
 
     // True when `err` (from opening the device) means "module not loaded".
     static bool is_not_loaded_errno(int err) noexcept;
@@ -111,6 +116,10 @@ int xioctl(int fd, unsigned long request, void* arg) noexcept;
 
 // The Error for a failed ioctl `what` (e.g. "adding the function probe")
 // with errno `err`, carrying a cause and a fix.
-[[noreturn]] void throw_ioctl_error(std::string_view what, int err);
+// ... `why`: the module's reason (Device::refusal()), named instead of a guess.
+[[noreturn]] void throw_ioctl_error(std::string_view what, int err, std::string_view why = {});
+
+// The text of a reason of the module's (enum fhook_reason, fhook_reasons.h).
+const char* reason_text(std::uint32_t reason) noexcept;
 
 } // namespace fhook
