@@ -649,10 +649,6 @@ static long fhook_ioc_run(struct fhook_session *s, const struct fhook_ioc *d, un
 	struct fhook_ioc_arg a = { .karg = &karg, .uarg = uarg };
 	long ret;
 
-	/* (again under the session lock for what changes the session) */
-	ret = fhook_session_may(s);
-	if (ret)
-		return fhook_refuse(s, FHOOK_R_CAP, -1, ret);
 	if (d->cap >= 0 && !capable(d->cap))
 		return fhook_refuse(s, FHOOK_R_CAP, -1, -EPERM);
 	if (d->lockdown != LOCKDOWN_NONE) {
@@ -694,11 +690,13 @@ long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned lon
 	const struct fhook_ioc *d = fhook_ioc_row(cmd);
 	long ret;
 
-	if (!d)
-		return -ENOTTY;
 	fhook_refuse(s, FHOOK_R_NONE, -1, 0);
-	ret = fhook_ioc_run(s, d, uarg);
-	if (ret < 0 && !(d->flags & FHOOK_IOCF_NO_RECORD)) {
+	/* who may use the session at all: first, whatever the command */
+	ret = fhook_session_may(s);
+	if (!ret && !d)
+		return -ENOTTY;
+	ret = ret ? fhook_refuse(s, FHOOK_R_CAP, -1, ret) : fhook_ioc_run(s, d, uarg);
+	if (ret < 0 && !(d && (d->flags & FHOOK_IOCF_NO_RECORD))) {
 		/* (ioctls outside the session lock may race here: the last one wins) */
 		s->last_error.reason = READ_ONCE(s->why);
 		s->last_error.index = READ_ONCE(s->why_index);
