@@ -145,32 +145,17 @@ static int fhook_hist_check_field(const struct fhook_hist_field *f, bool key, u3
 	}
 }
 
-/* FHOOK_IOC_HIST_SET, under the session lock, before START. */
-int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
+/*
+ * The sources a table of @p may take in *@src_mask (FHOOK_HIST_SRC_* bits),
+ * and in *@data_max the bytes of data its hits have at most.
+ */
+static int fhook_hist_sources(struct fhook_session *s, struct fhook_probe *p, u32 *src_mask,
+			      u32 *data_max)
 {
-	u32 src_mask = BIT(FHOOK_HIST_SRC_PID) | BIT(FHOOK_HIST_SRC_CPU) |
-		       BIT(FHOOK_HIST_SRC_COMM) | BIT(FHOOK_HIST_SRC_USTACK);
-	struct fhook_hist **tail, *h;
-	unsigned int i;
-	u8 stacks = 0;
-	struct fhook_probe *p;
+	*src_mask = BIT(FHOOK_HIST_SRC_PID) | BIT(FHOOK_HIST_SRC_CPU) | BIT(FHOOK_HIST_SRC_COMM) |
+		    BIT(FHOOK_HIST_SRC_USTACK);
 	/* a tracepoint's entry: each hit's own length bounds the keys */
-	u32 tables = 0, data_max = FHOOK_MAX_PROBE_DATA;
-	int ret;
-
-	if (hs->flags & ~FHOOK_HIST_F_COMM)
-		return fhook_refuse(s, FHOOK_R_FLAGS, -1, -EINVAL);
-	if (hs->__pad || hs->reserved)
-		return fhook_refuse(s, FHOOK_R_RESERVED, -1, -EINVAL);
-	if (!hs->nr_keys || hs->nr_keys > FHOOK_HIST_MAX_KEYS || hs->nr_vals > FHOOK_HIST_MAX_VALS ||
-	    !is_power_of_2(hs->entries) || hs->entries < FHOOK_HIST_MIN_SIZE ||
-	    hs->entries > FHOOK_HIST_MAX_SIZE)
-		return fhook_refuse(s, FHOOK_R_HIST_COUNTS, -1, -EINVAL);
-	if (s->armed)
-		return fhook_refuse(s, FHOOK_R_ARMED, -1, -EBUSY);
-	p = fhook_probe_find(s, hs->probe_id);
-	if (!p)
-		return fhook_refuse(s, FHOOK_R_NO_PROBE, -1, -ENOENT);
+	*data_max = FHOOK_MAX_PROBE_DATA;
 	/*
 	 * Probes that make one record of their data per hit.  (One with
 	 * FHOOK_PROBE_F_STACK: its hits are counted, never recorded; the flag
@@ -181,33 +166,39 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 		if (p->kind != &fhook_func_kind || p->count_only || p->nr_triggers ||
 		    to_func(p)->counts)
 			return fhook_refuse(s, FHOOK_R_HIST_PROBE, -1, -EINVAL);
-		src_mask |= BIT(FHOOK_HIST_SRC_IP) | BIT(FHOOK_HIST_SRC_PARENT_IP) |
-			    BIT(FHOOK_HIST_SRC_STACK);
-		break;
+		*src_mask |= BIT(FHOOK_HIST_SRC_IP) | BIT(FHOOK_HIST_SRC_PARENT_IP) |
+			     BIT(FHOOK_HIST_SRC_STACK);
+		return 0;
 	case FHOOK_PROBE_KPROBE:
-		src_mask |= BIT(FHOOK_HIST_SRC_STACK);
+		*src_mask |= BIT(FHOOK_HIST_SRC_STACK);
 		fallthrough;
 	case FHOOK_PROBE_KRETPROBE:
 	case FHOOK_PROBE_UPROBE:
 	case FHOOK_PROBE_URETPROBE:
 		/* the fields' fixed area (strings are never keys) */
-		data_max = p->prog ? p->prog->data_size : 0;
+		*data_max = p->prog ? p->prog->data_size : 0;
 		fallthrough;
 	case FHOOK_PROBE_TRACEPOINT:
 		if (p->count_only)
 			return fhook_refuse(s, FHOOK_R_HIST_PROBE, -1, -EINVAL);
-		src_mask |= BIT(FHOOK_HIST_SRC_DATA);
-		break;
+		*src_mask |= BIT(FHOOK_HIST_SRC_DATA);
+		return 0;
 	default:
 		return fhook_refuse(s, FHOOK_R_PROBE_KIND, -1, -EOPNOTSUPP);
 	}
-	/* the tables in order: `table` says which one this is */
-	for (tail = &p->hist; *tail; tail = &(*tail)->next)
-		tables++;
-	if (hs->table != tables)
-		return fhook_refuse(s, FHOOK_R_HIST_TABLE, -1, tables > hs->table ? -EEXIST : -EINVAL);
-	if (tables == FHOOK_HIST_MAX_TABLES)
-		return fhook_refuse(s, FHOOK_R_HIST_TABLES, -1, -ENOSPC);
+}
+
+/*
+ * The keys and values of @hs against the sources @p has (@src_mask,
+ * @data_max); its stack keys (FHOOK_HIST_KSTACK, _USTACK) in *@stacks.
+ */
+static int fhook_hist_check_fields(struct fhook_session *s, const struct fhook_hist_set *hs,
+				   u32 src_mask, u32 data_max, u8 *stacks)
+{
+	unsigned int i;
+	int ret;
+
+	*stacks = 0;
 	for (i = 0; i < hs->nr_keys + hs->nr_vals; i++) {
 		bool key = i < hs->nr_keys;
 
@@ -220,9 +211,9 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 			u8 kind = hs->keys[i].src == FHOOK_HIST_SRC_STACK ? FHOOK_HIST_KSTACK
 									  : FHOOK_HIST_USTACK;
 
-			if (stacks & kind)	/* one of each */
+			if (*stacks & kind)	/* one of each */
 				return fhook_refuse(s, FHOOK_R_HIST_STACKS, i, -EINVAL);
-			stacks |= kind;
+			*stacks |= kind;
 		}
 	}
 	for (i = hs->nr_keys; i < FHOOK_HIST_MAX_KEYS; i++)
@@ -231,10 +222,18 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 	for (i = hs->nr_vals; i < FHOOK_HIST_MAX_VALS; i++)
 		if (memchr_inv(&hs->vals[i], 0, sizeof(hs->vals[i])))
 			return fhook_refuse(s, FHOOK_R_HIST_UNUSED, FHOOK_HIST_MAX_KEYS + i, -EINVAL);
+	return 0;
+}
 
-	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);
+/* A table of @hs with the stack keys @stacks, its memory in fhook's budget */
+static struct fhook_hist *fhook_hist_create(const struct fhook_hist_set *hs, u8 stacks)
+{
+	struct fhook_hist *h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);
+	unsigned int i;
+	int ret;
+
 	if (!h)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	h->def = *hs;
 	h->stack = stacks;
 	for (i = 0; i < hs->nr_keys; i++) {
@@ -261,15 +260,56 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 	if (ret) {
 		h->pages = 0;
 		fhook_hist_free(h);
-		return ret;
+		return ERR_PTR(ret);
 	}
 	h->slots = __vmalloc(array_size(2 * hs->entries, sizeof(*h->slots)),
 			     GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	h->elts = __vmalloc(array_size(hs->entries, h->elt_size), GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!h->slots || !h->elts) {
 		fhook_hist_free(h);
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	}
+	return h;
+}
+
+/* FHOOK_IOC_HIST_SET, under the session lock, before START. */
+int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
+{
+	struct fhook_hist **tail, *h;
+	u32 src_mask, data_max, tables = 0;
+	struct fhook_probe *p;
+	u8 stacks;
+	int ret;
+
+	if (hs->flags & ~FHOOK_HIST_F_COMM)
+		return fhook_refuse(s, FHOOK_R_FLAGS, -1, -EINVAL);
+	if (hs->__pad || hs->reserved)
+		return fhook_refuse(s, FHOOK_R_RESERVED, -1, -EINVAL);
+	if (!hs->nr_keys || hs->nr_keys > FHOOK_HIST_MAX_KEYS || hs->nr_vals > FHOOK_HIST_MAX_VALS ||
+	    !is_power_of_2(hs->entries) || hs->entries < FHOOK_HIST_MIN_SIZE ||
+	    hs->entries > FHOOK_HIST_MAX_SIZE)
+		return fhook_refuse(s, FHOOK_R_HIST_COUNTS, -1, -EINVAL);
+	if (s->armed)
+		return fhook_refuse(s, FHOOK_R_ARMED, -1, -EBUSY);
+	p = fhook_probe_find(s, hs->probe_id);
+	if (!p)
+		return fhook_refuse(s, FHOOK_R_NO_PROBE, -1, -ENOENT);
+	ret = fhook_hist_sources(s, p, &src_mask, &data_max);
+	if (ret)
+		return ret;
+	/* the tables in order: `table` says which one this is */
+	for (tail = &p->hist; *tail; tail = &(*tail)->next)
+		tables++;
+	if (hs->table != tables)
+		return fhook_refuse(s, FHOOK_R_HIST_TABLE, -1, tables > hs->table ? -EEXIST : -EINVAL);
+	if (tables == FHOOK_HIST_MAX_TABLES)
+		return fhook_refuse(s, FHOOK_R_HIST_TABLES, -1, -ENOSPC);
+	ret = fhook_hist_check_fields(s, hs, src_mask, data_max, &stacks);
+	if (ret)
+		return ret;
+	h = fhook_hist_create(hs, stacks);
+	if (IS_ERR(h))
+		return PTR_ERR(h);
 	*tail = h;
 	p->hist->chain_stack |= h->stack;
 	return 0;
