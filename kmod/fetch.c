@@ -261,8 +261,8 @@ static void fhook_prog_find_reg_fields(struct fhook_prog *prog)
  * uprobe's, where only $arg1..$arg6 (registers) exist.  On a bad
  * instruction *@err_index is its index and the result -EINVAL.
  */
-struct fhook_prog *fhook_prog_load(const struct fhook_probe_add *pa, bool ret_probe,
-				   bool user, s32 *err_index)
+struct fhook_prog *fhook_prog_load(struct fhook_probe *p, const struct fhook_probe_add *pa,
+				   bool ret_probe, bool user, s32 *err_index)
 {
 	struct fhook_prog *prog;
 	u32 fields = 0, dyn = 0;
@@ -272,7 +272,7 @@ struct fhook_prog *fhook_prog_load(const struct fhook_probe_add *pa, bool ret_pr
 	if (pa->prog_len > FHOOK_MAX_INSNS || pa->data_size > FHOOK_MAX_DATA_SIZE ||
 	    pa->entry_len > pa->prog_len || (!ret_probe && pa->entry_len) ||
 	    (pa->data_size && !pa->prog_len) || (pa->prog && !pa->prog_len) || pa->__pad)
-		return ERR_PTR(-EINVAL);
+		return ERR_PTR(fhook_refuse(p->session, FHOOK_R_PROG, -1, -EINVAL));
 	prog = kzalloc(struct_size(prog, insns, pa->prog_len), GFP_KERNEL_ACCOUNT);
 	if (!prog)
 		return ERR_PTR(-ENOMEM);
@@ -322,7 +322,7 @@ struct fhook_prog *fhook_prog_load(const struct fhook_probe_add *pa, bool ret_pr
 	if (bad >= 0) {
 		*err_index = bad;
 		kfree(prog);
-		return ERR_PTR(-EINVAL);
+		return ERR_PTR(fhook_refuse(p->session, FHOOK_R_PROG, bad, -EINVAL));
 	}
 	prog->nr_fields = fields;
 	prog->max_dyn = dyn;

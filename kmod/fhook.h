@@ -223,7 +223,7 @@ struct fhook_probe_kind {
 	size_t size;
 	u32 fields;			/* FHOOK_ADD_* it reads */
 	u32 flags;			/* FHOOK_PROBE_F_* it accepts */
-	int (*validate)(const struct fhook_probe_add *arg);
+	int (*validate)(struct fhook_session *s, const struct fhook_probe_add *arg);
 	int (*init)(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index);
 	int (*arm)(struct fhook_probe *p);
 	void (*disarm)(struct fhook_probe *p);
@@ -623,8 +623,8 @@ long fhook_read_text(const struct fhook_read_text *rt);
 /* fetch.c */
 int fhook_fetch_init(void);
 void fhook_fetch_exit(void);
-struct fhook_prog *fhook_prog_load(const struct fhook_probe_add *pa, bool ret_probe,
-				   bool user, s32 *err_index);
+struct fhook_prog *fhook_prog_load(struct fhook_probe *p, const struct fhook_probe_add *pa,
+				   bool ret_probe, bool user, s32 *err_index);
 bool fhook_prog_needs_all_regs(const struct fhook_prog *prog);
 void fhook_prog_run(const struct fhook_prog *prog, u32 from, u32 to, struct fhook_fetch_ctx *c);
 struct fhook_rec_probe *fhook_scratch_get(void);
@@ -645,8 +645,8 @@ unsigned int fhook_triggers_run(struct fhook_probe *p, struct fhook_ring *rb, co
 
 /* filter.c */
 struct fhook_pred *fhook_pred_copy(u64 uptr, u32 len, u32 data_size, s32 *err_index);
-struct fhook_pred *fhook_pred_load(const struct fhook_probe_add *pa, u32 data_size,
-				   s32 *err_index);
+struct fhook_pred *fhook_pred_load(struct fhook_probe *p, const struct fhook_probe_add *pa,
+				   u32 data_size, s32 *err_index);
 bool fhook_pred_run(const struct fhook_pred *pred, const u8 *data, u32 len);
 
 /* probe_tracepoint.c */

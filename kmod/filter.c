@@ -126,17 +126,19 @@ struct fhook_pred *fhook_pred_copy(u64 uptr, u32 len, u32 data_size, s32 *err_in
 }
 
 /* The predicate of @pa; its err_index counts after the fetch program's. */
-struct fhook_pred *fhook_pred_load(const struct fhook_probe_add *pa, u32 data_size,
-				   s32 *err_index)
+struct fhook_pred *fhook_pred_load(struct fhook_probe *p, const struct fhook_probe_add *pa,
+				   u32 data_size, s32 *err_index)
 {
 	struct fhook_pred *pred;
 	s32 bad = -1;
 
 	if (pa->__pad2)
-		return ERR_PTR(-EINVAL);
+		return ERR_PTR(fhook_refuse(p->session, FHOOK_R_RESERVED, -1, -EINVAL));
 	pred = fhook_pred_copy(pa->pred, pa->pred_len, data_size, &bad);
-	if (bad >= 0)
+	if (bad >= 0) {
 		*err_index = pa->prog_len + bad;
+		fhook_refuse(p->session, FHOOK_R_PRED, *err_index, 0);
+	}
 	return pred;
 }
 

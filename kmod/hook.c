@@ -307,28 +307,26 @@ static const struct fhook_around_ops fhook_hook_around_ops = {
 	.free	= fhook_hook_around_free,
 };
 
-static int fhook_hook_copy(struct fhook_hook *hk, u64 uptr)
+static int fhook_hook_copy(struct fhook_session *s, struct fhook_hook *hk, u64 uptr)
 {
 	int ret;
 
 	if (!uptr)
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_HOOK_CFG, -1, -EINVAL);
 	ret = fhook_copy_arg_min(hk, sizeof(*hk), sizeof(*hk), uptr);
 	if (ret < 0)
-		return ret;
+		return fhook_refuse(s, FHOOK_R_HOOK_CFG, -1, ret);
 	if (!hk->action || hk->action >= FHOOK_HOOK_ACTION_MAX ||
 	    (hk->flags & ~FHOOK_HOOK_FLAGS) || hk->reserved[0] || hk->reserved[1] ||
 	    hk->reserved[2] ||
-	    hk->probability > FHOOK_HOOK_MAX_PROBABILITY)
-		return -EINVAL;
-	if (hk->stack_args > FHOOK_HOOK_MAX_STACK_ARGS || hk->__pad ||
-	    (hk->action != FHOOK_HOOK_AROUND && hk->stack_args))
-		return -EINVAL;
-	if ((hk->action != FHOOK_HOOK_RETURN && hk->retval) ||
+	    hk->probability > FHOOK_HOOK_MAX_PROBABILITY ||
+	    hk->stack_args > FHOOK_HOOK_MAX_STACK_ARGS || hk->__pad ||
+	    (hk->action != FHOOK_HOOK_AROUND && hk->stack_args) ||
+	    (hk->action != FHOOK_HOOK_RETURN && hk->retval) ||
 	    (hk->action != FHOOK_HOOK_REDIRECT && hk->redirect) ||
 	    (hk->action == FHOOK_HOOK_REDIRECT && !hk->redirect) ||
 	    (hk->action == FHOOK_HOOK_AROUND && hk->flags))
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_HOOK_CFG, -1, -EINVAL);
 	return 0;
 }
 
@@ -346,8 +344,8 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 	hp->ops.func = fhook_hook_callback;
 	hp->ops.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY;
 	if (!arg->addr)
-		return -EINVAL;
-	ret = fhook_hook_copy(&hk, arg->hook);
+		return fhook_refuse(p->session, FHOOK_R_SYMBOL_OR_ADDR, -1, -EINVAL);
+	ret = fhook_hook_copy(p->session, &hk, arg->hook);
 	if (ret)
 		return ret;
 	/* changing what the kernel does: CAP_SYS_ADMIN, lab mode, no lockdown */
@@ -366,15 +364,15 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 		hk.stack_args = words;
 	}
 
-	p->prog = fhook_prog_load(arg, false, false, err_index);
+	p->prog = fhook_prog_load(p, arg, false, false, err_index);
 	if (IS_ERR(p->prog)) {
 		ret = PTR_ERR(p->prog);
 		p->prog = NULL;
 		return ret;
 	}
 	if (hk.action == FHOOK_HOOK_AROUND && p->prog->data_size > FHOOK_HOOK_AROUND_DATA)
-		return -E2BIG;
-	p->pred = fhook_pred_load(arg, p->prog->data_size, err_index);
+		return fhook_refuse(p->session, FHOOK_R_HOOK_DATA, -1, -E2BIG);
+	p->pred = fhook_pred_load(p, arg, p->prog->data_size, err_index);
 	if (IS_ERR(p->pred)) {
 		ret = PTR_ERR(p->pred);
 		p->pred = NULL;
@@ -387,13 +385,13 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 		/* a function's first byte, probeable kernel text */
 		sprint_symbol(sym, hk.redirect);
 		if (!strstr(sym, "+0x0/"))
-			return -EINVAL;
+			return fhook_refuse(p->session, FHOOK_R_HOOK_TARGET, -1, -EINVAL);
 		ret = fhook_kprobe_check_text(hk.redirect, &redirect);
 		if (ret)
 			return ret;
 		ret = fhook_kprobe_check_text(arg->addr, &hooked);
-		if (!ret && hooked == redirect)
-			return -ELOOP;	/* it would call itself for ever */
+		if (!ret && hooked == redirect)	/* it would call itself for ever */
+			return fhook_refuse(p->session, FHOOK_R_SELF, -1, -ELOOP);
 	}
 
 	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);

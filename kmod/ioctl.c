@@ -221,7 +221,7 @@ static long fhook_ioc_probe_add(struct fhook_session *s, struct fhook_ioc_arg *a
 	if (!fhook_probe_add_unused_zero(pa, kind->fields))
 		return fhook_refuse(s, FHOOK_R_PROBE_FIELDS, -1, -EINVAL);
 	if (kind->validate) {
-		ret = kind->validate(pa);
+		ret = kind->validate(s, pa);
 		if (ret)
 			return ret;
 	}

@@ -137,13 +137,12 @@ static void fhook_direct_fold(struct fhook_direct_probe *d)
 }
 
 /* F_LATENCY goes alone, and only it passes stack_args (the body's stack words) */
-static int fhook_direct_validate(const struct fhook_probe_add *arg)
+static int fhook_direct_validate(struct fhook_session *s, const struct fhook_probe_add *arg)
 {
-	if ((arg->flags & FHOOK_PROBE_F_LATENCY) && arg->flags != FHOOK_PROBE_F_LATENCY)
-		return -EINVAL;
-	if ((arg->stack_args && !(arg->flags & FHOOK_PROBE_F_LATENCY)) ||
+	if (((arg->flags & FHOOK_PROBE_F_LATENCY) && arg->flags != FHOOK_PROBE_F_LATENCY) ||
+	    (arg->stack_args && !(arg->flags & FHOOK_PROBE_F_LATENCY)) ||
 	    arg->stack_args > FHOOK_HOOK_MAX_STACK_ARGS)
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_LATENCY_FLAGS, -1, -EINVAL);
 	return 0;
 }
 
@@ -183,7 +182,7 @@ static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add
 	}
 	mutex_unlock(&fhook_direct_lock);
 	if (d->slot < 0)
-		return -ENOSPC;
+		return fhook_refuse(p->session, FHOOK_R_SLOTS, -1, -ENOSPC);
 	if (arg->flags & FHOOK_PROBE_F_LATENCY) {
 		u32 words;
 
@@ -193,7 +192,7 @@ static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add
 		 * whose matches the module cannot list
 		 */
 		if (!t->nr_ips || t->filter_text || t->exclude_text)
-			return -EINVAL;
+			return fhook_refuse(p->session, FHOOK_R_LATENCY_BY_ADDR, -1, -EINVAL);
 		ret = fhook_body_stack_words(t->ips, t->nr_ips, &words, err_index);
 		if (ret)
 			return ret;
@@ -319,12 +318,12 @@ static int fhook_direct_modify_watched(struct fhook_direct_probe *d, bool count)
 	int ret;
 
 	if (!p->registered)
-		return -ENOTCONN;
+		return fhook_refuse(p->session, FHOOK_R_NOT_REGISTERED, -1, -ENOTCONN);
 	if (count == p->count_only)
 		return 0;
 	/* the recording trampoline may run triggers; counting cannot */
 	if (p->nr_triggers || p->stack)
-		return -EOPNOTSUPP;
+		return fhook_refuse(p->session, FHOOK_R_COUNT_SWITCH, -1, -EOPNOTSUPP);
 	/*
 	 * to counting: fast if it may.  The fast path's hits stay in its
 	 * per-CPU counter (read live, folded at disarm).
@@ -348,9 +347,9 @@ int fhook_direct_modify_ioc(struct fhook_session *s, const struct fhook_direct_m
 	int ret;
 
 	if (!p)
-		return -ENOENT;
+		return fhook_refuse(s, FHOOK_R_NO_PROBE, -1, -ENOENT);
 	if (p->kind != &fhook_direct_kind || p->lat)
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_PROBE_KIND, -1, -EINVAL);
 	/* an unload's unhook computes the trampoline from fast, count_only */
 	fhook_modwatch_lock();
 	ret = fhook_direct_modify_watched(to_direct(p), m->flags & FHOOK_PROBE_F_COUNT);

@@ -349,13 +349,13 @@ int fhook_func_set_patterns(struct fhook_probe *p, struct ftrace_ops *ops, char 
 			continue;
 		if (len > FHOOK_MAX_PATTERN_LEN) {
 			*err_index = *index;
-			return -EINVAL;
+			return fhook_refuse(p->session, FHOOK_R_PATTERN_LEN, *index, -EINVAL);
 		}
 		ret = set(ops, tok, len, 0);
 		if (ret) {
 			*err_index = *index;
 			/* ftrace says -EINVAL when nothing matched */
-			return ret == -EINVAL ? -ENOENT : ret;
+			return ret == -EINVAL ? fhook_refuse(p->session, FHOOK_R_NO_MATCH, *index, -ENOENT) : ret;
 		}
 		(*index)++;
 	}
@@ -459,9 +459,9 @@ int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_
 
 	if (arg->filter_len > FHOOK_MAX_PATTERN_TEXT ||
 	    arg->exclude_len > FHOOK_MAX_PATTERN_TEXT || arg->nr_ips > FHOOK_MAX_IPS)
-		return -EINVAL;
+		return fhook_refuse(p->session, FHOOK_R_PATTERNS, -1, -EINVAL);
 	if (!arg->filter_len && !arg->nr_ips)
-		return -EINVAL;	/* an empty filter would trace everything */
+		return fhook_refuse(p->session, FHOOK_R_NO_FUNCTIONS, -1, -EINVAL);
 	ret = fhook_filter_charge(p, arg->nr_ips);
 	if (ret)
 		return ret;
@@ -469,9 +469,9 @@ int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_
 	p->stack = arg->flags & FHOOK_PROBE_F_STACK;
 	p->count_only = arg->flags & FHOOK_PROBE_F_COUNT;
 	if (p->stack && p->count_only)
-		return -EINVAL;
+		return fhook_refuse(p->session, FHOOK_R_STACK_COUNT, -1, -EINVAL);
 	/* a filter on the task (pid, comm, cpu): no fields to test */
-	p->pred = fhook_pred_load(arg, 0, err_index);
+	p->pred = fhook_pred_load(p, arg, 0, err_index);
 	if (IS_ERR(p->pred)) {
 		ret = PTR_ERR(p->pred);
 		p->pred = NULL;
@@ -512,7 +512,7 @@ int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_
 	}
 	/* all-blank filter text would leave an empty (match all) filter */
 	if (!index && !arg->nr_ips) {
-		ret = -EINVAL;
+		ret = fhook_refuse(p->session, FHOOK_R_NO_FUNCTIONS, -1, -EINVAL);
 		goto out;
 	}
 	if (exclude && f->slices_ok && arg->nr_ips > FHOOK_ARM_SLICE) {
@@ -550,13 +550,13 @@ out:
 }
 
 /* F_COUNT_IPS: a counting probe whose functions are given by address */
-static int fhook_func_probe_validate(const struct fhook_probe_add *arg)
+static int fhook_func_probe_validate(struct fhook_session *s, const struct fhook_probe_add *arg)
 {
 	if (!(arg->flags & FHOOK_PROBE_F_COUNT_IPS))
 		return 0;
 	if (!(arg->flags & FHOOK_PROBE_F_COUNT) || arg->filter_len || arg->exclude_len ||
 	    !arg->nr_ips || arg->nr_ips > FHOOK_MAX_COUNT_IPS)
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_COUNT_IPS, -1, -EINVAL);
 	return 0;
 }
 
@@ -731,9 +731,9 @@ int fhook_func_counts_ioc(struct fhook_session *s, struct fhook_counts *arg)
 	struct fhook_probe *p = fhook_probe_find(s, arg->probe_id);
 
 	if (!p)
-		return -ENOENT;
+		return fhook_refuse(s, FHOOK_R_NO_PROBE, -1, -ENOENT);
 	if (p->kind != &fhook_func_kind || !to_func(p)->counts)
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_PROBE_KIND, -1, -EINVAL);
 	return fhook_func_counts_read(to_func(p)->counts, arg);
 }
 

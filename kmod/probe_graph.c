@@ -236,19 +236,19 @@ static notrace void fhook_graph_notrace_cb(unsigned long ip, unsigned long paren
 	fhook_fgraph_call(ip, parent_ip, fregs, FHOOK_FG_NOTRACE);
 }
 
-static int fhook_graph_copy(struct fhook_graph *cfg, u64 uptr)
+static int fhook_graph_copy(struct fhook_session *s, struct fhook_graph *cfg, u64 uptr)
 {
 	int ret;
 
 	if (!uptr)
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_GRAPH_CFG, -1, -EINVAL);
 	ret = fhook_copy_arg_min(cfg, sizeof(*cfg), sizeof(*cfg), uptr);
 	if (ret < 0)
-		return ret;
+		return fhook_refuse(s, FHOOK_R_GRAPH_CFG, -1, ret);
 	if ((cfg->flags & ~FHOOK_GRAPH_FLAGS) || cfg->max_depth > FHOOK_GRAPH_MAX_DEPTH ||
 	    cfg->max_tasks > FHOOK_GRAPH_MAX_TASKS ||
 	    cfg->all_filter_len > FHOOK_MAX_PATTERN_TEXT || cfg->nr_all_ips > FHOOK_MAX_IPS)
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_GRAPH_CFG, -1, -EINVAL);
 	return 0;
 }
 
@@ -309,7 +309,7 @@ static int fhook_graph_init(struct fhook_probe *p, const struct fhook_probe_add 
 	s32 index = 0, first;
 	int ret;
 
-	ret = fhook_graph_copy(&gp->cfg, arg->hook);
+	ret = fhook_graph_copy(p->session, &gp->cfg, arg->hook);
 	if (ret)
 		return ret;
 	gp->f.ops.func = fhook_graph_entry_cb;

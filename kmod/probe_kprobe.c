@@ -497,21 +497,23 @@ static int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add
 	p->stack = arg->flags & FHOOK_PROBE_F_STACK;
 	/* a symbol or an address, never both (one would be ignored) */
 	if (arg->symbol_len > FHOOK_MAX_SYMBOL_LEN || !arg->symbol_len == !arg->addr)
-		return -EINVAL;
-	if (arg->offset > INT_MAX || (ret_probe && arg->offset) || (!ret_probe && arg->maxactive))
-		return -EINVAL;
+		return fhook_refuse(p->session, FHOOK_R_SYMBOL_OR_ADDR, -1, -EINVAL);
+	if (arg->offset > INT_MAX || (ret_probe && arg->offset))
+		return fhook_refuse(p->session, FHOOK_R_OFFSET, -1, -EINVAL);
+	if (!ret_probe && arg->maxactive)
+		return fhook_refuse(p->session, FHOOK_R_MAXACTIVE, -1, -EINVAL);
 	if (arg->maxactive > FHOOK_MAX_MAXACTIVE)
-		return -E2BIG;
+		return fhook_refuse(p->session, FHOOK_R_MAXACTIVE, -1, -E2BIG);
 	/* counting: no fields to fetch, a filter on the task only */
 	p->count_only = arg->flags & FHOOK_PROBE_F_COUNT;
 	if (p->count_only && (ret_probe || arg->prog_len || p->stack))
-		return -EINVAL;
+		return fhook_refuse(p->session, FHOOK_R_COUNT_FIELDS, -1, -EINVAL);
 
-	prog = fhook_prog_load(arg, ret_probe, false, err_index);
+	prog = fhook_prog_load(p, arg, ret_probe, false, err_index);
 	if (IS_ERR(prog))
 		return PTR_ERR(prog);
 	p->prog = prog;
-	p->pred = fhook_pred_load(arg, prog->data_size, err_index);
+	p->pred = fhook_pred_load(p, arg, prog->data_size, err_index);
 	if (IS_ERR(p->pred)) {
 		ret = PTR_ERR(p->pred);
 		p->pred = NULL;
@@ -526,13 +528,13 @@ static int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add
 			return ret;
 		}
 		if (strlen(p->symbol) != arg->symbol_len)
-			return -EINVAL;
+			return fhook_refuse(p->session, FHOOK_R_NAME, -1, -EINVAL);
 		kp->symbol_name = p->symbol;
 		kp->offset = arg->offset;
 	} else {
 		/* an address is the place itself: an offset would be ignored */
 		if (arg->offset)
-			return -EINVAL;
+			return fhook_refuse(p->session, FHOOK_R_OFFSET, -1, -EINVAL);
 		kp->addr = (kprobe_opcode_t *)(unsigned long)arg->addr;
 	}
 	/* registered disarmed: START enables it */
@@ -561,7 +563,7 @@ static int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add
 		return ret;
 	/* probing fhook's own code would recurse through the handler */
 	if (within_module((unsigned long)kp->addr, THIS_MODULE))
-		return -ELOOP;	/* release unregisters */
+		return fhook_refuse(p->session, FHOOK_R_SELF, -1, -ELOOP);	/* release unregisters */
 	/* counting keeps the kprobe: fhook count --via kprobe measures kprobes */
 	if (!ret_probe && !p->count_only && kprobe_ftrace(kp))
 		return fhook_kprobe_fentry_init(k, gen);

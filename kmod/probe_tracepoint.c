@@ -141,7 +141,7 @@ static int fhook_tp_init(struct fhook_probe *p, const struct fhook_probe_add *ar
 	tp->size = arg->data_size;
 	p->data_size = arg->data_size;
 	INIT_WORK(&tp->work, fhook_tp_work);
-	p->pred = fhook_pred_load(arg, arg->data_size, err_index);
+	p->pred = fhook_pred_load(p, arg, arg->data_size, err_index);
 	if (IS_ERR(p->pred)) {
 		int ret = PTR_ERR(p->pred);
 

@@ -63,18 +63,18 @@ static int fhook_uprobe_init(struct fhook_probe *p, const struct fhook_probe_add
 
 	p->stack = arg->flags & FHOOK_PROBE_F_STACK;
 	if (!arg->symbol_len || arg->symbol_len > FHOOK_MAX_SYMBOL_LEN)
-		return -EINVAL;
+		return fhook_refuse(p->session, FHOOK_R_NAME, -1, -EINVAL);
 	/* a uretprobe has nowhere to keep entry values */
 	if (ret_probe && arg->entry_len)
-		return -EINVAL;
+		return fhook_refuse(p->session, FHOOK_R_UPROBE_ENTRY, -1, -EINVAL);
 
-	p->prog = fhook_prog_load(arg, ret_probe, true, err_index);
+	p->prog = fhook_prog_load(p, arg, ret_probe, true, err_index);
 	if (IS_ERR(p->prog)) {
 		ret = PTR_ERR(p->prog);
 		p->prog = NULL;
 		return ret;
 	}
-	p->pred = fhook_pred_load(arg, p->prog->data_size, err_index);
+	p->pred = fhook_pred_load(p, arg, p->prog->data_size, err_index);
 	if (IS_ERR(p->pred)) {
 		ret = PTR_ERR(p->pred);
 		p->pred = NULL;
@@ -86,7 +86,7 @@ static int fhook_uprobe_init(struct fhook_probe *p, const struct fhook_probe_add
 		return PTR_ERR(path);
 	if (strlen(path) != arg->symbol_len || path[0] != '/') {
 		kfree(path);
-		return -EINVAL;
+		return fhook_refuse(p->session, FHOOK_R_PATH, -1, -EINVAL);
 	}
 	ret = kern_path(path, LOOKUP_FOLLOW, &u->path);
 	kfree(path);
@@ -94,10 +94,10 @@ static int fhook_uprobe_init(struct fhook_probe *p, const struct fhook_probe_add
 		return ret;
 	p->registered = true;	/* the path reference: release drops it */
 	if (!d_is_reg(u->path.dentry))
-		return -EISDIR;
+		return fhook_refuse(p->session, FHOOK_R_PATH, -1, -EISDIR);
 	inode = d_real_inode(u->path.dentry);
 	if (arg->offset >= i_size_read(inode))
-		return -ERANGE;
+		return fhook_refuse(p->session, FHOOK_R_PATH, -1, -ERANGE);
 	u->uh.inode = inode;
 	u->uh.offset = arg->offset;
 	if (ret_probe)

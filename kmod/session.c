@@ -167,9 +167,11 @@ int fhook_session_start(struct fhook_session *s)
 	int ret;
 
 	if (s->armed)
-		return -EBUSY;
-	if (!s->rings || list_empty(&s->probes))
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_ARMED, -1, -EBUSY);
+	if (!s->rings)
+		return fhook_refuse(s, FHOOK_R_NO_RINGS, -1, -EINVAL);
+	if (list_empty(&s->probes))
+		return fhook_refuse(s, FHOOK_R_NO_PROBES, -1, -EINVAL);
 	/* triggers start from scratch */
 	WRITE_ONCE(s->traced_off, false);
 	list_for_each_entry(p, &s->probes, node) {
@@ -186,7 +188,7 @@ int fhook_session_start(struct fhook_session *s)
 		if (ret)
 			return ret;
 		if (fhook_probe_max_record(p) > s->buf_size)
-			return -EMSGSIZE;
+			return fhook_refuse(s, FHOOK_R_RECORD_SIZE, p->id, -EMSGSIZE);
 	}
 	list_for_each_entry(p, &s->probes, node) {
 		if (!p->kind->arm)

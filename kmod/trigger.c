@@ -29,24 +29,24 @@ int fhook_trigger_add(struct fhook_session *s, const struct fhook_trigger *arg)
 	u32 data_size;
 
 	if (arg->action == 0 || arg->action >= FHOOK_TRIG_MAX || arg->__pad)
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_TRIGGER, -1, -EINVAL);
 	p = fhook_probe_find(s, arg->probe_id);
 	target = fhook_probe_find(s, arg->target_id);
 	/* counting probes and hooks have no records to act on */
 	if (!p || p->type == FHOOK_PROBE_BENCH || p->type == FHOOK_PROBE_HOOK || p->count_only ||
 	    p->lat)
-		return -ENOENT;
+		return fhook_refuse(s, FHOOK_R_TRIGGER, -1, -ENOENT);
 	if (arg->action == FHOOK_TRIG_ENABLE || arg->action == FHOOK_TRIG_DISABLE) {
 		if (!target || target->type == FHOOK_PROBE_BENCH)
-			return -ENOENT;
+			return fhook_refuse(s, FHOOK_R_TRIGGER, -1, -ENOENT);
 	} else if (arg->target_id) {
-		return -EINVAL;
+		return fhook_refuse(s, FHOOK_R_TRIGGER, -1, -EINVAL);
 	}
 	if (p->nr_triggers >= FHOOK_MAX_TRIGGERS)
-		return -ENOSPC;
+		return fhook_refuse(s, FHOOK_R_MAX_TRIGGERS, -1, -ENOSPC);
 	/* a tracepoint's handler has no registers to unwind from */
 	if (arg->action == FHOOK_TRIG_STACKTRACE && p->type == FHOOK_PROBE_TRACEPOINT)
-		return -EOPNOTSUPP;
+		return fhook_refuse(s, FHOOK_R_TRIGGER, -1, -EOPNOTSUPP);
 
 	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
 	if (!t)

@@ -523,6 +523,8 @@ static void test_reasons(void)
 	le = last_error(fd);
 	expect(le.reason == FHOOK_R_NONE && le.err == 0 && le.size == sizeof(le),
 	       "LAST_ERROR of a fresh session: none (%u, %d)", le.reason, le.err);
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_START, 0), ERRS(EINVAL), "START without rings -> EINVAL");
+	expect_reason(fd, FHOOK_R_NO_RINGS, -1, 0x05, EINVAL, "START without rings");
 	EXPECT_ERR(ring_setup(fd, 3 * 4096), ERRS(EINVAL), "RING_SETUP 12 KiB -> EINVAL");
 	expect_reason(fd, FHOOK_R_RING_SIZE, -1, 0x01, EINVAL, "RING_SETUP 12 KiB");
 	/* a successful ioctl, and LAST_ERROR's own refusal, leave it */
@@ -557,8 +559,15 @@ static void test_reasons(void)
 		   "PROBE_ADD function probe with maxactive -> EINVAL");
 	expect_reason(fd, FHOOK_R_PROBE_FIELDS, -1, 0x02, EINVAL, "PROBE_ADD maxactive");
 
+	/* the pattern that matches nothing, by its index */
+	if (ring_setup(fd, 65536))
+		fatal("RING_SETUP");
+	EXPECT_ERR(probe_add(fd, "vfs_read no_such_function_x", NULL, NULL), ERRS(ENOENT),
+		   "PROBE_ADD a pattern that matches nothing -> ENOENT");
+	expect_reason(fd, FHOOK_R_NO_MATCH, 1, 0x02, ENOENT, "PROBE_ADD pattern 1 matching nothing");
+
 	/* HIST_SET: the offending key by its index */
-	if (ring_setup(fd, 65536) || probe_add(fd, "vfs_read", NULL, &id))
+	if (probe_add(fd, "vfs_read", NULL, &id))
 		fatal("setting up a session");
 	hs.probe_id = id;
 	hs.nr_keys = 2;
