@@ -519,7 +519,7 @@ static void test_reasons(void)
 
 	if (handshake(fd, &hsk))
 		fatal("HANDSHAKE");
-	expect(hsk.features & FHOOK_FEAT_REASONS, "HANDSHAKE announces FHOOK_FEAT_REASONS");
+	expect(!!(hsk.features & FHOOK_FEAT_REASONS), "HANDSHAKE announces FHOOK_FEAT_REASONS");
 	le = last_error(fd);
 	expect(le.reason == FHOOK_R_NONE && le.err == 0 && le.size == sizeof(le),
 	       "LAST_ERROR of a fresh session: none (%u, %d)", le.reason, le.err);
