@@ -64,96 +64,16 @@
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 
-#define FHOOK_GRAPH_BUCKET_BITS	10
-#define FHOOK_GRAPH_WAYS	4
-
-struct fhook_gbucket {
-	struct task_struct *task[FHOOK_GRAPH_WAYS];
-	struct fhook_gstack *stack[FHOOK_GRAPH_WAYS];
-};
-
-/* The shadow stacks of the one user; outlives its use while draining. */
-struct fhook_gpool {
-	raw_spinlock_t lock;
-	struct fhook_gstack *free;
-	struct fhook_gstack *stacks;	/* [nr] */
-	unsigned int nr;
-	unsigned int max_depth;
-	bool no_irqs;
-	/*
-	 * false: the last steal found no idle stack, and no task has left
-	 * the graph since (a task entering then counts itself missed at
-	 * once, without scanning the pool under its lock)
-	 */
-	bool maybe_idle;
-	const struct fhook_fgraph_ops *ops;
-	/* what the callbacks get; NULL once detached */
-	void *user;
-	struct fhook_gbucket buckets[1 << FHOOK_GRAPH_BUCKET_BITS];
-};
-
-static_assert(__alignof__(struct task_struct) > FHOOK_GS_ACTIVE);
-
-static __always_inline unsigned long fhook_gs_own(struct task_struct *t, unsigned long active)
-{
-	return (unsigned long)t | active;
-}
-
-static __always_inline struct task_struct *fhook_gs_task(struct fhook_gstack *gs)
-{
-	return (struct task_struct *)(READ_ONCE(gs->own) & ~FHOOK_GS_ACTIVE);
-}
-
 /*
  * The pool in use or draining (NULL: none).  Its trampoline and stacks
  * are reached by returns until it is freed.
  */
-static struct fhook_gpool *fhook_gpool;
+struct fhook_gpool *fhook_gpool;
 static DEFINE_MUTEX(fhook_gpool_lock);		/* fhook_gpool changes */
 DEFINE_PER_CPU(int, fhook_fgraph_busy);
 DEFINE_PER_CPU(struct fhook_gstack *, fhook_fgraph_pending);
 static struct tracepoint *fhook_tp_switch;
 static bool fhook_switch_registered;
-
-static __always_inline struct fhook_gbucket *fhook_gbucket(struct fhook_gpool *g,
-							   struct task_struct *t)
-{
-	return &g->buckets[hash_ptr(t, FHOOK_GRAPH_BUCKET_BITS)];
-}
-
-/*
- * The shadow stack of @t, or NULL.  Lockless (see the top of the file):
- * a stack that is not @t's (taken from @t meanwhile) counts as none.
- */
-static __always_inline struct fhook_gstack *fhook_gstack_find(struct fhook_gpool *g,
-							      struct task_struct *t)
-{
-	struct fhook_gbucket *b = fhook_gbucket(g, t);
-	struct fhook_gstack *gs;
-	int w;
-
-	for (w = 0; w < FHOOK_GRAPH_WAYS; w++) {
-		/* pairs with the release in fhook_gstack_get(): stack set */
-		if (smp_load_acquire(&b->task[w]) == t) {
-			gs = READ_ONCE(b->stack[w]);
-			return fhook_gs_task(gs) == t ? gs : NULL;
-		}
-	}
-	return NULL;
-}
-
-/*
- * current's stack while current is inside the graph, else NULL.  Only
- * current leaves the graph (its return, or its death): the stack and its
- * depth stay its own, unlike an idle stack, which a thief may take (and
- * push on) right after any look at it.
- */
-static __always_inline struct fhook_gstack *fhook_gstack_active(struct fhook_gpool *g)
-{
-	struct fhook_gstack *gs = fhook_gstack_find(g, current);
-
-	return gs && READ_ONCE(gs->own) == fhook_gs_own(current, FHOOK_GS_ACTIVE) ? gs : NULL;
-}
 
 /* Unlink @gs from its task's bucket; under the pool lock. */
 static notrace void fhook_gstack_unlink(struct fhook_gpool *g, struct fhook_gstack *gs)
@@ -188,7 +108,7 @@ static notrace struct fhook_gstack *fhook_gstack_steal(struct fhook_gpool *g)
  * A stack for current, entering the graph, active; NULL when none is left
  * (free or idle) or its bucket is full.
  */
-static notrace struct fhook_gstack *fhook_gstack_get(struct fhook_gpool *g)
+notrace struct fhook_gstack *fhook_gstack_get(struct fhook_gpool *g)
 {
 	struct task_struct *t = current;
 	struct fhook_gbucket *b = fhook_gbucket(g, t);
@@ -252,111 +172,6 @@ static notrace void __fhook_gstack_put(struct fhook_gpool *g, struct fhook_gstac
 }
 
 /*
- * From the user's ftrace_ops callbacks: the call of @ip (its registers
- * @fregs, return address at their stack pointer), treated as @mode says.
- */
-notrace void fhook_fgraph_call(unsigned long ip, unsigned long parent_ip,
-			       struct ftrace_regs *fregs, enum fhook_fgraph_mode mode)
-{
-	struct fhook_gpool *g = READ_ONCE(fhook_gpool);
-	unsigned int pc = preempt_count();
-	bool irqs_off = irqs_disabled();
-	struct fhook_gstack *gs;
-	struct fhook_gframe *f;
-	struct pt_regs *regs;
-	unsigned long *slot;
-	unsigned int i;
-	void *user;
-	int bit;
-
-	/* NMIs stay out: a frame pushed there could race the task's own push */
-	if (unlikely(!g || in_nmi()))
-		return;
-	/*
-	 * The common case first, without a lock or a flag: a call no task
-	 * traces (a task outside the graph, or past the depth limit).  Only
-	 * the task itself changes its stack and depth (interrupts on its
-	 * CPU put the depth back before they return).
-	 */
-	gs = fhook_gstack_active(g);
-	i = gs ? READ_ONCE(gs->depth) : 0;
-	if (i ? i >= g->max_depth : mode != FHOOK_FG_ENTER)
-		return;
-	/*
-	 * A dead task gives its stack back in fhook_fgraph_on_switch(), inside
-	 * __schedule(): what it calls from then on (the tracepoint's iterator
-	 * that calls us, with a second sched_switch probe) returns after that,
-	 * so it gets no frame.  What it called before never returns.
-	 */
-	if (unlikely(READ_ONCE(current->__state) == TASK_DEAD))
-		return;
-	/* also disables preemption */
-	bit = ftrace_test_recursion_trylock(ip, parent_ip);
-	if (bit < 0)
-		return;
-	if (__this_cpu_read(fhook_fgraph_busy))
-		goto out;
-	__this_cpu_write(fhook_fgraph_busy, 1);
-	user = READ_ONCE(g->user);
-	if (unlikely(!user))
-		goto done;
-	regs = fhook_fregs_partial(fregs);
-	slot = fhook_arch_return_slot(regs);
-	/* again: an interrupt on this CPU may have come and gone meanwhile */
-	gs = fhook_gstack_find(g, current);
-	if (!gs || READ_ONCE(gs->own) != fhook_gs_own(current, FHOOK_GS_ACTIVE)) {
-		/*
-		 * Entering the graph: the task's idle stack if still its own
-		 * (see fhook_gstack_active(): its depth may be another's now)
-		 */
-		if (mode != FHOOK_FG_ENTER || (g->no_irqs && in_hardirq()) || !g->ops->admit(user))
-			goto done;
-		if (!gs || cmpxchg(&gs->own, fhook_gs_own(current, 0),
-				   fhook_gs_own(current, FHOOK_GS_ACTIVE)) != fhook_gs_own(current, 0))
-			gs = fhook_gstack_get(g);
-		if (!gs) {
-			g->ops->missed(user);
-			goto done;
-		}
-	} else {
-		i = gs->depth;
-		/*
-		 * Another ops' callback already pushed this call (see top):
-		 * the same function at the same return address.  A tail call
-		 * (jmp) has the same return address but another function: it
-		 * gets its own frame, whose return address is the trampoline.
-		 */
-		if (i && ((gs->frames[i - 1].slot == slot && gs->frames[i - 1].func == ip) ||
-			  (gs->frames[i - 1].flags & FHOOK_GF_NOTRACE)))
-			goto done;
-		if (i >= g->max_depth || (g->no_irqs && in_hardirq()))
-			goto done;
-	}
-
-	i = gs->depth;
-	/* reserve first: an interrupt's calls nest above this frame */
-	WRITE_ONCE(gs->depth, i + 1);
-	barrier();
-	f = &gs->frames[i];
-	f->slot = slot;
-	f->func = ip;
-	f->ret = READ_ONCE(*slot);
-	if (mode == FHOOK_FG_NOTRACE) {
-		f->flags = FHOOK_GF_NOTRACE;
-	} else {
-		f->flags = 0;
-		g->ops->entry(user, gs, f, i, regs, pc, irqs_off);
-	}
-	/* the frame is complete before any return can find it */
-	barrier();
-	WRITE_ONCE(*slot, (unsigned long)fhook_graph_return);
-done:
-	__this_cpu_write(fhook_fgraph_busy, 0);
-out:
-	ftrace_test_recursion_unlock(bit);
-}
-
-/*
  * fhook_ring_reserve(): a record is about to be made on this CPU while
  * the user holds one back for the task here; that one goes first.  Not
  * from an NMI (it may have come in the middle of a push) nor from inside
@@ -372,54 +187,6 @@ notrace void fhook_fgraph_flush(void)
 	__this_cpu_write(fhook_fgraph_busy, 1);
 	g->ops->flush(READ_ONCE(g->user), gs);
 	__this_cpu_write(fhook_fgraph_busy, 0);
-}
-
-/*
- * tramp.S: a function of the graph returned, with the stack pointer @sp
- * (just above its return address's slot) and %rax = @retval.  Returns
- * where it was to return to.
- */
-asmlinkage notrace unsigned long fhook_graph_exit(unsigned long sp, unsigned long retval)
-{
-	unsigned long *slot = (unsigned long *)sp - 1;
-	struct fhook_gpool *g = READ_ONCE(fhook_gpool);
-	unsigned int pc = preempt_count();
-	bool irqs_off = irqs_disabled();
-	struct fhook_gstack *gs;
-	unsigned long ret;
-	int i = -1, busy;
-	u64 now;
-
-	/* the user's records go to this CPU's ring; the busy flag is this CPU's */
-	preempt_disable_notrace();
-	busy = __this_cpu_read(fhook_fgraph_busy);
-	__this_cpu_write(fhook_fgraph_busy, 1);
-	/* (the clocksource's read function may be traced: after the flag) */
-	now = ktime_get_mono_fast_ns();
-	gs = g ? fhook_gstack_find(g, current) : NULL;
-	if (gs) {
-		for (i = READ_ONCE(gs->depth) - 1; i >= 0; i--)
-			if (gs->frames[i].slot == slot)
-				break;
-	}
-	if (unlikely(i < 0))
-		/* nowhere to go: fgraph's ftrace_return_to_handler() does the same */
-		panic("fhook: return address of task %d at %p lost\n", current->pid, slot);
-	ret = gs->frames[i].ret;
-	g->ops->ret(READ_ONCE(g->user), gs, &gs->frames[i], i, retval, now, pc, irqs_off);
-	/* the frame (and any above it, see top) is done */
-	WRITE_ONCE(gs->depth, i);
-	/* out of the graph: the task keeps its stack for its next call */
-	if (!i) {
-		/* pairs with a thief's cmpxchg (fhook_gstack_steal()): depth 0 first */
-		smp_store_release(&gs->own, fhook_gs_own(current, 0));
-		smp_mb();	/* (D) pairs with (C) in fhook_gstack_get() */
-		if (unlikely(!READ_ONCE(g->maybe_idle)))
-			WRITE_ONCE(g->maybe_idle, true);
-	}
-	__this_cpu_write(fhook_fgraph_busy, busy);
-	preempt_enable_notrace();
-	return ret;
 }
 
 /*

@@ -468,8 +468,10 @@ int fhook_func_set_patterns(struct fhook_probe *p, struct ftrace_ops *ops, char 
 			    int (*set)(struct ftrace_ops *ops, unsigned char *buf, int len, int reset),
 			    s32 *index, s32 *err_index);
 
-/* fgraph.c */
+/* probe_graph.c, on fgraph.h's fhook_fgraph_exit() */
 asmlinkage unsigned long fhook_graph_exit(unsigned long sp, unsigned long retval);
+
+/* fgraph.c */
 int fhook_fgraph_setup(void);
 void fhook_fgraph_teardown(void);
 /* hist.c: histograms kept in the module */

@@ -218,22 +218,28 @@ static const struct fhook_fgraph_ops fhook_graph_fgraph_ops = {
 	.flush		= fhook_graph_put_pending,
 };
 
+/* tramp.S's fhook_graph_return calls it: the frame popped, fhook_graph_ret() told */
+asmlinkage notrace unsigned long fhook_graph_exit(unsigned long sp, unsigned long retval)
+{
+	return fhook_fgraph_exit(&fhook_graph_fgraph_ops, sp, retval);
+}
+
 static notrace void fhook_graph_entry_cb(unsigned long ip, unsigned long parent_ip,
 					 struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
-	fhook_fgraph_call(ip, parent_ip, fregs, FHOOK_FG_ENTER);
+	fhook_fgraph_call(&fhook_graph_fgraph_ops, ip, parent_ip, fregs, FHOOK_FG_ENTER);
 }
 
 static notrace void fhook_graph_all_cb(unsigned long ip, unsigned long parent_ip,
 				       struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
-	fhook_fgraph_call(ip, parent_ip, fregs, FHOOK_FG_NESTED);
+	fhook_fgraph_call(&fhook_graph_fgraph_ops, ip, parent_ip, fregs, FHOOK_FG_NESTED);
 }
 
 static notrace void fhook_graph_notrace_cb(unsigned long ip, unsigned long parent_ip,
 					   struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
-	fhook_fgraph_call(ip, parent_ip, fregs, FHOOK_FG_NOTRACE);
+	fhook_fgraph_call(&fhook_graph_fgraph_ops, ip, parent_ip, fregs, FHOOK_FG_NOTRACE);
 }
 
 static int fhook_graph_copy(struct fhook_session *s, struct fhook_graph *cfg, u64 uptr)
