@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Stack traces recorded with an event (FHOOK_PROBE_F_STACK).  Kernel
- * stacks with the ORC unwinder, which needs no locks and works in NMI:
- * from a kprobe's registers (stack_trace_save_regs() is not exported, so
- * its loop is here), or from the ftrace callback.  User stacks of uprobes
+ * stacks from the ftrace callback here, from a kprobe's registers by the
+ * CPU's unwinder (arch/, fhook_stack_kernel()).  User stacks of uprobes
  * by frame pointers, read with copy_from_user_nofault(): binaries built
  * without frame pointers give the first frame or two only.
  */
@@ -11,27 +10,6 @@
 
 #include <linux/stacktrace.h>
 #include <linux/uaccess.h>
-#include <asm/unwind.h>
-
-notrace unsigned int fhook_stack_kernel(struct pt_regs *regs, u64 *store, unsigned int max)
-{
-	struct unwind_state state;
-	unsigned int n = 0;
-
-	BUILD_BUG_ON(sizeof(unsigned long) != sizeof(u64));
-	if (!regs)	/* skip this function and the ftrace callback */
-		return stack_trace_save((unsigned long *)store, max, 2);
-	store[n++] = instruction_pointer(regs);
-	for (unwind_start(&state, current, regs, NULL); !unwind_done(&state) && n < max;
-	     unwind_next_frame(&state)) {
-		unsigned long addr = unwind_get_return_address(&state);
-
-		if (!addr)
-			break;
-		store[n++] = addr;
-	}
-	return n;
-}
 
 /*
  * A function probe's stack from its ftrace callback: @ip, then its callers
