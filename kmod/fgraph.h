@@ -112,8 +112,10 @@ void fhook_fgraph_stop(bool stuck);
 
 /*
  * The hot paths, inline in the user's file: its callbacks (a constant
- * struct fhook_fgraph_ops) become direct calls, as the kernel's fgraph
- * makes them static calls for its one user.  Below: what they share with
+ * struct fhook_fgraph_ops) become direct calls, or inline code where the
+ * user marks them __always_inline (the call graph does: each call pays
+ * no more than before the split), as the kernel's fgraph makes them
+ * static calls for its one user.  Below: what they share with
  * fgraph.c.
  */
 #define FHOOK_GRAPH_BUCKET_BITS	10

@@ -60,7 +60,7 @@ static __always_inline u32 fhook_graph_ctx(unsigned int pc, bool irqs_off)
 }
 
 /* A task entering the graph: the session's filters and the predicate. */
-static notrace bool fhook_graph_admit(void *user)
+static __always_inline notrace bool fhook_graph_admit(void *user)
 {
 	struct fhook_probe *p = &((struct fhook_graph_probe *)user)->f.p;
 
@@ -134,9 +134,10 @@ static notrace void fhook_graph_put_pending(void *user, struct fhook_gstack *gs)
 }
 
 /* fgraph.c pushed @f: its time, and its entry record or held back */
-static notrace void fhook_graph_entry(void *user, struct fhook_gstack *gs,
-				      struct fhook_gframe *f, unsigned int depth,
-				      struct pt_regs *regs, unsigned int pc, bool irqs_off)
+static __always_inline notrace void fhook_graph_entry(void *user, struct fhook_gstack *gs,
+						      struct fhook_gframe *f, unsigned int depth,
+						      struct pt_regs *regs, unsigned int pc,
+						      bool irqs_off)
 {
 	struct fhook_graph_probe *gp = user;
 
@@ -156,9 +157,10 @@ static notrace void fhook_graph_entry(void *user, struct fhook_gstack *gs,
 	}
 }
 
-static notrace void fhook_graph_rec_ret(struct fhook_graph_probe *gp, struct fhook_gframe *f,
-					unsigned int depth, unsigned long retval, u64 now,
-					unsigned int pc, bool irqs_off, bool leaf)
+static __always_inline notrace void fhook_graph_rec_ret(struct fhook_graph_probe *gp,
+							struct fhook_gframe *f, unsigned int depth,
+							unsigned long retval, u64 now,
+							unsigned int pc, bool irqs_off, bool leaf)
 {
 	struct fhook_probe *p = &gp->f.p;
 	struct fhook_rec_graph_ret *r;
@@ -188,9 +190,10 @@ static notrace void fhook_graph_rec_ret(struct fhook_graph_probe *gp, struct fho
 }
 
 /* @f returned: its return record, which stands for its entry too if held back */
-static notrace void fhook_graph_ret(void *user, struct fhook_gstack *gs, struct fhook_gframe *f,
-				    unsigned int depth, unsigned long retval, u64 now,
-				    unsigned int pc, bool irqs_off)
+static __always_inline notrace void fhook_graph_ret(void *user, struct fhook_gstack *gs,
+						    struct fhook_gframe *f, unsigned int depth,
+						    unsigned long retval, u64 now, unsigned int pc,
+						    bool irqs_off)
 {
 	struct fhook_graph_probe *gp = user;
 	bool leaf = false;
