@@ -28,7 +28,8 @@ dpkg --root="$root" -L fhook fhook-dkms > "$out/files" || fail "dpkg does not li
 for f in usr/bin/fhook usr/share/man/man1/fhook.1.gz usr/share/man/man7/fhook-probes.7.gz \
 	usr/share/bash-completion/completions/fhook lib/udev/rules.d/60-fhook.rules \
 	usr/lib/fhook/vmtests/vm.sh usr/include/fhook/khook.h "usr/src/fhook-$version/dkms.conf" \
-	"usr/src/fhook-$version/kmod/Kbuild" "usr/src/fhook-$version/shared/fhook_abi.h"; do
+	"usr/src/fhook-$version/kmod/Kbuild" "usr/src/fhook-$version/shared/fhook_abi.h" \
+	"usr/src/fhook-$version/shared/fhook_reasons.h" "usr/src/fhook-$version/kmod/arch/x86/tramp.S"; do
 	[ -e "$root/$f" ] || fail "$f not installed"
 done
 "$root/usr/bin/fhook" --version | grep -qx "fhook $version (ABI [0-9]*)" ||
