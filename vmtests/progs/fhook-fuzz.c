@@ -59,7 +59,7 @@ static atomic_long n_text, n_star, n_arm, n_cpu, n_follow;
 static int sfd;			/* shared session number */
 static long page;
 static uint64_t ip_read, ip_write, ip_getattr;
-#define NCMD	18		/* the ioctls, HANDSHAKE..HIST_READ */
+#define NCMD	19		/* the ioctls, HANDSHAKE..LAST_ERROR */
 static double tsum[NCMD + 1];	/* seconds in the kernel by decoded command, -1..8 */
 static long tcnt[NCMD + 1];
 static atomic_long n_slowcalls, calls_done, n_ok, n_sessions, n_violations, errs[NERR];
@@ -212,13 +212,14 @@ static const size_t cmd_size[NCMD] = {
 	sizeof(struct fhook_direct_modify), sizeof(struct fhook_read_text),
 	sizeof(struct fhook_latency), sizeof(struct fhook_counts), sizeof(struct fhook_khooks),
 	sizeof(struct fhook_hist_set), sizeof(struct fhook_hist_read),
+	sizeof(struct fhook_last_error),
 };
 static const unsigned long cmd_num[NCMD] = {
 	FHOOK_IOC_HANDSHAKE, FHOOK_IOC_RING_SETUP, FHOOK_IOC_PROBE_ADD, FHOOK_IOC_PID_FILTER,
 	FHOOK_IOC_CPU_FILTER, FHOOK_IOC_START, FHOOK_IOC_STOP, FHOOK_IOC_STATS,
 	FHOOK_IOC_SNAPSHOT, FHOOK_IOC_BENCH, FHOOK_IOC_TRIGGER_ADD, FHOOK_IOC_DIRECT_MODIFY,
 	FHOOK_IOC_READ_TEXT, FHOOK_IOC_LATENCY, FHOOK_IOC_COUNTS, FHOOK_IOC_KHOOKS,
-	FHOOK_IOC_HIST_SET, FHOOK_IOC_HIST_READ,
+	FHOOK_IOC_HIST_SET, FHOOK_IOC_HIST_READ, FHOOK_IOC_LAST_ERROR,
 };
 static unsigned char hist_buf[1 << 16];	/* HIST_READ's entries (threads share it) */
 
@@ -1095,7 +1096,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NCMD + 1; i++)
 		printf(" %s=%.1f/%ld", i ? (const char *[]){ "HANDSHAKE", "RING_SETUP", "PROBE_ADD",
 			"PID_FILTER", "CPU_FILTER", "START", "STOP", "STATS", "SNAPSHOT", "BENCH", "TRIGGER_ADD", "DIRECT_MODIFY", "READ_TEXT",
-			"LATENCY", "COUNTS", "KHOOKS", "HIST_SET", "HIST_READ" }[i - 1] : "other",
+			"LATENCY", "COUNTS", "KHOOKS", "HIST_SET", "HIST_READ", "LAST_ERROR" }[i - 1] : "other",
 		       tsum[i], tcnt[i]);
 	printf("\n");
 	printf("slow paths: text %ld (star %ld), arm %ld, cpumask %ld, follow %ld\n", n_text, n_star,

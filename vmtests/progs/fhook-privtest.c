@@ -152,6 +152,7 @@ static void all_denied(int fd, const char *who)
 	};
 	struct fhook_hist_read hrd = { .size = sizeof(hrd), .probe_id = 1 };
 	struct fhook_bench b = { .size = sizeof(b), .probe_id = 1, .nr_events = 1 };
+	struct fhook_last_error le = { .size = sizeof(le) };
 	unsigned char text[16] = { 0 };
 	struct fhook_read_text rt = {
 		.size = sizeof(rt), .len = sizeof(text), .addr = ip_read, .buf = (uintptr_t)text,
@@ -173,6 +174,7 @@ static void all_denied(int fd, const char *who)
 		{ "HIST_READ", FHOOK_IOC_HIST_READ, &hrd },
 		{ "BENCH", FHOOK_IOC_BENCH, &b },
 		{ "READ_TEXT", FHOOK_IOC_READ_TEXT, &rt },
+		{ "LAST_ERROR", FHOOK_IOC_LAST_ERROR, &le },
 		{ "unknown nr 0x7f", _IO(FHOOK_IOC_MAGIC, 0x7f), NULL },
 	};
 	static const struct { const char *name; off_t off; int prot; int pages; } maps[] = {
