@@ -378,14 +378,6 @@ bool fhook_fgraph_is_user(void *user)
 	return mine;
 }
 
-/* The user of the pool in use, or NULL; lockless, for the user's own paths. */
-notrace void *fhook_fgraph_user(void)
-{
-	struct fhook_gpool *g = READ_ONCE(fhook_gpool);
-
-	return g ? READ_ONCE(g->user) : NULL;
-}
-
 /*
  * After the user's ops are gone: its callbacks get a NULL user from now
  * on (those running finish in fhook_fgraph_stop()'s grace periods).

@@ -105,7 +105,6 @@ DECLARE_PER_CPU(int, fhook_fgraph_busy);
 int fhook_fgraph_start(const struct fhook_fgraph_ops *ops, void *user,
 		       const struct fhook_fgraph_cfg *cfg);
 bool fhook_fgraph_is_user(void *user);
-void *fhook_fgraph_user(void);
 void fhook_fgraph_detach(void);
 void fhook_fgraph_stop(bool stuck);
 

@@ -27,12 +27,26 @@
 #define FHOOK_IOCF_OUT_ENOSPC	BIT(2)	/* ... and with ENOSPC: how many there are */
 #define FHOOK_IOCF_NO_RECORD	BIT(3)	/* its refusals are not the last error */
 
-/* What a handler gets: the argument copied in, and where it came from. */
+/*
+ * What a handler gets: the argument copied in, and where it came from;
+ * why it refused, when it runs outside the session lock (the others
+ * name it in the session: fhook_refuse()).
+ */
 struct fhook_ioc_arg {
 	void *karg;
 	unsigned long uarg;
 	u32 usize;			/* the caller's size of it */
+	u32 why;			/* enum fhook_reason */
+	s32 why_index;
 };
+
+/* fhook_refuse() for the dispatcher and the handlers outside the lock */
+static long fhook_ioc_refuse(struct fhook_ioc_arg *a, u32 reason, s32 index, long err)
+{
+	a->why = reason;
+	a->why_index = index;
+	return err;
+}
 
 struct fhook_ioc {
 	unsigned int cmd;		/* FHOOK_IOC_*, without the size bits */
@@ -96,7 +110,7 @@ static long fhook_ioc_handshake(struct fhook_session *s, struct fhook_ioc_arg *a
 	struct fhook_handshake *hs = a->karg;
 
 	if (hs->__pad || !fhook_zero(hs->reserved, ARRAY_SIZE(hs->reserved)))
-		return fhook_refuse(s, FHOOK_R_RESERVED, -1, -EINVAL);
+		return fhook_ioc_refuse(a, FHOOK_R_RESERVED, -1, -EINVAL);
 	hs->abi_version = FHOOK_ABI_VERSION;
 	hs->features = FHOOK_FEAT_NOT_IOCTL | fhook_ioc_features();
 	if (fhook_lab)
@@ -314,20 +328,18 @@ static long fhook_ioc_cpu_filter(struct fhook_session *s, struct fhook_ioc_arg *
 	if (IS_ERR(mask))
 		return PTR_ERR(mask);
 
-	ret = -EINVAL;
+	ret = fhook_refuse(s, FHOOK_R_CPU_MASK, -1, -EINVAL);	/* (no CPU at all) */
 	for (cpu = 0; cpu < cf->nr_bits; cpu++) {
 		if (!(mask[cpu / 64] & BIT_ULL(cpu % 64)))
 			continue;
 		if (cpu >= nr_cpu_ids || !cpu_possible(cpu)) {
-			ret = -EINVAL;
+			ret = fhook_refuse(s, FHOOK_R_CPU_MASK, cpu, -EINVAL);
 			goto out;
 		}
 		ret = 0;
 	}
-	if (ret) {
-		fhook_refuse(s, FHOOK_R_CPU_MASK, cpu < cf->nr_bits ? cpu : -1, ret);
-		goto out;	/* no CPU at all, or one that does not exist */
-	}
+	if (ret)
+		goto out;
 	/* the hot path reads the mask without locks: stop, update, restart */
 	WRITE_ONCE(s->cpu_filter, false);
 	synchronize_rcu();
@@ -428,21 +440,21 @@ static long fhook_ioc_bench(struct fhook_session *s, struct fhook_ioc_arg *a)
 	int ret;
 
 	if (b->flags)
-		return fhook_refuse(s, FHOOK_R_FLAGS, -1, -EINVAL);
+		return fhook_ioc_refuse(a, FHOOK_R_FLAGS, -1, -EINVAL);
 	if (!fhook_zero(b->reserved, ARRAY_SIZE(b->reserved)))
-		return fhook_refuse(s, FHOOK_R_RESERVED, -1, -EINVAL);
+		return fhook_ioc_refuse(a, FHOOK_R_RESERVED, -1, -EINVAL);
 	if (!b->nr_events || b->nr_events > FHOOK_BENCH_MAX_EVENTS ||
 	    b->payload % 8 || b->payload > FHOOK_BENCH_MAX_PAYLOAD)
-		return fhook_refuse(s, FHOOK_R_BENCH_ARGS, -1, -EINVAL);
+		return fhook_ioc_refuse(a, FHOOK_R_BENCH_ARGS, -1, -EINVAL);
 	mutex_lock(&s->lock);
 	p = fhook_probe_find(s, b->probe_id);
 	found = p && p->type == FHOOK_PROBE_BENCH;
 	/* armed: the probe list and the rings stay until release */
 	ret = fhook_session_may(s);
 	if (!ret && !found)
-		ret = fhook_refuse(s, FHOOK_R_NO_PROBE, -1, -ENOENT);
+		ret = fhook_ioc_refuse(a, FHOOK_R_NO_PROBE, -1, -ENOENT);
 	else if (!ret && !s->armed)
-		ret = fhook_refuse(s, FHOOK_R_NOT_ARMED, -1, -EINVAL);
+		ret = fhook_ioc_refuse(a, FHOOK_R_NOT_ARMED, -1, -EINVAL);
 	/* under the lock: a STOP after this waits for the loop */
 	if (!ret)
 		atomic_inc(&s->benches);
@@ -519,9 +531,9 @@ static long fhook_ioc_read_text(struct fhook_session *s, struct fhook_ioc_arg *a
 	struct fhook_read_text *rt = a->karg;
 
 	if (rt->reserved[0] || rt->reserved[1])
-		return fhook_refuse(s, FHOOK_R_RESERVED, -1, -EINVAL);
+		return fhook_ioc_refuse(a, FHOOK_R_RESERVED, -1, -EINVAL);
 	if (!rt->len || rt->len > FHOOK_MAX_READ_TEXT)
-		return fhook_refuse(s, FHOOK_R_TEXT_RANGE, -1, -EINVAL);
+		return fhook_ioc_refuse(a, FHOOK_R_TEXT_RANGE, -1, -EINVAL);
 	return fhook_read_text(rt);
 }
 
@@ -552,7 +564,7 @@ static long fhook_ioc_last_error(struct fhook_session *s, struct fhook_ioc_arg *
 #define FHOOK_CMD(cmd)	((cmd) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
 
 #define FHOOK_IOC_ROW(ioc, fn, size_, fl, c, ld, feat)			\
-	[_IOC_NR(ioc)] = {						\
+	[_IOC_NR(ioc) + BUILD_BUG_ON_ZERO((size_) > sizeof(union fhook_ioc_karg))] = { \
 		.cmd = FHOOK_CMD(ioc), .handler = (fn), .size = (size_),	\
 		.min_size = (size_), .flags = (fl), .cap = (c), .lockdown = (ld), \
 		.feature = (feat),						\
@@ -642,66 +654,113 @@ static u32 fhook_uarg_size(unsigned long uarg)
 	return get_user(usize, (u32 __user *)uarg) ? 0 : usize;
 }
 
-/* What the row @d says, then its handler (see the top) */
-static long fhook_ioc_run(struct fhook_session *s, const struct fhook_ioc *d, unsigned long uarg)
+/* The session's last refusal, under its lock: @cmd's, for @a's reason */
+static void fhook_ioc_record(struct fhook_session *s, unsigned int cmd,
+			     const struct fhook_ioc_arg *a, long err)
 {
-	union fhook_ioc_karg karg;
-	struct fhook_ioc_arg a = { .karg = &karg, .uarg = uarg };
+	s->last_error.reason = a->why;
+	s->last_error.index = a->why_index;
+	s->last_error.cmd = _IOC_NR(cmd);
+	s->last_error.err = err;
+}
+
+static void fhook_ioc_record_locking(struct fhook_session *s, unsigned int cmd,
+				     const struct fhook_ioc_arg *a, long err)
+{
+	mutex_lock(&s->lock);
+	fhook_ioc_record(s, cmd, a, err);
+	mutex_unlock(&s->lock);
+}
+
+/*
+ * The handler of @d, under the session lock unless its row says not;
+ * a refusal becomes the session's last (not LAST_ERROR's own), with the
+ * reason the handler named: in the session for those under the lock
+ * (fhook_refuse()), in @a for the others.
+ */
+static long fhook_ioc_handle(struct fhook_session *s, const struct fhook_ioc *d,
+			     unsigned int cmd, struct fhook_ioc_arg *a)
+{
+	bool record = !(d->flags & FHOOK_IOCF_NO_RECORD);
+	long ret;
+
+	if (d->flags & FHOOK_IOCF_UNLOCKED) {
+		ret = d->handler(s, a);
+		if (ret < 0 && record)
+			fhook_ioc_record_locking(s, cmd, a, ret);
+		return ret;
+	}
+	mutex_lock(&s->lock);
+	/* a behaviour-changing probe may have been added meanwhile */
+	ret = fhook_session_may(s);
+	if (!ret) {
+		fhook_refuse(s, FHOOK_R_NONE, -1, 0);
+		ret = d->handler(s, a);
+		if (ret < 0)
+			fhook_ioc_refuse(a, s->why, s->why_index, ret);
+	}
+	if (ret < 0 && record)
+		fhook_ioc_record(s, cmd, a, ret);
+	mutex_unlock(&s->lock);
+	return ret;
+}
+
+/*
+ * What the row @d asks before its handler: the capability, lockdown, the
+ * argument copied in (to @karg; its size to @a)
+ */
+static long fhook_ioc_check(const struct fhook_ioc *d, union fhook_ioc_karg *karg,
+			    unsigned long uarg, struct fhook_ioc_arg *a)
+{
 	long ret;
 
 	if (d->cap >= 0 && !capable(d->cap))
-		return fhook_refuse(s, FHOOK_R_CAP, -1, -EPERM);
+		return fhook_ioc_refuse(a, FHOOK_R_CAP, -1, -EPERM);
 	if (d->lockdown != LOCKDOWN_NONE) {
 		ret = security_locked_down(d->lockdown);
 		if (ret)
-			return fhook_refuse(s, FHOOK_R_LOCKDOWN, -1, ret);
+			return fhook_ioc_refuse(a, FHOOK_R_LOCKDOWN, -1, ret);
 	}
-	if (d->size) {
-		ret = fhook_copy_arg_min(&karg, d->size, d->min_size, uarg);
-		if (ret < 0)
-			return fhook_refuse(s, ret == -EINVAL ? FHOOK_R_ARG_SIZE :
-					    ret != -E2BIG ? FHOOK_R_NONE :
-					    fhook_uarg_size(uarg) > PAGE_SIZE ? FHOOK_R_ARG_TOO_BIG :
-					    FHOOK_R_ARG_TAIL, -1, ret);
-		a.usize = ret;
+	if (!d->size)
+		return 0;
+	ret = fhook_copy_arg_min(karg, d->size, d->min_size, uarg);
+	if (ret >= 0) {
+		a->usize = ret;
+		return 0;
 	}
-	if (d->flags & FHOOK_IOCF_UNLOCKED) {
-		ret = d->handler(s, &a);
-	} else {
-		mutex_lock(&s->lock);
-		/* a behaviour-changing probe may have been added meanwhile */
-		ret = fhook_session_may(s);
-		if (ret)
-			ret = fhook_refuse(s, FHOOK_R_CAP, -1, ret);
-		else
-			ret = d->handler(s, &a);
-		mutex_unlock(&s->lock);
+	return fhook_ioc_refuse(a, ret == -EINVAL ? FHOOK_R_ARG_SIZE :
+				ret != -E2BIG ? FHOOK_R_NONE :
+				fhook_uarg_size(uarg) > PAGE_SIZE ? FHOOK_R_ARG_TOO_BIG :
+				FHOOK_R_ARG_TAIL, -1, ret);
+}
+
+/*
+ * An ioctl of session @s, as its row says (see the top).  Who may use
+ * the session at all comes first, whatever the command, and leaves no
+ * trace in it.
+ */
+long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned long uarg)
+{
+	const struct fhook_ioc *d = fhook_ioc_row(cmd);
+	union fhook_ioc_karg karg;
+	struct fhook_ioc_arg a = { .karg = &karg, .uarg = uarg, .why_index = -1 };
+	long ret;
+
+	ret = fhook_session_may(s);
+	if (ret)
+		return ret;
+	if (!d)
+		return -ENOTTY;
+	ret = fhook_ioc_check(d, &karg, uarg, &a);
+	if (ret) {
+		if (!(d->flags & FHOOK_IOCF_NO_RECORD))
+			fhook_ioc_record_locking(s, cmd, &a, ret);
+		return ret;
 	}
+	ret = fhook_ioc_handle(s, d, cmd, &a);
 	if ((d->flags & FHOOK_IOCF_OUT) &&
 	    (!ret || (ret == -ENOSPC && (d->flags & FHOOK_IOCF_OUT_ENOSPC))) &&
 	    fhook_put_arg(uarg, &karg, d->size))
 		return -EFAULT;
-	return ret;
-}
-
-/* An ioctl of session @s, as its row says (see the top) */
-long fhook_session_ioctl(struct fhook_session *s, unsigned int cmd, unsigned long uarg)
-{
-	const struct fhook_ioc *d = fhook_ioc_row(cmd);
-	long ret;
-
-	fhook_refuse(s, FHOOK_R_NONE, -1, 0);
-	/* who may use the session at all: first, whatever the command */
-	ret = fhook_session_may(s);
-	if (!ret && !d)
-		return -ENOTTY;
-	ret = ret ? fhook_refuse(s, FHOOK_R_CAP, -1, ret) : fhook_ioc_run(s, d, uarg);
-	if (ret < 0 && !(d && (d->flags & FHOOK_IOCF_NO_RECORD))) {
-		/* (ioctls outside the session lock may race here: the last one wins) */
-		s->last_error.reason = READ_ONCE(s->why);
-		s->last_error.index = READ_ONCE(s->why_index);
-		s->last_error.cmd = _IOC_NR(cmd);
-		s->last_error.err = ret;
-	}
 	return ret;
 }

@@ -256,12 +256,17 @@ static int fhook_graph_copy(struct fhook_session *s, struct fhook_graph *cfg, u6
 		return fhook_refuse(s, FHOOK_R_GRAPH_CFG, -1, ret);
 	if ((cfg->flags & ~FHOOK_GRAPH_FLAGS) || cfg->max_depth > FHOOK_GRAPH_MAX_DEPTH ||
 	    cfg->max_tasks > FHOOK_GRAPH_MAX_TASKS ||
-	    cfg->all_filter_len > FHOOK_MAX_PATTERN_TEXT || cfg->nr_all_ips > FHOOK_MAX_IPS)
+	    cfg->all_filter_len > FHOOK_MAX_PATTERN_TEXT || cfg->nr_all_ips > FHOOK_MAX_IPS ||
+	    !cfg->all_filter != !cfg->all_filter_len || !cfg->all_ips != !cfg->nr_all_ips)
 		return fhook_refuse(s, FHOOK_R_GRAPH_CFG, -1, -EINVAL);
 	return 0;
 }
 
-/* The patterns of the user's text at @uptr (@len bytes, 0: none) to @set. */
+/*
+ * The patterns of the user's text at @uptr (@len bytes, 0: none) to @set.
+ * No "!" in a filter: negations alone would leave it empty, which is every
+ * function, armed in one step.
+ */
 static int fhook_graph_patterns(struct fhook_probe *p, struct ftrace_ops *ops, u64 uptr,
 				u32 len,
 				int (*set)(struct ftrace_ops *ops, unsigned char *buf, int len,
@@ -273,7 +278,10 @@ static int fhook_graph_patterns(struct fhook_probe *p, struct ftrace_ops *ops, u
 
 	if (IS_ERR(text))
 		return PTR_ERR(text);
-	ret = text ? fhook_func_set_patterns(p, ops, text, set, index, err_index) : 0;
+	if (text && set == ftrace_set_filter && strchr(text, '!'))
+		ret = fhook_refuse(p->session, FHOOK_R_GRAPH_CFG, -1, -EINVAL);
+	else
+		ret = text ? fhook_func_set_patterns(p, ops, text, set, index, err_index) : 0;
 	kfree(text);
 	return ret;
 }
@@ -282,11 +290,18 @@ static int fhook_graph_patterns(struct fhook_probe *p, struct ftrace_ops *ops, u
  * "all" as userspace gave it: names in all_ops' filter (its notrace
  * patterns still apply), addresses in slices.  A name or address that is
  * not traceable fails the probe with ENOENT; *@err_index stays unset.
+ * Addresses skip the notrace patterns (matching them for every slice
+ * would cost a pass over every call site per slice): userspace leaves
+ * those functions out, fhook's own are refused, and a notrace function
+ * given anyway is pushed silently still, by notrace_ops' callback, which
+ * ftrace calls before the slices' (registered after them, it is first
+ * on its list).
  */
 static int fhook_graph_all_given(struct fhook_graph_probe *gp)
 {
 	struct fhook_probe *p = &gp->f.p;
 	s32 names = 0, unused = -1;
+	u32 i;
 	u64 *ips;
 	int ret;
 
@@ -303,6 +318,13 @@ static int fhook_graph_all_given(struct fhook_graph_probe *gp)
 			   array_size(gp->cfg.nr_all_ips, sizeof(u64)));
 	if (IS_ERR(ips))
 		return PTR_ERR(ips);
+	/* the graph never traces its own code */
+	for (i = 0; i < gp->cfg.nr_all_ips; i++) {
+		if (within_module(ips[i], THIS_MODULE)) {
+			kvfree(ips);
+			return fhook_refuse(p->session, FHOOK_R_SELF, i, -ELOOP);
+		}
+	}
 	ret = fhook_slices_init(p, &gp->all_slices, &gp->all_ops, ips, gp->cfg.nr_all_ips, 0,
 				NULL, &unused);
 	kvfree(ips);
