@@ -281,7 +281,8 @@ void Tracer::State::plan() {
 
 // What a call graph traces below its functions: every function but them
 // (those given by name: one by address is in both, see kmod/probe_graph.c),
-// its notrace ones and fhook's own, as the module's "every other function".
+// its notrace ones and fhook's own (the module refuses any of its own
+// addresses; by name, fhook_* as its one-step ops leaves out).
 std::vector<ProbeSpec> Tracer::State::graph_below_specs() const {
     std::vector<std::string> texts{"*", "!fhook_*"};
     for (const ProbeSpec& one : specs) {
@@ -292,7 +293,11 @@ std::vector<ProbeSpec> Tracer::State::graph_below_specs() const {
     for (const std::string& glob : spec.graph->notrace) {
         texts.push_back("!" + glob);
     }
-    return parse_probe_specs(texts);
+    std::vector<ProbeSpec> below = parse_probe_specs(texts);
+    // (a spec no user may give: the kernel's notrace list takes no module,
+    // but this list goes by address)
+    below.push_back(ProbeSpec{"!*:mod:fhook", true, "*", std::string("fhook")});
+    return below;
 }
 
 // What each FUNC's latency trampoline copies, the functions it cannot time.
