@@ -94,6 +94,9 @@ public:
     void write(const std::string& name, const std::string& text) {
         std::ofstream(dir_ + "/" + name) << text;
     }
+    void append(const std::string& name, const std::string& text) {
+        std::ofstream(dir_ + "/" + name, std::ios::app) << text;
+    }
 
 private:
     std::string dir_;
@@ -286,10 +289,19 @@ TEST(Tracer, ACallGraphsCalleesGoByAddress) {
     for (const bool addrs : {false, true}) {
         System sys;
         sys.big(kN, addrs);
+        // fhook's own functions, with and without the prefix
+        sys.append("kallsyms", "ffffffffc0001000 t fhook_ring_commit\t[fhook]\n"
+                               "ffffffffc0002000 t to_graph\t[fhook]\n");
+        sys.append("available_filter_functions", "fhook_ring_commit [fhook]\nto_graph [fhook]\n");
+        if (addrs) {
+            sys.append("available_filter_functions_addrs",
+                       "ffffffffc0001004 fhook_ring_commit [fhook]\n"
+                       "ffffffffc0002004 to_graph [fhook]\n");
+        }
         sys.kernel->features |= FHOOK_FEAT_GRAPH | FHOOK_FEAT_GRAPH_ALL;
         const auto p = graph(sys, 3);
         EXPECT_EQ(p.all_filter, "");
-        // f1 and f30..f39 left out
+        // f1 and f30..f39 left out, and fhook's two
         ASSERT_EQ(p.all_ips.size(), kN - 1 - 10) << addrs;
         EXPECT_EQ(p.all_ips[0], 0xffffffff81000000ULL + (addrs ? 4 : 0));
         EXPECT_EQ(p.all_ips[1], 0xffffffff81000200ULL + (addrs ? 4 : 0));  // f2
