@@ -1883,6 +1883,71 @@ static void test_observer_around_slots(void)
 	close(fd);
 }
 
+/*
+ * A call graph's "every other function" lists (struct fhook_graph all_filter
+ * and all_ips) and FHOOK_IOC_LAST_ERROR, as an observer: too many
+ * addresses, a faulting or missing pointer, fhook's own code, a negation,
+ * 65,536 addresses that are no call site; each refused, none hangs.
+ */
+static int graph_all_add(int fd, __u64 ips, __u32 nr, const char *filter)
+{
+	struct fhook_graph g = {
+		.size = sizeof(g), .max_depth = 2, .all_ips = ips, .nr_all_ips = nr,
+		.all_filter = (uintptr_t)filter, .all_filter_len = filter ? strlen(filter) : 0,
+	};
+	struct fhook_probe_add pa = {
+		.size = sizeof(pa), .type = FHOOK_PROBE_GRAPH, .filter = (uintptr_t)"vfs_read",
+		.filter_len = 8, .hook = (uintptr_t)&g,
+	};
+
+	return ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa);
+}
+
+static void test_observer_graph_all(void)
+{
+	__u64 own = kallsyms_in("fhook_session_ioctl", 1), *ips = zalloc(65536 * sizeof(*ips));
+	__u64 vfs_write = kallsyms("vfs_write");
+	/* (not `unmapped`: the 512 KiB above may have been mapped there) */
+	void *noaccess = mmap(NULL, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct fhook_last_error le;
+	int fd = open_dev();
+
+	if (noaccess == MAP_FAILED || handshake(fd, NULL) || ring_setup(fd, 65536))
+		fatal("setting up a session");
+	EXPECT_ERR(graph_all_add(fd, (uintptr_t)ips, FHOOK_MAX_IPS + 1, NULL), ERRS(EINVAL),
+		   "observer: graph with FHOOK_MAX_IPS + 1 addresses -> EINVAL");
+	EXPECT_ERR(graph_all_add(fd, 0, 16, NULL), ERRS(EINVAL),
+		   "observer: graph with addresses but no pointer -> EINVAL");
+	EXPECT_ERR(graph_all_add(fd, (uintptr_t)noaccess, 16, NULL), ERRS(EFAULT),
+		   "observer: graph addresses from an unreadable page -> EFAULT");
+	EXPECT_ERR(graph_all_add(fd, 0, 0, "!vfs_write"), ERRS(EINVAL),
+		   "observer: graph with a negation below it -> EINVAL");
+	if (own && vfs_write) {
+		ips[0] = vfs_write;
+		ips[1] = own;
+		EXPECT_ERR(graph_all_add(fd, (uintptr_t)ips, 2, NULL), ERRS(ELOOP),
+			   "observer: graph below it on fhook's own code -> ELOOP");
+		le = last_error(fd);
+		expect(le.reason == FHOOK_R_SELF && le.index == 1,
+		       "observer: LAST_ERROR names fhook's own address by index (%u %d)", le.reason,
+		       le.index);
+	} else {
+		printf("# note: no kallsyms addresses: the own-code check is skipped\n");
+	}
+	/* no call site among them: ENOENT, after 32 slices' worth of lookups */
+	for (unsigned int i = 0; i < 65536; i++)
+		ips[i] = 0xffffffff80000001ULL + 16 * i;
+	EXPECT_ERR(graph_all_add(fd, (uintptr_t)ips, 65536, NULL), ERRS(ENOENT, EINVAL),
+		   "observer: graph below it on 65,536 addresses that are no call site");
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_LAST_ERROR, noaccess), ERRS(EFAULT),
+		   "observer: LAST_ERROR into an unreadable page -> EFAULT");
+	/* the session still works */
+	EXPECT_OK(graph_all_add(fd, 0, 0, NULL), "observer: a plain graph on vfs_read after all that");
+	close(fd);
+	munmap(noaccess, page);
+	free(ips);
+}
+
 static void observer(void)
 {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
@@ -1895,7 +1960,8 @@ static void observer(void)
 	       "running with CAP_PERFMON and without CAP_SYS_ADMIN (uid %u)", getuid());
 	void (*const tests[])(void) = {
 		test_forged_tail_big, test_observer_big_record, test_observer_hist,
-		test_observer_noreturn, test_observer_around_slots, test_observer_limits,
+		test_observer_noreturn, test_observer_around_slots, test_observer_graph_all,
+		test_observer_limits,
 	};
 
 	for (unsigned int i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
