@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # fhook setup for a Debian bookworm machine (run as root; idempotent).
 #
-# Installs the toolchain, QEMU, busybox and the headers of the two target
+# Installs the toolchain, QEMU, busybox and the headers of the Debian target
 # kernels, then fetches the matching kernel images with `apt-get download`
 # and unpacks them under build/kernels/ (nothing is installed into /boot).
-# The newest available Debian 6.1 and 6.12 kernels are picked at run time.
+# The newest available Debian 6.1, 6.12 and 6.12 PREEMPT_RT (rt-amd64)
+# kernels are picked at run time.
 #
-# A third target, a KASAN + lockdep + kmemleak debug kernel, is built from
+# A fourth target, a KASAN + lockdep + kmemleak debug kernel, is built from
 # Debian's linux-source-6.1 (scripts/build-debug-kernel.sh, ~10 minutes once
 # per machine, cached in /var/cache/fhook or $FHOOK_CACHE); FHOOK_NO_DEBUG_KERNEL=1
 # skips it.
@@ -44,13 +45,14 @@ if [ "${FHOOK_SKIP_APT_UPDATE:-0}" != 1 ] &&
 	apt-get update -qq
 fi
 
-# Newest Debian 6.12 release that has both headers and an unsigned image.
+# Newest Debian 6.12 release of a flavour (amd64, rt-amd64) that has both
+# headers and an unsigned image.
 newest_612() {
-	local v
-	for v in $(apt-cache search --names-only '^linux-headers-6\.12\.[0-9]+\+deb[0-9]+-amd64$' |
-		   awk '{print $1}' | sed 's/^linux-headers-//; s/-amd64$//' | sort -Vr); do
-		if apt-cache show "linux-image-$v-amd64-unsigned" >/dev/null 2>&1; then
-			echo "$v-amd64"
+	local flavour=$1 v
+	for v in $(apt-cache search --names-only "^linux-headers-6\\.12\\.[0-9]+\\+deb[0-9]+-$flavour\$" |
+		   awk '{print $1}' | sed "s/^linux-headers-//; s/-$flavour\$//" | sort -Vr); do
+		if apt-cache show "linux-image-$v-$flavour-unsigned" >/dev/null 2>&1; then
+			echo "$v-$flavour"
 			return 0
 		fi
 	done
@@ -68,16 +70,19 @@ if [ $profile = demo ]; then
 	      libdw-dev liblzma-dev libbz2-dev libtraceevent-dev
 	      qemu-system-x86 busybox-static cpio kmod zstd "linux-headers-$rel61")
 else
-rel612=$(newest_612) || die "no Debian 6.12 kernel with headers and an unsigned image in apt"
-kernels=("$rel61" "$rel612")
+rel612=$(newest_612 amd64) || die "no Debian 6.12 kernel with headers and an unsigned image in apt"
+# Debian's PREEMPT_RT kernel: a target, and the reference for the latency
+# tracers (it is built with the kernel's own wakeup/timerlat/osnoise/hwlat)
+rel612rt=$(newest_612 rt-amd64) || die "no Debian 6.12 PREEMPT_RT kernel with headers and an unsigned image in apt"
+kernels=("$rel61" "$rel612" "$rel612rt")
 pkgs=(build-essential cmake ninja-build pkg-config ccache
       libboost-program-options-dev libgtest-dev googletest libbenchmark-dev
       qemu-system-x86 busybox-static cpio kmod xz-utils zstd
       clang-format perl linux-source-6.1
       clang libbpf-dev libelf-dev libcapstone-dev zlib1g-dev libzstd-dev nlohmann-json3-dev libtraceevent-dev
       libdw-dev liblzma-dev libbz2-dev libtracecmd-dev libtracefs-dev trace-cmd libxml2-utils
-      help2man go-md2man debhelper dh-dkms dkms lintian
-      "linux-headers-$rel61" "linux-headers-$rel612")
+      help2man go-md2man debhelper dh-dkms dkms lintian rtla
+      "linux-headers-$rel61" "linux-headers-$rel612" "linux-headers-$rel612rt")
 # the debug kernel (KASAN/lockdep/kmemleak) is built from Debian's source
 if [ "${FHOOK_NO_DEBUG_KERNEL:-0}" != 1 ]; then
 	pkgs+=(flex bison bc libelf-dev libssl-dev openssl dwarves)
