@@ -422,15 +422,9 @@ void fhook_fgraph_stop(bool stuck)
 	queue_delayed_work(system_long_wq, &fhook_gpool_drain_work, HZ / 10);
 }
 
-static void fhook_fgraph_find_tp(struct tracepoint *tp, void *priv)
-{
-	if (!strcmp(tp->name, "sched_switch"))
-		fhook_tp_switch = tp;
-}
-
 int fhook_fgraph_setup(void)
 {
-	for_each_kernel_tracepoint(fhook_fgraph_find_tp, NULL);
+	fhook_tp_switch = fhook_tracepoint("sched_switch");
 	if (!fhook_tp_switch)
 		pr_warn("sched_switch tracepoint not found: no call graphs\n");
 	return 0;

@@ -247,6 +247,11 @@ struct fhook_probe_kind {
 	 * fast path, a latency histogram; FHOOK_IOC_STATS adds them
 	 */
 	u64 (*hits_elsewhere)(struct fhook_probe *p, int cpu);
+	/*
+	 * FHOOK_IOC_LATENCY: add @cpu's histogram (every CPU's: < 0) to
+	 * @out; false: the probe keeps none
+	 */
+	bool (*read_latency)(struct fhook_probe *p, int cpu, struct fhook_latency *out);
 };
 
 struct fhook_lat;
@@ -456,7 +461,7 @@ int fhook_stats_mmap(struct fhook_session *s, struct vm_area_struct *vma);
 void fhook_stats_sum(struct fhook_session *s, int cpu, u32 id, struct fhook_cpu_stats *sum);
 
 extern const struct fhook_probe_kind fhook_func_kind, fhook_kprobe_kind, fhook_uprobe_kind,
-	fhook_tp_kind, fhook_direct_kind, fhook_hook_kind, fhook_graph_kind;
+	fhook_tp_kind, fhook_direct_kind, fhook_hook_kind, fhook_graph_kind, fhook_wakeup_kind;
 
 /* probe_func.c */
 int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_add *arg,
@@ -516,7 +521,7 @@ struct fhook_lat *fhook_lat_create(struct fhook_probe *p, int slot, u32 stack_ar
 void fhook_lat_arm(struct fhook_lat *l, bool unfiltered);
 void fhook_lat_release(struct fhook_lat *l, int slot);
 u64 fhook_lat_hits(struct fhook_lat *l, int cpu);
-void fhook_lat_read(struct fhook_lat *l, struct fhook_latency *out);
+void fhook_lat_read(struct fhook_lat *l, int cpu, struct fhook_latency *out);
 void fhook_lat_setup(void);
 void fhook_lat_exit_module(void);
 void fhook_hooks_init(void);
@@ -705,30 +710,42 @@ fault:
 		dst[i] = 0;
 }
 
+/* tracepoints.c */
+struct tracepoint *fhook_tracepoint(const char *name);
+
+/* wakeup.c */
+void fhook_wakeup_setup(void);
+
 /* pidfilter.c */
 int fhook_pidfilter_init(void);
 int fhook_pidfilter_set(struct fhook_session *s, const struct fhook_pid_filter *arg);
 void fhook_pidfilter_release(struct fhook_session *s);
 
 /*
- * Filters applied by every probe before it counts a hit.  Called with
- * preemption disabled.
+ * The session's filters for task @t on @cpu: its CPU set, its pid set,
+ * not its own process.  Called with preemption disabled.
+ */
+static __always_inline bool fhook_session_wants_task(struct fhook_session *s,
+						     struct task_struct *t, int cpu)
+{
+	if (READ_ONCE(s->cpu_filter) && !cpumask_test_cpu(cpu, s->cpus))
+		return false;
+	if (unlikely(READ_ONCE(s->ignore_tgid) == t->tgid) && t->tgid)
+		return false;	/* (0: none; the idle tasks' tgid is 0 too) */
+	/* pairs with the release in fhook_pidfilter_set(): bitmap ready */
+	if (smp_load_acquire(&s->pid_filter) &&
+	    !test_bit(t->pid, s->pids) && !test_bit(t->tgid, s->pids))
+		return false;
+	return true;
+}
+
+/*
+ * Filters applied by every probe before it counts a hit: the task that
+ * hit it, here.  Called with preemption disabled.
  */
 static __always_inline bool fhook_session_wants(struct fhook_session *s)
 {
-	if (READ_ONCE(s->cpu_filter) &&
-	    !cpumask_test_cpu(raw_smp_processor_id(), s->cpus))
-		return false;
-	if (unlikely(READ_ONCE(s->ignore_tgid) == current->tgid) && current->tgid)
-		return false;	/* (0: none; the idle tasks' tgid is 0 too) */
-	/* pairs with the release in fhook_pidfilter_set(): bitmap ready */
-	if (smp_load_acquire(&s->pid_filter)) {
-		struct task_struct *t = current;
-
-		if (!test_bit(t->pid, s->pids) && !test_bit(t->tgid, s->pids))
-			return false;
-	}
-	return true;
+	return fhook_session_wants_task(s, current, raw_smp_processor_id());
 }
 
 /*
@@ -748,10 +765,15 @@ static __always_inline u8 fhook_rec_ctx(unsigned int pc, bool irqs_off)
 		flags |= FHOOK_CTX_PREEMPT_RESCHED;
 	if (pc & HARDIRQ_MASK)
 		flags |= FHOOK_CTX_HARDIRQ;
-	/* as tracing_gen_ctx_irq_test(): serving, and disabled on top of it */
-	if (pc & SOFTIRQ_OFFSET)
+	/*
+	 * as tracing_gen_ctx_irq_test(): serving, and disabled on top of it;
+	 * from softirq_count(), not @pc: PREEMPT_RT counts it in the task
+	 * (softirq_disable_cnt), elsewhere it is @pc's, which the probe's own
+	 * guard does not change
+	 */
+	if (softirq_count() & SOFTIRQ_OFFSET)
 		flags |= FHOOK_CTX_SOFTIRQ;
-	if ((pc & SOFTIRQ_MASK) >> (SOFTIRQ_SHIFT + 1))
+	if (softirq_count() >> (SOFTIRQ_SHIFT + 1))
 		flags |= FHOOK_CTX_BH_OFF;
 	if (pc & NMI_MASK)
 		flags |= FHOOK_CTX_NMI;

@@ -101,7 +101,7 @@ static int fhook_put_arg(unsigned long uarg, const void *karg, size_t ksize)
 	 FHOOK_FEAT_PRED | FHOOK_FEAT_UPROBE | FHOOK_FEAT_STACK |		\
 	 FHOOK_FEAT_TRACEPOINT | FHOOK_FEAT_HOOK | FHOOK_FEAT_COUNT |		\
 	 FHOOK_FEAT_GRAPH | FHOOK_FEAT_HIST_STACK | FHOOK_FEAT_HIST_USTACK |	\
-	 FHOOK_FEAT_GRAPH_ALL)
+	 FHOOK_FEAT_GRAPH_ALL | FHOOK_FEAT_WAKEUP)
 
 static u64 fhook_ioc_features(void);
 
@@ -179,6 +179,7 @@ static const struct fhook_probe_kind *const fhook_kinds[] = {
 	[FHOOK_PROBE_DIRECT]	= &fhook_direct_kind,
 	[FHOOK_PROBE_HOOK]	= &fhook_hook_kind,
 	[FHOOK_PROBE_GRAPH]	= &fhook_graph_kind,
+	[FHOOK_PROBE_WAKEUP]	= &fhook_wakeup_kind,
 };
 
 /* The fields of @pa in the groups (FHOOK_ADD_*) outside @fields are zero. */
@@ -480,12 +481,15 @@ static long fhook_ioc_direct_modify(struct fhook_session *s, struct fhook_ioc_ar
 static long fhook_ioc_latency(struct fhook_session *s, struct fhook_ioc_arg *a)
 {
 	struct fhook_latency *l = a->karg;
+	bool one_cpu = l->flags & FHOOK_LATENCY_F_CPU;
 	struct fhook_probe *p;
 
-	if (l->flags)
+	if (l->flags & ~FHOOK_LATENCY_F_CPU)
 		return fhook_refuse(s, FHOOK_R_FLAGS, -1, -EINVAL);
-	if (!fhook_zero(l->reserved, ARRAY_SIZE(l->reserved)))
+	if (l->__pad || l->min_ns || l->max_ns || (!one_cpu && l->cpu))
 		return fhook_refuse(s, FHOOK_R_RESERVED, -1, -EINVAL);
+	if (one_cpu && (l->cpu >= nr_cpu_ids || !cpu_possible(l->cpu)))
+		return fhook_refuse(s, FHOOK_R_CPU_MASK, -1, -EINVAL);
 	l->nr_buckets = 0;
 	l->count = 0;
 	l->sum_ns = 0;
@@ -494,9 +498,8 @@ static long fhook_ioc_latency(struct fhook_session *s, struct fhook_ioc_arg *a)
 	p = fhook_probe_find(s, l->probe_id);
 	if (!p)
 		return fhook_refuse(s, FHOOK_R_NO_PROBE, -1, -ENOENT);
-	if (!p->lat)
+	if (!p->kind->read_latency || !p->kind->read_latency(p, one_cpu ? l->cpu : -1, l))
 		return fhook_refuse(s, FHOOK_R_PROBE_KIND, -1, -EINVAL);
-	fhook_lat_read(p->lat, l);
 	return 0;
 }
 

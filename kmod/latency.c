@@ -20,6 +20,7 @@
  * frees it, and drops a module reference, once they have returned.
  */
 #include "fhook.h"
+#include "lathist.h"
 #include "tramp.h"
 
 #include <linux/log2.h>
@@ -31,9 +32,7 @@
 
 struct fhook_lat_cpu {
 	long inflight;			/* entries - exits on this CPU */
-	u64 count;
-	u64 sum;
-	u64 buckets[FHOOK_LAT_BUCKETS];
+	struct fhook_lathist h;
 };
 
 struct fhook_lat {
@@ -107,15 +106,11 @@ asmlinkage notrace void fhook_lat_exit(struct fhook_lat_frame *f)
 
 	if (f->timed && fhook_lat_clock(&now, (unsigned long)fhook_lat_exit, 0)) {
 		u64 d = now - f->ts;
-		unsigned int b;
 
 		/* (across CPUs the fast clock may step back by a little) */
 		if ((s64)d < 0)
 			d = 0;
-		b = min_t(unsigned int, fls64(d), FHOOK_LAT_BUCKETS - 1);
-		this_cpu_inc(c->buckets[b]);
-		this_cpu_inc(c->count);
-		this_cpu_add(c->sum, d);
+		fhook_lathist_add(&c->h, d);
 	}
 	/* the last access to the histogram from this call */
 	barrier();
@@ -243,24 +238,18 @@ void fhook_lat_release(struct fhook_lat *l, int slot)
 /* Timed calls on @cpu (FHOOK_IOC_STATS: a latency probe's hits). */
 u64 fhook_lat_hits(struct fhook_lat *l, int cpu)
 {
-	return READ_ONCE(per_cpu_ptr(l->cpu, cpu)->count);
+	return READ_ONCE(per_cpu_ptr(l->cpu, cpu)->h.count);
 }
 
-/* FHOOK_IOC_LATENCY, under the session lock: add up the CPUs' histograms. */
-void fhook_lat_read(struct fhook_lat *l, struct fhook_latency *out)
+/* FHOOK_IOC_LATENCY, under the session lock: @cpu's histogram or all (< 0). */
+void fhook_lat_read(struct fhook_lat *l, int cpu, struct fhook_latency *out)
 {
-	int cpu, b;
+	int c;
 
-	out->nr_buckets = FHOOK_LAT_BUCKETS;
-	for_each_possible_cpu(cpu) {
-		const struct fhook_lat_cpu *c = per_cpu_ptr(l->cpu, cpu);
-
-		out->count += READ_ONCE(c->count);
-		out->sum_ns += READ_ONCE(c->sum);
-		out->inflight += READ_ONCE(c->inflight);
-		for (b = 0; b < FHOOK_LAT_BUCKETS; b++)
-			out->buckets[b] += READ_ONCE(c->buckets[b]);
-	}
+	fhook_lathist_read(&l->cpu->h, cpu, out);
+	for_each_possible_cpu(c)
+		if (cpu < 0 || c == cpu)
+			out->inflight += READ_ONCE(per_cpu_ptr(l->cpu, c)->inflight);
 	/* (entries and exits on different CPUs, read at different times) */
 	if ((s64)out->inflight < 0)
 		out->inflight = 0;

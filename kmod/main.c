@@ -141,6 +141,7 @@ static int __init fhook_init(void)
 	if (ret)
 		goto err_khook;
 	fhook_fgraph_setup();
+	fhook_wakeup_setup();
 	ret = misc_register(&fhook_misc);
 	if (ret) {
 		pr_err("misc_register: %d\n", ret);

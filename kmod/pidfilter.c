@@ -23,19 +23,11 @@ static struct tracepoint *fhook_tp_fork;
 static struct tracepoint *fhook_tp_exit;
 static struct tracepoint *fhook_tp_exec;
 
-static void fhook_find_tp(struct tracepoint *tp, void *priv)
-{
-	if (!strcmp(tp->name, "sched_process_fork"))
-		fhook_tp_fork = tp;
-	else if (!strcmp(tp->name, "sched_process_exit"))
-		fhook_tp_exit = tp;
-	else if (!strcmp(tp->name, "sched_process_exec"))
-		fhook_tp_exec = tp;
-}
-
 int fhook_pidfilter_init(void)
 {
-	for_each_kernel_tracepoint(fhook_find_tp, NULL);
+	fhook_tp_fork = fhook_tracepoint("sched_process_fork");
+	fhook_tp_exit = fhook_tracepoint("sched_process_exit");
+	fhook_tp_exec = fhook_tracepoint("sched_process_exec");
 	if (!fhook_tp_fork || !fhook_tp_exit || !fhook_tp_exec)
 		pr_warn("sched_process_fork/exit/exec tracepoints not found: no fork following\n");
 	return 0;

@@ -357,6 +357,15 @@ int fhook_direct_modify_ioc(struct fhook_session *s, const struct fhook_direct_m
 	return ret;
 }
 
+/* a latency probe's histogram (FHOOK_IOC_LATENCY) */
+static bool fhook_direct_read_latency(struct fhook_probe *p, int cpu, struct fhook_latency *out)
+{
+	if (!p->lat)
+		return false;
+	fhook_lat_read(p->lat, cpu, out);
+	return true;
+}
+
 const struct fhook_probe_kind fhook_direct_kind = {
 	.size		= sizeof(struct fhook_direct_probe),
 	.fields		= FHOOK_ADD_PATTERNS | FHOOK_ADD_PRED | FHOOK_ADD_STACK_ARGS,
@@ -370,4 +379,5 @@ const struct fhook_probe_kind fhook_direct_kind = {
 	.in_module	= fhook_direct_in_module,
 	.unhook		= fhook_direct_unhook,
 	.hits_elsewhere	= fhook_direct_hits_elsewhere,
+	.read_latency	= fhook_direct_read_latency,
 };

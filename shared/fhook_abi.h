@@ -67,6 +67,11 @@
 #define FHOOK_FEAT_GRAPH_ALL	(1ULL << 31)
 /* FHOOK_IOC_LAST_ERROR: why the session's last ioctl was refused */
 #define FHOOK_FEAT_REASONS	(1ULL << 32)
+/*
+ * FHOOK_PROBE_WAKEUP (the wakeup latency tracers), and FHOOK_IOC_LATENCY
+ * per CPU (FHOOK_LATENCY_F_CPU) with min_ns and max_ns
+ */
+#define FHOOK_FEAT_WAKEUP	(1ULL << 33)
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -235,6 +240,24 @@ enum fhook_probe_type {
 	 * apply where a task enters the graph.
 	 */
 	FHOOK_PROBE_GRAPH = 10,
+	/*
+	 * The wakeup latency tracer (the kernel's wakeup, wakeup_rt and
+	 * wakeup_dl tracers, CONFIG_SCHED_TRACER), on the sched_wakeup,
+	 * sched_wakeup_new, sched_switch and sched_migrate_task tracepoints.
+	 * `hook` points to a struct fhook_wakeup; no other field is taken.
+	 * Two measures, both from a task being woken to it running:
+	 * - the tracked wakeup, with the kernel tracer's semantics: one task
+	 *   at a time, the highest-priority one woken that outranks the task
+	 *   that woke it (a deadline task until it runs); its latency is
+	 *   reported by a FHOOK_REC_WAKEUP record when it is a new maximum,
+	 *   or at least threshold_ns when that is set (tracing_thresh);
+	 * - every task of the class: woken, or preempted while runnable, to
+	 *   running (BCC's runqlat), into a per-CPU log2 histogram read with
+	 *   FHOOK_IOC_LATENCY (the CPU it ran on).
+	 * The session's pid filter applies to the woken task, its CPU filter
+	 * to the CPU it runs on; the session's own process is left out.
+	 */
+	FHOOK_PROBE_WAKEUP = 11,
 };
 
 /*
@@ -476,6 +499,24 @@ struct fhook_graph {
 	__u64 all_ips;
 	__u32 all_filter_len;
 	__u32 nr_all_ips;
+};
+
+/* The wakeup tracer's classes (fhook_wakeup.class), the kernel's tracers */
+enum fhook_wakeup_class {
+	FHOOK_WAKEUP_ALL = 0,	/* wakeup: every scheduling class */
+	FHOOK_WAKEUP_RT = 1,	/* wakeup_rt: SCHED_FIFO, SCHED_RR and deadline tasks */
+	FHOOK_WAKEUP_DL = 2,	/* wakeup_dl: SCHED_DEADLINE tasks */
+};
+
+struct fhook_wakeup {
+	__u32 size;		/* in */
+	__u32 wclass;		/* in: enum fhook_wakeup_class */
+	/*
+	 * in: report every tracked wakeup that took at least this long, not
+	 * only new maxima (tracing_thresh); 0 = new maxima only
+	 */
+	__u64 threshold_ns;
+	__u64 reserved[2];	/* must be zero */
 };
 
 /* Size of struct fhook_probe_add before the kprobe fields (ABI 1.0). */
@@ -785,23 +826,32 @@ struct fhook_direct_modify {
 };
 
 /*
- * The histogram of a FHOOK_PROBE_F_LATENCY probe, summed over CPUs; any
- * time, armed or not (calls still inside the function are not in it).
+ * The histogram of a FHOOK_PROBE_F_LATENCY probe or a FHOOK_PROBE_WAKEUP
+ * tracer, summed over CPUs or one CPU's (FHOOK_LATENCY_F_CPU: EINVAL for
+ * a CPU that is not possible); any time, armed or not (calls still inside
+ * the function are not in it).
  * buckets[0] counts calls of 0 ns, buckets[i] those of [2^(i-1), 2^i) ns,
  * the last one everything longer.  A reader that wants intervals
  * subtracts two reads.
  */
 #define FHOOK_LAT_BUCKETS	64
 
+/* FHOOK_FEAT_WAKEUP: one CPU's histogram (`cpu`), not their sum */
+#define FHOOK_LATENCY_F_CPU	(1U << 0)
+
 struct fhook_latency {
 	__u32 size;		/* in */
 	__u32 probe_id;		/* in */
-	__u32 flags;		/* in: must be 0 */
+	__u32 flags;		/* in: FHOOK_LATENCY_F_* */
 	__u32 nr_buckets;	/* out: FHOOK_LAT_BUCKETS */
 	__u64 count;		/* out: calls timed (sum of the buckets) */
 	__u64 sum_ns;		/* out: their total duration */
 	__u64 inflight;		/* out: calls inside the function now */
-	__u64 reserved[3];	/* must be zero */
+	__u32 cpu;		/* in: FHOOK_LATENCY_F_CPU, else 0 */
+	__u32 __pad;		/* must be zero */
+	/* out (FHOOK_FEAT_WAKEUP): the shortest and longest, 0 without any */
+	__u64 min_ns;
+	__u64 max_ns;
 	__u64 buckets[FHOOK_LAT_BUCKETS];	/* out */
 };
 
@@ -1116,6 +1166,7 @@ enum fhook_rec_type {
 	FHOOK_REC_GRAPH_ENT = 10,	/* struct fhook_rec_graph_ent */
 	FHOOK_REC_GRAPH_RET = 11,	/* struct fhook_rec_graph_ret */
 	FHOOK_REC_COMM = 12,	/* struct fhook_rec_comm */
+	FHOOK_REC_WAKEUP = 13,	/* struct fhook_rec_wakeup */
 };
 
 /* Context flags, the information of ftrace's "dNhp." column. */
@@ -1243,6 +1294,44 @@ struct fhook_rec_comm {
 };
 
 /*
+ * A tracked wakeup's latency (FHOOK_PROBE_WAKEUP), written on the CPU that
+ * switched to the woken task when it was reported.  hdr is the switch:
+ * hdr.ts its time, hdr.pid/tgid the task switched out (prev), hdr.flags
+ * and hdr.preempt the context there.  Priorities are the kernel's
+ * (task_struct.prio: 0..99 real-time, 100..139 normal, -1 deadline).
+ */
+#define FHOOK_WAKEUP_NEW_MAX	(1U << 0)	/* the largest latency so far */
+#define FHOOK_WAKEUP_NEW_TASK	(1U << 1)	/* woken by fork (sched_wakeup_new) */
+
+struct fhook_rec_wakeup {
+	struct fhook_rec hdr;
+	__u64 latency;		/* ns from the wakeup to the switch */
+	__u64 wakeup_ts;	/* when it was woken (CLOCK_MONOTONIC ns) */
+	__u64 max;		/* the largest latency reported, this one included */
+	__u64 nr;		/* tracked wakeups so far, this one included */
+	__u32 pid;		/* the woken task (thread id) */
+	__u32 tgid;
+	__u32 wakeup_cpu;	/* its CPU when woken (the kernel tracer's CPU#) */
+	__u32 waker_cpu;	/* the CPU the wakeup ran on */
+	__u32 waker_pid;	/* the task that woke it (thread id) */
+	__s32 prio;		/* the woken task's */
+	__s32 waker_prio;
+	__s32 prev_prio;
+	__u32 prev_state;	/* prev's state (TASK_*), as sched_switch's prev_state */
+	__u32 policy;		/* the woken task's SCHED_* */
+	__u32 rt_priority;
+	__s32 nice;
+	__u32 uid;		/* in the initial user namespace */
+	__u32 wflags;		/* FHOOK_WAKEUP_* */
+	__u8 waker_flags;	/* the wakeup's context (FHOOK_CTX_*) */
+	__u8 waker_preempt;	/* ... and preempt depth (as hdr.preempt) */
+	__u16 __pad;
+	__u32 __pad2;
+	char comm[FHOOK_COMM_LEN];	/* the woken task */
+	char waker_comm[FHOOK_COMM_LEN];
+};
+
+/*
  * A gap: `lost` records dropped on this CPU since the previous LOST record,
  * placed where the drop happened (written by the next writer that finds
  * room).  `probes` breaks the count down by probe (sum == lost); first_seq
@@ -1317,5 +1406,7 @@ FHOOK_ABI_SIZE(fhook_rec_graph_ret, 64);
 FHOOK_ABI_SIZE(fhook_lost_probe, 16);
 FHOOK_ABI_SIZE(fhook_rec_lost, 64);
 FHOOK_ABI_SIZE(fhook_rec_comm, 48);
+FHOOK_ABI_SIZE(fhook_wakeup, 32);
+FHOOK_ABI_SIZE(fhook_rec_wakeup, 160);
 
 #endif /* _UAPI_FHOOK_ABI_H */

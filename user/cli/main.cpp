@@ -49,6 +49,10 @@ constexpr Command kCommands[] = {
      "  latency [options] FUNC... [-- COMMAND [ARGS...]]\n"
      "                        histograms of each function's duration, kept in the\n"
      "                        module (funclatency)\n"},
+    {"wakeup", fhook::cli::cmd_wakeup,
+     "  wakeup [--rt | --dl] [top | hist] [options] [-- COMMAND [ARGS...]]\n"
+     "                        wakeup latency: the kernel's wakeup, wakeup_rt and\n"
+     "                        wakeup_dl tracers, rtla-style top and hist modes\n"},
     {"graph", fhook::cli::cmd_graph,
      "  graph [options] FUNC... [-- COMMAND [ARGS...]]\n"
      "                        call trees under FUNC with durations (function_graph)\n"},

@@ -60,9 +60,12 @@ po::options_description describe(const TraceCommand& cmd) {
                               "SUBSYS:EVENT, SUBSYS or EVENT, globs allowed ('sched:*', "
                               "'syscalls:sys_enter_open*'); see fhook list events");
     }
-    options.add_options()("filter", po::value<std::string>()->value_name("EXPR"), cmd.filter_help)(
-        "duration,d", po::value<std::string>()->value_name("SEC"),
-        "stop after SEC seconds (fractions allowed)")(
+    if (cmd.filter_help) {
+        options.add_options()("filter", po::value<std::string>()->value_name("EXPR"),
+                              cmd.filter_help);
+    }
+    options.add_options()("duration,d", po::value<std::string>()->value_name("SEC"),
+                          "stop after SEC seconds (fractions allowed)")(
         "output,o", po::value<std::string>()->value_name("FILE"),
         cmd.output_help)("quiet,q", "no summary on stderr");
     if (cmd.summary) {

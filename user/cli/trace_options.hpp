@@ -30,6 +30,7 @@ struct TraceOptions {
     bool folded = false;                      // hist --folded
     std::string flamegraph;                   // hist --flamegraph FILE.svg
     bool clear = false;                       // hist --clear
+    bool per_cpu = false;                     // wakeup hist --per-cpu
 };
 
 // What one tracing command offers; the option table is built from it in
@@ -42,9 +43,9 @@ struct TraceCommand {
     bool snapshots = true; // --overwrite, --stack, --trigger
     bool interval = false; // --interval
     const char* interval_help = "print what each SEC seconds counted, then start afresh";
-    bool via = true;      // --via
-    bool summary = false; // a summary on stderr (and --summary-json)
-    const char* filter_help;
+    bool via = true;                   // --via
+    bool summary = false;              // a summary on stderr (and --summary-json)
+    const char* filter_help = nullptr; // --filter (nullptr: none)
     const char* output_help;
     const char* format_help = nullptr; // --format (nullptr: none)
     bool chrome = false;               // --format chrome: events as a Chrome trace

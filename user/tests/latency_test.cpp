@@ -110,9 +110,11 @@ TEST(Latency, Json) {
     h.buckets[3] = 2;
     h.count = 3;
     h.sum_ns = 9;
+    h.max_ns = 7;
     EXPECT_EQ(format_latency_json(h, "a\"b"),
               "{\"name\":\"a\\\"b\",\"count\":3,\"sum_ns\":9,\"avg_ns\":3,\"inflight\":0,"
-              "\"buckets\":[{\"lo\":0,\"hi\":0,\"count\":1},{\"lo\":4,\"hi\":7,\"count\":2}]}");
+              "\"min_ns\":0,\"max_ns\":7,\"buckets\":[{\"lo\":0,\"hi\":0,\"count\":1},{\"lo\":4,"
+              "\"hi\":7,\"count\":2}]}");
 }
 
 TEST(Latency, StackPlanWithoutBtf) {

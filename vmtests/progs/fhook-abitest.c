@@ -1948,6 +1948,132 @@ static void test_observer_graph_all(void)
 	free(ips);
 }
 
+static int wakeup_add(int fd, __u64 cfg, __u32 *id)
+{
+	struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_WAKEUP, .hook = cfg };
+	int ret = ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa);
+
+	if (id)
+		*id = pa.probe_id;
+	return ret;
+}
+
+static int latency_read(int fd, __u32 id, __u32 flags, __u32 cpu, struct fhook_latency *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->size = sizeof(*l);
+	l->probe_id = id;
+	l->flags = flags;
+	l->cpu = cpu;
+	return ioctl(fd, FHOOK_IOC_LATENCY, l);
+}
+
+/*
+ * The wakeup tracer as a CAP_PERFMON caller can drive it: its config from
+ * nowhere, an unreadable page, with an unknown class, reserved bits or a
+ * size past a page; per-CPU reads of CPUs that do not exist; the most
+ * tracers a session may hold, armed while tasks wake, then closed without
+ * STOP (the tracked task's reference and the tracepoints must go).
+ */
+static void test_observer_wakeup(void)
+{
+	void *noaccess = mmap(NULL, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct fhook_wakeup w = { .size = sizeof(w), .wclass = FHOOK_WAKEUP_RT };
+	struct fhook_latency l;
+	struct fhook_last_error le;
+	unsigned int i, added = 0;
+	__u32 id = 0;
+	int fd = open_dev();
+
+	if (noaccess == MAP_FAILED || handshake(fd, NULL) || ring_setup(fd, 65536))
+		fatal("setting up a session");
+	EXPECT_ERR(wakeup_add(fd, 0, NULL), ERRS(EINVAL), "observer: wakeup tracer without a config -> EINVAL");
+	le = last_error(fd);
+	expect(le.reason == FHOOK_R_WAKEUP_CFG, "observer: LAST_ERROR says WAKEUP_CFG (%u)", le.reason);
+	EXPECT_ERR(wakeup_add(fd, (uintptr_t)noaccess, NULL), ERRS(EFAULT),
+		   "observer: wakeup config from an unreadable page -> EFAULT");
+	w.wclass = 3;
+	EXPECT_ERR(wakeup_add(fd, (uintptr_t)&w, NULL), ERRS(EINVAL), "observer: wakeup class 3 -> EINVAL");
+	w.wclass = FHOOK_WAKEUP_RT;
+	w.reserved[1] = 1;
+	EXPECT_ERR(wakeup_add(fd, (uintptr_t)&w, NULL), ERRS(EINVAL),
+		   "observer: wakeup config with a reserved word set -> EINVAL");
+	w.reserved[1] = 0;
+	w.size = page + 8;
+	EXPECT_ERR(wakeup_add(fd, (uintptr_t)&w, NULL), ERRS(E2BIG, EINVAL, EFAULT),
+		   "observer: wakeup config claiming more than a page");
+	w.size = sizeof(w);
+	{
+		struct fhook_probe_add pa = {
+			.size = sizeof(pa), .type = FHOOK_PROBE_WAKEUP, .hook = (uintptr_t)&w,
+			.filter = (uintptr_t)"vfs_read", .filter_len = 8,
+		};
+
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+			   "observer: wakeup tracer with a function filter -> EINVAL");
+	}
+	/* every slot of the session: 64 tracers, each with its stamp table */
+	for (i = 0; i < FHOOK_MAX_PROBES; i++) {
+		w.wclass = i % 3;
+		w.threshold_ns = i & 1 ? 1000 : 0;
+		if (wakeup_add(fd, (uintptr_t)&w, i ? NULL : &id))
+			break;
+		added++;
+	}
+	expect(added == FHOOK_MAX_PROBES, "observer: %u wakeup tracers in one session (errno %d)",
+	       added, errno);
+	EXPECT_ERR(wakeup_add(fd, (uintptr_t)&w, NULL), ERRS(ENOSPC),
+		   "observer: one wakeup tracer past FHOOK_MAX_PROBES -> ENOSPC");
+	EXPECT_ERR(latency_read(fd, id, FHOOK_LATENCY_F_CPU, 1U << 30, &l), ERRS(EINVAL),
+		   "observer: a wakeup histogram of CPU 2^30 -> EINVAL");
+	EXPECT_ERR(latency_read(fd, id, 2, 0, &l), ERRS(EINVAL),
+		   "observer: LATENCY with an unknown flag -> EINVAL");
+	EXPECT_ERR(latency_read(fd, id, 0, 1, &l), ERRS(EINVAL),
+		   "observer: LATENCY naming a CPU without FHOOK_LATENCY_F_CPU -> EINVAL");
+	memset(&l, 0, sizeof(l));
+	l.size = sizeof(l);
+	l.probe_id = id;
+	l.max_ns = 1;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_LATENCY, &l), ERRS(EINVAL),
+		   "observer: LATENCY with an output field set on input -> EINVAL");
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_LATENCY, noaccess), ERRS(EFAULT),
+		   "observer: LATENCY into an unreadable page -> EFAULT");
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "observer: 64 wakeup tracers armed");
+	/* wakeups and switches while armed: a child sleeping 200 times */
+	{
+		pid_t child = fork();
+
+		if (child == 0) {
+			for (i = 0; i < 200; i++)
+				usleep(500);
+			_exit(0);
+		}
+		waitpid(child, NULL, 0);
+	}
+	EXPECT_OK(latency_read(fd, id, 0, 0, &l), "observer: the first tracer's histogram");
+	expect(l.count > 0 && l.max_ns >= l.min_ns && l.sum_ns >= l.max_ns,
+	       "observer: its histogram has wakeups, min <= max <= sum (%llu, %llu, %llu, %llu)",
+	       (unsigned long long)l.count, (unsigned long long)l.min_ns,
+	       (unsigned long long)l.max_ns, (unsigned long long)l.sum_ns);
+	{
+		struct fhook_latency c;
+		__u64 sum = 0;
+		long cpu, ncpu = sysconf(_SC_NPROCESSORS_CONF);
+
+		for (cpu = 0; cpu < ncpu; cpu++)
+			if (!latency_read(fd, id, FHOOK_LATENCY_F_CPU, cpu, &c))
+				sum += c.count;
+		EXPECT_OK(latency_read(fd, id, 0, 0, &c), "observer: the sum read again");
+		expect(sum >= l.count && sum <= c.count,
+		       "observer: the CPUs' histograms add up to the sum (%llu in [%llu, %llu])",
+		       (unsigned long long)sum, (unsigned long long)l.count,
+		       (unsigned long long)c.count);
+	}
+	/* closed while armed: release must unregister and drop the task */
+	close(fd);
+	munmap(noaccess, page);
+}
+
 static void observer(void)
 {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
@@ -1961,7 +2087,7 @@ static void observer(void)
 	void (*const tests[])(void) = {
 		test_forged_tail_big, test_observer_big_record, test_observer_hist,
 		test_observer_noreturn, test_observer_around_slots, test_observer_graph_all,
-		test_observer_limits,
+		test_observer_wakeup, test_observer_limits,
 	};
 
 	for (unsigned int i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {

@@ -78,9 +78,10 @@ std::string feature_names(std::uint64_t features) {
         {FHOOK_FEAT_HIST_USTACK, "hist-ustack"},
         {FHOOK_FEAT_GRAPH_ALL, "graph-all"},
         {FHOOK_FEAT_REASONS, "reasons"},
+        {FHOOK_FEAT_WAKEUP, "wakeup"},
     };
     // every bit fhook_abi.h defines has a name
-    static_assert(sizeof(kNames) / sizeof(kNames[0]) == 33);
+    static_assert(sizeof(kNames) / sizeof(kNames[0]) == 34);
     std::string out;
     std::uint64_t known = 0;
     for (const auto& [bit, name] : kNames) {

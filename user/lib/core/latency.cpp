@@ -8,6 +8,8 @@ LatencyHist LatencyHist::since(const LatencyHist& earlier) const {
     d.count = minus(count, earlier.count);
     d.sum_ns = minus(sum_ns, earlier.sum_ns);
     d.inflight = inflight;
+    d.min_ns = min_ns;
+    d.max_ns = max_ns;
     for (std::size_t i = 0; i < buckets.size(); i++) {
         d.buckets[i] = minus(buckets[i], earlier.buckets[i]);
     }

@@ -251,6 +251,21 @@ std::uint32_t Session::add_graph_probe(const FunctionSet& functions, const Graph
     return arg.probe_id;
 }
 
+std::uint32_t Session::add_wakeup_probe(std::uint32_t wclass, std::uint64_t threshold_ns) {
+    device_.require(FHOOK_FEAT_WAKEUP, "the wakeup latency tracer");
+    fhook_wakeup cfg;
+    zero_init(cfg);
+    cfg.size = sizeof(cfg);
+    cfg.wclass = wclass;
+    cfg.threshold_ns = threshold_ns;
+    fhook_probe_add arg = probe_arg(FHOOK_PROBE_WAKEUP);
+    arg.hook = user_ptr(&cfg);
+    if (probe_add(device_, arg) < 0) {
+        throw_ioctl_error("adding the wakeup tracer", errno, device_.refusal(errno));
+    }
+    return arg.probe_id;
+}
+
 std::uint32_t Session::add_latency_probe(const FunctionSet& functions,
                                          const std::vector<fhook_insn>& pred,
                                          std::uint32_t stack_args) {

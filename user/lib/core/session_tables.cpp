@@ -13,19 +13,27 @@ namespace fhook {
 using ioctl_args::user_ptr;
 using ioctl_args::zero_init;
 
-LatencyHist Session::latency(std::uint32_t probe_id) const {
+LatencyHist Session::latency(std::uint32_t probe_id, std::optional<unsigned> cpu) const {
     device_.require(FHOOK_FEAT_LATENCY, "latency histograms");
+    if (cpu) {
+        device_.require(FHOOK_FEAT_WAKEUP, "histograms per CPU");
+    }
     fhook_latency arg;
     zero_init(arg);
     arg.probe_id = probe_id;
+    arg.flags = cpu ? FHOOK_LATENCY_F_CPU : 0;
+    arg.cpu = cpu.value_or(0);
     if (device_.ioctl(FHOOK_IOC_LATENCY, &arg) < 0) {
-        throw_ioctl_error("reading the histogram of probe " + std::to_string(probe_id), errno,
-                          device_.refusal(errno));
+        throw_ioctl_error("reading the histogram of probe " + std::to_string(probe_id) +
+                              (cpu ? " on CPU " + std::to_string(*cpu) : std::string()),
+                          errno, device_.refusal(errno));
     }
     LatencyHist h;
     h.count = arg.count;
     h.sum_ns = arg.sum_ns;
     h.inflight = arg.inflight;
+    h.min_ns = arg.min_ns;
+    h.max_ns = arg.max_ns;
     for (std::size_t i = 0; i < h.buckets.size() && i < arg.nr_buckets; i++) {
         h.buckets[i] = arg.buckets[i];
     }

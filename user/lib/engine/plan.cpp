@@ -194,6 +194,12 @@ void Tracer::State::plan() {
     if (paths.tracefs.empty()) {
         paths.tracefs = default_tracefs();
     }
+    if (spec.collect == Collect::Wakeup) {
+        if (!spec.probes.empty() || !spec.events.empty() || !spec.triggers.empty()) {
+            throw_invalid("the wakeup tracer takes no probes, events or triggers");
+        }
+        return;
+    }
     const bool functions_only = spec.collect == Collect::Counts || spec.collect == Collect::Latency;
     if (spec.collect == Collect::Hook) {
         plan_hook();

@@ -92,7 +92,13 @@ void Tracer::State::add_probes() {
     if (!spec.filter.empty() && !specs.empty()) {
         recording.pred = compile_filter(spec.filter, nullptr);
     }
-    if (spec.collect == Collect::Latency) {
+    if (spec.collect == Collect::Wakeup) {
+        static const char* const kNames[] = {"wakeup", "wakeup_rt", "wakeup_dl"};
+        const std::uint32_t wclass = spec.wakeup.wclass;
+        probes.push_back(ProbeSummary{session->add_wakeup_probe(wclass, spec.wakeup.threshold_ns),
+                                      {},
+                                      wclass < std::size(kNames) ? kNames[wclass] : "wakeup"});
+    } else if (spec.collect == Collect::Latency) {
         // one histogram per FUNC argument, by address: the module checks
         // each function's prototype in BTF
         for (std::size_t i = 0; i < specs.size(); i++) {
@@ -453,8 +459,8 @@ std::vector<CountRow> Tracer::count_rows() const {
     return rows;
 }
 
-LatencyHist Tracer::latency(std::uint32_t probe_id) const {
-    return s_->session->latency(probe_id);
+LatencyHist Tracer::latency(std::uint32_t probe_id, std::optional<unsigned> cpu) const {
+    return s_->session->latency(probe_id, cpu);
 }
 
 bool Tracer::has_feature(std::uint64_t feature) const {

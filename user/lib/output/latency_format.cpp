@@ -69,6 +69,10 @@ std::string format_latency_text(const LatencyHist& h, std::string_view title, La
     out += "\navg = " + std::to_string(avg / per_unit) + " " + name +
            ", total: " + std::to_string(h.sum_ns / per_unit) + " " + name +
            ", count: " + std::to_string(h.count);
+    if (h.max_ns) {
+        out += ", min: " + in_unit(h.min_ns, per_unit) + " " + name +
+               ", max: " + in_unit(h.max_ns, per_unit) + " " + name;
+    }
     if (h.inflight) {
         out += ", inside now: " + std::to_string(h.inflight);
     }
@@ -83,6 +87,8 @@ std::string format_latency_json(const LatencyHist& h, std::string_view name) {
     j["sum_ns"] = h.sum_ns;
     j["avg_ns"] = h.count ? h.sum_ns / h.count : 0;
     j["inflight"] = h.inflight;
+    j["min_ns"] = h.min_ns;
+    j["max_ns"] = h.max_ns;
     j["buckets"] = nlohmann::ordered_json::array();
     for (std::size_t i = 0; i < h.buckets.size(); i++) {
         if (h.buckets[i]) {

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -180,6 +181,17 @@ bool decode_fields(const fhook_rec* rec, Event& ev) {
         ev.duration = rec->ts >= g->calltime ? rec->ts - g->calltime : 0;
         break;
     }
+    case FHOOK_REC_WAKEUP: {
+        if (end < sizeof(fhook_rec_wakeup)) {
+            too_short(rec, sizeof(fhook_rec_wakeup));
+        }
+        const auto* w = reinterpret_cast<const fhook_rec_wakeup*>(rec);
+        const auto* payload = reinterpret_cast<const std::uint8_t*>(rec) + sizeof(fhook_rec);
+        ev.type = EventType::Wakeup;
+        ev.duration = w->latency;
+        ev.data.assign(payload, payload + (sizeof(fhook_rec_wakeup) - sizeof(fhook_rec)));
+        break;
+    }
     default:
         return false;
     }
@@ -195,6 +207,23 @@ bool decode_fields(const fhook_rec* rec, Event& ev) {
 }
 
 } // namespace
+
+fhook_rec_wakeup wakeup_of(const Event& ev) {
+    fhook_rec_wakeup w{};
+    w.hdr.size = sizeof(w);
+    w.hdr.type = FHOOK_REC_WAKEUP;
+    w.hdr.probe_id = ev.probe_id;
+    w.hdr.ts = ev.ts;
+    w.hdr.pid = ev.pid;
+    w.hdr.tgid = ev.tgid;
+    w.hdr.cpu = ev.cpu;
+    w.hdr.flags = ev.flags;
+    w.hdr.preempt = ev.preempt;
+    w.hdr.seq = ev.seq;
+    std::memcpy(reinterpret_cast<std::uint8_t*>(&w) + sizeof(fhook_rec), ev.data.data(),
+                std::min(ev.data.size(), sizeof(w) - sizeof(fhook_rec)));
+    return w;
+}
 
 bool leaf_entry(const fhook_rec* rec, Event& ev) {
     const auto* g = reinterpret_cast<const fhook_rec_graph_ret*>(rec);

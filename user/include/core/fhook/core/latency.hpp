@@ -1,5 +1,6 @@
 // Latency histograms: the in-module log2 histograms of latency probes
-// (FHOOK_PROBE_F_LATENCY, FHOOK_IOC_LATENCY).
+// (FHOOK_PROBE_F_LATENCY) and the latency tracers (FHOOK_PROBE_WAKEUP),
+// read with FHOOK_IOC_LATENCY.
 #pragma once
 
 #include <array>
@@ -13,10 +14,15 @@ struct LatencyHist {
     std::uint64_t count = 0;    // calls timed
     std::uint64_t sum_ns = 0;   // their total duration
     std::uint64_t inflight = 0; // calls inside the function when read
+    // the shortest and longest so far, 0 without any (or from a module
+    // without FHOOK_FEAT_WAKEUP)
+    std::uint64_t min_ns = 0;
+    std::uint64_t max_ns = 0;
     // [0]: 0 ns; [i]: [2^(i-1), 2^i) ns; the last one everything longer
     std::array<std::uint64_t, FHOOK_LAT_BUCKETS> buckets{};
 
-    // What happened between `earlier` and this read (an interval).
+    // What happened between `earlier` and this read (an interval); min_ns
+    // and max_ns stay this read's (since the start).
     LatencyHist since(const LatencyHist& earlier) const;
 };
 

@@ -121,8 +121,14 @@ public:
     // trampoline copies for the body (plan_latency_stack()).
     std::uint32_t add_latency_probe(const FunctionSet& functions,
                                     const std::vector<fhook_insn>& pred, std::uint32_t stack_args);
-    // FHOOK_IOC_LATENCY: a latency probe's histogram so far.
-    LatencyHist latency(std::uint32_t probe_id) const;
+    // FHOOK_IOC_PROBE_ADD (FHOOK_PROBE_WAKEUP): the wakeup latency tracer
+    // of class `wclass` (enum fhook_wakeup_class); its tracked wakeups
+    // reported as FHOOK_REC_WAKEUP records (new maxima, or every one of at
+    // least `threshold_ns` when set), every wakeup into a histogram.
+    std::uint32_t add_wakeup_probe(std::uint32_t wclass, std::uint64_t threshold_ns);
+    // FHOOK_IOC_LATENCY: a latency probe's or tracer's histogram so far,
+    // summed over CPUs or `cpu`'s (FHOOK_FEAT_WAKEUP).
+    LatencyHist latency(std::uint32_t probe_id, std::optional<unsigned> cpu = {}) const;
 
     // FHOOK_IOC_HIST_SET (before start()): the probe's hits go into a
     // table kept in the module, not to the rings; several tables of one

@@ -34,6 +34,8 @@ enum class Collect {
     Counts,  // hit counters (a glob's functions one by one), no records
     Latency, // one duration histogram per function argument, no records
     Hook,    // an IPMODIFY hook on one function (its records to the sink)
+    Wakeup,  // the wakeup latency tracer (TraceSpec::wakeup): its reports to
+             // the sink, its histogram by latency()
 };
 
 // How function arguments attach.
@@ -63,6 +65,13 @@ struct GraphSpec {
     std::uint32_t tasks = 0; // shadow stacks, 0 = the module's default
 };
 
+// Collect::Wakeup: which tasks (the kernel's wakeup, wakeup_rt, wakeup_dl)
+// and what is reported.
+struct WakeupSpec {
+    std::uint32_t wclass = FHOOK_WAKEUP_ALL; // enum fhook_wakeup_class
+    std::uint64_t threshold_ns = 0;          // every tracked wakeup this long, 0: new maxima
+};
+
 // Everything a run is asked to do.
 struct TraceSpec {
     Collect collect = Collect::Events;
@@ -87,6 +96,7 @@ struct TraceSpec {
     std::vector<std::string> command; // run it, trace only it and its children
     HookSpec hook;
     std::optional<GraphSpec> graph;
+    WakeupSpec wakeup;
 };
 
 // Where the system's state is read; the defaults are the live system's.
@@ -199,8 +209,9 @@ public:
     // functions one by one, those with hits; a name's or --via direct's
     // probe one row, its total, even 0), in probe order.
     std::vector<CountRow> count_rows() const;
-    // A latency probe's histogram now.
-    LatencyHist latency(std::uint32_t probe_id) const;
+    // A latency probe's or tracer's histogram now, summed over CPUs or
+    // `cpu`'s.
+    LatencyHist latency(std::uint32_t probe_id, std::optional<unsigned> cpu = {}) const;
     // Whether the module has a feature (after setup()).
     bool has_feature(std::uint64_t feature) const;
     // Between setup() and start(): the probe's hits go into a table in the

@@ -1,0 +1,205 @@
+// fhook wakeup [--rt | --dl] [top | hist] [options] [-- COMMAND [ARGS...]]
+#include <unistd.h>
+
+#include <fhook/core/error.hpp>
+#include <fhook/core/output.hpp>
+#include <fhook/engine/sinks.hpp>
+#include <fhook/output/latency_format.hpp>
+#include <fhook/output/wakeup_format.hpp>
+#include <fhook/sys/preempt.hpp>
+
+#include "trace_options.hpp"
+
+namespace fhook::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: fhook wakeup [--rt | --dl] [top | hist] [options] [-- COMMAND [ARGS...]]\n"
+    "\n"
+    "The latency from a task being woken to it running: the kernel's wakeup,\n"
+    "wakeup_rt (--rt) and wakeup_dl (--dl) tracers, for kernels built without\n"
+    "them (CONFIG_SCHED_TRACER), until Ctrl-C, --duration or the exit of COMMAND.\n"
+    "  (no mode)  each new maximum as the kernel's latency trace: the task\n"
+    "             tracked (the highest-priority one woken that outranks its\n"
+    "             waker), its wakeup and the switch to it; with --threshold,\n"
+    "             every tracked wakeup that took that long (tracing_thresh)\n"
+    "  top        every wakeup of the class (woken, or preempted while\n"
+    "             runnable): count, min, avg and max per CPU, every --interval\n"
+    "             (default 1 s), as rtla's top\n"
+    "  hist       the same as log2 histograms at the end (BCC's runqlat)\n";
+
+enum class Mode { Trace, Top, Hist };
+
+void add_wakeup_options(po::options_description& options) {
+    options.add_options()("rt", "real-time and deadline tasks only (wakeup_rt)")(
+        "dl", "deadline tasks only (wakeup_dl)")(
+        "threshold,T", po::value<std::string>()->value_name("USEC"),
+        "report every tracked wakeup of at least USEC microseconds, not only new maxima "
+        "(tracing_thresh)")("per-cpu", "hist: a histogram per CPU as well as their sum")(
+        "unit", po::value<std::string>()->value_name("UNIT")->default_value("us"),
+        "top and hist in ns, us or ms");
+}
+
+void parse_wakeup_options(const po::variables_map& vm, TraceOptions& opt) {
+    if (vm.count("rt") && vm.count("dl")) {
+        throw_invalid("give --rt (wakeup_rt) or --dl (wakeup_dl), not both");
+    }
+    opt.spec.wakeup.wclass = vm.count("dl")   ? FHOOK_WAKEUP_DL
+                             : vm.count("rt") ? FHOOK_WAKEUP_RT
+                                              : FHOOK_WAKEUP_ALL;
+    if (vm.count("threshold")) {
+        const std::uint64_t usec = parse_u64("--threshold", vm["threshold"].as<std::string>());
+        if (usec < 1 || usec > 1000000000) {
+            throw_invalid("--threshold must be between 1 and 1000000000 microseconds");
+        }
+        opt.spec.wakeup.threshold_ns = usec * 1000;
+    }
+    const std::string unit = vm["unit"].as<std::string>();
+    if (unit != "ns" && unit != "us" && unit != "ms") {
+        throw_invalid("--unit takes ns, us or ms, not '" + unit + "'");
+    }
+    opt.unit = unit == "ns"   ? LatencyUnit::Nsecs
+               : unit == "ms" ? LatencyUnit::Msecs
+                              : LatencyUnit::Usecs;
+    opt.per_cpu = vm.count("per-cpu") != 0;
+}
+
+const char* tracer_name(std::uint32_t wclass) {
+    return wclass == FHOOK_WAKEUP_DL   ? "wakeup_dl"
+           : wclass == FHOOK_WAKEUP_RT ? "wakeup_rt"
+                                       : "wakeup";
+}
+
+// Each report as the kernel's latency trace (or a JSON line).
+class WakeupPrinter final : public EventSink {
+public:
+    WakeupPrinter(int fd, bool json, LatencyTraceHost host)
+        : fd_(fd), json_(json), host_(std::move(host)) {}
+    void on_event(const Event& ev) override {
+        if (ev.type != EventType::Wakeup) {
+            return;
+        }
+        const fhook_rec_wakeup w = wakeup_of(ev);
+        print_to(fd_, json_ ? format_wakeup_json(w, ev.comm, host_.tracer) + "\n"
+                            : (reports_ ? "\n" : "") + format_wakeup_trace(w, ev.comm, host_));
+        reports_++;
+    }
+    std::size_t reports() const { return reports_; }
+
+private:
+    int fd_;
+    bool json_;
+    LatencyTraceHost host_;
+    std::size_t reports_ = 0;
+};
+
+// The histogram per CPU (and all), as top's table or hist's histograms.
+class TablePrinter final : public TraceObserver {
+public:
+    TablePrinter(const Tracer& tracer, int fd, const TraceOptions& opt, Mode mode)
+        : tracer_(tracer), fd_(fd), json_(opt.format == OutputFormat::Json), unit_(opt.unit),
+          per_cpu_(opt.per_cpu), mode_(mode),
+          title_(std::string(tracer_name(opt.spec.wakeup.wclass)) + " latency") {}
+    void on_interval() override {
+        if (mode_ == Mode::Top) {
+            print();
+        }
+    }
+    void print() {
+        const std::uint32_t id = tracer_.probes().front().id;
+        std::vector<CpuLatency> rows;
+        for (unsigned cpu = 0; cpu < tracer_.nr_rings(); cpu++) {
+            rows.push_back(CpuLatency{static_cast<int>(cpu), tracer_.latency(id, cpu)});
+        }
+        rows.push_back(CpuLatency{-1, tracer_.latency(id)});
+        std::string text;
+        if (mode_ == Mode::Top) {
+            text = json_ ? format_latency_top_json(rows, title_) + "\n"
+                         : (printed_++ ? "\n" : "") + format_latency_top(rows, title_, unit_);
+        } else {
+            for (const CpuLatency& r : rows) {
+                if (r.cpu >= 0 && (!per_cpu_ || !r.hist.count)) {
+                    continue;
+                }
+                const std::string name =
+                    r.cpu < 0 ? title_ : title_ + ", CPU " + std::to_string(r.cpu);
+                text += json_
+                            ? format_latency_json(r.hist, name) + "\n"
+                            : (text.empty() ? "" : "\n") + format_latency_text(r.hist, name, unit_);
+            }
+        }
+        print_to(fd_, text);
+    }
+
+private:
+    const Tracer& tracer_;
+    int fd_;
+    bool json_;
+    LatencyUnit unit_;
+    bool per_cpu_;
+    Mode mode_;
+    std::string title_;
+    unsigned printed_ = 0;
+};
+
+Mode parse_mode(std::vector<std::string>& words) {
+    if (words.empty()) {
+        return Mode::Trace;
+    }
+    if (words.size() > 1 || (words[0] != "top" && words[0] != "hist")) {
+        throw_invalid("'" + words.back() +
+                      "': the modes are top and hist (none: each new maximum)");
+    }
+    const Mode mode = words[0] == "top" ? Mode::Top : Mode::Hist;
+    words.clear();
+    return mode;
+}
+
+} // namespace
+
+int cmd_wakeup(const Args& args) {
+    TraceCommand cmd;
+    cmd.name = "wakeup";
+    cmd.usage = kUsage;
+    cmd.collect = Collect::Wakeup;
+    cmd.snapshots = false;
+    cmd.interval = true;
+    cmd.interval_help = "top: print the table every SEC seconds (default 1)";
+    cmd.via = false;
+    cmd.filter_help = nullptr;
+    cmd.output_help = "write the reports or tables to FILE instead of stdout";
+    cmd.format_help = "text (the kernel's latency traces, rtla's tables; default) or json";
+    cmd.add_options = add_wakeup_options;
+    cmd.parse_options = parse_wakeup_options;
+    std::optional<TraceOptions> opt = parse_trace_options(args, cmd);
+    if (!opt) {
+        return 0; // --help
+    }
+    const Mode mode = parse_mode(opt->spec.probes);
+    if (mode == Mode::Top && !opt->spec.interval) {
+        opt->spec.interval = 1.0;
+    }
+    Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
+    const UniqueFd out = open_output(opt->output);
+    tracer.setup();
+    const LatencyTraceHost host{tracer_name(opt->spec.wakeup.wclass), kernel_release(),
+                                preempt_model(),
+                                static_cast<unsigned>(::sysconf(_SC_NPROCESSORS_ONLN))};
+    WakeupPrinter reports(output_fd(out), opt->format == OutputFormat::Json, host);
+    TablePrinter tables(tracer, output_fd(out), *opt, mode);
+    tracer.start();
+    if (mode == Mode::Trace) {
+        tracer.run(reports, tables);
+        if (!reports.reports() && !opt->quiet) {
+            print_stderr("fhook: no " + host.tracer + " wakeup was tracked\n");
+        }
+    } else {
+        DiscardSink discard;
+        tracer.run(discard, tables);
+        tables.print();
+    }
+    return run_status(tracer);
+}
+
+} // namespace fhook::cli

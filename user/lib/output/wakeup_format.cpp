@@ -1,0 +1,212 @@
+#include <bit>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include <fhook/output/wakeup_format.hpp>
+
+namespace fhook {
+
+namespace {
+
+std::string comm_of(const char (&comm)[FHOOK_COMM_LEN]) {
+    return std::string(comm, strnlen(comm, FHOOK_COMM_LEN));
+}
+
+// trace_print_lat_fmt(): irqs-off, need-resched, hardirq/softirq,
+// preempt depth, migrate-disable depth
+std::string lat_flags(std::uint8_t flags, std::uint8_t preempt) {
+    const bool irqs_off = flags & FHOOK_CTX_IRQS_OFF, bh_off = flags & FHOOK_CTX_BH_OFF;
+    const bool nmi = flags & FHOOK_CTX_NMI, hard = flags & FHOOK_CTX_HARDIRQ,
+               soft = flags & FHOOK_CTX_SOFTIRQ;
+    const bool need = flags & FHOOK_CTX_NEED_RESCHED,
+               preempt_need = flags & FHOOK_CTX_PREEMPT_RESCHED;
+    std::string out;
+    out += irqs_off && bh_off ? 'D' : irqs_off ? 'd' : bh_off ? 'b' : '.';
+    out += need && preempt_need ? 'N' : need ? 'n' : preempt_need ? 'p' : '.';
+    out += nmi && hard ? 'Z' : nmi ? 'z' : hard && soft ? 'H' : hard ? 'h' : soft ? 's' : '.';
+    const char* hex = "0123456789abcdef";
+    out += (preempt & 0xf) ? hex[preempt & 0xf] : '.';
+    out += (preempt >> 4) ? hex[preempt >> 4] : '.';
+    return out;
+}
+
+// trace_find_mark(): the delay to the next line
+char delay_mark(std::uint64_t ns) {
+    static const std::pair<std::uint64_t, char> kMarks[] = {
+        {1000000000ULL, '$'}, {100000000ULL, '@'}, {10000000ULL, '*'},
+        {1000000ULL, '#'},    {100000ULL, '!'},    {10000ULL, '+'},
+    };
+    for (const auto& [over, mark] : kMarks) {
+        if (ns > over) {
+            return mark;
+        }
+    }
+    return ' ';
+}
+
+std::string printf_string(const char* fmt, auto... args) {
+    char buf[256];
+    std::snprintf(buf, sizeof(buf), fmt, args...);
+    return buf;
+}
+
+// lat_print_generic() + the timestamp: "comm-pid cpu flags   Nus%c: "
+std::string lat_line(std::string_view comm, std::uint32_t pid, unsigned cpu, std::uint8_t flags,
+                     std::uint8_t preempt, std::uint64_t at_ns, std::uint64_t next_ns) {
+    return printf_string("%8.8s-%-7u %3u", std::string(comm).c_str(), pid, cpu) +
+           lat_flags(flags, preempt) +
+           printf_string(" %4lluus%c: ", static_cast<unsigned long long>(at_ns / 1000),
+                         delay_mark(next_ns > at_ns ? next_ns - at_ns : 0));
+}
+
+nlohmann::ordered_json task_json(std::string_view comm, std::uint32_t pid, std::int32_t prio) {
+    return {{"comm", comm}, {"pid", pid}, {"prio", prio}};
+}
+
+} // namespace
+
+char task_state_char(std::uint32_t state) {
+    // TASK_IDLE (TASK_UNINTERRUPTIBLE | TASK_NOLOAD) is reported as I
+    if ((state & 0x0402) == 0x0402) {
+        return 'I';
+    }
+    const char* const kStates = "RSDTtXZP";
+    const unsigned index = std::bit_width(state & 0x7fU);
+    return kStates[index];
+}
+
+std::string format_wakeup_trace(const fhook_rec_wakeup& w, std::string_view prev_comm,
+                                const LatencyTraceHost& host) {
+    const std::string comm = comm_of(w.comm), waker = comm_of(w.waker_comm);
+    std::string out = "# tracer: " + host.tracer + "\n#\n";
+    out += "# " + host.tracer + " latency trace v1.1.5 on " + host.release + "\n";
+    out += "# --------------------------------------------------------------------\n";
+    out += printf_string("# latency: %llu us, #2/2, CPU#%u | (M:%s VP:0, KP:0, SP:0 HP:0 #P:%u)\n",
+                         static_cast<unsigned long long>(w.latency / 1000), w.wakeup_cpu,
+                         host.preempt_model.c_str(), host.online_cpus);
+    out += "#    -----------------\n";
+    out += printf_string("#    | task: %.16s-%u (uid:%u nice:%d policy:%u rt_prio:%u)\n",
+                         comm.c_str(), w.pid, w.uid, w.nice, w.policy, w.rt_priority);
+    out += "#    -----------------\n#\n";
+    out += "#                    _------=> CPU#            \n"
+           "#                   / _-----=> irqs-off/BH-disabled\n"
+           "#                  | / _----=> need-resched    \n"
+           "#                  || / _---=> hardirq/softirq \n"
+           "#                  ||| / _--=> preempt-depth   \n"
+           "#                  |||| / _-=> migrate-disable \n"
+           "#                  ||||| /     delay           \n"
+           "#  cmd     pid     |||||| time  |   caller     \n"
+           "#     \\   /        ||||||  \\    |    /       \n";
+    // the wakeup (tracing_sched_wakeup_trace(): waker, then "+", the woken task)
+    out += lat_line(waker, w.waker_pid, w.waker_cpu, w.waker_flags, w.waker_preempt, 0, w.latency);
+    out += printf_string(" %7u:%3d:%c   + [%03u] %7u:%3d:%c %s\n", w.waker_pid, w.waker_prio, 'R',
+                         w.wakeup_cpu, w.pid, w.prio, 'R', comm.c_str());
+    // the switch to it (tracing_sched_switch_trace())
+    out +=
+        lat_line(prev_comm, w.hdr.pid, w.hdr.cpu, w.hdr.flags, w.hdr.preempt, w.latency, w.latency);
+    out +=
+        printf_string(" %7u:%3d:%c ==> [%03u] %7u:%3d:%c %s\n", w.hdr.pid, w.prev_prio,
+                      task_state_char(w.prev_state), w.hdr.cpu, w.pid, w.prio, 'R', comm.c_str());
+    return out;
+}
+
+std::string format_wakeup_json(const fhook_rec_wakeup& w, std::string_view prev_comm,
+                               std::string_view tracer) {
+    nlohmann::ordered_json j;
+    j["tracer"] = tracer;
+    j["latency_ns"] = w.latency;
+    j["new_max"] = (w.wflags & FHOOK_WAKEUP_NEW_MAX) != 0;
+    j["max_ns"] = w.max;
+    j["nr"] = w.nr;
+    j["wakeup_ts"] = w.wakeup_ts;
+    j["switch_ts"] = w.hdr.ts;
+    j["cpu"] = w.hdr.cpu;
+    j["wakeup_cpu"] = w.wakeup_cpu;
+    nlohmann::ordered_json task = task_json(comm_of(w.comm), w.pid, w.prio);
+    task["tgid"] = w.tgid;
+    task["policy"] = w.policy;
+    task["rt_priority"] = w.rt_priority;
+    task["nice"] = w.nice;
+    task["uid"] = w.uid;
+    task["forked"] = (w.wflags & FHOOK_WAKEUP_NEW_TASK) != 0;
+    j["task"] = task;
+    nlohmann::ordered_json waker = task_json(comm_of(w.waker_comm), w.waker_pid, w.waker_prio);
+    waker["cpu"] = w.waker_cpu;
+    j["waker"] = waker;
+    nlohmann::ordered_json prev = task_json(prev_comm, w.hdr.pid, w.prev_prio);
+    prev["state"] = std::string(1, task_state_char(w.prev_state));
+    j["prev"] = prev;
+    return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+namespace {
+
+std::string in_unit(std::uint64_t ns, LatencyUnit unit) {
+    switch (unit) {
+    case LatencyUnit::Usecs:
+        return printf_string("%llu.%03llu", static_cast<unsigned long long>(ns / 1000),
+                             static_cast<unsigned long long>(ns % 1000));
+    case LatencyUnit::Msecs:
+        return printf_string("%llu.%03llu", static_cast<unsigned long long>(ns / 1000000),
+                             static_cast<unsigned long long>(ns % 1000000 / 1000));
+    case LatencyUnit::Nsecs:
+        break;
+    }
+    return std::to_string(ns);
+}
+
+const char* unit_name(LatencyUnit unit) {
+    return unit == LatencyUnit::Msecs ? "ms" : unit == LatencyUnit::Usecs ? "us" : "ns";
+}
+
+nlohmann::ordered_json top_row_json(const LatencyHist& h) {
+    return {{"count", h.count},
+            {"min_ns", h.min_ns},
+            {"avg_ns", h.count ? h.sum_ns / h.count : 0},
+            {"max_ns", h.max_ns}};
+}
+
+} // namespace
+
+std::string format_latency_top(const std::vector<CpuLatency>& rows, std::string_view title,
+                               LatencyUnit unit) {
+    std::string out = std::string(title) + " (" + unit_name(unit) + ")\n";
+    out += printf_string("%-5s %12s %12s %12s %12s\n", "CPU", "COUNT", "MIN", "AVG", "MAX");
+    bool any = false;
+    for (const CpuLatency& r : rows) {
+        const LatencyHist& h = r.hist;
+        if (!h.count && r.cpu >= 0) {
+            continue;
+        }
+        any = any || h.count;
+        const std::string cpu = r.cpu < 0 ? "ALL" : std::to_string(r.cpu);
+        out +=
+            printf_string("%-5s %12llu %12s %12s %12s\n", cpu.c_str(),
+                          static_cast<unsigned long long>(h.count), in_unit(h.min_ns, unit).c_str(),
+                          in_unit(h.count ? h.sum_ns / h.count : 0, unit).c_str(),
+                          in_unit(h.max_ns, unit).c_str());
+    }
+    if (!any) {
+        out += "     (no wakeups)\n";
+    }
+    return out;
+}
+
+std::string format_latency_top_json(const std::vector<CpuLatency>& rows, std::string_view title) {
+    nlohmann::ordered_json j;
+    j["title"] = title;
+    j["cpus"] = nlohmann::ordered_json::array();
+    for (const CpuLatency& r : rows) {
+        if (r.cpu < 0) {
+            j["all"] = top_row_json(r.hist);
+        } else if (r.hist.count) {
+            nlohmann::ordered_json row = top_row_json(r.hist);
+            row["cpu"] = r.cpu;
+            j["cpus"].push_back(row);
+        }
+    }
+    return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+} // namespace fhook

@@ -1,0 +1,151 @@
+# wakeup: fhook wakeup (the kernel's wakeup, wakeup_rt and wakeup_dl tracers
+# from the module) against the kernel's own sched_wakeup/sched_switch
+# events and a workload that measures its own wakeups: a SCHED_FIFO thread
+# on CPU 1 woken through a pipe every millisecond from CPU 0 while a hog
+# runs on CPU 1 (fhook-wakeprog).
+#  1. hist: the thread's wakeups, counted as the kernel's sched_wakeup
+#     events count them, and their longest latency as the kernel's
+#     sched_wakeup -> sched_switch timestamps give it (same instances, two
+#     clocks and two probes on the same tracepoints: within 30 us + 10 %);
+#     no latency above what the thread measured itself (write() to read()
+#     returning contains the wakeup latency).
+#  2. the latency traces: every report is the thread's, in the kernel's
+#     format, the last maximum the largest; top: the thread's CPU's row.
+#  3. --dl with a SCHED_DEADLINE thread; errors for bad options.
+#  4. where the kernel has its own wakeup_rt tracer (Debian's PREEMPT_RT
+#     kernel): the worst wakeup it reports is among fhook's reports, the
+#     same task and latency (within 30 us + 10 %).
+. /fhook/lib.sh
+
+load_fhook
+tracefs_reset
+N=$(pick 300 150)
+WP="fhook-wakeprog -f 50 -c 1 -w 0 $N 1000"
+fhook-workload spin 600 1 &
+HOG=$!
+trap 'kill $HOG 2>/dev/null' EXIT
+
+has_session() { ! no_sessions; }
+# json_num FILE KEY: the first "KEY":N in FILE
+json_num() { sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" "$1" | head -n 1; }
+# within A B: |A - B| <= 30 us + 10 % of the larger
+within() {
+	awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; m = a > b ? a : b
+		exit !(d <= 30000 + m / 10) }'
+}
+
+# 1. the histogram of the FIFO thread's wakeups, with the kernel's events
+E=$T/events/sched
+echo 'comm == "fhook-wakeprog" && prio < 100' > $E/sched_wakeup/filter
+echo 'next_comm == "fhook-wakeprog" && next_prio < 100' > $E/sched_switch/filter
+echo 1 > $E/sched_wakeup/enable
+echo 1 > $E/sched_switch/enable
+run_fhook $D/hist wakeup --rt hist --format json -- $WP
+echo 0 > $E/sched_wakeup/enable
+echo 0 > $E/sched_switch/enable
+echo 0 > $E/sched_wakeup/filter
+echo 0 > $E/sched_switch/filter
+expect_eq "$RC" 0 "fhook wakeup hist exit code"
+sed 's/^/#   /' $D/hist.out
+grep '^wakeups' $D/hist.out > /dev/null || fail "the workload printed no result"
+set -- $(grep '^wakeups' $D/hist.out)
+expect_eq "$2" "$N" "wakeups the thread measured"
+TID=$4 PROG_MAX=$6
+grep -v '^wakeups' $D/hist.out > $D/hist.json
+count=$(json_num $D/hist.json count)
+max=$(json_num $D/hist.json max_ns)
+# the kernel's view: wakeups of the thread, and each one's latency
+grep -E "sched_(wakeup|switch):" $T/trace > $D/ref.txt
+ref_wakeups=$(grep -c "sched_wakeup:.*pid=$TID " $D/ref.txt)
+ref_max=$(awk -v tid="$TID" '
+	{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { sub(/:$/, "", $i); t = $i } }
+	/sched_wakeup:/ && $0 ~ "pid=" tid " " { woke = t }
+	/sched_switch:/ && $0 ~ "next_pid=" tid " " && woke != "" {
+		d = (t - woke) * 1e9; if (d > m) m = d; woke = "" }
+	END { printf "%d\n", m }' $D/ref.txt)
+log "fhook: $count wakeups, max $max ns; tracefs: $ref_wakeups wakeups, max $ref_max ns;" \
+	"the thread measured max $PROG_MAX ns"
+[ "$ref_wakeups" -ge "$N" ] || fail "tracefs saw $ref_wakeups wakeups of the thread, not $N"
+d=$((count - ref_wakeups))
+[ "${d#-}" -le 2 ] || fail "fhook counted $count wakeups, the kernel's sched_wakeup $ref_wakeups"
+within "$max" "$ref_max" || fail "longest wakeup: fhook $max ns, tracefs $ref_max ns"
+[ "$max" -le "$PROG_MAX" ] || fail "fhook's longest wakeup ($max ns) is over the thread's own ($PROG_MAX ns)"
+
+# 2. the latency traces (each new maximum) of the same workload
+run_fhook $D/tr wakeup --rt --format json -- $WP
+expect_eq "$RC" 0 "fhook wakeup exit code"
+set -- $(grep '^wakeups' $D/tr.out)
+TID=$4 PROG_MAX=$6
+grep '^{' $D/tr.out > $D/tr.json
+reports=$(wc -l < $D/tr.json)
+[ "$reports" -ge 1 ] || fail "no report (stderr: $(cat $D/tr.err))"
+others=$(grep -vc "\"task\":{\"comm\":\"fhook-wakeprog\",\"pid\":$TID," $D/tr.json)
+expect_eq "$others" 0 "reports of another task than the FIFO thread $TID"
+last=$(tail -n 1 $D/tr.json)
+echo "$last" | grep -q '"tracer":"wakeup_rt"' || fail "report without its tracer: $last"
+lat=$(echo "$last" | sed -n 's/.*"latency_ns":\([0-9]*\).*/\1/p')
+lmax=$(echo "$last" | sed -n 's/.*"max_ns":\([0-9]*\).*/\1/p')
+expect_eq "$lat" "$lmax" "the last report is the maximum"
+bigger=$(sed -n 's/.*"latency_ns":\([0-9]*\).*/\1/p' $D/tr.json | awk -v m="$lmax" '$1 > m' | wc -l)
+expect_eq "$bigger" 0 "reports above the last maximum"
+[ "$lat" -le "$PROG_MAX" ] || fail "maximum $lat ns is over the thread's own ($PROG_MAX ns)"
+log "$reports reports, the last $lat ns (the thread measured at most $PROG_MAX ns)"
+# the kernel's latency-trace format
+run_fhook $D/txt wakeup --rt -- $WP
+grep -q '^# tracer: wakeup_rt$' $D/txt.out || fail "no '# tracer: wakeup_rt' header"
+grep -q "^# latency: [0-9]* us, #2/2, CPU#1 | (M:[a-z_]* VP:0, KP:0, SP:0 HP:0 #P:[0-9]*)$" \
+	$D/txt.out || fail "no kernel-style latency line: $(grep latency: $D/txt.out | head -n 1)"
+grep -q "^#    | task: fhook-wakeprog-[0-9]* (uid:0 nice:0 policy:1 rt_prio:50)$" $D/txt.out ||
+	fail "no task line for the FIFO 50 thread"
+grep -q ' + \[001\] *[0-9]*: 49:R fhook-wakeprog$' $D/txt.out || fail "no wakeup line"
+grep -q ' ==> \[001\] *[0-9]*: 49:R fhook-wakeprog$' $D/txt.out || fail "no switch line"
+tail -n 12 $D/txt.out | sed 's/^/#   /'
+
+# top: the thread's CPU's row holds every wakeup
+run_fhook $D/top wakeup --rt top -i 0.5 --format json -- $WP
+expect_eq "$RC" 0 "fhook wakeup top exit code"
+final=$(grep '^{' $D/top.out | tail -n 1)
+echo "$final" | grep -q "\"cpus\":\[{\"count\":[0-9]*,\"min_ns\":[0-9]*,\"avg_ns\":[0-9]*,\"max_ns\":[0-9]*,\"cpu\":1}\]" ||
+	fail "top: not one row, CPU 1's: $final"
+all=$(echo "$final" | sed -n 's/.*"all":{"count":\([0-9]*\).*/\1/p')
+[ "$all" -ge "$N" ] || fail "top: $all wakeups, the thread had $N"
+
+# 3. a deadline task (wakeup_dl); its affinity must span the root domain
+run_fhook $D/dl wakeup --dl --format json -- fhook-wakeprog -D 50 1000
+expect_eq "$RC" 0 "fhook wakeup --dl exit code"
+set -- $(grep '^wakeups' $D/dl.out)
+grep '^{' $D/dl.out > $D/dl.json
+[ -s $D/dl.json ] || fail "no wakeup_dl report (stderr: $(cat $D/dl.err))"
+others=$(grep -vc "\"task\":{\"comm\":\"fhook-wakeprog\",\"pid\":$4,\"prio\":-1,.*\"policy\":6," $D/dl.json)
+expect_eq "$others" 0 "wakeup_dl reports of another task than the deadline thread"
+
+for bad in "--rt --dl" "bogus" "top hist" "--threshold 0" "--unit s"; do
+	run_fhook $D/bad wakeup $bad
+	expect_eq "$RC" 2 "fhook wakeup $bad"
+	expect_eq "$(wc -l < $D/bad.err)" 1 "fhook wakeup $bad: one line on stderr"
+done
+
+# 4. the kernel's own wakeup_rt, where this kernel has it, as the reference
+if ! grep -qw wakeup_rt $T/available_tracers; then
+	pass "fhook agrees with sched_wakeup/sched_switch ($T/available_tracers has no wakeup_rt)"
+fi
+fhook wakeup --rt --threshold 1 --format json > $D/k.json 2> $D/k.err &
+FH=$!
+wait_for 30 has_session || fail "fhook wakeup opened no session: $(cat $D/k.err)"
+sleep 1
+echo 0 > $T/tracing_max_latency
+echo wakeup_rt > $T/current_tracer
+$WP > $D/k.prog
+echo nop > $T/current_tracer
+kill -INT $FH
+wait $FH
+kmax=$(cat $T/tracing_max_latency)
+ktask=$(grep '^#    | task:' $T/trace | head -n 1)
+log "the kernel's wakeup_rt: $kmax us, $ktask"
+kpid=$(echo "$ktask" | sed -n 's/.*task: .*-\([0-9]*\) (uid.*/\1/p')
+[ -n "$kpid" ] || fail "no task in the kernel's wakeup_rt trace"
+match=$(grep "\"pid\":$kpid," $D/k.json | sed -n 's/.*"latency_ns":\([0-9]*\).*/\1/p' |
+	while read -r l; do within "$l" "$((kmax * 1000))" && echo "$l"; done | head -n 1)
+[ -n "$match" ] || fail "no fhook report of task $kpid near the kernel's $kmax us ($(wc -l < $D/k.json) reports)"
+log "fhook reported task $kpid at $match ns"
+pass "fhook agrees with sched_wakeup/sched_switch, the thread's own clock and the kernel's wakeup_rt"
