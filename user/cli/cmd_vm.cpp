@@ -28,7 +28,7 @@ constexpr const char* kVmUsage =
     "this terminal.  Exits with COMMAND's status; 124 when it gave no result within\n"
     "--timeout, 125 when the guest kernel oopsed, panicked or printed a WARNING or\n"
     "BUG (those lines on stderr).  Kernels: the targets scripts/setup.sh installed,\n"
-    "by release or as 6.1, 6.12, debug; or a bzImage with --modules DIR holding\n"
+    "by release or as 6.1, 6.12, rt (6.12 PREEMPT_RT), debug; or a bzImage with --modules DIR holding\n"
     "fhook.ko built for it.\n";
 
 // The runner beside this executable: build/user/fhook -> vmtests/vm.sh,
@@ -52,7 +52,7 @@ int cmd_vm(const Args& args) {
     po::options_description options("Options");
     options.add_options()("help,h", "show this help")(
         "kernel", po::value<std::string>()->default_value("6.12")->value_name("K"),
-        "RELEASE, 6.1, 6.12, debug, or the path of a bzImage")(
+        "RELEASE, 6.1, 6.12, rt, debug, or the path of a bzImage")(
         "modules", po::value<std::string>()->value_name("DIR"),
         "with a bzImage: the directory of its fhook.ko (and other .ko to copy)")(
         "add", po::value<std::vector<std::string>>()->value_name("HOST[:GUEST]"),

@@ -86,8 +86,8 @@ cleanup_qemu() {
 # group_tests REL GROUP: the selected tests of GROUP that run on REL.
 # Where a test runs (tests.list's kernels column): "all" on every kernel;
 # "debian" not on slow kernels; "once" (userspace-only behaviour) on
-# $once_rel only.  FHOOK_VM_FULL=1 (make test-full) runs every test on
-# every kernel.
+# $once_rel only; on the PREEMPT_RT kernel only those marked ",rt".
+# FHOOK_VM_FULL=1 (make test-full) runs every test on every kernel.
 group_tests() {
 	local t out=""
 	for t in ${g_tests[$2]:-}; do
@@ -96,6 +96,7 @@ group_tests() {
 			debian) [ "$(slow_factor "$1")" = 1 ] || continue ;;
 			once) [ "$1" = "$once_rel" ] || continue ;;
 			esac
+			[[ $1 != *-rt-* || ${t_rt[$t]} = 1 ]] || continue
 		fi
 		out+="$t "
 	done

@@ -18,14 +18,16 @@ read_targets() {
 }
 
 # target_named NAME: the release NAME stands for: a release, or 6.1 / 6.12
-# (the Debian kernel of that series) or debug (the -kdebug one); "" if none
+# (the Debian kernel of that series), rt (the PREEMPT_RT one) or debug (the
+# -kdebug one); "" if none
 target_named() {
 	local rel
 	for rel in "${all_rels[@]}"; do
 		case $1 in
 		"$rel") echo "$rel"; return ;;
 		debug) [[ $rel == *-kdebug ]] && { echo "$rel"; return; } ;;
-		*) [[ $rel == "$1".* && $rel != *-kdebug ]] && { echo "$rel"; return; } ;;
+		rt) [[ $rel == *-rt-* ]] && { echo "$rel"; return; } ;;
+		*) [[ $rel == "$1".* && $rel != *-kdebug && $rel != *-rt-* ]] && { echo "$rel"; return; } ;;
 		esac
 	done
 }

@@ -4,10 +4,11 @@
 # on CPU 1 woken through a pipe every millisecond from CPU 0 while a hog
 # runs on CPU 1 (fhook-wakeprog).
 #  1. hist: the thread's wakeups, counted as the kernel's sched_wakeup
-#     events count them, and their longest latency as the kernel's
-#     sched_wakeup -> sched_switch timestamps give it (same instances, two
-#     clocks and two probes on the same tracepoints: within 30 us + 10 %);
-#     no latency above what the thread measured itself (write() to read()
+#     events count them, and their latencies as the kernel's sched_wakeup
+#     -> sched_switch timestamps give them (same instances and clock, two
+#     probes on the same tracepoints): the same total (within 30 us +
+#     10 %) and the same number in each log2 bucket (within 2 + 5 %); no
+#     latency above what the thread measured itself (write() to read()
 #     returning contains the wakeup latency).
 #  2. the latency traces: every report is the thread's, in the kernel's
 #     format, the last maximum the largest; top: the thread's CPU's row.
@@ -27,7 +28,7 @@ trap 'kill $HOG 2>/dev/null' EXIT
 
 has_session() { ! no_sessions; }
 # json_num FILE KEY: the first "KEY":N in FILE
-json_num() { sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" "$1" | head -n 1; }
+json_num() { grep -o "\"$2\":[0-9]*" "$1" | head -n 1 | cut -d: -f2; }
 # within A B: |A - B| <= 30 us + 10 % of the larger
 within() {
 	awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; m = a > b ? a : b
@@ -38,8 +39,16 @@ within() {
 E=$T/events/sched
 echo 'comm == "fhook-wakeprog" && prio < 100' > $E/sched_wakeup/filter
 echo 'next_comm == "fhook-wakeprog" && next_prio < 100' > $E/sched_switch/filter
+# (the default clock, "local", is per CPU: the wakeup and the switch come
+# from two CPUs; "mono" is fhook's clock, CLOCK_MONOTONIC)
+echo mono > $T/trace_clock
 echo 1 > $E/sched_wakeup/enable
 echo 1 > $E/sched_switch/enable
+# a first run pays what each side's first events cost once (on the debug
+# kernel, lockdep meeting the locks: the probe after it saw a wakeup
+# 0.7 ms late), then the buffer starts empty
+fhook wakeup --rt hist -- fhook-wakeprog -f 50 -c 1 -w 0 20 1000 > /dev/null 2>&1
+echo > $T/trace
 run_fhook $D/hist wakeup --rt hist --format json -- $WP
 echo 0 > $E/sched_wakeup/enable
 echo 0 > $E/sched_switch/enable
@@ -56,19 +65,36 @@ count=$(json_num $D/hist.json count)
 max=$(json_num $D/hist.json max_ns)
 # the kernel's view: wakeups of the thread, and each one's latency
 grep -E "sched_(wakeup|switch):" $T/trace > $D/ref.txt
+# (a new clock empties the buffer: only after it was read)
+echo local > $T/trace_clock
 ref_wakeups=$(grep -c "sched_wakeup:.*pid=$TID " $D/ref.txt)
-ref_max=$(awk -v tid="$TID" '
+# each wakeup's latency (ns) from the kernel's timestamps
+awk -v tid="$TID" '
 	{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { sub(/:$/, "", $i); t = $i } }
 	/sched_wakeup:/ && $0 ~ "pid=" tid " " { woke = t }
 	/sched_switch:/ && $0 ~ "next_pid=" tid " " && woke != "" {
-		d = (t - woke) * 1e9; if (d > m) m = d; woke = "" }
-	END { printf "%d\n", m }' $D/ref.txt)
-log "fhook: $count wakeups, max $max ns; tracefs: $ref_wakeups wakeups, max $ref_max ns;" \
-	"the thread measured max $PROG_MAX ns"
-[ "$ref_wakeups" -ge "$N" ] || fail "tracefs saw $ref_wakeups wakeups of the thread, not $N"
+		printf "%d\n", (t - woke) * 1e9 + 0.5; woke = "" }' $D/ref.txt > $D/ref.lat
+ref_max=$(sort -n $D/ref.lat | tail -n 1)
+ref_sum=$(awk '{ s += $1 } END { printf "%d\n", s }' $D/ref.lat)
+sum=$(json_num $D/hist.json sum_ns)
+log "fhook: $count wakeups, sum $sum ns, max $max ns; tracefs: $ref_wakeups wakeups, sum $ref_sum ns," \
+	"max $ref_max ns; the thread measured max $PROG_MAX ns"
+# (a write while the thread is still running finds it awake: fewer than N)
+[ "$ref_wakeups" -ge $((N / 2)) ] || fail "tracefs saw $ref_wakeups wakeups of the thread ($N writes)"
 d=$((count - ref_wakeups))
 [ "${d#-}" -le 2 ] || fail "fhook counted $count wakeups, the kernel's sched_wakeup $ref_wakeups"
-within "$max" "$ref_max" || fail "longest wakeup: fhook $max ns, tracefs $ref_max ns"
+within "$sum" "$ref_sum" || fail "total latency: fhook $sum ns, tracefs $ref_sum ns"
+# the same distribution, bucket by bucket (log2 of ns, as the module's);
+# under TCG one vCPU can stall between two probes of one tracepoint, which
+# moves a sample (seen: 1.3 ms on the debug kernel), not the distribution
+grep -o '"lo":[0-9]*,"hi":[0-9]*,"count":[0-9]*' $D/hist.json | tr -c '0-9\n' ' ' |
+	awk '{ print "f", $1, $3 }' > $D/buckets
+awk '{ lo = 0; if ($1 > 0) { lo = 1; while (lo * 2 <= $1) lo *= 2 }
+	n[sprintf("%d", lo)]++ } END { for (l in n) printf "t %s %d\n", l, n[l] }' $D/ref.lat >> $D/buckets
+bad=$(awk '{ c[$1 " " $2] = $3; lo[$2] = 1 }
+	END { for (l in lo) { f = c["f " l] + 0; t = c["t " l] + 0; d = f - t; if (d < 0) d = -d
+		m = f > t ? f : t; if (d > 2 + m / 20) printf "%s: fhook %d, tracefs %d; ", l, f, t } }' $D/buckets)
+[ -z "$bad" ] || fail "wakeups per log2 bucket (from ns): $bad ($(tr "\n" ";" < $D/buckets))"
 [ "$max" -le "$PROG_MAX" ] || fail "fhook's longest wakeup ($max ns) is over the thread's own ($PROG_MAX ns)"
 
 # 2. the latency traces (each new maximum) of the same workload
@@ -108,7 +134,9 @@ final=$(grep '^{' $D/top.out | tail -n 1)
 echo "$final" | grep -q "\"cpus\":\[{\"count\":[0-9]*,\"min_ns\":[0-9]*,\"avg_ns\":[0-9]*,\"max_ns\":[0-9]*,\"cpu\":1}\]" ||
 	fail "top: not one row, CPU 1's: $final"
 all=$(echo "$final" | sed -n 's/.*"all":{"count":\([0-9]*\).*/\1/p')
-[ "$all" -ge "$N" ] || fail "top: $all wakeups, the thread had $N"
+cpu1=$(echo "$final" | sed -n 's/.*"cpus":\[{"count":\([0-9]*\).*/\1/p')
+expect_eq "$cpu1" "$all" "top: CPU 1's wakeups and all of them"
+[ "$all" -ge $((N / 2)) ] || fail "top: $all wakeups of the thread ($N writes)"
 
 # 3. a deadline task (wakeup_dl); its affinity must span the root domain
 run_fhook $D/dl wakeup --dl --format json -- fhook-wakeprog -D 50 1000
@@ -136,11 +164,16 @@ sleep 1
 echo 0 > $T/tracing_max_latency
 echo wakeup_rt > $T/current_tracer
 $WP > $D/k.prog
-echo nop > $T/current_tracer
+# the worst case is in `trace` while the tracer is current: stop, read it
+echo 0 > $T/tracing_on
 kill -INT $FH
 wait $FH
 kmax=$(cat $T/tracing_max_latency)
-ktask=$(grep '^#    | task:' $T/trace | head -n 1)
+cat $T/trace > $D/ktrace
+echo nop > $T/current_tracer
+echo 1 > $T/tracing_on
+sed 's/^/#   /' $D/ktrace | head -n 25
+ktask=$(grep '^#    | task:' $D/ktrace | head -n 1)
 log "the kernel's wakeup_rt: $kmax us, $ktask"
 kpid=$(echo "$ktask" | sed -n 's/.*task: .*-\([0-9]*\) (uid.*/\1/p')
 [ -n "$kpid" ] || fail "no task in the kernel's wakeup_rt trace"
