@@ -230,6 +230,8 @@ struct fhook_probe_kind {
 	void (*release)(struct fhook_probe *p);
 	/* handlers run with preemption off: synchronize_rcu() after disarm */
 	bool sync_rcu;
+	/* runs no triggers and ignores ENABLE/DISABLE: TRIGGER_ADD refuses it */
+	bool no_triggers;
 	/*
 	 * disarm unregisters (ftrace ops): still `registered` after it means
 	 * unregistering failed (kprobes and uprobes unregister in release)

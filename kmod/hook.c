@@ -532,7 +532,6 @@ static void fhook_hook_release(struct fhook_probe *p)
 
 	fhook_modwatch_del(p);
 	ftrace_free_filter(&hp->ops);
-	fhook_triggers_free(p);
 	kfree(p->pred);
 	kfree(p->prog);
 	if (!h)

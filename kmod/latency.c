@@ -110,7 +110,9 @@ asmlinkage notrace void fhook_lat_exit(struct fhook_lat_frame *f)
 		/* (across CPUs the fast clock may step back by a little) */
 		if ((s64)d < 0)
 			d = 0;
+		preempt_disable_notrace();
 		fhook_lathist_add(&c->h, d);
+		preempt_enable_notrace();
 	}
 	/* the last access to the histogram from this call */
 	barrier();
@@ -247,9 +249,11 @@ void fhook_lat_read(struct fhook_lat *l, int cpu, struct fhook_latency *out)
 	int c;
 
 	fhook_lathist_read(&l->cpu->h, cpu, out);
+	/* calls enter on one CPU and leave on another: only the sum says */
+	if (cpu >= 0)
+		return;
 	for_each_possible_cpu(c)
-		if (cpu < 0 || c == cpu)
-			out->inflight += READ_ONCE(per_cpu_ptr(l->cpu, c)->inflight);
+		out->inflight += READ_ONCE(per_cpu_ptr(l->cpu, c)->inflight);
 	/* (entries and exits on different CPUs, read at different times) */
 	if ((s64)out->inflight < 0)
 		out->inflight = 0;

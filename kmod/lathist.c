@@ -6,13 +6,13 @@
 
 static void fhook_lathist_read_cpu(const struct fhook_lathist *c, struct fhook_latency *out)
 {
-	u64 count = READ_ONCE(c->count), min = ~READ_ONCE(c->not_min);
+	u64 count = READ_ONCE(c->count), not_min = READ_ONCE(c->not_min);
 	int b;
 
-	if (!count)
+	if (!count || !not_min)
 		return;
-	if (!out->count || min < out->min_ns)
-		out->min_ns = min;
+	if (!out->count || ~not_min < out->min_ns)
+		out->min_ns = ~not_min;
 	out->max_ns = max(out->max_ns, READ_ONCE(c->max));
 	out->count += count;
 	out->sum_ns += READ_ONCE(c->sum);

@@ -296,7 +296,6 @@ static void fhook_direct_release(struct fhook_probe *p)
 	kfree(d->targets.exclude_text);
 	kvfree(d->targets.ips);
 	ftrace_free_filter(&d->f.ops);
-	fhook_triggers_free(p);
 	kfree(p->pred);
 	free_percpu(d->fast_hits);
 	/* unregistered: calls still in the body keep the histogram (latency.c) */

@@ -721,7 +721,6 @@ static void fhook_func_probe_release(struct fhook_probe *p)
 	ftrace_free_filter(&f->ops);
 	fhook_slices_release(&f->slices);
 	fhook_func_counts_free(f->counts);
-	fhook_triggers_free(p);
 	kfree(p->pred);
 }
 

@@ -487,4 +487,5 @@ const struct fhook_probe_kind fhook_graph_kind = {
 	.disarm		= fhook_graph_disarm,
 	.release	= fhook_graph_release,
 	.disarm_unregisters = true,
+	.no_triggers	= true,
 };

@@ -659,7 +659,6 @@ static void fhook_kprobe_release(struct fhook_probe *p)
 	if (p->type == FHOOK_PROBE_KRETPROBE)
 		fhook_mem_unreserve(k->rp_pages);
 	kfree(p->symbol);
-	fhook_triggers_free(p);
 	kfree(p->pred);
 	kfree(p->prog);
 }

@@ -282,7 +282,6 @@ static void fhook_tp_release(struct fhook_probe *p)
 {
 	fhook_tp_disarm(p);
 	kfree(to_tp(p)->events);
-	fhook_triggers_free(p);
 	kfree(p->pred);
 }
 

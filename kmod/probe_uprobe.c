@@ -134,7 +134,6 @@ static void fhook_uprobe_release(struct fhook_probe *p)
 	if (p->registered)
 		path_put(&to_uprobe(p)->path);
 	p->registered = false;
-	fhook_triggers_free(p);
 	kfree(p->pred);
 	kfree(p->prog);
 }

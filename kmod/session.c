@@ -110,6 +110,7 @@ void fhook_probe_free(struct fhook_probe *p)
 {
 	if (p->kind->release)
 		p->kind->release(p);
+	fhook_triggers_free(p);
 	fhook_hist_free(p->hist);
 	fhook_mem_unreserve(p->filter_pages);
 	kfree(p);

@@ -34,10 +34,10 @@ int fhook_trigger_add(struct fhook_session *s, const struct fhook_trigger *arg)
 	target = fhook_probe_find(s, arg->target_id);
 	/* counting probes and hooks have no records to act on */
 	if (!p || p->type == FHOOK_PROBE_BENCH || p->type == FHOOK_PROBE_HOOK || p->count_only ||
-	    p->lat)
+	    p->lat || p->kind->no_triggers)
 		return fhook_refuse(s, FHOOK_R_TRIGGER, -1, -ENOENT);
 	if (arg->action == FHOOK_TRIG_ENABLE || arg->action == FHOOK_TRIG_DISABLE) {
-		if (!target || target->type == FHOOK_PROBE_BENCH)
+		if (!target || target->type == FHOOK_PROBE_BENCH || target->kind->no_triggers)
 			return fhook_refuse(s, FHOOK_R_TRIGGER, -1, -ENOENT);
 	} else if (arg->target_id) {
 		return fhook_refuse(s, FHOOK_R_TRIGGER, -1, -EINVAL);

@@ -9,19 +9,26 @@
  * when a task of the class is woken that outranks both the task tracked
  * now and the task that woke it (a deadline task is kept until it runs);
  * the switch to it ends the measure, reported as a record when it is a
- * new maximum or over the threshold.  One raw lock per tracer (the
- * kernel's wakeup_lock) covers it: the handlers run with the runqueue
- * lock held, interrupts off, where PREEMPT_RT cannot sleep either.
+ * new maximum or over the threshold; a tracked task seen switching out
+ * first (woken while it was still running) is dropped.  One raw lock
+ * per tracer (the kernel's wakeup_lock), taken with interrupts off,
+ * covers it: sched_switch runs with the runqueue lock held, sched_wakeup
+ * with it or (a task waking itself) with preemption off only; neither
+ * may sleep, on PREEMPT_RT either.  One tracer per session.
  *
  * The histogram is runqlat's: every task of the class stamped when it is
  * woken or preempted while runnable, and the stamp taken at the switch to
- * it.  Stamps live in a table of FHOOK_WAKE_SLOTS (task, time) pairs
- * found by the task's address, without a lock: a stamp is the task's
- * own (its wakeup and its switch are ordered by its runqueue lock), and
- * a task whose slot another one took meanwhile loses that sample
- * (counted as missed).  The task word says whose the time is: a writer
- * empties it (xchg) before it writes the time and sets it after (B), so
- * a reader whose cmpxchg (task -> NULL) succeeds read that task's time (A).
+ * it; a task that blocks drops its stamp (a stale one, from a wakeup
+ * while it ran, would time its next run from then).  Stamps live in a
+ * table of FHOOK_WAKE_SLOTS (task, time) pairs found by the task's
+ * address, without a lock: a stamp is the task's own (its wakeup and its
+ * switch are ordered by its runqueue lock), and a task whose slot another
+ * one took meanwhile loses that sample (counted as missed).  The task
+ * word says whose the time is: a writer claims it (xchg to
+ * FHOOK_WAKE_BUSY; a writer that finds it claimed gives up, as does one
+ * interrupted on its CPU by another) before it writes the time and sets
+ * it after (B), so a reader whose cmpxchg (task -> NULL) succeeds read
+ * that task's time (A).
  */
 #include "fhook.h"
 #include "lathist.h"
@@ -36,6 +43,8 @@
 
 #define FHOOK_WAKE_SLOTS_BITS	12
 #define FHOOK_WAKE_SLOTS	(1U << FHOOK_WAKE_SLOTS_BITS)
+/* a slot a writer is filling in: no task's */
+#define FHOOK_WAKE_BUSY		((struct task_struct *)1UL)
 
 struct fhook_wake_slot {
 	struct task_struct *task;	/* stamped and not yet run; NULL: free */
@@ -98,10 +107,13 @@ static notrace void fhook_wake_stamp(struct fhook_wakeup_probe *w, struct task_s
 
 	struct task_struct *was;
 
-	/* (A) empty first: a reader's cmpxchg from the old task fails from here on */
-	was = xchg(&sl->task, NULL);
+	/* (A) claimed first: a reader's cmpxchg from the old task fails from here on */
+	was = xchg(&sl->task, FHOOK_WAKE_BUSY);
 	if (was && was != t)
 		fhook_count(&fhook_counters(w->p.session, smp_processor_id(), w->p.id)->missed);
+	/* another writer is filling it in: it is that one's */
+	if (was == FHOOK_WAKE_BUSY)
+		return;
 	WRITE_ONCE(sl->ts, now);
 	/* (B) the time before the task: pairs with the acquire in fhook_wake_unstamp() */
 	smp_store_release(&sl->task, t);
@@ -141,6 +153,20 @@ static notrace struct task_struct *fhook_wake_reset(struct fhook_wakeup_probe *w
 	w->t.prio = INT_MAX;
 	w->t.dl = false;
 	return t;
+}
+
+/* @t, tracked, runs without a switch to it since it was woken: drop it. */
+static notrace void fhook_wake_untrack(struct fhook_wakeup_probe *w, struct task_struct *t)
+{
+	struct task_struct *put = NULL;
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&w->lock, flags);
+	if (w->t.task == t)
+		put = fhook_wake_reset(w);
+	raw_spin_unlock_irqrestore(&w->lock, flags);
+	if (put)
+		put_task_struct(put);
 }
 
 /* The kernel tracer's probe_wakeup(): does @p become the tracked wakeup? */
@@ -293,8 +319,14 @@ static notrace void fhook_wake_on_switch(void *data, bool preempt, struct task_s
 	u64 now = ktime_get_mono_fast_ns(), ts;
 
 	/* preempted (or woken by a signal) while runnable: queued again */
-	if ((preempt || task_is_running(prev)) && fhook_wake_wants(w, prev, cpu))
-		fhook_wake_stamp(w, prev, now);
+	if (preempt || task_is_running(prev)) {
+		if (fhook_wake_wants(w, prev, cpu))
+			fhook_wake_stamp(w, prev, now);
+	} else {
+		fhook_wake_unstamp(w, prev);
+	}
+	if (unlikely(READ_ONCE(w->t.task) == prev))
+		fhook_wake_untrack(w, prev);
 	ts = fhook_wake_unstamp(w, next);
 	if (ts && fhook_wake_wants(w, next, cpu))
 		fhook_lathist_add(w->hist, (s64)(now - ts) > 0 ? now - ts : 0);
@@ -316,11 +348,16 @@ static struct tracepoint *fhook_wake_tp[ARRAY_SIZE(fhook_wake_tps)];
 
 static int fhook_wakeup_validate(struct fhook_session *s, const struct fhook_probe_add *arg)
 {
+	struct fhook_probe *p;
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(fhook_wake_tp); i++)
 		if (!fhook_wake_tp[i])
 			return fhook_refuse(s, FHOOK_R_WAKEUP_TPS, -1, -EOPNOTSUPP);
+	/* each one is on every switch and wakeup: one per session */
+	list_for_each_entry(p, &s->probes, node)
+		if (p->type == FHOOK_PROBE_WAKEUP)
+			return fhook_refuse(s, FHOOK_R_WAKEUP_ONE, -1, -EBUSY);
 	return 0;
 }
 
@@ -364,6 +401,9 @@ static int fhook_wakeup_arm(struct fhook_probe *p)
 	struct fhook_wakeup_probe *w = to_wakeup(p);
 	int ret;
 
+	/* a new run, a new maximum (the kernel tracer's max_latency = 0) */
+	w->max = 0;
+	w->nr = 0;
 	for (; w->nr_registered < ARRAY_SIZE(fhook_wake_tps); w->nr_registered++) {
 		ret = tracepoint_probe_register(fhook_wake_tp[w->nr_registered],
 						fhook_wake_tps[w->nr_registered].probe, w);
@@ -425,6 +465,7 @@ const struct fhook_probe_kind fhook_wakeup_kind = {
 	.disarm		= fhook_wakeup_disarm,
 	.release	= fhook_wakeup_release,
 	.disarm_unregisters = true,
+	.no_triggers	= true,
 	.hits_elsewhere	= fhook_wakeup_hits,
 	.read_latency	= fhook_wakeup_read_latency,
 };

@@ -846,7 +846,7 @@ struct fhook_latency {
 	__u32 nr_buckets;	/* out: FHOOK_LAT_BUCKETS */
 	__u64 count;		/* out: calls timed (sum of the buckets) */
 	__u64 sum_ns;		/* out: their total duration */
-	__u64 inflight;		/* out: calls inside the function now */
+	__u64 inflight;		/* out: calls inside the function now (sum only) */
 	__u32 cpu;		/* in: FHOOK_LATENCY_F_CPU, else 0 */
 	__u32 __pad;		/* must be zero */
 	/* out (FHOOK_FEAT_WAKEUP): the shortest and longest, 0 without any */

@@ -71,3 +71,4 @@ FHOOK_REASON(TRIGGER, "the trigger's action, target or probe is wrong for its ki
 FHOOK_REASON(MAX_TRIGGERS, "the probe has FHOOK_MAX_TRIGGERS triggers already")
 FHOOK_REASON(WAKEUP_TPS, "this kernel lacks a tracepoint the wakeup tracer needs (sched_switch, sched_wakeup, sched_wakeup_new)")
 FHOOK_REASON(WAKEUP_CFG, "the wakeup tracer's struct fhook_wakeup is missing, unreadable or has an unknown class")
+FHOOK_REASON(WAKEUP_ONE, "the session has a wakeup tracer already: one per session")

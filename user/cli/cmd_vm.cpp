@@ -28,8 +28,8 @@ constexpr const char* kVmUsage =
     "this terminal.  Exits with COMMAND's status; 124 when it gave no result within\n"
     "--timeout, 125 when the guest kernel oopsed, panicked or printed a WARNING or\n"
     "BUG (those lines on stderr).  Kernels: the targets scripts/setup.sh installed,\n"
-    "by release or as 6.1, 6.12, rt (6.12 PREEMPT_RT), debug; or a bzImage with --modules DIR holding\n"
-    "fhook.ko built for it.\n";
+    "by release or as 6.1, 6.12, rt (6.12 PREEMPT_RT), debug; or a bzImage with\n"
+    "--modules DIR holding fhook.ko built for it.\n";
 
 // The runner beside this executable: build/user/fhook -> vmtests/vm.sh,
 // PREFIX/bin/fhook -> PREFIX/lib/fhook/vmtests/vm.sh.

@@ -1971,9 +1971,10 @@ static int latency_read(int fd, __u32 id, __u32 flags, __u32 cpu, struct fhook_l
 /*
  * The wakeup tracer as a CAP_PERFMON caller can drive it: its config from
  * nowhere, an unreadable page, with an unknown class, reserved bits or a
- * size past a page; per-CPU reads of CPUs that do not exist; the most
- * tracers a session may hold, armed while tasks wake, then closed without
- * STOP (the tracked task's reference and the tracepoints must go).
+ * size past a page; a second tracer in the session, triggers on it;
+ * per-CPU reads of CPUs that do not exist; the tracer armed while tasks
+ * wake, then closed without STOP (the tracked task's reference and the
+ * tracepoints must go).
  */
 static void test_observer_wakeup(void)
 {
@@ -1981,7 +1982,7 @@ static void test_observer_wakeup(void)
 	struct fhook_wakeup w = { .size = sizeof(w), .wclass = FHOOK_WAKEUP_RT };
 	struct fhook_latency l;
 	struct fhook_last_error le;
-	unsigned int i, added = 0;
+	unsigned int i;
 	__u32 id = 0;
 	int fd = open_dev();
 
@@ -2012,18 +2013,20 @@ static void test_observer_wakeup(void)
 		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
 			   "observer: wakeup tracer with a function filter -> EINVAL");
 	}
-	/* every slot of the session: 64 tracers, each with its stamp table */
-	for (i = 0; i < FHOOK_MAX_PROBES; i++) {
-		w.wclass = i % 3;
-		w.threshold_ns = i & 1 ? 1000 : 0;
-		if (wakeup_add(fd, (uintptr_t)&w, i ? NULL : &id))
-			break;
-		added++;
+	EXPECT_OK(wakeup_add(fd, (uintptr_t)&w, &id), "observer: a wakeup_rt tracer");
+	w.wclass = FHOOK_WAKEUP_ALL;
+	EXPECT_ERR(wakeup_add(fd, (uintptr_t)&w, NULL), ERRS(EBUSY),
+		   "observer: a second wakeup tracer in the session -> EBUSY");
+	le = last_error(fd);
+	expect(le.reason == FHOOK_R_WAKEUP_ONE, "observer: LAST_ERROR says WAKEUP_ONE (%u)", le.reason);
+	{
+		struct fhook_trigger t = {
+			.size = sizeof(t), .probe_id = id, .action = FHOOK_TRIG_TRACEOFF,
+		};
+
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_TRIGGER_ADD, &t), ERRS(ENOENT),
+			   "observer: a trigger on the wakeup tracer (it runs none) -> ENOENT");
 	}
-	expect(added == FHOOK_MAX_PROBES, "observer: %u wakeup tracers in one session (errno %d)",
-	       added, errno);
-	EXPECT_ERR(wakeup_add(fd, (uintptr_t)&w, NULL), ERRS(ENOSPC),
-		   "observer: one wakeup tracer past FHOOK_MAX_PROBES -> ENOSPC");
 	EXPECT_ERR(latency_read(fd, id, FHOOK_LATENCY_F_CPU, 1U << 30, &l), ERRS(EINVAL),
 		   "observer: a wakeup histogram of CPU 2^30 -> EINVAL");
 	EXPECT_ERR(latency_read(fd, id, 2, 0, &l), ERRS(EINVAL),
@@ -2038,7 +2041,7 @@ static void test_observer_wakeup(void)
 		   "observer: LATENCY with an output field set on input -> EINVAL");
 	EXPECT_ERR(ioctl(fd, FHOOK_IOC_LATENCY, noaccess), ERRS(EFAULT),
 		   "observer: LATENCY into an unreadable page -> EFAULT");
-	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "observer: 64 wakeup tracers armed");
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "observer: the wakeup tracer armed");
 	/* wakeups and switches while armed: a child sleeping 200 times */
 	{
 		pid_t child = fork();
