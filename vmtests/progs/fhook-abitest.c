@@ -1979,7 +1979,7 @@ static int latency_read(int fd, __u32 id, __u32 flags, __u32 cpu, struct fhook_l
 static void test_observer_wakeup(void)
 {
 	void *noaccess = mmap(NULL, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct fhook_wakeup w = { .size = sizeof(w), .wclass = FHOOK_WAKEUP_RT };
+	struct fhook_wakeup w = { .size = sizeof(w), .wclass = FHOOK_WAKEUP_ALL };
 	struct fhook_latency l;
 	struct fhook_last_error le;
 	unsigned int i;
@@ -1995,7 +1995,7 @@ static void test_observer_wakeup(void)
 		   "observer: wakeup config from an unreadable page -> EFAULT");
 	w.wclass = 3;
 	EXPECT_ERR(wakeup_add(fd, (uintptr_t)&w, NULL), ERRS(EINVAL), "observer: wakeup class 3 -> EINVAL");
-	w.wclass = FHOOK_WAKEUP_RT;
+	w.wclass = FHOOK_WAKEUP_ALL;
 	w.reserved[1] = 1;
 	EXPECT_ERR(wakeup_add(fd, (uintptr_t)&w, NULL), ERRS(EINVAL),
 		   "observer: wakeup config with a reserved word set -> EINVAL");
@@ -2013,8 +2013,8 @@ static void test_observer_wakeup(void)
 		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
 			   "observer: wakeup tracer with a function filter -> EINVAL");
 	}
-	EXPECT_OK(wakeup_add(fd, (uintptr_t)&w, &id), "observer: a wakeup_rt tracer");
-	w.wclass = FHOOK_WAKEUP_ALL;
+	EXPECT_OK(wakeup_add(fd, (uintptr_t)&w, &id), "observer: a wakeup tracer");
+	w.wclass = FHOOK_WAKEUP_RT;
 	EXPECT_ERR(wakeup_add(fd, (uintptr_t)&w, NULL), ERRS(EBUSY),
 		   "observer: a second wakeup tracer in the session -> EBUSY");
 	le = last_error(fd);
