@@ -120,6 +120,19 @@ std::array<char, 5> context_chars(std::uint8_t flags, std::uint8_t preempt) {
     return c;
 }
 
+char delay_mark(std::uint64_t ns) {
+    static constexpr std::pair<std::uint64_t, char> kMarks[] = {
+        {1000000000ULL, '$'}, {100000000ULL, '@'}, {10000000ULL, '*'},
+        {1000000ULL, '#'},    {100000ULL, '!'},    {10000ULL, '+'},
+    };
+    for (const auto& [limit, mark] : kMarks) {
+        if (ns > limit) {
+            return mark;
+        }
+    }
+    return ' ';
+}
+
 std::uint8_t shown_preempt(const Event& ev, const KprobeDef* def) {
     if (ev.type != EventType::Tracepoint || !def || def->is_syscall_event() ||
         (ev.preempt & 0xf) == 0) {

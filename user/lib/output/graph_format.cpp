@@ -21,20 +21,6 @@ constexpr std::size_t kProcWidth = 14;
 constexpr std::size_t kIndent = 2;
 constexpr const char* kFillFull = "              |  ";
 
-// trace_find_mark(): the first threshold the duration exceeds
-char duration_mark(std::uint64_t ns) {
-    static constexpr std::pair<std::uint64_t, char> kMarks[] = {
-        {1000000000ULL, '$'}, {100000000ULL, '@'}, {10000000ULL, '*'},
-        {1000000ULL, '#'},    {100000ULL, '!'},    {10000ULL, '+'},
-    };
-    for (const auto& [limit, mark] : kMarks) {
-        if (ns > limit) {
-            return mark;
-        }
-    }
-    return ' ';
-}
-
 // The text after the "comm-pid [cpu] ctx ts: " head of a trace line.
 std::string_view event_body(std::string_view line) {
     const std::size_t bracket = line.find("] ");
@@ -143,7 +129,7 @@ void GraphFormatter::prologue(const Event& ev, std::string& out, bool switches) 
 
 // print_graph_duration() with trace_print_graph_duration(): "+ 12.905 us   |  "
 void GraphFormatter::append_duration(std::uint64_t ns, std::string& out) {
-    out.push_back(duration_mark(ns));
+    out.push_back(delay_mark(ns));
     out.push_back(' ');
     std::string usecs;
     put_u64(ns / 1000, usecs);

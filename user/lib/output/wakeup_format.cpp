@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include <fhook/output/format.hpp>
 #include <fhook/output/wakeup_format.hpp>
 
 namespace fhook {
@@ -11,38 +12,6 @@ namespace {
 
 std::string comm_of(const char (&comm)[FHOOK_COMM_LEN]) {
     return std::string(comm, strnlen(comm, FHOOK_COMM_LEN));
-}
-
-// trace_print_lat_fmt(): irqs-off, need-resched, hardirq/softirq,
-// preempt depth, migrate-disable depth
-std::string lat_flags(std::uint8_t flags, std::uint8_t preempt) {
-    const bool irqs_off = flags & FHOOK_CTX_IRQS_OFF, bh_off = flags & FHOOK_CTX_BH_OFF;
-    const bool nmi = flags & FHOOK_CTX_NMI, hard = flags & FHOOK_CTX_HARDIRQ,
-               soft = flags & FHOOK_CTX_SOFTIRQ;
-    const bool need = flags & FHOOK_CTX_NEED_RESCHED,
-               preempt_need = flags & FHOOK_CTX_PREEMPT_RESCHED;
-    std::string out;
-    out += irqs_off && bh_off ? 'D' : irqs_off ? 'd' : bh_off ? 'b' : '.';
-    out += need && preempt_need ? 'N' : need ? 'n' : preempt_need ? 'p' : '.';
-    out += nmi && hard ? 'Z' : nmi ? 'z' : hard && soft ? 'H' : hard ? 'h' : soft ? 's' : '.';
-    const char* hex = "0123456789abcdef";
-    out += (preempt & 0xf) ? hex[preempt & 0xf] : '.';
-    out += (preempt >> 4) ? hex[preempt >> 4] : '.';
-    return out;
-}
-
-// trace_find_mark(): the delay to the next line
-char delay_mark(std::uint64_t ns) {
-    static const std::pair<std::uint64_t, char> kMarks[] = {
-        {1000000000ULL, '$'}, {100000000ULL, '@'}, {10000000ULL, '*'},
-        {1000000ULL, '#'},    {100000ULL, '!'},    {10000ULL, '+'},
-    };
-    for (const auto& [over, mark] : kMarks) {
-        if (ns > over) {
-            return mark;
-        }
-    }
-    return ' ';
 }
 
 std::string printf_string(const char* fmt, auto... args) {
@@ -55,7 +24,7 @@ std::string printf_string(const char* fmt, auto... args) {
 std::string lat_line(std::string_view comm, std::uint32_t pid, unsigned cpu, std::uint8_t flags,
                      std::uint8_t preempt, std::uint64_t at_ns, std::uint64_t next_ns) {
     return printf_string("%8.8s-%-7u %3u", std::string(comm).c_str(), pid, cpu) +
-           lat_flags(flags, preempt) +
+           std::string(context_chars(flags, preempt).data(), 5) +
            printf_string(" %4lluus%c: ", static_cast<unsigned long long>(at_ns / 1000),
                          delay_mark(next_ns > at_ns ? next_ns - at_ns : 0));
 }

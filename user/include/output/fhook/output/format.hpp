@@ -53,6 +53,9 @@ private:
 // (trace_print_lat_fmt()): irqs-off/bh-off, need-resched, hardirq/softirq,
 // preempt depth, migrate-disable depth.  E.g. "d.h1.".
 std::array<char, 5> context_chars(std::uint8_t flags, std::uint8_t preempt);
+// trace_find_mark(): the mark of a delay or duration of `ns` ('$' over a
+// second, '@' 100 ms, '*' 10 ms, '#' 1 ms, '!' 100 us, '+' 10 us, ' ').
+char delay_mark(std::uint64_t ns);
 
 // The preempt depth tracefs prints for an event: a tracepoint's record
 // (`def` its definition) counts the tracepoint's own preempt_disable,

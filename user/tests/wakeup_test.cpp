@@ -1,0 +1,132 @@
+// Host tests of the wakeup tracer's output: a FHOOK_REC_WAKEUP record
+// decoded and printed as the kernel's latency trace (the lines of a real
+// wakeup_rt report on the PREEMPT_RT kernel), its JSON, task states, and
+// rtla-style top tables.
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include <fhook/core/error.hpp>
+#include <fhook/output/wakeup_format.hpp>
+#include <fhook/ring/event.hpp>
+
+namespace fhook {
+namespace {
+
+// The report of docs/cli.md: fhook-wakeprog's FIFO 50 thread 163 woken by
+// 162 on CPU 0, switched to on CPU 1 from 115, 1,361 us later.
+fhook_rec_wakeup sample() {
+    fhook_rec_wakeup w{};
+    w.hdr.size = sizeof(w);
+    w.hdr.type = FHOOK_REC_WAKEUP;
+    w.hdr.probe_id = 1;
+    w.hdr.ts = 5001361000;
+    w.hdr.pid = w.hdr.tgid = 115;
+    w.hdr.cpu = 1;
+    w.hdr.flags = FHOOK_CTX_IRQS_OFF;
+    w.hdr.preempt = 4;
+    w.latency = 1361000;
+    w.wakeup_ts = 5000000000;
+    w.max = 1361000;
+    w.nr = 7;
+    w.pid = 163;
+    w.tgid = 162;
+    w.wakeup_cpu = 1;
+    w.waker_cpu = 0;
+    w.waker_pid = 162;
+    w.prio = 49;
+    w.waker_prio = 120;
+    w.prev_prio = 120;
+    w.prev_state = 0;
+    w.policy = 1;
+    w.rt_priority = 50;
+    w.uid = 0;
+    w.wflags = FHOOK_WAKEUP_NEW_MAX;
+    w.waker_flags = FHOOK_CTX_IRQS_OFF;
+    w.waker_preempt = 6;
+    std::strcpy(w.comm, "fhook-wakeprog");
+    std::strcpy(w.waker_comm, "fhook-wakeprog");
+    return w;
+}
+
+TEST(Wakeup, DecodedAsRecorded) {
+    const fhook_rec_wakeup w = sample();
+    const std::optional<Event> ev = decode(&w.hdr);
+    ASSERT_TRUE(ev);
+    EXPECT_EQ(ev->type, EventType::Wakeup);
+    EXPECT_EQ(ev->duration, 1361000u);
+    const fhook_rec_wakeup back = wakeup_of(*ev);
+    EXPECT_EQ(std::memcmp(&back, &w, sizeof(w)), 0);
+    fhook_rec_wakeup shorter = w;
+    shorter.hdr.size = sizeof(w) - 8;
+    EXPECT_THROW(decode(&shorter.hdr), Error);
+}
+
+TEST(Wakeup, KernelLatencyTrace) {
+    const LatencyTraceHost host{"wakeup_rt", "6.12.118+deb12-rt-amd64", "preempt_rt", 2};
+    const std::string out = format_wakeup_trace(sample(), "fhook-workload", host);
+    EXPECT_NE(out.find("# tracer: wakeup_rt\n#\n# wakeup_rt latency trace v1.1.5 on "
+                       "6.12.118+deb12-rt-amd64\n"),
+              std::string::npos);
+    EXPECT_NE(out.find("# latency: 1361 us, #2/2, CPU#1 | (M:preempt_rt VP:0, KP:0, SP:0 HP:0 "
+                       "#P:2)\n"),
+              std::string::npos);
+    EXPECT_NE(out.find("#    | task: fhook-wakeprog-163 (uid:0 nice:0 policy:1 rt_prio:50)\n"),
+              std::string::npos);
+    // the wakeup: waker, CPU 0, "d..6.", 0 us, '#' (1,361 us to the next line)
+    EXPECT_NE(out.find("fhook-wa-162       0d..6.    0us#:      162:120:R   + [001]     163: "
+                       "49:R fhook-wakeprog\n"),
+              std::string::npos);
+    // the switch: the task switched out, CPU 1, "d..4."
+    EXPECT_NE(out.find("fhook-wo-115       1d..4. 1361us :      115:120:R ==> [001]     163: "
+                       "49:R fhook-wakeprog\n"),
+              std::string::npos);
+}
+
+TEST(Wakeup, Json) {
+    const std::string j = format_wakeup_json(sample(), "fhook-workload", "wakeup_rt");
+    EXPECT_EQ(j,
+              "{\"tracer\":\"wakeup_rt\",\"latency_ns\":1361000,\"new_max\":true,\"max_ns\":"
+              "1361000,\"nr\":7,\"wakeup_ts\":5000000000,\"switch_ts\":5001361000,\"cpu\":1,"
+              "\"wakeup_cpu\":1,\"task\":{\"comm\":\"fhook-wakeprog\",\"pid\":163,\"prio\":49,"
+              "\"tgid\":162,\"policy\":1,\"rt_priority\":50,\"nice\":0,\"uid\":0,\"forked\":"
+              "false},\"waker\":{\"comm\":\"fhook-wakeprog\",\"pid\":162,\"prio\":120,\"cpu\":0},"
+              "\"prev\":{\"comm\":\"fhook-workload\",\"pid\":115,\"prio\":120,\"state\":\"R\"}}");
+}
+
+TEST(Wakeup, TaskStates) {
+    EXPECT_EQ(task_state_char(0x0000), 'R');
+    EXPECT_EQ(task_state_char(0x0001), 'S');
+    EXPECT_EQ(task_state_char(0x0002), 'D');
+    EXPECT_EQ(task_state_char(0x0004), 'T');
+    EXPECT_EQ(task_state_char(0x0008), 't');
+    EXPECT_EQ(task_state_char(0x0010), 'X');
+    EXPECT_EQ(task_state_char(0x0020), 'Z');
+    EXPECT_EQ(task_state_char(0x0040), 'P');
+    EXPECT_EQ(task_state_char(0x0402), 'I'); // TASK_IDLE
+    EXPECT_EQ(task_state_char(0x1000), 'R'); // TASK_RTLOCK_WAIT: outside TASK_REPORT
+}
+
+TEST(Wakeup, TopTable) {
+    LatencyHist cpu1;
+    cpu1.count = 299;
+    cpu1.sum_ns = 24480563;
+    cpu1.min_ns = 34737;
+    cpu1.max_ns = 1072327;
+    const std::vector<CpuLatency> rows{{0, LatencyHist{}}, {1, cpu1}, {-1, cpu1}};
+    EXPECT_EQ(format_latency_top(rows, "wakeup_rt latency", LatencyUnit::Usecs),
+              "wakeup_rt latency (us)\n"
+              "CPU          COUNT          MIN          AVG          MAX\n"
+              "1              299       34.737       81.874     1072.327\n"
+              "ALL            299       34.737       81.874     1072.327\n");
+    EXPECT_EQ(format_latency_top_json(rows, "t"),
+              "{\"title\":\"t\",\"cpus\":[{\"count\":299,\"min_ns\":34737,\"avg_ns\":81874,"
+              "\"max_ns\":1072327,\"cpu\":1}],\"all\":{\"count\":299,\"min_ns\":34737,\"avg_ns\":"
+              "81874,\"max_ns\":1072327}}");
+    const std::vector<CpuLatency> none{{0, LatencyHist{}}, {-1, LatencyHist{}}};
+    EXPECT_NE(format_latency_top(none, "wakeup latency", LatencyUnit::Nsecs).find("(no wakeups)"),
+              std::string::npos);
+}
+
+} // namespace
+} // namespace fhook
