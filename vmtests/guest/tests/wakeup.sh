@@ -3,10 +3,12 @@
 # events and a workload that measures its own wakeups: a SCHED_FIFO thread
 # on CPU 1 woken through a pipe every millisecond from CPU 0 while a hog
 # runs on CPU 1 (fhook-wakeprog).
-#  1. hist: the thread's wakeups, counted as the kernel's sched_wakeup
-#     events count them, and their latencies as the kernel's sched_wakeup
-#     -> sched_switch timestamps give them (same instances and clock, two
-#     probes on the same tracepoints): the same total (within 30 us +
+#  1. hist: the thread's waits for its CPU, as the kernel's sched_wakeup
+#     and sched_switch events give them (from a wakeup or a preemption to
+#     the switch to it; a wakeup while it still ran, then a block, is no
+#     wait): as many (within 2), with their latencies from the events'
+#     timestamps (same instances and clock, two probes on the same
+#     tracepoints): the same total (within 30 us +
 #     10 %) and the same number in each log2 bucket (within 2 + 5 %); no
 #     latency above what the thread measured itself (write() to read()
 #     returning contains the wakeup latency).
@@ -38,7 +40,7 @@ within() {
 # 1. the histogram of the FIFO thread's wakeups, with the kernel's events
 E=$T/events/sched
 echo 'comm == "fhook-wakeprog" && prio < 100' > $E/sched_wakeup/filter
-echo 'next_comm == "fhook-wakeprog" && next_prio < 100' > $E/sched_switch/filter
+echo '(next_comm == "fhook-wakeprog" && next_prio < 100) || (prev_comm == "fhook-wakeprog" && prev_prio < 100)' > $E/sched_switch/filter
 # (the default clock, "local", is per CPU: the wakeup and the switch come
 # from two CPUs; "mono" is fhook's clock, CLOCK_MONOTONIC)
 echo mono > $T/trace_clock
@@ -68,21 +70,26 @@ grep -E "sched_(wakeup|switch):" $T/trace > $D/ref.txt
 # (a new clock empties the buffer: only after it was read)
 echo local > $T/trace_clock
 ref_wakeups=$(grep -c "sched_wakeup:.*pid=$TID " $D/ref.txt)
-# each wakeup's latency (ns) from the kernel's timestamps
+# each run-queue wait's latency (ns) from the kernel's timestamps, as the
+# module measures them: from a wakeup, or a switch out while runnable
+# (R, R+: preempted), to the switch to it; a switch out that blocks ends a
+# wait that never ran (woken while it was still running)
 awk -v tid="$TID" '
 	{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { sub(/:$/, "", $i); t = $i } }
-	/sched_wakeup:/ && $0 ~ "pid=" tid " " { woke = t }
+	/sched_wakeup:/ && $0 ~ " pid=" tid " " { woke = t }
+	/sched_switch:/ && $0 ~ "prev_pid=" tid " " { woke = $0 ~ "prev_state=R" ? t : "" }
 	/sched_switch:/ && $0 ~ "next_pid=" tid " " && woke != "" {
 		printf "%d\n", (t - woke) * 1e9 + 0.5; woke = "" }' $D/ref.txt > $D/ref.lat
+ref_waits=$(wc -l < $D/ref.lat)
 ref_max=$(sort -n $D/ref.lat | tail -n 1)
 ref_sum=$(awk '{ s += $1 } END { printf "%d\n", s }' $D/ref.lat)
 sum=$(json_num $D/hist.json sum_ns)
-log "fhook: $count wakeups, sum $sum ns, max $max ns; tracefs: $ref_wakeups wakeups, sum $ref_sum ns," \
-	"max $ref_max ns; the thread measured max $PROG_MAX ns"
+log "fhook: $count waits, sum $sum ns, max $max ns; tracefs: $ref_wakeups wakeups, $ref_waits waits," \
+	"sum $ref_sum ns, max $ref_max ns; the thread measured max $PROG_MAX ns"
 # (a write while the thread is still running finds it awake: fewer than N)
 [ "$ref_wakeups" -ge $((N / 2)) ] || fail "tracefs saw $ref_wakeups wakeups of the thread ($N writes)"
-d=$((count - ref_wakeups))
-[ "${d#-}" -le 2 ] || fail "fhook counted $count wakeups, the kernel's sched_wakeup $ref_wakeups"
+d=$((count - ref_waits))
+[ "${d#-}" -le 2 ] || fail "fhook counted $count waits, the kernel's events give $ref_waits"
 within "$sum" "$ref_sum" || fail "total latency: fhook $sum ns, tracefs $ref_sum ns"
 # the same distribution, bucket by bucket (log2 of ns, as the module's);
 # under TCG one vCPU can stall between two probes of one tracepoint, which
