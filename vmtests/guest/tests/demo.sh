@@ -18,7 +18,7 @@ grep -q 'open: (do_sys_openat2+0x0/0x[0-9a-f]*) dfd=-100 path="/etc/passwd" flag
 grep -q 'open: (do_sys_openat2+0x0/0x[0-9a-f]*) dfd=-100 path="/dev/null" flags=0x8241$' $o ||
 	fail "kprobe: no open of /dev/null for writing (O_LARGEFILE|O_TRUNC|O_CREAT|O_WRONLY)"
 # the latency histogram counted the 2000 reads of dd (count=2000)
-grep -q '^avg = [0-9]* usecs, total: [0-9]* usecs, count: 200[0-9]$' $o ||
+grep -q '^avg = [0-9]* usecs, total: [0-9]* usecs, count: 200[0-9], min: [0-9.]* usecs, max: [0-9.]* usecs$' $o ||
 	fail "latency: no histogram of about 2000 vfs_read calls: $(grep '^avg' $o)"
 grep -q '<- ftrace site: a 5-byte NOP' $o || fail "explain: idle site not a NOP"
 grep -q '<- ftrace site: call ftrace_trampoline+' $o || fail "explain: armed site does not call the ops' trampoline"
