@@ -316,12 +316,14 @@ static notrace void fhook_wake_on_switch(void *data, bool preempt, struct task_s
 {
 	struct fhook_wakeup_probe *w = data;
 	int cpu = smp_processor_id();
-	u64 now = ktime_get_mono_fast_ns(), ts;
+	u64 now = 0, ts;
 
+	/* (the clock only for a task of the class: most switches are not) */
+#define fhook_wake_now()	(now ?: (now = ktime_get_mono_fast_ns()))
 	/* preempted (or woken by a signal) while runnable: queued again */
 	if (preempt || task_is_running(prev)) {
 		if (fhook_wake_wants(w, prev, cpu))
-			fhook_wake_stamp(w, prev, now);
+			fhook_wake_stamp(w, prev, fhook_wake_now());
 	} else {
 		fhook_wake_unstamp(w, prev);
 	}
@@ -329,9 +331,10 @@ static notrace void fhook_wake_on_switch(void *data, bool preempt, struct task_s
 		fhook_wake_untrack(w, prev);
 	ts = fhook_wake_unstamp(w, next);
 	if (ts && fhook_wake_wants(w, next, cpu))
-		fhook_lathist_add(w->hist, (s64)(now - ts) > 0 ? now - ts : 0);
+		fhook_lathist_add(w->hist, (s64)(fhook_wake_now() - ts) > 0 ? now - ts : 0);
 	if (READ_ONCE(w->t.task) == next)
-		fhook_wake_switched(w, prev, next, prev_state, now);
+		fhook_wake_switched(w, prev, next, prev_state, fhook_wake_now());
+#undef fhook_wake_now
 }
 
 /* The tracepoints, registered in this order and unregistered in reverse. */
