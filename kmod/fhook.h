@@ -463,7 +463,8 @@ int fhook_stats_mmap(struct fhook_session *s, struct vm_area_struct *vma);
 void fhook_stats_sum(struct fhook_session *s, int cpu, u32 id, struct fhook_cpu_stats *sum);
 
 extern const struct fhook_probe_kind fhook_func_kind, fhook_kprobe_kind, fhook_uprobe_kind,
-	fhook_tp_kind, fhook_direct_kind, fhook_hook_kind, fhook_graph_kind, fhook_wakeup_kind;
+	fhook_tp_kind, fhook_direct_kind, fhook_hook_kind, fhook_graph_kind, fhook_wakeup_kind,
+	fhook_timerlat_kind;
 
 /* probe_func.c */
 int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_add *arg,
@@ -614,6 +615,7 @@ bool fhook_globs_match(const char *text, const char *name);
 #define FHOOK_PRIV_CHANGE	BIT(0)	/* changes kernel behaviour */
 #define FHOOK_PRIV_KPROBE	BIT(1)	/* kprobes */
 #define FHOOK_PRIV_READ_KERNEL	BIT(2)	/* reads kernel memory it chooses */
+#define FHOOK_PRIV_ADMIN	BIT(3)	/* runs threads of its own: CAP_SYS_ADMIN */
 int fhook_priv_check(u32 needs);
 int fhook_priv_require(struct fhook_probe *p, u32 needs);
 int fhook_session_may(struct fhook_session *s);

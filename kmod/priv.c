@@ -7,7 +7,8 @@
  * a body only on a prototype checked in BTF: btf.c) needs CAP_PERFMON, as
  * perf and BPF tracing do.  Changing what the kernel does (a hook that
  * overrides a return value or redirects a call) needs CAP_SYS_ADMIN, as
- * bpf_override_return() does, and lab mode.  Both follow kernel lockdown
+ * bpf_override_return() does, and lab mode; so does running threads of
+ * its own at a real-time priority on every CPU (timerlat.c).  Both follow kernel lockdown
  * with the kernel's own reasons: kprobes and reads of kernel memory are
  * refused under confidentiality (as __register_trace_kprobe() and
  * bpf_probe_read_kernel() are), behaviour changes under integrity.
@@ -51,6 +52,8 @@ int fhook_priv_check(u32 needs)
 		if (ret)
 			return ret;
 	}
+	if ((needs & FHOOK_PRIV_ADMIN) && !capable(CAP_SYS_ADMIN))
+		return -EPERM;
 	if (needs & FHOOK_PRIV_KPROBE) {
 		ret = security_locked_down(LOCKDOWN_KPROBES);
 		if (ret)

@@ -72,6 +72,8 @@
  * per CPU (FHOOK_LATENCY_F_CPU) with min_ns and max_ns
  */
 #define FHOOK_FEAT_WAKEUP	(1ULL << 33)
+/* FHOOK_PROBE_TIMERLAT (the timer latency tracer) */
+#define FHOOK_FEAT_TIMERLAT	(1ULL << 34)
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -258,6 +260,17 @@ enum fhook_probe_type {
 	 * to the CPU it runs on; the session's own process is left out.
 	 */
 	FHOOK_PROBE_WAKEUP = 11,
+	/*
+	 * The timer latency tracer (the kernel's timerlat tracer,
+	 * CONFIG_TIMERLAT_TRACER): a kernel thread per CPU of the session's
+	 * CPU filter (every CPU online at START without one), bound to it at
+	 * SCHED_FIFO, arms a hard-interrupt hrtimer every period; how late
+	 * the timer's handler runs and how late the thread then runs are
+	 * FHOOK_REC_TIMERLAT records on that CPU.  `hook` points to a
+	 * struct fhook_timerlat; no other field is taken.  Needs
+	 * CAP_SYS_ADMIN: it runs real-time threads of its own.
+	 */
+	FHOOK_PROBE_TIMERLAT = 12,
 };
 
 /*
@@ -516,6 +529,24 @@ struct fhook_wakeup {
 	 * only new maxima (tracing_thresh); 0 = new maxima only
 	 */
 	__u64 threshold_ns;
+	__u64 reserved[2];	/* must be zero */
+};
+
+#define FHOOK_TIMERLAT_MIN_PERIOD_US	100	/* the kernel's timerlat_period_us bounds */
+#define FHOOK_TIMERLAT_MAX_PERIOD_US	1000000
+
+struct fhook_timerlat {
+	__u32 size;		/* in */
+	__u32 period_us;	/* in: the timer's period, 100..1,000,000 us */
+	/* in: the threads' SCHED_FIFO priority, 1..99; 0: 95 (the kernel's) */
+	__u32 prio;
+	__u32 __pad;		/* must be zero */
+	/*
+	 * in: stop at the first IRQ (thread) latency at least this long
+	 * (the kernel's stop_tracing_us, stop_tracing_total_us); 0: never
+	 */
+	__u64 stop_irq_ns;
+	__u64 stop_thread_ns;
 	__u64 reserved[2];	/* must be zero */
 };
 
@@ -1167,6 +1198,7 @@ enum fhook_rec_type {
 	FHOOK_REC_GRAPH_RET = 11,	/* struct fhook_rec_graph_ret */
 	FHOOK_REC_COMM = 12,	/* struct fhook_rec_comm */
 	FHOOK_REC_WAKEUP = 13,	/* struct fhook_rec_wakeup */
+	FHOOK_REC_TIMERLAT = 14,	/* struct fhook_rec_timerlat */
 };
 
 /* Context flags, the information of ftrace's "dNhp." column. */
@@ -1332,6 +1364,24 @@ struct fhook_rec_wakeup {
 };
 
 /*
+ * One timerlat measure (FHOOK_PROBE_TIMERLAT), the kernel's timerlat_sample
+ * event, on the CPU measured: hdr.ts is the time it was taken, hdr's
+ * context the timer handler's (IRQ) or the thread's (THREAD).
+ */
+#define FHOOK_TIMERLAT_IRQ	0	/* the timer's handler ran (context irq) */
+#define FHOOK_TIMERLAT_THREAD	1	/* the thread it woke ran (context thread) */
+/* tflags: this measure reached a stop threshold; the tracer stopped */
+#define FHOOK_TIMERLAT_STOPPED	(1U << 0)
+
+struct fhook_rec_timerlat {
+	struct fhook_rec hdr;
+	__u64 latency;		/* ns from the timer's expiry */
+	__u64 seqnum;		/* the activation on this CPU, from 1 */
+	__u32 context;		/* FHOOK_TIMERLAT_IRQ or _THREAD */
+	__u32 tflags;		/* FHOOK_TIMERLAT_* */
+};
+
+/*
  * A gap: `lost` records dropped on this CPU since the previous LOST record,
  * placed where the drop happened (written by the next writer that finds
  * room).  `probes` breaks the count down by probe (sum == lost); first_seq
@@ -1408,5 +1458,7 @@ FHOOK_ABI_SIZE(fhook_rec_lost, 64);
 FHOOK_ABI_SIZE(fhook_rec_comm, 48);
 FHOOK_ABI_SIZE(fhook_wakeup, 32);
 FHOOK_ABI_SIZE(fhook_rec_wakeup, 160);
+FHOOK_ABI_SIZE(fhook_timerlat, 48);
+FHOOK_ABI_SIZE(fhook_rec_timerlat, 56);
 
 #endif /* _UAPI_FHOOK_ABI_H */

@@ -53,6 +53,10 @@ constexpr Command kCommands[] = {
      "  wakeup [--rt | --dl] [top | hist] [options] [-- COMMAND [ARGS...]]\n"
      "                        wakeup latency: the kernel's wakeup, wakeup_rt and\n"
      "                        wakeup_dl tracers, rtla-style top and hist modes\n"},
+    {"timerlat", fhook::cli::cmd_timerlat,
+     "  timerlat [top | hist | trace] [options] [-- COMMAND [ARGS...]]\n"
+     "                        timer IRQ and thread latency per CPU: the kernel's\n"
+     "                        timerlat tracer, rtla-style top and hist modes\n"},
     {"graph", fhook::cli::cmd_graph,
      "  graph [options] FUNC... [-- COMMAND [ARGS...]]\n"
      "                        call trees under FUNC with durations (function_graph)\n"},

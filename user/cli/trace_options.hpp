@@ -31,6 +31,9 @@ struct TraceOptions {
     std::string flamegraph;                   // hist --flamegraph FILE.svg
     bool clear = false;                       // hist --clear
     bool per_cpu = false;                     // wakeup hist --per-cpu
+    std::uint64_t bucket_ns = 1000;           // timerlat hist --bucket-size
+    std::size_t entries = 256;                // timerlat hist --entries
+    std::uint64_t threshold_ns = 0;           // timerlat trace --threshold
 };
 
 // What one tracing command offers; the option table is built from it in

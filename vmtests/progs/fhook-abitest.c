@@ -10,6 +10,7 @@
  * accepted.  Exit status: 0 if every check passed, 1 otherwise.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -2077,6 +2078,134 @@ static void test_observer_wakeup(void)
 	munmap(noaccess, page);
 }
 
+static int timerlat_add(int fd, __u64 cfg, __u32 *id)
+{
+	struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_TIMERLAT, .hook = cfg };
+	int ret = ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa);
+
+	if (id)
+		*id = pa.probe_id;
+	return ret;
+}
+
+/* Threads named fhook-tlat/N now (/proc/N/comm). */
+static int timerlat_threads(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char path[64], comm[32] = "";
+		FILE *f;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "fhook-tlat/", 11))
+			n++;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+static __u64 probe_written(int fd, __u32 id)
+{
+	struct fhook_stats st = { .size = sizeof(st), .probe_id = id };
+
+	return ioctl(fd, FHOOK_IOC_STATS, &st) ? 0 : st.total.written;
+}
+
+/*
+ * The timerlat tracer's config as root: from nowhere, an unreadable page,
+ * periods and priorities out of range, reserved words; then armed on CPU 0
+ * at the shortest period, stopped, armed again, and closed while armed:
+ * its threads must go each time.
+ */
+static void test_timerlat(void)
+{
+	void *noaccess = mmap(NULL, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct fhook_timerlat t = { .size = sizeof(t), .period_us = FHOOK_TIMERLAT_MIN_PERIOD_US };
+	struct fhook_last_error le;
+	__u64 mask = 1, before;
+	struct fhook_cpu_filter cf = { .size = sizeof(cf), .nr_bits = 64, .mask = (uintptr_t)&mask };
+	__u32 id = 0;
+	int fd = open_dev();
+
+	if (noaccess == MAP_FAILED || handshake(fd, NULL) || ring_setup(fd, 65536))
+		fatal("setting up a session");
+	EXPECT_ERR(timerlat_add(fd, 0, NULL), ERRS(EINVAL), "timerlat without a config -> EINVAL");
+	le = last_error(fd);
+	expect(le.reason == FHOOK_R_TIMERLAT_CFG, "LAST_ERROR says TIMERLAT_CFG (%u)", le.reason);
+	EXPECT_ERR(timerlat_add(fd, (uintptr_t)noaccess, NULL), ERRS(EFAULT),
+		   "timerlat config from an unreadable page -> EFAULT");
+	t.period_us = FHOOK_TIMERLAT_MIN_PERIOD_US - 1;
+	EXPECT_ERR(timerlat_add(fd, (uintptr_t)&t, NULL), ERRS(EINVAL), "timerlat period 99 us -> EINVAL");
+	t.period_us = FHOOK_TIMERLAT_MAX_PERIOD_US + 1;
+	EXPECT_ERR(timerlat_add(fd, (uintptr_t)&t, NULL), ERRS(EINVAL),
+		   "timerlat period over a second -> EINVAL");
+	t.period_us = 0xffffffffU;
+	EXPECT_ERR(timerlat_add(fd, (uintptr_t)&t, NULL), ERRS(EINVAL), "timerlat period 2^32-1 us -> EINVAL");
+	t.period_us = FHOOK_TIMERLAT_MIN_PERIOD_US;
+	t.prio = 100;
+	EXPECT_ERR(timerlat_add(fd, (uintptr_t)&t, NULL), ERRS(EINVAL), "timerlat priority 100 -> EINVAL");
+	t.prio = 0;
+	t.__pad = 1;
+	EXPECT_ERR(timerlat_add(fd, (uintptr_t)&t, NULL), ERRS(EINVAL), "timerlat __pad set -> EINVAL");
+	t.__pad = 0;
+	t.reserved[1] = 1;
+	EXPECT_ERR(timerlat_add(fd, (uintptr_t)&t, NULL), ERRS(EINVAL), "timerlat reserved word set -> EINVAL");
+	t.reserved[1] = 0;
+	t.size = page + 8;
+	EXPECT_ERR(timerlat_add(fd, (uintptr_t)&t, NULL), ERRS(E2BIG, EINVAL, EFAULT),
+		   "timerlat config claiming more than a page");
+	t.size = sizeof(t);
+	EXPECT_OK(timerlat_add(fd, (uintptr_t)&t, &id), "a timerlat tracer at 100 us");
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_CPU_FILTER, &cf), "timerlat on CPU 0 only");
+	{
+		struct fhook_trigger tr = { .size = sizeof(tr), .probe_id = id, .action = FHOOK_TRIG_TRACEOFF };
+
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_TRIGGER_ADD, &tr), ERRS(ENOENT),
+			   "a trigger on the timerlat tracer (it runs none) -> ENOENT");
+	}
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "timerlat armed");
+	expect(timerlat_threads() == 1, "one timerlat thread for one CPU (%d)", timerlat_threads());
+	usleep(100000);
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_STOP, 0), "timerlat stopped");
+	before = probe_written(fd, id);
+	expect(before > 0, "timerlat wrote measures (%llu)", (unsigned long long)before);
+	expect(timerlat_threads() == 0, "no timerlat thread after STOP (%d)", timerlat_threads());
+	usleep(20000);
+	expect(probe_written(fd, id) == before, "no measure after STOP");
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "timerlat armed again");
+	usleep(50000);
+	expect(probe_written(fd, id) > before, "measures again after the second START");
+	/* closed while armed: release must stop the threads */
+	close(fd);
+	expect(timerlat_threads() == 0, "no timerlat thread after close (%d)", timerlat_threads());
+	munmap(noaccess, page);
+}
+
+/* The timerlat tracer runs real-time threads: CAP_PERFMON is not enough. */
+static void test_observer_timerlat(void)
+{
+	struct fhook_timerlat t = { .size = sizeof(t), .period_us = 1000 };
+	int fd = open_dev();
+
+	if (handshake(fd, NULL) || ring_setup(fd, 65536))
+		fatal("setting up a session");
+	EXPECT_ERR(timerlat_add(fd, (uintptr_t)&t, NULL), ERRS(EPERM),
+		   "observer: a timerlat tracer -> EPERM");
+	expect(timerlat_threads() == 0, "observer: no timerlat thread (%d)", timerlat_threads());
+	close(fd);
+}
+
 static void observer(void)
 {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
@@ -2090,7 +2219,7 @@ static void observer(void)
 	void (*const tests[])(void) = {
 		test_forged_tail_big, test_observer_big_record, test_observer_hist,
 		test_observer_noreturn, test_observer_around_slots, test_observer_graph_all,
-		test_observer_wakeup, test_observer_limits,
+		test_observer_wakeup, test_observer_timerlat, test_observer_limits,
 	};
 
 	for (unsigned int i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
@@ -2146,6 +2275,7 @@ int main(int argc, char **argv)
 	test_forged_tail_big();
 	test_privileges();
 	test_session();
+	test_timerlat();
 
 	printf("# %d checks, %d failed\n", tap_counts()[0], tap_failures());
 	return tap_status();

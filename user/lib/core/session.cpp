@@ -266,6 +266,17 @@ std::uint32_t Session::add_wakeup_probe(std::uint32_t wclass, std::uint64_t thre
     return arg.probe_id;
 }
 
+std::uint32_t Session::add_timerlat_probe(fhook_timerlat cfg) {
+    device_.require(FHOOK_FEAT_TIMERLAT, "the timer latency tracer");
+    cfg.size = sizeof(cfg);
+    fhook_probe_add arg = probe_arg(FHOOK_PROBE_TIMERLAT);
+    arg.hook = user_ptr(&cfg);
+    if (probe_add(device_, arg) < 0) {
+        throw_ioctl_error("adding the timerlat tracer", errno, device_.refusal(errno));
+    }
+    return arg.probe_id;
+}
+
 std::uint32_t Session::add_latency_probe(const FunctionSet& functions,
                                          const std::vector<fhook_insn>& pred,
                                          std::uint32_t stack_args) {

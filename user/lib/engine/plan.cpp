@@ -194,9 +194,11 @@ void Tracer::State::plan() {
     if (paths.tracefs.empty()) {
         paths.tracefs = default_tracefs();
     }
-    if (spec.collect == Collect::Wakeup) {
+    if (spec.collect == Collect::Wakeup || spec.collect == Collect::Timerlat) {
         if (!spec.probes.empty() || !spec.events.empty() || !spec.triggers.empty()) {
-            throw_invalid("the wakeup tracer takes no probes, events or triggers");
+            throw_invalid(
+                std::string(spec.collect == Collect::Wakeup ? "the wakeup" : "the timerlat") +
+                " tracer takes no probes, events or triggers");
         }
         return;
     }

@@ -98,6 +98,8 @@ void Tracer::State::add_probes() {
         probes.push_back(ProbeSummary{session->add_wakeup_probe(wclass, spec.wakeup.threshold_ns),
                                       {},
                                       wclass < std::size(kNames) ? kNames[wclass] : "wakeup"});
+    } else if (spec.collect == Collect::Timerlat) {
+        probes.push_back(ProbeSummary{session->add_timerlat_probe(spec.timerlat), {}, "timerlat"});
     } else if (spec.collect == Collect::Latency) {
         // one histogram per FUNC argument, by address: the module checks
         // each function's prototype in BTF
@@ -405,6 +407,9 @@ void Tracer::run(Sink& sink, TraceObserver& observer) {
         }
         drain();
         sink.flush();
+        if (sink.done()) {
+            break;
+        }
     }
     s.session->stop();
     // everything committed before the stop

@@ -6,18 +6,18 @@
 #include <fhook/output/format.hpp>
 #include <fhook/output/wakeup_format.hpp>
 
+#include "text.hpp"
+
 namespace fhook {
+
+using text::in_unit;
+using text::printf_string;
+using text::unit_name;
 
 namespace {
 
 std::string comm_of(const char (&comm)[FHOOK_COMM_LEN]) {
     return std::string(comm, strnlen(comm, FHOOK_COMM_LEN));
-}
-
-std::string printf_string(const char* fmt, auto... args) {
-    char buf[256];
-    std::snprintf(buf, sizeof(buf), fmt, args...);
-    return buf;
 }
 
 // lat_print_generic() + the timestamp: "comm-pid cpu flags   Nus%c: "
@@ -110,24 +110,6 @@ std::string format_wakeup_json(const fhook_rec_wakeup& w, std::string_view prev_
 }
 
 namespace {
-
-std::string in_unit(std::uint64_t ns, LatencyUnit unit) {
-    switch (unit) {
-    case LatencyUnit::Usecs:
-        return printf_string("%llu.%03llu", static_cast<unsigned long long>(ns / 1000),
-                             static_cast<unsigned long long>(ns % 1000));
-    case LatencyUnit::Msecs:
-        return printf_string("%llu.%03llu", static_cast<unsigned long long>(ns / 1000000),
-                             static_cast<unsigned long long>(ns % 1000000 / 1000));
-    case LatencyUnit::Nsecs:
-        break;
-    }
-    return std::to_string(ns);
-}
-
-const char* unit_name(LatencyUnit unit) {
-    return unit == LatencyUnit::Msecs ? "ms" : unit == LatencyUnit::Usecs ? "us" : "ns";
-}
 
 nlohmann::ordered_json top_row_json(const LatencyHist& h) {
     return {{"count", h.count},

@@ -75,6 +75,17 @@ bool decode(const fhook_rec* rec, Event& ev) {
 
 namespace {
 
+// A fixed-size record kept whole: its payload as the event's data.
+template <typename T>
+void keep_record(const fhook_rec* rec, std::size_t end, Event& ev, EventType type) {
+    if (end < sizeof(T)) {
+        too_short(rec, sizeof(T));
+    }
+    const auto* payload = reinterpret_cast<const std::uint8_t*>(rec) + sizeof(fhook_rec);
+    ev.type = type;
+    ev.data.assign(payload, payload + (sizeof(T) - sizeof(fhook_rec)));
+}
+
 bool decode_fields(const fhook_rec* rec, Event& ev) {
     reset(ev);
     // FHOOK_CTX_STACK: the record ends with ips[n], n
@@ -181,17 +192,14 @@ bool decode_fields(const fhook_rec* rec, Event& ev) {
         ev.duration = rec->ts >= g->calltime ? rec->ts - g->calltime : 0;
         break;
     }
-    case FHOOK_REC_WAKEUP: {
-        if (end < sizeof(fhook_rec_wakeup)) {
-            too_short(rec, sizeof(fhook_rec_wakeup));
-        }
-        const auto* w = reinterpret_cast<const fhook_rec_wakeup*>(rec);
-        const auto* payload = reinterpret_cast<const std::uint8_t*>(rec) + sizeof(fhook_rec);
-        ev.type = EventType::Wakeup;
-        ev.duration = w->latency;
-        ev.data.assign(payload, payload + (sizeof(fhook_rec_wakeup) - sizeof(fhook_rec)));
+    case FHOOK_REC_WAKEUP:
+        keep_record<fhook_rec_wakeup>(rec, end, ev, EventType::Wakeup);
+        ev.duration = reinterpret_cast<const fhook_rec_wakeup*>(rec)->latency;
         break;
-    }
+    case FHOOK_REC_TIMERLAT:
+        keep_record<fhook_rec_timerlat>(rec, end, ev, EventType::Timerlat);
+        ev.duration = reinterpret_cast<const fhook_rec_timerlat*>(rec)->latency;
+        break;
     default:
         return false;
     }
@@ -206,23 +214,33 @@ bool decode_fields(const fhook_rec* rec, Event& ev) {
     return true;
 }
 
+// The record a Wakeup or Timerlat event keeps in its data, header rebuilt.
+template <typename T>
+T record_of(const Event& ev, std::uint16_t type) {
+    T r{};
+    r.hdr.size = sizeof(r);
+    r.hdr.type = type;
+    r.hdr.probe_id = ev.probe_id;
+    r.hdr.ts = ev.ts;
+    r.hdr.pid = ev.pid;
+    r.hdr.tgid = ev.tgid;
+    r.hdr.cpu = ev.cpu;
+    r.hdr.flags = ev.flags;
+    r.hdr.preempt = ev.preempt;
+    r.hdr.seq = ev.seq;
+    std::memcpy(reinterpret_cast<std::uint8_t*>(&r) + sizeof(fhook_rec), ev.data.data(),
+                std::min(ev.data.size(), sizeof(r) - sizeof(fhook_rec)));
+    return r;
+}
+
 } // namespace
 
 fhook_rec_wakeup wakeup_of(const Event& ev) {
-    fhook_rec_wakeup w{};
-    w.hdr.size = sizeof(w);
-    w.hdr.type = FHOOK_REC_WAKEUP;
-    w.hdr.probe_id = ev.probe_id;
-    w.hdr.ts = ev.ts;
-    w.hdr.pid = ev.pid;
-    w.hdr.tgid = ev.tgid;
-    w.hdr.cpu = ev.cpu;
-    w.hdr.flags = ev.flags;
-    w.hdr.preempt = ev.preempt;
-    w.hdr.seq = ev.seq;
-    std::memcpy(reinterpret_cast<std::uint8_t*>(&w) + sizeof(fhook_rec), ev.data.data(),
-                std::min(ev.data.size(), sizeof(w) - sizeof(fhook_rec)));
-    return w;
+    return record_of<fhook_rec_wakeup>(ev, FHOOK_REC_WAKEUP);
+}
+
+fhook_rec_timerlat timerlat_of(const Event& ev) {
+    return record_of<fhook_rec_timerlat>(ev, FHOOK_REC_TIMERLAT);
 }
 
 bool leaf_entry(const fhook_rec* rec, Event& ev) {

@@ -126,6 +126,10 @@ public:
     // reported as FHOOK_REC_WAKEUP records (new maxima, or every one of at
     // least `threshold_ns` when set), every wakeup into a histogram.
     std::uint32_t add_wakeup_probe(std::uint32_t wclass, std::uint64_t threshold_ns);
+    // FHOOK_IOC_PROBE_ADD (FHOOK_PROBE_TIMERLAT): the timer latency tracer,
+    // `cfg` as struct fhook_timerlat says (size set here); its measures
+    // come as FHOOK_REC_TIMERLAT records.
+    std::uint32_t add_timerlat_probe(fhook_timerlat cfg);
     // FHOOK_IOC_LATENCY: a latency probe's or tracer's histogram so far,
     // summed over CPUs or `cpu`'s (FHOOK_FEAT_WAKEUP).
     LatencyHist latency(std::uint32_t probe_id, std::optional<unsigned> cpu = {}) const;

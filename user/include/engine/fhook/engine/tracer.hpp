@@ -30,12 +30,14 @@ namespace fhook {
 
 // What a run collects.
 enum class Collect {
-    Events,  // records, to the sink
-    Counts,  // hit counters (a glob's functions one by one), no records
-    Latency, // one duration histogram per function argument, no records
-    Hook,    // an IPMODIFY hook on one function (its records to the sink)
-    Wakeup,  // the wakeup latency tracer (TraceSpec::wakeup): its reports to
-             // the sink, its histogram by latency()
+    Events,   // records, to the sink
+    Counts,   // hit counters (a glob's functions one by one), no records
+    Latency,  // one duration histogram per function argument, no records
+    Hook,     // an IPMODIFY hook on one function (its records to the sink)
+    Wakeup,   // the wakeup latency tracer (TraceSpec::wakeup): its reports to
+              // the sink, its histogram by latency()
+    Timerlat, // the timer latency tracer (TraceSpec::timerlat): its measures
+              // to the sink
 };
 
 // How function arguments attach.
@@ -72,6 +74,10 @@ struct WakeupSpec {
     std::uint64_t threshold_ns = 0;          // every tracked wakeup this long, 0: new maxima
 };
 
+// Collect::Timerlat: struct fhook_timerlat's fields (period, priority,
+// stop thresholds); the session's CPUs are the CPUs measured.
+using TimerlatSpec = fhook_timerlat;
+
 // Everything a run is asked to do.
 struct TraceSpec {
     Collect collect = Collect::Events;
@@ -97,6 +103,7 @@ struct TraceSpec {
     HookSpec hook;
     std::optional<GraphSpec> graph;
     WakeupSpec wakeup;
+    TimerlatSpec timerlat{};
 };
 
 // Where the system's state is read; the defaults are the live system's.
@@ -121,6 +128,8 @@ public:
     virtual bool takes_spans() const { return false; }
     virtual void on_pass(std::span<const RingSpan> spans) { (void)spans; }
     virtual void flush() {}
+    // The sink has what it wanted (a tracer's stop): run() ends.
+    virtual bool done() const { return false; }
     // After the last record: `probes` with their final statistics.
     virtual void finish(const Stats& session, const std::vector<ProbeSummary>& probes) {
         (void)session;
@@ -198,8 +207,8 @@ public:
     // Arms the probes (EBUSY explained from tracefs: who holds the
     // functions), releases the command; --duration starts now.
     void start();
-    // Streams records to `sink` until a stop signal, the deadline or the
-    // command's exit; then disarms, drains everything and calls
+    // Streams records to `sink` until a stop signal, the deadline, the
+    // command's exit or the sink's done(); then disarms, drains everything and calls
     // sink.finish().
     void run(Sink& sink, TraceObserver& observer);
 

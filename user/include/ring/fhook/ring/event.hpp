@@ -27,6 +27,7 @@ enum class EventType : std::uint16_t {
     GraphEntry = FHOOK_REC_GRAPH_ENT,
     GraphReturn = FHOOK_REC_GRAPH_RET,
     Wakeup = FHOOK_REC_WAKEUP,
+    Timerlat = FHOOK_REC_TIMERLAT,
 };
 
 inline bool is_graph_event(EventType t) {
@@ -67,11 +68,12 @@ struct Event {
     std::vector<LostProbe> lost_probes; // Lost: the count per probe
     std::uint64_t ret_ip = 0;           // Kretprobe: where the function returned to
     std::uint64_t faults = 0;           // Kprobe/Kretprobe: bit n, the n-th store faulted
-    std::vector<std::uint8_t> data;   // Kprobe/Kretprobe: fields, then strings; Wakeup: wakeup_of()
+    std::vector<std::uint8_t> data;   // Kprobe/Kretprobe: fields, then strings; Wakeup: wakeup_of();
+                                      // Timerlat: timerlat_of()
     std::vector<std::uint64_t> stack; // FHOOK_CTX_STACK: the probed location first
     std::uint64_t retval = 0;         // Hook, GraphReturn: what the caller got
     std::uint64_t duration = 0;       // Hook (AROUND), GraphReturn: ns from entry to return;
-                                      // Wakeup: the latency
+                                      // Wakeup, Timerlat: the latency
     std::uint32_t action = 0;         // Hook: enum fhook_hook_action
     std::uint32_t depth = 0;          // Graph*: 0 for a graph function's call
     std::uint64_t calltime = 0;       // GraphReturn: its entry's ts (the call's id)
@@ -103,8 +105,9 @@ inline std::size_t record_min_size(const fhook_rec* rec) {
         sizeof(fhook_rec_graph_ret), // FHOOK_REC_GRAPH_RET
         sizeof(fhook_rec_comm),      // FHOOK_REC_COMM
         sizeof(fhook_rec_wakeup),    // FHOOK_REC_WAKEUP
+        sizeof(fhook_rec_timerlat),  // FHOOK_REC_TIMERLAT
     };
-    static_assert(FHOOK_REC_WAKEUP == std::size(kMin) - 1);
+    static_assert(FHOOK_REC_TIMERLAT == std::size(kMin) - 1);
     if (rec->type == FHOOK_REC_LOST) {
         return lost_record_min_size(rec);
     }
@@ -120,8 +123,9 @@ std::optional<Event> decode(const fhook_rec* rec);
 // records); false for an unknown type or a COMM record.
 bool decode(const fhook_rec* rec, Event& ev);
 
-// A Wakeup event's record (fhook_rec_wakeup; its header as the event's).
+// A Wakeup (Timerlat) event's record, its header as the event's.
 fhook_rec_wakeup wakeup_of(const Event& ev);
+fhook_rec_timerlat timerlat_of(const Event& ev);
 
 // A graph return standing for its whole call (FHOOK_GRAPH_RET_LEAF):
 // turns `ev`, decoded from `rec`, into the call's entry and says true;

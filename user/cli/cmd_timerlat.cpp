@@ -1,0 +1,254 @@
+// fhook timerlat [top | hist | trace] [options] [-- COMMAND [ARGS...]]
+#include <fhook/core/error.hpp>
+#include <fhook/core/output.hpp>
+#include <fhook/core/timerlat.hpp>
+#include <fhook/engine/sinks.hpp>
+#include <fhook/output/timerlat_format.hpp>
+
+#include "trace_options.hpp"
+
+namespace fhook::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: fhook timerlat [top | hist | trace] [options] [-- COMMAND [ARGS...]]\n"
+    "\n"
+    "How late timers and the threads they wake run: the kernel's timerlat tracer,\n"
+    "for kernels built without it (CONFIG_TIMERLAT_TRACER).  A SCHED_FIFO thread\n"
+    "per CPU arms a hard-interrupt timer every --period; the IRQ latency is how\n"
+    "late the timer's handler runs, the thread latency how late the thread it\n"
+    "wakes runs.  Until Ctrl-C, --duration, a --stop or the exit of COMMAND.\n"
+    "  top (default)  count, last, min, avg and max per CPU, every --interval\n"
+    "                 (default 1 s) and at the end, as rtla timerlat top\n"
+    "  hist           histograms per CPU at the end, as rtla timerlat hist\n"
+    "  trace          each measure as the kernel's trace shows it (with\n"
+    "                 --threshold, those that long)\n"
+    "Needs CAP_SYS_ADMIN (it runs real-time threads of its own).\n";
+
+enum class Mode { Top, Hist, Trace };
+
+std::uint64_t usec_option(const po::variables_map& vm, const char* name, std::uint64_t max) {
+    const std::uint64_t usec = parse_u64(std::string("--") + name, vm[name].as<std::string>());
+    if (usec < 1 || usec > max) {
+        throw_invalid(std::string("--") + name + " must be between 1 and " + std::to_string(max) +
+                      " microseconds");
+    }
+    return usec;
+}
+
+void add_timerlat_options(po::options_description& options) {
+    options.add_options()("period,p", po::value<std::string>()->value_name("USEC"),
+                          "the timer's period, 100 to 1000000 us (default 1000)")(
+        "priority,P", po::value<std::string>()->value_name("PRIO"),
+        "the threads' SCHED_FIFO priority, 1 to 99, or f:PRIO as rtla (default 95)")(
+        "stop,a", po::value<std::string>()->value_name("USEC"),
+        "stop at the first IRQ or thread latency of USEC us or more")(
+        "irq,i", po::value<std::string>()->value_name("USEC"),
+        "stop at the first IRQ latency of USEC us or more")(
+        "thread,T", po::value<std::string>()->value_name("USEC"),
+        "stop at the first thread latency of USEC us or more")(
+        "threshold", po::value<std::string>()->value_name("USEC"),
+        "trace: only the measures of USEC us or more")(
+        "bucket-size,b", po::value<std::string>()->value_name("N"),
+        "hist: the buckets' width in --unit (default 1)")(
+        "entries,E", po::value<std::string>()->value_name("N"),
+        "hist: the number of buckets, 10 to 9999999 (default 256)")(
+        "unit", po::value<std::string>()->value_name("UNIT")->default_value("us"),
+        "top and hist in ns, us or ms");
+}
+
+void parse_timerlat_options(const po::variables_map& vm, TraceOptions& opt) {
+    fhook_timerlat& t = opt.spec.timerlat;
+    t.period_us = 1000;
+    if (vm.count("period")) {
+        t.period_us =
+            static_cast<std::uint32_t>(parse_u64("--period", vm["period"].as<std::string>()));
+        if (t.period_us < FHOOK_TIMERLAT_MIN_PERIOD_US ||
+            t.period_us > FHOOK_TIMERLAT_MAX_PERIOD_US) {
+            throw_invalid("--period must be between 100 and 1000000 microseconds");
+        }
+    }
+    if (vm.count("priority")) {
+        std::string prio = vm["priority"].as<std::string>();
+        if (prio.starts_with("f:")) {
+            prio.erase(0, 2);
+        }
+        const std::uint64_t p = parse_u64("--priority", prio);
+        if (p < 1 || p > 99) {
+            throw_invalid("--priority takes a SCHED_FIFO priority from 1 to 99 (or f:PRIO)");
+        }
+        t.prio = static_cast<std::uint32_t>(p);
+    }
+    constexpr std::uint64_t kMaxUsec = 1000000000;
+    if (vm.count("stop")) {
+        t.stop_irq_ns = t.stop_thread_ns = usec_option(vm, "stop", kMaxUsec) * 1000;
+    }
+    if (vm.count("irq")) {
+        t.stop_irq_ns = usec_option(vm, "irq", kMaxUsec) * 1000;
+    }
+    if (vm.count("thread")) {
+        t.stop_thread_ns = usec_option(vm, "thread", kMaxUsec) * 1000;
+    }
+    if (vm.count("threshold")) {
+        opt.threshold_ns = usec_option(vm, "threshold", kMaxUsec) * 1000;
+    }
+    const std::string unit = vm["unit"].as<std::string>();
+    if (unit != "ns" && unit != "us" && unit != "ms") {
+        throw_invalid("--unit takes ns, us or ms, not '" + unit + "'");
+    }
+    opt.unit = unit == "ns"   ? LatencyUnit::Nsecs
+               : unit == "ms" ? LatencyUnit::Msecs
+                              : LatencyUnit::Usecs;
+    const std::uint64_t unit_ns = unit == "ns" ? 1 : unit == "ms" ? 1000000 : 1000;
+    if (vm.count("bucket-size")) {
+        const std::uint64_t n = parse_u64("--bucket-size", vm["bucket-size"].as<std::string>());
+        if (n < 1 || n > 1000000) {
+            throw_invalid("--bucket-size must be between 1 and 1000000 " + unit);
+        }
+        opt.bucket_ns = n * unit_ns;
+    } else {
+        opt.bucket_ns = unit_ns;
+    }
+    if (vm.count("entries")) {
+        const std::uint64_t n = parse_u64("--entries", vm["entries"].as<std::string>());
+        if (n < 10 || n > 9999999) {
+            throw_invalid("--entries must be between 10 and 9999999");
+        }
+        opt.entries = static_cast<std::size_t>(n);
+    }
+}
+
+// Every measure into the summary; in trace mode, printed; done at a stop.
+class TimerlatSink final : public EventSink {
+public:
+    TimerlatSink(const TraceOptions& opt, Mode mode, int fd)
+        : summary_(opt.bucket_ns, opt.entries), fd_(fd), mode_(mode),
+          json_(opt.format == OutputFormat::Json), threshold_ns_(opt.threshold_ns) {}
+    void on_event(const Event& ev) override {
+        if (ev.type != EventType::Timerlat) {
+            return;
+        }
+        const fhook_rec_timerlat r = timerlat_of(ev);
+        summary_.add(r);
+        if (r.tflags & FHOOK_TIMERLAT_STOPPED) {
+            stop_ = r;
+            stop_comm_ = ev.comm;
+        }
+        if (mode_ == Mode::Trace &&
+            (r.latency >= threshold_ns_ || (r.tflags & FHOOK_TIMERLAT_STOPPED))) {
+            if (!json_ && !printed_++) {
+                print_to(fd_, format_timerlat_header());
+            }
+            print_to(fd_, json_ ? format_timerlat_json(r, ev.comm) + "\n"
+                                : format_timerlat_line(r, ev.comm));
+        }
+    }
+    bool done() const override { return stop_.has_value(); }
+    const TimerlatSummary& summary() const { return summary_; }
+    const std::optional<fhook_rec_timerlat>& stop() const { return stop_; }
+    const std::string& stop_comm() const { return stop_comm_; }
+
+private:
+    TimerlatSummary summary_;
+    int fd_;
+    Mode mode_;
+    bool json_;
+    std::uint64_t threshold_ns_;
+    std::size_t printed_ = 0;
+    std::optional<fhook_rec_timerlat> stop_;
+    std::string stop_comm_;
+};
+
+// top's table every --interval.
+class TopPrinter final : public TraceObserver {
+public:
+    TopPrinter(const TimerlatSink& sink, int fd, bool json, LatencyUnit unit, Mode mode)
+        : sink_(sink), fd_(fd), json_(json), unit_(unit), mode_(mode) {}
+    void on_interval() override {
+        if (mode_ == Mode::Top) {
+            print();
+        }
+    }
+    void print() {
+        const TimerlatSummary& s = sink_.summary();
+        if (mode_ == Mode::Hist) {
+            print_to(fd_,
+                     json_ ? format_timerlat_hist_json(s) + "\n" : format_timerlat_hist(s, unit_));
+        } else {
+            print_to(fd_, json_ ? format_timerlat_top_json(s) + "\n"
+                                : (printed_++ ? "\n" : "") + format_timerlat_top(s, unit_));
+        }
+    }
+
+private:
+    const TimerlatSink& sink_;
+    int fd_;
+    bool json_;
+    LatencyUnit unit_;
+    Mode mode_;
+    unsigned printed_ = 0;
+};
+
+Mode parse_mode(std::vector<std::string>& words) {
+    if (words.empty()) {
+        return Mode::Top;
+    }
+    if (words.size() > 1 || (words[0] != "top" && words[0] != "hist" && words[0] != "trace")) {
+        throw_invalid("'" + words.back() + "': the modes are top (the default), hist and trace");
+    }
+    const Mode mode = words[0] == "hist"    ? Mode::Hist
+                      : words[0] == "trace" ? Mode::Trace
+                                            : Mode::Top;
+    words.clear();
+    return mode;
+}
+
+} // namespace
+
+int cmd_timerlat(const Args& args) {
+    TraceCommand cmd;
+    cmd.name = "timerlat";
+    cmd.usage = kUsage;
+    cmd.collect = Collect::Timerlat;
+    cmd.snapshots = false;
+    cmd.interval = true;
+    cmd.interval_help = "top: print the table every SEC seconds (default 1)";
+    cmd.via = false;
+    cmd.filter_help = nullptr;
+    cmd.output_help = "write the tables or measures to FILE instead of stdout";
+    cmd.format_help = "text (rtla's tables, the kernel's trace lines; default) or json";
+    cmd.add_options = add_timerlat_options;
+    cmd.parse_options = parse_timerlat_options;
+    std::optional<TraceOptions> opt = parse_trace_options(args, cmd);
+    if (!opt) {
+        return 0; // --help
+    }
+    const Mode mode = parse_mode(opt->spec.probes);
+    if (mode == Mode::Top && !opt->spec.interval) {
+        opt->spec.interval = 1.0;
+    }
+    if (opt->threshold_ns && mode != Mode::Trace) {
+        throw_invalid("--threshold is for the trace mode (top and hist count every measure)");
+    }
+    Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
+    const UniqueFd out = open_output(opt->output);
+    tracer.setup();
+    TimerlatSink sink(*opt, mode, output_fd(out));
+    TopPrinter tables(sink, output_fd(out), opt->format == OutputFormat::Json, opt->unit, mode);
+    tracer.start();
+    tracer.run(sink, tables);
+    if (mode != Mode::Trace) {
+        tables.print();
+    }
+    if (sink.stop() && !opt->quiet) {
+        const fhook_rec_timerlat& r = *sink.stop();
+        print_stderr(
+            "fhook: stopped: " + std::string(r.context == FHOOK_TIMERLAT_IRQ ? "IRQ" : "thread") +
+            " latency " + std::to_string(r.latency) + " ns on CPU " + std::to_string(r.hdr.cpu) +
+            " (" + sink.stop_comm() + "-" + std::to_string(r.hdr.pid) + ")\n");
+    }
+    return run_status(tracer);
+}
+
+} // namespace fhook::cli

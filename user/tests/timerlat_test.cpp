@@ -1,0 +1,93 @@
+// The timerlat summary (rtla's top and hist figures) and its text and
+// JSON forms, from records whose figures are known.
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+#include <fhook/core/timerlat.hpp>
+#include <fhook/output/timerlat_format.hpp>
+
+namespace fhook {
+namespace {
+
+fhook_rec_timerlat measure(unsigned cpu, std::uint32_t context, std::uint64_t ns,
+                           std::uint64_t seq = 1) {
+    fhook_rec_timerlat r{};
+    r.hdr.type = FHOOK_REC_TIMERLAT;
+    r.hdr.size = sizeof(r);
+    r.hdr.cpu = cpu;
+    r.hdr.pid = 42;
+    r.hdr.ts = 54029328123ULL;
+    r.hdr.flags = FHOOK_CTX_IRQS_OFF | FHOOK_CTX_HARDIRQ;
+    r.hdr.preempt = 1;
+    r.latency = ns;
+    r.seqnum = seq;
+    r.context = context;
+    return r;
+}
+
+TEST(Timerlat, SummaryPerCpuAndAll) {
+    TimerlatSummary s(1000, 10);
+    s.add(measure(0, FHOOK_TIMERLAT_IRQ, 900));
+    s.add(measure(0, FHOOK_TIMERLAT_THREAD, 4200));
+    s.add(measure(0, FHOOK_TIMERLAT_IRQ, 2100));
+    s.add(measure(1, FHOOK_TIMERLAT_IRQ, 15000)); // past 10 buckets of 1 us
+    ASSERT_EQ(s.cpus().size(), 2u);
+    const TimerlatCpu& c0 = s.cpus().at(0);
+    EXPECT_EQ(c0.irq.count, 2u);
+    EXPECT_EQ(c0.irq.min_ns, 900u);
+    EXPECT_EQ(c0.irq.max_ns, 2100u);
+    EXPECT_EQ(c0.irq.cur_ns, 2100u);
+    EXPECT_EQ(c0.irq.avg_ns(), 1500u);
+    EXPECT_EQ(c0.irq.buckets[0], 1u);
+    EXPECT_EQ(c0.irq.buckets[2], 1u);
+    EXPECT_EQ(c0.thread.count, 1u);
+    EXPECT_EQ(c0.thread.buckets[4], 1u);
+    EXPECT_EQ(s.cpus().at(1).irq.over, 1u);
+    const TimerlatCpu all = s.all();
+    EXPECT_EQ(all.irq.count, 3u);
+    EXPECT_EQ(all.irq.min_ns, 900u);
+    EXPECT_EQ(all.irq.max_ns, 15000u);
+    EXPECT_EQ(all.irq.over, 1u);
+    EXPECT_EQ(all.thread.count, 1u);
+}
+
+TEST(Timerlat, TraceLineAsTheKernelPrintsIt) {
+    const std::string line = format_timerlat_line(measure(3, FHOOK_TIMERLAT_IRQ, 932, 7), "<idle>");
+    EXPECT_EQ(line, "          <idle>-42      [003] d.h1.    54.029328: #7     context    irq "
+                    "timer_latency       932 ns\n");
+    fhook_rec_timerlat stop = measure(0, FHOOK_TIMERLAT_THREAD, 11700);
+    stop.tflags = FHOOK_TIMERLAT_STOPPED;
+    EXPECT_NE(format_timerlat_line(stop, "fhook-tlat/0")
+                  .find("context thread timer_latency     "
+                        "11700 ns (stop)"),
+              std::string::npos);
+    const auto j = nlohmann::json::parse(format_timerlat_json(stop, "fhook-tlat/0"));
+    EXPECT_EQ(j["context"], "thread");
+    EXPECT_EQ(j["latency_ns"], 11700);
+    EXPECT_EQ(j["stopped"], true);
+}
+
+TEST(Timerlat, TopAndHistTables) {
+    TimerlatSummary s(1000, 256);
+    EXPECT_NE(format_timerlat_top(s, LatencyUnit::Usecs).find("(no measures)"), std::string::npos);
+    s.add(measure(0, FHOOK_TIMERLAT_IRQ, 1500));
+    s.add(measure(0, FHOOK_TIMERLAT_THREAD, 5250));
+    const std::string top = format_timerlat_top(s, LatencyUnit::Usecs);
+    EXPECT_NE(top.find("IRQ Timer Latency (us)"), std::string::npos) << top;
+    EXPECT_NE(top.find("  0 #1         |     1.500     1.500     1.500     1.500 |     5.250     "
+                       "5.250     5.250     5.250 |"),
+              std::string::npos)
+        << top;
+    EXPECT_NE(top.find("ALL #1"), std::string::npos) << top;
+    const std::string hist = format_timerlat_hist(s, LatencyUnit::Usecs);
+    EXPECT_NE(hist.find("IRQ-000      Thr-000"), std::string::npos) << hist;
+    EXPECT_NE(hist.find("1.000             1            0\n"), std::string::npos) << hist;
+    EXPECT_NE(hist.find("5.000             0            1\n"), std::string::npos) << hist;
+    const auto j = nlohmann::json::parse(format_timerlat_hist_json(s));
+    EXPECT_EQ(j["cpus"][0]["thread"]["buckets"][0]["lo_ns"], 5000);
+    EXPECT_EQ(j["all"]["irq"]["max_ns"], 1500);
+}
+
+} // namespace
+} // namespace fhook

@@ -1,0 +1,170 @@
+# timerlat: fhook timerlat (the kernel's timerlat tracer from the module)
+# against the kernel's own timer and scheduler events, which see the same
+# timer: hrtimer_start gives its expiry, hrtimer_expire_entry the time the
+# timer code took (`now`, read just before it calls fhook's handler), and
+# sched_switch to fhook-tlat/1 (mono clock) the time the thread ran.
+#  1. trace on CPU 1 at 1 ms with a CPU hog there: as many IRQ measures as
+#     the events show firings of fhook's handler (within 2), consecutive
+#     activation numbers; each IRQ latency at least the events' (now -
+#     expires) and at most 200 us more (the handler reads the clock after
+#     the timer code and the event; under TCG and KASAN that takes tens of
+#     microseconds), each thread latency at least the events' (switch -
+#     expires, whose clock prints whole microseconds: 1 us less allowed).
+#  2. top and hist: the right number of activations for the time, the
+#     thread later than the IRQ; --stop ends the run by itself with the
+#     measure that crossed it; no thread outlives a run; a CPU taken
+#     offline and back while it runs.
+#  3. errors: bad options, and a CAP_PERFMON-only user (it needs
+#     CAP_SYS_ADMIN: it runs real-time threads).
+#  4. where the kernel has its own timerlat tracer (Debian's PREEMPT_RT
+#     kernel): the same run under both gives summaries of the same shape
+#     and order of magnitude.
+. /fhook/lib.sh
+
+load_fhook
+tracefs_reset
+fhook-workload spin 600 1 &
+HOG=$!
+trap 'kill $HOG 2>/dev/null; echo 1 > /sys/devices/system/cpu/cpu1/online 2>/dev/null' EXIT
+
+tlat_threads() { grep -l '^fhook-tlat/' /proc/[0-9]*/comm 2> /dev/null | wc -l; }
+# json_num FILE KEY: the first "KEY":N in FILE
+json_num() { grep -o "\"$2\":[0-9]*" "$1" | head -n 1 | cut -d: -f2; }
+
+# 1. every measure on CPU 1, with the kernel's events
+E=$T/events
+echo 8192 > $T/buffer_size_kb
+echo mono > $T/trace_clock
+echo 'next_comm == "fhook-tlat/1"' > $E/sched/sched_switch/filter
+for e in timer/hrtimer_start timer/hrtimer_expire_entry sched/sched_switch; do
+	echo 1 > $E/$e/enable
+done
+run_fhook $D/trace timerlat trace --format json -C 1 -d 2
+for e in timer/hrtimer_start timer/hrtimer_expire_entry sched/sched_switch; do
+	echo 0 > $E/$e/enable
+done
+echo 0 > $E/sched/sched_switch/filter
+expect_eq "$RC" 0 "fhook timerlat trace exit code"
+grep -E 'function=fhook_tlat_irq|sched_switch:' $T/trace > $D/ref.txt
+echo local > $T/trace_clock
+[ "$(tlat_threads)" = 0 ] || fail "fhook-tlat threads outlived the run: $(tlat_threads)"
+# the kernel's view, in order: each firing's (now - expires) and the
+# thread's switch-in time minus the expiry (ns)
+awk '
+	function field(name,   i) { for (i = 1; i <= NF; i++) if (index($i, name "=") == 1) return substr($i, length(name) + 2); return "" }
+	{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { sub(/:$/, "", $i); split($i, t, "."); ts = t[1] * 1000000000 + t[2] * 1000 } }
+	/hrtimer_start:/ { exp = field("expires") }
+	/hrtimer_expire_entry:/ && exp != "" { printf "irq %d\n", field("now") - exp; fired = 1 }
+	/sched_switch:/ && fired { printf "thread %d\n", ts - exp; fired = 0 }
+' $D/ref.txt > $D/ref.lat
+grep '"context":"irq"' $D/trace.out | sed 's/.*"latency_ns":\([0-9]*\).*/irq \1/' > $D/fhook.irq
+grep '"context":"thread"' $D/trace.out | sed 's/.*"latency_ns":\([0-9]*\).*/thread \1/' > $D/fhook.thread
+grep '^irq' $D/ref.lat > $D/ref.irq
+grep '^thread' $D/ref.lat > $D/ref.thread
+ni=$(wc -l < $D/fhook.irq) nk=$(wc -l < $D/ref.irq)
+log "IRQ measures: fhook $ni, kernel's hrtimer events $nk; thread: fhook $(wc -l < $D/fhook.thread), switches $(wc -l < $D/ref.thread)"
+[ "$ni" -ge 500 ] || fail "only $ni IRQ measures in 2 s at 1 ms"
+[ $((ni - nk)) -le 2 ] && [ $((nk - ni)) -le 2 ] || fail "$ni IRQ measures, the kernel fired the handler $nk times"
+# activations numbered 1, 2, 3... on the CPU
+grep '"context":"irq"' $D/trace.out | sed 's/.*"seqnum":\([0-9]*\).*/\1/' |
+	awk '$1 != NR { print "activation " NR " numbered " $1; exit 1 }' || fail "IRQ activations not consecutive"
+grep -v '"cpu":1,' $D/trace.out | grep -q . && fail "a measure from another CPU than 1: $(grep -v '"cpu":1,' $D/trace.out | head -n 1)"
+# measure by measure (both in firing order; a firing the session missed at
+# either end shifts the pairs: compare from the first one both have)
+cmp_lat() {	# cmp_lat FHOOK REF MAX_EXTRA_NS SLACK_NS: prints "n max_extra"
+	paste -d' ' "$1" "$2" | awk -v extra="$3" -v slack="$4" '
+		NF == 4 { d = $2 - $4; if (d < -slack || d > extra) bad++; if (d > m) m = d; n++ }
+		END { print n + 0, m + 0, bad + 0 }'
+}
+set -- $(cmp_lat $D/fhook.irq $D/ref.irq 200000 0)
+log "IRQ: $1 pairs, fhook at most $2 ns later than the events' now - expires, $3 outside [0, 200 us]"
+[ "$3" -le 2 ] || fail "$3 of $1 IRQ latencies not within [0, 200 us] of the kernel's (now - expires)"
+set -- $(cmp_lat $D/fhook.thread $D/ref.thread 100000000 1000)
+log "thread: $1 pairs, $3 below the switch's time - expires"
+[ "$1" -ge 500 ] || fail "only $1 thread measures paired with a switch"
+[ "$3" -le 2 ] || fail "$3 of $1 thread latencies below the kernel's switch time - expiry"
+
+# 2. top and hist
+run_fhook $D/top timerlat --format json -C 0 -d 2 -i 10
+expect_eq "$RC" 0 "fhook timerlat top exit code"
+last=$(tail -n 1 $D/top.out)
+echo "$last" > $D/top.json
+irq_count=$(json_num $D/top.json count)
+log "top: $last"
+[ "$irq_count" -ge 500 ] && [ "$irq_count" -le 2100 ] || fail "top counted $irq_count activations in 2 s at 1 ms"
+awk -v s="$last" 'BEGIN {
+	split(s, a, "\"thread\":"); match(a[1], /"avg_ns":[0-9]+/); i = substr(a[1], RSTART + 9, RLENGTH - 9)
+	match(a[2], /"avg_ns":[0-9]+/); t = substr(a[2], RSTART + 9, RLENGTH - 9)
+	exit !(t + 0 > i + 0) }' || fail "thread average not above the IRQ average: $last"
+run_fhook $D/hist timerlat hist -C 0 -d 1 --bucket-size 2
+expect_eq "$RC" 0 "fhook timerlat hist exit code"
+sed 's/^/#   /' $D/hist.out | head -n 12
+grep -q '^# Time unit is us, buckets of 2.000$' $D/hist.out || fail "hist without its unit line"
+set -- $(grep '^count:' $D/hist.out)
+[ "$2" -ge 300 ] && [ "$2" = "$3" ] || fail "hist counts: $*"
+# --stop: the first thread latency of 1 us or more ends the run
+run_fhook $D/stop timerlat trace --thread 1 -C 0 -d 30
+expect_eq "$RC" 0 "fhook timerlat --thread 1 exit code"
+grep -q '^fhook: stopped: thread latency [0-9]* ns on CPU 0' $D/stop.err || fail "no stop note: $(cat $D/stop.err)"
+tail -n 1 $D/stop.out | grep -q 'context thread timer_latency .* ns (stop)$' || fail "the last line is not the stop: $(tail -n 1 $D/stop.out)"
+grep -q '^# tracer: timerlat$' $D/stop.out || fail "trace without its header"
+[ "$(tlat_threads)" = 0 ] || fail "fhook-tlat threads outlived a stop"
+# a CPU offline and back while every CPU is measured
+fhook timerlat -q -d 3 > $D/hp.out 2> $D/hp.err &
+FH=$!
+sleep 1
+echo 0 > /sys/devices/system/cpu/cpu1/online || fail "CPU 1 would not go offline"
+sleep 1
+echo 1 > /sys/devices/system/cpu/cpu1/online || fail "CPU 1 would not come back"
+wait $FH
+expect_eq "$?" 0 "fhook timerlat across a CPU hotplug exit code"
+grep -q '^  0 #' $D/hp.out || fail "no CPU 0 row after the hotplug: $(tail -n 3 $D/hp.out)"
+no_tlat() { [ "$(tlat_threads)" = 0 ]; }
+wait_for 10 no_tlat || fail "fhook-tlat threads outlived the hotplug run"
+
+# 3. errors
+for bad in "--period 99" "--period 1000001" "--priority 100" "--priority r:5" "--stop 0" "bogus" "top --threshold 5" "--entries 5"; do
+	run_fhook $D/bad timerlat $bad -d 1
+	[ "$RC" != 0 ] || fail "fhook timerlat $bad: exit 0"
+	[ "$(wc -l < $D/bad.err)" = 1 ] || fail "fhook timerlat $bad: not one line: $(cat $D/bad.err)"
+done
+fhook-capexec 1000 1000 - perfmon -- fhook timerlat -d 1 > $D/perfmon.out 2> $D/perfmon.err
+RC=$?
+log "as a CAP_PERFMON user: exit $RC, $(cat $D/perfmon.err)"
+[ "$RC" != 0 ] || fail "a CAP_PERFMON-only user ran timerlat"
+grep -q 'CAP_SYS_ADMIN' $D/perfmon.err || fail "the refusal does not name CAP_SYS_ADMIN: $(cat $D/perfmon.err)"
+[ "$(tlat_threads)" = 0 ] || fail "fhook-tlat threads after a refused run"
+
+# 4. the kernel's own timerlat, where this kernel has it, as the reference
+if ! grep -qw timerlat $T/available_tracers; then
+	pass "fhook timerlat agrees with the hrtimer and sched_switch events ($T/available_tracers has no timerlat)"
+fi
+echo 1 > $T/osnoise/cpus
+echo 1000 > $T/osnoise/timerlat_period_us
+echo timerlat > $T/current_tracer
+sleep 2
+echo nop > $T/current_tracer
+# count avg max of each context, in ns
+awk '/context +irq timer_latency/ { i++; is += $(NF-1); if ($(NF-1) > im) im = $(NF-1) }
+	/context +thread timer_latency/ { t++; ts += $(NF-1); if ($(NF-1) > tm) tm = $(NF-1) }
+	END { printf "%d %d %d %d %d %d\n", i, i ? is / i : 0, im, t, t ? ts / t : 0, tm }' $T/trace > $D/kernel.sum
+set -- $(cat $D/kernel.sum)
+log "the kernel's timerlat on CPU 1 for 2 s: irq $1 measures avg $2 max $3 ns; thread $4 avg $5 max $6 ns"
+KI=$1 KIA=$2 KT=$4 KTA=$5
+run_fhook $D/ref timerlat --format json -C 1 -d 2 -i 10
+expect_eq "$RC" 0 "fhook timerlat top exit code (reference run)"
+tail -n 1 $D/ref.out > $D/ref.json
+log "fhook: $(cat $D/ref.json)"
+FI=$(json_num $D/ref.json count)
+FIA=$(grep -o '"avg_ns":[0-9]*' $D/ref.json | head -n 1 | cut -d: -f2)
+FTA=$(grep -o '"thread":{"count":[0-9]*,"cur_ns":[0-9]*,"min_ns":[0-9]*,"avg_ns":[0-9]*' $D/ref.json | head -n 1 | sed 's/.*://')
+# same shape: about one activation per period in both, the thread after
+# the IRQ in both; same order of magnitude: averages within a factor 4
+# (+ 20 us: a few microseconds each under TCG)
+awk -v ki="$KI" -v fi="$FI" -v kia="$KIA" -v fia="$FIA" -v kta="$KTA" -v fta="$FTA" 'BEGIN {
+	ok = ki > 1000 && fi > 1000 && fi < 3 * ki && ki < 3 * fi
+	ok = ok && kta > kia && fta > fia
+	ok = ok && fia <= 4 * kia + 20000 && kia <= 4 * fia + 20000
+	ok = ok && fta <= 4 * kta + 20000 && kta <= 4 * fta + 20000
+	exit !ok }' || fail "fhook (irq $FI avg $FIA, thread avg $FTA ns) and the kernel's timerlat (irq $KI avg $KIA, thread avg $KTA ns) disagree"
+pass "fhook timerlat agrees with the hrtimer/sched_switch events and with the kernel's timerlat (irq avg $FIA vs $KIA ns, thread avg $FTA vs $KTA ns)"
