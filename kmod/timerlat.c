@@ -68,6 +68,7 @@ static notrace void fhook_tlat_sample(struct fhook_tlat_cpu *tc, u32 context, u6
 	struct fhook_session *s = tl->p.session;
 	int cpu = smp_processor_id();
 	struct fhook_ring *rb = s->rings[cpu];
+	struct fhook_probe_counters *c = fhook_counters(s, cpu, tl->p.id);
 	struct fhook_rec_timerlat *r;
 	u64 latency = (s64)(now - tc->abs_period) > 0 ? now - tc->abs_period : 0;
 	u32 tflags = 0;
@@ -81,6 +82,7 @@ static notrace void fhook_tlat_sample(struct fhook_tlat_cpu *tc, u32 context, u6
 			return;
 		tflags = FHOOK_TIMERLAT_STOPPED;
 	}
+	fhook_count(&c->hits);
 	r = fhook_ring_reserve(rb, sizeof(*r), tl->p.id);
 	if (!IS_ERR_OR_NULL(r)) {
 		fhook_rec_init_ts(&r->hdr, FHOOK_REC_TIMERLAT, sizeof(*r), tl->p.id,
@@ -89,7 +91,7 @@ static notrace void fhook_tlat_sample(struct fhook_tlat_cpu *tc, u32 context, u6
 		r->seqnum = tc->seq;
 		r->context = context;
 		r->tflags = tflags;
-		fhook_count(&fhook_counters(s, cpu, tl->p.id)->written);
+		fhook_count(&c->written);
 	}
 	fhook_ring_commit(rb);
 }

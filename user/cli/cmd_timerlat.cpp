@@ -38,19 +38,19 @@ std::uint64_t usec_option(const po::variables_map& vm, const char* name, std::ui
 }
 
 void add_timerlat_options(po::options_description& options) {
-    options.add_options()("period,p", po::value<std::string>()->value_name("USEC"),
+    options.add_options()("period", po::value<std::string>()->value_name("USEC"),
                           "the timer's period, 100 to 1000000 us (default 1000)")(
         "priority,P", po::value<std::string>()->value_name("PRIO"),
         "the threads' SCHED_FIFO priority, 1 to 99, or f:PRIO as rtla (default 95)")(
         "stop,a", po::value<std::string>()->value_name("USEC"),
         "stop at the first IRQ or thread latency of USEC us or more")(
-        "irq,i", po::value<std::string>()->value_name("USEC"),
+        "irq", po::value<std::string>()->value_name("USEC"),
         "stop at the first IRQ latency of USEC us or more")(
         "thread,T", po::value<std::string>()->value_name("USEC"),
         "stop at the first thread latency of USEC us or more")(
         "threshold", po::value<std::string>()->value_name("USEC"),
         "trace: only the measures of USEC us or more")(
-        "bucket-size,b", po::value<std::string>()->value_name("N"),
+        "bucket-size", po::value<std::string>()->value_name("N"),
         "hist: the buckets' width in --unit (default 1)")(
         "entries,E", po::value<std::string>()->value_name("N"),
         "hist: the number of buckets, 10 to 9999999 (default 256)")(

@@ -56,6 +56,9 @@ TEST(Timerlat, TraceLineAsTheKernelPrintsIt) {
     const std::string line = format_timerlat_line(measure(3, FHOOK_TIMERLAT_IRQ, 932, 7), "<idle>");
     EXPECT_EQ(line, "          <idle>-42      [003] d.h1.    54.029328: #7     context    irq "
                     "timer_latency       932 ns\n");
+    fhook_rec_timerlat idle = measure(0, FHOOK_TIMERLAT_IRQ, 1);
+    idle.hdr.pid = 0;
+    EXPECT_EQ(format_timerlat_line(idle, "swapper/0").substr(0, 25), "          <idle>-0       ");
     fhook_rec_timerlat stop = measure(0, FHOOK_TIMERLAT_THREAD, 11700);
     stop.tflags = FHOOK_TIMERLAT_STOPPED;
     EXPECT_NE(format_timerlat_line(stop, "fhook-tlat/0")
@@ -82,8 +85,9 @@ TEST(Timerlat, TopAndHistTables) {
     EXPECT_NE(top.find("ALL #1"), std::string::npos) << top;
     const std::string hist = format_timerlat_hist(s, LatencyUnit::Usecs);
     EXPECT_NE(hist.find("IRQ-000      Thr-000"), std::string::npos) << hist;
-    EXPECT_NE(hist.find("1.000             1            0\n"), std::string::npos) << hist;
-    EXPECT_NE(hist.find("5.000             0            1\n"), std::string::npos) << hist;
+    EXPECT_NE(hist.find("# Time unit is us, buckets of 1\n"), std::string::npos) << hist;
+    EXPECT_NE(hist.find("\n1                 1            0\n"), std::string::npos) << hist;
+    EXPECT_NE(hist.find("\n5                 0            1\n"), std::string::npos) << hist;
     const auto j = nlohmann::json::parse(format_timerlat_hist_json(s));
     EXPECT_EQ(j["cpus"][0]["thread"]["buckets"][0]["lo_ns"], 5000);
     EXPECT_EQ(j["all"]["irq"]["max_ns"], 1500);

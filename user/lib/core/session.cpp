@@ -272,6 +272,11 @@ std::uint32_t Session::add_timerlat_probe(fhook_timerlat cfg) {
     fhook_probe_add arg = probe_arg(FHOOK_PROBE_TIMERLAT);
     arg.hook = user_ptr(&cfg);
     if (probe_add(device_, arg) < 0) {
+        if (errno == EPERM) {
+            throw_runtime("the timerlat tracer needs CAP_SYS_ADMIN: it runs real-time threads "
+                          "of its own on every CPU",
+                          EPERM);
+        }
         throw_ioctl_error("adding the timerlat tracer", errno, device_.refusal(errno));
     }
     return arg.probe_id;

@@ -32,6 +32,10 @@ inline std::string in_unit(std::uint64_t ns, LatencyUnit unit) {
     return std::to_string(ns);
 }
 
+inline std::uint64_t unit_ns(LatencyUnit unit) {
+    return unit == LatencyUnit::Msecs ? 1000000 : unit == LatencyUnit::Usecs ? 1000 : 1;
+}
+
 inline const char* unit_name(LatencyUnit unit) {
     return unit == LatencyUnit::Msecs ? "ms" : unit == LatencyUnit::Usecs ? "us" : "ns";
 }

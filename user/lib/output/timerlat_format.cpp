@@ -10,6 +10,7 @@ namespace fhook {
 using text::in_unit;
 using text::printf_string;
 using text::unit_name;
+using text::unit_ns;
 
 namespace {
 
@@ -78,6 +79,10 @@ std::string format_timerlat_header() {
 
 std::string format_timerlat_line(const fhook_rec_timerlat& r, std::string_view comm) {
     const auto ctx = context_chars(r.hdr.flags, r.hdr.preempt);
+    // (the kernel's trace names pid 0 so: trace_find_cmdline())
+    if (r.hdr.pid == 0) {
+        comm = "<idle>";
+    }
     return printf_string("%16.16s-%-7u [%03u] %.5s %5llu.%06llu: #%-5llu context %6s "
                          "timer_latency %9llu ns%s\n",
                          std::string(comm).c_str(), r.hdr.pid, r.hdr.cpu, ctx.data(),
@@ -128,8 +133,10 @@ std::string format_timerlat_top_json(const TimerlatSummary& s) {
 
 std::string format_timerlat_hist(const TimerlatSummary& s, LatencyUnit unit) {
     std::string out = "# fhook timerlat histogram\n";
+    // (--bucket-size is a whole number of units: the indexes are too)
+    const std::uint64_t per = unit_ns(unit);
     out += std::string("# Time unit is ") + unit_name(unit) + ", buckets of " +
-           in_unit(s.bucket_ns(), unit) + "\n";
+           std::to_string(s.bucket_ns() / per) + "\n";
     if (s.cpus().empty()) {
         return out + "(no measures)\n";
     }
@@ -149,7 +156,7 @@ std::string format_timerlat_hist(const TimerlatSummary& s, LatencyUnit unit) {
         if (!any) {
             continue;
         }
-        out += printf_string("%-6s", in_unit(i * s.bucket_ns(), unit).c_str());
+        out += printf_string("%-6llu", static_cast<unsigned long long>(i * s.bucket_ns() / per));
         for (const TimerlatSide* side : cols) {
             out += printf_string(" %12llu", static_cast<unsigned long long>(side->buckets[i]));
         }
