@@ -68,8 +68,8 @@ struct Event {
     std::vector<LostProbe> lost_probes; // Lost: the count per probe
     std::uint64_t ret_ip = 0;           // Kretprobe: where the function returned to
     std::uint64_t faults = 0;           // Kprobe/Kretprobe: bit n, the n-th store faulted
-    std::vector<std::uint8_t> data;   // Kprobe/Kretprobe: fields, then strings; Wakeup: wakeup_of();
-                                      // Timerlat: timerlat_of()
+    std::vector<std::uint8_t> data; // Kprobe/Kretprobe: fields, then strings; Wakeup: wakeup_of();
+                                    // Timerlat: timerlat_of()
     std::vector<std::uint64_t> stack; // FHOOK_CTX_STACK: the probed location first
     std::uint64_t retval = 0;         // Hook, GraphReturn: what the caller got
     std::uint64_t duration = 0;       // Hook (AROUND), GraphReturn: ns from entry to return;
