@@ -6,10 +6,11 @@
 #  1. trace on CPU 1 at 1 ms with a CPU hog there: as many IRQ measures as
 #     the events show firings of fhook's handler (within 2), consecutive
 #     activation numbers; each IRQ latency at least the events' (now -
-#     expires) and at most 200 us more (the handler reads the clock after
-#     the timer code and the event; under TCG and KASAN that takes tens of
-#     microseconds), each thread latency at least the events' (switch -
-#     expires, whose clock prints whole microseconds: 1 us less allowed).
+#     expires) and, but for 5 %, at most 200 us more (the handler reads
+#     the clock after the timer code and the event; under TCG the other
+#     vCPU can run in between), each thread latency at least the events'
+#     (switch - expires, whose clock prints whole microseconds: 1 us less
+#     allowed), paired by activation number.
 #  2. top and hist: the right number of activations for the time, the
 #     thread later than the IRQ; --stop ends the run by itself with the
 #     measure that crossed it; no thread outlives a run; a CPU taken
@@ -48,41 +49,46 @@ expect_eq "$RC" 0 "fhook timerlat trace exit code"
 grep -E 'function=fhook_tlat_irq|sched_switch:' $T/trace > $D/ref.txt
 echo local > $T/trace_clock
 [ "$(tlat_threads)" = 0 ] || fail "fhook-tlat threads outlived the run: $(tlat_threads)"
-# the kernel's view, in order: each firing's (now - expires) and the
-# thread's switch-in time minus the expiry (ns)
+# the kernel's view: firing n's (now - expires), and the thread's
+# switch-in after it minus the expiry (ns), by activation number (fhook's
+# seqnum: the firings so far; the events were on before fhook started)
 awk '
 	function field(name,   i) { for (i = 1; i <= NF; i++) if (index($i, name "=") == 1) return substr($i, length(name) + 2); return "" }
 	{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { sub(/:$/, "", $i); split($i, t, "."); ts = t[1] * 1000000000 + t[2] * 1000 } }
 	/hrtimer_start:/ { ex = field("expires") }
-	/hrtimer_expire_entry:/ && ex != "" { printf "irq %d\n", field("now") - ex; fired = 1 }
-	/sched_switch:/ && fired { printf "thread %d\n", ts - ex; fired = 0 }
+	/hrtimer_expire_entry:/ && ex != "" { n++; printf "irq %d %d\n", n, field("now") - ex; fired = 1 }
+	/sched_switch:/ && fired { printf "thread %d %d\n", n, ts - ex; fired = 0 }
 ' $D/ref.txt > $D/ref.lat
-grep '"context":"irq"' $D/trace.out | sed 's/.*"latency_ns":\([0-9]*\).*/irq \1/' > $D/fhook.irq
-grep '"context":"thread"' $D/trace.out | sed 's/.*"latency_ns":\([0-9]*\).*/thread \1/' > $D/fhook.thread
-grep '^irq' $D/ref.lat > $D/ref.irq
-grep '^thread' $D/ref.lat > $D/ref.thread
-ni=$(wc -l < $D/fhook.irq) nk=$(wc -l < $D/ref.irq)
-log "IRQ measures: fhook $ni, kernel's hrtimer events $nk; thread: fhook $(wc -l < $D/fhook.thread), switches $(wc -l < $D/ref.thread)"
+# fhook's: "context seqnum latency"
+sed -n 's/.*"seqnum":\([0-9]*\),"context":"\([a-z]*\)","latency_ns":\([0-9]*\).*/\2 \1 \3/p' $D/trace.out > $D/fhook.lat
+ni=$(grep -c '^irq' $D/fhook.lat) nk=$(grep -c '^irq' $D/ref.lat)
+log "IRQ measures: fhook $ni, kernel's hrtimer events $nk; thread: fhook $(grep -c '^thread' $D/fhook.lat), switches after a firing $(grep -c '^thread' $D/ref.lat)"
 [ "$ni" -ge 500 ] || fail "only $ni IRQ measures in 2 s at 1 ms"
 [ $((ni - nk)) -le 2 ] && [ $((nk - ni)) -le 2 ] || fail "$ni IRQ measures, the kernel fired the handler $nk times"
 # activations numbered 1, 2, 3... on the CPU
-grep '"context":"irq"' $D/trace.out | sed 's/.*"seqnum":\([0-9]*\).*/\1/' |
-	awk '$1 != NR { print "activation " NR " numbered " $1; exit 1 }' || fail "IRQ activations not consecutive"
+grep '^irq' $D/fhook.lat | awk '$2 != NR { print "activation " NR " numbered " $2; exit 1 }' || fail "IRQ activations not consecutive"
 grep -v '"cpu":1,' $D/trace.out | grep -q . && fail "a measure from another CPU than 1: $(grep -v '"cpu":1,' $D/trace.out | head -n 1)"
-# measure by measure (both in firing order; a firing the session missed at
-# either end shifts the pairs: compare from the first one both have)
-cmp_lat() {	# cmp_lat FHOOK REF MAX_EXTRA_NS SLACK_NS: prints "n max_extra"
-	paste -d' ' "$1" "$2" | awk -v extra="$3" -v slack="$4" '
-		NF == 4 { d = $2 - $4; if (d < -slack || d > extra) bad++; if (d > m) m = d; n++ }
-		END { print n + 0, m + 0, bad + 0 }'
+# cmp_lat CONTEXT MAX_EXTRA_NS SLACK_NS: fhook's measure minus the
+# events' of the same activation; prints "pairs max below above"
+cmp_lat() {
+	awk -v c="$1" -v extra="$2" -v slack="$3" '
+		FNR == NR { if ($1 == c) ref[$2] = $3; next }
+		$1 == c && ($2 in ref) { d = $3 - ref[$2]; n++; if (d > m) m = d; if (d < -slack) lo++; if (d > extra) hi++ }
+		END { print n + 0, m + 0, lo + 0, hi + 0 }' $D/ref.lat $D/fhook.lat
 }
-set -- $(cmp_lat $D/fhook.irq $D/ref.irq 200000 0)
-log "IRQ: $1 pairs, fhook at most $2 ns later than the events' now - expires, $3 outside [0, 200 us]"
-[ "$3" -le 2 ] || fail "$3 of $1 IRQ latencies not within [0, 200 us] of the kernel's (now - expires)"
-set -- $(cmp_lat $D/fhook.thread $D/ref.thread 100000000 1000)
+# IRQ: never before the timer code's now (the events' clock and fhook's
+# are both ktime_get()); after it by at most 200 us but for 5 % (under
+# TCG the other vCPU's time slice can run in between: 1 ms seen on the
+# debug kernel)
+set -- $(cmp_lat irq 200000 0)
+log "IRQ: $1 pairs, fhook at most $2 ns later than the events' now - expires; $3 earlier, $4 over 200 us later"
+[ "$3" = 0 ] || fail "$3 of $1 IRQ latencies below the kernel's (now - expires)"
+[ "$(($4 * 20))" -le "$1" ] || fail "$4 of $1 IRQ latencies over 200 us above the kernel's (now - expires)"
+# thread: never before the switch to it (whose time prints whole us)
+set -- $(cmp_lat thread 1000000000 1000)
 log "thread: $1 pairs, $3 below the switch's time - expires"
-[ "$1" -ge 500 ] || fail "only $1 thread measures paired with a switch"
-[ "$3" -le 2 ] || fail "$3 of $1 thread latencies below the kernel's switch time - expiry"
+[ "$(($1 * 10))" -ge "$((ni * 9))" ] || fail "only $1 of $ni thread measures paired with a switch"
+[ "$3" = 0 ] || fail "$3 of $1 thread latencies below the kernel's switch time - expiry"
 
 # 2. top and hist
 run_fhook $D/top timerlat --format json --cpu 0 -d 2 --interval 10
