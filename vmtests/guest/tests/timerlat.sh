@@ -108,7 +108,8 @@ sed 's/^/#   /' $D/hist.out | head -n 6
 sed 's/^/#   /' $D/hist.out | tail -n 5
 grep -q '^# Time unit is us, buckets of 2$' $D/hist.out || fail "hist without its unit line"
 set -- $(grep '^count:' $D/hist.out)
-[ "$2" -ge 300 ] && [ "$2" = "$3" ] || fail "hist counts: $*"
+# (the run may end between the last firing and its thread)
+[ "$2" -ge 300 ] && [ "$3" -le "$2" ] && [ "$3" -ge $(($2 - 1)) ] || fail "hist counts: $*"
 # --stop: the first thread latency of 1 us or more ends the run
 run_fhook $D/stop timerlat trace --thread 1 --cpu 0 -d 30
 expect_eq "$RC" 0 "fhook timerlat --thread 1 exit code"
