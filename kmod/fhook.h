@@ -464,7 +464,7 @@ void fhook_stats_sum(struct fhook_session *s, int cpu, u32 id, struct fhook_cpu_
 
 extern const struct fhook_probe_kind fhook_func_kind, fhook_kprobe_kind, fhook_uprobe_kind,
 	fhook_tp_kind, fhook_direct_kind, fhook_hook_kind, fhook_graph_kind, fhook_wakeup_kind,
-	fhook_timerlat_kind;
+	fhook_timerlat_kind, fhook_hwlat_kind;
 
 /* probe_func.c */
 int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_add *arg,
@@ -719,6 +719,7 @@ struct tracepoint *fhook_tracepoint(const char *name);
 
 /* wakeup.c */
 void fhook_wakeup_setup(void);
+void fhook_hwlat_setup(void);
 
 /* pidfilter.c */
 int fhook_pidfilter_init(void);

@@ -142,6 +142,7 @@ static int __init fhook_init(void)
 		goto err_khook;
 	fhook_fgraph_setup();
 	fhook_wakeup_setup();
+	fhook_hwlat_setup();
 	ret = misc_register(&fhook_misc);
 	if (ret) {
 		pr_err("misc_register: %d\n", ret);

@@ -74,6 +74,8 @@
 #define FHOOK_FEAT_WAKEUP	(1ULL << 33)
 /* FHOOK_PROBE_TIMERLAT (the timer latency tracer) */
 #define FHOOK_FEAT_TIMERLAT	(1ULL << 34)
+/* FHOOK_PROBE_HWLAT (the hardware latency detector) */
+#define FHOOK_FEAT_HWLAT	(1ULL << 35)
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -271,6 +273,17 @@ enum fhook_probe_type {
 	 * CAP_SYS_ADMIN: it runs real-time threads of its own.
 	 */
 	FHOOK_PROBE_TIMERLAT = 12,
+	/*
+	 * The hardware latency detector (the kernel's hwlat tracer,
+	 * CONFIG_HWLAT_TRACER): a kernel thread moves round-robin over the
+	 * session's CPUs (its CPU filter, or every CPU online), one per
+	 * window, and spins there with interrupts off for the width, reading
+	 * the clock; a window with a gap over the threshold is a
+	 * FHOOK_REC_HWLAT record on that CPU.  `hook` points to a struct
+	 * fhook_hwlat; no other field is taken.  Needs CAP_SYS_ADMIN: it
+	 * disables interrupts.
+	 */
+	FHOOK_PROBE_HWLAT = 13,
 };
 
 /*
@@ -547,6 +560,20 @@ struct fhook_timerlat {
 	 */
 	__u64 stop_irq_ns;
 	__u64 stop_thread_ns;
+	__u64 reserved[2];	/* must be zero */
+};
+
+#define FHOOK_HWLAT_MIN_WINDOW_US	1000		/* 1 ms .. 10 s */
+#define FHOOK_HWLAT_MAX_WINDOW_US	10000000
+#define FHOOK_HWLAT_MAX_WIDTH_US	1000000		/* interrupts off a second at most */
+
+struct fhook_hwlat {
+	__u32 size;		/* in */
+	__u32 flags;		/* in: must be zero */
+	__u64 window_us;	/* in: one sample per window (the kernel's 1,000,000) */
+	/* in: interrupts off this long in each window, below it (500,000) */
+	__u64 width_us;
+	__u64 threshold_ns;	/* in: report gaps over this; 0: 10 us (the kernel's) */
 	__u64 reserved[2];	/* must be zero */
 };
 
@@ -1199,6 +1226,7 @@ enum fhook_rec_type {
 	FHOOK_REC_COMM = 12,	/* struct fhook_rec_comm */
 	FHOOK_REC_WAKEUP = 13,	/* struct fhook_rec_wakeup */
 	FHOOK_REC_TIMERLAT = 14,	/* struct fhook_rec_timerlat */
+	FHOOK_REC_HWLAT = 15,	/* struct fhook_rec_hwlat */
 };
 
 /* Context flags, the information of ftrace's "dNhp." column. */
@@ -1382,6 +1410,22 @@ struct fhook_rec_timerlat {
 };
 
 /*
+ * A hwlat window with a gap over the threshold (FHOOK_PROBE_HWLAT), the
+ * kernel's hwlat event, on the CPU sampled; hdr.ts is the window's end.
+ * NMIs are those the nmi_handler tracepoint saw on that CPU meanwhile
+ * (each handler run; 0 where the kernel has no such tracepoint).
+ */
+struct fhook_rec_hwlat {
+	struct fhook_rec hdr;
+	__u64 inner_ns;		/* the longest gap between two reads of one loop */
+	__u64 outer_ns;		/* the longest gap between two loops */
+	__u64 nmi_total_ns;	/* time in NMI handlers in the window */
+	__u64 seqnum;		/* windows reported, this one included */
+	__u32 nmi_count;	/* NMI handlers run in the window */
+	__u32 count;		/* gaps over the threshold in the window */
+};
+
+/*
  * A gap: `lost` records dropped on this CPU since the previous LOST record,
  * placed where the drop happened (written by the next writer that finds
  * room).  `probes` breaks the count down by probe (sum == lost); first_seq
@@ -1460,5 +1504,7 @@ FHOOK_ABI_SIZE(fhook_wakeup, 32);
 FHOOK_ABI_SIZE(fhook_rec_wakeup, 160);
 FHOOK_ABI_SIZE(fhook_timerlat, 48);
 FHOOK_ABI_SIZE(fhook_rec_timerlat, 56);
+FHOOK_ABI_SIZE(fhook_hwlat, 48);
+FHOOK_ABI_SIZE(fhook_rec_hwlat, 72);
 
 #endif /* _UAPI_FHOOK_ABI_H */

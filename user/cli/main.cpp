@@ -57,6 +57,10 @@ constexpr Command kCommands[] = {
      "  timerlat [top | hist | trace] [options] [-- COMMAND [ARGS...]]\n"
      "                        timer IRQ and thread latency per CPU: the kernel's\n"
      "                        timerlat tracer, rtla-style top and hist modes\n"},
+    {"hwlat", fhook::cli::cmd_hwlat,
+     "  hwlat [options] [-- COMMAND [ARGS...]]\n"
+     "                        time taken from the CPUs below the kernel (SMIs,\n"
+     "                        hypervisor): the kernel's hwlat tracer\n"},
     {"graph", fhook::cli::cmd_graph,
      "  graph [options] FUNC... [-- COMMAND [ARGS...]]\n"
      "                        call trees under FUNC with durations (function_graph)\n"},

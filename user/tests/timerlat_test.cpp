@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fhook/core/timerlat.hpp>
+#include <fhook/output/hwlat_format.hpp>
 #include <fhook/output/timerlat_format.hpp>
 
 namespace fhook {
@@ -91,6 +92,31 @@ TEST(Timerlat, TopAndHistTables) {
     const auto j = nlohmann::json::parse(format_timerlat_hist_json(s));
     EXPECT_EQ(j["cpus"][0]["thread"]["buckets"][0]["lo_ns"], 5000);
     EXPECT_EQ(j["all"]["irq"]["max_ns"], 1500);
+}
+
+TEST(Hwlat, LineAsTheKernelPrintsIt) {
+    fhook_rec_hwlat r{};
+    r.hdr.type = FHOOK_REC_HWLAT;
+    r.hdr.size = sizeof(r);
+    r.hdr.cpu = 1;
+    r.hdr.pid = 77;
+    r.hdr.ts = 1234567890123ULL;
+    r.hdr.flags = FHOOK_CTX_IRQS_OFF;
+    r.inner_ns = 19999;
+    r.outer_ns = 26001;
+    r.seqnum = 1;
+    r.count = 6;
+    EXPECT_EQ(
+        format_hwlat_line(r, "fhook-hwlat"),
+        "     fhook-hwlat-77      [001] d....  1234.567890: #1     inner/outer(us):   19/26    "
+        "ts:1234.567890123 count:6\n");
+    r.nmi_count = 2;
+    r.nmi_total_ns = 7400;
+    EXPECT_NE(format_hwlat_line(r, "x").find("count:6 nmi-total:7 nmi-count:2\n"),
+              std::string::npos);
+    const auto j = nlohmann::json::parse(format_hwlat_json(r));
+    EXPECT_EQ(j["outer_ns"], 26001);
+    EXPECT_EQ(j["nmi_count"], 2);
 }
 
 } // namespace

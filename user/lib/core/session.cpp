@@ -282,6 +282,22 @@ std::uint32_t Session::add_timerlat_probe(fhook_timerlat cfg) {
     return arg.probe_id;
 }
 
+std::uint32_t Session::add_hwlat_probe(fhook_hwlat cfg) {
+    device_.require(FHOOK_FEAT_HWLAT, "the hardware latency detector");
+    cfg.size = sizeof(cfg);
+    fhook_probe_add arg = probe_arg(FHOOK_PROBE_HWLAT);
+    arg.hook = user_ptr(&cfg);
+    if (probe_add(device_, arg) < 0) {
+        if (errno == EPERM) {
+            throw_runtime("the hwlat detector needs CAP_SYS_ADMIN: it disables interrupts on "
+                          "each CPU in turn",
+                          EPERM);
+        }
+        throw_ioctl_error("adding the hwlat detector", errno, device_.refusal(errno));
+    }
+    return arg.probe_id;
+}
+
 std::uint32_t Session::add_latency_probe(const FunctionSet& functions,
                                          const std::vector<fhook_insn>& pred,
                                          std::uint32_t stack_args) {

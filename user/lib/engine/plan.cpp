@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -194,11 +195,13 @@ void Tracer::State::plan() {
     if (paths.tracefs.empty()) {
         paths.tracefs = default_tracefs();
     }
-    if (spec.collect == Collect::Wakeup || spec.collect == Collect::Timerlat) {
+    static const std::map<Collect, const char*> kTracers = {
+        {Collect::Wakeup, "the wakeup tracer"},
+        {Collect::Timerlat, "the timerlat tracer"},
+        {Collect::Hwlat, "the hwlat detector"}};
+    if (const auto it = kTracers.find(spec.collect); it != kTracers.end()) {
         if (!spec.probes.empty() || !spec.events.empty() || !spec.triggers.empty()) {
-            throw_invalid(
-                std::string(spec.collect == Collect::Wakeup ? "the wakeup" : "the timerlat") +
-                " tracer takes no probes, events or triggers");
+            throw_invalid(std::string(it->second) + " takes no probes, events or triggers");
         }
         return;
     }

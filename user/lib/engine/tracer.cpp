@@ -100,6 +100,8 @@ void Tracer::State::add_probes() {
                                       wclass < std::size(kNames) ? kNames[wclass] : "wakeup"});
     } else if (spec.collect == Collect::Timerlat) {
         probes.push_back(ProbeSummary{session->add_timerlat_probe(spec.timerlat), {}, "timerlat"});
+    } else if (spec.collect == Collect::Hwlat) {
+        probes.push_back(ProbeSummary{session->add_hwlat_probe(spec.hwlat), {}, "hwlat"});
     } else if (spec.collect == Collect::Latency) {
         // one histogram per FUNC argument, by address: the module checks
         // each function's prototype in BTF

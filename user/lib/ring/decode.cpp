@@ -200,6 +200,12 @@ bool decode_fields(const fhook_rec* rec, Event& ev) {
         keep_record<fhook_rec_timerlat>(rec, end, ev, EventType::Timerlat);
         ev.duration = reinterpret_cast<const fhook_rec_timerlat*>(rec)->latency;
         break;
+    case FHOOK_REC_HWLAT: {
+        keep_record<fhook_rec_hwlat>(rec, end, ev, EventType::Hwlat);
+        const auto* h = reinterpret_cast<const fhook_rec_hwlat*>(rec);
+        ev.duration = std::max(h->inner_ns, h->outer_ns);
+        break;
+    }
     default:
         return false;
     }
@@ -241,6 +247,10 @@ fhook_rec_wakeup wakeup_of(const Event& ev) {
 
 fhook_rec_timerlat timerlat_of(const Event& ev) {
     return record_of<fhook_rec_timerlat>(ev, FHOOK_REC_TIMERLAT);
+}
+
+fhook_rec_hwlat hwlat_of(const Event& ev) {
+    return record_of<fhook_rec_hwlat>(ev, FHOOK_REC_HWLAT);
 }
 
 bool leaf_entry(const fhook_rec* rec, Event& ev) {

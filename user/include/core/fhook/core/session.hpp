@@ -130,6 +130,10 @@ public:
     // `cfg` as struct fhook_timerlat says (size set here); its measures
     // come as FHOOK_REC_TIMERLAT records.
     std::uint32_t add_timerlat_probe(fhook_timerlat cfg);
+    // FHOOK_IOC_PROBE_ADD (FHOOK_PROBE_HWLAT): the hardware latency
+    // detector, `cfg` as struct fhook_hwlat says; its windows with a gap
+    // come as FHOOK_REC_HWLAT records.
+    std::uint32_t add_hwlat_probe(fhook_hwlat cfg);
     // FHOOK_IOC_LATENCY: a latency probe's or tracer's histogram so far,
     // summed over CPUs or `cpu`'s (FHOOK_FEAT_WAKEUP).
     LatencyHist latency(std::uint32_t probe_id, std::optional<unsigned> cpu = {}) const;

@@ -38,6 +38,8 @@ enum class Collect {
               // the sink, its histogram by latency()
     Timerlat, // the timer latency tracer (TraceSpec::timerlat): its measures
               // to the sink
+    Hwlat,    // the hardware latency detector (TraceSpec::hwlat): its samples
+              // to the sink
 };
 
 // How function arguments attach.
@@ -77,6 +79,9 @@ struct WakeupSpec {
 // Collect::Timerlat: struct fhook_timerlat's fields (period, priority,
 // stop thresholds); the session's CPUs are the CPUs measured.
 using TimerlatSpec = fhook_timerlat;
+// Collect::Hwlat: struct fhook_hwlat's fields (window, width, threshold);
+// the session's CPUs are the CPUs sampled.
+using HwlatSpec = fhook_hwlat;
 
 // Everything a run is asked to do.
 struct TraceSpec {
@@ -104,6 +109,7 @@ struct TraceSpec {
     std::optional<GraphSpec> graph;
     WakeupSpec wakeup;
     TimerlatSpec timerlat{};
+    HwlatSpec hwlat{};
 };
 
 // Where the system's state is read; the defaults are the live system's.

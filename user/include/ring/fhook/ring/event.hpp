@@ -28,6 +28,7 @@ enum class EventType : std::uint16_t {
     GraphReturn = FHOOK_REC_GRAPH_RET,
     Wakeup = FHOOK_REC_WAKEUP,
     Timerlat = FHOOK_REC_TIMERLAT,
+    Hwlat = FHOOK_REC_HWLAT,
 };
 
 inline bool is_graph_event(EventType t) {
@@ -69,7 +70,7 @@ struct Event {
     std::uint64_t ret_ip = 0;           // Kretprobe: where the function returned to
     std::uint64_t faults = 0;           // Kprobe/Kretprobe: bit n, the n-th store faulted
     std::vector<std::uint8_t> data; // Kprobe/Kretprobe: fields, then strings; Wakeup: wakeup_of();
-                                    // Timerlat: timerlat_of()
+                                    // Timerlat: timerlat_of(); Hwlat: hwlat_of()
     std::vector<std::uint64_t> stack; // FHOOK_CTX_STACK: the probed location first
     std::uint64_t retval = 0;         // Hook, GraphReturn: what the caller got
     std::uint64_t duration = 0;       // Hook (AROUND), GraphReturn: ns from entry to return;
@@ -106,8 +107,9 @@ inline std::size_t record_min_size(const fhook_rec* rec) {
         sizeof(fhook_rec_comm),      // FHOOK_REC_COMM
         sizeof(fhook_rec_wakeup),    // FHOOK_REC_WAKEUP
         sizeof(fhook_rec_timerlat),  // FHOOK_REC_TIMERLAT
+        sizeof(fhook_rec_hwlat),     // FHOOK_REC_HWLAT
     };
-    static_assert(FHOOK_REC_TIMERLAT == std::size(kMin) - 1);
+    static_assert(FHOOK_REC_HWLAT == std::size(kMin) - 1);
     if (rec->type == FHOOK_REC_LOST) {
         return lost_record_min_size(rec);
     }
@@ -126,6 +128,7 @@ bool decode(const fhook_rec* rec, Event& ev);
 // A Wakeup (Timerlat) event's record, its header as the event's.
 fhook_rec_wakeup wakeup_of(const Event& ev);
 fhook_rec_timerlat timerlat_of(const Event& ev);
+fhook_rec_hwlat hwlat_of(const Event& ev);
 
 // A graph return standing for its whole call (FHOOK_GRAPH_RET_LEAF):
 // turns `ev`, decoded from `rec`, into the call's entry and says true;

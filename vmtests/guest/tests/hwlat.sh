@@ -1,0 +1,108 @@
+# hwlat: fhook hwlat (the kernel's hardware latency detector from the
+# module).  Under TCG a guest CPU loses time below the kernel whenever the
+# emulator runs the other vCPU (one host thread runs both), so gaps over
+# a microsecond are there to find.
+#  1. windows of 100 ms, width 50 ms, threshold 1 us, for 2 s: the windows
+#     visit both CPUs in turn, numbered 1, 2, 3...; each reports a gap
+#     over the threshold; and the kernel's own local_timer_entry events on
+#     CPU 1 (a hog keeps it from idling: a tick every 4 ms or less) show
+#     the width without a tick several times, which they never do without
+#     fhook: interrupts were really off for the width.
+#  2. the thread goes with the run; errors for bad options and a
+#     CAP_PERFMON-only user (it needs CAP_SYS_ADMIN).
+#  3. where the kernel has its own hwlat tracer (Debian's PREEMPT_RT
+#     kernel): the same windows under both find gaps of the same order.
+. /fhook/lib.sh
+
+load_fhook
+tracefs_reset
+fhook-workload spin 600 1 &
+HOG=$!
+trap 'kill $HOG 2>/dev/null' EXIT
+
+hwlat_threads() { grep -l '^fhook-hwlat$' /proc/[0-9]*/comm 2> /dev/null | wc -l; }
+no_hwlat() { [ "$(hwlat_threads)" = 0 ]; }
+# tick_gaps FILE MIN_NS: gaps of at least MIN_NS between CPU 1's timer ticks
+tick_gaps() {
+	awk -v min="$2" '/\[001\]/ && /local_timer_entry/ {
+		for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { sub(/:$/, "", $i); split($i, t, "."); ts = t[1] * 1000000000 + t[2] * 1000 }
+		if (last && ts - last >= min) n++; last = ts }
+		END { print n + 0 }' "$1"
+}
+
+E=$T/events/irq_vectors/local_timer_entry
+[ -d $E ] || skip "no irq_vectors:local_timer_entry event"
+echo 4096 > $T/buffer_size_kb
+echo mono > $T/trace_clock
+# the baseline: CPU 1's ticks for 2 s without fhook
+echo 1 > $E/enable
+sleep 2
+echo 0 > $E/enable
+base=$(tick_gaps $T/trace 40000000)
+echo > $T/trace
+echo 1 > $E/enable
+run_fhook $D/hw hwlat --window 100000 --width 50000 --threshold 1 --format json -d 2
+echo 0 > $E/enable
+expect_eq "$RC" 0 "fhook hwlat exit code"
+with=$(tick_gaps $T/trace 40000000)
+echo local > $T/trace_clock
+log "CPU 1's ticks: $base gaps of 40 ms or more in 2 s without fhook, $with with it"
+head -n 3 $D/hw.out | sed 's/^/#   /'
+n=$(grep -c '"seqnum"' $D/hw.out)
+[ "$n" -ge 8 ] || fail "only $n windows reported in 2 s of 100 ms windows with a 1 us threshold"
+grep -q '"cpu":0,' $D/hw.out && grep -q '"cpu":1,' $D/hw.out || fail "the windows did not visit both CPUs"
+sed 's/.*"cpu":\([0-9]*\),.*"seqnum":\([0-9]*\),.*"inner_ns":\([0-9]*\),"outer_ns":\([0-9]*\),"count":\([0-9]*\).*/\1 \2 \3 \4 \5/' $D/hw.out |
+	awk '$2 != NR { print "window " NR " numbered " $2; exit 1 }
+		$3 <= 1000 && $4 <= 1000 { print "window " $2 " reported without a gap over 1 us: " $0; exit 1 }
+		$5 < 1 { print "window " $2 " counts no gap: " $0; exit 1 }' > $D/bad.txt || fail "$(cat $D/bad.txt)"
+[ "$base" = 0 ] || fail "CPU 1 went $base times 40 ms without a tick with no fhook running"
+[ "$with" -ge 3 ] || fail "CPU 1 went only $with times 40 ms without a tick while fhook spun 50 ms there with interrupts off"
+grep -q 'fhook: [0-9]* windows with a gap over 1 us; the longest [0-9]* us on CPU [01]$' $D/hw.err || fail "no closing line: $(cat $D/hw.err)"
+wait_for 5 no_hwlat || fail "the fhook-hwlat thread outlived the run"
+
+# 2. text, errors, privileges
+run_fhook $D/txt hwlat --window 20000 --width 10000 --threshold 1 -d 1
+expect_eq "$RC" 0 "fhook hwlat (text) exit code"
+grep -q '^# tracer: hwlat$' $D/txt.out || fail "no '# tracer: hwlat' header"
+grep -q ': #1     inner/outer(us): *[0-9]*/[0-9]* *ts:[0-9]*\.[0-9]* count:[0-9]*' $D/txt.out || fail "no line in the kernel's form: $(sed -n 11p $D/txt.out)"
+sed -n '11,12p' $D/txt.out | sed 's/^/#   /'
+for bad in "--window 999" "--window 10000001" "--width 0" "--width 1000001" "--window 2000 --width 2000" "--threshold 0" "extra"; do
+	run_fhook $D/bad hwlat $bad -d 1
+	[ "$RC" != 0 ] || fail "fhook hwlat $bad: exit 0"
+	[ "$(wc -l < $D/bad.err)" = 1 ] || fail "fhook hwlat $bad: not one line: $(cat $D/bad.err)"
+done
+mode=$(stat -c %a /dev/fhook)
+chmod 0666 /dev/fhook
+fhook-capexec 1000 1000 - perfmon -- fhook hwlat -d 1 > $D/perfmon.out 2> $D/perfmon.err
+RC=$?
+chmod "$mode" /dev/fhook
+log "as a CAP_PERFMON user: exit $RC, $(cat $D/perfmon.err)"
+[ "$RC" != 0 ] || fail "a CAP_PERFMON-only user ran hwlat"
+grep -q 'hwlat detector needs CAP_SYS_ADMIN' $D/perfmon.err || fail "the refusal does not name CAP_SYS_ADMIN: $(cat $D/perfmon.err)"
+no_hwlat || fail "an fhook-hwlat thread after a refused run"
+
+# 3. the kernel's own hwlat, where this kernel has it, as the reference
+if ! grep -qw hwlat $T/available_tracers; then
+	pass "fhook hwlat: $n windows, both CPUs in turn, interrupts off for the width ($with tick gaps of 40 ms, $base without) ($T/available_tracers has no hwlat)"
+fi
+echo 100000 > $T/hwlat_detector/window
+echo 50000 > $T/hwlat_detector/width
+echo 1 > $T/tracing_thresh
+echo round-robin > $T/hwlat_detector/mode 2> /dev/null
+echo hwlat > $T/current_tracer
+sleep 2
+echo 0 > $T/tracing_on
+kn=$(grep -c 'inner/outer(us)' $T/trace)
+kmax=$(sed -n 's/.*inner\/outer(us): *\([0-9]*\)\/\([0-9]*\) .*/\1 \2/p' $T/trace | awk '{ m = $1 > $2 ? $1 : $2; if (m > x) x = m } END { print x + 0 }')
+grep -m 1 'inner/outer' $T/trace | sed 's/^/#   /'
+echo nop > $T/current_tracer
+echo 1 > $T/tracing_on
+echo 0 > $T/tracing_thresh
+fmax=$(sed 's/.*"inner_ns":\([0-9]*\),"outer_ns":\([0-9]*\).*/\1 \2/' $D/hw.out | awk '{ m = $1 > $2 ? $1 : $2; if (m > x) x = m } END { print int(x / 1000) }')
+log "the kernel's hwlat: $kn windows, the longest gap $kmax us; fhook's: $n windows, $fmax us"
+# same shape: windows reported by both; the longest gaps of the same order
+# (a factor 10: the gaps are the emulator's scheduling of the other vCPU)
+awk -v kn="$kn" -v kmax="$kmax" -v fmax="$fmax" 'BEGIN {
+	exit !(kn >= 8 && kmax >= 1 && fmax <= 10 * kmax + 10 && kmax <= 10 * fmax + 10) }' ||
+	fail "the kernel's hwlat ($kn windows, $kmax us) and fhook's ($n windows, $fmax us) disagree"
+pass "fhook hwlat agrees with the timer ticks and the kernel's hwlat ($n and $kn windows, the longest gaps $fmax and $kmax us)"
