@@ -25,7 +25,6 @@
 #include <linux/kthread.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
-#include <linux/trace_clock.h>
 #include <linux/tracepoint.h>
 
 /* the kernel's DEFAULT_LAT_THRESHOLD, in ns */
@@ -74,7 +73,9 @@ struct fhook_hwlat_sample {
 
 /*
  * The kernel's get_sample(), with interrupts off: spin for the width,
- * reading the clock twice per loop.
+ * reading the clock twice per loop.  The clock is CLOCK_MONOTONIC's, as
+ * the records' timestamps (the kernel's tracer reads trace_clock_local(),
+ * which under TCG was seen ending a spin early by the monotonic clock).
  */
 static void fhook_hwlat_spin(struct fhook_hwlat_probe *hw, struct fhook_hwlat_sample *smp)
 {
@@ -82,11 +83,11 @@ static void fhook_hwlat_spin(struct fhook_hwlat_probe *hw, struct fhook_hwlat_sa
 	u64 start, t1, t2 = 0;
 	s64 inner, outer;
 
-	start = trace_clock_local();
+	start = ktime_get_mono_fast_ns();
 	do {
-		t1 = trace_clock_local();
+		t1 = ktime_get_mono_fast_ns();
 		outer = t2 ? (s64)(t1 - t2) : 0;
-		t2 = trace_clock_local();
+		t2 = ktime_get_mono_fast_ns();
 		inner = t2 - t1;
 		if (inner > thresh || outer > thresh)
 			smp->count++;

@@ -2207,6 +2207,89 @@ static void test_observer_timerlat(void)
 	close(fd);
 }
 
+static int hwlat_add(int fd, __u64 cfg)
+{
+	struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_HWLAT, .hook = cfg };
+
+	return ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa);
+}
+
+/* Threads named fhook-hwlat now. */
+static int hwlat_threads(void)
+{
+	char cmd[] = "grep -l '^fhook-hwlat$' /proc/[0-9]*/comm 2>/dev/null | wc -l";
+	FILE *f = popen(cmd, "r");
+	int n = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &n) != 1)
+			n = -1;
+		pclose(f);
+	}
+	return n;
+}
+
+/*
+ * The hwlat detector's config as root: from nowhere, windows and widths
+ * out of range, a width not below the window, flags and reserved words;
+ * then armed at the shortest window on CPU 0, stopped (its thread goes),
+ * armed again and closed while armed.
+ */
+static void test_hwlat(void)
+{
+	struct fhook_hwlat h = { .size = sizeof(h), .window_us = 1000, .width_us = 500 };
+	__u64 mask = 1;
+	struct fhook_cpu_filter cf = { .size = sizeof(cf), .nr_bits = 64, .mask = (uintptr_t)&mask };
+	int fd = open_dev();
+
+	if (handshake(fd, NULL) || ring_setup(fd, 65536))
+		fatal("setting up a session");
+	EXPECT_ERR(hwlat_add(fd, 0), ERRS(EINVAL), "hwlat without a config -> EINVAL");
+	expect(last_error(fd).reason == FHOOK_R_HWLAT_CFG, "LAST_ERROR says HWLAT_CFG");
+	h.window_us = FHOOK_HWLAT_MIN_WINDOW_US - 1;
+	EXPECT_ERR(hwlat_add(fd, (uintptr_t)&h), ERRS(EINVAL), "hwlat window 999 us -> EINVAL");
+	h.window_us = ~0ULL;
+	EXPECT_ERR(hwlat_add(fd, (uintptr_t)&h), ERRS(EINVAL), "hwlat window 2^64-1 us -> EINVAL");
+	h.window_us = 2000000;
+	h.width_us = FHOOK_HWLAT_MAX_WIDTH_US + 1;
+	EXPECT_ERR(hwlat_add(fd, (uintptr_t)&h), ERRS(EINVAL), "hwlat width over a second -> EINVAL");
+	h.window_us = 1000;
+	h.width_us = 1000;
+	EXPECT_ERR(hwlat_add(fd, (uintptr_t)&h), ERRS(EINVAL), "hwlat width equal to the window -> EINVAL");
+	h.width_us = 0;
+	EXPECT_ERR(hwlat_add(fd, (uintptr_t)&h), ERRS(EINVAL), "hwlat width 0 -> EINVAL");
+	h.width_us = 500;
+	h.flags = 1;
+	EXPECT_ERR(hwlat_add(fd, (uintptr_t)&h), ERRS(EINVAL), "hwlat flags set -> EINVAL");
+	h.flags = 0;
+	h.reserved[0] = 1;
+	EXPECT_ERR(hwlat_add(fd, (uintptr_t)&h), ERRS(EINVAL), "hwlat reserved word set -> EINVAL");
+	h.reserved[0] = 0;
+	EXPECT_OK(hwlat_add(fd, (uintptr_t)&h), "a hwlat detector, 500 us of every ms");
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_CPU_FILTER, &cf), "hwlat on CPU 0 only");
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "hwlat armed");
+	expect(hwlat_threads() == 1, "one hwlat thread (%d)", hwlat_threads());
+	usleep(50000);
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_STOP, 0), "hwlat stopped");
+	expect(hwlat_threads() == 0, "no hwlat thread after STOP (%d)", hwlat_threads());
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "hwlat armed again");
+	usleep(20000);
+	close(fd);
+	expect(hwlat_threads() == 0, "no hwlat thread after close (%d)", hwlat_threads());
+}
+
+/* The hwlat detector disables interrupts: CAP_PERFMON is not enough. */
+static void test_observer_hwlat(void)
+{
+	struct fhook_hwlat h = { .size = sizeof(h), .window_us = 1000000, .width_us = 500000 };
+	int fd = open_dev();
+
+	if (handshake(fd, NULL) || ring_setup(fd, 65536))
+		fatal("setting up a session");
+	EXPECT_ERR(hwlat_add(fd, (uintptr_t)&h), ERRS(EPERM), "observer: a hwlat detector -> EPERM");
+	close(fd);
+}
+
 static void observer(void)
 {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
@@ -2220,7 +2303,8 @@ static void observer(void)
 	void (*const tests[])(void) = {
 		test_forged_tail_big, test_observer_big_record, test_observer_hist,
 		test_observer_noreturn, test_observer_around_slots, test_observer_graph_all,
-		test_observer_wakeup, test_observer_timerlat, test_observer_limits,
+		test_observer_wakeup, test_observer_timerlat, test_observer_hwlat,
+		test_observer_limits,
 	};
 
 	for (unsigned int i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
@@ -2277,6 +2361,7 @@ int main(int argc, char **argv)
 	test_privileges();
 	test_session();
 	test_timerlat();
+	test_hwlat();
 
 	printf("# %d checks, %d failed\n", tap_counts()[0], tap_failures());
 	return tap_status();
