@@ -6,8 +6,8 @@
 #     visit both CPUs in turn, numbered 1, 2, 3...; each reports a gap
 #     over the threshold; and the kernel's own local_timer_entry events on
 #     CPU 1 (a hog keeps it from idling: a tick every 4 ms or less), with
-#     fhook's clock, show no tick inside any of its spins there and ticks
-#     outside them: interrupts were really off for the width.
+#     fhook's clock, show (almost) no tick inside its spins there and
+#     ticks outside them: interrupts were really off for the width.
 #  2. the thread goes with the run; errors for bad options and a
 #     CAP_PERFMON-only user (it needs CAP_SYS_ADMIN).
 #  3. where the kernel has its own hwlat tracer (Debian's PREEMPT_RT
@@ -53,7 +53,13 @@ sed 's/.*"cpu":\([0-9]*\),.*"seqnum":\([0-9]*\),.*"inner_ns":\([0-9]*\),"outer_n
 		$5 < 1 { print "window " $2 " counts no gap: " $0; exit 1 }' > $D/bad.txt || fail "$(cat $D/bad.txt)"
 [ "$w1" -ge 4 ] || fail "only $w1 windows on CPU 1"
 [ "$outside" -ge 50 ] || fail "only $outside timer ticks on CPU 1 outside the spins"
-[ "$inside" = 0 ] || fail "$inside timer ticks on CPU 1 while fhook spun there with interrupts off"
+# with interrupts on, the spins (48 ms each) would hold ticks at the rate
+# seen outside them (250 or 1000 a second, the kernel's HZ): fewer than a
+# tenth of that (under TCG a few ticks of a run have been seen
+# timestamped inside a spin: see docs/latency-tracers.md)
+awk -v w="$w1" -v in_="$inside" -v out="$outside" 'BEGIN {
+	rate = out / (2 - w * 0.048); exit !(in_ * 10 < w * 0.048 * rate) }' ||
+	fail "$inside timer ticks on CPU 1 inside $w1 spins with interrupts off ($outside outside)"
 grep -q 'fhook: [0-9]* windows with a gap over 1 us; the longest [0-9]* us on CPU [01]$' $D/hw.err || fail "no closing line: $(cat $D/hw.err)"
 wait_for 5 no_hwlat || fail "the fhook-hwlat thread outlived the run"
 
@@ -80,7 +86,7 @@ no_hwlat || fail "an fhook-hwlat thread after a refused run"
 
 # 3. the kernel's own hwlat, where this kernel has it, as the reference
 if ! grep -qw hwlat $T/available_tracers; then
-	pass "fhook hwlat: $n windows, both CPUs in turn, no tick inside the $w1 spins on CPU 1 ($outside outside) ($T/available_tracers has no hwlat)"
+	pass "fhook hwlat: $n windows, both CPUs in turn, $inside ticks inside the $w1 spins on CPU 1, $outside outside ($T/available_tracers has no hwlat)"
 fi
 echo 100000 > $T/hwlat_detector/window
 echo 50000 > $T/hwlat_detector/width
