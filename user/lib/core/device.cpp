@@ -79,9 +79,11 @@ std::string feature_names(std::uint64_t features) {
         {FHOOK_FEAT_GRAPH_ALL, "graph-all"},
         {FHOOK_FEAT_REASONS, "reasons"},
         {FHOOK_FEAT_WAKEUP, "wakeup"},
+        {FHOOK_FEAT_TIMERLAT, "timerlat"},
+        {FHOOK_FEAT_HWLAT, "hwlat"},
     };
     // every bit fhook_abi.h defines has a name
-    static_assert(sizeof(kNames) / sizeof(kNames[0]) == 34);
+    static_assert(sizeof(kNames) / sizeof(kNames[0]) == 36);
     std::string out;
     std::uint64_t known = 0;
     for (const auto& [bit, name] : kNames) {

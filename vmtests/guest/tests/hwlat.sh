@@ -88,8 +88,9 @@ no_hwlat || fail "an fhook-hwlat thread after a refused run"
 if ! grep -qw hwlat $T/available_tracers; then
 	pass "fhook hwlat: $n windows, both CPUs in turn, $inside ticks inside the $w1 spins on CPU 1, $outside outside ($T/available_tracers has no hwlat)"
 fi
-echo 100000 > $T/hwlat_detector/window
+# (the width first: the kernel refuses a window not above the width)
 echo 50000 > $T/hwlat_detector/width
+echo 100000 > $T/hwlat_detector/window
 echo 1 > $T/tracing_thresh
 echo round-robin > $T/hwlat_detector/mode 2> /dev/null
 echo hwlat > $T/current_tracer
