@@ -178,6 +178,30 @@ run_fhook() {
 	sed 's/^/#   /' "$_p.err" | head -n 20
 }
 
+# bad_options PREFIX CMD "ARGS"...: each fhook CMD ARGS fails with one line
+bad_options() {
+	_bp=$1 _bc=$2
+	shift 2
+	for _ba in "$@"; do
+		run_fhook "$_bp" $_bc $_ba
+		[ "$RC" != 0 ] || fail "fhook $_bc $_ba: exit 0"
+		[ "$(wc -l < "$_bp.err")" = 1 ] || fail "fhook $_bc $_ba: not one line: $(cat "$_bp.err")"
+	done
+}
+
+# as_perfmon PREFIX ARGS...: fhook ARGS as uid 1000 with CAP_PERFMON only,
+# /dev/fhook open to it meanwhile; sets RC
+as_perfmon() {
+	_pp=$1
+	shift
+	_pm=$(stat -c %a /dev/fhook)
+	chmod 0666 /dev/fhook
+	fhook-capexec 1000 1000 - perfmon -- fhook "$@" > "$_pp.out" 2> "$_pp.err"
+	RC=$?
+	chmod "$_pm" /dev/fhook
+	log "as a CAP_PERFMON user: fhook $*: exit $RC, $(head -c 300 "$_pp.err")"
+}
+
 # summary PREFIX: parse the summary on PREFIX.err into H (hits), E (events),
 # L (lost), M (missed) of the probe line and TE/TL of the total line, and
 # check the identities the CLI documents.

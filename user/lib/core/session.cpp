@@ -59,6 +59,21 @@ fhook_probe_add probe_arg(std::uint32_t type) {
     return arg;
 }
 
+// PROBE_ADD of a tracer that runs threads of its own (`cfg`: its struct),
+// which needs CAP_SYS_ADMIN for `why`; returns its id.
+std::uint32_t add_admin_tracer(const Device& device, std::uint32_t type, std::uint64_t cfg,
+                               const std::string& name, const std::string& why) {
+    fhook_probe_add arg = probe_arg(type);
+    arg.hook = cfg;
+    if (probe_add(device, arg) < 0) {
+        if (errno == EPERM) {
+            throw_runtime(name + " needs CAP_SYS_ADMIN: " + why, EPERM);
+        }
+        throw_ioctl_error("adding " + name, errno, device.refusal(errno));
+    }
+    return arg.probe_id;
+}
+
 // A definition's fetch program (entry part first) and the size of its data.
 void set_program(fhook_probe_add& arg, const KprobeDef& def) {
     arg.prog = def.insns.empty() ? 0 : user_ptr(def.insns.data());
@@ -269,33 +284,15 @@ std::uint32_t Session::add_wakeup_probe(std::uint32_t wclass, std::uint64_t thre
 std::uint32_t Session::add_timerlat_probe(fhook_timerlat cfg) {
     device_.require(FHOOK_FEAT_TIMERLAT, "the timer latency tracer");
     cfg.size = sizeof(cfg);
-    fhook_probe_add arg = probe_arg(FHOOK_PROBE_TIMERLAT);
-    arg.hook = user_ptr(&cfg);
-    if (probe_add(device_, arg) < 0) {
-        if (errno == EPERM) {
-            throw_runtime("the timerlat tracer needs CAP_SYS_ADMIN: it runs real-time threads "
-                          "of its own on every CPU",
-                          EPERM);
-        }
-        throw_ioctl_error("adding the timerlat tracer", errno, device_.refusal(errno));
-    }
-    return arg.probe_id;
+    return add_admin_tracer(device_, FHOOK_PROBE_TIMERLAT, user_ptr(&cfg), "the timerlat tracer",
+                            "it runs real-time threads of its own on every CPU");
 }
 
 std::uint32_t Session::add_hwlat_probe(fhook_hwlat cfg) {
     device_.require(FHOOK_FEAT_HWLAT, "the hardware latency detector");
     cfg.size = sizeof(cfg);
-    fhook_probe_add arg = probe_arg(FHOOK_PROBE_HWLAT);
-    arg.hook = user_ptr(&cfg);
-    if (probe_add(device_, arg) < 0) {
-        if (errno == EPERM) {
-            throw_runtime("the hwlat detector needs CAP_SYS_ADMIN: it disables interrupts on "
-                          "each CPU in turn",
-                          EPERM);
-        }
-        throw_ioctl_error("adding the hwlat detector", errno, device_.refusal(errno));
-    }
-    return arg.probe_id;
+    return add_admin_tracer(device_, FHOOK_PROBE_HWLAT, user_ptr(&cfg), "the hwlat detector",
+                            "it disables interrupts on each CPU in turn");
 }
 
 std::uint32_t Session::add_latency_probe(const FunctionSet& functions,

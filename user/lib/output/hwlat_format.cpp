@@ -10,13 +10,7 @@ namespace fhook {
 using text::printf_string;
 
 std::string format_hwlat_header() {
-    return "# tracer: hwlat\n"
-           "#\n"
-           "#                                _-----=> irqs-off/BH-disabled\n"
-           "#                               / _----=> need-resched\n"
-           "#                              | / _---=> hardirq/softirq\n"
-           "#                              || / _--=> preempt-depth\n"
-           "#                              ||| / _-=> migrate-disable\n"
+    return text::trace_legend("hwlat") +
            "#                              |||| /     delay\n"
            "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
            "#              | |         |   |||||     |         |\n";

@@ -40,4 +40,18 @@ inline const char* unit_name(LatencyUnit unit) {
     return unit == LatencyUnit::Msecs ? "ms" : unit == LatencyUnit::Usecs ? "us" : "ns";
 }
 
+// The first lines of the kernel's trace legend under a tracer that prints
+// one event per line (timerlat, hwlat): "# tracer: NAME" and the context
+// columns.
+inline std::string trace_legend(const char* tracer) {
+    return std::string("# tracer: ") + tracer +
+           "\n"
+           "#\n"
+           "#                                _-----=> irqs-off/BH-disabled\n"
+           "#                               / _----=> need-resched\n"
+           "#                              | / _---=> hardirq/softirq\n"
+           "#                              || / _--=> preempt-depth\n"
+           "#                              ||| / _-=> migrate-disable\n";
+}
+
 } // namespace fhook::text

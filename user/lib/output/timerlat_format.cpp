@@ -63,13 +63,7 @@ std::string top_side(const TimerlatSide& side, LatencyUnit unit, bool cur) {
 } // namespace
 
 std::string format_timerlat_header() {
-    return "# tracer: timerlat\n"
-           "#\n"
-           "#                                _-----=> irqs-off/BH-disabled\n"
-           "#                               / _----=> need-resched\n"
-           "#                              | / _---=> hardirq/softirq\n"
-           "#                              || / _--=> preempt-depth\n"
-           "#                              ||| / _-=> migrate-disable\n"
+    return text::trace_legend("timerlat") +
            "#                              |||| /     ACTIVATION\n"
            "#           TASK-PID     CPU#  |||||   TIMESTAMP    ID            CONTEXT"
            "                 LATENCY\n"

@@ -69,17 +69,8 @@ expect_eq "$RC" 0 "fhook hwlat (text) exit code"
 grep -q '^# tracer: hwlat$' $D/txt.out || fail "no '# tracer: hwlat' header"
 grep -q ': #1     inner/outer(us): *[0-9]*/[0-9]* *ts:[0-9]*\.[0-9]* count:[0-9]*' $D/txt.out || fail "no line in the kernel's form: $(sed -n 11p $D/txt.out)"
 sed -n '11,12p' $D/txt.out | sed 's/^/#   /'
-for bad in "--window 999" "--window 10000001" "--width 0" "--width 1000001" "--window 2000 --width 2000" "--threshold 0" "extra"; do
-	run_fhook $D/bad hwlat $bad -d 1
-	[ "$RC" != 0 ] || fail "fhook hwlat $bad: exit 0"
-	[ "$(wc -l < $D/bad.err)" = 1 ] || fail "fhook hwlat $bad: not one line: $(cat $D/bad.err)"
-done
-mode=$(stat -c %a /dev/fhook)
-chmod 0666 /dev/fhook
-fhook-capexec 1000 1000 - perfmon -- fhook hwlat -d 1 > $D/perfmon.out 2> $D/perfmon.err
-RC=$?
-chmod "$mode" /dev/fhook
-log "as a CAP_PERFMON user: exit $RC, $(cat $D/perfmon.err)"
+bad_options $D/bad hwlat "--window 999 -d 1" "--window 10000001 -d 1" "--width 0 -d 1" "--width 1000001 -d 1" "--window 2000 --width 2000 -d 1" "--threshold 0 -d 1" "extra -d 1"
+as_perfmon $D/perfmon hwlat -d 1
 [ "$RC" != 0 ] || fail "a CAP_PERFMON-only user ran hwlat"
 grep -q 'hwlat detector needs CAP_SYS_ADMIN' $D/perfmon.err || fail "the refusal does not name CAP_SYS_ADMIN: $(cat $D/perfmon.err)"
 no_hwlat || fail "an fhook-hwlat thread after a refused run"

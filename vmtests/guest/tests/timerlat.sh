@@ -133,17 +133,8 @@ no_tlat() { [ "$(tlat_threads)" = 0 ]; }
 wait_for 10 no_tlat || fail "fhook-tlat threads outlived the hotplug run"
 
 # 3. errors
-for bad in "--period 99" "--period 1000001" "--priority 100" "--priority r:5" "--stop 0" "bogus" "top --threshold 5" "--entries 5"; do
-	run_fhook $D/bad timerlat $bad -d 1
-	[ "$RC" != 0 ] || fail "fhook timerlat $bad: exit 0"
-	[ "$(wc -l < $D/bad.err)" = 1 ] || fail "fhook timerlat $bad: not one line: $(cat $D/bad.err)"
-done
-mode=$(stat -c %a /dev/fhook)
-chmod 0666 /dev/fhook
-fhook-capexec 1000 1000 - perfmon -- fhook timerlat -d 1 > $D/perfmon.out 2> $D/perfmon.err
-RC=$?
-chmod "$mode" /dev/fhook
-log "as a CAP_PERFMON user: exit $RC, $(cat $D/perfmon.err)"
+bad_options $D/bad timerlat "--period 99 -d 1" "--period 1000001 -d 1" "--priority 100 -d 1" "--priority r:5 -d 1" "--stop 0 -d 1" "bogus -d 1" "top --threshold 5 -d 1" "--entries 5 -d 1"
+as_perfmon $D/perfmon timerlat -d 1
 [ "$RC" != 0 ] || fail "a CAP_PERFMON-only user ran timerlat"
 grep -q 'timerlat tracer needs CAP_SYS_ADMIN' $D/perfmon.err || fail "the refusal does not name CAP_SYS_ADMIN: $(cat $D/perfmon.err)"
 [ "$(tlat_threads)" = 0 ] || fail "fhook-tlat threads after a refused run"
