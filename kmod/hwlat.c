@@ -17,7 +17,8 @@
  *
  * It disables interrupts on every CPU in turn: a change to what the
  * kernel does, so it needs CAP_SYS_ADMIN (priv.c); width is at most a
- * second (the kernel's default is half of one).
+ * second (the kernel's default is half of one), and at least a
+ * millisecond of each window is left to the CPU, as the kernel leaves.
  */
 #include "fhook.h"
 
@@ -29,10 +30,15 @@
 
 /* the kernel's DEFAULT_LAT_THRESHOLD, in ns */
 #define FHOOK_HWLAT_DEF_THRESH	(10 * NSEC_PER_USEC)
+/* the least sleep between windows (the kernel's: a millisecond) */
+#define FHOOK_HWLAT_MIN_REST	NSEC_PER_MSEC
+/* reads of a clock that did not move before a window gives up */
+#define FHOOK_HWLAT_MAX_STILL	10000000
 
 struct fhook_hwlat_probe {
 	struct fhook_probe p;		/* first: freed as a struct fhook_probe */
 	struct fhook_hwlat cfg;
+	cpumask_var_t cpus;		/* the session's CPUs at START */
 	struct task_struct *thread;	/* referenced while armed; NULL: none */
 	u64 seq;			/* windows reported */
 	/* the NMIs on the CPU sampling now (written there, in NMI context) */
@@ -69,6 +75,7 @@ struct fhook_hwlat_sample {
 	s64 inner;	/* the longest gap inside a loop */
 	s64 outer;	/* ... between two loops */
 	u32 count;	/* gaps over the threshold */
+	bool still;	/* the clock stopped: the window was given up */
 };
 
 /*
@@ -80,7 +87,8 @@ struct fhook_hwlat_sample {
 static void fhook_hwlat_spin(struct fhook_hwlat_probe *hw, struct fhook_hwlat_sample *smp)
 {
 	s64 width = hw->cfg.width_us * NSEC_PER_USEC, thresh = hw->cfg.threshold_ns;
-	u64 start, t1, t2 = 0;
+	u64 start, t1, t2 = 0, moved = 0;
+	unsigned int still = 0;
 	s64 inner, outer;
 
 	start = ktime_get_mono_fast_ns();
@@ -93,6 +101,14 @@ static void fhook_hwlat_spin(struct fhook_hwlat_probe *hw, struct fhook_hwlat_sa
 			smp->count++;
 		smp->inner = max_t(s64, smp->inner, inner);
 		smp->outer = max_t(s64, smp->outer, outer);
+		/* a clock the tick drives (jiffies) stops with interrupts off */
+		if (t2 != moved) {
+			moved = t2;
+			still = 0;
+		} else if (++still > FHOOK_HWLAT_MAX_STILL) {
+			smp->still = true;
+			break;
+		}
 	} while ((s64)(t2 - start) <= width);
 }
 
@@ -116,10 +132,14 @@ static void fhook_hwlat_window(struct fhook_hwlat_probe *hw)
 	fhook_hwlat_spin(hw, &smp);
 	barrier();
 	WRITE_ONCE(hw->sampling_cpu, -1);
-	if (smp.inner > (s64)hw->cfg.threshold_ns || smp.outer > (s64)hw->cfg.threshold_ns) {
+	if (smp.still)
+		pr_warn_once("hwlat: the clock does not advance with interrupts off: windows given up\n");
+	else if (smp.inner > (s64)hw->cfg.threshold_ns || smp.outer > (s64)hw->cfg.threshold_ns) {
 		c = fhook_counters(s, cpu, hw->p.id);
 		rb = s->rings[cpu];
 		fhook_count(&c->hits);
+		/* (numbered before the ring: a window lost leaves a gap) */
+		hw->seq++;
 		r = fhook_ring_reserve(rb, sizeof(*r), hw->p.id);
 		if (!IS_ERR_OR_NULL(r)) {
 			fhook_rec_init(&r->hdr, FHOOK_REC_HWLAT, sizeof(*r), hw->p.id,
@@ -127,7 +147,7 @@ static void fhook_hwlat_window(struct fhook_hwlat_probe *hw)
 			r->inner_ns = smp.inner;
 			r->outer_ns = smp.outer;
 			r->nmi_total_ns = hw->nmi_total;
-			r->seqnum = ++hw->seq;
+			r->seqnum = hw->seq;
 			r->nmi_count = hw->nmi_count;
 			r->count = smp.count;
 			fhook_count(&c->written);
@@ -140,26 +160,19 @@ static void fhook_hwlat_window(struct fhook_hwlat_probe *hw)
 /* The next CPU of the session after @cpu that is online, or -1. */
 static int fhook_hwlat_next_cpu(struct fhook_hwlat_probe *hw, int cpu)
 {
-	struct fhook_session *s = hw->p.session;
-	int tries;
+	int next = cpumask_next_and(cpu, hw->cpus, cpu_online_mask);
 
-	for (tries = 0; tries < nr_cpu_ids; tries++) {
-		cpu = cpumask_next(cpu, cpu_online_mask);
-		if (cpu >= nr_cpu_ids)
-			cpu = cpumask_first(cpu_online_mask);
-		if (cpu >= nr_cpu_ids)
-			return -1;
-		if (!s->cpu_filter || cpumask_test_cpu(cpu, s->cpus))
-			return cpu;
-	}
-	return -1;
+	if (next >= nr_cpu_ids)
+		next = cpumask_first_and(hw->cpus, cpu_online_mask);
+	return next < nr_cpu_ids ? next : -1;
 }
 
 /* the kernel's kthread_fn(): a window on each CPU in turn */
 static int fhook_hwlat_main(void *data)
 {
 	struct fhook_hwlat_probe *hw = data;
-	u64 rest = (hw->cfg.window_us - hw->cfg.width_us) * NSEC_PER_USEC;
+	u64 rest = max((hw->cfg.window_us - hw->cfg.width_us) * NSEC_PER_USEC,
+		       FHOOK_HWLAT_MIN_REST);
 	ktime_t to;
 	int cpu = -1;
 
@@ -180,7 +193,8 @@ static int fhook_hwlat_main(void *data)
 static int fhook_hwlat_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
 			    s32 *err_index)
 {
-	struct fhook_hwlat *cfg = &to_hwlat(p)->cfg;
+	struct fhook_hwlat_probe *hw = to_hwlat(p);
+	struct fhook_hwlat *cfg = &hw->cfg;
 	int ret;
 
 	if (!arg->hook)
@@ -196,7 +210,13 @@ static int fhook_hwlat_init(struct fhook_probe *p, const struct fhook_probe_add 
 		return fhook_refuse(p->session, FHOOK_R_HWLAT_CFG, -1, -EINVAL);
 	if (!cfg->threshold_ns)
 		cfg->threshold_ns = FHOOK_HWLAT_DEF_THRESH;
-	return fhook_priv_require(p, FHOOK_PRIV_ADMIN);
+	/* (a gap that long could never be seen inside the width) */
+	if (cfg->threshold_ns >= cfg->width_us * NSEC_PER_USEC)
+		return fhook_refuse(p->session, FHOOK_R_HWLAT_CFG, -1, -EINVAL);
+	ret = fhook_priv_require(p, FHOOK_PRIV_ADMIN);
+	if (ret)
+		return ret;
+	return zalloc_cpumask_var(&hw->cpus, GFP_KERNEL_ACCOUNT) ? 0 : -ENOMEM;
 }
 
 static void fhook_hwlat_disarm(struct fhook_probe *p)
@@ -224,6 +244,8 @@ static int fhook_hwlat_arm(struct fhook_probe *p)
 
 	hw->seq = 0;
 	hw->sampling_cpu = -1;
+	/* the CPUs visited are the session's at START (CPU_FILTER may change) */
+	cpumask_copy(hw->cpus, p->session->cpu_filter ? p->session->cpus : cpu_possible_mask);
 	/* NMIs are counted where the kernel has the tracepoint: 0 elsewhere */
 	if (fhook_hwlat_nmi_tp &&
 	    !tracepoint_probe_register(fhook_hwlat_nmi_tp, fhook_hwlat_on_nmi, hw))
@@ -239,12 +261,18 @@ static int fhook_hwlat_arm(struct fhook_probe *p)
 	return 0;
 }
 
+static void fhook_hwlat_release(struct fhook_probe *p)
+{
+	free_cpumask_var(to_hwlat(p)->cpus);
+}
+
 const struct fhook_probe_kind fhook_hwlat_kind = {
 	.size		= sizeof(struct fhook_hwlat_probe),
 	.fields		= FHOOK_ADD_HOOK,
 	.init		= fhook_hwlat_init,
 	.arm		= fhook_hwlat_arm,
 	.disarm		= fhook_hwlat_disarm,
+	.release	= fhook_hwlat_release,
 	.disarm_unregisters = true,
 	.no_triggers	= true,
 };

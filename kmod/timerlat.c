@@ -46,7 +46,7 @@ struct fhook_tlat_cpu {
 struct fhook_timerlat_probe {
 	struct fhook_probe p;		/* first: freed as a struct fhook_probe */
 	struct fhook_timerlat cfg;
-	bool stopped;			/* a stop threshold was reached */
+	int stopped;			/* a stop threshold was reached */
 	struct fhook_tlat_cpu *cpus;	/* [nr_cpu_ids] */
 };
 
@@ -78,7 +78,7 @@ static notrace void fhook_tlat_sample(struct fhook_tlat_cpu *tc, u32 context, u6
 		return;
 	/* the first to reach it says so: the others are past the stop */
 	if (stop_ns && latency >= stop_ns) {
-		if (cmpxchg(&tl->stopped, false, true))
+		if (cmpxchg(&tl->stopped, 0, 1))
 			return;
 		tflags = FHOOK_TIMERLAT_STOPPED;
 	}
@@ -221,7 +221,7 @@ static int fhook_timerlat_arm(struct fhook_probe *p)
 	struct task_struct *t;
 	int cpu;
 
-	WRITE_ONCE(tl->stopped, false);
+	WRITE_ONCE(tl->stopped, 0);
 	cpus_read_lock();
 	for_each_online_cpu(cpu) {
 		struct fhook_tlat_cpu *tc = &tl->cpus[cpu];

@@ -573,7 +573,8 @@ struct fhook_hwlat {
 	__u64 window_us;	/* in: one sample per window (the kernel's 1,000,000) */
 	/* in: interrupts off this long in each window, below it (500,000) */
 	__u64 width_us;
-	__u64 threshold_ns;	/* in: report gaps over this; 0: 10 us (the kernel's) */
+	/* in: report gaps over this, below the width; 0: 10 us (the kernel's) */
+	__u64 threshold_ns;
 	__u64 reserved[2];	/* must be zero */
 };
 
@@ -1420,7 +1421,7 @@ struct fhook_rec_hwlat {
 	__u64 inner_ns;		/* the longest gap between two reads of one loop */
 	__u64 outer_ns;		/* the longest gap between two loops */
 	__u64 nmi_total_ns;	/* time in NMI handlers in the window */
-	__u64 seqnum;		/* windows reported, this one included */
+	__u64 seqnum;		/* windows with a gap, this one included (a gap: one lost) */
 	__u32 nmi_count;	/* NMI handlers run in the window */
 	__u32 count;		/* gaps over the threshold in the window */
 };

@@ -53,6 +53,10 @@ void parse_hwlat_options(const po::variables_map& vm, TraceOptions& opt) {
         throw_invalid("--width must be below --window (" + std::to_string(h.window_us) + " us)");
     }
     h.threshold_ns = vm.count("threshold") ? usec_value(vm, "threshold", 1, 1000000) * 1000 : 0;
+    if ((h.threshold_ns ? h.threshold_ns : 10000) >= h.width_us * 1000) {
+        throw_invalid("--threshold must be below --width (" + std::to_string(h.width_us) +
+                      " us): no longer gap fits in it");
+    }
 }
 
 // Each sample printed; the longest gap kept for the end.

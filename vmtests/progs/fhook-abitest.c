@@ -2259,6 +2259,11 @@ static void test_hwlat(void)
 	h.width_us = 0;
 	EXPECT_ERR(hwlat_add(fd, (uintptr_t)&h), ERRS(EINVAL), "hwlat width 0 -> EINVAL");
 	h.width_us = 500;
+	h.threshold_ns = 500000;
+	EXPECT_ERR(hwlat_add(fd, (uintptr_t)&h), ERRS(EINVAL), "hwlat threshold equal to the width -> EINVAL");
+	h.threshold_ns = ~0ULL;
+	EXPECT_ERR(hwlat_add(fd, (uintptr_t)&h), ERRS(EINVAL), "hwlat threshold 2^64-1 ns -> EINVAL");
+	h.threshold_ns = 0;
 	h.flags = 1;
 	EXPECT_ERR(hwlat_add(fd, (uintptr_t)&h), ERRS(EINVAL), "hwlat flags set -> EINVAL");
 	h.flags = 0;

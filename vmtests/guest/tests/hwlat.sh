@@ -69,7 +69,7 @@ expect_eq "$RC" 0 "fhook hwlat (text) exit code"
 grep -q '^# tracer: hwlat$' $D/txt.out || fail "no '# tracer: hwlat' header"
 grep -q ': #1     inner/outer(us): *[0-9]*/[0-9]* *ts:[0-9]*\.[0-9]* count:[0-9]*' $D/txt.out || fail "no line in the kernel's form: $(sed -n 11p $D/txt.out)"
 sed -n '11,12p' $D/txt.out | sed 's/^/#   /'
-bad_options $D/bad hwlat "--window 999 -d 1" "--window 10000001 -d 1" "--width 0 -d 1" "--width 1000001 -d 1" "--window 2000 --width 2000 -d 1" "--threshold 0 -d 1" "extra -d 1"
+bad_options $D/bad hwlat "--window 999 -d 1" "--window 10000001 -d 1" "--width 0 -d 1" "--width 1000001 -d 1" "--window 2000 --width 2000 -d 1" "--threshold 0 -d 1" "--width 10 --threshold 10 -d 1" "extra -d 1"
 as_perfmon $D/perfmon hwlat -d 1
 [ "$RC" != 0 ] || fail "a CAP_PERFMON-only user ran hwlat"
 grep -q 'hwlat detector needs CAP_SYS_ADMIN' $D/perfmon.err || fail "the refusal does not name CAP_SYS_ADMIN: $(cat $D/perfmon.err)"
