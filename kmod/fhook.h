@@ -720,6 +720,8 @@ struct tracepoint *fhook_tracepoint(const char *name);
 /* wakeup.c */
 void fhook_wakeup_setup(void);
 void fhook_hwlat_setup(void);
+void fhook_timerlat_setup(void);
+void fhook_timerlat_exit(void);
 
 /* pidfilter.c */
 int fhook_pidfilter_init(void);

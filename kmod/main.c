@@ -143,10 +143,11 @@ static int __init fhook_init(void)
 	fhook_fgraph_setup();
 	fhook_wakeup_setup();
 	fhook_hwlat_setup();
+	fhook_timerlat_setup();
 	ret = misc_register(&fhook_misc);
 	if (ret) {
 		pr_err("misc_register: %d\n", ret);
-		goto err_tp;
+		goto err_timerlat;
 	}
 	pr_info("version %s, ABI %d, /dev/%s\n", FHOOK_VERSION, FHOOK_ABI_VERSION,
 		fhook_misc.name);
@@ -156,7 +157,8 @@ static int __init fhook_init(void)
 	}
 	return 0;
 
-err_tp:
+err_timerlat:
+	fhook_timerlat_exit();
 	fhook_tp_teardown();
 err_khook:
 	fhook_khook_exit();
@@ -172,6 +174,7 @@ static void __exit fhook_exit(void)
 	/* no session can exist here: each one holds a module reference */
 	misc_deregister(&fhook_misc);
 	fhook_fgraph_teardown();
+	fhook_timerlat_exit();
 	fhook_tp_teardown();
 	fhook_khook_exit();
 	fhook_modwatch_exit();

@@ -13,6 +13,11 @@
  * skipping the periods already past, as the kernel's wait_next_period()
  * does.  Each measure is a FHOOK_REC_TIMERLAT record on that CPU's ring.
  *
+ * CPUs that come online while it runs get their thread, CPUs that go
+ * offline lose theirs (CPU hotplug callbacks, as the kernel's
+ * osnoise_cpu_init() and osnoise_cpu_die()); the CPUs are the session's
+ * at START.
+ *
  * With a stop threshold, the first measure that reaches it is marked
  * FHOOK_TIMERLAT_STOPPED and the tracer stops: no more records, no more
  * timers (the kernel's stop_tracing_us and stop_tracing_total_us).
@@ -48,7 +53,12 @@ struct fhook_timerlat_probe {
 	struct fhook_timerlat cfg;
 	int stopped;			/* a stop threshold was reached */
 	struct fhook_tlat_cpu *cpus;	/* [nr_cpu_ids] */
+	cpumask_var_t mask;		/* the CPUs measured (the session's at START) */
+	struct hlist_node hp_node;	/* in fhook_tlat_hp's instances while armed */
 };
+
+/* the dynamic CPU hotplug state of every armed timerlat probe; <0: none */
+static int fhook_tlat_hp = -1;
 
 static_assert(offsetof(struct fhook_timerlat_probe, p) == 0);
 
@@ -73,7 +83,7 @@ static notrace void fhook_tlat_sample(struct fhook_tlat_cpu *tc, u32 context, u6
 	u64 latency = (s64)(now - tc->abs_period) > 0 ? now - tc->abs_period : 0;
 	u32 tflags = 0;
 
-	/* (a CPU gone offline moved its thread and timer elsewhere: not its measure) */
+	/* (defensive: a CPU going offline stops its thread first) */
 	if (READ_ONCE(tl->stopped) || cpu != tc->cpu)
 		return;
 	/* the first to reach it says so: the others are past the stop */
@@ -183,7 +193,7 @@ static int fhook_timerlat_init(struct fhook_probe *p, const struct fhook_probe_a
 	if (ret)
 		return ret;
 	tl->cpus = kcalloc(nr_cpu_ids, sizeof(*tl->cpus), GFP_KERNEL_ACCOUNT);
-	if (!tl->cpus)
+	if (!tl->cpus || !zalloc_cpumask_var(&tl->mask, GFP_KERNEL_ACCOUNT))
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
 		struct fhook_tlat_cpu *tc = &tl->cpus[cpu];
@@ -196,21 +206,57 @@ static int fhook_timerlat_init(struct fhook_probe *p, const struct fhook_probe_a
 	return 0;
 }
 
+/* @cpu's thread, made and started; with the hotplug lock held. */
+static int fhook_tlat_start(struct fhook_timerlat_probe *tl, unsigned int cpu)
+{
+	struct fhook_tlat_cpu *tc = &tl->cpus[cpu];
+	struct task_struct *t;
+
+	if (tc->thread || !cpumask_test_cpu(cpu, tl->mask))
+		return 0;
+	t = kthread_create_on_cpu(fhook_tlat_main, tc, cpu, "fhook-tlat/%u");
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	tc->seq = 0;
+	tc->thread = get_task_struct(t);
+	wake_up_process(t);
+	return 0;
+}
+
+/* @cpu's thread stopped (it cancels its timer before it returns). */
+static void fhook_tlat_stop(struct fhook_timerlat_probe *tl, unsigned int cpu)
+{
+	struct fhook_tlat_cpu *tc = &tl->cpus[cpu];
+
+	if (!tc->thread)
+		return;
+	kthread_stop(tc->thread);
+	put_task_struct(tc->thread);
+	tc->thread = NULL;
+}
+
+/* CPU hotplug: @cpu is online (its thread starts) or going (it stops) */
+static int fhook_tlat_cpu_online(unsigned int cpu, struct hlist_node *node)
+{
+	return fhook_tlat_start(hlist_entry(node, struct fhook_timerlat_probe, hp_node), cpu);
+}
+
+static int fhook_tlat_cpu_offline(unsigned int cpu, struct hlist_node *node)
+{
+	fhook_tlat_stop(hlist_entry(node, struct fhook_timerlat_probe, hp_node), cpu);
+	return 0;
+}
+
 static void fhook_timerlat_disarm(struct fhook_probe *p)
 {
 	struct fhook_timerlat_probe *tl = to_timerlat(p);
 	int cpu;
 
-	for_each_possible_cpu(cpu) {
-		struct fhook_tlat_cpu *tc = &tl->cpus[cpu];
-
-		if (!tc->thread)
-			continue;
-		/* it cancels its timer before it returns */
-		kthread_stop(tc->thread);
-		put_task_struct(tc->thread);
-		tc->thread = NULL;
-	}
+	/* no hotplug callback for it from here on: the threads are its own */
+	if (p->registered)
+		cpuhp_state_remove_instance_nocalls(fhook_tlat_hp, &tl->hp_node);
+	for_each_possible_cpu(cpu)
+		fhook_tlat_stop(tl, cpu);
 	p->registered = false;
 }
 
@@ -218,34 +264,33 @@ static int fhook_timerlat_arm(struct fhook_probe *p)
 {
 	struct fhook_timerlat_probe *tl = to_timerlat(p);
 	struct fhook_session *s = p->session;
-	struct task_struct *t;
-	int cpu;
+	int ret = 0, cpu;
 
+	if (fhook_tlat_hp < 0)
+		return -ENODEV;
 	WRITE_ONCE(tl->stopped, 0);
+	cpumask_copy(tl->mask, s->cpu_filter ? s->cpus : cpu_possible_mask);
+	/* CPUs coming and going from here on; those online now below */
+	ret = cpuhp_state_add_instance_nocalls(fhook_tlat_hp, &tl->hp_node);
+	if (ret)
+		return ret;
+	p->registered = true;
 	cpus_read_lock();
 	for_each_online_cpu(cpu) {
-		struct fhook_tlat_cpu *tc = &tl->cpus[cpu];
-
-		if (s->cpu_filter && !cpumask_test_cpu(cpu, s->cpus))
-			continue;
-		t = kthread_create_on_cpu(fhook_tlat_main, tc, cpu, "fhook-tlat/%u");
-		if (IS_ERR(t)) {
-			cpus_read_unlock();
-			fhook_timerlat_disarm(p);
-			return PTR_ERR(t);
-		}
-		tc->seq = 0;
-		tc->thread = get_task_struct(t);
-		wake_up_process(t);
+		ret = fhook_tlat_start(tl, cpu);
+		if (ret)
+			break;
 	}
 	cpus_read_unlock();
-	p->registered = true;
-	return 0;
+	if (ret)
+		fhook_timerlat_disarm(p);
+	return ret;
 }
 
 static void fhook_timerlat_release(struct fhook_probe *p)
 {
 	kfree(to_timerlat(p)->cpus);
+	free_cpumask_var(to_timerlat(p)->mask);
 }
 
 const struct fhook_probe_kind fhook_timerlat_kind = {
@@ -258,3 +303,17 @@ const struct fhook_probe_kind fhook_timerlat_kind = {
 	.disarm_unregisters = true,
 	.no_triggers	= true,
 };
+
+void fhook_timerlat_setup(void)
+{
+	fhook_tlat_hp = cpuhp_setup_state_multi(CPUHP_AP_ONLINE_DYN, "fhook/timerlat:online",
+						fhook_tlat_cpu_online, fhook_tlat_cpu_offline);
+	if (fhook_tlat_hp < 0)
+		pr_warn("no CPU hotplug state (%d): no timerlat tracer\n", fhook_tlat_hp);
+}
+
+void fhook_timerlat_exit(void)
+{
+	if (fhook_tlat_hp >= 0)
+		cpuhp_remove_multi_state(fhook_tlat_hp);
+}

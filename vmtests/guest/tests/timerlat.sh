@@ -14,7 +14,7 @@
 #  2. top and hist: the right number of activations for the time, the
 #     thread later than the IRQ; --stop ends the run by itself with the
 #     measure that crossed it; no thread outlives a run; a CPU taken
-#     offline and back while it runs.
+#     offline and back while it runs gets a new thread.
 #  3. errors: bad options, and a CAP_PERFMON-only user (it needs
 #     CAP_SYS_ADMIN: it runs real-time threads).
 #  4. where the kernel has its own timerlat tracer (Debian's PREEMPT_RT
@@ -118,8 +118,9 @@ tail -n 1 $D/stop.out | grep -q 'context thread timer_latency .* ns (stop)$' || 
 grep -q '^# tracer: timerlat$' $D/stop.out || fail "trace without its header"
 sed 's/^/#   /' $D/stop.out | tail -n 2
 [ "$(tlat_threads)" = 0 ] || fail "fhook-tlat threads outlived a stop"
-# a CPU offline and back while every CPU is measured
-fhook timerlat -q -d 3 > $D/hp.out 2> $D/hp.err &
+# a CPU offline and back while every CPU is measured: its thread stops,
+# and a new one starts when it is back (activations numbered from 1 again)
+fhook timerlat trace --format json -q -d 3 > $D/hp.out 2> $D/hp.err &
 FH=$!
 sleep 1
 echo 0 > /sys/devices/system/cpu/cpu1/online || fail "CPU 1 would not go offline"
@@ -127,8 +128,10 @@ sleep 1
 echo 1 > /sys/devices/system/cpu/cpu1/online || fail "CPU 1 would not come back"
 wait $FH
 expect_eq "$?" 0 "fhook timerlat across a CPU hotplug exit code"
-grep -q '^  0 #' $D/hp.out || fail "no CPU 0 row after the hotplug: $(tail -n 3 $D/hp.out)"
-sed 's/^/#   /' $D/hp.out | tail -n 6
+starts0=$(grep -c '"cpu":0,.*"seqnum":1,"context":"irq"' $D/hp.out)
+starts1=$(grep -c '"cpu":1,.*"seqnum":1,"context":"irq"' $D/hp.out)
+log "across the hotplug: CPU 0's thread started $starts0 time(s), CPU 1's $starts1; $(grep -c '"cpu":1,' $D/hp.out) measures on CPU 1"
+[ "$starts0" = 1 ] && [ "$starts1" = 2 ] || fail "CPU 0's thread started $starts0 times, CPU 1's $starts1 (1 and 2 expected)"
 no_tlat() { [ "$(tlat_threads)" = 0 ]; }
 wait_for 10 no_tlat || fail "fhook-tlat threads outlived the hotplug run"
 
