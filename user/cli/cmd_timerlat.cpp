@@ -93,13 +93,8 @@ void parse_timerlat_options(const po::variables_map& vm, TraceOptions& opt) {
     if (vm.count("threshold")) {
         opt.threshold_ns = usec_option(vm, "threshold", kMaxUsec) * 1000;
     }
+    parse_unit_option(vm, opt);
     const std::string unit = vm["unit"].as<std::string>();
-    if (unit != "ns" && unit != "us" && unit != "ms") {
-        throw_invalid("--unit takes ns, us or ms, not '" + unit + "'");
-    }
-    opt.unit = unit == "ns"   ? LatencyUnit::Nsecs
-               : unit == "ms" ? LatencyUnit::Msecs
-                              : LatencyUnit::Usecs;
     const std::uint64_t unit_ns = unit == "ns" ? 1 : unit == "ms" ? 1000000 : 1000;
     if (vm.count("bucket-size")) {
         const std::uint64_t n = parse_u64("--bucket-size", vm["bucket-size"].as<std::string>());
@@ -190,20 +185,6 @@ private:
     unsigned printed_ = 0;
 };
 
-Mode parse_mode(std::vector<std::string>& words) {
-    if (words.empty()) {
-        return Mode::Top;
-    }
-    if (words.size() > 1 || (words[0] != "top" && words[0] != "hist" && words[0] != "trace")) {
-        throw_invalid("'" + words.back() + "': the modes are top (the default), hist and trace");
-    }
-    const Mode mode = words[0] == "hist"    ? Mode::Hist
-                      : words[0] == "trace" ? Mode::Trace
-                                            : Mode::Top;
-    words.clear();
-    return mode;
-}
-
 } // namespace
 
 int cmd_timerlat(const Args& args) {
@@ -224,7 +205,9 @@ int cmd_timerlat(const Args& args) {
     if (!opt) {
         return 0; // --help
     }
-    const Mode mode = parse_mode(opt->spec.probes);
+    static const std::vector<std::string> kModes = {"top", "hist", "trace"};
+    const int m = take_mode(opt->spec.probes, kModes, "top");
+    const Mode mode = m == 1 ? Mode::Hist : m == 2 ? Mode::Trace : Mode::Top;
     if (mode == Mode::Top && !opt->spec.interval) {
         opt->spec.interval = 1.0;
     }

@@ -55,13 +55,7 @@ void parse_wakeup_options(const po::variables_map& vm, TraceOptions& opt) {
         }
         opt.spec.wakeup.threshold_ns = usec * 1000;
     }
-    const std::string unit = vm["unit"].as<std::string>();
-    if (unit != "ns" && unit != "us" && unit != "ms") {
-        throw_invalid("--unit takes ns, us or ms, not '" + unit + "'");
-    }
-    opt.unit = unit == "ns"   ? LatencyUnit::Nsecs
-               : unit == "ms" ? LatencyUnit::Msecs
-                              : LatencyUnit::Usecs;
+    parse_unit_option(vm, opt);
     opt.per_cpu = vm.count("per-cpu") != 0;
 }
 
@@ -143,19 +137,6 @@ private:
     unsigned printed_ = 0;
 };
 
-Mode parse_mode(std::vector<std::string>& words) {
-    if (words.empty()) {
-        return Mode::Trace;
-    }
-    if (words.size() > 1 || (words[0] != "top" && words[0] != "hist")) {
-        throw_invalid("'" + words.back() +
-                      "': the modes are top and hist (none: each new maximum)");
-    }
-    const Mode mode = words[0] == "top" ? Mode::Top : Mode::Hist;
-    words.clear();
-    return mode;
-}
-
 } // namespace
 
 int cmd_wakeup(const Args& args) {
@@ -176,7 +157,9 @@ int cmd_wakeup(const Args& args) {
     if (!opt) {
         return 0; // --help
     }
-    const Mode mode = parse_mode(opt->spec.probes);
+    static const std::vector<std::string> kModes = {"top", "hist"};
+    const int m = take_mode(opt->spec.probes, kModes, "each new maximum");
+    const Mode mode = m < 0 ? Mode::Trace : m == 0 ? Mode::Top : Mode::Hist;
     if (mode == Mode::Top && !opt->spec.interval) {
         opt->spec.interval = 1.0;
     }

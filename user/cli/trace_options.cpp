@@ -208,6 +208,33 @@ void parse_graph_options(const po::variables_map& vm, TraceOptions& opt, bool im
     opt.graph_view.abstime = vm.count("abstime") != 0;
 }
 
+void parse_unit_option(const po::variables_map& vm, TraceOptions& opt) {
+    const std::string unit = vm["unit"].as<std::string>();
+    if (unit != "ns" && unit != "us" && unit != "ms") {
+        throw_invalid("--unit takes ns, us or ms, not '" + unit + "'");
+    }
+    opt.unit = unit == "ns"   ? LatencyUnit::Nsecs
+               : unit == "ms" ? LatencyUnit::Msecs
+                              : LatencyUnit::Usecs;
+}
+
+int take_mode(std::vector<std::string>& words, const std::vector<std::string>& modes,
+              const std::string& none) {
+    if (words.empty()) {
+        return -1;
+    }
+    const auto it = std::find(modes.begin(), modes.end(), words[0]);
+    if (words.size() > 1 || it == modes.end()) {
+        std::string list;
+        for (std::size_t i = 0; i < modes.size(); i++) {
+            list += (i ? i + 1 == modes.size() ? " and " : ", " : "") + modes[i];
+        }
+        throw_invalid("'" + words.back() + "': the modes are " + list + " (none: " + none + ")");
+    }
+    words.clear();
+    return static_cast<int>(it - modes.begin());
+}
+
 std::optional<TraceOptions> parse_trace_options(const Args& args, const TraceCommand& cmd) {
     TraceOptions opt;
     TraceSpec& spec = opt.spec;

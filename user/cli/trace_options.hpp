@@ -69,6 +69,13 @@ void add_graph_options(po::options_description& options, bool view);
 // GraphSpec from them; `implied`: a graph even without --graph.
 void parse_graph_options(const po::variables_map& vm, TraceOptions& opt, bool implied);
 
+// The latency tracers' --unit (ns, us or ms) into opt.unit.
+void parse_unit_option(const po::variables_map& vm, TraceOptions& opt);
+// The mode word among a tracer's arguments (taken out of `words`): its
+// index in `modes`, -1 with no word; `none` says what no word means.
+int take_mode(std::vector<std::string>& words, const std::vector<std::string>& modes,
+              const std::string& none);
+
 // nullopt after --help (printed).
 std::optional<TraceOptions> parse_trace_options(const Args& args, const TraceCommand& command);
 
