@@ -18,8 +18,8 @@
 #  3. errors: bad options, and a CAP_PERFMON-only user (it needs
 #     CAP_SYS_ADMIN: it runs real-time threads).
 #  4. where the kernel has its own timerlat tracer (Debian's PREEMPT_RT
-#     kernel): the same run under both gives summaries of the same shape
-#     and order of magnitude.
+#     kernel): both at once on the same CPU give summaries of the same
+#     shape and order of magnitude.
 . /fhook/lib.sh
 
 load_fhook
@@ -146,12 +146,16 @@ grep -q 'timerlat tracer needs CAP_SYS_ADMIN' $D/perfmon.err || fail "the refusa
 if ! grep -qw timerlat $T/available_tracers; then
 	pass "fhook timerlat agrees with the hrtimer and sched_switch events ($T/available_tracers has no timerlat)"
 fi
+# both at once on CPU 1 (the host's load, which decides latencies under
+# TCG, is then the same for both; each one's timer and thread cost the
+# other a few microseconds)
 echo 1 > $T/osnoise/cpus
 echo 1000 > $T/osnoise/timerlat_period_us
 echo timerlat > $T/current_tracer
-sleep 2
+run_fhook $D/ref timerlat --format json --cpu 1 -d 2 --interval 10
 # (read before the tracer changes: a new tracer empties the buffer)
 echo 0 > $T/tracing_on
+expect_eq "$RC" 0 "fhook timerlat top exit code (beside the kernel's)"
 # count avg max of each context, in ns
 awk '/context +irq timer_latency/ { i++; is += $(NF-1); if ($(NF-1) > im) im = $(NF-1) }
 	/context +thread timer_latency/ { t++; ts += $(NF-1); if ($(NF-1) > tm) tm = $(NF-1) }
@@ -160,20 +164,19 @@ grep -m 2 timer_latency $T/trace | sed 's/^/#   /'
 echo nop > $T/current_tracer
 echo 1 > $T/tracing_on
 set -- $(cat $D/kernel.sum)
-log "the kernel's timerlat on CPU 1 for 2 s: irq $1 measures avg $2 max $3 ns; thread $4 avg $5 max $6 ns"
+log "the kernel's timerlat on CPU 1 meanwhile: irq $1 measures avg $2 max $3 ns; thread $4 avg $5 max $6 ns"
 KI=$1 KIA=$2 KT=$4 KTA=$5
-run_fhook $D/ref timerlat --format json --cpu 1 -d 2 --interval 10
-expect_eq "$RC" 0 "fhook timerlat top exit code (reference run)"
 tail -n 1 $D/ref.out > $D/ref.json
 log "fhook: $(cat $D/ref.json)"
 FI=$(json_num $D/ref.json count)
 FIA=$(grep -o '"avg_ns":[0-9]*' $D/ref.json | head -n 1 | cut -d: -f2)
 FTA=$(grep -o '"thread":{"count":[0-9]*,"cur_ns":[0-9]*,"min_ns":[0-9]*,"avg_ns":[0-9]*' $D/ref.json | head -n 1 | sed 's/.*://')
-# same shape: about one activation per period in both, the thread after
+# same shape: activations for at least a quarter of the periods in both
+# (under load TCG skips periods), within a factor 3; the thread after
 # the IRQ in both; same order of magnitude: averages within a factor 4
 # (+ 20 us: a few microseconds each under TCG)
 awk -v ki="$KI" -v fi="$FI" -v kia="$KIA" -v fia="$FIA" -v kta="$KTA" -v fta="$FTA" 'BEGIN {
-	ok = ki > 1000 && fi > 1000 && fi < 3 * ki && ki < 3 * fi
+	ok = ki > 500 && fi > 500 && fi < 3 * ki && ki < 3 * fi
 	ok = ok && kta > kia && fta > fia
 	ok = ok && fia <= 4 * kia + 20000 && kia <= 4 * fia + 20000
 	ok = ok && fta <= 4 * kta + 20000 && kta <= 4 * fta + 20000
