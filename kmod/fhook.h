@@ -464,7 +464,7 @@ void fhook_stats_sum(struct fhook_session *s, int cpu, u32 id, struct fhook_cpu_
 
 extern const struct fhook_probe_kind fhook_func_kind, fhook_kprobe_kind, fhook_uprobe_kind,
 	fhook_tp_kind, fhook_direct_kind, fhook_hook_kind, fhook_graph_kind, fhook_wakeup_kind,
-	fhook_timerlat_kind, fhook_hwlat_kind;
+	fhook_timerlat_kind, fhook_hwlat_kind, fhook_osnoise_kind;
 
 /* probe_func.c */
 int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_add *arg,
@@ -717,11 +717,30 @@ fault:
 /* tracepoints.c */
 struct tracepoint *fhook_tracepoint(const char *name);
 
-/* wakeup.c */
+/* wakeup.c, hwlat.c, osnoise.c */
 void fhook_wakeup_setup(void);
 void fhook_hwlat_setup(void);
-void fhook_timerlat_setup(void);
-void fhook_timerlat_exit(void);
+void fhook_osnoise_setup(void);
+
+/* cputhreads.c: a kernel thread per CPU of a set, kept across CPU hotplug */
+struct fhook_cpu_threads {
+	/* set before start: each thread runs fn(arg(set, its CPU)), named name */
+	int (*fn)(void *data);
+	void *(*arg)(struct fhook_cpu_threads *ct, unsigned int cpu);
+	const char *name;		/* with one %u: the CPU */
+	/* the CPUs to run on, and the threads running (referenced) */
+	cpumask_var_t mask;
+	struct task_struct **threads;	/* [nr_cpu_ids] */
+	struct hlist_node hp_node;	/* in the hotplug state's instances */
+	bool started;
+};
+
+int fhook_cpu_threads_alloc(struct fhook_cpu_threads *ct);
+void fhook_cpu_threads_free(struct fhook_cpu_threads *ct);
+int fhook_cpu_threads_start(struct fhook_cpu_threads *ct, const struct cpumask *cpus);
+void fhook_cpu_threads_stop(struct fhook_cpu_threads *ct);
+void fhook_cpu_threads_setup(void);
+void fhook_cpu_threads_exit(void);
 
 /* pidfilter.c */
 int fhook_pidfilter_init(void);

@@ -102,7 +102,7 @@ static int fhook_put_arg(unsigned long uarg, const void *karg, size_t ksize)
 	 FHOOK_FEAT_TRACEPOINT | FHOOK_FEAT_HOOK | FHOOK_FEAT_COUNT |		\
 	 FHOOK_FEAT_GRAPH | FHOOK_FEAT_HIST_STACK | FHOOK_FEAT_HIST_USTACK |	\
 	 FHOOK_FEAT_GRAPH_ALL | FHOOK_FEAT_WAKEUP | FHOOK_FEAT_TIMERLAT | \
-	 FHOOK_FEAT_HWLAT)
+	 FHOOK_FEAT_HWLAT | FHOOK_FEAT_OSNOISE)
 
 static u64 fhook_ioc_features(void);
 
@@ -183,6 +183,7 @@ static const struct fhook_probe_kind *const fhook_kinds[] = {
 	[FHOOK_PROBE_WAKEUP]	= &fhook_wakeup_kind,
 	[FHOOK_PROBE_TIMERLAT]	= &fhook_timerlat_kind,
 	[FHOOK_PROBE_HWLAT]	= &fhook_hwlat_kind,
+	[FHOOK_PROBE_OSNOISE]	= &fhook_osnoise_kind,
 };
 
 /* The fields of @pa in the groups (FHOOK_ADD_*) outside @fields are zero. */

@@ -143,11 +143,12 @@ static int __init fhook_init(void)
 	fhook_fgraph_setup();
 	fhook_wakeup_setup();
 	fhook_hwlat_setup();
-	fhook_timerlat_setup();
+	fhook_osnoise_setup();
+	fhook_cpu_threads_setup();
 	ret = misc_register(&fhook_misc);
 	if (ret) {
 		pr_err("misc_register: %d\n", ret);
-		goto err_timerlat;
+		goto err_cpu_threads;
 	}
 	pr_info("version %s, ABI %d, /dev/%s\n", FHOOK_VERSION, FHOOK_ABI_VERSION,
 		fhook_misc.name);
@@ -157,8 +158,8 @@ static int __init fhook_init(void)
 	}
 	return 0;
 
-err_timerlat:
-	fhook_timerlat_exit();
+err_cpu_threads:
+	fhook_cpu_threads_exit();
 	fhook_tp_teardown();
 err_khook:
 	fhook_khook_exit();
@@ -174,7 +175,7 @@ static void __exit fhook_exit(void)
 	/* no session can exist here: each one holds a module reference */
 	misc_deregister(&fhook_misc);
 	fhook_fgraph_teardown();
-	fhook_timerlat_exit();
+	fhook_cpu_threads_exit();
 	fhook_tp_teardown();
 	fhook_khook_exit();
 	fhook_modwatch_exit();

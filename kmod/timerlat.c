@@ -27,10 +27,8 @@
  */
 #include "fhook.h"
 
-#include <linux/cpu.h>
 #include <linux/hrtimer.h>
 #include <linux/kthread.h>
-#include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <uapi/linux/sched/types.h>
 
@@ -41,7 +39,7 @@
 struct fhook_tlat_cpu {
 	struct fhook_timerlat_probe *tl;
 	struct hrtimer timer;
-	struct task_struct *thread;	/* referenced while armed; NULL: none */
+	struct task_struct *thread;	/* the CPU's thread, while it runs */
 	u64 abs_period;		/* the expiry asked for (CLOCK_MONOTONIC ns) */
 	u64 seq;		/* activations so far */
 	bool fired;		/* the timer ran since it was armed */
@@ -53,12 +51,8 @@ struct fhook_timerlat_probe {
 	struct fhook_timerlat cfg;
 	int stopped;			/* a stop threshold was reached */
 	struct fhook_tlat_cpu *cpus;	/* [nr_cpu_ids] */
-	cpumask_var_t mask;		/* the CPUs measured (the session's at START) */
-	struct hlist_node hp_node;	/* in fhook_tlat_hp's instances while armed */
+	struct fhook_cpu_threads threads;
 };
-
-/* the dynamic CPU hotplug state of every armed timerlat probe; <0: none */
-static int fhook_tlat_hp = -1;
 
 static_assert(offsetof(struct fhook_timerlat_probe, p) == 0);
 
@@ -157,6 +151,7 @@ static int fhook_tlat_main(void *data)
 
 	if (sched_setattr_nocheck(current, &attr))
 		pr_warn_once("timerlat threads run at SCHED_OTHER: SCHED_FIFO refused\n");
+	tc->thread = current;
 	tc->abs_period = ktime_get_ns();
 	fhook_tlat_wait(tc);
 	while (!kthread_should_stop()) {
@@ -168,6 +163,15 @@ static int fhook_tlat_main(void *data)
 	}
 	hrtimer_cancel(&tc->timer);
 	return 0;
+}
+
+/* the argument of @cpu's thread, from its first activation */
+static void *fhook_tlat_arg(struct fhook_cpu_threads *ct, unsigned int cpu)
+{
+	struct fhook_timerlat_probe *tl = container_of(ct, struct fhook_timerlat_probe, threads);
+
+	tl->cpus[cpu].seq = 0;
+	return &tl->cpus[cpu];
 }
 
 static int fhook_timerlat_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
@@ -193,8 +197,11 @@ static int fhook_timerlat_init(struct fhook_probe *p, const struct fhook_probe_a
 	if (ret)
 		return ret;
 	tl->cpus = kcalloc(nr_cpu_ids, sizeof(*tl->cpus), GFP_KERNEL_ACCOUNT);
-	if (!tl->cpus || !zalloc_cpumask_var(&tl->mask, GFP_KERNEL_ACCOUNT))
+	if (!tl->cpus || fhook_cpu_threads_alloc(&tl->threads))
 		return -ENOMEM;
+	tl->threads.fn = fhook_tlat_main;
+	tl->threads.arg = fhook_tlat_arg;
+	tl->threads.name = "fhook-tlat/%u";
 	for_each_possible_cpu(cpu) {
 		struct fhook_tlat_cpu *tc = &tl->cpus[cpu];
 
@@ -206,57 +213,9 @@ static int fhook_timerlat_init(struct fhook_probe *p, const struct fhook_probe_a
 	return 0;
 }
 
-/* @cpu's thread, made and started; with the hotplug lock held. */
-static int fhook_tlat_start(struct fhook_timerlat_probe *tl, unsigned int cpu)
-{
-	struct fhook_tlat_cpu *tc = &tl->cpus[cpu];
-	struct task_struct *t;
-
-	if (tc->thread || !cpumask_test_cpu(cpu, tl->mask))
-		return 0;
-	t = kthread_create_on_cpu(fhook_tlat_main, tc, cpu, "fhook-tlat/%u");
-	if (IS_ERR(t))
-		return PTR_ERR(t);
-	tc->seq = 0;
-	tc->thread = get_task_struct(t);
-	wake_up_process(t);
-	return 0;
-}
-
-/* @cpu's thread stopped (it cancels its timer before it returns). */
-static void fhook_tlat_stop(struct fhook_timerlat_probe *tl, unsigned int cpu)
-{
-	struct fhook_tlat_cpu *tc = &tl->cpus[cpu];
-
-	if (!tc->thread)
-		return;
-	kthread_stop(tc->thread);
-	put_task_struct(tc->thread);
-	tc->thread = NULL;
-}
-
-/* CPU hotplug: @cpu is online (its thread starts) or going (it stops) */
-static int fhook_tlat_cpu_online(unsigned int cpu, struct hlist_node *node)
-{
-	return fhook_tlat_start(hlist_entry(node, struct fhook_timerlat_probe, hp_node), cpu);
-}
-
-static int fhook_tlat_cpu_offline(unsigned int cpu, struct hlist_node *node)
-{
-	fhook_tlat_stop(hlist_entry(node, struct fhook_timerlat_probe, hp_node), cpu);
-	return 0;
-}
-
 static void fhook_timerlat_disarm(struct fhook_probe *p)
 {
-	struct fhook_timerlat_probe *tl = to_timerlat(p);
-	int cpu;
-
-	/* no hotplug callback for it from here on: the threads are its own */
-	if (p->registered)
-		cpuhp_state_remove_instance_nocalls(fhook_tlat_hp, &tl->hp_node);
-	for_each_possible_cpu(cpu)
-		fhook_tlat_stop(tl, cpu);
+	fhook_cpu_threads_stop(&to_timerlat(p)->threads);
 	p->registered = false;
 }
 
@@ -264,33 +223,18 @@ static int fhook_timerlat_arm(struct fhook_probe *p)
 {
 	struct fhook_timerlat_probe *tl = to_timerlat(p);
 	struct fhook_session *s = p->session;
-	int ret = 0, cpu;
+	int ret;
 
-	if (fhook_tlat_hp < 0)
-		return -ENODEV;
 	WRITE_ONCE(tl->stopped, 0);
-	cpumask_copy(tl->mask, s->cpu_filter ? s->cpus : cpu_possible_mask);
-	/* CPUs coming and going from here on; those online now below */
-	ret = cpuhp_state_add_instance_nocalls(fhook_tlat_hp, &tl->hp_node);
-	if (ret)
-		return ret;
-	p->registered = true;
-	cpus_read_lock();
-	for_each_online_cpu(cpu) {
-		ret = fhook_tlat_start(tl, cpu);
-		if (ret)
-			break;
-	}
-	cpus_read_unlock();
-	if (ret)
-		fhook_timerlat_disarm(p);
+	ret = fhook_cpu_threads_start(&tl->threads, s->cpu_filter ? s->cpus : cpu_possible_mask);
+	p->registered = !ret;
 	return ret;
 }
 
 static void fhook_timerlat_release(struct fhook_probe *p)
 {
 	kfree(to_timerlat(p)->cpus);
-	free_cpumask_var(to_timerlat(p)->mask);
+	fhook_cpu_threads_free(&to_timerlat(p)->threads);
 }
 
 const struct fhook_probe_kind fhook_timerlat_kind = {
@@ -303,17 +247,3 @@ const struct fhook_probe_kind fhook_timerlat_kind = {
 	.disarm_unregisters = true,
 	.no_triggers	= true,
 };
-
-void fhook_timerlat_setup(void)
-{
-	fhook_tlat_hp = cpuhp_setup_state_multi(CPUHP_AP_ONLINE_DYN, "fhook/timerlat:online",
-						fhook_tlat_cpu_online, fhook_tlat_cpu_offline);
-	if (fhook_tlat_hp < 0)
-		pr_warn("no CPU hotplug state (%d): no timerlat tracer\n", fhook_tlat_hp);
-}
-
-void fhook_timerlat_exit(void)
-{
-	if (fhook_tlat_hp >= 0)
-		cpuhp_remove_multi_state(fhook_tlat_hp);
-}

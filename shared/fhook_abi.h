@@ -76,6 +76,8 @@
 #define FHOOK_FEAT_TIMERLAT	(1ULL << 34)
 /* FHOOK_PROBE_HWLAT (the hardware latency detector) */
 #define FHOOK_FEAT_HWLAT	(1ULL << 35)
+/* FHOOK_PROBE_OSNOISE (the operating system noise tracer) */
+#define FHOOK_FEAT_OSNOISE	(1ULL << 36)
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -284,6 +286,20 @@ enum fhook_probe_type {
 	 * disables interrupts.
 	 */
 	FHOOK_PROBE_HWLAT = 13,
+	/*
+	 * The operating system noise tracer (the kernel's osnoise tracer,
+	 * CONFIG_OSNOISE_TRACER): a kernel thread per CPU of the session's
+	 * CPU filter (every CPU online at START without one), bound to it,
+	 * reads the clock in a loop for the runtime of every period; a gap
+	 * of at least the threshold is noise, attributed to the NMIs,
+	 * interrupts, softirqs and other threads the kernel's tracepoints
+	 * saw on that CPU meanwhile (hardware noise: none).  Each period is
+	 * a FHOOK_REC_OSNOISE record, each gap a FHOOK_REC_OSNOISE_NOISE
+	 * record with FHOOK_OSNOISE_EACH.  `hook` points to a struct
+	 * fhook_osnoise; no other field is taken.  Needs CAP_SYS_ADMIN: it
+	 * takes the CPUs' time.
+	 */
+	FHOOK_PROBE_OSNOISE = 14,
 };
 
 /*
@@ -575,6 +591,31 @@ struct fhook_hwlat {
 	__u64 width_us;
 	/* in: report gaps over this, below the width; 0: 10 us (the kernel's) */
 	__u64 threshold_ns;
+	__u64 reserved[2];	/* must be zero */
+};
+
+#define FHOOK_OSNOISE_MIN_RUNTIME_US	100		/* the kernel's osnoise bounds */
+#define FHOOK_OSNOISE_MAX_PERIOD_US	10000000
+/* flags: a FHOOK_REC_OSNOISE_NOISE record for each gap, too */
+#define FHOOK_OSNOISE_EACH		(1U << 0)
+
+struct fhook_osnoise {
+	__u32 size;		/* in */
+	__u32 flags;		/* in: FHOOK_OSNOISE_* */
+	__u32 period_us;	/* in: 100..10,000,000 us (the kernel's 1,000,000) */
+	/* in: the time sampled in each period, 100 us..period_us (1,000,000) */
+	__u32 runtime_us;
+	/* in: a gap this long or longer is noise; 0: 5 us (the kernel's) */
+	__u64 threshold_ns;
+	/*
+	 * in: stop at the first gap (period's noise) at least this long (the
+	 * kernel's stop_tracing_us, stop_tracing_total_us); 0: never
+	 */
+	__u64 stop_single_ns;
+	__u64 stop_total_ns;
+	/* in: 0: SCHED_OTHER (the kernel's); 1..99: that SCHED_FIFO priority */
+	__u32 prio;
+	__u32 __pad;		/* must be zero */
 	__u64 reserved[2];	/* must be zero */
 };
 
@@ -1228,6 +1269,8 @@ enum fhook_rec_type {
 	FHOOK_REC_WAKEUP = 13,	/* struct fhook_rec_wakeup */
 	FHOOK_REC_TIMERLAT = 14,	/* struct fhook_rec_timerlat */
 	FHOOK_REC_HWLAT = 15,	/* struct fhook_rec_hwlat */
+	FHOOK_REC_OSNOISE = 16,	/* struct fhook_rec_osnoise */
+	FHOOK_REC_OSNOISE_NOISE = 17,	/* struct fhook_rec_osnoise_noise */
 };
 
 /* Context flags, the information of ftrace's "dNhp." column. */
@@ -1427,6 +1470,48 @@ struct fhook_rec_hwlat {
 };
 
 /*
+ * One osnoise period on a CPU (FHOOK_PROBE_OSNOISE), the kernel's
+ * osnoise_sample event; hdr.ts is the period's end.  The counts are the
+ * kernel's interference counters: NMI handlers (from the nmi_handler
+ * tracepoint: each handler run), interrupts (irq_handler_entry and, on
+ * x86, the APIC vectors' *_entry), softirqs (softirq_entry; none on
+ * PREEMPT_RT, where they run in threads) and switches to other threads.
+ */
+/* oflags: this record reached a stop threshold; the tracer stopped */
+#define FHOOK_OSNOISE_STOPPED	(1U << 0)
+
+struct fhook_rec_osnoise {
+	struct fhook_rec hdr;
+	__u64 runtime_ns;	/* the time sampled */
+	__u64 noise_ns;		/* the gaps of at least the threshold, summed */
+	__u64 max_single_ns;	/* the longest of them */
+	__u64 seqnum;		/* the period on this CPU, from 1 */
+	__u32 hw_count;		/* gaps with no interference: hardware noise */
+	__u32 nmi_count;
+	__u32 irq_count;
+	__u32 softirq_count;
+	__u32 thread_count;
+	__u32 oflags;		/* FHOOK_OSNOISE_STOPPED */
+};
+
+/*
+ * One gap of at least the threshold (FHOOK_OSNOISE_EACH), the kernel's
+ * sample_threshold event, with the interference in it by kind;
+ * hdr.ts is the gap's end.
+ */
+struct fhook_rec_osnoise_noise {
+	struct fhook_rec hdr;
+	__u64 start_ns;		/* the gap's start (CLOCK_MONOTONIC) */
+	__u64 duration_ns;
+	__u32 nmi_count;	/* what ran in it; all 0: hardware noise */
+	__u32 irq_count;
+	__u32 softirq_count;
+	__u32 thread_count;
+	__u32 oflags;		/* FHOOK_OSNOISE_STOPPED */
+	__u32 __pad;
+};
+
+/*
  * A gap: `lost` records dropped on this CPU since the previous LOST record,
  * placed where the drop happened (written by the next writer that finds
  * room).  `probes` breaks the count down by probe (sum == lost); first_seq
@@ -1507,5 +1592,8 @@ FHOOK_ABI_SIZE(fhook_timerlat, 48);
 FHOOK_ABI_SIZE(fhook_rec_timerlat, 56);
 FHOOK_ABI_SIZE(fhook_hwlat, 48);
 FHOOK_ABI_SIZE(fhook_rec_hwlat, 72);
+FHOOK_ABI_SIZE(fhook_osnoise, 64);
+FHOOK_ABI_SIZE(fhook_rec_osnoise, 88);
+FHOOK_ABI_SIZE(fhook_rec_osnoise_noise, 72);
 
 #endif /* _UAPI_FHOOK_ABI_H */

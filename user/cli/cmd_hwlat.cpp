@@ -23,16 +23,6 @@ constexpr const char* kUsage =
     "--duration or the exit of COMMAND.  Needs CAP_SYS_ADMIN (it disables\n"
     "interrupts).\n";
 
-std::uint64_t usec_value(const po::variables_map& vm, const char* name, std::uint64_t lo,
-                         std::uint64_t hi) {
-    const std::uint64_t v = parse_u64(std::string("--") + name, vm[name].as<std::string>());
-    if (v < lo || v > hi) {
-        throw_invalid(std::string("--") + name + " must be between " + std::to_string(lo) +
-                      " and " + std::to_string(hi) + " microseconds");
-    }
-    return v;
-}
-
 void add_hwlat_options(po::options_description& options) {
     options.add_options()("window", po::value<std::string>()->value_name("USEC"),
                           "one CPU sampled per window, 1000 to 10000000 us (default 1000000)")(
@@ -44,15 +34,15 @@ void add_hwlat_options(po::options_description& options) {
 
 void parse_hwlat_options(const po::variables_map& vm, TraceOptions& opt) {
     fhook_hwlat& h = opt.spec.hwlat;
-    h.window_us = vm.count("window") ? usec_value(vm, "window", FHOOK_HWLAT_MIN_WINDOW_US,
-                                                  FHOOK_HWLAT_MAX_WINDOW_US)
+    h.window_us = vm.count("window") ? usec_option(vm, "window", FHOOK_HWLAT_MIN_WINDOW_US,
+                                                   FHOOK_HWLAT_MAX_WINDOW_US)
                                      : 1000000;
-    h.width_us = vm.count("width") ? usec_value(vm, "width", 1, FHOOK_HWLAT_MAX_WIDTH_US)
+    h.width_us = vm.count("width") ? usec_option(vm, "width", 1, FHOOK_HWLAT_MAX_WIDTH_US)
                                    : std::min<std::uint64_t>(500000, h.window_us / 2);
     if (h.width_us >= h.window_us) {
         throw_invalid("--width must be below --window (" + std::to_string(h.window_us) + " us)");
     }
-    h.threshold_ns = vm.count("threshold") ? usec_value(vm, "threshold", 1, 1000000) * 1000 : 0;
+    h.threshold_ns = vm.count("threshold") ? usec_option(vm, "threshold", 1, 1000000) * 1000 : 0;
     if ((h.threshold_ns ? h.threshold_ns : 10000) >= h.width_us * 1000) {
         throw_invalid("--threshold must be below --width (" + std::to_string(h.width_us) +
                       " us): no longer gap fits in it");

@@ -28,15 +28,6 @@ constexpr const char* kUsage =
 
 enum class Mode { Top, Hist, Trace };
 
-std::uint64_t usec_option(const po::variables_map& vm, const char* name, std::uint64_t max) {
-    const std::uint64_t usec = parse_u64(std::string("--") + name, vm[name].as<std::string>());
-    if (usec < 1 || usec > max) {
-        throw_invalid(std::string("--") + name + " must be between 1 and " + std::to_string(max) +
-                      " microseconds");
-    }
-    return usec;
-}
-
 void add_timerlat_options(po::options_description& options) {
     options.add_options()("period", po::value<std::string>()->value_name("USEC"),
                           "the timer's period, 100 to 1000000 us (default 1000)")(
@@ -50,68 +41,36 @@ void add_timerlat_options(po::options_description& options) {
         "stop at the first thread latency of USEC us or more")(
         "threshold", po::value<std::string>()->value_name("USEC"),
         "trace: only the measures of USEC us or more")(
-        "bucket-size", po::value<std::string>()->value_name("N"),
-        "hist: the buckets' width in --unit (default 1)")(
-        "entries,E", po::value<std::string>()->value_name("N"),
-        "hist: the number of buckets, 10 to 9999999 (default 256)")(
         "unit", po::value<std::string>()->value_name("UNIT")->default_value("us"),
         "top and hist in ns, us or ms");
+    add_bucket_options(options, "--unit");
 }
 
 void parse_timerlat_options(const po::variables_map& vm, TraceOptions& opt) {
     fhook_timerlat& t = opt.spec.timerlat;
-    t.period_us = 1000;
-    if (vm.count("period")) {
-        t.period_us =
-            static_cast<std::uint32_t>(parse_u64("--period", vm["period"].as<std::string>()));
-        if (t.period_us < FHOOK_TIMERLAT_MIN_PERIOD_US ||
-            t.period_us > FHOOK_TIMERLAT_MAX_PERIOD_US) {
-            throw_invalid("--period must be between 100 and 1000000 microseconds");
-        }
-    }
+    t.period_us =
+        vm.count("period")
+            ? static_cast<std::uint32_t>(usec_option(vm, "period", FHOOK_TIMERLAT_MIN_PERIOD_US,
+                                                     FHOOK_TIMERLAT_MAX_PERIOD_US))
+            : 1000;
     if (vm.count("priority")) {
-        std::string prio = vm["priority"].as<std::string>();
-        if (prio.starts_with("f:")) {
-            prio.erase(0, 2);
-        }
-        const std::uint64_t p = parse_u64("--priority", prio);
-        if (p < 1 || p > 99) {
-            throw_invalid("--priority takes a SCHED_FIFO priority from 1 to 99 (or f:PRIO)");
-        }
-        t.prio = static_cast<std::uint32_t>(p);
+        t.prio = fifo_priority_option(vm);
     }
     constexpr std::uint64_t kMaxUsec = 1000000000;
     if (vm.count("stop")) {
-        t.stop_irq_ns = t.stop_thread_ns = usec_option(vm, "stop", kMaxUsec) * 1000;
+        t.stop_irq_ns = t.stop_thread_ns = usec_option(vm, "stop", 1, kMaxUsec) * 1000;
     }
     if (vm.count("irq")) {
-        t.stop_irq_ns = usec_option(vm, "irq", kMaxUsec) * 1000;
+        t.stop_irq_ns = usec_option(vm, "irq", 1, kMaxUsec) * 1000;
     }
     if (vm.count("thread")) {
-        t.stop_thread_ns = usec_option(vm, "thread", kMaxUsec) * 1000;
+        t.stop_thread_ns = usec_option(vm, "thread", 1, kMaxUsec) * 1000;
     }
     if (vm.count("threshold")) {
-        opt.threshold_ns = usec_option(vm, "threshold", kMaxUsec) * 1000;
+        opt.threshold_ns = usec_option(vm, "threshold", 1, kMaxUsec) * 1000;
     }
     parse_unit_option(vm, opt);
-    const std::string unit = vm["unit"].as<std::string>();
-    const std::uint64_t unit_ns = unit == "ns" ? 1 : unit == "ms" ? 1000000 : 1000;
-    if (vm.count("bucket-size")) {
-        const std::uint64_t n = parse_u64("--bucket-size", vm["bucket-size"].as<std::string>());
-        if (n < 1 || n > 1000000) {
-            throw_invalid("--bucket-size must be between 1 and 1000000 " + unit);
-        }
-        opt.bucket_ns = n * unit_ns;
-    } else {
-        opt.bucket_ns = unit_ns;
-    }
-    if (vm.count("entries")) {
-        const std::uint64_t n = parse_u64("--entries", vm["entries"].as<std::string>());
-        if (n < 10 || n > 9999999) {
-            throw_invalid("--entries must be between 10 and 9999999");
-        }
-        opt.entries = static_cast<std::size_t>(n);
-    }
+    parse_bucket_options(vm, opt, text_unit_ns(opt.unit), vm["unit"].as<std::string>());
 }
 
 // Every measure into the summary; in trace mode, printed; done at a stop.

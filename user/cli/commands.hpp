@@ -27,6 +27,7 @@ int cmd_latency(const Args& args);
 int cmd_wakeup(const Args& args);
 int cmd_timerlat(const Args& args);
 int cmd_hwlat(const Args& args);
+int cmd_osnoise(const Args& args);
 int cmd_graph(const Args& args);
 int cmd_hist(const Args& args);
 int cmd_explain(const Args& args);

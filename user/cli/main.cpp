@@ -61,6 +61,10 @@ constexpr Command kCommands[] = {
      "  hwlat [options] [-- COMMAND [ARGS...]]\n"
      "                        time taken from the CPUs below the kernel (SMIs,\n"
      "                        hypervisor): the kernel's hwlat tracer\n"},
+    {"osnoise", fhook::cli::cmd_osnoise,
+     "  osnoise [top | hist | trace] [options] [-- COMMAND [ARGS...]]\n"
+     "                        the time the kernel and hardware take from a busy\n"
+     "                        task per CPU: the kernel's osnoise tracer\n"},
     {"graph", fhook::cli::cmd_graph,
      "  graph [options] FUNC... [-- COMMAND [ARGS...]]\n"
      "                        call trees under FUNC with durations (function_graph)\n"},

@@ -208,6 +208,58 @@ void parse_graph_options(const po::variables_map& vm, TraceOptions& opt, bool im
     opt.graph_view.abstime = vm.count("abstime") != 0;
 }
 
+std::uint64_t usec_option(const po::variables_map& vm, const char* name, std::uint64_t lo,
+                          std::uint64_t hi) {
+    const std::uint64_t v = parse_u64(std::string("--") + name, vm[name].as<std::string>());
+    if (v < lo || v > hi) {
+        throw_invalid(std::string("--") + name + " must be between " + std::to_string(lo) +
+                      " and " + std::to_string(hi) + " microseconds");
+    }
+    return v;
+}
+
+std::uint32_t fifo_priority_option(const po::variables_map& vm) {
+    std::string prio = vm["priority"].as<std::string>();
+    if (prio.starts_with("f:")) {
+        prio.erase(0, 2);
+    }
+    const std::uint64_t p = parse_u64("--priority", prio);
+    if (p < 1 || p > 99) {
+        throw_invalid("--priority takes a SCHED_FIFO priority from 1 to 99 (or f:PRIO)");
+    }
+    return static_cast<std::uint32_t>(p);
+}
+
+void add_bucket_options(po::options_description& options, const std::string& unit) {
+    options.add_options()("bucket-size", po::value<std::string>()->value_name("N"),
+                          ("hist: the buckets' width in " + unit + " (default 1)").c_str())(
+        "entries,E", po::value<std::string>()->value_name("N"),
+        "hist: the number of buckets, 10 to 9999999 (default 256)");
+}
+
+void parse_bucket_options(const po::variables_map& vm, TraceOptions& opt, std::uint64_t unit_ns,
+                          const std::string& unit) {
+    opt.bucket_ns = unit_ns;
+    if (vm.count("bucket-size")) {
+        const std::uint64_t n = parse_u64("--bucket-size", vm["bucket-size"].as<std::string>());
+        if (n < 1 || n > 1000000) {
+            throw_invalid("--bucket-size must be between 1 and 1000000 " + unit);
+        }
+        opt.bucket_ns = n * unit_ns;
+    }
+    if (vm.count("entries")) {
+        const std::uint64_t n = parse_u64("--entries", vm["entries"].as<std::string>());
+        if (n < 10 || n > 9999999) {
+            throw_invalid("--entries must be between 10 and 9999999");
+        }
+        opt.entries = static_cast<std::size_t>(n);
+    }
+}
+
+std::uint64_t text_unit_ns(LatencyUnit unit) {
+    return unit == LatencyUnit::Msecs ? 1000000 : unit == LatencyUnit::Usecs ? 1000 : 1;
+}
+
 void parse_unit_option(const po::variables_map& vm, TraceOptions& opt) {
     const std::string unit = vm["unit"].as<std::string>();
     if (unit != "ns" && unit != "us" && unit != "ms") {

@@ -69,6 +69,18 @@ void add_graph_options(po::options_description& options, bool view);
 // GraphSpec from them; `implied`: a graph even without --graph.
 void parse_graph_options(const po::variables_map& vm, TraceOptions& opt, bool implied);
 
+// The latency tracers' --NAME USEC, between lo and hi microseconds.
+std::uint64_t usec_option(const po::variables_map& vm, const char* name, std::uint64_t lo,
+                          std::uint64_t hi);
+// Their --priority: a SCHED_FIFO priority, 1 to 99, or f:PRIO as rtla writes it.
+std::uint32_t fifo_priority_option(const po::variables_map& vm);
+// hist modes' --bucket-size N (in `unit`) and --entries N: opt.bucket_ns
+// (unit_ns by default) and opt.entries.
+void add_bucket_options(po::options_description& options, const std::string& unit);
+void parse_bucket_options(const po::variables_map& vm, TraceOptions& opt, std::uint64_t unit_ns,
+                          const std::string& unit);
+// ns in a LatencyUnit
+std::uint64_t text_unit_ns(LatencyUnit unit);
 // The latency tracers' --unit (ns, us or ms) into opt.unit.
 void parse_unit_option(const po::variables_map& vm, TraceOptions& opt);
 // The mode word among a tracer's arguments (taken out of `words`): its

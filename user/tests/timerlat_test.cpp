@@ -1,11 +1,14 @@
-// The timerlat summary (rtla's top and hist figures) and its text and
-// JSON forms, from records whose figures are known.
+// The timerlat and osnoise summaries (rtla's top and hist figures) and
+// their text and JSON forms, the hwlat line, from records whose figures
+// are known.
 #include <nlohmann/json.hpp>
 
 #include <gtest/gtest.h>
 
+#include <fhook/core/osnoise.hpp>
 #include <fhook/core/timerlat.hpp>
 #include <fhook/output/hwlat_format.hpp>
+#include <fhook/output/osnoise_format.hpp>
 #include <fhook/output/timerlat_format.hpp>
 
 namespace fhook {
@@ -117,6 +120,95 @@ TEST(Hwlat, LineAsTheKernelPrintsIt) {
     const auto j = nlohmann::json::parse(format_hwlat_json(r));
     EXPECT_EQ(j["outer_ns"], 26001);
     EXPECT_EQ(j["nmi_count"], 2);
+}
+
+fhook_rec_osnoise period(unsigned cpu, std::uint64_t runtime, std::uint64_t noise,
+                         std::uint64_t single, std::uint32_t hw, std::uint32_t irq) {
+    fhook_rec_osnoise r{};
+    r.hdr.type = FHOOK_REC_OSNOISE;
+    r.hdr.size = sizeof(r);
+    r.hdr.cpu = cpu;
+    r.hdr.pid = 90;
+    r.hdr.ts = 81637220456ULL;
+    r.runtime_ns = runtime;
+    r.noise_ns = noise;
+    r.max_single_ns = single;
+    r.seqnum = 1;
+    r.hw_count = hw;
+    r.irq_count = irq;
+    r.softirq_count = 18;
+    r.thread_count = 1;
+    return r;
+}
+
+fhook_rec_osnoise_noise gap(unsigned cpu, std::uint64_t ns, std::uint32_t irq) {
+    fhook_rec_osnoise_noise r{};
+    r.hdr.type = FHOOK_REC_OSNOISE_NOISE;
+    r.hdr.size = sizeof(r);
+    r.hdr.cpu = cpu;
+    r.hdr.pid = 90;
+    r.hdr.ts = 81637220456ULL;
+    r.start_ns = 81637208456ULL;
+    r.duration_ns = ns;
+    r.irq_count = irq;
+    return r;
+}
+
+TEST(Osnoise, LineAsTheKernelPrintsIt) {
+    // the kernel's: runtime, noise, 100 - noise/runtime with five decimals,
+    // max single (us), then HW NMI IRQ SIRQ THREAD
+    EXPECT_EQ(format_osnoise_line(period(0, 1000000000, 190000, 9500, 0, 1007), "fhook-osn/0"),
+              "     fhook-osn/0-90      [000] .....    81.637220: 1000000        190  99.98100 "
+              "      9      0      0   1007     18      1\n");
+    EXPECT_EQ(format_osnoise_noise_line(gap(1, 12000, 1), "fhook-osn/1"),
+              "     fhook-osn/1-90      [001] .....    81.637220: sample_threshold: start "
+              "81.637208456 duration 12000 ns interference 1 (irq:1)\n");
+    EXPECT_NE(format_osnoise_noise_line(gap(1, 12000, 0), "x").find("interference 0 (hw)\n"),
+              std::string::npos);
+}
+
+TEST(Osnoise, TopSumsPeriodsAsRtla) {
+    OsnoiseSummary s;
+    s.add(period(0, 1000000000, 100000, 20000, 1, 250));
+    s.add(period(0, 1000000000, 300000, 40000, 0, 260));
+    s.add(period(1, 1000000000, 0, 0, 0, 250));
+    const OsnoiseCpu& c0 = s.cpus().at(0);
+    EXPECT_EQ(c0.periods, 2u);
+    EXPECT_EQ(c0.noise_ns, 400000u);
+    EXPECT_EQ(c0.max_noise_ns, 300000u); // the noisiest period
+    EXPECT_EQ(c0.max_single_ns, 40000u);
+    EXPECT_EQ(c0.available_e5(), 9998000u); // 99.98000 %
+    EXPECT_EQ(s.all().irq, 760u);
+    const std::string top = format_osnoise_top(s);
+    EXPECT_NE(top.find("  0 #2           2000000          400   99.98000         300           40 "
+                       "           1            0          510           36            2\n"),
+              std::string::npos)
+        << top;
+    EXPECT_NE(top.find("ALL #3"), std::string::npos);
+    const auto j = nlohmann::json::parse(format_osnoise_top_json(s));
+    EXPECT_EQ(j["cpus"][1]["available_percent"], 100.0);
+    EXPECT_EQ(j["all"]["hw"], 1);
+    EXPECT_NE(format_osnoise_top(OsnoiseSummary{}).find("(no periods)"), std::string::npos);
+}
+
+TEST(Osnoise, HistOfGaps) {
+    OsnoiseSummary s(1000, 16);
+    s.add(gap(0, 5200, 1));
+    s.add(gap(0, 5900, 1));
+    s.add(gap(0, 40000, 1)); // past 16 buckets of 1 us
+    s.add(gap(1, 7000, 0));
+    const std::string h = format_osnoise_hist(s);
+    EXPECT_NE(
+        h.find(
+            "Index    CPU-000   CPU-001\n5              2         0\n7              0         1\n"),
+        std::string::npos)
+        << h;
+    EXPECT_NE(h.find("over:          1         0\ncount:         3         1\n"), std::string::npos)
+        << h;
+    EXPECT_NE(h.find("max:      40.000     7.000\n"), std::string::npos) << h;
+    const auto j = nlohmann::json::parse(format_osnoise_hist_json(s));
+    EXPECT_EQ(j["cpus"][0]["buckets"][0]["lo_ns"], 5000);
+    EXPECT_EQ(j["all"]["count"], 4);
 }
 
 } // namespace

@@ -2088,8 +2088,8 @@ static int timerlat_add(int fd, __u64 cfg, __u32 *id)
 	return ret;
 }
 
-/* Threads named fhook-tlat/N now (/proc/N/comm). */
-static int timerlat_threads(void)
+/* Threads whose name starts with @prefix now (/proc/N/comm). */
+static int threads_named(const char *prefix)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
@@ -2107,7 +2107,7 @@ static int timerlat_threads(void)
 		f = fopen(path, "r");
 		if (!f)
 			continue;
-		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "fhook-tlat/", 11))
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, prefix, strlen(prefix)))
 			n++;
 		fclose(f);
 	}
@@ -2176,12 +2176,12 @@ static void test_timerlat(void)
 			   "a trigger on the timerlat tracer (it runs none) -> ENOENT");
 	}
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "timerlat armed");
-	expect(timerlat_threads() == 1, "one timerlat thread for one CPU (%d)", timerlat_threads());
+	expect(threads_named("fhook-tlat/") == 1, "one timerlat thread for one CPU (%d)", threads_named("fhook-tlat/"));
 	usleep(100000);
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_STOP, 0), "timerlat stopped");
 	before = probe_hits(fd, id);
 	expect(before > 0, "timerlat wrote measures (%llu)", (unsigned long long)before);
-	expect(timerlat_threads() == 0, "no timerlat thread after STOP (%d)", timerlat_threads());
+	expect(threads_named("fhook-tlat/") == 0, "no timerlat thread after STOP (%d)", threads_named("fhook-tlat/"));
 	usleep(20000);
 	expect(probe_hits(fd, id) == before, "no measure after STOP");
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "timerlat armed again");
@@ -2189,7 +2189,7 @@ static void test_timerlat(void)
 	expect(probe_hits(fd, id) > before, "measures again after the second START");
 	/* closed while armed: release must stop the threads */
 	close(fd);
-	expect(timerlat_threads() == 0, "no timerlat thread after close (%d)", timerlat_threads());
+	expect(threads_named("fhook-tlat/") == 0, "no timerlat thread after close (%d)", threads_named("fhook-tlat/"));
 	munmap(noaccess, page);
 }
 
@@ -2203,7 +2203,7 @@ static void test_observer_timerlat(void)
 		fatal("setting up a session");
 	EXPECT_ERR(timerlat_add(fd, (uintptr_t)&t, NULL), ERRS(EPERM),
 		   "observer: a timerlat tracer -> EPERM");
-	expect(timerlat_threads() == 0, "observer: no timerlat thread (%d)", timerlat_threads());
+	expect(threads_named("fhook-tlat/") == 0, "observer: no timerlat thread (%d)", threads_named("fhook-tlat/"));
 	close(fd);
 }
 
@@ -2212,21 +2212,6 @@ static int hwlat_add(int fd, __u64 cfg)
 	struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_HWLAT, .hook = cfg };
 
 	return ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa);
-}
-
-/* Threads named fhook-hwlat now. */
-static int hwlat_threads(void)
-{
-	char cmd[] = "grep -l '^fhook-hwlat$' /proc/[0-9]*/comm 2>/dev/null | wc -l";
-	FILE *f = popen(cmd, "r");
-	int n = -1;
-
-	if (f) {
-		if (fscanf(f, "%d", &n) != 1)
-			n = -1;
-		pclose(f);
-	}
-	return n;
 }
 
 /*
@@ -2273,14 +2258,14 @@ static void test_hwlat(void)
 	EXPECT_OK(hwlat_add(fd, (uintptr_t)&h), "a hwlat detector, 500 us of every ms");
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_CPU_FILTER, &cf), "hwlat on CPU 0 only");
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "hwlat armed");
-	expect(hwlat_threads() == 1, "one hwlat thread (%d)", hwlat_threads());
+	expect(threads_named("fhook-hwlat") == 1, "one hwlat thread (%d)", threads_named("fhook-hwlat"));
 	usleep(50000);
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_STOP, 0), "hwlat stopped");
-	expect(hwlat_threads() == 0, "no hwlat thread after STOP (%d)", hwlat_threads());
+	expect(threads_named("fhook-hwlat") == 0, "no hwlat thread after STOP (%d)", threads_named("fhook-hwlat"));
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "hwlat armed again");
 	usleep(20000);
 	close(fd);
-	expect(hwlat_threads() == 0, "no hwlat thread after close (%d)", hwlat_threads());
+	expect(threads_named("fhook-hwlat") == 0, "no hwlat thread after close (%d)", threads_named("fhook-hwlat"));
 }
 
 /* The hwlat detector disables interrupts: CAP_PERFMON is not enough. */
@@ -2292,6 +2277,120 @@ static void test_observer_hwlat(void)
 	if (handshake(fd, NULL) || ring_setup(fd, 65536))
 		fatal("setting up a session");
 	EXPECT_ERR(hwlat_add(fd, (uintptr_t)&h), ERRS(EPERM), "observer: a hwlat detector -> EPERM");
+	close(fd);
+}
+
+static int osnoise_add(int fd, __u64 cfg, __u32 *id)
+{
+	struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_OSNOISE, .hook = cfg };
+	int ret = ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa);
+
+	if (id)
+		*id = pa.probe_id;
+	return ret;
+}
+
+/*
+ * The osnoise tracer's config as root: from nowhere, periods, runtimes,
+ * thresholds and priorities out of range, flags and reserved words; then
+ * a period of 1 ms sampled 500 us on CPU 0 with a record per gap,
+ * stopped (its thread goes), armed again and closed while armed; a stop
+ * at 1 ns of noise stops it at once.
+ */
+static void test_osnoise(void)
+{
+	struct fhook_osnoise o = { .size = sizeof(o), .period_us = 1000, .runtime_us = 500,
+				   .flags = FHOOK_OSNOISE_EACH };
+	__u64 mask = 1, before;
+	struct fhook_cpu_filter cf = { .size = sizeof(cf), .nr_bits = 64, .mask = (uintptr_t)&mask };
+	__u32 id = 0;
+	int fd = open_dev();
+
+	if (handshake(fd, NULL) || ring_setup(fd, 65536))
+		fatal("setting up a session");
+	EXPECT_ERR(osnoise_add(fd, 0, NULL), ERRS(EINVAL), "osnoise without a config -> EINVAL");
+	expect(last_error(fd).reason == FHOOK_R_OSNOISE_CFG, "LAST_ERROR says OSNOISE_CFG");
+	o.period_us = FHOOK_OSNOISE_MAX_PERIOD_US + 1;
+	EXPECT_ERR(osnoise_add(fd, (uintptr_t)&o, NULL), ERRS(EINVAL), "osnoise period over 10 s -> EINVAL");
+	o.period_us = 0xffffffffU;
+	EXPECT_ERR(osnoise_add(fd, (uintptr_t)&o, NULL), ERRS(EINVAL), "osnoise period 2^32-1 us -> EINVAL");
+	o.period_us = 1000;
+	o.runtime_us = FHOOK_OSNOISE_MIN_RUNTIME_US - 1;
+	EXPECT_ERR(osnoise_add(fd, (uintptr_t)&o, NULL), ERRS(EINVAL), "osnoise runtime 99 us -> EINVAL");
+	o.runtime_us = 1001;
+	EXPECT_ERR(osnoise_add(fd, (uintptr_t)&o, NULL), ERRS(EINVAL),
+		   "osnoise runtime over the period -> EINVAL");
+	o.runtime_us = 500;
+	o.threshold_ns = 500001;
+	EXPECT_ERR(osnoise_add(fd, (uintptr_t)&o, NULL), ERRS(EINVAL),
+		   "osnoise threshold over the runtime -> EINVAL");
+	o.threshold_ns = ~0ULL;
+	EXPECT_ERR(osnoise_add(fd, (uintptr_t)&o, NULL), ERRS(EINVAL), "osnoise threshold 2^64-1 ns -> EINVAL");
+	o.threshold_ns = 0;
+	o.prio = 100;
+	EXPECT_ERR(osnoise_add(fd, (uintptr_t)&o, NULL), ERRS(EINVAL), "osnoise priority 100 -> EINVAL");
+	o.prio = 0;
+	o.flags = ~0U;
+	EXPECT_ERR(osnoise_add(fd, (uintptr_t)&o, NULL), ERRS(EINVAL), "osnoise unknown flags -> EINVAL");
+	o.flags = FHOOK_OSNOISE_EACH;
+	o.__pad = 1;
+	EXPECT_ERR(osnoise_add(fd, (uintptr_t)&o, NULL), ERRS(EINVAL), "osnoise __pad set -> EINVAL");
+	o.__pad = 0;
+	o.reserved[1] = 1;
+	EXPECT_ERR(osnoise_add(fd, (uintptr_t)&o, NULL), ERRS(EINVAL), "osnoise reserved word set -> EINVAL");
+	o.reserved[1] = 0;
+	EXPECT_OK(osnoise_add(fd, (uintptr_t)&o, &id), "an osnoise tracer, 500 us of every ms");
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_CPU_FILTER, &cf), "osnoise on CPU 0 only");
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "osnoise armed");
+	expect(threads_named("fhook-osn/") == 1, "one osnoise thread for one CPU (%d)",
+	       threads_named("fhook-osn/"));
+	usleep(100000);
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_STOP, 0), "osnoise stopped");
+	before = probe_hits(fd, id);
+	expect(before > 0, "osnoise wrote periods (%llu)", (unsigned long long)before);
+	expect(threads_named("fhook-osn/") == 0, "no osnoise thread after STOP (%d)",
+	       threads_named("fhook-osn/"));
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "osnoise armed again");
+	usleep(50000);
+	expect(probe_hits(fd, id) > before, "periods again after the second START");
+	close(fd);
+	expect(threads_named("fhook-osn/") == 0, "no osnoise thread after close (%d)",
+	       threads_named("fhook-osn/"));
+
+	/*
+	 * a stop at 1 ns of noise in a period of 10 ms (two ticks at least):
+	 * one record on one CPU, then none on any
+	 */
+	fd = open_dev();
+	if (handshake(fd, NULL) || ring_setup(fd, 65536))
+		fatal("setting up a session");
+	o.flags = 0;
+	o.period_us = o.runtime_us = 10000;
+	o.stop_total_ns = 1;
+	EXPECT_OK(osnoise_add(fd, (uintptr_t)&o, &id), "an osnoise tracer stopping at 1 ns of noise");
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "osnoise armed on every CPU");
+	usleep(200000);
+	before = probe_hits(fd, id);
+	usleep(50000);
+	expect(before == 1 && probe_hits(fd, id) == 1, "one record, the stop's (%llu then %llu)",
+	       (unsigned long long)before, (unsigned long long)probe_hits(fd, id));
+	close(fd);
+	expect(threads_named("fhook-osn/") == 0, "no osnoise thread after close (%d)",
+	       threads_named("fhook-osn/"));
+}
+
+/* The osnoise tracer takes the CPUs' time: CAP_PERFMON is not enough. */
+static void test_observer_osnoise(void)
+{
+	struct fhook_osnoise o = { .size = sizeof(o), .period_us = 1000000, .runtime_us = 1000000 };
+	int fd = open_dev();
+
+	if (handshake(fd, NULL) || ring_setup(fd, 65536))
+		fatal("setting up a session");
+	EXPECT_ERR(osnoise_add(fd, (uintptr_t)&o, NULL), ERRS(EPERM),
+		   "observer: an osnoise tracer -> EPERM");
+	expect(threads_named("fhook-osn/") == 0, "observer: no osnoise thread (%d)",
+	       threads_named("fhook-osn/"));
 	close(fd);
 }
 
@@ -2309,7 +2408,7 @@ static void observer(void)
 		test_forged_tail_big, test_observer_big_record, test_observer_hist,
 		test_observer_noreturn, test_observer_around_slots, test_observer_graph_all,
 		test_observer_wakeup, test_observer_timerlat, test_observer_hwlat,
-		test_observer_limits,
+		test_observer_osnoise, test_observer_limits,
 	};
 
 	for (unsigned int i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
@@ -2367,6 +2466,7 @@ int main(int argc, char **argv)
 	test_session();
 	test_timerlat();
 	test_hwlat();
+	test_osnoise();
 
 	printf("# %d checks, %d failed\n", tap_counts()[0], tap_failures());
 	return tap_status();

@@ -37,6 +37,14 @@ extern const u8 fhook_arch_arg_regs[FHOOK_REG_ARGS];
 	 BIT(FHOOK_REG_DI) | BIT(FHOOK_REG_BP) | BIT(FHOOK_REG_SP) | BIT(FHOOK_REG_R8) | \
 	 BIT(FHOOK_REG_R9) | BIT(FHOOK_REG_IP) | BIT(FHOOK_REG_ORIG_AX))
 
+/*
+ * The entry tracepoints of the interrupt vectors that do not go through
+ * irq_handler_entry (irq_vectors.h: the local timer, IPIs, the APIC's
+ * own): what the kernel's osnoise_arch_register() attaches to (irq.c).
+ */
+#define FHOOK_ARCH_NR_IRQ_VECTORS	11
+extern const char *const fhook_arch_irq_vectors[FHOOK_ARCH_NR_IRQ_VECTORS];
+
 /* A register of a fetch program */
 static __always_inline unsigned long fhook_arch_reg(struct pt_regs *regs, u32 reg)
 {

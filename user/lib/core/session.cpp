@@ -295,6 +295,13 @@ std::uint32_t Session::add_hwlat_probe(fhook_hwlat cfg) {
                             "it disables interrupts on each CPU in turn");
 }
 
+std::uint32_t Session::add_osnoise_probe(fhook_osnoise cfg) {
+    device_.require(FHOOK_FEAT_OSNOISE, "the operating system noise tracer");
+    cfg.size = sizeof(cfg);
+    return add_admin_tracer(device_, FHOOK_PROBE_OSNOISE, user_ptr(&cfg), "the osnoise tracer",
+                            "it takes the time of every CPU with threads of its own");
+}
+
 std::uint32_t Session::add_latency_probe(const FunctionSet& functions,
                                          const std::vector<fhook_insn>& pred,
                                          std::uint32_t stack_args) {

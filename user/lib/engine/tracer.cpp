@@ -102,6 +102,8 @@ void Tracer::State::add_probes() {
         probes.push_back(ProbeSummary{session->add_timerlat_probe(spec.timerlat), {}, "timerlat"});
     } else if (spec.collect == Collect::Hwlat) {
         probes.push_back(ProbeSummary{session->add_hwlat_probe(spec.hwlat), {}, "hwlat"});
+    } else if (spec.collect == Collect::Osnoise) {
+        probes.push_back(ProbeSummary{session->add_osnoise_probe(spec.osnoise), {}, "osnoise"});
     } else if (spec.collect == Collect::Latency) {
         // one histogram per FUNC argument, by address: the module checks
         // each function's prototype in BTF

@@ -206,6 +206,14 @@ bool decode_fields(const fhook_rec* rec, Event& ev) {
         ev.duration = std::max(h->inner_ns, h->outer_ns);
         break;
     }
+    case FHOOK_REC_OSNOISE:
+        keep_record<fhook_rec_osnoise>(rec, end, ev, EventType::Osnoise);
+        ev.duration = reinterpret_cast<const fhook_rec_osnoise*>(rec)->noise_ns;
+        break;
+    case FHOOK_REC_OSNOISE_NOISE:
+        keep_record<fhook_rec_osnoise_noise>(rec, end, ev, EventType::OsnoiseNoise);
+        ev.duration = reinterpret_cast<const fhook_rec_osnoise_noise*>(rec)->duration_ns;
+        break;
     default:
         return false;
     }
@@ -251,6 +259,14 @@ fhook_rec_timerlat timerlat_of(const Event& ev) {
 
 fhook_rec_hwlat hwlat_of(const Event& ev) {
     return record_of<fhook_rec_hwlat>(ev, FHOOK_REC_HWLAT);
+}
+
+fhook_rec_osnoise osnoise_of(const Event& ev) {
+    return record_of<fhook_rec_osnoise>(ev, FHOOK_REC_OSNOISE);
+}
+
+fhook_rec_osnoise_noise osnoise_noise_of(const Event& ev) {
+    return record_of<fhook_rec_osnoise_noise>(ev, FHOOK_REC_OSNOISE_NOISE);
 }
 
 bool leaf_entry(const fhook_rec* rec, Event& ev) {

@@ -134,6 +134,11 @@ public:
     // detector, `cfg` as struct fhook_hwlat says; its windows with a gap
     // come as FHOOK_REC_HWLAT records.
     std::uint32_t add_hwlat_probe(fhook_hwlat cfg);
+    // FHOOK_IOC_PROBE_ADD (FHOOK_PROBE_OSNOISE): the operating system
+    // noise tracer, `cfg` as struct fhook_osnoise says; its periods come as
+    // FHOOK_REC_OSNOISE records, its gaps (FHOOK_OSNOISE_EACH) as
+    // FHOOK_REC_OSNOISE_NOISE records.
+    std::uint32_t add_osnoise_probe(fhook_osnoise cfg);
     // FHOOK_IOC_LATENCY: a latency probe's or tracer's histogram so far,
     // summed over CPUs or `cpu`'s (FHOOK_FEAT_WAKEUP).
     LatencyHist latency(std::uint32_t probe_id, std::optional<unsigned> cpu = {}) const;

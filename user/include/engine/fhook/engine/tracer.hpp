@@ -40,6 +40,8 @@ enum class Collect {
               // to the sink
     Hwlat,    // the hardware latency detector (TraceSpec::hwlat): its samples
               // to the sink
+    Osnoise,  // the operating system noise tracer (TraceSpec::osnoise): its
+              // periods (and gaps) to the sink
 };
 
 // How function arguments attach.
@@ -82,6 +84,9 @@ using TimerlatSpec = fhook_timerlat;
 // Collect::Hwlat: struct fhook_hwlat's fields (window, width, threshold);
 // the session's CPUs are the CPUs sampled.
 using HwlatSpec = fhook_hwlat;
+// Collect::Osnoise: struct fhook_osnoise's fields (period, runtime,
+// threshold, stops, priority); the session's CPUs are the CPUs measured.
+using OsnoiseSpec = fhook_osnoise;
 
 // Everything a run is asked to do.
 struct TraceSpec {
@@ -110,6 +115,7 @@ struct TraceSpec {
     WakeupSpec wakeup;
     TimerlatSpec timerlat{};
     HwlatSpec hwlat{};
+    OsnoiseSpec osnoise{};
 };
 
 // Where the system's state is read; the defaults are the live system's.

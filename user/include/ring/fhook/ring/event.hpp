@@ -29,6 +29,8 @@ enum class EventType : std::uint16_t {
     Wakeup = FHOOK_REC_WAKEUP,
     Timerlat = FHOOK_REC_TIMERLAT,
     Hwlat = FHOOK_REC_HWLAT,
+    Osnoise = FHOOK_REC_OSNOISE,
+    OsnoiseNoise = FHOOK_REC_OSNOISE_NOISE,
 };
 
 inline bool is_graph_event(EventType t) {
@@ -70,7 +72,8 @@ struct Event {
     std::uint64_t ret_ip = 0;           // Kretprobe: where the function returned to
     std::uint64_t faults = 0;           // Kprobe/Kretprobe: bit n, the n-th store faulted
     std::vector<std::uint8_t> data; // Kprobe/Kretprobe: fields, then strings; Wakeup: wakeup_of();
-                                    // Timerlat: timerlat_of(); Hwlat: hwlat_of()
+                                    // Timerlat: timerlat_of(); Hwlat: hwlat_of();
+                                    // Osnoise(Noise): osnoise(_noise)_of()
     std::vector<std::uint64_t> stack; // FHOOK_CTX_STACK: the probed location first
     std::uint64_t retval = 0;         // Hook, GraphReturn: what the caller got
     std::uint64_t duration = 0;       // Hook (AROUND), GraphReturn: ns from entry to return;
@@ -92,24 +95,26 @@ std::size_t lost_record_min_size(const fhook_rec* rec);
 // build does not know.  Inline: the readers ask for every record.
 inline std::size_t record_min_size(const fhook_rec* rec) {
     static constexpr std::uint16_t kMin[] = {
-        0,                           // (none)
-        0,                           // FHOOK_REC_LOST: lost_record_min_size()
-        sizeof(fhook_rec_func),      // FHOOK_REC_FUNC
-        0,                           // FHOOK_REC_BENCH: not for readers, skipped
-        sizeof(fhook_rec_probe),     // FHOOK_REC_KPROBE
-        sizeof(fhook_rec_probe),     // FHOOK_REC_KRETPROBE
-        sizeof(fhook_rec_probe),     // FHOOK_REC_UPROBE
-        sizeof(fhook_rec_probe),     // FHOOK_REC_URETPROBE
-        sizeof(fhook_rec_probe),     // FHOOK_REC_TRACEPOINT
-        sizeof(fhook_rec_hook),      // FHOOK_REC_HOOK
-        sizeof(fhook_rec_graph_ent), // FHOOK_REC_GRAPH_ENT
-        sizeof(fhook_rec_graph_ret), // FHOOK_REC_GRAPH_RET
-        sizeof(fhook_rec_comm),      // FHOOK_REC_COMM
-        sizeof(fhook_rec_wakeup),    // FHOOK_REC_WAKEUP
-        sizeof(fhook_rec_timerlat),  // FHOOK_REC_TIMERLAT
-        sizeof(fhook_rec_hwlat),     // FHOOK_REC_HWLAT
+        0,                               // (none)
+        0,                               // FHOOK_REC_LOST: lost_record_min_size()
+        sizeof(fhook_rec_func),          // FHOOK_REC_FUNC
+        0,                               // FHOOK_REC_BENCH: not for readers, skipped
+        sizeof(fhook_rec_probe),         // FHOOK_REC_KPROBE
+        sizeof(fhook_rec_probe),         // FHOOK_REC_KRETPROBE
+        sizeof(fhook_rec_probe),         // FHOOK_REC_UPROBE
+        sizeof(fhook_rec_probe),         // FHOOK_REC_URETPROBE
+        sizeof(fhook_rec_probe),         // FHOOK_REC_TRACEPOINT
+        sizeof(fhook_rec_hook),          // FHOOK_REC_HOOK
+        sizeof(fhook_rec_graph_ent),     // FHOOK_REC_GRAPH_ENT
+        sizeof(fhook_rec_graph_ret),     // FHOOK_REC_GRAPH_RET
+        sizeof(fhook_rec_comm),          // FHOOK_REC_COMM
+        sizeof(fhook_rec_wakeup),        // FHOOK_REC_WAKEUP
+        sizeof(fhook_rec_timerlat),      // FHOOK_REC_TIMERLAT
+        sizeof(fhook_rec_hwlat),         // FHOOK_REC_HWLAT
+        sizeof(fhook_rec_osnoise),       // FHOOK_REC_OSNOISE
+        sizeof(fhook_rec_osnoise_noise), // FHOOK_REC_OSNOISE_NOISE
     };
-    static_assert(FHOOK_REC_HWLAT == std::size(kMin) - 1);
+    static_assert(FHOOK_REC_OSNOISE_NOISE == std::size(kMin) - 1);
     if (rec->type == FHOOK_REC_LOST) {
         return lost_record_min_size(rec);
     }
@@ -129,6 +134,8 @@ bool decode(const fhook_rec* rec, Event& ev);
 fhook_rec_wakeup wakeup_of(const Event& ev);
 fhook_rec_timerlat timerlat_of(const Event& ev);
 fhook_rec_hwlat hwlat_of(const Event& ev);
+fhook_rec_osnoise osnoise_of(const Event& ev);
+fhook_rec_osnoise_noise osnoise_noise_of(const Event& ev);
 
 // A graph return standing for its whole call (FHOOK_GRAPH_RET_LEAF):
 // turns `ev`, decoded from `rec`, into the call's entry and says true;

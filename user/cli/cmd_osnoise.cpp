@@ -1,0 +1,201 @@
+// fhook osnoise [top | hist | trace] [options] [-- COMMAND [ARGS...]]
+#include <fhook/core/error.hpp>
+#include <fhook/core/osnoise.hpp>
+#include <fhook/core/output.hpp>
+#include <fhook/engine/sinks.hpp>
+#include <fhook/output/osnoise_format.hpp>
+
+#include "trace_options.hpp"
+
+namespace fhook::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: fhook osnoise [top | hist | trace] [options] [-- COMMAND [ARGS...]]\n"
+    "\n"
+    "The time the kernel and the hardware take from a busy task: the kernel's\n"
+    "osnoise tracer, for kernels built without it (CONFIG_OSNOISE_TRACER).  A thread\n"
+    "per CPU reads the clock in a loop for --runtime of every --period; a gap of\n"
+    "--threshold or more is noise, counted by what ran meanwhile (NMI, IRQ,\n"
+    "softirq, another thread; none: the hardware).  Until Ctrl-C, --duration, a\n"
+    "--stop or the exit of COMMAND.\n"
+    "  top (default)  per CPU the runtime, noise, % of the CPU available, the\n"
+    "                 longest noise and the counters, every --interval (default\n"
+    "                 1 s) and at the end, as rtla osnoise top\n"
+    "  hist           each gap's duration per CPU at the end, as rtla osnoise hist\n"
+    "  trace          each period and each gap as the kernel's trace shows them\n"
+    "Needs CAP_SYS_ADMIN (its threads take up to all of every CPU's time).\n";
+
+enum class Mode { Top, Hist, Trace };
+
+void add_osnoise_options(po::options_description& options) {
+    options.add_options()("period,p", po::value<std::string>()->value_name("USEC"),
+                          "one sample per period, 100 to 10000000 us (default 1000000)")(
+        "runtime,r", po::value<std::string>()->value_name("USEC"),
+        "the time sampled in each period, 100 us to the period (default: all of it)")(
+        "threshold,T", po::value<std::string>()->value_name("USEC"),
+        "a gap of USEC us or more is noise (default 5)")(
+        "stop,s", po::value<std::string>()->value_name("USEC"),
+        "stop at the first gap of USEC us or more")(
+        "stop-total,S", po::value<std::string>()->value_name("USEC"),
+        "stop at the first period with USEC us of noise or more")(
+        "priority,P", po::value<std::string>()->value_name("PRIO"),
+        "run the threads at SCHED_FIFO PRIO, 1 to 99, or f:PRIO as rtla (default: "
+        "SCHED_OTHER)");
+    add_bucket_options(options, "us");
+}
+
+void parse_osnoise_options(const po::variables_map& vm, TraceOptions& opt) {
+    fhook_osnoise& o = opt.spec.osnoise;
+    o.period_us =
+        vm.count("period")
+            ? static_cast<std::uint32_t>(usec_option(vm, "period", FHOOK_OSNOISE_MIN_RUNTIME_US,
+                                                     FHOOK_OSNOISE_MAX_PERIOD_US))
+            : 1000000;
+    o.runtime_us = vm.count("runtime")
+                       ? static_cast<std::uint32_t>(
+                             usec_option(vm, "runtime", FHOOK_OSNOISE_MIN_RUNTIME_US, o.period_us))
+                       : o.period_us;
+    if (vm.count("threshold")) {
+        o.threshold_ns = usec_option(vm, "threshold", 1, o.runtime_us) * 1000;
+    }
+    constexpr std::uint64_t kMaxUsec = 1000000000;
+    if (vm.count("stop")) {
+        o.stop_single_ns = usec_option(vm, "stop", 1, kMaxUsec) * 1000;
+    }
+    if (vm.count("stop-total")) {
+        o.stop_total_ns = usec_option(vm, "stop-total", 1, kMaxUsec) * 1000;
+    }
+    if (vm.count("priority")) {
+        o.prio = fifo_priority_option(vm);
+    }
+    parse_bucket_options(vm, opt, 1000, "us");
+}
+
+// Every period and gap into the summary; in trace mode, printed; done at
+// a stop.
+class OsnoiseSink final : public EventSink {
+public:
+    OsnoiseSink(const TraceOptions& opt, Mode mode, int fd)
+        : summary_(opt.bucket_ns, opt.entries), fd_(fd), mode_(mode),
+          json_(opt.format == OutputFormat::Json) {}
+    void on_event(const Event& ev) override {
+        std::string line;
+        if (ev.type == EventType::Osnoise) {
+            const fhook_rec_osnoise r = osnoise_of(ev);
+            summary_.add(r);
+            stopped(r.oflags, ev.duration, "noise in a period", r.hdr.cpu);
+            line = json_ ? format_osnoise_json(r, ev.comm) : format_osnoise_line(r, ev.comm);
+        } else if (ev.type == EventType::OsnoiseNoise) {
+            const fhook_rec_osnoise_noise r = osnoise_noise_of(ev);
+            summary_.add(r);
+            stopped(r.oflags, ev.duration, "a single noise", r.hdr.cpu);
+            line = json_ ? format_osnoise_noise_json(r, ev.comm)
+                         : format_osnoise_noise_line(r, ev.comm);
+        } else {
+            return;
+        }
+        if (mode_ == Mode::Trace) {
+            if (!json_ && !printed_++) {
+                print_to(fd_, format_osnoise_header());
+            }
+            print_to(fd_, json_ ? line + "\n" : line);
+        }
+    }
+    bool done() const override { return !stop_.empty(); }
+    const OsnoiseSummary& summary() const { return summary_; }
+    // "a single noise of N ns on CPU C", after a stop
+    const std::string& stop() const { return stop_; }
+
+private:
+    void stopped(std::uint32_t oflags, std::uint64_t ns, const char* what, unsigned cpu) {
+        if (oflags & FHOOK_OSNOISE_STOPPED) {
+            stop_ = std::string(what) + " of " + std::to_string(ns) + " ns on CPU " +
+                    std::to_string(cpu);
+        }
+    }
+
+    OsnoiseSummary summary_;
+    int fd_;
+    Mode mode_;
+    bool json_;
+    std::size_t printed_ = 0;
+    std::string stop_;
+};
+
+// top's table every --interval; hist's at the end.
+class TablePrinter final : public TraceObserver {
+public:
+    TablePrinter(const OsnoiseSink& sink, int fd, bool json, Mode mode)
+        : sink_(sink), fd_(fd), json_(json), mode_(mode) {}
+    void on_interval() override {
+        if (mode_ == Mode::Top) {
+            print();
+        }
+    }
+    void print() {
+        const OsnoiseSummary& s = sink_.summary();
+        if (mode_ == Mode::Hist) {
+            print_to(fd_, json_ ? format_osnoise_hist_json(s) + "\n" : format_osnoise_hist(s));
+        } else {
+            print_to(fd_, json_ ? format_osnoise_top_json(s) + "\n"
+                                : (printed_++ ? "\n" : "") + format_osnoise_top(s));
+        }
+    }
+
+private:
+    const OsnoiseSink& sink_;
+    int fd_;
+    bool json_;
+    Mode mode_;
+    unsigned printed_ = 0;
+};
+
+} // namespace
+
+int cmd_osnoise(const Args& args) {
+    TraceCommand cmd;
+    cmd.name = "osnoise";
+    cmd.usage = kUsage;
+    cmd.collect = Collect::Osnoise;
+    cmd.snapshots = false;
+    cmd.interval = true;
+    cmd.interval_help = "top: print the table every SEC seconds (default 1)";
+    cmd.via = false;
+    cmd.filter_help = nullptr;
+    cmd.output_help = "write the tables or records to FILE instead of stdout";
+    cmd.format_help = "text (rtla's tables, the kernel's trace lines; default) or json";
+    cmd.add_options = add_osnoise_options;
+    cmd.parse_options = parse_osnoise_options;
+    std::optional<TraceOptions> opt = parse_trace_options(args, cmd);
+    if (!opt) {
+        return 0; // --help
+    }
+    static const std::vector<std::string> kModes = {"top", "hist", "trace"};
+    const int m = take_mode(opt->spec.probes, kModes, "top");
+    const Mode mode = m == 1 ? Mode::Hist : m == 2 ? Mode::Trace : Mode::Top;
+    if (mode == Mode::Top && !opt->spec.interval) {
+        opt->spec.interval = 1.0;
+    }
+    // (top needs the periods only; hist and trace each gap too)
+    if (mode != Mode::Top) {
+        opt->spec.osnoise.flags |= FHOOK_OSNOISE_EACH;
+    }
+    Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
+    const UniqueFd out = open_output(opt->output);
+    tracer.setup();
+    OsnoiseSink sink(*opt, mode, output_fd(out));
+    TablePrinter tables(sink, output_fd(out), opt->format == OutputFormat::Json, mode);
+    tracer.start();
+    tracer.run(sink, tables);
+    if (mode != Mode::Trace) {
+        tables.print();
+    }
+    if (!sink.stop().empty() && !opt->quiet) {
+        print_stderr("fhook: stopped: " + sink.stop() + "\n");
+    }
+    return run_status(tracer);
+}
+
+} // namespace fhook::cli
