@@ -167,23 +167,42 @@ static bool fhook_osn_stop(struct fhook_osnoise_probe *on, u64 ns, u64 stop_ns)
 	return stop_ns && ns >= stop_ns && !cmpxchg(&on->stopped, 0, 1);
 }
 
+/*
+ * A record of @type on this CPU's ring, its header written, or NULL (the
+ * ring full: counted); preemption off until fhook_osn_commit().
+ */
+static void *fhook_osn_reserve(struct fhook_osn_cpu *oc, u16 type, u16 size, u64 ts)
+{
+	struct fhook_session *s = oc->on->p.session;
+	struct fhook_probe_counters *c;
+	struct fhook_rec *r;
+
+	preempt_disable();
+	c = fhook_counters(s, oc->cpu, oc->on->p.id);
+	fhook_count(&c->hits);
+	r = fhook_ring_reserve(s->rings[oc->cpu], size, oc->on->p.id);
+	if (IS_ERR_OR_NULL(r))
+		return NULL;
+	fhook_rec_init_ts(r, type, size, oc->on->p.id, preempt_count(), irqs_disabled(), ts);
+	fhook_count(&c->written);
+	return r;
+}
+
+static void fhook_osn_commit(struct fhook_osn_cpu *oc)
+{
+	fhook_ring_commit(oc->on->p.session->rings[oc->cpu]);
+	preempt_enable();
+}
+
 /* The kernel's sample_threshold: one gap, and what ran in it. */
 static void fhook_osn_noise(struct fhook_osn_cpu *oc, u64 start, u64 end,
 			    const u32 before[FHOOK_OSN_KINDS], const u32 after[FHOOK_OSN_KINDS],
 			    u32 oflags)
 {
-	struct fhook_osnoise_probe *on = oc->on;
-	struct fhook_session *s = on->p.session;
 	struct fhook_rec_osnoise_noise *r;
-	struct fhook_ring *rb;
 
-	preempt_disable();
-	rb = s->rings[oc->cpu];
-	fhook_count(&fhook_counters(s, oc->cpu, on->p.id)->hits);
-	r = fhook_ring_reserve(rb, sizeof(*r), on->p.id);
-	if (!IS_ERR_OR_NULL(r)) {
-		fhook_rec_init_ts(&r->hdr, FHOOK_REC_OSNOISE_NOISE, sizeof(*r), on->p.id,
-				  preempt_count(), irqs_disabled(), end);
+	r = fhook_osn_reserve(oc, FHOOK_REC_OSNOISE_NOISE, sizeof(*r), end);
+	if (r) {
 		r->start_ns = start;
 		r->duration_ns = end - start;
 		r->nmi_count = after[FHOOK_OSN_NMI] - before[FHOOK_OSN_NMI];
@@ -192,10 +211,8 @@ static void fhook_osn_noise(struct fhook_osn_cpu *oc, u64 start, u64 end,
 		r->thread_count = after[FHOOK_OSN_THREAD] - before[FHOOK_OSN_THREAD];
 		r->oflags = oflags;
 		r->__pad = 0;
-		fhook_count(&fhook_counters(s, oc->cpu, on->p.id)->written);
 	}
-	fhook_ring_commit(rb);
-	preempt_enable();
+	fhook_osn_commit(oc);
 }
 
 /* What one period measured, for its record. */
@@ -211,18 +228,10 @@ struct fhook_osn_period {
 /* The kernel's osnoise_sample: one period. */
 static void fhook_osn_sample(struct fhook_osn_cpu *oc, const struct fhook_osn_period *pd)
 {
-	struct fhook_osnoise_probe *on = oc->on;
-	struct fhook_session *s = on->p.session;
 	struct fhook_rec_osnoise *r;
-	struct fhook_ring *rb;
 
-	preempt_disable();
-	rb = s->rings[oc->cpu];
-	fhook_count(&fhook_counters(s, oc->cpu, on->p.id)->hits);
-	r = fhook_ring_reserve(rb, sizeof(*r), on->p.id);
-	if (!IS_ERR_OR_NULL(r)) {
-		fhook_rec_init_ts(&r->hdr, FHOOK_REC_OSNOISE, sizeof(*r), on->p.id,
-				  preempt_count(), irqs_disabled(), pd->end);
+	r = fhook_osn_reserve(oc, FHOOK_REC_OSNOISE, sizeof(*r), pd->end);
+	if (r) {
 		r->runtime_ns = pd->end - pd->start;
 		r->noise_ns = pd->noise;
 		r->max_single_ns = pd->max_single;
@@ -233,10 +242,8 @@ static void fhook_osn_sample(struct fhook_osn_cpu *oc, const struct fhook_osn_pe
 		r->softirq_count = pd->last[FHOOK_OSN_SOFTIRQ] - pd->first[FHOOK_OSN_SOFTIRQ];
 		r->thread_count = pd->last[FHOOK_OSN_THREAD] - pd->first[FHOOK_OSN_THREAD];
 		r->oflags = pd->oflags;
-		fhook_count(&fhook_counters(s, oc->cpu, on->p.id)->written);
 	}
-	fhook_ring_commit(rb);
-	preempt_enable();
+	fhook_osn_commit(oc);
 }
 
 /* The kernel's run_osnoise(): sample one period's runtime. */

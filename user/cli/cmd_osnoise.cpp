@@ -124,34 +124,6 @@ private:
     std::string stop_;
 };
 
-// top's table every --interval; hist's at the end.
-class TablePrinter final : public TraceObserver {
-public:
-    TablePrinter(const OsnoiseSink& sink, int fd, bool json, Mode mode)
-        : sink_(sink), fd_(fd), json_(json), mode_(mode) {}
-    void on_interval() override {
-        if (mode_ == Mode::Top) {
-            print();
-        }
-    }
-    void print() {
-        const OsnoiseSummary& s = sink_.summary();
-        if (mode_ == Mode::Hist) {
-            print_to(fd_, json_ ? format_osnoise_hist_json(s) + "\n" : format_osnoise_hist(s));
-        } else {
-            print_to(fd_, json_ ? format_osnoise_top_json(s) + "\n"
-                                : (printed_++ ? "\n" : "") + format_osnoise_top(s));
-        }
-    }
-
-private:
-    const OsnoiseSink& sink_;
-    int fd_;
-    bool json_;
-    Mode mode_;
-    unsigned printed_ = 0;
-};
-
 } // namespace
 
 int cmd_osnoise(const Args& args) {
@@ -186,7 +158,16 @@ int cmd_osnoise(const Args& args) {
     const UniqueFd out = open_output(opt->output);
     tracer.setup();
     OsnoiseSink sink(*opt, mode, output_fd(out));
-    TablePrinter tables(sink, output_fd(out), opt->format == OutputFormat::Json, mode);
+    const bool json = opt->format == OutputFormat::Json;
+    TablePrinter tables(
+        [&] {
+            const OsnoiseSummary& s = sink.summary();
+            if (mode == Mode::Hist) {
+                return json ? format_osnoise_hist_json(s) : format_osnoise_hist(s);
+            }
+            return json ? format_osnoise_top_json(s) : format_osnoise_top(s);
+        },
+        output_fd(out), json, mode == Mode::Top);
     tracer.start();
     tracer.run(sink, tables);
     if (mode != Mode::Trace) {

@@ -114,36 +114,6 @@ private:
     std::string stop_comm_;
 };
 
-// top's table every --interval.
-class TopPrinter final : public TraceObserver {
-public:
-    TopPrinter(const TimerlatSink& sink, int fd, bool json, LatencyUnit unit, Mode mode)
-        : sink_(sink), fd_(fd), json_(json), unit_(unit), mode_(mode) {}
-    void on_interval() override {
-        if (mode_ == Mode::Top) {
-            print();
-        }
-    }
-    void print() {
-        const TimerlatSummary& s = sink_.summary();
-        if (mode_ == Mode::Hist) {
-            print_to(fd_,
-                     json_ ? format_timerlat_hist_json(s) + "\n" : format_timerlat_hist(s, unit_));
-        } else {
-            print_to(fd_, json_ ? format_timerlat_top_json(s) + "\n"
-                                : (printed_++ ? "\n" : "") + format_timerlat_top(s, unit_));
-        }
-    }
-
-private:
-    const TimerlatSink& sink_;
-    int fd_;
-    bool json_;
-    LatencyUnit unit_;
-    Mode mode_;
-    unsigned printed_ = 0;
-};
-
 } // namespace
 
 int cmd_timerlat(const Args& args) {
@@ -177,7 +147,16 @@ int cmd_timerlat(const Args& args) {
     const UniqueFd out = open_output(opt->output);
     tracer.setup();
     TimerlatSink sink(*opt, mode, output_fd(out));
-    TopPrinter tables(sink, output_fd(out), opt->format == OutputFormat::Json, opt->unit, mode);
+    const bool json = opt->format == OutputFormat::Json;
+    TablePrinter tables(
+        [&, unit = opt->unit] {
+            const TimerlatSummary& s = sink.summary();
+            if (mode == Mode::Hist) {
+                return json ? format_timerlat_hist_json(s) : format_timerlat_hist(s, unit);
+            }
+            return json ? format_timerlat_top_json(s) : format_timerlat_top(s, unit);
+        },
+        output_fd(out), json, mode == Mode::Top);
     tracer.start();
     tracer.run(sink, tables);
     if (mode != Mode::Trace) {

@@ -89,53 +89,30 @@ private:
 };
 
 // The histogram per CPU (and all), as top's table or hist's histograms.
-class TablePrinter final : public TraceObserver {
-public:
-    TablePrinter(const Tracer& tracer, int fd, const TraceOptions& opt, Mode mode)
-        : tracer_(tracer), fd_(fd), json_(opt.format == OutputFormat::Json), unit_(opt.unit),
-          per_cpu_(opt.per_cpu), mode_(mode),
-          title_(std::string(tracer_name(opt.spec.wakeup.wclass)) + " latency") {}
-    void on_interval() override {
-        if (mode_ == Mode::Top) {
-            print();
-        }
+std::string wakeup_tables(const Tracer& tracer, const TraceOptions& opt, Mode mode) {
+    const bool json = opt.format == OutputFormat::Json;
+    const std::string title = std::string(tracer_name(opt.spec.wakeup.wclass)) + " latency";
+    const std::uint32_t id = tracer.probes().front().id;
+    std::vector<CpuLatency> rows;
+    for (unsigned cpu = 0; cpu < tracer.nr_rings(); cpu++) {
+        rows.push_back(CpuLatency{static_cast<int>(cpu), tracer.latency(id, cpu)});
     }
-    void print() {
-        const std::uint32_t id = tracer_.probes().front().id;
-        std::vector<CpuLatency> rows;
-        for (unsigned cpu = 0; cpu < tracer_.nr_rings(); cpu++) {
-            rows.push_back(CpuLatency{static_cast<int>(cpu), tracer_.latency(id, cpu)});
-        }
-        rows.push_back(CpuLatency{-1, tracer_.latency(id)});
-        std::string text;
-        if (mode_ == Mode::Top) {
-            text = json_ ? format_latency_top_json(rows, title_) + "\n"
-                         : (printed_++ ? "\n" : "") + format_latency_top(rows, title_, unit_);
-        } else {
-            for (const CpuLatency& r : rows) {
-                if (r.cpu >= 0 && (!per_cpu_ || !r.hist.count)) {
-                    continue;
-                }
-                const std::string name =
-                    r.cpu < 0 ? title_ : title_ + ", CPU " + std::to_string(r.cpu);
-                text += json_
-                            ? format_latency_json(r.hist, name) + "\n"
-                            : (text.empty() ? "" : "\n") + format_latency_text(r.hist, name, unit_);
-            }
-        }
-        print_to(fd_, text);
+    rows.push_back(CpuLatency{-1, tracer.latency(id)});
+    if (mode == Mode::Top) {
+        return json ? format_latency_top_json(rows, title)
+                    : format_latency_top(rows, title, opt.unit);
     }
-
-private:
-    const Tracer& tracer_;
-    int fd_;
-    bool json_;
-    LatencyUnit unit_;
-    bool per_cpu_;
-    Mode mode_;
-    std::string title_;
-    unsigned printed_ = 0;
-};
+    std::string text;
+    for (const CpuLatency& r : rows) {
+        if (r.cpu >= 0 && (!opt.per_cpu || !r.hist.count)) {
+            continue;
+        }
+        const std::string name = r.cpu < 0 ? title : title + ", CPU " + std::to_string(r.cpu);
+        text += (text.empty() ? "" : "\n") + (json ? format_latency_json(r.hist, name)
+                                                   : format_latency_text(r.hist, name, opt.unit));
+    }
+    return text;
+}
 
 } // namespace
 
@@ -170,7 +147,8 @@ int cmd_wakeup(const Args& args) {
                                 preempt_model(),
                                 static_cast<unsigned>(::sysconf(_SC_NPROCESSORS_ONLN))};
     WakeupPrinter reports(output_fd(out), opt->format == OutputFormat::Json, host);
-    TablePrinter tables(tracer, output_fd(out), *opt, mode);
+    TablePrinter tables([&] { return wakeup_tables(tracer, *opt, mode); }, output_fd(out),
+                        opt->format == OutputFormat::Json, mode == Mode::Top);
     tracer.start();
     if (mode == Mode::Trace) {
         tracer.run(reports, tables);

@@ -208,6 +208,10 @@ void parse_graph_options(const po::variables_map& vm, TraceOptions& opt, bool im
     opt.graph_view.abstime = vm.count("abstime") != 0;
 }
 
+void TablePrinter::print() {
+    print_to(fd_, json_ ? table_() + "\n" : (printed_++ ? "\n" : "") + table_());
+}
+
 std::uint64_t usec_option(const po::variables_map& vm, const char* name, std::uint64_t lo,
                           std::uint64_t hi) {
     const std::uint64_t v = parse_u64(std::string("--") + name, vm[name].as<std::string>());

@@ -88,6 +88,28 @@ void parse_unit_option(const po::variables_map& vm, TraceOptions& opt);
 int take_mode(std::vector<std::string>& words, const std::vector<std::string>& modes,
               const std::string& none);
 
+// A latency tracer's table (what `table` returns): printed every
+// --interval when `repeat` (top modes) and by print() at the end; text
+// tables apart by a blank line, JSON one object per line.
+class TablePrinter final : public TraceObserver {
+public:
+    TablePrinter(std::function<std::string()> table, int fd, bool json, bool repeat)
+        : table_(std::move(table)), fd_(fd), json_(json), repeat_(repeat) {}
+    void on_interval() override {
+        if (repeat_) {
+            print();
+        }
+    }
+    void print();
+
+private:
+    std::function<std::string()> table_;
+    int fd_;
+    bool json_;
+    bool repeat_;
+    unsigned printed_ = 0;
+};
+
 // nullopt after --help (printed).
 std::optional<TraceOptions> parse_trace_options(const Args& args, const TraceCommand& command);
 

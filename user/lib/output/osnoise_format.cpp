@@ -68,6 +68,26 @@ nlohmann::ordered_json gaps_json(const TimerlatSide& g, std::uint64_t bucket_ns)
     return j;
 }
 
+// top's figures per CPU and for all, or (`hist`) the gaps' histograms
+std::string summary_json(const OsnoiseSummary& s, bool hist) {
+    const auto figures = [&](const OsnoiseCpu& c) {
+        return hist ? gaps_json(c.gaps, s.bucket_ns()) : cpu_json(c);
+    };
+    nlohmann::ordered_json j;
+    j["tracer"] = "osnoise";
+    if (hist) {
+        j["bucket_ns"] = s.bucket_ns();
+    }
+    j["cpus"] = nlohmann::ordered_json::array();
+    for (const auto& [cpu, c] : s.cpus()) {
+        nlohmann::ordered_json one = {{"cpu", cpu}};
+        one.update(figures(c));
+        j["cpus"].push_back(one);
+    }
+    j["all"] = figures(s.all());
+    return json_dump(j);
+}
+
 std::string top_row(const char* label, const OsnoiseCpu& c) {
     return printf_string("%3s #%-6llu %12llu %12llu  %s%12llu %12llu %12llu %12llu %12llu "
                          "%12llu %12llu\n",
@@ -171,16 +191,7 @@ std::string format_osnoise_top(const OsnoiseSummary& s) {
 }
 
 std::string format_osnoise_top_json(const OsnoiseSummary& s) {
-    nlohmann::ordered_json j;
-    j["tracer"] = "osnoise";
-    j["cpus"] = nlohmann::ordered_json::array();
-    for (const auto& [cpu, c] : s.cpus()) {
-        nlohmann::ordered_json one = {{"cpu", cpu}};
-        one.update(cpu_json(c));
-        j["cpus"].push_back(one);
-    }
-    j["all"] = cpu_json(s.all());
-    return json_dump(j);
+    return summary_json(s, false);
 }
 
 std::string format_osnoise_hist(const OsnoiseSummary& s) {
@@ -227,17 +238,7 @@ std::string format_osnoise_hist(const OsnoiseSummary& s) {
 }
 
 std::string format_osnoise_hist_json(const OsnoiseSummary& s) {
-    nlohmann::ordered_json j;
-    j["tracer"] = "osnoise";
-    j["bucket_ns"] = s.bucket_ns();
-    j["cpus"] = nlohmann::ordered_json::array();
-    for (const auto& [cpu, c] : s.cpus()) {
-        nlohmann::ordered_json one = {{"cpu", cpu}};
-        one.update(gaps_json(c.gaps, s.bucket_ns()));
-        j["cpus"].push_back(one);
-    }
-    j["all"] = gaps_json(s.all().gaps, s.bucket_ns());
-    return json_dump(j);
+    return summary_json(s, true);
 }
 
 } // namespace fhook
