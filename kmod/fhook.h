@@ -464,7 +464,7 @@ void fhook_stats_sum(struct fhook_session *s, int cpu, u32 id, struct fhook_cpu_
 
 extern const struct fhook_probe_kind fhook_func_kind, fhook_kprobe_kind, fhook_uprobe_kind,
 	fhook_tp_kind, fhook_direct_kind, fhook_hook_kind, fhook_graph_kind, fhook_wakeup_kind,
-	fhook_timerlat_kind, fhook_hwlat_kind, fhook_osnoise_kind;
+	fhook_timerlat_kind, fhook_hwlat_kind, fhook_osnoise_kind, fhook_irqsoff_kind;
 
 /* probe_func.c */
 int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_add *arg,
@@ -717,10 +717,12 @@ fault:
 /* tracepoints.c */
 struct tracepoint *fhook_tracepoint(const char *name);
 
-/* wakeup.c, hwlat.c, osnoise.c */
+/* wakeup.c, hwlat.c, osnoise.c, irqsoff.c */
 void fhook_wakeup_setup(void);
 void fhook_hwlat_setup(void);
 void fhook_osnoise_setup(void);
+void fhook_irqsoff_setup(void);
+u64 fhook_irqsoff_features(void);
 
 /* cputhreads.c: a kernel thread per CPU of a set, kept across CPU hotplug */
 struct fhook_cpu_threads {

@@ -113,7 +113,7 @@ static long fhook_ioc_handshake(struct fhook_session *s, struct fhook_ioc_arg *a
 	if (hs->__pad || !fhook_zero(hs->reserved, ARRAY_SIZE(hs->reserved)))
 		return fhook_ioc_refuse(a, FHOOK_R_RESERVED, -1, -EINVAL);
 	hs->abi_version = FHOOK_ABI_VERSION;
-	hs->features = FHOOK_FEAT_NOT_IOCTL | fhook_ioc_features();
+	hs->features = FHOOK_FEAT_NOT_IOCTL | fhook_ioc_features() | fhook_irqsoff_features();
 	if (fhook_lab)
 		hs->features |= FHOOK_FEAT_LAB;
 	hs->nr_cpus = nr_cpu_ids;
@@ -184,6 +184,7 @@ static const struct fhook_probe_kind *const fhook_kinds[] = {
 	[FHOOK_PROBE_TIMERLAT]	= &fhook_timerlat_kind,
 	[FHOOK_PROBE_HWLAT]	= &fhook_hwlat_kind,
 	[FHOOK_PROBE_OSNOISE]	= &fhook_osnoise_kind,
+	[FHOOK_PROBE_IRQSOFF]	= &fhook_irqsoff_kind,
 };
 
 /* The fields of @pa in the groups (FHOOK_ADD_*) outside @fields are zero. */

@@ -144,6 +144,7 @@ static int __init fhook_init(void)
 	fhook_wakeup_setup();
 	fhook_hwlat_setup();
 	fhook_osnoise_setup();
+	fhook_irqsoff_setup();
 	fhook_cpu_threads_setup();
 	ret = misc_register(&fhook_misc);
 	if (ret) {

@@ -78,6 +78,13 @@
 #define FHOOK_FEAT_HWLAT	(1ULL << 35)
 /* FHOOK_PROBE_OSNOISE (the operating system noise tracer) */
 #define FHOOK_FEAT_OSNOISE	(1ULL << 36)
+/*
+ * FHOOK_PROBE_IRQSOFF with FHOOK_IRQSOFF_IRQ: this kernel has the
+ * irq_disable and irq_enable tracepoints (CONFIG_PREEMPTIRQ_TRACEPOINTS)
+ */
+#define FHOOK_FEAT_IRQSOFF	(1ULL << 37)
+/* ... with FHOOK_IRQSOFF_PREEMPT: preempt_disable, preempt_enable too */
+#define FHOOK_FEAT_PREEMPTOFF	(1ULL << 38)
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -300,6 +307,18 @@ enum fhook_probe_type {
 	 * takes the CPUs' time.
 	 */
 	FHOOK_PROBE_OSNOISE = 14,
+	/*
+	 * The irqsoff, preemptoff and preemptirqsoff tracers (the kernel's
+	 * CONFIG_IRQSOFF_TRACER, CONFIG_PREEMPT_TRACER), from the kernel's
+	 * irq_disable/irq_enable and preempt_disable/preempt_enable
+	 * tracepoints, where it has them (FHOOK_FEAT_IRQSOFF,
+	 * FHOOK_FEAT_PREEMPTOFF; refused with FHOOK_R_IRQSOFF_TPS
+	 * elsewhere): a section with the kinds asked for off on a CPU,
+	 * longer than every one before (or at least the threshold), is a
+	 * FHOOK_REC_IRQSOFF record.  `hook` points to a struct
+	 * fhook_irqsoff; no other field is taken.
+	 */
+	FHOOK_PROBE_IRQSOFF = 15,
 };
 
 /*
@@ -616,6 +635,21 @@ struct fhook_osnoise {
 	/* in: 0: SCHED_OTHER (the kernel's); 1..99: that SCHED_FIFO priority */
 	__u32 prio;
 	__u32 __pad;		/* must be zero */
+	__u64 reserved[2];	/* must be zero */
+};
+
+/* kinds: sections with interrupts off (irqsoff), preemption off (preemptoff) */
+#define FHOOK_IRQSOFF_IRQ	(1U << 0)
+#define FHOOK_IRQSOFF_PREEMPT	(1U << 1)	/* both: either off (preemptirqsoff) */
+
+struct fhook_irqsoff {
+	__u32 size;		/* in */
+	__u32 kinds;		/* in: FHOOK_IRQSOFF_*, one or both */
+	/*
+	 * in: report every section at least this long (tracing_thresh); 0:
+	 * each one longer than every one before (max_latency)
+	 */
+	__u64 threshold_ns;
 	__u64 reserved[2];	/* must be zero */
 };
 
@@ -1271,6 +1305,7 @@ enum fhook_rec_type {
 	FHOOK_REC_HWLAT = 15,	/* struct fhook_rec_hwlat */
 	FHOOK_REC_OSNOISE = 16,	/* struct fhook_rec_osnoise */
 	FHOOK_REC_OSNOISE_NOISE = 17,	/* struct fhook_rec_osnoise_noise */
+	FHOOK_REC_IRQSOFF = 18,	/* struct fhook_rec_irqsoff */
 };
 
 /* Context flags, the information of ftrace's "dNhp." column. */
@@ -1512,6 +1547,25 @@ struct fhook_rec_osnoise_noise {
 };
 
 /*
+ * A section with interrupts (preemption) off (FHOOK_PROBE_IRQSOFF), the
+ * kernel's irqsoff latency report, on the CPU it ran on: hdr.ts is its
+ * end, hdr's task the one it ended in; with FHOOK_CTX_STACK the stack
+ * where it ended (from end_ip on).  The ips are the tracepoints'
+ * (CALLER_ADDR0, CALLER_ADDR1 of trace_hardirqs_off/on; the parents are 0
+ * in kernels without frame pointers): the kernel prints start_parent_ip,
+ * or start_ip without one, as "started at".
+ */
+struct fhook_rec_irqsoff {
+	struct fhook_rec hdr;
+	__u64 latency_ns;
+	__u64 start_ip;
+	__u64 start_parent_ip;
+	__u64 end_ip;
+	__u64 end_parent_ip;
+	__u64 seqnum;		/* sections reported, this one included */
+};
+
+/*
  * A gap: `lost` records dropped on this CPU since the previous LOST record,
  * placed where the drop happened (written by the next writer that finds
  * room).  `probes` breaks the count down by probe (sum == lost); first_seq
@@ -1595,5 +1649,7 @@ FHOOK_ABI_SIZE(fhook_rec_hwlat, 72);
 FHOOK_ABI_SIZE(fhook_osnoise, 64);
 FHOOK_ABI_SIZE(fhook_rec_osnoise, 88);
 FHOOK_ABI_SIZE(fhook_rec_osnoise_noise, 72);
+FHOOK_ABI_SIZE(fhook_irqsoff, 32);
+FHOOK_ABI_SIZE(fhook_rec_irqsoff, 80);
 
 #endif /* _UAPI_FHOOK_ABI_H */

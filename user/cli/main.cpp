@@ -20,6 +20,7 @@ struct Command {
     const char* name;
     Handler run;
     // its lines of the usage text: synopsis, then the description indented
+    // (nullptr: a variant the command before describes)
     const char* help;
 };
 
@@ -65,6 +66,12 @@ constexpr Command kCommands[] = {
      "  osnoise [top | hist | trace] [options] [-- COMMAND [ARGS...]]\n"
      "                        the time the kernel and hardware take from a busy\n"
      "                        task per CPU: the kernel's osnoise tracer\n"},
+    {"irqsoff", fhook::cli::cmd_irqsoff,
+     "  irqsoff | preemptoff | preemptirqsoff [options] [-- COMMAND [ARGS...]]\n"
+     "                        the longest sections with interrupts (preemption)\n"
+     "                        off, where the kernel has their tracepoints\n"},
+    {"preemptoff", fhook::cli::cmd_preemptoff, nullptr},
+    {"preemptirqsoff", fhook::cli::cmd_preemptirqsoff, nullptr},
     {"graph", fhook::cli::cmd_graph,
      "  graph [options] FUNC... [-- COMMAND [ARGS...]]\n"
      "                        call trees under FUNC with durations (function_graph)\n"},
@@ -103,7 +110,7 @@ std::string usage() {
                        "\n"
                        "Commands:\n";
     for (const auto& c : kCommands) {
-        text += c.help;
+        text += c.help ? c.help : ""; // (nullptr: said in the line before)
     }
     text += "\n"
             "Options:\n"

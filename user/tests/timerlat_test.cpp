@@ -8,6 +8,7 @@
 #include <fhook/core/osnoise.hpp>
 #include <fhook/core/timerlat.hpp>
 #include <fhook/output/hwlat_format.hpp>
+#include <fhook/output/irqsoff_format.hpp>
 #include <fhook/output/osnoise_format.hpp>
 #include <fhook/output/timerlat_format.hpp>
 
@@ -209,6 +210,46 @@ TEST(Osnoise, HistOfGaps) {
     const auto j = nlohmann::json::parse(format_osnoise_hist_json(s));
     EXPECT_EQ(j["cpus"][0]["buckets"][0]["lo_ns"], 5000);
     EXPECT_EQ(j["all"]["count"], 4);
+}
+
+TEST(Irqsoff, LatencyTraceAsTheKernelPrintsIt) {
+    const Ksyms ksyms = Ksyms::parse("ffffffff81000000 T fhook_testmod_write\n"
+                                     "ffffffff81000100 T fhook_testmod_irqsoff\n"
+                                     "ffffffff81000200 T vfs_write\n");
+    fhook_rec_irqsoff r{};
+    r.hdr.type = FHOOK_REC_IRQSOFF;
+    r.hdr.cpu = 1;
+    r.hdr.pid = 321;
+    r.hdr.flags = FHOOK_CTX_IRQS_OFF;
+    r.latency_ns = 20345000;
+    r.start_ip = 0xffffffff81000110;
+    r.start_parent_ip = 0xffffffff81000020;
+    r.end_ip = 0xffffffff81000140;
+    r.end_parent_ip = 0xffffffff81000030;
+    const std::vector<std::uint64_t> stack = {0xffffffff81000140, 0xffffffff81000030,
+                                              0xffffffff81000210};
+    const std::string t = format_irqsoff_trace(
+        r, "sh", stack, ksyms, LatencyTraceHost{"irqsoff", "6.1.192-kdebug", "voluntary", 2});
+    EXPECT_NE(t.find("# tracer: irqsoff\n"), std::string::npos) << t;
+    EXPECT_NE(t.find("# latency: 20345 us, #3/3, CPU#1 | (M:voluntary VP:0, KP:0, SP:0 HP:0 "
+                     "#P:2)\n"),
+              std::string::npos)
+        << t;
+    EXPECT_NE(t.find("#    | task: sh-321\n"), std::string::npos) << t;
+    EXPECT_NE(t.find("#  => started at: fhook_testmod_write\n#  => ended at:   "
+                     "fhook_testmod_write\n"),
+              std::string::npos)
+        << t;
+    EXPECT_NE(t.find("trace_hardirqs_on <-fhook_testmod_write\n"), std::string::npos) << t;
+    EXPECT_NE(t.find("<stack trace>\n => fhook_testmod_irqsoff\n => fhook_testmod_write\n => "
+                     "vfs_write\n"),
+              std::string::npos)
+        << t;
+    const auto j = nlohmann::json::parse(format_irqsoff_json(r, "sh", stack, ksyms, "irqsoff"));
+    EXPECT_EQ(j["latency_ns"], 20345000);
+    EXPECT_EQ(j["started_at"], "fhook_testmod_write");
+    EXPECT_EQ(j["start_function"], "fhook_testmod_irqsoff");
+    EXPECT_EQ(j["stack"][2], "vfs_write");
 }
 
 } // namespace

@@ -2394,6 +2394,84 @@ static void test_observer_osnoise(void)
 	close(fd);
 }
 
+static int irqsoff_add(int fd, __u64 cfg, __u32 *id)
+{
+	struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_IRQSOFF, .hook = cfg };
+	int ret = ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa);
+
+	if (id)
+		*id = pa.probe_id;
+	return ret;
+}
+
+/*
+ * The irqsoff tracers' config (an observer's probe): from nowhere, no kind,
+ * an unknown kind, a reserved word; a kind whose tracepoints this kernel
+ * lacks refused with IRQSOFF_TPS (as the handshake's features say); where
+ * it has them, armed with a threshold of 1 ns (every section: the hottest
+ * case) on every CPU while this process forks, stopped, armed again and
+ * closed while armed.
+ */
+static void test_irqsoff_as(const char *who)
+{
+	struct fhook_irqsoff c = { .size = sizeof(c), .kinds = FHOOK_IRQSOFF_IRQ };
+	struct fhook_handshake hs;
+	__u32 id = 0;
+	int fd = open_dev();
+
+	if (handshake(fd, &hs) || ring_setup(fd, 65536))
+		fatal("setting up a session");
+	EXPECT_ERR(irqsoff_add(fd, 0, NULL), ERRS(EINVAL), "%s: irqsoff without a config -> EINVAL", who);
+	expect(last_error(fd).reason == FHOOK_R_IRQSOFF_CFG, "%s: LAST_ERROR says IRQSOFF_CFG", who);
+	c.kinds = 0;
+	EXPECT_ERR(irqsoff_add(fd, (uintptr_t)&c, NULL), ERRS(EINVAL), "%s: irqsoff of no kind -> EINVAL", who);
+	c.kinds = 4;
+	EXPECT_ERR(irqsoff_add(fd, (uintptr_t)&c, NULL), ERRS(EINVAL), "%s: irqsoff kind 4 -> EINVAL", who);
+	c.kinds = FHOOK_IRQSOFF_IRQ;
+	c.reserved[0] = 1;
+	EXPECT_ERR(irqsoff_add(fd, (uintptr_t)&c, NULL), ERRS(EINVAL), "%s: irqsoff reserved word -> EINVAL", who);
+	c.reserved[0] = 0;
+	if (!(hs.features & FHOOK_FEAT_PREEMPTOFF)) {
+		c.kinds = FHOOK_IRQSOFF_PREEMPT;
+		EXPECT_ERR(irqsoff_add(fd, (uintptr_t)&c, NULL), ERRS(EOPNOTSUPP),
+			   "%s: preemptoff without the preempt tracepoints -> EOPNOTSUPP", who);
+		expect(last_error(fd).reason == FHOOK_R_IRQSOFF_TPS, "%s: LAST_ERROR says IRQSOFF_TPS", who);
+		c.kinds = FHOOK_IRQSOFF_IRQ;
+	}
+	if (!(hs.features & FHOOK_FEAT_IRQSOFF)) {
+		EXPECT_ERR(irqsoff_add(fd, (uintptr_t)&c, NULL), ERRS(EOPNOTSUPP),
+			   "%s: irqsoff without the irq tracepoints -> EOPNOTSUPP", who);
+		close(fd);
+		return;
+	}
+	c.threshold_ns = 1;
+	EXPECT_OK(irqsoff_add(fd, (uintptr_t)&c, &id), "%s: an irqsoff tracer reporting every section", who);
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "%s: irqsoff armed", who);
+	for (int i = 0; i < 20; i++) {
+		pid_t pid = fork();
+
+		if (pid == 0)
+			_exit(0);
+		waitpid(pid, NULL, 0);
+	}
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_STOP, 0), "%s: irqsoff stopped", who);
+	expect(probe_hits(fd, id) > 20, "%s: sections reported while forking (%llu)", who,
+	       (unsigned long long)probe_hits(fd, id));
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "%s: irqsoff armed again", who);
+	usleep(20000);
+	close(fd);
+}
+
+static void test_irqsoff(void)
+{
+	test_irqsoff_as("root");
+}
+
+static void test_observer_irqsoff(void)
+{
+	test_irqsoff_as("observer");
+}
+
 static void observer(void)
 {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
@@ -2408,7 +2486,7 @@ static void observer(void)
 		test_forged_tail_big, test_observer_big_record, test_observer_hist,
 		test_observer_noreturn, test_observer_around_slots, test_observer_graph_all,
 		test_observer_wakeup, test_observer_timerlat, test_observer_hwlat,
-		test_observer_osnoise, test_observer_limits,
+		test_observer_osnoise, test_observer_irqsoff, test_observer_limits,
 	};
 
 	for (unsigned int i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
@@ -2467,6 +2545,7 @@ int main(int argc, char **argv)
 	test_timerlat();
 	test_hwlat();
 	test_osnoise();
+	test_irqsoff();
 
 	printf("# %d checks, %d failed\n", tap_counts()[0], tap_failures());
 	return tap_status();

@@ -18,11 +18,15 @@
  *               (S a multiple of 8, at most 4096), the payload u64
  *               words i, i+1, ... as fhook's FHOOK_IOC_BENCH writes them;
  *               the time it took goes to the kernel log
+ *   irqsoff US  interrupts off on the writer's CPU for US microseconds (at
+ *               most 100,000), busy in fhook_testmod_irqsoff(): the
+ *               irqsoff tracers' known section
  *   reset       zero the counters
  * read: one line per possible CPU,
  * "cpu C target N other N irq N softirq N nmi N" (target and other count
  * every call; irq, softirq and nmi how many timer/NMI handler runs made
- * two calls each).
+ * two calls each), then "irqsoff N": the last irqsoff section's time
+ * between its first and last clock reads, in ns.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -338,6 +342,29 @@ static __used notrace __attribute__((__noipa__)) long vfs_read_fhook_testmod(lon
 	return i + 1;
 }
 
+static u64 fhook_testmod_irqsoff_ns;
+
+/*
+ * Interrupts off for @us: the section starts at local_irq_save() (its
+ * irq_disable tracepoint names this function and its caller) and ends at
+ * local_irq_restore(); the time between the clock reads inside it is
+ * kept for the test (the section is at least that long).
+ */
+static noinline void fhook_testmod_irqsoff(unsigned long us)
+{
+	unsigned long flags;
+	u64 t0, t1;
+
+	local_irq_save(flags);
+	t0 = ktime_get_mono_fast_ns();
+	do {
+		cpu_relax();
+		t1 = ktime_get_mono_fast_ns();
+	} while (t1 - t0 < us * NSEC_PER_USEC);
+	local_irq_restore(flags);
+	WRITE_ONCE(fhook_testmod_irqsoff_ns, t1 - t0);
+}
+
 static ssize_t fhook_testmod_write(struct file *file, const char __user *ubuf, size_t len,
 				   loff_t *ppos)
 {
@@ -375,6 +402,8 @@ static ssize_t fhook_testmod_write(struct file *file, const char __user *ubuf, s
 		fhook_testmod_calls(vfs_read_fhook_testmod(n) - 1);
 	} else if (!strcmp(buf, "mix") && arg) {
 		fhook_testmod_mix(n);
+	} else if (!strcmp(buf, "irqsoff") && arg && n <= 100000) {
+		fhook_testmod_irqsoff(n);
 	} else if (!strcmp(buf, "reset") && !arg) {
 		mutex_lock(&fhook_testmod_lock);
 		for_each_possible_cpu(cpu)
@@ -398,6 +427,7 @@ static int fhook_testmod_show(struct seq_file *m, void *v)
 			   READ_ONCE(c->target), READ_ONCE(c->other), READ_ONCE(c->irq),
 			   READ_ONCE(c->softirq), READ_ONCE(c->nmi));
 	}
+	seq_printf(m, "irqsoff %llu\n", READ_ONCE(fhook_testmod_irqsoff_ns));
 	return 0;
 }
 

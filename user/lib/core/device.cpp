@@ -82,9 +82,11 @@ std::string feature_names(std::uint64_t features) {
         {FHOOK_FEAT_TIMERLAT, "timerlat"},
         {FHOOK_FEAT_HWLAT, "hwlat"},
         {FHOOK_FEAT_OSNOISE, "osnoise"},
+        {FHOOK_FEAT_IRQSOFF, "irqsoff"},
+        {FHOOK_FEAT_PREEMPTOFF, "preemptoff"},
     };
     // every bit fhook_abi.h defines has a name
-    static_assert(sizeof(kNames) / sizeof(kNames[0]) == 37);
+    static_assert(sizeof(kNames) / sizeof(kNames[0]) == 39);
     std::string out;
     std::uint64_t known = 0;
     for (const auto& [bit, name] : kNames) {

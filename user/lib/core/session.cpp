@@ -302,6 +302,30 @@ std::uint32_t Session::add_osnoise_probe(fhook_osnoise cfg) {
                             "it takes the time of every CPU with threads of its own");
 }
 
+std::uint32_t Session::add_irqsoff_probe(fhook_irqsoff cfg, const std::string& tracer) {
+    const auto need = [&](std::uint32_t kind, std::uint64_t feature, const char* tracepoints,
+                          const char* config) {
+        if ((cfg.kinds & kind) && !device_.has(feature)) {
+            throw_runtime(tracer + " needs the kernel's " + tracepoints +
+                              " tracepoints, which this kernel lacks (" + config +
+                              "; Debian's kernels are built without them)",
+                          EOPNOTSUPP);
+        }
+    };
+    // (the preempt ones first: rarer, so what preemptirqsoff lacks first)
+    need(FHOOK_IRQSOFF_PREEMPT, FHOOK_FEAT_PREEMPTOFF, "preempt_disable and preempt_enable",
+         "CONFIG_TRACE_PREEMPT_TOGGLE, which only CONFIG_PREEMPT_TRACER selects");
+    need(FHOOK_IRQSOFF_IRQ, FHOOK_FEAT_IRQSOFF, "irq_disable and irq_enable",
+         "CONFIG_PREEMPTIRQ_TRACEPOINTS, which lockdep's CONFIG_TRACE_IRQFLAGS brings");
+    cfg.size = sizeof(cfg);
+    fhook_probe_add arg = probe_arg(FHOOK_PROBE_IRQSOFF);
+    arg.hook = user_ptr(&cfg);
+    if (probe_add(device_, arg) < 0) {
+        throw_ioctl_error("adding the " + tracer + " tracer", errno, device_.refusal(errno));
+    }
+    return arg.probe_id;
+}
+
 std::uint32_t Session::add_latency_probe(const FunctionSet& functions,
                                          const std::vector<fhook_insn>& pred,
                                          std::uint32_t stack_args) {

@@ -199,7 +199,8 @@ void Tracer::State::plan() {
         {Collect::Wakeup, "the wakeup tracer"},
         {Collect::Timerlat, "the timerlat tracer"},
         {Collect::Hwlat, "the hwlat detector"},
-        {Collect::Osnoise, "the osnoise tracer"}};
+        {Collect::Osnoise, "the osnoise tracer"},
+        {Collect::Irqsoff, "the irqsoff tracer"}};
     if (const auto it = kTracers.find(spec.collect); it != kTracers.end()) {
         if (!spec.probes.empty() || !spec.events.empty() || !spec.triggers.empty()) {
             throw_invalid(std::string(it->second) + " takes no probes, events or triggers");

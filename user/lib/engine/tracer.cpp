@@ -63,7 +63,7 @@ void Tracer::setup() {
     // mask, so SIGINT still reaches the signalfd, not the loader; counts and
     // histograms format no event: they read no symbols, so that counting a
     // read path does not count fhook's own reads of /proc/kallsyms)
-    const bool formats = s.spec.collect == Collect::Events;
+    const bool formats = s.spec.collect == Collect::Events || s.spec.collect == Collect::Irqsoff;
     if (!s.need_resolution && formats) {
         s.ksyms_loading = std::async(std::launch::async,
                                      [path = s.paths.kallsyms, required = s.spec.need_symbols] {
@@ -104,6 +104,11 @@ void Tracer::State::add_probes() {
         probes.push_back(ProbeSummary{session->add_hwlat_probe(spec.hwlat), {}, "hwlat"});
     } else if (spec.collect == Collect::Osnoise) {
         probes.push_back(ProbeSummary{session->add_osnoise_probe(spec.osnoise), {}, "osnoise"});
+    } else if (spec.collect == Collect::Irqsoff) {
+        probes.push_back(
+            ProbeSummary{session->add_irqsoff_probe(spec.irqsoff.cfg, spec.irqsoff.tracer),
+                         {},
+                         spec.irqsoff.tracer});
     } else if (spec.collect == Collect::Latency) {
         // one histogram per FUNC argument, by address: the module checks
         // each function's prototype in BTF

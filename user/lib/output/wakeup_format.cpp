@@ -11,6 +11,7 @@
 namespace fhook {
 
 using text::in_unit;
+using text::lat_line;
 using text::printf_string;
 using text::unit_name;
 
@@ -18,15 +19,6 @@ namespace {
 
 std::string comm_of(const char (&comm)[FHOOK_COMM_LEN]) {
     return std::string(comm, strnlen(comm, FHOOK_COMM_LEN));
-}
-
-// lat_print_generic() + the timestamp: "comm-pid cpu flags   Nus%c: "
-std::string lat_line(std::string_view comm, std::uint32_t pid, unsigned cpu, std::uint8_t flags,
-                     std::uint8_t preempt, std::uint64_t at_ns, std::uint64_t next_ns) {
-    return printf_string("%8.8s-%-7u %3u", std::string(comm).c_str(), pid, cpu) +
-           std::string(context_chars(flags, preempt).data(), 5) +
-           printf_string(" %4lluus%c: ", static_cast<unsigned long long>(at_ns / 1000),
-                         delay_mark(next_ns > at_ns ? next_ns - at_ns : 0));
 }
 
 nlohmann::ordered_json task_json(std::string_view comm, std::uint32_t pid, std::int32_t prio) {
@@ -48,25 +40,10 @@ char task_state_char(std::uint32_t state) {
 std::string format_wakeup_trace(const fhook_rec_wakeup& w, std::string_view prev_comm,
                                 const LatencyTraceHost& host) {
     const std::string comm = comm_of(w.comm), waker = comm_of(w.waker_comm);
-    std::string out = "# tracer: " + host.tracer + "\n#\n";
-    out += "# " + host.tracer + " latency trace v1.1.5 on " + host.release + "\n";
-    out += "# --------------------------------------------------------------------\n";
-    out += printf_string("# latency: %llu us, #2/2, CPU#%u | (M:%s VP:0, KP:0, SP:0 HP:0 #P:%u)\n",
-                         static_cast<unsigned long long>(w.latency / 1000), w.wakeup_cpu,
-                         host.preempt_model.c_str(), host.online_cpus);
-    out += "#    -----------------\n";
+    std::string out = text::latency_header(host, w.latency, 2, w.wakeup_cpu);
     out += printf_string("#    | task: %.16s-%u (uid:%u nice:%d policy:%u rt_prio:%u)\n",
                          comm.c_str(), w.pid, w.uid, w.nice, w.policy, w.rt_priority);
-    out += "#    -----------------\n#\n";
-    out += "#                    _------=> CPU#            \n"
-           "#                   / _-----=> irqs-off/BH-disabled\n"
-           "#                  | / _----=> need-resched    \n"
-           "#                  || / _---=> hardirq/softirq \n"
-           "#                  ||| / _--=> preempt-depth   \n"
-           "#                  |||| / _-=> migrate-disable \n"
-           "#                  ||||| /     delay           \n"
-           "#  cmd     pid     |||||| time  |   caller     \n"
-           "#     \\   /        ||||||  \\    |    /       \n";
+    out += "#    -----------------\n#\n" + text::latency_legend();
     // the wakeup (tracing_sched_wakeup_trace(): waker, then "+", the woken task)
     out += lat_line(waker, w.waker_pid, w.waker_cpu, w.waker_flags, w.waker_preempt, 0, w.latency);
     out += printf_string(" %7u:%3d:%c   + [%03u] %7u:%3d:%c %s\n", w.waker_pid, w.waker_prio, 'R',

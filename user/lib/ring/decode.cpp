@@ -214,6 +214,10 @@ bool decode_fields(const fhook_rec* rec, Event& ev) {
         keep_record<fhook_rec_osnoise_noise>(rec, end, ev, EventType::OsnoiseNoise);
         ev.duration = reinterpret_cast<const fhook_rec_osnoise_noise*>(rec)->duration_ns;
         break;
+    case FHOOK_REC_IRQSOFF:
+        keep_record<fhook_rec_irqsoff>(rec, end, ev, EventType::Irqsoff);
+        ev.duration = reinterpret_cast<const fhook_rec_irqsoff*>(rec)->latency_ns;
+        break;
     default:
         return false;
     }
@@ -267,6 +271,10 @@ fhook_rec_osnoise osnoise_of(const Event& ev) {
 
 fhook_rec_osnoise_noise osnoise_noise_of(const Event& ev) {
     return record_of<fhook_rec_osnoise_noise>(ev, FHOOK_REC_OSNOISE_NOISE);
+}
+
+fhook_rec_irqsoff irqsoff_of(const Event& ev) {
+    return record_of<fhook_rec_irqsoff>(ev, FHOOK_REC_IRQSOFF);
 }
 
 bool leaf_entry(const fhook_rec* rec, Event& ev) {

@@ -150,6 +150,9 @@ struct ConfigNeed {
     bool required;      // without it fhook.ko cannot work at all
     const char* gives;  // what is missing without it
     const char* symbol; // a kallsyms name that exists only with it ("" = none)
+    // why it is off on the targets, for an option a tested kernel lacks:
+    // then it is said, not warned of (nullptr: warn, Debian's have it)
+    const char* off_why = nullptr;
 };
 
 constexpr std::array kConfigNeeds{
@@ -171,6 +174,15 @@ constexpr std::array kConfigNeeds{
     ConfigNeed{"CONFIG_UPROBES", false, "uprobes in user programs", "uprobe_register"},
     ConfigNeed{"CONFIG_DEBUG_INFO_BTF", false,
                "kernel type names in probes ($args, file->f_path...), checked prototypes", ""},
+    ConfigNeed{"CONFIG_PREEMPTIRQ_TRACEPOINTS", false,
+               "irq_disable and irq_enable tracepoints (fhook irqsoff)", "__tracepoint_irq_disable",
+               "Debian's kernels are built without it; lockdep (CONFIG_PROVE_LOCKING) brings it, "
+               "as in fhook's debug kernel"},
+    ConfigNeed{"CONFIG_TRACE_PREEMPT_TOGGLE", false,
+               "preempt_disable and preempt_enable tracepoints (fhook preemptoff, preemptirqsoff)",
+               "__tracepoint_preempt_disable",
+               "only CONFIG_PREEMPT_TRACER selects it, and a kernel with that has its own "
+               "preemptoff tracer"},
 };
 
 Check config_check(const ConfigNeed& need, const KernelConfig& config, bool have_config,
@@ -207,8 +219,12 @@ Check config_check(const ConfigNeed& need, const KernelConfig& config, bool have
     }
     c.detail = how;
     if (!on.value()) {
-        c.status = need.required ? CheckStatus::Fail : CheckStatus::Warn;
         c.detail += std::string(": no ") + need.gives;
+        if (need.off_why) {
+            c.detail += std::string(": ") + need.off_why;
+            return c;
+        }
+        c.status = need.required ? CheckStatus::Fail : CheckStatus::Warn;
         c.fix = need.required ? "fhook needs a kernel built with it"
                               : "a kernel built with it (Debian's are) has this feature";
     }

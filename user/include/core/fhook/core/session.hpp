@@ -139,6 +139,11 @@ public:
     // FHOOK_REC_OSNOISE records, its gaps (FHOOK_OSNOISE_EACH) as
     // FHOOK_REC_OSNOISE_NOISE records.
     std::uint32_t add_osnoise_probe(fhook_osnoise cfg);
+    // FHOOK_IOC_PROBE_ADD (FHOOK_PROBE_IRQSOFF): the irqsoff tracer for
+    // `cfg.kinds` (`tracer` names it in errors); its reports come as
+    // FHOOK_REC_IRQSOFF records.  Where this kernel lacks the tracepoints
+    // a runtime error says which and why.
+    std::uint32_t add_irqsoff_probe(fhook_irqsoff cfg, const std::string& tracer);
     // FHOOK_IOC_LATENCY: a latency probe's or tracer's histogram so far,
     // summed over CPUs or `cpu`'s (FHOOK_FEAT_WAKEUP).
     LatencyHist latency(std::uint32_t probe_id, std::optional<unsigned> cpu = {}) const;

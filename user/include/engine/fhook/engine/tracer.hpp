@@ -42,6 +42,8 @@ enum class Collect {
               // to the sink
     Osnoise,  // the operating system noise tracer (TraceSpec::osnoise): its
               // periods (and gaps) to the sink
+    Irqsoff,  // the irqsoff tracers (TraceSpec::irqsoff): their reports to
+              // the sink
 };
 
 // How function arguments attach.
@@ -87,6 +89,12 @@ using HwlatSpec = fhook_hwlat;
 // Collect::Osnoise: struct fhook_osnoise's fields (period, runtime,
 // threshold, stops, priority); the session's CPUs are the CPUs measured.
 using OsnoiseSpec = fhook_osnoise;
+// Collect::Irqsoff: the kinds watched and the threshold, and the tracer's
+// name (irqsoff, preemptoff, preemptirqsoff).
+struct IrqsoffSpec {
+    fhook_irqsoff cfg{};
+    std::string tracer = "irqsoff";
+};
 
 // Everything a run is asked to do.
 struct TraceSpec {
@@ -116,6 +124,7 @@ struct TraceSpec {
     TimerlatSpec timerlat{};
     HwlatSpec hwlat{};
     OsnoiseSpec osnoise{};
+    IrqsoffSpec irqsoff;
 };
 
 // Where the system's state is read; the defaults are the live system's.

@@ -31,6 +31,7 @@ enum class EventType : std::uint16_t {
     Hwlat = FHOOK_REC_HWLAT,
     Osnoise = FHOOK_REC_OSNOISE,
     OsnoiseNoise = FHOOK_REC_OSNOISE_NOISE,
+    Irqsoff = FHOOK_REC_IRQSOFF,
 };
 
 inline bool is_graph_event(EventType t) {
@@ -73,7 +74,8 @@ struct Event {
     std::uint64_t faults = 0;           // Kprobe/Kretprobe: bit n, the n-th store faulted
     std::vector<std::uint8_t> data; // Kprobe/Kretprobe: fields, then strings; Wakeup: wakeup_of();
                                     // Timerlat: timerlat_of(); Hwlat: hwlat_of();
-                                    // Osnoise(Noise): osnoise(_noise)_of()
+                                    // Osnoise(Noise): osnoise(_noise)_of();
+                                    // Irqsoff: irqsoff_of()
     std::vector<std::uint64_t> stack; // FHOOK_CTX_STACK: the probed location first
     std::uint64_t retval = 0;         // Hook, GraphReturn: what the caller got
     std::uint64_t duration = 0;       // Hook (AROUND), GraphReturn: ns from entry to return;
@@ -113,8 +115,9 @@ inline std::size_t record_min_size(const fhook_rec* rec) {
         sizeof(fhook_rec_hwlat),         // FHOOK_REC_HWLAT
         sizeof(fhook_rec_osnoise),       // FHOOK_REC_OSNOISE
         sizeof(fhook_rec_osnoise_noise), // FHOOK_REC_OSNOISE_NOISE
+        sizeof(fhook_rec_irqsoff),       // FHOOK_REC_IRQSOFF
     };
-    static_assert(FHOOK_REC_OSNOISE_NOISE == std::size(kMin) - 1);
+    static_assert(FHOOK_REC_IRQSOFF == std::size(kMin) - 1);
     if (rec->type == FHOOK_REC_LOST) {
         return lost_record_min_size(rec);
     }
@@ -136,6 +139,7 @@ fhook_rec_timerlat timerlat_of(const Event& ev);
 fhook_rec_hwlat hwlat_of(const Event& ev);
 fhook_rec_osnoise osnoise_of(const Event& ev);
 fhook_rec_osnoise_noise osnoise_noise_of(const Event& ev);
+fhook_rec_irqsoff irqsoff_of(const Event& ev);
 
 // A graph return standing for its whole call (FHOOK_GRAPH_RET_LEAF):
 // turns `ev`, decoded from `rec`, into the call's entry and says true;
