@@ -89,7 +89,10 @@ TEST(Doctor, AllGreenOnATarget) {
     // (Debian's kernels lack the irqsoff tracers' tracepoints: said, not warned of)
     const Check& irqs = find(r, "CONFIG_PREEMPTIRQ_TRACEPOINTS");
     EXPECT_EQ(irqs.status, CheckStatus::Ok);
-    EXPECT_NE(irqs.detail.find("not set: no irq_disable and irq_enable tracepoints (fhook irqsoff): "), std::string::npos) << irqs.detail;
+    EXPECT_NE(
+        irqs.detail.find("not set: no irq_disable and irq_enable tracepoints (fhook irqsoff): "),
+        std::string::npos)
+        << irqs.detail;
     EXPECT_NE(find(r, "CONFIG_TRACE_PREEMPT_TOGGLE").detail.find("own preemptoff"),
               std::string::npos);
 }
