@@ -7,9 +7,11 @@
  *
  * fhook_cpu_threads_start() copies the CPUs to run on (the session's at
  * START) and makes a thread bound to each of them that is online; a CPU
- * that comes online while they run gets its thread, a CPU going offline
- * has its thread stopped first.  One multi-instance hotplug state serves
- * every set.
+ * that comes online while they run gets its thread (or, if it cannot be
+ * made, none: the CPU still comes up), a CPU going offline has its thread
+ * stopped.  The scheduler moves a CPU's threads off it before that (at
+ * CPUHP_AP_ACTIVE): they must check where they run.  One multi-instance
+ * hotplug state serves every set.
  */
 #include "fhook.h"
 
@@ -61,7 +63,12 @@ static void fhook_cpu_thread_stop(struct fhook_cpu_threads *ct, unsigned int cpu
 
 static int fhook_cpu_threads_online(unsigned int cpu, struct hlist_node *node)
 {
-	return fhook_cpu_thread_start(hlist_entry(node, struct fhook_cpu_threads, hp_node), cpu);
+	int ret = fhook_cpu_thread_start(hlist_entry(node, struct fhook_cpu_threads, hp_node),
+					 cpu);
+
+	if (ret)
+		pr_warn_ratelimited("no thread on CPU %u, back online: %d\n", cpu, ret);
+	return 0;
 }
 
 static int fhook_cpu_threads_offline(unsigned int cpu, struct hlist_node *node)

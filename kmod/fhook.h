@@ -722,6 +722,7 @@ void fhook_wakeup_setup(void);
 void fhook_hwlat_setup(void);
 void fhook_osnoise_setup(void);
 void fhook_irqsoff_setup(void);
+void fhook_irqsoff_exit(void);
 u64 fhook_irqsoff_features(void);
 
 /* cputhreads.c: a kernel thread per CPU of a set, kept across CPU hotplug */

@@ -11,7 +11,11 @@
  * A section starts on a CPU when the first of the kinds watched is turned
  * off there (interrupts, preemption, or either) and ends when the last is
  * back on: trace_hardirqs_off() and trace_hardirqs_on() call the
- * tracepoints once for the outermost disable and the final enable.  A
+ * tracepoints once for the outermost disable and the final enable.  Idle
+ * is not a section: the kernel's tracer stops timing around it
+ * (stop_critical_timings()), which no tracepoint shows, so the cpu_idle
+ * tracepoint next to it drops the section open; nor is the time a CPU is
+ * offline (one open when it went down is dropped when it comes back).  A
  * section longer than every one before (all CPUs: the kernel's
  * max_latency), or with a threshold every one at least that long
  * (tracing_thresh), is a FHOOK_REC_IRQSOFF record with where it started
@@ -19,20 +23,35 @@
  * are not measured.
  *
  * The callbacks run on every disable and enable of the kinds watched, with
- * interrupts (preemption) off and the tracepoints' recursion guard held:
- * they touch only this CPU's state, and the clock is NMI-safe.
+ * interrupts (preemption) off: they touch only this CPU's state, the clock
+ * is NMI-safe, and nothing the report does (stack, ring) turns interrupts
+ * on or preemption to 0 again, which trace_hardirqs_on()'s tracing_irq_cpu
+ * and the preempt tracepoints' outermost-only calls would need to re-enter.
+ * NMIs (whose entry and exit fire the irq tracepoints in newer kernels)
+ * are left out.  A CAP_PERFMON user may add one per session.
  */
 #include "fhook.h"
 
+#include <linux/cpuhotplug.h>
 #include <linux/percpu.h>
 #include <linux/tracepoint.h>
+#include <trace/events/power.h>
 
 /* One CPU's open section. */
 struct fhook_isoff_cpu {
 	u64 start;			/* CLOCK_MONOTONIC ns */
 	unsigned long ip, parent_ip;	/* where it started */
 	u32 off;			/* the kinds off now (FHOOK_IRQSOFF_*) */
+	bool dying;			/* it started while the CPU went offline */
 };
+
+/*
+ * This CPU is going offline (from the hotplug teardown on it to its
+ * startup when it is back): a section started meanwhile ends when the CPU
+ * runs again, after the time it was off, and is dropped.
+ */
+static DEFINE_PER_CPU(bool, fhook_isoff_dying);
+static int fhook_isoff_hp = -1;
 
 struct fhook_irqsoff_probe {
 	struct fhook_probe p;		/* first: freed as a struct fhook_probe */
@@ -56,10 +75,13 @@ static __always_inline void fhook_isoff_off(struct fhook_irqsoff_probe *io, u32 
 {
 	struct fhook_isoff_cpu *c = this_cpu_ptr(io->cpus);
 
+	if (in_nmi())
+		return;
 	if (!c->off) {
 		c->start = ktime_get_mono_fast_ns();
 		c->ip = ip;
 		c->parent_ip = parent_ip;
+		c->dying = this_cpu_read(fhook_isoff_dying);
 	}
 	c->off |= kind;
 }
@@ -98,7 +120,7 @@ static unsigned int fhook_isoff_stack(u64 *ips, unsigned long ip)
 }
 
 static void fhook_isoff_report(struct fhook_irqsoff_probe *io, const struct fhook_isoff_cpu *c,
-			       u64 end, unsigned long ip, unsigned long parent_ip)
+			       u64 latency, u64 end, unsigned long ip, unsigned long parent_ip)
 {
 	struct fhook_session *s = io->p.session;
 	int cpu = smp_processor_id();
@@ -120,7 +142,7 @@ static void fhook_isoff_report(struct fhook_irqsoff_probe *io, const struct fhoo
 	if (!IS_ERR_OR_NULL(r)) {
 		fhook_rec_init_ts(&r->hdr, FHOOK_REC_IRQSOFF, size, io->p.id, preempt_count(),
 				  irqs_disabled(), end);
-		r->latency_ns = end - c->start;
+		r->latency_ns = latency;
 		r->start_ip = c->ip;
 		r->start_parent_ip = c->parent_ip;
 		r->end_ip = ip;
@@ -142,22 +164,40 @@ static void fhook_isoff_report(struct fhook_irqsoff_probe *io, const struct fhoo
 static __always_inline void fhook_isoff_on(struct fhook_irqsoff_probe *io, u32 kind,
 					   unsigned long ip, unsigned long parent_ip)
 {
-	struct fhook_isoff_cpu *c = this_cpu_ptr(io->cpus);
+	struct fhook_isoff_cpu *c = this_cpu_ptr(io->cpus), start;
 	u64 now;
 
-	/* (off since before START: not measured) */
-	if (!(c->off & kind))
+	/* (off since before START, or since idle: not measured) */
+	if (in_nmi() || !(c->off & kind))
 		return;
-	c->off &= ~kind;
-	if (c->off)
+	/*
+	 * the section, copied before it is closed: from here on an interrupt
+	 * (a preempt section ends with interrupts on) may open another
+	 */
+	start = *c;
+	WRITE_ONCE(c->off, c->off & ~kind);
+	if (start.off & ~kind || start.dying)
 		return;
 	/* (every task's sections: the session's CPU set only) */
 	if (READ_ONCE(io->p.session->cpu_filter) &&
 	    !cpumask_test_cpu(smp_processor_id(), io->p.session->cpus))
 		return;
 	now = ktime_get_mono_fast_ns();
-	if (fhook_isoff_passes(io, now - c->start))
-		fhook_isoff_report(io, c, now, ip, parent_ip);
+	if ((s64)(now - start.start) > 0 && fhook_isoff_passes(io, now - start.start))
+		fhook_isoff_report(io, &start, now - start.start, now, ip, parent_ip);
+}
+
+/*
+ * TP_PROTO(unsigned int state, unsigned int cpu_id): cpu_idle, at the
+ * kernel's stop_critical_timings() (and PWR_EVENT_EXIT at its start): the
+ * section open is the idle loop's, dropped
+ */
+static notrace void fhook_isoff_idle(void *data, unsigned int state, unsigned int cpu_id)
+{
+	struct fhook_irqsoff_probe *io = data;
+
+	if (state != PWR_EVENT_EXIT)
+		this_cpu_ptr(io->cpus)->off = 0;
 }
 
 /* TP_PROTO(unsigned long ip, unsigned long parent_ip), each of the four */
@@ -182,20 +222,37 @@ static notrace void fhook_isoff_preempt_on(void *data, unsigned long ip, unsigne
 	fhook_isoff_on(data, FHOOK_IRQSOFF_PREEMPT, ip, parent_ip);
 }
 
+/*
+ * The tracepoints, in the order they are registered: each enable before
+ * its disable, so that no section starts before its end can be seen
+ * (kind 0: needed by every kind)
+ */
 static const struct {
 	const char *name;
 	void *probe;
 	u32 kind;
 } fhook_isoff_tps[] = {
-	{ "irq_disable", fhook_isoff_irq_off, FHOOK_IRQSOFF_IRQ },
+	{ "cpu_idle", fhook_isoff_idle, 0 },
 	{ "irq_enable", fhook_isoff_irq_on, FHOOK_IRQSOFF_IRQ },
-	{ "preempt_disable", fhook_isoff_preempt_off, FHOOK_IRQSOFF_PREEMPT },
+	{ "irq_disable", fhook_isoff_irq_off, FHOOK_IRQSOFF_IRQ },
 	{ "preempt_enable", fhook_isoff_preempt_on, FHOOK_IRQSOFF_PREEMPT },
+	{ "preempt_disable", fhook_isoff_preempt_off, FHOOK_IRQSOFF_PREEMPT },
 };
 
 static struct tracepoint *fhook_isoff_tp[ARRAY_SIZE(fhook_isoff_tps)];
 /* the kinds whose both tracepoints this kernel has */
 static u32 fhook_isoff_kinds;
+
+/* each runs on every toggle of its kinds: one per session */
+static int fhook_irqsoff_validate(struct fhook_session *s, const struct fhook_probe_add *arg)
+{
+	struct fhook_probe *p;
+
+	list_for_each_entry(p, &s->probes, node)
+		if (p->type == FHOOK_PROBE_IRQSOFF)
+			return fhook_refuse(s, FHOOK_R_IRQSOFF_ONE, -1, -EBUSY);
+	return 0;
+}
 
 static int fhook_irqsoff_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
 			      s32 *err_index)
@@ -246,7 +303,7 @@ static int fhook_irqsoff_arm(struct fhook_probe *p)
 	atomic64_set(&io->seq, 0);
 	p->registered = true;
 	for (i = 0; i < ARRAY_SIZE(fhook_isoff_tps) && !ret; i++) {
-		if (!(io->cfg.kinds & fhook_isoff_tps[i].kind))
+		if (fhook_isoff_tps[i].kind && !(io->cfg.kinds & fhook_isoff_tps[i].kind))
 			continue;
 		ret = tracepoint_probe_register(fhook_isoff_tp[i], fhook_isoff_tps[i].probe, io);
 		if (!ret)
@@ -265,6 +322,7 @@ static void fhook_irqsoff_release(struct fhook_probe *p)
 const struct fhook_probe_kind fhook_irqsoff_kind = {
 	.size		= sizeof(struct fhook_irqsoff_probe),
 	.fields		= FHOOK_ADD_HOOK,
+	.validate	= fhook_irqsoff_validate,
 	.init		= fhook_irqsoff_init,
 	.arm		= fhook_irqsoff_arm,
 	.disarm		= fhook_irqsoff_disarm,
@@ -280,6 +338,19 @@ u64 fhook_irqsoff_features(void)
 	       (fhook_isoff_kinds & FHOOK_IRQSOFF_PREEMPT ? FHOOK_FEAT_PREEMPTOFF : 0);
 }
 
+/* CPU hotplug, on the CPU: going offline (teardown), back (startup) */
+static int fhook_isoff_cpu_down(unsigned int cpu)
+{
+	this_cpu_write(fhook_isoff_dying, true);
+	return 0;
+}
+
+static int fhook_isoff_cpu_up(unsigned int cpu)
+{
+	this_cpu_write(fhook_isoff_dying, false);
+	return 0;
+}
+
 void fhook_irqsoff_setup(void)
 {
 	u32 missing = 0;
@@ -290,7 +361,18 @@ void fhook_irqsoff_setup(void)
 		if (fhook_isoff_tp[i])
 			fhook_isoff_kinds |= fhook_isoff_tps[i].kind;
 		else
-			missing |= fhook_isoff_tps[i].kind;
+			missing |= fhook_isoff_tps[i].kind ?: ~0U;
 	}
 	fhook_isoff_kinds &= ~missing;
+	/* (without it a section across an offline CPU would be reported) */
+	fhook_isoff_hp = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "fhook/irqsoff:online",
+						   fhook_isoff_cpu_up, fhook_isoff_cpu_down);
+	if (fhook_isoff_hp < 0)
+		fhook_isoff_kinds = 0;
+}
+
+void fhook_irqsoff_exit(void)
+{
+	if (fhook_isoff_hp >= 0)
+		cpuhp_remove_state_nocalls(fhook_isoff_hp);
 }

@@ -161,6 +161,7 @@ static int __init fhook_init(void)
 
 err_cpu_threads:
 	fhook_cpu_threads_exit();
+	fhook_irqsoff_exit();
 	fhook_tp_teardown();
 err_khook:
 	fhook_khook_exit();
@@ -177,6 +178,7 @@ static void __exit fhook_exit(void)
 	misc_deregister(&fhook_misc);
 	fhook_fgraph_teardown();
 	fhook_cpu_threads_exit();
+	fhook_irqsoff_exit();
 	fhook_tp_teardown();
 	fhook_khook_exit();
 	fhook_modwatch_exit();

@@ -24,6 +24,10 @@
  * With a stop threshold, the first gap (period's noise) that reaches it
  * is marked FHOOK_OSNOISE_STOPPED and the tracer stops sampling.
  *
+ * Not done: the kernel's rcu_momentary_dyntick_idle() in the loop, which
+ * only matters on a nohz_full CPU with its tick stopped (RCU then sends
+ * the IPI that ends the wait, seen here as noise).
+ *
  * It takes up to all of every CPU's time: CAP_SYS_ADMIN (priv.c).
  */
 #include "fhook.h"
@@ -108,7 +112,7 @@ static notrace void fhook_osn_on_softirq(void *data, unsigned int vec_nr)
 }
 
 static notrace void fhook_osn_on_switch(void *data, bool preempt, struct task_struct *prev,
-					struct task_struct *next)
+					struct task_struct *next, unsigned int prev_state)
 {
 	struct fhook_osnoise_probe *on = data;
 
@@ -168,8 +172,9 @@ static bool fhook_osn_stop(struct fhook_osnoise_probe *on, u64 ns, u64 stop_ns)
 }
 
 /*
- * A record of @type on this CPU's ring, its header written, or NULL (the
- * ring full: counted); preemption off until fhook_osn_commit().
+ * A record of @type on this CPU's ring, its header written, NULL (the ring
+ * full: counted) or, off the thread's CPU, an error (no ring touched);
+ * preemption off until fhook_osn_commit().
  */
 static void *fhook_osn_reserve(struct fhook_osn_cpu *oc, u16 type, u16 size, u64 ts)
 {
@@ -178,19 +183,23 @@ static void *fhook_osn_reserve(struct fhook_osn_cpu *oc, u16 type, u16 size, u64
 	struct fhook_rec *r;
 
 	preempt_disable();
+	/* (a CPU going offline moves its thread away before it is stopped) */
+	if (smp_processor_id() != oc->cpu)
+		return ERR_PTR(-EXDEV);
 	c = fhook_counters(s, oc->cpu, oc->on->p.id);
 	fhook_count(&c->hits);
 	r = fhook_ring_reserve(s->rings[oc->cpu], size, oc->on->p.id);
 	if (IS_ERR_OR_NULL(r))
-		return NULL;
+		return NULL;	/* (committed all the same) */
 	fhook_rec_init_ts(r, type, size, oc->on->p.id, preempt_count(), irqs_disabled(), ts);
 	fhook_count(&c->written);
 	return r;
 }
 
-static void fhook_osn_commit(struct fhook_osn_cpu *oc)
+static void fhook_osn_commit(struct fhook_osn_cpu *oc, void *r)
 {
-	fhook_ring_commit(oc->on->p.session->rings[oc->cpu]);
+	if (!IS_ERR(r))
+		fhook_ring_commit(oc->on->p.session->rings[oc->cpu]);
 	preempt_enable();
 }
 
@@ -202,7 +211,7 @@ static void fhook_osn_noise(struct fhook_osn_cpu *oc, u64 start, u64 end,
 	struct fhook_rec_osnoise_noise *r;
 
 	r = fhook_osn_reserve(oc, FHOOK_REC_OSNOISE_NOISE, sizeof(*r), end);
-	if (r) {
+	if (!IS_ERR_OR_NULL(r)) {
 		r->start_ns = start;
 		r->duration_ns = end - start;
 		r->nmi_count = after[FHOOK_OSN_NMI] - before[FHOOK_OSN_NMI];
@@ -212,7 +221,7 @@ static void fhook_osn_noise(struct fhook_osn_cpu *oc, u64 start, u64 end,
 		r->oflags = oflags;
 		r->__pad = 0;
 	}
-	fhook_osn_commit(oc);
+	fhook_osn_commit(oc, r);
 }
 
 /* What one period measured, for its record. */
@@ -231,7 +240,7 @@ static void fhook_osn_sample(struct fhook_osn_cpu *oc, const struct fhook_osn_pe
 	struct fhook_rec_osnoise *r;
 
 	r = fhook_osn_reserve(oc, FHOOK_REC_OSNOISE, sizeof(*r), pd->end);
-	if (r) {
+	if (!IS_ERR_OR_NULL(r)) {
 		r->runtime_ns = pd->end - pd->start;
 		r->noise_ns = pd->noise;
 		r->max_single_ns = pd->max_single;
@@ -243,7 +252,7 @@ static void fhook_osn_sample(struct fhook_osn_cpu *oc, const struct fhook_osn_pe
 		r->thread_count = pd->last[FHOOK_OSN_THREAD] - pd->first[FHOOK_OSN_THREAD];
 		r->oflags = pd->oflags;
 	}
-	fhook_osn_commit(oc);
+	fhook_osn_commit(oc, r);
 }
 
 /* The kernel's run_osnoise(): sample one period's runtime. */
@@ -264,7 +273,8 @@ static void fhook_osn_run(struct fhook_osn_cpu *oc)
 	memcpy(before, pd.first, sizeof(before));
 	do {
 		now = fhook_osn_time(oc, pd.last, &ints);
-		gap = now - last;
+		/* (the fast clock may step back a little around an update) */
+		gap = (s64)(now - last) > 0 ? now - last : 0;
 		if (gap >= cfg->threshold_ns) {
 			pd.noise += gap;
 			pd.max_single = max(pd.max_single, gap);
@@ -283,7 +293,7 @@ static void fhook_osn_run(struct fhook_osn_cpu *oc)
 		last_ints = ints;
 		memcpy(before, pd.last, sizeof(before));
 	} while (now - pd.start < runtime && !READ_ONCE(oc->on->stopped) &&
-		 !kthread_should_stop());
+		 !kthread_should_stop() && raw_smp_processor_id() == oc->cpu);
 	barrier();
 	WRITE_ONCE(oc->sampling, false);
 	pd.end = now;
@@ -327,7 +337,8 @@ static int fhook_osn_main(void *data)
 	WRITE_ONCE(oc->thread, current);
 	next = ktime_get_ns();
 	while (!kthread_should_stop()) {
-		if (READ_ONCE(oc->on->stopped)) {
+		/* stopped, or moved off a CPU going offline: wait for the end */
+		if (READ_ONCE(oc->on->stopped) || raw_smp_processor_id() != oc->cpu) {
 			fhook_osn_sleep(0);
 			continue;
 		}
@@ -378,6 +389,9 @@ static int fhook_osnoise_init(struct fhook_probe *p, const struct fhook_probe_ad
 	    cfg->runtime_us < FHOOK_OSNOISE_MIN_RUNTIME_US || cfg->runtime_us > cfg->period_us ||
 	    cfg->threshold_ns > (u64)cfg->runtime_us * NSEC_PER_USEC || cfg->prio >= MAX_RT_PRIO)
 		return fhook_refuse(p->session, FHOOK_R_OSNOISE_CFG, -1, -EINVAL);
+	/* a real-time thread that never sleeps starves the CPU's own threads */
+	if (cfg->prio && cfg->runtime_us == cfg->period_us)
+		return fhook_refuse(p->session, FHOOK_R_OSNOISE_CFG, -1, -EINVAL);
 	ret = fhook_priv_require(p, FHOOK_PRIV_ADMIN);
 	if (ret)
 		return ret;
@@ -423,6 +437,9 @@ static int fhook_osnoise_arm(struct fhook_probe *p)
 	for (i = 0; i < fhook_osn_nr_found; i++) {
 		if (!tracepoint_probe_register(fhook_osn_found[i].tp, fhook_osn_found[i].probe, on))
 			on->registered |= BIT(i);
+		else
+			pr_warn_ratelimited("osnoise: %s not counted (registration failed)\n",
+					    fhook_osn_found[i].tp->name);
 	}
 	ret = fhook_cpu_threads_start(&on->threads, s->cpu_filter ? s->cpus : cpu_possible_mask);
 	p->registered = true;

@@ -632,7 +632,10 @@ struct fhook_osnoise {
 	 */
 	__u64 stop_single_ns;
 	__u64 stop_total_ns;
-	/* in: 0: SCHED_OTHER (the kernel's); 1..99: that SCHED_FIFO priority */
+	/*
+	 * in: 0: SCHED_OTHER (the kernel's); 1..99: that SCHED_FIFO priority,
+	 * with a runtime below the period
+	 */
 	__u32 prio;
 	__u32 __pad;		/* must be zero */
 	__u64 reserved[2];	/* must be zero */

@@ -74,6 +74,7 @@ FHOOK_REASON(WAKEUP_CFG, "the wakeup tracer's struct fhook_wakeup is missing, un
 FHOOK_REASON(WAKEUP_ONE, "the session has a wakeup tracer already: one per session")
 FHOOK_REASON(TIMERLAT_CFG, "the timerlat tracer's struct fhook_timerlat is missing or unreadable, its period outside 100..1,000,000 us or its priority over 99")
 FHOOK_REASON(HWLAT_CFG, "the hwlat detector's struct fhook_hwlat is missing or unreadable, its window outside 1,000..10,000,000 us its width 0, over 1,000,000 us or not below the window, or its threshold not below the width")
-FHOOK_REASON(OSNOISE_CFG, "the osnoise tracer's struct fhook_osnoise is missing or unreadable, its period outside 100..10,000,000 us, its runtime below 100 us or over the period, its threshold over the runtime, its priority over 99 or an unknown flag")
+FHOOK_REASON(OSNOISE_CFG, "the osnoise tracer's struct fhook_osnoise is missing or unreadable, its period outside 100..10,000,000 us, its runtime below 100 us or over the period, its threshold over the runtime, its priority over 99 or set with a runtime of the whole period (a real-time thread that never sleeps), or an unknown flag")
 FHOOK_REASON(IRQSOFF_CFG, "the irqsoff tracer's struct fhook_irqsoff is missing or unreadable, or its kinds none or unknown")
 FHOOK_REASON(IRQSOFF_TPS, "this kernel has no irq_disable/irq_enable (preempt_disable/preempt_enable) tracepoints: CONFIG_PREEMPTIRQ_TRACEPOINTS (CONFIG_TRACE_PREEMPT_TOGGLE) is unset")
+FHOOK_REASON(IRQSOFF_ONE, "the session has an irqsoff tracer already: one per session")

@@ -69,6 +69,10 @@ void parse_osnoise_options(const po::variables_map& vm, TraceOptions& opt) {
     }
     if (vm.count("priority")) {
         o.prio = fifo_priority_option(vm);
+        if (o.runtime_us == o.period_us) {
+            throw_invalid("--priority needs a --runtime below the --period: a real-time thread "
+                          "that never sleeps starves its CPU's own threads");
+        }
     }
     parse_bucket_options(vm, opt, 1000, "us");
 }

@@ -2329,6 +2329,11 @@ static void test_osnoise(void)
 	o.threshold_ns = 0;
 	o.prio = 100;
 	EXPECT_ERR(osnoise_add(fd, (uintptr_t)&o, NULL), ERRS(EINVAL), "osnoise priority 100 -> EINVAL");
+	o.prio = 1;
+	o.runtime_us = o.period_us;
+	EXPECT_ERR(osnoise_add(fd, (uintptr_t)&o, NULL), ERRS(EINVAL),
+		   "osnoise at SCHED_FIFO 1 with a runtime of the whole period -> EINVAL");
+	o.runtime_us = 500;
 	o.prio = 0;
 	o.flags = ~0U;
 	EXPECT_ERR(osnoise_add(fd, (uintptr_t)&o, NULL), ERRS(EINVAL), "osnoise unknown flags -> EINVAL");
@@ -2446,6 +2451,9 @@ static void test_irqsoff_as(const char *who)
 	}
 	c.threshold_ns = 1;
 	EXPECT_OK(irqsoff_add(fd, (uintptr_t)&c, &id), "%s: an irqsoff tracer reporting every section", who);
+	EXPECT_ERR(irqsoff_add(fd, (uintptr_t)&c, NULL), ERRS(EBUSY), "%s: a second one in the session -> EBUSY",
+		   who);
+	expect(last_error(fd).reason == FHOOK_R_IRQSOFF_ONE, "%s: LAST_ERROR says IRQSOFF_ONE", who);
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "%s: irqsoff armed", who);
 	for (int i = 0; i < 20; i++) {
 		pid_t pid = fork();

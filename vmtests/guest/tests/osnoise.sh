@@ -125,7 +125,7 @@ sed 's/^/#   /' $D/stop.out | tail -n 2
 wait_for 10 no_osn || fail "fhook-osn threads outlived a stop"
 
 # 3. errors
-bad_options $D/bad osnoise "--period 99 -d 1" "--period 10000001 -d 1" "--runtime 99 -d 1" "--period 1000 --runtime 2000 -d 1" "--threshold 0 -d 1" "--priority 100 -d 1" "bogus -d 1" "--entries 5 -d 1"
+bad_options $D/bad osnoise "--period 99 -d 1" "--period 10000001 -d 1" "--runtime 99 -d 1" "--period 1000 --runtime 2000 -d 1" "--threshold 0 -d 1" "--priority 100 -d 1" "--priority 1 -d 1" "bogus -d 1" "--entries 5 -d 1"
 as_perfmon $D/perfmon osnoise -d 1
 [ "$RC" != 0 ] || fail "a CAP_PERFMON-only user ran osnoise"
 grep -q 'osnoise tracer needs CAP_SYS_ADMIN' $D/perfmon.err || fail "the refusal does not name CAP_SYS_ADMIN: $(cat $D/perfmon.err)"
