@@ -27,7 +27,7 @@ constexpr const char* kUsage =
     "  trace          each period and each gap as the kernel's trace shows them\n"
     "Needs CAP_SYS_ADMIN (its threads take up to all of every CPU's time).\n";
 
-enum class Mode { Top, Hist, Trace };
+using Mode = RtlaMode;
 
 void add_osnoise_options(po::options_description& options) {
     options.add_options()("period,p", po::value<std::string>()->value_name("USEC"),
@@ -131,29 +131,15 @@ private:
 } // namespace
 
 int cmd_osnoise(const Args& args) {
-    TraceCommand cmd;
-    cmd.name = "osnoise";
-    cmd.usage = kUsage;
-    cmd.collect = Collect::Osnoise;
-    cmd.snapshots = false;
-    cmd.interval = true;
-    cmd.interval_help = "top: print the table every SEC seconds (default 1)";
-    cmd.via = false;
-    cmd.filter_help = nullptr;
-    cmd.output_help = "write the tables or records to FILE instead of stdout";
-    cmd.format_help = "text (rtla's tables, the kernel's trace lines; default) or json";
+    TraceCommand cmd = rtla_command("osnoise", kUsage, Collect::Osnoise,
+                                    "write the tables or records to FILE instead of stdout");
     cmd.add_options = add_osnoise_options;
     cmd.parse_options = parse_osnoise_options;
     std::optional<TraceOptions> opt = parse_trace_options(args, cmd);
     if (!opt) {
         return 0; // --help
     }
-    static const std::vector<std::string> kModes = {"top", "hist", "trace"};
-    const int m = take_mode(opt->spec.probes, kModes, "top");
-    const Mode mode = m == 1 ? Mode::Hist : m == 2 ? Mode::Trace : Mode::Top;
-    if (mode == Mode::Top && !opt->spec.interval) {
-        opt->spec.interval = 1.0;
-    }
+    const Mode mode = take_rtla_mode(*opt);
     // (top needs the periods only; hist and trace each gap too)
     if (mode != Mode::Top) {
         opt->spec.osnoise.flags |= FHOOK_OSNOISE_EACH;

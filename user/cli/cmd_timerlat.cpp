@@ -26,7 +26,7 @@ constexpr const char* kUsage =
     "                 --threshold, those that long)\n"
     "Needs CAP_SYS_ADMIN (it runs real-time threads of its own).\n";
 
-enum class Mode { Top, Hist, Trace };
+using Mode = RtlaMode;
 
 void add_timerlat_options(po::options_description& options) {
     options.add_options()("period", po::value<std::string>()->value_name("USEC"),
@@ -117,29 +117,15 @@ private:
 } // namespace
 
 int cmd_timerlat(const Args& args) {
-    TraceCommand cmd;
-    cmd.name = "timerlat";
-    cmd.usage = kUsage;
-    cmd.collect = Collect::Timerlat;
-    cmd.snapshots = false;
-    cmd.interval = true;
-    cmd.interval_help = "top: print the table every SEC seconds (default 1)";
-    cmd.via = false;
-    cmd.filter_help = nullptr;
-    cmd.output_help = "write the tables or measures to FILE instead of stdout";
-    cmd.format_help = "text (rtla's tables, the kernel's trace lines; default) or json";
+    TraceCommand cmd = rtla_command("timerlat", kUsage, Collect::Timerlat,
+                                    "write the tables or measures to FILE instead of stdout");
     cmd.add_options = add_timerlat_options;
     cmd.parse_options = parse_timerlat_options;
     std::optional<TraceOptions> opt = parse_trace_options(args, cmd);
     if (!opt) {
         return 0; // --help
     }
-    static const std::vector<std::string> kModes = {"top", "hist", "trace"};
-    const int m = take_mode(opt->spec.probes, kModes, "top");
-    const Mode mode = m == 1 ? Mode::Hist : m == 2 ? Mode::Trace : Mode::Top;
-    if (mode == Mode::Top && !opt->spec.interval) {
-        opt->spec.interval = 1.0;
-    }
+    const Mode mode = take_rtla_mode(*opt);
     if (opt->threshold_ns && mode != Mode::Trace) {
         throw_invalid("--threshold is for the trace mode (top and hist count every measure)");
     }

@@ -212,6 +212,32 @@ void TablePrinter::print() {
     print_to(fd_, json_ ? table_() + "\n" : (printed_++ ? "\n" : "") + table_());
 }
 
+TraceCommand rtla_command(const char* name, const char* usage, Collect collect,
+                          const char* output_help) {
+    TraceCommand cmd;
+    cmd.name = name;
+    cmd.usage = usage;
+    cmd.collect = collect;
+    cmd.snapshots = false;
+    cmd.interval = true;
+    cmd.interval_help = "top: print the table every SEC seconds (default 1)";
+    cmd.via = false;
+    cmd.filter_help = nullptr;
+    cmd.output_help = output_help;
+    cmd.format_help = "text (rtla's tables, the kernel's trace lines; default) or json";
+    return cmd;
+}
+
+RtlaMode take_rtla_mode(TraceOptions& opt) {
+    static const std::vector<std::string> kModes = {"top", "hist", "trace"};
+    const int m = take_mode(opt.spec.probes, kModes, "top");
+    const RtlaMode mode = m == 1 ? RtlaMode::Hist : m == 2 ? RtlaMode::Trace : RtlaMode::Top;
+    if (mode == RtlaMode::Top && !opt.spec.interval) {
+        opt.spec.interval = 1.0;
+    }
+    return mode;
+}
+
 std::uint64_t usec_option(const po::variables_map& vm, const char* name, std::uint64_t lo,
                           std::uint64_t hi) {
     const std::uint64_t v = parse_u64(std::string("--") + name, vm[name].as<std::string>());

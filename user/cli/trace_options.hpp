@@ -69,6 +69,15 @@ void add_graph_options(po::options_description& options, bool view);
 // GraphSpec from them; `implied`: a graph even without --graph.
 void parse_graph_options(const po::variables_map& vm, TraceOptions& opt, bool implied);
 
+// The rtla-shaped tracers (timerlat, osnoise): their command (no probes,
+// --interval for top, text or JSON) ...
+TraceCommand rtla_command(const char* name, const char* usage, Collect collect,
+                          const char* output_help);
+// ... and their mode word (top when none; top prints every second unless
+// --interval says otherwise).
+enum class RtlaMode { Top, Hist, Trace };
+RtlaMode take_rtla_mode(TraceOptions& opt);
+
 // The latency tracers' --NAME USEC, between lo and hi microseconds.
 std::uint64_t usec_option(const po::variables_map& vm, const char* name, std::uint64_t lo,
                           std::uint64_t hi);
