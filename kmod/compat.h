@@ -136,4 +136,15 @@ static __always_inline struct pt_regs *fhook_fregs_partial(struct ftrace_regs *f
 #define FHOOK_PF_NO_USER_REGS	(PF_KTHREAD | PF_IO_WORKER)
 #endif
 
+/*
+ * A zero-length RCU quiescent state, from a loop that never sleeps
+ * (osnoise's, as the kernel's): rcu_momentary_eqs() since 6.12 (and
+ * Debian's later 6.1), rcu_momentary_dyntick_idle() before
+ */
+#ifdef FHOOK_HAVE_RCU_MOMENTARY_EQS
+#define fhook_rcu_momentary_qs()	rcu_momentary_eqs()
+#else
+#define fhook_rcu_momentary_qs()	rcu_momentary_dyntick_idle()
+#endif
+
 #endif /* FHOOK_COMPAT_H */

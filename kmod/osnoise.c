@@ -23,10 +23,7 @@
  *
  * With a stop threshold, the first gap (period's noise) that reaches it
  * is marked FHOOK_OSNOISE_STOPPED and the tracer stops sampling.
- *
- * Not done: the kernel's rcu_momentary_dyntick_idle() in the loop, which
- * only matters on a nohz_full CPU with its tick stopped (RCU then sends
- * the IPI that ends the wait, seen here as noise).
+
  *
  * It takes up to all of every CPU's time: CAP_SYS_ADMIN (priv.c).
  */
@@ -287,7 +284,15 @@ static void fhook_osn_run(struct fhook_osn_cpu *oc)
 			if (oflags)
 				break;
 		}
-		/* a busy task lets others run where the kernel does not preempt */
+		/*
+		 * a quiescent state for RCU, which on a nohz_full CPU with its
+		 * tick stopped would otherwise force one (an IPI: noise), as
+		 * the kernel's loop does; and a busy task lets others run
+		 * where the kernel does not preempt
+		 */
+		local_irq_disable();
+		fhook_rcu_momentary_qs();
+		local_irq_enable();
 		cond_resched();
 		last = now;
 		last_ints = ints;
