@@ -1,12 +1,10 @@
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include <fhook/core/error.hpp>
