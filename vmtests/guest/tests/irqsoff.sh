@@ -76,7 +76,9 @@ grep -q '"stack":\["fhook_testmod_irqsoff","fhook_testmod_write"' $D/max.json ||
 # --threshold, the text form, a CAP_PERFMON-only user
 run_fhook $D/thr irqsoff --threshold 10000 -- taskset -c 1 sh -c 'echo irqsoff 15000 > /proc/fhook_testmod'
 expect_eq "$RC" 0 "fhook irqsoff --threshold exit code"
-grep -q '^# latency: 150[0-9][0-9] us' $D/thr.out || fail "the 15 ms section not reported over a 10 ms threshold"
+# (at least 15 ms: the emulator, loaded, may stretch it)
+awk '/^# latency:/ && $3 + 0 >= 15000 { found = 1 } END { exit !found }' $D/thr.out ||
+	fail "the 15 ms section not reported over a 10 ms threshold"
 sed -n '1,12p' $D/thr.out | sed 's/^/#   /'
 grep -Eq '^#  => started at: fhook_testmod_(irqsoff|write)$' $D/thr.out || fail "the text form does not name where the section started"
 grep -q '^ => fhook_testmod_irqsoff$' $D/thr.out || fail "the text form has no stack"
