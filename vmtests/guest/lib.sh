@@ -296,6 +296,11 @@ mem_check() {
 	fi
 }
 
+# host_stall MS...: ask the host to freeze this guest for MS ms, then let
+# it run for the next MS, freeze it again... (vmtests/lib/console.sh:
+# stall_guest); it acts a few ms after the line reaches the console.
+host_stall() { echo "FHOOK-STALL $*" > /dev/console; }
+
 # pick A B: A on a Debian kernel, B on a slow (debug) kernel, SLOW > 1
 pick() { if [ "${SLOW:-1}" -gt 1 ]; then echo "$2"; else echo "$1"; fi; }
 

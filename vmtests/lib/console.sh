@@ -1,8 +1,29 @@
 # shellcheck shell=bash
 # The console protocol: what the guest prints on its serial console
 # (FHOOK-BOOT, -BEGIN, -LOG-BEGIN/-END, -KMSG-BEGIN/-END, -RESULT, -DEMO,
-# -DMESG, -DONE, -WARN; see guest/runner.sh) turned into results and logs.
-# Sourced by vmtests/run.sh, which sets the variables named here.
+# -DMESG, -DONE, -WARN; see guest/runner.sh) turned into results and logs,
+# and the one request a test makes of the host (FHOOK-STALL, see
+# stall_guest).  Sourced by vmtests/run.sh, which sets the variables named
+# here.
+
+# stall_guest PID MS...: freeze the emulator under the `timeout` of PID for
+# the first MS milliseconds, let it run for the second, freeze it for the
+# third, and so on: a stall from outside the guest, as an SMI or a
+# hypervisor makes one.  SIGSTOP, not the monitor's `stop`: QEMU stops the
+# guest's clocks (TSC, HPET) with the monitor's stop, so the guest would
+# see no time go; a stopped process keeps the host's clock running under
+# them, so the guest finds the gap.
+stall_guest() {
+	local pid=$1 ms s sig=STOP
+	shift
+	for ms in "$@"; do
+		s=$(awk -v m="$ms" 'BEGIN { printf "%.3f", m / 1000 }')
+		pkill -"$sig" -P "$pid" || return 0
+		sleep "$s"
+		[ $sig = STOP ] && sig=CONT || sig=STOP
+	done
+	pkill -CONT -P "$pid" || true
+}
 
 # parse_console REL DIR: read the guest's serial console on stdin, keep it
 # in DIR/console.log, print each result as it arrives.  A test whose kernel
@@ -99,6 +120,10 @@ parse_console() {
 			;;
 		*FHOOK-DEMO-BEGIN*) demo_on=1 ;;
 		*FHOOK-DMESG-BEGIN*) in_dmesg=1 ;;
+		*FHOOK-STALL\ *)
+			# shellcheck disable=SC2086 # (the durations, split)
+			[ -n "${qemu_pid:-}" ] && stall_guest "$qemu_pid" ${l#*FHOOK-STALL } &
+			;;
 		*FHOOK-DONE*) echo "done ${l#*FHOOK-DONE }" >> "$dir/results" ;;
 		*FHOOK-WARN*) echo "  $rel: ${l#*FHOOK-WARN }" | say ;;
 		esac

@@ -10,7 +10,9 @@
 #     ticks outside them: interrupts were really off for the width.
 #  2. the thread goes with the run; errors for bad options and a
 #     CAP_PERFMON-only user (it needs CAP_SYS_ADMIN).
-#  3. where the kernel has its own hwlat tracer (Debian's PREEMPT_RT
+#  3. a stall from outside the guest (the host freezes the emulator)
+#     found with its length, by the kernel's hwlat too where it has one.
+#  4. where the kernel has its own hwlat tracer (Debian's PREEMPT_RT
 #     kernel): the same windows under both find gaps of the same order.
 . /fhook/lib.sh
 
@@ -75,9 +77,62 @@ as_perfmon $D/perfmon hwlat -d 1
 grep -q 'hwlat detector needs CAP_SYS_ADMIN' $D/perfmon.err || fail "the refusal does not name CAP_SYS_ADMIN: $(cat $D/perfmon.err)"
 no_hwlat || fail "an fhook-hwlat thread after a refused run"
 
-# 3. the kernel's own hwlat, where this kernel has it, as the reference
-if ! grep -qw hwlat $T/available_tracers; then
-	pass "fhook hwlat: $n windows, both CPUs in turn, $inside ticks inside the $w1 spins on CPU 1, $outside outside ($T/available_tracers has no hwlat)"
+# 3. a stall from outside: the host freezes the emulator twice for 300 ms,
+#    450 ms apart, while fhook spins on CPU 0 900 ms of every second (and
+#    then, where the kernel has hwlat, while the kernel's detector does,
+#    alone: two detectors spinning at once make TCG switch vCPUs every
+#    100 ms): one of the two stalls falls in a spin (a stall in the 100 ms
+#    between spins delays the next one, into which the second falls),
+#    found as a gap of 300 ms (from 270 ms; up to 500 ms: the host's sleep
+#    oversleeps under load).
+stall_gap() { # FILE: the longest gap (us) of the windows in FILE, in either form
+	sed -n -e 's/.*"inner_ns":\([0-9]*\),"outer_ns":\([0-9]*\).*/\1 \2/p' \
+		-e 's/.*inner\/outer(us): *\([0-9]*\)\/\([0-9]*\) .*/\1000 \2000/p' "$1" |
+		awk '{ m = $1 > $2 ? $1 : $2; if (m > x) x = m } END { print int(x / 1000) }'
+}
+fhook hwlat --cpu 0 --window 1000000 --width 900000 --threshold 100000 --format json -d 4 \
+	> $D/stall.json 2> $D/stall.err &
+FH=$!
+sleep 1
+host_stall 300 450 300
+wait $FH || fail "fhook hwlat for the stall: exit $? ($(cat $D/stall.err))"
+sed 's/^/#   /' $D/stall.json
+fgap=$(stall_gap $D/stall.json)
+log "fhook hwlat on CPU 0: the longest gap $fgap us (two stalls of 300 ms from the host)"
+[ "$fgap" -ge 270000 ] && [ "$fgap" -le 500000 ] ||
+	fail "fhook hwlat found a gap of $fgap us for a stall of 300 ms ($(cat $D/stall.err))"
+grep -v '"cpu":0,' $D/stall.json && fail "fhook hwlat --cpu 0 reported another CPU"
+khw=0
+grep -qw hwlat $T/available_tracers && khw=1
+if [ $khw = 1 ]; then
+	cpumask=$(cat $T/tracing_cpumask)
+	echo 1 > $T/tracing_cpumask
+	echo 900000 > $T/hwlat_detector/width
+	echo 1000000 > $T/hwlat_detector/window
+	echo 100000 > $T/tracing_thresh
+	echo round-robin > $T/hwlat_detector/mode 2> /dev/null
+	echo > $T/trace
+	echo hwlat > $T/current_tracer
+	sleep 1
+	host_stall 300 450 300
+	sleep 3
+	echo 0 > $T/tracing_on
+	grep 'inner/outer' $T/trace > $D/kstall.txt
+	echo nop > $T/current_tracer
+	echo 1 > $T/tracing_on
+	echo 0 > $T/tracing_thresh
+	echo "$cpumask" > $T/tracing_cpumask
+	sed 's/^/#   /' $D/kstall.txt
+	kgap=$(stall_gap $D/kstall.txt)
+	log "the kernel's hwlat on CPU 0: the longest gap $kgap us"
+	[ "$kgap" -ge 270000 ] && [ "$kgap" -le 500000 ] ||
+		fail "the kernel's hwlat found a gap of $kgap us for a stall of 300 ms"
+fi
+
+# 4. the kernel's own hwlat, where this kernel has it, as the reference
+if [ $khw = 0 ]; then
+	pass "fhook hwlat: $n windows, both CPUs in turn, $inside ticks inside the $w1 spins on CPU 1, $outside outside;" \
+		"a stall from the host found ($fgap us; $T/available_tracers has no hwlat)"
 fi
 # (the width first: the kernel refuses a window not above the width)
 echo 50000 > $T/hwlat_detector/width
@@ -100,4 +155,5 @@ log "the kernel's hwlat: $kn windows, the longest gap $kmax us; fhook's: $n wind
 awk -v kn="$kn" -v kmax="$kmax" -v fmax="$fmax" 'BEGIN {
 	exit !(kn >= 8 && kmax >= 1 && fmax <= 10 * kmax + 10 && kmax <= 10 * fmax + 10) }' ||
 	fail "the kernel's hwlat ($kn windows, $kmax us) and fhook's ($n windows, $fmax us) disagree"
-pass "fhook hwlat agrees with the timer ticks and the kernel's hwlat ($n and $kn windows, the longest gaps $fmax and $kmax us)"
+pass "fhook hwlat agrees with the timer ticks and the kernel's hwlat ($n and $kn windows, the longest gaps $fmax and $kmax us;" \
+	"a stall from the host: $fgap and $kgap us)"

@@ -17,8 +17,10 @@
 #     format, the last maximum the largest; top: the thread's CPU's row.
 #  3. --dl with a SCHED_DEADLINE thread; errors for bad options.
 #  4. where the kernel has its own wakeup_rt tracer (Debian's PREEMPT_RT
-#     kernel): the worst wakeup it reports is among fhook's reports, the
-#     same task and latency (within 30 us + 10 %).
+#     kernel): the wakeup of its worst case is among fhook's reports, with
+#     the latency the kernel's wakeup and switch events give (within 30 us
+#     + 10 %), unless fhook was holding a task of higher priority then
+#     (the trackers part where a task is woken while it runs: below).
 . /fhook/lib.sh
 
 load_fhook
@@ -174,6 +176,15 @@ FH=$!
 wait_for 30 has_session || fail "fhook wakeup opened no session: $(cat $D/k.err)"
 sleep 1
 echo 0 > $T/tracing_max_latency
+# Without function tracing: the kernel's tracer skips a wakeup that comes
+# while its own function-tracing callback runs on that CPU (an interrupt
+# inside it finds the CPU's "disabled" count raised), so with it on, its
+# one tracked task and fhook's part ways (it then reported a wait of 16 ms
+# that fhook, holding another task, never tracked).  The switches, as
+# events, show whether the task ran in between.
+echo 0 > $T/options/function-trace
+echo 1 > $E/sched_switch/enable
+echo mono > $T/trace_clock
 echo wakeup_rt > $T/current_tracer
 $WP > $D/k.prog
 # the worst case is in `trace` while the tracer is current: stop, read it
@@ -182,7 +193,12 @@ kill -INT $FH
 wait $FH
 kmax=$(cat $T/tracing_max_latency)
 cat $T/trace > $D/ktrace
+echo 0 > $T/options/latency-format
+cat $T/trace > $D/kabs
 echo nop > $T/current_tracer
+echo local > $T/trace_clock
+echo 0 > $E/sched_switch/enable
+echo 1 > $T/options/function-trace
 echo 1 > $T/tracing_on
 sed 's/^/#   /' $D/ktrace | head -n 25
 ktask=$(grep '^#    | task:' $D/ktrace | head -n 1)
@@ -203,8 +219,41 @@ if grep -v '^#' $D/ktrace | awk -v p="-$kpid" '$1 ~ p "$" { found = 1 } END { ex
 	pass "fhook agrees with sched_wakeup/sched_switch and the thread's own clock; the kernel's" \
 		"wakeup_rt worst case was a task woken while it ran, which fhook drops"
 fi
-match=$(grep "\"pid\":$kpid," $D/k.json | sed -n 's/.*"latency_ns":\([0-9]*\).*/\1/p' |
-	while read -r l; do within "$l" "$((kmax * 1000))" && echo "$l"; done | head -n 1)
-[ -n "$match" ] || fail "no fhook report of task $kpid near the kernel's $kmax us ($(wc -l < $D/k.json) reports)"
-log "fhook reported task $kpid at $match ns"
+# The kernel reads its clock for the latency after it has traced the
+# switch (the function, the event, a stack trace), and under TCG the
+# other vCPU may run in between: its worst case once held 4 ms more than
+# its own switch event showed.  The events' times (fhook's clock, read
+# without the latency format) are the ones to compare: fhook's report of
+# that wakeup (its wakeup stamp within 1 ms of the kernel's event) has the
+# latency the events give, within 30 us + 10 %.
+set -- $(awk -v p="$kpid" '
+	{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { sub(/:$/, "", $i); t = $i } }
+	/ \+ \[/ && $0 ~ " " p ": *[0-9]*:R " && w == "" { w = t }
+	/ ==> \[/ && $0 ~ " " p ": *[0-9]*:R " { s = t }
+	END { if (w != "" && s != "") printf "%.0f %.0f\n", w * 1e9, s * 1e9 }' $D/kabs)
+[ $# = 2 ] || fail "no wakeup and switch of $kpid in the kernel's trace: $(grep -v '^#' $D/kabs | head -n 4)"
+kw=$1 ks=$2
+log "the kernel's events: $kpid woken at $kw ns, switched to at $ks ns ($(((ks - kw) / 1000)) us)"
+set -- $(sed -n 's/.*"latency_ns":\([0-9]*\),.*"wakeup_ts":\([0-9]*\),.*"task":{"comm":"[^"]*","pid":'"$kpid"',.*/\1 \2/p' \
+	$D/k.json | awk -v w="$kw" '{ d = $2 - w; if (d < 0) d = -d; if (d <= 1000000 && (b == "" || d < b)) { b = d; l = $1 } }
+		END { if (b != "") print l, b }')
+if [ $# != 2 ]; then
+	# The two trackers part when fhook drops a task woken while it ran
+	# (the kernel keeps it): fhook may then take a task the kernel does
+	# not, and hold it while the kernel takes this one.  Then a report of
+	# fhook's shows it: a task that outranks this one (prio not above
+	# it), woken before this wakeup and switched to after it.
+	kprio=$(grep -m 1 " ==> \[.* $kpid: *[0-9]*:R " $D/kabs | sed -n "s/.* $kpid: *\([0-9]*\):R .*/\1/p")
+	held=$(sed -n 's/.*"wakeup_ts":\([0-9]*\),"switch_ts":\([0-9]*\),.*"task":{"comm":"\([^"]*\)","pid":\([0-9]*\),"prio":\([0-9]*\),.*/\1 \2 \3-\4 \5/p' \
+		$D/k.json | awk -v w="$kw" -v p="${kprio:-999}" '$1 < w && $2 > w && $4 <= p { print $3 " (prio " $4 ")"; exit }')
+	if [ -n "$held" ]; then
+		pass "fhook agrees with sched_wakeup/sched_switch and the thread's own clock; when the kernel's" \
+			"wakeup_rt took its worst case ($kpid), fhook held $held, the trackers had parted"
+	fi
+	log "fhook's reports of $kpid (latency@wakeup stamp): $(sed -n 's/.*"latency_ns":\([0-9]*\),.*"wakeup_ts":\([0-9]*\),.*"task":{"comm":"[^"]*","pid":'"$kpid"',.*/\1@\2/p' \
+		$D/k.json | tr '\n' ' ')"
+	fail "no fhook report of the wakeup of $kpid at $kw ns, and no task fhook held then ($(wc -l < $D/k.json) reports)"
+fi
+log "fhook's report of that wakeup: $1 ns (its wakeup stamp $2 ns from the kernel's)"
+within "$1" "$((ks - kw))" || fail "fhook measured $1 ns for the wakeup of $kpid, the kernel's events $((ks - kw)) ns"
 pass "fhook agrees with sched_wakeup/sched_switch, the thread's own clock and the kernel's wakeup_rt"
