@@ -57,6 +57,7 @@ struct fhook_hist {
 	struct fhook_hist *next;	/* the probe's next table */
 	struct fhook_hist_set def;
 	u8 stack;			/* FHOOK_HIST_KSTACK, _USTACK: its stack keys */
+	u16 comm_offset;		/* FHOOK_HIST_F_COMM's name: in the data, or current's */
 	u8 chain_stack;			/* the probe's first table: all tables' */
 	u32 key_size;
 	u32 elt_size;		/* key, hitcount, sums, comm */
@@ -67,6 +68,9 @@ struct fhook_hist {
 	struct fhook_hist_slot *slots;
 	u8 *elts;
 };
+
+/* fhook_hist.comm_offset: the name kept is current's */
+#define FHOOK_HIST_COMM_CURRENT	0xffff
 
 #define FHOOK_HIST_KSTACK	BIT(0)
 #define FHOOK_HIST_USTACK	BIT(1)
@@ -147,11 +151,14 @@ static int fhook_hist_check_field(const struct fhook_hist_field *f, bool key, u3
 
 /*
  * The sources a table of @p may take in *@src_mask (FHOOK_HIST_SRC_* bits),
- * and in *@data_max the bytes of data its hits have at most.
+ * in *@data_max the bytes of data its hits have at most, and in
+ * *@comm_offset where in the data the task's name is (FHOOK_HIST_F_COMM),
+ * FHOOK_HIST_COMM_CURRENT: current's.
  */
 static int fhook_hist_sources(struct fhook_session *s, struct fhook_probe *p, u32 *src_mask,
-			      u32 *data_max)
+			      u32 *data_max, u16 *comm_offset)
 {
+	*comm_offset = FHOOK_HIST_COMM_CURRENT;
 	*src_mask = BIT(FHOOK_HIST_SRC_PID) | BIT(FHOOK_HIST_SRC_CPU) | BIT(FHOOK_HIST_SRC_COMM) |
 		    BIT(FHOOK_HIST_SRC_USTACK);
 	/* a tracepoint's entry: each hit's own length bounds the keys */
@@ -182,6 +189,12 @@ static int fhook_hist_sources(struct fhook_session *s, struct fhook_probe *p, u3
 		if (p->count_only)
 			return fhook_refuse(s, FHOOK_R_HIST_PROBE, -1, -EINVAL);
 		*src_mask |= BIT(FHOOK_HIST_SRC_DATA);
+		return 0;
+	case FHOOK_PROBE_WAKEUP:
+		/* at a switch, current is the task switched out: the sample's task only */
+		*src_mask = BIT(FHOOK_HIST_SRC_DATA) | BIT(FHOOK_HIST_SRC_CPU);
+		*data_max = sizeof(struct fhook_wakeup_sample);
+		*comm_offset = offsetof(struct fhook_wakeup_sample, comm);
 		return 0;
 	default:
 		return fhook_refuse(s, FHOOK_R_PROBE_KIND, -1, -EOPNOTSUPP);
@@ -278,6 +291,7 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 	struct fhook_hist **tail, *h;
 	u32 src_mask, data_max, tables = 0;
 	struct fhook_probe *p;
+	u16 comm_offset;
 	u8 stacks;
 	int ret;
 
@@ -294,7 +308,7 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 	p = fhook_probe_find(s, hs->probe_id);
 	if (!p)
 		return fhook_refuse(s, FHOOK_R_NO_PROBE, -1, -ENOENT);
-	ret = fhook_hist_sources(s, p, &src_mask, &data_max);
+	ret = fhook_hist_sources(s, p, &src_mask, &data_max, &comm_offset);
 	if (ret)
 		return ret;
 	/* the tables in order: `table` says which one this is */
@@ -310,6 +324,7 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 	h = fhook_hist_create(hs, stacks);
 	if (IS_ERR(h))
 		return PTR_ERR(h);
+	h->comm_offset = comm_offset;
 	*tail = h;
 	p->hist->chain_stack |= h->stack;
 	return 0;
@@ -447,7 +462,10 @@ static __always_inline void fhook_hist_count(struct fhook_hist *h, const u64 *ke
 			e = (u64 *)fhook_hist_elt(h, n - 1);
 			memcpy(e, key, h->key_size);
 			if (d->flags & FHOOK_HIST_F_COMM)
-				memcpy((u8 *)e + h->elt_size - TASK_COMM_LEN, current->comm,
+				memcpy((u8 *)e + h->elt_size - TASK_COMM_LEN,
+				       h->comm_offset == FHOOK_HIST_COMM_CURRENT
+					       ? current->comm
+					       : (const char *)data + h->comm_offset,
 				       TASK_COMM_LEN);
 			/* (A): the element before its index */
 			smp_store_release(&slot->elt, n);

@@ -23,7 +23,9 @@
  * table of FHOOK_WAKE_SLOTS (task, time) pairs found by the task's
  * address, without a lock: a stamp is the task's own (its wakeup and its
  * switch are ordered by its runqueue lock), and a task whose slot another
- * one took meanwhile loses that sample (counted as missed).  The task
+ * one took meanwhile loses that sample (counted as missed).  Hist tables
+ * on the probe (FHOOK_IOC_HIST_SET) count each sample too, by what its
+ * struct fhook_wakeup_sample holds (per task: runqlat -P, -L).  The task
  * word says whose the time is: a writer claims it (xchg to
  * FHOOK_WAKE_BUSY; a writer that finds it claimed gives up, as does one
  * interrupted on its CPU by another) before it writes the time and sets
@@ -307,6 +309,23 @@ unlock:
 		put_task_struct(put);
 }
 
+/* @t's wait of @latency into the probe's hist tables (per task: runqlat -P, -L) */
+static noinline notrace void fhook_wake_hist_add(struct fhook_wakeup_probe *w,
+						 struct task_struct *t, u64 latency)
+{
+	struct fhook_wakeup_sample sample = {
+		.latency = latency,
+		.pid = t->pid,
+		.tgid = t->tgid,
+		.prio = READ_ONCE(t->prio),
+		.bucket = min_t(unsigned int, fls64(latency), FHOOK_LAT_BUCKETS - 1),
+	};
+
+	static_assert(sizeof(sample.comm) == TASK_COMM_LEN);
+	memcpy(sample.comm, t->comm, TASK_COMM_LEN);
+	fhook_hist_add(w->p.hist, &sample, sizeof(sample), 0, 0, 0, NULL);
+}
+
 /*
  * TP_PROTO(bool preempt, struct task_struct *prev, struct task_struct *next,
  *	    unsigned int prev_state): sched_switch
@@ -330,8 +349,13 @@ static notrace void fhook_wake_on_switch(void *data, bool preempt, struct task_s
 	if (unlikely(READ_ONCE(w->t.task) == prev))
 		fhook_wake_untrack(w, prev);
 	ts = fhook_wake_unstamp(w, next);
-	if (ts && fhook_wake_wants(w, next, cpu))
-		fhook_lathist_add(w->hist, (s64)(fhook_wake_now() - ts) > 0 ? now - ts : 0);
+	if (ts && fhook_wake_wants(w, next, cpu)) {
+		u64 latency = (s64)(fhook_wake_now() - ts) > 0 ? now - ts : 0;
+
+		fhook_lathist_add(w->hist, latency);
+		if (w->p.hist)
+			fhook_wake_hist_add(w, next, latency);
+	}
 	if (READ_ONCE(w->t.task) == next)
 		fhook_wake_switched(w, prev, next, prev_state, fhook_wake_now());
 #undef fhook_wake_now

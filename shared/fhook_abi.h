@@ -85,6 +85,8 @@
 #define FHOOK_FEAT_IRQSOFF	(1ULL << 37)
 /* ... with FHOOK_IRQSOFF_PREEMPT: preempt_disable, preempt_enable too */
 #define FHOOK_FEAT_PREEMPTOFF	(1ULL << 38)
+/* FHOOK_IOC_HIST_SET on FHOOK_PROBE_WAKEUP: struct fhook_wakeup_sample */
+#define FHOOK_FEAT_WAKEUP_HIST	(1ULL << 39)
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -580,6 +582,24 @@ struct fhook_wakeup {
 	__u64 reserved[2];	/* must be zero */
 };
 
+/*
+ * A wakeup probe's hist tables (FHOOK_IOC_HIST_SET, FHOOK_FEAT_WAKEUP_HIST)
+ * count the waits of its histogram, one at each switch to a task of the
+ * class: FHOOK_HIST_SRC_DATA fields are this struct's, FHOOK_HIST_SRC_CPU
+ * is the task's CPU, FHOOK_HIST_F_COMM keeps the task's name (`comm`);
+ * nothing of `current` (the task switched out): no FHOOK_HIST_SRC_PID,
+ * _COMM or _USTACK.  Keyed by pid or tgid and `bucket`, a table is
+ * runqlat -L's or -P's histograms.
+ */
+struct fhook_wakeup_sample {
+	__u64 latency;		/* ns, from the wakeup (or preemption) to the switch */
+	__u32 pid;		/* the task's */
+	__u32 tgid;
+	__s32 prio;		/* task_struct.prio */
+	__u32 bucket;		/* FHOOK_IOC_LATENCY's bucket of `latency`: fls64() */
+	char comm[16];		/* the task's */
+};
+
 #define FHOOK_TIMERLAT_MIN_PERIOD_US	100	/* the kernel's timerlat_period_us bounds */
 #define FHOOK_TIMERLAT_MAX_PERIOD_US	1000000
 
@@ -1058,7 +1078,8 @@ struct fhook_hist_field {
 	__u64 param;		/* BUCKETS, DIV: not 0 */
 };
 
-#define FHOOK_HIST_F_COMM	(1U << 0)	/* keep the task's name with each key (.execname) */
+/* keep the task's name with each key (.execname; a wakeup sample's: its task's) */
+#define FHOOK_HIST_F_COMM	(1U << 0)
 
 struct fhook_hist_set {
 	__u32 size;		/* of this struct */
@@ -1644,6 +1665,7 @@ FHOOK_ABI_SIZE(fhook_lost_probe, 16);
 FHOOK_ABI_SIZE(fhook_rec_lost, 64);
 FHOOK_ABI_SIZE(fhook_rec_comm, 48);
 FHOOK_ABI_SIZE(fhook_wakeup, 32);
+FHOOK_ABI_SIZE(fhook_wakeup_sample, 40);
 FHOOK_ABI_SIZE(fhook_rec_wakeup, 160);
 FHOOK_ABI_SIZE(fhook_timerlat, 48);
 FHOOK_ABI_SIZE(fhook_rec_timerlat, 56);

@@ -27,7 +27,8 @@ constexpr const char* kUsage =
     "  top        every wakeup of the class (woken, or preempted while\n"
     "             runnable): count, min, avg and max per CPU, every --interval\n"
     "             (default 1 s), as rtla's top\n"
-    "  hist       the same as log2 histograms at the end (BCC's runqlat)\n";
+    "  hist       the same as log2 histograms at the end (BCC's runqlat), per\n"
+    "             CPU, process or thread as well if asked\n";
 
 enum class Mode { Trace, Top, Hist };
 
@@ -37,6 +38,9 @@ void add_wakeup_options(po::options_description& options) {
         "threshold,T", po::value<std::string>()->value_name("USEC"),
         "report every tracked wakeup of at least USEC microseconds, not only new maxima "
         "(tracing_thresh)")("per-cpu", "hist: a histogram per CPU as well as their sum")(
+        "per-process",
+        "hist: a histogram per process (tgid) as well, kept in the module "
+        "(runqlat -P)")("per-thread", "hist: a histogram per thread (pid) as well (runqlat -L)")(
         "unit", po::value<std::string>()->value_name("UNIT")->default_value("us"),
         "top and hist in ns, us or ms");
 }
@@ -57,6 +61,13 @@ void parse_wakeup_options(const po::variables_map& vm, TraceOptions& opt) {
     }
     parse_unit_option(vm, opt);
     opt.per_cpu = vm.count("per-cpu") != 0;
+    if (vm.count("per-process") && vm.count("per-thread")) {
+        throw_invalid("give --per-process or --per-thread, not both");
+    }
+    using PerTask = WakeupSpec::PerTask;
+    opt.spec.wakeup.per_task = vm.count("per-process")  ? PerTask::Process
+                               : vm.count("per-thread") ? PerTask::Thread
+                                                        : PerTask::None;
 }
 
 const char* tracer_name(std::uint32_t wclass) {
@@ -111,6 +122,22 @@ std::string wakeup_tables(const Tracer& tracer, const TraceOptions& opt, Mode mo
         text += (text.empty() ? "" : "\n") + (json ? format_latency_json(r.hist, name)
                                                    : format_latency_text(r.hist, name, opt.unit));
     }
+    if (opt.spec.wakeup.per_task != WakeupSpec::PerTask::None) {
+        const bool process = opt.spec.wakeup.per_task == WakeupSpec::PerTask::Process;
+        const Session::TaskLatencies tasks = tracer.task_latencies(id);
+        for (const Session::TaskLatency& t : tasks.tasks) {
+            const std::string name = title + (process ? ", tgid " : ", pid ") +
+                                     std::to_string(t.id) + " (" + t.comm + ")";
+            const LatencyTask task{process ? "tgid" : "pid", t.id, t.comm};
+            text += "\n" + (json ? format_latency_json(t.hist, name, &task)
+                                 : format_latency_text(t.hist, name, opt.unit));
+        }
+        if (tasks.drops && !opt.quiet) {
+            print_stderr("fhook: " + std::to_string(tasks.drops) +
+                         " wakeups found the per-task table full (16384 task and bucket "
+                         "pairs): not in the histograms per task\n");
+        }
+    }
     return text;
 }
 
@@ -137,6 +164,9 @@ int cmd_wakeup(const Args& args) {
     static const std::vector<std::string> kModes = {"top", "hist"};
     const int m = take_mode(opt->spec.probes, kModes, "each new maximum");
     const Mode mode = m < 0 ? Mode::Trace : m == 0 ? Mode::Top : Mode::Hist;
+    if (mode != Mode::Hist && opt->spec.wakeup.per_task != WakeupSpec::PerTask::None) {
+        throw_invalid("--per-process and --per-thread are options of 'fhook wakeup hist'");
+    }
     if (mode == Mode::Top && !opt->spec.interval) {
         opt->spec.interval = 1.0;
     }

@@ -1970,6 +1970,73 @@ static int latency_read(int fd, __u32 id, __u32 flags, __u32 cpu, struct fhook_l
 }
 
 /*
+ * A wakeup probe's hist table (per task, FHOOK_FEAT_WAKEUP_HIST): only the
+ * sample's fields and the CPU, nothing of current (the task switched out
+ * at a switch), nothing past the sample.
+ */
+static void wakeup_hist_set(int fd, __u32 id)
+{
+	struct fhook_hist_set hs = {
+		.size = sizeof(hs), .probe_id = id, .entries = 1024, .nr_keys = 2, .nr_vals = 1,
+		.flags = FHOOK_HIST_F_COMM,
+	};
+	const struct fhook_hist_field data = { .src = FHOOK_HIST_SRC_DATA, .size = 4,
+					       .store = FHOOK_HIST_NO_STORE };
+
+	hs.keys[0] = data;
+	hs.keys[0].offset = offsetof(struct fhook_wakeup_sample, pid);
+	hs.keys[1] = data;
+	hs.keys[1].offset = offsetof(struct fhook_wakeup_sample, bucket);
+	hs.vals[0] = data;
+	hs.vals[0].size = 8;
+	hs.vals[0].offset = sizeof(struct fhook_wakeup_sample) - 4;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL),
+		   "observer: a wakeup hist value read past the sample -> EINVAL");
+	hs.vals[0].offset = offsetof(struct fhook_wakeup_sample, latency);
+	hs.keys[1] = (struct fhook_hist_field){ .src = FHOOK_HIST_SRC_PID,
+						.store = FHOOK_HIST_NO_STORE };
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL),
+		   "observer: a wakeup hist key of current's pid (the task switched out) -> EINVAL");
+	hs.keys[1].src = FHOOK_HIST_SRC_USTACK;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL),
+		   "observer: a wakeup hist key of current's user stack -> EINVAL");
+	hs.keys[1] = data;
+	hs.keys[1].offset = offsetof(struct fhook_wakeup_sample, bucket);
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), "observer: a wakeup hist table per pid");
+}
+
+/* The table of wakeup_hist_set(): @child's waits there, under its name. */
+static void wakeup_hist_check(int fd, __u32 id, pid_t child)
+{
+	struct fhook_hist_read hr = { .size = sizeof(hr), .probe_id = id };
+	static unsigned char buf[1 << 16];
+	__u64 hits = 0, child_hits = 0, w[4];
+	char comm[17] = "";
+	__u32 i;
+
+	hr.buf = (uintptr_t)buf;
+	hr.buf_len = sizeof(buf);
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_HIST_READ, &hr), "observer: the wakeup hist table read");
+	expect(hr.key_size == 16 && hr.elt_size >= 32 + 16, "observer: wakeup hist entries of %u/%u bytes",
+	       hr.key_size, hr.elt_size);
+	for (i = 0; i < hr.nr && hr.elt_size >= 48 && (__u64)(i + 1) * hr.elt_size <= sizeof(buf); i++) {
+		memcpy(w, buf + i * hr.elt_size, sizeof(w));
+		hits += w[2];
+		expect(w[1] < FHOOK_LAT_BUCKETS, "observer: wakeup hist bucket %llu",
+		       (unsigned long long)w[1]);
+		if (w[0] == (__u64)child) {
+			child_hits += w[2];
+			memcpy(comm, buf + (i + 1) * hr.elt_size - 16, 16);
+		}
+	}
+	expect(hits == hr.hits, "observer: the wakeup hist entries add up to its hits (%llu, %llu)",
+	       (unsigned long long)hits, (unsigned long long)hr.hits);
+	expect(child_hits >= 100 && !strcmp(comm, "fhook-abitest"),
+	       "observer: the sleeping child's waits under its pid and name (%llu, '%s')",
+	       (unsigned long long)child_hits, comm);
+}
+
+/*
  * The wakeup tracer as a CAP_PERFMON caller can drive it: its config from
  * nowhere, an unreadable page, with an unknown class, reserved bits or a
  * size past a page; a second tracer in the session, triggers on it;
@@ -2042,6 +2109,7 @@ static void test_observer_wakeup(void)
 		   "observer: LATENCY with an output field set on input -> EINVAL");
 	EXPECT_ERR(ioctl(fd, FHOOK_IOC_LATENCY, noaccess), ERRS(EFAULT),
 		   "observer: LATENCY into an unreadable page -> EFAULT");
+	wakeup_hist_set(fd, id);
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "observer: the wakeup tracer armed");
 	/* wakeups and switches while armed: a child sleeping 200 times */
 	{
@@ -2053,6 +2121,7 @@ static void test_observer_wakeup(void)
 			_exit(0);
 		}
 		waitpid(child, NULL, 0);
+		wakeup_hist_check(fd, id, child);
 	}
 	EXPECT_OK(latency_read(fd, id, 0, 0, &l), "observer: the first tracer's histogram");
 	expect(l.count > 0 && l.max_ns >= l.min_ns && l.sum_ns >= l.max_ns,

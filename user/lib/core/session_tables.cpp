@@ -1,7 +1,12 @@
 // What a session's in-module aggregations hold, read back: latency
-// histograms, per-function counts, hist tables (and the table's setup).
+// histograms (per task too), per-function counts, hist tables (and the
+// tables' setup).
+#include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
+#include <map>
+#include <utility>
 
 #include <fhook/core/error.hpp>
 #include <fhook/core/session.hpp>
@@ -81,6 +86,62 @@ Session::HistRead Session::hist(std::uint32_t probe_id, std::uint32_t table) con
         // the module said how many there are (more may come meanwhile)
         out.entries.resize(std::size_t{arg.nr} * arg.elt_size * 2);
     }
+}
+
+void Session::set_wakeup_task_hist(std::uint32_t probe_id, bool per_process,
+                                   std::uint32_t entries) {
+    device_.require(FHOOK_FEAT_WAKEUP_HIST, "wakeup histograms per task");
+    const auto data = [](std::uint16_t offset, std::uint8_t size) {
+        fhook_hist_field f;
+        zero_init(f);
+        f.src = FHOOK_HIST_SRC_DATA;
+        f.offset = offset;
+        f.size = size;
+        f.store = FHOOK_HIST_NO_STORE;
+        return f;
+    };
+    fhook_hist_set arg;
+    zero_init(arg);
+    arg.probe_id = probe_id;
+    arg.entries = entries;
+    arg.nr_keys = 2;
+    arg.keys[0] = per_process ? data(offsetof(fhook_wakeup_sample, tgid), 4)
+                              : data(offsetof(fhook_wakeup_sample, pid), 4);
+    arg.keys[1] = data(offsetof(fhook_wakeup_sample, bucket), 4);
+    arg.nr_vals = 1;
+    arg.vals[0] = data(offsetof(fhook_wakeup_sample, latency), 8);
+    arg.flags = FHOOK_HIST_F_COMM;
+    set_hist(arg);
+}
+
+Session::TaskLatencies Session::task_latencies(std::uint32_t probe_id) const {
+    const HistRead read = hist(probe_id);
+    if (read.nr && (read.key_size != 16 || read.elt_size < 32)) {
+        throw_runtime("the per-task wakeup table of probe " + std::to_string(probe_id) +
+                      " is not the one set (key " + std::to_string(read.key_size) + " bytes)");
+    }
+    TaskLatencies out;
+    out.drops = read.drops;
+    std::map<std::uint32_t, TaskLatency> tasks;
+    for (std::uint32_t i = 0; i < read.nr; i++) {
+        // the key (id, bucket), the hit count, the latencies' sum; the name last
+        const std::uint8_t* e = read.entries.data() + std::size_t{i} * read.elt_size;
+        std::uint64_t w[4];
+        std::memcpy(w, e, sizeof(w));
+        TaskLatency& t = tasks[static_cast<std::uint32_t>(w[0])];
+        t.id = static_cast<std::uint32_t>(w[0]);
+        if (t.comm.empty()) {
+            const char* comm = reinterpret_cast<const char*>(e + read.elt_size - 16);
+            t.comm.assign(comm, strnlen(comm, 16));
+        }
+        t.hist.buckets[std::min<std::uint64_t>(w[1], t.hist.buckets.size() - 1)] += w[2];
+        t.hist.count += w[2];
+        t.hist.sum_ns += w[3];
+    }
+    for (auto& [id, t] : tasks) {
+        out.tasks.push_back(std::move(t));
+    }
+    return out;
 }
 
 std::vector<Session::FunctionHits> Session::function_counts(std::uint32_t probe_id) const {

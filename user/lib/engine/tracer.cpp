@@ -98,6 +98,10 @@ void Tracer::State::add_probes() {
         probes.push_back(ProbeSummary{session->add_wakeup_probe(wclass, spec.wakeup.threshold_ns),
                                       {},
                                       wclass < std::size(kNames) ? kNames[wclass] : "wakeup"});
+        if (spec.wakeup.per_task != WakeupSpec::PerTask::None) {
+            session->set_wakeup_task_hist(probes.back().id,
+                                          spec.wakeup.per_task == WakeupSpec::PerTask::Process);
+        }
     } else if (spec.collect == Collect::Timerlat) {
         probes.push_back(ProbeSummary{session->add_timerlat_probe(spec.timerlat), {}, "timerlat"});
     } else if (spec.collect == Collect::Hwlat) {
@@ -475,6 +479,10 @@ std::vector<CountRow> Tracer::count_rows() const {
 
 LatencyHist Tracer::latency(std::uint32_t probe_id, std::optional<unsigned> cpu) const {
     return s_->session->latency(probe_id, cpu);
+}
+
+Session::TaskLatencies Tracer::task_latencies(std::uint32_t probe_id) const {
+    return s_->session->task_latencies(probe_id);
 }
 
 bool Tracer::has_feature(std::uint64_t feature) const {

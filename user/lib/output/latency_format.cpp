@@ -80,9 +80,14 @@ std::string format_latency_text(const LatencyHist& h, std::string_view title, La
     return out;
 }
 
-std::string format_latency_json(const LatencyHist& h, std::string_view name) {
+std::string format_latency_json(const LatencyHist& h, std::string_view name,
+                                const LatencyTask* task) {
     nlohmann::ordered_json j;
     j["name"] = name;
+    if (task) {
+        j[std::string(task->key)] = task->id;
+        j["comm"] = task->comm;
+    }
     j["count"] = h.count;
     j["sum_ns"] = h.sum_ns;
     j["avg_ns"] = h.count ? h.sum_ns / h.count : 0;

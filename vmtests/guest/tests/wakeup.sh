@@ -12,7 +12,9 @@
 #     10 %) and the same distribution (below each bucket bound, within a
 #     10 % shift of the bound and 2 samples); no
 #     latency above what the thread measured itself (write() to read()
-#     returning contains the wakeup latency).
+#     returning contains the wakeup latency); --per-thread: the same
+#     histogram in the thread's own (the module's hist table), and
+#     --per-process the process's.
 #  2. the latency traces: every report is the thread's, in the kernel's
 #     format, the last maximum the largest; top: the thread's CPU's row.
 #  3. --dl with a SCHED_DEADLINE thread; errors for bad options.
@@ -54,7 +56,7 @@ echo 1 > $E/sched_switch/enable
 # 0.7 ms late), then the buffer starts empty
 fhook wakeup --rt hist -- fhook-wakeprog -f 50 -c 1 -w 0 20 1000 > /dev/null 2>&1
 echo > $T/trace
-run_fhook $D/hist wakeup --rt hist --format json -- $WP
+run_fhook $D/hist wakeup --rt hist --per-thread --format json -- $WP
 echo 0 > $E/sched_wakeup/enable
 echo 0 > $E/sched_switch/enable
 echo 0 > $E/sched_wakeup/filter
@@ -65,7 +67,8 @@ grep '^wakeups' $D/hist.out > /dev/null || fail "the workload printed no result"
 set -- $(grep '^wakeups' $D/hist.out)
 expect_eq "$2" "$N" "wakeups the thread measured"
 TID=$4 PROG_MAX=$6
-grep -v '^wakeups' $D/hist.out > $D/hist.json
+grep -v '^wakeups' $D/hist.out > $D/hist.all
+head -n 1 $D/hist.all > $D/hist.json
 count=$(json_num $D/hist.json count)
 max=$(json_num $D/hist.json max_ns)
 # the kernel's view: wakeups of the thread, and each one's latency
@@ -110,6 +113,29 @@ bad=$(awk 'FNR == NR { f[$1] = $2; next } { lat[++n] = $1 }
 		if (lo == n && fb == n) break } }' $D/buckets $D/ref.lat)
 [ -z "$bad" ] || fail "wakeups below each bucket bound: $bad ($(tr "\n" ";" < $D/buckets))"
 [ "$max" -le "$PROG_MAX" ] || fail "fhook's longest wakeup ($max ns) is over the thread's own ($PROG_MAX ns)"
+# --per-thread: the same waits in the thread's own histogram (the hist
+# table in the module, keyed by pid: another path than the CPUs' sums);
+# the command's other thread is not real-time
+body() { sed 's/^{"name":"[^"]*",\("pid":[0-9]*,"comm":"[^"]*",\)\{0,1\}//' "$@"; }
+tail -n +2 $D/hist.all > $D/tasks.json
+expect_eq "$(wc -l < $D/tasks.json)" 1 "histograms per thread"
+grep -q "^{\"name\":\"wakeup_rt latency, pid $TID (fhook-wakeprog)\",\"pid\":$TID,\"comm\":\"fhook-wakeprog\"," $D/tasks.json ||
+	fail "no histogram of thread $TID: $(cut -c 1-120 $D/tasks.json)"
+# (the min and max are the CPUs' only)
+[ "$(body $D/hist.json | sed 's/"min_ns":[0-9]*,"max_ns":[0-9]*/-/')" = \
+	"$(body $D/tasks.json | sed 's/"min_ns":[0-9]*,"max_ns":[0-9]*/-/')" ] ||
+	fail "thread $TID's histogram is not the histogram of all: $(cat $D/tasks.json)"
+# --per-process: one histogram, the process's (its tgid), as many waits
+run_fhook $D/proc wakeup --rt hist --per-process --format json -- $WP
+expect_eq "$RC" 0 "fhook wakeup hist --per-process exit code"
+set -- $(grep '^wakeups' $D/proc.out)
+tgid=$(sed -n 's/.*"tgid":\([0-9]*\),"comm":"fhook-wakeprog".*/\1/p' $D/proc.out)
+[ -n "$tgid" ] && [ "$tgid" != "$4" ] || fail "no histogram of the process (tgid), thread $4: $(grep -c tgid $D/proc.out) tables"
+expect_eq "$(grep -c '"tgid":' $D/proc.out)" 1 "histograms per process"
+grep '"tgid":' $D/proc.out > $D/proc.task
+grep -v '"tgid":\|^wakeups' $D/proc.out > $D/proc.all
+expect_eq "$(json_num $D/proc.task count)" "$(json_num $D/proc.all count)" "the process's waits and all"
+log "per thread: pid $TID, $count waits; per process: tgid $tgid"
 
 # 2. the latency traces (each new maximum) of the same workload
 run_fhook $D/tr wakeup --rt --format json -- $WP
@@ -161,7 +187,8 @@ grep '^{' $D/dl.out > $D/dl.json
 others=$(grep -vc "\"task\":{\"comm\":\"fhook-wakeprog\",\"pid\":$4,\"prio\":-1,.*\"policy\":6," $D/dl.json)
 expect_eq "$others" 0 "wakeup_dl reports of another task than the deadline thread"
 
-for bad in "--rt --dl" "bogus" "top hist" "--threshold 0" "--unit s"; do
+for bad in "--rt --dl" "bogus" "top hist" "--threshold 0" "--unit s" "hist --per-process --per-thread" \
+	"--per-thread" "top --per-process"; do
 	run_fhook $D/bad wakeup $bad
 	expect_eq "$RC" 2 "fhook wakeup $bad"
 	expect_eq "$(wc -l < $D/bad.err)" 1 "fhook wakeup $bad: one line on stderr"

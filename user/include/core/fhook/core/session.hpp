@@ -164,6 +164,26 @@ public:
     };
     HistRead hist(std::uint32_t probe_id, std::uint32_t table = 0) const;
 
+    // FHOOK_IOC_HIST_SET on a wakeup probe (FHOOK_FEAT_WAKEUP_HIST, before
+    // start()): its histogram per task as well, keyed by tgid
+    // (`per_process`) or pid, at most `entries` (task, bucket) pairs (a
+    // power of two); read with task_latencies().
+    void set_wakeup_task_hist(std::uint32_t probe_id, bool per_process,
+                              std::uint32_t entries = 16384);
+    // What set_wakeup_task_hist() kept so far: a histogram per task id
+    // (ascending) with the task's name, and the samples that found the
+    // table full.
+    struct TaskLatency {
+        std::uint32_t id = 0;
+        std::string comm;
+        LatencyHist hist;
+    };
+    struct TaskLatencies {
+        std::vector<TaskLatency> tasks;
+        std::uint64_t drops = 0;
+    };
+    TaskLatencies task_latencies(std::uint32_t probe_id) const;
+
     // FHOOK_IOC_COUNTS: a per-function counting probe's functions (ascending
     // addresses, as the module found them) and their hits so far.
     struct FunctionHits {

@@ -78,6 +78,9 @@ struct GraphSpec {
 struct WakeupSpec {
     std::uint32_t wclass = FHOOK_WAKEUP_ALL; // enum fhook_wakeup_class
     std::uint64_t threshold_ns = 0;          // every tracked wakeup this long, 0: new maxima
+    // the histogram per task as well (Tracer::task_latencies): by process
+    // (tgid, runqlat -P) or thread (pid, runqlat -L)
+    enum class PerTask { None, Process, Thread } per_task = PerTask::None;
 };
 
 // Collect::Timerlat: struct fhook_timerlat's fields (period, priority,
@@ -242,6 +245,8 @@ public:
     // A latency probe's or tracer's histogram now, summed over CPUs or
     // `cpu`'s.
     LatencyHist latency(std::uint32_t probe_id, std::optional<unsigned> cpu = {}) const;
+    // The wakeup tracer's histograms per task (WakeupSpec::per_task).
+    Session::TaskLatencies task_latencies(std::uint32_t probe_id) const;
     // Whether the module has a feature (after setup()).
     bool has_feature(std::uint64_t feature) const;
     // Between setup() and start(): the probe's hits go into a table in the
