@@ -36,7 +36,10 @@ constexpr const char* kBenchUsage =
     "\n"
     "Workloads: kloop (fhook_testmod's in-kernel loop calling the empty\n"
     "noinline fhook_testmod_nop(): the pure cost of the hook) and read\n"
-    "(read(2) of one byte from /dev/zero, vfs_read hooked: a whole syscall).\n"
+    "(read(2) of one byte from /dev/zero, vfs_read hooked: a whole syscall);\n"
+    "switch measures the scheduler's latency tracers per context switch instead\n"
+    "(a pipe ping-pong with a SCHED_FIFO child on the same CPU): fhook wakeup\n"
+    "--rt and hist, the kernel's wakeup_rt tracer and libbpf-tools runqlat.\n"
     "\n"
     "--plot reads the JSON of earlier runs (one per kernel) and writes a bar\n"
     "chart of the overhead per mechanism.\n";
@@ -73,7 +76,7 @@ int cmd_bench(const Args& args) {
     po::options_description options("Options");
     options.add_options()("workload,w",
                           po::value<std::string>()->default_value("kloop")->value_name("WORKLOAD"),
-                          "kloop or read")(
+                          "kloop, read or switch")(
         "function,f", po::value<std::string>()->value_name("FUNC"),
         "the hooked function (default: fhook_testmod_nop for kloop, vfs_read for read)")(
         "calls,n", po::value<std::string>()->value_name("N"), "calls per repeat (default 200000)")(
@@ -92,6 +95,8 @@ int cmd_bench(const Args& args) {
                            "trace-cmd to run")(
         "funclatency", po::value<std::string>()->default_value("funclatency")->value_name("PATH"),
         "libbpf-tools funclatency to run")(
+        "runqlat", po::value<std::string>()->default_value("runqlat")->value_name("PATH"),
+        "libbpf-tools runqlat to run (switch)")(
         "bpf-stream",
         po::value<std::string>()->default_value("fhook-bench-stream")->value_name("PATH"),
         "the BPF ring buffer streaming peer to run (vmtests/bench/fhook-bench-stream)")(
@@ -177,6 +182,7 @@ int cmd_bench(const Args& args) {
     run.settle = parse_seconds("--settle", vm["settle"].as<std::string>());
     run.bpftrace = vm["bpftrace"].as<std::string>();
     run.funclatency = vm["funclatency"].as<std::string>();
+    run.runqlat = vm["runqlat"].as<std::string>();
     run.bpf_stream = vm["bpf-stream"].as<std::string>();
     run.trace_cmd = vm["trace-cmd"].as<std::string>();
     run.clock = vm["clock"].as<std::string>();

@@ -8,7 +8,7 @@
 # nanosecond is then one guest instruction, so the figures are
 # deterministic (QEMU 7.2's -icount hangs 6.1's SMP bring-up, not a
 # one-vCPU boot); --wall measures by the wall clock instead.  bpftrace,
-# libbpf-tools' funclatency and trace-cmd are copied into the guest with
+# libbpf-tools' funclatency and runqlat and trace-cmd are copied into the guest with
 # their libraries (installed here with apt-get when missing, as root).
 #
 # Writes build/bench/<release>-<workload>.json (one per kernel and
@@ -56,7 +56,7 @@ while read -r name json; do
 	n=$((n + 1))
 done < <(sed -n 's/^ *FHOOK-BENCH-JSON \([^ ]*\) /\1 /p' "$log")
 [ $n -gt 0 ] || { echo "vmtests/bench/run.sh: no results from the guests (see $log)" >&2; exit 1; }
-for w in kloop read; do
+for w in kloop read switch; do
 	set -- "$out"/*-"$w".json
 	[ -e "$1" ] || continue
 	"$cli" bench --plot -o "$out/hooks-$w.svg" "$@"

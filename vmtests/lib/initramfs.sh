@@ -109,7 +109,7 @@ build_initramfs() {
 			"$vm/bench/fhook-bench-stream" "$vm/bench/stream.bpf.o" "$stage/fhook/bench/"
 		# fhook bench's eBPF peers and trace-cmd, with their shared libraries
 		local peer
-		for peer in bpftrace funclatency trace-cmd; do
+		for peer in bpftrace funclatency runqlat trace-cmd; do
 			peer=$(PATH=$PATH:/usr/sbin:/sbin command -v "$peer") && stage_peer "$stage" "$peer"
 		done
 	fi

@@ -60,13 +60,10 @@ long ops_on(const Context& c) {
     return refs;
 }
 
-// Starts a tool and waits until it attached (with `ops` > 1: until that
-// many ftrace_ops want the site); "" or why it could not.
+} // namespace
+
 std::string start_tool(Context& c, Attachment& a, const std::vector<std::string>& argv,
-                       std::string name = "", long ops = 1) {
-    if (name.empty()) {
-        name = argv[0];
-    }
+                       const std::string& name, const std::function<bool()>& ready) {
     if (!in_path(argv[0])) {
         return name + " not found (install it, or pass its path)";
     }
@@ -74,7 +71,7 @@ std::string start_tool(Context& c, Attachment& a, const std::vector<std::string>
     Child& child = a.children.back();
     // bpftrace compiles with LLVM first: minutes under -icount
     for (int i = 0; i < 6000; i++) {
-        if (ops > 1 ? ops_on(c) >= ops : attached(c)) {
+        if (ready()) {
             return "";
         }
         if (!child.running()) {
@@ -83,6 +80,19 @@ std::string start_tool(Context& c, Attachment& a, const std::vector<std::string>
         usleep(100000);
     }
     return name + " did not attach within 600 s";
+}
+
+namespace {
+
+// Starts a tool and waits until it attached to the function (with `ops`
+// > 1: until that many ftrace_ops want the site).
+std::string start_tool(Context& c, Attachment& a, const std::vector<std::string>& argv,
+                       std::string name = "", long ops = 1) {
+    if (name.empty()) {
+        name = argv[0];
+    }
+    return start_tool(c, a, argv, name,
+                      [&c, ops] { return ops > 1 ? ops_on(c) >= ops : attached(c); });
 }
 
 // Every record of a repeat fits in the ring, fhook's and ftrace's alike:
@@ -484,7 +494,10 @@ const Mechanism kMechanisms[] = {
 
 } // namespace
 
-std::span<const Mechanism> mechanism_table() {
+std::span<const Mechanism> mechanism_table(std::string_view workload) {
+    if (workload == "switch") {
+        return sched_mechanism_table();
+    }
     return kMechanisms;
 }
 

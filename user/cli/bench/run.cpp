@@ -6,9 +6,11 @@
 #include <fnmatch.h>
 #include <sched.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -37,8 +39,73 @@ std::uint64_t now_ns() {
     return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ULL + ts.tv_nsec;
 }
 
-// one run of the workload: ns per call
+void write_byte(int fd) {
+    const char c = 0;
+    if (write(fd, &c, 1) != 1) {
+        throw_runtime(std::string("switch workload: write: ") + std::strerror(errno), errno);
+    }
+}
+
+void read_byte(int fd) {
+    char c;
+    if (read(fd, &c, 1) != 1) {
+        throw_runtime(std::string("switch workload: read: ") + std::strerror(errno), errno);
+    }
+}
+
+// The switch workload: this process and a SCHED_FIFO child on its CPU
+// pass a byte back and forth through two pipes, `switches` / 2 times:
+// each pass wakes the child, which preempts at once (a wakeup_rt wakeup),
+// and blocks, switching back (a wakeup of this SCHED_OTHER task); ns per
+// context switch.  (Only the child is RT: RT throttling never cuts in.)
+double switch_once(std::uint64_t switches) {
+    int there[2], back[2];
+    if (pipe2(there, O_CLOEXEC) != 0 || pipe2(back, O_CLOEXEC) != 0) {
+        throw_runtime(std::string("switch workload: pipe: ") + std::strerror(errno), errno);
+    }
+    const UniqueFd t0(there[0]), t1(there[1]), b0(back[0]), b1(back[1]);
+    const std::uint64_t rounds = std::max<std::uint64_t>(1, switches / 2);
+    const pid_t child = fork();
+    if (child < 0) {
+        throw_runtime(std::string("switch workload: fork: ") + std::strerror(errno), errno);
+    }
+    if (child == 0) {
+        const sched_param sp{.sched_priority = 1};
+        if (sched_setscheduler(0, SCHED_FIFO, &sp) != 0) {
+            _exit(3);
+        }
+        write_byte(b1.get()); // ready
+        char c;
+        for (std::uint64_t i = 0; i < rounds; i++) {
+            if (read(t0.get(), &c, 1) != 1 || write(b1.get(), &c, 1) != 1) {
+                _exit(1);
+            }
+        }
+        _exit(0);
+    }
+    read_byte(b0.get());
+    const std::uint64_t start = now_ns();
+    for (std::uint64_t i = 0; i < rounds; i++) {
+        write_byte(t1.get());
+        read_byte(b0.get());
+    }
+    const std::uint64_t ns = now_ns() - start;
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        throw_runtime(WIFEXITED(status) && WEXITSTATUS(status) == 3
+                          ? "switch workload: cannot make the child SCHED_FIFO (needs "
+                            "CAP_SYS_NICE)"
+                          : "switch workload: the child failed");
+    }
+    return static_cast<double>(ns) / static_cast<double>(rounds * 2);
+}
+
+// one run of the workload: ns per call (per context switch)
 double workload_once(const RunOptions& opt, std::uint64_t calls) {
+    if (opt.workload == "switch") {
+        return switch_once(calls);
+    }
     if (opt.workload == "kloop") {
         write_file(kLoopFile, "loop " + std::to_string(calls) + "\n");
         const std::string text = read_text_file(kLoopFile);
@@ -159,8 +226,12 @@ void find_int3_offset(Context& c) {
 
 std::vector<std::pair<std::string, std::string>> mechanisms() {
     std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& m : mechanism_table()) {
-        out.emplace_back(m.name, m.description);
+    for (const char* workload : {"kloop", "switch"}) {
+        for (const auto& m : mechanism_table(workload)) {
+            if (workload == std::string_view("kloop") || std::string_view(m.name) != "baseline") {
+                out.emplace_back(m.name, m.description);
+            }
+        }
     }
     return out;
 }
@@ -189,7 +260,8 @@ Row measure(const Mechanism& m, Context& c, const RunOptions& opt, const Results
                 std::this_thread::sleep_for(std::chrono::duration<double>(opt.settle));
             }
             const bool ftrace =
-                row.tool == "ftrace" || row.tool == "kprobe_events" || row.tool == "trace-cmd";
+                !m.worst_only &&
+                (row.tool == "ftrace" || row.tool == "kprobe_events" || row.tool == "trace-cmd");
             const std::uint64_t ftrace_lost0 = ftrace ? ftrace_lost(opt.tracefs) : 0;
             workload_once(opt, r.calls / 10 + 1); // warm: first records, caches
             consumers_catch_up(a);
@@ -231,9 +303,10 @@ Row measure(const Mechanism& m, Context& c, const RunOptions& opt, const Results
 }
 
 Results run(const RunOptions& opt) {
-    if (opt.workload != "kloop" && opt.workload != "read") {
-        throw_invalid("--workload must be kloop or read, not '" + opt.workload + "'");
+    if (opt.workload != "kloop" && opt.workload != "read" && opt.workload != "switch") {
+        throw_invalid("--workload must be kloop, read or switch, not '" + opt.workload + "'");
     }
+    const bool sched = opt.workload == "switch";
     if (opt.workload == "kloop" && access(kLoopFile, W_OK) != 0) {
         throw_runtime(std::string("workload kloop needs the test module's ") + kLoopFile +
                       " (insmod vmtests' fhook_testmod.ko, or use --workload read)");
@@ -248,7 +321,8 @@ Results run(const RunOptions& opt) {
     r.kernel = u.release;
     r.cpus = static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN));
     r.workload = opt.workload;
-    r.function = !opt.function.empty()     ? opt.function
+    r.function = sched                     ? "sched_wakeup+sched_switch"
+                 : !opt.function.empty()   ? opt.function
                  : opt.workload == "kloop" ? "fhook_testmod_nop"
                                            : "vfs_read";
     r.calls = opt.calls ? opt.calls : 200000;
@@ -259,7 +333,9 @@ Results run(const RunOptions& opt) {
     c.consumer_cpu = opt.consumer_cpu >= 0 ? opt.consumer_cpu : last_cpu();
     c.calls = r.calls;
     const Ksyms ksyms = Ksyms::load("/proc/kallsyms");
-    if (const auto refs = ksyms.find_text(r.function); !refs.empty()) {
+    if (sched) {
+        // (the tracepoints: nothing to find, nothing to check)
+    } else if (const auto refs = ksyms.find_text(r.function); !refs.empty()) {
         c.module = std::string(refs.front().module);
         const auto addrs = ksyms.addresses_of(r.function, c.module);
         if (!addrs.empty()) {
@@ -269,9 +345,10 @@ Results run(const RunOptions& opt) {
     } else {
         throw_runtime("unknown function '" + r.function + "' (not in /proc/kallsyms)");
     }
-    find_int3_offset(c);
-
-    if (attached(c)) {
+    if (!sched) {
+        find_int3_offset(c);
+    }
+    if (!sched && attached(c)) {
         throw_runtime("something is attached to " + r.function +
                       " already (tracefs enabled_functions, kprobes/list): the baseline "
                       "would not be one");
@@ -280,15 +357,16 @@ Results run(const RunOptions& opt) {
     if (opt.settle > 0) {
         std::this_thread::sleep_for(std::chrono::duration<double>(opt.settle));
     }
-    for (const auto& m : mechanism_table()) {
+    for (const auto& m : mechanism_table(opt.workload)) {
         if (!selected(opt, m.name)) {
             continue;
         }
         Row row = measure(m, c, opt, r);
         // tools detach asynchronously (a BPF link goes with its last fd):
-        // the next row must start from nothing attached
-        bool gone = false;
-        for (int i = 0; i < 600 && !(gone = !attached(c)); i++) {
+        // the next row must start from nothing attached (the switch
+        // workload's tools are gone with their processes)
+        bool gone = sched;
+        for (int i = 0; i < 600 && !gone && !(gone = !attached(c)); i++) {
             usleep(100000);
         }
         if (!gone) {

@@ -44,7 +44,7 @@ struct Row {
 struct Results {
     std::string kernel;   // uname -r
     unsigned cpus = 0;    // online CPUs
-    std::string workload; // kloop | read
+    std::string workload; // kloop | read | switch
     std::string function; // the hooked function
     std::uint64_t calls = 0;
     unsigned repeats = 0;
@@ -81,9 +81,11 @@ std::string render_svg(const std::vector<Results>& sets);
 
 // ------------------------------------------------------------------ run
 struct RunOptions {
-    std::string workload = "kloop"; // kloop (fhook_testmod's loop) | read (/dev/zero)
-    std::string function;           // default: fhook_testmod_nop | vfs_read
-    std::uint64_t calls = 0;        // default: 200,000
+    // kloop (fhook_testmod's loop) | read (/dev/zero) | switch (a pipe
+    // ping-pong with a SCHED_FIFO child: the scheduler's latency tracers)
+    std::string workload = "kloop";
+    std::string function;    // default: fhook_testmod_nop | vfs_read
+    std::uint64_t calls = 0; // default: 200,000
     unsigned repeats = 3;
     int workload_cpu = 0;
     int consumer_cpu = -1;         // -1: the last online CPU
@@ -92,6 +94,7 @@ struct RunOptions {
     std::string fhook = "/proc/self/exe";
     std::string bpftrace = "bpftrace";
     std::string funclatency = "funclatency";
+    std::string runqlat = "runqlat";
     // vmtests/bench/fhook-bench-stream (libbpf: fentry to a BPF ring buffer)
     std::string bpf_stream = "fhook-bench-stream";
     std::string trace_cmd = "trace-cmd";

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -71,9 +72,20 @@ struct Mechanism {
     const char* tool;
     const char* description;
     std::string (*attach)(Context&, Attachment&); // "" or why skipped
+    // a latency tracer that keeps its worst case only (the kernel's
+    // wakeup_rt): no event stream, so nothing it overwrites is lost
+    bool worst_only = false;
 };
 
-// Every mechanism, in the order of the table.
-std::span<const Mechanism> mechanism_table();
+// Starts a tool pinned to the consumer CPU and waits until `ready()`
+// (at most 600 s); "" or why it could not (not found, exited, too slow).
+std::string start_tool(Context& c, Attachment& a, const std::vector<std::string>& argv,
+                       const std::string& name, const std::function<bool()>& ready);
+
+// The mechanisms of a workload, in the order of the table: the hooks of
+// one function (kloop, read) or the scheduler's latency tracers (switch:
+// mechanisms_sched.cpp).
+std::span<const Mechanism> mechanism_table(std::string_view workload);
+std::span<const Mechanism> sched_mechanism_table();
 
 } // namespace fhook::bench
