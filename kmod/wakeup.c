@@ -9,7 +9,8 @@
  * when a task of the class is woken that outranks both the task tracked
  * now and the task that woke it (a deadline task is kept until it runs);
  * the switch to it ends the measure, reported as a record when it is a
- * new maximum or over the threshold; a tracked task seen switching out
+ * new maximum or over the threshold, with the waker's stack (taken before
+ * the lock, in the scratch buffer of the CPU); a tracked task seen switching out
  * first (woken while it was still running) is dropped.  One raw lock
  * per tracer (the kernel's wakeup_lock), taken with interrupts off,
  * covers it: sched_switch runs with the runqueue lock held, sched_wakeup
@@ -67,6 +68,8 @@ struct fhook_wake_tracked {
 	u8 waker_flags;
 	u8 waker_preempt;
 	char waker_comm[FHOOK_COMM_LEN];
+	unsigned int nr_stack;		/* the waker's stack, innermost first */
+	u64 stack[FHOOK_MAX_STACK];
 };
 
 struct fhook_wakeup_probe {
@@ -171,6 +174,20 @@ static notrace void fhook_wake_untrack(struct fhook_wakeup_probe *w, struct task
 		put_task_struct(put);
 }
 
+/*
+ * The waker's stack into @ips, without fhook's frames on top: from the
+ * tracepoint's iterator that called the probe on.
+ */
+static noinline notrace unsigned int fhook_wake_stack(u64 *ips)
+{
+	unsigned int n = fhook_stack_kernel(NULL, ips, FHOOK_MAX_STACK), i;
+
+	for (i = 0; i < n && within_module(ips[i], THIS_MODULE); i++)
+		;
+	memmove(ips, ips + i, (n - i) * sizeof(u64));
+	return n - i;
+}
+
 /* The kernel tracer's probe_wakeup(): does @p become the tracked wakeup? */
 static notrace void fhook_wake_track(struct fhook_wakeup_probe *w, struct task_struct *p,
 				     bool new_task, u64 now)
@@ -178,10 +195,16 @@ static notrace void fhook_wake_track(struct fhook_wakeup_probe *w, struct task_s
 	struct task_struct *put = NULL;
 	int prio = READ_ONCE(p->prio);
 	bool dl = dl_prio(prio);
+	unsigned int nr_stack = 0;
 	unsigned long flags;
+	u64 *ips;
 
 	if (!dl && (prio >= READ_ONCE(w->t.prio) || prio >= current->prio))
 		return;
+	/* (the stack before the lock: the walk is the long part) */
+	ips = (u64 *)fhook_scratch_get();
+	if (ips)
+		nr_stack = fhook_wake_stack(ips);
 	raw_spin_lock_irqsave(&w->lock, flags);
 	/* (raced with another wakeup) */
 	if (w->t.dl || (!dl && prio >= w->t.prio))
@@ -199,8 +222,13 @@ static notrace void fhook_wake_track(struct fhook_wakeup_probe *w, struct task_s
 	w->t.waker_flags = fhook_rec_ctx(preempt_count(), irqs_disabled_flags(flags));
 	w->t.waker_preempt = fhook_rec_preempt(preempt_count());
 	memcpy(w->t.waker_comm, current->comm, FHOOK_COMM_LEN);
+	w->t.nr_stack = nr_stack;
+	if (nr_stack)
+		memcpy(w->t.stack, ips, nr_stack * sizeof(u64));
 unlock:
 	raw_spin_unlock_irqrestore(&w->lock, flags);
+	if (ips)
+		fhook_scratch_put();
 	if (put)
 		put_task_struct(put);
 }
@@ -229,15 +257,23 @@ static notrace void fhook_wake_on_wakeup_new(void *data, struct task_struct *p)
 	fhook_wake_woken(data, p, true);
 }
 
-/* The record of the tracked wakeup of @next, ended at @now; under w->lock. */
+/*
+ * The record of the tracked wakeup of @next, ended at @now, @size bytes
+ * (the waker's stack after it when it has one); under w->lock.
+ */
 static notrace void fhook_wake_record(struct fhook_wakeup_probe *w, struct fhook_rec_wakeup *r,
-				      struct task_struct *prev, struct task_struct *next,
+				      u32 size, struct task_struct *prev, struct task_struct *next,
 				      unsigned int prev_state, u64 latency, u64 now, bool new_max)
 {
 	struct fhook_wake_tracked *t = &w->t;
 
-	fhook_rec_init_ts(&r->hdr, FHOOK_REC_WAKEUP, sizeof(*r), w->p.id, preempt_count(),
+	fhook_rec_init_ts(&r->hdr, FHOOK_REC_WAKEUP, size, w->p.id, preempt_count(),
 			  irqs_disabled(), now);
+	if (t->nr_stack) {
+		r->hdr.flags |= FHOOK_CTX_STACK;
+		memcpy(r + 1, t->stack, t->nr_stack * sizeof(u64));
+		fhook_stack_trailer((u64 *)(r + 1), t->nr_stack);
+	}
 	r->latency = latency;
 	r->wakeup_ts = t->ts;
 	r->max = w->max;
@@ -295,9 +331,11 @@ static notrace void fhook_wake_switched(struct fhook_wakeup_probe *w, struct tas
 		new_max = true;
 	}
 	if (report && fhook_session_wants_task(s, next, cpu)) {
-		r = fhook_ring_reserve(rb, sizeof(*r), w->p.id);
+		u32 size = sizeof(*r) + (w->t.nr_stack ? 8 * (w->t.nr_stack + 1) : 0);
+
+		r = fhook_ring_reserve(rb, size, w->p.id);
 		if (!IS_ERR_OR_NULL(r)) {
-			fhook_wake_record(w, r, prev, next, prev_state, latency, now, new_max);
+			fhook_wake_record(w, r, size, prev, next, prev_state, latency, now, new_max);
 			fhook_count(&c->written);
 		}
 		fhook_ring_commit(rb);

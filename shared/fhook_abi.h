@@ -1462,6 +1462,9 @@ struct fhook_rec_comm {
  * hdr.ts its time, hdr.pid/tgid the task switched out (prev), hdr.flags
  * and hdr.preempt the context there.  Priorities are the kernel's
  * (task_struct.prio: 0..99 real-time, 100..139 normal, -1 deadline).
+ * With FHOOK_CTX_STACK in hdr.flags a stack trailer follows: the waker's
+ * stack at the wakeup (the kernel tracer's first <stack trace>), from
+ * the tracepoint's caller of fhook's probe up.
  */
 #define FHOOK_WAKEUP_NEW_MAX	(1U << 0)	/* the largest latency so far */
 #define FHOOK_WAKEUP_NEW_TASK	(1U << 1)	/* woken by fork (sched_wakeup_new) */

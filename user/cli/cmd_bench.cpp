@@ -39,7 +39,9 @@ constexpr const char* kBenchUsage =
     "(read(2) of one byte from /dev/zero, vfs_read hooked: a whole syscall);\n"
     "switch measures the scheduler's latency tracers per context switch instead\n"
     "(a pipe ping-pong with a SCHED_FIFO child on the same CPU): fhook wakeup\n"
-    "--rt and hist, the kernel's wakeup_rt tracer and libbpf-tools runqlat.\n"
+    "--rt and hist, the kernel's wakeup_rt tracer and libbpf-tools runqlat;\n"
+    "timer a busy loop (ns per 1,000 iterations) under fhook's and the kernel's\n"
+    "timerlat tracers on its CPU every 100 us.\n"
     "\n"
     "--plot reads the JSON of earlier runs (one per kernel) and writes a bar\n"
     "chart of the overhead per mechanism.\n";
@@ -76,7 +78,7 @@ int cmd_bench(const Args& args) {
     po::options_description options("Options");
     options.add_options()("workload,w",
                           po::value<std::string>()->default_value("kloop")->value_name("WORKLOAD"),
-                          "kloop, read or switch")(
+                          "kloop, read, switch or timer")(
         "function,f", po::value<std::string>()->value_name("FUNC"),
         "the hooked function (default: fhook_testmod_nop for kloop, vfs_read for read)")(
         "calls,n", po::value<std::string>()->value_name("N"), "calls per repeat (default 200000)")(

@@ -79,20 +79,23 @@ const char* tracer_name(std::uint32_t wclass) {
 // Each report as the kernel's latency trace (or a JSON line).
 class WakeupPrinter final : public EventSink {
 public:
-    WakeupPrinter(int fd, bool json, LatencyTraceHost host)
-        : fd_(fd), json_(json), host_(std::move(host)) {}
+    WakeupPrinter(const Tracer& tracer, int fd, bool json, LatencyTraceHost host)
+        : tracer_(tracer), fd_(fd), json_(json), host_(std::move(host)) {}
     void on_event(const Event& ev) override {
         if (ev.type != EventType::Wakeup) {
             return;
         }
         const fhook_rec_wakeup w = wakeup_of(ev);
-        print_to(fd_, json_ ? format_wakeup_json(w, ev.comm, host_.tracer) + "\n"
-                            : (reports_ ? "\n" : "") + format_wakeup_trace(w, ev.comm, host_));
+        const Ksyms& ksyms = tracer_.ksyms();
+        print_to(fd_, json_ ? format_wakeup_json(w, ev.comm, ev.stack, ksyms, host_.tracer) + "\n"
+                            : (reports_ ? "\n" : "") +
+                                  format_wakeup_trace(w, ev.comm, ev.stack, ksyms, host_));
         reports_++;
     }
     std::size_t reports() const { return reports_; }
 
 private:
+    const Tracer& tracer_;
     int fd_;
     bool json_;
     LatencyTraceHost host_;
@@ -176,7 +179,7 @@ int cmd_wakeup(const Args& args) {
     const LatencyTraceHost host{tracer_name(opt->spec.wakeup.wclass), kernel_release(),
                                 preempt_model(),
                                 static_cast<unsigned>(::sysconf(_SC_NPROCESSORS_ONLN))};
-    WakeupPrinter reports(output_fd(out), opt->format == OutputFormat::Json, host);
+    WakeupPrinter reports(tracer, output_fd(out), opt->format == OutputFormat::Json, host);
     TablePrinter tables([&] { return wakeup_tables(tracer, *opt, mode); }, output_fd(out),
                         opt->format == OutputFormat::Json, mode == Mode::Top);
     tracer.start();

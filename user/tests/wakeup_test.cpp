@@ -64,7 +64,7 @@ TEST(Wakeup, DecodedAsRecorded) {
 
 TEST(Wakeup, KernelLatencyTrace) {
     const LatencyTraceHost host{"wakeup_rt", "6.12.118+deb12-rt-amd64", "preempt_rt", 2};
-    const std::string out = format_wakeup_trace(sample(), "fhook-workload", host);
+    const std::string out = format_wakeup_trace(sample(), "fhook-workload", {}, Ksyms(), host);
     EXPECT_NE(out.find("# tracer: wakeup_rt\n#\n# wakeup_rt latency trace v1.1.5 on "
                        "6.12.118+deb12-rt-amd64\n"),
               std::string::npos);
@@ -83,8 +83,25 @@ TEST(Wakeup, KernelLatencyTrace) {
               std::string::npos);
 }
 
+TEST(Wakeup, WakerStack) {
+    const Ksyms ksyms = Ksyms::parse("ffffffff81000000 T try_to_wake_up\n"
+                                     "ffffffff81000100 T pipe_write\n");
+    const std::vector<std::uint64_t> stack = {0xffffffff81000010, 0xffffffff81000120};
+    const LatencyTraceHost host{"wakeup_rt", "6.12.118+deb12-rt-amd64", "preempt_rt", 2};
+    const std::string out = format_wakeup_trace(sample(), "fhook-workload", stack, ksyms, host);
+    EXPECT_NE(out.find("# latency: 1361 us, #3/3, CPU#1"), std::string::npos) << out;
+    // after the wakeup line, in the waker's context, before the switch
+    EXPECT_NE(out.find("fhook-wa-162       0d..6.    0us#: <stack trace>\n => try_to_wake_up\n => "
+                       "pipe_write\nfhook-wo-115"),
+              std::string::npos)
+        << out;
+    const std::string j = format_wakeup_json(sample(), "fhook-workload", stack, ksyms, "wakeup_rt");
+    EXPECT_NE(j.find(",\"waker_stack\":[\"try_to_wake_up\",\"pipe_write\"]}"), std::string::npos)
+        << j;
+}
+
 TEST(Wakeup, Json) {
-    const std::string j = format_wakeup_json(sample(), "fhook-workload", "wakeup_rt");
+    const std::string j = format_wakeup_json(sample(), "fhook-workload", {}, Ksyms(), "wakeup_rt");
     EXPECT_EQ(j,
               "{\"tracer\":\"wakeup_rt\",\"latency_ns\":1361000,\"new_max\":true,\"max_ns\":"
               "1361000,\"nr\":7,\"wakeup_ts\":5000000000,\"switch_ts\":5001361000,\"cpu\":1,"

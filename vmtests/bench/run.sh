@@ -56,7 +56,7 @@ while read -r name json; do
 	n=$((n + 1))
 done < <(sed -n 's/^ *FHOOK-BENCH-JSON \([^ ]*\) /\1 /p' "$log")
 [ $n -gt 0 ] || { echo "vmtests/bench/run.sh: no results from the guests (see $log)" >&2; exit 1; }
-for w in kloop read switch; do
+for w in kloop read switch timer; do
 	set -- "$out"/*-"$w".json
 	[ -e "$1" ] || continue
 	"$cli" bench --plot -o "$out/hooks-$w.svg" "$@"

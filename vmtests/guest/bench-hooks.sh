@@ -18,7 +18,7 @@ command -v bpftrace > /dev/null &&
 	echo "bpftrace: $(bpftrace --info 2>&1 | grep -i -E 'version|btf:|kfunc:' | tr -s ' \n' ' ')"
 clock="CLOCK_MONOTONIC ns"
 [ "${ICOUNT:-0}" = 1 ] && clock="guest ns = instructions (-icount shift=0)"
-for w in ${FHOOK_TEST_BENCH_WORKLOADS:-kloop read switch}; do
+for w in ${FHOOK_TEST_BENCH_WORKLOADS:-kloop read switch timer}; do
 	# shellcheck disable=SC2086
 	fhook bench --workload "$w" --repeats "${FHOOK_TEST_BENCH_REPEATS:-3}" --settle 3 \
 		--clock "$clock" --json "/tmp/bench-$w.json" ${FHOOK_TEST_BENCH_ARGS:-} 2> /tmp/bench.err ||

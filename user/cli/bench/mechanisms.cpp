@@ -498,6 +498,9 @@ std::span<const Mechanism> mechanism_table(std::string_view workload) {
     if (workload == "switch") {
         return sched_mechanism_table();
     }
+    if (workload == "timer") {
+        return timer_mechanism_table();
+    }
     return kMechanisms;
 }
 

@@ -1,9 +1,11 @@
-// fhook bench: the mechanisms of the switch workload (a ping-pong through
-// two pipes: run.cpp), the scheduler's latency tracers and their peers,
-// each on the sched_wakeup/sched_switch tracepoints: fhook's wakeup
-// tracer and runqlat-style histogram, the kernel's wakeup_rt tracer where
-// the kernel has it (CONFIG_SCHED_TRACER: Debian's PREEMPT_RT kernel), and
-// libbpf-tools' runqlat (BCC's runqlat on libbpf).
+// fhook bench: the latency tracers' mechanisms.  The switch workload's (a
+// ping-pong through two pipes: run.cpp) are the scheduler's tracers, each
+// on the sched_wakeup/sched_switch tracepoints: fhook's wakeup tracer and
+// runqlat-style histogram, the kernel's wakeup_rt tracer where the kernel
+// has it (CONFIG_SCHED_TRACER: Debian's PREEMPT_RT kernel), and
+// libbpf-tools' runqlat (BCC's runqlat on libbpf).  The timer workload's
+// (a busy loop) are the timerlat tracers on its CPU, fhook's and the
+// kernel's (CONFIG_TIMERLAT_TRACER), every kTimerPeriodUs.
 #include <dirent.h>
 #include <unistd.h>
 
@@ -18,6 +20,7 @@ namespace fhook::bench {
 namespace {
 
 constexpr const char* kForever = "86400";
+constexpr unsigned kTimerPeriodUs = 100;
 
 // Has another session than the one this opens come up (the tool's)?  Its
 // probe is added right after: the settle time covers that.
@@ -72,6 +75,25 @@ std::string kernel_wakeup_rt(Context& c, Attachment& a) {
     return "";
 }
 
+// The kernel's timerlat tracer on the workload's CPU every
+// kTimerPeriodUs, its samples left in the buffer (rtla would read them).
+std::string kernel_timerlat(Context& c, Attachment& a) {
+    const std::string& t = c.opt.tracefs;
+    if (read_text_file(t + "/available_tracers").find("timerlat") == std::string::npos) {
+        return "the kernel has no timerlat tracer (CONFIG_TIMERLAT_TRACER)";
+    }
+    for (const char* file : {"/osnoise/cpus", "/osnoise/timerlat_period_us"}) {
+        std::string old = read_text_file(t + file);
+        a.undo_trunc.emplace_back(t + file, old.empty() ? "\n" : old);
+    }
+    write_file(t + "/osnoise/cpus", std::to_string(c.opt.workload_cpu) + "\n");
+    write_file(t + "/osnoise/timerlat_period_us", std::to_string(kTimerPeriodUs) + "\n");
+    write_file(t + "/current_tracer", "timerlat\n");
+    a.undo_trunc.emplace_back(t + "/current_tracer", "nop\n");
+    write_file(t + "/tracing_on", "1\n");
+    return "";
+}
+
 const Mechanism kSchedMechanisms[] = {
     {"baseline", "none", "nothing attached", [](Context&, Attachment&) { return std::string(); }},
     {"fhook-wakeup-rt", "fhook",
@@ -98,10 +120,30 @@ const Mechanism kSchedMechanisms[] = {
      }},
 };
 
+const Mechanism kTimerMechanisms[] = {
+    {"baseline", "none", "nothing attached", [](Context&, Attachment&) { return std::string(); }},
+    {"fhook-timerlat", "fhook",
+     "fhook timerlat on the workload's CPU, a period of 100 us (top: its reader keeps the "
+     "figures)",
+     [](Context& c, Attachment& a) {
+         return start_fhook(c, a,
+                            {"timerlat", "--cpu", std::to_string(c.opt.workload_cpu), "--period",
+                             std::to_string(kTimerPeriodUs), "--interval", kForever});
+     }},
+    {"ftrace-timerlat", "ftrace",
+     "the kernel's timerlat tracer on the workload's CPU, 100 us, nothing reading (Debian's RT "
+     "kernel has it)",
+     kernel_timerlat, true},
+};
+
 } // namespace
 
 std::span<const Mechanism> sched_mechanism_table() {
     return kSchedMechanisms;
+}
+
+std::span<const Mechanism> timer_mechanism_table() {
+    return kTimerMechanisms;
 }
 
 } // namespace fhook::bench

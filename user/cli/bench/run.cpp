@@ -101,10 +101,25 @@ double switch_once(std::uint64_t switches) {
     return static_cast<double>(ns) / static_cast<double>(rounds * 2);
 }
 
-// one run of the workload: ns per call (per context switch)
+// The timer workload: `units` of fixed work (1,000 iterations of a loop
+// the compiler keeps) on this CPU while a timer tracer interrupts it;
+// ns per unit.
+double timer_once(std::uint64_t units) {
+    volatile std::uint64_t sink = 0;
+    const std::uint64_t start = now_ns();
+    for (std::uint64_t i = 0; i < units * 1000; i++) {
+        sink = sink + i;
+    }
+    return static_cast<double>(now_ns() - start) / static_cast<double>(units);
+}
+
+// one run of the workload: ns per call (per context switch, per unit)
 double workload_once(const RunOptions& opt, std::uint64_t calls) {
     if (opt.workload == "switch") {
         return switch_once(calls);
+    }
+    if (opt.workload == "timer") {
+        return timer_once(calls);
     }
     if (opt.workload == "kloop") {
         write_file(kLoopFile, "loop " + std::to_string(calls) + "\n");
@@ -226,7 +241,7 @@ void find_int3_offset(Context& c) {
 
 std::vector<std::pair<std::string, std::string>> mechanisms() {
     std::vector<std::pair<std::string, std::string>> out;
-    for (const char* workload : {"kloop", "switch"}) {
+    for (const char* workload : {"kloop", "switch", "timer"}) {
         for (const auto& m : mechanism_table(workload)) {
             if (workload == std::string_view("kloop") || std::string_view(m.name) != "baseline") {
                 out.emplace_back(m.name, m.description);
@@ -303,10 +318,13 @@ Row measure(const Mechanism& m, Context& c, const RunOptions& opt, const Results
 }
 
 Results run(const RunOptions& opt) {
-    if (opt.workload != "kloop" && opt.workload != "read" && opt.workload != "switch") {
-        throw_invalid("--workload must be kloop, read or switch, not '" + opt.workload + "'");
+    if (opt.workload != "kloop" && opt.workload != "read" && opt.workload != "switch" &&
+        opt.workload != "timer") {
+        throw_invalid("--workload must be kloop, read, switch or timer, not '" + opt.workload +
+                      "'");
     }
-    const bool sched = opt.workload == "switch";
+    // the latency tracers' workloads: no function hooked
+    const bool sched = opt.workload == "switch" || opt.workload == "timer";
     if (opt.workload == "kloop" && access(kLoopFile, W_OK) != 0) {
         throw_runtime(std::string("workload kloop needs the test module's ") + kLoopFile +
                       " (insmod vmtests' fhook_testmod.ko, or use --workload read)");
@@ -321,7 +339,8 @@ Results run(const RunOptions& opt) {
     r.kernel = u.release;
     r.cpus = static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN));
     r.workload = opt.workload;
-    r.function = sched                     ? "sched_wakeup+sched_switch"
+    r.function = opt.workload == "timer"   ? "timer every 100 us"
+                 : sched                   ? "sched_wakeup+sched_switch"
                  : !opt.function.empty()   ? opt.function
                  : opt.workload == "kloop" ? "fhook_testmod_nop"
                                            : "vfs_read";

@@ -38,9 +38,10 @@ char task_state_char(std::uint32_t state) {
 }
 
 std::string format_wakeup_trace(const fhook_rec_wakeup& w, std::string_view prev_comm,
+                                const std::vector<std::uint64_t>& stack, const Ksyms& ksyms,
                                 const LatencyTraceHost& host) {
     const std::string comm = comm_of(w.comm), waker = comm_of(w.waker_comm);
-    std::string out = text::latency_header(host, w.latency, 2, w.wakeup_cpu);
+    std::string out = text::latency_header(host, w.latency, stack.empty() ? 2 : 3, w.wakeup_cpu);
     out += printf_string("#    | task: %.16s-%u (uid:%u nice:%d policy:%u rt_prio:%u)\n",
                          comm.c_str(), w.pid, w.uid, w.nice, w.policy, w.rt_priority);
     out += "#    -----------------\n#\n" + text::latency_legend();
@@ -48,6 +49,15 @@ std::string format_wakeup_trace(const fhook_rec_wakeup& w, std::string_view prev
     out += lat_line(waker, w.waker_pid, w.waker_cpu, w.waker_flags, w.waker_preempt, 0, w.latency);
     out += printf_string(" %7u:%3d:%c   + [%03u] %7u:%3d:%c %s\n", w.waker_pid, w.waker_prio, 'R',
                          w.wakeup_cpu, w.pid, w.prio, 'R', comm.c_str());
+    // the waker's stack there (__trace_stack() in probe_wakeup())
+    if (!stack.empty()) {
+        out += lat_line(waker, w.waker_pid, w.waker_cpu, w.waker_flags, w.waker_preempt, 0,
+                        w.latency) +
+               "<stack trace>\n";
+        for (const std::uint64_t ip : stack) {
+            out += " => " + ksyms.name_of(ip) + "\n";
+        }
+    }
     // the switch to it (tracing_sched_switch_trace())
     out +=
         lat_line(prev_comm, w.hdr.pid, w.hdr.cpu, w.hdr.flags, w.hdr.preempt, w.latency, w.latency);
@@ -58,6 +68,7 @@ std::string format_wakeup_trace(const fhook_rec_wakeup& w, std::string_view prev
 }
 
 std::string format_wakeup_json(const fhook_rec_wakeup& w, std::string_view prev_comm,
+                               const std::vector<std::uint64_t>& stack, const Ksyms& ksyms,
                                std::string_view tracer) {
     nlohmann::ordered_json j;
     j["tracer"] = tracer;
@@ -83,6 +94,12 @@ std::string format_wakeup_json(const fhook_rec_wakeup& w, std::string_view prev_
     nlohmann::ordered_json prev = task_json(prev_comm, w.hdr.pid, w.prev_prio);
     prev["state"] = std::string(1, task_state_char(w.prev_state));
     j["prev"] = prev;
+    if (!stack.empty()) {
+        j["waker_stack"] = nlohmann::ordered_json::array();
+        for (const std::uint64_t ip : stack) {
+            j["waker_stack"].push_back(ksyms.name_of(ip));
+        }
+    }
     return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 

@@ -16,7 +16,8 @@
 #     histogram in the thread's own (the module's hist table), and
 #     --per-process the process's.
 #  2. the latency traces: every report is the thread's, in the kernel's
-#     format, the last maximum the largest; top: the thread's CPU's row.
+#     format, the last maximum the largest, with the waker's stack (a
+#     write() into the pipe); top: the thread's CPU's row.
 #  3. --dl with a SCHED_DEADLINE thread; errors for bad options.
 #  4. where the kernel has its own wakeup_rt tracer (Debian's PREEMPT_RT
 #     kernel): the wakeup of its worst case is among fhook's reports, with
@@ -152,6 +153,16 @@ echo "$last" | grep -q '"tracer":"wakeup_rt"' || fail "report without its tracer
 lat=$(echo "$last" | sed -n 's/.*"latency_ns":\([0-9]*\).*/\1/p')
 lmax=$(echo "$last" | sed -n 's/.*"max_ns":\([0-9]*\).*/\1/p')
 expect_eq "$lat" "$lmax" "the last report is the maximum"
+# the waker's stack at the wakeup: the writer's write() into the pipe,
+# from the tracepoint on (none of fhook's frames)
+wstack=$(echo "$last" | sed -n 's/.*"waker_stack":\[\([^]]*\)\].*/\1/p')
+case ",$wstack," in
+*'"try_to_wake_up"'*'"pipe_write"'*) ;;
+*) fail "the waker's stack is not a pipe write's: [$wstack]" ;;
+esac
+case "$wstack" in
+'"fhook'* | *',"fhook_'*) fail "fhook's own frames in the waker's stack: [$wstack]" ;;
+esac
 bigger=$(sed -n 's/.*"latency_ns":\([0-9]*\).*/\1/p' $D/tr.json | awk -v m="$lmax" '$1 > m' | wc -l)
 expect_eq "$bigger" 0 "reports above the last maximum"
 [ "$lat" -le "$PROG_MAX" ] || fail "maximum $lat ns is over the thread's own ($PROG_MAX ns)"
@@ -159,12 +170,13 @@ log "$reports reports, the last $lat ns (the thread measured at most $PROG_MAX n
 # the kernel's latency-trace format
 run_fhook $D/txt wakeup --rt -- $WP
 grep -q '^# tracer: wakeup_rt$' $D/txt.out || fail "no '# tracer: wakeup_rt' header"
-grep -q "^# latency: [0-9]* us, #2/2, CPU#1 | (M:[a-z_]* VP:0, KP:0, SP:0 HP:0 #P:[0-9]*)$" \
+grep -q "^# latency: [0-9]* us, #3/3, CPU#1 | (M:[a-z_]* VP:0, KP:0, SP:0 HP:0 #P:[0-9]*)$" \
 	$D/txt.out || fail "no kernel-style latency line: $(grep latency: $D/txt.out | head -n 1)"
 grep -q "^#    | task: fhook-wakeprog-[0-9]* (uid:0 nice:0 policy:1 rt_prio:50)$" $D/txt.out ||
 	fail "no task line for the FIFO 50 thread"
 grep -q ' + \[001\] *[0-9]*: 49:R fhook-wakeprog$' $D/txt.out || fail "no wakeup line"
 grep -q ' ==> \[001\] *[0-9]*: 49:R fhook-wakeprog$' $D/txt.out || fail "no switch line"
+grep -A 3 ': <stack trace>$' $D/txt.out | grep -q '^ => ' || fail "no waker's stack after the wakeup line"
 tail -n 12 $D/txt.out | sed 's/^/#   /'
 
 # top: the thread's CPU's row holds every wakeup

@@ -83,9 +83,10 @@ std::string start_tool(Context& c, Attachment& a, const std::vector<std::string>
                        const std::string& name, const std::function<bool()>& ready);
 
 // The mechanisms of a workload, in the order of the table: the hooks of
-// one function (kloop, read) or the scheduler's latency tracers (switch:
-// mechanisms_sched.cpp).
+// one function (kloop, read), the scheduler's latency tracers (switch) or
+// the timer latency tracers (timer: mechanisms_sched.cpp).
 std::span<const Mechanism> mechanism_table(std::string_view workload);
 std::span<const Mechanism> sched_mechanism_table();
+std::span<const Mechanism> timer_mechanism_table();
 
 } // namespace fhook::bench

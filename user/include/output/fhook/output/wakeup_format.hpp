@@ -12,6 +12,7 @@
 
 #include <fhook/core/latency.hpp>
 #include <fhook/output/latency_format.hpp>
+#include <fhook/sys/ksyms.hpp>
 
 namespace fhook {
 
@@ -24,13 +25,18 @@ struct LatencyTraceHost {
 };
 
 // The kernel's latency-trace form of one report: "# tracer: ...", the
-// "# latency: N us, #2/2, CPU#C | (M:model VP:0, KP:0, SP:0 HP:0 #P:N)"
-// header, the task, the column legend, then the wakeup and the switch
-// lines.  `prev_comm` is the name of the task switched out (hdr.pid).
+// "# latency: N us, #E/E, CPU#C | (M:model VP:0, KP:0, SP:0 HP:0 #P:N)"
+// header, the task, the column legend, then the wakeup line, the waker's
+// `stack` there (innermost first, " => name"; none: no such entry) and
+// the switch line.  `prev_comm` is the name of the task switched out
+// (hdr.pid).
 std::string format_wakeup_trace(const fhook_rec_wakeup& w, std::string_view prev_comm,
+                                const std::vector<std::uint64_t>& stack, const Ksyms& ksyms,
                                 const LatencyTraceHost& host);
-// One JSON object (no newline) for the same report.
+// One JSON object (no newline) for the same report, the waker's stack as
+// "waker_stack" (names) when there is one.
 std::string format_wakeup_json(const fhook_rec_wakeup& w, std::string_view prev_comm,
+                               const std::vector<std::uint64_t>& stack, const Ksyms& ksyms,
                                std::string_view tracer);
 
 // A task's state as the kernel's latency traces print it (R, S, D, T, t,
