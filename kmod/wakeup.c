@@ -201,6 +201,9 @@ static notrace void fhook_wake_track(struct fhook_wakeup_probe *w, struct task_s
 
 	if (!dl && (prio >= READ_ONCE(w->t.prio) || prio >= current->prio))
 		return;
+	/* (a deadline task is kept until it runs) */
+	if (READ_ONCE(w->t.dl))
+		return;
 	/* (the stack before the lock: the walk is the long part) */
 	ips = (u64 *)fhook_scratch_get();
 	if (ips)
@@ -242,7 +245,8 @@ static notrace void fhook_wake_woken(struct fhook_wakeup_probe *w, struct task_s
 		return;
 	now = ktime_get_mono_fast_ns();
 	fhook_wake_stamp(w, p, now);
-	fhook_wake_track(w, p, new_task, now);
+	if (!(w->cfg.flags & FHOOK_WAKEUP_F_HIST_ONLY))
+		fhook_wake_track(w, p, new_task, now);
 }
 
 /* TP_PROTO(struct task_struct *p): sched_wakeup */
@@ -440,7 +444,9 @@ static int fhook_wakeup_init(struct fhook_probe *p, const struct fhook_probe_add
 		return fhook_refuse(p->session, FHOOK_R_WAKEUP_CFG, -1, ret);
 	if (cfg->wclass >= ARRAY_SIZE(fhook_wake_below))
 		return fhook_refuse(p->session, FHOOK_R_WAKEUP_CFG, -1, -EINVAL);
-	if (cfg->reserved[0] || cfg->reserved[1])
+	if (cfg->flags & ~FHOOK_WAKEUP_F_HIST_ONLY)
+		return fhook_refuse(p->session, FHOOK_R_FLAGS, -1, -EINVAL);
+	if (cfg->__pad || cfg->reserved)
 		return fhook_refuse(p->session, FHOOK_R_RESERVED, -1, -EINVAL);
 	w->below = fhook_wake_below[cfg->wclass];
 	raw_spin_lock_init(&w->lock);

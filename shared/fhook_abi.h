@@ -85,7 +85,10 @@
 #define FHOOK_FEAT_IRQSOFF	(1ULL << 37)
 /* ... with FHOOK_IRQSOFF_PREEMPT: preempt_disable, preempt_enable too */
 #define FHOOK_FEAT_PREEMPTOFF	(1ULL << 38)
-/* FHOOK_IOC_HIST_SET on FHOOK_PROBE_WAKEUP: struct fhook_wakeup_sample */
+/*
+ * FHOOK_IOC_HIST_SET on FHOOK_PROBE_WAKEUP (struct fhook_wakeup_sample),
+ * FHOOK_WAKEUP_F_HIST_ONLY
+ */
 #define FHOOK_FEAT_WAKEUP_HIST	(1ULL << 39)
 
 /* ------------------------------------------------------------------ */
@@ -571,6 +574,12 @@ enum fhook_wakeup_class {
 	FHOOK_WAKEUP_DL = 2,	/* wakeup_dl: SCHED_DEADLINE tasks */
 };
 
+/*
+ * fhook_wakeup.flags (FHOOK_FEAT_WAKEUP_HIST): the histograms only, no
+ * tracked wakeup and no report (what top and hist need)
+ */
+#define FHOOK_WAKEUP_F_HIST_ONLY	(1U << 0)
+
 struct fhook_wakeup {
 	__u32 size;		/* in */
 	__u32 wclass;		/* in: enum fhook_wakeup_class */
@@ -579,7 +588,9 @@ struct fhook_wakeup {
 	 * only new maxima (tracing_thresh); 0 = new maxima only
 	 */
 	__u64 threshold_ns;
-	__u64 reserved[2];	/* must be zero */
+	__u32 flags;		/* in: FHOOK_WAKEUP_F_* */
+	__u32 __pad;		/* must be zero */
+	__u64 reserved;		/* must be zero */
 };
 
 /*
@@ -597,7 +608,7 @@ struct fhook_wakeup_sample {
 	__u32 tgid;
 	__s32 prio;		/* task_struct.prio */
 	__u32 bucket;		/* FHOOK_IOC_LATENCY's bucket of `latency`: fls64() */
-	char comm[16];		/* the task's */
+	char comm[16];		/* the task's (FHOOK_COMM_LEN) */
 };
 
 #define FHOOK_TIMERLAT_MIN_PERIOD_US	100	/* the kernel's timerlat_period_us bounds */
@@ -1464,7 +1475,7 @@ struct fhook_rec_comm {
  * (task_struct.prio: 0..99 real-time, 100..139 normal, -1 deadline).
  * With FHOOK_CTX_STACK in hdr.flags a stack trailer follows: the waker's
  * stack at the wakeup (the kernel tracer's first <stack trace>), from
- * the tracepoint's caller of fhook's probe up.
+ * the tracepoint's caller of fhook's probe up, when it could be taken.
  */
 #define FHOOK_WAKEUP_NEW_MAX	(1U << 0)	/* the largest latency so far */
 #define FHOOK_WAKEUP_NEW_TASK	(1U << 1)	/* woken by fork (sched_wakeup_new) */

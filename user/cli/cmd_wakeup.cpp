@@ -137,8 +137,9 @@ std::string wakeup_tables(const Tracer& tracer, const TraceOptions& opt, Mode mo
         }
         if (tasks.drops && !opt.quiet) {
             print_stderr("fhook: " + std::to_string(tasks.drops) +
-                         " wakeups found the per-task table full (16384 task and bucket "
-                         "pairs): not in the histograms per task\n");
+                         " wakeups found the per-task table full (" +
+                         std::to_string(Session::kTaskHistEntries) +
+                         " task and bucket pairs): not in the histograms per task\n");
         }
     }
     return text;
@@ -170,6 +171,7 @@ int cmd_wakeup(const Args& args) {
     if (mode != Mode::Hist && opt->spec.wakeup.per_task != WakeupSpec::PerTask::None) {
         throw_invalid("--per-process and --per-thread are options of 'fhook wakeup hist'");
     }
+    opt->spec.wakeup.reports = mode == Mode::Trace;
     if (mode == Mode::Top && !opt->spec.interval) {
         opt->spec.interval = 1.0;
     }

@@ -11,7 +11,7 @@ is_static() {
 
 # check_artifacts: die unless everything a run needs is there; sets busybox
 check_artifacts() {
-	for tool in qemu-system-x86_64 cpio gzip xz gcc readelf modinfo timeout flock; do
+	for tool in qemu-system-x86_64 cpio gzip xz gcc readelf modinfo timeout flock pkill awk; do
 		command -v "$tool" > /dev/null || die "$tool not found: run scripts/setup.sh"
 	done
 

@@ -122,7 +122,7 @@ parse_console() {
 		*FHOOK-DMESG-BEGIN*) in_dmesg=1 ;;
 		*FHOOK-STALL\ *)
 			# shellcheck disable=SC2086 # (the durations, split)
-			[ -n "${qemu_pid:-}" ] && stall_guest "$qemu_pid" ${l#*FHOOK-STALL } &
+			[ -n "${qemu_pid:-}" ] && stall_guest "$qemu_pid" ${l#*FHOOK-STALL } 9>&- &
 			;;
 		*FHOOK-DONE*) echo "done ${l#*FHOOK-DONE }" >> "$dir/results" ;;
 		*FHOOK-WARN*) echo "  $rel: ${l#*FHOOK-WARN }" | say ;;

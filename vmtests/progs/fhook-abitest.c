@@ -2000,6 +2000,12 @@ static void wakeup_hist_set(int fd, __u32 id)
 	hs.keys[1].src = FHOOK_HIST_SRC_USTACK;
 	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL),
 		   "observer: a wakeup hist key of current's user stack -> EINVAL");
+	hs.keys[1].src = FHOOK_HIST_SRC_STACK;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL),
+		   "observer: a wakeup hist key of current's kernel stack -> EINVAL");
+	hs.keys[1].src = FHOOK_HIST_SRC_COMM;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), ERRS(EINVAL),
+		   "observer: a wakeup hist key of current's name -> EINVAL");
 	hs.keys[1] = data;
 	hs.keys[1].offset = offsetof(struct fhook_wakeup_sample, bucket);
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_HIST_SET, &hs), "observer: a wakeup hist table per pid");
@@ -2064,10 +2070,18 @@ static void test_observer_wakeup(void)
 	w.wclass = 3;
 	EXPECT_ERR(wakeup_add(fd, (uintptr_t)&w, NULL), ERRS(EINVAL), "observer: wakeup class 3 -> EINVAL");
 	w.wclass = FHOOK_WAKEUP_ALL;
-	w.reserved[1] = 1;
+	w.reserved = 1;
 	EXPECT_ERR(wakeup_add(fd, (uintptr_t)&w, NULL), ERRS(EINVAL),
 		   "observer: wakeup config with a reserved word set -> EINVAL");
-	w.reserved[1] = 0;
+	w.reserved = 0;
+	w.__pad = 1;
+	EXPECT_ERR(wakeup_add(fd, (uintptr_t)&w, NULL), ERRS(EINVAL),
+		   "observer: wakeup config with its padding set -> EINVAL");
+	w.__pad = 0;
+	w.flags = 2;
+	EXPECT_ERR(wakeup_add(fd, (uintptr_t)&w, NULL), ERRS(EINVAL),
+		   "observer: wakeup config with an unknown flag -> EINVAL");
+	w.flags = 0;
 	w.size = page + 8;
 	EXPECT_ERR(wakeup_add(fd, (uintptr_t)&w, NULL), ERRS(E2BIG, EINVAL, EFAULT),
 		   "observer: wakeup config claiming more than a page");

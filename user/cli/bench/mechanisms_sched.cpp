@@ -59,6 +59,20 @@ std::string start_fhook(Context& c, Attachment& a, std::vector<std::string> args
     return start_tool(c, a, args, "fhook", other_session);
 }
 
+// A tracefs file's value, written back when the row is done.
+void keep(Attachment& a, const std::string& path) {
+    const std::string old = read_text_file(path);
+    a.undo_trunc.emplace_back(path, old.empty() ? "\n" : old);
+}
+
+// The kernel's tracer `name` made current and tracing on, both undone.
+void start_tracer(Attachment& a, const std::string& t, const std::string& name) {
+    keep(a, t + "/tracing_on");
+    write_file(t + "/current_tracer", name + "\n");
+    a.undo_trunc.emplace_back(t + "/current_tracer", "nop\n");
+    write_file(t + "/tracing_on", "1\n");
+}
+
 // The kernel's wakeup_rt tracer without its function tracing (fhook's
 // has none unless asked), every new maximum kept in its snapshot buffer.
 std::string kernel_wakeup_rt(Context& c, Attachment& a) {
@@ -66,12 +80,10 @@ std::string kernel_wakeup_rt(Context& c, Attachment& a) {
     if (read_text_file(t + "/available_tracers").find("wakeup_rt") == std::string::npos) {
         return "the kernel has no wakeup_rt tracer (CONFIG_SCHED_TRACER)";
     }
+    keep(a, t + "/options/function-trace");
     write_file(t + "/options/function-trace", "0\n");
-    a.undo_trunc.emplace_back(t + "/options/function-trace", "1\n");
     write_file(t + "/tracing_max_latency", "0\n");
-    write_file(t + "/current_tracer", "wakeup_rt\n");
-    a.undo_trunc.emplace_back(t + "/current_tracer", "nop\n");
-    write_file(t + "/tracing_on", "1\n");
+    start_tracer(a, t, "wakeup_rt");
     return "";
 }
 
@@ -82,15 +94,11 @@ std::string kernel_timerlat(Context& c, Attachment& a) {
     if (read_text_file(t + "/available_tracers").find("timerlat") == std::string::npos) {
         return "the kernel has no timerlat tracer (CONFIG_TIMERLAT_TRACER)";
     }
-    for (const char* file : {"/osnoise/cpus", "/osnoise/timerlat_period_us"}) {
-        std::string old = read_text_file(t + file);
-        a.undo_trunc.emplace_back(t + file, old.empty() ? "\n" : old);
-    }
+    keep(a, t + "/osnoise/cpus");
+    keep(a, t + "/osnoise/timerlat_period_us");
     write_file(t + "/osnoise/cpus", std::to_string(c.opt.workload_cpu) + "\n");
     write_file(t + "/osnoise/timerlat_period_us", std::to_string(kTimerPeriodUs) + "\n");
-    write_file(t + "/current_tracer", "timerlat\n");
-    a.undo_trunc.emplace_back(t + "/current_tracer", "nop\n");
-    write_file(t + "/tracing_on", "1\n");
+    start_tracer(a, t, "timerlat");
     return "";
 }
 

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -39,19 +40,46 @@ std::uint64_t now_ns() {
     return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ULL + ts.tv_nsec;
 }
 
-void write_byte(int fd) {
-    const char c = 0;
-    if (write(fd, &c, 1) != 1) {
-        throw_runtime(std::string("switch workload: write: ") + std::strerror(errno), errno);
+// One byte through a pipe end, again after a signal; false at EOF or
+// on an error.
+bool pass_byte(int fd, bool out) {
+    char c = 0;
+    for (;;) {
+        const ssize_t n = out ? write(fd, &c, 1) : read(fd, &c, 1);
+        if (n == 1) {
+            return true;
+        }
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        return false;
     }
 }
 
-void read_byte(int fd) {
-    char c;
-    if (read(fd, &c, 1) != 1) {
-        throw_runtime(std::string("switch workload: read: ") + std::strerror(errno), errno);
+// A forked child, killed (if still there) and reaped on every way out.
+class ForkedChild {
+public:
+    explicit ForkedChild(pid_t pid) : pid_(pid) {}
+    ForkedChild(const ForkedChild&) = delete;
+    ForkedChild& operator=(const ForkedChild&) = delete;
+    ~ForkedChild() {
+        if (pid_ > 0) {
+            kill(pid_, SIGKILL);
+            wait();
+        }
     }
-}
+    // Its exit status (waitpid's), once it has exited.
+    int wait() {
+        int status = 0;
+        while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+        }
+        pid_ = -1;
+        return status;
+    }
+
+private:
+    pid_t pid_;
+};
 
 // The switch workload: this process and a SCHED_FIFO child on its CPU
 // pass a byte back and forth through two pipes, `switches` / 2 times:
@@ -60,43 +88,48 @@ void read_byte(int fd) {
 // context switch.  (Only the child is RT: RT throttling never cuts in.)
 double switch_once(std::uint64_t switches) {
     int there[2], back[2];
-    if (pipe2(there, O_CLOEXEC) != 0 || pipe2(back, O_CLOEXEC) != 0) {
+    if (pipe2(there, O_CLOEXEC) != 0) {
         throw_runtime(std::string("switch workload: pipe: ") + std::strerror(errno), errno);
     }
-    const UniqueFd t0(there[0]), t1(there[1]), b0(back[0]), b1(back[1]);
+    UniqueFd t0(there[0]), t1(there[1]);
+    if (pipe2(back, O_CLOEXEC) != 0) {
+        throw_runtime(std::string("switch workload: pipe: ") + std::strerror(errno), errno);
+    }
+    UniqueFd b0(back[0]), b1(back[1]);
     const std::uint64_t rounds = std::max<std::uint64_t>(1, switches / 2);
-    const pid_t child = fork();
-    if (child < 0) {
+    const pid_t pid = fork();
+    if (pid < 0) {
         throw_runtime(std::string("switch workload: fork: ") + std::strerror(errno), errno);
     }
-    if (child == 0) {
+    if (pid == 0) {
+        // system calls and _exit only: nothing of the parent's may run here
         const sched_param sp{.sched_priority = 1};
         if (sched_setscheduler(0, SCHED_FIFO, &sp) != 0) {
             _exit(3);
         }
-        write_byte(b1.get()); // ready
-        char c;
-        for (std::uint64_t i = 0; i < rounds; i++) {
-            if (read(t0.get(), &c, 1) != 1 || write(b1.get(), &c, 1) != 1) {
-                _exit(1);
-            }
+        bool ok = pass_byte(b1.get(), true); // ready
+        for (std::uint64_t i = 0; ok && i < rounds; i++) {
+            ok = pass_byte(t0.get(), false) && pass_byte(b1.get(), true);
         }
-        _exit(0);
+        _exit(ok ? 0 : 1);
     }
-    read_byte(b0.get());
+    ForkedChild child(pid);
+    // (the child's ends closed here: its exit is EOF, not a hang)
+    t0.reset();
+    b1.reset();
+    bool ok = pass_byte(b0.get(), false);
     const std::uint64_t start = now_ns();
-    for (std::uint64_t i = 0; i < rounds; i++) {
-        write_byte(t1.get());
-        read_byte(b0.get());
+    for (std::uint64_t i = 0; ok && i < rounds; i++) {
+        ok = pass_byte(t1.get(), true) && pass_byte(b0.get(), false);
     }
     const std::uint64_t ns = now_ns() - start;
-    int status = 0;
-    waitpid(child, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    t1.reset(); // (a child still reading gets EOF)
+    const int status = child.wait();
+    if (!ok || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         throw_runtime(WIFEXITED(status) && WEXITSTATUS(status) == 3
                           ? "switch workload: cannot make the child SCHED_FIFO (needs "
                             "CAP_SYS_NICE)"
-                          : "switch workload: the child failed");
+                          : "switch workload: the ping-pong with the child broke off");
     }
     return static_cast<double>(ns) / static_cast<double>(rounds * 2);
 }
@@ -274,9 +307,8 @@ Row measure(const Mechanism& m, Context& c, const RunOptions& opt, const Results
             if (opt.settle > 0) {
                 std::this_thread::sleep_for(std::chrono::duration<double>(opt.settle));
             }
-            const bool ftrace =
-                !m.worst_only &&
-                (row.tool == "ftrace" || row.tool == "kprobe_events" || row.tool == "trace-cmd");
+            const bool ftrace = !m.unread && (row.tool == "ftrace" || row.tool == "kprobe_events" ||
+                                              row.tool == "trace-cmd");
             const std::uint64_t ftrace_lost0 = ftrace ? ftrace_lost(opt.tracefs) : 0;
             workload_once(opt, r.calls / 10 + 1); // warm: first records, caches
             consumers_catch_up(a);

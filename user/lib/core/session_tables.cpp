@@ -116,7 +116,9 @@ void Session::set_wakeup_task_hist(std::uint32_t probe_id, bool per_process,
 
 Session::TaskLatencies Session::task_latencies(std::uint32_t probe_id) const {
     const HistRead read = hist(probe_id);
-    if (read.nr && (read.key_size != 16 || read.elt_size < 32)) {
+    // (the key: id and bucket; the hit count, the sums, the name)
+    if (read.nr && (read.key_size != 16 ||
+                    read.elt_size != 16 + 8 * (1 + FHOOK_HIST_MAX_VALS) + FHOOK_COMM_LEN)) {
         throw_runtime("the per-task wakeup table of probe " + std::to_string(probe_id) +
                       " is not the one set (key " + std::to_string(read.key_size) + " bytes)");
     }
@@ -131,8 +133,8 @@ Session::TaskLatencies Session::task_latencies(std::uint32_t probe_id) const {
         TaskLatency& t = tasks[static_cast<std::uint32_t>(w[0])];
         t.id = static_cast<std::uint32_t>(w[0]);
         if (t.comm.empty()) {
-            const char* comm = reinterpret_cast<const char*>(e + read.elt_size - 16);
-            t.comm.assign(comm, strnlen(comm, 16));
+            const char* comm = reinterpret_cast<const char*>(e + read.elt_size - FHOOK_COMM_LEN);
+            t.comm.assign(comm, strnlen(comm, FHOOK_COMM_LEN));
         }
         t.hist.buckets[std::min<std::uint64_t>(w[1], t.hist.buckets.size() - 1)] += w[2];
         t.hist.count += w[2];

@@ -63,7 +63,8 @@ void Tracer::setup() {
     // mask, so SIGINT still reaches the signalfd, not the loader; counts and
     // histograms format no event: they read no symbols, so that counting a
     // read path does not count fhook's own reads of /proc/kallsyms)
-    const bool formats = s.spec.collect == Collect::Events || s.spec.collect == Collect::Irqsoff;
+    const bool formats = s.spec.collect == Collect::Events || s.spec.collect == Collect::Irqsoff ||
+                         (s.spec.collect == Collect::Wakeup && s.spec.wakeup.reports);
     if (!s.need_resolution && formats) {
         s.ksyms_loading = std::async(std::launch::async,
                                      [path = s.paths.kallsyms, required = s.spec.need_symbols] {
@@ -95,9 +96,10 @@ void Tracer::State::add_probes() {
     if (spec.collect == Collect::Wakeup) {
         static const char* const kNames[] = {"wakeup", "wakeup_rt", "wakeup_dl"};
         const std::uint32_t wclass = spec.wakeup.wclass;
-        probes.push_back(ProbeSummary{session->add_wakeup_probe(wclass, spec.wakeup.threshold_ns),
-                                      {},
-                                      wclass < std::size(kNames) ? kNames[wclass] : "wakeup"});
+        probes.push_back(ProbeSummary{
+            session->add_wakeup_probe(wclass, spec.wakeup.threshold_ns, !spec.wakeup.reports),
+            {},
+            wclass < std::size(kNames) ? kNames[wclass] : "wakeup"});
         if (spec.wakeup.per_task != WakeupSpec::PerTask::None) {
             session->set_wakeup_task_hist(probes.back().id,
                                           spec.wakeup.per_task == WakeupSpec::PerTask::Process);

@@ -44,7 +44,7 @@ struct Row {
 struct Results {
     std::string kernel;   // uname -r
     unsigned cpus = 0;    // online CPUs
-    std::string workload; // kloop | read | switch
+    std::string workload; // kloop | read | switch | timer
     std::string function; // the hooked function
     std::uint64_t calls = 0;
     unsigned repeats = 0;
@@ -83,6 +83,7 @@ std::string render_svg(const std::vector<Results>& sets);
 struct RunOptions {
     // kloop (fhook_testmod's loop) | read (/dev/zero) | switch (a pipe
     // ping-pong with a SCHED_FIFO child: the scheduler's latency tracers)
+    // | timer (a busy loop under the timer latency tracers)
     std::string workload = "kloop";
     std::string function;    // default: fhook_testmod_nop | vfs_read
     std::uint64_t calls = 0; // default: 200,000

@@ -72,9 +72,10 @@ struct Mechanism {
     const char* tool;
     const char* description;
     std::string (*attach)(Context&, Attachment&); // "" or why skipped
-    // a latency tracer that keeps its worst case only (the kernel's
-    // wakeup_rt): no event stream, so nothing it overwrites is lost
-    bool worst_only = false;
+    // a kernel latency tracer whose events nothing reads (wakeup_rt keeps
+    // its worst case, timerlat's samples wait for rtla): what its buffer
+    // overwrites is no loss
+    bool unread = false;
 };
 
 // Starts a tool pinned to the consumer CPU and waits until `ready()`

@@ -125,7 +125,10 @@ public:
     // of class `wclass` (enum fhook_wakeup_class); its tracked wakeups
     // reported as FHOOK_REC_WAKEUP records (new maxima, or every one of at
     // least `threshold_ns` when set), every wakeup into a histogram.
-    std::uint32_t add_wakeup_probe(std::uint32_t wclass, std::uint64_t threshold_ns);
+    // `hist_only` (FHOOK_FEAT_WAKEUP_HIST): the histograms alone, nothing
+    // tracked or reported.
+    std::uint32_t add_wakeup_probe(std::uint32_t wclass, std::uint64_t threshold_ns,
+                                   bool hist_only = false);
     // FHOOK_IOC_PROBE_ADD (FHOOK_PROBE_TIMERLAT): the timer latency tracer,
     // `cfg` as struct fhook_timerlat says (size set here); its measures
     // come as FHOOK_REC_TIMERLAT records.
@@ -168,8 +171,9 @@ public:
     // start()): its histogram per task as well, keyed by tgid
     // (`per_process`) or pid, at most `entries` (task, bucket) pairs (a
     // power of two); read with task_latencies().
+    static constexpr std::uint32_t kTaskHistEntries = 16384;
     void set_wakeup_task_hist(std::uint32_t probe_id, bool per_process,
-                              std::uint32_t entries = 16384);
+                              std::uint32_t entries = kTaskHistEntries);
     // What set_wakeup_task_hist() kept so far: a histogram per task id
     // (ascending) with the task's name, and the samples that found the
     // table full.
