@@ -65,7 +65,17 @@ grep -q '"start_function":"fhook_testmod_irqsoff","end_function":"fhook_testmod_
 	fail "fhook's longest section is not fhook_testmod_irqsoff's: $(cat $D/max.json)"
 grep -q '"cpu":1,' $D/max.json || fail "fhook's longest section is not on CPU 1"
 FNS=$(grep -o '"latency_ns":[0-9]*' $D/max.json | cut -d: -f2)
-awk -v f="$FNS" -v k="$KNS" -v m="$MOD" 'BEGIN { d = f - k; if (d < 0) d = -d; exit !(f >= m && d <= k / 20 + 100000) }' ||
+# The events are stamped after fhook's probe on the same tracepoints: a
+# vCPU that stalls in between (under a loaded host TCG has stalled one
+# 20 ms) moves an event.  Events less apart than the module's own measure
+# inside the section (which they contain) were stamped late: then the
+# module's measure is the reference.
+REF=$KNS
+if [ "$KNS" -lt "$MOD" ]; then
+	log "the events are $((MOD - KNS)) ns closer than the module's measure inside: one was stamped late; fhook compared with the module's"
+	REF=$MOD
+fi
+awk -v f="$FNS" -v k="$REF" -v m="$MOD" 'BEGIN { d = f - k; if (d < 0) d = -d; exit !(f >= m && d <= k / 20 + 100000) }' ||
 	fail "fhook's section $FNS ns, the events' $KNS ns, the module's $MOD ns"
 # (started at the caller of what disabled interrupts: without frame
 # pointers, as Debian's kernels and ours are built, the tracepoint's
