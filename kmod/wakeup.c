@@ -9,8 +9,9 @@
  * when a task of the class is woken that outranks both the task tracked
  * now and the task that woke it (a deadline task is kept until it runs);
  * the switch to it ends the measure, reported as a record when it is a
- * new maximum or over the threshold, with the waker's stack (taken before
- * the lock, in the scratch buffer of the CPU); a tracked task seen switching out
+ * new maximum or over the threshold, with the waker's stack if asked
+ * (taken before the lock, in the scratch buffer of the CPU); a tracked
+ * task seen switching out
  * first (woken while it was still running) is dropped.  One raw lock
  * per tracer (the kernel's wakeup_lock), taken with interrupts off,
  * covers it: sched_switch runs with the runqueue lock held, sched_wakeup
@@ -205,7 +206,7 @@ static notrace void fhook_wake_track(struct fhook_wakeup_probe *w, struct task_s
 	if (READ_ONCE(w->t.dl))
 		return;
 	/* (the stack before the lock: the walk is the long part) */
-	ips = (u64 *)fhook_scratch_get();
+	ips = w->cfg.flags & FHOOK_WAKEUP_F_STACK ? (u64 *)fhook_scratch_get() : NULL;
 	if (ips)
 		nr_stack = fhook_wake_stack(ips);
 	raw_spin_lock_irqsave(&w->lock, flags);
@@ -444,7 +445,7 @@ static int fhook_wakeup_init(struct fhook_probe *p, const struct fhook_probe_add
 		return fhook_refuse(p->session, FHOOK_R_WAKEUP_CFG, -1, ret);
 	if (cfg->wclass >= ARRAY_SIZE(fhook_wake_below))
 		return fhook_refuse(p->session, FHOOK_R_WAKEUP_CFG, -1, -EINVAL);
-	if (cfg->flags & ~FHOOK_WAKEUP_F_HIST_ONLY)
+	if (cfg->flags & ~(FHOOK_WAKEUP_F_HIST_ONLY | FHOOK_WAKEUP_F_STACK))
 		return fhook_refuse(p->session, FHOOK_R_FLAGS, -1, -EINVAL);
 	if (cfg->__pad || cfg->reserved)
 		return fhook_refuse(p->session, FHOOK_R_RESERVED, -1, -EINVAL);

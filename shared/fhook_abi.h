@@ -576,9 +576,12 @@ enum fhook_wakeup_class {
 
 /*
  * fhook_wakeup.flags (FHOOK_FEAT_WAKEUP_HIST): the histograms only, no
- * tracked wakeup and no report (what top and hist need)
+ * tracked wakeup and no report (what top and hist need); the waker's
+ * stack with each report (a stack walk per tracked wakeup, which the
+ * kernel's tracer always takes)
  */
 #define FHOOK_WAKEUP_F_HIST_ONLY	(1U << 0)
+#define FHOOK_WAKEUP_F_STACK		(1U << 1)
 
 struct fhook_wakeup {
 	__u32 size;		/* in */
@@ -1475,7 +1478,8 @@ struct fhook_rec_comm {
  * (task_struct.prio: 0..99 real-time, 100..139 normal, -1 deadline).
  * With FHOOK_CTX_STACK in hdr.flags a stack trailer follows: the waker's
  * stack at the wakeup (the kernel tracer's first <stack trace>), from
- * the tracepoint's caller of fhook's probe up, when it could be taken.
+ * the tracepoint's caller of fhook's probe up (FHOOK_WAKEUP_F_STACK, when
+ * it could be taken).
  */
 #define FHOOK_WAKEUP_NEW_MAX	(1U << 0)	/* the largest latency so far */
 #define FHOOK_WAKEUP_NEW_TASK	(1U << 1)	/* woken by fork (sched_wakeup_new) */

@@ -41,6 +41,8 @@ void add_wakeup_options(po::options_description& options) {
         "per-process",
         "hist: a histogram per process (tgid) as well, kept in the module "
         "(runqlat -P)")("per-thread", "hist: a histogram per thread (pid) as well (runqlat -L)")(
+        "stack", "the waker's stack with each report, as the kernel's tracer shows it (a "
+                 "stack walk per tracked wakeup)")(
         "unit", po::value<std::string>()->value_name("UNIT")->default_value("us"),
         "top and hist in ns, us or ms");
 }
@@ -65,6 +67,7 @@ void parse_wakeup_options(const po::variables_map& vm, TraceOptions& opt) {
         throw_invalid("give --per-process or --per-thread, not both");
     }
     using PerTask = WakeupSpec::PerTask;
+    opt.spec.wakeup.stack = vm.count("stack") != 0;
     opt.spec.wakeup.per_task = vm.count("per-process")  ? PerTask::Process
                                : vm.count("per-thread") ? PerTask::Thread
                                                         : PerTask::None;
@@ -170,6 +173,9 @@ int cmd_wakeup(const Args& args) {
     const Mode mode = m < 0 ? Mode::Trace : m == 0 ? Mode::Top : Mode::Hist;
     if (mode != Mode::Hist && opt->spec.wakeup.per_task != WakeupSpec::PerTask::None) {
         throw_invalid("--per-process and --per-thread are options of 'fhook wakeup hist'");
+    }
+    if (mode != Mode::Trace && opt->spec.wakeup.stack) {
+        throw_invalid("--stack is for the reports of 'fhook wakeup' (no mode)");
     }
     opt->spec.wakeup.reports = mode == Mode::Trace;
     if (mode == Mode::Top && !opt->spec.interval) {

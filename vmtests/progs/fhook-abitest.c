@@ -2078,10 +2078,11 @@ static void test_observer_wakeup(void)
 	EXPECT_ERR(wakeup_add(fd, (uintptr_t)&w, NULL), ERRS(EINVAL),
 		   "observer: wakeup config with its padding set -> EINVAL");
 	w.__pad = 0;
-	w.flags = 2;
+	w.flags = 4;
 	EXPECT_ERR(wakeup_add(fd, (uintptr_t)&w, NULL), ERRS(EINVAL),
 		   "observer: wakeup config with an unknown flag -> EINVAL");
-	w.flags = 0;
+	/* the waker's stacks: a walk per tracked wakeup while the child sleeps below */
+	w.flags = FHOOK_WAKEUP_F_STACK;
 	w.size = page + 8;
 	EXPECT_ERR(wakeup_add(fd, (uintptr_t)&w, NULL), ERRS(E2BIG, EINVAL, EFAULT),
 		   "observer: wakeup config claiming more than a page");

@@ -110,6 +110,12 @@ const Mechanism kSchedMechanisms[] = {
      [](Context& c, Attachment& a) {
          return start_fhook(c, a, {"wakeup", "--rt"});
      }},
+    {"fhook-wakeup-rt-stack", "fhook",
+     "fhook wakeup --rt --stack (the same with the waker's stack, as the kernel's tracer always "
+     "takes it)",
+     [](Context& c, Attachment& a) {
+         return start_fhook(c, a, {"wakeup", "--rt", "--stack"});
+     }},
     {"ftrace-wakeup-rt", "ftrace",
      "the kernel's wakeup_rt tracer, options/function-trace 0 (Debian's RT kernel has it)",
      kernel_wakeup_rt, true},

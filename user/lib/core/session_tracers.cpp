@@ -35,15 +35,18 @@ std::uint32_t add_admin_tracer(const Device& device, std::uint32_t type, std::ui
 } // namespace
 
 std::uint32_t Session::add_wakeup_probe(std::uint32_t wclass, std::uint64_t threshold_ns,
-                                        bool hist_only) {
+                                        std::uint32_t flags) {
     device_.require(FHOOK_FEAT_WAKEUP, "the wakeup latency tracer");
     fhook_wakeup cfg;
     zero_init(cfg);
     cfg.size = sizeof(cfg);
     cfg.wclass = wclass;
     cfg.threshold_ns = threshold_ns;
-    // (an older module: it tracks and reports, and the reports are dropped)
-    cfg.flags = hist_only && device_.has(FHOOK_FEAT_WAKEUP_HIST) ? FHOOK_WAKEUP_F_HIST_ONLY : 0;
+    if (flags & FHOOK_WAKEUP_F_STACK) {
+        device_.require(FHOOK_FEAT_WAKEUP_HIST, "the waker's stacks");
+    }
+    // (an older module tracks and reports, and the reports are dropped)
+    cfg.flags = device_.has(FHOOK_FEAT_WAKEUP_HIST) ? flags : 0;
     fhook_probe_add arg = probe_arg(FHOOK_PROBE_WAKEUP);
     arg.hook = user_ptr(&cfg);
     if (probe_add(device_, arg) < 0) {

@@ -64,7 +64,7 @@ void Tracer::setup() {
     // histograms format no event: they read no symbols, so that counting a
     // read path does not count fhook's own reads of /proc/kallsyms)
     const bool formats = s.spec.collect == Collect::Events || s.spec.collect == Collect::Irqsoff ||
-                         (s.spec.collect == Collect::Wakeup && s.spec.wakeup.reports);
+                         (s.spec.collect == Collect::Wakeup && s.spec.wakeup.stack);
     if (!s.need_resolution && formats) {
         s.ksyms_loading = std::async(std::launch::async,
                                      [path = s.paths.kallsyms, required = s.spec.need_symbols] {
@@ -97,7 +97,10 @@ void Tracer::State::add_probes() {
         static const char* const kNames[] = {"wakeup", "wakeup_rt", "wakeup_dl"};
         const std::uint32_t wclass = spec.wakeup.wclass;
         probes.push_back(ProbeSummary{
-            session->add_wakeup_probe(wclass, spec.wakeup.threshold_ns, !spec.wakeup.reports),
+            session->add_wakeup_probe(
+                wclass, spec.wakeup.threshold_ns,
+                (spec.wakeup.reports ? 0 : FHOOK_WAKEUP_F_HIST_ONLY) |
+                    (spec.wakeup.reports && spec.wakeup.stack ? FHOOK_WAKEUP_F_STACK : 0)),
             {},
             wclass < std::size(kNames) ? kNames[wclass] : "wakeup"});
         if (spec.wakeup.per_task != WakeupSpec::PerTask::None) {

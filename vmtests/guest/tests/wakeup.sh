@@ -16,8 +16,8 @@
 #     histogram in the thread's own (the module's hist table), and
 #     --per-process the process's.
 #  2. the latency traces: every report is the thread's, in the kernel's
-#     format, the last maximum the largest, with the waker's stack (a
-#     write() into the pipe); top: the thread's CPU's row.
+#     format, the last maximum the largest, with the waker's stack
+#     (--stack: a write() into the pipe); top: the thread's CPU's row.
 #  3. --dl with a SCHED_DEADLINE thread; errors for bad options.
 #  4. where the kernel has its own wakeup_rt tracer (Debian's PREEMPT_RT
 #     kernel): the wakeup of its worst case is among fhook's reports, with
@@ -139,7 +139,7 @@ expect_eq "$(json_num $D/proc.task count)" "$(json_num $D/proc.all count)" "the 
 log "per thread: pid $TID, $count waits; per process: tgid $tgid"
 
 # 2. the latency traces (each new maximum) of the same workload
-run_fhook $D/tr wakeup --rt --format json -- $WP
+run_fhook $D/tr wakeup --rt --stack --format json -- $WP
 expect_eq "$RC" 0 "fhook wakeup exit code"
 set -- $(grep '^wakeups' $D/tr.out)
 TID=$4 PROG_MAX=$6
@@ -168,7 +168,7 @@ expect_eq "$bigger" 0 "reports above the last maximum"
 [ "$lat" -le "$PROG_MAX" ] || fail "maximum $lat ns is over the thread's own ($PROG_MAX ns)"
 log "$reports reports, the last $lat ns (the thread measured at most $PROG_MAX ns)"
 # the kernel's latency-trace format
-run_fhook $D/txt wakeup --rt -- $WP
+run_fhook $D/txt wakeup --rt --stack -- $WP
 grep -q '^# tracer: wakeup_rt$' $D/txt.out || fail "no '# tracer: wakeup_rt' header"
 grep -q "^# latency: [0-9]* us, #3/3, CPU#1 | (M:[a-z_]* VP:0, KP:0, SP:0 HP:0 #P:[0-9]*)$" \
 	$D/txt.out || fail "no kernel-style latency line: $(grep latency: $D/txt.out | head -n 1)"
@@ -200,7 +200,7 @@ others=$(grep -vc "\"task\":{\"comm\":\"fhook-wakeprog\",\"pid\":$4,\"prio\":-1,
 expect_eq "$others" 0 "wakeup_dl reports of another task than the deadline thread"
 
 for bad in "--rt --dl" "bogus" "top hist" "--threshold 0" "--unit s" "hist --per-process --per-thread" \
-	"--per-thread" "top --per-process"; do
+	"--per-thread" "top --per-process" "hist --stack"; do
 	run_fhook $D/bad wakeup $bad
 	expect_eq "$RC" 2 "fhook wakeup $bad"
 	expect_eq "$(wc -l < $D/bad.err)" 1 "fhook wakeup $bad: one line on stderr"

@@ -125,10 +125,10 @@ public:
     // of class `wclass` (enum fhook_wakeup_class); its tracked wakeups
     // reported as FHOOK_REC_WAKEUP records (new maxima, or every one of at
     // least `threshold_ns` when set), every wakeup into a histogram.
-    // `hist_only` (FHOOK_FEAT_WAKEUP_HIST): the histograms alone, nothing
-    // tracked or reported.
+    // `flags`: FHOOK_WAKEUP_F_* (FHOOK_FEAT_WAKEUP_HIST): the histograms
+    // alone, nothing tracked or reported; the waker's stacks.
     std::uint32_t add_wakeup_probe(std::uint32_t wclass, std::uint64_t threshold_ns,
-                                   bool hist_only = false);
+                                   std::uint32_t flags = 0);
     // FHOOK_IOC_PROBE_ADD (FHOOK_PROBE_TIMERLAT): the timer latency tracer,
     // `cfg` as struct fhook_timerlat says (size set here); its measures
     // come as FHOOK_REC_TIMERLAT records.

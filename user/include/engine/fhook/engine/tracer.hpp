@@ -81,9 +81,9 @@ struct WakeupSpec {
     // the histogram per task as well (Tracer::task_latencies): by process
     // (tgid, runqlat -P) or thread (pid, runqlat -L)
     enum class PerTask { None, Process, Thread } per_task = PerTask::None;
-    // the tracked wakeups reported (with their waker's stacks, named); off:
-    // the histograms only (top, hist)
+    // the tracked wakeups reported; off: the histograms only (top, hist)
     bool reports = true;
+    bool stack = false; // ... with their waker's stacks (named)
 };
 
 // Collect::Timerlat: struct fhook_timerlat's fields (period, priority,
