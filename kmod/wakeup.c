@@ -11,10 +11,10 @@
  * the switch to it ends the measure, reported as a record when it is a
  * new maximum or over the threshold, with the waker's stack if asked
  * (taken before the lock, in the scratch buffer of the CPU); a tracked
- * task seen switching out
- * first (woken while it was still running) is dropped.  One raw lock
- * per tracer (the kernel's wakeup_lock), taken with interrupts off,
- * covers it: sched_switch runs with the runqueue lock held, sched_wakeup
+ * task seen switching out first (woken while it was still running) is
+ * dropped.  One raw lock per tracer (the kernel's wakeup_lock), taken
+ * with interrupts off, covers it: sched_switch runs with the runqueue
+ * lock held, sched_wakeup
  * with it or (a task waking itself) with preemption off only; neither
  * may sleep, on PREEMPT_RT either.  One tracer per session.
  *
