@@ -14,9 +14,9 @@
  * task seen switching out first (woken while it was still running) is
  * dropped.  One raw lock per tracer (the kernel's wakeup_lock), taken
  * with interrupts off, covers it: sched_switch runs with the runqueue
- * lock held, sched_wakeup
- * with it or (a task waking itself) with preemption off only; neither
- * may sleep, on PREEMPT_RT either.  One tracer per session.
+ * lock held, sched_wakeup with it or (a task waking itself) with
+ * preemption off only; neither may sleep, on PREEMPT_RT either.  One
+ * tracer per session.
  *
  * The histogram is runqlat's: every task of the class stamped when it is
  * woken or preempted while runnable, and the stamp taken at the switch to
