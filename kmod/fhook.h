@@ -380,6 +380,11 @@ struct fhook_session {
 	cpumask_var_t cpus;
 	bool pid_filter;
 	pid_t ignore_tgid;		/* 0: none */
+	/*
+	 * the CPU the wakeup tracer's tracked task is queued on, -1: none
+	 * (FHOOK_PROBE_F_WAKEUP_CPU); written under its lock, read without
+	 */
+	int wakeup_cpu;
 	bool follow_fork;
 	bool fork_tp_registered;
 	unsigned long *pids;		/* bitmap, PID_MAX_LIMIT bits */

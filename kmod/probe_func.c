@@ -269,6 +269,20 @@ static notrace void fhook_func_count_callback(unsigned long ip, unsigned long pa
 	fhook_probe_count_guarded(op->private, ip, parent_ip);
 }
 
+/*
+ * FHOOK_PROBE_F_WAKEUP_CPU: only on the CPU of the session's tracked
+ * wakeup (kmod/wakeup.c).  A task moved to another CPU after the test
+ * records there once: what the kernel's wakeup_tracer_call() does too.
+ */
+static notrace void fhook_func_wakeup_callback(unsigned long ip, unsigned long parent_ip,
+					       struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	struct fhook_probe *p = op->private;
+
+	if (READ_ONCE(p->session->wakeup_cpu) == raw_smp_processor_id())
+		fhook_func_hit(p, ip, parent_ip);
+}
+
 /* FHOOK_PROBE_F_COUNT_IPS: the probe's hits, and the function's */
 static notrace void fhook_func_count_ips_callback(unsigned long ip, unsigned long parent_ip,
 						  struct ftrace_ops *op,
@@ -552,6 +566,8 @@ out:
 /* F_COUNT_IPS: a counting probe whose functions are given by address */
 static int fhook_func_probe_validate(struct fhook_session *s, const struct fhook_probe_add *arg)
 {
+	if ((arg->flags & FHOOK_PROBE_F_WAKEUP_CPU) && (arg->flags & FHOOK_PROBE_F_COUNT))
+		return fhook_refuse(s, FHOOK_R_FLAGS, -1, -EINVAL);
 	if (!(arg->flags & FHOOK_PROBE_F_COUNT_IPS))
 		return 0;
 	if (!(arg->flags & FHOOK_PROBE_F_COUNT) || arg->filter_len || arg->exclude_len ||
@@ -591,6 +607,8 @@ static int fhook_func_probe_init(struct fhook_probe *p, const struct fhook_probe
 		f->ops.func = fhook_func_count_ips_callback;
 	else if (arg->flags & FHOOK_PROBE_F_COUNT)
 		f->ops.func = fhook_func_count_callback;
+	else if (arg->flags & FHOOK_PROBE_F_WAKEUP_CPU)
+		f->ops.func = fhook_func_wakeup_callback;
 	else
 		f->ops.func = fhook_func_callback;
 	/*
@@ -739,7 +757,8 @@ int fhook_func_counts_ioc(struct fhook_session *s, struct fhook_counts *arg)
 const struct fhook_probe_kind fhook_func_kind = {
 	.size		= sizeof(struct fhook_func_probe),
 	.fields		= FHOOK_ADD_PATTERNS | FHOOK_ADD_PRED,
-	.flags		= FHOOK_PROBE_F_STACK | FHOOK_PROBE_F_COUNT | FHOOK_PROBE_F_COUNT_IPS,
+	.flags		= FHOOK_PROBE_F_STACK | FHOOK_PROBE_F_COUNT | FHOOK_PROBE_F_COUNT_IPS |
+			  FHOOK_PROBE_F_WAKEUP_CPU,
 	.validate	= fhook_func_probe_validate,
 	.init		= fhook_func_probe_init,
 	.arm		= fhook_func_probe_arm,

@@ -60,6 +60,7 @@ struct fhook_session *fhook_session_create(void)
 	mutex_init(&s->lock);
 	INIT_LIST_HEAD(&s->probes);
 	init_waitqueue_head(&s->waitq);
+	s->wakeup_cpu = -1;
 	timer_setup(&s->flush_timer, fhook_flush_timer, 0);
 	s->next_probe_id = 1;
 	return s;

@@ -16,7 +16,9 @@
  * with interrupts off, covers it: sched_switch runs with the runqueue
  * lock held, sched_wakeup with it or (a task waking itself) with
  * preemption off only; neither may sleep, on PREEMPT_RT either.  One
- * tracer per session.
+ * tracer per session.  The CPU the tracked task is queued on (followed
+ * through sched_migrate_task) is the session's wakeup_cpu, where its
+ * FHOOK_PROBE_F_WAKEUP_CPU function probes record.
  *
  * The histogram is runqlat's: every task of the class stamped when it is
  * woken or preempted while runnable, and the stamp taken at the switch to
@@ -155,6 +157,7 @@ static notrace struct task_struct *fhook_wake_reset(struct fhook_wakeup_probe *w
 {
 	struct task_struct *t = w->t.task;
 
+	WRITE_ONCE(w->p.session->wakeup_cpu, -1);
 	w->t.task = NULL;
 	w->t.prio = INT_MAX;
 	w->t.dl = false;
@@ -219,6 +222,7 @@ static notrace void fhook_wake_track(struct fhook_wakeup_probe *w, struct task_s
 	w->t.dl = dl;
 	w->t.new_task = new_task;
 	w->t.cpu = task_cpu(p);
+	WRITE_ONCE(w->p.session->wakeup_cpu, w->t.cpu);
 	w->t.ts = now;
 	w->t.waker_cpu = smp_processor_id();
 	w->t.waker_pid = current->pid;
@@ -260,6 +264,24 @@ static notrace void fhook_wake_on_wakeup(void *data, struct task_struct *p)
 static notrace void fhook_wake_on_wakeup_new(void *data, struct task_struct *p)
 {
 	fhook_wake_woken(data, p, true);
+}
+
+/*
+ * TP_PROTO(struct task_struct *p, int dest_cpu): sched_migrate_task.  The
+ * tracked task moved: its function calls are those of its new CPU (the
+ * kernel tracer's probe_wakeup_migrate_task()).
+ */
+static notrace void fhook_wake_on_migrate(void *data, struct task_struct *p, int dest_cpu)
+{
+	struct fhook_wakeup_probe *w = data;
+	unsigned long flags;
+
+	if (READ_ONCE(w->t.task) != p)
+		return;
+	raw_spin_lock_irqsave(&w->lock, flags);
+	if (w->t.task == p)
+		WRITE_ONCE(w->p.session->wakeup_cpu, dest_cpu);
+	raw_spin_unlock_irqrestore(&w->lock, flags);
 }
 
 /*
@@ -404,7 +426,10 @@ static notrace void fhook_wake_on_switch(void *data, bool preempt, struct task_s
 #undef fhook_wake_now
 }
 
-/* The tracepoints, registered in this order and unregistered in reverse. */
+/*
+ * The tracepoints, registered in this order and unregistered in reverse;
+ * the last one only where the kernel has it (FHOOK_WAKE_TPS_NEEDED).
+ */
 static const struct {
 	const char *name;
 	void *probe;
@@ -412,7 +437,10 @@ static const struct {
 	{ "sched_switch",	fhook_wake_on_switch },
 	{ "sched_wakeup",	fhook_wake_on_wakeup },
 	{ "sched_wakeup_new",	fhook_wake_on_wakeup_new },
+	{ "sched_migrate_task",	fhook_wake_on_migrate },
 };
+
+#define FHOOK_WAKE_TPS_NEEDED	3
 
 static struct tracepoint *fhook_wake_tp[ARRAY_SIZE(fhook_wake_tps)];
 
@@ -421,7 +449,7 @@ static int fhook_wakeup_validate(struct fhook_session *s, const struct fhook_pro
 	struct fhook_probe *p;
 	int i;
 
-	for (i = 0; i < ARRAY_SIZE(fhook_wake_tp); i++)
+	for (i = 0; i < FHOOK_WAKE_TPS_NEEDED; i++)
 		if (!fhook_wake_tp[i])
 			return fhook_refuse(s, FHOOK_R_WAKEUP_TPS, -1, -EOPNOTSUPP);
 	/* each one is on every switch and wakeup: one per session */
@@ -476,7 +504,8 @@ static int fhook_wakeup_arm(struct fhook_probe *p)
 	/* a new run, a new maximum (the kernel tracer's max_latency = 0) */
 	w->max = 0;
 	w->nr = 0;
-	for (; w->nr_registered < ARRAY_SIZE(fhook_wake_tps); w->nr_registered++) {
+	for (; w->nr_registered < ARRAY_SIZE(fhook_wake_tps) && fhook_wake_tp[w->nr_registered];
+	     w->nr_registered++) {
 		ret = tracepoint_probe_register(fhook_wake_tp[w->nr_registered],
 						fhook_wake_tps[w->nr_registered].probe, w);
 		if (ret) {
@@ -548,7 +577,7 @@ void fhook_wakeup_setup(void)
 
 	for (i = 0; i < ARRAY_SIZE(fhook_wake_tps); i++) {
 		fhook_wake_tp[i] = fhook_tracepoint(fhook_wake_tps[i].name);
-		if (!fhook_wake_tp[i])
+		if (!fhook_wake_tp[i] && i < FHOOK_WAKE_TPS_NEEDED)
 			pr_warn("%s tracepoint not found: no wakeup tracer\n", fhook_wake_tps[i].name);
 	}
 }

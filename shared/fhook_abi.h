@@ -90,6 +90,8 @@
  * FHOOK_WAKEUP_F_HIST_ONLY
  */
 #define FHOOK_FEAT_WAKEUP_HIST	(1ULL << 39)
+/* FHOOK_PROBE_F_WAKEUP_CPU (the wakeup tracers' function trace) */
+#define FHOOK_FEAT_WAKEUP_FUNCTION	(1ULL << 40)
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -402,8 +404,17 @@ enum fhook_probe_type {
  */
 #define FHOOK_PROBE_F_COUNT_IPS	(1U << 3)
 #define FHOOK_MAX_COUNT_IPS	16384
+/*
+ * FHOOK_PROBE_FUNC only (FHOOK_FEAT_WAKEUP_FUNCTION): record only on the
+ * CPU the session's wakeup tracer's tracked task is queued on, while it
+ * tracks one (from the wakeup to the switch to it, following the task
+ * when it migrates): the function calls of the kernel's wakeup tracers'
+ * latency traces.  Without a FHOOK_PROBE_WAKEUP in the session nothing
+ * is recorded.  Not with FHOOK_PROBE_F_COUNT.
+ */
+#define FHOOK_PROBE_F_WAKEUP_CPU	(1U << 4)
 #define FHOOK_PROBE_FLAGS	(FHOOK_PROBE_F_STACK | FHOOK_PROBE_F_COUNT | FHOOK_PROBE_F_LATENCY | \
-				 FHOOK_PROBE_F_COUNT_IPS)
+				 FHOOK_PROBE_F_COUNT_IPS | FHOOK_PROBE_F_WAKEUP_CPU)
 #define FHOOK_MAX_STACK		64	/* entries */
 
 struct fhook_probe_add {

@@ -1,6 +1,4 @@
 // fhook record -o FILE [options] PROBE... [-- COMMAND [ARGS...]]
-#include <sys/utsname.h>
-
 #include <fhook/engine/sinks.hpp>
 
 #include "trace_options.hpp"
@@ -18,11 +16,6 @@ constexpr const char* kUsage =
     "With --overwrite, only the newest events at the end and at each SIGUSR2\n"
     "snapshot are written.  With --graph, the FUNCs' call graphs (fhook graph;\n"
     "fhook report --graph draws the trees).\n";
-
-std::string kernel_release() {
-    utsname u{};
-    return ::uname(&u) == 0 ? std::string(u.release) : std::string();
-}
 
 void add_options(po::options_description& options) {
     add_graph_options(options, false);
@@ -52,15 +45,7 @@ int cmd_record(const Args& args) {
     Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
     UniqueFd out = open_output(opt->output);
     tracer.setup();
-    RecordWriter::Info info;
-    info.nr_cpus = static_cast<std::uint32_t>(tracer.nr_rings());
-    info.kernel_release = kernel_release();
-    for (const auto& a : args) {
-        info.command += info.command.empty() ? "fhook record " : " ";
-        info.command += a;
-    }
-    info.probes = tracer.recorded_probes();
-    info.events = tracer.recorded_events();
+    const RecordWriter::Info info = record_info(tracer, args, "record");
     FileSink sink(std::move(out), opt->output, info, tracer.ksyms());
     tracer.start();
     SnapshotNotes notes(opt->quiet);

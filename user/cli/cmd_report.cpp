@@ -10,12 +10,14 @@
 #include <fhook/core/output.hpp>
 #include <fhook/engine/replay.hpp>
 #include <fhook/engine/sinks.hpp>
+#include <fhook/engine/wakeup_sink.hpp>
 #include <fhook/output/flamegraph.hpp>
 #include <fhook/output/format.hpp>
 #include <fhook/output/graph_format.hpp>
 #include <fhook/output/hist_format.hpp>
 #include <fhook/output/summary.hpp>
 #include <fhook/output/tracedat.hpp>
+#include <fhook/output/wakeup_format.hpp>
 #include <fhook/probe/probe.hpp>
 #include <fhook/probe/recorded_probes.hpp>
 #include <fhook/ring/event.hpp>
@@ -238,6 +240,18 @@ void print_hist(const ReportOptions& opt, const HistTable& table, const Ksyms& k
     out.flush();
 }
 
+// The wakeup tracer a file of 'fhook wakeup --record' was made by, "" for
+// another file.
+std::string wakeup_tracer_of(const RecordFile& file) {
+    for (const auto& p : file.probes()) {
+        if (p.description == "wakeup" || p.description == "wakeup_rt" ||
+            p.description == "wakeup_dl") {
+            return p.description;
+        }
+    }
+    return "";
+}
+
 // --to trace.dat: the events that pass the filter, to -o OUT or stdout.
 void write_trace_dat(const ReportOptions& opt, const Replay& replay) {
     UniqueFd out;
@@ -252,6 +266,19 @@ void write_trace_dat(const ReportOptions& opt, const Replay& replay) {
     std::vector<TraceDatWriter::Probe> list;
     for (const auto& p : replay.file().probes()) {
         list.push_back({p.id, replay.probes().find(p.id)});
+    }
+    if (!wakeup_tracer_of(replay.file()).empty()) {
+        // each report as the kernel's wakeup tracers write it
+        TraceDatWriter writer(std::string(replay.file().ksyms_text()), std::move(list));
+        WakeupSink sink([&](const WakeupReport& r) { writer.add(r); });
+        replay.run(sink, opt.filter);
+        writer.finish(fd);
+        if (!opt.quiet) {
+            print_stderr("fhook: " + std::to_string(sink.reports()) +
+                         " wakeup reports written to " +
+                         (opt.out.empty() ? "standard output" : opt.out) + " (trace.dat)\n");
+        }
+        return;
     }
     TraceDatSink sink(fd, std::string(replay.file().ksyms_text()), std::move(list));
     replay.run(sink, opt.filter);
@@ -298,6 +325,21 @@ void report_events(const ReportOptions& opt, const Replay& replay) {
             return std::string("?");
         }));
         out.flush();
+        return;
+    }
+    if (const std::string tracer = wakeup_tracer_of(replay.file());
+        !tracer.empty() && !opt.graph && opt.format != OutputFormat::Chrome) {
+        // 'fhook wakeup --record': its reports as 'fhook wakeup' printed them
+        const RecordFile& file = replay.file();
+        const std::string& model = file.info("preempt_model");
+        const LatencyTraceHost host{tracer, file.info("kernel_release"),
+                                    model.empty() ? "unknown" : model, file.header().nr_cpus};
+        const bool json = opt.format == OutputFormat::Json;
+        WakeupSink sink([&](const WakeupReport& r) {
+            print_to(STDOUT_FILENO,
+                     format_wakeup_report(r, replay.ksyms(), host, json, sink.reports()));
+        });
+        replay.run(sink, opt.filter);
         return;
     }
     std::unique_ptr<Formatter> formatter;

@@ -4,6 +4,7 @@
 #include <fhook/core/error.hpp>
 #include <fhook/core/output.hpp>
 #include <fhook/engine/sinks.hpp>
+#include <fhook/engine/wakeup_sink.hpp>
 #include <fhook/output/latency_format.hpp>
 #include <fhook/output/wakeup_format.hpp>
 #include <fhook/sys/preempt.hpp>
@@ -32,6 +33,20 @@ constexpr const char* kUsage =
 
 enum class Mode { Trace, Top, Hist };
 
+// "a,b,!c" -> {"a", "b", "!c"}, empty pieces dropped
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> out;
+    std::size_t at = 0;
+    while (at <= text.size()) {
+        const std::size_t comma = std::min(text.find(',', at), text.size());
+        if (comma > at) {
+            out.push_back(text.substr(at, comma - at));
+        }
+        at = comma + 1;
+    }
+    return out;
+}
+
 void add_wakeup_options(po::options_description& options) {
     options.add_options()("rt", "real-time and deadline tasks only (wakeup_rt)")(
         "dl", "deadline tasks only (wakeup_dl)")(
@@ -43,6 +58,13 @@ void add_wakeup_options(po::options_description& options) {
         "(runqlat -P)")("per-thread", "hist: a histogram per thread (pid) as well (runqlat -L)")(
         "stack", "the waker's stack with each report, as the kernel's tracer shows it (a "
                  "stack walk per tracked wakeup)")(
+        "function", po::value<std::string>()->value_name("GLOBS")->implicit_value("*"),
+        "the function calls on the woken task's CPU from the wakeup to the switch with each "
+        "report, as the kernel's tracer with function-trace on; --function=GLOB,... "
+        "(!GLOB leaves out) traces only those")(
+        "record", po::value<std::string>()->value_name("FILE"),
+        "write each report's records (its function calls too) to FILE, a record file "
+        "that 'fhook report FILE' prints as the kernel's latency trace")(
         "unit", po::value<std::string>()->value_name("UNIT")->default_value("us"),
         "top and hist in ns, us or ms");
 }
@@ -68,6 +90,15 @@ void parse_wakeup_options(const po::variables_map& vm, TraceOptions& opt) {
     }
     using PerTask = WakeupSpec::PerTask;
     opt.spec.wakeup.stack = vm.count("stack") != 0;
+    if (vm.count("function")) {
+        opt.spec.wakeup.functions = split_list(vm["function"].as<std::string>());
+        if (opt.spec.wakeup.functions.empty()) {
+            throw_invalid("--function takes GLOB,... (or nothing: every function)");
+        }
+    }
+    if (vm.count("record")) {
+        opt.record = vm["record"].as<std::string>();
+    }
     opt.spec.wakeup.per_task = vm.count("per-process")  ? PerTask::Process
                                : vm.count("per-thread") ? PerTask::Thread
                                                         : PerTask::None;
@@ -78,32 +109,6 @@ const char* tracer_name(std::uint32_t wclass) {
            : wclass == FHOOK_WAKEUP_RT ? "wakeup_rt"
                                        : "wakeup";
 }
-
-// Each report as the kernel's latency trace (or a JSON line).
-class WakeupPrinter final : public EventSink {
-public:
-    WakeupPrinter(const Tracer& tracer, int fd, bool json, LatencyTraceHost host)
-        : tracer_(tracer), fd_(fd), json_(json), host_(std::move(host)) {}
-    void on_event(const Event& ev) override {
-        if (ev.type != EventType::Wakeup) {
-            return;
-        }
-        const fhook_rec_wakeup w = wakeup_of(ev);
-        const Ksyms& ksyms = tracer_.ksyms();
-        print_to(fd_, json_ ? format_wakeup_json(w, ev.comm, ev.stack, ksyms, host_.tracer) + "\n"
-                            : (reports_ ? "\n" : "") +
-                                  format_wakeup_trace(w, ev.comm, ev.stack, ksyms, host_));
-        reports_++;
-    }
-    std::size_t reports() const { return reports_; }
-
-private:
-    const Tracer& tracer_;
-    int fd_;
-    bool json_;
-    LatencyTraceHost host_;
-    std::size_t reports_ = 0;
-};
 
 // The histogram per CPU (and all), as top's table or hist's histograms.
 std::string wakeup_tables(const Tracer& tracer, const TraceOptions& opt, Mode mode) {
@@ -174,8 +179,10 @@ int cmd_wakeup(const Args& args) {
     if (mode != Mode::Hist && opt->spec.wakeup.per_task != WakeupSpec::PerTask::None) {
         throw_invalid("--per-process and --per-thread are options of 'fhook wakeup hist'");
     }
-    if (mode != Mode::Trace && opt->spec.wakeup.stack) {
-        throw_invalid("--stack is for the reports of 'fhook wakeup' (no mode)");
+    if (mode != Mode::Trace &&
+        (opt->spec.wakeup.stack || !opt->spec.wakeup.functions.empty() || !opt->record.empty())) {
+        throw_invalid("--stack, --function and --record are for the reports of 'fhook wakeup' "
+                      "(no mode)");
     }
     opt->spec.wakeup.reports = mode == Mode::Trace;
     if (mode == Mode::Top && !opt->spec.interval) {
@@ -187,7 +194,17 @@ int cmd_wakeup(const Args& args) {
     const LatencyTraceHost host{tracer_name(opt->spec.wakeup.wclass), kernel_release(),
                                 preempt_model(),
                                 static_cast<unsigned>(::sysconf(_SC_NPROCESSORS_ONLN))};
-    WakeupPrinter reports(tracer, output_fd(out), opt->format == OutputFormat::Json, host);
+    std::optional<RecordWriter> file;
+    if (!opt->record.empty()) {
+        file.emplace(open_output(opt->record), opt->record, record_info(tracer, args, "wakeup"));
+    }
+    const bool json = opt->format == OutputFormat::Json;
+    WakeupSink reports(
+        [&](const WakeupReport& r) {
+            print_to(output_fd(out),
+                     format_wakeup_report(r, tracer.ksyms(), host, json, reports.reports()));
+        },
+        file ? &*file : nullptr, &tracer.ksyms());
     TablePrinter tables([&] { return wakeup_tables(tracer, *opt, mode); }, output_fd(out),
                         opt->format == OutputFormat::Json, mode == Mode::Top);
     tracer.start();

@@ -13,6 +13,7 @@
 #include <fhook/engine/sinks.hpp>
 #include <fhook/output/summary.hpp>
 #include <fhook/probe/probe.hpp>
+#include <fhook/sys/preempt.hpp>
 
 namespace fhook::cli {
 
@@ -448,6 +449,20 @@ SystemPaths system_paths() {
     paths.functions = functions_path();
     paths.tracefs = tracefs_dir();
     return paths;
+}
+
+RecordWriter::Info record_info(const Tracer& tracer, const Args& args, const char* command) {
+    RecordWriter::Info info;
+    info.nr_cpus = static_cast<std::uint32_t>(tracer.nr_rings());
+    info.kernel_release = kernel_release();
+    info.preempt_model = preempt_model();
+    info.command = std::string("fhook ") + command;
+    for (const auto& a : args) {
+        info.command += " " + a;
+    }
+    info.probes = tracer.recorded_probes();
+    info.events = tracer.recorded_events();
+    return info;
 }
 
 UniqueFd open_output(const std::string& path) {

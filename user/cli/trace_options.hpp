@@ -12,6 +12,7 @@
 #include <fhook/engine/tracer.hpp>
 #include <fhook/output/graph_format.hpp>
 #include <fhook/output/latency_format.hpp>
+#include <fhook/ring/recfile.hpp>
 
 #include "commands.hpp"
 
@@ -34,6 +35,7 @@ struct TraceOptions {
     std::uint64_t bucket_ns = 1000;           // timerlat hist --bucket-size
     std::size_t entries = 256;                // timerlat hist --entries
     std::uint64_t threshold_ns = 0;           // timerlat trace --threshold
+    std::string record;                       // wakeup --record FILE ("" = none)
 };
 
 // What one tracing command offers; the option table is built from it in
@@ -127,6 +129,8 @@ SystemPaths system_paths();
 
 // -o FILE opened for writing (an empty fd for "").
 UniqueFd open_output(const std::string& path);
+// What a record file says about the run of `tracer` by `fhook COMMAND ARGS...`.
+RecordWriter::Info record_info(const Tracer& tracer, const Args& args, const char* command);
 // The fd to print to: -o FILE's or stdout.
 inline int output_fd(const UniqueFd& out) {
     return out ? out.get() : 1;

@@ -2,11 +2,16 @@
 // decoded and printed as the kernel's latency trace (the lines of a real
 // wakeup_rt report on the PREEMPT_RT kernel), its JSON, task states, and
 // rtla-style top tables.
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <cstring>
 
 #include <gtest/gtest.h>
 
 #include <fhook/core/error.hpp>
+#include <fhook/core/fd.hpp>
+#include <fhook/engine/wakeup_sink.hpp>
 #include <fhook/output/wakeup_format.hpp>
 #include <fhook/ring/event.hpp>
 
@@ -64,7 +69,8 @@ TEST(Wakeup, DecodedAsRecorded) {
 
 TEST(Wakeup, KernelLatencyTrace) {
     const LatencyTraceHost host{"wakeup_rt", "6.12.118+deb12-rt-amd64", "preempt_rt", 2};
-    const std::string out = format_wakeup_trace(sample(), "fhook-workload", {}, Ksyms(), host);
+    const std::string out =
+        format_wakeup_trace(WakeupReport{sample(), "fhook-workload", {}, {}}, Ksyms(), host);
     EXPECT_NE(out.find("# tracer: wakeup_rt\n#\n# wakeup_rt latency trace v1.1.5 on "
                        "6.12.118+deb12-rt-amd64\n"),
               std::string::npos);
@@ -88,20 +94,23 @@ TEST(Wakeup, WakerStack) {
                                      "ffffffff81000100 T pipe_write\n");
     const std::vector<std::uint64_t> stack = {0xffffffff81000010, 0xffffffff81000120};
     const LatencyTraceHost host{"wakeup_rt", "6.12.118+deb12-rt-amd64", "preempt_rt", 2};
-    const std::string out = format_wakeup_trace(sample(), "fhook-workload", stack, ksyms, host);
+    const std::string out =
+        format_wakeup_trace(WakeupReport{sample(), "fhook-workload", stack, {}}, ksyms, host);
     EXPECT_NE(out.find("# latency: 1361 us, #3/3, CPU#1"), std::string::npos) << out;
     // after the wakeup line, in the waker's context, before the switch
     EXPECT_NE(out.find("fhook-wa-162       0d..6.    0us#: <stack trace>\n => try_to_wake_up\n => "
                        "pipe_write\nfhook-wo-115"),
               std::string::npos)
         << out;
-    const std::string j = format_wakeup_json(sample(), "fhook-workload", stack, ksyms, "wakeup_rt");
+    const std::string j =
+        format_wakeup_json(WakeupReport{sample(), "fhook-workload", stack, {}}, ksyms, "wakeup_rt");
     EXPECT_NE(j.find(",\"waker_stack\":[\"try_to_wake_up\",\"pipe_write\"]}"), std::string::npos)
         << j;
 }
 
 TEST(Wakeup, Json) {
-    const std::string j = format_wakeup_json(sample(), "fhook-workload", {}, Ksyms(), "wakeup_rt");
+    const std::string j =
+        format_wakeup_json(WakeupReport{sample(), "fhook-workload", {}, {}}, Ksyms(), "wakeup_rt");
     EXPECT_EQ(j,
               "{\"tracer\":\"wakeup_rt\",\"latency_ns\":1361000,\"new_max\":true,\"max_ns\":"
               "1361000,\"nr\":7,\"wakeup_ts\":5000000000,\"switch_ts\":5001361000,\"cpu\":1,"
@@ -143,6 +152,98 @@ TEST(Wakeup, TopTable) {
     const std::vector<CpuLatency> none{{0, LatencyHist{}}, {-1, LatencyHist{}}};
     EXPECT_NE(format_latency_top(none, "wakeup latency", LatencyUnit::Nsecs).find("(no wakeups)"),
               std::string::npos);
+}
+
+// A function call on CPU 1 by the task switched out, `us` after the wakeup.
+fhook_rec_func call_at(std::uint64_t us, std::uint64_t ip) {
+    fhook_rec_func f{};
+    f.hdr.size = sizeof(f);
+    f.hdr.type = FHOOK_REC_FUNC;
+    f.hdr.probe_id = 2;
+    f.hdr.ts = sample().wakeup_ts + us * 1000;
+    f.hdr.pid = f.hdr.tgid = 115;
+    f.hdr.cpu = 1;
+    f.hdr.flags = FHOOK_CTX_IRQS_OFF;
+    f.hdr.preempt = 2;
+    f.ip = ip;
+    f.parent_ip = 0xffffffff81000120;
+    return f;
+}
+
+const char* const kCallSyms = "ffffffff81000000 T try_to_wake_up\n"
+                              "ffffffff81000100 T pipe_write\n"
+                              "ffffffff81000200 T schedule\n";
+
+TEST(Wakeup, FunctionCalls) {
+    const Ksyms ksyms = Ksyms::parse(kCallSyms);
+    const LatencyTraceHost host{"wakeup_rt", "6.12.118+deb12-rt-amd64", "preempt_rt", 2};
+    WakeupReport r{sample(), "fhook-workload", {}, {}};
+    r.calls.push_back({r.rec.wakeup_ts + 5000, 0xffffffff81000200, 0xffffffff81000120, 115, 1,
+                       FHOOK_CTX_IRQS_OFF, 2, "fhook-workload"});
+    const std::string out = format_wakeup_trace(r, ksyms, host);
+    EXPECT_NE(out.find("# latency: 1361 us, #3/3, CPU#1"), std::string::npos) << out;
+    // the wakeup's delay mark is to the call (5 us: none), the call's to the switch
+    EXPECT_NE(out.find("fhook-wa-162       0d..6.    0us : "), std::string::npos) << out;
+    EXPECT_NE(out.find("fhook-wo-115       1d..2.    5us#: schedule <-pipe_write\n"
+                       "fhook-wo-115       1d..4. 1361us :"),
+              std::string::npos)
+        << out;
+    const std::string j = format_wakeup_json(r, ksyms, "wakeup_rt");
+    EXPECT_NE(j.find(",\"functions\":[{\"ts\":5000005000,\"cpu\":1,\"pid\":115,\"comm\":"
+                     "\"fhook-workload\",\"function\":\"schedule\",\"parent\":\"pipe_write\"}]}"),
+              std::string::npos)
+        << j;
+}
+
+// The sink takes the calls between the wakeup and the switch, leaves the
+// ones before (a wakeup not reported), keeps later ones for the next
+// report, and writes only what it reported to the file.
+TEST(Wakeup, SinkAssemblesReportsAndWritesThem) {
+    char path[] = "/tmp/fhook-wakeup-XXXXXX";
+    UniqueFd fd(::mkstemp(path));
+    ASSERT_TRUE(fd);
+    const Ksyms ksyms = Ksyms::parse(kCallSyms);
+    RecordWriter::Info info;
+    info.nr_cpus = 2;
+    info.kernel_release = "6.12.118+deb12-rt-amd64";
+    info.preempt_model = "preempt_rt";
+    info.probes = {{1, "wakeup_rt"}, {2, "schedule"}};
+    std::vector<WakeupReport> reports;
+    {
+        RecordWriter file(std::move(fd), path, info);
+        WakeupSink sink([&](const WakeupReport& r) { reports.push_back(r); }, &file, &ksyms);
+        fhook_rec_comm comm{};
+        comm.hdr.size = sizeof(comm);
+        comm.hdr.type = FHOOK_REC_COMM;
+        comm.hdr.pid = comm.hdr.tgid = 115;
+        comm.hdr.ts = sample().wakeup_ts - 1000000;
+        std::strcpy(comm.comm, "fhook-workload");
+        sink.on_record(&comm.hdr);
+        const fhook_rec_func before = call_at(0, 0xffffffff81000000);
+        fhook_rec_func early = before;
+        early.hdr.ts -= 1000; // a microsecond before the wakeup
+        fhook_rec_func within = call_at(5, 0xffffffff81000200);
+        fhook_rec_wakeup w = sample();
+        fhook_rec_func after = call_at(1400, 0xffffffff81000200);
+        for (const fhook_rec* rec : {&early.hdr, &within.hdr, &after.hdr, &w.hdr}) {
+            sink.on_record(rec);
+        }
+        ASSERT_EQ(sink.reports(), 1u);
+        sink.finish(Stats{}, {{1, {}, "wakeup_rt"}, {2, {}, "schedule"}});
+    }
+    ASSERT_EQ(reports.size(), 1u);
+    ASSERT_EQ(reports[0].calls.size(), 1u);
+    EXPECT_EQ(reports[0].calls[0].ip, 0xffffffff81000200u);
+    EXPECT_EQ(reports[0].calls[0].comm, "fhook-workload");
+    EXPECT_EQ(reports[0].prev_comm, "fhook-workload");
+    // the file: the task's name, the call in the report and the report
+    const RecordFile f = RecordFile::open(path);
+    EXPECT_EQ(f.info("preempt_model"), "preempt_rt");
+    std::vector<std::uint16_t> types;
+    f.for_each_record([&](const fhook_rec* rec) { types.push_back(rec->type); });
+    EXPECT_EQ(types,
+              (std::vector<std::uint16_t>{FHOOK_REC_COMM, FHOOK_REC_FUNC, FHOOK_REC_WAKEUP}));
+    ::unlink(path);
 }
 
 } // namespace

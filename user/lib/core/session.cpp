@@ -153,6 +153,13 @@ std::uint32_t Session::add_function_probe(const FunctionSet& functions,
         }
         flags |= FHOOK_PROBE_F_COUNT_IPS;
     }
+    if (options.wakeup_cpu) {
+        device_.require(FHOOK_FEAT_WAKEUP_FUNCTION, "the wakeup tracers' function calls");
+        if (options.count || direct) {
+            throw_invalid("the wakeup tracers' function calls are recorded by an ftrace_ops probe");
+        }
+        flags |= FHOOK_PROBE_F_WAKEUP_CPU;
+    }
     return add_function_probe(functions, options.pred,
                               direct ? FHOOK_PROBE_DIRECT : FHOOK_PROBE_FUNC, flags, 0);
 }

@@ -205,13 +205,17 @@ void Tracer::State::plan() {
         if (!spec.probes.empty() || !spec.events.empty() || !spec.triggers.empty()) {
             throw_invalid(std::string(it->second) + " takes no probes, events or triggers");
         }
-        return;
+        if (spec.collect != Collect::Wakeup || spec.wakeup.functions.empty()) {
+            return;
+        }
     }
     const bool functions_only = spec.collect == Collect::Counts || spec.collect == Collect::Latency;
     if (spec.collect == Collect::Hook) {
         plan_hook();
     }
-    std::vector<std::string> globs = plan_probes(functions_only);
+    // (the wakeup tracer's function calls: its globs, a function probe's)
+    std::vector<std::string> globs =
+        spec.collect == Collect::Wakeup ? spec.wakeup.functions : plan_probes(functions_only);
     plan_events(functions_only);
     if (functions_only && spec.probes.empty()) {
         throw_invalid("no functions given");
@@ -240,12 +244,13 @@ void Tracer::State::plan() {
     const bool graph_below =
         spec.collect == Collect::Events && spec.graph && spec.graph->depth != 1 && !specs.empty();
     const std::vector<ProbeSpec> below = graph_below ? graph_below_specs() : specs;
+    const bool records_functions =
+        spec.collect == Collect::Events || spec.collect == Collect::Wakeup;
     const bool sliceable =
-        graph_below ||
-        (spec.collect == Collect::Events && !spec.graph && spec.attach == Attach::Ops &&
-         std::none_of(specs.begin(), specs.end(), [](const ProbeSpec& one) {
-             return !one.negated && !is_glob(one.glob) && !one.is_module();
-         }));
+        graph_below || (records_functions && !spec.graph && spec.attach == Attach::Ops &&
+                        std::none_of(specs.begin(), specs.end(), [](const ProbeSpec& one) {
+                            return !one.negated && !is_glob(one.glob) && !one.is_module();
+                        }));
     bool slices_need_kallsyms = false;
     if (sliceable) {
         say("reading available_filter_functions");

@@ -64,7 +64,8 @@ void Tracer::setup() {
     // histograms format no event: they read no symbols, so that counting a
     // read path does not count fhook's own reads of /proc/kallsyms)
     const bool formats = s.spec.collect == Collect::Events || s.spec.collect == Collect::Irqsoff ||
-                         (s.spec.collect == Collect::Wakeup && s.spec.wakeup.stack);
+                         (s.spec.collect == Collect::Wakeup &&
+                          (s.spec.wakeup.stack || !s.spec.wakeup.functions.empty()));
     if (!s.need_resolution && formats) {
         s.ksyms_loading = std::async(std::launch::async,
                                      [path = s.paths.kallsyms, required = s.spec.need_symbols] {
@@ -106,6 +107,13 @@ void Tracer::State::add_probes() {
         if (spec.wakeup.per_task != WakeupSpec::PerTask::None) {
             session->set_wakeup_task_hist(probes.back().id,
                                           spec.wakeup.per_task == WakeupSpec::PerTask::Process);
+        }
+        if (!specs.empty()) {
+            FunctionProbeOptions calls = recording;
+            calls.wakeup_cpu = true;
+            probes.push_back(ProbeSummary{session->add_function_probe(request, calls),
+                                          {},
+                                          describe_specs(specs) + if_filter});
         }
     } else if (spec.collect == Collect::Timerlat) {
         probes.push_back(ProbeSummary{session->add_timerlat_probe(spec.timerlat), {}, "timerlat"});

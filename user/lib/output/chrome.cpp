@@ -2,9 +2,12 @@
 // {"traceEvents":[...]} with complete ("X"), instant ("i") and metadata
 // ("M") events, timestamps in microseconds.
 
+#include <cstring>
+
 #include <fhook/output/fields.hpp>
 #include <fhook/output/format.hpp>
 #include <fhook/probe/probe.hpp>
+#include <fhook/ring/event.hpp>
 
 #include "numbers.hpp"
 
@@ -83,6 +86,34 @@ void ChromeFormatter::append_name(const Event& ev, const KprobeDef* def, std::st
     append_json_string(name_, out);
 }
 
+// A wakeup tracer's report: the wait from the wakeup to the switch, on
+// the woken task's track (the calls in between are function events).
+void ChromeFormatter::format_wakeup(const Event& ev, std::string& out) {
+    const fhook_rec_wakeup w = wakeup_of(ev);
+    Event task;
+    task.pid = w.pid;
+    task.tgid = w.tgid;
+    task.comm.assign(w.comm, strnlen(w.comm, sizeof(w.comm)));
+    name_tasks(task, out);
+    open_event(out);
+    out.append("{\"ph\":\"X\",\"name\":\"wakeup latency\",\"cat\":\"wakeup\",\"ts\":");
+    put_us(w.wakeup_ts, out);
+    out.append(",\"dur\":");
+    put_us(w.latency, out);
+    put_track(w.tgid, w.pid, out);
+    out.append(",\"args\":{\"cpu\":");
+    put_u64(w.hdr.cpu, out);
+    out.append(",\"prio\":");
+    put_i64(w.prio, out);
+    out.append(",\"waker\":");
+    append_json_string(std::string(w.waker_comm, strnlen(w.waker_comm, sizeof(w.waker_comm))) +
+                           "-" + std::to_string(w.waker_pid),
+                       out);
+    out.append(",\"new_max\":");
+    out.append(w.wflags & FHOOK_WAKEUP_NEW_MAX ? "true" : "false");
+    out.append("}}");
+}
+
 void ChromeFormatter::format(const Event& ev, std::string& out) {
     if (ev.type == EventType::Lost) {
         if (ev.lost == 0) {
@@ -111,6 +142,10 @@ void ChromeFormatter::format(const Event& ev, std::string& out) {
     }
     if (ev.type == EventType::GraphEntry) {
         return; // its return is the complete event
+    }
+    if (ev.type == EventType::Wakeup) {
+        format_wakeup(ev, out);
+        return;
     }
     name_tasks(ev, out);
     open_event(out);

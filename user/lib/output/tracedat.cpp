@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 
@@ -16,6 +17,8 @@ namespace fhook {
 namespace {
 
 constexpr std::uint16_t kFunctionId = 1;     // ftrace:function
+constexpr std::uint16_t kSwitchId = 2;       // ftrace:context_switch (TRACE_CTX)
+constexpr std::uint16_t kWakeupId = 3;       // ftrace:wakeup (TRACE_WAKE)
 constexpr std::uint16_t kGraphExitId = 10;   // ftrace:funcgraph_exit
 constexpr std::uint16_t kGraphEntryId = 11;  // ftrace:funcgraph_entry
 constexpr std::uint16_t kHookBase = 0xe000;  // fhook:hook_<probe id>
@@ -53,6 +56,24 @@ std::string function_format() {
            "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"
            "\tfield:unsigned long parent_ip;\toffset:16;\tsize:8;\tsigned:0;\n\n"
            "print fmt: \" %ps <-- %ps\", (void *)REC->ip, (void *)REC->parent_ip\n";
+}
+
+// ftrace's own events of the wakeup tracers (struct ctx_switch_entry,
+// trace_entries.h): the wakeup and the switch of a latency trace
+std::string sched_format(bool wakeup) {
+    return std::string("name: ") + (wakeup ? "wakeup" : "context_switch") +
+           "\nID: " + (wakeup ? "3" : "2") + "\nformat:\n" + kCommonFields +
+           "\tfield:unsigned int prev_pid;\toffset:8;\tsize:4;\tsigned:0;\n"
+           "\tfield:unsigned int next_pid;\toffset:12;\tsize:4;\tsigned:0;\n"
+           "\tfield:unsigned int next_cpu;\toffset:16;\tsize:4;\tsigned:0;\n"
+           "\tfield:unsigned char prev_prio;\toffset:20;\tsize:1;\tsigned:0;\n"
+           "\tfield:unsigned char prev_state;\toffset:21;\tsize:1;\tsigned:0;\n"
+           "\tfield:unsigned char next_prio;\toffset:22;\tsize:1;\tsigned:0;\n"
+           "\tfield:unsigned char next_state;\toffset:23;\tsize:1;\tsigned:0;\n\n"
+           "print fmt: \"%u:%u:%u  " +
+           (wakeup ? "+" : "==>") +
+           " %u:%u:%u [%03u]\", REC->prev_pid, REC->prev_prio, REC->prev_state, "
+           "REC->next_pid, REC->next_prio, REC->next_state, REC->next_cpu\n";
 }
 
 // ftrace's own graph events (6.1's layout), so that trace-cmd report draws
@@ -439,6 +460,51 @@ void TraceDatWriter::add(const Event& ev) {
     }
 }
 
+void TraceDatWriter::add(const WakeupReport& report) {
+    const fhook_rec_wakeup& w = report.rec;
+    const auto name = [this](std::uint32_t pid, const char* comm, std::size_t len) {
+        comms_.emplace(pid, pid == 0 ? "<idle>" : std::string(comm, ::strnlen(comm, len)));
+    };
+    name(w.waker_pid, w.waker_comm, sizeof(w.waker_comm));
+    name(w.pid, w.comm, sizeof(w.comm));
+    name(w.hdr.pid, report.prev_comm.c_str(), report.prev_comm.size());
+    // struct ctx_switch_entry: prio as the kernel's, states as task_state_index()
+    const auto sched = [&](bool wakeup, std::uint32_t pid, std::int32_t prio,
+                           std::uint32_t state_index) {
+        scratch_.clear();
+        put_int<std::uint16_t>(scratch_, wakeup ? kWakeupId : kSwitchId);
+        scratch_.push_back(trace_flags(wakeup ? w.waker_flags : w.hdr.flags));
+        scratch_.push_back(wakeup ? w.waker_preempt : w.hdr.preempt);
+        put_int<std::int32_t>(scratch_, static_cast<std::int32_t>(pid));
+        put_int<std::uint32_t>(scratch_, pid);
+        put_int<std::uint32_t>(scratch_, w.pid);
+        put_int<std::uint32_t>(scratch_, wakeup ? w.wakeup_cpu : w.hdr.cpu);
+        scratch_.push_back(static_cast<std::uint8_t>(prio));
+        scratch_.push_back(static_cast<std::uint8_t>(state_index));
+        scratch_.push_back(static_cast<std::uint8_t>(w.prio));
+        scratch_.push_back(0); // running
+        if (!cpu(wakeup ? w.waker_cpu : w.hdr.cpu).add(wakeup ? w.wakeup_ts : w.hdr.ts, scratch_)) {
+            too_large_++;
+        }
+    };
+    sched(true, w.waker_pid, w.waker_prio, 0);
+    for (const WakeupCall& c : report.calls) {
+        Event ev;
+        ev.type = EventType::Function;
+        ev.ts = c.ts;
+        ev.cpu = c.cpu;
+        ev.pid = c.pid;
+        ev.flags = c.flags;
+        ev.preempt = c.preempt;
+        ev.comm = c.comm;
+        ev.ip = c.ip;
+        ev.parent_ip = c.parent_ip;
+        add(ev);
+    }
+    sched(false, w.hdr.pid, w.prev_prio,
+          static_cast<std::uint32_t>(std::bit_width(w.prev_state & 0x7fU)));
+}
+
 void TraceDatWriter::finish(int fd) {
     std::string h;
     put(h, "\x17\x08\x44tracing6", 11);
@@ -454,8 +520,9 @@ void TraceDatWriter::finish(int fd) {
     h += kHeaderEvent;
 
     // ftrace's formats: the function and graph events
-    put_int<std::uint32_t>(h, 3);
-    for (const std::string& f : {function_format(), graph_entry_format(), graph_exit_format()}) {
+    put_int<std::uint32_t>(h, 5);
+    for (const std::string& f : {function_format(), graph_entry_format(), graph_exit_format(),
+                                 sched_format(false), sched_format(true)}) {
         put_int<std::uint64_t>(h, f.size());
         h += f;
     }

@@ -37,39 +37,54 @@ char task_state_char(std::uint32_t state) {
     return kStates[index];
 }
 
-std::string format_wakeup_trace(const fhook_rec_wakeup& w, std::string_view prev_comm,
-                                const std::vector<std::uint64_t>& stack, const Ksyms& ksyms,
+std::string format_wakeup_trace(const WakeupReport& report, const Ksyms& ksyms,
                                 const LatencyTraceHost& host) {
+    const fhook_rec_wakeup& w = report.rec;
     const std::string comm = comm_of(w.comm), waker = comm_of(w.waker_comm);
-    std::string out = text::latency_header(host, w.latency, stack.empty() ? 2 : 3, w.wakeup_cpu);
+    const bool stack = !report.stack.empty();
+    const auto entries = static_cast<unsigned>(2 + stack + report.calls.size());
+    std::string out = text::latency_header(host, w.latency, entries, w.wakeup_cpu);
     out += printf_string("#    | task: %.16s-%u (uid:%u nice:%d policy:%u rt_prio:%u)\n",
                          comm.c_str(), w.pid, w.uid, w.nice, w.policy, w.rt_priority);
     out += "#    -----------------\n#\n" + text::latency_legend();
+    // each line's time from the wakeup, and the next line's for its delay mark
+    const auto since = [&](std::uint64_t ts) { return ts > w.wakeup_ts ? ts - w.wakeup_ts : 0; };
+    const std::uint64_t first_call = report.calls.empty() ? w.latency : since(report.calls[0].ts);
     // the wakeup (tracing_sched_wakeup_trace(): waker, then "+", the woken task)
-    out += lat_line(waker, w.waker_pid, w.waker_cpu, w.waker_flags, w.waker_preempt, 0, w.latency);
+    out += lat_line(waker, w.waker_pid, w.waker_cpu, w.waker_flags, w.waker_preempt, 0,
+                    stack ? 0 : first_call);
     out += printf_string(" %7u:%3d:%c   + [%03u] %7u:%3d:%c %s\n", w.waker_pid, w.waker_prio, 'R',
                          w.wakeup_cpu, w.pid, w.prio, 'R', comm.c_str());
     // the waker's stack there (__trace_stack() in probe_wakeup())
-    if (!stack.empty()) {
+    if (stack) {
         out += lat_line(waker, w.waker_pid, w.waker_cpu, w.waker_flags, w.waker_preempt, 0,
-                        w.latency) +
+                        first_call) +
                "<stack trace>\n";
-        for (const std::uint64_t ip : stack) {
+        for (const std::uint64_t ip : report.stack) {
             out += " => " + ksyms.name_of(ip) + "\n";
         }
     }
+    // the function calls on its CPU (wakeup_tracer_call())
+    for (std::size_t i = 0; i < report.calls.size(); i++) {
+        const WakeupCall& c = report.calls[i];
+        const std::uint64_t next =
+            i + 1 < report.calls.size() ? since(report.calls[i + 1].ts) : w.latency;
+        out += lat_line(c.comm.empty() ? "<...>" : c.comm, c.pid, c.cpu, c.flags, c.preempt,
+                        since(c.ts), next) +
+               ksyms.name_of(c.ip) + " <-" + ksyms.name_of(c.parent_ip) + "\n";
+    }
     // the switch to it (tracing_sched_switch_trace())
-    out +=
-        lat_line(prev_comm, w.hdr.pid, w.hdr.cpu, w.hdr.flags, w.hdr.preempt, w.latency, w.latency);
+    out += lat_line(report.prev_comm, w.hdr.pid, w.hdr.cpu, w.hdr.flags, w.hdr.preempt, w.latency,
+                    w.latency);
     out +=
         printf_string(" %7u:%3d:%c ==> [%03u] %7u:%3d:%c %s\n", w.hdr.pid, w.prev_prio,
                       task_state_char(w.prev_state), w.hdr.cpu, w.pid, w.prio, 'R', comm.c_str());
     return out;
 }
 
-std::string format_wakeup_json(const fhook_rec_wakeup& w, std::string_view prev_comm,
-                               const std::vector<std::uint64_t>& stack, const Ksyms& ksyms,
+std::string format_wakeup_json(const WakeupReport& report, const Ksyms& ksyms,
                                std::string_view tracer) {
+    const fhook_rec_wakeup& w = report.rec;
     nlohmann::ordered_json j;
     j["tracer"] = tracer;
     j["latency_ns"] = w.latency;
@@ -91,16 +106,33 @@ std::string format_wakeup_json(const fhook_rec_wakeup& w, std::string_view prev_
     nlohmann::ordered_json waker = task_json(comm_of(w.waker_comm), w.waker_pid, w.waker_prio);
     waker["cpu"] = w.waker_cpu;
     j["waker"] = waker;
-    nlohmann::ordered_json prev = task_json(prev_comm, w.hdr.pid, w.prev_prio);
+    nlohmann::ordered_json prev = task_json(report.prev_comm, w.hdr.pid, w.prev_prio);
     prev["state"] = std::string(1, task_state_char(w.prev_state));
     j["prev"] = prev;
-    if (!stack.empty()) {
+    if (!report.stack.empty()) {
         j["waker_stack"] = nlohmann::ordered_json::array();
-        for (const std::uint64_t ip : stack) {
+        for (const std::uint64_t ip : report.stack) {
             j["waker_stack"].push_back(ksyms.name_of(ip));
         }
     }
+    if (!report.calls.empty()) {
+        j["functions"] = nlohmann::ordered_json::array();
+        for (const WakeupCall& c : report.calls) {
+            j["functions"].push_back({{"ts", c.ts},
+                                      {"cpu", c.cpu},
+                                      {"pid", c.pid},
+                                      {"comm", c.comm},
+                                      {"function", ksyms.name_of(c.ip)},
+                                      {"parent", ksyms.name_of(c.parent_ip)}});
+        }
+    }
     return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+std::string format_wakeup_report(const WakeupReport& report, const Ksyms& ksyms,
+                                 const LatencyTraceHost& host, bool json, std::size_t index) {
+    return json ? format_wakeup_json(report, ksyms, host.tracer) + "\n"
+                : (index ? "\n" : "") + format_wakeup_trace(report, ksyms, host);
 }
 
 namespace {

@@ -61,6 +61,9 @@ RecordWriter::RecordWriter(UniqueFd fd, std::string path, const Info& info, std:
     write_all(&h, sizeof(h));
     std::string text = "fhook_version=" + std::string(version()) + "\n";
     text += "kernel_release=" + info.kernel_release + "\n";
+    if (!info.preempt_model.empty()) {
+        text += "preempt_model=" + info.preempt_model + "\n";
+    }
     text += "command=" + info.command + "\n";
     write_chunk(RecChunk::Info, text);
     text.clear();

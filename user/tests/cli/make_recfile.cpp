@@ -292,17 +292,76 @@ int write_graph(const char* path) {
     return 0;
 }
 
+// A recording of 'fhook wakeup --rt --function --record': one report of a
+// FIFO thread woken on CPU 0 and switched to on CPU 1 1,361 us later,
+// with two function calls on CPU 1 in between (those of the module's
+// FHOOK_PROBE_F_WAKEUP_CPU probe).
+int write_wakeup(const char* path) {
+    UniqueFd fd(::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (!fd) {
+        std::perror(path);
+        return 1;
+    }
+    RecordWriter::Info info;
+    info.nr_cpus = 2;
+    info.kernel_release = "6.12.118+deb12-rt-amd64";
+    info.preempt_model = "preempt_rt";
+    info.command = "fhook wakeup --rt --function=vfs_* --record w.fhk";
+    info.probes = {{1, "wakeup_rt"}, {2, "vfs_*"}};
+    RecordWriter w(std::move(fd), path, info);
+    Writer out(w);
+    const std::uint64_t wakeup_ts = 2431445000;
+    Rec read(FHOOK_REC_FUNC, 2, wakeup_ts + 12000, 1, 115, "fhook-workload");
+    out.add(read.u64(0xffffffff812a0000).u64(0xffffffff812a0400).flags(FHOOK_CTX_IRQS_OFF));
+    Rec write(FHOOK_REC_FUNC, 2, wakeup_ts + 400000, 1, 115, "fhook-workload");
+    out.add(write.u64(0xffffffff812b0000).u64(0xffffffff812b0800));
+    fhook_rec_wakeup r{};
+    r.hdr = test::header(FHOOK_REC_WAKEUP, sizeof(r), wakeup_ts + 1361000, 1, 115);
+    r.hdr.probe_id = 1;
+    r.hdr.flags = FHOOK_CTX_IRQS_OFF;
+    r.hdr.preempt = 4;
+    r.latency = 1361000;
+    r.wakeup_ts = wakeup_ts;
+    r.max = r.latency;
+    r.nr = 7;
+    r.pid = 163;
+    r.tgid = 162;
+    r.wakeup_cpu = 1;
+    r.waker_pid = 162;
+    r.prio = 49;
+    r.waker_prio = 120;
+    r.prev_prio = 120;
+    r.policy = 1;
+    r.rt_priority = 50;
+    r.wflags = FHOOK_WAKEUP_NEW_MAX;
+    r.waker_flags = FHOOK_CTX_IRQS_OFF;
+    r.waker_preempt = 6;
+    std::strcpy(r.comm, "fhook-wakeprog");
+    std::strcpy(r.waker_comm, "fhook-wakeprog");
+    w.add(&r.hdr);
+    Stats st;
+    st.per_cpu = {CpuStats{0, 0, 0, 0}, CpuStats{3, 3, 0, 0}};
+    st.total = CpuStats{3, 3, 0, 0};
+    w.finish(Ksyms::parse(std::string_view(kKallsyms)), st,
+             {RecordedProbe{1, "wakeup_rt", st}, RecordedProbe{2, "vfs_*", st}});
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
     const std::string_view variant = argc == 3 ? argv[2] : "";
-    if ((argc != 2 && argc != 3) || (argc == 3 && variant != "lost-mid" && variant != "graph")) {
-        std::fprintf(stderr, "usage: make_recfile FILE [lost-mid|graph]\n");
+    if ((argc != 2 && argc != 3) ||
+        (argc == 3 && variant != "lost-mid" && variant != "graph" && variant != "wakeup")) {
+        std::fprintf(stderr, "usage: make_recfile FILE [lost-mid|graph|wakeup]\n");
         return 2;
     }
     try {
         if (variant == "graph") {
             return write_graph(argv[1]);
+        }
+        if (variant == "wakeup") {
+            return write_wakeup(argv[1]);
         }
         return write(argv[1], variant == "lost-mid");
     } catch (const fhook::Error& e) {

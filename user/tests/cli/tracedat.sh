@@ -58,6 +58,23 @@ fi
 # (11: the leaf held in one record is an entry and an exit)
 [ "$(cat "$tmp/gn")" = 11 ] || fail "libtracecmd reads $(cat "$tmp/gn") graph events of 11"
 
+# a wakeup tracer's recording: each report as the kernel's wakeup tracers
+# write it, ftrace's wakeup event on the waker's CPU, the calls, its
+# context_switch event on the switch's
+"$make_recfile" "$tmp/w.rec" wakeup
+"$fhook" report -q --to trace.dat -o "$tmp/w.dat" "$tmp/w.rec"
+"$reader" "$tmp/w.dat" > "$tmp/w.txt"
+want="0 2431445000 fhook-wakeprog-162 wakeup: 162:120:0  + 163:49:0 [001]
+1 2431457000 fhook-workload-115 function:  vfs_read <-- ksys_read
+1 2431845000 fhook-workload-115 function:  vfs_write <-- ksys_write
+1 2432806000 fhook-workload-115 context_switch: 115:120:0  ==> 163:49:0 [001]"
+[ "$(cat "$tmp/w.txt")" = "$want" ] || { cat "$tmp/w.txt" >&2; fail "libtracecmd's wakeup report differs"; }
+if command -v trace-cmd > /dev/null; then
+	trace-cmd report -i "$tmp/w.dat" > "$tmp/tw.txt" 2> "$tmp/tw.err" || fail "trace-cmd report (wakeup): $(cat "$tmp/tw.err")"
+	[ "$(grep -c 'wakeup: \|function: \|context_switch: ' "$tmp/tw.txt")" = 4 ] ||
+		{ cat "$tmp/tw.txt" >&2; fail "trace-cmd report (wakeup): not the 4 events"; }
+fi
+
 if [ "$update" = --update ]; then
 	cp "$tmp/reader.txt" "$golden/tracedat.reader"
 else

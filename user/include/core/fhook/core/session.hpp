@@ -73,6 +73,9 @@ struct FunctionProbeOptions {
     bool per_function = false;
     bool stack = false;           // a kernel stack with each record
     std::vector<fhook_insn> pred; // a filter on the task (compile_filter(expr, nullptr))
+    // records only on the CPU of the session's tracked wakeup, while it is
+    // tracked (FHOOK_PROBE_F_WAKEUP_CPU: the wakeup tracers' function trace)
+    bool wakeup_cpu = false;
 };
 
 // A call graph (FHOOK_PROBE_GRAPH): what function_graph's options say.

@@ -84,6 +84,10 @@ struct WakeupSpec {
     // the tracked wakeups reported; off: the histograms only (top, hist)
     bool reports = true;
     bool stack = false; // ... with their waker's stacks (named)
+    // ... with the function calls on the tracked task's CPU from its wakeup
+    // to the switch (the kernel tracer's function trace): these globs, as
+    // a function probe's (FunctionProbeOptions::wakeup_cpu); none: off
+    std::vector<std::string> functions;
 };
 
 // Collect::Timerlat: struct fhook_timerlat's fields (period, priority,

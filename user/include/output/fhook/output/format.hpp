@@ -213,6 +213,7 @@ public:
 private:
     void open_event(std::string& out);
     void name_tasks(const Event& event, std::string& out);
+    void format_wakeup(const Event& event, std::string& out);
     void append_name(const Event& event, const KprobeDef* def, std::string& out);
 
     NameCache names_;

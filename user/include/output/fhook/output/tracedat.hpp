@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <fhook/core/probe_def.hpp>
+#include <fhook/output/wakeup_format.hpp>
 #include <fhook/ring/event.hpp>
 
 namespace fhook {
@@ -41,6 +42,10 @@ public:
     TraceDatWriter& operator=(const TraceDatWriter&) = delete;
 
     void add(const Event& event);
+    // A wakeup tracer's report as the kernel's wakeup tracers write it:
+    // ftrace's wakeup event on the waker's CPU, the function calls, then
+    // its context_switch event.
+    void add(const WakeupReport& report);
     // Writes the whole file to `fd`.
     void finish(int fd);
     // Events left out: larger than a ring-buffer page can hold.

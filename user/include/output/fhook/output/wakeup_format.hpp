@@ -24,20 +24,44 @@ struct LatencyTraceHost {
     unsigned online_cpus = 0;
 };
 
+// A function called on the tracked task's CPU between its wakeup and the
+// switch to it (fhook wakeup --function), as its record had it.
+struct WakeupCall {
+    std::uint64_t ts = 0;
+    std::uint64_t ip = 0;
+    std::uint64_t parent_ip = 0;
+    std::uint32_t pid = 0;
+    std::uint16_t cpu = 0;
+    std::uint8_t flags = 0;   // FHOOK_CTX_*
+    std::uint8_t preempt = 0; // as fhook_rec.preempt
+    std::string comm;
+};
+
+// One report of a wakeup tracer: its record, the name of the task switched
+// out (rec.hdr.pid), the waker's stack (innermost first; empty: none) and
+// the function calls between the wakeup and the switch, oldest first.
+struct WakeupReport {
+    fhook_rec_wakeup rec{};
+    std::string prev_comm;
+    std::vector<std::uint64_t> stack;
+    std::vector<WakeupCall> calls;
+};
+
 // The kernel's latency-trace form of one report: "# tracer: ...", the
 // "# latency: N us, #E/E, CPU#C | (M:model VP:0, KP:0, SP:0 HP:0 #P:N)"
 // header, the task, the column legend, then the wakeup line, the waker's
-// `stack` there (innermost first, " => name"; none: no such entry) and
-// the switch line.  `prev_comm` is the name of the task switched out
-// (hdr.pid).
-std::string format_wakeup_trace(const fhook_rec_wakeup& w, std::string_view prev_comm,
-                                const std::vector<std::uint64_t>& stack, const Ksyms& ksyms,
+// stack there (" => name"), each function call ("func <-parent") and the
+// switch line.
+std::string format_wakeup_trace(const WakeupReport& report, const Ksyms& ksyms,
                                 const LatencyTraceHost& host);
 // One JSON object (no newline) for the same report, the waker's stack as
-// "waker_stack" (names) when there is one.
-std::string format_wakeup_json(const fhook_rec_wakeup& w, std::string_view prev_comm,
-                               const std::vector<std::uint64_t>& stack, const Ksyms& ksyms,
+// "waker_stack" (names) and the calls as "functions" when there are some.
+std::string format_wakeup_json(const WakeupReport& report, const Ksyms& ksyms,
                                std::string_view tracer);
+// The `index`-th report of a run as `format` prints it: a latency trace
+// (a blank line before all but the first) or a JSON line.
+std::string format_wakeup_report(const WakeupReport& report, const Ksyms& ksyms,
+                                 const LatencyTraceHost& host, bool json, std::size_t index);
 
 // A task's state as the kernel's latency traces print it (R, S, D, T, t,
 // X, Z, P, I), from TASK_* bits.

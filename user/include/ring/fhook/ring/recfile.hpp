@@ -94,6 +94,7 @@ public:
         std::string command;
         std::vector<std::pair<std::uint32_t, std::string>> probes;
         std::vector<RecordedEvent> events; // of the tracepoint probes
+        std::string preempt_model;         // as latency traces name it ("" = not written)
     };
     // Takes over `fd`; writes the header, Info and Probes chunks at once.
     RecordWriter(UniqueFd fd, std::string path, const Info& info,
