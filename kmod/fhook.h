@@ -274,6 +274,8 @@ struct fhook_probe {
 	u64 watch_loads;		/* modules loaded when it was added */
 	bool enabled;			/* kprobes: armed (enable_kprobe) */
 	bool stack;			/* FHOOK_PROBE_F_STACK */
+	/* FHOOK_PROBE_F_WAKEUP_CPU: any task's hits, not the session's filters' */
+	bool any_task;
 	bool paused;			/* a DISABLE trigger ran: hits are filtered */
 	u32 nr_triggers;
 	struct fhook_trigger_k *triggers[FHOOK_MAX_TRIGGERS];

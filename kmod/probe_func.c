@@ -99,7 +99,7 @@ static __always_inline bool fhook_func_hit_fast(struct fhook_probe *p, unsigned 
 	rb = s->rings[cpu];
 	/* (a call graph entry held back goes out under the recursion lock) */
 	if (local_read(&rb->nest) || this_cpu_read(fhook_fgraph_pending) ||
-	    !fhook_session_wants(s)) {
+	    (!p->any_task && !fhook_session_wants(s))) {
 		preempt_enable_notrace();
 		return false;
 	}
@@ -146,7 +146,7 @@ static noinline notrace void fhook_func_hit_full(struct fhook_probe *p, unsigned
 	}
 	cpu = smp_processor_id();
 	c = fhook_counters(s, cpu, p->id);
-	if (!fhook_session_wants(s)) {
+	if (!p->any_task && !fhook_session_wants(s)) {
 		fhook_count(&c->filtered);
 		goto out;
 	}
@@ -611,6 +611,8 @@ static int fhook_func_probe_init(struct fhook_probe *p, const struct fhook_probe
 		f->ops.func = fhook_func_wakeup_callback;
 	else
 		f->ops.func = fhook_func_callback;
+	/* what that CPU ran, whoever ran it: the wakeup tracer filtered the task */
+	p->any_task = arg->flags & FHOOK_PROBE_F_WAKEUP_CPU;
 	/*
 	 * No FTRACE_OPS_FL_RECURSION (nor _RCU): both callbacks take
 	 * ftrace's recursion lock themselves, so ftrace does not wrap them

@@ -70,6 +70,7 @@ struct fhook_wake_tracked {
 	int waker_prio;
 	u8 waker_flags;
 	u8 waker_preempt;
+	u32 calls_from;			/* ns after ts: the session's wakeup_cpu set */
 	char waker_comm[FHOOK_COMM_LEN];
 	unsigned int nr_stack;		/* the waker's stack, innermost first */
 	u64 stack[FHOOK_MAX_STACK];
@@ -224,6 +225,7 @@ static notrace void fhook_wake_track(struct fhook_wakeup_probe *w, struct task_s
 	w->t.cpu = task_cpu(p);
 	WRITE_ONCE(w->p.session->wakeup_cpu, w->t.cpu);
 	w->t.ts = now;
+	w->t.calls_from = min_t(u64, ktime_get_mono_fast_ns() - now, U32_MAX);
 	w->t.waker_cpu = smp_processor_id();
 	w->t.waker_pid = current->pid;
 	w->t.waker_prio = current->prio;
@@ -324,7 +326,7 @@ static notrace void fhook_wake_record(struct fhook_wakeup_probe *w, struct fhook
 	r->waker_flags = t->waker_flags;
 	r->waker_preempt = t->waker_preempt;
 	r->__pad = 0;
-	r->__pad2 = 0;
+	r->calls_from = t->calls_from;
 	memcpy(r->comm, next->comm, FHOOK_COMM_LEN);
 	memcpy(r->waker_comm, t->waker_comm, FHOOK_COMM_LEN);
 }

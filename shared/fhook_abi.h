@@ -409,8 +409,10 @@ enum fhook_probe_type {
  * CPU the session's wakeup tracer's tracked task is queued on, while it
  * tracks one (from the wakeup to the switch to it, following the task
  * when it migrates): the function calls of the kernel's wakeup tracers'
- * latency traces.  Without a FHOOK_PROBE_WAKEUP in the session nothing
- * is recorded.  Not with FHOOK_PROBE_F_COUNT.
+ * latency traces, whichever task makes them (the session's pid and CPU
+ * filters apply to the wakeup tracer's task, not here).  Without a
+ * FHOOK_PROBE_WAKEUP in the session nothing is recorded.  Not with
+ * FHOOK_PROBE_F_COUNT.
  */
 #define FHOOK_PROBE_F_WAKEUP_CPU	(1U << 4)
 #define FHOOK_PROBE_FLAGS	(FHOOK_PROBE_F_STACK | FHOOK_PROBE_F_COUNT | FHOOK_PROBE_F_LATENCY | \
@@ -1518,7 +1520,12 @@ struct fhook_rec_wakeup {
 	__u8 waker_flags;	/* the wakeup's context (FHOOK_CTX_*) */
 	__u8 waker_preempt;	/* ... and preempt depth (as hdr.preempt) */
 	__u16 __pad;
-	__u32 __pad2;
+	/*
+	 * ns after wakeup_ts from which its CPU's function calls were recorded
+	 * (FHOOK_PROBE_F_WAKEUP_CPU): when the tracer took the wakeup, after
+	 * the waker's stack walk; U32_MAX: that long or longer
+	 */
+	__u32 calls_from;
 	char comm[FHOOK_COMM_LEN];	/* the woken task */
 	char waker_comm[FHOOK_COMM_LEN];
 };

@@ -213,6 +213,15 @@ int cmd_wakeup(const Args& args) {
         if (!reports.reports() && !opt->quiet) {
             print_stderr("fhook: no " + host.tracer + " wakeup was tracked\n");
         }
+        // the calls a report may lack: missed (recursion), lost (ring full)
+        if (!opt->spec.wakeup.functions.empty() && !opt->quiet) {
+            const CpuStats calls = tracer.stats(tracer.probes().back().id).total;
+            if (calls.missed || calls.lost || reports.calls_dropped()) {
+                print_stderr("fhook: function calls missed " + std::to_string(calls.missed) +
+                             ", lost " + std::to_string(calls.lost) + ", dropped unreported " +
+                             std::to_string(reports.calls_dropped()) + ": reports may lack some\n");
+            }
+        }
     } else {
         DiscardSink discard;
         tracer.run(discard, tables);

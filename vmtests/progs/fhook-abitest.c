@@ -2162,6 +2162,44 @@ static void test_observer_wakeup(void)
 	munmap(noaccess, page);
 }
 
+/*
+ * A function probe recording on the tracked wakeup's CPU only
+ * (FHOOK_PROBE_F_WAKEUP_CPU): not counting, not on another kind; in a
+ * session without a wakeup tracer it records nothing however often its
+ * function runs.
+ */
+static void test_observer_wakeup_function(void)
+{
+	struct fhook_probe_add pa = {
+		.size = sizeof(pa), .type = FHOOK_PROBE_FUNC,
+		.flags = FHOOK_PROBE_F_WAKEUP_CPU | FHOOK_PROBE_F_COUNT,
+		.filter = (uintptr_t)"schedule", .filter_len = 8,
+	};
+	struct fhook_stats st = { .size = sizeof(st) };
+	int fd = open_dev(), i;
+
+	if (handshake(fd, NULL) || ring_setup(fd, 65536))
+		fatal("setting up a session");
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+		   "observer: a counting probe on the wakeup's CPU -> EINVAL");
+	pa.type = FHOOK_PROBE_KPROBE;
+	pa.flags = FHOOK_PROBE_F_WAKEUP_CPU;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+		   "observer: a kprobe on the wakeup's CPU -> EINVAL");
+	pa.type = FHOOK_PROBE_FUNC;
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), "observer: a function probe on the wakeup's CPU");
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "observer: the probe armed, no wakeup tracer");
+	for (i = 0; i < 100; i++)
+		usleep(200);
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_STOP, 0), "observer: stopped");
+	st.probe_id = pa.probe_id;
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_STATS, &st), "observer: the probe's statistics");
+	expect(st.total.written == 0 && st.total.hits == 0,
+	       "observer: no wakeup tracked, nothing recorded (hits %llu, written %llu)",
+	       (unsigned long long)st.total.hits, (unsigned long long)st.total.written);
+	close(fd);
+}
+
 static int timerlat_add(int fd, __u64 cfg, __u32 *id)
 {
 	struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_TIMERLAT, .hook = cfg };
@@ -2577,7 +2615,8 @@ static void observer(void)
 	void (*const tests[])(void) = {
 		test_forged_tail_big, test_observer_big_record, test_observer_hist,
 		test_observer_noreturn, test_observer_around_slots, test_observer_graph_all,
-		test_observer_wakeup, test_observer_timerlat, test_observer_hwlat,
+		test_observer_wakeup, test_observer_wakeup_function, test_observer_timerlat,
+		test_observer_hwlat,
 		test_observer_osnoise, test_observer_irqsoff, test_observer_limits,
 	};
 

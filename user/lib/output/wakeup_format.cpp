@@ -116,6 +116,7 @@ std::string format_wakeup_json(const WakeupReport& report, const Ksyms& ksyms,
         }
     }
     if (!report.calls.empty()) {
+        j["calls_from_ns"] = w.calls_from;
         j["functions"] = nlohmann::ordered_json::array();
         for (const WakeupCall& c : report.calls) {
             j["functions"].push_back({{"ts", c.ts},
