@@ -5,6 +5,7 @@
 #include <fhook/core/output.hpp>
 #include <fhook/engine/sinks.hpp>
 #include <fhook/output/hwlat_format.hpp>
+#include <fhook/output/tracer_format.hpp>
 
 #include "trace_options.hpp"
 
@@ -52,21 +53,18 @@ void parse_hwlat_options(const po::variables_map& vm, TraceOptions& opt) {
 // Each sample printed; the longest gap kept for the end.
 class HwlatPrinter final : public EventSink {
 public:
-    HwlatPrinter(int fd, bool json) : fd_(fd), json_(json) {}
+    HwlatPrinter(const Tracer& tracer, int fd, bool json)
+        : fd_(fd), lines_(tracer.ksyms(), LatencyTraceHost{"hwlat", "", "", 0}, json) {}
     void on_event(const Event& ev) override {
         if (ev.type != EventType::Hwlat) {
             return;
         }
-        const fhook_rec_hwlat r = hwlat_of(ev);
-        if (!json_ && !samples_) {
-            print_to(fd_, format_hwlat_header());
-        }
         samples_++;
         if (ev.duration > worst_) {
             worst_ = ev.duration;
-            worst_cpu_ = r.hdr.cpu;
+            worst_cpu_ = ev.cpu;
         }
-        print_to(fd_, json_ ? format_hwlat_json(r) + "\n" : format_hwlat_line(r, ev.comm));
+        print_to(fd_, lines_.format(ev));
     }
     std::size_t samples() const { return samples_; }
     std::uint64_t worst_ns() const { return worst_; }
@@ -74,7 +72,7 @@ public:
 
 private:
     int fd_;
-    bool json_;
+    TracerPrinter lines_;
     std::size_t samples_ = 0;
     std::uint64_t worst_ = 0;
     unsigned worst_cpu_ = 0;
@@ -92,6 +90,8 @@ int cmd_hwlat(const Args& args) {
     cmd.filter_help = nullptr;
     cmd.no_probe = nullptr;
     cmd.output_help = "write the samples to FILE instead of stdout";
+    cmd.record_help = "also write the samples' records to FILE, a record file that "
+                      "'fhook report FILE' prints as this command did";
     cmd.format_help = "text (the kernel's trace lines; default) or json";
     cmd.add_options = add_hwlat_options;
     cmd.parse_options = parse_hwlat_options;
@@ -105,10 +105,12 @@ int cmd_hwlat(const Args& args) {
     Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
     const UniqueFd out = open_output(opt->output);
     tracer.setup();
-    HwlatPrinter printer(output_fd(out), opt->format == OutputFormat::Json);
+    HwlatPrinter printer(tracer, output_fd(out), opt->format == OutputFormat::Json);
     TraceObserver observer; // (nothing to show while it runs)
     tracer.start();
-    tracer.run(printer, observer);
+    const std::unique_ptr<FileSink> file = record_sink(*opt, tracer, args, "hwlat");
+    TeeSink recorded(printer, file.get());
+    tracer.run(recorded, observer);
     if (!opt->quiet) {
         const std::uint64_t thresh_us =
             opt->spec.hwlat.threshold_ns ? opt->spec.hwlat.threshold_ns / 1000 : 10;

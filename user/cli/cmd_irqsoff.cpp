@@ -5,6 +5,7 @@
 #include <fhook/core/output.hpp>
 #include <fhook/engine/sinks.hpp>
 #include <fhook/output/irqsoff_format.hpp>
+#include <fhook/output/tracer_format.hpp>
 #include <fhook/sys/preempt.hpp>
 
 #include "trace_options.hpp"
@@ -41,16 +42,13 @@ void parse_irqsoff_options(const po::variables_map& vm, TraceOptions& opt) {
 class IrqsoffPrinter final : public EventSink {
 public:
     IrqsoffPrinter(const Tracer& tracer, int fd, bool json, LatencyTraceHost host)
-        : tracer_(tracer), fd_(fd), json_(json), host_(std::move(host)) {}
+        : fd_(fd), lines_(tracer.ksyms(), std::move(host), json) {}
     void on_event(const Event& ev) override {
         if (ev.type != EventType::Irqsoff) {
             return;
         }
         const fhook_rec_irqsoff r = irqsoff_of(ev);
-        const Ksyms& ksyms = tracer_.ksyms();
-        print_to(fd_, json_ ? format_irqsoff_json(r, ev.comm, ev.stack, ksyms, host_.tracer) + "\n"
-                            : (reports_ ? "\n" : "") +
-                                  format_irqsoff_trace(r, ev.comm, ev.stack, ksyms, host_));
+        print_to(fd_, lines_.format(ev));
         reports_++;
         if (r.latency_ns > worst_) {
             worst_ = r.latency_ns;
@@ -62,10 +60,8 @@ public:
     unsigned worst_cpu() const { return worst_cpu_; }
 
 private:
-    const Tracer& tracer_;
     int fd_;
-    bool json_;
-    LatencyTraceHost host_;
+    TracerPrinter lines_;
     std::size_t reports_ = 0;
     std::uint64_t worst_ = 0;
     unsigned worst_cpu_ = 0;
@@ -80,6 +76,8 @@ int run_irqsoff(const Args& args, const char* name, std::uint32_t kinds) {
     cmd.via = false;
     cmd.filter_help = nullptr;
     cmd.output_help = "write the reports to FILE instead of stdout";
+    cmd.record_help = "also write the reports' records to FILE, a record file that "
+                      "'fhook report FILE' prints as this command did";
     cmd.format_help = "text (the kernel's latency trace; default) or json";
     cmd.add_options = add_irqsoff_options;
     cmd.parse_options = parse_irqsoff_options;
@@ -103,7 +101,9 @@ int run_irqsoff(const Args& args, const char* name, std::uint32_t kinds) {
                          static_cast<unsigned>(::sysconf(_SC_NPROCESSORS_ONLN))});
     TraceObserver observer; // (nothing to show while it runs)
     tracer.start();
-    tracer.run(printer, observer);
+    const std::unique_ptr<FileSink> file = record_sink(*opt, tracer, args, name);
+    TeeSink recorded(printer, file.get());
+    tracer.run(recorded, observer);
     if (!opt->quiet) {
         print_stderr(printer.reports()
                          ? "fhook: " + std::to_string(printer.reports()) +

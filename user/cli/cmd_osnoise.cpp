@@ -4,6 +4,7 @@
 #include <fhook/core/output.hpp>
 #include <fhook/engine/sinks.hpp>
 #include <fhook/output/osnoise_format.hpp>
+#include <fhook/output/tracer_format.hpp>
 
 #include "trace_options.hpp"
 
@@ -81,30 +82,24 @@ void parse_osnoise_options(const po::variables_map& vm, TraceOptions& opt) {
 // a stop.
 class OsnoiseSink final : public EventSink {
 public:
-    OsnoiseSink(const TraceOptions& opt, Mode mode, int fd)
+    OsnoiseSink(const Tracer& tracer, const TraceOptions& opt, Mode mode, int fd)
         : summary_(opt.bucket_ns, opt.entries), fd_(fd), mode_(mode),
-          json_(opt.format == OutputFormat::Json) {}
+          lines_(tracer.ksyms(), LatencyTraceHost{"osnoise", "", "", 0},
+                 opt.format == OutputFormat::Json) {}
     void on_event(const Event& ev) override {
-        std::string line;
         if (ev.type == EventType::Osnoise) {
             const fhook_rec_osnoise r = osnoise_of(ev);
             summary_.add(r);
             stopped(r.oflags, ev.duration, "noise in a period", r.hdr.cpu);
-            line = json_ ? format_osnoise_json(r, ev.comm) : format_osnoise_line(r, ev.comm);
         } else if (ev.type == EventType::OsnoiseNoise) {
             const fhook_rec_osnoise_noise r = osnoise_noise_of(ev);
             summary_.add(r);
             stopped(r.oflags, ev.duration, "a single noise", r.hdr.cpu);
-            line = json_ ? format_osnoise_noise_json(r, ev.comm)
-                         : format_osnoise_noise_line(r, ev.comm);
         } else {
             return;
         }
         if (mode_ == Mode::Trace) {
-            if (!json_ && !printed_++) {
-                print_to(fd_, format_osnoise_header());
-            }
-            print_to(fd_, json_ ? line + "\n" : line);
+            print_to(fd_, lines_.format(ev));
         }
     }
     bool done() const override { return !stop_.empty(); }
@@ -123,8 +118,7 @@ private:
     OsnoiseSummary summary_;
     int fd_;
     Mode mode_;
-    bool json_;
-    std::size_t printed_ = 0;
+    TracerPrinter lines_;
     std::string stop_;
 };
 
@@ -133,6 +127,8 @@ private:
 int cmd_osnoise(const Args& args) {
     TraceCommand cmd = rtla_command("osnoise", kUsage, Collect::Osnoise,
                                     "write the tables or records to FILE instead of stdout");
+    cmd.record_help = "also write every measure's record to FILE, a record file that "
+                      "'fhook report FILE' prints as trace mode does (every one)";
     cmd.add_options = add_osnoise_options;
     cmd.parse_options = parse_osnoise_options;
     std::optional<TraceOptions> opt = parse_trace_options(args, cmd);
@@ -147,7 +143,7 @@ int cmd_osnoise(const Args& args) {
     Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
     const UniqueFd out = open_output(opt->output);
     tracer.setup();
-    OsnoiseSink sink(*opt, mode, output_fd(out));
+    OsnoiseSink sink(tracer, *opt, mode, output_fd(out));
     const bool json = opt->format == OutputFormat::Json;
     TablePrinter tables(
         [&] {
@@ -159,7 +155,9 @@ int cmd_osnoise(const Args& args) {
         },
         output_fd(out), json, mode == Mode::Top);
     tracer.start();
-    tracer.run(sink, tables);
+    const std::unique_ptr<FileSink> file = record_sink(*opt, tracer, args, "osnoise");
+    TeeSink recorded(sink, file.get());
+    tracer.run(recorded, tables);
     if (mode != Mode::Trace) {
         tables.print();
     }

@@ -17,6 +17,7 @@
 #include <fhook/output/hist_format.hpp>
 #include <fhook/output/summary.hpp>
 #include <fhook/output/tracedat.hpp>
+#include <fhook/output/tracer_format.hpp>
 #include <fhook/output/wakeup_format.hpp>
 #include <fhook/probe/probe.hpp>
 #include <fhook/probe/recorded_probes.hpp>
@@ -240,16 +241,28 @@ void print_hist(const ReportOptions& opt, const HistTable& table, const Ksyms& k
     out.flush();
 }
 
-// The wakeup tracer a file of 'fhook wakeup --record' was made by, "" for
-// another file.
-std::string wakeup_tracer_of(const RecordFile& file) {
+// The latency tracer a file of its command's --record was made by
+// (wakeup, wakeup_rt, wakeup_dl; the line tracers: is_line_tracer()), ""
+// for another file.
+std::string tracer_of(const RecordFile& file) {
     for (const auto& p : file.probes()) {
         if (p.description == "wakeup" || p.description == "wakeup_rt" ||
-            p.description == "wakeup_dl") {
+            p.description == "wakeup_dl" || is_line_tracer(p.description)) {
             return p.description;
         }
     }
     return "";
+}
+
+bool is_wakeup_tracer(const std::string& tracer) {
+    return tracer.starts_with("wakeup");
+}
+
+// What the latency traces of a tracer's file say about the traced machine.
+LatencyTraceHost recorded_host(const RecordFile& file, const std::string& tracer) {
+    const std::string& model = file.info("preempt_model");
+    return {tracer, file.info("kernel_release"), model.empty() ? "unknown" : model,
+            file.header().nr_cpus};
 }
 
 // --to trace.dat: the events that pass the filter, to -o OUT or stdout.
@@ -267,7 +280,7 @@ void write_trace_dat(const ReportOptions& opt, const Replay& replay) {
     for (const auto& p : replay.file().probes()) {
         list.push_back({p.id, replay.probes().find(p.id)});
     }
-    if (!wakeup_tracer_of(replay.file()).empty()) {
+    if (is_wakeup_tracer(tracer_of(replay.file()))) {
         // each report as the kernel's wakeup tracers write it
         TraceDatWriter writer(std::string(replay.file().ksyms_text()), std::move(list));
         WakeupSink sink([&](const WakeupReport& r) { writer.add(r); });
@@ -327,18 +340,21 @@ void report_events(const ReportOptions& opt, const Replay& replay) {
         out.flush();
         return;
     }
-    if (const std::string tracer = wakeup_tracer_of(replay.file());
+    if (const std::string tracer = tracer_of(replay.file());
         !tracer.empty() && !opt.graph && opt.format != OutputFormat::Chrome) {
-        // 'fhook wakeup --record': its reports as 'fhook wakeup' printed them
-        const RecordFile& file = replay.file();
-        const std::string& model = file.info("preempt_model");
-        const LatencyTraceHost host{tracer, file.info("kernel_release"),
-                                    model.empty() ? "unknown" : model, file.header().nr_cpus};
+        // a latency tracer's --record: printed as the tracer printed it
+        const LatencyTraceHost host = recorded_host(replay.file(), tracer);
         const bool json = opt.format == OutputFormat::Json;
-        WakeupSink sink([&](const WakeupReport& r) {
-            print_to(STDOUT_FILENO,
-                     format_wakeup_report(r, replay.ksyms(), host, json, sink.reports()));
-        });
+        if (is_wakeup_tracer(tracer)) {
+            WakeupSink sink([&](const WakeupReport& r) {
+                print_to(STDOUT_FILENO,
+                         format_wakeup_report(r, replay.ksyms(), host, json, sink.reports()));
+            });
+            replay.run(sink, opt.filter);
+            return;
+        }
+        TracerPrinter lines(replay.ksyms(), host, json);
+        CallbackSink sink([&](const Event& ev) { print_to(STDOUT_FILENO, lines.format(ev)); });
         replay.run(sink, opt.filter);
         return;
     }

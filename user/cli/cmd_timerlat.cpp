@@ -4,6 +4,7 @@
 #include <fhook/core/timerlat.hpp>
 #include <fhook/engine/sinks.hpp>
 #include <fhook/output/timerlat_format.hpp>
+#include <fhook/output/tracer_format.hpp>
 
 #include "trace_options.hpp"
 
@@ -76,9 +77,11 @@ void parse_timerlat_options(const po::variables_map& vm, TraceOptions& opt) {
 // Every measure into the summary; in trace mode, printed; done at a stop.
 class TimerlatSink final : public EventSink {
 public:
-    TimerlatSink(const TraceOptions& opt, Mode mode, int fd)
+    TimerlatSink(const Tracer& tracer, const TraceOptions& opt, Mode mode, int fd)
         : summary_(opt.bucket_ns, opt.entries), fd_(fd), mode_(mode),
-          json_(opt.format == OutputFormat::Json), threshold_ns_(opt.threshold_ns) {}
+          lines_(tracer.ksyms(), LatencyTraceHost{"timerlat", "", "", 0},
+                 opt.format == OutputFormat::Json),
+          threshold_ns_(opt.threshold_ns) {}
     void on_event(const Event& ev) override {
         if (ev.type != EventType::Timerlat) {
             return;
@@ -91,11 +94,7 @@ public:
         }
         if (mode_ == Mode::Trace &&
             (r.latency >= threshold_ns_ || (r.tflags & FHOOK_TIMERLAT_STOPPED))) {
-            if (!json_ && !printed_++) {
-                print_to(fd_, format_timerlat_header());
-            }
-            print_to(fd_, json_ ? format_timerlat_json(r, ev.comm) + "\n"
-                                : format_timerlat_line(r, ev.comm));
+            print_to(fd_, lines_.format(ev));
         }
     }
     bool done() const override { return stop_.has_value(); }
@@ -107,9 +106,8 @@ private:
     TimerlatSummary summary_;
     int fd_;
     Mode mode_;
-    bool json_;
+    TracerPrinter lines_;
     std::uint64_t threshold_ns_;
-    std::size_t printed_ = 0;
     std::optional<fhook_rec_timerlat> stop_;
     std::string stop_comm_;
 };
@@ -119,6 +117,8 @@ private:
 int cmd_timerlat(const Args& args) {
     TraceCommand cmd = rtla_command("timerlat", kUsage, Collect::Timerlat,
                                     "write the tables or measures to FILE instead of stdout");
+    cmd.record_help = "also write every measure's record to FILE, a record file that "
+                      "'fhook report FILE' prints as trace mode does (every one)";
     cmd.add_options = add_timerlat_options;
     cmd.parse_options = parse_timerlat_options;
     std::optional<TraceOptions> opt = parse_trace_options(args, cmd);
@@ -132,7 +132,7 @@ int cmd_timerlat(const Args& args) {
     Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
     const UniqueFd out = open_output(opt->output);
     tracer.setup();
-    TimerlatSink sink(*opt, mode, output_fd(out));
+    TimerlatSink sink(tracer, *opt, mode, output_fd(out));
     const bool json = opt->format == OutputFormat::Json;
     TablePrinter tables(
         [&, unit = opt->unit] {
@@ -144,7 +144,9 @@ int cmd_timerlat(const Args& args) {
         },
         output_fd(out), json, mode == Mode::Top);
     tracer.start();
-    tracer.run(sink, tables);
+    const std::unique_ptr<FileSink> file = record_sink(*opt, tracer, args, "timerlat");
+    TeeSink recorded(sink, file.get());
+    tracer.run(recorded, tables);
     if (mode != Mode::Trace) {
         tables.print();
     }

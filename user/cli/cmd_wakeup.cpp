@@ -62,9 +62,6 @@ void add_wakeup_options(po::options_description& options) {
         "the function calls on the woken task's CPU from the wakeup to the switch with each "
         "report, as the kernel's tracer with function-trace on; --function=GLOB,... "
         "(!GLOB leaves out) traces only those")(
-        "record", po::value<std::string>()->value_name("FILE"),
-        "write each report's records (its function calls too) to FILE, a record file "
-        "that 'fhook report FILE' prints as the kernel's latency trace")(
         "unit", po::value<std::string>()->value_name("UNIT")->default_value("us"),
         "top and hist in ns, us or ms");
 }
@@ -95,9 +92,6 @@ void parse_wakeup_options(const po::variables_map& vm, TraceOptions& opt) {
         if (opt.spec.wakeup.functions.empty()) {
             throw_invalid("--function takes GLOB,... (or nothing: every function)");
         }
-    }
-    if (vm.count("record")) {
-        opt.record = vm["record"].as<std::string>();
     }
     opt.spec.wakeup.per_task = vm.count("per-process")  ? PerTask::Process
                                : vm.count("per-thread") ? PerTask::Thread
@@ -166,6 +160,8 @@ int cmd_wakeup(const Args& args) {
     cmd.via = false;
     cmd.filter_help = nullptr;
     cmd.output_help = "write the reports or tables to FILE instead of stdout";
+    cmd.record_help = "write each report's records (its function calls too) to FILE, a record "
+                      "file that 'fhook report FILE' prints as wakeup did";
     cmd.format_help = "text (the kernel's latency traces, rtla's tables; default) or json";
     cmd.add_options = add_wakeup_options;
     cmd.parse_options = parse_wakeup_options;
@@ -216,10 +212,9 @@ int cmd_wakeup(const Args& args) {
         // the calls a report may lack: missed (recursion), lost (ring full)
         if (!opt->spec.wakeup.functions.empty() && !opt->quiet) {
             const CpuStats calls = tracer.stats(tracer.probes().back().id).total;
-            if (calls.missed || calls.lost || reports.calls_dropped()) {
+            if (calls.missed || calls.lost) {
                 print_stderr("fhook: function calls missed " + std::to_string(calls.missed) +
-                             ", lost " + std::to_string(calls.lost) + ", dropped unreported " +
-                             std::to_string(reports.calls_dropped()) + ": reports may lack some\n");
+                             ", lost " + std::to_string(calls.lost) + ": reports may lack some\n");
             }
         }
     } else {

@@ -69,6 +69,10 @@ po::options_description describe(const TraceCommand& cmd) {
                           "stop after SEC seconds (fractions allowed)")(
         "output,o", po::value<std::string>()->value_name("FILE"),
         cmd.output_help)("quiet,q", "no summary on stderr");
+    if (cmd.record_help) {
+        options.add_options()("record", po::value<std::string>()->value_name("FILE"),
+                              cmd.record_help);
+    }
     if (cmd.summary) {
         options.add_options()("summary-json", po::value<std::string>()->value_name("FILE"),
                               "also write the summary as one JSON object to FILE");
@@ -375,6 +379,12 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, const TraceCom
             throw_invalid("--interval must be at least 0.01 s");
         }
     }
+    if (vm.count("record")) {
+        opt.record = vm["record"].as<std::string>();
+        if (opt.record.empty()) {
+            throw_invalid("empty --record file name: give a path");
+        }
+    }
     if (vm.count("output")) {
         opt.output = vm["output"].as<std::string>();
         if (opt.output.empty()) {
@@ -463,6 +473,15 @@ RecordWriter::Info record_info(const Tracer& tracer, const Args& args, const cha
     info.probes = tracer.recorded_probes();
     info.events = tracer.recorded_events();
     return info;
+}
+
+std::unique_ptr<FileSink> record_sink(const TraceOptions& opt, const Tracer& tracer,
+                                      const Args& args, const char* command) {
+    if (opt.record.empty()) {
+        return nullptr;
+    }
+    return std::make_unique<FileSink>(open_output(opt.record), opt.record,
+                                      record_info(tracer, args, command), tracer.ksyms());
 }
 
 UniqueFd open_output(const std::string& path) {

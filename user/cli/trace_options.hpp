@@ -9,6 +9,7 @@
 #include <string>
 
 #include <fhook/core/fd.hpp>
+#include <fhook/engine/sinks.hpp>
 #include <fhook/engine/tracer.hpp>
 #include <fhook/output/graph_format.hpp>
 #include <fhook/output/latency_format.hpp>
@@ -52,6 +53,7 @@ struct TraceCommand {
     bool summary = false;              // a summary on stderr (and --summary-json)
     const char* filter_help = nullptr; // --filter (nullptr: none)
     const char* output_help;
+    const char* record_help = nullptr; // --record FILE (nullptr: none)
     const char* format_help = nullptr; // --format (nullptr: none)
     bool chrome = false;               // --format chrome: events as a Chrome trace
     const char* no_probe = nullptr;    // the error without a PROBE (nullptr: the library's)
@@ -131,6 +133,10 @@ SystemPaths system_paths();
 UniqueFd open_output(const std::string& path);
 // What a record file says about the run of `tracer` by `fhook COMMAND ARGS...`.
 RecordWriter::Info record_info(const Tracer& tracer, const Args& args, const char* command);
+// --record FILE: the run's records written there (a tracer's samples or
+// reports, for report); nullptr without it.
+std::unique_ptr<FileSink> record_sink(const TraceOptions& opt, const Tracer& tracer,
+                                      const Args& args, const char* command);
 // The fd to print to: -o FILE's or stdout.
 inline int output_fd(const UniqueFd& out) {
     return out ? out.get() : 1;

@@ -33,7 +33,6 @@ void WakeupSink::on_event(const Event& ev) {
     }
     if (calls_.size() == kMaxCalls) {
         calls_.pop_front();
-        dropped_++;
     }
     calls_.push_back(
         Call{{ev.ts, ev.ip, ev.parent_ip, ev.pid, ev.cpu, ev.flags, ev.preempt, ev.comm},

@@ -4,7 +4,8 @@
 #   golden.sh FHOOK CASES GOLDEN_DIR MAKE_RECFILE [--update]
 # @REC@ in a case's ARGS is a record file MAKE_RECFILE writes (every kind
 # of event); its path prints as @REC@.  @GRAPH@: a call graph's recording
-# (MAKE_RECFILE FILE graph); @WAKEUP@: a wakeup tracer's (FILE wakeup).
+# (MAKE_RECFILE FILE graph); @WAKEUP@ and @TIMERLAT@: tracers' (FILE wakeup,
+# FILE timerlat).
 set -uo pipefail
 fhook=$1 cases=$2 golden=$3 make_recfile=$4 update=${5:-}
 tmp=$(mktemp -d)
@@ -15,6 +16,8 @@ graph=$tmp/graph.fhk
 "$make_recfile" "$graph" graph || exit 1
 wakeup=$tmp/wakeup.fhk
 "$make_recfile" "$wakeup" wakeup || exit 1
+timerlat=$tmp/timerlat.fhk
+"$make_recfile" "$timerlat" timerlat || exit 1
 failed=0 n=0
 while read -r name args; do
 	case $name in '' | '#'*) continue ;; esac
@@ -22,6 +25,7 @@ while read -r name args; do
 	args=${args//@REC@/$rec}
 	args=${args//@GRAPH@/$graph}
 	args=${args//@WAKEUP@/$wakeup}
+	args=${args//@TIMERLAT@/$timerlat}
 	# shellcheck disable=SC2086
 	FHOOK_DEVICE=/nonexistent FHOOK_KALLSYMS=/nonexistent FHOOK_TRACEFS=/nonexistent \
 		"$fhook" $args > "$tmp/out" 2> "$tmp/err" < /dev/null
@@ -32,7 +36,7 @@ while read -r name args; do
 		cat "$tmp/out"
 		echo "-- stderr"
 		cat "$tmp/err"
-	} | sed "s|$rec|@REC@|g; s|$graph|@GRAPH@|g; s|$wakeup|@WAKEUP@|g" > "$tmp/$name"
+	} | sed "s|$rec|@REC@|g; s|$graph|@GRAPH@|g; s|$wakeup|@WAKEUP@|g; s|$timerlat|@TIMERLAT@|g" > "$tmp/$name"
 	if [ "$update" = --update ]; then
 		cp "$tmp/$name" "$golden/$name.out"
 	elif ! cmp -s "$tmp/$name" "$golden/$name.out"; then

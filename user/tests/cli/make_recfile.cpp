@@ -5,9 +5,11 @@
 // (user/tests/cli/cases.txt).  Deterministic: the same bytes every run.
 #include <fcntl.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -225,22 +227,40 @@ int write(const char* path, bool lost_mid) {
     return 0;
 }
 
+// A record file of two CPUs at `path`.
+std::unique_ptr<RecordWriter> create(const char* path, RecordWriter::Info info) {
+    UniqueFd fd(::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (!fd) {
+        throw_runtime(std::string("cannot create ") + path, errno);
+    }
+    info.nr_cpus = 2;
+    return std::make_unique<RecordWriter>(std::move(fd), path, info);
+}
+
+// The end of a tracer's recording: its `n` records written on CPU 1.
+void finish_cpu1(RecordWriter& w, std::uint64_t n,
+                 const std::vector<std::pair<std::uint32_t, std::string>>& probes) {
+    Stats st;
+    st.per_cpu = {CpuStats{0, 0, 0, 0}, CpuStats{n, n, 0, 0}};
+    st.total = st.per_cpu[1];
+    std::vector<RecordedProbe> recorded;
+    for (const auto& [id, text] : probes) {
+        recorded.push_back(RecordedProbe{id, text, st});
+    }
+    w.finish(Ksyms::parse(std::string_view(kKallsyms)), st, recorded);
+}
+
 // A call graph's recording (fhook record --graph vfs_read): on CPU 1 cat's
 // read with a nested call, an irq-free leaf on CPU 0, a task switch, a
 // loss, a return whose entry was lost, a leaf in one record (its entry
 // held back), a call still running at the end.
 int write_graph(const char* path) {
-    UniqueFd fd(::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (!fd) {
-        std::perror(path);
-        return 1;
-    }
     RecordWriter::Info info;
-    info.nr_cpus = 2;
     info.kernel_release = "6.1.0-test";
     info.command = "fhook record --graph -o graph.fhk vfs_read";
     info.probes = {{1, "graph vfs_read"}};
-    RecordWriter w(std::move(fd), path, info);
+    const std::unique_ptr<RecordWriter> file = create(path, info);
+    RecordWriter& w = *file;
     Writer out(w);
     const std::uint64_t read = 0xffffffff812a0000, ksys = 0xffffffff812a0400,
                         write = 0xffffffff812b0000;
@@ -297,18 +317,13 @@ int write_graph(const char* path) {
 // with two function calls on CPU 1 in between (those of the module's
 // FHOOK_PROBE_F_WAKEUP_CPU probe).
 int write_wakeup(const char* path) {
-    UniqueFd fd(::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (!fd) {
-        std::perror(path);
-        return 1;
-    }
     RecordWriter::Info info;
-    info.nr_cpus = 2;
     info.kernel_release = "6.12.118+deb12-rt-amd64";
     info.preempt_model = "preempt_rt";
     info.command = "fhook wakeup --rt --function=vfs_* --record w.fhk";
     info.probes = {{1, "wakeup_rt"}, {2, "vfs_*"}};
-    RecordWriter w(std::move(fd), path, info);
+    const std::unique_ptr<RecordWriter> file = create(path, info);
+    RecordWriter& w = *file;
     Writer out(w);
     const std::uint64_t wakeup_ts = 2431445000;
     Rec read(FHOOK_REC_FUNC, 2, wakeup_ts + 12000, 1, 115, "fhook-workload");
@@ -339,11 +354,25 @@ int write_wakeup(const char* path) {
     std::strcpy(r.comm, "fhook-wakeprog");
     std::strcpy(r.waker_comm, "fhook-wakeprog");
     w.add(&r.hdr);
-    Stats st;
-    st.per_cpu = {CpuStats{0, 0, 0, 0}, CpuStats{3, 3, 0, 0}};
-    st.total = CpuStats{3, 3, 0, 0};
-    w.finish(Ksyms::parse(std::string_view(kKallsyms)), st,
-             {RecordedProbe{1, "wakeup_rt", st}, RecordedProbe{2, "vfs_*", st}});
+    finish_cpu1(w, 3, info.probes);
+    return 0;
+}
+
+// A recording of 'fhook timerlat --record': one activation on CPU 1, its
+// timer's handler (IRQ) then its thread, printed as timerlat's trace mode.
+int write_timerlat(const char* path) {
+    RecordWriter::Info info;
+    info.kernel_release = "6.12.118+deb12-rt-amd64";
+    info.command = "fhook timerlat --record t.fhk";
+    info.probes = {{1, "timerlat"}};
+    const std::unique_ptr<RecordWriter> file = create(path, info);
+    Writer out(*file);
+    const std::uint64_t irq_lat = 4321, thread_lat = 12345, seq = 7;
+    Rec irq(FHOOK_REC_TIMERLAT, 1, 2431445000, 1, 0, "swapper/1");
+    out.add(irq.u64(irq_lat).u64(seq).u64(FHOOK_TIMERLAT_IRQ).flags(FHOOK_CTX_IRQS_OFF));
+    Rec thread(FHOOK_REC_TIMERLAT, 1, 2431453000, 1, 1234, "fhook-timerlat/1");
+    out.add(thread.u64(thread_lat).u64(seq).u64(FHOOK_TIMERLAT_THREAD));
+    finish_cpu1(*file, 2, info.probes);
     return 0;
 }
 
@@ -351,9 +380,9 @@ int write_wakeup(const char* path) {
 
 int main(int argc, char** argv) {
     const std::string_view variant = argc == 3 ? argv[2] : "";
-    if ((argc != 2 && argc != 3) ||
-        (argc == 3 && variant != "lost-mid" && variant != "graph" && variant != "wakeup")) {
-        std::fprintf(stderr, "usage: make_recfile FILE [lost-mid|graph|wakeup]\n");
+    if ((argc != 2 && argc != 3) || (argc == 3 && variant != "lost-mid" && variant != "graph" &&
+                                     variant != "wakeup" && variant != "timerlat")) {
+        std::fprintf(stderr, "usage: make_recfile FILE [lost-mid|graph|wakeup|timerlat]\n");
         return 2;
     }
     try {
@@ -362,6 +391,9 @@ int main(int argc, char** argv) {
         }
         if (variant == "wakeup") {
             return write_wakeup(argv[1]);
+        }
+        if (variant == "timerlat") {
+            return write_timerlat(argv[1]);
         }
         return write(argv[1], variant == "lost-mid");
     } catch (const fhook::Error& e) {

@@ -66,8 +66,11 @@ grep -q 'fhook: [0-9]* windows with a gap over 1 us; the longest [0-9]* us on CP
 wait_for 5 no_hwlat || fail "the fhook-hwlat thread outlived the run"
 
 # 2. text, errors, privileges
-run_fhook $D/txt hwlat --window 20000 --width 10000 --threshold 1 -d 1
+run_fhook $D/txt hwlat --window 20000 --width 10000 --threshold 1 --record $D/hw.fhk -d 1
 expect_eq "$RC" 0 "fhook hwlat (text) exit code"
+# --record: the file printed again as the run printed it
+fhook report -q $D/hw.fhk > $D/hw.rep 2>&1 || fail "fhook report of hwlat's file: $(head -n 2 $D/hw.rep)"
+cmp -s $D/txt.out $D/hw.rep || fail "fhook report of hwlat's file differs: $(diff $D/txt.out $D/hw.rep | head -n 4)"
 grep -q '^# tracer: hwlat$' $D/txt.out || fail "no '# tracer: hwlat' header"
 grep -q ': #1     inner/outer(us): *[0-9]*/[0-9]* *ts:[0-9]*\.[0-9]* count:[0-9]*' $D/txt.out || fail "no line in the kernel's form: $(sed -n 11p $D/txt.out)"
 sed -n '11,12p' $D/txt.out | sed 's/^/#   /'

@@ -84,8 +84,11 @@ grep -Eq '"started_at":"fhook_testmod_(irqsoff|write)"' $D/max.json || fail "sta
 grep -q '"stack":\["fhook_testmod_irqsoff","fhook_testmod_write"' $D/max.json || fail "the stack does not start where the section ended"
 
 # --threshold, the text form, a CAP_PERFMON-only user
-run_fhook $D/thr irqsoff --threshold 10000 -- taskset -c 1 sh -c 'echo irqsoff 15000 > /proc/fhook_testmod'
+run_fhook $D/thr irqsoff --threshold 10000 --record $D/thr.fhk -- taskset -c 1 sh -c 'echo irqsoff 15000 > /proc/fhook_testmod'
 expect_eq "$RC" 0 "fhook irqsoff --threshold exit code"
+# --record: the reports printed again as the run printed them
+fhook report -q $D/thr.fhk > $D/thr.rep 2>&1 || fail "fhook report of irqsoff's file: $(head -n 2 $D/thr.rep)"
+cmp -s $D/thr.out $D/thr.rep || fail "fhook report of irqsoff's file differs: $(diff $D/thr.out $D/thr.rep | head -n 4)"
 # (at least 15 ms: the emulator, loaded, may stretch it)
 awk '/^# latency:/ && $3 + 0 >= 15000 { found = 1 } END { exit !found }' $D/thr.out ||
 	fail "the 15 ms section not reported over a 10 ms threshold"

@@ -39,11 +39,14 @@ echo mono > $T/trace_clock
 for e in irq/irq_handler_entry irq/softirq_entry irq_vectors sched/sched_switch nmi/nmi_handler; do
 	[ -e $E/$e/enable ] && echo 1 > $E/$e/enable
 done
-run_fhook $D/trace osnoise trace --format json --cpu 1 -d 2 --period 200000
+run_fhook $D/trace osnoise trace --format json --cpu 1 -d 2 --period 200000 --record $D/trace.fhk
 for e in irq/irq_handler_entry irq/softirq_entry irq_vectors sched/sched_switch nmi/nmi_handler; do
 	[ -e $E/$e/enable ] && echo 0 > $E/$e/enable
 done
 expect_eq "$RC" 0 "fhook osnoise trace exit code"
+# --record: every period in the file, printed again as the run printed them
+fhook report -q --format json $D/trace.fhk > $D/trace.rep 2>&1 || fail "fhook report of osnoise's file: $(head -n 2 $D/trace.rep)"
+cmp -s $D/trace.out $D/trace.rep || fail "fhook report of osnoise's file differs: $(diff $D/trace.out $D/trace.rep | head -n 4)"
 grep '\[001\]' $T/trace > $D/ref.txt
 echo local > $T/trace_clock
 no_osn || fail "fhook-osn threads outlived the run: $(osn_threads)"

@@ -40,12 +40,15 @@ echo 'next_comm == "fhook-tlat/1"' > $E/sched/sched_switch/filter
 for e in timer/hrtimer_start timer/hrtimer_expire_entry sched/sched_switch; do
 	echo 1 > $E/$e/enable
 done
-run_fhook $D/trace timerlat trace --format json --cpu 1 -d 2
+run_fhook $D/trace timerlat trace --format json --cpu 1 --record $D/trace.fhk -d 2
 for e in timer/hrtimer_start timer/hrtimer_expire_entry sched/sched_switch; do
 	echo 0 > $E/$e/enable
 done
 echo 0 > $E/sched/sched_switch/filter
 expect_eq "$RC" 0 "fhook timerlat trace exit code"
+# --record: every measure in the file, printed again as the run printed them
+fhook report -q --format json $D/trace.fhk > $D/trace.rep 2>&1 || fail "fhook report of timerlat's file: $(head -n 2 $D/trace.rep)"
+cmp -s $D/trace.out $D/trace.rep || fail "fhook report of timerlat's file differs: $(diff $D/trace.out $D/trace.rep | head -n 4)"
 grep -E 'function=fhook_tlat_irq|sched_switch:' $T/trace > $D/ref.txt
 echo local > $T/trace_clock
 [ "$(tlat_threads)" = 0 ] || fail "fhook-tlat threads outlived the run: $(tlat_threads)"

@@ -5,6 +5,7 @@
 // events (EventSink), so it works on both by construction.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -32,6 +33,47 @@ public:
 private:
     OutputWriter writer_;
     std::unique_ptr<Formatter> formatter_;
+};
+
+// Each event to a function of the caller's (a tracer's printer).
+class CallbackSink final : public EventSink {
+public:
+    explicit CallbackSink(std::function<void(const Event&)> on_event)
+        : on_event_(std::move(on_event)) {}
+    void on_event(const Event& ev) override { on_event_(ev); }
+
+private:
+    std::function<void(const Event&)> on_event_;
+};
+
+// Every record to `sink`, and to `file` as well when there is one (a
+// tracer's --record: what it printed, kept).
+class TeeSink final : public Sink {
+public:
+    TeeSink(Sink& sink, Sink* file) : sink_(sink), file_(file) {}
+    void on_record(const fhook_rec* rec) override {
+        sink_.on_record(rec);
+        if (file_) {
+            file_->on_record(rec);
+        }
+    }
+    void flush() override {
+        sink_.flush();
+        if (file_) {
+            file_->flush();
+        }
+    }
+    bool done() const override { return sink_.done(); }
+    void finish(const Stats& session, const std::vector<ProbeSummary>& probes) override {
+        sink_.finish(session, probes);
+        if (file_) {
+            file_->finish(session, probes);
+        }
+    }
+
+private:
+    Sink& sink_;
+    Sink* file_;
 };
 
 // The records written to a record file (docs/file-format.md), with the

@@ -21,7 +21,8 @@ class WakeupSink final : public EventSink {
 public:
     using OnReport = std::function<void(const WakeupReport&)>;
     // The calls kept waiting for their report (a tracked wakeup that is
-    // never reported leaves its calls behind): the oldest go past this.
+    // never reported leaves its calls behind): the oldest go past this (a
+    // report whose wait held more lacks its first ones).
     static constexpr std::size_t kMaxCalls = std::size_t{1} << 17;
 
     // `file` (optional) gets the records of each report as well: its
@@ -34,8 +35,6 @@ public:
     void finish(const Stats& session, const std::vector<ProbeSummary>& probes) override;
 
     std::size_t reports() const noexcept { return reports_; }
-    // calls dropped before their report came (kMaxCalls)
-    std::uint64_t calls_dropped() const noexcept { return dropped_; }
 
 private:
     struct Call {
@@ -53,7 +52,6 @@ private:
     std::deque<Call> calls_;                       // oldest first
     std::unordered_map<std::uint32_t, Raw> comms_; // a task's last COMM record (file)
     std::size_t reports_ = 0;
-    std::uint64_t dropped_ = 0;
 };
 
 } // namespace fhook
