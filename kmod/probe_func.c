@@ -271,16 +271,18 @@ static notrace void fhook_func_count_callback(unsigned long ip, unsigned long pa
 
 /*
  * FHOOK_PROBE_F_WAKEUP_CPU: only on the CPU of the session's tracked
- * wakeup (kmod/wakeup.c).  A task moved to another CPU after the test
- * records there once: what the kernel's wakeup_tracer_call() does too.
+ * wakeup (kmod/wakeup.c), the test and the record on one CPU, as the
+ * kernel's wakeup_tracer_call() does (preemption off around both).
  */
 static notrace void fhook_func_wakeup_callback(unsigned long ip, unsigned long parent_ip,
 					       struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
 	struct fhook_probe *p = op->private;
 
-	if (READ_ONCE(p->session->wakeup_cpu) == raw_smp_processor_id())
+	preempt_disable_notrace();
+	if (READ_ONCE(p->session->wakeup_cpu) == smp_processor_id())
 		fhook_func_hit(p, ip, parent_ip);
+	preempt_enable_notrace();
 }
 
 /* FHOOK_PROBE_F_COUNT_IPS: the probe's hits, and the function's */

@@ -223,9 +223,14 @@ static notrace void fhook_wake_track(struct fhook_wakeup_probe *w, struct task_s
 	w->t.dl = dl;
 	w->t.new_task = new_task;
 	w->t.cpu = task_cpu(p);
-	WRITE_ONCE(w->p.session->wakeup_cpu, w->t.cpu);
 	w->t.ts = now;
+	/*
+	 * (read before the CPU is published: every call recorded for this
+	 * wakeup is stamped after it, and a call stamped before it may be the
+	 * previous wakeup's, on that one's CPU)
+	 */
 	w->t.calls_from = min_t(u64, ktime_get_mono_fast_ns() - now, U32_MAX);
+	WRITE_ONCE(w->p.session->wakeup_cpu, w->t.cpu);
 	w->t.waker_cpu = smp_processor_id();
 	w->t.waker_pid = current->pid;
 	w->t.waker_prio = current->prio;

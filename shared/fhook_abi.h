@@ -1523,7 +1523,8 @@ struct fhook_rec_wakeup {
 	/*
 	 * ns after wakeup_ts from which its CPU's function calls were recorded
 	 * (FHOOK_PROBE_F_WAKEUP_CPU): when the tracer took the wakeup, after
-	 * the waker's stack walk; U32_MAX: that long or longer
+	 * the waker's stack walk; calls stamped before are not this wakeup's.
+	 * U32_MAX: that long or longer
 	 */
 	__u32 calls_from;
 	char comm[FHOOK_COMM_LEN];	/* the woken task */

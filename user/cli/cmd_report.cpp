@@ -1,6 +1,7 @@
 // fhook report [options] FILE
 #include <unistd.h>
 
+#include <charconv>
 #include <memory>
 #include <optional>
 #include <set>
@@ -258,11 +259,14 @@ bool is_wakeup_tracer(const std::string& tracer) {
     return tracer.starts_with("wakeup");
 }
 
-// What the latency traces of a tracer's file say about the traced machine.
+// What the latency traces of a tracer's file say about the traced machine
+// (its online CPUs; a file without them: its rings').
 LatencyTraceHost recorded_host(const RecordFile& file, const std::string& tracer) {
     const std::string& model = file.info("preempt_model");
-    return {tracer, file.info("kernel_release"), model.empty() ? "unknown" : model,
-            file.header().nr_cpus};
+    const std::string& online = file.info("online_cpus");
+    unsigned cpus = file.header().nr_cpus;
+    std::from_chars(online.data(), online.data() + online.size(), cpus);
+    return {tracer, file.info("kernel_release"), model.empty() ? "unknown" : model, cpus};
 }
 
 // --to trace.dat: the events that pass the filter, to -o OUT or stdout.

@@ -143,8 +143,8 @@ int cmd_timerlat(const Args& args) {
             return json ? format_timerlat_top_json(s) : format_timerlat_top(s, unit);
         },
         output_fd(out), json, mode == Mode::Top);
-    tracer.start();
     const std::unique_ptr<FileSink> file = record_sink(*opt, tracer, args, "timerlat");
+    tracer.start();
     TeeSink recorded(sink, file.get());
     tracer.run(recorded, tables);
     if (mode != Mode::Trace) {

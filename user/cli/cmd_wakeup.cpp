@@ -190,17 +190,14 @@ int cmd_wakeup(const Args& args) {
     const LatencyTraceHost host{tracer_name(opt->spec.wakeup.wclass), kernel_release(),
                                 preempt_model(),
                                 static_cast<unsigned>(::sysconf(_SC_NPROCESSORS_ONLN))};
-    std::optional<RecordWriter> file;
-    if (!opt->record.empty()) {
-        file.emplace(open_output(opt->record), opt->record, record_info(tracer, args, "wakeup"));
-    }
+    const std::unique_ptr<FileSink> file = record_sink(*opt, tracer, args, "wakeup");
     const bool json = opt->format == OutputFormat::Json;
     WakeupSink reports(
         [&](const WakeupReport& r) {
             print_to(output_fd(out),
                      format_wakeup_report(r, tracer.ksyms(), host, json, reports.reports()));
         },
-        file ? &*file : nullptr, &tracer.ksyms());
+        file.get());
     TablePrinter tables([&] { return wakeup_tables(tracer, *opt, mode); }, output_fd(out),
                         opt->format == OutputFormat::Json, mode == Mode::Top);
     tracer.start();

@@ -466,6 +466,7 @@ RecordWriter::Info record_info(const Tracer& tracer, const Args& args, const cha
     info.nr_cpus = static_cast<std::uint32_t>(tracer.nr_rings());
     info.kernel_release = kernel_release();
     info.preempt_model = preempt_model();
+    info.online_cpus = static_cast<unsigned>(::sysconf(_SC_NPROCESSORS_ONLN));
     info.command = std::string("fhook ") + command;
     for (const auto& a : args) {
         info.command += " " + a;

@@ -11,6 +11,7 @@
 
 #include <fhook/core/error.hpp>
 #include <fhook/core/fd.hpp>
+#include <fhook/engine/sinks.hpp>
 #include <fhook/engine/wakeup_sink.hpp>
 #include <fhook/output/wakeup_format.hpp>
 #include <fhook/ring/event.hpp>
@@ -130,7 +131,9 @@ TEST(Wakeup, TaskStates) {
     EXPECT_EQ(task_state_char(0x0020), 'Z');
     EXPECT_EQ(task_state_char(0x0040), 'P');
     EXPECT_EQ(task_state_char(0x0402), 'I'); // TASK_IDLE
-    EXPECT_EQ(task_state_char(0x1000), 'R'); // TASK_RTLOCK_WAIT: outside TASK_REPORT
+    EXPECT_EQ(task_state_char(0x1000), 'D'); // TASK_RTLOCK_WAIT: as the kernel reports it
+    EXPECT_EQ(task_state_char(0x8000), 'D'); // TASK_FROZEN
+    EXPECT_EQ(task_state_index(0x0402), 8u);
 }
 
 TEST(Wakeup, TopTable) {
@@ -210,8 +213,8 @@ TEST(Wakeup, SinkAssemblesReportsAndWritesThem) {
     info.probes = {{1, "wakeup_rt"}, {2, "schedule"}};
     std::vector<WakeupReport> reports;
     {
-        RecordWriter file(std::move(fd), path, info);
-        WakeupSink sink([&](const WakeupReport& r) { reports.push_back(r); }, &file, &ksyms);
+        FileSink file(std::move(fd), path, info, ksyms);
+        WakeupSink sink([&](const WakeupReport& r) { reports.push_back(r); }, &file);
         fhook_rec_comm comm{};
         comm.hdr.size = sizeof(comm);
         comm.hdr.type = FHOOK_REC_COMM;

@@ -2176,6 +2176,7 @@ static void test_observer_wakeup_function(void)
 		.filter = (uintptr_t)"schedule", .filter_len = 8,
 	};
 	struct fhook_stats st = { .size = sizeof(st) };
+	struct fhook_last_error le;
 	int fd = open_dev(), i;
 
 	if (handshake(fd, NULL) || ring_setup(fd, 65536))
@@ -2186,6 +2187,8 @@ static void test_observer_wakeup_function(void)
 	pa.flags = FHOOK_PROBE_F_WAKEUP_CPU;
 	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
 		   "observer: a kprobe on the wakeup's CPU -> EINVAL");
+	le = last_error(fd);
+	expect(le.reason == FHOOK_R_FLAGS, "observer: LAST_ERROR says FLAGS (%u)", le.reason);
 	pa.type = FHOOK_PROBE_FUNC;
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), "observer: a function probe on the wakeup's CPU");
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "observer: the probe armed, no wakeup tracer");

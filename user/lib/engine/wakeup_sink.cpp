@@ -6,8 +6,18 @@
 
 namespace fhook {
 
-WakeupSink::WakeupSink(OnReport on_report, RecordWriter* file, const Ksyms* ksyms)
-    : on_report_(std::move(on_report)), file_(file), ksyms_(ksyms) {}
+namespace {
+
+// A task's name as the decoder keys it: by pid, and for the idle tasks
+// (pid 0, one per CPU: swapper/N) by CPU too.
+std::uint64_t task_key(std::uint32_t pid, std::uint16_t cpu) {
+    return std::uint64_t{pid} << 16 | (pid ? 0 : cpu);
+}
+
+} // namespace
+
+WakeupSink::WakeupSink(OnReport on_report, Sink* file)
+    : on_report_(std::move(on_report)), file_(file) {}
 
 WakeupSink::Raw WakeupSink::copy(const fhook_rec* rec) {
     const auto* bytes = reinterpret_cast<const std::byte*>(rec);
@@ -16,7 +26,7 @@ WakeupSink::Raw WakeupSink::copy(const fhook_rec* rec) {
 
 void WakeupSink::on_record(const fhook_rec* rec) {
     if (file_ && rec->type == FHOOK_REC_COMM && rec->size >= sizeof(fhook_rec_comm)) {
-        comms_[rec->pid] = copy(rec);
+        comms_[task_key(rec->pid, rec->cpu)] = copy(rec);
     }
     rec_ = rec;
     EventSink::on_record(rec);
@@ -41,30 +51,37 @@ void WakeupSink::on_event(const Event& ev) {
 
 void WakeupSink::report(const Event& ev) {
     WakeupReport r{wakeup_of(ev), ev.comm, ev.stack, {}};
-    // the calls from the wakeup to the switch; those before are a tracked
-    // wakeup's that was not reported, those after the next one's
+    // the calls from when the tracer took the wakeup (calls_from after
+    // its stamp) to the switch; those before are a wakeup's that was not
+    // reported (or the previous one's CPU's), those after the next one's
+    const std::uint64_t from = r.rec.wakeup_ts + r.rec.calls_from;
     std::vector<const Raw*> raws;
-    std::set<std::uint32_t> pids{r.rec.hdr.pid};
+    std::set<std::uint64_t> tasks{task_key(r.rec.hdr.pid, r.rec.hdr.cpu)};
     for (const Call& c : calls_) {
-        if (c.call.ts >= r.rec.wakeup_ts && c.call.ts <= r.rec.hdr.ts) {
+        if (c.call.ts >= from && c.call.ts <= r.rec.hdr.ts) {
             r.calls.push_back(c.call);
             raws.push_back(&c.raw);
-            pids.insert(c.call.pid);
+            tasks.insert(task_key(c.call.pid, c.call.cpu));
         }
     }
     if (file_) {
-        for (const std::uint32_t pid : pids) {
-            if (const auto it = comms_.find(pid); it != comms_.end()) {
-                file_->add(reinterpret_cast<const fhook_rec*>(it->second.data()));
+        // the names first, stamped with the first record they name (a
+        // file's records are read in time order)
+        const std::uint64_t first = r.calls.empty() ? r.rec.hdr.ts : r.calls.front().ts;
+        for (const std::uint64_t task : tasks) {
+            if (const auto it = comms_.find(task); it != comms_.end()) {
+                Raw name = it->second;
+                reinterpret_cast<fhook_rec*>(name.data())->ts = first;
+                file_->on_record(reinterpret_cast<const fhook_rec*>(name.data()));
             }
         }
         for (const Raw* raw : raws) {
             if (!raw->empty()) {
-                file_->add(reinterpret_cast<const fhook_rec*>(raw->data()));
+                file_->on_record(reinterpret_cast<const fhook_rec*>(raw->data()));
             }
         }
         if (rec_) {
-            file_->add(rec_);
+            file_->on_record(rec_);
         }
     }
     std::erase_if(calls_, [&](const Call& c) { return c.call.ts <= r.rec.hdr.ts; });
@@ -73,15 +90,9 @@ void WakeupSink::report(const Event& ev) {
 }
 
 void WakeupSink::finish(const Stats& session, const std::vector<ProbeSummary>& probes) {
-    if (!file_) {
-        return;
+    if (file_) {
+        file_->finish(session, probes);
     }
-    std::vector<RecordedProbe> recorded;
-    for (const auto& p : probes) {
-        recorded.push_back(RecordedProbe{p.id, p.description, p.stats});
-    }
-    static const Ksyms kNone;
-    file_->finish(ksyms_ ? *ksyms_ : kNone, session, recorded);
 }
 
 } // namespace fhook

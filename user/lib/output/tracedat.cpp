@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
 #include <cstring>
 
@@ -501,8 +500,7 @@ void TraceDatWriter::add(const WakeupReport& report) {
         ev.parent_ip = c.parent_ip;
         add(ev);
     }
-    sched(false, w.hdr.pid, w.prev_prio,
-          static_cast<std::uint32_t>(std::bit_width(w.prev_state & 0x7fU)));
+    sched(false, w.hdr.pid, w.prev_prio, task_state_index(w.prev_state));
 }
 
 void TraceDatWriter::finish(int fd) {

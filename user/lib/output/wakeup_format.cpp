@@ -27,20 +27,33 @@ nlohmann::ordered_json task_json(std::string_view comm, std::uint32_t pid, std::
 
 } // namespace
 
-char task_state_char(std::uint32_t state) {
-    // TASK_IDLE (TASK_UNINTERRUPTIBLE | TASK_NOLOAD) is reported as I
-    if ((state & 0x0402) == 0x0402) {
-        return 'I';
+unsigned task_state_index(std::uint32_t state) {
+    // __task_state_index(): TASK_REPORT's bits, TASK_IDLE as its own state,
+    // a sleeping lock's wait (PREEMPT_RT) and a frozen task as D
+    constexpr std::uint32_t kReport = 0x7f, kUninterruptible = 0x0002, kIdle = 0x0402,
+                            kRtlockWait = 0x1000, kFrozen = 0x8000;
+    std::uint32_t bits = state & kReport;
+    if ((state & kIdle) == kIdle) {
+        bits = kReport + 1;
     }
-    const char* const kStates = "RSDTtXZP";
-    const unsigned index = std::bit_width(state & 0x7fU);
-    return kStates[index];
+    if (state & (kRtlockWait | kFrozen)) {
+        bits = kUninterruptible;
+    }
+    return static_cast<unsigned>(std::bit_width(bits));
+}
+
+char task_state_char(std::uint32_t state) {
+    return "RSDTtXZPI"[task_state_index(state)];
 }
 
 std::string format_wakeup_trace(const WakeupReport& report, const Ksyms& ksyms,
                                 const LatencyTraceHost& host) {
     const fhook_rec_wakeup& w = report.rec;
-    const std::string comm = comm_of(w.comm), waker = comm_of(w.waker_comm);
+    // (the idle tasks, swapper/N, print as <idle> in the kernel's traces)
+    const auto shown = [](std::string_view name, std::uint32_t pid) {
+        return pid ? std::string(name) : std::string("<idle>");
+    };
+    const std::string comm = comm_of(w.comm), waker = shown(comm_of(w.waker_comm), w.waker_pid);
     const bool stack = !report.stack.empty();
     const auto entries = static_cast<unsigned>(2 + stack + report.calls.size());
     std::string out = text::latency_header(host, w.latency, entries, w.wakeup_cpu);
@@ -69,13 +82,13 @@ std::string format_wakeup_trace(const WakeupReport& report, const Ksyms& ksyms,
         const WakeupCall& c = report.calls[i];
         const std::uint64_t next =
             i + 1 < report.calls.size() ? since(report.calls[i + 1].ts) : w.latency;
-        out += lat_line(c.comm.empty() ? "<...>" : c.comm, c.pid, c.cpu, c.flags, c.preempt,
-                        since(c.ts), next) +
+        out += lat_line(c.comm.empty() ? "<...>" : shown(c.comm, c.pid), c.pid, c.cpu, c.flags,
+                        c.preempt, since(c.ts), next) +
                ksyms.name_of(c.ip) + " <-" + ksyms.name_of(c.parent_ip) + "\n";
     }
     // the switch to it (tracing_sched_switch_trace())
-    out += lat_line(report.prev_comm, w.hdr.pid, w.hdr.cpu, w.hdr.flags, w.hdr.preempt, w.latency,
-                    w.latency);
+    out += lat_line(shown(report.prev_comm, w.hdr.pid), w.hdr.pid, w.hdr.cpu, w.hdr.flags,
+                    w.hdr.preempt, w.latency, w.latency);
     out +=
         printf_string(" %7u:%3d:%c ==> [%03u] %7u:%3d:%c %s\n", w.hdr.pid, w.prev_prio,
                       task_state_char(w.prev_state), w.hdr.cpu, w.pid, w.prio, 'R', comm.c_str());

@@ -64,6 +64,9 @@ RecordWriter::RecordWriter(UniqueFd fd, std::string path, const Info& info, std:
     if (!info.preempt_model.empty()) {
         text += "preempt_model=" + info.preempt_model + "\n";
     }
+    if (info.online_cpus) {
+        text += "online_cpus=" + std::to_string(info.online_cpus) + "\n";
+    }
     text += "command=" + info.command + "\n";
     write_chunk(RecChunk::Info, text);
     text.clear();

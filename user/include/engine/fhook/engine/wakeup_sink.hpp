@@ -13,7 +13,6 @@
 
 #include <fhook/engine/tracer.hpp>
 #include <fhook/output/wakeup_format.hpp>
-#include <fhook/ring/recfile.hpp>
 
 namespace fhook {
 
@@ -25,11 +24,10 @@ public:
     // report whose wait held more lacks its first ones).
     static constexpr std::size_t kMaxCalls = std::size_t{1} << 17;
 
-    // `file` (optional) gets the records of each report as well: its
-    // calls, the names of their tasks and the report, not the calls of
-    // the wakeups that were not reported; finish() completes it with the
-    // symbols of `ksyms`.
-    WakeupSink(OnReport on_report, RecordWriter* file = nullptr, const Ksyms* ksyms = nullptr);
+    // `file` (optional: a FileSink) gets the records of each report as
+    // well: its calls, the names of their tasks and the report, not the
+    // calls of the wakeups that were not reported.
+    explicit WakeupSink(OnReport on_report, Sink* file = nullptr);
     void on_record(const fhook_rec* rec) override;
     void on_event(const Event& ev) override;
     void finish(const Stats& session, const std::vector<ProbeSummary>& probes) override;
@@ -46,11 +44,11 @@ private:
     void report(const Event& ev);
 
     OnReport on_report_;
-    RecordWriter* file_;
-    const Ksyms* ksyms_;
-    const fhook_rec* rec_ = nullptr;               // the record being decoded
-    std::deque<Call> calls_;                       // oldest first
-    std::unordered_map<std::uint32_t, Raw> comms_; // a task's last COMM record (file)
+    Sink* file_;
+    const fhook_rec* rec_ = nullptr; // the record being decoded
+    std::deque<Call> calls_;         // oldest first
+    // a task's last COMM record (file), by pid (and CPU for pid 0)
+    std::unordered_map<std::uint64_t, Raw> comms_;
     std::size_t reports_ = 0;
 };
 

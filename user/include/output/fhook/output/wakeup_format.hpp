@@ -63,8 +63,10 @@ std::string format_wakeup_json(const WakeupReport& report, const Ksyms& ksyms,
 std::string format_wakeup_report(const WakeupReport& report, const Ksyms& ksyms,
                                  const LatencyTraceHost& host, bool json, std::size_t index);
 
-// A task's state as the kernel's latency traces print it (R, S, D, T, t,
-// X, Z, P, I), from TASK_* bits.
+// A task's state as the kernel's latency traces keep it: its index
+// (__task_state_index(), 0 for running to 8 for idle) and its letter (R,
+// S, D, T, t, X, Z, P, I), from TASK_* bits.
+unsigned task_state_index(std::uint32_t state);
 char task_state_char(std::uint32_t state);
 
 // One CPU's histogram; cpu < 0: all of them.

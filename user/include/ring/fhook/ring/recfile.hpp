@@ -95,6 +95,7 @@ public:
         std::vector<std::pair<std::uint32_t, std::string>> probes;
         std::vector<RecordedEvent> events; // of the tracepoint probes
         std::string preempt_model;         // as latency traces name it ("" = not written)
+        unsigned online_cpus = 0;          // (0 = not written)
     };
     // Takes over `fd`; writes the header, Info and Probes chunks at once.
     RecordWriter(UniqueFd fd, std::string path, const Info& info,
