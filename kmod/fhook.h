@@ -382,15 +382,15 @@ struct fhook_session {
 	cpumask_var_t cpus;
 	bool pid_filter;
 	pid_t ignore_tgid;		/* 0: none */
+	bool follow_fork;
+	bool fork_tp_registered;
+	unsigned long *pids;		/* bitmap, PID_MAX_LIMIT bits */
 	/*
 	 * the CPU the wakeup tracer's tracked task is queued on, -1: none
 	 * (FHOOK_PROBE_F_WAKEUP_CPU); written under its lock at each tracked
 	 * wakeup, read without: not on the line of the filters every hit reads
 	 */
 	int wakeup_cpu ____cacheline_aligned_in_smp;
-	bool follow_fork;
-	bool fork_tp_registered;
-	unsigned long *pids;		/* bitmap, PID_MAX_LIMIT bits */
 };
 
 /* Counters of probe @id (1..FHOOK_MAX_PROBES) on @cpu. */
