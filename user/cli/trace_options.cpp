@@ -379,7 +379,8 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, const TraceCom
             throw_invalid("--interval must be at least 0.01 s");
         }
     }
-    if (vm.count("record")) {
+    // (hook's --record is its own flag: printing each call it changed)
+    if (cmd.record_help && vm.count("record")) {
         opt.record = vm["record"].as<std::string>();
         if (opt.record.empty()) {
             throw_invalid("empty --record file name: give a path");
