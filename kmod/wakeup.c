@@ -291,22 +291,40 @@ static notrace void fhook_wake_on_migrate(void *data, struct task_struct *p, int
 	raw_spin_unlock_irqrestore(&w->lock, flags);
 }
 
+/* The stack trailers of a report: the switch's (@nr_switch) and the waker's */
+static inline u32 fhook_wake_stacks_size(const struct fhook_wake_tracked *t,
+					 unsigned int nr_switch)
+{
+	if (nr_switch)
+		return 8 * (nr_switch + 1) + 8 * (t->nr_stack + 1);
+	return t->nr_stack ? 8 * (t->nr_stack + 1) : 0;
+}
+
 /*
  * The record of the tracked wakeup of @next, ended at @now, @size bytes
- * (the waker's stack after it when it has one); under w->lock.
+ * (then the switch's stack @sw when @nr_switch, and the waker's when
+ * either is there); under w->lock.
  */
 static notrace void fhook_wake_record(struct fhook_wakeup_probe *w, struct fhook_rec_wakeup *r,
 				      u32 size, struct task_struct *prev, struct task_struct *next,
-				      unsigned int prev_state, u64 latency, u64 now, bool new_max)
+				      unsigned int prev_state, u64 latency, u64 now, bool new_max,
+				      const u64 *sw, unsigned int nr_switch)
 {
 	struct fhook_wake_tracked *t = &w->t;
+	u64 *ips = (u64 *)(r + 1);
 
 	fhook_rec_init_ts(&r->hdr, FHOOK_REC_WAKEUP, size, w->p.id, preempt_count(),
 			  irqs_disabled(), now);
-	if (t->nr_stack) {
+	r->wflags = 0;
+	if (nr_switch) {
+		memcpy(ips, sw, nr_switch * sizeof(u64));
+		ips += fhook_stack_trailer(ips, nr_switch) / sizeof(u64);
+		r->wflags |= FHOOK_WAKEUP_SWITCH_STACK;
+	}
+	if (t->nr_stack || nr_switch) {
 		r->hdr.flags |= FHOOK_CTX_STACK;
-		memcpy(r + 1, t->stack, t->nr_stack * sizeof(u64));
-		fhook_stack_trailer((u64 *)(r + 1), t->nr_stack);
+		memcpy(ips, t->stack, t->nr_stack * sizeof(u64));
+		fhook_stack_trailer(ips, t->nr_stack);
 	}
 	r->latency = latency;
 	r->wakeup_ts = t->ts;
@@ -327,7 +345,7 @@ static notrace void fhook_wake_record(struct fhook_wakeup_probe *w, struct fhook
 	rcu_read_lock();
 	r->uid = from_kuid_munged(&init_user_ns, task_uid(next));
 	rcu_read_unlock();
-	r->wflags = (new_max ? FHOOK_WAKEUP_NEW_MAX : 0) | (t->new_task ? FHOOK_WAKEUP_NEW_TASK : 0);
+	r->wflags |= (new_max ? FHOOK_WAKEUP_NEW_MAX : 0) | (t->new_task ? FHOOK_WAKEUP_NEW_TASK : 0);
 	r->waker_flags = t->waker_flags;
 	r->waker_preempt = t->waker_preempt;
 	r->__pad = 0;
@@ -348,9 +366,16 @@ static notrace void fhook_wake_switched(struct fhook_wakeup_probe *w, struct tas
 	struct fhook_rec_wakeup *r = NULL;
 	struct fhook_ring *rb = s->rings[cpu];
 	bool report, new_max = false;
+	unsigned int nr_switch = 0;
 	unsigned long flags;
-	u64 latency;
+	u64 latency, *sw = NULL;
 
+	/* (the switch's stack before the lock, as the waker's) */
+	if ((w->cfg.flags & FHOOK_WAKEUP_F_STACK) && READ_ONCE(w->t.task) == next) {
+		sw = (u64 *)fhook_scratch_get();
+		if (sw)
+			nr_switch = fhook_wake_stack(sw);
+	}
 	raw_spin_lock_irqsave(&w->lock, flags);
 	if (w->t.task != next)
 		goto unlock;
@@ -365,11 +390,12 @@ static notrace void fhook_wake_switched(struct fhook_wakeup_probe *w, struct tas
 		new_max = true;
 	}
 	if (report && fhook_session_wants_task(s, next, cpu)) {
-		u32 size = sizeof(*r) + (w->t.nr_stack ? 8 * (w->t.nr_stack + 1) : 0);
+		u32 size = sizeof(*r) + fhook_wake_stacks_size(&w->t, nr_switch);
 
 		r = fhook_ring_reserve(rb, size, w->p.id);
 		if (!IS_ERR_OR_NULL(r)) {
-			fhook_wake_record(w, r, size, prev, next, prev_state, latency, now, new_max);
+			fhook_wake_record(w, r, size, prev, next, prev_state, latency, now, new_max,
+					  sw, nr_switch);
 			fhook_count(&c->written);
 		}
 		fhook_ring_commit(rb);
@@ -377,6 +403,8 @@ static notrace void fhook_wake_switched(struct fhook_wakeup_probe *w, struct tas
 	put = fhook_wake_reset(w);
 unlock:
 	raw_spin_unlock_irqrestore(&w->lock, flags);
+	if (sw)
+		fhook_scratch_put();
 	if (put)
 		put_task_struct(put);
 }

@@ -590,8 +590,8 @@ enum fhook_wakeup_class {
 /*
  * fhook_wakeup.flags (FHOOK_FEAT_WAKEUP_HIST): the histograms only, no
  * tracked wakeup and no report (what top and hist need); the waker's
- * stack with each report (a stack walk per tracked wakeup, which the
- * kernel's tracer always takes)
+ * stack and the switch's with each report (a stack walk per tracked
+ * wakeup and one per report, which the kernel's tracer always takes)
  */
 #define FHOOK_WAKEUP_F_HIST_ONLY	(1U << 0)
 #define FHOOK_WAKEUP_F_STACK		(1U << 1)
@@ -1492,10 +1492,15 @@ struct fhook_rec_comm {
  * With FHOOK_CTX_STACK in hdr.flags a stack trailer follows: the waker's
  * stack at the wakeup (the kernel tracer's first <stack trace>), from
  * the tracepoint's caller of fhook's probe up (FHOOK_WAKEUP_F_STACK, when
- * it could be taken).
+ * it could be taken; n may be 0).  With FHOOK_WAKEUP_SWITCH_STACK in
+ * wflags (and FHOOK_CTX_STACK) a second one comes between the struct and
+ * that trailer, laid out the same way (ips[n2], then n2): the stack at the
+ * switch (the kernel tracer's second <stack trace>), from the tracepoint's
+ * caller up.  Readers that know only the first find it where they did.
  */
 #define FHOOK_WAKEUP_NEW_MAX	(1U << 0)	/* the largest latency so far */
 #define FHOOK_WAKEUP_NEW_TASK	(1U << 1)	/* woken by fork (sched_wakeup_new) */
+#define FHOOK_WAKEUP_SWITCH_STACK (1U << 2)	/* the switch's stack: see above */
 
 struct fhook_rec_wakeup {
 	struct fhook_rec hdr;

@@ -68,10 +68,47 @@ TEST(Wakeup, DecodedAsRecorded) {
     EXPECT_THROW(decode(&shorter.hdr), Error);
 }
 
+// The record as the module writes it with both stacks: the struct, the
+// switch's trailer (2 ips, 2), then the waker's (1 ip, 1).
+TEST(Wakeup, BothStacksDecoded) {
+    fhook_rec_wakeup w = sample();
+    w.wflags |= FHOOK_WAKEUP_SWITCH_STACK;
+    w.hdr.flags |= FHOOK_CTX_STACK;
+    const std::uint64_t trailers[] = {0xffffffff81000200, 0xffffffff81000300, 2, 0xffffffff81000010,
+                                      1};
+    w.hdr.size = sizeof(w) + sizeof(trailers);
+    std::vector<std::uint8_t> rec(w.hdr.size);
+    std::memcpy(rec.data(), &w, sizeof(w));
+    std::memcpy(rec.data() + sizeof(w), trailers, sizeof(trailers));
+    const auto* hdr = reinterpret_cast<const fhook_rec*>(rec.data());
+    const std::optional<Event> ev = decode(hdr);
+    ASSERT_TRUE(ev);
+    EXPECT_EQ(ev->stack, (std::vector<std::uint64_t>{0xffffffff81000010}));
+    EXPECT_EQ(wakeup_switch_stack(*ev),
+              (std::vector<std::uint64_t>{0xffffffff81000200, 0xffffffff81000300}));
+    EXPECT_EQ(wakeup_of(*ev).latency, 1361000u);
+    // a waker's trailer of 0 ips is a trailer too
+    const std::uint64_t no_waker[] = {0xffffffff81000200, 1, 0};
+    w.hdr.size = sizeof(w) + sizeof(no_waker);
+    std::memcpy(rec.data(), &w, sizeof(w));
+    std::memcpy(rec.data() + sizeof(w), no_waker, sizeof(no_waker));
+    const std::optional<Event> ev2 = decode(hdr);
+    ASSERT_TRUE(ev2);
+    EXPECT_TRUE(ev2->stack.empty());
+    EXPECT_EQ(wakeup_switch_stack(*ev2), (std::vector<std::uint64_t>{0xffffffff81000200}));
+    // a switch trailer that claims more than the record holds
+    const std::uint64_t forged[] = {0xffffffff81000200, 9, 0};
+    std::memcpy(rec.data() + sizeof(w), forged, sizeof(forged));
+    EXPECT_THROW(decode(hdr), Error);
+    // without the flag, nothing after the struct is a switch stack
+    const fhook_rec_wakeup plain = sample();
+    EXPECT_TRUE(wakeup_switch_stack(*decode(&plain.hdr)).empty());
+}
+
 TEST(Wakeup, KernelLatencyTrace) {
     const LatencyTraceHost host{"wakeup_rt", "6.12.118+deb12-rt-amd64", "preempt_rt", 2};
     const std::string out =
-        format_wakeup_trace(WakeupReport{sample(), "fhook-workload", {}, {}}, Ksyms(), host);
+        format_wakeup_trace(WakeupReport{sample(), "fhook-workload", {}, {}, {}}, Ksyms(), host);
     EXPECT_NE(out.find("# tracer: wakeup_rt\n#\n# wakeup_rt latency trace v1.1.5 on "
                        "6.12.118+deb12-rt-amd64\n"),
               std::string::npos);
@@ -96,22 +133,39 @@ TEST(Wakeup, WakerStack) {
     const std::vector<std::uint64_t> stack = {0xffffffff81000010, 0xffffffff81000120};
     const LatencyTraceHost host{"wakeup_rt", "6.12.118+deb12-rt-amd64", "preempt_rt", 2};
     const std::string out =
-        format_wakeup_trace(WakeupReport{sample(), "fhook-workload", stack, {}}, ksyms, host);
+        format_wakeup_trace(WakeupReport{sample(), "fhook-workload", stack, {}, {}}, ksyms, host);
     EXPECT_NE(out.find("# latency: 1361 us, #3/3, CPU#1"), std::string::npos) << out;
     // after the wakeup line, in the waker's context, before the switch
     EXPECT_NE(out.find("fhook-wa-162       0d..6.    0us#: <stack trace>\n => try_to_wake_up\n => "
                        "pipe_write\nfhook-wo-115"),
               std::string::npos)
         << out;
-    const std::string j =
-        format_wakeup_json(WakeupReport{sample(), "fhook-workload", stack, {}}, ksyms, "wakeup_rt");
+    const std::string j = format_wakeup_json(
+        WakeupReport{sample(), "fhook-workload", stack, {}, {}}, ksyms, "wakeup_rt");
     EXPECT_NE(j.find(",\"waker_stack\":[\"try_to_wake_up\",\"pipe_write\"]}"), std::string::npos)
         << j;
 }
 
+TEST(Wakeup, SwitchStack) {
+    const Ksyms ksyms = Ksyms::parse("ffffffff81000000 T __schedule\n"
+                                     "ffffffff81000100 T schedule\n");
+    const std::vector<std::uint64_t> at_switch = {0xffffffff81000010, 0xffffffff81000120};
+    const LatencyTraceHost host{"wakeup_rt", "6.12.118+deb12-rt-amd64", "preempt_rt", 2};
+    const WakeupReport r{sample(), "fhook-workload", {}, {}, at_switch};
+    const std::string out = format_wakeup_trace(r, ksyms, host);
+    EXPECT_NE(out.find("# latency: 1361 us, #3/3, CPU#1"), std::string::npos) << out;
+    // last, after the switch line, in the switch's context
+    EXPECT_TRUE(out.ends_with(
+        "fhook-wakeprog\nfhook-wo-115       1d..4. 1361us : <stack trace>\n => __schedule\n => "
+        "schedule\n"))
+        << out;
+    const std::string j = format_wakeup_json(r, ksyms, "wakeup_rt");
+    EXPECT_NE(j.find(",\"switch_stack\":[\"__schedule\",\"schedule\"]}"), std::string::npos) << j;
+}
+
 TEST(Wakeup, Json) {
-    const std::string j =
-        format_wakeup_json(WakeupReport{sample(), "fhook-workload", {}, {}}, Ksyms(), "wakeup_rt");
+    const std::string j = format_wakeup_json(WakeupReport{sample(), "fhook-workload", {}, {}, {}},
+                                             Ksyms(), "wakeup_rt");
     EXPECT_EQ(j,
               "{\"tracer\":\"wakeup_rt\",\"latency_ns\":1361000,\"new_max\":true,\"max_ns\":"
               "1361000,\"nr\":7,\"wakeup_ts\":5000000000,\"switch_ts\":5001361000,\"cpu\":1,"
@@ -180,7 +234,7 @@ const char* const kCallSyms = "ffffffff81000000 T try_to_wake_up\n"
 TEST(Wakeup, FunctionCalls) {
     const Ksyms ksyms = Ksyms::parse(kCallSyms);
     const LatencyTraceHost host{"wakeup_rt", "6.12.118+deb12-rt-amd64", "preempt_rt", 2};
-    WakeupReport r{sample(), "fhook-workload", {}, {}};
+    WakeupReport r{sample(), "fhook-workload", {}, {}, {}};
     r.calls.push_back({r.rec.wakeup_ts + 5000, 0xffffffff81000200, 0xffffffff81000120, 115, 1,
                        FHOOK_CTX_IRQS_OFF, 2, "fhook-workload"});
     const std::string out = format_wakeup_trace(r, ksyms, host);

@@ -50,7 +50,7 @@ void WakeupSink::on_event(const Event& ev) {
 }
 
 void WakeupSink::report(const Event& ev) {
-    WakeupReport r{wakeup_of(ev), ev.comm, ev.stack, {}};
+    WakeupReport r{wakeup_of(ev), ev.comm, ev.stack, {}, wakeup_switch_stack(ev)};
     // the calls from when the tracer took the wakeup (calls_from after
     // its stamp) to the switch; those before are a wakeup's that was not
     // reported (or the previous one's CPU's), those after the next one's

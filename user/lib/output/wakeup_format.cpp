@@ -25,6 +25,15 @@ nlohmann::ordered_json task_json(std::string_view comm, std::uint32_t pid, std::
     return {{"comm", comm}, {"pid", pid}, {"prio", prio}};
 }
 
+// A stack trace's lines as the kernel's latency traces print them.
+std::string stack_lines(const std::vector<std::uint64_t>& ips, const Ksyms& ksyms) {
+    std::string out;
+    for (const std::uint64_t ip : ips) {
+        out += " => " + ksyms.name_of(ip) + "\n";
+    }
+    return out;
+}
+
 } // namespace
 
 unsigned task_state_index(std::uint32_t state) {
@@ -55,7 +64,8 @@ std::string format_wakeup_trace(const WakeupReport& report, const Ksyms& ksyms,
     };
     const std::string comm = comm_of(w.comm), waker = shown(comm_of(w.waker_comm), w.waker_pid);
     const bool stack = !report.stack.empty();
-    const auto entries = static_cast<unsigned>(2 + stack + report.calls.size());
+    const auto entries =
+        static_cast<unsigned>(2 + stack + !report.switch_stack.empty() + report.calls.size());
     std::string out = text::latency_header(host, w.latency, entries, w.wakeup_cpu);
     out += printf_string("#    | task: %.16s-%u (uid:%u nice:%d policy:%u rt_prio:%u)\n",
                          comm.c_str(), w.pid, w.uid, w.nice, w.policy, w.rt_priority);
@@ -72,10 +82,7 @@ std::string format_wakeup_trace(const WakeupReport& report, const Ksyms& ksyms,
     if (stack) {
         out += lat_line(waker, w.waker_pid, w.waker_cpu, w.waker_flags, w.waker_preempt, 0,
                         first_call) +
-               "<stack trace>\n";
-        for (const std::uint64_t ip : report.stack) {
-            out += " => " + ksyms.name_of(ip) + "\n";
-        }
+               "<stack trace>\n" + stack_lines(report.stack, ksyms);
     }
     // the function calls on its CPU (wakeup_tracer_call())
     for (std::size_t i = 0; i < report.calls.size(); i++) {
@@ -86,12 +93,18 @@ std::string format_wakeup_trace(const WakeupReport& report, const Ksyms& ksyms,
                         c.preempt, since(c.ts), next) +
                ksyms.name_of(c.ip) + " <-" + ksyms.name_of(c.parent_ip) + "\n";
     }
-    // the switch to it (tracing_sched_switch_trace())
-    out += lat_line(shown(report.prev_comm, w.hdr.pid), w.hdr.pid, w.hdr.cpu, w.hdr.flags,
-                    w.hdr.preempt, w.latency, w.latency);
+    // the switch to it (tracing_sched_switch_trace()) and the stack there
+    // (__trace_stack() in probe_wakeup_sched_switch())
+    const std::string prev = shown(report.prev_comm, w.hdr.pid);
+    out += lat_line(prev, w.hdr.pid, w.hdr.cpu, w.hdr.flags, w.hdr.preempt, w.latency, w.latency);
     out +=
         printf_string(" %7u:%3d:%c ==> [%03u] %7u:%3d:%c %s\n", w.hdr.pid, w.prev_prio,
                       task_state_char(w.prev_state), w.hdr.cpu, w.pid, w.prio, 'R', comm.c_str());
+    if (!report.switch_stack.empty()) {
+        out +=
+            lat_line(prev, w.hdr.pid, w.hdr.cpu, w.hdr.flags, w.hdr.preempt, w.latency, w.latency) +
+            "<stack trace>\n" + stack_lines(report.switch_stack, ksyms);
+    }
     return out;
 }
 
@@ -122,11 +135,18 @@ std::string format_wakeup_json(const WakeupReport& report, const Ksyms& ksyms,
     nlohmann::ordered_json prev = task_json(report.prev_comm, w.hdr.pid, w.prev_prio);
     prev["state"] = std::string(1, task_state_char(w.prev_state));
     j["prev"] = prev;
-    if (!report.stack.empty()) {
-        j["waker_stack"] = nlohmann::ordered_json::array();
-        for (const std::uint64_t ip : report.stack) {
-            j["waker_stack"].push_back(ksyms.name_of(ip));
+    const auto names = [&](const std::vector<std::uint64_t>& ips) {
+        nlohmann::ordered_json a = nlohmann::ordered_json::array();
+        for (const std::uint64_t ip : ips) {
+            a.push_back(ksyms.name_of(ip));
         }
+        return a;
+    };
+    if (!report.stack.empty()) {
+        j["waker_stack"] = names(report.stack);
+    }
+    if (!report.switch_stack.empty()) {
+        j["switch_stack"] = names(report.switch_stack);
     }
     if (!report.calls.empty()) {
         j["calls_from_ns"] = w.calls_from;

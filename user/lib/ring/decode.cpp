@@ -192,10 +192,25 @@ bool decode_fields(const fhook_rec* rec, Event& ev) {
         ev.duration = rec->ts >= g->calltime ? rec->ts - g->calltime : 0;
         break;
     }
-    case FHOOK_REC_WAKEUP:
+    case FHOOK_REC_WAKEUP: {
         keep_record<fhook_rec_wakeup>(rec, end, ev, EventType::Wakeup);
-        ev.duration = reinterpret_cast<const fhook_rec_wakeup*>(rec)->latency;
+        const auto* w = reinterpret_cast<const fhook_rec_wakeup*>(rec);
+        ev.duration = w->latency;
+        if (w->wflags & FHOOK_WAKEUP_SWITCH_STACK) {
+            // the switch's stack, ips[n] then n, before the waker's: kept
+            // after the struct in data (wakeup_switch_stack())
+            std::uint64_t n = 0;
+            if (end >= sizeof(*w) + 8) {
+                std::memcpy(&n, reinterpret_cast<const char*>(rec) + end - 8, 8);
+            }
+            if (end < sizeof(*w) + 8 || n > FHOOK_MAX_STACK || sizeof(*w) + 8 * (n + 1) > end) {
+                too_short(rec, sizeof(*w) + 8 * (n + 1));
+            }
+            const auto* ips = reinterpret_cast<const std::uint8_t*>(rec) + end - 8 * (n + 1);
+            ev.data.insert(ev.data.end(), ips, ips + 8 * n);
+        }
         break;
+    }
     case FHOOK_REC_TIMERLAT:
         keep_record<fhook_rec_timerlat>(rec, end, ev, EventType::Timerlat);
         ev.duration = reinterpret_cast<const fhook_rec_timerlat*>(rec)->latency;
@@ -255,6 +270,16 @@ T record_of(const Event& ev, std::uint16_t type) {
 
 fhook_rec_wakeup wakeup_of(const Event& ev) {
     return record_of<fhook_rec_wakeup>(ev, FHOOK_REC_WAKEUP);
+}
+
+std::vector<std::uint64_t> wakeup_switch_stack(const Event& ev) {
+    constexpr std::size_t kStruct = sizeof(fhook_rec_wakeup) - sizeof(fhook_rec);
+    std::vector<std::uint64_t> ips;
+    if (ev.type == EventType::Wakeup && ev.data.size() > kStruct) {
+        ips.resize((ev.data.size() - kStruct) / 8);
+        std::memcpy(ips.data(), ev.data.data() + kStruct, ips.size() * 8);
+    }
+    return ips;
 }
 
 fhook_rec_timerlat timerlat_of(const Event& ev) {

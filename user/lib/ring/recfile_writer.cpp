@@ -147,18 +147,39 @@ void RecordWriter::note_record(const fhook_rec* rec) {
     } else if (rec->type == FHOOK_REC_GRAPH_RET && size >= sizeof(fhook_rec_graph_ret)) {
         note(reinterpret_cast<const fhook_rec_graph_ret*>(rec)->ip);
         last_ip_ = reinterpret_cast<const fhook_rec_graph_ret*>(rec)->ip;
-    }
-    if ((rec->flags & FHOOK_CTX_STACK) && size >= sizeof(fhook_rec) + 8) {
-        std::uint64_t n = 0;
-        const char* base = reinterpret_cast<const char*>(rec);
-        std::memcpy(&n, base + size - 8, 8);
-        if (n <= FHOOK_MAX_STACK && 8 * (n + 1) <= size - sizeof(fhook_rec)) {
-            for (std::uint64_t i = 0; i < n; i++) {
-                std::uint64_t ip = 0;
-                std::memcpy(&ip, base + size - 8 * (n + 1) + 8 * i, 8);
-                note(ip);
-            }
+    } else if (rec->type == FHOOK_REC_IRQSOFF && size >= sizeof(fhook_rec_irqsoff)) {
+        const auto* q = reinterpret_cast<const fhook_rec_irqsoff*>(rec);
+        for (const std::uint64_t ip :
+             {q->start_ip, q->start_parent_ip, q->end_ip, q->end_parent_ip}) {
+            note(ip);
         }
+    }
+    if (!(rec->flags & FHOOK_CTX_STACK)) {
+        return;
+    }
+    // the stack trailer (ips[n], n) ending at `end`; where it starts, or 0
+    const char* base = reinterpret_cast<const char*>(rec);
+    const auto note_stack = [&](std::size_t end) -> std::size_t {
+        std::uint64_t n = 0;
+        if (end < sizeof(fhook_rec) + 8) {
+            return 0;
+        }
+        std::memcpy(&n, base + end - 8, 8);
+        if (n > FHOOK_MAX_STACK || 8 * (n + 1) > end - sizeof(fhook_rec)) {
+            return 0;
+        }
+        for (std::uint64_t i = 0; i < n; i++) {
+            std::uint64_t ip = 0;
+            std::memcpy(&ip, base + end - 8 * (n + 1) + 8 * i, 8);
+            note(ip);
+        }
+        return end - 8 * (n + 1);
+    };
+    const std::size_t first = note_stack(size);
+    // a wakeup report's switch stack, before the waker's
+    if (rec->type == FHOOK_REC_WAKEUP && first >= sizeof(fhook_rec_wakeup) &&
+        (reinterpret_cast<const fhook_rec_wakeup*>(rec)->wflags & FHOOK_WAKEUP_SWITCH_STACK)) {
+        note_stack(first);
     }
 }
 

@@ -38,24 +38,27 @@ struct WakeupCall {
 };
 
 // One report of a wakeup tracer: its record, the name of the task switched
-// out (rec.hdr.pid), the waker's stack (innermost first; empty: none) and
-// the function calls between the wakeup and the switch, oldest first.
+// out (rec.hdr.pid), the waker's stack and the switch's (innermost first;
+// empty: none) and the function calls between the wakeup and the switch,
+// oldest first.
 struct WakeupReport {
     fhook_rec_wakeup rec{};
     std::string prev_comm;
     std::vector<std::uint64_t> stack;
     std::vector<WakeupCall> calls;
+    std::vector<std::uint64_t> switch_stack;
 };
 
 // The kernel's latency-trace form of one report: "# tracer: ...", the
 // "# latency: N us, #E/E, CPU#C | (M:model VP:0, KP:0, SP:0 HP:0 #P:N)"
 // header, the task, the column legend, then the wakeup line, the waker's
-// stack there (" => name"), each function call ("func <-parent") and the
-// switch line.
+// stack there (" => name"), each function call ("func <-parent"), the
+// switch line and the stack there.
 std::string format_wakeup_trace(const WakeupReport& report, const Ksyms& ksyms,
                                 const LatencyTraceHost& host);
-// One JSON object (no newline) for the same report, the waker's stack as
-// "waker_stack" (names) and the calls as "functions" when there are some.
+// One JSON object (no newline) for the same report, the stacks as
+// "waker_stack" and "switch_stack" (names) and the calls as "functions"
+// when there are some.
 std::string format_wakeup_json(const WakeupReport& report, const Ksyms& ksyms,
                                std::string_view tracer);
 // The `index`-th report of a run as `format` prints it: a latency trace

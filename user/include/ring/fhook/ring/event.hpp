@@ -72,7 +72,8 @@ struct Event {
     std::vector<LostProbe> lost_probes; // Lost: the count per probe
     std::uint64_t ret_ip = 0;           // Kretprobe: where the function returned to
     std::uint64_t faults = 0;           // Kprobe/Kretprobe: bit n, the n-th store faulted
-    std::vector<std::uint8_t> data; // Kprobe/Kretprobe: fields, then strings; Wakeup: wakeup_of();
+    std::vector<std::uint8_t> data; // Kprobe/Kretprobe: fields, then strings; Wakeup: wakeup_of(),
+                                    // wakeup_switch_stack();
                                     // Timerlat: timerlat_of(); Hwlat: hwlat_of();
                                     // Osnoise(Noise): osnoise(_noise)_of();
                                     // Irqsoff: irqsoff_of()
@@ -135,6 +136,9 @@ bool decode(const fhook_rec* rec, Event& ev);
 
 // A Wakeup (Timerlat) event's record, its header as the event's.
 fhook_rec_wakeup wakeup_of(const Event& ev);
+// A Wakeup event's stack at the switch (FHOOK_WAKEUP_SWITCH_STACK),
+// innermost first; empty without one.  The waker's is ev.stack.
+std::vector<std::uint64_t> wakeup_switch_stack(const Event& ev);
 fhook_rec_timerlat timerlat_of(const Event& ev);
 fhook_rec_hwlat hwlat_of(const Event& ev);
 fhook_rec_osnoise osnoise_of(const Event& ev);
