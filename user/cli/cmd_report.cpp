@@ -367,6 +367,10 @@ void report_events(const ReportOptions& opt, const Replay& replay) {
         GraphFormatOptions view = *opt.graph;
         view.nr_cpus = replay.file().header().nr_cpus;
         formatter = std::make_unique<GraphFormatter>(replay.ksyms(), view);
+    } else if (opt.format == OutputFormat::Chrome) {
+        auto chrome = std::make_unique<ChromeFormatter>(replay.ksyms());
+        chrome->set_tracer(tracer_of(replay.file()));
+        formatter = std::move(chrome);
     } else {
         formatter = make_formatter(opt.format, replay.ksyms());
     }

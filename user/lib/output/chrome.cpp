@@ -2,6 +2,7 @@
 // {"traceEvents":[...]} with complete ("X"), instant ("i") and metadata
 // ("M") events, timestamps in microseconds.
 
+#include <algorithm>
 #include <cstring>
 
 #include <fhook/output/fields.hpp>
@@ -114,6 +115,102 @@ void ChromeFormatter::format_wakeup(const Event& ev, std::string& out) {
     out.append("}}");
 }
 
+// A latency tracer's record: a span (an instant for hwlat, whose gap's
+// place in the window is not kept) on its CPU's track of the process
+// "latency tracers", the record's figures in args.
+void ChromeFormatter::format_tracer(const Event& ev, std::string& out) {
+    if (tracer_cpus_.empty()) {
+        open_event(out);
+        put_meta("process_name", kTracerPid, 0, "latency tracers", out);
+    }
+    if (tracer_cpus_.insert(ev.cpu).second) {
+        open_event(out);
+        put_meta("thread_name", kTracerPid, ev.cpu, "CPU " + std::to_string(ev.cpu), out);
+    }
+    std::string name = tracer_.empty() ? "irqsoff" : tracer_;
+    std::uint64_t start = ev.ts - std::min(ev.ts, ev.duration);
+    std::string args;
+    const auto arg = [&](const char* key, std::uint64_t v) {
+        args.append(",\"");
+        args.append(key);
+        args.append("\":");
+        put_u64(v, args);
+    };
+    switch (ev.type) {
+    case EventType::Timerlat: {
+        const fhook_rec_timerlat t = timerlat_of(ev);
+        name = t.context == FHOOK_TIMERLAT_IRQ ? "timerlat irq" : "timerlat thread";
+        arg("seqnum", t.seqnum);
+        arg("latency_ns", t.latency);
+        break;
+    }
+    case EventType::Hwlat: {
+        const fhook_rec_hwlat h = hwlat_of(ev);
+        name = "hwlat";
+        start = ev.ts;
+        arg("inner_ns", h.inner_ns);
+        arg("outer_ns", h.outer_ns);
+        arg("count", h.count);
+        arg("nmi_count", h.nmi_count);
+        arg("nmi_total_ns", h.nmi_total_ns);
+        arg("seqnum", h.seqnum);
+        break;
+    }
+    case EventType::Osnoise: {
+        const fhook_rec_osnoise o = osnoise_of(ev);
+        name = "osnoise";
+        start = ev.ts - std::min<std::uint64_t>(ev.ts, o.runtime_ns);
+        arg("runtime_ns", o.runtime_ns);
+        arg("noise_ns", o.noise_ns);
+        arg("max_single_ns", o.max_single_ns);
+        arg("hw", o.hw_count);
+        arg("nmi", o.nmi_count);
+        arg("irq", o.irq_count);
+        arg("softirq", o.softirq_count);
+        arg("thread", o.thread_count);
+        break;
+    }
+    case EventType::OsnoiseNoise: {
+        const fhook_rec_osnoise_noise n = osnoise_noise_of(ev);
+        name = "noise";
+        start = n.start_ns;
+        arg("nmi", n.nmi_count);
+        arg("irq", n.irq_count);
+        arg("softirq", n.softirq_count);
+        arg("thread", n.thread_count);
+        break;
+    }
+    default: { // Irqsoff: where it started and ended, as its trace says
+        const fhook_rec_irqsoff r = irqsoff_of(ev);
+        args.append(",\"start\":");
+        name_.clear();
+        names_.append(r.start_parent_ip ? r.start_parent_ip : r.start_ip, name_);
+        append_json_string(name_, args);
+        args.append(",\"end\":");
+        name_.clear();
+        names_.append(r.end_parent_ip ? r.end_parent_ip : r.end_ip, name_);
+        append_json_string(name_, args);
+        arg("seqnum", r.seqnum);
+        break;
+    }
+    }
+    open_event(out);
+    const bool span = ev.type != EventType::Hwlat;
+    out.append(span ? "{\"ph\":\"X\",\"name\":" : "{\"ph\":\"i\",\"s\":\"t\",\"name\":");
+    append_json_string(name, out);
+    out.append(",\"cat\":\"latency\",\"ts\":");
+    put_us(start, out);
+    if (span) {
+        out.append(",\"dur\":");
+        put_us(ev.ts - std::min(ev.ts, start), out);
+    }
+    put_track(kTracerPid, ev.cpu, out);
+    out.append(",\"args\":{\"cpu\":");
+    put_u64(ev.cpu, out);
+    out.append(args);
+    out.append("}}");
+}
+
 void ChromeFormatter::format(const Event& ev, std::string& out) {
     if (ev.type == EventType::Lost) {
         if (ev.lost == 0) {
@@ -145,6 +242,12 @@ void ChromeFormatter::format(const Event& ev, std::string& out) {
     }
     if (ev.type == EventType::Wakeup) {
         format_wakeup(ev, out);
+        return;
+    }
+    if (ev.type == EventType::Timerlat || ev.type == EventType::Hwlat ||
+        ev.type == EventType::Osnoise || ev.type == EventType::OsnoiseNoise ||
+        ev.type == EventType::Irqsoff) {
+        format_tracer(ev, out);
         return;
     }
     name_tasks(ev, out);

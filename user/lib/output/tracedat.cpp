@@ -11,18 +11,15 @@
 #include <fhook/output/format.hpp>
 #include <fhook/output/tracedat.hpp>
 
+#include "tracedat_formats.hpp"
+
 namespace fhook {
 
 namespace {
 
-constexpr std::uint16_t kFunctionId = 1;     // ftrace:function
-constexpr std::uint16_t kSwitchId = 2;       // ftrace:context_switch (TRACE_CTX)
-constexpr std::uint16_t kWakeupId = 3;       // ftrace:wakeup (TRACE_WAKE)
-constexpr std::uint16_t kGraphExitId = 10;   // ftrace:funcgraph_exit
-constexpr std::uint16_t kGraphEntryId = 11;  // ftrace:funcgraph_entry
-constexpr std::uint16_t kHookBase = 0xe000;  // fhook:hook_<probe id>
-constexpr std::uint16_t kProbeBase = 0xf000; // GROUP:EVENT of a definition
-constexpr std::size_t kPageHeader = 16;      // u64 timestamp, u64 commit
+using namespace tracedat;
+
+constexpr std::size_t kPageHeader = 16; // u64 timestamp, u64 commit
 constexpr std::size_t kPageData = TraceDatWriter::kPageSize - kPageHeader;
 constexpr std::uint32_t kMaxDelta = (1U << 27) - 1;
 constexpr std::uint32_t kTypeTimeExtend = 30;
@@ -43,125 +40,6 @@ constexpr const char* kHeaderEvent = "# compressed entry header\n"
                                      "\ttime_extend : type == 30\n"
                                      "\ttime_stamp : type == 31\n"
                                      "\tdata max type_len  == 28\n";
-
-constexpr const char* kCommonFields =
-    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n";
-
-std::string function_format() {
-    return std::string("name: function\nID: 1\nformat:\n") + kCommonFields +
-           "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"
-           "\tfield:unsigned long parent_ip;\toffset:16;\tsize:8;\tsigned:0;\n\n"
-           "print fmt: \" %ps <-- %ps\", (void *)REC->ip, (void *)REC->parent_ip\n";
-}
-
-// ftrace's own events of the wakeup tracers (struct ctx_switch_entry,
-// trace_entries.h): the wakeup and the switch of a latency trace
-std::string sched_format(bool wakeup) {
-    return std::string("name: ") + (wakeup ? "wakeup" : "context_switch") +
-           "\nID: " + (wakeup ? "3" : "2") + "\nformat:\n" + kCommonFields +
-           "\tfield:unsigned int prev_pid;\toffset:8;\tsize:4;\tsigned:0;\n"
-           "\tfield:unsigned int next_pid;\toffset:12;\tsize:4;\tsigned:0;\n"
-           "\tfield:unsigned int next_cpu;\toffset:16;\tsize:4;\tsigned:0;\n"
-           "\tfield:unsigned char prev_prio;\toffset:20;\tsize:1;\tsigned:0;\n"
-           "\tfield:unsigned char prev_state;\toffset:21;\tsize:1;\tsigned:0;\n"
-           "\tfield:unsigned char next_prio;\toffset:22;\tsize:1;\tsigned:0;\n"
-           "\tfield:unsigned char next_state;\toffset:23;\tsize:1;\tsigned:0;\n\n"
-           "print fmt: \"%u:%u:%u  " +
-           (wakeup ? "+" : "==>") +
-           " %u:%u:%u [%03u]\", REC->prev_pid, REC->prev_prio, REC->prev_state, "
-           "REC->next_pid, REC->next_prio, REC->next_state, REC->next_cpu\n";
-}
-
-// ftrace's own graph events (6.1's layout), so that trace-cmd report draws
-// the call trees with its function_graph printer
-std::string graph_entry_format() {
-    return std::string("name: funcgraph_entry\nID: 11\nformat:\n") + kCommonFields +
-           "\tfield:unsigned long func;\toffset:8;\tsize:8;\tsigned:0;\n"
-           "\tfield:int depth;\toffset:16;\tsize:4;\tsigned:1;\n\n"
-           "print fmt: \"--> %ps (%d)\", (void *)REC->func, REC->depth\n";
-}
-
-std::string graph_exit_format() {
-    return std::string("name: funcgraph_exit\nID: 10\nformat:\n") + kCommonFields +
-           "\tfield:unsigned long func;\toffset:8;\tsize:8;\tsigned:0;\n"
-           "\tfield:int depth;\toffset:16;\tsize:4;\tsigned:1;\n"
-           "\tfield:unsigned int overrun;\toffset:20;\tsize:4;\tsigned:0;\n"
-           "\tfield:unsigned long long calltime;\toffset:24;\tsize:8;\tsigned:0;\n"
-           "\tfield:unsigned long long rettime;\toffset:32;\tsize:8;\tsigned:0;\n\n"
-           "print fmt: \"<-- %ps (%d) (start: %llx  end: %llx) over: %d\", (void *)REC->func, "
-           "REC->depth, REC->calltime, REC->rettime, REC->depth\n";
-}
-
-std::string hook_format(std::uint32_t id) {
-    return "name: hook_" + std::to_string(id) + "\nID: " + std::to_string(kHookBase + id) +
-           "\nformat:\n" + kCommonFields +
-           "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"
-           "\tfield:unsigned long ret_ip;\toffset:16;\tsize:8;\tsigned:0;\n"
-           "\tfield:s64 ret;\toffset:24;\tsize:8;\tsigned:1;\n"
-           "\tfield:u64 duration;\toffset:32;\tsize:8;\tsigned:0;\n"
-           "\tfield:u32 action;\toffset:40;\tsize:4;\tsigned:0;\n\n"
-           "print fmt: \"(%ps <- %ps) ret=%lld duration=%lluns action=%u\", (void *)REC->ip, "
-           "(void *)REC->ret_ip, REC->ret, REC->duration, REC->action\n";
-}
-
-// Bytes before a definition's fields in its events: the common fields,
-// then __probe_ip (entry probes) or __probe_func and __probe_ret_ip.
-std::size_t probe_prefix(const KprobeDef& def) {
-    return 8 + (def.is_return ? 16 : 8);
-}
-
-// The C type, size and printf conversion of a field.
-struct FieldDecl {
-    std::string type;
-    std::size_t size = 0;
-    bool is_signed = false;
-    std::string conv; // "" = not printed (arrays)
-};
-
-FieldDecl declare(const FetchType& t) {
-    FieldDecl d;
-    const std::string bits = std::to_string(t.size * 8);
-    switch (t.kind) {
-    case FetchType::Kind::Signed:
-        d.type = "s" + bits;
-        d.is_signed = true;
-        d.conv = t.size == 8 ? "%lld" : "%d";
-        break;
-    case FetchType::Kind::Hex:
-    case FetchType::Kind::Bitfield:
-        d.type = "u" + bits;
-        d.conv = t.size == 8 ? "0x%llx" : "0x%x";
-        break;
-    case FetchType::Kind::Char:
-        d.type = "u8";
-        d.conv = "%c";
-        break;
-    case FetchType::Kind::Symbol:
-        d.type = "u64";
-        d.conv = "%pS";
-        break;
-    case FetchType::Kind::String:
-    case FetchType::Kind::UString:
-        d.type = "__data_loc char[]";
-        d.size = 4;
-        d.conv = "\\\"%s\\\"";
-        return d;
-    default:
-        d.type = "u" + bits;
-        d.conv = t.size == 8 ? "%llu" : "%u";
-        break;
-    }
-    d.size = t.size;
-    if (t.count) {
-        d.type += "[" + std::to_string(t.count) + "]";
-        d.size *= t.count;
-        d.conv.clear();
-    }
-    return d;
-}
 
 void put(std::string& out, const void* p, std::size_t n) {
     out.append(static_cast<const char*>(p), n);
@@ -304,34 +182,6 @@ TraceDatWriter::Cpu& TraceDatWriter::cpu(std::uint16_t n) {
     return *cpus_[n];
 }
 
-std::string TraceDatWriter::probe_format(const KprobeDef& def, std::uint32_t id) {
-    std::string fields, print, args;
-    std::size_t off = probe_prefix(def);
-    if (def.is_return) {
-        fields += "\tfield:unsigned long __probe_func;\toffset:8;\tsize:8;\tsigned:0;\n"
-                  "\tfield:unsigned long __probe_ret_ip;\toffset:16;\tsize:8;\tsigned:0;\n";
-        print = "(%pS <- %ps)";
-        args = ", (void *)REC->__probe_ret_ip, (void *)REC->__probe_func";
-    } else {
-        fields += "\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n";
-        print = "(%pS)";
-        args = ", (void *)REC->__probe_ip";
-    }
-    for (const ProbeField& f : def.fields) {
-        const FieldDecl d = declare(f.type);
-        fields +=
-            "\tfield:" + d.type + " " + f.name + ";\toffset:" + std::to_string(off + f.offset) +
-            ";\tsize:" + std::to_string(d.size) + ";\tsigned:" + (d.is_signed ? "1" : "0") + ";\n";
-        if (d.conv.empty()) {
-            continue;
-        }
-        print += " " + f.name + "=" + d.conv;
-        args += f.type.is_string() ? ", __get_str(" + f.name + ")" : ", REC->" + f.name;
-    }
-    return "name: " + def.event + "\nID: " + std::to_string(kProbeBase + id) + "\nformat:\n" +
-           kCommonFields + fields + "\nprint fmt: \"" + print + "\"" + args + "\n";
-}
-
 const KprobeDef* TraceDatWriter::find(std::uint32_t id) const {
     for (const auto& p : probes_) {
         if (p.id == id) {
@@ -353,6 +203,18 @@ std::uint16_t TraceDatWriter::type_of(const Event& ev) const {
     }
     if (ev.type == EventType::Hook) {
         return static_cast<std::uint16_t>(kHookBase + ev.probe_id);
+    }
+    switch (ev.type) {
+    case EventType::Timerlat:
+        return kTimerlatId;
+    case EventType::Hwlat:
+        return kHwlatId;
+    case EventType::Osnoise:
+        return kOsnoiseId;
+    case EventType::OsnoiseNoise:
+        return kNoiseId;
+    default:
+        break;
     }
     return static_cast<std::uint16_t>(kProbeBase + ev.probe_id);
 }
@@ -398,6 +260,45 @@ void TraceDatWriter::payload(const Event& ev, std::vector<std::uint8_t>& out) {
         put_int<std::uint64_t>(out, ev.calltime);
         put_int<std::uint64_t>(out, ev.ts);
         return;
+    case EventType::Timerlat: {
+        const fhook_rec_timerlat t = timerlat_of(ev);
+        put_int<std::uint32_t>(out, static_cast<std::uint32_t>(t.seqnum));
+        put_int<std::int32_t>(out, static_cast<std::int32_t>(t.context));
+        put_int<std::uint64_t>(out, t.latency);
+        return;
+    }
+    case EventType::Hwlat: {
+        // ts: the window's end (the kernel's is the wall clock's)
+        const fhook_rec_hwlat h = hwlat_of(ev);
+        put_int<std::uint64_t>(out, h.inner_ns);
+        put_int<std::uint64_t>(out, h.outer_ns);
+        put_int<std::uint64_t>(out, h.nmi_total_ns);
+        put_int<std::int64_t>(out, static_cast<std::int64_t>(ev.ts / 1000000000));
+        put_int<std::int64_t>(out, static_cast<std::int64_t>(ev.ts % 1000000000));
+        put_int<std::uint32_t>(out, h.nmi_count);
+        put_int<std::uint32_t>(out, static_cast<std::uint32_t>(h.seqnum));
+        put_int<std::uint32_t>(out, h.count);
+        return;
+    }
+    case EventType::Osnoise: {
+        const fhook_rec_osnoise o = osnoise_of(ev);
+        for (const std::uint64_t v : {o.noise_ns, o.runtime_ns, o.max_single_ns}) {
+            put_int<std::uint64_t>(out, v);
+        }
+        for (const std::uint32_t v :
+             {o.hw_count, o.nmi_count, o.irq_count, o.softirq_count, o.thread_count}) {
+            put_int<std::uint32_t>(out, v);
+        }
+        return;
+    }
+    case EventType::OsnoiseNoise: {
+        const fhook_rec_osnoise_noise n = osnoise_noise_of(ev);
+        put_int<std::uint64_t>(out, n.start_ns);
+        put_int<std::uint64_t>(out, n.duration_ns);
+        put_int<std::uint64_t>(out, std::uint64_t{n.nmi_count} + n.irq_count + n.softirq_count +
+                                        n.thread_count);
+        return;
+    }
     default:
         break;
     }
@@ -450,13 +351,68 @@ void TraceDatWriter::add(const Event& ev) {
     if (ev.type == EventType::Hook) {
         hooks_.insert(ev.probe_id);
     }
+    noise_ = noise_ || ev.type == EventType::OsnoiseNoise;
     if (comms_.find(ev.pid) == comms_.end()) {
         comms_.emplace(ev.pid, ev.pid == 0 ? "<idle>" : ev.comm);
+    }
+    if (ev.type == EventType::Irqsoff) {
+        add_section(ev);
+        return;
     }
     payload(ev, scratch_);
     if (!cpu(ev.cpu).add(ev.ts, scratch_)) {
         too_large_++;
     }
+}
+
+void TraceDatWriter::add_stack(const std::vector<std::uint64_t>& ips, std::uint16_t on,
+                               std::uint64_t ts, std::uint32_t pid, std::uint8_t flags,
+                               std::uint8_t preempt) {
+    if (ips.empty()) {
+        return;
+    }
+    // struct stack_entry: size (entries), the callers from offset 16
+    scratch_.clear();
+    put_int<std::uint16_t>(scratch_, kStackId);
+    scratch_.push_back(trace_flags(flags));
+    scratch_.push_back(preempt);
+    put_int<std::int32_t>(scratch_, static_cast<std::int32_t>(pid));
+    put_int<std::int32_t>(scratch_, static_cast<std::int32_t>(ips.size()));
+    put_int<std::uint32_t>(scratch_, 0);
+    for (const std::uint64_t ip : ips) {
+        put_int<std::uint64_t>(scratch_, ip);
+    }
+    // at least the 8 its format declares, ended by ULONG_MAX as the
+    // kernel's were (trace-cmd's stack handler stops there)
+    for (std::size_t i = ips.size(); i < 8; i++) {
+        put_int<std::uint64_t>(scratch_, ~std::uint64_t{0});
+    }
+    if (!cpu(on).add(ts, scratch_)) {
+        too_large_++;
+    }
+}
+
+// An irqsoff report as the kernel's irqsoff tracers write it: a function
+// event where the section began (start_critical_timing()), one where it
+// ended, then the stack there (check_critical_timing()).
+void TraceDatWriter::add_section(const Event& ev) {
+    const fhook_rec_irqsoff r = irqsoff_of(ev);
+    Event fn;
+    fn.type = EventType::Function;
+    fn.cpu = ev.cpu;
+    fn.pid = ev.pid;
+    fn.flags = ev.flags;
+    fn.preempt = ev.preempt;
+    fn.comm = ev.comm;
+    fn.ts = ev.ts - std::min<std::uint64_t>(ev.ts, r.latency_ns);
+    fn.ip = r.start_ip;
+    fn.parent_ip = r.start_parent_ip;
+    add(fn);
+    fn.ts = ev.ts;
+    fn.ip = r.end_ip;
+    fn.parent_ip = r.end_parent_ip;
+    add(fn);
+    add_stack(ev.stack, ev.cpu, ev.ts, ev.pid, ev.flags, ev.preempt);
 }
 
 void TraceDatWriter::add(const WakeupReport& report) {
@@ -487,6 +443,7 @@ void TraceDatWriter::add(const WakeupReport& report) {
         }
     };
     sched(true, w.waker_pid, w.waker_prio, 0);
+    add_stack(report.stack, w.waker_cpu, w.wakeup_ts, w.waker_pid, w.waker_flags, w.waker_preempt);
     for (const WakeupCall& c : report.calls) {
         Event ev;
         ev.type = EventType::Function;
@@ -501,6 +458,7 @@ void TraceDatWriter::add(const WakeupReport& report) {
         add(ev);
     }
     sched(false, w.hdr.pid, w.prev_prio, task_state_index(w.prev_state));
+    add_stack(report.switch_stack, w.hdr.cpu, w.hdr.ts, w.hdr.pid, w.hdr.flags, w.hdr.preempt);
 }
 
 void TraceDatWriter::finish(int fd) {
@@ -517,10 +475,10 @@ void TraceDatWriter::finish(int fd) {
     put_int<std::uint64_t>(h, std::strlen(kHeaderEvent));
     h += kHeaderEvent;
 
-    // ftrace's formats: the function and graph events
-    put_int<std::uint32_t>(h, 5);
-    for (const std::string& f : {function_format(), graph_entry_format(), graph_exit_format(),
-                                 sched_format(false), sched_format(true)}) {
+    // ftrace's formats
+    const std::vector<std::string> ftrace = ftrace_formats();
+    put_int<std::uint32_t>(h, static_cast<std::uint32_t>(ftrace.size()));
+    for (const std::string& f : ftrace) {
         put_int<std::uint64_t>(h, f.size());
         h += f;
     }
@@ -541,6 +499,9 @@ void TraceDatWriter::finish(int fd) {
     }
     for (std::uint32_t id : hooks_) {
         systems["fhook"].push_back(hook_format(id));
+    }
+    if (noise_) {
+        systems["osnoise"].push_back(noise_format());
     }
     put_int<std::uint32_t>(h, static_cast<std::uint32_t>(systems.size()));
     for (const auto& [name, formats] : systems) {

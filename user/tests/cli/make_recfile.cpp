@@ -25,7 +25,10 @@ namespace {
 
 using namespace fhook;
 
-const char* const kKallsyms = "ffffffff812a0000 T vfs_read\n"
+const char* const kKallsyms = "ffffffff81100000 T try_to_wake_up\n"
+                              "ffffffff81100800 T __schedule\n"
+                              "ffffffff81101000 T schedule\n"
+                              "ffffffff812a0000 T vfs_read\n"
                               "ffffffff812a0400 t ksys_read\n"
                               "ffffffff812a0800 T __x64_sys_read\n"
                               "ffffffff812b0000 T vfs_write\n"
@@ -312,15 +315,16 @@ int write_graph(const char* path) {
     return 0;
 }
 
-// A recording of 'fhook wakeup --rt --function --record': one report of a
-// FIFO thread woken on CPU 0 and switched to on CPU 1 1,361 us later,
-// with two function calls on CPU 1 in between (those of the module's
-// FHOOK_PROBE_F_WAKEUP_CPU probe).
+// A recording of 'fhook wakeup --rt --function --stack --record': one
+// report of a FIFO thread woken on CPU 0 and switched to on CPU 1 1,361 us
+// later, with two function calls on CPU 1 in between (those of the
+// module's FHOOK_PROBE_F_WAKEUP_CPU probe), the waker's stack and the
+// switch's.
 int write_wakeup(const char* path) {
     RecordWriter::Info info;
     info.kernel_release = "6.12.118+deb12-rt-amd64";
     info.preempt_model = "preempt_rt";
-    info.command = "fhook wakeup --rt --function=vfs_* --record w.fhk";
+    info.command = "fhook wakeup --rt --function=vfs_* --stack --record w.fhk";
     info.probes = {{1, "wakeup_rt"}, {2, "vfs_*"}};
     const std::unique_ptr<RecordWriter> file = create(path, info);
     RecordWriter& w = *file;
@@ -348,12 +352,21 @@ int write_wakeup(const char* path) {
     r.prev_prio = 120;
     r.policy = 1;
     r.rt_priority = 50;
-    r.wflags = FHOOK_WAKEUP_NEW_MAX;
+    r.wflags = FHOOK_WAKEUP_NEW_MAX | FHOOK_WAKEUP_SWITCH_STACK;
     r.waker_flags = FHOOK_CTX_IRQS_OFF;
     r.waker_preempt = 6;
     std::strcpy(r.comm, "fhook-wakeprog");
     std::strcpy(r.waker_comm, "fhook-wakeprog");
-    w.add(&r.hdr);
+    // the switch's stack (__schedule <- schedule), then the waker's
+    // (try_to_wake_up <- vfs_write)
+    const std::uint64_t stacks[] = {0xffffffff81100810, 0xffffffff81101010, 2,
+                                    0xffffffff81100010, 0xffffffff812b0010, 2};
+    r.hdr.flags |= FHOOK_CTX_STACK;
+    r.hdr.size = sizeof(r) + sizeof(stacks);
+    std::vector<std::uint8_t> rec(r.hdr.size);
+    std::memcpy(rec.data(), &r, sizeof(r));
+    std::memcpy(rec.data() + sizeof(r), stacks, sizeof(stacks));
+    w.add(reinterpret_cast<const fhook_rec*>(rec.data()));
     finish_cpu1(w, 3, info.probes);
     return 0;
 }
@@ -376,13 +389,56 @@ int write_timerlat(const char* path) {
     return 0;
 }
 
+// A recording of one of the other latency tracers, on CPU 1: a hwlat
+// window with a gap; an osnoise period and a noise in it; an irqsoff
+// section with the stack where it ended.
+int write_tracer(const char* path, std::string_view tracer) {
+    RecordWriter::Info info;
+    info.kernel_release = "6.1.0-test";
+    info.command = "fhook " + std::string(tracer) + " --record x.fhk";
+    info.probes = {{1, std::string(tracer)}};
+    const std::unique_ptr<RecordWriter> file = create(path, info);
+    Writer out(*file);
+    std::uint64_t n = 1;
+    if (tracer == "hwlat") {
+        // inner, outer, nmi_total, seqnum; nmi_count, count
+        Rec hwlat(FHOOK_REC_HWLAT, 1, 2431445000, 1, 1300, "fhook-hwlat");
+        out.add(hwlat.u64(310000000).u64(1200).u64(5000).u64(3).u64(std::uint64_t{1} << 32 | 2));
+    } else if (tracer == "osnoise") {
+        // a noise of 40 us: one IRQ
+        Rec noise(FHOOK_REC_OSNOISE_NOISE, 1, 2431500000, 1, 1301, "fhook-osn/1");
+        out.add(noise.u64(2431460000).u64(40000).u64(std::uint64_t{1} << 32).u64(0).u64(0));
+        // runtime, noise, max single, seqnum; hw, nmi, irq, softirq,
+        // thread, oflags
+        Rec period(FHOOK_REC_OSNOISE, 1, 2432445000, 1, 1301, "fhook-osn/1");
+        out.add(period.u64(1000000).u64(40000).u64(40000).u64(9).u64(0).u64(1).u64(0));
+        n = 2;
+    } else {
+        // 250 us with interrupts off, from ksys_read's call to vfs_read's
+        // return
+        Rec section(FHOOK_REC_IRQSOFF, 1, 2433445000, 1, 115, "fhook-workload");
+        out.add(section.u64(250000)
+                    .u64(0xffffffff812a0010)
+                    .u64(0xffffffff812a0410)
+                    .u64(0xffffffff812a0020)
+                    .u64(0xffffffff812a0420)
+                    .u64(4)
+                    .stack({0xffffffff812a0020, 0xffffffff812a0420, 0xffffffff812a0810})
+                    .flags(FHOOK_CTX_IRQS_OFF));
+    }
+    finish_cpu1(*file, n, info.probes);
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
     const std::string_view variant = argc == 3 ? argv[2] : "";
+    const bool tracer = variant == "hwlat" || variant == "osnoise" || variant == "irqsoff";
     if ((argc != 2 && argc != 3) || (argc == 3 && variant != "lost-mid" && variant != "graph" &&
-                                     variant != "wakeup" && variant != "timerlat")) {
-        std::fprintf(stderr, "usage: make_recfile FILE [lost-mid|graph|wakeup|timerlat]\n");
+                                     variant != "wakeup" && variant != "timerlat" && !tracer)) {
+        std::fprintf(stderr, "usage: make_recfile FILE "
+                             "[lost-mid|graph|wakeup|timerlat|hwlat|osnoise|irqsoff]\n");
         return 2;
     }
     try {
@@ -394,6 +450,9 @@ int main(int argc, char** argv) {
         }
         if (variant == "timerlat") {
             return write_timerlat(argv[1]);
+        }
+        if (tracer) {
+            return write_tracer(argv[1], variant);
         }
         return write(argv[1], variant == "lost-mid");
     } catch (const fhook::Error& e) {

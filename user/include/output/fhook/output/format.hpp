@@ -200,12 +200,18 @@ private:
 // a task is seen; a hook's trace-around call is a complete event ("X",
 // ts/dur in µs), every other event an instant one ("i") with its fields and
 // CPU in args; lost records are instant events on a per-CPU track of a
-// process of their own ("lost events", pid kLostPid).  Memory grows with
-// the number of tasks only.
+// process of their own ("lost events", pid kLostPid); the latency
+// tracers' records (timerlat, osnoise, the irqsoff tracers) spans, hwlat's
+// instants, on per-CPU tracks of "latency tracers" (pid kTracerPid).
+// Memory grows with the number of tasks only.
 class ChromeFormatter final : public Formatter {
 public:
     static constexpr std::uint32_t kLostPid = 0x7fffffff;
+    static constexpr std::uint32_t kTracerPid = 0x7ffffffe;
     explicit ChromeFormatter(const Ksyms& ksyms) : names_(ksyms) {}
+    // The name of the irqsoff tracers' spans: the tracer's (irqsoff,
+    // preemptoff, preemptirqsoff; "irqsoff" unless told).
+    void set_tracer(std::string tracer) { tracer_ = std::move(tracer); }
     void begin(std::string& out) override;
     void end(std::string& out) override;
     void format(const Event& event, std::string& out) override;
@@ -214,12 +220,14 @@ private:
     void open_event(std::string& out);
     void name_tasks(const Event& event, std::string& out);
     void format_wakeup(const Event& event, std::string& out);
+    void format_tracer(const Event& event, std::string& out);
     void append_name(const Event& event, const KprobeDef* def, std::string& out);
 
     NameCache names_;
     bool first_ = true;
-    std::set<std::uint32_t> processes_, threads_, lost_cpus_;
+    std::set<std::uint32_t> processes_, threads_, lost_cpus_, tracer_cpus_;
     std::string name_; // scratch
+    std::string tracer_;
 };
 
 // The event formatter of `format`, naming addresses through `ksyms`.

@@ -41,10 +41,14 @@ public:
     TraceDatWriter(const TraceDatWriter&) = delete;
     TraceDatWriter& operator=(const TraceDatWriter&) = delete;
 
+    // An event; a latency tracer's as the kernel's tracer writes it:
+    // ftrace's timerlat, hwlat and osnoise events (the osnoise tracer's
+    // osnoise:sample_threshold for a noise), an irqsoff report as function
+    // events at its start and end and the kernel_stack there.
     void add(const Event& event);
     // A wakeup tracer's report as the kernel's wakeup tracers write it:
-    // ftrace's wakeup event on the waker's CPU, the function calls, then
-    // its context_switch event.
+    // ftrace's wakeup event on the waker's CPU and the waker's stack, the
+    // function calls, then its context_switch event and the stack there.
     void add(const WakeupReport& report);
     // Writes the whole file to `fd`.
     void finish(int fd);
@@ -58,6 +62,10 @@ private:
     struct Cpu;
     Cpu& cpu(std::uint16_t n);
     void payload(const Event& event, std::vector<std::uint8_t>& out);
+    // ftrace's kernel_stack event of `ips` on CPU `on` (none when empty)
+    void add_stack(const std::vector<std::uint64_t>& ips, std::uint16_t on, std::uint64_t ts,
+                   std::uint32_t pid, std::uint8_t flags, std::uint8_t preempt);
+    void add_section(const Event& irqsoff);
     std::uint16_t type_of(const Event& event) const;
     const KprobeDef* find(std::uint32_t id) const;
 
@@ -66,6 +74,7 @@ private:
     std::vector<std::unique_ptr<Cpu>> cpus_;
     std::map<std::uint32_t, std::string> comms_; // pid -> task name
     std::set<std::uint32_t> hooks_;              // probe ids of hook events
+    bool noise_ = false;                         // an osnoise:sample_threshold event
     std::vector<std::uint8_t> scratch_;
     std::uint64_t too_large_ = 0;
 };
