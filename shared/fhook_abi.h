@@ -591,7 +591,8 @@ enum fhook_wakeup_class {
  * fhook_wakeup.flags (FHOOK_FEAT_WAKEUP_HIST): the histograms only, no
  * tracked wakeup and no report (what top and hist need); the waker's
  * stack and the switch's with each report (a stack walk per tracked
- * wakeup and one per report, which the kernel's tracer always takes)
+ * wakeup and one at each switch to the tracked task, which the kernel's
+ * tracer always takes)
  */
 #define FHOOK_WAKEUP_F_HIST_ONLY	(1U << 0)
 #define FHOOK_WAKEUP_F_STACK		(1U << 1)

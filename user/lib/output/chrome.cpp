@@ -123,9 +123,15 @@ void ChromeFormatter::format_tracer(const Event& ev, std::string& out) {
         open_event(out);
         put_meta("process_name", kTracerPid, 0, "latency tracers", out);
     }
-    if (tracer_cpus_.insert(ev.cpu).second) {
+    // (timerlat's thread measures on a track of their own: they start at
+    // the same expiry as the IRQ's, and would not nest)
+    const bool thread =
+        ev.type == EventType::Timerlat && timerlat_of(ev).context == FHOOK_TIMERLAT_THREAD;
+    const std::uint32_t track = ev.cpu + (thread ? kThreadTracks : 0);
+    if (tracer_cpus_.insert(track).second) {
         open_event(out);
-        put_meta("thread_name", kTracerPid, ev.cpu, "CPU " + std::to_string(ev.cpu), out);
+        put_meta("thread_name", kTracerPid, track,
+                 "CPU " + std::to_string(ev.cpu) + (thread ? " timerlat thread" : ""), out);
     }
     std::string name = tracer_.empty() ? "irqsoff" : tracer_;
     std::uint64_t start = ev.ts - std::min(ev.ts, ev.duration);
@@ -204,7 +210,7 @@ void ChromeFormatter::format_tracer(const Event& ev, std::string& out) {
         out.append(",\"dur\":");
         put_us(ev.ts - std::min(ev.ts, start), out);
     }
-    put_track(kTracerPid, ev.cpu, out);
+    put_track(kTracerPid, track, out);
     out.append(",\"args\":{\"cpu\":");
     put_u64(ev.cpu, out);
     out.append(args);

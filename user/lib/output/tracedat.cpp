@@ -394,7 +394,10 @@ void TraceDatWriter::add_stack(const std::vector<std::uint64_t>& ips, std::uint1
 
 // An irqsoff report as the kernel's irqsoff tracers write it: a function
 // event where the section began (start_critical_timing()), one where it
-// ended, then the stack there (check_critical_timing()).
+// ended, then the stack there (check_critical_timing()).  The start is
+// stamped before the record, and before what the CPU recorded meanwhile:
+// a page keeps time in order, so it shows at the time of the event before
+// it on that CPU (a file of the irqsoff tracer has none in between).
 void TraceDatWriter::add_section(const Event& ev) {
     const fhook_rec_irqsoff r = irqsoff_of(ev);
     Event fn;

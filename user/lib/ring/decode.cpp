@@ -196,7 +196,7 @@ bool decode_fields(const fhook_rec* rec, Event& ev) {
         keep_record<fhook_rec_wakeup>(rec, end, ev, EventType::Wakeup);
         const auto* w = reinterpret_cast<const fhook_rec_wakeup*>(rec);
         ev.duration = w->latency;
-        if (w->wflags & FHOOK_WAKEUP_SWITCH_STACK) {
+        if ((w->wflags & FHOOK_WAKEUP_SWITCH_STACK) && (rec->flags & FHOOK_CTX_STACK)) {
             // the switch's stack, ips[n] then n, before the waker's: kept
             // after the struct in data (wakeup_switch_stack())
             std::uint64_t n = 0;

@@ -157,15 +157,16 @@ void RecordWriter::note_record(const fhook_rec* rec) {
     if (!(rec->flags & FHOOK_CTX_STACK)) {
         return;
     }
-    // the stack trailer (ips[n], n) ending at `end`; where it starts, or 0
+    // the stack trailer (ips[n], n) ending at `end`, after `payload`
+    // bytes; where it starts, or 0
     const char* base = reinterpret_cast<const char*>(rec);
-    const auto note_stack = [&](std::size_t end) -> std::size_t {
+    const auto note_stack = [&](std::size_t end, std::size_t payload) -> std::size_t {
         std::uint64_t n = 0;
-        if (end < sizeof(fhook_rec) + 8) {
+        if (end < payload + 8) {
             return 0;
         }
         std::memcpy(&n, base + end - 8, 8);
-        if (n > FHOOK_MAX_STACK || 8 * (n + 1) > end - sizeof(fhook_rec)) {
+        if (n > FHOOK_MAX_STACK || 8 * (n + 1) > end - payload) {
             return 0;
         }
         for (std::uint64_t i = 0; i < n; i++) {
@@ -175,11 +176,11 @@ void RecordWriter::note_record(const fhook_rec* rec) {
         }
         return end - 8 * (n + 1);
     };
-    const std::size_t first = note_stack(size);
-    // a wakeup report's switch stack, before the waker's
+    const std::size_t first = note_stack(size, sizeof(fhook_rec));
+    // a wakeup report's switch stack, between the struct and the waker's
     if (rec->type == FHOOK_REC_WAKEUP && first >= sizeof(fhook_rec_wakeup) &&
         (reinterpret_cast<const fhook_rec_wakeup*>(rec)->wflags & FHOOK_WAKEUP_SWITCH_STACK)) {
-        note_stack(first);
+        note_stack(first, sizeof(fhook_rec_wakeup));
     }
 }
 

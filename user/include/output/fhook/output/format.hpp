@@ -202,12 +202,14 @@ private:
 // CPU in args; lost records are instant events on a per-CPU track of a
 // process of their own ("lost events", pid kLostPid); the latency
 // tracers' records (timerlat, osnoise, the irqsoff tracers) spans, hwlat's
-// instants, on per-CPU tracks of "latency tracers" (pid kTracerPid).
+// instants, on per-CPU tracks of "latency tracers" (pid kTracerPid;
+// timerlat's thread measures on tracks of their own, kThreadTracks + CPU).
 // Memory grows with the number of tasks only.
 class ChromeFormatter final : public Formatter {
 public:
     static constexpr std::uint32_t kLostPid = 0x7fffffff;
     static constexpr std::uint32_t kTracerPid = 0x7ffffffe;
+    static constexpr std::uint32_t kThreadTracks = 0x10000; // + CPU: timerlat's threads
     explicit ChromeFormatter(const Ksyms& ksyms) : names_(ksyms) {}
     // The name of the irqsoff tracers' spans: the tracer's (irqsoff,
     // preemptoff, preemptirqsoff; "irqsoff" unless told).
