@@ -57,10 +57,11 @@ sed 's/.*"cpu":\([0-9]*\),.*"seqnum":\([0-9]*\),.*"inner_ns":\([0-9]*\),"outer_n
 [ "$outside" -ge 50 ] || fail "only $outside timer ticks on CPU 1 outside the spins"
 # with interrupts on, the spins (48 ms each) would hold ticks at the rate
 # seen outside them (250 or 1000 a second, the kernel's HZ): fewer than a
-# tenth of that (under TCG a few ticks of a run have been seen
-# timestamped inside a spin: see docs/latency-tracers.md)
+# fifth of that (under TCG a few ticks of a run have been seen
+# timestamped inside a spin: see docs/latency-tracers.md; 12 of 94 on the
+# RT kernel while another guest ran, its spins' gaps up to 4 ms)
 awk -v w="$w1" -v in_="$inside" -v out="$outside" 'BEGIN {
-	rate = out / (2 - w * 0.048); exit !(in_ * 10 < w * 0.048 * rate) }' ||
+	rate = out / (2 - w * 0.048); exit !(in_ * 5 < w * 0.048 * rate) }' ||
 	fail "$inside timer ticks on CPU 1 inside $w1 spins with interrupts off ($outside outside)"
 grep -q 'fhook: [0-9]* windows with a gap over 1 us; the longest [0-9]* us on CPU [01]$' $D/hw.err || fail "no closing line: $(cat $D/hw.err)"
 wait_for 5 no_hwlat || fail "the fhook-hwlat thread outlived the run"

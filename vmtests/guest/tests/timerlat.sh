@@ -142,13 +142,17 @@ grep -q '^# tracer: timerlat$' $D/stop.out || fail "trace without its header"
 sed 's/^/#   /' $D/stop.out | tail -n 2
 [ "$(tlat_threads)" = 0 ] || fail "fhook-tlat threads outlived a stop"
 # a CPU offline and back while every CPU is measured: its thread stops,
-# and a new one starts when it is back (activations numbered from 1 again)
-fhook timerlat trace --format json -q -d 3 > $D/hp.out 2> $D/hp.err &
+# and a new one starts when it is back (activations numbered from 1 again);
+# ended a second after the CPU is back (the hotplug itself took seconds
+# on the debug kernel: a fixed duration ended before it)
+fhook timerlat trace --format json -q -d 120 > $D/hp.out 2> $D/hp.err &
 FH=$!
 sleep 1
 echo 0 > /sys/devices/system/cpu/cpu1/online || fail "CPU 1 would not go offline"
 sleep 1
 echo 1 > /sys/devices/system/cpu/cpu1/online || fail "CPU 1 would not come back"
+sleep 1
+kill -INT $FH
 wait $FH
 expect_eq "$?" 0 "fhook timerlat across a CPU hotplug exit code"
 starts0=$(grep -c '"cpu":0,.*"seqnum":1,"context":"irq"' $D/hp.out)
