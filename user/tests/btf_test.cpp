@@ -3,7 +3,6 @@
 // layout given below), so the offsets are known independently.
 #include <bpf/btf.h>
 #include <linux/btf.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,6 +13,8 @@
 #include <fhook/core/error.hpp>
 #include <fhook/probe/probe.hpp>
 #include <fhook/sys/btf.hpp>
+
+#include "btf_file.hpp"
 
 namespace fhook {
 namespace {
@@ -86,15 +87,7 @@ protected:
         btf__add_func_param(b, "count", size_t_);
         btf__add_func_param(b, "pos", ploff);
         btf__add_func(b, "vfs_other", BTF_FUNC_GLOBAL, other);
-        __u32 size = 0;
-        const void* raw = btf__raw_data(b, &size);
-        char tmpl[] = "/tmp/fhook-btf-XXXXXX";
-        const int fd = mkstemp(tmpl);
-        ASSERT_GE(fd, 0);
-        ASSERT_EQ(write(fd, raw, size), static_cast<ssize_t>(size));
-        close(fd);
-        btf__free(b);
-        path_ = tmpl;
+        path_ = test::write_btf_file(b);
         btf_.emplace(KernelBtf::load(path_));
     }
     static void TearDownTestSuite() {

@@ -4,7 +4,6 @@
 // (include/linux/err.h: IS_ERR_VALUE, MAX_ERRNO 4095) and their names.
 #include <bpf/btf.h>
 #include <linux/btf.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <optional>
@@ -13,6 +12,8 @@
 #include <gtest/gtest.h>
 
 #include <fhook/probe/retval.hpp>
+
+#include "btf_file.hpp"
 
 namespace fhook {
 namespace {
@@ -43,15 +44,7 @@ protected:
             const int proto = btf__add_func_proto(b, ret);
             btf__add_func(b, name, BTF_FUNC_GLOBAL, proto);
         }
-        __u32 size = 0;
-        const void* raw = btf__raw_data(b, &size);
-        char tmpl[] = "/tmp/fhook-retval-XXXXXX";
-        const int fd = mkstemp(tmpl);
-        ASSERT_GE(fd, 0);
-        ASSERT_EQ(write(fd, raw, size), static_cast<ssize_t>(size));
-        close(fd);
-        btf__free(b);
-        path_ = tmpl;
+        path_ = test::write_btf_file(b);
         btf_.emplace(KernelBtf::load(path_));
     }
     static void TearDownTestSuite() {
