@@ -209,7 +209,8 @@ void BM_TraceText(benchmark::State& state) {
 void BM_RecordSpans(benchmark::State& state) {
     TraceRing ring(bench_func_record());
     fhook::FileSink sink(fhook::UniqueFd(::open("/dev/null", O_WRONLY | O_CLOEXEC)), "/dev/null",
-                         fhook::RecordWriter::Info{1, "bench", "bench", {}, {}, {}, 0}, ksyms());
+                         fhook::RecordWriter::Info{1, "bench", "bench", {}, {}, {}, 0, {}},
+                         ksyms());
     fhook::RingMerger merger = merger_of(ring);
     for (auto _ : state) {
         ring.cons.data_tail = 0;

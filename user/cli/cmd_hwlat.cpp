@@ -107,7 +107,7 @@ int cmd_hwlat(const Args& args) {
     tracer.setup();
     HwlatPrinter printer(tracer, output_fd(out), opt->format == OutputFormat::Json);
     TraceObserver observer; // (nothing to show while it runs)
-    const std::unique_ptr<FileSink> file = record_sink(*opt, tracer, args, "hwlat");
+    const std::unique_ptr<FileSink> file = record_sink(*opt, tracer, args, "hwlat", "hwlat");
     tracer.start();
     TeeSink recorded(printer, file.get());
     tracer.run(recorded, observer);

@@ -100,7 +100,7 @@ int run_irqsoff(const Args& args, const char* name, std::uint32_t kinds) {
         LatencyTraceHost{name, kernel_release(), preempt_model(),
                          static_cast<unsigned>(::sysconf(_SC_NPROCESSORS_ONLN))});
     TraceObserver observer; // (nothing to show while it runs)
-    const std::unique_ptr<FileSink> file = record_sink(*opt, tracer, args, name);
+    const std::unique_ptr<FileSink> file = record_sink(*opt, tracer, args, name, name);
     tracer.start();
     TeeSink recorded(printer, file.get());
     tracer.run(recorded, observer);

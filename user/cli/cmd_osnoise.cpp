@@ -154,7 +154,7 @@ int cmd_osnoise(const Args& args) {
             return json ? format_osnoise_top_json(s) : format_osnoise_top(s);
         },
         output_fd(out), json, mode == Mode::Top);
-    const std::unique_ptr<FileSink> file = record_sink(*opt, tracer, args, "osnoise");
+    const std::unique_ptr<FileSink> file = record_sink(*opt, tracer, args, "osnoise", "osnoise");
     tracer.start();
     TeeSink recorded(sink, file.get());
     tracer.run(recorded, tables);

@@ -244,8 +244,12 @@ void print_hist(const ReportOptions& opt, const HistTable& table, const Ksyms& k
 
 // The latency tracer a file of its command's --record was made by
 // (wakeup, wakeup_rt, wakeup_dl; the line tracers: is_line_tracer()), ""
-// for another file.
+// for another file: as its Info says, or in files from before that key,
+// as its probes' descriptions say.
 std::string tracer_of(const RecordFile& file) {
+    if (const std::string& tracer = file.info("tracer"); !tracer.empty()) {
+        return tracer;
+    }
     for (const auto& p : file.probes()) {
         if (p.description == "wakeup" || p.description == "wakeup_rt" ||
             p.description == "wakeup_dl" || is_line_tracer(p.description)) {

@@ -143,7 +143,7 @@ int cmd_timerlat(const Args& args) {
             return json ? format_timerlat_top_json(s) : format_timerlat_top(s, unit);
         },
         output_fd(out), json, mode == Mode::Top);
-    const std::unique_ptr<FileSink> file = record_sink(*opt, tracer, args, "timerlat");
+    const std::unique_ptr<FileSink> file = record_sink(*opt, tracer, args, "timerlat", "timerlat");
     tracer.start();
     TeeSink recorded(sink, file.get());
     tracer.run(recorded, tables);

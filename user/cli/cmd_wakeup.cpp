@@ -190,7 +190,7 @@ int cmd_wakeup(const Args& args) {
     const LatencyTraceHost host{tracer_name(opt->spec.wakeup.wclass), kernel_release(),
                                 preempt_model(),
                                 static_cast<unsigned>(::sysconf(_SC_NPROCESSORS_ONLN))};
-    const std::unique_ptr<FileSink> file = record_sink(*opt, tracer, args, "wakeup");
+    const std::unique_ptr<FileSink> file = record_sink(*opt, tracer, args, "wakeup", host.tracer);
     const bool json = opt->format == OutputFormat::Json;
     WakeupSink reports(
         [&](const WakeupReport& r) {

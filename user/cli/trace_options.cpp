@@ -478,12 +478,14 @@ RecordWriter::Info record_info(const Tracer& tracer, const Args& args, const cha
 }
 
 std::unique_ptr<FileSink> record_sink(const TraceOptions& opt, const Tracer& tracer,
-                                      const Args& args, const char* command) {
+                                      const Args& args, const char* command,
+                                      const std::string& name) {
     if (opt.record.empty()) {
         return nullptr;
     }
-    return std::make_unique<FileSink>(open_output(opt.record), opt.record,
-                                      record_info(tracer, args, command), tracer.ksyms());
+    RecordWriter::Info info = record_info(tracer, args, command);
+    info.tracer = name;
+    return std::make_unique<FileSink>(open_output(opt.record), opt.record, info, tracer.ksyms());
 }
 
 UniqueFd open_output(const std::string& path) {

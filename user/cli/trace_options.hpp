@@ -133,10 +133,12 @@ SystemPaths system_paths();
 UniqueFd open_output(const std::string& path);
 // What a record file says about the run of `tracer` by `fhook COMMAND ARGS...`.
 RecordWriter::Info record_info(const Tracer& tracer, const Args& args, const char* command);
-// --record FILE: the run's records written there (a tracer's samples or
-// reports, for report); nullptr without it.
+// --record FILE of the latency tracer `name` (wakeup_rt, timerlat, ...):
+// the run's records written there (its samples or reports, for report,
+// which prints them as the tracer did); nullptr without it.
 std::unique_ptr<FileSink> record_sink(const TraceOptions& opt, const Tracer& tracer,
-                                      const Args& args, const char* command);
+                                      const Args& args, const char* command,
+                                      const std::string& name);
 // The fd to print to: -o FILE's or stdout.
 inline int output_fd(const UniqueFd& out) {
     return out ? out.get() : 1;

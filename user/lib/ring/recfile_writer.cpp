@@ -67,6 +67,9 @@ RecordWriter::RecordWriter(UniqueFd fd, std::string path, const Info& info, std:
     if (info.online_cpus) {
         text += "online_cpus=" + std::to_string(info.online_cpus) + "\n";
     }
+    if (!info.tracer.empty()) {
+        text += "tracer=" + info.tracer + "\n";
+    }
     text += "command=" + info.command + "\n";
     write_chunk(RecChunk::Info, text);
     text.clear();

@@ -325,6 +325,7 @@ int write_wakeup(const char* path) {
     info.kernel_release = "6.12.118+deb12-rt-amd64";
     info.preempt_model = "preempt_rt";
     info.command = "fhook wakeup --rt --function=vfs_* --stack --record w.fhk";
+    info.tracer = "wakeup_rt";
     info.probes = {{1, "wakeup_rt"}, {2, "vfs_*"}};
     const std::unique_ptr<RecordWriter> file = create(path, info);
     RecordWriter& w = *file;
@@ -390,13 +391,16 @@ int write_timerlat(const char* path) {
 }
 
 // A recording of one of the other latency tracers, on CPU 1: a hwlat
-// window with a gap; an osnoise period and a noise in it; an irqsoff
-// section with the stack where it ended.
+// window with a gap; an osnoise period and a noise in it; a preemptoff
+// section with the stack where it ended (its probe described otherwise:
+// the file's tracer key names the tracer; the timerlat file has none,
+// as files from before the key).
 int write_tracer(const char* path, std::string_view tracer) {
     RecordWriter::Info info;
     info.kernel_release = "6.1.0-test";
     info.command = "fhook " + std::string(tracer) + " --record x.fhk";
-    info.probes = {{1, std::string(tracer)}};
+    info.tracer = tracer == "irqsoff" ? "preemptoff" : std::string(tracer);
+    info.probes = {{1, tracer == "irqsoff" ? "sections" : std::string(tracer)}};
     const std::unique_ptr<RecordWriter> file = create(path, info);
     Writer out(*file);
     std::uint64_t n = 1;

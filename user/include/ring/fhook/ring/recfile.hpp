@@ -96,6 +96,7 @@ public:
         std::vector<RecordedEvent> events; // of the tracepoint probes
         std::string preempt_model;         // as latency traces name it ("" = not written)
         unsigned online_cpus = 0;          // (0 = not written)
+        std::string tracer;                // the latency tracer whose --record it is ("" = none)
     };
     // Takes over `fd`; writes the header, Info and Probes chunks at once.
     RecordWriter(UniqueFd fd, std::string path, const Info& info,
