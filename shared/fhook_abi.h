@@ -393,7 +393,10 @@ enum fhook_probe_type {
 	"__x64_sys_exit", "__x64_sys_exit_group", "__ia32_sys_exit",	\
 	"__ia32_sys_exit_group", "__do_sys_exit", "__do_sys_exit_group",	\
 	"io_wq_worker", "io_worker_exit", "io_sq_thread", "vhost_task_fn",	\
-	"panic", "nmi_panic"
+	"panic", "nmi_panic", "__secure_computing", "__seccomp_filter",	\
+	"__secure_computing_strict", "secure_computing_strict",		\
+	"syscall_trace_enter", "syscall_enter_from_user_mode_work",	\
+	"call_usermodehelper_exec_async"
 
 /*
  * FHOOK_PROBE_FUNC with FHOOK_PROBE_F_COUNT: one counter per function as
