@@ -450,6 +450,7 @@ static inline struct fhook_probe *fhook_probe_find(struct fhook_session *s, u32 
 /* uarg.c */
 int fhook_copy_arg_min(void *karg, size_t ksize, size_t minsize, unsigned long uarg);
 char *fhook_copy_text(u64 uptr, u32 len);
+void *fhook_copy_array(u64 uptr, u32 n, size_t size);
 
 /* ring.c */
 int fhook_mem_reserve(u64 pages);

@@ -154,7 +154,7 @@ int fhook_pidfilter_set(struct fhook_session *s, const struct fhook_pid_filter *
 	if (arg->nr_pids > FHOOK_MAX_FILTER_PIDS)
 		return -EINVAL;
 
-	pids = vmemdup_user(u64_to_user_ptr(arg->pids), array_size(arg->nr_pids, sizeof(u32)));
+	pids = fhook_copy_array(arg->pids, arg->nr_pids, sizeof(u32));
 	if (IS_ERR(pids))
 		return PTR_ERR(pids);
 	for (i = 0; i < arg->nr_pids; i++) {

@@ -504,7 +504,7 @@ int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_
 		goto out;
 	}
 	if (arg->nr_ips) {
-		ips = vmemdup_user(u64_to_user_ptr(arg->ips), array_size(arg->nr_ips, sizeof(u64)));
+		ips = fhook_copy_array(arg->ips, arg->nr_ips, sizeof(u64));
 		if (IS_ERR(ips)) {
 			ret = PTR_ERR(ips);
 			ips = NULL;

@@ -314,8 +314,7 @@ static int fhook_graph_all_given(struct fhook_graph_probe *gp)
 	ret = fhook_filter_charge(p, gp->cfg.nr_all_ips);
 	if (ret)
 		return ret;
-	ips = vmemdup_user(u64_to_user_ptr(gp->cfg.all_ips),
-			   array_size(gp->cfg.nr_all_ips, sizeof(u64)));
+	ips = fhook_copy_array(gp->cfg.all_ips, gp->cfg.nr_all_ips, sizeof(u64));
 	if (IS_ERR(ips))
 		return PTR_ERR(ips);
 	/* the graph never traces its own code */

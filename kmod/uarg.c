@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Arguments from userspace: ioctl structs that start with their own size,
- * and the texts (patterns) they point to.
+ * and the texts (patterns) and arrays they point to.
  */
 #include "fhook.h"
 
@@ -27,6 +27,24 @@ int fhook_copy_arg_min(void *karg, size_t ksize, size_t minsize, unsigned long u
 		return -E2BIG;
 	ret = copy_struct_from_user(karg, ksize, (void __user *)uarg, usize);
 	return ret ? ret : usize;
+}
+
+/*
+ * @n elements of @size bytes at @uptr, in memory charged to the caller's
+ * memory cgroup (vmemdup_user() is not: a kept address list stayed outside
+ * every cgroup); free with kvfree().
+ */
+void *fhook_copy_array(u64 uptr, u32 n, size_t size)
+{
+	void *p = kvmalloc_array(n, size, GFP_KERNEL_ACCOUNT);
+
+	if (!p)
+		return ERR_PTR(-ENOMEM);
+	if (copy_from_user(p, u64_to_user_ptr(uptr), array_size(n, size))) {
+		kvfree(p);
+		return ERR_PTR(-EFAULT);
+	}
+	return p;
 }
 
 /* A text of @len bytes at @uptr, NUL-terminated; NULL when @len is 0. */
