@@ -400,22 +400,35 @@ void TraceDatWriter::add_stack(const std::vector<std::uint64_t>& ips, std::uint1
 // it on that CPU (a file of the irqsoff tracer has none in between).
 void TraceDatWriter::add_section(const Event& ev) {
     const fhook_rec_irqsoff r = irqsoff_of(ev);
-    Event fn;
-    fn.type = EventType::Function;
-    fn.cpu = ev.cpu;
-    fn.pid = ev.pid;
-    fn.flags = ev.flags;
-    fn.preempt = ev.preempt;
-    fn.comm = ev.comm;
-    fn.ts = ev.ts - std::min<std::uint64_t>(ev.ts, r.latency_ns);
-    fn.ip = r.start_ip;
-    fn.parent_ip = r.start_parent_ip;
-    add(fn);
+    WakeupCall fn{ev.ts - std::min<std::uint64_t>(ev.ts, r.latency_ns),
+                  r.start_ip,
+                  r.start_parent_ip,
+                  ev.pid,
+                  ev.cpu,
+                  ev.flags,
+                  ev.preempt,
+                  ev.comm};
+    add_function(fn);
     fn.ts = ev.ts;
     fn.ip = r.end_ip;
     fn.parent_ip = r.end_parent_ip;
-    add(fn);
+    add_function(fn);
     add_stack(ev.stack, ev.cpu, ev.ts, ev.pid, ev.flags, ev.preempt);
+}
+
+// ftrace's function event of one call
+void TraceDatWriter::add_function(const WakeupCall& c) {
+    Event ev;
+    ev.type = EventType::Function;
+    ev.ts = c.ts;
+    ev.cpu = c.cpu;
+    ev.pid = c.pid;
+    ev.flags = c.flags;
+    ev.preempt = c.preempt;
+    ev.comm = c.comm;
+    ev.ip = c.ip;
+    ev.parent_ip = c.parent_ip;
+    add(ev);
 }
 
 void TraceDatWriter::add(const WakeupReport& report) {
@@ -448,17 +461,7 @@ void TraceDatWriter::add(const WakeupReport& report) {
     sched(true, w.waker_pid, w.waker_prio, 0);
     add_stack(report.stack, w.waker_cpu, w.wakeup_ts, w.waker_pid, w.waker_flags, w.waker_preempt);
     for (const WakeupCall& c : report.calls) {
-        Event ev;
-        ev.type = EventType::Function;
-        ev.ts = c.ts;
-        ev.cpu = c.cpu;
-        ev.pid = c.pid;
-        ev.flags = c.flags;
-        ev.preempt = c.preempt;
-        ev.comm = c.comm;
-        ev.ip = c.ip;
-        ev.parent_ip = c.parent_ip;
-        add(ev);
+        add_function(c);
     }
     sched(false, w.hdr.pid, w.prev_prio, task_state_index(w.prev_state));
     add_stack(report.switch_stack, w.hdr.cpu, w.hdr.ts, w.hdr.pid, w.hdr.flags, w.hdr.preempt);

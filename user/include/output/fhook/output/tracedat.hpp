@@ -66,6 +66,7 @@ private:
     void add_stack(const std::vector<std::uint64_t>& ips, std::uint16_t on, std::uint64_t ts,
                    std::uint32_t pid, std::uint8_t flags, std::uint8_t preempt);
     void add_section(const Event& irqsoff);
+    void add_function(const WakeupCall& call);
     std::uint16_t type_of(const Event& event) const;
     const KprobeDef* find(std::uint32_t id) const;
 
