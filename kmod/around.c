@@ -38,6 +38,12 @@ static LIST_HEAD(fhook_around_draining);
 static void fhook_around_drain(struct work_struct *work);
 static DECLARE_DELAYED_WORK(fhook_drain_work, fhook_around_drain);
 
+/* fhook_around_own_calls(): frames of @a on current's stack */
+struct fhook_around_own {
+	struct fhook_around *a;
+	long n;
+};
+
 /* Slots taken, by sessions and modules; under fhook_around_lock */
 static u32 fhook_around_used_locked(void)
 {
@@ -85,6 +91,7 @@ int fhook_around_add(struct fhook_around *a, const struct fhook_around_ops *ops,
 			WRITE_ONCE(fhook_around_bodies[i], 0);
 			WRITE_ONCE(fhook_around_slots[i], a);
 			a->slot = i;
+			fhook_frames_get();
 			break;
 		}
 	}
@@ -144,7 +151,7 @@ asmlinkage notrace void fhook_around_enter(struct fhook_around_frame *f)
 	f->regs.cs = 0;
 	f->regs.ss = 0;
 	f->owner = (unsigned long)a;
-	f->self = (unsigned long)f;
+	f->self = fhook_frame_mark(f, FHOOK_FRAME_AROUND);
 	a->ops->enter(a, f);
 }
 
@@ -154,7 +161,7 @@ asmlinkage notrace void fhook_around_exit(struct fhook_around_frame *f)
 	struct fhook_around *a = READ_ONCE(fhook_around_slots[f->slot]);
 
 	a->ops->exit(a, f);
-	f->owner = 0;	/* no stale frame counts as a call inside */
+	f->self = 0;	/* no stale frame counts as a call inside */
 	/*
 	 * The last access to @a from this call: pairs with the full barrier
 	 * after the inflight reads in fhook_around_wait()/_drain().
@@ -175,32 +182,53 @@ static void fhook_around_free(struct fhook_around *a)
 	mutex_lock(&fhook_around_lock);
 	WRITE_ONCE(fhook_around_slots[a->slot], NULL);
 	mutex_unlock(&fhook_around_lock);
+	fhook_frames_put();
 	a->ops->free(a);
 }
 
 /*
- * Calls of current inside @a: its live frames on its own stack, each
- * naming @a and its own address (those of calls that returned have no
- * owner), never more than the calls inside.  A module whose hook is on
- * its own unload path removes it from below the hooked function.
+ * frames.c: the task exits inside the call of @frame, which never comes
+ * back: counted out as fhook_around_exit() would, without ops->exit.
+ */
+static notrace void fhook_around_abandon(void *frame, void *arg)
+{
+	struct fhook_around_frame *f = frame;
+	struct fhook_around *a = (struct fhook_around *)f->owner;
+
+	f->self = 0;
+	/* (a live frame's slot is @a's until the call is counted out) */
+	if (f->slot >= FHOOK_NR_SLOTS || READ_ONCE(fhook_around_slots[f->slot]) != a)
+		return;
+	/* the last access to @a from this call, as in fhook_around_exit() */
+	smp_mb__before_atomic();
+	atomic_long_dec(&a->inflight);
+}
+
+const struct fhook_frame_kind fhook_around_frame_kind = {
+	.size		= sizeof(struct fhook_around_frame),
+	.mark		= offsetof(struct fhook_around_frame, self),
+	.abandon	= fhook_around_abandon,
+};
+
+static notrace void fhook_around_count_own(void *frame, void *arg)
+{
+	const struct fhook_around_frame *f = frame;
+	struct fhook_around_own *own = arg;
+
+	own->n += f->owner == (unsigned long)own->a && f->slot == own->a->slot;
+}
+
+/*
+ * Calls of current inside @a: its live frames on its own stack that name
+ * @a, never more than the calls inside.  A module whose hook is on its own
+ * unload path removes it from below the hooked function.
  */
 static long fhook_around_own_calls(struct fhook_around *a)
 {
-	unsigned long x = ALIGN(current_stack_pointer, 8);
-	unsigned long end = (unsigned long)task_stack_page(current) + THREAD_SIZE;
-	long n = 0;
+	struct fhook_around_own own = { .a = a };
 
-	if (!object_is_on_stack((void *)x))
-		return 0;	/* (an interrupt stack: not a removal) */
-	/* other functions' frames: unchecked reads, as an unwinder's (KASAN) */
-	for (; x + sizeof(struct fhook_around_frame) <= end; x += 8) {
-		const struct fhook_around_frame *f = (const void *)x;
-
-		n += READ_ONCE_NOCHECK(f->self) == x &&
-		     READ_ONCE_NOCHECK(f->owner) == (unsigned long)a &&
-		     READ_ONCE_NOCHECK(f->slot) == a->slot;
-	}
-	return n <= atomic_long_read(&a->inflight) ? n : 0;
+	fhook_frames_walk(FHOOK_FRAME_AROUND, fhook_around_count_own, &own);
+	return own.n <= atomic_long_read(&a->inflight) ? own.n : 0;
 }
 
 /*
@@ -228,10 +256,7 @@ void fhook_around_wait(struct fhook_around *a, const char *what)
 	if (own) {
 		pr_warn("%s: removed from inside itself (%ld call(s)): freed once they return\n",
 			what, own);
-		a->ops->detach(a);
-		/* handlers that read what detach took, and calls still on their way */
-		fhook_around_sync();
-		fhook_around_release(a, true);
+		fhook_around_let_go(a);
 		return;
 	}
 	smp_mb();	/* pairs with fhook_around_exit() */
@@ -291,6 +316,19 @@ void fhook_around_release(struct fhook_around *a, bool reached)
 	list_add_tail(&a->drain_node, &fhook_around_draining);
 	mutex_unlock(&fhook_around_lock);
 	queue_delayed_work(system_long_wq, &fhook_drain_work, HZ / 20);
+}
+
+/*
+ * Free @a (its ops unregistered) once the last call has left, without
+ * waiting for them here: its owner's code is called no more once this
+ * returns (ops->detach).
+ */
+void fhook_around_let_go(struct fhook_around *a)
+{
+	a->ops->detach(a);
+	/* handlers that read what detach took, and calls still on their way */
+	fhook_around_sync();
+	fhook_around_release(a, true);
 }
 
 void fhook_around_init(void)

@@ -542,6 +542,38 @@ bool fhook_hook_owner(unsigned long fentry, char *buf, size_t len);
 /* around.c: the around trampoline's slots (hook.c, khook.c) */
 struct fhook_around;
 
+/*
+ * Trampoline frames a task may die inside (frames.c): each kind marks its
+ * frame with fhook_frame_mark() while the call is inside.
+ */
+enum fhook_frame_kind_id {
+	FHOOK_FRAME_AROUND,
+	FHOOK_FRAME_LAT,
+};
+
+struct fhook_frame_kind {
+	unsigned int size;	/* of the frame */
+	unsigned int mark;	/* offset of its mark */
+	/* its task exits inside the call: count it out (@arg unused) */
+	void (*abandon)(void *frame, void *arg);
+};
+
+extern const struct fhook_frame_kind fhook_around_frame_kind, fhook_lat_frame_kind;
+extern unsigned long fhook_frame_key;
+
+static __always_inline unsigned long fhook_frame_mark(const void *frame,
+						       enum fhook_frame_kind_id kind)
+{
+	return ((unsigned long)frame ^ fhook_frame_key) + kind;
+}
+
+unsigned int fhook_frames_walk(enum fhook_frame_kind_id kind,
+			       void (*fn)(void *frame, void *arg), void *arg);
+void fhook_frames_get(void);
+void fhook_frames_put(void);
+int fhook_frames_init(void);
+void fhook_frames_exit(void);
+
 /* What the around trampoline keeps on its stack (tramp.h). */
 struct fhook_around_frame {
 	struct pt_regs regs;	/* argument registers saved by tramp.S */
@@ -553,7 +585,7 @@ struct fhook_around_frame {
 	u32 dyn;
 	u32 record;		/* this call is traced (set by ops->enter) */
 	u8 data[FHOOK_HOOK_AROUND_DATA];
-	/* @a and the frame's own address while the call is inside: fhook_around_own_calls() */
+	/* @a, and fhook_frame_mark() while the call is inside (frames.c) */
 	u64 owner;
 	u64 self;
 };
@@ -599,6 +631,7 @@ asmlinkage void fhook_around_enter(struct fhook_around_frame *f);
 asmlinkage void fhook_around_exit(struct fhook_around_frame *f);
 void fhook_around_wait(struct fhook_around *a, const char *what);
 void fhook_around_release(struct fhook_around *a, bool reached);
+void fhook_around_let_go(struct fhook_around *a);
 void fhook_around_init(void);
 void fhook_around_exit_module(void);
 

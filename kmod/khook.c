@@ -17,11 +17,13 @@
  *
  * Removal unregisters the ops, then waits until no call is inside
  * (around.c): the module's replacement and handlers may go once it
- * returns.  A module that goes without removing its hooks, or whose
- * hooked function's module goes, has them removed here, from the module
- * notifier.  Each hook is drained by whoever unhooked it (moved it from
- * the ledger to fhook_khook_draining, under fhook_khook_lock), with no
- * lock held: a task asleep inside one hook delays that hook's removal
+ * returns.  A module that goes without removing its hooks has them
+ * removed here, from the module notifier, which waits only for calls
+ * inside a replacement (an observer's handlers are detached instead); a
+ * hook whose function's module goes is unhooked there and left to its
+ * owner.  Each hook is drained by the one task that adopted it (moved it
+ * from the ledger to fhook_khook_draining, under fhook_khook_lock), with
+ * no lock held: a task asleep inside one hook delays that hook's removal
  * only, never another module's load or unload.  Anyone else who needs
  * the hook gone waits for its free (fhook_khook_wq).  A hook ftrace
  * fails to unregister (after ftrace_kill()) stops sending calls to its
@@ -52,8 +54,9 @@ struct fhook_khook_k {
 	atomic_long_t hits;
 	atomic_long_t missed;
 	struct list_head node;		/* fhook_khooks, then fhook_khook_draining */
-	struct task_struct *drainer;	/* who unhooked it, and drains it */
+	struct task_struct *drainer;	/* who drains it: fhook_khook_adopt() */
 	bool handlers;			/* the hook has an entry or exit handler */
+	bool unhooked;			/* off the ledger, ops unregistered */
 	bool draining;			/* its drain has begun */
 	bool stuck;			/* its ops could not be unregistered */
 };
@@ -330,8 +333,8 @@ err_free:
 }
 
 /*
- * Unregister @k's ops and move it from the ledger to the draining list,
- * the caller its drainer; under the lock.
+ * Unregister @k's ops and move it from the ledger to the draining list;
+ * under the lock.  Its drainer is set apart (fhook_khook_adopt()).
  */
 static void fhook_khook_unhook(struct fhook_khook_k *k)
 {
@@ -349,11 +352,28 @@ static void fhook_khook_unhook(struct fhook_khook_k *k)
 		       k->owner->name, k->func, ret);
 	}
 	list_move_tail(&k->node, &fhook_khook_draining);
+	k->unhooked = true;
+}
+
+/*
+ * The caller will drain @k (unhooked first if not yet), unless someone
+ * else does; under the lock.
+ */
+static void fhook_khook_adopt(struct fhook_khook_k *k)
+{
+	if (k->drainer)
+		return;
+	if (!k->unhooked)
+		fhook_khook_unhook(k);
 	k->drainer = current;
 }
 
-/* After unhooking, no lock held: wait for the calls inside, free @k. */
-static void fhook_khook_drain(struct fhook_khook_k *k)
+/*
+ * After unhooking, no lock held: wait for the calls inside, free @k; or,
+ * !@wait, detach @k's handlers and let the calls finish on their own (@k
+ * freed once they have).
+ */
+static void fhook_khook_drain(struct fhook_khook_k *k, bool wait)
 {
 	char what[MODULE_NAME_LEN + KSYM_SYMBOL_LEN + 16];
 
@@ -373,7 +393,10 @@ static void fhook_khook_drain(struct fhook_khook_k *k)
 	 * (removed from below the hooked function, the module's own unload
 	 * path: detached there, freed after the calls inside return)
 	 */
-	fhook_around_wait(&k->around, what);
+	if (wait)
+		fhook_around_wait(&k->around, what);
+	else
+		fhook_around_let_go(&k->around);
 }
 
 /*
@@ -430,9 +453,8 @@ void fhook_khook_remove(struct fhook_khook *hooks, size_t n)
 	/* unhook all first: none is reached while the others drain */
 	mutex_lock(&fhook_khook_lock);
 	for (i = 0; i < n; i++) {
-		k = hooks[i].fhook;
-		if (k && !k->drainer)
-			fhook_khook_unhook(k);
+		if (hooks[i].fhook)
+			fhook_khook_adopt(hooks[i].fhook);
 	}
 	mutex_unlock(&fhook_khook_lock);
 	/* ours drained, the others' (the module notifier's) waited for */
@@ -442,47 +464,56 @@ void fhook_khook_remove(struct fhook_khook *hooks, size_t n)
 		mine = fhook_khook_take(k);
 		mutex_unlock(&fhook_khook_lock);
 		if (mine)
-			fhook_khook_drain(k);
+			fhook_khook_drain(k, true);
 		else if (k)	/* (not a hung task: it waits for others) */
 			wait_event_idle(fhook_khook_wq, READ_ONCE(hooks[i].fhook) != k);
 	}
 }
 EXPORT_SYMBOL_GPL(fhook_khook_remove);
 
-/* Does @k belong to @mod, or hook one of its functions? */
-static bool fhook_khook_of(struct fhook_khook_k *k, struct module *mod)
+/*
+ * Must @mod, going, wait for the calls inside its hook @k?  Only for those
+ * inside its replacement: they run its text and call its "original"
+ * through the pointer the detach clears.  Calls inside the body of a
+ * function it observes reach none of its code once @k is detached.
+ */
+static bool fhook_khook_must_wait(struct fhook_khook_k *k)
 {
-	return k->owner == mod || within_module(k->addr, mod);
+	return k->hook && k->hook->replacement;
 }
 
 /*
- * A module going: the hooks it left installed, and those on its
- * functions, are removed (their text is still there until it is freed):
- * all unhooked at once (none is reached while the others drain), then
- * drained one at a time with no lock held; the notifier returns once none
- * of @mod's is left, drained here or by others.  A module with none costs
- * one walk of the ledger.  (Other modules' notifications still wait for
- * this one: the notifier chain is walked under its rwsem.)
+ * A module going.  The hooks on its functions are unhooked (ftrace
+ * patches none of its text any more) and left to their owners, whose
+ * fhook_khook_remove() or own going drains them: calls inside them run
+ * their owners' code, not the going module's, unless it is broken.  The
+ * hooks it left installed are unhooked all at once (none is reached while
+ * the others drain), then drained one at a time with no lock held; the
+ * notifier returns once none of them is left, drained here or by others.
+ * It waits for calls inside only where fhook_khook_must_wait() says so:
+ * the notifier chain is walked under its rwsem, which a module registering
+ * a notifier of its own waits for, and every later load and unload behind
+ * it.  A module with none costs one walk of the ledger.
  */
 static int fhook_khook_module_notify(struct notifier_block *nb, unsigned long action, void *data)
 {
 	struct fhook_khook_k *k, *tmp;
 	struct module *mod = data;
 	unsigned long freed;
-	bool waiting, mine;
+	bool waiting, mine, wait = true;
 
 	if (action != MODULE_STATE_GOING)
 		return NOTIFY_DONE;
 	mutex_lock(&fhook_khook_lock);
 	list_for_each_entry_safe(k, tmp, &fhook_khooks, node) {
-		if (!fhook_khook_of(k, mod))
-			continue;
-		if (k->owner == mod)
+		if (k->owner == mod) {
 			pr_warn("%s left its hook on %s installed: removed\n", mod->name, k->func);
-		else
+			fhook_khook_adopt(k);
+		} else if (within_module(k->addr, mod)) {
 			pr_warn("%s: its function %s, hooked by %s, is going: hook removed\n",
 				mod->name, k->func, k->owner->name);
-		fhook_khook_unhook(k);
+			fhook_khook_unhook(k);
+		}
 	}
 	mutex_unlock(&fhook_khook_lock);
 	for (;;) {
@@ -490,17 +521,21 @@ static int fhook_khook_module_notify(struct notifier_block *nb, unsigned long ac
 		waiting = false;
 		mutex_lock(&fhook_khook_lock);
 		list_for_each_entry(k, &fhook_khook_draining, node) {
-			if (!fhook_khook_of(k, mod))
+			if (k->owner != mod)
 				continue;
+			/* (unhooked when another module's function went) */
+			fhook_khook_adopt(k);
 			mine = fhook_khook_take(k);
-			if (mine)
+			if (mine) {
+				wait = fhook_khook_must_wait(k);
 				break;
+			}
 			waiting = true;
 		}
 		freed = fhook_khook_freed;
 		mutex_unlock(&fhook_khook_lock);
 		if (mine)
-			fhook_khook_drain(k);
+			fhook_khook_drain(k, wait);
 		else if (waiting)	/* (not a hung task: it waits for others) */
 			wait_event_idle(fhook_khook_wq, READ_ONCE(fhook_khook_freed) != freed);
 		else

@@ -51,7 +51,8 @@ struct fhook_lat_frame {
 	u64 ts;				/* entry time */
 	u64 stack[FHOOK_HOOK_MAX_STACK_ARGS];	/* pushed for the body */
 	u64 timed;			/* this call is timed */
-	u64 pad[2];			/* the body's stack aligned as at its entry */
+	u64 mark;			/* fhook_frame_mark() while inside (frames.c) */
+	u64 pad;			/* the body's stack aligned as at its entry */
 };
 
 /* slot -> struct fhook_lat *, read by the slots' entry stubs */
@@ -93,6 +94,7 @@ asmlinkage notrace void fhook_lat_enter(struct fhook_lat_frame *f)
 	unsigned long ip = args[-2] - MCOUNT_INSN_SIZE;
 
 	this_cpu_inc(l->cpu->inflight);
+	f->mark = fhook_frame_mark(f, FHOOK_FRAME_LAT);
 	fhook_stack_args_copy(f->stack, args, l->stack_args);
 	f->timed = (likely(l->unfiltered) || fhook_probe_filter_guarded(l->probe, ip, args[-1])) &&
 		   fhook_lat_clock(&f->ts, ip, args[-1]);
@@ -114,10 +116,30 @@ asmlinkage notrace void fhook_lat_exit(struct fhook_lat_frame *f)
 		fhook_lathist_add(&c->h, d);
 		preempt_enable_notrace();
 	}
+	f->mark = 0;
 	/* the last access to the histogram from this call */
 	barrier();
 	this_cpu_dec(c->inflight);
 }
+
+/*
+ * frames.c: the task exits inside the call of @frame, which never comes
+ * back: counted out untimed.
+ */
+static notrace void fhook_lat_abandon(void *frame, void *arg)
+{
+	struct fhook_lat_frame *f = frame;
+
+	f->mark = 0;
+	barrier();
+	this_cpu_dec(((struct fhook_lat *)f->lat)->cpu->inflight);
+}
+
+const struct fhook_frame_kind fhook_lat_frame_kind = {
+	.size		= sizeof(struct fhook_lat_frame),
+	.mark		= offsetof(struct fhook_lat_frame, mark),
+	.abandon	= fhook_lat_abandon,
+};
 
 static long fhook_lat_inflight(struct fhook_lat *l)
 {
@@ -147,6 +169,7 @@ struct fhook_lat *fhook_lat_create(struct fhook_probe *p, int slot, u32 stack_ar
 	l->probe = p;
 	l->stack_args = stack_args;
 	INIT_LIST_HEAD(&l->drain_node);
+	fhook_frames_get();
 	/* the slot's stub reads it; the slot is the probe's until release */
 	WRITE_ONCE(fhook_lat_ctxs[slot], (unsigned long)l);
 	return l;
@@ -164,6 +187,7 @@ static void fhook_lat_free(struct fhook_lat *l)
 {
 	free_percpu(l->cpu);
 	kfree(l);
+	fhook_frames_put();
 }
 
 /* Tasks preempted in our text after their last decrement. */

@@ -128,12 +128,15 @@ static int __init fhook_init(void)
 	ret = fhook_fetch_init();
 	if (ret)
 		return ret;
+	ret = fhook_frames_init();
+	if (ret)
+		goto err_fetch;
 	fhook_hooks_init();
 	fhook_around_init();
 	fhook_lat_setup();
 	ret = fhook_modwatch_init();
 	if (ret)
-		goto err_fetch;
+		goto err_frames;
 	ret = fhook_khook_init();
 	if (ret)
 		goto err_modwatch;
@@ -167,6 +170,8 @@ err_khook:
 	fhook_khook_exit();
 err_modwatch:
 	fhook_modwatch_exit();
+err_frames:
+	fhook_frames_exit();
 err_fetch:
 	fhook_fetch_exit();
 	return ret;
@@ -184,6 +189,7 @@ static void __exit fhook_exit(void)
 	fhook_modwatch_exit();
 	fhook_around_exit_module();
 	fhook_lat_exit_module();
+	fhook_frames_exit();
 	fhook_fetch_exit();
 }
 

@@ -17,6 +17,10 @@
  *                  sum of their return values
  *   mode=self      entry and exit handlers on the delete_module syscall: the
  *                  module's own unload path, removed from inside it
+ *   mode=die       entry and exit handlers on fhook_testmod_die, which exits
+ *                  the thread that calls it (mod_calls, exits)
+ *   mode=sleep     entry and exit handlers on fhook_testmod_sleep
+ *                  (mod_calls, exits)
  * leak=1: the exit function does not remove the hooks (fhook must)
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -138,6 +142,14 @@ static struct fhook_khook self[] = {
 	FHOOK_KHOOK_OBSERVE("__x64_sys_delete_module", self_entry, self_exit, 0),
 };
 
+static struct fhook_khook die[] = {
+	FHOOK_KHOOK_OBSERVE("fhook_testmod:fhook_testmod_die", self_entry, self_exit, 0),
+};
+
+static struct fhook_khook sleep[] = {
+	FHOOK_KHOOK_OBSERVE("fhook_testmod:fhook_testmod_sleep", self_entry, self_exit, 0),
+};
+
 static struct fhook_khook *hooks;
 static size_t nr;
 
@@ -164,6 +176,12 @@ static int __init khook_test_init(void)
 	} else if (!strcmp(mode, "self")) {
 		hooks = self;
 		nr = ARRAY_SIZE(self);
+	} else if (!strcmp(mode, "die")) {
+		hooks = die;
+		nr = ARRAY_SIZE(die);
+	} else if (!strcmp(mode, "sleep")) {
+		hooks = sleep;
+		nr = ARRAY_SIZE(sleep);
 	} else {
 		return -EINVAL;
 	}

@@ -32,7 +32,9 @@
 
 #include <linux/delay.h>
 #include <linux/hrtimer.h>
+#include <linux/completion.h>
 #include <linux/kernel.h>
+#include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/proc_fs.h>
@@ -84,15 +86,19 @@ static __attribute__((__noipa__)) void fhook_testmod_other(unsigned long i)
  *               and returns MS; the caller times the calls (sleep ns)
  *   loop N      N calls of the empty fhook_testmod_nop(), timed: the pure
  *               cost of whatever hooks it
+ *   die N       N kernel threads, one after the other, each calling
+ *               fhook_testmod_die(), which exits the thread: a call that
+ *               never returns
  *   reset       zero the counts
  * read: "ret normal N alt N injected N last V", "alt calls N",
  * "args8 calls N bad N", "sleep calls N done N", "sleep ns T" (the calls'
- * total duration, taken around them), "loop n N ns T".
+ * total duration, taken around them), "loop n N ns T", "die calls N".
  */
 static atomic_long_t fhook_testmod_ret_normal, fhook_testmod_ret_alt, fhook_testmod_ret_injected;
 static atomic_long_t fhook_testmod_alt_calls, fhook_testmod_args8_calls, fhook_testmod_args8_bad;
 static atomic_long_t fhook_testmod_sleep_calls, fhook_testmod_sleep_done;
 static atomic64_t fhook_testmod_sleep_ns;
+static atomic_long_t fhook_testmod_die_calls;
 static long fhook_testmod_ret_last;
 static unsigned long fhook_testmod_loop_n;
 static u64 fhook_testmod_loop_ns;
@@ -120,6 +126,33 @@ static __attribute__((__noipa__)) long fhook_testmod_sleep(unsigned long ms)
 	atomic_long_inc(&fhook_testmod_sleep_calls);
 	msleep(ms);
 	return ms;
+}
+
+/* the thread exits inside: told to the writer before it does */
+static __attribute__((__noipa__)) __noreturn void fhook_testmod_die(struct completion *started)
+{
+	atomic_long_inc(&fhook_testmod_die_calls);
+	kthread_complete_and_exit(started, 0);
+}
+
+static int fhook_testmod_die_thread(void *started)
+{
+	fhook_testmod_die(started);
+}
+
+static int fhook_testmod_die_n(unsigned long n)
+{
+	struct completion started;
+	struct task_struct *t;
+
+	while (n--) {
+		init_completion(&started);
+		t = kthread_run(fhook_testmod_die_thread, &started, "fhook-die");
+		if (IS_ERR(t))
+			return PTR_ERR(t);
+		wait_for_completion(&started);
+	}
+	return 0;
 }
 
 /* returns its argument: return probes ($retval) have a value to take */
@@ -189,7 +222,12 @@ static ssize_t fhook_testmod_hooks_write(struct file *file, const char __user *u
 		}
 		WRITE_ONCE(fhook_testmod_loop_ns, ktime_get_ns() - t0);
 		WRITE_ONCE(fhook_testmod_loop_n, n);
+	} else if (!strcmp(buf, "die") && arg && n <= 100) {
+		ret = fhook_testmod_die_n(n);
+		if (ret)
+			return ret;
 	} else if (!strcmp(buf, "reset") && !arg) {
+		atomic_long_set(&fhook_testmod_die_calls, 0);
 		atomic_long_set(&fhook_testmod_ret_normal, 0);
 		atomic_long_set(&fhook_testmod_ret_alt, 0);
 		atomic_long_set(&fhook_testmod_ret_injected, 0);
@@ -218,6 +256,7 @@ static int fhook_testmod_hooks_show(struct seq_file *m, void *v)
 	seq_printf(m, "sleep calls %ld done %ld\n", atomic_long_read(&fhook_testmod_sleep_calls),
 		   atomic_long_read(&fhook_testmod_sleep_done));
 	seq_printf(m, "sleep ns %lld\n", atomic64_read(&fhook_testmod_sleep_ns));
+	seq_printf(m, "die calls %ld\n", atomic_long_read(&fhook_testmod_die_calls));
 	seq_printf(m, "loop n %lu ns %llu\n", READ_ONCE(fhook_testmod_loop_n),
 		   READ_ONCE(fhook_testmod_loop_ns));
 	return 0;

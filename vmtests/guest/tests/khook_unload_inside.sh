@@ -59,5 +59,34 @@ expect_eq "$?" 0 "rmmod of the self-hooking module ($(cat $D/self.err))"
 dmesg | grep -q 'fhook_khook_test: hook on __x64_sys_delete_module.*removed from inside itself' ||
 	fail "no 'removed from inside itself' line: $(dmesg | tail -n 3)"
 ! grep -q '^fhook_khook_test ' /proc/modules || fail "fhook_khook_test still loaded"
-wait_for 20 sh -c "rmmod fhook 2>/dev/null" || fail "rmmod fhook failed after the self-removed hook drained"
-pass "rmmod waited for the task inside, other modules did not, a module hooking its own unload path did not wait for itself"
+
+# a module that leaves an observing hook installed while a task sleeps
+# inside the function: the module notifier detaches it (the handlers are
+# not called again) and lets the call finish on its own: rmmod returns at
+# once (before 2026-12-03 the notifier waited for the sleeper, under the
+# notifier chain's rwsem every other module's load and unload may need)
+dmesg -c > /dev/null
+load_workmod
+TH=/proc/fhook_testmod_hooks
+echo reset > $TH
+insmod /fhook/fhook_khook_test.ko mode=sleep leak=1 || fail "insmod fhook_khook_test.ko mode=sleep leak=1"
+echo sleep "$(pick 8000 24000)" > $TH &
+S=$!
+wait_for 10 sh -c "fhook status 2>/dev/null | grep fhook_testmod_sleep | grep -q 'inside=1'" ||
+	fail "the sleeper never showed inside the hook: $(fhook status 2>&1)"
+rmmod fhook_khook_test 2> $D/leak.err &
+M=$!
+wait_for "$(pick 4 12)" sh -c "! kill -0 $M 2>/dev/null" ||
+	fail "rmmod of a module that left a hook installed waited for the sleeper inside: $(cat /proc/$M/stack 2>/dev/null | head -n 5)"
+wait $M
+expect_eq "$?" 0 "rmmod of the leaking module ($(cat $D/leak.err))"
+kill -0 $S 2>/dev/null || fail "the sleeper returned before the module's rmmod could be timed (make it sleep longer)"
+dmesg | grep -q 'fhook_khook_test left its hook on fhook_testmod_sleep.* installed: removed' ||
+	fail "no 'left its hook installed' line: $(dmesg | tail -n 3)"
+wait $S
+expect_eq "$(sed -n 's/^sleep calls [0-9]* done \([0-9]*\)/\1/p' $TH)" 1 "the sleeper returned its value"
+wait_for 10 sh -c 'dmesg | grep -q "the last call has left a removed hook"' || fail "the let-go hook was not freed"
+rmmod fhook_testmod
+
+wait_for 20 sh -c "rmmod fhook 2>/dev/null" || fail "rmmod fhook failed after the removed hooks drained"
+pass "rmmod waited for the task inside, other modules did not, a module hooking its own unload path did not wait for itself, a module's leftover observing hook was let go without waiting"

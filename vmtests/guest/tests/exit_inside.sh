@@ -1,0 +1,66 @@
+# exit_inside: calls a task never returns from (a kernel thread exits
+# inside fhook_testmod_die(), three times) are counted out when the task
+# exits: a latency probe and a trace-around hook on the function show
+# nobody inside and go with their command, a module's hook on it is
+# removed without waiting, and fhook unloads at once after them.  Before
+# 2026-12-03 each such call stayed counted inside for good: the probe was
+# kept draining and `rmmod fhook` refused until reboot, the module's rmmod
+# hung.  The calls are the workload's: "die calls" counts them.
+. /fhook/lib.sh
+
+TH=/proc/fhook_testmod_hooks
+load_fhook
+load_workmod
+tracefs_reset
+dmesg -c > /dev/null
+
+# die N: N threads exit inside the function; wait until fhook has counted
+# out all N (one line per exit) and until the workload says N calls began
+exits_seen() { dmesg | grep -c 'fhook: fhook-die\[[0-9]*\] exits inside 1 call(s) through'; }
+die() {
+	_before=$(exits_seen)
+	echo reset > $TH
+	echo die "$1" > $TH || fail "die $1: $(dmesg | tail -n 3)"
+	expect_eq "$(sed -n 's/^die calls \([0-9]*\)/\1/p' $TH)" "$1" "calls of fhook_testmod_die"
+	wait_for 10 sh -c "[ \$(dmesg | grep -c 'fhook: fhook-die\[[0-9]*\] exits inside 1 call(s) through') -ge $((_before + $1)) ]" ||
+		fail "$1 exits inside the function, $(($(exits_seen) - _before)) counted out: $(dmesg | tail -n 3)"
+}
+
+# 1. a latency probe: no call completed, nobody left inside
+fhook latency fhook_testmod_die > $D/lat.out 2> $D/lat.err &
+CTL=$!
+wait_for 30 grep -q '^fhook_testmod_die .* D' $T/enabled_functions || fail "latency probe not attached: $(cat $D/lat.err)"
+die 3
+kill -INT $CTL
+wait $CTL
+expect_eq "$?" 0 "fhook latency exit code"
+sed 's/^/#   /' $D/lat.out
+grep -q 'inside now' $D/lat.out && fail "calls of exited threads still counted inside: $(grep 'inside now' $D/lat.out)"
+dmesg | grep -q 'calls still inside the probed function' && fail "the probe was left draining: $(dmesg | grep 'still inside')"
+
+# 2. a trace-around hook: the same, its slot freed at once
+fhook hook --trace-around fhook_testmod_die -q > $D/ar.out 2> $D/ar.err &
+CTL=$!
+wait_for 30 grep -q 'fhook_testmod_die.* I' $T/enabled_functions || fail "hook not attached: $(cat $D/ar.err)"
+die 3
+kill -INT $CTL
+wait $CTL
+expect_eq "$?" 0 "fhook hook --trace-around exit code"
+dmesg | grep -q 'calls still inside the hooked function' && fail "the hook was left draining: $(dmesg | grep 'still inside')"
+
+# 3. a module's hook (the khook API): rmmod returns, its exit handler never ran
+insmod /fhook/fhook_khook_test.ko mode=die || fail "insmod fhook_khook_test.ko mode=die"
+die 2
+P=/sys/module/fhook_khook_test/parameters
+expect_eq "$(cat $P/mod_calls)" 2 "entry handler calls"
+expect_eq "$(cat $P/exits)" 0 "exit handler calls (the function never returned)"
+rmmod fhook_khook_test 2> $D/rmmod.err &
+M=$!
+wait_for 20 sh -c "! kill -0 $M 2>/dev/null" ||
+	fail "rmmod of the hooking module waits for calls that never return: $(dmesg | tail -n 2)"
+wait $M
+expect_eq "$?" 0 "rmmod fhook_khook_test ($(cat $D/rmmod.err))"
+
+# nothing is left inside anything: fhook goes at once
+rmmod fhook 2> $D/rmmod.err || fail "rmmod fhook after calls that never returned: $(cat $D/rmmod.err)"
+pass "8 calls whose threads exited inside counted out: latency and trace-around left nothing inside, a module's hook went without waiting, fhook unloaded"
