@@ -352,8 +352,7 @@ struct fhook_session {
 	bool armed;
 	bool changes_kernel;		/* holds a FHOOK_PRIV_CHANGE probe */
 	bool observer_mapped;		/* mmap'd by a caller without CAP_SYS_ADMIN */
-	bool user_counted;		/* in @uid's sessions (fhook_user_session_get()) */
-	kuid_t uid;			/* who opened it */
+	struct fhook_user *user;	/* who opened it: its share (priv.c), NULL: exempt */
 	bool frozen;			/* FHOOK_SNAPSHOT_FREEZE */
 	bool traced_off;		/* a TRACEOFF trigger ran */
 	bool snapshot_due;		/* a SNAPSHOT trigger ran, not read yet */
@@ -429,7 +428,7 @@ static inline int fhook_refuse(struct fhook_session *s, u32 reason, s32 index, i
 }
 
 /* session.c */
-struct fhook_session *fhook_session_create(void);
+struct fhook_session *fhook_session_create(struct fhook_user *user);
 void fhook_session_destroy(struct fhook_session *s);
 int fhook_session_start(struct fhook_session *s);
 void fhook_session_stop(struct fhook_session *s);
@@ -453,8 +452,9 @@ char *fhook_copy_text(u64 uptr, u32 len);
 void *fhook_copy_array(u64 uptr, u32 n, size_t size);
 
 /* ring.c */
-int fhook_mem_reserve(u64 pages);
-void fhook_mem_unreserve(u64 pages);
+struct fhook_user;
+int fhook_mem_reserve(struct fhook_user *u, u64 pages);
+void fhook_mem_unreserve(struct fhook_user *u, u64 pages);
 int fhook_rings_alloc(struct fhook_session *s, const struct fhook_ring_setup *rs);
 void fhook_rings_free(struct fhook_session *s);
 int fhook_rings_mmap(struct fhook_session *s, struct vm_area_struct *vma);
@@ -661,9 +661,21 @@ bool fhook_globs_match(const char *text, const char *name);
 int fhook_priv_check(u32 needs);
 int fhook_priv_require(struct fhook_probe *p, u32 needs);
 int fhook_session_may(struct fhook_session *s);
-extern unsigned int fhook_max_user_sessions;
-int fhook_user_session_get(kuid_t *uid, bool *counted);
-void fhook_user_session_put(kuid_t uid, bool counted);
+extern unsigned int fhook_max_user_sessions, fhook_max_user_slots, fhook_max_user_mem_pct;
+int fhook_user_session_get(struct fhook_user **user);
+void fhook_user_session_put(struct fhook_user *u);
+int fhook_user_mem_charge(struct fhook_user *u, u64 pages, u64 budget);
+void fhook_user_mem_uncharge(struct fhook_user *u, u64 pages);
+
+/* Trampoline slots a user's sessions hold, by kind (priv.c) */
+enum fhook_user_slot {
+	FHOOK_USER_SLOT_DIRECT,
+	FHOOK_USER_SLOT_AROUND,
+	FHOOK_USER_SLOT_KINDS,
+};
+
+int fhook_user_slot_take(struct fhook_user *u, enum fhook_user_slot kind);
+void fhook_user_slot_give(struct fhook_user *u, enum fhook_user_slot kind);
 int fhook_session_may_map(struct fhook_session *s);
 int fhook_priv_may_change(struct fhook_session *s);
 

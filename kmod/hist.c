@@ -63,6 +63,7 @@ struct fhook_hist {
 	u32 elt_size;		/* key, hitcount, sums, comm */
 	u32 slot_mask;		/* 2 x entries - 1 */
 	u64 pages;		/* fhook_mem_reserve()d for the slots and elements */
+	struct fhook_user *user;	/* ... for this user's session */
 	atomic_t used;		/* elements taken from the pool */
 	atomic64_t drops;	/* (hits: the elements' counts added up) */
 	struct fhook_hist_slot *slots;
@@ -238,8 +239,9 @@ static int fhook_hist_check_fields(struct fhook_session *s, const struct fhook_h
 	return 0;
 }
 
-/* A table of @hs with the stack keys @stacks, its memory in fhook's budget */
-static struct fhook_hist *fhook_hist_create(const struct fhook_hist_set *hs, u8 stacks)
+/* A table of @hs with the stack keys @stacks, its memory in fhook's budget for @user */
+static struct fhook_hist *fhook_hist_create(const struct fhook_hist_set *hs, u8 stacks,
+					    struct fhook_user *user)
 {
 	struct fhook_hist *h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);
 	unsigned int i;
@@ -269,7 +271,8 @@ static struct fhook_hist *fhook_hist_create(const struct fhook_hist_set *hs, u8 
 	/* in fhook's memory budget, as the rings (up to 4 x 64 tables of MiBs) */
 	h->pages = DIV_ROUND_UP(2 * hs->entries * sizeof(*h->slots) +
 				(u64)hs->entries * h->elt_size, PAGE_SIZE);
-	ret = fhook_mem_reserve(h->pages);
+	h->user = user;
+	ret = fhook_mem_reserve(user, h->pages);
 	if (ret) {
 		h->pages = 0;
 		fhook_hist_free(h);
@@ -321,7 +324,7 @@ int fhook_hist_set(struct fhook_session *s, const struct fhook_hist_set *hs)
 	ret = fhook_hist_check_fields(s, hs, src_mask, data_max, &stacks);
 	if (ret)
 		return ret;
-	h = fhook_hist_create(hs, stacks);
+	h = fhook_hist_create(hs, stacks, s->user);
 	if (IS_ERR(h))
 		return PTR_ERR(h);
 	h->comm_offset = comm_offset;
@@ -338,7 +341,7 @@ void fhook_hist_free(struct fhook_hist *h)
 
 		vfree(h->slots);
 		vfree(h->elts);
-		fhook_mem_unreserve(h->pages);
+		fhook_mem_unreserve(h->user, h->pages);
 		kfree(h);
 		h = next;
 	}

@@ -423,9 +423,13 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 	if (ret)
 		return ret;
 	if (hk.action == FHOOK_HOOK_AROUND) {
+		if (fhook_user_slot_take(p->session->user, FHOOK_USER_SLOT_AROUND))
+			return fhook_refuse(p->session, FHOOK_R_USER_SLOTS, -1, -ENOSPC);
 		ret = fhook_around_add(&h->around, &fhook_hook_around_ops, 0, hk.stack_args, false);
-		if (ret)
+		if (ret) {
+			fhook_user_slot_give(p->session->user, FHOOK_USER_SLOT_AROUND);
 			return ret;
+		}
 		ret = fhook_around_set_body(&h->around, arg->addr);
 		if (ret)
 			return ret;
@@ -545,6 +549,7 @@ static void fhook_hook_release(struct fhook_probe *p)
 		kfree(h);
 		return;
 	}
+	fhook_user_slot_give(p->session->user, FHOOK_USER_SLOT_AROUND);
 	fhook_around_release(&h->around, h->armed_once);
 }
 

@@ -111,7 +111,7 @@ static long fhook_ioc_handshake(struct fhook_session *s, struct fhook_ioc_arg *a
 {
 	struct fhook_handshake *hs = a->karg;
 
-	if (hs->__pad || !fhook_zero(hs->reserved, ARRAY_SIZE(hs->reserved)))
+	if (hs->__pad)
 		return fhook_ioc_refuse(a, FHOOK_R_RESERVED, -1, -EINVAL);
 	hs->abi_version = FHOOK_ABI_VERSION;
 	hs->features = FHOOK_FEAT_NOT_IOCTL | fhook_ioc_features() | fhook_irqsoff_features();
@@ -126,6 +126,8 @@ static long fhook_ioc_handshake(struct fhook_session *s, struct fhook_ioc_arg *a
 	hs->around_used = fhook_around_used();
 	hs->direct_used = fhook_direct_used();
 	hs->max_user_sessions = fhook_max_user_sessions;
+	hs->max_user_slots = fhook_max_user_slots;
+	hs->max_user_mem_pct = fhook_max_user_mem_pct;
 	memset(hs->version, 0, sizeof(hs->version));
 	strscpy(hs->version, FHOOK_VERSION, sizeof(hs->version));
 	return 0;

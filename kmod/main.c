@@ -40,9 +40,8 @@ MODULE_PARM_DESC(abi_version, "The ABI of /dev/fhook (read-only)");
 
 static int fhook_open(struct inode *inode, struct file *file)
 {
+	struct fhook_user *user;
 	struct fhook_session *s;
-	bool counted;
-	kuid_t uid;
 	int ret;
 
 	/*
@@ -56,16 +55,14 @@ static int fhook_open(struct inode *inode, struct file *file)
 	ret = nonseekable_open(inode, file);
 	if (ret)
 		return ret;
-	ret = fhook_user_session_get(&uid, &counted);
+	ret = fhook_user_session_get(&user);
 	if (ret)
 		return ret;
-	s = fhook_session_create();
+	s = fhook_session_create(user);
 	if (!s) {
-		fhook_user_session_put(uid, counted);
+		fhook_user_session_put(user);
 		return -ENOMEM;
 	}
-	s->uid = uid;
-	s->user_counted = counted;
 	file->private_data = s;
 	atomic_inc(&fhook_nr_sessions);
 	return 0;
@@ -75,9 +72,11 @@ static int fhook_open(struct inode *inode, struct file *file)
 static int fhook_release(struct inode *inode, struct file *file)
 {
 	struct fhook_session *s = file->private_data;
+	struct fhook_user *user = s->user;
 
-	fhook_user_session_put(s->uid, s->user_counted);
+	/* (what the session held is given back first) */
 	fhook_session_destroy(s);
+	fhook_user_session_put(user);
 	atomic_dec(&fhook_nr_sessions);
 	return 0;
 }

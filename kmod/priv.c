@@ -28,18 +28,39 @@
 #include <linux/xarray.h>
 
 /*
- * Sessions a user (a uid) may hold open at once, CAP_SYS_ADMIN exempt,
- * as RLIMIT_NPROC exempts it: each costs memory out of fhook's budget
- * (its counters, a pid filter's bitmap, up to FHOOK_MAX_PROBES probes).
+ * What a user (a uid) without CAP_SYS_ADMIN may hold at once through its
+ * sessions, CAP_SYS_ADMIN exempt as RLIMIT_NPROC exempts it: each
+ * session costs memory (its counters, a pid filter's bitmap, up to
+ * FHOOK_MAX_PROBES probes), and what fhook shares between everyone (its
+ * memory budget: ring pages, kretprobe instances, filter hashes, hist
+ * tables; the trampoline slots) is shared between users too, so that one
+ * tracing user cannot take all of it from the others.
  */
 unsigned int fhook_max_user_sessions = 16;
 module_param_named(max_user_sessions, fhook_max_user_sessions, uint, 0644);
 MODULE_PARM_DESC(max_user_sessions,
 		 "Sessions a user without CAP_SYS_ADMIN may hold open at once (0: no limit)");
 
-/* uid -> sessions it holds (an xa_mk_value() count) */
-static DEFINE_XARRAY(fhook_user_sessions);
-static DEFINE_MUTEX(fhook_user_sessions_lock);
+unsigned int fhook_max_user_mem_pct = 25;
+module_param_named(max_user_mem_pct, fhook_max_user_mem_pct, uint, 0644);
+MODULE_PARM_DESC(max_user_mem_pct,
+		 "Percent of fhook's memory budget (half of RAM) the sessions of a user without CAP_SYS_ADMIN may hold (0: no limit)");
+
+unsigned int fhook_max_user_slots = 16;
+module_param_named(max_user_slots, fhook_max_user_slots, uint, 0644);
+MODULE_PARM_DESC(max_user_slots,
+		 "Direct and around trampoline slots (each kind) the sessions of a user without CAP_SYS_ADMIN may hold (0: no limit)");
+
+struct fhook_user {
+	unsigned long uid;
+	unsigned int sessions;		/* under fhook_users_lock */
+	atomic_long_t pages;		/* of fhook's memory budget */
+	atomic_t slots[FHOOK_USER_SLOT_KINDS];
+};
+
+/* uid -> struct fhook_user, while it has sessions */
+static DEFINE_XARRAY(fhook_users);
+static DEFINE_MUTEX(fhook_users_lock);
 
 int fhook_priv_check(u32 needs)
 {
@@ -124,42 +145,101 @@ int fhook_session_may(struct fhook_session *s)
 /*
  * A new session of the caller: counted against its uid's limit (-EUSERS
  * past it: not EMFILE, which would blame the process's own file limit).
- * *@counted: to give back with fhook_user_session_put().
+ * *@user: what it holds, NULL for CAP_SYS_ADMIN (no limit); given back
+ * with fhook_user_session_put().
  */
-int fhook_user_session_get(kuid_t *uid, bool *counted)
+int fhook_user_session_get(struct fhook_user **user)
 {
 	unsigned int max = READ_ONCE(fhook_max_user_sessions);
-	unsigned long n;
+	unsigned long uid = __kuid_val(current_uid());
+	struct fhook_user *u, *fresh = NULL;
 	int ret = 0;
 
-	*uid = current_uid();
-	*counted = !ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN);
-	if (!*counted)
+	*user = NULL;
+	if (ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN))
 		return 0;
-	mutex_lock(&fhook_user_sessions_lock);
-	n = xa_to_value(xa_load(&fhook_user_sessions, __kuid_val(*uid)) ?: xa_mk_value(0));
-	if (max && n >= max)
+	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
+	if (!fresh)
+		return -ENOMEM;
+	mutex_lock(&fhook_users_lock);
+	u = xa_load(&fhook_users, uid);
+	if (!u) {
+		fresh->uid = uid;
+		ret = xa_err(xa_store(&fhook_users, uid, fresh, GFP_KERNEL));
+		if (!ret)
+			swap(u, fresh);
+	}
+	if (u && max && u->sessions >= max)
 		ret = -EUSERS;
-	else
-		ret = xa_err(xa_store(&fhook_user_sessions, __kuid_val(*uid), xa_mk_value(n + 1),
-				      GFP_KERNEL));
-	mutex_unlock(&fhook_user_sessions_lock);
-	if (ret)
-		*counted = false;
+	else if (u)
+		u->sessions++;
+	mutex_unlock(&fhook_users_lock);
+	kfree(fresh);
+	if (!ret)
+		*user = u;
 	return ret;
 }
 
-void fhook_user_session_put(kuid_t uid, bool counted)
+/* After the session was torn down: what it held is given back. */
+void fhook_user_session_put(struct fhook_user *u)
 {
-	unsigned long n;
-
-	if (!counted)
+	if (!u)
 		return;
-	mutex_lock(&fhook_user_sessions_lock);
-	n = xa_to_value(xa_load(&fhook_user_sessions, __kuid_val(uid)));
-	if (n > 1)
-		xa_store(&fhook_user_sessions, __kuid_val(uid), xa_mk_value(n - 1), GFP_KERNEL);
-	else
-		xa_erase(&fhook_user_sessions, __kuid_val(uid));
-	mutex_unlock(&fhook_user_sessions_lock);
+	mutex_lock(&fhook_users_lock);
+	/*
+	 * (a session kept with its probes after a failed unregister keeps
+	 * its pages, and its user with them, for good)
+	 */
+	if (!--u->sessions && !atomic_long_read(&u->pages)) {
+		xa_erase(&fhook_users, u->uid);
+		kfree(u);
+	}
+	mutex_unlock(&fhook_users_lock);
+}
+
+/*
+ * @pages more of fhook's memory budget for @u's sessions (NULL: exempt):
+ * -EDQUOT past its share.
+ */
+int fhook_user_mem_charge(struct fhook_user *u, u64 pages, u64 budget)
+{
+	unsigned int pct = min(READ_ONCE(fhook_max_user_mem_pct), 100U);
+	long held;
+
+	if (!u)
+		return 0;
+	held = atomic_long_add_return(pages, &u->pages);
+	if (pct && held > (long)div_u64(budget * pct, 100)) {
+		atomic_long_sub(pages, &u->pages);
+		return -EDQUOT;
+	}
+	return 0;
+}
+
+void fhook_user_mem_uncharge(struct fhook_user *u, u64 pages)
+{
+	if (u)
+		atomic_long_sub(pages, &u->pages);
+}
+
+/* One more trampoline slot of @kind for @u's sessions: -ENOSPC past its share. */
+int fhook_user_slot_take(struct fhook_user *u, enum fhook_user_slot kind)
+{
+	unsigned int max = READ_ONCE(fhook_max_user_slots);
+	int held;
+
+	if (!u)
+		return 0;
+	held = atomic_inc_return(&u->slots[kind]);
+	if (max && held > max) {
+		atomic_dec(&u->slots[kind]);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+void fhook_user_slot_give(struct fhook_user *u, enum fhook_user_slot kind)
+{
+	if (u)
+		atomic_dec(&u->slots[kind]);
 }

@@ -172,6 +172,8 @@ static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add
 	ret = fhook_func_filter_init(&d->f, arg, err_index, t);
 	if (ret)
 		return ret;
+	if (fhook_user_slot_take(p->session->user, FHOOK_USER_SLOT_DIRECT))
+		return fhook_refuse(p->session, FHOOK_R_USER_SLOTS, -1, -ENOSPC);
 	mutex_lock(&fhook_direct_lock);
 	for (i = 0; i < FHOOK_NR_SLOTS; i++) {
 		if (!fhook_direct_slots[i]) {
@@ -181,8 +183,10 @@ static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add
 		}
 	}
 	mutex_unlock(&fhook_direct_lock);
-	if (d->slot < 0)
+	if (d->slot < 0) {
+		fhook_user_slot_give(p->session->user, FHOOK_USER_SLOT_DIRECT);
 		return fhook_refuse(p->session, FHOOK_R_SLOTS, -1, -ENOSPC);
+	}
 	if (arg->flags & FHOOK_PROBE_F_LATENCY) {
 		u32 words;
 
@@ -306,6 +310,7 @@ static void fhook_direct_release(struct fhook_probe *p)
 		WRITE_ONCE(fhook_direct_slots[d->slot], NULL);
 		WRITE_ONCE(fhook_direct_fast_ctrs[d->slot], 0);
 		mutex_unlock(&fhook_direct_lock);
+		fhook_user_slot_give(p->session->user, FHOOK_USER_SLOT_DIRECT);
 	}
 }
 

@@ -321,7 +321,7 @@ static notrace void fhook_func_count_ips_callback(unsigned long ip, unsigned lon
 int fhook_filter_charge(struct fhook_probe *p, u64 entries)
 {
 	u64 pages = DIV_ROUND_UP(entries * FHOOK_FILTER_ENTRY_BYTES, PAGE_SIZE);
-	int ret = fhook_mem_reserve(pages);
+	int ret = fhook_mem_reserve(p->session->user, pages);
 
 	if (!ret)
 		p->filter_pages += pages;

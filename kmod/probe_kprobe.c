@@ -334,7 +334,7 @@ static int fhook_kret_register(struct fhook_kprobe_probe *k)
 
 	k->rp_pages = fhook_kret_pages(k->rp.maxactive,
 				       sizeof(struct kretprobe_instance) + k->rp.data_size);
-	ret = fhook_mem_reserve(k->rp_pages);
+	ret = fhook_mem_reserve(k->p.session->user, k->rp_pages);
 	if (ret) {
 		k->rp_pages = 0;
 		return ret;
@@ -346,8 +346,9 @@ static int fhook_kret_register(struct fhook_kprobe_probe *k)
 	k->p.registered = true;
 	used = before - si_mem_available();
 	if (used > 0 && (u64)used > k->rp_pages) {
-		if (fhook_mem_reserve(used - k->rp_pages))
-			return -ENOMEM;
+		ret = fhook_mem_reserve(k->p.session->user, used - k->rp_pages);
+		if (ret)
+			return ret;
 		k->rp_pages = used;
 	}
 	return 0;
@@ -657,7 +658,7 @@ static void fhook_kprobe_release(struct fhook_probe *p)
 		p->registered = false;
 	}
 	if (p->type == FHOOK_PROBE_KRETPROBE)
-		fhook_mem_unreserve(k->rp_pages);
+		fhook_mem_unreserve(p->session->user, k->rp_pages);
 	kfree(p->symbol);
 	kfree(p->pred);
 	kfree(p->prog);

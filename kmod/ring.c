@@ -182,25 +182,32 @@ static void fhook_ring_array_free(struct fhook_ring **rings)
 static atomic_long_t fhook_mem_pages = ATOMIC_LONG_INIT(0);
 
 /*
- * Reserve @pages of the module-wide budget: -ENOMEM if the machine cannot
- * afford them now (half of what is available) or if fhook's sessions would
- * hold more than half of the memory between them.
+ * Reserve @pages of the module-wide budget for a session of @u: -ENOMEM
+ * if the machine cannot afford them now (half of what is available) or if
+ * fhook's sessions would hold more than half of the memory between them;
+ * -EDQUOT past @u's share of it (priv.c).
  */
-int fhook_mem_reserve(u64 pages)
+int fhook_mem_reserve(struct fhook_user *u, u64 pages)
 {
+	u64 budget = totalram_pages() / FHOOK_MEM_DIV;
 	long avail = si_mem_available();
+	int ret;
 
 	if (avail < 0 || pages > (u64)avail / FHOOK_MEM_DIV)
 		return -ENOMEM;
-	if (atomic_long_add_return(pages, &fhook_mem_pages) > totalram_pages() / FHOOK_MEM_DIV) {
+	if (atomic_long_add_return(pages, &fhook_mem_pages) > budget) {
 		atomic_long_sub(pages, &fhook_mem_pages);
 		return -ENOMEM;
 	}
-	return 0;
+	ret = fhook_user_mem_charge(u, pages, budget);
+	if (ret)
+		atomic_long_sub(pages, &fhook_mem_pages);
+	return ret;
 }
 
-void fhook_mem_unreserve(u64 pages)
+void fhook_mem_unreserve(struct fhook_user *u, u64 pages)
 {
+	fhook_user_mem_uncharge(u, pages);
 	atomic_long_sub(pages, &fhook_mem_pages);
 }
 
@@ -214,15 +221,17 @@ int fhook_rings_alloc(struct fhook_session *s, const struct fhook_ring_setup *rs
 	u64 size = rs->buf_size;
 	u64 pages = fhook_rings_pages(size);
 	struct fhook_ring **rings;
-	int cpu;
+	int cpu, ret;
 
 	/*
 	 * A request the machine cannot afford is refused up front with
-	 * ENOMEM, not satisfied by reclaiming everything else.  The pages
-	 * are charged to the caller's memory cgroup.
+	 * ENOMEM (EDQUOT past the user's share), not satisfied by reclaiming
+	 * everything else.  The pages are charged to the caller's memory
+	 * cgroup.
 	 */
-	if (fhook_mem_reserve(pages))
-		return -ENOMEM;
+	ret = fhook_mem_reserve(s->user, pages);
+	if (ret)
+		return ret;
 
 	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL_ACCOUNT);
 	if (!rings)
@@ -242,7 +251,7 @@ int fhook_rings_alloc(struct fhook_session *s, const struct fhook_ring_setup *rs
 	return 0;
 
 err_unaccount:
-	fhook_mem_unreserve(pages);
+	fhook_mem_unreserve(s->user, pages);
 	return -ENOMEM;
 }
 
@@ -253,7 +262,7 @@ void fhook_rings_free(struct fhook_session *s)
 		return;
 	fhook_ring_array_free(s->rings);
 	s->rings = NULL;
-	fhook_mem_unreserve(fhook_rings_pages(s->buf_size));
+	fhook_mem_unreserve(s->user, fhook_rings_pages(s->buf_size));
 }
 
 #define FHOOK_LOST_SIZE(n) \

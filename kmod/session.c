@@ -47,12 +47,14 @@ static void fhook_flush_stop(struct fhook_session *s)
 	del_timer_sync(&s->flush_timer);
 }
 
-struct fhook_session *fhook_session_create(void)
+/* A session of @user (NULL: exempt from the per-user shares, priv.c) */
+struct fhook_session *fhook_session_create(struct fhook_user *user)
 {
 	struct fhook_session *s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
 
 	if (!s)
 		return NULL;
+	s->user = user;
 	if (!zalloc_cpumask_var(&s->cpus, GFP_KERNEL_ACCOUNT))
 		goto err_free;
 	if (fhook_stats_alloc(s))
@@ -113,7 +115,7 @@ void fhook_probe_free(struct fhook_probe *p)
 		p->kind->release(p);
 	fhook_triggers_free(p);
 	fhook_hist_free(p->hist);
-	fhook_mem_unreserve(p->filter_pages);
+	fhook_mem_unreserve(p->session->user, p->filter_pages);
 	kfree(p);
 }
 

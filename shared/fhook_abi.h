@@ -123,7 +123,16 @@ struct fhook_handshake {
 	__u32 direct_used;	/* out: direct slots taken now */
 	/* out: sessions a user without CAP_SYS_ADMIN may hold (EUSERS past it), 0: no limit */
 	__u32 max_user_sessions;
-	__u64 reserved[1];	/* must be zero */
+	/*
+	 * out (0 from modules before they were reported, or no limit): of
+	 * each kind of trampoline slot, those the sessions of a user without
+	 * CAP_SYS_ADMIN may hold (ENOSPC, FHOOK_R_USER_SLOTS past it); the
+	 * percent of fhook's memory budget (half of RAM: ring pages,
+	 * kretprobe instances, filter hashes, hist tables) they may hold
+	 * (EDQUOT past it)
+	 */
+	__u32 max_user_slots;
+	__u32 max_user_mem_pct;
 };
 
 /* Around slots sessions leave to the khook API (fhook_handshake.khook_slots) */

@@ -78,3 +78,4 @@ FHOOK_REASON(OSNOISE_CFG, "the osnoise tracer's struct fhook_osnoise is missing 
 FHOOK_REASON(IRQSOFF_CFG, "the irqsoff tracer's struct fhook_irqsoff is missing or unreadable, or its kinds none or unknown")
 FHOOK_REASON(IRQSOFF_TPS, "this kernel has no irq_disable/irq_enable (preempt_disable/preempt_enable) tracepoints: CONFIG_PREEMPTIRQ_TRACEPOINTS (CONFIG_TRACE_PREEMPT_TOGGLE) is unset")
 FHOOK_REASON(IRQSOFF_ONE, "the session has an irqsoff tracer already: one per session")
+FHOOK_REASON(USER_SLOTS, "this user's sessions hold as many trampoline slots of this kind as the module allows a user without CAP_SYS_ADMIN (/sys/module/fhook/parameters/max_user_slots)")

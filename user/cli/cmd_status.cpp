@@ -56,10 +56,16 @@ int cmd_status(const Args& args) {
         out << "around slots: " << info.around_used << " of " << info.nr_slots << " in use ("
             << info.khook_slots << " kept for modules' hooks)\n"
             << "direct slots: " << info.direct_used << " of " << info.nr_slots << " in use\n"
-            << "sessions per user: "
+            << "per user (root: no limit): sessions "
             << (info.max_user_sessions ? std::to_string(info.max_user_sessions)
                                        : std::string("no limit"))
-            << " (root: no limit)\n";
+            << ", slots of each kind "
+            << (info.max_user_slots ? std::to_string(info.max_user_slots) : std::string("no limit"))
+            << ", memory "
+            << (info.max_user_mem_pct
+                    ? std::to_string(info.max_user_mem_pct) + "% of fhook's budget"
+                    : std::string("no limit"))
+            << "\n";
     } else if (info.nr_slots != 0) {
         out << "trampoline slots: " << info.nr_slots << "\n";
     }

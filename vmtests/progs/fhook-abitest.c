@@ -356,12 +356,9 @@ static void test_reserved(void)
 	int fd = open_dev();
 
 	{
+		/* (its last reserved word became max_user_slots/_mem_pct: out only) */
 		struct fhook_handshake hs = { .size = sizeof(hs), .abi_version = 1 };
 
-		hs.reserved[0] = 1;
-		EXPECT_ERR(ioctl(fd, FHOOK_IOC_HANDSHAKE, &hs), ERRS(EINVAL),
-			   "HANDSHAKE reserved[0] != 0 -> EINVAL");
-		hs.reserved[0] = 0;
 		hs.__pad = 1;
 		EXPECT_ERR(ioctl(fd, FHOOK_IOC_HANDSHAKE, &hs), ERRS(EINVAL),
 			   "HANDSHAKE __pad != 0 -> EINVAL");
@@ -1656,6 +1653,67 @@ static long long cgroup_memory(void)
 	return v;
 }
 
+/* A user's share of fhook's memory budget, in bytes (max_user_mem_pct of half of RAM) */
+static unsigned long long user_mem_share(void)
+{
+	unsigned int pct = file_uint("/sys/module/fhook/parameters/max_user_mem_pct");
+	long long pages = sysconf(_SC_PHYS_PAGES);
+
+	expect(pct > 0 && pct < 100, "max_user_mem_pct %u", pct);
+	return (unsigned long long)pages * page / 2 * pct / 100;
+}
+
+/*
+ * --hold-share: as a CAP_PERFMON user, hold this user's whole share of
+ * trace-around slots and of fhook's memory, say so, and keep it until
+ * killed (abi_abuse: another user meanwhile gets its own share).
+ */
+static int hold_share(void)
+{
+	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
+	unsigned long long share = user_mem_share(), held, ring;
+	struct fhook_handshake hs;
+	unsigned int slots = 0;
+	char line[512], sym[256], type;
+	unsigned long long addr;
+	FILE *f = fopen("/proc/kallsyms", "r");
+	int fd = open_dev();
+	int rfd;
+
+	if (!f || handshake(fd, &hs) || ring_setup(fd, 65536))
+		fatal("a session and /proc/kallsyms");
+	held = 65536 * ncpus;
+	while (fgets(line, sizeof(line), f)) {
+		struct fhook_hook hk = { .size = sizeof(hk), .action = FHOOK_HOOK_AROUND };
+		struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_HOOK,
+					      .hook = (uintptr_t)&hk };
+
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) != 3 || strchr(line, '[') ||
+		    (type != 't' && type != 'T') || strncmp(sym, "security_", 9) || strchr(sym, '.'))
+			continue;
+		pa.addr = addr;
+		if (!ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa))
+			slots++;
+		else if (errno == ENOSPC)
+			break;
+	}
+	fclose(f);
+	/* sessions of rings of a quarter to an eighth of the share until it is held */
+	for (ring = 4096; 4 * 2 * ring * ncpus <= share; ring *= 2)
+		;
+	while ((rfd = open(dev, O_RDWR | O_CLOEXEC)) >= 0) {
+		if (handshake(rfd, NULL) || ring_setup(rfd, ring))
+			break;
+		held += ring * ncpus;
+	}
+	expect(slots == hs.max_user_slots && errno == EDQUOT && held + ring * ncpus >= share,
+	       "holding %u trace-around slots and %llu of a %llu MiB share, then %s", slots,
+	       held >> 20, share >> 20, strerror(errno));
+	printf("# holding %u slots, %llu MiB\n", slots, held >> 20);
+	pause();
+	return tap_status();
+}
+
 /*
  * What a caller makes fhook allocate is bounded: sessions per user
  * (EUSERS past max_user_sessions), ftrace filter entries in fhook's budget
@@ -1668,7 +1726,9 @@ static void test_observer_limits(void)
 	unsigned int max = file_uint("/sys/module/fhook/parameters/max_user_sessions");
 	static int fds[256];
 	unsigned int n = 0, globs = 0, i;
-	int err = 0, glob_err = 0;
+	int err = 0, glob_err = 0, ring_err = 0;
+	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
+	unsigned long long ring, share;
 	long long before, after;
 
 	expect(max > 0 && max < 256, "max_user_sessions %u", max);
@@ -1687,11 +1747,26 @@ static void test_observer_limits(void)
 	 * function; rings take most of the budget first (the same one), so
 	 * that a few dozen ftrace parses reach its end
 	 */
-	for (i = 0; i < n && i < 3; i++) {
-		if (handshake(fds[i], NULL) || ring_setup(fds[i], 64 << 20))
+	/*
+	 * rings until this user's share of fhook's memory budget
+	 * (max_user_mem_pct of half the memory) is held: EDQUOT, though the
+	 * budget has room for others (before 2026-12-03 one user could take
+	 * all of it); each session's rings between a quarter and half of it
+	 */
+	share = user_mem_share();
+	for (ring = 4096; 2 * ring * ncpus <= share / 2; ring *= 2)
+		;
+	for (i = 0; i < n; i++) {
+		if (handshake(fds[i], NULL))
+			fatal("HANDSHAKE");
+		if (ring_setup(fds[i], ring)) {
+			ring_err = errno;
 			break;
+		}
 	}
-	printf("# %u sessions with 64 MiB rings per CPU\n", i);
+	expect(ring_err == EDQUOT && i >= 2 && i <= 4,
+	       "rings of %llu KiB per CPU until this user's share (%llu MiB) is held: %u sessions, then %s",
+	       ring >> 10, share >> 20, i, strerror(ring_err));
 	for (i = 0; i < n && !glob_err; i++) {
 		if (handshake(fds[i], NULL))
 			fatal("HANDSHAKE");
@@ -1705,9 +1780,9 @@ static void test_observer_limits(void)
 			globs++;
 		}
 	}
-	expect(glob_err == ENOMEM && globs < n * FHOOK_MAX_PROBES,
-	       "glob probes until fhook's budget is spent: %u of %u, then %s", globs,
-	       n * FHOOK_MAX_PROBES, strerror(glob_err));
+	expect(glob_err == EDQUOT && globs < n * FHOOK_MAX_PROBES,
+	       "glob probes until the user's share of fhook's budget is spent: %u of %u, then %s",
+	       globs, n * FHOOK_MAX_PROBES, strerror(glob_err));
 	for (i = 0; i < n; i++)
 		close(fds[i]);
 	fds[0] = open(dev, O_RDWR | O_CLOEXEC);
@@ -1847,15 +1922,17 @@ static int lockdown_args(void)
  * Trace-around hooks take at most FHOOK_NR_SLOTS - FHOOK_KHOOK_SLOTS of
  * the around slots (ENOSPC past them): the rest stay for other modules'
  * hooks (before 2026-12-02 a session took all 64 and every
- * fhook_khook_install() failed).  Hooks on security_* functions, those
- * whose prototype the module takes.
+ * fhook_khook_install() failed); a user without CAP_SYS_ADMIN at most
+ * max_user_slots of them (FHOOK_R_USER_SLOTS; before 2026-12-03 one user
+ * took all 48).  Hooks on security_* functions, those whose prototype
+ * the module takes.
  */
 static void test_observer_around_slots(void)
 {
 	struct fhook_handshake hs;
 	char line[512], sym[256], type;
 	unsigned long long addr;
-	unsigned int held = 0, refused = 0, err = 0;
+	unsigned int held = 0, refused = 0, err = 0, share;
 	FILE *f = fopen("/proc/kallsyms", "r");
 	int fd = open_dev();
 
@@ -1878,10 +1955,14 @@ static void test_observer_around_slots(void)
 			err = errno;	/* not a function it takes: the next one */
 	}
 	fclose(f);
-	expect(hs.khook_slots == FHOOK_KHOOK_SLOTS && refused &&
-	       held == hs.nr_slots - hs.khook_slots - hs.around_used,
-	       "trace-around hooks one session holds: %u, then ENOSPC (%u slots, %u kept for modules, %u in use; last other error %s)",
-	       held, hs.nr_slots, hs.khook_slots, hs.around_used, strerror(err));
+	share = hs.nr_slots - hs.khook_slots - hs.around_used;
+	if (hs.max_user_slots && hs.max_user_slots < share)
+		share = hs.max_user_slots;
+	expect(hs.khook_slots == FHOOK_KHOOK_SLOTS && refused && held == share,
+	       "trace-around hooks one user holds: %u, then ENOSPC (%u slots, %u kept for modules, %u in use, %u per user; last other error %s)",
+	       held, hs.nr_slots, hs.khook_slots, hs.around_used, hs.max_user_slots, strerror(err));
+	expect(share != hs.max_user_slots || last_error(fd).reason == FHOOK_R_USER_SLOTS,
+	       "the refusal names the user's share (reason %u)", last_error(fd).reason);
 	close(fd);
 }
 
@@ -2639,9 +2720,10 @@ int main(int argc, char **argv)
 {
 	int observe = argc > 1 && !strcmp(argv[1], "--observer");
 	int lockdown = argc > 1 && !strcmp(argv[1], "--lockdown-args");
+	int hold = argc > 1 && !strcmp(argv[1], "--hold-share");
 
-	if (argc > 1 + observe + lockdown)
-		dev = argv[1 + observe + lockdown];
+	if (argc > 1 + observe + lockdown + hold)
+		dev = argv[1 + observe + lockdown + hold];
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	page = sysconf(_SC_PAGESIZE);
 	unmapped = mmap(NULL, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -2650,6 +2732,8 @@ int main(int argc, char **argv)
 	munmap(unmapped, page);
 	if (lockdown)
 		return lockdown_args();
+	if (hold)
+		return hold_share();
 	if (observe) {
 		observer();
 		printf("# %d checks, %d failed\n", tap_counts()[0], tap_failures());

@@ -219,6 +219,12 @@ void throw_ioctl_error(std::string_view what, int err, std::string_view why) {
     case ENODEV:
         throw_runtime(cause + ": the fhook module is going away: load it again (insmod fhook.ko)",
                       err);
+    case EDQUOT:
+        throw_runtime(cause + ": this user's sessions hold as much of fhook's memory as the " +
+                          "module allows a user without CAP_SYS_ADMIN " +
+                          "(/sys/module/fhook/parameters/max_user_mem_pct): use a smaller {}, " +
+                          "fewer functions, or end another session",
+                      err, Setting::RingSize);
     default:
         throw_runtime(
             cause + ": " + errno_text(err) + ": see the kernel log (dmesg) for the reason", err);
@@ -284,6 +290,8 @@ void Device::handshake() {
     info_.around_used = hs.around_used;
     info_.direct_used = hs.direct_used;
     info_.max_user_sessions = hs.max_user_sessions;
+    info_.max_user_slots = hs.max_user_slots;
+    info_.max_user_mem_pct = hs.max_user_mem_pct;
     info_.version.assign(hs.version, ::strnlen(hs.version, sizeof(hs.version)));
 }
 

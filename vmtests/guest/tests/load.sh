@@ -33,7 +33,8 @@ slots=$(grep -c ' fhook_direct_fast_[0-9]*[[:space:]]*\[fhook\]' /proc/kallsyms)
 grep -qx "around slots: 0 of $slots in use (16 kept for modules' hooks)" $D/st.out ||
 	fail "fhook status: '$(grep slots $D/st.out)', kallsyms has $slots fast trampolines"
 grep -qx "direct slots: 0 of $slots in use" $D/st.out || fail "fhook status: '$(grep slots $D/st.out)'"
-grep -qx "sessions per user: $(cat /sys/module/fhook/parameters/max_user_sessions) (root: no limit)" $D/st.out ||
+P=/sys/module/fhook/parameters
+grep -qx "per user (root: no limit): sessions $(cat $P/max_user_sessions), slots of each kind $(cat $P/max_user_slots), memory $(cat $P/max_user_mem_pct)% of fhook's budget" $D/st.out ||
 	fail "fhook status: '$(grep 'per user' $D/st.out)'"
 
 run_fhook $D/v --version

@@ -25,6 +25,8 @@ struct DeviceInfo {
     std::uint32_t around_used = 0;       // around slots taken at the handshake
     std::uint32_t direct_used = 0;       // direct slots taken at the handshake
     std::uint32_t max_user_sessions = 0; // per user without CAP_SYS_ADMIN; 0 = no limit
+    std::uint32_t max_user_slots = 0;    // of each slot kind, per such user; 0 = no limit
+    std::uint32_t max_user_mem_pct = 0;  // of fhook's memory budget, per such user; 0 = no limit
     std::string version;                 // module version string
 };
 
