@@ -44,6 +44,7 @@ struct fhook_graph_probe {
 	bool notrace_registered;
 	bool has_notrace;
 	struct fhook_graph cfg;
+	u64 pool_pages;			/* fhook_mem_reserve()d for the shadow stacks */
 };
 
 static_assert(offsetof(struct fhook_graph_probe, f) == 0);
@@ -337,11 +338,19 @@ static int fhook_graph_init(struct fhook_probe *p, const struct fhook_probe_add 
 	struct fhook_probe_add entry = *arg;
 	char own[] = "fhook_*";
 	s32 index = 0, first;
+	u64 pages;
 	int ret;
 
 	ret = fhook_graph_copy(p->session, &gp->cfg, arg->hook);
 	if (ret)
 		return ret;
+	/* the shadow stacks START makes, in fhook's budget: this user's share */
+	pages = DIV_ROUND_UP((u64)(gp->cfg.max_tasks ?: FHOOK_GRAPH_DEF_TASKS) *
+			     sizeof(struct fhook_gstack), PAGE_SIZE);
+	ret = fhook_mem_reserve(p->session->user, pages);
+	if (ret)
+		return ret;
+	gp->pool_pages = pages;
 	gp->f.ops.func = fhook_graph_entry_cb;
 	gp->all_ops.func = fhook_graph_all_cb;
 	gp->notrace_ops.func = fhook_graph_notrace_cb;
@@ -476,6 +485,7 @@ static void fhook_graph_release(struct fhook_probe *p)
 	fhook_slices_release(&gp->all_slices);
 	ftrace_free_filter(&gp->notrace_ops);
 	kfree(p->pred);
+	fhook_mem_unreserve(p->session->user, gp->pool_pages);
 }
 
 const struct fhook_probe_kind fhook_graph_kind = {
