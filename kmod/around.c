@@ -151,7 +151,6 @@ asmlinkage notrace void fhook_around_enter(struct fhook_around_frame *f)
 	f->regs.cs = 0;
 	f->regs.ss = 0;
 	f->owner = (unsigned long)a;
-	f->self = fhook_frame_mark(f, FHOOK_FRAME_AROUND);
 	a->ops->enter(a, f);
 }
 
@@ -161,7 +160,6 @@ asmlinkage notrace void fhook_around_exit(struct fhook_around_frame *f)
 	struct fhook_around *a = READ_ONCE(fhook_around_slots[f->slot]);
 
 	a->ops->exit(a, f);
-	f->self = 0;	/* no stale frame counts as a call inside */
 	/*
 	 * The last access to @a from this call: pairs with the full barrier
 	 * after the inflight reads in fhook_around_wait()/_drain().
@@ -190,23 +188,17 @@ static void fhook_around_free(struct fhook_around *a)
  * frames.c: the task exits inside the call of @frame, which never comes
  * back: counted out as fhook_around_exit() would, without ops->exit.
  */
-static notrace void fhook_around_abandon(void *frame, void *arg)
+static notrace void fhook_around_abandon(void *frame)
 {
 	struct fhook_around_frame *f = frame;
 	struct fhook_around *a = (struct fhook_around *)f->owner;
 
-	f->self = 0;
-	/* (a live frame's slot is @a's until the call is counted out) */
-	if (f->slot >= FHOOK_NR_SLOTS || READ_ONCE(fhook_around_slots[f->slot]) != a)
-		return;
 	/* the last access to @a from this call, as in fhook_around_exit() */
 	smp_mb__before_atomic();
 	atomic_long_dec(&a->inflight);
 }
 
 const struct fhook_frame_kind fhook_around_frame_kind = {
-	.size		= sizeof(struct fhook_around_frame),
-	.mark		= offsetof(struct fhook_around_frame, self),
 	.abandon	= fhook_around_abandon,
 };
 
@@ -338,6 +330,8 @@ void fhook_around_init(void)
 	BUILD_BUG_ON(offsetof(struct fhook_around_frame, stack) != FHOOK_AF_STACK);
 	BUILD_BUG_ON(sizeof(struct fhook_around_frame) != FHOOK_AF_SIZE);
 	BUILD_BUG_ON(FHOOK_AF_SIZE % 16);
+	/* (tramp.S pushes the stack arguments between frame and call) */
+	BUILD_BUG_ON(FHOOK_BODY_RET_TO_FRAME != 8 * (FHOOK_HOOK_MAX_STACK_ARGS + 1));
 }
 
 /* Module exit: every slot is free (each draining one held a reference). */

@@ -543,8 +543,8 @@ bool fhook_hook_owner(unsigned long fentry, char *buf, size_t len);
 struct fhook_around;
 
 /*
- * Trampoline frames a task may die inside (frames.c): each kind marks its
- * frame with fhook_frame_mark() while the call is inside.
+ * The frames of trampolines that run a function's body, which a task may
+ * die inside (frames.c), by kind; found by fhook_arch_body_frames().
  */
 enum fhook_frame_kind_id {
 	FHOOK_FRAME_AROUND,
@@ -552,21 +552,14 @@ enum fhook_frame_kind_id {
 };
 
 struct fhook_frame_kind {
-	unsigned int size;	/* of the frame */
-	unsigned int mark;	/* offset of its mark */
-	/* its task exits inside the call: count it out (@arg unused) */
-	void (*abandon)(void *frame, void *arg);
+	/* its task exits inside the call: count it out */
+	void (*abandon)(void *frame);
 };
 
 extern const struct fhook_frame_kind fhook_around_frame_kind, fhook_lat_frame_kind;
-extern unsigned long fhook_frame_key;
 
-static __always_inline unsigned long fhook_frame_mark(const void *frame,
-						       enum fhook_frame_kind_id kind)
-{
-	return ((unsigned long)frame ^ fhook_frame_key) + kind;
-}
-
+void fhook_arch_body_frames(void (*fn)(enum fhook_frame_kind_id kind, void *frame, void *arg),
+			    void *arg);
 unsigned int fhook_frames_walk(enum fhook_frame_kind_id kind,
 			       void (*fn)(void *frame, void *arg), void *arg);
 void fhook_frames_get(void);
@@ -585,9 +578,8 @@ struct fhook_around_frame {
 	u32 dyn;
 	u32 record;		/* this call is traced (set by ops->enter) */
 	u8 data[FHOOK_HOOK_AROUND_DATA];
-	/* @a, and fhook_frame_mark() while the call is inside (frames.c) */
-	u64 owner;
-	u64 self;
+	u64 owner;		/* @a */
+	u64 pad;
 };
 
 struct fhook_around_ops {

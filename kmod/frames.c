@@ -5,34 +5,30 @@
  * and count the calls inside it (inflight): what a call comes back to is
  * kept until the count says it has left.  A call the task exits inside
  * (do_exit() somewhere below the body: an exit syscall, a fatal signal, a
- * kthread's end, an oops) never comes back, and its count would keep the
- * probe, the hook's slot and the module for good.
+ * kthread's end) never comes back, and its count would keep the probe,
+ * the hook's slot and the module for good.
  *
- * So each such frame carries a mark while its call is inside: the frame's
- * own address XOR a key drawn at module load, plus its kind
- * (fhook_frame_mark()), set after the call is counted in and cleared
- * before it is counted out.  When a task exits (sched_process_exit, from
- * do_exit() on the task's own stack), every marked frame above the
- * tracepoint's is a call that will never return, and its kind counts it
- * out as its return would have (without the exit handlers: the function
- * did not return).  Data on a stack cannot pass for a frame without the
- * key, which never leaves the kernel; a returned frame has no mark.
+ * So when a task exits (sched_process_exit, from do_exit() on the task's
+ * own stack) the unwinder walks its stack (fhook_arch_body_frames()):
+ * every place a body would return into one of the trampolines is a call
+ * that never will, and the frame's kind counts it out as its return would
+ * have (without the exit handlers: the function did not return).  The
+ * frames are found from the return addresses the unwinder follows, never
+ * from what is written on the stack, so no value a user can put there
+ * passes for one.
  *
  * Frames entered after the tracepoint that never return either are those
  * of do_task_dead(), refused by name with the other functions no call
  * returns from (FHOOK_NORETURN_FUNCS, btf.c).  A task that dies in an oops
  * has its stack rewound before do_exit(): what it was inside stays
- * counted (the kernel is tainted; reboot).  graph's return trampoline
- * keeps its frames in shadow stacks, released at the task's last switch
- * (fgraph.c).
+ * counted (the kernel is tainted; reboot).  So do calls whose return the
+ * unwinder cannot see past (a call graph's return trampoline above them).
+ * graph's own frames are in shadow stacks, released at the task's last
+ * switch (fgraph.c).
  */
 #include "fhook.h"
 
-#include <linux/random.h>
-#include <linux/sched/task_stack.h>
 #include <linux/tracepoint.h>
-
-unsigned long fhook_frame_key __ro_after_init;
 
 static const struct fhook_frame_kind *const fhook_frame_kinds[] = {
 	[FHOOK_FRAME_AROUND]	= &fhook_around_frame_kind,
@@ -42,48 +38,58 @@ static const struct fhook_frame_kind *const fhook_frame_kinds[] = {
 static struct tracepoint *fhook_frames_tp;	/* sched_process_exit */
 static atomic_t fhook_frames_owners = ATOMIC_INIT(0);
 
+struct fhook_frames_walk {
+	enum fhook_frame_kind_id kind;
+	void (*fn)(void *frame, void *arg);
+	void *arg;
+	unsigned int n;
+};
+
+static notrace void fhook_frames_one(enum fhook_frame_kind_id kind, void *frame, void *arg)
+{
+	struct fhook_frames_walk *w = arg;
+
+	if (kind != w->kind)
+		return;
+	w->fn(frame, w->arg);
+	w->n++;
+}
+
 /*
- * Call @fn(frame, @arg) for each marked frame of @kind on current's stack,
- * above the caller's; the number of calls.  Other functions' frames are
- * read unchecked, as an unwinder reads them (KASAN).
+ * Call @fn(frame, @arg) for each frame of @kind on current's stack, above
+ * the caller's: calls in progress.  How many.
  */
 notrace unsigned int fhook_frames_walk(enum fhook_frame_kind_id kind,
 				       void (*fn)(void *frame, void *arg), void *arg)
 {
-	const struct fhook_frame_kind *k = fhook_frame_kinds[kind];
-	unsigned long x = ALIGN(current_stack_pointer, 8);
-	unsigned long end = (unsigned long)task_stack_page(current) + THREAD_SIZE;
-	unsigned int n = 0;
+	struct fhook_frames_walk w = { .kind = kind, .fn = fn, .arg = arg };
 
-	if (!object_is_on_stack((void *)x))
-		return 0;	/* (an interrupt stack: no task frames) */
-	for (; x + k->size <= end; x += 8) {
-		if (READ_ONCE_NOCHECK(*(unsigned long *)(x + k->mark)) !=
-		    fhook_frame_mark((void *)x, kind))
-			continue;
-		fn((void *)x, arg);
-		n++;
-	}
-	return n;
+	fhook_arch_body_frames(fhook_frames_one, &w);
+	return w.n;
+}
+
+static notrace void fhook_frames_abandon(enum fhook_frame_kind_id kind, void *frame, void *arg)
+{
+	fhook_frame_kinds[kind]->abandon(frame);
+	(*(unsigned int *)arg)++;
 }
 
 /* TP_PROTO(struct task_struct *p): current, in do_exit() */
 static notrace void fhook_frames_on_exit(void *data, struct task_struct *p)
 {
-	unsigned int i, n = 0;
+	unsigned int n = 0;
 
 	if (!atomic_read(&fhook_frames_owners))
 		return;
-	for (i = 0; i < ARRAY_SIZE(fhook_frame_kinds); i++)
-		n += fhook_frames_walk(i, fhook_frame_kinds[i]->abandon, NULL);
+	fhook_arch_body_frames(fhook_frames_abandon, &n);
 	if (n)
 		pr_info_ratelimited("%s[%d] exits inside %u call(s) through fhook's trampolines: counted out\n",
 				    p->comm, task_pid_nr(p), n);
 }
 
 /*
- * A probe or hook whose trampoline marks frames exists (_get) or is gone
- * (_put): exits are scanned only while one does.
+ * A probe or hook whose trampoline runs bodies exists (_get) or is gone
+ * (_put): exits are looked at only while one does.
  */
 void fhook_frames_get(void)
 {
@@ -97,7 +103,6 @@ void fhook_frames_put(void)
 
 int fhook_frames_init(void)
 {
-	fhook_frame_key = get_random_long();
 	fhook_frames_tp = fhook_tracepoint("sched_process_exit");
 	if (!fhook_frames_tp)
 		return -ENOENT;

@@ -54,6 +54,7 @@ struct fhook_hook_k {
 	atomic64_t calls;		/* matching calls since START */
 	atomic64_t acted;		/* actions since START (times) */
 	struct fhook_around around;	/* AROUND: its slot (slot -1: none) */
+	struct fhook_user *user;	/* AROUND: whose share the slot is in until freed */
 };
 
 /* A hook (FHOOK_PROBE_HOOK): an IPMODIFY ftrace_ops on one function. */
@@ -298,7 +299,11 @@ static notrace void fhook_hook_around_exit(struct fhook_around *a, struct fhook_
 
 static void fhook_hook_around_free(struct fhook_around *a)
 {
-	kfree(container_of(a, struct fhook_hook_k, around));
+	struct fhook_hook_k *h = container_of(a, struct fhook_hook_k, around);
+
+	/* (a slot draining after its session still counts in its user's share) */
+	fhook_user_slot_give(h->user, FHOOK_USER_SLOT_AROUND);
+	kfree(h);
 }
 
 static const struct fhook_around_ops fhook_hook_around_ops = {
@@ -430,6 +435,7 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 			fhook_user_slot_give(p->session->user, FHOOK_USER_SLOT_AROUND);
 			return ret;
 		}
+		h->user = p->session->user;
 		ret = fhook_around_set_body(&h->around, arg->addr);
 		if (ret)
 			return ret;
@@ -549,7 +555,6 @@ static void fhook_hook_release(struct fhook_probe *p)
 		kfree(h);
 		return;
 	}
-	fhook_user_slot_give(p->session->user, FHOOK_USER_SLOT_AROUND);
 	fhook_around_release(&h->around, h->armed_once);
 }
 

@@ -472,14 +472,15 @@ void fhook_khook_remove(struct fhook_khook *hooks, size_t n)
 EXPORT_SYMBOL_GPL(fhook_khook_remove);
 
 /*
- * Must @mod, going, wait for the calls inside its hook @k?  Only for those
- * inside its replacement: they run its text and call its "original"
- * through the pointer the detach clears.  Calls inside the body of a
- * function it observes reach none of its code once @k is detached.
+ * Must @k's owner, going, wait for the calls inside its hook @k?  For
+ * those inside its replacement (they run its text and call its "original"
+ * through the pointer the detach clears) and for those inside one of its
+ * own functions.  Calls inside the body of another function it observes
+ * reach none of its code once @k is detached.
  */
 static bool fhook_khook_must_wait(struct fhook_khook_k *k)
 {
-	return k->hook && k->hook->replacement;
+	return k->hook && (k->hook->replacement || within_module(k->addr, k->owner));
 }
 
 /*
@@ -510,9 +511,12 @@ static int fhook_khook_module_notify(struct notifier_block *nb, unsigned long ac
 			pr_warn("%s left its hook on %s installed: removed\n", mod->name, k->func);
 			fhook_khook_adopt(k);
 		} else if (within_module(k->addr, mod)) {
-			pr_warn("%s: its function %s, hooked by %s, is going: hook removed\n",
-				mod->name, k->func, k->owner->name);
+			pr_warn("%s: its function %s, hooked by %s, is going: hook removed (%s frees it with fhook_khook_remove())\n",
+				mod->name, k->func, k->owner->name, k->owner->name);
 			fhook_khook_unhook(k);
+			/* what the owner's replacement would call is going */
+			if (k->hook->orig)
+				WRITE_ONCE(*(unsigned long *)k->hook->orig, 0);
 		}
 	}
 	mutex_unlock(&fhook_khook_lock);

@@ -51,8 +51,7 @@ struct fhook_lat_frame {
 	u64 ts;				/* entry time */
 	u64 stack[FHOOK_HOOK_MAX_STACK_ARGS];	/* pushed for the body */
 	u64 timed;			/* this call is timed */
-	u64 mark;			/* fhook_frame_mark() while inside (frames.c) */
-	u64 pad;			/* the body's stack aligned as at its entry */
+	u64 pad[2];			/* the body's stack aligned as at its entry */
 };
 
 /* slot -> struct fhook_lat *, read by the slots' entry stubs */
@@ -94,7 +93,6 @@ asmlinkage notrace void fhook_lat_enter(struct fhook_lat_frame *f)
 	unsigned long ip = args[-2] - MCOUNT_INSN_SIZE;
 
 	this_cpu_inc(l->cpu->inflight);
-	f->mark = fhook_frame_mark(f, FHOOK_FRAME_LAT);
 	fhook_stack_args_copy(f->stack, args, l->stack_args);
 	f->timed = (likely(l->unfiltered) || fhook_probe_filter_guarded(l->probe, ip, args[-1])) &&
 		   fhook_lat_clock(&f->ts, ip, args[-1]);
@@ -116,7 +114,6 @@ asmlinkage notrace void fhook_lat_exit(struct fhook_lat_frame *f)
 		fhook_lathist_add(&c->h, d);
 		preempt_enable_notrace();
 	}
-	f->mark = 0;
 	/* the last access to the histogram from this call */
 	barrier();
 	this_cpu_dec(c->inflight);
@@ -126,18 +123,14 @@ asmlinkage notrace void fhook_lat_exit(struct fhook_lat_frame *f)
  * frames.c: the task exits inside the call of @frame, which never comes
  * back: counted out untimed.
  */
-static notrace void fhook_lat_abandon(void *frame, void *arg)
+static notrace void fhook_lat_abandon(void *frame)
 {
 	struct fhook_lat_frame *f = frame;
 
-	f->mark = 0;
-	barrier();
 	this_cpu_dec(((struct fhook_lat *)f->lat)->cpu->inflight);
 }
 
 const struct fhook_frame_kind fhook_lat_frame_kind = {
-	.size		= sizeof(struct fhook_lat_frame),
-	.mark		= offsetof(struct fhook_lat_frame, mark),
 	.abandon	= fhook_lat_abandon,
 };
 

@@ -58,9 +58,28 @@ struct fhook_user {
 	atomic_t slots[FHOOK_USER_SLOT_KINDS];
 };
 
-/* uid -> struct fhook_user, while it has sessions */
+/* uid -> struct fhook_user, while it has sessions or holds anything */
 static DEFINE_XARRAY(fhook_users);
 static DEFINE_MUTEX(fhook_users_lock);
+
+/*
+ * @u holds nothing any more: gone.  Under the lock.  (A session kept with
+ * its probes after a failed unregister keeps its pages, and its user with
+ * them, for good; a trace-around hook draining after its session keeps
+ * its slot until it is freed.)
+ */
+static void fhook_user_put_locked(struct fhook_user *u)
+{
+	int i;
+
+	if (u->sessions || atomic_long_read(&u->pages))
+		return;
+	for (i = 0; i < FHOOK_USER_SLOT_KINDS; i++)
+		if (atomic_read(&u->slots[i]))
+			return;
+	xa_erase(&fhook_users, u->uid);
+	kfree(u);
+}
 
 int fhook_priv_check(u32 needs)
 {
@@ -186,14 +205,8 @@ void fhook_user_session_put(struct fhook_user *u)
 	if (!u)
 		return;
 	mutex_lock(&fhook_users_lock);
-	/*
-	 * (a session kept with its probes after a failed unregister keeps
-	 * its pages, and its user with them, for good)
-	 */
-	if (!--u->sessions && !atomic_long_read(&u->pages)) {
-		xa_erase(&fhook_users, u->uid);
-		kfree(u);
-	}
+	u->sessions--;
+	fhook_user_put_locked(u);
 	mutex_unlock(&fhook_users_lock);
 }
 
@@ -238,8 +251,13 @@ int fhook_user_slot_take(struct fhook_user *u, enum fhook_user_slot kind)
 	return 0;
 }
 
+/* Given back when the slot is free, maybe after the session: may free @u. */
 void fhook_user_slot_give(struct fhook_user *u, enum fhook_user_slot kind)
 {
-	if (u)
-		atomic_dec(&u->slots[kind]);
+	if (!u)
+		return;
+	mutex_lock(&fhook_users_lock);
+	atomic_dec(&u->slots[kind]);
+	fhook_user_put_locked(u);
+	mutex_unlock(&fhook_users_lock);
 }

@@ -168,6 +168,8 @@ SYM_FUNC_START(fhook_around_common)
 	FHOOK_LOAD_ARGS %rbp, -FHOOK_AF_SIZE, FHOOK_AF_REGS
 	movq	-FHOOK_AF_SIZE+FHOOK_AF_TARGET(%rbp), %r11
 	call	fhook_around_jump
+.Lfhook_around_body_ret:
+	ANNOTATE_NOENDBR	/* (its address is compared with, never called) */
 	leaq	-FHOOK_AF_SIZE(%rbp), %rsp
 	movq	%rax, RAX(%rsp)
 	movq	%rdx, RDX(%rsp)
@@ -200,6 +202,8 @@ SYM_FUNC_START(fhook_lat_common)
 	FHOOK_LOAD_ARGS %rbp, -FHOOK_LF_SIZE, FHOOK_LF_REGS
 	movq	8(%rbp), %r11
 	call	fhook_around_jump
+.Lfhook_lat_body_ret:
+	ANNOTATE_NOENDBR	/* (its address is compared with, never called) */
 	leaq	-FHOOK_LF_SIZE(%rbp), %rsp
 	movq	%rax, FHOOK_LF_AX(%rsp)
 	movq	%rdx, FHOOK_LF_DX(%rsp)
@@ -355,6 +359,16 @@ SYM_DATA_START(fhook_orig_tramps)
 	.quad	fhook_orig_\n
 	.endr
 SYM_DATA_END(fhook_orig_tramps)
+/*
+ * Where the bodies the around and latency trampolines run return to
+ * (fhook_arch_body_frames()), by enum fhook_frame_kind_id; local labels:
+ * stack traces still name the trampoline function
+ */
+SYM_DATA_START(fhook_body_rets)
+	.quad	.Lfhook_around_body_ret
+	.quad	.Lfhook_lat_body_ret
+SYM_DATA_END(fhook_body_rets)
+
 SYM_DATA_START(fhook_lat_tramps)
 	.irp n, FHOOK_SLOT_LIST
 	.quad	fhook_lat_\n

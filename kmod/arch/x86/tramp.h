@@ -28,6 +28,13 @@
 #define FHOOK_LF_TIMED		144
 #define FHOOK_LF_SIZE		168	/* 8 mod 16: the body's stack as at its entry */
 
+/*
+ * Both run the body with a call from right below their frame, under the
+ * 8 stack-argument words they push for it: the frame is this far above
+ * the slot of the body's return address (fhook_*_body_ret)
+ */
+#define FHOOK_BODY_RET_TO_FRAME	72
+
 #ifndef __ASSEMBLY__
 /* tramp.S: the slots' entry addresses by kind, the RETURN stub */
 extern const unsigned long fhook_direct_count_tramps[FHOOK_NR_SLOTS];
@@ -43,6 +50,8 @@ extern const unsigned long fhook_lat_tramps[FHOOK_NR_SLOTS];
 /* slot -> the latency probe's struct fhook_lat (latency.c) */
 extern unsigned long fhook_lat_ctxs[FHOOK_NR_SLOTS];
 void fhook_hook_return(void);
+/* where the bodies the around and latency trampolines run return to, by frame kind */
+extern const unsigned long fhook_body_rets[2];
 /* where functions in a call graph return (probe_graph.c) */
 void fhook_graph_return(void);
 #endif
