@@ -1653,6 +1653,42 @@ static long long cgroup_memory(void)
 	return v;
 }
 
+/*
+ * Trace-around hooks in session @fd on security_* functions (those whose
+ * prototype the module takes) until ENOSPC (*@refused) or
+ * FHOOK_MAX_PROBES; how many it holds, *@err the last other refusal.
+ */
+static unsigned int around_hooks_until_full(int fd, int *refused, int *err)
+{
+	char line[512], sym[256], type;
+	unsigned long long addr;
+	unsigned int held = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		fatal("/proc/kallsyms");
+	*refused = 0;
+	*err = 0;
+	while (fgets(line, sizeof(line), f) && held < FHOOK_MAX_PROBES && !*refused) {
+		struct fhook_hook hk = { .size = sizeof(hk), .action = FHOOK_HOOK_AROUND };
+		struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_HOOK,
+					      .hook = (uintptr_t)&hk };
+
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) != 3 || strchr(line, '[') ||
+		    (type != 't' && type != 'T') || strncmp(sym, "security_", 9) || strchr(sym, '.'))
+			continue;
+		pa.addr = addr;
+		if (!ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa))
+			held++;
+		else if (errno == ENOSPC)
+			*refused = 1;
+		else
+			*err = errno;	/* not a function it takes: the next one */
+	}
+	fclose(f);
+	return held;
+}
+
 /* A user's share of fhook's memory budget, in bytes (max_user_mem_pct of half of RAM) */
 static unsigned long long user_mem_share(void)
 {
@@ -1673,31 +1709,14 @@ static int hold_share(void)
 	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
 	unsigned long long share = user_mem_share(), held, ring;
 	struct fhook_handshake hs;
-	unsigned int slots = 0;
-	char line[512], sym[256], type;
-	unsigned long long addr;
-	FILE *f = fopen("/proc/kallsyms", "r");
+	unsigned int slots;
 	int fd = open_dev();
-	int rfd;
+	int rfd, refused, err;
 
-	if (!f || handshake(fd, &hs) || ring_setup(fd, 65536))
-		fatal("a session and /proc/kallsyms");
+	if (handshake(fd, &hs) || ring_setup(fd, 65536))
+		fatal("a session");
 	held = 65536 * ncpus;
-	while (fgets(line, sizeof(line), f)) {
-		struct fhook_hook hk = { .size = sizeof(hk), .action = FHOOK_HOOK_AROUND };
-		struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_HOOK,
-					      .hook = (uintptr_t)&hk };
-
-		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) != 3 || strchr(line, '[') ||
-		    (type != 't' && type != 'T') || strncmp(sym, "security_", 9) || strchr(sym, '.'))
-			continue;
-		pa.addr = addr;
-		if (!ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa))
-			slots++;
-		else if (errno == ENOSPC)
-			break;
-	}
-	fclose(f);
+	slots = around_hooks_until_full(fd, &refused, &err);
 	/* sessions of rings of a quarter to an eighth of the share until it is held */
 	for (ring = 4096; 4 * 2 * ring * ncpus <= share; ring *= 2)
 		;
@@ -1706,9 +1725,10 @@ static int hold_share(void)
 			break;
 		held += ring * ncpus;
 	}
-	expect(slots == hs.max_user_slots && errno == EDQUOT && held + ring * ncpus >= share,
-	       "holding %u trace-around slots and %llu of a %llu MiB share, then %s", slots,
-	       held >> 20, share >> 20, strerror(errno));
+	expect(refused && slots == hs.max_user_slots && errno == EDQUOT &&
+	       held + ring * ncpus >= share,
+	       "holding %u trace-around slots (last other refusal %d) and %llu of a %llu MiB share, then %s",
+	       slots, err, held >> 20, share >> 20, strerror(errno));
 	printf("# holding %u slots, %llu MiB\n", slots, held >> 20);
 	pause();
 	return tap_status();
@@ -1924,37 +1944,18 @@ static int lockdown_args(void)
  * hooks (before 2026-12-02 a session took all 64 and every
  * fhook_khook_install() failed); a user without CAP_SYS_ADMIN at most
  * max_user_slots of them (FHOOK_R_USER_SLOTS; before 2026-12-03 one user
- * took all 48).  Hooks on security_* functions, those whose prototype
- * the module takes.
+ * took all 48).
  */
 static void test_observer_around_slots(void)
 {
 	struct fhook_handshake hs;
-	char line[512], sym[256], type;
-	unsigned long long addr;
-	unsigned int held = 0, refused = 0, err = 0, share;
-	FILE *f = fopen("/proc/kallsyms", "r");
+	unsigned int held, share;
 	int fd = open_dev();
+	int refused, err;
 
-	if (!f || handshake(fd, &hs) || ring_setup(fd, 65536))
-		fatal("a session and /proc/kallsyms");
-	while (fgets(line, sizeof(line), f) && held < FHOOK_MAX_PROBES && !refused) {
-		struct fhook_hook hk = { .size = sizeof(hk), .action = FHOOK_HOOK_AROUND };
-		struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_HOOK,
-					      .hook = (uintptr_t)&hk };
-
-		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) != 3 || strchr(line, '[') ||
-		    (type != 't' && type != 'T') || strncmp(sym, "security_", 9) || strchr(sym, '.'))
-			continue;
-		pa.addr = addr;
-		if (!ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa))
-			held++;
-		else if (errno == ENOSPC)
-			refused = 1;
-		else
-			err = errno;	/* not a function it takes: the next one */
-	}
-	fclose(f);
+	if (handshake(fd, &hs) || ring_setup(fd, 65536))
+		fatal("a session");
+	held = around_hooks_until_full(fd, &refused, &err);
 	share = hs.nr_slots - hs.khook_slots - hs.around_used;
 	if (hs.max_user_slots && hs.max_user_slots < share)
 		share = hs.max_user_slots;
