@@ -193,6 +193,9 @@ static notrace void fhook_around_abandon(void *frame)
 	struct fhook_around_frame *f = frame;
 	struct fhook_around *a = (struct fhook_around *)f->owner;
 
+	/* (a live frame's slot is @a's until its call is counted out) */
+	if (f->slot >= FHOOK_NR_SLOTS || READ_ONCE(fhook_around_slots[f->slot]) != a)
+		return;
 	/* the last access to @a from this call, as in fhook_around_exit() */
 	smp_mb__before_atomic();
 	atomic_long_dec(&a->inflight);

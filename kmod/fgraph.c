@@ -393,6 +393,31 @@ void fhook_fgraph_detach(void)
 }
 
 /*
+ * What a call graph put fhook_graph_return in place of at @slot, on
+ * current's stack (arch/x86/stack.c: unwinding past it), or 0.  Only
+ * current pushes and pops its stack.
+ */
+notrace unsigned long fhook_fgraph_ret_addr(unsigned long *slot)
+{
+	struct fhook_gstack *gs;
+	struct fhook_gpool *g;
+	unsigned long ret = 0;
+	int i;
+
+	preempt_disable_notrace();	/* (the pool is freed after an RCU grace period) */
+	g = READ_ONCE(fhook_gpool);
+	gs = g ? fhook_gstack_active(g) : NULL;
+	for (i = gs ? min_t(int, READ_ONCE(gs->depth), FHOOK_GRAPH_MAX_DEPTH) - 1 : -1; i >= 0; i--) {
+		if (gs->frames[i].slot == slot) {
+			ret = gs->frames[i].ret;
+			break;
+		}
+	}
+	preempt_enable_notrace();
+	return ret;
+}
+
+/*
  * After fhook_fgraph_detach(): put the return addresses back and free the
  * pool, now or once the last call inside has returned.  @stuck: ftrace
  * kept one of the user's ops, whose callbacks may still push: keep it all.

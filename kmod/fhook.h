@@ -547,6 +547,7 @@ struct fhook_around;
  * die inside (frames.c), by kind; found by fhook_arch_body_frames().
  */
 enum fhook_frame_kind_id {
+	FHOOK_FRAME_NONE = -1,		/* another function's */
 	FHOOK_FRAME_AROUND,
 	FHOOK_FRAME_LAT,
 };
@@ -558,8 +559,9 @@ struct fhook_frame_kind {
 
 extern const struct fhook_frame_kind fhook_around_frame_kind, fhook_lat_frame_kind;
 
-void fhook_arch_body_frames(void (*fn)(enum fhook_frame_kind_id kind, void *frame, void *arg),
+void fhook_arch_body_frames(bool (*fn)(int kind, unsigned long ip, void *frame, void *arg),
 			    void *arg);
+unsigned long fhook_fgraph_ret_addr(unsigned long *slot);
 unsigned int fhook_frames_walk(enum fhook_frame_kind_id kind,
 			       void (*fn)(void *frame, void *arg), void *arg);
 void fhook_frames_get(void);

@@ -10,9 +10,11 @@
  *
  * So when a task exits (sched_process_exit, from do_exit() on the task's
  * own stack) the unwinder walks its stack (fhook_arch_body_frames()):
- * every place a body would return into one of the trampolines is a call
- * that never will, and the frame's kind counts it out as its return would
- * have (without the exit handlers: the function did not return).  The
+ * above do_exit()'s frame, every place a body would return into one of
+ * the trampolines is a call that never will, and the frame's kind counts
+ * it out as its return would have (without the exit handlers: the
+ * function did not return).  Below it (the tracepoint's own functions,
+ * which a probe may time too) calls return as usual.  The
  * frames are found from the return addresses the unwinder follows, never
  * from what is written on the stack, so no value a user can put there
  * passes for one.
@@ -21,14 +23,19 @@
  * of do_task_dead(), refused by name with the other functions no call
  * returns from (FHOOK_NORETURN_FUNCS, btf.c).  A task that dies in an oops
  * has its stack rewound before do_exit(): what it was inside stays
- * counted (the kernel is tainted; reboot).  So do calls whose return the
- * unwinder cannot see past (a call graph's return trampoline above them).
- * graph's own frames are in shadow stacks, released at the task's last
- * switch (fgraph.c).
+ * counted (the kernel is tainted; reboot), as do calls above a frame the
+ * unwinder is unsure of (code without ORC data: BPF programs).  A call
+ * graph's return trampoline is looked through (fgraph.c keeps what it
+ * replaced); its own frames are in shadow stacks, released at the task's
+ * last switch.
  */
 #include "fhook.h"
 
+#include <linux/kallsyms.h>
 #include <linux/tracepoint.h>
+
+/* frames from this probe's to do_exit()'s: the tracepoint's, a few hooks' */
+#define FHOOK_FRAMES_TO_EXIT	16
 
 static const struct fhook_frame_kind *const fhook_frame_kinds[] = {
 	[FHOOK_FRAME_AROUND]	= &fhook_around_frame_kind,
@@ -45,14 +52,15 @@ struct fhook_frames_walk {
 	unsigned int n;
 };
 
-static notrace void fhook_frames_one(enum fhook_frame_kind_id kind, void *frame, void *arg)
+static notrace bool fhook_frames_one(int kind, unsigned long ip, void *frame, void *arg)
 {
 	struct fhook_frames_walk *w = arg;
 
-	if (kind != w->kind)
-		return;
-	w->fn(frame, w->arg);
-	w->n++;
+	if (kind == w->kind) {
+		w->fn(frame, w->arg);
+		w->n++;
+	}
+	return true;
 }
 
 /*
@@ -68,23 +76,47 @@ notrace unsigned int fhook_frames_walk(enum fhook_frame_kind_id kind,
 	return w.n;
 }
 
-static notrace void fhook_frames_abandon(enum fhook_frame_kind_id kind, void *frame, void *arg)
+/* An exit's walk: the calls above do_exit()'s frame, once it is found */
+struct fhook_frames_exit {
+	unsigned int frames;	/* looked at before do_exit() */
+	bool above;		/* do_exit()'s frame passed */
+	unsigned int n;		/* counted out */
+};
+
+/*
+ * Calls below do_exit() (the tracepoint's, a probe's on it: a body may run
+ * there too) return; those above it never do.  do_exit() is found by name
+ * among the first few frames (it is not exported).
+ */
+static notrace bool fhook_frames_abandon(int kind, unsigned long ip, void *frame, void *arg)
 {
-	fhook_frame_kinds[kind]->abandon(frame);
-	(*(unsigned int *)arg)++;
+	struct fhook_frames_exit *e = arg;
+	char sym[KSYM_SYMBOL_LEN];
+
+	if (e->above) {
+		if (kind != FHOOK_FRAME_NONE) {
+			fhook_frame_kinds[kind]->abandon(frame);
+			e->n++;
+		}
+		return true;
+	}
+	sprint_symbol_no_offset(sym, ip);
+	e->above = !strcmp(sym, "do_exit");
+	/* (not found: nothing is counted out, the safe way to fail) */
+	return e->above || ++e->frames < FHOOK_FRAMES_TO_EXIT;
 }
 
 /* TP_PROTO(struct task_struct *p): current, in do_exit() */
 static notrace void fhook_frames_on_exit(void *data, struct task_struct *p)
 {
-	unsigned int n = 0;
+	struct fhook_frames_exit e = {};
 
 	if (!atomic_read(&fhook_frames_owners))
 		return;
-	fhook_arch_body_frames(fhook_frames_abandon, &n);
-	if (n)
+	fhook_arch_body_frames(fhook_frames_abandon, &e);
+	if (e.n)
 		pr_info_ratelimited("%s[%d] exits inside %u call(s) through fhook's trampolines: counted out\n",
-				    p->comm, task_pid_nr(p), n);
+				    p->comm, task_pid_nr(p), e.n);
 }
 
 /*

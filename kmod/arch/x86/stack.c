@@ -32,13 +32,17 @@ notrace unsigned int fhook_stack_kernel(struct pt_regs *regs, u64 *store, unsign
 }
 
 /*
- * The frames of the trampolines that run a function's body (around,
- * latency) on current's stack, each given to @fn with its kind: the
- * unwinder finds them where a body returns into its trampoline.  Only
- * return addresses the unwinder follows are looked at, so nothing written
- * on the stack passes for a frame.  None found without ORC.
+ * The calls in progress on current's stack, from the caller's outwards:
+ * @fn(kind, ip, frame, @arg) for each return address the unwinder
+ * follows, with the frame of the trampoline it returns into where a body
+ * the around or latency trampoline runs returns (kind FHOOK_FRAME_*; else
+ * FHOOK_FRAME_NONE, frame NULL); @fn says whether to go on.  Nothing
+ * written on the stack passes for a frame: only return-address slots are
+ * read, and the walk ends where the unwinder is unsure of them (an
+ * error, a return address a call graph replaced that fgraph.c does not
+ * know).  Nothing without ORC.
  */
-notrace void fhook_arch_body_frames(void (*fn)(enum fhook_frame_kind_id kind, void *frame,
+notrace void fhook_arch_body_frames(bool (*fn)(int kind, unsigned long ip, void *frame,
 					       void *arg), void *arg)
 {
 #ifdef CONFIG_UNWINDER_ORC
@@ -48,17 +52,28 @@ notrace void fhook_arch_body_frames(void (*fn)(enum fhook_frame_kind_id kind, vo
 	for (unwind_start(&state, current, NULL, NULL); !unwind_done(&state);
 	     unwind_next_frame(&state)) {
 		unsigned long ip = unwind_get_return_address(&state);
+		void *frame = NULL;
 		int kind;
 
-		if (!ip)
+		if (!ip || unwind_error(&state))
 			break;
 		if (state.regs)		/* (an interrupted ip: no call returns there) */
 			continue;
-		for (kind = 0; kind < ARRAY_SIZE(fhook_body_rets); kind++) {
-			/* the return address was in the word below the caller's sp */
-			if (ip == fhook_body_rets[kind])
-				fn(kind, (void *)(state.sp - 8 + FHOOK_BODY_RET_TO_FRAME), arg);
+		/* the return address was in the word below the caller's sp */
+		if (ip == (unsigned long)fhook_graph_return) {
+			ip = fhook_fgraph_ret_addr((unsigned long *)(state.sp - 8));
+			if (!ip)
+				break;
+			state.ip = ip;	/* (the unwinder goes on from there) */
 		}
+		for (kind = ARRAY_SIZE(fhook_body_rets) - 1; kind >= 0; kind--) {
+			if (ip == fhook_body_rets[kind]) {
+				frame = (void *)(state.sp - 8 + FHOOK_BODY_RET_TO_FRAME);
+				break;
+			}
+		}
+		if (!fn(kind, ip, frame, arg))
+			break;
 	}
 #endif
 }

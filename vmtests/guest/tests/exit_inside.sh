@@ -61,6 +61,30 @@ wait_for 20 sh -c "! kill -0 $M 2>/dev/null" ||
 wait $M
 expect_eq "$?" 0 "rmmod fhook_khook_test ($(cat $D/rmmod.err))"
 
+# 4. a latency probe on the tracepoint's own function (reached once the
+# tracepoint has two probes: fhook's and tracefs' event), below do_exit():
+# its calls return, none is counted out (issue 41's closing review: each
+# exit counted one out, and the probe could be freed with calls inside)
+if grep -q '^__traceiter_sched_process_exit$' $T/available_filter_functions; then
+	echo 1 > $T/events/sched/sched_process_exit/enable
+	_before=$(exits_seen)
+	fhook latency __traceiter_sched_process_exit > $D/tp.out 2> $D/tp.err &
+	CTL=$!
+	wait_for 30 grep -q '^__traceiter_sched_process_exit .* D' $T/enabled_functions ||
+		fail "latency probe on __traceiter_sched_process_exit not attached: $(cat $D/tp.err)"
+	for i in $(seq 20); do sh -c : ; done
+	kill -INT $CTL
+	wait $CTL
+	expect_eq "$?" 0 "fhook latency __traceiter_sched_process_exit exit code"
+	echo 0 > $T/events/sched/sched_process_exit/enable
+	n=$(sed -n 's/.*count: \([0-9]*\).*/\1/p' $D/tp.out | head -n 1)
+	[ "${n:-0}" -ge 20 ] || fail "calls of the tracepoint timed: ${n:-none} for 20 exits: $(cat $D/tp.out)"
+	dmesg | grep 'exits inside' | grep -qv 'fhook-die' &&
+		fail "calls below do_exit() counted out: $(dmesg | grep 'exits inside' | grep -v fhook-die | head -n 2)"
+	expect_eq "$(exits_seen)" "$_before" "exits counted out meanwhile"
+	tp="; the tracepoint's own calls ($n) timed, none counted out"
+fi
+
 # nothing is left inside anything: fhook goes at once
 rmmod fhook 2> $D/rmmod.err || fail "rmmod fhook after calls that never returned: $(cat $D/rmmod.err)"
-pass "8 calls whose threads exited inside counted out: latency and trace-around left nothing inside, a module's hook went without waiting, fhook unloaded"
+pass "8 calls whose threads exited inside counted out: latency and trace-around left nothing inside, a module's hook went without waiting$tp, fhook unloaded"
