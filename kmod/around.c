@@ -28,7 +28,6 @@
 #include <linux/module.h>
 #include <linux/uaccess.h>
 #include <linux/sched.h>
-#include <linux/sched/task_stack.h>
 #include <linux/workqueue.h>
 
 static struct fhook_around *fhook_around_slots[FHOOK_NR_SLOTS];
