@@ -325,8 +325,11 @@ static u64 fhook_kret_pages(u32 n, size_t size)
  * Debug allocators (KASAN redzones, kmemleak, slub_debug) make them cost
  * more than fhook_kret_pages() says, so what MemAvailable lost meanwhile
  * is charged when it is more, and the probe refused when that does not
- * fit (release unregisters it and gives the pages back).
+ * fit (release unregisters it and gives the pages back).  Others'
+ * allocations meanwhile count too, so never more than FHOOK_KRET_SLACK
+ * times the estimate: a busy machine does not fill a user's share.
  */
+#define FHOOK_KRET_SLACK	4
 static int fhook_kret_register(struct fhook_kprobe_probe *k)
 {
 	long before, used;
@@ -344,7 +347,7 @@ static int fhook_kret_register(struct fhook_kprobe_probe *k)
 	if (ret)
 		return ret;
 	k->p.registered = true;
-	used = before - si_mem_available();
+	used = min_t(long, before - si_mem_available(), FHOOK_KRET_SLACK * k->rp_pages);
 	if (used > 0 && (u64)used > k->rp_pages) {
 		ret = fhook_mem_reserve(k->p.session->user, used - k->rp_pages);
 		if (ret)

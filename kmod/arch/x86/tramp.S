@@ -114,9 +114,15 @@
  * guard page)
  */
 .macro FHOOK_PUSH_STACK_ARGS at
+	.set	.Lfhook_pushed, 0
 	.irp off, 56, 48, 40, 32, 24, 16, 8, 0
 	pushq	\at+\off(%rbp)
+	.set	.Lfhook_pushed, .Lfhook_pushed + 8
 	.endr
+	/* what fhook_arch_body_frames() and the frames' C layout count on */
+	.if .Lfhook_pushed + 8 - FHOOK_BODY_RET_TO_FRAME
+	.error "FHOOK_PUSH_STACK_ARGS pushes other than FHOOK_BODY_RET_TO_FRAME - 8 bytes"
+	.endif
 .endm
 
 	.text

@@ -85,6 +85,47 @@ if grep -q '^__traceiter_sched_process_exit$' $T/available_filter_functions; the
 	tp="; the tracepoint's own calls ($n) timed, none counted out"
 fi
 
+# 5. exits with forged registers: a CAP_PERFMON user exits with the
+# addresses of every byte of the trampolines (and of the call graph's
+# return trampoline) in every register it can set, the stack pointer and
+# (by jumping there) the instruction pointer, while a latency probe and a
+# module's hook with a sleeper inside exist.  The walk follows
+# return addresses only: nothing is counted out, the sleeper's call
+# stays counted inside (issue 41's closing review forged such a frame
+# through the first, marker-based walk)
+ranges=$(grep '\[fhook\]$' /proc/kallsyms | sort | awk '
+	{ if (prev != "" && prev != $1) print prev "-" $1; prev = "" }
+	$3 ~ /^fhook_(around_common|lat_common|graph_return)$/ { prev = $1 }')
+expect_eq "$(echo "$ranges" | wc -w)" 3 "trampoline ranges found in kallsyms ($ranges)"
+_before=$(exits_seen)
+echo reset > $TH
+insmod /fhook/fhook_khook_test.ko mode=sleep || fail "insmod fhook_khook_test.ko mode=sleep"
+echo sleep "$(pick 8000 24000)" > $TH &
+S=$!
+wait_for 10 sh -c "fhook status 2>/dev/null | grep fhook_testmod_sleep | grep -q 'inside=1'" ||
+	fail "the sleeper never showed inside the hook: $(fhook status 2>&1)"
+fhook latency vfs_read > $D/pm.out 2> $D/pm.err &
+CTL=$!
+wait_for 30 grep -q '^vfs_read .* D' $T/enabled_functions || fail "latency probe on vfs_read not attached: $(cat $D/pm.err)"
+# shellcheck disable=SC2086
+fhook-capexec 1000 1000 - perfmon -- fhook-exitregs $ranges > $D/forged.out 2> $D/forged.err ||
+	fail "exits with forged registers: $(cat $D/forged.out $D/forged.err)"
+kill -INT $CTL
+wait $CTL
+expect_eq "$?" 0 "fhook latency vfs_read exit code ($(cat $D/pm.err))"
+log "forged: $(cat $D/forged.out)"
+n=$(sed -n 's/^exits \([0-9]*\) .*/\1/p' $D/forged.out)
+[ "${n:-0}" -ge 20 ] || fail "too few forged exits: $(cat $D/forged.out)"
+expect_eq "$(exits_seen)" "$_before" "exits counted out meanwhile"
+dmesg | grep 'exits inside' | grep -v fhook-die && fail "an exit with forged registers counted a call out"
+fhook status 2>/dev/null | grep fhook_testmod_sleep | grep -q 'inside=1' ||
+	fail "the sleeper's call no longer counted inside: $(fhook status 2>&1)"
+kill -0 $S 2>/dev/null || fail "the sleeper returned before the forged exits were checked (make it sleep longer)"
+wait $S
+P=/sys/module/fhook_khook_test/parameters
+expect_eq "$(cat $P/exits)" 1 "exit handler calls (the sleeper's call returned through the hook)"
+rmmod fhook_khook_test || fail "rmmod fhook_khook_test after the sleeper"
+
 # nothing is left inside anything: fhook goes at once
 rmmod fhook 2> $D/rmmod.err || fail "rmmod fhook after calls that never returned: $(cat $D/rmmod.err)"
-pass "8 calls whose threads exited inside counted out: latency and trace-around left nothing inside, a module's hook went without waiting$tp, fhook unloaded"
+pass "8 calls whose threads exited inside counted out: latency and trace-around left nothing inside, a module's hook went without waiting$tp; $n exits with forged registers counted nothing out; fhook unloaded"
