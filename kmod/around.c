@@ -215,14 +215,18 @@ static notrace void fhook_around_count_own(void *frame, void *arg)
 /*
  * Calls of current inside @a: its live frames on its own stack that name
  * @a, never more than the calls inside.  A module whose hook is on its own
- * unload path removes it from below the hooked function.
+ * unload path removes it from below the hooked function.  Where the walk
+ * could not see the whole stack, every call inside may be current's:
+ * none is waited for (@a is let go, freed when they have returned).
  */
 static long fhook_around_own_calls(struct fhook_around *a)
 {
 	struct fhook_around_own own = { .a = a };
+	long inflight = atomic_long_read(&a->inflight);
 
-	fhook_frames_walk(FHOOK_FRAME_AROUND, fhook_around_count_own, &own);
-	return own.n <= atomic_long_read(&a->inflight) ? own.n : 0;
+	if (!fhook_frames_walk(FHOOK_FRAME_AROUND, fhook_around_count_own, &own))
+		return inflight;
+	return own.n <= inflight ? own.n : 0;
 }
 
 /*

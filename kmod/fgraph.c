@@ -274,6 +274,8 @@ static void fhook_gpool_free(struct fhook_gpool *g)
 		tracepoint_synchronize_unregister();
 	}
 	mutex_unlock(&fhook_gpool_lock);
+	/* readers with preemption off: fhook_fgraph_ret_addr() (an exit's walk) */
+	synchronize_rcu();
 	vfree(g->stacks);
 	kvfree(g);
 }
@@ -395,7 +397,9 @@ void fhook_fgraph_detach(void)
 /*
  * What a call graph put fhook_graph_return in place of at @slot, on
  * current's stack (arch/x86/stack.c: unwinding past it), or 0.  Only
- * current pushes and pops its stack.
+ * current pushes and pops its stack.  A function that tail-calls another
+ * traced one shares its slot: the callee's frame saved fhook_graph_return
+ * itself, the caller's below it what was there first.
  */
 notrace unsigned long fhook_fgraph_ret_addr(unsigned long *slot)
 {
@@ -408,7 +412,8 @@ notrace unsigned long fhook_fgraph_ret_addr(unsigned long *slot)
 	g = READ_ONCE(fhook_gpool);
 	gs = g ? fhook_gstack_active(g) : NULL;
 	for (i = gs ? min_t(int, READ_ONCE(gs->depth), FHOOK_GRAPH_MAX_DEPTH) - 1 : -1; i >= 0; i--) {
-		if (gs->frames[i].slot == slot) {
+		if (gs->frames[i].slot == slot &&
+		    gs->frames[i].ret != (unsigned long)fhook_graph_return) {
 			ret = gs->frames[i].ret;
 			break;
 		}

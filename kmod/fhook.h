@@ -559,11 +559,11 @@ struct fhook_frame_kind {
 
 extern const struct fhook_frame_kind fhook_around_frame_kind, fhook_lat_frame_kind;
 
-void fhook_arch_body_frames(bool (*fn)(int kind, unsigned long ip, void *frame, void *arg),
+bool fhook_arch_body_frames(bool (*fn)(int kind, unsigned long ip, void *frame, void *arg),
 			    void *arg);
 unsigned long fhook_fgraph_ret_addr(unsigned long *slot);
-unsigned int fhook_frames_walk(enum fhook_frame_kind_id kind,
-			       void (*fn)(void *frame, void *arg), void *arg);
+bool fhook_frames_walk(enum fhook_frame_kind_id kind, void (*fn)(void *frame, void *arg),
+		       void *arg);
 void fhook_frames_get(void);
 void fhook_frames_put(void);
 int fhook_frames_init(void);

@@ -49,31 +49,28 @@ struct fhook_frames_walk {
 	enum fhook_frame_kind_id kind;
 	void (*fn)(void *frame, void *arg);
 	void *arg;
-	unsigned int n;
 };
 
 static notrace bool fhook_frames_one(int kind, unsigned long ip, void *frame, void *arg)
 {
 	struct fhook_frames_walk *w = arg;
 
-	if (kind == w->kind) {
+	if (kind == w->kind)
 		w->fn(frame, w->arg);
-		w->n++;
-	}
 	return true;
 }
 
 /*
  * Call @fn(frame, @arg) for each frame of @kind on current's stack, above
- * the caller's: calls in progress.  How many.
+ * the caller's: calls in progress.  Whether those were all (the unwinder
+ * went to the stack's end).
  */
-notrace unsigned int fhook_frames_walk(enum fhook_frame_kind_id kind,
-				       void (*fn)(void *frame, void *arg), void *arg)
+notrace bool fhook_frames_walk(enum fhook_frame_kind_id kind, void (*fn)(void *frame, void *arg),
+			       void *arg)
 {
 	struct fhook_frames_walk w = { .kind = kind, .fn = fn, .arg = arg };
 
-	fhook_arch_body_frames(fhook_frames_one, &w);
-	return w.n;
+	return fhook_arch_body_frames(fhook_frames_one, &w);
 }
 
 /* An exit's walk: the calls above do_exit()'s frame, once it is found */

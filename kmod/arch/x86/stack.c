@@ -8,6 +8,7 @@
 #include "fhook.h"
 #include "tramp.h"
 
+#include <linux/kallsyms.h>
 #include <linux/stacktrace.h>
 #include <asm/unwind.h>
 
@@ -32,6 +33,21 @@ notrace unsigned int fhook_stack_kernel(struct pt_regs *regs, u64 *store, unsign
 }
 
 /*
+ * Is @ip where a function starts?  A call returns after a call
+ * instruction; a return trampoline is entered at its start.  (Its own
+ * frame: the walker's holds no buffer.)
+ */
+#ifdef CONFIG_UNWINDER_ORC
+static noinline notrace bool fhook_symbol_start(unsigned long ip)
+{
+	char sym[KSYM_SYMBOL_LEN];
+
+	sprint_symbol(sym, ip);
+	return strstr(sym, "+0x0/");
+}
+#endif
+
+/*
  * The calls in progress on current's stack, from the caller's outwards:
  * @fn(kind, ip, frame, @arg) for each return address the unwinder
  * follows, with the frame of the trampoline it returns into where a body
@@ -39,10 +55,13 @@ notrace unsigned int fhook_stack_kernel(struct pt_regs *regs, u64 *store, unsign
  * FHOOK_FRAME_NONE, frame NULL); @fn says whether to go on.  Nothing
  * written on the stack passes for a frame: only return-address slots are
  * read, and the walk ends where the unwinder is unsure of them (an
- * error, a return address a call graph replaced that fgraph.c does not
- * know).  Nothing without ORC.
+ * error; a return address a call graph replaced that fgraph.c does not
+ * know, or that is another return trampoline's: a kretprobe's, the
+ * kernel's function_graph's, whose callbacks ran before the graph's).
+ * Whether the walk saw every frame (the stack's end or @fn's choice).
+ * Nothing without ORC.
  */
-notrace void fhook_arch_body_frames(bool (*fn)(int kind, unsigned long ip, void *frame,
+notrace bool fhook_arch_body_frames(bool (*fn)(int kind, unsigned long ip, void *frame,
 					       void *arg), void *arg)
 {
 #ifdef CONFIG_UNWINDER_ORC
@@ -55,15 +74,21 @@ notrace void fhook_arch_body_frames(bool (*fn)(int kind, unsigned long ip, void 
 		void *frame = NULL;
 		int kind;
 
-		if (!ip || unwind_error(&state))
-			break;
+		if (unwind_error(&state))
+			return false;
+		if (state.regs && user_mode(state.regs))
+			break;		/* the stack's end: a user task's */
+		if (!ip)
+			return false;
 		if (state.regs)		/* (an interrupted ip: no call returns there) */
 			continue;
 		/* the return address was in the word below the caller's sp */
 		if (ip == (unsigned long)fhook_graph_return) {
 			ip = fhook_fgraph_ret_addr((unsigned long *)(state.sp - 8));
 			if (!ip)
-				break;
+				return false;
+			if (fhook_symbol_start(ip))
+				return false;
 			state.ip = ip;	/* (the unwinder goes on from there) */
 		}
 		for (kind = ARRAY_SIZE(fhook_body_rets) - 1; kind >= 0; kind--) {
@@ -75,5 +100,8 @@ notrace void fhook_arch_body_frames(bool (*fn)(int kind, unsigned long ip, void 
 		if (!fn(kind, ip, frame, arg))
 			break;
 	}
+	return true;
+#else
+	return false;
 #endif
 }
