@@ -1,4 +1,8 @@
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <fstream>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -359,6 +363,39 @@ TEST_F(SlicedTest, NoAddressesNoSlices) {
     const Ksyms hidden = Ksyms::parse(zeros);
     ASSERT_TRUE(hidden.addresses_hidden());
     EXPECT_FALSE(build_sliced_request(parse_probe_specs({"*"}), functions_, &hidden));
+}
+
+// CAP_PERFMON users cannot read tracefs: function names come from kallsyms
+TEST(FunctionListKallsyms, TextSymbolsByName) {
+    std::istringstream in("0000000000000000 T vfs_read\n"
+                          "0000000000000000 t __pfx_vfs_read\n"
+                          "0000000000000000 D jiffies\n"
+                          "0000000000000000 W weak_fn\n"
+                          "ffffffffc0001000 t ext4_fill_super\t[ext4]\n"
+                          "garbage\n");
+    const FunctionList list = FunctionList::parse_kallsyms(in);
+    ASSERT_EQ(list.functions().size(), 3u);
+    EXPECT_EQ(list.functions()[0].line(), "vfs_read");
+    EXPECT_EQ(list.functions()[1].line(), "weak_fn");
+    EXPECT_EQ(list.functions()[2].line(), "ext4_fill_super [ext4]");
+    EXPECT_EQ(list.functions()[0].addr, 0u);
+}
+
+TEST(FunctionListKallsyms, OnlyWhenPermissionIsRefused) {
+    const std::string dir = ::testing::TempDir();
+    const std::string syms = dir + "/fhook_kallsyms_test";
+    std::ofstream(syms) << "0000000000000000 T vfs_read\n";
+    // a missing file is not a permission problem: its error stays
+    EXPECT_THROW(FunctionList::load_or_kallsyms(dir + "/no_such_functions", syms), Error);
+    if (::geteuid() != 0) {
+        const std::string locked = dir + "/fhook_locked_functions";
+        std::ofstream(locked) << "vfs_write\n";
+        ::chmod(locked.c_str(), 0);
+        const FunctionList list = FunctionList::load_or_kallsyms(locked, syms);
+        ASSERT_EQ(list.functions().size(), 1u);
+        EXPECT_EQ(list.functions()[0].name, "vfs_read");
+        EXPECT_THROW(FunctionList::load_or_kallsyms(locked, dir + "/no_such_kallsyms"), Error);
+    }
 }
 
 } // namespace

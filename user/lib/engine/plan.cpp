@@ -274,7 +274,7 @@ void Tracer::State::plan() {
                            resolve || spec.collect == Collect::Latency || spec.need_symbols);
         if (!functions) {
             say("reading available_filter_functions");
-            functions = FunctionList::load(paths.functions);
+            functions = FunctionList::load_or_kallsyms(paths.functions, paths.kallsyms);
         }
     }
     if (spec.collect == Collect::Latency) {
@@ -451,7 +451,7 @@ void Tracer::State::plan_hook() {
     plan.addr = resolve_function(ksyms, plan.func);
 
     // traceable, and nobody else's IPMODIFY or direct call in the way
-    const FunctionList traceable = FunctionList::load(paths.functions);
+    const FunctionList traceable = FunctionList::load_or_kallsyms(paths.functions, paths.kallsyms);
     if (std::none_of(traceable.functions().begin(), traceable.functions().end(),
                      [&](const TraceableFunction& f) { return f.name == bare; })) {
         throw_runtime("cannot hook " + bare +

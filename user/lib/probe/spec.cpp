@@ -270,6 +270,41 @@ FunctionList FunctionList::parse(std::istream& in) {
     return list;
 }
 
+FunctionList FunctionList::load_or_kallsyms(const std::string& path, const std::string& kallsyms) {
+    try {
+        return load(path);
+    } catch (const Error& e) {
+        if (e.sys_errno() != EACCES && e.sys_errno() != EPERM) {
+            throw;
+        }
+        std::ifstream in(kallsyms);
+        FunctionList list = parse_kallsyms(in);
+        if (list.functions_.empty()) {
+            throw;
+        }
+        return list;
+    }
+}
+
+FunctionList FunctionList::parse_kallsyms(std::istream& in) {
+    FunctionList list;
+    std::string line;
+    while (std::getline(in, line)) {
+        std::string_view rest = line;
+        next_token(rest); // the address
+        const std::string_view type = next_token(rest);
+        if (type.size() != 1 || std::string_view("tTwW").find(type[0]) == std::string_view::npos) {
+            continue;
+        }
+        auto f = parse_function(rest);
+        // (6.12's call-site padding and CFI preambles are no functions)
+        if (f && !f->name.starts_with("__pfx_") && !f->name.starts_with("__cfi_")) {
+            list.functions_.push_back(std::move(*f));
+        }
+    }
+    return list;
+}
+
 std::optional<FunctionList> FunctionList::load_with_addresses(const std::string& path) {
     const std::vector<std::string> candidates =
         path.empty() ? std::vector<std::string>{std::string(kTracefsPath) + "_addrs",

@@ -51,6 +51,18 @@ expect_eq "$RC" 0 "a member with CAP_PERFMON and CAP_SYSLOG: exit code"
 [ "$(count_func $D/sl.out vfs_read)" -ge 20 ] || fail "no vfs_read names with CAP_SYSLOG: $(head -n 2 $D/sl.out)"
 ! grep -q 'kernel functions print as addresses' $D/sl.err || fail "a note with CAP_SYSLOG: $(cat $D/sl.err)"
 
+# latency and trace-around observe too; tracefs is root's, so the CLI
+# takes the function names from kallsyms (before 2026-12-04 both failed
+# for this user: "permission denied reading available_filter_functions")
+as_user $D/lat "$gid" perfmon fhook latency vfs_read -- fhook-workload read 20
+expect_eq "$RC" 0 "fhook latency as a member with CAP_PERFMON: exit code"
+n=$(sed -n 's/.*count: \([0-9]*\).*/\1/p' $D/lat.out | head -n 1)
+[ "${n:-0}" -ge 20 ] || fail "fewer than 20 calls timed: $(cat $D/lat.out)"
+as_user $D/ar "$gid" perfmon,syslog fhook hook --trace-around vfs_read -- fhook-workload read 20
+expect_eq "$RC" 0 "fhook hook --trace-around as a member with CAP_PERFMON and CAP_SYSLOG: exit code"
+sed -n '1,3s/^/#   /p' $D/ar.out
+[ "$(grep -c vfs_read $D/ar.out)" -ge 20 ] || fail "fewer than 20 calls traced around: $(head -n 3 $D/ar.out)"
+
 as_user $D/nc "$gid" - fhook trace vfs_read -- true
 expect_eq "$RC" 1 "a member without CAP_PERFMON: exit code"
 expect_eq "$(wc -l < $D/nc.err)" 1 "error lines without CAP_PERFMON"
@@ -59,4 +71,4 @@ expect_eq "$RC" 1 "outside group fhook: exit code"
 expect_eq "$(wc -l < $D/ng.err)" 1 "error lines outside the group"
 grep -qi 'permission\|denied' $D/ng.err || fail "unclear error outside the group: $(cat $D/ng.err)"
 chgrp root /dev/fhook && chmod 0600 /dev/fhook
-pass "rule $mode $group: member+CAP_PERFMON traces (kallsyms hidden: $hidden), +CAP_SYSLOG names, refusals clear"
+pass "rule $mode $group: member+CAP_PERFMON traces (kallsyms hidden: $hidden) and times ($n calls), +CAP_SYSLOG names and traces around, refusals clear"

@@ -69,6 +69,15 @@ public:
     static std::optional<FunctionList> load_with_addresses(const std::string& path = "");
     // Parses "addr name [module]" lines.
     static FunctionList parse_with_addresses(std::istream& in);
+    // load(path), or where permission to read it is refused (tracefs is
+    // root's; CAP_PERFMON is enough for fhook) the names of the text
+    // symbols in the kallsyms file `kallsyms`, which every user may read:
+    // more than ftrace can trace, the module refuses the others.  Throws
+    // load()'s error when neither can be read.
+    static FunctionList load_or_kallsyms(const std::string& path, const std::string& kallsyms);
+    // Parses /proc/kallsyms's text symbols ("addr type name [module]")
+    // into names, without addresses (they may be hidden).
+    static FunctionList parse_kallsyms(std::istream& in);
 
     const std::vector<TraceableFunction>& functions() const noexcept { return functions_; }
     // Read from available_filter_functions_addrs: every function has addr.
