@@ -24,10 +24,12 @@
  * returns from (FHOOK_NORETURN_FUNCS, btf.c).  A task that dies in an oops
  * has its stack rewound before do_exit(): what it was inside stays
  * counted (the kernel is tainted; reboot), as do calls above a frame the
- * unwinder is unsure of (code without ORC data: BPF programs).  A call
- * graph's return trampoline is looked through (fgraph.c keeps what it
- * replaced); its own frames are in shadow stacks, released at the task's
- * last switch.
+ * unwinder is unsure of (code without ORC data: BPF programs; a return
+ * trampoline other than a call graph's: a kretprobe's, the kernel's
+ * function_graph's).  A call graph's return trampoline is looked through
+ * to what its frame saved (fgraph.c; never another trampoline's entry);
+ * its own frames are in shadow stacks, released at the task's last
+ * switch.
  */
 #include "fhook.h"
 

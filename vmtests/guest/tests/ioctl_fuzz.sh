@@ -1,5 +1,5 @@
 # ioctl_fuzz: fhook-fuzz sends 250,000 random and mutated ioctls (all
-# thirteen commands; FHOOK_TEST_FUZZ_CALLS=1000000 for the long run) from two
+# nineteen commands; FHOOK_TEST_FUZZ_CALLS=1000000 for the long run) from two
 # threads sharing a session that is replaced every 2000 calls, while a
 # third forges the session's consumer pages; no call may succeed or fail
 # the wrong way (see the program).  Then a real trace is
