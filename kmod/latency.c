@@ -154,7 +154,7 @@ struct fhook_lat *fhook_lat_create(struct fhook_probe *p, int slot, u32 stack_ar
 	l = kzalloc(sizeof(*l), GFP_KERNEL_ACCOUNT);
 	if (!l)
 		return ERR_PTR(-ENOMEM);
-	l->cpu = alloc_percpu(struct fhook_lat_cpu);
+	l->cpu = alloc_percpu_gfp(struct fhook_lat_cpu, GFP_KERNEL_ACCOUNT);
 	if (!l->cpu) {
 		kfree(l);
 		return ERR_PTR(-ENOMEM);

@@ -208,7 +208,7 @@ static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add
 		}
 	} else {
 		/* also for recording probes: DIRECT_MODIFY may make them count */
-		d->fast_hits = alloc_percpu(u64);
+		d->fast_hits = alloc_percpu_gfp(u64, GFP_KERNEL_ACCOUNT);
 		if (!d->fast_hits)
 			return -ENOMEM;
 		/* the slot's fast trampoline reads it; the slot is ours until release */
