@@ -136,9 +136,16 @@ void Tracer::State::add_probes() {
                 const std::vector<std::uint64_t> at = ksyms.addresses_of(name, module);
                 one.ips.insert(one.ips.end(), at.begin(), at.end());
             }
+            if (one.ips.empty() && ksyms.addresses_hidden()) {
+                throw_runtime("latency names the functions it times by address, and "
+                              "/proc/kallsyms hides them from this user (" +
+                                  kallsyms_hidden_reason() +
+                                  "): run as root, or give fhook cap_syslog as well",
+                              EPERM);
+            }
             if (one.ips.empty()) {
                 throw_runtime("no address in /proc/kallsyms for the functions of '" +
-                                  specs[i].text + "': run as root",
+                                  specs[i].text + "'",
                               ENOENT);
             }
             probes.push_back(
