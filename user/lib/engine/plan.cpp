@@ -449,11 +449,10 @@ void Tracer::State::plan_hook() {
     }
     ksyms = load_ksyms(paths.kallsyms, true);
     if (ksyms.addresses_hidden()) {
-        throw_runtime("a hook goes on " + bare +
-                          "'s address, and /proc/kallsyms hides it from this user (" +
-                          kallsyms_hidden_reason() +
-                          "): run as root, or give fhook cap_syslog as well",
-                      EPERM);
+        throw_runtime(
+            "a hook goes on " + bare + "'s address, and /proc/kallsyms hides it from this user (" +
+                kallsyms_hidden_reason() + "): run as root, or give fhook cap_syslog as well",
+            EPERM);
     }
     plan.addr = resolve_function(ksyms, plan.func);
 
