@@ -282,6 +282,7 @@ struct fhook_probe {
 	struct fhook_prog *prog;	/* kprobes: what to record */
 	struct fhook_pred *pred;	/* filter, NULL: record every hit */
 	u32 data_size;			/* without a program: the record's fixed bytes */
+	u32 max_record;			/* without a program: its largest record, 0: small */
 	char *symbol;			/* kprobes: the symbol probed */
 	struct fhook_hist *hist;	/* FHOOK_IOC_HIST_SET: hits go there, not to the ring */
 	struct fhook_lat *lat;		/* latency probes (direct, latency.c): no records */

@@ -27,57 +27,7 @@
  * running there.  --args writes entries at once; at depth 1 only the
  * entry ops is registered.
  */
-#include "fgraph.h"
-
-struct fhook_graph_probe {
-	struct fhook_func_probe f;	/* first: the entry ops and the probe */
-	/*
-	 * "all": every traceable function but the graph's own and notrace
-	 * ones, or the names (@all_ops) and addresses (@all_slices)
-	 * userspace gave (cfg.all_filter, cfg.all_ips), armed in slices
-	 */
-	struct ftrace_ops all_ops;
-	struct fhook_ops_slices all_slices;
-	struct ftrace_ops notrace_ops;
-	bool all_used;			/* all_ops has a filter, or none is given */
-	bool all_registered;
-	bool notrace_registered;
-	bool has_notrace;
-	struct fhook_graph cfg;
-	u64 pool_pages;			/* fhook_mem_reserve()d for the shadow stacks */
-};
-
-static_assert(offsetof(struct fhook_graph_probe, f) == 0);
-
-static inline struct fhook_graph_probe *to_graph(struct fhook_probe *p)
-{
-	return container_of(to_func(p), struct fhook_graph_probe, f);
-}
-
-/* fhook_gframe.data: the entry's hdr.flags and hdr.preempt */
-static __always_inline u32 fhook_graph_ctx(unsigned int pc, bool irqs_off)
-{
-	return fhook_rec_ctx(pc, irqs_off) | (u32)fhook_rec_preempt(pc) << 8;
-}
-
-/* A task entering the graph: the session's filters and the predicate. */
-static __always_inline notrace bool fhook_graph_admit(void *user)
-{
-	struct fhook_probe *p = &((struct fhook_graph_probe *)user)->f.p;
-
-	if (fhook_session_wants(p->session) && (!p->pred || fhook_pred_run(p->pred, NULL, 0)))
-		return true;
-	fhook_count(&fhook_counters(p->session, smp_processor_id(), p->id)->filtered);
-	return false;
-}
-
-/* ... and no shadow stack was left for it */
-static notrace void fhook_graph_missed(void *user)
-{
-	struct fhook_probe *p = &((struct fhook_graph_probe *)user)->f.p;
-
-	fhook_count(&fhook_counters(p->session, smp_processor_id(), p->id)->missed);
-}
+#include "probe_graph.h"
 
 /* An entry record: of the call of @ip at @depth, which came at @ts */
 static notrace void fhook_graph_rec_entry(struct fhook_graph_probe *gp, unsigned long ip,
@@ -222,9 +172,17 @@ static const struct fhook_fgraph_ops fhook_graph_fgraph_ops = {
 	.flush		= fhook_graph_put_pending,
 };
 
-/* tramp.S's fhook_graph_return calls it: the frame popped, fhook_graph_ret() told */
+/*
+ * tramp.S's fhook_graph_return calls it: the frame popped, the mode's
+ * return callback told (each mode's a direct call).  The pool stays the
+ * same while any of its frames is on a stack.
+ */
 asmlinkage notrace unsigned long fhook_graph_exit(unsigned long sp, unsigned long retval)
 {
+	struct fhook_gpool *g = READ_ONCE(fhook_gpool);
+
+	if (g && g->ops == &fhook_errors_fgraph_ops)
+		return fhook_errors_exit(sp, retval);
 	return fhook_fgraph_exit(&fhook_graph_fgraph_ops, sp, retval);
 }
 
@@ -245,6 +203,13 @@ static notrace void fhook_graph_notrace_cb(unsigned long ip, unsigned long paren
 {
 	fhook_fgraph_call(&fhook_graph_fgraph_ops, ip, parent_ip, fregs, FHOOK_FG_NOTRACE);
 }
+
+static const struct fhook_graph_mode fhook_graph_calls_mode = {
+	.on_entry	= fhook_graph_entry_cb,
+	.on_all		= fhook_graph_all_cb,
+	.on_notrace	= fhook_graph_notrace_cb,
+	.fgraph		= &fhook_graph_fgraph_ops,
+};
 
 static int fhook_graph_copy(struct fhook_session *s, struct fhook_graph *cfg, u64 uptr)
 {
@@ -351,9 +316,15 @@ static int fhook_graph_init(struct fhook_probe *p, const struct fhook_probe_add 
 	if (ret)
 		return ret;
 	gp->pool_pages = pages;
-	gp->f.ops.func = fhook_graph_entry_cb;
-	gp->all_ops.func = fhook_graph_all_cb;
-	gp->notrace_ops.func = fhook_graph_notrace_cb;
+	gp->mode = &fhook_graph_calls_mode;
+	if (gp->cfg.flags & FHOOK_GRAPH_F_ERRORS) {
+		ret = fhook_errors_init(gp);
+		if (ret)
+			return ret;
+	}
+	gp->f.ops.func = gp->mode->on_entry;
+	gp->all_ops.func = gp->mode->on_all;
+	gp->notrace_ops.func = gp->mode->on_notrace;
 	/* the entry ops: the graph functions (exclude is set_graph_notrace here) */
 	entry.exclude = 0;
 	entry.exclude_len = 0;
@@ -433,12 +404,13 @@ static int fhook_graph_arm(struct fhook_probe *p)
 	struct fhook_fgraph_cfg cfg = {
 		.nr_stacks = gp->cfg.max_tasks ?: FHOOK_GRAPH_DEF_TASKS,
 		.max_depth = gp->cfg.max_depth ?: FHOOK_GRAPH_MAX_DEPTH,
-		.no_irqs = gp->cfg.flags & FHOOK_GRAPH_F_NO_IRQS,
+		/* a failing chain has no interrupt's calls in it */
+		.no_irqs = gp->cfg.flags & (FHOOK_GRAPH_F_NO_IRQS | FHOOK_GRAPH_F_ERRORS),
 	};
 	int ret;
 
 	/* another call graph, armed or still draining: EBUSY */
-	ret = fhook_fgraph_start(&fhook_graph_fgraph_ops, gp, &cfg);
+	ret = fhook_fgraph_start(gp->mode->fgraph, gp, &cfg);
 	if (ret)
 		return ret;
 	/*
@@ -486,6 +458,8 @@ static void fhook_graph_release(struct fhook_probe *p)
 	ftrace_free_filter(&gp->notrace_ops);
 	kfree(p->pred);
 	fhook_mem_unreserve(p->session->user, gp->pool_pages);
+	if (gp->errlogs)
+		fhook_errors_release(gp);
 }
 
 const struct fhook_probe_kind fhook_graph_kind = {

@@ -149,15 +149,16 @@ void fhook_session_destroy(struct fhook_session *s)
 
 /*
  * The largest record @p's program can make (its fields, strings up to
- * the fetch's limit, a stack trailer from --stack or a trigger), or 0
- * for probes whose records are small and fixed.
+ * the fetch's limit, a stack trailer from --stack or a trigger), what a
+ * probe without one said (a failing chain's), or 0 for probes whose
+ * records are small and fixed.
  */
 static u64 fhook_probe_max_record(const struct fhook_probe *p)
 {
 	u64 data;
 
 	if (!p->prog)
-		return 0;
+		return p->max_record;
 	data = min_t(u64, p->prog->data_size + p->prog->max_dyn, FHOOK_MAX_PROBE_DATA);
 	if (p->stack || p->nr_triggers)
 		data = ALIGN(data, 8) + 8 * (FHOOK_MAX_STACK + 1);

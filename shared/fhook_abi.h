@@ -92,6 +92,8 @@
 #define FHOOK_FEAT_WAKEUP_HIST	(1ULL << 39)
 /* FHOOK_PROBE_F_WAKEUP_CPU (the wakeup tracers' function trace) */
 #define FHOOK_FEAT_WAKEUP_FUNCTION	(1ULL << 40)
+/* FHOOK_GRAPH_F_ERRORS: failing call chains (fhook errors) */
+#define FHOOK_FEAT_ERRORS	(1ULL << 41)
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -554,7 +556,18 @@ struct fhook_hook {
 #define FHOOK_GRAPH_F_NO_IRQS	(1U << 0)
 /* entry records carry the six argument registers (fhook_rec_graph_ent.args) */
 #define FHOOK_GRAPH_F_ARGS	(1U << 1)
-#define FHOOK_GRAPH_FLAGS	(FHOOK_GRAPH_F_NO_IRQS | FHOOK_GRAPH_F_ARGS)
+/*
+ * (FHOOK_FEAT_ERRORS) no call records: each task's calls are kept in the
+ * module, and when a graph function returns an error (a value in
+ * [-FHOOK_MAX_ERRNO, -1] as a long or in its low 32 bits, as an int)
+ * the chain of calls that failed below it is written as one
+ * FHOOK_REC_ERRORS record.  Implies FHOOK_GRAPH_F_NO_IRQS; refuses
+ * FHOOK_GRAPH_F_ARGS and threshold_ns (EINVAL).
+ */
+#define FHOOK_GRAPH_F_ERRORS	(1U << 2)
+#define FHOOK_GRAPH_FLAGS	(FHOOK_GRAPH_F_NO_IRQS | FHOOK_GRAPH_F_ARGS | FHOOK_GRAPH_F_ERRORS)
+#define FHOOK_MAX_ERRNO		4095	/* the kernel's MAX_ERRNO */
+#define FHOOK_ERRORS_MAX_FRAMES	64	/* frames of one chain (and kept per task) */
 #define FHOOK_GRAPH_MAX_DEPTH	128	/* frames per task (and max_graph_depth) */
 #define FHOOK_GRAPH_DEF_TASKS	256
 #define FHOOK_GRAPH_MAX_TASKS	4096
@@ -1370,6 +1383,7 @@ enum fhook_rec_type {
 	FHOOK_REC_OSNOISE = 16,	/* struct fhook_rec_osnoise */
 	FHOOK_REC_OSNOISE_NOISE = 17,	/* struct fhook_rec_osnoise_noise */
 	FHOOK_REC_IRQSOFF = 18,	/* struct fhook_rec_irqsoff */
+	FHOOK_REC_ERRORS = 19,	/* struct fhook_rec_errors */
 };
 
 /* Context flags, the information of ftrace's "dNhp." column. */
@@ -1481,6 +1495,37 @@ struct fhook_rec_graph_ret {
 	__u8 entry_flags;	/* FHOOK_GRAPH_RET_LEAF: the entry's hdr.flags */
 	__u8 entry_preempt;	/* ... and hdr.preempt; else 0 */
 	__u8 __pad;
+};
+
+/*
+ * A failing call chain (FHOOK_GRAPH_F_ERRORS), written on the CPU where a
+ * graph function returned an error, by its task (hdr.ts: when it
+ * returned).  frames[0] is that call; each next frame is the call, made
+ * by the one before it, that last failed before it returned: among its
+ * callees the one that returned an error latest.  The chain stops at a
+ * call none of whose callees failed, or at the depth limit.
+ */
+struct fhook_err_frame {
+	__u64 ip;		/* the function */
+	__u64 retval;		/* %rax as it returned */
+	__u64 calltime;		/* when it was called (hdr.ts's clock) */
+	__u64 duration;		/* ns from the call to its return */
+};
+
+/*
+ * FHOOK_ERRORS_DEEPER: the last frame was at the depth limit: calls below
+ * it were not watched.  FHOOK_ERRORS_INCOMPLETE: the task's calls did not
+ * fit what the module keeps per task (FHOOK_ERRORS_MAX_FRAMES); a frame
+ * may be missing, so no frame is the first failing one for sure.
+ */
+#define FHOOK_ERRORS_DEEPER	(1U << 0)
+#define FHOOK_ERRORS_INCOMPLETE	(1U << 1)
+
+struct fhook_rec_errors {
+	struct fhook_rec hdr;
+	__u32 nr_frames;	/* 1 to FHOOK_ERRORS_MAX_FRAMES */
+	__u32 flags;		/* FHOOK_ERRORS_* */
+	struct fhook_err_frame frames[];
 };
 
 /*
@@ -1731,5 +1776,7 @@ FHOOK_ABI_SIZE(fhook_rec_osnoise, 88);
 FHOOK_ABI_SIZE(fhook_rec_osnoise_noise, 72);
 FHOOK_ABI_SIZE(fhook_irqsoff, 32);
 FHOOK_ABI_SIZE(fhook_rec_irqsoff, 80);
+FHOOK_ABI_SIZE(fhook_err_frame, 32);
+FHOOK_ABI_SIZE(fhook_rec_errors, 40);
 
 #endif /* _UAPI_FHOOK_ABI_H */

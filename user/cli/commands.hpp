@@ -32,6 +32,7 @@ int cmd_irqsoff(const Args& args);
 int cmd_preemptoff(const Args& args);
 int cmd_preemptirqsoff(const Args& args);
 int cmd_graph(const Args& args);
+int cmd_errors(const Args& args);
 int cmd_hist(const Args& args);
 int cmd_explain(const Args& args);
 int cmd_bench(const Args& args);

@@ -75,6 +75,10 @@ constexpr Command kCommands[] = {
     {"graph", fhook::cli::cmd_graph,
      "  graph [options] FUNC... [-- COMMAND [ARGS...]]\n"
      "                        call trees under FUNC with durations (function_graph)\n"},
+    {"errors", fhook::cli::cmd_errors,
+     "  errors [options] ENTRY... [-- COMMAND [ARGS...]]\n"
+     "                        which function returned the error: the chain of\n"
+     "                        failing calls below ENTRY, kept in the module\n"},
     {"hook", fhook::cli::cmd_hook,
      "  hook [options] ACTION FUNC [FIELD...] [-- COMMAND [ARGS...]]\n"
      "                        change or time a function: --trace-around, --return\n"

@@ -11,6 +11,7 @@
 #include <fhook/core/fd.hpp>
 #include <fhook/engine/sinks.hpp>
 #include <fhook/engine/tracer.hpp>
+#include <fhook/output/errors_format.hpp>
 #include <fhook/output/graph_format.hpp>
 #include <fhook/output/latency_format.hpp>
 #include <fhook/ring/recfile.hpp>
@@ -28,6 +29,7 @@ struct TraceOptions {
     std::size_t top = 0;                      // count --top N (0 = all)
     LatencyUnit unit = LatencyUnit::Nsecs;    // latency -u / -m
     GraphFormatOptions graph_view;            // graph --proc, --retval, --abstime
+    ErrorsFormatOptions errors_view;          // errors --all, --stat
     std::vector<std::string> hist_triggers;   // hist: the TRIGGERs after PROBE
     bool folded = false;                      // hist --folded
     std::string flamegraph;                   // hist --flamegraph FILE.svg

@@ -1,9 +1,13 @@
 // fhook errors' output: a failing chain from do_sys_openat2 down to the
 // path walk that produced -ENOENT, as text and JSON, identical chains
 // keyed alike, and the --stat table.
+#include <cstring>
+
 #include <gtest/gtest.h>
 
+#include <fhook/core/error.hpp>
 #include <fhook/output/errors_format.hpp>
+#include <fhook/ring/event.hpp>
 
 namespace fhook {
 namespace {
@@ -58,7 +62,7 @@ TEST(Errors, ChainJson) {
     EXPECT_EQ(j.substr(0, j.find(",\"frames\"")),
               "{\"ts_ns\":12345678000,\"cpu\":1,\"pid\":150,\"tgid\":150,\"comm\":\"cat\","
               "\"entry\":\"do_sys_openat2\",\"result\":\"-ENOENT\",\"errno\":2,\"first\":"
-              "\"walk_component\",\"truncated\":false,\"repeats\":1");
+              "\"walk_component\",\"truncated\":false,\"incomplete\":false,\"repeats\":1");
     EXPECT_NE(j.find("{\"function\":\"path_openat\",\"result\":\"ERR_PTR(-ENOENT)\","
                      "\"duration_ns\":6000,\"calltime_ns\":12345671200}"),
               std::string::npos)
@@ -96,6 +100,121 @@ TEST(Errors, StatTable) {
                      "do_sys_openat2\n"),
               std::string::npos)
         << t;
+}
+
+// A FHOOK_REC_ERRORS record of `frames` (outermost first), as the module writes it.
+std::vector<std::uint8_t> errors_record(const std::vector<fhook_err_frame>& frames,
+                                        std::uint32_t flags = 0) {
+    std::vector<std::uint8_t> buf(sizeof(fhook_rec_errors) +
+                                  frames.size() * sizeof(fhook_err_frame));
+    fhook_rec_errors r{};
+    r.hdr.type = FHOOK_REC_ERRORS;
+    r.hdr.size = static_cast<std::uint16_t>(buf.size());
+    r.hdr.probe_id = 1;
+    r.hdr.ts = 12345678000;
+    r.hdr.pid = r.hdr.tgid = 150;
+    r.hdr.cpu = 1;
+    r.nr_frames = static_cast<std::uint32_t>(frames.size());
+    r.flags = flags;
+    std::memcpy(buf.data(), &r, sizeof(r));
+    std::memcpy(buf.data() + sizeof(r), frames.data(), frames.size() * sizeof(fhook_err_frame));
+    return buf;
+}
+
+const auto kEnoent = static_cast<std::uint64_t>(-2);
+
+std::vector<fhook_err_frame> open_frames() {
+    return {{0xffffffff81300000, kEnoent, 12345670000, 8000},
+            {0xffffffff81300400, kEnoent, 12345671000, 6500},
+            {0xffffffff81300800, kEnoent, 12345671200, 6000},
+            {0xffffffff81300c00, 0x00000000fffffffeULL, 12345672000, 1200}};
+}
+
+Event decoded(const std::vector<std::uint8_t>& buf) {
+    std::optional<Event> ev = decode(reinterpret_cast<const fhook_rec*>(buf.data()));
+    EXPECT_TRUE(ev.has_value());
+    ev->comm = "cat";
+    return *ev;
+}
+
+TEST(Errors, DecodeRecord) {
+    const Event ev = decoded(errors_record(open_frames(), FHOOK_ERRORS_DEEPER));
+    EXPECT_EQ(ev.type, EventType::Errors);
+    EXPECT_EQ(ev.ip, 0xffffffff81300000u);
+    EXPECT_EQ(ev.retval, kEnoent);
+    const ErrorsRecord rec = errors_of(ev);
+    EXPECT_EQ(rec.flags, FHOOK_ERRORS_DEEPER);
+    ASSERT_EQ(rec.frames.size(), 4u);
+    EXPECT_EQ(rec.frames[3].retval, 0x00000000fffffffeULL);
+    EXPECT_EQ(rec.frames[2].duration, 6000u);
+
+    // a record shorter than its frames, or with none, is refused
+    std::vector<std::uint8_t> cut = errors_record(open_frames());
+    reinterpret_cast<fhook_rec*>(cut.data())->size -= 8;
+    EXPECT_THROW(decode(reinterpret_cast<const fhook_rec*>(cut.data())), Error);
+    std::vector<std::uint8_t> none = errors_record({});
+    EXPECT_THROW(decode(reinterpret_cast<const fhook_rec*>(none.data())), Error);
+}
+
+TEST(Errors, FormatterPrintsIdenticalChainsOnce) {
+    ErrorsFormatter f(ksyms(), OutputFormat::Text, {});
+    std::string out;
+    const Event ev = decoded(errors_record(open_frames()));
+    f.format(ev, out);
+    f.format(ev, out);
+    f.format(ev, out);
+    EXPECT_EQ(out, format_error_chain(f.chain_of(ev), ksyms()) + "\n");
+    // without BTF the innermost int's low half reads as -ENOENT too
+    EXPECT_NE(out.find("walk_component"), std::string::npos) << out;
+    EXPECT_TRUE(out.ends_with("1.200 us  <- first\n\n")) << out;
+    out.clear();
+    f.end(out);
+    EXPECT_EQ(out, "# 3 failing calls, 1 distinct chain (each printed once: --all prints every "
+                   "one)\n");
+
+    ErrorsFormatOptions every;
+    every.all = true;
+    ErrorsFormatter all(ksyms(), OutputFormat::Text, every);
+    out.clear();
+    all.format(ev, out);
+    all.format(ev, out);
+    EXPECT_NE(out.find("<- first"), out.rfind("<- first")) << out;
+}
+
+TEST(Errors, FormatterCutsAtAValueThatIsNoFailure) {
+    std::vector<fhook_err_frame> frames = open_frames();
+    frames[2].retval = 5; // (no errno as a long or an int)
+    ErrorsFormatter f(ksyms(), OutputFormat::Text, {});
+    const ErrorChain c = f.chain_of(decoded(errors_record(frames, FHOOK_ERRORS_DEEPER)));
+    ASSERT_EQ(c.frames.size(), 2u);
+    EXPECT_EQ(c.frames.back().func, 0xffffffff81300400u);
+    EXPECT_FALSE(c.truncated); // the deeper frames were seen, and did not lead here
+    frames[0].retval = 0;
+    EXPECT_TRUE(f.chain_of(decoded(errors_record(frames))).frames.empty());
+    std::string out;
+    f.format(decoded(errors_record(frames)), out);
+    EXPECT_EQ(out, "");
+}
+
+TEST(Errors, IncompleteChainsNameNoFirst) {
+    ErrorsFormatter f(ksyms(), OutputFormat::Json, {});
+    std::string out;
+    f.format(decoded(errors_record(open_frames(), FHOOK_ERRORS_INCOMPLETE)), out);
+    EXPECT_NE(out.find("\"first\":null"), std::string::npos) << out;
+    EXPECT_NE(out.find("\"incomplete\":true"), std::string::npos) << out;
+    Event lost;
+    lost.type = EventType::Lost;
+    lost.lost = 7;
+    f.format(lost, out);
+    out.clear();
+    f.end(out);
+    EXPECT_EQ(out, "{\"failures\":1,\"distinct\":1,\"lost\":7,\"stat\":[{\"count\":1,"
+                   "\"result\":\"-ENOENT\",\"entry\":\"do_sys_openat2\",\"first\":null}]}\n");
+    ErrorChain c = open_chain();
+    c.incomplete = true;
+    EXPECT_TRUE(format_error_chain(c, ksyms())
+                    .ends_with("(calls may be missing: the task's log "
+                               "was full)\n"));
 }
 
 } // namespace

@@ -23,6 +23,9 @@
  *                                        thread waits for FILE too, 300 ms
  *                                        more, does N reads and ends the
  *                                        process
+ *   fhook-workload bpf-einval N          N x bpf(BPF_MAP_CREATE) of an array
+ *                                        map with max_entries 0: EINVAL, from
+ *                                        the map type's attribute check
  *   fhook-workload heartbeat SEC         print "hb N T GAP" (CLOCK_MONOTONIC)
  *                                        every second for SEC seconds, then
  *                                        "hb-max-gap G"; stdout is unbuffered
@@ -48,6 +51,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/bpf.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -115,12 +120,29 @@ static void do_writes(int fd, long n)
 			die("write /dev/null");
 }
 
+/* bpf(BPF_MAP_CREATE) refused N times with EINVAL, or die */
+static int bpf_einval(long n)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_ARRAY;
+	attr.key_size = 4;
+	attr.value_size = 4;
+	attr.max_entries = 0;
+	for (long i = 0; i < n; i++) {
+		if (syscall(__NR_bpf, BPF_MAP_CREATE, &attr, sizeof(attr)) >= 0 || errno != EINVAL)
+			die("bpf(BPF_MAP_CREATE) with max_entries 0 did not fail with EINVAL");
+	}
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: fhook-workload [-d MS] [-s FILE] read N | write N | rw N | open N | reopen N\n"
 		"       fhook-workload [-d MS] fork N [R]\n"
-		"       fhook-workload spin|load SEC [CPU] | mix SEC | heartbeat SEC\n");
+		"       fhook-workload spin|load SEC [CPU] | mix SEC | heartbeat SEC | bpf-einval N\n");
 	exit(2);
 }
 
@@ -251,6 +273,8 @@ int main(int argc, char **argv)
 		return mix(num(argv[2]));
 	if (!strcmp(mode, "heartbeat"))
 		return heartbeat(num(argv[2]));
+	if (!strcmp(mode, "bpf-einval"))
+		return bpf_einval(num(argv[2]));
 
 	if (!strcmp(mode, "spin") || !strcmp(mode, "load")) {
 		int light = !strcmp(mode, "load");

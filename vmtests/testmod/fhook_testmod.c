@@ -18,6 +18,11 @@
  *               (S a multiple of 8, at most 4096), the payload u64
  *               words i, i+1, ... as fhook's FHOOK_IOC_BENCH writes them;
  *               the time it took goes to the kernel log
+ *   fail N      fhook_testmod_fail_outer(N): with N > 0, -ENOMEM first
+ *               returned as ERR_PTR(-ENOMEM) by fhook_testmod_fail_alloc()
+ *               three calls deep, after a sibling that failed and did not
+ *               matter (fhook_testmod_fail_try(): -EAGAIN); the write fails
+ *               with ENOMEM.  N = 0: the same calls, none failing
  *   irqsoff US  interrupts off on the writer's CPU for US microseconds (at
  *               most 100,000), busy in fhook_testmod_irqsoff(): the
  *               irqsoff tracers' known section
@@ -404,6 +409,32 @@ static noinline void fhook_testmod_irqsoff(unsigned long us)
 	WRITE_ONCE(fhook_testmod_irqsoff_ns, t1 - t0);
 }
 
+/* fhook errors' known chain (see the top): outer -> middle -> alloc */
+static noinline void *fhook_testmod_fail_alloc(unsigned long n)
+{
+	static int fhook_testmod_object;
+
+	return n ? ERR_PTR(-ENOMEM) : &fhook_testmod_object;
+}
+
+static noinline int fhook_testmod_fail_try(unsigned long n)
+{
+	return n ? -EAGAIN : 0;
+}
+
+static noinline void *fhook_testmod_fail_middle(unsigned long n)
+{
+	/* a failure the caller gets over: not the one that fails it */
+	if (fhook_testmod_fail_try(n) == -EAGAIN)
+		barrier();
+	return fhook_testmod_fail_alloc(n);
+}
+
+static noinline int fhook_testmod_fail_outer(unsigned long n)
+{
+	return PTR_ERR_OR_ZERO(fhook_testmod_fail_middle(n));
+}
+
 static ssize_t fhook_testmod_write(struct file *file, const char __user *ubuf, size_t len,
 				   loff_t *ppos)
 {
@@ -441,6 +472,10 @@ static ssize_t fhook_testmod_write(struct file *file, const char __user *ubuf, s
 		fhook_testmod_calls(vfs_read_fhook_testmod(n) - 1);
 	} else if (!strcmp(buf, "mix") && arg) {
 		fhook_testmod_mix(n);
+	} else if (!strcmp(buf, "fail") && arg) {
+		ret = fhook_testmod_fail_outer(n);
+		if (ret)
+			len = ret;
 	} else if (!strcmp(buf, "irqsoff") && arg && n <= 100000) {
 		fhook_testmod_irqsoff(n);
 	} else if (!strcmp(buf, "reset") && !arg) {

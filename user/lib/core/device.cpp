@@ -86,9 +86,10 @@ std::string feature_names(std::uint64_t features) {
         {FHOOK_FEAT_PREEMPTOFF, "preemptoff"},
         {FHOOK_FEAT_WAKEUP_HIST, "wakeup-hist"},
         {FHOOK_FEAT_WAKEUP_FUNCTION, "wakeup-function"},
+        {FHOOK_FEAT_ERRORS, "errors"},
     };
     // every bit fhook_abi.h defines has a name
-    static_assert(sizeof(kNames) / sizeof(kNames[0]) == 41);
+    static_assert(sizeof(kNames) / sizeof(kNames[0]) == 42);
     std::string out;
     std::uint64_t known = 0;
     for (const auto& [bit, name] : kNames) {

@@ -188,6 +188,13 @@ std::uint32_t Session::add_graph_probe(const FunctionSet& functions, const Graph
     graph.size = sizeof(graph);
     graph.flags =
         (options.no_irqs ? FHOOK_GRAPH_F_NO_IRQS : 0) | (options.args ? FHOOK_GRAPH_F_ARGS : 0);
+    if (options.errors) {
+        device_.require(FHOOK_FEAT_ERRORS, "failing call chains");
+        if (options.args || options.threshold_ns) {
+            throw_invalid("failing call chains record no calls: no arguments, no threshold");
+        }
+        graph.flags |= FHOOK_GRAPH_F_ERRORS;
+    }
     graph.max_depth = options.max_depth;
     graph.max_tasks = options.max_tasks;
     graph.threshold_ns = options.threshold_ns;

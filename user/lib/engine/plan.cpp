@@ -302,7 +302,9 @@ void Tracer::State::plan() {
 // its notrace ones and fhook's own (the module refuses any of its own
 // addresses; by name, fhook_* as its one-step ops leaves out).
 std::vector<ProbeSpec> Tracer::State::graph_below_specs() const {
-    std::vector<std::string> texts{"*", "!fhook_*"};
+    // (fhook's own functions go by module below, not by name: a module
+    // of fhook_* hooks a user wrote is traced as any other)
+    std::vector<std::string> texts{"*"};
     for (const ProbeSpec& one : specs) {
         if (!one.negated && !one.is_module()) {
             texts.push_back("!" + one.glob);

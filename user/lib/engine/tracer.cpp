@@ -170,6 +170,7 @@ void Tracer::State::add_probes() {
         graph.notrace = spec.graph->notrace;
         graph.no_irqs = spec.graph->no_irqs;
         graph.args = spec.graph->args;
+        graph.errors = spec.graph->errors;
         graph.threshold_ns = spec.graph->threshold_ns;
         graph.max_tasks = spec.graph->tasks;
         graph.pred = recording.pred;
@@ -259,6 +260,14 @@ std::size_t Tracer::nr_rings() const {
 
 const Ksyms& Tracer::ksyms() const noexcept {
     return s_->ksyms;
+}
+
+const KernelBtf* Tracer::kernel_btf() const {
+    return s_->kernel_btf();
+}
+
+const KernelBtf* Tracer::module_btf(const std::string& module) const {
+    return s_->module_btf(module);
 }
 
 const ProbeTable& Tracer::probe_table() const noexcept {

@@ -25,7 +25,7 @@ std::string error_chain_key(const ErrorChain& chain) {
     for (const ErrorFrame& f : chain.frames) {
         key += std::to_string(f.func) + ":" + std::to_string(f.retval) + ",";
     }
-    return key + (chain.truncated ? "+" : "");
+    return key + (chain.truncated ? "+" : "") + (chain.incomplete ? "?" : "");
 }
 
 std::string format_error_chain(const ErrorChain& chain, const Ksyms& ksyms, unsigned repeats) {
@@ -48,7 +48,9 @@ std::string format_error_chain(const ErrorChain& chain, const Ksyms& ksyms, unsi
         out += text::printf_string("%-48s %-20s %12s", name.c_str(), result_of(f).c_str(),
                                    us(f.duration).c_str());
         if (i + 1 == chain.frames.size()) {
-            out += chain.truncated ? "  <- deeper calls not watched" : "  <- first";
+            out += chain.incomplete  ? "  <- (calls may be missing: the task's log was full)"
+                   : chain.truncated ? "  <- deeper calls not watched"
+                                     : "  <- first";
         }
         out += "\n";
     }
@@ -67,9 +69,14 @@ std::string format_error_chain_json(const ErrorChain& chain, const Ksyms& ksyms,
         j["entry"] = ksyms.name_of(entry.func);
         j["result"] = result_of(entry);
         j["errno"] = failure_errno(entry.type, entry.retval);
-        j["first"] = ksyms.name_of(chain.frames.back().func);
+        if (chain.incomplete) {
+            j["first"] = nullptr;
+        } else {
+            j["first"] = ksyms.name_of(chain.frames.back().func);
+        }
     }
     j["truncated"] = chain.truncated;
+    j["incomplete"] = chain.incomplete;
     j["repeats"] = repeats;
     j["frames"] = nlohmann::ordered_json::array();
     for (const ErrorFrame& f : chain.frames) {
@@ -86,29 +93,145 @@ void ErrorStats::add(const ErrorChain& chain) {
         return;
     }
     const ErrorFrame& entry = chain.frames.front();
-    counts_[{entry.func, chain.frames.back().func, result_of(entry)}]++;
+    // (an incomplete chain's last frame need not be where it started)
+    counts_[{entry.func, chain.incomplete ? 0 : chain.frames.back().func, result_of(entry)}]++;
     total_++;
+}
+
+std::vector<ErrorStats::Row> ErrorStats::rows() const {
+    std::vector<Row> rows;
+    for (const auto& [key, n] : counts_) {
+        const auto& [entry, first, result] = key;
+        rows.push_back({n, entry, first, result});
+    }
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const Row& a, const Row& b) { return a.count > b.count; });
+    return rows;
 }
 
 std::string ErrorStats::text(const Ksyms& ksyms) const {
     if (counts_.empty()) {
         return "(no failures)\n";
     }
-    std::vector<std::pair<std::uint64_t, const decltype(counts_)::key_type*>> rows;
-    for (const auto& [key, n] : counts_) {
-        rows.emplace_back(n, &key);
-    }
-    std::stable_sort(rows.begin(), rows.end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first; });
     std::string out =
         text::printf_string("%10s  %-20s %-32s %s\n", "COUNT", "RESULT", "ENTRY", "FIRST FAILING");
-    for (const auto& [n, key] : rows) {
-        const auto& [entry, first, result] = *key;
-        out += text::printf_string("%10llu  %-20s %-32s %s\n", static_cast<unsigned long long>(n),
-                                   result.c_str(), ksyms.name_of(entry).c_str(),
-                                   ksyms.name_of(first).c_str());
+    for (const Row& row : rows()) {
+        out += text::printf_string("%10llu  %-20s %-32s %s\n",
+                                   static_cast<unsigned long long>(row.count), row.result.c_str(),
+                                   ksyms.name_of(row.entry).c_str(),
+                                   row.first ? ksyms.name_of(row.first).c_str() : "?");
     }
     return out;
+}
+
+ErrorsFormatter::ErrorsFormatter(const Ksyms& ksyms, OutputFormat format,
+                                 ErrorsFormatOptions options)
+    : ksyms_(ksyms), format_(format), options_(options) {}
+
+ReturnType ErrorsFormatter::type_of(std::uint64_t func, std::uint64_t retval) {
+    auto [it, added] = types_.try_emplace(func);
+    if (added && options_.btf) {
+        const std::optional<SymbolRef> sym = ksyms_.lookup(func);
+        const KernelBtf* btf = !sym                  ? nullptr
+                               : sym->module.empty() ? options_.btf
+                               : options_.module_btf ? options_.module_btf(std::string(sym->module))
+                                                     : nullptr;
+        if (auto f = btf ? btf->function(sym->name) : std::nullopt) {
+            it->second = return_type(*btf, *f);
+        }
+    }
+    if (it->second) {
+        return *it->second;
+    }
+    // no prototype: errno-style, a long if the whole register says so
+    const auto v = static_cast<std::int64_t>(retval);
+    return ReturnType{ReturnType::Kind::Errno, v < 0 && v >= -4095 ? 8U : 4U};
+}
+
+ErrorChain ErrorsFormatter::chain_of(const Event& event) {
+    const ErrorsRecord rec = errors_of(event);
+    ErrorChain chain;
+    chain.ts = event.ts;
+    chain.pid = event.pid;
+    chain.tgid = event.tgid;
+    chain.cpu = event.cpu;
+    chain.comm = event.comm;
+    chain.truncated = rec.flags & FHOOK_ERRORS_DEEPER;
+    chain.incomplete = rec.flags & FHOOK_ERRORS_INCOMPLETE;
+    for (const fhook_err_frame& f : rec.frames) {
+        const ReturnType type = type_of(f.ip, f.retval);
+        // (the module's test knows no types: an int's low half may be a
+        // pointer's, an unsigned value's)
+        if (!is_failure(type, f.retval)) {
+            chain.truncated = false;
+            break;
+        }
+        chain.frames.push_back({f.ip, f.calltime, f.duration, f.retval, type});
+    }
+    return chain;
+}
+
+void ErrorsFormatter::format(const Event& event, std::string& out) {
+    if (event.type == EventType::Lost) {
+        lost_ += event.lost;
+        if (!options_.stat && format_ == OutputFormat::Text) {
+            out += text::printf_string("CPU:%u [LOST %llu EVENTS]\n", event.cpu,
+                                       static_cast<unsigned long long>(event.lost));
+        }
+        return;
+    }
+    if (event.type != EventType::Errors) {
+        return;
+    }
+    const ErrorChain chain = chain_of(event);
+    if (chain.frames.empty()) {
+        return;
+    }
+    stats_.add(chain);
+    const std::uint64_t times = ++seen_[error_chain_key(chain)];
+    if (options_.stat || (times > 1 && !options_.all)) {
+        return;
+    }
+    if (format_ == OutputFormat::Json) {
+        out += format_error_chain_json(chain, ksyms_) + "\n";
+    } else {
+        out += format_error_chain(chain, ksyms_) + "\n";
+    }
+}
+
+void ErrorsFormatter::end(std::string& out) {
+    if (format_ == OutputFormat::Json) {
+        nlohmann::ordered_json j;
+        j["failures"] = stats_.total();
+        j["distinct"] = seen_.size();
+        j["lost"] = lost_;
+        j["stat"] = nlohmann::ordered_json::array();
+        for (const ErrorStats::Row& row : stats_.rows()) {
+            j["stat"].push_back(
+                {{"count", row.count},
+                 {"result", row.result},
+                 {"entry", ksyms_.name_of(row.entry)},
+                 {"first", row.first ? nlohmann::ordered_json(ksyms_.name_of(row.first))
+                                     : nlohmann::ordered_json(nullptr)}});
+        }
+        out += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        return;
+    }
+    if (options_.stat) {
+        out += stats_.text(ksyms_);
+    }
+    out += text::printf_string("# %llu failing call%s, %zu distinct chain%s",
+                               static_cast<unsigned long long>(stats_.total()),
+                               stats_.total() == 1 ? "" : "s", seen_.size(),
+                               seen_.size() == 1 ? "" : "s");
+    if (!options_.all && !options_.stat && stats_.total() > seen_.size()) {
+        out += " (each printed once: --all prints every one)";
+    }
+    if (lost_) {
+        out += text::printf_string("; %llu records lost: chains may be missing",
+                                   static_cast<unsigned long long>(lost_));
+    }
+    out += "\n";
 }
 
 } // namespace fhook

@@ -233,6 +233,23 @@ bool decode_fields(const fhook_rec* rec, Event& ev) {
         keep_record<fhook_rec_irqsoff>(rec, end, ev, EventType::Irqsoff);
         ev.duration = reinterpret_cast<const fhook_rec_irqsoff*>(rec)->latency_ns;
         break;
+    case FHOOK_REC_ERRORS: {
+        const auto* e = reinterpret_cast<const fhook_rec_errors*>(rec);
+        if (end < sizeof(*e)) {
+            too_short(rec, sizeof(*e));
+        }
+        const std::size_t need = sizeof(*e) + sizeof(fhook_err_frame) * std::size_t{e->nr_frames};
+        if (e->nr_frames == 0 || e->nr_frames > FHOOK_ERRORS_MAX_FRAMES || end < need) {
+            too_short(rec, need);
+        }
+        const auto* payload = reinterpret_cast<const std::uint8_t*>(rec) + sizeof(fhook_rec);
+        ev.type = EventType::Errors;
+        ev.data.assign(payload, payload + (need - sizeof(fhook_rec)));
+        ev.ip = e->frames[0].ip;
+        ev.retval = e->frames[0].retval;
+        ev.duration = e->frames[0].duration;
+        break;
+    }
     default:
         return false;
     }
@@ -300,6 +317,22 @@ fhook_rec_osnoise_noise osnoise_noise_of(const Event& ev) {
 
 fhook_rec_irqsoff irqsoff_of(const Event& ev) {
     return record_of<fhook_rec_irqsoff>(ev, FHOOK_REC_IRQSOFF);
+}
+
+ErrorsRecord errors_of(const Event& ev) {
+    ErrorsRecord out;
+    constexpr std::size_t kHead = sizeof(fhook_rec_errors) - sizeof(fhook_rec);
+    if (ev.type != EventType::Errors || ev.data.size() < kHead) {
+        return out;
+    }
+    fhook_rec_errors head;
+    std::memcpy(reinterpret_cast<std::uint8_t*>(&head) + sizeof(fhook_rec), ev.data.data(), kHead);
+    out.flags = head.flags;
+    out.frames.resize(
+        std::min<std::size_t>(head.nr_frames, (ev.data.size() - kHead) / sizeof(fhook_err_frame)));
+    std::memcpy(out.frames.data(), ev.data.data() + kHead,
+                out.frames.size() * sizeof(fhook_err_frame));
+    return out;
 }
 
 bool leaf_entry(const fhook_rec* rec, Event& ev) {

@@ -84,6 +84,7 @@ struct GraphOptions {
     std::vector<std::string> notrace; // set_graph_notrace globs
     bool no_irqs = false;             // funcgraph-irqs 0
     bool args = false;                // record the argument registers
+    bool errors = false;              // failing call chains only (fhook errors)
     std::uint64_t threshold_ns = 0;   // tracing_thresh
     std::uint32_t max_tasks = 0;      // tasks inside at once, 0 = the module's default
     std::vector<fhook_insn> pred;     // a filter on the task entering the graph

@@ -69,6 +69,7 @@ struct GraphSpec {
     std::vector<std::string> notrace; // set_graph_notrace globs
     bool no_irqs = false;
     bool args = false;
+    bool errors = false; // no calls: the chains of calls that failed (fhook errors)
     std::uint64_t threshold_ns = 0;
     std::uint32_t tasks = 0; // shadow stacks, 0 = the module's default
 };
@@ -229,6 +230,10 @@ public:
     // Symbols for formatting: complete once start() returned.
     const Ksyms& ksyms() const noexcept;
     const ProbeTable& probe_table() const noexcept;
+    // The kernel's BTF and a module's (split on it), read once; null where
+    // there is none.
+    const KernelBtf* kernel_btf() const;
+    const KernelBtf* module_btf(const std::string& module) const;
     // Each probe with its description (canonical definitions for record
     // files) and, for tracepoints, the event format.
     const std::vector<ProbeSummary>& probes() const noexcept;

@@ -5,11 +5,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
+#include <fhook/output/format.hpp>
 #include <fhook/probe/retval.hpp>
 #include <fhook/sys/ksyms.hpp>
 
@@ -28,6 +31,8 @@ struct ErrorFrame {
 // whose failure it returned, outermost (the entry) first.  `truncated`:
 // calls deeper than the last frame were not watched (the depth limit, or
 // a shadow stack missing), so the first failure may lie below it.
+// `incomplete`: a call of the chain may be missing (the module's log of the
+// task's calls was full), so no frame is marked as the first failure.
 struct ErrorChain {
     std::uint64_t ts = 0; // when the entry returned
     std::uint32_t pid = 0;
@@ -36,6 +41,7 @@ struct ErrorChain {
     std::string comm;
     std::vector<ErrorFrame> frames;
     bool truncated = false;
+    bool incomplete = false;
 };
 
 // The frames' functions and return values, the key of identical chains.
@@ -60,11 +66,58 @@ public:
     // when nothing was added.
     std::string text(const Ksyms& ksyms) const;
     std::uint64_t total() const noexcept { return total_; }
+    struct Row {
+        std::uint64_t count = 0;
+        std::uint64_t entry = 0;
+        std::uint64_t first = 0;
+        std::string result;
+    };
+    // most frequent first
+    std::vector<Row> rows() const;
 
 private:
     // (entry, first, its result as text) -> count
     std::map<std::tuple<std::uint64_t, std::uint64_t, std::string>, std::uint64_t> counts_;
     std::uint64_t total_ = 0;
+};
+
+// fhook errors' output of Errors events (text or JSON): each failing chain,
+// identical ones once unless `all` (counted in the end), or with `stat`
+// only the table at the end.  Return values are judged by their
+// functions' BTF types (`btf` and `module_btf`; without: errno-style,
+// long or int as the value says); a frame the kernel kept whose value is no failure by
+// its type ends the chain above it, and an entry whose value is none is
+// no failure at all.
+struct ErrorsFormatOptions {
+    bool all = false;
+    bool stat = false;
+    const KernelBtf* btf = nullptr;
+    // a module's BTF (split on `btf`), may be empty or give null
+    std::function<const KernelBtf*(const std::string& module)> module_btf;
+};
+
+class ErrorsFormatter final : public Formatter {
+public:
+    ErrorsFormatter(const Ksyms& ksyms, OutputFormat format, ErrorsFormatOptions options);
+    void format(const Event& event, std::string& out) override;
+    // text: "# N failing calls, M distinct chains" (and the table with
+    // stat); JSON: one {"failures","distinct","lost","stat":[...]} object
+    void end(std::string& out) override;
+
+    // The chain of an Errors event, typed and cut as above; no frames
+    // when its entry did not fail by its type.
+    ErrorChain chain_of(const Event& event);
+
+private:
+    ReturnType type_of(std::uint64_t func, std::uint64_t retval);
+
+    const Ksyms& ksyms_;
+    OutputFormat format_;
+    ErrorsFormatOptions options_;
+    std::unordered_map<std::uint64_t, std::optional<ReturnType>> types_; // by function
+    std::unordered_map<std::string, std::uint64_t> seen_;                // error_chain_key -> times
+    ErrorStats stats_;
+    std::uint64_t lost_ = 0;
 };
 
 } // namespace fhook

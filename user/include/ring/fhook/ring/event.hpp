@@ -32,6 +32,7 @@ enum class EventType : std::uint16_t {
     Osnoise = FHOOK_REC_OSNOISE,
     OsnoiseNoise = FHOOK_REC_OSNOISE_NOISE,
     Irqsoff = FHOOK_REC_IRQSOFF,
+    Errors = FHOOK_REC_ERRORS,
 };
 
 inline bool is_graph_event(EventType t) {
@@ -76,7 +77,7 @@ struct Event {
                                     // wakeup_switch_stack();
                                     // Timerlat: timerlat_of(); Hwlat: hwlat_of();
                                     // Osnoise(Noise): osnoise(_noise)_of();
-                                    // Irqsoff: irqsoff_of()
+                                    // Irqsoff: irqsoff_of(); Errors: errors_of()
     std::vector<std::uint64_t> stack; // FHOOK_CTX_STACK: the probed location first
     std::uint64_t retval = 0;         // Hook, GraphReturn: what the caller got
     std::uint64_t duration = 0;       // Hook (AROUND), GraphReturn: ns from entry to return;
@@ -117,8 +118,9 @@ inline std::size_t record_min_size(const fhook_rec* rec) {
         sizeof(fhook_rec_osnoise),       // FHOOK_REC_OSNOISE
         sizeof(fhook_rec_osnoise_noise), // FHOOK_REC_OSNOISE_NOISE
         sizeof(fhook_rec_irqsoff),       // FHOOK_REC_IRQSOFF
+        sizeof(fhook_rec_errors),        // FHOOK_REC_ERRORS
     };
-    static_assert(FHOOK_REC_IRQSOFF == std::size(kMin) - 1);
+    static_assert(FHOOK_REC_ERRORS == std::size(kMin) - 1);
     if (rec->type == FHOOK_REC_LOST) {
         return lost_record_min_size(rec);
     }
@@ -144,6 +146,12 @@ fhook_rec_hwlat hwlat_of(const Event& ev);
 fhook_rec_osnoise osnoise_of(const Event& ev);
 fhook_rec_osnoise_noise osnoise_noise_of(const Event& ev);
 fhook_rec_irqsoff irqsoff_of(const Event& ev);
+// An Errors event's chain (fhook_rec_errors), outermost call first.
+struct ErrorsRecord {
+    std::uint32_t flags = 0; // FHOOK_ERRORS_*
+    std::vector<fhook_err_frame> frames;
+};
+ErrorsRecord errors_of(const Event& ev);
 
 // A graph return standing for its whole call (FHOOK_GRAPH_RET_LEAF):
 // turns `ev`, decoded from `rec`, into the call's entry and says true;

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Failing call chains (FHOOK_GRAPH_F_ERRORS, fhook errors): a call graph
+ * that records no call, but keeps, per task, the calls below a graph
+ * function that returned an error, and writes them as one
+ * FHOOK_REC_ERRORS record when the graph function itself returns one.
+ * Nothing reaches the ring while nothing fails.
+ *
+ * Each shadow stack has a log (struct fhook_errlog) of returned calls,
+ * in the order they returned.  It holds, for every frame on the stack,
+ * the chain of its latest failing callee: that call, then its latest
+ * failing callee, and so on down, deepest first, one after the other.
+ * A frame's data says where its region of the log starts (the log's
+ * length when it was pushed) and which entry is its latest failing
+ * callee.  When a frame returns:
+ *   not an error  its region goes: what failed below it did not matter
+ *   an error      its latest failing callee's chain and the frame itself
+ *                 go to the start of its caller's region, in place of the
+ *                 caller's previous failing callee's chain; at depth 0
+ *                 that chain is the record
+ * So the log never holds more than a chain per frame on the stack, and
+ * a loop that fails a thousand times keeps one chain.  What does not
+ * fit (FHOOK_ERRORS_MAX_FRAMES entries) marks the task's next record
+ * FHOOK_ERRORS_INCOMPLETE rather than naming a wrong first failure.
+ *
+ * Frames are pushed as the call graph's (fgraph.c), with the graph's
+ * ftrace_ops (probe_graph.c); this file is what runs instead of its
+ * records: entry keeps the call's time, return decides.
+ */
+#include "probe_graph.h"
+
+#include <linux/vmalloc.h>
+
+/* fhook_gframe.data: the log's length at the push, and the latest failing callee */
+#define FHOOK_ERR_MARK_SHIFT	16
+#define FHOOK_ERR_NONE		0xffffU
+
+static_assert(FHOOK_ERRORS_MAX_FRAMES < FHOOK_ERR_NONE);
+
+/* A call that returned an error, and how many of the entries before it are its chain */
+struct fhook_errent {
+	struct fhook_err_frame frame;
+	u16 chain_len;			/* this call and the failing calls below it */
+	u16 depth;
+};
+
+struct fhook_errlog {
+	u16 n;				/* entries in use */
+	u16 flags;			/* FHOOK_ERRORS_INCOMPLETE since depth 0 was pushed */
+	struct fhook_errent ent[FHOOK_ERRORS_MAX_FRAMES];
+};
+
+/* current's log: the one of its shadow stack, by the stack's place in the pool */
+static __always_inline struct fhook_errlog *fhook_errlog_of(struct fhook_graph_probe *gp,
+							    struct fhook_gstack *gs)
+{
+	return &gp->errlogs[gs - READ_ONCE(fhook_gpool)->stacks];
+}
+
+/* An errno as a long, or as an int in the low half (an int leaves the high half undefined) */
+static __always_inline bool fhook_errors_failed(unsigned long retval)
+{
+	return retval >= (unsigned long)-FHOOK_MAX_ERRNO ||
+	       (u32)retval >= (u32)-FHOOK_MAX_ERRNO;
+}
+
+static __always_inline notrace void fhook_errors_entry(void *user, struct fhook_gstack *gs,
+						       struct fhook_gframe *f, unsigned int depth,
+						       struct pt_regs *regs, unsigned int pc,
+						       bool irqs_off)
+{
+	struct fhook_errlog *log = fhook_errlog_of(user, gs);
+
+	/* a task's first frame: whatever an earlier task left in the log goes */
+	if (!depth) {
+		log->n = 0;
+		log->flags = 0;
+	}
+	f->calltime = ktime_get_mono_fast_ns();
+	f->data = (u32)log->n << FHOOK_ERR_MARK_SHIFT | FHOOK_ERR_NONE;
+}
+
+/* The chain ending at @last (the depth-0 call) as a record, outermost first */
+static notrace void fhook_errors_emit(struct fhook_graph_probe *gp, struct fhook_errlog *log,
+				      unsigned int last, u64 now, unsigned int pc,
+				      bool irqs_off)
+{
+	struct fhook_probe *p = &gp->f.p;
+	struct fhook_probe_counters *c;
+	unsigned int n = last + 1, i, size;
+	unsigned int max_depth = gp->cfg.max_depth ?: FHOOK_GRAPH_MAX_DEPTH;
+	struct fhook_rec_errors *r;
+	struct fhook_ring *rb;
+	int cpu;
+
+	size = sizeof(*r) + n * sizeof(r->frames[0]);
+	cpu = smp_processor_id();
+	c = fhook_counters(p->session, cpu, p->id);
+	/* hits count records tried: hits == written + lost, as for every probe */
+	fhook_count(&c->hits);
+	rb = p->session->rings[cpu];
+	r = fhook_ring_reserve(rb, size, p->id);
+	if (!IS_ERR_OR_NULL(r)) {
+		fhook_rec_init_ts(&r->hdr, FHOOK_REC_ERRORS, size, p->id, pc, irqs_off, now);
+		r->nr_frames = n;
+		r->flags = log->flags;
+		if (log->ent[0].depth + 1 >= max_depth)
+			r->flags |= FHOOK_ERRORS_DEEPER;
+		for (i = 0; i < n; i++)
+			r->frames[i] = log->ent[last - i].frame;
+		fhook_count(&c->written);
+	}
+	fhook_ring_commit(rb);
+}
+
+/* @f returned @retval: see the top */
+static __always_inline notrace void fhook_errors_ret(void *user, struct fhook_gstack *gs,
+						     struct fhook_gframe *f, unsigned int depth,
+						     unsigned long retval, u64 now, unsigned int pc,
+						     bool irqs_off)
+{
+	struct fhook_graph_probe *gp = user;
+	unsigned int mark, at, below, len;
+	struct fhook_gframe *caller;
+	struct fhook_errlog *log;
+	struct fhook_errent *e;
+
+	/* detached, or a set_graph_notrace frame (no entry callback, no callees) */
+	if (!gp || (f->flags & FHOOK_GF_NOTRACE))
+		return;
+	log = fhook_errlog_of(gp, gs);
+	mark = f->data >> FHOOK_ERR_MARK_SHIFT;
+	if (!fhook_errors_failed(retval)) {
+		log->n = mark;
+		return;
+	}
+	caller = depth ? &gs->frames[depth - 1] : NULL;
+	at = caller ? caller->data >> FHOOK_ERR_MARK_SHIFT : 0;
+	below = f->data & FHOOK_ERR_NONE;
+	len = below == FHOOK_ERR_NONE ? 0 : log->ent[below].chain_len;
+	if (at + len >= FHOOK_ERRORS_MAX_FRAMES) {
+		/* the caller keeps its earlier failing callee, if any: not for sure */
+		log->flags |= FHOOK_ERRORS_INCOMPLETE;
+		log->n = mark;
+		return;
+	}
+	/* the chain ends at @below, at or after @at: moves down, if at all */
+	if (len && below + 1 - len != at)
+		memmove(&log->ent[at], &log->ent[below + 1 - len], len * sizeof(*e));
+	e = &log->ent[at + len];
+	e->frame.ip = f->func;
+	e->frame.retval = retval;
+	e->frame.calltime = f->calltime;
+	e->frame.duration = now - f->calltime;
+	e->chain_len = len + 1;
+	e->depth = depth;
+	log->n = at + len + 1;
+	if (caller)
+		caller->data = (caller->data & ~FHOOK_ERR_NONE) | (at + len);
+	else
+		fhook_errors_emit(gp, log, len, now, pc, irqs_off);
+}
+
+/* nothing is held back: no call records */
+static notrace void fhook_errors_flush(void *user, struct fhook_gstack *gs)
+{
+}
+
+const struct fhook_fgraph_ops fhook_errors_fgraph_ops = {
+	.admit		= fhook_graph_admit,
+	.missed		= fhook_graph_missed,
+	.entry		= fhook_errors_entry,
+	.ret		= fhook_errors_ret,
+	.flush		= fhook_errors_flush,
+};
+
+/* fhook_graph_exit()'s, while the pool is this mode's */
+notrace unsigned long fhook_errors_exit(unsigned long sp, unsigned long retval)
+{
+	return fhook_fgraph_exit(&fhook_errors_fgraph_ops, sp, retval);
+}
+
+static notrace void fhook_errors_entry_cb(unsigned long ip, unsigned long parent_ip,
+					  struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	fhook_fgraph_call(&fhook_errors_fgraph_ops, ip, parent_ip, fregs, FHOOK_FG_ENTER);
+}
+
+static notrace void fhook_errors_all_cb(unsigned long ip, unsigned long parent_ip,
+					struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	fhook_fgraph_call(&fhook_errors_fgraph_ops, ip, parent_ip, fregs, FHOOK_FG_NESTED);
+}
+
+static notrace void fhook_errors_notrace_cb(unsigned long ip, unsigned long parent_ip,
+					    struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	fhook_fgraph_call(&fhook_errors_fgraph_ops, ip, parent_ip, fregs, FHOOK_FG_NOTRACE);
+}
+
+static const struct fhook_graph_mode fhook_errors_mode = {
+	.on_entry	= fhook_errors_entry_cb,
+	.on_all		= fhook_errors_all_cb,
+	.on_notrace	= fhook_errors_notrace_cb,
+	.fgraph		= &fhook_errors_fgraph_ops,
+};
+
+/*
+ * The mode for @gp's struct fhook_graph (copied, flags checked): one log
+ * per shadow stack, in the user's budget; what a record may take.
+ */
+int fhook_errors_init(struct fhook_graph_probe *gp)
+{
+	struct fhook_probe *p = &gp->f.p;
+	unsigned int nr = gp->cfg.max_tasks ?: FHOOK_GRAPH_DEF_TASKS;
+	unsigned int depth = gp->cfg.max_depth ?: FHOOK_GRAPH_MAX_DEPTH;
+	size_t size = array_size(nr, sizeof(struct fhook_errlog));
+	u64 pages = DIV_ROUND_UP(size, PAGE_SIZE);
+	int ret;
+
+	/* no call records: no arguments for them, no threshold to write them at */
+	if ((gp->cfg.flags & FHOOK_GRAPH_F_ARGS) || gp->cfg.threshold_ns)
+		return fhook_refuse(p->session, FHOOK_R_GRAPH_CFG, -1, -EINVAL);
+	ret = fhook_mem_reserve(p->session->user, pages);
+	if (ret)
+		return ret;
+	gp->errlogs = __vmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	if (!gp->errlogs) {
+		fhook_mem_unreserve(p->session->user, pages);
+		return -ENOMEM;
+	}
+	gp->errlog_pages = pages;
+	gp->mode = &fhook_errors_mode;
+	p->max_record = sizeof(struct fhook_rec_errors) +
+			min_t(unsigned int, depth, FHOOK_ERRORS_MAX_FRAMES) * sizeof(struct fhook_err_frame);
+	return 0;
+}
+
+/* After the probe's last callback (fhook_fgraph_stop()) */
+void fhook_errors_release(struct fhook_graph_probe *gp)
+{
+	vfree(gp->errlogs);
+	fhook_mem_unreserve(gp->f.p.session->user, gp->errlog_pages);
+}

@@ -1,0 +1,102 @@
+// fhook errors [options] ENTRY... [-- COMMAND [ARGS...]]
+#include <fhook/core/error.hpp>
+#include <fhook/output/errors_format.hpp>
+#include <fhook/probe/probe.hpp>
+#include <fhook/sys/btf.hpp>
+
+#include "trace_options.hpp"
+
+namespace fhook::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: fhook errors [options] ENTRY... [-- COMMAND [ARGS...]]\n"
+    "\n"
+    "Which function returned the error: watch every call below each ENTRY (a\n"
+    "function or a tracefs glob) and, each time an ENTRY returns an error (an\n"
+    "errno, or an ERR_PTR), print the chain of calls that failed down to the\n"
+    "one that failed first, until Ctrl-C, --duration or the exit of COMMAND.\n"
+    "The module keeps each task's calls itself: nothing is recorded while\n"
+    "nothing fails.  Identical chains are printed once and counted.\n";
+
+void add_options(po::options_description& options) {
+    options.add_options()("depth,D", po::value<std::string>()->value_name("N"),
+                          "watch calls down to N levels below ENTRY (1 = ENTRY alone, "
+                          "0 = the module's limit, default)")(
+        "notrace", po::value<std::vector<std::string>>()->value_name("GLOB"),
+        "leave GLOB and everything it calls out (repeatable)")(
+        "tasks", po::value<std::string>()->value_name("N"),
+        "watch up to N tasks inside an ENTRY at once (default 256; others are counted as "
+        "missed)")("all", "print every failing chain, not only the first of identical ones")(
+        "stat", "print only a table at the end: failures per entry, result and first "
+                "failing function");
+}
+
+void parse_options(const po::variables_map& vm, TraceOptions& opt) {
+    GraphSpec graph;
+    graph.errors = true;
+    graph.no_irqs = true;
+    if (vm.count("depth")) {
+        const std::uint64_t depth = parse_u64("--depth", vm["depth"].as<std::string>());
+        if (depth > FHOOK_GRAPH_MAX_DEPTH) {
+            throw_invalid("--depth must be at most " + std::to_string(FHOOK_GRAPH_MAX_DEPTH) +
+                          " (0: no limit)");
+        }
+        graph.depth = static_cast<std::uint32_t>(depth);
+    }
+    if (vm.count("notrace")) {
+        graph.notrace = vm["notrace"].as<std::vector<std::string>>();
+    }
+    if (vm.count("tasks")) {
+        const std::uint64_t tasks = parse_u64("--tasks", vm["tasks"].as<std::string>());
+        if (tasks == 0 || tasks > FHOOK_GRAPH_MAX_TASKS) {
+            throw_invalid("--tasks must be between 1 and " + std::to_string(FHOOK_GRAPH_MAX_TASKS));
+        }
+        graph.tasks = static_cast<std::uint32_t>(tasks);
+    }
+    for (const auto& text : opt.spec.probes) {
+        if (!text.empty() && text.front() == '!') {
+            throw_invalid("'" + text + "': leave functions out with --notrace " + text.substr(1));
+        }
+        if (is_probe_definition(text) || is_tracepoint_definition(text)) {
+            throw_invalid("'" + text + "': an ENTRY is a function or a glob");
+        }
+    }
+    opt.spec.graph = graph;
+    opt.errors_view.all = vm.count("all") != 0;
+    opt.errors_view.stat = vm.count("stat") != 0;
+}
+
+} // namespace
+
+int cmd_errors(const Args& args) {
+    TraceCommand cmd;
+    cmd.name = "errors";
+    cmd.usage = kUsage;
+    cmd.summary = true;
+    cmd.snapshots = false;
+    cmd.via = false;
+    cmd.filter_help = "watch only tasks for which EXPR holds when they call ENTRY, evaluated in "
+                      "the kernel (common_pid, tgid, comm, cpu)";
+    cmd.output_help = "write the chains to FILE instead of stdout";
+    cmd.format_help = "text (default) or json (NDJSON: an object per chain, then one with the "
+                      "counts)";
+    cmd.no_probe = "give the functions whose failures to explain, e.g. fhook errors "
+                   "do_sys_openat2";
+    cmd.add_options = add_options;
+    cmd.parse_options = parse_options;
+    std::optional<TraceOptions> opt = parse_trace_options(args, cmd);
+    if (!opt) {
+        return 0; // --help
+    }
+    return print_events(*opt, [&](const Tracer& tracer) -> std::unique_ptr<Formatter> {
+        // the return types: without them, values are read as errnos
+        ErrorsFormatOptions view = opt->errors_view;
+        view.btf = tracer.kernel_btf();
+        view.module_btf = [&tracer](const std::string& m) { return tracer.module_btf(m); };
+        return std::make_unique<ErrorsFormatter>(tracer.ksyms(), opt->format, view);
+    });
+}
+
+} // namespace fhook::cli

@@ -1,0 +1,150 @@
+# errors: fhook errors names the function an error came from, with the
+# kernel as the witness.  One run watches four known failures:
+#   fhook_testmod_fail_outer  -ENOMEM from fhook_testmod_fail_alloc, three
+#                             calls deep, after a sibling that failed
+#                             (-EAGAIN) and did not matter (vmtests/testmod)
+#   do_sys_openat2            open("/nonexistent...") -> -ENOENT, and, as
+#                             uid 1000, a file in a root-only directory ->
+#                             -EACCES
+#   __x64_sys_bpf             an array map with max_entries 0 -> -EINVAL
+# For each chain: the first failing function F really returned that errno
+# (a kretprobe in kprobe_events, during the same workload), and no function
+# F called (the function_graph tracer, one level below F) returned it: the
+# error did not come from deeper.  Then 10,000 good opens: no chain and not
+# one record.  Bad input is refused in one line.
+. /fhook/lib.sh
+
+load_fhook
+load_workmod
+P=/proc/fhook_testmod
+mkdir -p /tmp/fhk-priv && chmod 0700 /tmp/fhk-priv && : > /tmp/fhk-priv/f
+
+# the failures, as one script
+cat > $D/work.sh << EOF
+echo fail 1 > $P
+echo fail 1 > $P
+true < /nonexistent-fhk
+fhook-capexec 1000 1000 - - -- sh -c 'true < /tmp/fhk-priv/f'
+fhook-workload bpf-einval 2
+exit 0
+EOF
+
+run_fhook $D/e errors --format json fhook_testmod_fail_outer do_sys_openat2 __x64_sys_bpf -- sh $D/work.sh
+expect_eq "$RC" 0 "fhook errors exit code"
+sed 's/^/#   /' $D/e.out | cut -c 1-400
+# "ENTRY RESULT FIRST NFRAMES" per chain
+sed -n 's/.*"entry":"\([^"]*\)","result":"\([^"]*\)","errno":[0-9]*,"first":"\([^"]*\)".*/\1 \2 \3/p' $D/e.out > $D/chains
+while read -r entry result first; do
+	log "chain: $entry $result, first $first"
+done < $D/chains
+
+# want ENTRY RESULT: the first failing function of the chain ENTRY RESULT
+want() {
+	_w=$(awk -v e="$1" -v r="$2" '$1 == e && $2 == r { print $3; exit }' $D/chains)
+	[ -n "$_w" ] || fail "no chain $1 $2: $(cat $D/e.out | head -c 600)"
+	echo "$_w"
+}
+tm=$(want fhook_testmod_fail_outer -ENOMEM)
+expect_same "$tm" fhook_testmod_fail_alloc "the first failing function of the test module's chain"
+frames=$(grep '^{"ts_ns".*"entry":"fhook_testmod_fail_outer"' $D/e.out | grep -o '"function":"[a-z_]*"' | tr '\n' ' ')
+expect_same "$frames" '"function":"fhook_testmod_fail_outer" "function":"fhook_testmod_fail_middle" "function":"fhook_testmod_fail_alloc" ' "the test module's chain"
+grep '"entry":"do_sys_openat2","result":"-ENOENT"' $D/e.out | grep -q '"result":"ERR_PTR(-ENOENT)"' ||
+	fail "no ERR_PTR(-ENOENT) frame (do_filp_open's) in the -ENOENT chain"
+enoent=$(want do_sys_openat2 -ENOENT)
+eacces=$(want do_sys_openat2 -EACCES)
+einval=$(want __x64_sys_bpf -EINVAL)
+tail -n 1 $D/e.out | grep -q '^{"failures":' || fail "no closing counts object: $(tail -n 1 $D/e.out)"
+# the test module's chain twice, bpf's twice: counted, printed once
+expect_eq "$(grep '^{"ts_ns"' $D/e.out | grep -c '"entry":"fhook_testmod_fail_outer"')" 1 "test module chains printed"
+grep -q '"count":2,"result":"-ENOMEM","entry":"fhook_testmod_fail_outer"' $D/e.out ||
+	fail "the test module's two failures not counted: $(tail -n 1 $D/e.out)"
+
+# the kernel's view of the same workload: function_graph one level below
+# the first failing functions (their callees), then kretprobes on them and
+# on their callees
+tracefs_reset
+echo 0 > $T/tracing_on
+printf '%s\n' fhook_testmod_fail_try "$tm" "$enoent" "$eacces" "$einval" | sort -u > $D/firsts
+cat $D/firsts > $T/set_graph_function || fail "set_graph_function refused: $(cat $D/firsts)"
+echo 2 > $T/max_graph_depth
+echo 0 > $T/options/funcgraph-irqs
+echo function_graph > $T/current_tracer
+echo 1 > $T/tracing_on
+sh $D/work.sh > /dev/null 2>&1
+echo 0 > $T/tracing_on
+cat $T/trace > $D/graph.txt
+echo nop > $T/current_tracer
+echo > $T/set_graph_function
+echo 0 > $T/max_graph_depth
+echo 1 > $T/options/funcgraph-irqs
+# "FIRST CALLEE" pairs
+awk '
+{
+	n = split($0, f, "|")
+	if (n < 2) next
+	t = f[n]
+	sub(/^  /, "", t)
+	match(t, /^ */)
+	d = RLENGTH / 2
+	t = substr(t, RLENGTH + 1)
+	if (t ~ /^[}\/]/) next
+	sub(/\(.*/, "", t)
+	if (d == 0) top = t
+	else if (d == 1 && top != "") print top, t
+}' $D/graph.txt | sort -u > $D/callees
+log "callees of the first failing functions: $(wc -l < $D/callees)"
+
+tracefs_reset
+echo 0 > $T/tracing_on
+i=0
+for fn in $(cat $D/firsts) $(awk '{ print $2 }' $D/callees | sort -u); do
+	i=$((i + 1))
+	# (a function kprobes may not probe is left out, and said so)
+	echo "r:fhkerr/r$i $fn ret=\$retval:s32" >> $T/kprobe_events 2> /dev/null ||
+		{ log "no kretprobe on $fn"; continue; }
+	echo "r$i $fn" >> $D/probes
+done
+echo 1 > $T/events/fhkerr/enable
+echo 1 > $T/tracing_on
+sh $D/work.sh > /dev/null 2>&1
+echo 0 > $T/tracing_on
+echo 0 > $T/events/fhkerr/enable
+cat $T/trace > $D/kret.txt
+echo > $T/kprobe_events
+# returned FUNC ERRNO: how often FUNC returned -ERRNO (its low 32 bits)
+returned() {
+	_r=$(awk -v f="$1" '$2 == f { print $1; exit }' $D/probes)
+	[ -n "$_r" ] || { echo 0; return; }
+	grep -c " $_r: .* ret=-$2\$" $D/kret.txt
+}
+# witness FIRST ERRNO: FIRST returned it, none of its callees did
+witness() {
+	[ "$(returned "$1" "$2")" -gt 0 ] ||
+		fail "the kernel never saw $1 return -$2: $(grep -c . $D/kret.txt) kretprobe events"
+	for c in $(awk -v f="$1" '$1 == f { print $2 }' $D/callees); do
+		[ "$(returned "$c" "$2")" -eq 0 ] || fail "$c, called by $1, returned -$2 too: it is deeper"
+	done
+	log "$1 returned -$2 and none of its $(awk -v f="$1" '$1 == f' $D/callees | wc -l) callees did"
+}
+witness "$tm" 12
+witness "$enoent" 2
+witness "$eacces" 13
+witness "$einval" 22
+# the sibling failed indeed: choosing the latest failing callee matters
+[ "$(returned fhook_testmod_fail_try 11)" -gt 0 ] || fail "fhook_testmod_fail_try never returned -EAGAIN"
+
+# text, and 10,000 good opens: no chain, no record
+run_fhook $D/t errors fhook_testmod_fail_outer do_sys_openat2 -- sh -c "echo fail 1 > $P; echo fail 1 > $P; fhook-workload reopen 10000"
+expect_eq "$RC" 0 "fhook errors (text) exit code"
+sed 's/^/#   /' $D/t.out
+head -n 1 $D/t.out | grep -q ': fhook_testmod_fail_outer returned -ENOMEM after ' ||
+	fail "title line: $(head -n 1 $D/t.out)"
+grep -q '^      fhook_testmod_fail_alloc .*-ENOMEM.*<- first$' $D/t.out ||
+	fail "no marked first failing frame three levels down"
+grep -q fhook_testmod_fail_try $D/t.out && fail "the failure that did not matter is in the chain"
+expect_same "$(tail -n 1 $D/t.out)" "# 2 failing calls, 1 distinct chain (each printed once: --all prints every one)" "the closing line"
+summary $D/t
+expect_eq "$H" 2 "records tried (hits): the two failures alone"
+
+bad_options $D/bad errors "" "--depth 500 vfs_read" "p:fhk/x_vfs_read" "--stat --format chrome vfs_read"
+pass "first failing: $tm -ENOMEM, $enoent -ENOENT, $eacces -EACCES, $einval -EINVAL, each witnessed by kretprobes, none of their $(wc -l < $D/callees) callees returned it; 10,000 good opens: no record"
