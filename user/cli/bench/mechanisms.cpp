@@ -486,6 +486,12 @@ const Mechanism kMechanisms[] = {
          return start_fhook(
              c, a, {"record", "-o", record_file(a), "--graph", "--depth", "2", c.function});
      }},
+    {"fhook-errors", "fhook",
+     "fhook errors FUNC (every function hooked below it, each call's return watched; the "
+     "workload never fails: nothing recorded)",
+     [](Context& c, Attachment& a) {
+         return start_fhook(c, a, {"errors", c.function});
+     }},
     {"fhook-trace-around", "fhook", "fhook hook --trace-around (IPMODIFY, record per call)",
      [](Context& c, Attachment& a) {
          return start_fhook(c, a, {"hook", "--trace-around", c.function});

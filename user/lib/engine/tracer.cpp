@@ -177,7 +177,8 @@ void Tracer::State::add_probes() {
         graph.below = graph_below_request;
         probes.push_back(ProbeSummary{session->add_graph_probe(request, graph),
                                       {},
-                                      "graph " + describe_specs(specs) + if_filter});
+                                      (spec.graph->errors ? "errors " : "graph ") +
+                                          describe_specs(specs) + if_filter});
     } else if (!specs.empty()) {
         probes.push_back(ProbeSummary{session->add_function_probe(request, recording),
                                       {},
