@@ -34,6 +34,8 @@
 /* fhook_gframe.data: the log's length at the push, and the latest failing callee */
 #define FHOOK_ERR_MARK_SHIFT	16
 #define FHOOK_ERR_NONE		0xffffU
+/* ... or: a call of another context than the chain's (see fhook_errors_ctx()) */
+#define FHOOK_ERR_FOREIGN	0xffffffffU
 
 static_assert(FHOOK_ERRORS_MAX_FRAMES < FHOOK_ERR_NONE);
 
@@ -47,6 +49,7 @@ struct fhook_errent {
 struct fhook_errlog {
 	u16 n;				/* entries in use */
 	u16 flags;			/* FHOOK_ERRORS_INCOMPLETE since depth 0 was pushed */
+	u32 ctx;			/* fhook_errors_ctx() of the depth-0 call */
 	struct fhook_errent ent[FHOOK_ERRORS_MAX_FRAMES];
 };
 
@@ -64,6 +67,17 @@ static __always_inline bool fhook_errors_failed(unsigned long retval)
 	       (u32)retval >= (u32)-FHOOK_MAX_ERRNO;
 }
 
+/*
+ * What a call runs in: a softirq served on the task's stack at an
+ * interrupt's exit pushes its calls on the task's shadow stack (hardirqs
+ * push none: no_irqs), but they are no callees of the task's call and
+ * stay out of its chain, as one watched in a softirq keeps the task's out.
+ */
+static __always_inline u32 fhook_errors_ctx(void)
+{
+	return (in_nmi() ? 4 : 0) | (in_hardirq() ? 2 : 0) | (in_serving_softirq() ? 1 : 0);
+}
+
 static __always_inline notrace void fhook_errors_entry(void *user, struct fhook_gstack *gs,
 						       struct fhook_gframe *f, unsigned int depth,
 						       struct pt_regs *regs, unsigned int pc,
@@ -75,6 +89,10 @@ static __always_inline notrace void fhook_errors_entry(void *user, struct fhook_
 	if (!depth) {
 		log->n = 0;
 		log->flags = 0;
+		log->ctx = fhook_errors_ctx();
+	} else if (fhook_errors_ctx() != log->ctx) {
+		f->data = FHOOK_ERR_FOREIGN;
+		return;
 	}
 	f->calltime = ktime_get_mono_fast_ns();
 	f->data = (u32)log->n << FHOOK_ERR_MARK_SHIFT | FHOOK_ERR_NONE;
@@ -125,8 +143,11 @@ static __always_inline notrace void fhook_errors_ret(void *user, struct fhook_gs
 	struct fhook_errlog *log;
 	struct fhook_errent *e;
 
-	/* detached, or a set_graph_notrace frame (no entry callback, no callees) */
-	if (!gp || (f->flags & FHOOK_GF_NOTRACE))
+	/*
+	 * Detached, a set_graph_notrace frame (no entry callback, no
+	 * callees), or another context's call: the log stays as it is
+	 */
+	if (!gp || (f->flags & FHOOK_GF_NOTRACE) || f->data == FHOOK_ERR_FOREIGN)
 		return;
 	log = fhook_errlog_of(gp, gs);
 	mark = f->data >> FHOOK_ERR_MARK_SHIFT;
@@ -180,30 +201,7 @@ notrace unsigned long fhook_errors_exit(unsigned long sp, unsigned long retval)
 	return fhook_fgraph_exit(&fhook_errors_fgraph_ops, sp, retval);
 }
 
-static notrace void fhook_errors_entry_cb(unsigned long ip, unsigned long parent_ip,
-					  struct ftrace_ops *op, struct ftrace_regs *fregs)
-{
-	fhook_fgraph_call(&fhook_errors_fgraph_ops, ip, parent_ip, fregs, FHOOK_FG_ENTER);
-}
-
-static notrace void fhook_errors_all_cb(unsigned long ip, unsigned long parent_ip,
-					struct ftrace_ops *op, struct ftrace_regs *fregs)
-{
-	fhook_fgraph_call(&fhook_errors_fgraph_ops, ip, parent_ip, fregs, FHOOK_FG_NESTED);
-}
-
-static notrace void fhook_errors_notrace_cb(unsigned long ip, unsigned long parent_ip,
-					    struct ftrace_ops *op, struct ftrace_regs *fregs)
-{
-	fhook_fgraph_call(&fhook_errors_fgraph_ops, ip, parent_ip, fregs, FHOOK_FG_NOTRACE);
-}
-
-static const struct fhook_graph_mode fhook_errors_mode = {
-	.on_entry	= fhook_errors_entry_cb,
-	.on_all		= fhook_errors_all_cb,
-	.on_notrace	= fhook_errors_notrace_cb,
-	.fgraph		= &fhook_errors_fgraph_ops,
-};
+FHOOK_GRAPH_MODE(fhook_errors_mode, &fhook_errors_fgraph_ops);
 
 /*
  * The mode for @gp's struct fhook_graph (copied, flags checked): one log

@@ -186,30 +186,7 @@ asmlinkage notrace unsigned long fhook_graph_exit(unsigned long sp, unsigned lon
 	return fhook_fgraph_exit(&fhook_graph_fgraph_ops, sp, retval);
 }
 
-static notrace void fhook_graph_entry_cb(unsigned long ip, unsigned long parent_ip,
-					 struct ftrace_ops *op, struct ftrace_regs *fregs)
-{
-	fhook_fgraph_call(&fhook_graph_fgraph_ops, ip, parent_ip, fregs, FHOOK_FG_ENTER);
-}
-
-static notrace void fhook_graph_all_cb(unsigned long ip, unsigned long parent_ip,
-				       struct ftrace_ops *op, struct ftrace_regs *fregs)
-{
-	fhook_fgraph_call(&fhook_graph_fgraph_ops, ip, parent_ip, fregs, FHOOK_FG_NESTED);
-}
-
-static notrace void fhook_graph_notrace_cb(unsigned long ip, unsigned long parent_ip,
-					   struct ftrace_ops *op, struct ftrace_regs *fregs)
-{
-	fhook_fgraph_call(&fhook_graph_fgraph_ops, ip, parent_ip, fregs, FHOOK_FG_NOTRACE);
-}
-
-static const struct fhook_graph_mode fhook_graph_calls_mode = {
-	.on_entry	= fhook_graph_entry_cb,
-	.on_all		= fhook_graph_all_cb,
-	.on_notrace	= fhook_graph_notrace_cb,
-	.fgraph		= &fhook_graph_fgraph_ops,
-};
+FHOOK_GRAPH_MODE(fhook_graph_calls_mode, &fhook_graph_fgraph_ops);
 
 static int fhook_graph_copy(struct fhook_session *s, struct fhook_graph *cfg, u64 uptr)
 {

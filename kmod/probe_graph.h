@@ -20,6 +20,34 @@ struct fhook_graph_mode {
 	const struct fhook_fgraph_ops *fgraph;
 };
 
+/*
+ * A mode @name: its three ftrace_ops callbacks, each fhook_fgraph_call()
+ * with the mode's fgraph ops @fgops (a constant: its callbacks become
+ * direct calls, inline where they are marked so).
+ */
+#define FHOOK_GRAPH_MODE(name, fgops)						\
+static notrace void name##_entry(unsigned long ip, unsigned long parent_ip,	\
+				 struct ftrace_ops *op, struct ftrace_regs *fregs)	\
+{										\
+	fhook_fgraph_call(fgops, ip, parent_ip, fregs, FHOOK_FG_ENTER);		\
+}										\
+static notrace void name##_all(unsigned long ip, unsigned long parent_ip,	\
+			       struct ftrace_ops *op, struct ftrace_regs *fregs)	\
+{										\
+	fhook_fgraph_call(fgops, ip, parent_ip, fregs, FHOOK_FG_NESTED);	\
+}										\
+static notrace void name##_notrace(unsigned long ip, unsigned long parent_ip,	\
+				   struct ftrace_ops *op, struct ftrace_regs *fregs) \
+{										\
+	fhook_fgraph_call(fgops, ip, parent_ip, fregs, FHOOK_FG_NOTRACE);	\
+}										\
+static const struct fhook_graph_mode name = {					\
+	.on_entry	= name##_entry,						\
+	.on_all		= name##_all,						\
+	.on_notrace	= name##_notrace,					\
+	.fgraph		= fgops,						\
+}
+
 struct fhook_errlog;
 
 struct fhook_graph_probe {

@@ -34,31 +34,10 @@ void add_options(po::options_description& options) {
 }
 
 void parse_options(const po::variables_map& vm, TraceOptions& opt) {
-    GraphSpec graph;
+    GraphSpec graph = parse_graph_reach(vm, opt);
     graph.errors = true;
     graph.no_irqs = true;
-    if (vm.count("depth")) {
-        const std::uint64_t depth = parse_u64("--depth", vm["depth"].as<std::string>());
-        if (depth > FHOOK_GRAPH_MAX_DEPTH) {
-            throw_invalid("--depth must be at most " + std::to_string(FHOOK_GRAPH_MAX_DEPTH) +
-                          " (0: no limit)");
-        }
-        graph.depth = static_cast<std::uint32_t>(depth);
-    }
-    if (vm.count("notrace")) {
-        graph.notrace = vm["notrace"].as<std::vector<std::string>>();
-    }
-    if (vm.count("tasks")) {
-        const std::uint64_t tasks = parse_u64("--tasks", vm["tasks"].as<std::string>());
-        if (tasks == 0 || tasks > FHOOK_GRAPH_MAX_TASKS) {
-            throw_invalid("--tasks must be between 1 and " + std::to_string(FHOOK_GRAPH_MAX_TASKS));
-        }
-        graph.tasks = static_cast<std::uint32_t>(tasks);
-    }
     for (const auto& text : opt.spec.probes) {
-        if (!text.empty() && text.front() == '!') {
-            throw_invalid("'" + text + "': leave functions out with --notrace " + text.substr(1));
-        }
         if (is_probe_definition(text) || is_tracepoint_definition(text)) {
             throw_invalid("'" + text + "': an ENTRY is a function or a glob");
         }
@@ -80,8 +59,9 @@ int cmd_errors(const Args& args) {
     cmd.filter_help = "watch only tasks for which EXPR holds when they call ENTRY, evaluated in "
                       "the kernel (common_pid, tgid, comm, cpu)";
     cmd.output_help = "write the chains to FILE instead of stdout";
-    cmd.format_help = "text (default) or json (NDJSON: an object per chain, then one with the "
-                      "counts)";
+    cmd.format_help = "text (default), json (NDJSON: an object per chain, then one with the "
+                      "counts) or chrome (each chain's calls as nested spans, for Perfetto)";
+    cmd.chrome = true;
     cmd.no_probe = "give the functions whose failures to explain, e.g. fhook errors "
                    "do_sys_openat2";
     cmd.add_options = add_options;
@@ -89,6 +69,12 @@ int cmd_errors(const Args& args) {
     std::optional<TraceOptions> opt = parse_trace_options(args, cmd);
     if (!opt) {
         return 0; // --help
+    }
+    if (opt->format == OutputFormat::Chrome) {
+        if (opt->errors_view.stat || opt->errors_view.all) {
+            throw_invalid("--format chrome draws every chain: it takes neither --stat nor --all");
+        }
+        return print_events(*opt);
     }
     return print_events(*opt, [&](const Tracer& tracer) -> std::unique_ptr<Formatter> {
         // the return types: without them, values are read as errnos

@@ -1,4 +1,5 @@
 // fhook record -o FILE [options] PROBE... [-- COMMAND [ARGS...]]
+#include <fhook/core/error.hpp>
 #include <fhook/engine/sinks.hpp>
 
 #include "trace_options.hpp"
@@ -15,14 +16,28 @@ constexpr const char* kUsage =
     "docs/file-format.md).  Read it with: fhook report FILE.\n"
     "With --overwrite, only the newest events at the end and at each SIGUSR2\n"
     "snapshot are written.  With --graph, the FUNCs' call graphs (fhook graph;\n"
-    "fhook report --graph draws the trees).\n";
+    "fhook report --graph draws the trees); with --errors, the chains of calls\n"
+    "that failed below them (fhook errors; fhook report prints them).\n";
 
 void add_options(po::options_description& options) {
     add_graph_options(options, false);
+    options.add_options()("errors", "record the chains of failing calls below the FUNCs (fhook "
+                                    "errors) instead of their calls; with --depth, --notrace, "
+                                    "--tasks");
 }
 
 void parse_options(const po::variables_map& vm, TraceOptions& opt) {
-    parse_graph_options(vm, opt, false);
+    if (!vm.count("errors")) {
+        parse_graph_options(vm, opt, false);
+        return;
+    }
+    if (vm.count("graph") || vm.count("args") || vm.count("threshold") || vm.count("no-irqs")) {
+        throw_invalid("--errors records no calls: it takes neither --graph, --args, --threshold "
+                      "nor --no-irqs");
+    }
+    parse_graph_options(vm, opt, true);
+    opt.spec.graph->errors = true;
+    opt.spec.graph->no_irqs = true;
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // fhook report [options] FILE
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <fhook/engine/replay.hpp>
 #include <fhook/engine/sinks.hpp>
 #include <fhook/engine/wakeup_sink.hpp>
+#include <fhook/output/errors_format.hpp>
 #include <fhook/output/flamegraph.hpp>
 #include <fhook/output/format.hpp>
 #include <fhook/output/graph_format.hpp>
@@ -24,6 +26,7 @@
 #include <fhook/probe/recorded_probes.hpp>
 #include <fhook/ring/event.hpp>
 #include <fhook/ring/recfile.hpp>
+#include <fhook/sys/btf.hpp>
 #include <fhook/sys/ksyms.hpp>
 
 #include "commands.hpp"
@@ -331,6 +334,13 @@ void report_hist(const ReportOptions& opt, const Replay& replay) {
     print_hist(opt, name_user_stacks(sink.tables().front(), def, frames), replay.ksyms(), out);
 }
 
+// A recording of fhook errors (record --errors): its probe says so.
+bool recorded_errors(const RecordFile& file) {
+    const auto& probes = file.probes();
+    return std::any_of(probes.begin(), probes.end(),
+                       [](const auto& p) { return p.description.starts_with("errors "); });
+}
+
 // The events printed (text, JSON, Chrome, call trees) or counted (--stat).
 void report_events(const ReportOptions& opt, const Replay& replay) {
     if (opt.stat) {
@@ -367,7 +377,18 @@ void report_events(const ReportOptions& opt, const Replay& replay) {
         return;
     }
     std::unique_ptr<Formatter> formatter;
-    if (opt.graph) {
+    std::optional<KernelBtf> btf;
+    if (opt.format != OutputFormat::Chrome && !opt.graph && recorded_errors(replay.file())) {
+        // (this machine's BTF names the return types: the recording's
+        // kernel, or one near it)
+        try {
+            btf = KernelBtf::load();
+        } catch (const Error&) {
+        }
+        ErrorsFormatOptions view;
+        view.btf = btf ? &*btf : nullptr;
+        formatter = std::make_unique<ErrorsFormatter>(replay.ksyms(), opt.format, view);
+    } else if (opt.graph) {
         GraphFormatOptions view = *opt.graph;
         view.nr_cpus = replay.file().header().nr_cpus;
         formatter = std::make_unique<GraphFormatter>(replay.ksyms(), view);

@@ -163,16 +163,7 @@ void add_graph_options(po::options_description& options, bool view) {
     }
 }
 
-void parse_graph_options(const po::variables_map& vm, TraceOptions& opt, bool implied) {
-    const bool any = vm.count("depth") || vm.count("notrace") || vm.count("no-irqs") ||
-                     vm.count("threshold") || vm.count("args") || vm.count("tasks");
-    if (!implied && !vm.count("graph")) {
-        if (any) {
-            throw_invalid(
-                "--depth, --notrace, --no-irqs, --threshold, --args and --tasks go with --graph");
-        }
-        return;
-    }
+GraphSpec parse_graph_reach(const po::variables_map& vm, const TraceOptions& opt) {
     GraphSpec graph;
     if (vm.count("depth")) {
         const std::uint64_t depth = parse_u64("--depth", vm["depth"].as<std::string>());
@@ -185,19 +176,9 @@ void parse_graph_options(const po::variables_map& vm, TraceOptions& opt, bool im
     if (vm.count("notrace")) {
         graph.notrace = vm["notrace"].as<std::vector<std::string>>();
     }
-    graph.no_irqs = vm.count("no-irqs") != 0;
-    graph.args = vm.count("args") != 0;
-    if (vm.count("threshold")) {
-        const std::uint64_t usec = parse_u64("--threshold", vm["threshold"].as<std::string>());
-        if (usec == 0 || usec > 1000000000ULL) {
-            throw_invalid("--threshold must be between 1 and 1000000000 microseconds");
-        }
-        graph.threshold_ns = usec * 1000;
-    }
     for (const auto& text : opt.spec.probes) {
         if (!text.empty() && text.front() == '!') {
-            throw_invalid("'" + text + "': a call graph leaves functions out with --notrace " +
-                          text.substr(1));
+            throw_invalid("'" + text + "': leave functions out with --notrace " + text.substr(1));
         }
     }
     if (vm.count("tasks")) {
@@ -206,6 +187,29 @@ void parse_graph_options(const po::variables_map& vm, TraceOptions& opt, bool im
             throw_invalid("--tasks must be between 1 and " + std::to_string(FHOOK_GRAPH_MAX_TASKS));
         }
         graph.tasks = static_cast<std::uint32_t>(tasks);
+    }
+    return graph;
+}
+
+void parse_graph_options(const po::variables_map& vm, TraceOptions& opt, bool implied) {
+    const bool any = vm.count("depth") || vm.count("notrace") || vm.count("no-irqs") ||
+                     vm.count("threshold") || vm.count("args") || vm.count("tasks");
+    if (!implied && !vm.count("graph")) {
+        if (any) {
+            throw_invalid(
+                "--depth, --notrace, --no-irqs, --threshold, --args and --tasks go with --graph");
+        }
+        return;
+    }
+    GraphSpec graph = parse_graph_reach(vm, opt);
+    graph.no_irqs = vm.count("no-irqs") != 0;
+    graph.args = vm.count("args") != 0;
+    if (vm.count("threshold")) {
+        const std::uint64_t usec = parse_u64("--threshold", vm["threshold"].as<std::string>());
+        if (usec == 0 || usec > 1000000000ULL) {
+            throw_invalid("--threshold must be between 1 and 1000000000 microseconds");
+        }
+        graph.threshold_ns = usec * 1000;
     }
     opt.spec.graph = graph;
     opt.graph_view.proc = vm.count("proc") != 0;

@@ -74,6 +74,9 @@ extern const char* const kRecordFilterHelp;
 void add_graph_options(po::options_description& options, bool view);
 // GraphSpec from them; `implied`: a graph even without --graph.
 void parse_graph_options(const po::variables_map& vm, TraceOptions& opt, bool implied);
+// The part shared with errors: --depth, --notrace, --tasks (and no
+// "!GLOB" among the functions).
+GraphSpec parse_graph_reach(const po::variables_map& vm, const TraceOptions& opt);
 
 // The rtla-shaped tracers (timerlat, osnoise): their command (no probes,
 // --interval for top, text or JSON) ...

@@ -217,5 +217,26 @@ TEST(Errors, IncompleteChainsNameNoFirst) {
                                "was full)\n"));
 }
 
+TEST(Errors, ChromeSpansNestAsCalled) {
+    ChromeFormatter chrome(ksyms());
+    std::string out;
+    chrome.begin(out);
+    chrome.format(decoded(errors_record(open_frames())), out);
+    chrome.end(out);
+    std::size_t spans = 0;
+    for (std::size_t at = 0; (at = out.find("\"cat\":\"errors\"", at)) != std::string::npos; at++) {
+        spans++;
+    }
+    EXPECT_EQ(spans, 4u) << out;
+    EXPECT_NE(
+        out.find("{\"ph\":\"X\",\"name\":\"path_openat\",\"cat\":\"errors\",\"ts\":12345671.200,"
+                 "\"dur\":6.000"),
+        std::string::npos)
+        << out;
+    // the deepest is the first failure, and only it
+    EXPECT_EQ(out.find("\"first\":true"), out.rfind("\"first\":true"));
+    EXPECT_NE(out.find("\"result\":\"-ENOENT\",\"first\":true}"), std::string::npos) << out;
+}
+
 } // namespace
 } // namespace fhook

@@ -2032,6 +2032,112 @@ static void test_observer_graph_all(void)
 	free(ips);
 }
 
+/*
+ * Failing call chains (FHOOK_GRAPH_F_ERRORS) as an observer: with ARGS or
+ * a threshold refused (no call records); the most tasks (4096 logs of 64
+ * calls) within the user's share or refused with EDQUOT, never beyond it;
+ * then armed on do_sys_openat2 for this process alone, on CPU 0: an open
+ * of a missing file is one FHOOK_REC_ERRORS record whose one frame
+ * (max_depth 1: DEEPER) is do_sys_openat2 returning -ENOENT, and an open
+ * that succeeds is none.
+ */
+static int errors_add(int fd, __u32 flags, __u32 tasks, __u64 threshold)
+{
+	struct fhook_graph g = {
+		.size = sizeof(g), .flags = FHOOK_GRAPH_F_ERRORS | flags, .max_depth = 1,
+		.max_tasks = tasks, .threshold_ns = threshold,
+	};
+	struct fhook_probe_add pa = {
+		.size = sizeof(pa), .type = FHOOK_PROBE_GRAPH, .filter = (uintptr_t)"do_sys_openat2",
+		.filter_len = 14, .hook = (uintptr_t)&g,
+	};
+
+	return ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa);
+}
+
+static void test_observer_errors(void)
+{
+	const __u32 size = 65536;
+	pid_t pid = getpid();
+	struct fhook_pid_filter pf = {
+		.size = sizeof(pf), .flags = FHOOK_PIDF_RESET, .nr_pids = 1, .pids = (uintptr_t)&pid,
+	};
+	struct fhook_handshake hs;
+	struct ringmap r;
+	cpu_set_t one, saved;
+	unsigned int chains = 0, others = 0;
+	__u64 head, tail;
+	long ret;
+	int fd = open_dev();
+
+	if (handshake(fd, &hs) || ring_setup(fd, size))
+		fatal("setting up a session");
+	if (!(hs.features & FHOOK_FEAT_ERRORS)) {
+		printf("# note: no FHOOK_FEAT_ERRORS: failing chains not tested\n");
+		close(fd);
+		return;
+	}
+	EXPECT_ERR(errors_add(fd, FHOOK_GRAPH_F_ARGS, 0, 0), ERRS(EINVAL),
+		   "observer: failing chains with ARGS -> EINVAL");
+	EXPECT_ERR(errors_add(fd, 0, 0, 1000), ERRS(EINVAL),
+		   "observer: failing chains with a threshold -> EINVAL");
+	ret = errors_add(fd, 0, FHOOK_GRAPH_MAX_TASKS, 0);
+	expect(ret == 0 || errno == EDQUOT,
+	       "observer: failing chains for %u tasks: added or EDQUOT (%s)",
+	       FHOOK_GRAPH_MAX_TASKS, ret ? strerror(errno) : "added");
+	close(fd);
+
+	fd = open_dev();
+	if (handshake(fd, NULL) || ring_setup(fd, size))
+		fatal("setting up a session");
+	EXPECT_OK(errors_add(fd, 0, 0, 0), "observer: failing chains on do_sys_openat2");
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_PID_FILTER, &pf), "observer: PID_FILTER self");
+	r.meta = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
+	r.cons = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, page);
+	r.data = mmap(NULL, 2 * size, PROT_READ, MAP_SHARED, fd, 2 * page);
+	if (r.meta == MAP_FAILED || r.cons == MAP_FAILED || r.data == MAP_FAILED)
+		fatal("mmap cpu 0's ring");
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	if (sched_getaffinity(0, sizeof(saved), &saved) || sched_setaffinity(0, sizeof(one), &one))
+		fatal("sched_setaffinity");
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "observer: START failing chains");
+	if (open("/nonexistent-fhook-abitest", O_RDONLY) >= 0)
+		fatal("/nonexistent-fhook-abitest exists");
+	close(open("/dev/null", O_RDONLY));
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_STOP, 0), "observer: STOP failing chains");
+	sched_setaffinity(0, sizeof(saved), &saved);
+
+	head = __atomic_load_n(&r.meta->data_head, __ATOMIC_ACQUIRE);
+	for (tail = r.cons->data_tail; tail < head;) {
+		struct fhook_rec *h = (void *)(r.data + (tail % size));
+		struct fhook_rec_errors *e = (void *)h;
+
+		if (h->size < sizeof(*h) || h->size > size)
+			break;
+		if (h->type == FHOOK_REC_ERRORS) {
+			chains++;
+			expect(h->size == sizeof(*e) + sizeof(e->frames[0]) && e->nr_frames == 1 &&
+			       e->frames[0].retval == (__u64)-ENOENT &&
+			       /* (the call site: after an endbr64 with IBT) */
+			       e->frames[0].ip - kallsyms("do_sys_openat2") < 16 &&
+			       e->flags == FHOOK_ERRORS_DEEPER && h->pid == (__u32)pid,
+			       "observer: the chain: size %u, %u frame(s), retval %lld, flags %#x",
+			       h->size, e->nr_frames, (long long)e->frames[0].retval, e->flags);
+		} else if (h->type != FHOOK_REC_COMM) {
+			others++;
+		}
+		tail += (h->size + 7) & ~7U;
+	}
+	expect(chains == 1 && others == 0,
+	       "observer: one failing open, one good: %u chain(s), %u other record(s)", chains,
+	       others);
+	munmap(r.data, 2 * size);
+	munmap(r.cons, page);
+	munmap(r.meta, page);
+	close(fd);
+}
+
 static int wakeup_add(int fd, __u64 cfg, __u32 *id)
 {
 	struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_WAKEUP, .hook = cfg };
@@ -2701,6 +2807,7 @@ static void observer(void)
 	void (*const tests[])(void) = {
 		test_forged_tail_big, test_observer_big_record, test_observer_hist,
 		test_observer_noreturn, test_observer_around_slots, test_observer_graph_all,
+		test_observer_errors,
 		test_observer_wakeup, test_observer_wakeup_function, test_observer_timerlat,
 		test_observer_hwlat,
 		test_observer_osnoise, test_observer_irqsoff, test_observer_limits,

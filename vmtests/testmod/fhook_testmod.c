@@ -23,6 +23,9 @@
  *               three calls deep, after a sibling that failed and did not
  *               matter (fhook_testmod_fail_try(): -EAGAIN); the write fails
  *               with ENOMEM.  N = 0: the same calls, none failing
+ *   faildeep N  fhook_testmod_fail_deep() N + 1 calls deep (N <= 120), the
+ *               innermost returning -ENOMEM and each the one below's: a
+ *               chain longer than fhook errors keeps per task
  *   irqsoff US  interrupts off on the writer's CPU for US microseconds (at
  *               most 100,000), busy in fhook_testmod_irqsoff(): the
  *               irqsoff tracers' known section
@@ -430,6 +433,15 @@ static noinline void *fhook_testmod_fail_middle(unsigned long n)
 	return fhook_testmod_fail_alloc(n);
 }
 
+static noinline int fhook_testmod_fail_deep(unsigned long n)
+{
+	int ret = n ? fhook_testmod_fail_deep(n - 1) : -ENOMEM;
+
+	/* (no tail call: a frame per level) */
+	barrier();
+	return ret;
+}
+
 static noinline int fhook_testmod_fail_outer(unsigned long n)
 {
 	return PTR_ERR_OR_ZERO(fhook_testmod_fail_middle(n));
@@ -476,6 +488,8 @@ static ssize_t fhook_testmod_write(struct file *file, const char __user *ubuf, s
 		ret = fhook_testmod_fail_outer(n);
 		if (ret)
 			len = ret;
+	} else if (!strcmp(buf, "faildeep") && arg && n <= 120) {
+		len = fhook_testmod_fail_deep(n);
 	} else if (!strcmp(buf, "irqsoff") && arg && n <= 100000) {
 		fhook_testmod_irqsoff(n);
 	} else if (!strcmp(buf, "reset") && !arg) {

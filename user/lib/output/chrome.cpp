@@ -8,6 +8,7 @@
 #include <fhook/output/fields.hpp>
 #include <fhook/output/format.hpp>
 #include <fhook/probe/probe.hpp>
+#include <fhook/probe/retval.hpp>
 #include <fhook/ring/event.hpp>
 
 #include "numbers.hpp"
@@ -113,6 +114,35 @@ void ChromeFormatter::format_wakeup(const Event& ev, std::string& out) {
     out.append(",\"new_max\":");
     out.append(w.wflags & FHOOK_WAKEUP_NEW_MAX ? "true" : "false");
     out.append("}}");
+}
+
+// A failing chain (fhook errors): a complete event per call on its task's
+// track, nested as they were called, each with what it returned; the
+// deepest is the first failure ("first": true) unless calls may be missing.
+void ChromeFormatter::format_errors(const Event& ev, std::string& out) {
+    const ErrorsRecord rec = errors_of(ev);
+    name_tasks(ev, out);
+    for (std::size_t i = 0; i < rec.frames.size(); i++) {
+        const fhook_err_frame& f = rec.frames[i];
+        open_event(out);
+        out.append("{\"ph\":\"X\",\"name\":");
+        name_.clear();
+        names_.append(f.ip, name_);
+        append_json_string(name_, out);
+        out.append(",\"cat\":\"errors\",\"ts\":");
+        put_us(f.calltime, out);
+        out.append(",\"dur\":");
+        put_us(f.duration, out);
+        put_track(ev.tgid, ev.pid, out);
+        out.append(",\"args\":{\"cpu\":");
+        put_u64(ev.cpu, out);
+        out.append(",\"result\":");
+        append_json_string(describe_return(untyped_return(f.retval), f.retval), out);
+        if (i + 1 == rec.frames.size() && !(rec.flags & FHOOK_ERRORS_INCOMPLETE)) {
+            out.append(",\"first\":true");
+        }
+        out.append("}}");
+    }
 }
 
 // A latency tracer's record: a span (an instant for hwlat, whose gap's
@@ -248,6 +278,10 @@ void ChromeFormatter::format(const Event& ev, std::string& out) {
     }
     if (ev.type == EventType::Wakeup) {
         format_wakeup(ev, out);
+        return;
+    }
+    if (ev.type == EventType::Errors) {
+        format_errors(ev, out);
         return;
     }
     if (ev.type == EventType::Timerlat || ev.type == EventType::Hwlat ||

@@ -143,9 +143,7 @@ ReturnType ErrorsFormatter::type_of(std::uint64_t func, std::uint64_t retval) {
     if (it->second) {
         return *it->second;
     }
-    // no prototype: errno-style, a long if the whole register says so
-    const auto v = static_cast<std::int64_t>(retval);
-    return ReturnType{ReturnType::Kind::Errno, v < 0 && v >= -4095 ? 8U : 4U};
+    return untyped_return(retval);
 }
 
 ErrorChain ErrorsFormatter::chain_of(const Event& event) {

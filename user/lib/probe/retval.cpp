@@ -55,6 +55,10 @@ std::string hex(std::uint64_t v) {
 
 } // namespace
 
+ReturnType untyped_return(std::uint64_t raw) {
+    return ReturnType{ReturnType::Kind::Errno, is_errno(static_cast<std::int64_t>(raw)) ? 8U : 4U};
+}
+
 ReturnType return_type(const KernelBtf& btf, const KernelBtf::Function& f) {
     ReturnType t;
     if (f.ret == 0) {

@@ -150,6 +150,12 @@ void RecordWriter::note_record(const fhook_rec* rec) {
     } else if (rec->type == FHOOK_REC_GRAPH_RET && size >= sizeof(fhook_rec_graph_ret)) {
         note(reinterpret_cast<const fhook_rec_graph_ret*>(rec)->ip);
         last_ip_ = reinterpret_cast<const fhook_rec_graph_ret*>(rec)->ip;
+    } else if (rec->type == FHOOK_REC_ERRORS && size >= sizeof(fhook_rec_errors)) {
+        const auto* e = reinterpret_cast<const fhook_rec_errors*>(rec);
+        for (std::size_t i = 0;
+             i < e->nr_frames && sizeof(*e) + (i + 1) * sizeof(fhook_err_frame) <= size; i++) {
+            note(e->frames[i].ip);
+        }
     } else if (rec->type == FHOOK_REC_IRQSOFF && size >= sizeof(fhook_rec_irqsoff)) {
         const auto* q = reinterpret_cast<const fhook_rec_irqsoff*>(rec);
         for (const std::uint64_t ip :

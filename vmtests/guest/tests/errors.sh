@@ -26,10 +26,11 @@ echo fail 1 > $P
 true < /nonexistent-fhk
 fhook-capexec 1000 1000 - - -- sh -c 'true < /tmp/fhk-priv/f'
 fhook-workload bpf-einval 2
+echo faildeep 100 > $P
 exit 0
 EOF
 
-run_fhook $D/e errors --format json fhook_testmod_fail_outer do_sys_openat2 __x64_sys_bpf -- sh $D/work.sh
+run_fhook $D/e errors --format json fhook_testmod_fail_outer fhook_testmod_fail_deep do_sys_openat2 __x64_sys_bpf -- sh $D/work.sh
 expect_eq "$RC" 0 "fhook errors exit code"
 sed 's/^/#   /' $D/e.out | cut -c 1-400
 # "ENTRY RESULT FIRST NFRAMES" per chain
@@ -53,6 +54,11 @@ grep '"entry":"do_sys_openat2","result":"-ENOENT"' $D/e.out | grep -q '"result":
 enoent=$(want do_sys_openat2 -ENOENT)
 eacces=$(want do_sys_openat2 -EACCES)
 einval=$(want __x64_sys_bpf -EINVAL)
+# 101 calls failing one inside the other: more than the module keeps per
+# task, so the chain says it may miss calls and names no first failure
+deep=$(grep '^{"ts_ns".*"entry":"fhook_testmod_fail_deep"' $D/e.out)
+echo "$deep" | grep -q '"result":"-ENOMEM","errno":12,"first":null,.*"incomplete":true' ||
+	fail "the 101-deep chain is not marked incomplete: $(echo "$deep" | head -c 300)"
 tail -n 1 $D/e.out | grep -q '^{"failures":' || fail "no closing counts object: $(tail -n 1 $D/e.out)"
 # the test module's chain twice, bpf's twice: counted, printed once
 expect_eq "$(grep '^{"ts_ns"' $D/e.out | grep -c '"entry":"fhook_testmod_fail_outer"')" 1 "test module chains printed"
@@ -146,5 +152,14 @@ expect_same "$(tail -n 1 $D/t.out)" "# 2 failing calls, 1 distinct chain (each p
 summary $D/t
 expect_eq "$H" 2 "records tried (hits): the two failures alone"
 
-bad_options $D/bad errors "" "--depth 500 vfs_read" "p:fhk/x_vfs_read" "--stat --format chrome vfs_read"
+# recorded (record --errors), read back as text and as Chrome spans
+run_fhook $D/r record --errors -o $D/e.fhk fhook_testmod_fail_outer -- sh -c "echo fail 1 > $P; true"
+expect_eq "$RC" 0 "record --errors exit code"
+fhook report $D/e.fhk > $D/rep.out 2> $D/rep.err || fail "report of record --errors: $(cat $D/rep.err)"
+grep -q '^      fhook_testmod_fail_alloc .*<- first$' $D/rep.out ||
+	fail "report: no chain down to fhook_testmod_fail_alloc: $(head -n 5 $D/rep.out)"
+fhook report --format chrome $D/e.fhk > $D/rep.json 2> $D/rep.err || fail "report --format chrome: $(cat $D/rep.err)"
+expect_eq "$(grep -o '"cat":"errors"' $D/rep.json | wc -l)" 3 "Chrome spans of the recorded chain"
+
+bad_options $D/bad errors "" "--depth 500 vfs_read" "p:fhk/x_vfs_read" "--stat --format chrome vfs_read" "--format html vfs_read"
 pass "first failing: $tm -ENOMEM, $enoent -ENOENT, $eacces -EACCES, $einval -EINVAL, each witnessed by kretprobes, none of their $(wc -l < $D/callees) callees returned it; 10,000 good opens: no record"

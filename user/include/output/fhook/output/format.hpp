@@ -223,6 +223,7 @@ private:
     void name_tasks(const Event& event, std::string& out);
     void format_wakeup(const Event& event, std::string& out);
     void format_tracer(const Event& event, std::string& out);
+    void format_errors(const Event& event, std::string& out);
     void append_name(const Event& event, const KprobeDef* def, std::string& out);
 
     NameCache names_;

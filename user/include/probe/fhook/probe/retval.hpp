@@ -20,6 +20,11 @@ struct ReturnType {
     unsigned size = 8; // Errno: 4 (int) or 8 (long): the bytes that hold it
 };
 
+// Without a prototype: errno-style, a long when the whole register is in
+// the errno range, else an int (whose upper half the register may not
+// hold).
+ReturnType untyped_return(std::uint64_t raw);
+
 // From the function's BTF prototype: signed 4- and 8-byte integers
 // (int, long, ssize_t, loff_t) are errno-style, pointers are pointers,
 // _Bool is Bool; everything else None.
