@@ -325,6 +325,19 @@ done
 if ! grep -qw wakeup_rt $T/available_tracers; then
 	pass "fhook agrees with sched_wakeup/sched_switch ($T/available_tracers has no wakeup_rt)"
 fi
+# Probes of one tracepoint run in the order they were registered: this
+# instance's before fhook's, the kernel's tracer and the buffers below
+# after them.  Under TCG's round-robin vCPUs one can stop for milliseconds
+# between two probes of one call (part 1), so fhook's stamps must lie
+# between this buffer's and the later ones'.
+PRE=$T/instances/fhook_pre
+mkdir $PRE 2> /dev/null
+echo mono > $PRE/trace_clock
+echo 8192 > $PRE/buffer_size_kb
+echo 'comm == "fhook-wakeprog"' > $PRE/events/sched/sched_wakeup/filter
+echo 'next_comm == "fhook-wakeprog"' > $PRE/events/sched/sched_switch/filter
+echo 1 > $PRE/events/sched/sched_wakeup/enable
+echo 1 > $PRE/events/sched/sched_switch/enable
 fhook wakeup --rt --threshold 1 --format json > $D/k.json 2> $D/k.err &
 FH=$!
 wait_for 30 has_session || fail "fhook wakeup opened no session: $(cat $D/k.err)"
@@ -359,6 +372,11 @@ echo 0 > $I/tracing_on
 cat $I/trace > $D/kinst
 echo 0 > $I/events/sched/sched_switch/enable
 rmdir $I
+echo 0 > $PRE/tracing_on
+cat $PRE/trace > $D/kpre
+echo 0 > $PRE/events/sched/sched_wakeup/enable
+echo 0 > $PRE/events/sched/sched_switch/enable
+rmdir $PRE
 echo nop > $T/current_tracer
 echo local > $T/trace_clock
 echo 0 > $E/sched_switch/enable
@@ -412,10 +430,11 @@ ki=$(awk -v p="$kpid" -v w="$kw" '
 		if (t >= w) { printf "%.0f\n", t; exit } }' $D/kinst)
 [ -n "$ki" ] && [ "$ki" -lt "$ks" ] && ks=$ki
 log "the kernel's events: $kpid woken at $kw ns, switched to at $ks ns ($(((ks - kw) / 1000)) us)"
-set -- $(sed -n 's/.*"latency_ns":\([0-9]*\),.*"wakeup_ts":\([0-9]*\),.*"task":{"comm":"[^"]*","pid":'"$kpid"',.*/\1 \2/p' \
-	$D/k.json | awk -v w="$kw" '{ d = $2 - w; if (d < 0) d = -d; if (d <= 1000000 && (b == "" || d < b)) { b = d; l = $1 } }
+set -- $(sed -n 's/.*"latency_ns":\([0-9]*\),.*"wakeup_ts":\([0-9]*\),"switch_ts":\([0-9]*\),.*"task":{"comm":"[^"]*","pid":'"$kpid"',.*/\1 \2 \3/p' \
+	$D/k.json | awk -v w="$kw" '{ d = $2 - w; if (d < 0) d = -d
+		if (d <= 1000000 && (b == "" || d < b)) { b = d; l = $1 " " $2 " " $3 } }
 		END { if (b != "") print l, b }')
-if [ $# != 2 ]; then
+if [ $# != 4 ]; then
 	# The two trackers part when fhook drops a task woken while it ran
 	# (the kernel keeps it): fhook may then take a task the kernel does
 	# not, and hold it while the kernel takes this one.  Then a report of
@@ -432,6 +451,25 @@ if [ $# != 2 ]; then
 		$D/k.json | tr '\n' ' ')"
 	fail "no fhook report of the wakeup of $kpid at $kw ns, and no task fhook held then ($(wc -l < $D/k.json) reports)"
 fi
-log "fhook's report of that wakeup: $1 ns (its wakeup stamp $2 ns from the kernel's)"
-within "$1" "$((ks - kw))" || fail "fhook measured $1 ns for the wakeup of $kpid, the kernel's events $((ks - kw)) ns"
-pass "fhook agrees with sched_wakeup/sched_switch, the thread's own clock and the kernel's wakeup_rt"
+flat=$1 fw=$2 fs=$3
+log "fhook's report of that wakeup: $flat ns (its wakeup stamp $4 ns from the kernel's), wakeup $fw, switch $fs"
+# the same calls in the buffer whose probes ran before fhook's: the last
+# wakeup of the task up to fhook's stamp, the first switch to it after
+set -- $(awk -v p="$kpid" -v fw="$fw" '
+	{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { sub(/:$/, "", $i); t = $i * 1e9 } }
+	/ sched_wakeup: / && $0 ~ " pid=" p " " && t <= fw { pw = t; ps = "" }
+	/ sched_switch: / && $0 ~ " next_pid=" p " " && pw != "" && ps == "" { ps = t }
+	END { if (pw != "" && ps != "") printf "%.0f %.0f\n", pw, ps }' $D/kpre)
+[ $# = 2 ] || fail "no wakeup and switch of $kpid in the buffer before fhook's probes: $(grep -c . $D/kpre) lines"
+pw=$1 ps=$2
+log "wakeup: before fhook $pw, fhook $fw, after $kw; switch: before fhook $ps, fhook $fs, after $ks"
+# (the buffers print microseconds: 1000 ns of slack on the later side)
+[ "$pw" -le "$fw" ] && [ "$fw" -lt $((kw + 1000)) ] && [ "$ps" -le "$fs" ] && [ "$fs" -lt $((ks + 1000)) ] ||
+	fail "fhook's wakeup ($fw) or switch ($fs) of $kpid is not the one the events around its probes give ($pw-$kw, $ps-$ks)"
+if within "$flat" "$((ks - kw))"; then
+	pass "fhook agrees with sched_wakeup/sched_switch, the thread's own clock and the kernel's wakeup_rt"
+fi
+within "$flat" "$((ps - pw))" ||
+	fail "fhook measured $flat ns for the wakeup of $kpid, the events before its probes $((ps - pw)) ns, after them $((ks - kw)) ns"
+pass "fhook agrees with sched_wakeup/sched_switch, the thread's own clock and the kernel's wakeup_rt" \
+	"(whose events came $(((ks - fs) / 1000)) us after fhook's stamp at the switch: a vCPU stopped between probes of one call)"
