@@ -67,15 +67,16 @@ grep -q '"cpu":1,' $D/max.json || fail "fhook's longest section is not on CPU 1"
 FNS=$(grep -o '"latency_ns":[0-9]*' $D/max.json | cut -d: -f2)
 # The events are stamped after fhook's probe on the same tracepoints: a
 # vCPU that stalls in between (under a loaded host TCG has stalled one
-# 20 ms) moves an event.  Events less apart than the module's own measure
-# inside the section (which they contain) were stamped late: then the
-# module's measure is the reference.
-REF=$KNS
+# 20 ms) moves an event, either way: at the disable they come out closer,
+# at the enable farther apart (CI once: 57.9 ms against fhook's 50.08 and
+# the module's 50.00).  So fhook's section must hold the module's own
+# measure inside it (which the section contains) and agree with the
+# events or, where a stall moved one, with the module's measure.
 if [ "$KNS" -lt "$MOD" ]; then
-	log "the events are $((MOD - KNS)) ns closer than the module's measure inside: one was stamped late; fhook compared with the module's"
-	REF=$MOD
+	log "the events are $((MOD - KNS)) ns closer than the module's measure inside: one was stamped late"
 fi
-awk -v f="$FNS" -v k="$REF" -v m="$MOD" 'BEGIN { d = f - k; if (d < 0) d = -d; exit !(f >= m && d <= k / 20 + 100000) }' ||
+awk -v f="$FNS" -v k="$KNS" -v m="$MOD" 'function near(a, b) { d = a - b; if (d < 0) d = -d; return d <= b / 20 + 100000 }
+	BEGIN { exit !(f >= m && (near(f, k) || near(f, m))) }' ||
 	fail "fhook's section $FNS ns, the events' $KNS ns, the module's $MOD ns"
 # (started at the caller of what disabled interrupts: without frame
 # pointers, as Debian's kernels and ours are built, the tracepoint's
