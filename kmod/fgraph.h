@@ -4,8 +4,9 @@
  * to the function_graph tracer: per-task shadow stacks, the push at a
  * function's entry that puts fhook_graph_return (tramp.S) in place of its
  * return address, the pop when it returns there, and the teardown that
- * puts every pending return address back.  Its user (one at a time: the
- * call-graph tracer, probe_graph.c) registers the ftrace_ops whose
+ * puts every pending return address back.  Its user (one at a time: a
+ * call graph, probe_graph.c, recording calls or keeping failing chains,
+ * graph_errors.c) registers the ftrace_ops whose
  * callbacks call fhook_fgraph_call(), and gets its callbacks (struct
  * fhook_fgraph_ops) with each frame as it is pushed and as it returns.
  */

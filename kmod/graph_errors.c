@@ -19,9 +19,12 @@
  *                 caller's previous failing callee's chain; at depth 0
  *                 that chain is the record
  * So the log never holds more than a chain per frame on the stack, and
- * a loop that fails a thousand times keeps one chain.  What does not
- * fit (FHOOK_ERRORS_MAX_FRAMES entries) marks the task's next record
- * FHOOK_ERRORS_INCOMPLETE rather than naming a wrong first failure.
+ * a loop that fails a thousand times keeps one chain.  A failing call
+ * whose callees' chain does not fit (FHOOK_ERRORS_MAX_FRAMES entries) is
+ * kept alone, marked as having lost what failed below it: its record
+ * says FHOOK_ERRORS_DEEPER, not a wrong first failure.  One that does
+ * not fit at all (its ancestors' chains fill the log) marks the record of
+ * the depth-0 call FHOOK_ERRORS_INCOMPLETE.
  *
  * Frames are pushed as the call graph's (fgraph.c), with the graph's
  * ftrace_ops (probe_graph.c); this file is what runs instead of its
@@ -43,12 +46,15 @@ static_assert(FHOOK_ERRORS_MAX_FRAMES < FHOOK_ERR_NONE);
 struct fhook_errent {
 	struct fhook_err_frame frame;
 	u16 chain_len;			/* this call and the failing calls below it */
-	u16 depth;
+	u8 depth;
+	u8 lost_below;			/* its failing callees' chain did not fit */
 };
+
+static_assert(FHOOK_GRAPH_MAX_DEPTH <= U8_MAX);
 
 struct fhook_errlog {
 	u16 n;				/* entries in use */
-	u16 flags;			/* FHOOK_ERRORS_INCOMPLETE since depth 0 was pushed */
+	u16 flags;			/* FHOOK_ERRORS_INCOMPLETE since the depth-0 call */
 	u32 ctx;			/* fhook_errors_ctx() of the depth-0 call */
 	struct fhook_errent ent[FHOOK_ERRORS_MAX_FRAMES];
 };
@@ -60,11 +66,17 @@ static __always_inline struct fhook_errlog *fhook_errlog_of(struct fhook_graph_p
 	return &gp->errlogs[gs - READ_ONCE(fhook_gpool)->stacks];
 }
 
-/* An errno as a long, or as an int in the low half (an int leaves the high half undefined) */
+/*
+ * An errno as a long (an ERR_PTR too), or as an int in the low half with
+ * the high half zero or its sign extension (an int leaves it undefined,
+ * but what compilers leave there is one of those): a pointer or a long
+ * whose low half happens to be in the range is no failure.
+ */
 static __always_inline bool fhook_errors_failed(unsigned long retval)
 {
-	return retval >= (unsigned long)-FHOOK_MAX_ERRNO ||
-	       (u32)retval >= (u32)-FHOOK_MAX_ERRNO;
+	u32 high = retval >> 32;
+
+	return (u32)retval >= (u32)-FHOOK_MAX_ERRNO && (!high || high == U32_MAX);
 }
 
 /*
@@ -90,12 +102,13 @@ static __always_inline notrace void fhook_errors_entry(void *user, struct fhook_
 		log->n = 0;
 		log->flags = 0;
 		log->ctx = fhook_errors_ctx();
-	} else if (fhook_errors_ctx() != log->ctx) {
+	} else if (gs->frames[depth - 1].data == FHOOK_ERR_FOREIGN ||
+		   fhook_errors_ctx() != log->ctx) {
 		f->data = FHOOK_ERR_FOREIGN;
 		return;
 	}
 	f->calltime = ktime_get_mono_fast_ns();
-	f->data = (u32)log->n << FHOOK_ERR_MARK_SHIFT | FHOOK_ERR_NONE;
+	f->data = ((u32)log->n << FHOOK_ERR_MARK_SHIFT) | FHOOK_ERR_NONE;
 }
 
 /* The chain ending at @last (the depth-0 call) as a record, outermost first */
@@ -122,7 +135,8 @@ static notrace void fhook_errors_emit(struct fhook_graph_probe *gp, struct fhook
 		fhook_rec_init_ts(&r->hdr, FHOOK_REC_ERRORS, size, p->id, pc, irqs_off, now);
 		r->nr_frames = n;
 		r->flags = log->flags;
-		if (log->ent[0].depth + 1 >= max_depth)
+		/* (the deepest call of the chain) */
+		if (log->ent[0].depth + 1 >= max_depth || log->ent[0].lost_below)
 			r->flags |= FHOOK_ERRORS_DEEPER;
 		for (i = 0; i < n; i++)
 			r->frames[i] = log->ent[last - i].frame;
@@ -159,16 +173,25 @@ static __always_inline notrace void fhook_errors_ret(void *user, struct fhook_gs
 	at = caller ? caller->data >> FHOOK_ERR_MARK_SHIFT : 0;
 	below = f->data & FHOOK_ERR_NONE;
 	len = below == FHOOK_ERR_NONE ? 0 : log->ent[below].chain_len;
-	if (at + len >= FHOOK_ERRORS_MAX_FRAMES) {
+	if (at >= FHOOK_ERRORS_MAX_FRAMES) {
 		/* the caller keeps its earlier failing callee, if any: not for sure */
 		log->flags |= FHOOK_ERRORS_INCOMPLETE;
 		log->n = mark;
 		return;
 	}
-	/* the chain ends at @below, at or after @at: moves down, if at all */
-	if (len && below + 1 - len != at)
-		memmove(&log->ent[at], &log->ent[below + 1 - len], len * sizeof(*e));
-	e = &log->ent[at + len];
+	if (at + len >= FHOOK_ERRORS_MAX_FRAMES) {
+		/* the call alone, its callees' chain lost */
+		len = 0;
+		e = &log->ent[at];
+		e->lost_below = 1;
+	} else {
+		/* the chain ends at @below, at or after @at: moves down, if at all */
+		if (len && below + 1 - len != at)
+			memmove(&log->ent[at], &log->ent[below + 1 - len],
+				len * sizeof(log->ent[0]));
+		e = &log->ent[at + len];
+		e->lost_below = 0;
+	}
 	e->frame.ip = f->func;
 	e->frame.retval = retval;
 	e->frame.calltime = f->calltime;
@@ -201,7 +224,7 @@ notrace unsigned long fhook_errors_exit(unsigned long sp, unsigned long retval)
 	return fhook_fgraph_exit(&fhook_errors_fgraph_ops, sp, retval);
 }
 
-FHOOK_GRAPH_MODE(fhook_errors_mode, &fhook_errors_fgraph_ops);
+FHOOK_DEFINE_GRAPH_MODE(fhook_errors_mode, &fhook_errors_fgraph_ops);
 
 /*
  * The mode for @gp's struct fhook_graph (copied, flags checked): one log
@@ -234,7 +257,7 @@ int fhook_errors_init(struct fhook_graph_probe *gp)
 	return 0;
 }
 
-/* After the probe's last callback (fhook_fgraph_stop()) */
+/* After the probe's release: detached, and the grace periods waited for */
 void fhook_errors_release(struct fhook_graph_probe *gp)
 {
 	vfree(gp->errlogs);

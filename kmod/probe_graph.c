@@ -4,7 +4,8 @@
  * with set_graph_function, from a module, on the return-trampoline
  * mechanism of fgraph.c (as trace_functions_graph.c is on fgraph.c).
  *
- * Three ftrace_ops share one callback:
+ * Three ftrace_ops, each with its callback (the probe's mode: these
+ * records, or failing chains, graph_errors.c):
  *   entry    the graph functions: a task not in the graph enters it
  *   all      every other traceable function: traced while in the graph
  *   notrace  set_graph_notrace: a frame that hides itself and its callees
@@ -186,7 +187,7 @@ asmlinkage notrace unsigned long fhook_graph_exit(unsigned long sp, unsigned lon
 	return fhook_fgraph_exit(&fhook_graph_fgraph_ops, sp, retval);
 }
 
-FHOOK_GRAPH_MODE(fhook_graph_calls_mode, &fhook_graph_fgraph_ops);
+FHOOK_DEFINE_GRAPH_MODE(fhook_graph_calls_mode, &fhook_graph_fgraph_ops);
 
 static int fhook_graph_copy(struct fhook_session *s, struct fhook_graph *cfg, u64 uptr)
 {

@@ -25,7 +25,7 @@ struct fhook_graph_mode {
  * with the mode's fgraph ops @fgops (a constant: its callbacks become
  * direct calls, inline where they are marked so).
  */
-#define FHOOK_GRAPH_MODE(name, fgops)						\
+#define FHOOK_DEFINE_GRAPH_MODE(name, fgops)					\
 static notrace void name##_entry(unsigned long ip, unsigned long parent_ip,	\
 				 struct ftrace_ops *op, struct ftrace_regs *fregs)	\
 {										\

@@ -559,7 +559,8 @@ struct fhook_hook {
 /*
  * (FHOOK_FEAT_ERRORS) no call records: each task's calls are kept in the
  * module, and when a graph function returns an error (a value in
- * [-FHOOK_MAX_ERRNO, -1] as a long or in its low 32 bits, as an int)
+ * [-FHOOK_MAX_ERRNO, -1] as a long, or as an int in the low 32 bits with
+ * the high 32 zero or all ones)
  * the chain of calls that failed below it is written as one
  * FHOOK_REC_ERRORS record.  Implies FHOOK_GRAPH_F_NO_IRQS; refuses
  * FHOOK_GRAPH_F_ARGS and threshold_ns (EINVAL).
@@ -1513,10 +1514,12 @@ struct fhook_err_frame {
 };
 
 /*
- * FHOOK_ERRORS_DEEPER: the last frame was at the depth limit: calls below
- * it were not watched.  FHOOK_ERRORS_INCOMPLETE: the task's calls did not
- * fit what the module keeps per task (FHOOK_ERRORS_MAX_FRAMES); a frame
- * may be missing, so no frame is the first failing one for sure.
+ * FHOOK_ERRORS_DEEPER: the first failure may lie below the last frame: it
+ * was at the depth limit (calls below it were not watched), or the chain
+ * below it did not fit what the module keeps per task
+ * (FHOOK_ERRORS_MAX_FRAMES).  FHOOK_ERRORS_INCOMPLETE: the chains of the
+ * calls around it filled what the module keeps; a frame may be missing,
+ * so no frame is the first failing one for sure.
  */
 #define FHOOK_ERRORS_DEEPER	(1U << 0)
 #define FHOOK_ERRORS_INCOMPLETE	(1U << 1)

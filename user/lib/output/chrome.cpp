@@ -138,7 +138,8 @@ void ChromeFormatter::format_errors(const Event& ev, std::string& out) {
         put_u64(ev.cpu, out);
         out.append(",\"result\":");
         append_json_string(describe_return(untyped_return(f.retval), f.retval), out);
-        if (i + 1 == rec.frames.size() && !(rec.flags & FHOOK_ERRORS_INCOMPLETE)) {
+        if (i + 1 == rec.frames.size() &&
+            !(rec.flags & (FHOOK_ERRORS_INCOMPLETE | FHOOK_ERRORS_DEEPER))) {
             out.append(",\"first\":true");
         }
         out.append("}}");

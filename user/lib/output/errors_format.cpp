@@ -48,9 +48,10 @@ std::string format_error_chain(const ErrorChain& chain, const Ksyms& ksyms, unsi
         out += text::printf_string("%-48s %-20s %12s", name.c_str(), result_of(f).c_str(),
                                    us(f.duration).c_str());
         if (i + 1 == chain.frames.size()) {
-            out += chain.incomplete  ? "  <- (calls may be missing: the task's log was full)"
-                   : chain.truncated ? "  <- deeper calls not watched"
-                                     : "  <- first";
+            out += chain.incomplete ? "  <- (calls may be missing: the task's log was full)"
+                   : chain.truncated
+                       ? "  <- (the first failure may be deeper: not watched or not kept)"
+                       : "  <- first";
         }
         out += "\n";
     }
@@ -69,7 +70,7 @@ std::string format_error_chain_json(const ErrorChain& chain, const Ksyms& ksyms,
         j["entry"] = ksyms.name_of(entry.func);
         j["result"] = result_of(entry);
         j["errno"] = failure_errno(entry.type, entry.retval);
-        if (chain.incomplete) {
+        if (chain.incomplete || chain.truncated) {
             j["first"] = nullptr;
         } else {
             j["first"] = ksyms.name_of(chain.frames.back().func);
@@ -94,15 +95,16 @@ void ErrorStats::add(const ErrorChain& chain) {
     }
     const ErrorFrame& entry = chain.frames.front();
     // (an incomplete chain's last frame need not be where it started)
-    counts_[{entry.func, chain.incomplete ? 0 : chain.frames.back().func, result_of(entry)}]++;
+    counts_[{entry.func, chain.incomplete ? 0 : chain.frames.back().func, result_of(entry),
+             chain.truncated}]++;
     total_++;
 }
 
 std::vector<ErrorStats::Row> ErrorStats::rows() const {
     std::vector<Row> rows;
     for (const auto& [key, n] : counts_) {
-        const auto& [entry, first, result] = key;
-        rows.push_back({n, entry, first, result});
+        const auto& [entry, first, result, deeper] = key;
+        rows.push_back({n, entry, first, result, deeper});
     }
     std::stable_sort(rows.begin(), rows.end(),
                      [](const Row& a, const Row& b) { return a.count > b.count; });
@@ -116,10 +118,11 @@ std::string ErrorStats::text(const Ksyms& ksyms) const {
     std::string out =
         text::printf_string("%10s  %-20s %-32s %s\n", "COUNT", "RESULT", "ENTRY", "FIRST FAILING");
     for (const Row& row : rows()) {
-        out += text::printf_string("%10llu  %-20s %-32s %s\n",
-                                   static_cast<unsigned long long>(row.count), row.result.c_str(),
-                                   ksyms.name_of(row.entry).c_str(),
-                                   row.first ? ksyms.name_of(row.first).c_str() : "?");
+        out += text::printf_string(
+            "%10llu  %-20s %-32s %s\n", static_cast<unsigned long long>(row.count),
+            row.result.c_str(), ksyms.name_of(row.entry).c_str(),
+            row.first ? (ksyms.name_of(row.first) + (row.deeper ? " (or deeper)" : "")).c_str()
+                      : "?");
     }
     return out;
 }
@@ -161,7 +164,8 @@ ErrorChain ErrorsFormatter::chain_of(const Event& event) {
         // (the module's test knows no types: an int's low half may be a
         // pointer's, an unsigned value's)
         if (!is_failure(type, f.retval)) {
-            chain.truncated = false;
+            // (what failed below it cannot be told)
+            chain.truncated = true;
             break;
         }
         chain.frames.push_back({f.ip, f.calltime, f.duration, f.retval, type});
@@ -210,7 +214,8 @@ void ErrorsFormatter::end(std::string& out) {
                  {"result", row.result},
                  {"entry", ksyms_.name_of(row.entry)},
                  {"first", row.first ? nlohmann::ordered_json(ksyms_.name_of(row.first))
-                                     : nlohmann::ordered_json(nullptr)}});
+                                     : nlohmann::ordered_json(nullptr)},
+                 {"deeper", row.deeper}});
         }
         out += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
         return;

@@ -29,8 +29,9 @@ struct ErrorFrame {
 
 // The calls from an entry function that failed down to the deepest call
 // whose failure it returned, outermost (the entry) first.  `truncated`:
-// calls deeper than the last frame were not watched (the depth limit, or
-// a shadow stack missing), so the first failure may lie below it.
+// the first failure may lie below the last frame (the depth limit, a
+// chain the module could not keep, or a frame below whose value is no
+// failure by its type), so no frame is marked as the first failure.
 // `incomplete`: a call of the chain may be missing (the module's log of the
 // task's calls was full), so no frame is marked as the first failure.
 struct ErrorChain {
@@ -49,11 +50,11 @@ std::string error_chain_key(const ErrorChain& chain);
 
 // The chain as text: a title line (task, CPU, time, the entry's result and
 // duration; "(N times)" when `repeats` > 1), then a line per frame indented
-// by depth, "<- first" on the deepest (or "<- deeper calls not watched"
-// when truncated).
+// by depth, "<- first" on the deepest (or why not: truncated, incomplete).
 std::string format_error_chain(const ErrorChain& chain, const Ksyms& ksyms, unsigned repeats = 1);
 // One JSON object (no newline): ts_ns, cpu, pid, tgid, comm, entry, result,
-// errno, first (the deepest frame's function), truncated, repeats, frames
+// errno, first (the deepest frame's function; null when truncated or
+// incomplete), truncated, incomplete, repeats, frames
 // [{function, result, duration_ns, calltime_ns}].
 std::string format_error_chain_json(const ErrorChain& chain, const Ksyms& ksyms,
                                     unsigned repeats = 1);
@@ -69,15 +70,16 @@ public:
     struct Row {
         std::uint64_t count = 0;
         std::uint64_t entry = 0;
-        std::uint64_t first = 0;
+        std::uint64_t first = 0; // 0: not known (incomplete)
         std::string result;
+        bool deeper = false; // the first failure may lie below `first`
     };
     // most frequent first
     std::vector<Row> rows() const;
 
 private:
-    // (entry, first, its result as text) -> count
-    std::map<std::tuple<std::uint64_t, std::uint64_t, std::string>, std::uint64_t> counts_;
+    // (entry, first, its result as text, deeper) -> count
+    std::map<std::tuple<std::uint64_t, std::uint64_t, std::string, bool>, std::uint64_t> counts_;
     std::uint64_t total_ = 0;
 };
 
