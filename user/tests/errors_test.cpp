@@ -170,8 +170,7 @@ TEST(Errors, FormatterPrintsIdenticalChainsOnce) {
     EXPECT_TRUE(out.ends_with("1.200 us  <- first\n\n")) << out;
     out.clear();
     f.end(out);
-    EXPECT_EQ(out, "# 3 failing calls, 1 distinct chain (each printed once: --all prints every "
-                   "one)\n");
+    EXPECT_EQ(out, "# 3 failing calls, 1 distinct chain (identical ones printed once)\n");
 
     ErrorsFormatOptions every;
     every.all = true;

@@ -228,7 +228,7 @@ void ErrorsFormatter::end(std::string& out) {
                                stats_.total() == 1 ? "" : "s", seen_.size(),
                                seen_.size() == 1 ? "" : "s");
     if (!options_.all && !options_.stat && stats_.total() > seen_.size()) {
-        out += " (each printed once: --all prints every one)";
+        out += " (identical ones printed once)";
     }
     if (lost_) {
         out += text::printf_string("; %llu records lost: chains may be missing",

@@ -151,7 +151,7 @@ head -n 1 $D/t.out | grep -q ': fhook_testmod_fail_outer returned -ENOMEM after 
 grep -q '^      fhook_testmod_fail_alloc .*-ENOMEM.*<- first$' $D/t.out ||
 	fail "no marked first failing frame three levels down"
 grep -q fhook_testmod_fail_try $D/t.out && fail "the failure that did not matter is in the chain"
-expect_same "$(tail -n 1 $D/t.out)" "# 2 failing calls, 1 distinct chain (each printed once: --all prints every one)" "the closing line"
+expect_same "$(tail -n 1 $D/t.out)" "# 2 failing calls, 1 distinct chain (identical ones printed once)" "the closing line"
 summary $D/t
 expect_eq "$H" 2 "records tried (hits): the two failures alone"
 
