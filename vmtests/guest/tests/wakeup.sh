@@ -334,8 +334,7 @@ PRE=$T/instances/fhook_pre
 mkdir $PRE 2> /dev/null
 echo mono > $PRE/trace_clock
 echo 8192 > $PRE/buffer_size_kb
-echo 'comm == "fhook-wakeprog"' > $PRE/events/sched/sched_wakeup/filter
-echo 'next_comm == "fhook-wakeprog"' > $PRE/events/sched/sched_switch/filter
+# (every task's: the kernel's worst case may be any RT task's, ktimers' too)
 echo 1 > $PRE/events/sched/sched_wakeup/enable
 echo 1 > $PRE/events/sched/sched_switch/enable
 fhook wakeup --rt --threshold 1 --format json > $D/k.json 2> $D/k.err &
