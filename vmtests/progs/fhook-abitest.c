@@ -2429,6 +2429,24 @@ static int threads_named(const char *prefix)
 	return n;
 }
 
+/*
+ * The threads named @prefix still there after up to 2 s.  kthread_stop()
+ * returns once the thread has left its function (its exit completion, in
+ * exit_mm()); the task stays in /proc until kthreadd reaps it just after,
+ * so a thread gone is seen by waiting a moment.  A thread the module left
+ * running stays, and the count says so.
+ */
+static int threads_left(const char *prefix)
+{
+	int n = threads_named(prefix);
+
+	for (int i = 0; n > 0 && i < 200; i++) {
+		usleep(10000);
+		n = threads_named(prefix);
+	}
+	return n;
+}
+
 /* a probe's hits (its records, written or dropped: nobody reads them here) */
 static __u64 probe_hits(int fd, __u32 id)
 {
@@ -2445,6 +2463,7 @@ static __u64 probe_hits(int fd, __u32 id)
  */
 static void test_timerlat(void)
 {
+	int n;
 	void *noaccess = mmap(NULL, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct fhook_timerlat t = { .size = sizeof(t), .period_us = FHOOK_TIMERLAT_MIN_PERIOD_US };
 	struct fhook_last_error le;
@@ -2495,7 +2514,8 @@ static void test_timerlat(void)
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_STOP, 0), "timerlat stopped");
 	before = probe_hits(fd, id);
 	expect(before > 0, "timerlat wrote measures (%llu)", (unsigned long long)before);
-	expect(threads_named("fhook-tlat/") == 0, "no timerlat thread after STOP (%d)", threads_named("fhook-tlat/"));
+	n = threads_left("fhook-tlat/");
+	expect(n == 0, "no timerlat thread after STOP (%d)", n);
 	usleep(20000);
 	expect(probe_hits(fd, id) == before, "no measure after STOP");
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "timerlat armed again");
@@ -2503,13 +2523,15 @@ static void test_timerlat(void)
 	expect(probe_hits(fd, id) > before, "measures again after the second START");
 	/* closed while armed: release must stop the threads */
 	close(fd);
-	expect(threads_named("fhook-tlat/") == 0, "no timerlat thread after close (%d)", threads_named("fhook-tlat/"));
+	n = threads_left("fhook-tlat/");
+	expect(n == 0, "no timerlat thread after close (%d)", n);
 	munmap(noaccess, page);
 }
 
 /* The timerlat tracer runs real-time threads: CAP_PERFMON is not enough. */
 static void test_observer_timerlat(void)
 {
+	int n;
 	struct fhook_timerlat t = { .size = sizeof(t), .period_us = 1000 };
 	int fd = open_dev();
 
@@ -2517,7 +2539,8 @@ static void test_observer_timerlat(void)
 		fatal("setting up a session");
 	EXPECT_ERR(timerlat_add(fd, (uintptr_t)&t, NULL), ERRS(EPERM),
 		   "observer: a timerlat tracer -> EPERM");
-	expect(threads_named("fhook-tlat/") == 0, "observer: no timerlat thread (%d)", threads_named("fhook-tlat/"));
+	n = threads_left("fhook-tlat/");
+	expect(n == 0, "observer: no timerlat thread (%d)", n);
 	close(fd);
 }
 
@@ -2536,6 +2559,7 @@ static int hwlat_add(int fd, __u64 cfg)
  */
 static void test_hwlat(void)
 {
+	int n;
 	struct fhook_hwlat h = { .size = sizeof(h), .window_us = 1000, .width_us = 500 };
 	__u64 mask = 1;
 	struct fhook_cpu_filter cf = { .size = sizeof(cf), .nr_bits = 64, .mask = (uintptr_t)&mask };
@@ -2575,11 +2599,13 @@ static void test_hwlat(void)
 	expect(threads_named("fhook-hwlat") == 1, "one hwlat thread (%d)", threads_named("fhook-hwlat"));
 	usleep(50000);
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_STOP, 0), "hwlat stopped");
-	expect(threads_named("fhook-hwlat") == 0, "no hwlat thread after STOP (%d)", threads_named("fhook-hwlat"));
+	n = threads_left("fhook-hwlat");
+	expect(n == 0, "no hwlat thread after STOP (%d)", n);
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "hwlat armed again");
 	usleep(20000);
 	close(fd);
-	expect(threads_named("fhook-hwlat") == 0, "no hwlat thread after close (%d)", threads_named("fhook-hwlat"));
+	n = threads_left("fhook-hwlat");
+	expect(n == 0, "no hwlat thread after close (%d)", n);
 }
 
 /* The hwlat detector disables interrupts: CAP_PERFMON is not enough. */
@@ -2613,6 +2639,7 @@ static int osnoise_add(int fd, __u64 cfg, __u32 *id)
  */
 static void test_osnoise(void)
 {
+	int n;
 	struct fhook_osnoise o = { .size = sizeof(o), .period_us = 1000, .runtime_us = 500,
 				   .flags = FHOOK_OSNOISE_EACH };
 	__u64 mask = 1, before;
@@ -2667,14 +2694,16 @@ static void test_osnoise(void)
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_STOP, 0), "osnoise stopped");
 	before = probe_hits(fd, id);
 	expect(before > 0, "osnoise wrote periods (%llu)", (unsigned long long)before);
-	expect(threads_named("fhook-osn/") == 0, "no osnoise thread after STOP (%d)",
-	       threads_named("fhook-osn/"));
+	n = threads_left("fhook-osn/");
+	expect(n == 0, "no osnoise thread after STOP (%d)",
+	       n);
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "osnoise armed again");
 	usleep(50000);
 	expect(probe_hits(fd, id) > before, "periods again after the second START");
 	close(fd);
-	expect(threads_named("fhook-osn/") == 0, "no osnoise thread after close (%d)",
-	       threads_named("fhook-osn/"));
+	n = threads_left("fhook-osn/");
+	expect(n == 0, "no osnoise thread after close (%d)",
+	       n);
 
 	/*
 	 * a stop at 1 ns of noise in a period of 10 ms (two ticks at least):
@@ -2694,13 +2723,15 @@ static void test_osnoise(void)
 	expect(before == 1 && probe_hits(fd, id) == 1, "one record, the stop's (%llu then %llu)",
 	       (unsigned long long)before, (unsigned long long)probe_hits(fd, id));
 	close(fd);
-	expect(threads_named("fhook-osn/") == 0, "no osnoise thread after close (%d)",
-	       threads_named("fhook-osn/"));
+	n = threads_left("fhook-osn/");
+	expect(n == 0, "no osnoise thread after close (%d)",
+	       n);
 }
 
 /* The osnoise tracer takes the CPUs' time: CAP_PERFMON is not enough. */
 static void test_observer_osnoise(void)
 {
+	int n;
 	struct fhook_osnoise o = { .size = sizeof(o), .period_us = 1000000, .runtime_us = 1000000 };
 	int fd = open_dev();
 
@@ -2708,8 +2739,9 @@ static void test_observer_osnoise(void)
 		fatal("setting up a session");
 	EXPECT_ERR(osnoise_add(fd, (uintptr_t)&o, NULL), ERRS(EPERM),
 		   "observer: an osnoise tracer -> EPERM");
-	expect(threads_named("fhook-osn/") == 0, "observer: no osnoise thread (%d)",
-	       threads_named("fhook-osn/"));
+	n = threads_left("fhook-osn/");
+	expect(n == 0, "observer: no osnoise thread (%d)",
+	       n);
 	close(fd);
 }
 
