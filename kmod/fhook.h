@@ -513,6 +513,16 @@ bool fhook_probe_filter_guarded(struct fhook_probe *p, unsigned long ip, unsigne
 
 int fhook_func_counts_ioc(struct fhook_session *s, struct fhook_counts *arg);
 
+/* funcset.c: functions by address, found by an ftrace callback's ip */
+struct fhook_funcset {
+	u32 nr;
+	u64 *ips;			/* [nr], ascending */
+};
+
+void fhook_funcset_take(struct fhook_funcset *set, u64 *ips, u32 nr);
+void fhook_funcset_free(struct fhook_funcset *set);
+s32 fhook_funcset_find(const struct fhook_funcset *set, unsigned long ip);
+
 /* func_counts.c */
 struct fhook_func_counts *fhook_func_counts_create(u64 *ips, u32 nr);
 void fhook_func_counts_free(struct fhook_func_counts *fc);

@@ -26,6 +26,13 @@
  * not fit at all (its ancestors' chains fill the log) marks the record of
  * the depth-0 call FHOOK_ERRORS_INCOMPLETE.
  *
+ * What fails: an errno, from any function but those userspace named as
+ * returning none (void, unsigned: a callee's value left in the register);
+ * 0 from those it named as failing with 0 (NULL, false); for a depth-0
+ * call, what userspace's failure filter says, if it gave one.  A 0 does not
+ * replace an errno as a frame's latest failing callee: the errno is what
+ * a caller passes on, the NULL what it may turn into one.
+ *
  * Frames are pushed as the call graph's (fgraph.c), with the graph's
  * ftrace_ops (probe_graph.c); this file is what runs instead of its
  * records: entry keeps the call's time, return decides.
@@ -72,11 +79,25 @@ static __always_inline struct fhook_errlog *fhook_errlog_of(struct fhook_graph_p
  * but what compilers leave there is one of those): a pointer or a long
  * whose low half happens to be in the range is no failure.
  */
-static __always_inline bool fhook_errors_failed(unsigned long retval)
+static __always_inline bool fhook_errors_errno(unsigned long retval)
 {
 	u32 high = retval >> 32;
 
 	return (u32)retval >= (u32)-FHOOK_MAX_ERRNO && (!high || high == U32_MAX);
+}
+
+/*
+ * Did the function @ip fail, returning @retval?  An errno, unless its
+ * type says it returns none (void: what is left in the register is a
+ * callee's); 0 if its type makes that a failure (NULL, false).  The
+ * types are looked up only for those two kinds of value.
+ */
+static __always_inline bool fhook_errors_failed(struct fhook_graph_probe *gp, unsigned long ip,
+						unsigned long retval)
+{
+	if (fhook_errors_errno(retval))
+		return !gp->never_fail.nr || fhook_funcset_find(&gp->never_fail, ip) < 0;
+	return !retval && gp->zero_fails.nr && fhook_funcset_find(&gp->zero_fails, ip) >= 0;
 }
 
 /*
@@ -145,6 +166,19 @@ static notrace void fhook_errors_emit(struct fhook_graph_probe *gp, struct fhook
 	fhook_ring_commit(rb);
 }
 
+/*
+ * Has the frame @f a failing callee that returned an errno?  A NULL or
+ * false does not take its place: an errno is what a caller passes on,
+ * a NULL what it may turn into one (a failed allocation: -ENOMEM).
+ */
+static __always_inline bool fhook_errors_errno_below(struct fhook_errlog *log,
+						     struct fhook_gframe *f)
+{
+	u32 below = f->data & FHOOK_ERR_NONE;
+
+	return below != FHOOK_ERR_NONE && log->ent[below].frame.retval;
+}
+
 /* @f returned @retval: see the top */
 static __always_inline notrace void fhook_errors_ret(void *user, struct fhook_gstack *gs,
 						     struct fhook_gframe *f, unsigned int depth,
@@ -165,11 +199,14 @@ static __always_inline notrace void fhook_errors_ret(void *user, struct fhook_gs
 		return;
 	log = fhook_errlog_of(gp, gs);
 	mark = f->data >> FHOOK_ERR_MARK_SHIFT;
-	if (!fhook_errors_failed(retval)) {
+	caller = depth ? &gs->frames[depth - 1] : NULL;
+	if (!caller && gp->fail_pred ?
+	    !fhook_pred_run(gp->fail_pred, (const u8 *)&retval, sizeof(retval)) :
+	    (!fhook_errors_failed(gp, f->func, retval) ||
+	     (!retval && caller && fhook_errors_errno_below(log, caller)))) {
 		log->n = mark;
 		return;
 	}
-	caller = depth ? &gs->frames[depth - 1] : NULL;
 	at = caller ? caller->data >> FHOOK_ERR_MARK_SHIFT : 0;
 	below = f->data & FHOOK_ERR_NONE;
 	len = below == FHOOK_ERR_NONE ? 0 : log->ent[below].chain_len;
@@ -226,6 +263,25 @@ notrace unsigned long fhook_errors_exit(unsigned long sp, unsigned long retval)
 
 FHOOK_DEFINE_GRAPH_MODE(fhook_errors_mode, &fhook_errors_fgraph_ops);
 
+/* The functions at @uptr (@nr of them, 0: none) as @set, charged as a filter's */
+static int fhook_errors_types(struct fhook_graph_probe *gp, struct fhook_funcset *set, u64 uptr,
+			      u32 nr)
+{
+	u64 *ips;
+	int ret;
+
+	if (!nr)
+		return 0;
+	ret = fhook_filter_charge(&gp->f.p, nr);
+	if (ret)
+		return ret;
+	ips = fhook_copy_array(uptr, nr, sizeof(u64));
+	if (IS_ERR(ips))
+		return PTR_ERR(ips);
+	fhook_funcset_take(set, ips, nr);
+	return 0;
+}
+
 /*
  * The mode for @gp's struct fhook_graph (copied, flags checked): one log
  * per shadow stack, in the user's budget; what a record may take.
@@ -237,6 +293,7 @@ int fhook_errors_init(struct fhook_graph_probe *gp)
 	unsigned int depth = gp->cfg.max_depth ?: FHOOK_GRAPH_MAX_DEPTH;
 	size_t size = array_size(nr, sizeof(struct fhook_errlog));
 	u64 pages = DIV_ROUND_UP(size, PAGE_SIZE);
+	s32 bad = -1;
 	int ret;
 
 	/* no call records: no arguments for them, no threshold to write them at */
@@ -251,6 +308,20 @@ int fhook_errors_init(struct fhook_graph_probe *gp)
 		return -ENOMEM;
 	}
 	gp->errlog_pages = pages;
+	ret = fhook_errors_types(gp, &gp->zero_fails, gp->cfg.zero_ips, gp->cfg.nr_zero_ips);
+	if (!ret)
+		ret = fhook_errors_types(gp, &gp->never_fail, gp->cfg.none_ips, gp->cfg.nr_none_ips);
+	if (ret)
+		return ret;
+	gp->fail_pred = fhook_pred_copy(gp->cfg.fail_pred, gp->cfg.fail_pred_len,
+					sizeof(unsigned long), &bad);
+	if (IS_ERR(gp->fail_pred)) {
+		ret = PTR_ERR(gp->fail_pred);
+		gp->fail_pred = NULL;
+		if (bad >= 0)
+			return fhook_refuse(p->session, FHOOK_R_FAIL_PRED, bad, ret);
+		return ret;
+	}
 	gp->mode = &fhook_errors_mode;
 	p->max_record = sizeof(struct fhook_rec_errors) +
 			min_t(unsigned int, depth, FHOOK_ERRORS_MAX_FRAMES) * sizeof(struct fhook_err_frame);
@@ -262,4 +333,7 @@ void fhook_errors_release(struct fhook_graph_probe *gp)
 {
 	vfree(gp->errlogs);
 	fhook_mem_unreserve(gp->f.p.session->user, gp->errlog_pages);
+	fhook_funcset_free(&gp->zero_fails);
+	fhook_funcset_free(&gp->never_fail);
+	kfree(gp->fail_pred);
 }

@@ -195,7 +195,7 @@ static int fhook_graph_copy(struct fhook_session *s, struct fhook_graph *cfg, u6
 
 	if (!uptr)
 		return fhook_refuse(s, FHOOK_R_GRAPH_CFG, -1, -EINVAL);
-	ret = fhook_copy_arg_min(cfg, sizeof(*cfg), sizeof(*cfg), uptr);
+	ret = fhook_copy_arg_min(cfg, sizeof(*cfg), FHOOK_GRAPH_SIZE_VER0, uptr);
 	if (ret < 0)
 		return fhook_refuse(s, FHOOK_R_GRAPH_CFG, -1, ret);
 	if ((cfg->flags & ~FHOOK_GRAPH_FLAGS) || cfg->max_depth > FHOOK_GRAPH_MAX_DEPTH ||
@@ -203,6 +203,14 @@ static int fhook_graph_copy(struct fhook_session *s, struct fhook_graph *cfg, u6
 	    cfg->all_filter_len > FHOOK_MAX_PATTERN_TEXT || cfg->nr_all_ips > FHOOK_MAX_IPS ||
 	    !cfg->all_filter != !cfg->all_filter_len || !cfg->all_ips != !cfg->nr_all_ips)
 		return fhook_refuse(s, FHOOK_R_GRAPH_CFG, -1, -EINVAL);
+	/* return types and the failure filter: only failures are judged by them */
+	if (cfg->nr_zero_ips > FHOOK_MAX_IPS || cfg->nr_none_ips > FHOOK_MAX_IPS ||
+	    !cfg->zero_ips != !cfg->nr_zero_ips || !cfg->none_ips != !cfg->nr_none_ips ||
+	    ((cfg->nr_zero_ips || cfg->nr_none_ips || cfg->fail_pred_len) &&
+	     !(cfg->flags & FHOOK_GRAPH_F_ERRORS)))
+		return fhook_refuse(s, FHOOK_R_GRAPH_CFG, -1, -EINVAL);
+	if (cfg->__pad)
+		return fhook_refuse(s, FHOOK_R_RESERVED, -1, -EINVAL);
 	return 0;
 }
 
@@ -436,7 +444,7 @@ static void fhook_graph_release(struct fhook_probe *p)
 	ftrace_free_filter(&gp->notrace_ops);
 	kfree(p->pred);
 	fhook_mem_unreserve(p->session->user, gp->pool_pages);
-	if (gp->errlogs)
+	if (gp->cfg.flags & FHOOK_GRAPH_F_ERRORS)
 		fhook_errors_release(gp);
 }
 

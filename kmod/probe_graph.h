@@ -70,6 +70,10 @@ struct fhook_graph_probe {
 	/* FHOOK_GRAPH_F_ERRORS: a log per shadow stack, and its reservation */
 	struct fhook_errlog *errlogs;
 	u64 errlog_pages;
+	/* ... and the functions 0 is a failure of, and those that never fail */
+	struct fhook_funcset zero_fails;
+	struct fhook_funcset never_fail;
+	struct fhook_pred *fail_pred;	/* what fails at depth 0 instead, or NULL */
 };
 
 static_assert(offsetof(struct fhook_graph_probe, f) == 0);

@@ -94,6 +94,8 @@
 #define FHOOK_FEAT_WAKEUP_FUNCTION	(1ULL << 40)
 /* FHOOK_GRAPH_F_ERRORS: failing call chains (fhook errors) */
 #define FHOOK_FEAT_ERRORS	(1ULL << 41)
+/* fhook_graph.zero_ips / none_ips: failures by return type (NULL, false) */
+#define FHOOK_FEAT_ERRORS_TYPES	(1ULL << 42)
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -560,8 +562,8 @@ struct fhook_hook {
  * (FHOOK_FEAT_ERRORS) no call records: each task's calls are kept in the
  * module, and when a graph function returns an error (a value in
  * [-FHOOK_MAX_ERRNO, -1] as a long, or as an int in the low 32 bits with
- * the high 32 zero or all ones)
- * the chain of calls that failed below it is written as one
+ * the high 32 zero or all ones; 0 for fhook_graph.zero_ips, nothing for
+ * none_ips) the chain of calls that failed below it is written as one
  * FHOOK_REC_ERRORS record.  Implies FHOOK_GRAPH_F_NO_IRQS; refuses
  * FHOOK_GRAPH_F_ARGS and threshold_ns (EINVAL).
  */
@@ -604,7 +606,35 @@ struct fhook_graph {
 	__u64 all_ips;
 	__u32 all_filter_len;
 	__u32 nr_all_ips;
+	/*
+	 * in (FHOOK_FEAT_ERRORS_TYPES, with FHOOK_GRAPH_F_ERRORS only): what
+	 * the functions' return values mean, from their types.  zero_ips:
+	 * functions for which 0 is a failure too (pointers: NULL; bool, when
+	 * asked: false); none_ips: functions none of whose values is a
+	 * failure (void, unsigned, bool, enum).  Any other function fails
+	 * with an errno only.  Each nr_zero_ips / nr_none_ips __u64 function
+	 * addresses (the first byte, or the fentry call site), at most
+	 * FHOOK_MAX_IPS.  Absent from a struct of FHOOK_GRAPH_SIZE_VER0.
+	 */
+	__u64 zero_ips;
+	__u64 none_ips;
+	__u32 nr_zero_ips;
+	__u32 nr_none_ips;
+	/*
+	 * in (FHOOK_FEAT_ERRORS_TYPES, with FHOOK_GRAPH_F_ERRORS only): what
+	 * makes a graph function's return a failure, instead of its value's
+	 * kind: a predicate program (struct fhook_insn[fail_pred_len], enum
+	 * fhook_pred_op, at most FHOOK_MAX_PRED) run on the return register
+	 * as 8 bytes of data (a FIELD at offset 0: the register, or the low 4
+	 * bytes an int holds).  The calls below are judged as above still.
+	 * A bad instruction: EINVAL, and LAST_ERROR says FAIL_PRED, its index.
+	 */
+	__u64 fail_pred;
+	__u32 fail_pred_len;
+	__u32 __pad;		/* 0 */
 };
+
+#define FHOOK_GRAPH_SIZE_VER0	48	/* up to nr_all_ips */
 
 /* The wakeup tracer's classes (fhook_wakeup.class), the kernel's tracers */
 enum fhook_wakeup_class {
@@ -1735,7 +1765,7 @@ FHOOK_ABI_SIZE(fhook_handshake, 96);
 FHOOK_ABI_SIZE(fhook_ring_setup, 64);
 FHOOK_ABI_SIZE(fhook_probe_add, 184);
 FHOOK_ABI_SIZE(fhook_hook, 88);
-FHOOK_ABI_SIZE(fhook_graph, 48);
+FHOOK_ABI_SIZE(fhook_graph, 88);
 FHOOK_ABI_SIZE(fhook_pid_filter, 40);
 FHOOK_ABI_SIZE(fhook_cpu_filter, 32);
 FHOOK_ABI_SIZE(fhook_cpu_stats, 32);

@@ -79,3 +79,4 @@ FHOOK_REASON(IRQSOFF_CFG, "the irqsoff tracer's struct fhook_irqsoff is missing 
 FHOOK_REASON(IRQSOFF_TPS, "this kernel has no irq_disable/irq_enable (preempt_disable/preempt_enable) tracepoints: CONFIG_PREEMPTIRQ_TRACEPOINTS (CONFIG_TRACE_PREEMPT_TOGGLE) is unset")
 FHOOK_REASON(IRQSOFF_ONE, "the session has an irqsoff tracer already: one per session")
 FHOOK_REASON(USER_SLOTS, "this user's sessions hold as many trampoline slots of this kind as the module allows a user without CAP_SYS_ADMIN (/sys/module/fhook/parameters/max_user_slots)")
+FHOOK_REASON(FAIL_PRED, "an instruction of the call graph's failure filter (struct fhook_graph.fail_pred) is malformed (index: the instruction)")
