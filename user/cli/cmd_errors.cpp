@@ -15,10 +15,11 @@ constexpr const char* kUsage =
     "\n"
     "Which function returned the error: watch every call below each ENTRY (a\n"
     "function or a tracefs glob) and, each time an ENTRY returns an error (an\n"
-    "errno, or an ERR_PTR), print the chain of calls that failed down to the\n"
-    "one that failed first, until Ctrl-C, --duration or the exit of COMMAND.\n"
-    "The module keeps each task's calls itself: nothing is recorded while\n"
-    "nothing fails.  Identical chains are printed once and counted.\n";
+    "errno, an ERR_PTR or NULL, as the function's type says), print the chain\n"
+    "of calls that failed down to the one that failed first, until Ctrl-C,\n"
+    "--duration or the exit of COMMAND.  The module keeps each task's calls\n"
+    "itself: nothing is recorded while nothing fails.  Identical chains are\n"
+    "printed once and counted.\n";
 
 void add_options(po::options_description& options) {
     options.add_options()("depth,D", po::value<std::string>()->value_name("N"),
@@ -26,6 +27,12 @@ void add_options(po::options_description& options) {
                           "0 = the module's limit, default)")(
         "notrace", po::value<std::vector<std::string>>()->value_name("GLOB"),
         "leave GLOB and everything it calls out (repeatable)")(
+        "watch", po::value<std::vector<std::string>>()->value_name("GLOB"),
+        "watch only the functions GLOB matches below ENTRY, not every one (repeatable)")(
+        "fail-false", "count false from a function returning bool as a failure")(
+        "fail", po::value<std::string>()->value_name("EXPR"),
+        "an ENTRY fails when EXPR holds for its return value 'ret', evaluated in the kernel "
+        "(e.g. 'ret < 0', 'ret == 0'), instead of when its type says")(
         "tasks", po::value<std::string>()->value_name("N"),
         "watch up to N tasks inside an ENTRY at once (default 256; others are counted as "
         "missed)")("all", "print every failing chain, not only the first of identical ones")(
@@ -37,6 +44,26 @@ void parse_options(const po::variables_map& vm, TraceOptions& opt) {
     GraphSpec graph = parse_graph_reach(vm, opt);
     graph.errors = true;
     graph.no_irqs = true;
+    graph.false_fails = vm.count("fail-false") != 0;
+    if (vm.count("fail")) {
+        graph.fail = vm["fail"].as<std::string>();
+        if (graph.fail.empty()) {
+            throw_invalid("--fail takes a filter on 'ret', e.g. --fail 'ret < 0'");
+        }
+    }
+    if (vm.count("watch")) {
+        graph.watch = vm["watch"].as<std::vector<std::string>>();
+        if (graph.depth == 1) {
+            throw_invalid("--watch names functions below ENTRY: it takes no --depth 1");
+        }
+        for (const std::string& glob : graph.watch) {
+            if (glob.empty() || glob.starts_with('!')) {
+                throw_invalid("'" + glob +
+                              "': --watch takes a function or a glob (leave "
+                              "functions out with --notrace)");
+            }
+        }
+    }
     for (const auto& text : opt.spec.probes) {
         if (is_probe_definition(text) || is_tracepoint_definition(text)) {
             throw_invalid("'" + text + "': an ENTRY is a function or a glob");
@@ -45,6 +72,8 @@ void parse_options(const po::variables_map& vm, TraceOptions& opt) {
     opt.spec.graph = graph;
     opt.errors_view.all = vm.count("all") != 0;
     opt.errors_view.stat = vm.count("stat") != 0;
+    opt.errors_view.false_fails = graph.false_fails;
+    opt.errors_view.entry_filtered = !graph.fail.empty();
 }
 
 } // namespace

@@ -36,6 +36,7 @@ ErrorChain open_chain() {
                 {0xffffffff81300400, 12345671000, 6500, enoent, p},
                 {0xffffffff81300800, 12345671200, 6000, enoent, p},
                 {0xffffffff81300c00, 12345672000, 1200, 0x00000000fffffffeULL, i}};
+    c.first = first_failure(c.frames);
     return c;
 }
 
@@ -70,6 +71,43 @@ TEST(Errors, ChainJson) {
         << j;
 }
 
+// kmalloc's NULL below the -ENOMEM of the call that checked it: that call
+// produced the errno, the NULL is what it came from
+TEST(Errors, FirstIsTheDeepestFrameWithTheEntrysFailure) {
+    ErrorChain c = open_chain();
+    const ReturnType p{ReturnType::Kind::Pointer, 8}, i{ReturnType::Kind::Errno, 4};
+    const auto enomem = static_cast<std::uint64_t>(-12);
+    for (ErrorFrame& f : c.frames) {
+        f.retval = f.type.kind == ReturnType::Kind::Pointer || f.type.size == 8
+                       ? enomem
+                       : static_cast<std::uint32_t>(-12);
+    }
+    c.frames.push_back({0xffffffff81301000, 12345672100, 300, 0, p});
+    EXPECT_EQ(first_failure(c.frames), 3u);
+    c.first = 3;
+    c.truncated = true; // (cut below the NULL: no matter)
+    EXPECT_TRUE(c.first_sure());
+    const std::string out = format_error_chain(c, ksyms());
+    EXPECT_NE(
+        out.find("walk_component                           -ENOMEM                  1.200 us  "
+                 "<- first\n"),
+        std::string::npos)
+        << out;
+    EXPECT_TRUE(out.ends_with("vfs_open                               NULL                     "
+                              "0.300 us\n"))
+        << out;
+    EXPECT_NE(format_error_chain_json(c, ksyms()).find("\"first\":\"walk_component\""),
+              std::string::npos);
+    // a NULL entry: the deepest NULL
+    ErrorChain n;
+    n.frames = {{0xffffffff81300400, 1, 9, 0, p},
+                {0xffffffff81300c00, 2, 5, static_cast<std::uint32_t>(-22), i},
+                {0xffffffff81301000, 3, 1, 0, p}};
+    EXPECT_EQ(first_failure(n.frames), 2u);
+    n.frames.pop_back();
+    EXPECT_EQ(first_failure(n.frames), 0u);
+}
+
 TEST(Errors, IdenticalChainsShareAKey) {
     ErrorChain a = open_chain(), b = open_chain();
     b.ts += 1000000;
@@ -91,6 +129,7 @@ TEST(Errors, StatTable) {
     ErrorChain eacces = open_chain();
     eacces.frames.resize(1);
     eacces.frames[0].retval = static_cast<std::uint64_t>(-13);
+    eacces.first = 0;
     stats.add(eacces);
     EXPECT_EQ(stats.total(), 3u);
     const std::string t = stats.text(ksyms());

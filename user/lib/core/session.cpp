@@ -194,6 +194,26 @@ std::uint32_t Session::add_graph_probe(const FunctionSet& functions, const Graph
             throw_invalid("failing call chains record no calls: no arguments, no threshold");
         }
         graph.flags |= FHOOK_GRAPH_F_ERRORS;
+        const ErrorsTypes& t = options.types;
+        if (t.zero_fails.size() > FHOOK_MAX_IPS || t.never_fail.size() > FHOOK_MAX_IPS) {
+            throw_invalid("too many functions for the module to know the return types of");
+        }
+        if (!device_.has(FHOOK_FEAT_ERRORS_TYPES)) {
+            // (a module before them judges errnos only, and takes no more)
+            graph.size = FHOOK_GRAPH_SIZE_VER0;
+        } else {
+            graph.zero_ips = t.zero_fails.empty() ? 0 : user_ptr(t.zero_fails.data());
+            graph.nr_zero_ips = static_cast<std::uint32_t>(t.zero_fails.size());
+            graph.none_ips = t.never_fail.empty() ? 0 : user_ptr(t.never_fail.data());
+            graph.nr_none_ips = static_cast<std::uint32_t>(t.never_fail.size());
+            graph.fail_pred = options.fail_pred.empty() ? 0 : user_ptr(options.fail_pred.data());
+            graph.fail_pred_len = static_cast<std::uint32_t>(options.fail_pred.size());
+        }
+        if (!options.fail_pred.empty() && !device_.has(FHOOK_FEAT_ERRORS_TYPES)) {
+            throw_runtime("this fhook module judges failures by errno only: no filter on "
+                          "the entry's value (load the module built with this fhook)",
+                          EOPNOTSUPP);
+        }
     }
     graph.max_depth = options.max_depth;
     graph.max_tasks = options.max_tasks;

@@ -265,7 +265,9 @@ void Tracer::State::plan() {
         slices_need_kallsyms = functions && !functions->has_addresses() &&
                                FunctionSelector(below).count(*functions) > FHOOK_ARM_SLICE;
     }
-    need_resolution = resolve || slices_need_kallsyms;
+    // (fhook errors: the functions' types go by address)
+    const bool errors_types = spec.collect == Collect::Events && spec.graph && spec.graph->errors;
+    need_resolution = resolve || slices_need_kallsyms || errors_types;
     if (need_resolution || spec.collect == Collect::Latency) {
         say("reading " + paths.kallsyms);
         // (for slices alone, as the loader thread would: hidden addresses
@@ -274,11 +276,22 @@ void Tracer::State::plan() {
                            resolve || spec.collect == Collect::Latency || spec.need_symbols);
         if (!functions) {
             say("reading available_filter_functions");
-            functions = FunctionList::load_or_kallsyms(paths.functions, paths.kallsyms);
+            try {
+                functions = FunctionList::load_or_kallsyms(paths.functions, paths.kallsyms);
+            } catch (const Error&) {
+                // (fhook errors judges errnos alone without the list)
+                if (resolve || slices_need_kallsyms || spec.collect == Collect::Latency) {
+                    throw;
+                }
+            }
         }
     }
     if (spec.collect == Collect::Latency) {
         plan_latency();
+    }
+    if (errors_types) {
+        plan_errors_types();
+        plan_fail_filter();
     }
     if (spec.collect == Collect::Counts && !specs.empty()) {
         plan_counts(); // (--via kprobe: one kprobe per name instead)
@@ -287,10 +300,18 @@ void Tracer::State::plan() {
     if (!specs.empty() && spec.collect != Collect::Counts) {
         std::optional<ProbeRequest> sliced;
         if (sliceable && functions) {
-            sliced = build_sliced_request(below, *functions, &ksyms);
+            // (--watch: by address, which fhook's notrace "fhook_*" does not
+            // apply to: a user's fhook_* functions are watched as any other)
+            const bool watch = graph_below && !spec.graph->watch.empty();
+            sliced = build_sliced_request(below, *functions, &ksyms, watch ? 0 : FHOOK_ARM_SLICE);
         }
         if (graph_below) {
             graph_below_request = std::exchange(sliced, std::nullopt);
+            // (no addresses to be had: by name, never every function)
+            if (!graph_below_request && !spec.graph->watch.empty()) {
+                graph_below_request =
+                    build_probe_request(below, functions ? &*functions : nullptr, &ksyms);
+            }
         }
         request = sliced ? std::move(*sliced)
                          : build_probe_request(specs, functions ? &*functions : nullptr, &ksyms);
@@ -304,7 +325,8 @@ void Tracer::State::plan() {
 std::vector<ProbeSpec> Tracer::State::graph_below_specs() const {
     // (fhook's own functions go by module below, not by name: a module
     // of fhook_* hooks a user wrote is traced as any other)
-    std::vector<std::string> texts{"*"};
+    std::vector<std::string> texts =
+        spec.graph->watch.empty() ? std::vector<std::string>{"*"} : spec.graph->watch;
     for (const ProbeSpec& one : specs) {
         if (!one.negated && !one.is_module()) {
             texts.push_back("!" + one.glob);

@@ -171,6 +171,8 @@ void Tracer::State::add_probes() {
         graph.no_irqs = spec.graph->no_irqs;
         graph.args = spec.graph->args;
         graph.errors = spec.graph->errors;
+        graph.types = errors_types;
+        graph.fail_pred = fail_pred;
         graph.threshold_ns = spec.graph->threshold_ns;
         graph.max_tasks = spec.graph->tasks;
         graph.pred = recording.pred;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <fhook/core/error.hpp>
 #include <fhook/core/session.hpp>
 #include <fhook/engine/tracer.hpp>
 #include <fhook/probe/latency_plan.hpp>
@@ -67,6 +68,8 @@ struct Tracer::State {
     std::vector<CountPlan> count_plans;              // one per positive spec
     ProbeRequest request;                            // all specs as one function probe
     std::optional<ProbeRequest> graph_below_request; // a call graph's callees, sliced
+    ErrorsTypes errors_types;                        // fhook errors: what fails, by type
+    std::vector<fhook_insn> fail_pred;               // ... and by the entry's filter
     std::vector<std::string> skipped;
 
     const KernelBtf* kernel_btf();
@@ -85,6 +88,8 @@ struct Tracer::State {
     void plan_hook();
     void plan_latency();
     void plan_counts();
+    void plan_errors_types(); // (plan_errors.cpp)
+    void plan_fail_filter();
 
     // ---- the run (tracer.cpp)
     std::optional<SignalWatch> signals;

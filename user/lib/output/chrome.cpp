@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include <fhook/output/errors_format.hpp>
 #include <fhook/output/fields.hpp>
 #include <fhook/output/format.hpp>
 #include <fhook/probe/probe.hpp>
@@ -117,17 +118,27 @@ void ChromeFormatter::format_wakeup(const Event& ev, std::string& out) {
 }
 
 // A failing chain (fhook errors): a complete event per call on its task's
-// track, nested as they were called, each with what it returned; the
-// deepest is the first failure ("first": true) unless calls may be missing.
+// track, nested as they were called, each with what it returned (typed by
+// its value alone: the module keeps a 0 only for a NULL or a false); the
+// first failure ("first": true) marked where it is sure.
 void ChromeFormatter::format_errors(const Event& ev, std::string& out) {
     const ErrorsRecord rec = errors_of(ev);
     name_tasks(ev, out);
-    for (std::size_t i = 0; i < rec.frames.size(); i++) {
-        const fhook_err_frame& f = rec.frames[i];
+    ErrorChain chain;
+    for (const fhook_err_frame& f : rec.frames) {
+        const ReturnType type =
+            f.retval ? untyped_return(f.retval) : ReturnType{ReturnType::Kind::Pointer};
+        chain.frames.push_back({f.ip, f.calltime, f.duration, f.retval, type});
+    }
+    chain.first = first_failure(chain.frames);
+    chain.truncated = rec.flags & FHOOK_ERRORS_DEEPER;
+    chain.incomplete = rec.flags & FHOOK_ERRORS_INCOMPLETE;
+    for (std::size_t i = 0; i < chain.frames.size(); i++) {
+        const ErrorFrame& f = chain.frames[i];
         open_event(out);
         out.append("{\"ph\":\"X\",\"name\":");
         name_.clear();
-        names_.append(f.ip, name_);
+        names_.append(f.func, name_);
         append_json_string(name_, out);
         out.append(",\"cat\":\"errors\",\"ts\":");
         put_us(f.calltime, out);
@@ -137,9 +148,8 @@ void ChromeFormatter::format_errors(const Event& ev, std::string& out) {
         out.append(",\"args\":{\"cpu\":");
         put_u64(ev.cpu, out);
         out.append(",\"result\":");
-        append_json_string(describe_return(untyped_return(f.retval), f.retval), out);
-        if (i + 1 == rec.frames.size() &&
-            !(rec.flags & (FHOOK_ERRORS_INCOMPLETE | FHOOK_ERRORS_DEEPER))) {
+        append_json_string(f.retval ? describe_return(f.type, f.retval) : "NULL or false", out);
+        if (i == chain.first && chain.first_sure()) {
             out.append(",\"first\":true");
         }
         out.append("}}");

@@ -20,6 +20,31 @@ std::string result_of(const ErrorFrame& f) {
 
 } // namespace
 
+// A frame's value without what its type leaves undefined in the register
+std::uint64_t value_of(const ErrorFrame& f) {
+    if (f.type.kind == ReturnType::Kind::Bool) {
+        return f.retval & 0xff;
+    }
+    return f.type.kind == ReturnType::Kind::Errno && f.type.size == 4 ? f.retval & 0xffffffff
+                                                                      : f.retval;
+}
+
+std::size_t first_failure(const std::vector<ErrorFrame>& frames) {
+    std::size_t first = 0;
+    if (frames.empty()) {
+        return first;
+    }
+    // the entry's errno, else its very value (NULL, false, a filter's)
+    const int err = failure_errno(frames.front().type, frames.front().retval);
+    for (std::size_t i = 1; i < frames.size(); i++) {
+        const int e = failure_errno(frames[i].type, frames[i].retval);
+        if (err ? e == err : e == 0 && value_of(frames[i]) == value_of(frames.front())) {
+            first = i;
+        }
+    }
+    return first;
+}
+
 std::string error_chain_key(const ErrorChain& chain) {
     std::string key;
     for (const ErrorFrame& f : chain.frames) {
@@ -47,11 +72,12 @@ std::string format_error_chain(const ErrorChain& chain, const Ksyms& ksyms, unsi
         std::string name = std::string(2 * (i + 1), ' ') + ksyms.name_of(f.func);
         out += text::printf_string("%-48s %-20s %12s", name.c_str(), result_of(f).c_str(),
                                    us(f.duration).c_str());
-        if (i + 1 == chain.frames.size()) {
-            out += chain.incomplete ? "  <- (calls may be missing: the task's log was full)"
-                   : chain.truncated
-                       ? "  <- (the first failure may be deeper: not watched or not kept)"
-                       : "  <- first";
+        if (i + 1 == chain.frames.size() && chain.incomplete) {
+            out += "  <- (calls may be missing: the task's log was full)";
+        } else if (i == chain.first && !chain.incomplete) {
+            out += chain.first_sure()
+                       ? "  <- first"
+                       : "  <- (the first failure may be deeper: not watched or not kept)";
         }
         out += "\n";
     }
@@ -70,10 +96,10 @@ std::string format_error_chain_json(const ErrorChain& chain, const Ksyms& ksyms,
         j["entry"] = ksyms.name_of(entry.func);
         j["result"] = result_of(entry);
         j["errno"] = failure_errno(entry.type, entry.retval);
-        if (chain.incomplete || chain.truncated) {
-            j["first"] = nullptr;
+        if (chain.first_sure()) {
+            j["first"] = ksyms.name_of(chain.frames[chain.first].func);
         } else {
-            j["first"] = ksyms.name_of(chain.frames.back().func);
+            j["first"] = nullptr;
         }
     }
     j["truncated"] = chain.truncated;
@@ -95,8 +121,8 @@ void ErrorStats::add(const ErrorChain& chain) {
     }
     const ErrorFrame& entry = chain.frames.front();
     // (an incomplete chain's last frame need not be where it started)
-    counts_[{entry.func, chain.incomplete ? 0 : chain.frames.back().func, result_of(entry),
-             chain.truncated}]++;
+    counts_[{entry.func, chain.incomplete ? 0 : chain.frames[chain.first].func, result_of(entry),
+             !chain.incomplete && !chain.first_sure()}]++;
     total_++;
 }
 
@@ -161,15 +187,17 @@ ErrorChain ErrorsFormatter::chain_of(const Event& event) {
     chain.incomplete = rec.flags & FHOOK_ERRORS_INCOMPLETE;
     for (const fhook_err_frame& f : rec.frames) {
         const ReturnType type = type_of(f.ip, f.retval);
-        // (the module's test knows no types: an int's low half may be a
-        // pointer's, an unsigned value's)
-        if (!is_failure(type, f.retval)) {
+        // (a function without BTF is judged by its value in the module)
+        const bool entry = chain.frames.empty();
+        if (!(entry && options_.entry_filtered) &&
+            !is_failure(type, f.retval, options_.false_fails)) {
             // (what failed below it cannot be told)
             chain.truncated = true;
             break;
         }
         chain.frames.push_back({f.ip, f.calltime, f.duration, f.retval, type});
     }
+    chain.first = first_failure(chain.frames);
     return chain;
 }
 

@@ -477,8 +477,8 @@ ProbeRequest build_probe_request(const std::vector<ProbeSpec>& specs, const Func
 }
 
 std::optional<ProbeRequest> build_sliced_request(const std::vector<ProbeSpec>& specs,
-                                                 const FunctionList& functions,
-                                                 const Ksyms* ksyms) {
+                                                 const FunctionList& functions, const Ksyms* ksyms,
+                                                 std::size_t more_than) {
     const FunctionSelector selector(specs);
     std::vector<const TraceableFunction*> picked;
     for (const auto& f : functions.functions()) {
@@ -488,7 +488,7 @@ std::optional<ProbeRequest> build_sliced_request(const std::vector<ProbeSpec>& s
             picked.push_back(&f);
         }
     }
-    if (picked.size() <= FHOOK_ARM_SLICE) {
+    if (picked.size() <= more_than) {
         return std::nullopt;
     }
     ProbeRequest req;

@@ -47,13 +47,14 @@ std::string declaration(const struct btf* b, std::uint32_t id, const std::string
 } // namespace
 
 KernelBtf::KernelBtf(struct btf* b) : btf_(b) {}
-KernelBtf::KernelBtf(KernelBtf&& o) noexcept : btf_(o.btf_) {
+KernelBtf::KernelBtf(KernelBtf&& o) noexcept : btf_(o.btf_), functions_(std::move(o.functions_)) {
     o.btf_ = nullptr;
 }
 KernelBtf& KernelBtf::operator=(KernelBtf&& o) noexcept {
     if (this != &o) {
         btf__free(btf_);
         btf_ = o.btf_;
+        functions_ = std::move(o.functions_);
         o.btf_ = nullptr;
     }
     return *this;
@@ -85,10 +86,31 @@ KernelBtf KernelBtf::load_split(const std::string& path, const KernelBtf& base) 
     return KernelBtf(b);
 }
 
+std::uint32_t KernelBtf::find_function(std::string_view name) const {
+    if (functions_.empty()) {
+        const struct btf* base = btf__base_btf(btf_);
+        const std::uint32_t n = btf__type_cnt(btf_);
+        for (std::uint32_t id = base ? btf__type_cnt(base) : 1; id < n; id++) {
+            const struct btf_type* t = btf__type_by_id(btf_, id);
+            const char* s = btf_is_func(t) ? btf__name_by_offset(btf_, t->name_off) : nullptr;
+            if (s != nullptr) {
+                functions_.emplace(s, id); // (the first of a name, as libbpf finds it)
+            }
+        }
+    }
+    const auto it = functions_.find(name);
+    return it == functions_.end() ? 0 : it->second;
+}
+
 std::optional<KernelBtf::Function> KernelBtf::function(std::string_view name) const {
     const std::string n(name);
-    const int id = btf__find_by_name_kind(btf_, n.c_str(), BTF_KIND_FUNC);
-    if (id <= 0) {
+    std::uint32_t id = find_function(name);
+    if (id == 0 && btf__base_btf(btf_) != nullptr) {
+        // (a split BTF's base: vmlinux's functions, found as libbpf does)
+        const int base_id = btf__find_by_name_kind(btf_, n.c_str(), BTF_KIND_FUNC);
+        id = base_id > 0 ? static_cast<std::uint32_t>(base_id) : 0;
+    }
+    if (id == 0) {
         return std::nullopt;
     }
     const struct btf_type* func = btf__type_by_id(btf_, static_cast<__u32>(id));

@@ -79,15 +79,24 @@ struct FunctionProbeOptions {
 };
 
 // A call graph (FHOOK_PROBE_GRAPH): what function_graph's options say.
+// fhook errors: the functions for which 0 is a failure too (NULL, false),
+// and those none of whose values is one (fhook_graph.zero_ips, none_ips)
+struct ErrorsTypes {
+    std::vector<std::uint64_t> zero_fails;
+    std::vector<std::uint64_t> never_fail;
+};
+
 struct GraphOptions {
-    std::uint32_t max_depth = 0;      // max_graph_depth, 0 = the module's limit
-    std::vector<std::string> notrace; // set_graph_notrace globs
-    bool no_irqs = false;             // funcgraph-irqs 0
-    bool args = false;                // record the argument registers
-    bool errors = false;              // failing call chains only (fhook errors)
-    std::uint64_t threshold_ns = 0;   // tracing_thresh
-    std::uint32_t max_tasks = 0;      // tasks inside at once, 0 = the module's default
-    std::vector<fhook_insn> pred;     // a filter on the task entering the graph
+    std::uint32_t max_depth = 0;       // max_graph_depth, 0 = the module's limit
+    std::vector<std::string> notrace;  // set_graph_notrace globs
+    bool no_irqs = false;              // funcgraph-irqs 0
+    bool args = false;                 // record the argument registers
+    bool errors = false;               // failing call chains only (fhook errors)
+    ErrorsTypes types;                 // ... judged by the functions' types
+    std::vector<fhook_insn> fail_pred; // ... or the entry's by this filter
+    std::uint64_t threshold_ns = 0;    // tracing_thresh
+    std::uint32_t max_tasks = 0;       // tasks inside at once, 0 = the module's default
+    std::vector<fhook_insn> pred;      // a filter on the task entering the graph
     // the functions traced below the graph's (names and addresses, armed a
     // slice at a time); nullopt: every other one, armed in one step
     std::optional<FunctionSet> below;

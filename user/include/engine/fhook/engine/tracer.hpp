@@ -69,7 +69,11 @@ struct GraphSpec {
     std::vector<std::string> notrace; // set_graph_notrace globs
     bool no_irqs = false;
     bool args = false;
-    bool errors = false; // no calls: the chains of calls that failed (fhook errors)
+    bool errors = false;      // no calls: the chains of calls that failed (fhook errors)
+    bool false_fails = false; // ... and a bool function returning false fails
+    std::string fail;         // ... or an entry fails when this filter holds ("ret < 0")
+    // the functions watched below the graph's (globs), empty: all
+    std::vector<std::string> watch;
     std::uint64_t threshold_ns = 0;
     std::uint32_t tasks = 0; // shadow stacks, 0 = the module's default
 };

@@ -27,13 +27,14 @@ struct ErrorFrame {
     ReturnType type;
 };
 
-// The calls from an entry function that failed down to the deepest call
-// whose failure it returned, outermost (the entry) first.  `truncated`:
-// the first failure may lie below the last frame (the depth limit, a
-// chain the module could not keep, or a frame below whose value is no
-// failure by its type), so no frame is marked as the first failure.
-// `incomplete`: a call of the chain may be missing (the module's log of the
-// task's calls was full), so no frame is marked as the first failure.
+// The calls from an entry function that failed, each the latest failing
+// call of the one before it (an errno preferred to a NULL or false),
+// outermost (the entry) first.  `first`: the deepest frame whose failure
+// is the entry's (the same errno, or a NULL or false for one): where it
+// was first produced, unless `truncated` says the chain was cut below
+// that frame (the depth limit, a chain the module could not keep, a frame
+// whose value is no failure by its type) or `incomplete` that a call may
+// be missing (the module's log of the task's calls was full).
 struct ErrorChain {
     std::uint64_t ts = 0; // when the entry returned
     std::uint32_t pid = 0;
@@ -41,20 +42,28 @@ struct ErrorChain {
     std::uint16_t cpu = 0;
     std::string comm;
     std::vector<ErrorFrame> frames;
+    std::size_t first = 0;
     bool truncated = false;
     bool incomplete = false;
+
+    // `first` is surely where the failure started
+    bool first_sure() const { return !incomplete && !(truncated && first + 1 == frames.size()); }
 };
+
+// ErrorChain::first of `frames` (the entry's own index, 0, at least).
+std::size_t first_failure(const std::vector<ErrorFrame>& frames);
 
 // The frames' functions and return values, the key of identical chains.
 std::string error_chain_key(const ErrorChain& chain);
 
 // The chain as text: a title line (task, CPU, time, the entry's result and
 // duration; "(N times)" when `repeats` > 1), then a line per frame indented
-// by depth, "<- first" on the deepest (or why not: truncated, incomplete).
+// by depth, "<- first" on ErrorChain::first (or why not on the last:
+// truncated, incomplete).
 std::string format_error_chain(const ErrorChain& chain, const Ksyms& ksyms, unsigned repeats = 1);
 // One JSON object (no newline): ts_ns, cpu, pid, tgid, comm, entry, result,
-// errno, first (the deepest frame's function; null when truncated or
-// incomplete), truncated, incomplete, repeats, frames
+// errno, first (ErrorChain::first's function; null unless first_sure()), truncated, incomplete,
+// repeats, frames
 // [{function, result, duration_ns, calltime_ns}].
 std::string format_error_chain_json(const ErrorChain& chain, const Ksyms& ksyms,
                                     unsigned repeats = 1);
@@ -93,6 +102,8 @@ private:
 struct ErrorsFormatOptions {
     bool all = false;
     bool stat = false;
+    bool false_fails = false;    // a bool function's false is a failure
+    bool entry_filtered = false; // an entry's value is a failure whatever its type
     const KernelBtf* btf = nullptr;
     // a module's BTF (split on `btf`), may be empty or give null
     std::function<const KernelBtf*(const std::string& module)> module_btf;

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include <fhook_abi.h>
+
 #include <fhook/core/functions.hpp>
 
 namespace fhook {
@@ -124,8 +126,8 @@ std::vector<std::uint64_t> resolve_module_spec(const ProbeSpec& spec, const Func
 ProbeRequest build_probe_request(const std::vector<ProbeSpec>& specs, const FunctionList* functions,
                                  const Ksyms* ksyms);
 
-// The probe by address when `specs` select more than FHOOK_ARM_SLICE
-// functions, so that the module arms it a slice at a time (ftrace patches
+// The probe by address when `specs` select more than `more_than`
+// (FHOOK_ARM_SLICE) functions, so that the module arms it a slice at a time (ftrace patches
 // all sites of one filter change without yielding the CPU): the addresses
 // from `functions` when it has them, else from `ksyms`; a name kallsyms
 // has more text symbols of than ftrace has call sites for stays an exact
@@ -133,7 +135,8 @@ ProbeRequest build_probe_request(const std::vector<ProbeSpec>& specs, const Func
 // be had (kallsyms hidden, more than FHOOK_MAX_IPS): build_probe_request()
 // then.
 std::optional<ProbeRequest> build_sliced_request(const std::vector<ProbeSpec>& specs,
-                                                 const FunctionList& functions, const Ksyms* ksyms);
+                                                 const FunctionList& functions, const Ksyms* ksyms,
+                                                 std::size_t more_than = FHOOK_ARM_SLICE);
 
 // The spec texts joined by spaces, for the summary line.
 std::string describe_specs(const std::vector<ProbeSpec>& specs);

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 struct btf;
@@ -81,7 +82,13 @@ public:
 
 private:
     explicit KernelBtf(struct btf* b);
+    // the FUNC named `name` (its own, not its base's for split BTF), 0: none
+    std::uint32_t find_function(std::string_view name) const;
+
     struct btf* btf_ = nullptr;
+    // FUNC ids by name, made at the first lookup (libbpf searches every
+    // type each time: fhook errors looks up every function's)
+    mutable std::unordered_map<std::string_view, std::uint32_t> functions_;
 };
 
 } // namespace fhook
