@@ -2039,7 +2039,9 @@ static void test_observer_graph_all(void)
  * then armed on do_sys_openat2 for this process alone, on CPU 0: an open
  * of a missing file is one FHOOK_REC_ERRORS record whose one frame
  * (max_depth 1: DEEPER) is do_sys_openat2 returning -ENOENT, and an open
- * that succeeds is none.
+ * that succeeds is none; with the return types (FHOOK_FEAT_ERRORS_TYPES),
+ * junk refused or harmless, and do_sys_openat2 said to return no errno
+ * writes none.
  */
 static int errors_add(int fd, __u32 flags, __u32 tasks, __u64 threshold)
 {
@@ -2055,42 +2057,34 @@ static int errors_add(int fd, __u32 flags, __u32 tasks, __u64 threshold)
 	return ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa);
 }
 
-static void test_observer_errors(void)
+/*
+ * One round of failing chains on do_sys_openat2 as @g says (its size and
+ * return types; max_depth 1), for this process on CPU 0: an open of a
+ * missing file, one that succeeds.  The chains written, each checked.
+ */
+static unsigned int errors_round(struct fhook_graph *g, const char *what)
 {
 	const __u32 size = 65536;
 	pid_t pid = getpid();
 	struct fhook_pid_filter pf = {
 		.size = sizeof(pf), .flags = FHOOK_PIDF_RESET, .nr_pids = 1, .pids = (uintptr_t)&pid,
 	};
-	struct fhook_handshake hs;
+	struct fhook_probe_add pa = {
+		.size = sizeof(pa), .type = FHOOK_PROBE_GRAPH, .filter = (uintptr_t)"do_sys_openat2",
+		.filter_len = 14, .hook = (uintptr_t)g,
+	};
 	struct ringmap r;
 	cpu_set_t one, saved;
 	unsigned int chains = 0, others = 0;
 	__u64 head, tail;
-	long ret;
 	int fd = open_dev();
 
-	if (handshake(fd, &hs) || ring_setup(fd, size))
-		fatal("setting up a session");
-	if (!(hs.features & FHOOK_FEAT_ERRORS)) {
-		printf("# note: no FHOOK_FEAT_ERRORS: failing chains not tested\n");
-		close(fd);
-		return;
-	}
-	EXPECT_ERR(errors_add(fd, FHOOK_GRAPH_F_ARGS, 0, 0), ERRS(EINVAL),
-		   "observer: failing chains with ARGS -> EINVAL");
-	EXPECT_ERR(errors_add(fd, 0, 0, 1000), ERRS(EINVAL),
-		   "observer: failing chains with a threshold -> EINVAL");
-	ret = errors_add(fd, 0, FHOOK_GRAPH_MAX_TASKS, 0);
-	expect(ret == 0 || errno == EDQUOT,
-	       "observer: failing chains for %u tasks: added or EDQUOT (%s)",
-	       FHOOK_GRAPH_MAX_TASKS, ret ? strerror(errno) : "added");
-	close(fd);
-
-	fd = open_dev();
 	if (handshake(fd, NULL) || ring_setup(fd, size))
 		fatal("setting up a session");
-	EXPECT_OK(errors_add(fd, 0, 0, 0), "observer: failing chains on do_sys_openat2");
+	g->flags = FHOOK_GRAPH_F_ERRORS;
+	g->max_depth = 1;
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), "observer: failing chains on do_sys_openat2%s",
+		  what);
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_PID_FILTER, &pf), "observer: PID_FILTER self");
 	r.meta = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
 	r.cons = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, page);
@@ -2129,13 +2123,170 @@ static void test_observer_errors(void)
 		}
 		tail += (h->size + 7) & ~7U;
 	}
-	expect(chains == 1 && others == 0,
-	       "observer: one failing open, one good: %u chain(s), %u other record(s)", chains,
-	       others);
+	expect(others == 0, "observer: no other record (%u)", others);
 	munmap(r.data, 2 * size);
 	munmap(r.cons, page);
 	munmap(r.meta, page);
 	close(fd);
+	return chains;
+}
+
+/*
+ * fhook_graph's return types and failure filter refused where they make no
+ * sense, never trusted: a fresh session (@fd), which the last may hold
+ */
+static void errors_types_refused(int fd)
+{
+	void *noaccess = mmap(NULL, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	__u64 *junk = calloc(FHOOK_MAX_IPS, sizeof(__u64));
+	struct fhook_graph g = { .size = sizeof(g), .flags = FHOOK_GRAPH_F_ERRORS };
+	struct fhook_probe_add pa = {
+		.size = sizeof(pa), .type = FHOOK_PROBE_GRAPH, .filter = (uintptr_t)"do_sys_openat2",
+		.filter_len = 14, .hook = (uintptr_t)&g,
+	};
+	unsigned int i;
+	long ret;
+
+	if (!junk || noaccess == MAP_FAILED)
+		fatal("calloc/mmap");
+	/* no function's addresses: a user one, 0, ~0, the same many times */
+	for (i = 0; i < FHOOK_MAX_IPS; i++)
+		junk[i] = i % 3 == 0 ? (uintptr_t)junk : i % 3 == 1 ? 0 : ~0ULL;
+	g.zero_ips = (uintptr_t)junk;
+	g.nr_zero_ips = FHOOK_MAX_IPS + 1;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+		   "observer: more than FHOOK_MAX_IPS NULL-failing functions -> EINVAL");
+	g.nr_zero_ips = 0;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+		   "observer: zero_ips without a count -> EINVAL");
+	g.zero_ips = 0;
+	g.nr_none_ips = 1;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+		   "observer: nr_none_ips without an array -> EINVAL");
+	g.none_ips = (uintptr_t)noaccess;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EFAULT),
+		   "observer: none_ips unreadable -> EFAULT");
+	g.flags = 0;
+	g.none_ips = (uintptr_t)junk;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+		   "observer: return types on a call graph that records calls -> EINVAL");
+	/* the failure filter: a predicate on the 8 bytes of the return register */
+	memset(&g, 0, sizeof(g));
+	g.size = sizeof(g);
+	g.flags = FHOOK_GRAPH_F_ERRORS;
+	{
+		struct fhook_insn bad[2] = {
+			{ .op = FHOOK_PRED_FIELD, .size = 8, .dst = 1, .arg = FHOOK_CMP_EQ },
+			{ .op = FHOOK_PRED_AND },
+		};
+
+		g.fail_pred = (uintptr_t)bad;
+		g.fail_pred_len = FHOOK_MAX_PRED + 1;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+			   "observer: a failure filter over FHOOK_MAX_PRED -> EINVAL");
+		g.fail_pred_len = 1;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+			   "observer: a failure filter reading past the register's 8 bytes -> EINVAL");
+		expect_reason(fd, FHOOK_R_FAIL_PRED, 0, _IOC_NR(FHOOK_IOC_PROBE_ADD), EINVAL,
+			      "a failure filter past the register");
+		bad[0].dst = 0;
+		g.fail_pred_len = 2;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+			   "observer: a failure filter popping an empty stack -> EINVAL");
+		g.fail_pred = (uintptr_t)noaccess;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EFAULT),
+			   "observer: a failure filter unreadable -> EFAULT");
+		g.fail_pred = (uintptr_t)bad;
+		g.fail_pred_len = 1;
+		g.__pad = 1;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+			   "observer: struct fhook_graph's __pad set -> EINVAL");
+		g.__pad = 0;
+		g.flags = 0;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+			   "observer: a failure filter on a call graph that records calls -> EINVAL");
+	}
+	/* last: it may be added */
+	memset(&g, 0, sizeof(g));
+	g.size = sizeof(g);
+	g.flags = FHOOK_GRAPH_F_ERRORS;
+	g.zero_ips = (uintptr_t)junk;
+	g.nr_zero_ips = FHOOK_MAX_IPS;
+	g.none_ips = (uintptr_t)junk;
+	g.nr_none_ips = FHOOK_MAX_IPS;
+	ret = ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa);
+	expect(ret == 0 || errno == EDQUOT,
+	       "observer: 2 x FHOOK_MAX_IPS junk addresses: added or EDQUOT (%s)",
+	       ret ? strerror(errno) : "added");
+
+	munmap(noaccess, page);
+	free(junk);
+}
+
+static void test_observer_errors(void)
+{
+	struct fhook_graph g = { .size = FHOOK_GRAPH_SIZE_VER0 };
+	struct fhook_insn fail = {
+		.op = FHOOK_PRED_FIELD, .size = 8, .arg = FHOOK_CMP_EQ | FHOOK_PRED_SIGNED,
+		.imm = -ENOENT,
+	};
+	struct fhook_handshake hs;
+	__u64 site;
+	long ret;
+	int fd = open_dev();
+
+	if (handshake(fd, &hs) || ring_setup(fd, 65536))
+		fatal("setting up a session");
+	if (!(hs.features & FHOOK_FEAT_ERRORS)) {
+		printf("# note: no FHOOK_FEAT_ERRORS: failing chains not tested\n");
+		close(fd);
+		return;
+	}
+	EXPECT_ERR(errors_add(fd, FHOOK_GRAPH_F_ARGS, 0, 0), ERRS(EINVAL),
+		   "observer: failing chains with ARGS -> EINVAL");
+	EXPECT_ERR(errors_add(fd, 0, 0, 1000), ERRS(EINVAL),
+		   "observer: failing chains with a threshold -> EINVAL");
+	ret = errors_add(fd, 0, FHOOK_GRAPH_MAX_TASKS, 0);
+	expect(ret == 0 || errno == EDQUOT,
+	       "observer: failing chains for %u tasks: added or EDQUOT (%s)",
+	       FHOOK_GRAPH_MAX_TASKS, ret ? strerror(errno) : "added");
+	close(fd);
+	if (hs.features & FHOOK_FEAT_ERRORS_TYPES) {
+		fd = open_dev();
+		if (handshake(fd, NULL) || ring_setup(fd, 65536))
+			fatal("setting up a session");
+		errors_types_refused(fd);
+		close(fd);
+	}
+
+	/* the struct before return types; then do_sys_openat2 said never to fail */
+	expect(errors_round(&g, " (FHOOK_GRAPH_SIZE_VER0)") == 1,
+	       "observer: one failing open, one good: one chain");
+	if (!(hs.features & FHOOK_FEAT_ERRORS_TYPES))
+		return;
+	site = kallsyms("do_sys_openat2");
+	memset(&g, 0, sizeof(g));
+	g.size = sizeof(g);
+	g.none_ips = (uintptr_t)&site;
+	g.nr_none_ips = 1;
+	expect(errors_round(&g, " (none_ips: itself)") == 0,
+	       "observer: a function whose type says it never fails: no chain");
+	g.none_ips = 0;
+	g.nr_none_ips = 0;
+	g.zero_ips = (uintptr_t)&site;
+	g.nr_zero_ips = 1;
+	expect(errors_round(&g, " (zero_ips: itself)") == 1,
+	       "observer: 0 a failure, not a good open's fd: one chain");
+	/* failing by the filter alone: -EACCES is no open of a missing file */
+	memset(&g, 0, sizeof(g));
+	g.size = sizeof(g);
+	g.fail_pred = (uintptr_t)&fail;
+	g.fail_pred_len = 1;
+	expect(errors_round(&g, " (fail_pred: ret == -ENOENT)") == 1,
+	       "observer: the failure filter 'ret == -ENOENT': one chain");
+	fail.imm = -EACCES;
+	expect(errors_round(&g, " (fail_pred: ret == -EACCES)") == 0,
+	       "observer: the failure filter 'ret == -EACCES': no chain");
 }
 
 static int wakeup_add(int fd, __u64 cfg, __u32 *id)

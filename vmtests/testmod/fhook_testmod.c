@@ -23,6 +23,12 @@
  *               three calls deep, after a sibling that failed and did not
  *               matter (fhook_testmod_fail_try(): -EAGAIN); the write fails
  *               with ENOMEM.  N = 0: the same calls, none failing
+ *   failnull N  fhook_testmod_null_outer(N): with N > 0, NULL first
+ *               returned by fhook_testmod_null_find() two calls deep,
+ *               beside a bool fhook_testmod_null_check() returning false
+ *               and a void fhook_testmod_null_note() returning with
+ *               fhook_testmod_null_try()'s -EAGAIN left in %rax; the
+ *               write fails with ENODATA
  *   faildeep N  fhook_testmod_fail_deep() N + 1 calls deep (N <= 120), the
  *               innermost returning -ENOMEM and each the one below's: a
  *               chain longer than fhook errors keeps per task
@@ -447,6 +453,53 @@ static noinline int fhook_testmod_fail_outer(unsigned long n)
 	return PTR_ERR_OR_ZERO(fhook_testmod_fail_middle(n));
 }
 
+/* fhook errors by return type (see the top): outer -> middle -> find */
+static noinline void *fhook_testmod_null_find(unsigned long n)
+{
+	static int fhook_testmod_found;
+
+	return n ? NULL : &fhook_testmod_found;
+}
+
+static noinline bool fhook_testmod_null_check(unsigned long n)
+{
+	return !n;
+}
+
+/*
+ * void: %rax keeps fhook_testmod_null_try()'s -EAGAIN as it returns (no
+ * interprocedural optimisation: the call stays, and so does its value)
+ */
+static noinline __attribute__((__noipa__)) int fhook_testmod_null_try(unsigned long n)
+{
+	return n ? -EAGAIN : 0;
+}
+
+static noinline __attribute__((__noipa__)) void fhook_testmod_null_note(unsigned long n)
+{
+	fhook_testmod_null_try(n);
+}
+
+static noinline void *fhook_testmod_null_middle(unsigned long n)
+{
+	void *p;
+
+	if (!fhook_testmod_null_check(n))
+		barrier();
+	p = fhook_testmod_null_find(n);
+	fhook_testmod_null_note(n);
+	return p;
+}
+
+static noinline void *fhook_testmod_null_outer(unsigned long n)
+{
+	void *p = fhook_testmod_null_middle(n);
+
+	/* (no tail call) */
+	barrier();
+	return p;
+}
+
 static ssize_t fhook_testmod_write(struct file *file, const char __user *ubuf, size_t len,
 				   loff_t *ppos)
 {
@@ -488,6 +541,9 @@ static ssize_t fhook_testmod_write(struct file *file, const char __user *ubuf, s
 		ret = fhook_testmod_fail_outer(n);
 		if (ret)
 			len = ret;
+	} else if (!strcmp(buf, "failnull") && arg) {
+		if (!fhook_testmod_null_outer(n))
+			len = -ENODATA;
 	} else if (!strcmp(buf, "faildeep") && arg && n <= 120) {
 		len = fhook_testmod_fail_deep(n);
 	} else if (!strcmp(buf, "irqsoff") && arg && n <= 100000) {

@@ -10,8 +10,9 @@
 # For each chain: the first failing function F really returned that errno
 # (a kretprobe in kprobe_events, during the same workload), and no function
 # F called (the function_graph tracer, one level below F) returned it: the
-# error did not come from deeper.  Then 10,000 good opens: no chain and not
-# one record.  Bad input is refused in one line.
+# error did not come from deeper.  Then return types (a NULL, a bool's
+# false, a void function's leftover register), --watch and --fail, then 10,000
+# good opens: no chain and not one record.  Bad input is refused in one line.
 . /fhook/lib.sh
 
 load_fhook
@@ -155,6 +156,53 @@ expect_same "$(tail -n 1 $D/t.out)" "# 2 failing calls, 1 distinct chain (identi
 summary $D/t
 expect_eq "$H" 2 "records tried (hits): the two failures alone"
 
+# by type (vmtests/testmod "failnull"): NULL is a pointer's failure, false a
+# bool's only when asked, and a void function's register is no errno: the
+# kernel's kretprobes see fhook_testmod_null_note return with -EAGAIN in
+# %rax (the register: 6.12 knows it returns void).
+# Watched with --watch: only the test module's functions below the entries
+run_fhook $D/n errors --format json --watch 'fhook_testmod_*' fhook_testmod_null_outer fhook_testmod_null_check -- \
+	sh -c "echo failnull 1 > $P; echo failnull 0 > $P; true"
+expect_eq "$RC" 0 "fhook errors (types) exit code"
+sed 's/^/#   /' $D/n.out | cut -c 1-400
+frames=$(grep '^{"ts_ns".*"entry":"fhook_testmod_null_outer"' $D/n.out | grep -o '"function":"[a-z_]*"' | tr '\n' ' ')
+expect_same "$frames" '"function":"fhook_testmod_null_outer" "function":"fhook_testmod_null_middle" "function":"fhook_testmod_null_find" ' "the chain of NULLs (no void, no bool in it)"
+grep -q '"entry":"fhook_testmod_null_outer","result":"NULL","errno":0,"first":"fhook_testmod_null_find"' $D/n.out ||
+	fail "the NULL chain's first failure is not fhook_testmod_null_find: $(head -c 400 $D/n.out)"
+grep -q '"entry":"fhook_testmod_null_check"' $D/n.out && fail "a bool's false failed without --fail-false"
+run_fhook $D/nf errors --fail-false --format json --watch 'fhook_testmod_null_*' fhook_testmod_null_check -- \
+	sh -c "echo failnull 1 > $P; echo failnull 0 > $P; true"
+expect_eq "$(grep -c '^{"ts_ns".*"entry":"fhook_testmod_null_check","result":"false"' $D/nf.out)" 1 "false chains with --fail-false"
+tracefs_reset
+echo 0 > $T/tracing_on
+echo 'r:fhkerr/note fhook_testmod_null_note ret=%ax:s32' >> $T/kprobe_events &&
+	echo 'r:fhkerr/find fhook_testmod_null_find ret=$retval:x64' >> $T/kprobe_events ||
+	fail "kretprobes on the test module's functions refused: $(tail -n 3 $T/error_log); $(grep fhook_testmod_null /proc/kallsyms)"
+echo 1 > $T/events/fhkerr/enable
+echo 1 > $T/tracing_on
+echo failnull 1 > $P 2> /dev/null
+echo 0 > $T/tracing_on
+echo 0 > $T/events/fhkerr/enable
+grep -q ' note: .* ret=-11$' $T/trace || fail "the void function did not return with -EAGAIN in %rax: $(grep fhkerr $T/trace)"
+grep -q ' find: .* ret=0x0$' $T/trace || fail "the kernel did not see fhook_testmod_null_find return NULL: $(grep fhkerr $T/trace)"
+echo > $T/kprobe_events
+# --watch: what it does not match is not in the chain (fhook_testmod_fail_middle)
+run_fhook $D/w errors --format json --watch 'fhook_testmod_fail_al*' fhook_testmod_fail_outer -- sh -c "echo fail 1 > $P; true"
+frames=$(grep '^{"ts_ns"' $D/w.out | grep -o '"function":"[a-z_]*"' | tr '\n' ' ')
+expect_same "$frames" '"function":"fhook_testmod_fail_outer" "function":"fhook_testmod_fail_alloc" ' "the chain with --watch fhook_testmod_fail_al*"
+
+# --fail: an ENTRY fails when the filter on its value holds, as its type
+# holds the value: fhook_testmod_fail_outer is an int (-12 in the low half
+# of %rax), vfs_write an ssize_t (dd's two 4,099-byte writes)
+run_fhook $D/fl errors --format json --depth 1 --fail 'ret == -12' fhook_testmod_fail_outer -- \
+	sh -c "echo fail 1 > $P; echo fail 0 > $P; echo fail 1 > $P; true"
+grep -q '"count":2,"result":"-ENOMEM","entry":"fhook_testmod_fail_outer"' $D/fl.out ||
+	fail "--fail 'ret == -12': not the two failures: $(tail -n 1 $D/fl.out)"
+run_fhook $D/fw errors --format json --depth 1 --fail 'ret == 4099' vfs_write -- \
+	dd if=/dev/zero of=/dev/null bs=4099 count=2
+grep -q '"failures":2,.*"count":2,"result":"4099","entry":"vfs_write","first":"vfs_write"' $D/fw.out ||
+	fail "--fail 'ret == 4099': not dd's two writes: $(tail -n 1 $D/fw.out)"
+
 # recorded (record --errors), read back as text and as Chrome spans
 run_fhook $D/r record --errors -o $D/e.fhk fhook_testmod_fail_outer -- sh -c "echo fail 1 > $P; true"
 expect_eq "$RC" 0 "record --errors exit code"
@@ -164,5 +212,7 @@ grep -q '^      fhook_testmod_fail_alloc .*<- first$' $D/rep.out ||
 fhook report --format chrome $D/e.fhk > $D/rep.json 2> $D/rep.err || fail "report --format chrome: $(cat $D/rep.err)"
 expect_eq "$(grep -o '"cat":"errors"' $D/rep.json | wc -l)" 3 "Chrome spans of the recorded chain"
 
-bad_options $D/bad errors "" "--depth 500 vfs_read" "p:fhk/x_vfs_read" "--stat --format chrome vfs_read" "--format html vfs_read"
-pass "first failing: $tm -ENOMEM, $enoent -ENOENT, $eacces -EACCES, $einval -EINVAL, each witnessed by kretprobes, none of their $(wc -l < $D/callees) callees returned it; 10,000 good opens: no record"
+bad_options $D/bad errors "" "--depth 500 vfs_read" "p:fhk/x_vfs_read" "--stat --format chrome vfs_read" "--format html vfs_read" \
+	"--watch !vfs_* vfs_read" "--watch vfs_* --depth 1 vfs_read" "--fail ret== vfs_read" \
+	"--fail nosuch>1 vfs_read" "--fail ret<0 vfs_read fhook_testmod_fail_outer"
+pass "first failing: $tm -ENOMEM, $enoent -ENOENT, $eacces -EACCES, $einval -EINVAL, each witnessed by kretprobes, none of their $(wc -l < $D/callees) callees returned it; NULL by type, false when asked, no void; 10,000 good opens: no record"
