@@ -516,10 +516,13 @@ int fhook_func_counts_ioc(struct fhook_session *s, struct fhook_counts *arg);
 /* funcset.c: functions by address, found by an ftrace callback's ip */
 struct fhook_funcset {
 	u32 nr;
+	u32 bloom_bits;
 	u64 *ips;			/* [nr], ascending */
+	unsigned long *bloom;		/* fhook_funcset_filter(): 2^bloom_bits bits */
 };
 
 void fhook_funcset_take(struct fhook_funcset *set, u64 *ips, u32 nr);
+int fhook_funcset_filter(struct fhook_funcset *set);
 void fhook_funcset_free(struct fhook_funcset *set);
 s32 fhook_funcset_find(const struct fhook_funcset *set, unsigned long ip);
 

@@ -4,15 +4,21 @@
  * callback: the fentry call site, the function's first byte or the one
  * after its ENDBR.  The per-function counters of a counting probe
  * (func_counts.c) and the return types of failing call chains
- * (graph_errors.c) are kept by it.
+ * (graph_errors.c) are kept by it.  Where most lookups miss (the return
+ * types: most functions are of none), a bitmap of the functions' 16-byte
+ * blocks answers most misses before the binary search.
  */
 #include "fhook.h"
 
+#include <linux/hash.h>
+#include <linux/log2.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 
 /* the fentry call site lies within this many bytes of the function's start */
 #define FHOOK_FENTRY_MAX_OFFSET	16
+/* bits of the bitmap per function: about one miss in ten looks further */
+#define FHOOK_FUNCSET_BITS_PER	16
 
 static int fhook_u64_cmp(const void *a, const void *b)
 {
@@ -34,10 +40,30 @@ void fhook_funcset_take(struct fhook_funcset *set, u64 *ips, u32 nr)
 	set->nr = n;
 }
 
+/* The bitmap of @set's 16-byte blocks, each function's first two (see the top) */
+int fhook_funcset_filter(struct fhook_funcset *set)
+{
+	u32 bits = ilog2(roundup_pow_of_two(max_t(u32, set->nr, 4) * FHOOK_FUNCSET_BITS_PER));
+	u32 i;
+
+	set->bloom = kvcalloc(BITS_TO_LONGS(1UL << bits), sizeof(long), GFP_KERNEL_ACCOUNT);
+	if (!set->bloom)
+		return -ENOMEM;
+	set->bloom_bits = bits;
+	for (i = 0; i < set->nr; i++) {
+		__set_bit(hash_64(set->ips[i] >> 4, bits), set->bloom);
+		__set_bit(hash_64((set->ips[i] + FHOOK_FENTRY_MAX_OFFSET - 1) >> 4, bits),
+			  set->bloom);
+	}
+	return 0;
+}
+
 void fhook_funcset_free(struct fhook_funcset *set)
 {
 	kvfree(set->ips);
+	kvfree(set->bloom);
 	set->ips = NULL;
+	set->bloom = NULL;
 	set->nr = 0;
 }
 
@@ -45,6 +71,10 @@ void fhook_funcset_free(struct fhook_funcset *set)
 notrace s32 fhook_funcset_find(const struct fhook_funcset *set, unsigned long ip)
 {
 	u32 lo = 0, hi = set->nr;
+
+	/* (a block no function starts in or runs into the fentry offset of) */
+	if (set->bloom && !test_bit(hash_64(ip >> 4, set->bloom_bits), set->bloom))
+		return -1;
 
 	/* the last function starting at or before @ip */
 	while (lo < hi) {

@@ -28,7 +28,8 @@
  *
  * What fails: an errno, from any function but those userspace named as
  * returning none (void, unsigned: a callee's value left in the register);
- * 0 from those it named as failing with 0 (NULL, false); for a depth-0
+ * 0 from those it named as failing with 0 (NULL), a low byte of 0 from
+ * the bools it named as failing with false; for a depth-0
  * call, what userspace's failure filter says, if it gave one.  A 0 does not
  * replace an errno as a frame's latest failing callee: the errno is what
  * a caller passes on, the NULL what it may turn into one.
@@ -89,14 +90,18 @@ static __always_inline bool fhook_errors_errno(unsigned long retval)
 /*
  * Did the function @ip fail, returning @retval?  An errno, unless its
  * type says it returns none (void: what is left in the register is a
- * callee's); 0 if its type makes that a failure (NULL, false).  The
- * types are looked up only for those two kinds of value.
+ * callee's; a bool); 0 if its type makes that a failure (NULL), a low
+ * byte of 0 for a bool that fails with false.  The types are looked up
+ * only for those kinds of value.
  */
 static __always_inline bool fhook_errors_failed(struct fhook_graph_probe *gp, unsigned long ip,
 						unsigned long retval)
 {
+	if (gp->false_fails.nr && !(u8)retval && fhook_funcset_find(&gp->false_fails, ip) >= 0)
+		return true;
 	if (fhook_errors_errno(retval))
-		return !gp->never_fail.nr || fhook_funcset_find(&gp->never_fail, ip) < 0;
+		return (!gp->never_fail.nr || fhook_funcset_find(&gp->never_fail, ip) < 0) &&
+		       (!gp->false_fails.nr || fhook_funcset_find(&gp->false_fails, ip) < 0);
 	return !retval && gp->zero_fails.nr && fhook_funcset_find(&gp->zero_fails, ip) >= 0;
 }
 
@@ -176,7 +181,7 @@ static __always_inline bool fhook_errors_errno_below(struct fhook_errlog *log,
 {
 	u32 below = f->data & FHOOK_ERR_NONE;
 
-	return below != FHOOK_ERR_NONE && log->ent[below].frame.retval;
+	return below != FHOOK_ERR_NONE && fhook_errors_errno(log->ent[below].frame.retval);
 }
 
 /* @f returned @retval: see the top */
@@ -203,7 +208,7 @@ static __always_inline notrace void fhook_errors_ret(void *user, struct fhook_gs
 	if (!caller && gp->fail_pred ?
 	    !fhook_pred_run(gp->fail_pred, (const u8 *)&retval, sizeof(retval)) :
 	    (!fhook_errors_failed(gp, f->func, retval) ||
-	     (!retval && caller && fhook_errors_errno_below(log, caller)))) {
+	     (!fhook_errors_errno(retval) && caller && fhook_errors_errno_below(log, caller)))) {
 		log->n = mark;
 		return;
 	}
@@ -279,7 +284,8 @@ static int fhook_errors_types(struct fhook_graph_probe *gp, struct fhook_funcset
 	if (IS_ERR(ips))
 		return PTR_ERR(ips);
 	fhook_funcset_take(set, ips, nr);
-	return 0;
+	/* (most returns looked up are of functions in no set) */
+	return fhook_funcset_filter(set);
 }
 
 /*
@@ -311,6 +317,9 @@ int fhook_errors_init(struct fhook_graph_probe *gp)
 	ret = fhook_errors_types(gp, &gp->zero_fails, gp->cfg.zero_ips, gp->cfg.nr_zero_ips);
 	if (!ret)
 		ret = fhook_errors_types(gp, &gp->never_fail, gp->cfg.none_ips, gp->cfg.nr_none_ips);
+	if (!ret)
+		ret = fhook_errors_types(gp, &gp->false_fails, gp->cfg.false_ips,
+					 gp->cfg.nr_false_ips);
 	if (ret)
 		return ret;
 	gp->fail_pred = fhook_pred_copy(gp->cfg.fail_pred, gp->cfg.fail_pred_len,
@@ -335,5 +344,6 @@ void fhook_errors_release(struct fhook_graph_probe *gp)
 	fhook_mem_unreserve(gp->f.p.session->user, gp->errlog_pages);
 	fhook_funcset_free(&gp->zero_fails);
 	fhook_funcset_free(&gp->never_fail);
+	fhook_funcset_free(&gp->false_fails);
 	kfree(gp->fail_pred);
 }

@@ -73,6 +73,7 @@ struct fhook_graph_probe {
 	/* ... and the functions 0 is a failure of, and those that never fail */
 	struct fhook_funcset zero_fails;
 	struct fhook_funcset never_fail;
+	struct fhook_funcset false_fails;
 	struct fhook_pred *fail_pred;	/* what fails at depth 0 instead, or NULL */
 };
 

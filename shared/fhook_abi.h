@@ -609,9 +609,9 @@ struct fhook_graph {
 	/*
 	 * in (FHOOK_FEAT_ERRORS_TYPES, with FHOOK_GRAPH_F_ERRORS only): what
 	 * the functions' return values mean, from their types.  zero_ips:
-	 * functions for which 0 is a failure too (pointers: NULL; bool, when
-	 * asked: false); none_ips: functions none of whose values is a
-	 * failure (void, unsigned, bool, enum).  Any other function fails
+	 * functions for which 0 is a failure too (pointers: NULL); none_ips:
+	 * functions none of whose values is a failure (void, unsigned, enum,
+	 * bool unless in false_ips).  Any other function fails
 	 * with an errno only.  Each nr_zero_ips / nr_none_ips __u64 function
 	 * addresses (the first byte, or the fentry call site), at most
 	 * FHOOK_MAX_IPS.  Absent from a struct of FHOOK_GRAPH_SIZE_VER0.
@@ -631,7 +631,14 @@ struct fhook_graph {
 	 */
 	__u64 fail_pred;
 	__u32 fail_pred_len;
-	__u32 __pad;		/* 0 */
+	/*
+	 * in (FHOOK_FEAT_ERRORS_TYPES, with FHOOK_GRAPH_F_ERRORS only):
+	 * functions returning bool that fail with false: the low byte 0 (the
+	 * rest of the register is undefined), never an errno.  At most
+	 * FHOOK_MAX_IPS addresses, as zero_ips.
+	 */
+	__u32 nr_false_ips;
+	__u64 false_ips;
 };
 
 #define FHOOK_GRAPH_SIZE_VER0	48	/* up to nr_all_ips */
@@ -1765,7 +1772,7 @@ FHOOK_ABI_SIZE(fhook_handshake, 96);
 FHOOK_ABI_SIZE(fhook_ring_setup, 64);
 FHOOK_ABI_SIZE(fhook_probe_add, 184);
 FHOOK_ABI_SIZE(fhook_hook, 88);
-FHOOK_ABI_SIZE(fhook_graph, 88);
+FHOOK_ABI_SIZE(fhook_graph, 96);
 FHOOK_ABI_SIZE(fhook_pid_filter, 40);
 FHOOK_ABI_SIZE(fhook_cpu_filter, 32);
 FHOOK_ABI_SIZE(fhook_cpu_stats, 32);

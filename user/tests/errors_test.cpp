@@ -103,9 +103,11 @@ TEST(Errors, FirstIsTheDeepestFrameWithTheEntrysFailure) {
     n.frames = {{0xffffffff81300400, 1, 9, 0, p},
                 {0xffffffff81300c00, 2, 5, static_cast<std::uint32_t>(-22), i},
                 {0xffffffff81301000, 3, 1, 0, p}};
-    EXPECT_EQ(first_failure(n.frames), 2u);
-    n.frames.pop_back();
+    // (the entry turned -EINVAL into its NULL; the NULL below made the -EINVAL)
     EXPECT_EQ(first_failure(n.frames), 0u);
+    n.frames[1].retval = 0;
+    n.frames[1].type = p;
+    EXPECT_EQ(first_failure(n.frames), 2u);
 }
 
 TEST(Errors, IdenticalChainsShareAKey) {

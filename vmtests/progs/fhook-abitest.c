@@ -2170,6 +2170,16 @@ static void errors_types_refused(int fd)
 	g.none_ips = (uintptr_t)junk;
 	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
 		   "observer: return types on a call graph that records calls -> EINVAL");
+	g.flags = FHOOK_GRAPH_F_ERRORS;
+	g.none_ips = 0;
+	g.nr_none_ips = 0;
+	g.false_ips = (uintptr_t)junk;
+	g.nr_false_ips = FHOOK_MAX_IPS + 1;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+		   "observer: more than FHOOK_MAX_IPS false-failing bools -> EINVAL");
+	g.nr_false_ips = 0;
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+		   "observer: false_ips without a count -> EINVAL");
 	/* the failure filter: a predicate on the 8 bytes of the return register */
 	memset(&g, 0, sizeof(g));
 	g.size = sizeof(g);
@@ -2198,10 +2208,6 @@ static void errors_types_refused(int fd)
 			   "observer: a failure filter unreadable -> EFAULT");
 		g.fail_pred = (uintptr_t)bad;
 		g.fail_pred_len = 1;
-		g.__pad = 1;
-		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
-			   "observer: struct fhook_graph's __pad set -> EINVAL");
-		g.__pad = 0;
 		g.flags = 0;
 		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
 			   "observer: a failure filter on a call graph that records calls -> EINVAL");
@@ -2214,9 +2220,11 @@ static void errors_types_refused(int fd)
 	g.nr_zero_ips = FHOOK_MAX_IPS;
 	g.none_ips = (uintptr_t)junk;
 	g.nr_none_ips = FHOOK_MAX_IPS;
+	g.false_ips = (uintptr_t)junk;
+	g.nr_false_ips = FHOOK_MAX_IPS;
 	ret = ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa);
 	expect(ret == 0 || errno == EDQUOT,
-	       "observer: 2 x FHOOK_MAX_IPS junk addresses: added or EDQUOT (%s)",
+	       "observer: 3 x FHOOK_MAX_IPS junk addresses: added or EDQUOT (%s)",
 	       ret ? strerror(errno) : "added");
 
 	munmap(noaccess, page);

@@ -195,7 +195,8 @@ std::uint32_t Session::add_graph_probe(const FunctionSet& functions, const Graph
         }
         graph.flags |= FHOOK_GRAPH_F_ERRORS;
         const ErrorsTypes& t = options.types;
-        if (t.zero_fails.size() > FHOOK_MAX_IPS || t.never_fail.size() > FHOOK_MAX_IPS) {
+        if (t.zero_fails.size() > FHOOK_MAX_IPS || t.never_fail.size() > FHOOK_MAX_IPS ||
+            t.false_fails.size() > FHOOK_MAX_IPS) {
             throw_invalid("too many functions for the module to know the return types of");
         }
         if (!device_.has(FHOOK_FEAT_ERRORS_TYPES)) {
@@ -206,6 +207,8 @@ std::uint32_t Session::add_graph_probe(const FunctionSet& functions, const Graph
             graph.nr_zero_ips = static_cast<std::uint32_t>(t.zero_fails.size());
             graph.none_ips = t.never_fail.empty() ? 0 : user_ptr(t.never_fail.data());
             graph.nr_none_ips = static_cast<std::uint32_t>(t.never_fail.size());
+            graph.false_ips = t.false_fails.empty() ? 0 : user_ptr(t.false_fails.data());
+            graph.nr_false_ips = static_cast<std::uint32_t>(t.false_fails.size());
             graph.fail_pred = options.fail_pred.empty() ? 0 : user_ptr(options.fail_pred.data());
             graph.fail_pred_len = static_cast<std::uint32_t>(options.fail_pred.size());
         }

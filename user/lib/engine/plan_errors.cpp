@@ -1,7 +1,8 @@
 // fhook errors: what the watched functions' return types make a failure,
 // for the module to judge (fhook_graph.zero_ips, none_ips).
+#include <algorithm>
 #include <string>
-#include <unordered_set>
+#include <unordered_map>
 
 #include <fhook/probe/probe.hpp>
 #include <fhook/probe/retval.hpp>
@@ -37,51 +38,71 @@ FetchType unsigned_type(unsigned size) {
 } // namespace
 
 // Each watched function (an ENTRY, or one below) by its BTF return type:
-// a pointer fails with NULL too, a bool with false when asked, and void,
-// unsigned and other values never (the register holds a callee's value);
-// signed integers keep the module's errno test, as does a function
-// without a prototype.  Without addresses or BTF, errnos alone are judged.
+// a pointer fails with NULL too, a bool with false when asked (else
+// never), and void, small unsigned and other values never (the register
+// holds a callee's value); errno-sized integers keep the module's errno
+// test, as does a function without a prototype, or one whose name its
+// kernel or module gives to several (static) functions.  Without
+// addresses or BTF, or past what the module takes, values are judged
+// alone.
 void Tracer::State::plan_errors_types() {
     if (!functions || ksyms.empty() || ksyms.addresses_hidden() || !kernel_btf()) {
         return;
     }
     const FunctionSelector entries(specs);
     const FunctionSelector below(graph_below_specs());
-    std::unordered_set<std::string> watched;
+    // (module, name) -> its text symbols' addresses
+    std::unordered_map<std::string, std::vector<std::uint64_t>> watched;
     for (const TraceableFunction& f : functions->functions()) {
         if (entries.selects(f) || (spec.graph->depth != 1 && below.selects(f))) {
-            watched.insert(function_key(f.module, f.name));
+            watched.try_emplace(function_key(f.module, f.name));
         }
     }
     for (const SymbolRef& s : ksyms.text_symbols()) {
-        if (!watched.contains(function_key(s.module, s.name))) {
+        if (auto it = watched.find(function_key(s.module, s.name)); it != watched.end()) {
+            it->second.push_back(s.offset);
+        }
+    }
+    for (const auto& [key, addrs] : watched) {
+        if (addrs.size() != 1) {
             continue;
         }
-        const KernelBtf* btf = s.module.empty() ? kernel_btf() : module_btf(std::string(s.module));
-        const auto f = btf ? btf->function(s.name) : std::nullopt;
+        const std::string module = key.substr(0, key.find('\0'));
+        const std::string name = key.substr(key.find('\0') + 1);
+        const KernelBtf* btf = module.empty() ? kernel_btf() : module_btf(module);
+        const auto f = btf ? btf->function(name) : std::nullopt;
         if (!f) {
             continue;
         }
         switch (return_type(*btf, *f).kind) {
         case ReturnType::Kind::Pointer:
-            errors_types.zero_fails.push_back(s.offset);
+            errors_types.zero_fails.push_back(addrs.front());
             break;
         case ReturnType::Kind::Bool:
-            (spec.graph->false_fails ? errors_types.zero_fails : errors_types.never_fail)
-                .push_back(s.offset);
+            (spec.graph->false_fails ? errors_types.false_fails : errors_types.never_fail)
+                .push_back(addrs.front());
             break;
         case ReturnType::Kind::None:
-            errors_types.never_fail.push_back(s.offset);
+            errors_types.never_fail.push_back(addrs.front());
             break;
         case ReturnType::Kind::Errno:
             break;
+        }
+    }
+    for (auto* list :
+         {&errors_types.zero_fails, &errors_types.never_fail, &errors_types.false_fails}) {
+        std::sort(list->begin(), list->end());
+        list->erase(std::unique(list->begin(), list->end()), list->end());
+        if (list->size() > FHOOK_MAX_IPS) {
+            list->clear();
         }
     }
 }
 
 // The failure filter on an ENTRY's return register: "ret" as the
 // entries' return type holds it (an int in the low 4 bytes, signed; a
-// bool in the low byte), a long when no prototype says otherwise.
+// bool in the low byte), a long when no prototype says otherwise; a void
+// entry has none.
 void Tracer::State::plan_fail_filter() {
     if (spec.graph->fail.empty()) {
         return;
@@ -102,10 +123,17 @@ void Tracer::State::plan_fail_filter() {
         if (!proto) {
             continue;
         }
-        const ReturnType t = return_type(*btf, *proto);
-        const FetchType type = t.kind == ReturnType::Kind::Errno  ? signed_type(t.size)
-                               : t.kind == ReturnType::Kind::Bool ? unsigned_type(1)
-                                                                  : unsigned_type(8);
+        if (proto->ret == 0) {
+            throw_invalid(f.name + " returns void: no value to filter on");
+        }
+        // (pointers, structs: the register; integers and enums as wide as they are)
+        const KernelBtf::Kind kind = btf->kind(proto->ret);
+        const std::uint32_t size = kind == KernelBtf::Kind::Int || kind == KernelBtf::Kind::Enum
+                                       ? btf->size(proto->ret)
+                                       : 8;
+        const FetchType type = size > 8 || (size & (size - 1)) != 0 ? unsigned_type(8)
+                               : btf->is_signed(proto->ret)         ? signed_type(size)
+                                                                    : unsigned_type(size);
         if (!typed.empty() && (type.kind != ret.type.kind || type.size != ret.type.size)) {
             throw_invalid("a filter on the return value needs entry functions of one return "
                           "type: " +

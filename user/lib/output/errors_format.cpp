@@ -34,13 +34,16 @@ std::size_t first_failure(const std::vector<ErrorFrame>& frames) {
     if (frames.empty()) {
         return first;
     }
-    // the entry's errno, else its very value (NULL, false, a filter's)
+    // the entry's errno, else its very value (NULL, false, a filter's),
+    // passed up from call to call: a frame of another value produced the
+    // failure of the one above it (a NULL turned into -ENOMEM)
     const int err = failure_errno(frames.front().type, frames.front().retval);
     for (std::size_t i = 1; i < frames.size(); i++) {
         const int e = failure_errno(frames[i].type, frames[i].retval);
-        if (err ? e == err : e == 0 && value_of(frames[i]) == value_of(frames.front())) {
-            first = i;
+        if (err ? e != err : e != 0 || value_of(frames[i]) != value_of(frames.front())) {
+            break;
         }
+        first = i;
     }
     return first;
 }

@@ -47,7 +47,8 @@ std::string declaration(const struct btf* b, std::uint32_t id, const std::string
 } // namespace
 
 KernelBtf::KernelBtf(struct btf* b) : btf_(b) {}
-KernelBtf::KernelBtf(KernelBtf&& o) noexcept : btf_(o.btf_), functions_(std::move(o.functions_)) {
+KernelBtf::KernelBtf(KernelBtf&& o) noexcept
+    : btf_(o.btf_), functions_(std::move(o.functions_)), indexed_(o.indexed_) {
     o.btf_ = nullptr;
 }
 KernelBtf& KernelBtf::operator=(KernelBtf&& o) noexcept {
@@ -55,6 +56,7 @@ KernelBtf& KernelBtf::operator=(KernelBtf&& o) noexcept {
         btf__free(btf_);
         btf_ = o.btf_;
         functions_ = std::move(o.functions_);
+        indexed_ = o.indexed_;
         o.btf_ = nullptr;
     }
     return *this;
@@ -87,7 +89,8 @@ KernelBtf KernelBtf::load_split(const std::string& path, const KernelBtf& base) 
 }
 
 std::uint32_t KernelBtf::find_function(std::string_view name) const {
-    if (functions_.empty()) {
+    if (!indexed_) {
+        indexed_ = true;
         const struct btf* base = btf__base_btf(btf_);
         const std::uint32_t n = btf__type_cnt(btf_);
         for (std::uint32_t id = base ? btf__type_cnt(base) : 1; id < n; id++) {
@@ -104,12 +107,7 @@ std::uint32_t KernelBtf::find_function(std::string_view name) const {
 
 std::optional<KernelBtf::Function> KernelBtf::function(std::string_view name) const {
     const std::string n(name);
-    std::uint32_t id = find_function(name);
-    if (id == 0 && btf__base_btf(btf_) != nullptr) {
-        // (a split BTF's base: vmlinux's functions, found as libbpf does)
-        const int base_id = btf__find_by_name_kind(btf_, n.c_str(), BTF_KIND_FUNC);
-        id = base_id > 0 ? static_cast<std::uint32_t>(base_id) : 0;
-    }
+    const std::uint32_t id = find_function(name);
     if (id == 0) {
         return std::nullopt;
     }

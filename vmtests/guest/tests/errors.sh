@@ -208,6 +208,9 @@ run_fhook $D/fl errors --format json --depth 1 --fail 'ret == -13' generic_permi
 grep -q '"result":"-EACCES","entry":"generic_permission","first":"generic_permission"' $D/fl.out ||
 	fail "--fail 'ret == -13': no -EACCES of generic_permission: $(tail -n 1 $D/fl.out)"
 expect_eq "$(grep '^{"ts_ns"' $D/fl.out | grep -vc '"result":"-EACCES"')" 0 "chains of other values with --fail 'ret == -13'"
+run_fhook $D/fn errors --format json --depth 1 --fail 'ret == -12' generic_permission -- \
+	fhook-capexec 1000 1000 - - -- sh -c 'true < /tmp/fhk-priv/f'
+grep -q '^{"failures":0,' $D/fn.out || fail "--fail 'ret == -12': chains of an -EACCES: $(tail -n 1 $D/fn.out)"
 run_fhook $D/fw errors --format json --depth 1 --fail 'ret == 4099' vfs_write -- \
 	dd if=/dev/zero of=/dev/null bs=4099 count=2
 grep -q '"failures":2,.*"count":2,"result":"4099","entry":"vfs_write","first":"vfs_write"' $D/fw.out ||

@@ -84,6 +84,7 @@ struct FunctionProbeOptions {
 struct ErrorsTypes {
     std::vector<std::uint64_t> zero_fails;
     std::vector<std::uint64_t> never_fail;
+    std::vector<std::uint64_t> false_fails; // bools that fail with false (false_ips)
 };
 
 struct GraphOptions {

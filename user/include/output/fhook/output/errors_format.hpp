@@ -29,9 +29,9 @@ struct ErrorFrame {
 
 // The calls from an entry function that failed, each the latest failing
 // call of the one before it (an errno preferred to a NULL or false),
-// outermost (the entry) first.  `first`: the deepest frame whose failure
-// is the entry's (the same errno, or a NULL or false for one): where it
-// was first produced, unless `truncated` says the chain was cut below
+// outermost (the entry) first.  `first`: the deepest frame down to which
+// each returned the entry's failure (the same errno, or a NULL or false
+// for one): where it was first produced, unless `truncated` says the chain was cut below
 // that frame (the depth limit, a chain the module could not keep, a frame
 // whose value is no failure by its type) or `incomplete` that a call may
 // be missing (the module's log of the task's calls was full).

@@ -82,13 +82,15 @@ public:
 
 private:
     explicit KernelBtf(struct btf* b);
-    // the FUNC named `name` (its own, not its base's for split BTF), 0: none
+    // the FUNC named `name`, 0: none (a split BTF's own: a module's function
+    // is never its base's namesake in vmlinux)
     std::uint32_t find_function(std::string_view name) const;
 
     struct btf* btf_ = nullptr;
     // FUNC ids by name, made at the first lookup (libbpf searches every
     // type each time: fhook errors looks up every function's)
     mutable std::unordered_map<std::string_view, std::uint32_t> functions_;
+    mutable bool indexed_ = false;
 };
 
 } // namespace fhook
