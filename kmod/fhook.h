@@ -40,6 +40,7 @@
 #include <linux/cpumask.h>
 #include <linux/ftrace.h>
 #include <linux/hardirq.h>
+#include <linux/hash.h>
 #include <linux/irq_work.h>
 #include <linux/kprobes.h>
 #include <linux/list.h>
@@ -525,6 +526,15 @@ void fhook_funcset_take(struct fhook_funcset *set, u64 *ips, u32 nr);
 int fhook_funcset_filter(struct fhook_funcset *set);
 void fhook_funcset_free(struct fhook_funcset *set);
 s32 fhook_funcset_find(const struct fhook_funcset *set, unsigned long ip);
+
+/* Is @ip of a function in @set?  Most misses answered inline by the bitmap */
+static __always_inline bool fhook_funcset_has(const struct fhook_funcset *set, unsigned long ip)
+{
+	if (!set->nr ||
+	    (set->bloom && !test_bit(hash_64(ip >> 4, set->bloom_bits), set->bloom)))
+		return false;
+	return fhook_funcset_find(set, ip) >= 0;
+}
 
 /* func_counts.c */
 struct fhook_func_counts *fhook_func_counts_create(u64 *ips, u32 nr);

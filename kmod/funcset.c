@@ -10,7 +10,6 @@
  */
 #include "fhook.h"
 
-#include <linux/hash.h>
 #include <linux/log2.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
@@ -40,7 +39,10 @@ void fhook_funcset_take(struct fhook_funcset *set, u64 *ips, u32 nr)
 	set->nr = n;
 }
 
-/* The bitmap of @set's 16-byte blocks, each function's first two (see the top) */
+/*
+ * The bitmap of @set's 16-byte blocks, each function's first two (see the
+ * top), for fhook_funcset_has()
+ */
 int fhook_funcset_filter(struct fhook_funcset *set)
 {
 	u32 bits = ilog2(roundup_pow_of_two(max_t(u32, set->nr, 4) * FHOOK_FUNCSET_BITS_PER));
@@ -71,10 +73,6 @@ void fhook_funcset_free(struct fhook_funcset *set)
 notrace s32 fhook_funcset_find(const struct fhook_funcset *set, unsigned long ip)
 {
 	u32 lo = 0, hi = set->nr;
-
-	/* (a block no function starts in or runs into the fentry offset of) */
-	if (set->bloom && !test_bit(hash_64(ip >> 4, set->bloom_bits), set->bloom))
-		return -1;
 
 	/* the last function starting at or before @ip */
 	while (lo < hi) {

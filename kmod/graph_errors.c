@@ -97,12 +97,12 @@ static __always_inline bool fhook_errors_errno(unsigned long retval)
 static __always_inline bool fhook_errors_failed(struct fhook_graph_probe *gp, unsigned long ip,
 						unsigned long retval)
 {
-	if (gp->false_fails.nr && !(u8)retval && fhook_funcset_find(&gp->false_fails, ip) >= 0)
+	if (!(u8)retval && fhook_funcset_has(&gp->false_fails, ip))
 		return true;
 	if (fhook_errors_errno(retval))
-		return (!gp->never_fail.nr || fhook_funcset_find(&gp->never_fail, ip) < 0) &&
-		       (!gp->false_fails.nr || fhook_funcset_find(&gp->false_fails, ip) < 0);
-	return !retval && gp->zero_fails.nr && fhook_funcset_find(&gp->zero_fails, ip) >= 0;
+		return !fhook_funcset_has(&gp->never_fail, ip) &&
+		       !fhook_funcset_has(&gp->false_fails, ip);
+	return !retval && fhook_funcset_has(&gp->zero_fails, ip);
 }
 
 /*
