@@ -300,7 +300,7 @@ void Tracer::State::plan() {
     if (!specs.empty() && spec.collect != Collect::Counts) {
         std::optional<ProbeRequest> sliced;
         if (sliceable && functions) {
-            // (--watch: by address, which fhook's notrace "fhook_*" does not
+            // (an explicit set below: by address, which fhook's notrace "fhook_*" does not
             // apply to: a user's fhook_* functions are watched as any other)
             const bool watch = graph_below && !spec.graph->watch.empty();
             sliced = build_sliced_request(below, *functions, &ksyms, watch ? 0 : FHOOK_ARM_SLICE);
