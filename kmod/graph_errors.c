@@ -29,10 +29,10 @@
  * What fails: an errno, from any function but those userspace named as
  * returning none (void, unsigned: a callee's value left in the register);
  * 0 from those it named as failing with 0 (NULL), a low byte of 0 from
- * the bools it named as failing with false; for a depth-0
- * call, what userspace's failure filter says, if it gave one.  A 0 does not
- * replace an errno as a frame's latest failing callee: the errno is what
- * a caller passes on, the NULL what it may turn into one.
+ * the bools it named as failing with false; for a depth-0 call, what
+ * userspace's failure filter says, if it gave one.  A 0 does not replace
+ * an errno as a frame's latest failing callee: the errno is what a caller
+ * passes on, the NULL what it may turn into one.
  *
  * Frames are pushed as the call graph's (fgraph.c), with the graph's
  * ftrace_ops (probe_graph.c); this file is what runs instead of its
@@ -144,13 +144,23 @@ static notrace void fhook_errors_emit(struct fhook_graph_probe *gp, struct fhook
 {
 	struct fhook_probe *p = &gp->f.p;
 	struct fhook_probe_counters *c;
-	unsigned int n = last + 1, i, size;
+	unsigned int n = last + 1, i, size, nu = 0;
 	unsigned int max_depth = gp->cfg.max_depth ?: FHOOK_GRAPH_MAX_DEPTH;
+	void *scratch = NULL;
 	struct fhook_rec_errors *r;
 	struct fhook_ring *rb;
 	int cpu;
 
 	size = sizeof(*r) + n * sizeof(r->frames[0]);
+	/* the task's user stack, if asked: never of a softirq's call */
+	if ((gp->cfg.flags & FHOOK_GRAPH_F_USTACK) && !log->ctx && current->mm &&
+	    !(current->flags & PF_KTHREAD)) {
+		scratch = fhook_scratch_get();
+		if (scratch) {
+			nu = fhook_stack_user(task_pt_regs(current), scratch, FHOOK_MAX_STACK);
+			size += 8 * (nu + 1);
+		}
+	}
 	cpu = smp_processor_id();
 	c = fhook_counters(p->session, cpu, p->id);
 	/* hits count records tried: hits == written + lost, as for every probe */
@@ -166,9 +176,16 @@ static notrace void fhook_errors_emit(struct fhook_graph_probe *gp, struct fhook
 			r->flags |= FHOOK_ERRORS_DEEPER;
 		for (i = 0; i < n; i++)
 			r->frames[i] = log->ent[last - i].frame;
+		if (scratch) {
+			r->hdr.flags |= FHOOK_CTX_STACK;
+			memcpy(&r->frames[n], scratch, 8 * nu);
+			fhook_stack_trailer((u64 *)&r->frames[n], nu);
+		}
 		fhook_count(&c->written);
 	}
 	fhook_ring_commit(rb);
+	if (scratch)
+		fhook_scratch_put();
 }
 
 /*
@@ -182,6 +199,18 @@ static __always_inline bool fhook_errors_errno_below(struct fhook_errlog *log,
 	u32 below = f->data & FHOOK_ERR_NONE;
 
 	return below != FHOOK_ERR_NONE && fhook_errors_errno(log->ent[below].frame.retval);
+}
+
+/* Does @f's return of @retval go to the log, its caller @caller (NULL: depth 0)? */
+static __always_inline bool fhook_errors_keep(struct fhook_graph_probe *gp,
+					      struct fhook_errlog *log, struct fhook_gframe *f,
+					      struct fhook_gframe *caller, unsigned long retval)
+{
+	if (!caller && gp->fail_pred)
+		return fhook_pred_run(gp->fail_pred, (const u8 *)&retval, sizeof(retval));
+	if (!fhook_errors_failed(gp, f->func, retval))
+		return false;
+	return fhook_errors_errno(retval) || !caller || !fhook_errors_errno_below(log, caller);
 }
 
 /* @f returned @retval: see the top */
@@ -205,10 +234,7 @@ static __always_inline notrace void fhook_errors_ret(void *user, struct fhook_gs
 	log = fhook_errlog_of(gp, gs);
 	mark = f->data >> FHOOK_ERR_MARK_SHIFT;
 	caller = depth ? &gs->frames[depth - 1] : NULL;
-	if (!caller && gp->fail_pred ?
-	    !fhook_pred_run(gp->fail_pred, (const u8 *)&retval, sizeof(retval)) :
-	    (!fhook_errors_failed(gp, f->func, retval) ||
-	     (!fhook_errors_errno(retval) && caller && fhook_errors_errno_below(log, caller)))) {
+	if (!fhook_errors_keep(gp, log, f, caller, retval)) {
 		log->n = mark;
 		return;
 	}
@@ -334,6 +360,8 @@ int fhook_errors_init(struct fhook_graph_probe *gp)
 	gp->mode = &fhook_errors_mode;
 	p->max_record = sizeof(struct fhook_rec_errors) +
 			min_t(unsigned int, depth, FHOOK_ERRORS_MAX_FRAMES) * sizeof(struct fhook_err_frame);
+	if (gp->cfg.flags & FHOOK_GRAPH_F_USTACK)
+		p->max_record += 8 * (FHOOK_MAX_STACK + 1);
 	return 0;
 }
 

@@ -208,8 +208,8 @@ static int fhook_graph_copy(struct fhook_session *s, struct fhook_graph *cfg, u6
 	    cfg->nr_false_ips > FHOOK_MAX_IPS ||
 	    !cfg->zero_ips != !cfg->nr_zero_ips || !cfg->none_ips != !cfg->nr_none_ips ||
 	    !cfg->false_ips != !cfg->nr_false_ips ||
-	    ((cfg->nr_zero_ips || cfg->nr_none_ips || cfg->nr_false_ips || cfg->fail_pred_len) &&
-	     !(cfg->flags & FHOOK_GRAPH_F_ERRORS)))
+	    ((cfg->nr_zero_ips || cfg->nr_none_ips || cfg->nr_false_ips || cfg->fail_pred_len ||
+	      (cfg->flags & FHOOK_GRAPH_F_USTACK)) && !(cfg->flags & FHOOK_GRAPH_F_ERRORS)))
 		return fhook_refuse(s, FHOOK_R_GRAPH_CFG, -1, -EINVAL);
 	return 0;
 }

@@ -568,7 +568,14 @@ struct fhook_hook {
  * FHOOK_GRAPH_F_ARGS and threshold_ns (EINVAL).
  */
 #define FHOOK_GRAPH_F_ERRORS	(1U << 2)
-#define FHOOK_GRAPH_FLAGS	(FHOOK_GRAPH_F_NO_IRQS | FHOOK_GRAPH_F_ARGS | FHOOK_GRAPH_F_ERRORS)
+/*
+ * (FHOOK_FEAT_ERRORS_TYPES, with FHOOK_GRAPH_F_ERRORS only) each
+ * FHOOK_REC_ERRORS record of a task's call carries the task's user stack
+ * (FHOOK_CTX_STACK, by frame pointers, as a uprobe's)
+ */
+#define FHOOK_GRAPH_F_USTACK	(1U << 3)
+#define FHOOK_GRAPH_FLAGS	(FHOOK_GRAPH_F_NO_IRQS | FHOOK_GRAPH_F_ARGS | FHOOK_GRAPH_F_ERRORS | \
+				 FHOOK_GRAPH_F_USTACK)
 #define FHOOK_MAX_ERRNO		4095	/* the kernel's MAX_ERRNO */
 #define FHOOK_ERRORS_MAX_FRAMES	64	/* frames of one chain (and kept per task) */
 #define FHOOK_GRAPH_MAX_DEPTH	128	/* frames per task (and max_graph_depth) */
@@ -1540,8 +1547,10 @@ struct fhook_rec_graph_ret {
  * graph function returned an error, by its task (hdr.ts: when it
  * returned).  frames[0] is that call; each next frame is the call, made
  * by the one before it, that last failed before it returned: among its
- * callees the one that returned an error latest.  The chain stops at a
- * call none of whose callees failed, or at the depth limit.
+ * callees the one that returned an error latest (an errno before a 0).
+ * The chain stops at a call none of whose callees failed, or at the depth
+ * limit.  With FHOOK_GRAPH_F_USTACK, a task's record ends with its user
+ * stack (FHOOK_CTX_STACK).
  */
 struct fhook_err_frame {
 	__u64 ip;		/* the function */

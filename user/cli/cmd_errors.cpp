@@ -30,6 +30,7 @@ void add_options(po::options_description& options) {
         "watch", po::value<std::vector<std::string>>()->value_name("GLOB"),
         "watch only the functions GLOB matches below ENTRY, not every one (repeatable)")(
         "fail-false", "count false from a function returning bool as a failure")(
+        "ustack", "print each chain's task's user stack (by frame pointers)")(
         "fail", po::value<std::string>()->value_name("EXPR"),
         "an ENTRY fails when EXPR holds for its return value 'ret', evaluated in the kernel "
         "(e.g. 'ret < 0', 'ret == 0'), instead of when its type says")(
@@ -45,6 +46,7 @@ void parse_options(const po::variables_map& vm, TraceOptions& opt) {
     graph.errors = true;
     graph.no_irqs = true;
     graph.false_fails = vm.count("fail-false") != 0;
+    graph.ustack = vm.count("ustack") != 0;
     if (vm.count("fail")) {
         graph.fail = vm["fail"].as<std::string>();
         if (graph.fail.empty()) {

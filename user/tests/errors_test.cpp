@@ -110,6 +110,22 @@ TEST(Errors, FirstIsTheDeepestFrameWithTheEntrysFailure) {
     EXPECT_EQ(first_failure(n.frames), 2u);
 }
 
+TEST(Errors, UserStackAfterTheFrames) {
+    ErrorChain c = open_chain();
+    c.ustack = {"__open64+0x42 (/usr/lib/x86_64-linux-gnu/libc.so.6)", "main+0x1d (/usr/bin/cat)"};
+    const std::string out = format_error_chain(c, ksyms());
+    EXPECT_TRUE(
+        out.ends_with("  <- first\n  user stack:\n    __open64+0x42 "
+                      "(/usr/lib/x86_64-linux-gnu/libc.so.6)\n    main+0x1d (/usr/bin/cat)\n"))
+        << out;
+    const std::string j = format_error_chain_json(c, ksyms());
+    EXPECT_TRUE(j.ends_with("],\"ustack\":[\"__open64+0x42 (/usr/lib/x86_64-linux-gnu/libc.so.6)\","
+                            "\"main+0x1d (/usr/bin/cat)\"]}"))
+        << j;
+    // (the same calls from elsewhere: the same chain)
+    EXPECT_EQ(error_chain_key(c), error_chain_key(open_chain()));
+}
+
 TEST(Errors, IdenticalChainsShareAKey) {
     ErrorChain a = open_chain(), b = open_chain();
     b.ts += 1000000;

@@ -2207,6 +2207,12 @@ static void errors_types_refused(int fd)
 		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EFAULT),
 			   "observer: a failure filter unreadable -> EFAULT");
 		g.fail_pred = (uintptr_t)bad;
+		g.fail_pred_len = 0;
+		g.fail_pred = 0;
+		g.flags = FHOOK_GRAPH_F_USTACK;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
+			   "observer: user stacks on a call graph that records calls -> EINVAL");
+		g.fail_pred = (uintptr_t)bad;
 		g.fail_pred_len = 1;
 		g.flags = 0;
 		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),

@@ -23,7 +23,7 @@
  *                                        thread waits for FILE too, 300 ms
  *                                        more, does N reads and ends the
  *                                        process
- *   fhook-workload bpf-einval N          N x bpf(BPF_MAP_CREATE) of an array
+ *   fhook-workload [-d MS] bpf-einval N  N x bpf(BPF_MAP_CREATE) of an array
  *                                        map with max_entries 0: EINVAL, from
  *                                        the map type's attribute check
  *   fhook-workload heartbeat SEC         print "hb N T GAP" (CLOCK_MONOTONIC)
@@ -273,8 +273,14 @@ int main(int argc, char **argv)
 		return mix(num(argv[2]));
 	if (!strcmp(mode, "heartbeat"))
 		return heartbeat(num(argv[2]));
-	if (!strcmp(mode, "bpf-einval"))
-		return bpf_einval(num(argv[2]));
+	if (!strcmp(mode, "bpf-einval")) {
+		int ret = bpf_einval(num(argv[2]));
+
+		/* (-d: the process stays for its user stacks to be named) */
+		if (delay)
+			msleep(delay);
+		return ret;
+	}
 
 	if (!strcmp(mode, "spin") || !strcmp(mode, "load")) {
 		int light = !strcmp(mode, "load");

@@ -212,6 +212,10 @@ std::uint32_t Session::add_graph_probe(const FunctionSet& functions, const Graph
             graph.fail_pred = options.fail_pred.empty() ? 0 : user_ptr(options.fail_pred.data());
             graph.fail_pred_len = static_cast<std::uint32_t>(options.fail_pred.size());
         }
+        if (options.ustack) {
+            device_.require(FHOOK_FEAT_ERRORS_TYPES, "user stacks of failing call chains");
+            graph.flags |= FHOOK_GRAPH_F_USTACK;
+        }
         if (!options.fail_pred.empty() && !device_.has(FHOOK_FEAT_ERRORS_TYPES)) {
             throw_runtime("this fhook module judges failures by errno only: no filter on "
                           "the entry's value (load the module built with this fhook)",

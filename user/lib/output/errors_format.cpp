@@ -84,6 +84,12 @@ std::string format_error_chain(const ErrorChain& chain, const Ksyms& ksyms, unsi
         }
         out += "\n";
     }
+    if (!chain.ustack.empty()) {
+        out += "  user stack:\n";
+        for (const std::string& frame : chain.ustack) {
+            out += "    " + frame + "\n";
+        }
+    }
     return out;
 }
 
@@ -114,6 +120,9 @@ std::string format_error_chain_json(const ErrorChain& chain, const Ksyms& ksyms,
                                {"result", result_of(f)},
                                {"duration_ns", f.duration},
                                {"calltime_ns", f.calltime}});
+    }
+    if (!chain.ustack.empty()) {
+        j["ustack"] = chain.ustack;
     }
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -201,6 +210,10 @@ ErrorChain ErrorsFormatter::chain_of(const Event& event) {
         chain.frames.push_back({f.ip, f.calltime, f.duration, f.retval, type});
     }
     chain.first = first_failure(chain.frames);
+    for (const std::uint64_t addr : event.stack) {
+        chain.ustack.emplace_back();
+        usyms_.append(event.tgid, addr, chain.ustack.back());
+    }
     return chain;
 }
 

@@ -11,7 +11,8 @@
 # (a kretprobe in kprobe_events, during the same workload), and no function
 # F called (the function_graph tracer, one level below F) returned it: the
 # error did not come from deeper.  Then return types (a NULL, a bool's
-# false, a void function's leftover register), --watch and --fail, then 10,000
+# false, a void function's leftover register), --watch, --fail and
+# --ustack, then 10,000
 # good opens: no chain and not one record.  Bad input is refused in one line.
 . /fhook/lib.sh
 
@@ -215,6 +216,12 @@ run_fhook $D/fw errors --format json --depth 1 --fail 'ret == 4099' vfs_write --
 	dd if=/dev/zero of=/dev/null bs=4099 count=2
 grep -q '"failures":2,.*"count":2,"result":"4099","entry":"vfs_write","first":"vfs_write"' $D/fw.out ||
 	fail "--fail 'ret == 4099': not dd's two writes: $(tail -n 1 $D/fw.out)"
+
+# --ustack: each chain with its task's user stack, named from the process's
+# mappings while it runs (fhook-workload is static, with frame pointers)
+run_fhook $D/u errors --format json --depth 1 --ustack __x64_sys_bpf -- fhook-workload -d 500 bpf-einval 2
+grep -q '^{"ts_ns".*"entry":"__x64_sys_bpf","result":"-EINVAL".*"ustack":\["[^"]*fhook-workload)"' $D/u.out ||
+	fail "--ustack: no user frame in fhook-workload: $(head -c 600 $D/u.out)"
 
 # recorded (record --errors), read back as text and as Chrome spans
 run_fhook $D/r record --errors -o $D/e.fhk fhook_testmod_fail_outer -- sh -c "echo fail 1 > $P; true"

@@ -15,6 +15,7 @@
 #include <fhook/output/format.hpp>
 #include <fhook/probe/retval.hpp>
 #include <fhook/sys/ksyms.hpp>
+#include <fhook/sys/usersyms.hpp>
 
 namespace fhook {
 
@@ -42,6 +43,7 @@ struct ErrorChain {
     std::uint16_t cpu = 0;
     std::string comm;
     std::vector<ErrorFrame> frames;
+    std::vector<std::string> ustack; // the task's user stack, named, innermost first
     std::size_t first = 0;
     bool truncated = false;
     bool incomplete = false;
@@ -125,6 +127,7 @@ private:
     ReturnType type_of(std::uint64_t func, std::uint64_t retval);
 
     const Ksyms& ksyms_;
+    UserSymbolizer usyms_;
     OutputFormat format_;
     ErrorsFormatOptions options_;
     std::unordered_map<std::uint64_t, std::optional<ReturnType>> types_; // by function
