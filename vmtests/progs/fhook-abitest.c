@@ -2147,6 +2147,10 @@ static void errors_types_refused(int fd)
 	unsigned int i;
 	long ret;
 
+/* PROBE_ADD of @g refused with @err: WHAT, as an observer */
+#define REFUSED(err, what) \
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(err), "observer: " what)
+
 	if (!junk || noaccess == MAP_FAILED)
 		fatal("calloc/mmap");
 	/* no function's addresses: a user one, 0, ~0, the same many times */
@@ -2154,32 +2158,25 @@ static void errors_types_refused(int fd)
 		junk[i] = i % 3 == 0 ? (uintptr_t)junk : i % 3 == 1 ? 0 : ~0ULL;
 	g.zero_ips = (uintptr_t)junk;
 	g.nr_zero_ips = FHOOK_MAX_IPS + 1;
-	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
-		   "observer: more than FHOOK_MAX_IPS NULL-failing functions -> EINVAL");
+	REFUSED(EINVAL, "more than FHOOK_MAX_IPS NULL-failing functions -> EINVAL");
 	g.nr_zero_ips = 0;
-	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
-		   "observer: zero_ips without a count -> EINVAL");
+	REFUSED(EINVAL, "zero_ips without a count -> EINVAL");
 	g.zero_ips = 0;
 	g.nr_none_ips = 1;
-	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
-		   "observer: nr_none_ips without an array -> EINVAL");
+	REFUSED(EINVAL, "nr_none_ips without an array -> EINVAL");
 	g.none_ips = (uintptr_t)noaccess;
-	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EFAULT),
-		   "observer: none_ips unreadable -> EFAULT");
+	REFUSED(EFAULT, "none_ips unreadable -> EFAULT");
 	g.flags = 0;
 	g.none_ips = (uintptr_t)junk;
-	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
-		   "observer: return types on a call graph that records calls -> EINVAL");
+	REFUSED(EINVAL, "return types on a call graph that records calls -> EINVAL");
 	g.flags = FHOOK_GRAPH_F_ERRORS;
 	g.none_ips = 0;
 	g.nr_none_ips = 0;
 	g.false_ips = (uintptr_t)junk;
 	g.nr_false_ips = FHOOK_MAX_IPS + 1;
-	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
-		   "observer: more than FHOOK_MAX_IPS false-failing bools -> EINVAL");
+	REFUSED(EINVAL, "more than FHOOK_MAX_IPS false-failing bools -> EINVAL");
 	g.nr_false_ips = 0;
-	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
-		   "observer: false_ips without a count -> EINVAL");
+	REFUSED(EINVAL, "false_ips without a count -> EINVAL");
 	/* the failure filter: a predicate on the 8 bytes of the return register */
 	memset(&g, 0, sizeof(g));
 	g.size = sizeof(g);
@@ -2192,31 +2189,24 @@ static void errors_types_refused(int fd)
 
 		g.fail_pred = (uintptr_t)bad;
 		g.fail_pred_len = FHOOK_MAX_PRED + 1;
-		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
-			   "observer: a failure filter over FHOOK_MAX_PRED -> EINVAL");
+		REFUSED(EINVAL, "a failure filter over FHOOK_MAX_PRED -> EINVAL");
 		g.fail_pred_len = 1;
-		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
-			   "observer: a failure filter reading past the register's 8 bytes -> EINVAL");
+		REFUSED(EINVAL, "a failure filter reading past the register's 8 bytes -> EINVAL");
 		expect_reason(fd, FHOOK_R_FAIL_PRED, 0, _IOC_NR(FHOOK_IOC_PROBE_ADD), EINVAL,
 			      "a failure filter past the register");
 		bad[0].dst = 0;
 		g.fail_pred_len = 2;
-		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
-			   "observer: a failure filter popping an empty stack -> EINVAL");
+		REFUSED(EINVAL, "a failure filter popping an empty stack -> EINVAL");
 		g.fail_pred = (uintptr_t)noaccess;
-		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EFAULT),
-			   "observer: a failure filter unreadable -> EFAULT");
-		g.fail_pred = (uintptr_t)bad;
+		REFUSED(EFAULT, "a failure filter unreadable -> EFAULT");
 		g.fail_pred_len = 0;
 		g.fail_pred = 0;
 		g.flags = FHOOK_GRAPH_F_USTACK;
-		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
-			   "observer: user stacks on a call graph that records calls -> EINVAL");
+		REFUSED(EINVAL, "user stacks on a call graph that records calls -> EINVAL");
 		g.fail_pred = (uintptr_t)bad;
 		g.fail_pred_len = 1;
 		g.flags = 0;
-		EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EINVAL),
-			   "observer: a failure filter on a call graph that records calls -> EINVAL");
+		REFUSED(EINVAL, "a failure filter on a call graph that records calls -> EINVAL");
 	}
 	/* last: it may be added */
 	memset(&g, 0, sizeof(g));
@@ -2233,6 +2223,7 @@ static void errors_types_refused(int fd)
 	       "observer: 3 x FHOOK_MAX_IPS junk addresses: added or EDQUOT (%s)",
 	       ret ? strerror(errno) : "added");
 
+#undef REFUSED
 	munmap(noaccess, page);
 	free(junk);
 }
