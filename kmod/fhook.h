@@ -657,6 +657,7 @@ void fhook_around_exit_module(void);
 int fhook_khook_init(void);
 void fhook_khook_exit(void);
 long fhook_khook_list(struct fhook_khooks *arg);
+bool fhook_khook_traceable(unsigned long ip);
 
 /* modwatch.c */
 int fhook_modwatch_init(void);

@@ -53,6 +53,7 @@ static_assert(FHOOK_ERRORS_MAX_FRAMES < FHOOK_ERR_NONE);
 /* A call that returned an error, and how many of the entries before it are its chain */
 struct fhook_errent {
 	struct fhook_err_frame frame;
+	unsigned long from;		/* its return address */
 	u16 chain_len;			/* this call and the failing calls below it */
 	u8 depth;
 	u8 lost_below;			/* its failing callees' chain did not fit */
@@ -72,6 +73,24 @@ static __always_inline struct fhook_errlog *fhook_errlog_of(struct fhook_graph_p
 							    struct fhook_gstack *gs)
 {
 	return &gp->errlogs[gs - READ_ONCE(fhook_gpool)->stacks];
+}
+
+/*
+ * With FHOOK_GRAPH_F_ARGS, the arguments of @log's stack frame at @depth
+ * (at[depth]) and of its entries (at[max depth + entry]), else NULL
+ */
+static __always_inline u64 (*fhook_errargs_of(struct fhook_graph_probe *gp,
+					       struct fhook_errlog *log))[FHOOK_GRAPH_NR_ARGS]
+{
+	if (!gp->errargs)
+		return NULL;
+	return (void *)(gp->errargs + (log - gp->errlogs) * gp->errargs_stride);
+}
+
+/* the row of the entry @i of @log's arguments */
+static __always_inline unsigned int fhook_errargs_ent(struct fhook_graph_probe *gp, unsigned int i)
+{
+	return (gp->cfg.max_depth ?: FHOOK_GRAPH_MAX_DEPTH) + i;
 }
 
 /*
@@ -135,6 +154,14 @@ static __always_inline notrace void fhook_errors_entry(void *user, struct fhook_
 	}
 	f->calltime = ktime_get_mono_fast_ns();
 	f->data = ((u32)log->n << FHOOK_ERR_MARK_SHIFT) | FHOOK_ERR_NONE;
+	if (unlikely(((struct fhook_graph_probe *)user)->errargs)) {
+		u64 (*args)[FHOOK_GRAPH_NR_ARGS] = fhook_errargs_of(user, log);
+		unsigned int i;
+
+		/* (the shadow stack holds no frame past the depth limit) */
+		for (i = 0; i < FHOOK_GRAPH_NR_ARGS; i++)
+			args[depth][i] = regs_get_kernel_argument(regs, i);
+	}
 }
 
 /* The chain ending at @last (the depth-0 call) as a record, outermost first */
@@ -146,12 +173,19 @@ static notrace void fhook_errors_emit(struct fhook_graph_probe *gp, struct fhook
 	struct fhook_probe_counters *c;
 	unsigned int n = last + 1, i, size, nu = 0;
 	unsigned int max_depth = gp->cfg.max_depth ?: FHOOK_GRAPH_MAX_DEPTH;
+	u64 (*args)[FHOOK_GRAPH_NR_ARGS];
 	void *scratch = NULL;
 	struct fhook_rec_errors *r;
+	u64 *tail;
 	struct fhook_ring *rb;
 	int cpu;
 
 	size = sizeof(*r) + n * sizeof(r->frames[0]);
+	if (gp->cfg.flags & FHOOK_GRAPH_F_CALLSITES)
+		size += n * sizeof(u64);
+	args = fhook_errargs_of(gp, log);
+	if (args)
+		size += n * sizeof(args[0]);
 	/* the task's user stack, if asked: never of a softirq's call */
 	if ((gp->cfg.flags & FHOOK_GRAPH_F_USTACK) && !log->ctx && current->mm &&
 	    !(current->flags & PF_KTHREAD)) {
@@ -176,10 +210,21 @@ static notrace void fhook_errors_emit(struct fhook_graph_probe *gp, struct fhook
 			r->flags |= FHOOK_ERRORS_DEEPER;
 		for (i = 0; i < n; i++)
 			r->frames[i] = log->ent[last - i].frame;
+		tail = (u64 *)&r->frames[n];
+		if (gp->cfg.flags & FHOOK_GRAPH_F_CALLSITES) {
+			r->flags |= FHOOK_ERRORS_CALLSITES;
+			for (i = 0; i < n; i++)
+				*tail++ = log->ent[last - i].from;
+		}
+		if (args) {
+			r->flags |= FHOOK_ERRORS_ARGS;
+			for (i = 0; i < n; i++, tail += FHOOK_GRAPH_NR_ARGS)
+				memcpy(tail, args[fhook_errargs_ent(gp, last - i)], sizeof(args[0]));
+		}
 		if (scratch) {
 			r->hdr.flags |= FHOOK_CTX_STACK;
-			memcpy(&r->frames[n], scratch, 8 * nu);
-			fhook_stack_trailer((u64 *)&r->frames[n], nu);
+			memcpy(tail, scratch, 8 * nu);
+			fhook_stack_trailer(tail, nu);
 		}
 		fhook_count(&c->written);
 	}
@@ -221,6 +266,7 @@ static __always_inline notrace void fhook_errors_ret(void *user, struct fhook_gs
 {
 	struct fhook_graph_probe *gp = user;
 	unsigned int mark, at, below, len;
+	u64 (*args)[FHOOK_GRAPH_NR_ARGS];
 	struct fhook_gframe *caller;
 	struct fhook_errlog *log;
 	struct fhook_errent *e;
@@ -247,6 +293,7 @@ static __always_inline notrace void fhook_errors_ret(void *user, struct fhook_gs
 		log->n = mark;
 		return;
 	}
+	args = fhook_errargs_of(gp, log);
 	if (at + len >= FHOOK_ERRORS_MAX_FRAMES) {
 		/* the call alone, its callees' chain lost */
 		len = 0;
@@ -254,16 +301,25 @@ static __always_inline notrace void fhook_errors_ret(void *user, struct fhook_gs
 		e->lost_below = 1;
 	} else {
 		/* the chain ends at @below, at or after @at: moves down, if at all */
-		if (len && below + 1 - len != at)
+		if (len && below + 1 - len != at) {
 			memmove(&log->ent[at], &log->ent[below + 1 - len],
 				len * sizeof(log->ent[0]));
+			if (args)
+				memmove(args[fhook_errargs_ent(gp, at)],
+					args[fhook_errargs_ent(gp, below + 1 - len)],
+					len * sizeof(args[0]));
+		}
 		e = &log->ent[at + len];
 		e->lost_below = 0;
 	}
+	if (args)
+		memcpy(args[fhook_errargs_ent(gp, at + len)], args[depth], sizeof(args[0]));
 	e->frame.ip = f->func;
 	e->frame.retval = retval;
 	e->frame.calltime = f->calltime;
 	e->frame.duration = now - f->calltime;
+	/* (a tail call's is the return trampoline: where it came from is not known) */
+	e->from = f->ret != (unsigned long)fhook_graph_return ? f->ret : 0;
 	e->chain_len = len + 1;
 	e->depth = depth;
 	log->n = at + len + 1;
@@ -324,13 +380,19 @@ int fhook_errors_init(struct fhook_graph_probe *gp)
 	unsigned int nr = gp->cfg.max_tasks ?: FHOOK_GRAPH_DEF_TASKS;
 	unsigned int depth = gp->cfg.max_depth ?: FHOOK_GRAPH_MAX_DEPTH;
 	size_t size = array_size(nr, sizeof(struct fhook_errlog));
-	u64 pages = DIV_ROUND_UP(size, PAGE_SIZE);
+	u64 pages;
 	s32 bad = -1;
 	int ret;
 
-	/* no call records: no arguments for them, no threshold to write them at */
-	if ((gp->cfg.flags & FHOOK_GRAPH_F_ARGS) || gp->cfg.threshold_ns)
+	/* no call records: no threshold to write them at */
+	if (gp->cfg.threshold_ns)
 		return fhook_refuse(p->session, FHOOK_R_GRAPH_CFG, -1, -EINVAL);
+	/* the logs, then their arguments: one allocation */
+	if (gp->cfg.flags & FHOOK_GRAPH_F_ARGS) {
+		gp->errargs_stride = (depth + FHOOK_ERRORS_MAX_FRAMES) * FHOOK_GRAPH_NR_ARGS;
+		size = size_add(size, array3_size(nr, gp->errargs_stride, sizeof(u64)));
+	}
+	pages = DIV_ROUND_UP(size, PAGE_SIZE);
 	ret = fhook_mem_reserve(p->session->user, pages);
 	if (ret)
 		return ret;
@@ -340,6 +402,8 @@ int fhook_errors_init(struct fhook_graph_probe *gp)
 		return -ENOMEM;
 	}
 	gp->errlog_pages = pages;
+	if (gp->cfg.flags & FHOOK_GRAPH_F_ARGS)
+		gp->errargs = (u64 *)&gp->errlogs[nr];
 	ret = fhook_errors_types(gp, &gp->zero_fails, gp->cfg.zero_ips, gp->cfg.nr_zero_ips);
 	if (!ret)
 		ret = fhook_errors_types(gp, &gp->never_fail, gp->cfg.none_ips, gp->cfg.nr_none_ips);
@@ -360,6 +424,11 @@ int fhook_errors_init(struct fhook_graph_probe *gp)
 	gp->mode = &fhook_errors_mode;
 	p->max_record = sizeof(struct fhook_rec_errors) +
 			min_t(unsigned int, depth, FHOOK_ERRORS_MAX_FRAMES) * sizeof(struct fhook_err_frame);
+	if (gp->cfg.flags & FHOOK_GRAPH_F_CALLSITES)
+		p->max_record += min_t(unsigned int, depth, FHOOK_ERRORS_MAX_FRAMES) * sizeof(u64);
+	if (gp->errargs)
+		p->max_record += min_t(unsigned int, depth, FHOOK_ERRORS_MAX_FRAMES) *
+				 FHOOK_GRAPH_NR_ARGS * sizeof(u64);
 	if (gp->cfg.flags & FHOOK_GRAPH_F_USTACK)
 		p->max_record += 8 * (FHOOK_MAX_STACK + 1);
 	return 0;

@@ -210,7 +210,8 @@ static int fhook_khook_resolve(const char *name, unsigned long *addr)
 	return 0;
 }
 
-static int fhook_khook_check(struct fhook_khook *hook)
+/* (out of line, as fhook_khook_arm(): fhook errors names them) */
+static noinline int fhook_khook_check(struct fhook_khook *hook)
 {
 	if (!hook->name || !*hook->name) {
 		hook->why = "no function name";
@@ -235,7 +236,7 @@ static int fhook_khook_check(struct fhook_khook *hook)
 	return 0;
 }
 
-static int fhook_khook_arm(struct fhook_khook *hook, struct module *owner)
+static noinline int fhook_khook_arm(struct fhook_khook *hook, struct module *owner)
 {
 	static char who[128];	/* under fhook_khook_lock */
 	struct fhook_khook_k *k;
@@ -598,6 +599,23 @@ long fhook_khook_list(struct fhook_khooks *arg)
 	arg->nr = nr;
 	kfree(infos);
 	return ret;
+}
+
+/*
+ * Is @ip, in fhook, one of the hook API's functions a call graph may
+ * watch (FHOOK_HOOK_API_PREFIX): how a user's install failed, below
+ * __fhook_khook_install?  They run in a module's init and exit only; the
+ * callbacks among them are notrace.
+ */
+bool fhook_khook_traceable(unsigned long ip)
+{
+	char name[KSYM_SYMBOL_LEN];
+	const char *s = name;
+
+	sprint_symbol_no_offset(name, ip);
+	if (str_has_prefix(s, "__"))
+		s += 2;
+	return str_has_prefix(s, FHOOK_HOOK_API_PREFIX);
 }
 
 int fhook_khook_init(void)

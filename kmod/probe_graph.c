@@ -209,7 +209,8 @@ static int fhook_graph_copy(struct fhook_session *s, struct fhook_graph *cfg, u6
 	    !cfg->zero_ips != !cfg->nr_zero_ips || !cfg->none_ips != !cfg->nr_none_ips ||
 	    !cfg->false_ips != !cfg->nr_false_ips ||
 	    ((cfg->nr_zero_ips || cfg->nr_none_ips || cfg->nr_false_ips || cfg->fail_pred_len ||
-	      (cfg->flags & FHOOK_GRAPH_F_USTACK)) && !(cfg->flags & FHOOK_GRAPH_F_ERRORS)))
+	      (cfg->flags & (FHOOK_GRAPH_F_USTACK | FHOOK_GRAPH_F_CALLSITES))) &&
+	     !(cfg->flags & FHOOK_GRAPH_F_ERRORS)))
 		return fhook_refuse(s, FHOOK_R_GRAPH_CFG, -1, -EINVAL);
 	return 0;
 }
@@ -269,9 +270,9 @@ static int fhook_graph_all_given(struct fhook_graph_probe *gp)
 	ips = fhook_copy_array(gp->cfg.all_ips, gp->cfg.nr_all_ips, sizeof(u64));
 	if (IS_ERR(ips))
 		return PTR_ERR(ips);
-	/* the graph never traces its own code */
+	/* the graph never traces its own code, but for the hook API's */
 	for (i = 0; i < gp->cfg.nr_all_ips; i++) {
-		if (within_module(ips[i], THIS_MODULE)) {
+		if (within_module(ips[i], THIS_MODULE) && !fhook_khook_traceable(ips[i])) {
 			kvfree(ips);
 			return fhook_refuse(p->session, FHOOK_R_SELF, i, -ELOOP);
 		}

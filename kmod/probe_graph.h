@@ -70,6 +70,13 @@ struct fhook_graph_probe {
 	/* FHOOK_GRAPH_F_ERRORS: a log per shadow stack, and its reservation */
 	struct fhook_errlog *errlogs;
 	u64 errlog_pages;
+	/*
+	 * ... with FHOOK_GRAPH_F_ARGS, each log's arguments: its stack's
+	 * frames' ([max depth]), then its entries' ([FHOOK_ERRORS_MAX_FRAMES]),
+	 * errargs_stride words a log
+	 */
+	u64 *errargs;
+	unsigned int errargs_stride;
 	/* ... and the functions 0 is a failure of, and those that never fail */
 	struct fhook_funcset zero_fails;
 	struct fhook_funcset never_fail;

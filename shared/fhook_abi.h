@@ -96,6 +96,11 @@
 #define FHOOK_FEAT_ERRORS	(1ULL << 41)
 /* fhook_graph.zero_ips / none_ips: failures by return type (NULL, false) */
 #define FHOOK_FEAT_ERRORS_TYPES	(1ULL << 42)
+/*
+ * FHOOK_GRAPH_F_ARGS and FHOOK_GRAPH_F_CALLSITES with FHOOK_GRAPH_F_ERRORS:
+ * each frame's arguments and where it was called from
+ */
+#define FHOOK_FEAT_ERRORS_FRAMES	(1ULL << 43)
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -556,7 +561,11 @@ struct fhook_hook {
 /* Call graphs (FHOOK_PROBE_GRAPH). */
 /* leave out calls made in hardirq context (options/funcgraph-irqs 0) */
 #define FHOOK_GRAPH_F_NO_IRQS	(1U << 0)
-/* entry records carry the six argument registers (fhook_rec_graph_ent.args) */
+/*
+ * entry records carry the six argument registers (fhook_rec_graph_ent.args);
+ * with FHOOK_GRAPH_F_ERRORS (FHOOK_FEAT_ERRORS_FRAMES), each frame of a
+ * FHOOK_REC_ERRORS record does (FHOOK_ERRORS_ARGS)
+ */
 #define FHOOK_GRAPH_F_ARGS	(1U << 1)
 /*
  * (FHOOK_FEAT_ERRORS) no call records: each task's calls are kept in the
@@ -565,7 +574,8 @@ struct fhook_hook {
  * the high 32 zero or all ones; 0 for fhook_graph.zero_ips, nothing for
  * none_ips) the chain of calls that failed below it is written as one
  * FHOOK_REC_ERRORS record.  Implies FHOOK_GRAPH_F_NO_IRQS; refuses
- * FHOOK_GRAPH_F_ARGS and threshold_ns (EINVAL).
+ * threshold_ns (EINVAL), and FHOOK_GRAPH_F_ARGS before
+ * FHOOK_FEAT_ERRORS_FRAMES.
  */
 #define FHOOK_GRAPH_F_ERRORS	(1U << 2)
 /*
@@ -574,8 +584,20 @@ struct fhook_hook {
  * (FHOOK_CTX_STACK, by frame pointers, as a uprobe's)
  */
 #define FHOOK_GRAPH_F_USTACK	(1U << 3)
+/*
+ * (FHOOK_FEAT_ERRORS_FRAMES, with FHOOK_GRAPH_F_ERRORS only) each frame of a
+ * FHOOK_REC_ERRORS record with where it was called from (FHOOK_ERRORS_CALLSITES)
+ */
+#define FHOOK_GRAPH_F_CALLSITES	(1U << 4)
 #define FHOOK_GRAPH_FLAGS	(FHOOK_GRAPH_F_NO_IRQS | FHOOK_GRAPH_F_ARGS | FHOOK_GRAPH_F_ERRORS | \
-				 FHOOK_GRAPH_F_USTACK)
+				 FHOOK_GRAPH_F_USTACK | FHOOK_GRAPH_F_CALLSITES)
+/*
+ * fhook's own functions a call graph (graph, errors) may watch: the hook
+ * API's, named fhook_khook_* or __fhook_khook_* (kmod/khook.c: a module's
+ * init and exit, never a tracer's callback); any other of fhook's is
+ * refused (FHOOK_R_SELF)
+ */
+#define FHOOK_HOOK_API_PREFIX	"fhook_khook_"
 #define FHOOK_MAX_ERRNO		4095	/* the kernel's MAX_ERRNO */
 #define FHOOK_ERRORS_MAX_FRAMES	64	/* frames of one chain (and kept per task) */
 #define FHOOK_GRAPH_MAX_DEPTH	128	/* frames per task (and max_graph_depth) */
@@ -1549,8 +1571,13 @@ struct fhook_rec_graph_ret {
  * by the one before it, that last failed before it returned: among its
  * callees the one that returned an error latest (an errno before a 0).
  * The chain stops at a call none of whose callees failed, or at the depth
- * limit.  With FHOOK_GRAPH_F_USTACK, a task's record ends with its user
- * stack (FHOOK_CTX_STACK).
+ * limit.  frames[] is followed, in the frames' order, by: with
+ * FHOOK_ERRORS_CALLSITES in flags (FHOOK_GRAPH_F_CALLSITES), nr_frames
+ * __u64, each frame's return address (in its caller: where it was called
+ * from; 0 for a tail call, whose caller jumped to it); then with FHOOK_ERRORS_ARGS (FHOOK_GRAPH_F_ARGS), nr_frames times
+ * FHOOK_GRAPH_NR_ARGS __u64, each frame's argument registers at its call.
+ * With FHOOK_GRAPH_F_USTACK, a task's record ends with its user stack
+ * (FHOOK_CTX_STACK).
  */
 struct fhook_err_frame {
 	__u64 ip;		/* the function */
@@ -1569,6 +1596,8 @@ struct fhook_err_frame {
  */
 #define FHOOK_ERRORS_DEEPER	(1U << 0)
 #define FHOOK_ERRORS_INCOMPLETE	(1U << 1)
+#define FHOOK_ERRORS_ARGS	(1U << 2)	/* the frames' arguments follow them */
+#define FHOOK_ERRORS_CALLSITES	(1U << 3)	/* ... their return addresses, first */
 
 struct fhook_rec_errors {
 	struct fhook_rec hdr;

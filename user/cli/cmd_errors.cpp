@@ -3,6 +3,8 @@
 #include <fhook/output/errors_format.hpp>
 #include <fhook/probe/probe.hpp>
 #include <fhook/sys/btf.hpp>
+#include <fhook/sys/kernel_lines.hpp>
+#include <fhook/sys/preempt.hpp>
 
 #include "trace_options.hpp"
 
@@ -31,6 +33,12 @@ void add_options(po::options_description& options) {
         "watch only the functions GLOB matches below ENTRY, not every one (repeatable)")(
         "fail-false", "count false from a function returning bool as a failure")(
         "ustack", "print each chain's task's user stack (by frame pointers)")(
+        "args", "print each frame's arguments, named by its BTF prototype")(
+        "lines", "print where in each frame the chain goes on, with its source line where "
+                 "debug info has it")(
+        "debuginfo", po::value<std::vector<std::string>>()->value_name("PATH"),
+        "a vmlinux, a module's .ko or a directory of them with debug info for --lines "
+        "(repeatable; implies --lines)")(
         "fail", po::value<std::string>()->value_name("EXPR"),
         "an ENTRY fails when EXPR holds for its return value 'ret', evaluated in the kernel "
         "(e.g. 'ret < 0', 'ret == 0'), instead of when its type says")(
@@ -47,6 +55,14 @@ void parse_options(const po::variables_map& vm, TraceOptions& opt) {
     graph.no_irqs = true;
     graph.false_fails = vm.count("fail-false") != 0;
     graph.ustack = vm.count("ustack") != 0;
+    graph.args = vm.count("args") != 0;
+    graph.callsites = vm.count("lines") || vm.count("debuginfo");
+    if (graph.callsites) {
+        opt.errors_view.lines = std::make_shared<KernelLines>(
+            vm.count("debuginfo") ? vm["debuginfo"].as<std::vector<std::string>>()
+                                  : std::vector<std::string>{},
+            kernel_release());
+    }
     if (vm.count("fail")) {
         graph.fail = vm["fail"].as<std::string>();
         if (graph.fail.empty()) {
@@ -104,6 +120,10 @@ int cmd_errors(const Args& args) {
     if (opt->format == OutputFormat::Chrome) {
         if (opt->errors_view.stat || opt->errors_view.all) {
             throw_invalid("--format chrome draws every chain: it takes neither --stat nor --all");
+        }
+        if (opt->spec.graph->args || opt->spec.graph->callsites) {
+            throw_invalid("--format chrome draws the calls' spans: it takes neither --args nor "
+                          "--lines");
         }
         return print_events(*opt);
     }

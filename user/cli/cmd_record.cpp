@@ -21,9 +21,10 @@ constexpr const char* kUsage =
 
 void add_options(po::options_description& options) {
     add_graph_options(options, false);
-    options.add_options()("errors", "record the chains of failing calls below the FUNCs (fhook "
-                                    "errors) instead of their calls; with --depth, --notrace, "
-                                    "--tasks");
+    options.add_options()("errors",
+                          "record the chains of failing calls below the FUNCs (fhook "
+                          "errors) instead of their calls; with --depth, --notrace, --args, "
+                          "--tasks");
 }
 
 void parse_options(const po::variables_map& vm, TraceOptions& opt) {
@@ -31,9 +32,9 @@ void parse_options(const po::variables_map& vm, TraceOptions& opt) {
         parse_graph_options(vm, opt, false);
         return;
     }
-    if (vm.count("graph") || vm.count("args") || vm.count("threshold") || vm.count("no-irqs")) {
-        throw_invalid("--errors records no calls: it takes neither --graph, --args, --threshold "
-                      "nor --no-irqs");
+    if (vm.count("graph") || vm.count("threshold") || vm.count("no-irqs")) {
+        throw_invalid("--errors records no calls: it takes neither --graph, --threshold nor "
+                      "--no-irqs");
     }
     parse_graph_options(vm, opt, true);
     opt.spec.graph->errors = true;

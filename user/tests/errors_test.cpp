@@ -214,6 +214,79 @@ TEST(Errors, DecodeRecord) {
     EXPECT_THROW(decode(reinterpret_cast<const fhook_rec*>(none.data())), Error);
 }
 
+// FHOOK_ERRORS_ARGS: each frame's six argument registers after the frames,
+// before the user stack; without BTF, named arg1..arg6
+TEST(Errors, ArgumentsAfterTheFrames) {
+    const std::vector<fhook_err_frame> frames = open_frames();
+    std::vector<std::uint8_t> buf = errors_record(frames, FHOOK_ERRORS_ARGS);
+    std::vector<std::uint64_t> regs;
+    for (std::uint64_t i = 0; i < frames.size() * FHOOK_GRAPH_NR_ARGS; i++) {
+        regs.push_back(0x100 + i);
+    }
+    const std::vector<std::uint64_t> stack = {0x401000, 1}; // (ips[n], n)
+    const std::size_t at = buf.size();
+    buf.resize(at + 8 * (regs.size() + stack.size()));
+    std::memcpy(buf.data() + at, regs.data(), 8 * regs.size());
+    std::memcpy(buf.data() + at + 8 * regs.size(), stack.data(), 8 * stack.size());
+    auto* hdr = reinterpret_cast<fhook_rec*>(buf.data());
+    hdr->size = static_cast<std::uint16_t>(buf.size());
+    hdr->flags |= FHOOK_CTX_STACK;
+    const Event ev = decoded(buf);
+    EXPECT_EQ(ev.stack, std::vector<std::uint64_t>{0x401000});
+    const ErrorsRecord rec = errors_of(ev);
+    ASSERT_EQ(rec.args.size(), 4u);
+    EXPECT_EQ(rec.args[0][0], 0x100u);
+    EXPECT_EQ(rec.args[3][5], 0x100u + 23);
+    ErrorsFormatter f(ksyms(), OutputFormat::Text, {});
+    const ErrorChain c = f.chain_of(ev);
+    ASSERT_EQ(c.frames.size(), 4u);
+    const std::string out = format_error_chain(c, ksyms());
+    EXPECT_NE(out.find("  <- first\n          (arg1=0x112, arg2=0x113, arg3=0x114, arg4=0x115, "
+                       "arg5=0x116, arg6=0x117)\n"),
+              std::string::npos)
+        << out;
+    EXPECT_NE(format_error_chain_json(c, ksyms())
+                  .find("\"calltime_ns\":12345670000,\"args\":{\"arg1\":\"0x100\","),
+              std::string::npos);
+    // (a record cut inside the arguments is refused)
+    hdr->size =
+        static_cast<std::uint16_t>(sizeof(fhook_rec_errors) + 4 * sizeof(fhook_err_frame) + 8);
+    hdr->flags &= ~FHOOK_CTX_STACK;
+    EXPECT_THROW(decode(hdr), Error);
+}
+
+// FHOOK_ERRORS_CALLSITES: each frame's return address, before the
+// arguments: a frame is "at" its call of the next, the last at its start
+TEST(Errors, CallSitesBeforeTheArguments) {
+    const std::vector<fhook_err_frame> frames = open_frames();
+    std::vector<std::uint8_t> buf =
+        errors_record(frames, FHOOK_ERRORS_CALLSITES | FHOOK_ERRORS_ARGS);
+    const std::vector<std::uint64_t> from = {0xffffffff81000010, 0xffffffff81300040,
+                                             0xffffffff81300480, 0xffffffff81300888};
+    const std::size_t at = buf.size();
+    buf.resize(at + 8 * from.size() + 8 * FHOOK_GRAPH_NR_ARGS * frames.size());
+    std::memcpy(buf.data() + at, from.data(), 8 * from.size());
+    buf[at + 8 * from.size()] = 7; // (the entry's first argument)
+    reinterpret_cast<fhook_rec*>(buf.data())->size = static_cast<std::uint16_t>(buf.size());
+    const ErrorsRecord rec = errors_of(decoded(buf));
+    EXPECT_EQ(rec.callsites, from);
+    ASSERT_EQ(rec.args.size(), 4u);
+    EXPECT_EQ(rec.args[0][0], 7u);
+    ErrorsFormatter f(ksyms(), OutputFormat::Text, {});
+    const ErrorChain c = f.chain_of(decoded(buf));
+    ASSERT_EQ(c.frames.size(), 4u);
+    EXPECT_EQ(c.frames[0].at, "do_sys_openat2+0x40/0x400");
+    EXPECT_EQ(c.frames[2].at, "path_openat+0x88/0x400");
+    EXPECT_EQ(c.frames[3].at, "walk_component+0x0/0x400");
+    const std::string out = format_error_chain(c, ksyms());
+    EXPECT_NE(out.find("\n      at do_filp_open+0x80/0x400\n"), std::string::npos) << out;
+    EXPECT_NE(
+        format_error_chain_json(c, ksyms())
+            .find(
+                "\"at\":\"do_sys_openat2+0x40/0x400\",\"source\":null,\"args\":{\"arg1\":\"0x7\","),
+        std::string::npos);
+}
+
 TEST(Errors, FormatterPrintsIdenticalChainsOnce) {
     ErrorsFormatter f(ksyms(), OutputFormat::Text, {});
     std::string out;

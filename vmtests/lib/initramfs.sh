@@ -99,6 +99,8 @@ build_initramfs() {
 	[ -f "${t_hdr[$rel]}/.config" ] && cp "${t_hdr[$rel]}/.config" "$stage/fhook/kconfig"
 	[ -f "$testmod_dir/$rel/fhook_testmod.ko" ] &&
 		cp "$testmod_dir/$rel"/fhook_*.ko "$stage/fhook/"
+	# its source, the witness of errors --lines
+	cp "$here/testmod/fhook_testmod.c" "$stage/fhook/"
 	# modules of the hook API: the examples and the API's tests
 	for m in "$top"/build/examples/"$rel"/*.ko "$top"/build/khooktest/"$rel"/*.ko; do
 		[ -f "$m" ] && cp "$m" "$stage/fhook/"

@@ -2058,9 +2058,10 @@ static int errors_add(int fd, __u32 flags, __u32 tasks, __u64 threshold)
 }
 
 /*
- * One round of failing chains on do_sys_openat2 as @g says (its size and
- * return types; max_depth 1), for this process on CPU 0: an open of a
- * missing file, one that succeeds.  The chains written, each checked.
+ * One round of failing chains on do_sys_openat2 as @g says (its size,
+ * return types and flags; max_depth 1), for this process on CPU 0: an open
+ * of a missing file, one that succeeds.  The chains written, each checked
+ * (with CALLSITES and ARGS: a return address, dfd AT_FDCWD).
  */
 static unsigned int errors_round(struct fhook_graph *g, const char *what)
 {
@@ -2081,7 +2082,12 @@ static unsigned int errors_round(struct fhook_graph *g, const char *what)
 
 	if (handshake(fd, NULL) || ring_setup(fd, size))
 		fatal("setting up a session");
-	g->flags = FHOOK_GRAPH_F_ERRORS;
+	const __u32 extra = g->flags & (FHOOK_GRAPH_F_CALLSITES | FHOOK_GRAPH_F_ARGS);
+	const __u32 want = sizeof(struct fhook_rec_errors) + sizeof(struct fhook_err_frame) +
+			   (extra & FHOOK_GRAPH_F_CALLSITES ? 8 : 0) +
+			   (extra & FHOOK_GRAPH_F_ARGS ? 8 * FHOOK_GRAPH_NR_ARGS : 0);
+
+	g->flags |= FHOOK_GRAPH_F_ERRORS;
 	g->max_depth = 1;
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), "observer: failing chains on do_sys_openat2%s",
 		  what);
@@ -2110,14 +2116,26 @@ static unsigned int errors_round(struct fhook_graph *g, const char *what)
 		if (h->size < sizeof(*h) || h->size > size)
 			break;
 		if (h->type == FHOOK_REC_ERRORS) {
+			__u64 *after = (__u64 *)&e->frames[1];
+
 			chains++;
-			expect(h->size == sizeof(*e) + sizeof(e->frames[0]) && e->nr_frames == 1 &&
+			expect(h->size == want && e->nr_frames == 1 &&
 			       e->frames[0].retval == (__u64)-ENOENT &&
 			       /* (the call site: after an endbr64 with IBT) */
 			       e->frames[0].ip - kallsyms("do_sys_openat2") < 16 &&
-			       e->flags == FHOOK_ERRORS_DEEPER && h->pid == (__u32)pid,
+			       e->flags == (FHOOK_ERRORS_DEEPER |
+					    (extra & FHOOK_GRAPH_F_CALLSITES ? FHOOK_ERRORS_CALLSITES : 0) |
+					    (extra & FHOOK_GRAPH_F_ARGS ? FHOOK_ERRORS_ARGS : 0)) &&
+			       h->pid == (__u32)pid,
 			       "observer: the chain: size %u, %u frame(s), retval %lld, flags %#x",
 			       h->size, e->nr_frames, (long long)e->frames[0].retval, e->flags);
+			/* a kernel text address; then the first argument, AT_FDCWD */
+			if (extra & FHOOK_GRAPH_F_CALLSITES)
+				expect(*after++ >= 0xffffffff80000000ULL,
+				       "observer: the chain's call site is kernel text");
+			if (extra & FHOOK_GRAPH_F_ARGS)
+				expect((int)*after == -100, "observer: the chain's dfd %d, not AT_FDCWD",
+				       (int)*after);
 		} else if (h->type != FHOOK_REC_COMM) {
 			others++;
 		}
@@ -2203,6 +2221,8 @@ static void errors_types_refused(int fd)
 		g.fail_pred = 0;
 		g.flags = FHOOK_GRAPH_F_USTACK;
 		REFUSED(EINVAL, "user stacks on a call graph that records calls -> EINVAL");
+		g.flags = FHOOK_GRAPH_F_CALLSITES;
+		REFUSED(EINVAL, "call sites on a call graph that records calls -> EINVAL");
 		g.fail_pred = (uintptr_t)bad;
 		g.fail_pred_len = 1;
 		g.flags = 0;
@@ -2247,8 +2267,9 @@ static void test_observer_errors(void)
 		close(fd);
 		return;
 	}
-	EXPECT_ERR(errors_add(fd, FHOOK_GRAPH_F_ARGS, 0, 0), ERRS(EINVAL),
-		   "observer: failing chains with ARGS -> EINVAL");
+	if (!(hs.features & FHOOK_FEAT_ERRORS_FRAMES))
+		EXPECT_ERR(errors_add(fd, FHOOK_GRAPH_F_ARGS, 0, 0), ERRS(EINVAL),
+			   "observer: failing chains with ARGS -> EINVAL");
 	EXPECT_ERR(errors_add(fd, 0, 0, 1000), ERRS(EINVAL),
 		   "observer: failing chains with a threshold -> EINVAL");
 	ret = errors_add(fd, 0, FHOOK_GRAPH_MAX_TASKS, 0);
@@ -2292,6 +2313,42 @@ static void test_observer_errors(void)
 	fail.imm = -EACCES;
 	expect(errors_round(&g, " (fail_pred: ret == -EACCES)") == 0,
 	       "observer: the failure filter 'ret == -EACCES': no chain");
+	if (!(hs.features & FHOOK_FEAT_ERRORS_FRAMES))
+		return;
+	memset(&g, 0, sizeof(g));
+	g.size = sizeof(g);
+	g.flags = FHOOK_GRAPH_F_CALLSITES | FHOOK_GRAPH_F_ARGS;
+	expect(errors_round(&g, " (CALLSITES, ARGS)") == 1,
+	       "observer: one chain with its call site and arguments");
+	/* every frame's arguments for every task: charged, or refused */
+	fd = open_dev();
+	if (handshake(fd, NULL) || ring_setup(fd, 65536))
+		fatal("setting up a session");
+	ret = errors_add(fd, FHOOK_GRAPH_F_ARGS | FHOOK_GRAPH_F_CALLSITES, FHOOK_GRAPH_MAX_TASKS, 0);
+	expect(ret == 0 || errno == EDQUOT,
+	       "observer: failing chains with arguments for %u tasks: added or EDQUOT (%s)",
+	       FHOOK_GRAPH_MAX_TASKS, ret ? strerror(errno) : "added");
+	close(fd);
+	/* a chain of 64 frames with all of it does not fit a 4 KiB ring */
+	fd = open_dev();
+	if (handshake(fd, NULL) || ring_setup(fd, 4096))
+		fatal("setting up a session");
+	g.flags = FHOOK_GRAPH_F_ERRORS | FHOOK_GRAPH_F_ARGS | FHOOK_GRAPH_F_CALLSITES |
+		  FHOOK_GRAPH_F_USTACK;
+	g.max_depth = 0;
+	{
+		struct fhook_probe_add pa = {
+			.size = sizeof(pa), .type = FHOOK_PROBE_GRAPH,
+			.filter = (uintptr_t)"do_sys_openat2", .filter_len = 14,
+			.hook = (uintptr_t)&g,
+		};
+
+		EXPECT_OK(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa),
+			  "observer: failing chains with every part on a 4 KiB ring");
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_START, 0), ERRS(EMSGSIZE),
+			   "observer: START with records larger than the ring -> EMSGSIZE");
+	}
+	close(fd);
 }
 
 static int wakeup_add(int fd, __u64 cfg, __u32 *id)

@@ -88,9 +88,10 @@ std::string feature_names(std::uint64_t features) {
         {FHOOK_FEAT_WAKEUP_FUNCTION, "wakeup-function"},
         {FHOOK_FEAT_ERRORS, "errors"},
         {FHOOK_FEAT_ERRORS_TYPES, "errors-types"},
+        {FHOOK_FEAT_ERRORS_FRAMES, "errors-frames"},
     };
     // every bit fhook_abi.h defines has a name
-    static_assert(sizeof(kNames) / sizeof(kNames[0]) == 43);
+    static_assert(sizeof(kNames) / sizeof(kNames[0]) == 44);
     std::string out;
     std::uint64_t known = 0;
     for (const auto& [bit, name] : kNames) {

@@ -190,8 +190,15 @@ std::uint32_t Session::add_graph_probe(const FunctionSet& functions, const Graph
         (options.no_irqs ? FHOOK_GRAPH_F_NO_IRQS : 0) | (options.args ? FHOOK_GRAPH_F_ARGS : 0);
     if (options.errors) {
         device_.require(FHOOK_FEAT_ERRORS, "failing call chains");
-        if (options.args || options.threshold_ns) {
-            throw_invalid("failing call chains record no calls: no arguments, no threshold");
+        if (options.threshold_ns) {
+            throw_invalid("failing call chains record no calls: no threshold");
+        }
+        if (options.args) {
+            device_.require(FHOOK_FEAT_ERRORS_FRAMES, "the arguments of failing calls");
+        }
+        if (options.callsites) {
+            device_.require(FHOOK_FEAT_ERRORS_FRAMES, "the call sites of failing calls");
+            graph.flags |= FHOOK_GRAPH_F_CALLSITES;
         }
         graph.flags |= FHOOK_GRAPH_F_ERRORS;
         const ErrorsTypes& t = options.types;

@@ -320,8 +320,9 @@ void Tracer::State::plan() {
 
 // What a call graph traces below its functions: every function but them
 // (those given by name: one by address is in both, see kmod/probe_graph.c),
-// its notrace ones and fhook's own (the module refuses any of its own
-// addresses; by name, fhook_* as its one-step ops leaves out).
+// its notrace ones and fhook's own but the hook API's (the module refuses
+// any other of its own addresses; by name, fhook_* as its one-step ops
+// leaves out).
 std::vector<ProbeSpec> Tracer::State::graph_below_specs() const {
     // (fhook's own functions go by module below, not by name: a module
     // of fhook_* hooks a user wrote is traced as any other)
@@ -337,8 +338,10 @@ std::vector<ProbeSpec> Tracer::State::graph_below_specs() const {
     }
     std::vector<ProbeSpec> below = parse_probe_specs(texts);
     // (a spec no user may give: the kernel's notrace list takes no module,
-    // but this list goes by address)
-    below.push_back(ProbeSpec{"!*:mod:fhook", true, "*", std::string("fhook")});
+    // but this list goes by address; the hook API's functions, which the
+    // module lets a graph watch, stay)
+    below.push_back(
+        ProbeSpec{"!*:mod:fhook", true, "!(*" FHOOK_HOOK_API_PREFIX "*)", std::string("fhook")});
     return below;
 }
 

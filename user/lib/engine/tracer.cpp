@@ -174,6 +174,7 @@ void Tracer::State::add_probes() {
         graph.types = errors_types;
         graph.fail_pred = fail_pred;
         graph.ustack = spec.graph->ustack;
+        graph.callsites = spec.graph->callsites;
         graph.threshold_ns = spec.graph->threshold_ns;
         graph.max_tasks = spec.graph->tasks;
         graph.pred = recording.pred;

@@ -18,6 +18,26 @@ std::string result_of(const ErrorFrame& f) {
     return describe_return(f.type, f.retval);
 }
 
+// {"name": value}: integers as numbers, the rest as "0x..." (a JSON
+// number cannot hold a kernel pointer for every reader)
+nlohmann::ordered_json args_json(const CallArgs& args) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::object();
+    for (const CallArg& a : args.args) {
+        switch (a.show) {
+        case CallArg::Show::Signed:
+            j[a.name] = static_cast<std::int64_t>(a.value);
+            break;
+        case CallArg::Show::Unsigned:
+            j[a.name] = a.value;
+            break;
+        case CallArg::Show::Hex:
+            j[a.name] = text::printf_string("0x%llx", static_cast<unsigned long long>(a.value));
+            break;
+        }
+    }
+    return j;
+}
+
 } // namespace
 
 // A frame's value without what its type leaves undefined in the register
@@ -83,6 +103,15 @@ std::string format_error_chain(const ErrorChain& chain, const Ksyms& ksyms, unsi
                        : "  <- (the first failure may be deeper: not watched or not kept)";
         }
         out += "\n";
+        if (!f.at.empty()) {
+            out += std::string(2 * (i + 2), ' ') + "at " +
+                   (f.source.empty() ? f.at : f.source + " (" + f.at + ")") + "\n";
+        }
+        if (f.args) {
+            out += std::string(2 * (i + 2), ' ') + "(";
+            append_call_args(*f.args, out);
+            out += ")\n";
+        }
     }
     if (!chain.ustack.empty()) {
         out += "  user stack:\n";
@@ -116,10 +145,19 @@ std::string format_error_chain_json(const ErrorChain& chain, const Ksyms& ksyms,
     j["repeats"] = repeats;
     j["frames"] = nlohmann::ordered_json::array();
     for (const ErrorFrame& f : chain.frames) {
-        j["frames"].push_back({{"function", ksyms.name_of(f.func)},
-                               {"result", result_of(f)},
-                               {"duration_ns", f.duration},
-                               {"calltime_ns", f.calltime}});
+        nlohmann::ordered_json frame = {{"function", ksyms.name_of(f.func)},
+                                        {"result", result_of(f)},
+                                        {"duration_ns", f.duration},
+                                        {"calltime_ns", f.calltime}};
+        if (!f.at.empty()) {
+            frame["at"] = f.at;
+            frame["source"] = f.source.empty() ? nlohmann::ordered_json(nullptr)
+                                               : nlohmann::ordered_json(f.source);
+        }
+        if (f.args) {
+            frame["args"] = args_json(*f.args);
+        }
+        j["frames"].push_back(std::move(frame));
     }
     if (!chain.ustack.empty()) {
         j["ustack"] = chain.ustack;
@@ -169,7 +207,7 @@ ErrorsFormatter::ErrorsFormatter(const Ksyms& ksyms, OutputFormat format,
                                  ErrorsFormatOptions options)
     : ksyms_(ksyms), format_(format), options_(options) {}
 
-ReturnType ErrorsFormatter::type_of(std::uint64_t func, std::uint64_t retval) {
+const ErrorsFormatter::Typed& ErrorsFormatter::typed(std::uint64_t func) {
     auto [it, added] = types_.try_emplace(func);
     if (added && options_.btf) {
         const std::optional<SymbolRef> sym = ksyms_.lookup(func);
@@ -178,13 +216,10 @@ ReturnType ErrorsFormatter::type_of(std::uint64_t func, std::uint64_t retval) {
                                : options_.module_btf ? options_.module_btf(std::string(sym->module))
                                                      : nullptr;
         if (auto f = btf ? btf->function(sym->name) : std::nullopt) {
-            it->second = return_type(*btf, *f);
+            it->second = {return_type(*btf, *f), std::move(f), btf};
         }
     }
-    if (it->second) {
-        return *it->second;
-    }
-    return untyped_return(retval);
+    return it->second;
 }
 
 ErrorChain ErrorsFormatter::chain_of(const Event& event) {
@@ -197,8 +232,10 @@ ErrorChain ErrorsFormatter::chain_of(const Event& event) {
     chain.comm = event.comm;
     chain.truncated = rec.flags & FHOOK_ERRORS_DEEPER;
     chain.incomplete = rec.flags & FHOOK_ERRORS_INCOMPLETE;
-    for (const fhook_err_frame& f : rec.frames) {
-        const ReturnType type = type_of(f.ip, f.retval);
+    for (std::size_t i = 0; i < rec.frames.size(); i++) {
+        const fhook_err_frame& f = rec.frames[i];
+        const Typed& t = typed(f.ip);
+        const ReturnType type = t.type ? *t.type : untyped_return(f.retval);
         // (a function without BTF is judged by its value in the module)
         const bool entry = chain.frames.empty();
         if (!(entry && options_.entry_filtered) &&
@@ -208,13 +245,47 @@ ErrorChain ErrorsFormatter::chain_of(const Event& event) {
             break;
         }
         chain.frames.push_back({f.ip, f.calltime, f.duration, f.retval, type});
+        if (i < rec.args.size()) {
+            chain.frames.back().args = args_of(t, rec.args[i]);
+        }
     }
     chain.first = first_failure(chain.frames);
+    if (!rec.callsites.empty()) {
+        for (std::size_t i = 0; i < chain.frames.size(); i++) {
+            const bool next = i + 1 < chain.frames.size();
+            place(chain.frames[i], next ? rec.callsites[i + 1] : chain.frames[i].func, next);
+        }
+    }
     for (const std::uint64_t addr : event.stack) {
         chain.ustack.emplace_back();
         usyms_.append(event.tgid, addr, chain.ustack.back());
     }
     return chain;
+}
+
+// by the prototype; without one, the registers as arg1..arg6
+CallArgs ErrorsFormatter::args_of(const Typed& t, std::span<const std::uint64_t> regs) {
+    if (t.proto) {
+        return call_args(*t.btf, *t.proto, regs);
+    }
+    CallArgs raw;
+    for (std::size_t i = 0; i < regs.size(); i++) {
+        raw.args.push_back({"arg" + std::to_string(i + 1), regs[i], CallArg::Show::Hex});
+    }
+    return raw;
+}
+
+// `f`'s "at" and source line: `addr`, a return address when `callsite`
+// (its line is the call's, a byte before)
+void ErrorsFormatter::place(ErrorFrame& f, std::uint64_t addr, bool callsite) {
+    if (!addr) {
+        return; // (it jumped to the next frame: a tail call)
+    }
+    ksyms_.append_offset(addr, f.at);
+    const std::optional<SymbolRef> sym = ksyms_.lookup(callsite ? addr - 1 : addr);
+    if (options_.lines && sym) {
+        f.source = options_.lines->line(sym->module, sym->name, sym->offset).value_or("");
+    }
 }
 
 void ErrorsFormatter::format(const Event& event, std::string& out) {

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include <fhook/output/graph_format.hpp>
+#include <fhook/probe/call_args.hpp>
 #include <fhook/sys/btf.hpp>
 #include <fhook/sys/ksyms.hpp>
 
@@ -158,49 +159,16 @@ void GraphFormatter::append_call(const Event& entry, std::string& out) {
         out.append("()");
         return;
     }
-    auto it = params_.find(entry.ip);
-    if (it == params_.end()) {
-        std::vector<std::pair<std::string, std::uint32_t>> params;
+    auto it = protos_.find(entry.ip);
+    if (it == protos_.end()) {
         scratch_.clear();
         names_.append(entry.ip, scratch_);
         const std::string name = scratch_.substr(0, scratch_.find(' ')); // "f [mod]"
-        if (auto f = options_.btf->function(name)) {
-            for (const auto& p : f->params) {
-                params.emplace_back(p.name, p.type);
-            }
-        }
-        it = params_.emplace(entry.ip, std::move(params)).first;
+        it = protos_.emplace(entry.ip, options_.btf->function(name)).first;
     }
-    const KernelBtf& btf = *options_.btf;
     out.push_back('(');
-    std::size_t reg = 0;
-    const char* sep = "";
-    for (const auto& [name, type] : it->second) {
-        const std::uint32_t size = btf.size(type);
-        const std::size_t regs = size > 8 ? (size + 7) / 8 : 1;
-        if (reg + regs > entry.args.size()) {
-            out.append(sep).append("...");
-            break;
-        }
-        out.append(sep).append(name.empty() ? "?" : name).push_back('=');
-        sep = ", ";
-        const std::uint64_t raw = entry.args[reg];
-        reg += regs;
-        const KernelBtf::Kind kind = btf.kind(type);
-        if ((kind == KernelBtf::Kind::Int || kind == KernelBtf::Kind::Enum) && size <= 8) {
-            const unsigned bits = 8 * (size ? size : 8);
-            std::uint64_t v = bits < 64 ? raw & ((std::uint64_t{1} << bits) - 1) : raw;
-            if (btf.is_signed(type) && bits < 64 && (v >> (bits - 1)) & 1) {
-                v |= ~std::uint64_t{0} << bits; // sign-extend
-            }
-            if (btf.is_signed(type)) {
-                put_i64(static_cast<std::int64_t>(v), out);
-            } else {
-                put_u64(v, out);
-            }
-        } else {
-            put_hex(raw, out);
-        }
+    if (it->second) {
+        append_call_args(call_args(*options_.btf, *it->second, entry.args), out);
     }
     out.push_back(')');
 }

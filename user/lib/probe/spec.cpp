@@ -210,7 +210,8 @@ bool glob_match(std::string_view glob, std::string_view name) {
     // fnmatch needs NUL-terminated strings; names are short, so SSO applies.
     const std::string g(glob);
     const std::string n(name);
-    return ::fnmatch(g.c_str(), n.c_str(), 0) == 0;
+    // (FNM_EXTMATCH for fhook's own "!(...)": a user's glob holds no '(')
+    return ::fnmatch(g.c_str(), n.c_str(), FNM_EXTMATCH) == 0;
 }
 
 std::string TraceableFunction::line() const {
@@ -450,7 +451,11 @@ ProbeRequest build_probe_request(const std::vector<ProbeSpec>& specs, const Func
     bool positive = false;
     for (const auto& spec : specs) {
         if (spec.negated) {
-            req.excludes.push_back(spec.glob);
+            // (a module's functions cannot be left out by name: fhook's
+            // own, by its "fhook_*", see kmod/probe_graph.c)
+            if (!spec.is_module()) {
+                req.excludes.push_back(spec.glob);
+            }
             continue;
         }
         positive = true;

@@ -238,7 +238,10 @@ bool decode_fields(const fhook_rec* rec, Event& ev) {
         if (end < sizeof(*e)) {
             too_short(rec, sizeof(*e));
         }
-        const std::size_t need = sizeof(*e) + sizeof(fhook_err_frame) * std::size_t{e->nr_frames};
+        const std::size_t per_frame = sizeof(fhook_err_frame) +
+                                      (e->flags & FHOOK_ERRORS_CALLSITES ? 8 : 0) +
+                                      (e->flags & FHOOK_ERRORS_ARGS ? 8 * FHOOK_GRAPH_NR_ARGS : 0);
+        const std::size_t need = sizeof(*e) + per_frame * std::size_t{e->nr_frames};
         if (e->nr_frames == 0 || e->nr_frames > FHOOK_ERRORS_MAX_FRAMES || end < need) {
             too_short(rec, need);
         }
@@ -328,10 +331,26 @@ ErrorsRecord errors_of(const Event& ev) {
     fhook_rec_errors head;
     std::memcpy(reinterpret_cast<std::uint8_t*>(&head) + sizeof(fhook_rec), ev.data.data(), kHead);
     out.flags = head.flags;
-    out.frames.resize(
-        std::min<std::size_t>(head.nr_frames, (ev.data.size() - kHead) / sizeof(fhook_err_frame)));
-    std::memcpy(out.frames.data(), ev.data.data() + kHead,
-                out.frames.size() * sizeof(fhook_err_frame));
+    // (decode_record() kept nr_frames frames, and what follows them)
+    const bool callsites = head.flags & FHOOK_ERRORS_CALLSITES,
+               args = head.flags & FHOOK_ERRORS_ARGS;
+    const std::size_t per_frame =
+        sizeof(fhook_err_frame) + (callsites ? 8 : 0) + (args ? sizeof(out.args[0]) : 0);
+    const std::size_t n =
+        std::min<std::size_t>(head.nr_frames, (ev.data.size() - kHead) / per_frame);
+    const std::uint8_t* at = ev.data.data() + kHead;
+    out.frames.resize(n);
+    std::memcpy(out.frames.data(), at, n * sizeof(fhook_err_frame));
+    at += head.nr_frames * sizeof(fhook_err_frame);
+    if (callsites) {
+        out.callsites.resize(n);
+        std::memcpy(out.callsites.data(), at, n * 8);
+        at += head.nr_frames * 8;
+    }
+    if (args) {
+        out.args.resize(n);
+        std::memcpy(out.args.data(), at, n * sizeof(out.args[0]));
+    }
     return out;
 }
 

@@ -11,9 +11,10 @@
 # (a kretprobe in kprobe_events, during the same workload), and no function
 # F called (the function_graph tracer, one level below F) returned it: the
 # error did not come from deeper.  Then return types (a NULL, a bool's
-# false, a void function's leftover register), --watch, --fail and
-# --ustack, then 10,000
-# good opens: no chain and not one record.  Bad input is refused in one line.
+# false, a void function's leftover register), --watch, --fail,
+# --ustack, --args (a kprobe's registers as the witness), --lines (the
+# test module's source) and a module's failed install of fhook's hooks, then 10,000 good opens: no chain and
+# not one record.  Bad input is refused in one line.
 . /fhook/lib.sh
 
 load_fhook
@@ -223,16 +224,79 @@ run_fhook $D/u errors --format json --depth 1 --ustack __x64_sys_bpf -- fhook-wo
 grep -q '^{"ts_ns".*"entry":"__x64_sys_bpf","result":"-EINVAL".*"ustack":\["[^"]*fhook-workload)"' $D/u.out ||
 	fail "--ustack: no user frame in fhook-workload: $(head -c 600 $D/u.out)"
 
+# --args: each frame's arguments by BTF name, the registers a kprobe on
+# the same call reads as the witness (dfd is AT_FDCWD, -100, for sh's open)
+tracefs_reset
+echo 0 > $T/tracing_on
+echo 'p:fhkerr/open do_sys_openat2 dfd=%di:s32 filename=%si:x64' >> $T/kprobe_events ||
+	fail "kprobe on do_sys_openat2 refused: $(tail -n 3 $T/error_log)"
+echo 1 > $T/events/fhkerr/enable
+echo 1 > $T/tracing_on
+run_fhook $D/a errors --format json --args --depth 2 do_sys_openat2 -- sh -c 'true < /nonexistent-fhk-args'
+echo 0 > $T/tracing_on
+echo 0 > $T/events/fhkerr/enable
+grep -q '"function":"do_sys_openat2","result":"-ENOENT",.*"args":{"dfd":-100,"filename":"0x[0-9a-f]*","how":"0x' $D/a.out ||
+	fail "--args: no do_sys_openat2(dfd=-100, filename, how): $(head -c 600 $D/a.out)"
+grep -q '"function":"do_filp_open",.*"args":{"dfd":-100,' $D/a.out ||
+	fail "--args: no do_filp_open(dfd=-100, ...): $(head -c 600 $D/a.out)"
+fname=$(grep -o '"args":{"dfd":-100,"filename":"0x[0-9a-f]*"' $D/a.out | head -n 1 | cut -d'"' -f8)
+grep -q " open: .* dfd=-100 filename=$fname\$" $T/trace ||
+	fail "--args: the kprobe saw no call with filename=$fname: $(grep ' open: ' $T/trace | tail -n 3)"
+echo > $T/kprobe_events
+
+# --lines: where in each frame the chain goes on, the line from the test
+# module's own debug info (its .ko, the loaded module's build id), its
+# source as the witness: outer's call of middle, alloc's start (middle
+# may jump to alloc: a tail call has no call site); without debug info
+# (vmlinux) function+offset, inside the frame's function
+S=/fhook/fhook_testmod.c
+lo=$(grep -n 'return PTR_ERR_OR_ZERO(fhook_testmod_fail_middle(n));' $S | cut -d: -f1)
+lm=$(grep -n '	return fhook_testmod_fail_alloc(n);' $S | cut -d: -f1)
+la=$(grep -n '^static noinline void \*fhook_testmod_fail_alloc(unsigned long n)$' $S | cut -d: -f1)
+run_fhook $D/l errors --format json --debuginfo /fhook/fhook_testmod.ko fhook_testmod_fail_outer -- sh -c "echo fail 1 > $P; true"
+src() { grep -o "\"function\":\"$1\",[^}]*" $D/l.out | head -n 1 | sed -n 's/.*"source":"[^"]*fhook_testmod\.c:\([0-9]*\)".*/\1/p'; }
+expect_eq "$(src fhook_testmod_fail_outer)" "$lo" "--lines: fhook_testmod_fail_outer's line (its call of middle)"
+a=$(src fhook_testmod_fail_alloc)
+[ "$a" = "$la" ] || [ "$a" = $((la + 1)) ] || fail "--lines: fhook_testmod_fail_alloc's line $a, not its start $la: $(head -c 800 $D/l.out)"
+m=$(src fhook_testmod_fail_middle)
+[ -z "$m" ] || [ "$m" = "$lm" ] || fail "--lines: fhook_testmod_fail_middle's line $m, not its call of alloc $lm"
+run_fhook $D/lv errors --lines --depth 2 do_sys_openat2 -- sh -c 'true < /nonexistent-fhk-lines'
+grep -A 1 '^  do_sys_openat2 ' $D/lv.out | grep -q '^    at do_sys_openat2+0x[0-9a-f]*/0x[0-9a-f]*$' ||
+	fail "--lines without debug info: no 'at do_sys_openat2+0x...': $(head -n 6 $D/lv.out)"
+
+# the hook API: why a module's install failed, through fhook's own
+# install path (the hook API's functions are watched, no other of fhook's),
+# the module's kernel line as the witness: a function that does not exist
+# (the kprobe that resolves it), then vfs_read twice in one array
+K=/fhook/fhook_khook_test.ko
+dmesg -c > /dev/null
+run_fhook $D/k errors --format json __fhook_khook_install -- sh -c "insmod $K mode=missing; insmod $K mode=twice; true"
+dmesg > $D/k.dmesg
+grep -q 'hook 1 (fhook_no_such_function): no such function (-2)' $D/k.dmesg ||
+	fail "no kernel line for the missing function: $(tail -n 2 $D/k.dmesg)"
+grep -q 'hook 1 (vfs_read): module fhook_khook_test holds it .*(-16)' $D/k.dmesg ||
+	fail "no kernel line for the conflict: $(tail -n 2 $D/k.dmesg)"
+grep '^{"ts_ns"' $D/k.out > $D/k.chains
+frames=$(grep '"result":"-ENOENT"' $D/k.chains | head -n 1 | grep -o '"function":"[a-z_]*"' | cut -d'"' -f4 | head -n 4 | tr '\n' ' ')
+expect_same "$frames" "__fhook_khook_install fhook_khook_arm fhook_khook_resolve register_kprobe " "the missing function's chain"
+grep '"result":"-ENOENT"' $D/k.chains | grep -q '"first":"_*fhook_' &&
+	fail "the missing function's first failure in fhook, not in the kprobe's lookup: $(head -c 400 $D/k.out)"
+grep -q '"entry":"__fhook_khook_install","result":"-EBUSY","errno":16,"first":"fhook_khook_arm"' $D/k.chains ||
+	fail "the conflict's -EBUSY not first in fhook_khook_arm: $(grep -- -EBUSY $D/k.out | head -c 400)"
+
 # recorded (record --errors), read back as text and as Chrome spans
-run_fhook $D/r record --errors -o $D/e.fhk fhook_testmod_fail_outer -- sh -c "echo fail 1 > $P; true"
+run_fhook $D/r record --errors --args -o $D/e.fhk fhook_testmod_fail_outer -- sh -c "echo fail 1 > $P; true"
 expect_eq "$RC" 0 "record --errors exit code"
 fhook report $D/e.fhk > $D/rep.out 2> $D/rep.err || fail "report of record --errors: $(cat $D/rep.err)"
 grep -q '^      fhook_testmod_fail_alloc .*<- first$' $D/rep.out ||
 	fail "report: no chain down to fhook_testmod_fail_alloc: $(head -n 5 $D/rep.out)"
+# (n is 1: by name where the test module has BTF, else the first register)
+grep -A 1 '^      fhook_testmod_fail_alloc ' $D/rep.out | grep -Eq '^        \((n=1|arg1=0x1, .*)\)$' ||
+	fail "report: no fhook_testmod_fail_alloc(n=1): $(head -n 8 $D/rep.out)"
 fhook report --format chrome $D/e.fhk > $D/rep.json 2> $D/rep.err || fail "report --format chrome: $(cat $D/rep.err)"
 expect_eq "$(grep -o '"cat":"errors"' $D/rep.json | wc -l)" 3 "Chrome spans of the recorded chain"
 
 bad_options $D/bad errors "" "--depth 500 vfs_read" "p:fhk/x_vfs_read" "--stat --format chrome vfs_read" "--format html vfs_read" \
 	"--watch !vfs_* vfs_read" "--watch vfs_* --depth 1 vfs_read" "--fail ret== vfs_read" \
-	"--fail nosuch>1 vfs_read" "--fail ret<0 vfs_read generic_permission"
+	"--fail nosuch>1 vfs_read" "--fail ret<0 vfs_read generic_permission" "--args --format chrome vfs_read"
 pass "first failing: $tm -ENOMEM, $enoent -ENOENT, $eacces -EACCES, $einval -EINVAL, each witnessed by kretprobes, none of their $(wc -l < $D/callees) callees returned it; $types; 10,000 good opens: no record"

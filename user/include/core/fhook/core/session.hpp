@@ -96,6 +96,7 @@ struct GraphOptions {
     ErrorsTypes types;                 // ... judged by the functions' types
     std::vector<fhook_insn> fail_pred; // ... or the entry's by this filter
     bool ustack = false;               // ... each with the task's user stack
+    bool callsites = false;            // ... each frame with where it was called from
     std::uint64_t threshold_ns = 0;    // tracing_thresh
     std::uint32_t max_tasks = 0;       // tasks inside at once, 0 = the module's default
     std::vector<fhook_insn> pred;      // a filter on the task entering the graph

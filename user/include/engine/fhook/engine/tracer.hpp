@@ -73,6 +73,7 @@ struct GraphSpec {
     bool false_fails = false; // ... and a bool function returning false fails
     std::string fail;         // ... or an entry fails when this filter holds ("ret < 0")
     bool ustack = false;      // ... each chain with its task's user stack
+    bool callsites = false;   // ... each frame with where it was called from
     // the functions watched below the graph's (globs), empty: all
     std::vector<std::string> watch;
     std::uint64_t threshold_ns = 0;

@@ -7,13 +7,18 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include <fhook/output/format.hpp>
+#include <fhook/probe/call_args.hpp>
 #include <fhook/probe/retval.hpp>
+#include <fhook/sys/kernel_lines.hpp>
 #include <fhook/sys/ksyms.hpp>
 #include <fhook/sys/usersyms.hpp>
 
@@ -26,6 +31,12 @@ struct ErrorFrame {
     std::uint64_t duration = 0;
     std::uint64_t retval = 0; // %rax as it returned
     ReturnType type;
+    std::optional<CallArgs> args = std::nullopt; // by its BTF prototype, when recorded
+    // With call sites recorded: where in it the chain goes on (the call
+    // of the next frame; the last frame's start), "path_openat+0x8c", and
+    // its source line where debug info has it, "fs/namei.c:3815"
+    std::string at = {};
+    std::string source = {};
 };
 
 // The calls from an entry function that failed, each the latest failing
@@ -61,12 +72,13 @@ std::string error_chain_key(const ErrorChain& chain);
 // The chain as text: a title line (task, CPU, time, the entry's result and
 // duration; "(N times)" when `repeats` > 1), then a line per frame indented
 // by depth, "<- first" on ErrorChain::first (or why not on the last:
-// truncated, incomplete).
+// truncated, incomplete), each followed by where in it the chain goes on
+// ("at") and its arguments' line when it has them.
 std::string format_error_chain(const ErrorChain& chain, const Ksyms& ksyms, unsigned repeats = 1);
 // One JSON object (no newline): ts_ns, cpu, pid, tgid, comm, entry, result,
 // errno, first (ErrorChain::first's function; null unless first_sure()), truncated, incomplete,
 // repeats, frames
-// [{function, result, duration_ns, calltime_ns}].
+// [{function, result, duration_ns, calltime_ns[, at, source][, args {name: value}]}].
 std::string format_error_chain_json(const ErrorChain& chain, const Ksyms& ksyms,
                                     unsigned repeats = 1);
 
@@ -109,6 +121,8 @@ struct ErrorsFormatOptions {
     const KernelBtf* btf = nullptr;
     // a module's BTF (split on `btf`), may be empty or give null
     std::function<const KernelBtf*(const std::string& module)> module_btf;
+    // where frames' source lines come from (call sites recorded)
+    std::shared_ptr<KernelLines> lines;
 };
 
 class ErrorsFormatter final : public Formatter {
@@ -124,14 +138,22 @@ public:
     ErrorChain chain_of(const Event& event);
 
 private:
-    ReturnType type_of(std::uint64_t func, std::uint64_t retval);
+    // what BTF says of `func`: its return type and prototype
+    struct Typed {
+        std::optional<ReturnType> type;
+        std::optional<KernelBtf::Function> proto;
+        const KernelBtf* btf = nullptr;
+    };
+    const Typed& typed(std::uint64_t func);
+    static CallArgs args_of(const Typed& t, std::span<const std::uint64_t> regs);
+    void place(ErrorFrame& f, std::uint64_t addr, bool callsite);
 
     const Ksyms& ksyms_;
     UserSymbolizer usyms_;
     OutputFormat format_;
     ErrorsFormatOptions options_;
-    std::unordered_map<std::uint64_t, std::optional<ReturnType>> types_; // by function
-    std::unordered_map<std::string, std::uint64_t> seen_;                // error_chain_key -> times
+    std::unordered_map<std::uint64_t, Typed> types_;      // by function
+    std::unordered_map<std::string, std::uint64_t> seen_; // error_chain_key -> times
     ErrorStats stats_;
     std::uint64_t lost_ = 0;
 };

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <fhook/output/format.hpp>
+#include <fhook/sys/btf.hpp>
 
 namespace fhook {
 
@@ -84,7 +85,7 @@ private:
     std::deque<Line> queue_;
     long first_ = 0; // the number of queue_.front()
     std::unordered_map<std::uint32_t, std::string> comms_;
-    std::unordered_map<std::uint64_t, std::vector<std::pair<std::string, std::uint32_t>>> params_;
+    std::unordered_map<std::uint64_t, std::optional<KernelBtf::Function>> protos_;
     std::string scratch_;
 };
 

@@ -1,6 +1,7 @@
 // Decoding ring records into plain values.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
@@ -150,6 +151,10 @@ fhook_rec_irqsoff irqsoff_of(const Event& ev);
 struct ErrorsRecord {
     std::uint32_t flags = 0; // FHOOK_ERRORS_*
     std::vector<fhook_err_frame> frames;
+    // FHOOK_ERRORS_CALLSITES: each frame's return address, else empty
+    std::vector<std::uint64_t> callsites;
+    // FHOOK_ERRORS_ARGS: each frame's argument registers, else empty
+    std::vector<std::array<std::uint64_t, FHOOK_GRAPH_NR_ARGS>> args;
 };
 ErrorsRecord errors_of(const Event& ev);
 
