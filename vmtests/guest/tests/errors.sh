@@ -232,7 +232,7 @@ echo 'p:fhkerr/open do_sys_openat2 dfd=%di:s32 filename=%si:x64' >> $T/kprobe_ev
 	fail "kprobe on do_sys_openat2 refused: $(tail -n 3 $T/error_log)"
 echo 1 > $T/events/fhkerr/enable
 echo 1 > $T/tracing_on
-run_fhook $D/a errors --format json --args --depth 2 do_sys_openat2 -- sh -c 'true < /nonexistent-fhk-args'
+run_fhook $D/a errors --format json --args --watch do_filp_open do_sys_openat2 -- sh -c 'true < /nonexistent-fhk-args'
 echo 0 > $T/tracing_on
 echo 0 > $T/events/fhkerr/enable
 grep -q '"function":"do_sys_openat2","result":"-ENOENT",.*"args":{"dfd":-100,"filename":"0x[0-9a-f]*","how":"0x' $D/a.out ||
@@ -253,24 +253,27 @@ S=/fhook/fhook_testmod.c
 lo=$(grep -n 'return PTR_ERR_OR_ZERO(fhook_testmod_fail_middle(n));' $S | cut -d: -f1)
 lm=$(grep -n '	return fhook_testmod_fail_alloc(n);' $S | cut -d: -f1)
 la=$(grep -n '^static noinline void \*fhook_testmod_fail_alloc(unsigned long n)$' $S | cut -d: -f1)
-run_fhook $D/l errors --format json --debuginfo /fhook/fhook_testmod.ko fhook_testmod_fail_outer -- sh -c "echo fail 1 > $P; true"
+run_fhook $D/l errors --format json --debuginfo /fhook/fhook_testmod.ko --watch 'fhook_testmod_fail_*' fhook_testmod_fail_outer -- \
+	sh -c "echo fail 1 > $P; true"
 src() { grep -o "\"function\":\"$1\",[^}]*" $D/l.out | head -n 1 | sed -n 's/.*"source":"[^"]*fhook_testmod\.c:\([0-9]*\)".*/\1/p'; }
 expect_eq "$(src fhook_testmod_fail_outer)" "$lo" "--lines: fhook_testmod_fail_outer's line (its call of middle)"
 a=$(src fhook_testmod_fail_alloc)
 [ "$a" = "$la" ] || [ "$a" = $((la + 1)) ] || fail "--lines: fhook_testmod_fail_alloc's line $a, not its start $la: $(head -c 800 $D/l.out)"
 m=$(src fhook_testmod_fail_middle)
 [ -z "$m" ] || [ "$m" = "$lm" ] || fail "--lines: fhook_testmod_fail_middle's line $m, not its call of alloc $lm"
-run_fhook $D/lv errors --lines --depth 2 do_sys_openat2 -- sh -c 'true < /nonexistent-fhk-lines'
+run_fhook $D/lv errors --lines --watch do_filp_open do_sys_openat2 -- sh -c 'true < /nonexistent-fhk-lines'
 grep -A 1 '^  do_sys_openat2 ' $D/lv.out | grep -q '^    at do_sys_openat2+0x[0-9a-f]*/0x[0-9a-f]*$' ||
 	fail "--lines without debug info: no 'at do_sys_openat2+0x...': $(head -n 6 $D/lv.out)"
 
 # the hook API: why a module's install failed, through fhook's own
 # install path (the hook API's functions are watched, no other of fhook's),
 # the module's kernel line as the witness: a function that does not exist
-# (the kprobe that resolves it), then vfs_read twice in one array
+# (the kprobe that resolves it), then vfs_read twice in one array (the
+# calls below watched: --watch, cheaper to arm than every function)
 K=/fhook/fhook_khook_test.ko
 dmesg -c > /dev/null
-run_fhook $D/k errors --format json __fhook_khook_install -- sh -c "insmod $K mode=missing; insmod $K mode=twice; true"
+run_fhook $D/k errors --format json --watch '*khook*' --watch '*kprobe*' __fhook_khook_install -- \
+	sh -c "insmod $K mode=missing; insmod $K mode=twice; true"
 dmesg > $D/k.dmesg
 grep -q 'hook 1 (fhook_no_such_function): no such function (-2)' $D/k.dmesg ||
 	fail "no kernel line for the missing function: $(tail -n 2 $D/k.dmesg)"
