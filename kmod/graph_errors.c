@@ -140,7 +140,8 @@ static __always_inline notrace void fhook_errors_entry(void *user, struct fhook_
 						       struct pt_regs *regs, unsigned int pc,
 						       bool irqs_off)
 {
-	struct fhook_errlog *log = fhook_errlog_of(user, gs);
+	struct fhook_graph_probe *gp = user;
+	struct fhook_errlog *log = fhook_errlog_of(gp, gs);
 
 	/* a task's first frame: whatever an earlier task left in the log goes */
 	if (!depth) {
@@ -154,8 +155,8 @@ static __always_inline notrace void fhook_errors_entry(void *user, struct fhook_
 	}
 	f->calltime = ktime_get_mono_fast_ns();
 	f->data = ((u32)log->n << FHOOK_ERR_MARK_SHIFT) | FHOOK_ERR_NONE;
-	if (unlikely(((struct fhook_graph_probe *)user)->errargs)) {
-		u64 (*args)[FHOOK_GRAPH_NR_ARGS] = fhook_errargs_of(user, log);
+	if (unlikely(gp->errargs)) {
+		u64 (*args)[FHOOK_GRAPH_NR_ARGS] = fhook_errargs_of(gp, log);
 		unsigned int i;
 
 		/* (the shadow stack holds no frame past the depth limit) */
@@ -219,7 +220,8 @@ static notrace void fhook_errors_emit(struct fhook_graph_probe *gp, struct fhook
 		if (args) {
 			r->flags |= FHOOK_ERRORS_ARGS;
 			for (i = 0; i < n; i++, tail += FHOOK_GRAPH_NR_ARGS)
-				memcpy(tail, args[fhook_errargs_ent(gp, last - i)], sizeof(args[0]));
+				memcpy(tail, args[fhook_errargs_ent(gp, last - i)],
+				       sizeof(args[0]));
 		}
 		if (scratch) {
 			r->hdr.flags |= FHOOK_CTX_STACK;

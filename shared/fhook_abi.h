@@ -1574,8 +1574,8 @@ struct fhook_rec_graph_ret {
  * limit.  frames[] is followed, in the frames' order, by: with
  * FHOOK_ERRORS_CALLSITES in flags (FHOOK_GRAPH_F_CALLSITES), nr_frames
  * __u64, each frame's return address (in its caller: where it was called
- * from; 0 for a tail call, whose caller jumped to it); then with FHOOK_ERRORS_ARGS (FHOOK_GRAPH_F_ARGS), nr_frames times
- * FHOOK_GRAPH_NR_ARGS __u64, each frame's argument registers at its call.
+ * from; 0 for a tail call, whose caller jumped to it); then with
+ * FHOOK_ERRORS_ARGS (FHOOK_GRAPH_F_ARGS), nr_frames times FHOOK_GRAPH_NR_ARGS __u64, each frame's argument registers at its call.
  * With FHOOK_GRAPH_F_USTACK, a task's record ends with its user stack
  * (FHOOK_CTX_STACK).
  */

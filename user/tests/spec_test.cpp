@@ -181,6 +181,22 @@ TEST_F(FunctionsTest, OnlyNegativesSelectEverythingElse) {
                                              "lo_rw_aio [loop]", "dup_static [ext4]"}));
 }
 
+// A call graph's "all but fhook's own, the hook API's kept" (plan.cpp):
+// an extended glob no user's spec can hold
+TEST(FunctionSelector, FhooksOwnButTheHookApi) {
+    std::vector<ProbeSpec> specs = parse_probe_specs({"*"});
+    specs.push_back(ProbeSpec{"!*:mod:fhook", true, "!(fhook_khook_*|__fhook_khook_*)", "fhook"});
+    const FunctionSelector sel(specs);
+    EXPECT_TRUE(sel.selects({"vfs_read", "", 0}));
+    EXPECT_TRUE(sel.selects({"fhook_khook_arm", "fhook", 0}));
+    EXPECT_TRUE(sel.selects({"__fhook_khook_install", "fhook", 0}));
+    EXPECT_FALSE(sel.selects({"fhook_ioc_khooks", "fhook", 0}));
+    EXPECT_FALSE(sel.selects({"x_fhook_khook_y", "fhook", 0}));
+    EXPECT_TRUE(sel.selects({"fhook_ioc_khooks", "mymod", 0}));
+    // (a user's glob is no extended one)
+    EXPECT_FALSE(glob_match("!(a)", "b"));
+}
+
 TEST_F(FunctionsTest, FirstUnmatched) {
     FunctionSelector sel(parse_probe_specs({"vfs_*", "!vfs_write", "nope_*", ":mod:ext4"}));
     auto idx = sel.first_unmatched(functions_);

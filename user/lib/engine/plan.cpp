@@ -340,8 +340,9 @@ std::vector<ProbeSpec> Tracer::State::graph_below_specs() const {
     // (a spec no user may give: the kernel's notrace list takes no module,
     // but this list goes by address; the hook API's functions, which the
     // module lets a graph watch, stay)
-    below.push_back(
-        ProbeSpec{"!*:mod:fhook", true, "!(*" FHOOK_HOOK_API_PREFIX "*)", std::string("fhook")});
+    below.push_back(ProbeSpec{"!*:mod:fhook", true,
+                              "!(" FHOOK_HOOK_API_PREFIX "*|__" FHOOK_HOOK_API_PREFIX "*)",
+                              std::string("fhook")});
     return below;
 }
 

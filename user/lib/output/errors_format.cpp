@@ -71,7 +71,7 @@ std::size_t first_failure(const std::vector<ErrorFrame>& frames) {
 std::string error_chain_key(const ErrorChain& chain) {
     std::string key;
     for (const ErrorFrame& f : chain.frames) {
-        key += std::to_string(f.func) + ":" + std::to_string(f.retval) + ",";
+        key += std::to_string(f.func) + ":" + std::to_string(f.retval) + f.at + ",";
     }
     return key + (chain.truncated ? "+" : "") + (chain.incomplete ? "?" : "");
 }
@@ -275,16 +275,38 @@ CallArgs ErrorsFormatter::args_of(const Typed& t, std::span<const std::uint64_t>
     return raw;
 }
 
-// `f`'s "at" and source line: `addr`, a return address when `callsite`
-// (its line is the call's, a byte before)
+// `f`'s "at": `addr`, a return address when `callsite` (named as in the
+// function of the call, a byte before: a call may end a function)
 void ErrorsFormatter::place(ErrorFrame& f, std::uint64_t addr, bool callsite) {
-    if (!addr) {
-        return; // (it jumped to the next frame: a tail call)
+    // (a tail call's is 0; a return slot another tracer had taken first
+    // holds its trampoline: not known either)
+    static constexpr std::string_view kTrampolines[] = {
+        "return_to_handler", "__kretprobe_trampoline", "kretprobe_trampoline",
+        "arch_rethook_trampoline", "fhook_graph_return"};
+    const std::uint64_t pc = callsite ? addr - 1 : addr;
+    const std::optional<SymbolRef> sym = addr ? ksyms_.lookup(pc) : std::nullopt;
+    if (!sym || std::find(std::begin(kTrampolines), std::end(kTrampolines), sym->name) !=
+                    std::end(kTrampolines)) {
+        return;
     }
-    ksyms_.append_offset(addr, f.at);
-    const std::optional<SymbolRef> sym = ksyms_.lookup(callsite ? addr - 1 : addr);
-    if (options_.lines && sym) {
-        f.source = options_.lines->line(sym->module, sym->name, sym->offset).value_or("");
+    f.at = text::printf_string("%.*s+0x%llx/0x%llx", static_cast<int>(sym->name.size()),
+                               sym->name.data(),
+                               static_cast<unsigned long long>(sym->offset + (addr - pc)),
+                               static_cast<unsigned long long>(ksyms_.size_of(pc)));
+    if (!sym->module.empty()) {
+        f.at += " [" + std::string(sym->module) + "]";
+    }
+    f.pc = pc;
+}
+
+// the frames' source lines: only for chains printed (a vmlinux's debug
+// info takes a while to load)
+void ErrorsFormatter::add_sources(ErrorChain& chain) {
+    for (ErrorFrame& f : chain.frames) {
+        const std::optional<SymbolRef> sym = f.pc ? ksyms_.lookup(f.pc) : std::nullopt;
+        if (sym) {
+            f.source = options_.lines->line(sym->module, sym->name, sym->offset).value_or("");
+        }
     }
 }
 
@@ -300,7 +322,7 @@ void ErrorsFormatter::format(const Event& event, std::string& out) {
     if (event.type != EventType::Errors) {
         return;
     }
-    const ErrorChain chain = chain_of(event);
+    ErrorChain chain = chain_of(event);
     if (chain.frames.empty()) {
         return;
     }
@@ -308,6 +330,9 @@ void ErrorsFormatter::format(const Event& event, std::string& out) {
     const std::uint64_t times = ++seen_[error_chain_key(chain)];
     if (options_.stat || (times > 1 && !options_.all)) {
         return;
+    }
+    if (options_.lines) {
+        add_sources(chain);
     }
     if (format_ == OutputFormat::Json) {
         out += format_error_chain_json(chain, ksyms_) + "\n";
@@ -332,8 +357,16 @@ void ErrorsFormatter::end(std::string& out) {
                                      : nlohmann::ordered_json(nullptr)},
                  {"deeper", row.deeper}});
         }
+        if (options_.lines && !options_.lines->mismatched().empty()) {
+            j["debuginfo_mismatched"] = options_.lines->mismatched();
+        }
         out += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
         return;
+    }
+    if (options_.lines) {
+        for (const std::string& file : options_.lines->mismatched()) {
+            out += "# source lines: " + file + " is not of the running code's build: not used\n";
+        }
     }
     if (options_.stat) {
         out += stats_.text(ksyms_);

@@ -102,6 +102,11 @@ bool spec_matches(const ProbeSpec& spec, const TraceableFunction& f) {
     if (spec.module && (f.module.empty() || !glob_match(*spec.module, f.module))) {
         return false;
     }
+    // (fhook's own specs only: "!(a|b)", all names but those, which no
+    // user's spec can hold)
+    if (spec.glob.starts_with("!(")) {
+        return ::fnmatch(spec.glob.c_str(), f.name.c_str(), FNM_EXTMATCH) == 0;
+    }
     return glob_match(spec.glob, f.name);
 }
 
@@ -210,8 +215,7 @@ bool glob_match(std::string_view glob, std::string_view name) {
     // fnmatch needs NUL-terminated strings; names are short, so SSO applies.
     const std::string g(glob);
     const std::string n(name);
-    // (FNM_EXTMATCH for fhook's own "!(...)": a user's glob holds no '(')
-    return ::fnmatch(g.c_str(), n.c_str(), FNM_EXTMATCH) == 0;
+    return ::fnmatch(g.c_str(), n.c_str(), 0) == 0;
 }
 
 std::string TraceableFunction::line() const {

@@ -336,16 +336,18 @@ ErrorsRecord errors_of(const Event& ev) {
                args = head.flags & FHOOK_ERRORS_ARGS;
     const std::size_t per_frame =
         sizeof(fhook_err_frame) + (callsites ? 8 : 0) + (args ? sizeof(out.args[0]) : 0);
-    const std::size_t n =
-        std::min<std::size_t>(head.nr_frames, (ev.data.size() - kHead) / per_frame);
+    if (ev.data.size() < kHead + head.nr_frames * per_frame) {
+        return out;
+    }
+    const std::size_t n = head.nr_frames;
     const std::uint8_t* at = ev.data.data() + kHead;
     out.frames.resize(n);
     std::memcpy(out.frames.data(), at, n * sizeof(fhook_err_frame));
-    at += head.nr_frames * sizeof(fhook_err_frame);
+    at += n * sizeof(fhook_err_frame);
     if (callsites) {
         out.callsites.resize(n);
         std::memcpy(out.callsites.data(), at, n * 8);
-        at += head.nr_frames * 8;
+        at += n * 8;
     }
     if (args) {
         out.args.resize(n);

@@ -62,11 +62,14 @@ std::string build_id_in_notes(const std::string& path) {
 
 struct KernelLines::Impl {
     std::vector<std::string> paths; // the user's, then the defaults
+    std::string release;
     std::string sys;
-    std::map<std::string, std::string> found; // module ("" vmlinux) -> its file, once searched
+    // module ("" vmlinux) -> its candidate files, in the paths' order
+    std::map<std::string, std::vector<std::string>> found;
     bool scanned = false;
     std::unique_ptr<Dwfl, DwflDeleter> dwfl{dwfl_begin(&kCallbacks)};
     // module -> its Dwfl_Module (null: none usable) and function addresses
+    // (0: a name several functions have, which names no one line)
     struct Loaded {
         Dwfl_Module* mod = nullptr;
         std::unordered_map<std::string, Dwarf_Addr> functions;
@@ -74,22 +77,27 @@ struct KernelLines::Impl {
     std::map<std::string, Loaded> loaded;
     std::vector<std::string> mismatched;
 
-    // every vmlinux and .ko under the paths, the first of each name kept
+    // a kernel image: vmlinux or vmlinux-R (not vmlinux.o, vmlinux-gdb.py)
+    bool is_vmlinux(const std::string& name) const {
+        return name == "vmlinux" || name == "vmlinux-" + release;
+    }
+
+    // every vmlinux and .ko under the paths (a directory's vmlinux at its
+    // top only: a build tree has others)
     void scan() {
         scanned = true;
-        // (vmlinux.o and the like are no kernel image)
-        auto note = [this](const fs::path& file) {
+        auto note = [this](const fs::path& file, bool top) {
             const std::string name = file.filename().string();
-            const bool vmlinux = name == "vmlinux" || name.starts_with("vmlinux-");
+            const bool vmlinux = top && is_vmlinux(name);
             const std::string module = vmlinux ? "" : module_of(file);
             if (vmlinux || !module.empty()) {
-                found.try_emplace(module, file.string());
+                found[module].push_back(file.string());
             }
         };
         for (const std::string& p : paths) {
             std::error_code ec;
             if (fs::is_regular_file(p, ec)) {
-                note(p);
+                note(p, true);
                 continue;
             }
             if (!fs::is_directory(p, ec)) {
@@ -99,38 +107,30 @@ struct KernelLines::Impl {
                      it(p, fs::directory_options::skip_permission_denied, ec),
                  end;
                  !ec && it != end; it.increment(ec)) {
-                if (it->is_regular_file(ec)) {
-                    note(it->path());
+                std::error_code ignored; // (a broken link: passed over)
+                if (it->is_regular_file(ignored)) {
+                    note(it->path(), it.depth() == 0);
                 }
             }
         }
     }
 
-    // the running code's build id: vmlinux's, or the loaded module's
+    // the running code's build id: vmlinux's, or the loaded module's ("":
+    // not to be read)
     std::string running_build_id(const std::string& module) const {
         return build_id_in_notes(module.empty()
                                      ? sys + "/kernel/notes"
                                      : sys + "/module/" + module + "/notes/.note.gnu.build-id");
     }
 
-    Loaded& load(const std::string& module) {
-        auto [it, added] = loaded.try_emplace(module);
-        if (!added) {
-            return it->second;
-        }
-        if (!scanned) {
-            scan();
-        }
-        auto file = found.find(module);
-        if (file == found.end() || !dwfl) {
-            return it->second;
-        }
+    // `file` as `module`'s debug info, if it is the running code's build
+    Dwfl_Module* report(const std::string& module, const std::string& file) {
         dwfl_report_begin_add(dwfl.get());
         Dwfl_Module* mod = dwfl_report_offline(
-            dwfl.get(), module.empty() ? "vmlinux" : module.c_str(), file->second.c_str(), -1);
+            dwfl.get(), (module.empty() ? "vmlinux" : module).c_str(), file.c_str(), -1);
         dwfl_report_end(dwfl.get(), nullptr, nullptr);
         if (!mod) {
-            return it->second;
+            return nullptr; // (no ELF file)
         }
         const unsigned char* bits = nullptr;
         GElf_Addr vaddr = 0;
@@ -138,18 +138,38 @@ struct KernelLines::Impl {
         const std::string running = running_build_id(module);
         if (!running.empty() &&
             (n <= 0 || running != std::string(reinterpret_cast<const char*>(bits), n))) {
-            mismatched.push_back(file->second);
+            mismatched.push_back(file);
+            return nullptr;
+        }
+        return mod;
+    }
+
+    Loaded& load(const std::string& module) {
+        auto [it, added] = loaded.try_emplace(module);
+        if (!added || !dwfl) {
             return it->second;
         }
-        it->second.mod = mod;
-        const int nsyms = dwfl_module_getsymtab(mod);
+        if (!scanned) {
+            scan();
+        }
+        for (const std::string& file : found[module]) {
+            it->second.mod = report(module, file);
+            if (it->second.mod) {
+                break;
+            }
+        }
+        Dwfl_Module* mod = it->second.mod;
+        const int nsyms = mod ? dwfl_module_getsymtab(mod) : 0;
         for (int i = 1; i < nsyms; i++) {
             GElf_Sym sym;
             GElf_Addr addr = 0;
             const char* name =
                 dwfl_module_getsym_info(mod, i, &sym, &addr, nullptr, nullptr, nullptr);
             if (name && GELF_ST_TYPE(sym.st_info) == STT_FUNC) {
-                it->second.functions.try_emplace(name, addr);
+                auto [f, first] = it->second.functions.try_emplace(name, addr);
+                if (!first && f->second != addr) {
+                    f->second = 0;
+                }
             }
         }
         return it->second;
@@ -159,6 +179,7 @@ struct KernelLines::Impl {
 KernelLines::KernelLines(std::vector<std::string> paths, std::string release, std::string sys)
     : impl_(std::make_unique<Impl>()) {
     impl_->paths = std::move(paths);
+    impl_->release = release;
     for (const std::string& p :
          {"/usr/lib/debug/boot/vmlinux-" + release, "/boot/vmlinux-" + release,
           "/lib/modules/" + release + "/build/vmlinux", "/usr/lib/debug/lib/modules/" + release,
@@ -176,7 +197,7 @@ std::optional<std::string> KernelLines::line(std::string_view module, std::strin
                                              std::uint64_t offset) {
     Impl::Loaded& l = impl_->load(std::string(module));
     auto f = l.functions.find(std::string(symbol));
-    if (!l.mod || f == l.functions.end()) {
+    if (!l.mod || f == l.functions.end() || !f->second) {
         return std::nullopt;
     }
     Dwfl_Line* line = dwfl_module_getsrc(l.mod, f->second + offset);

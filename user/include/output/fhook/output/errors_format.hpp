@@ -37,6 +37,7 @@ struct ErrorFrame {
     // its source line where debug info has it, "fs/namei.c:3815"
     std::string at = {};
     std::string source = {};
+    std::uint64_t pc = 0; // the address `at` names (a call's last byte), 0: none
 };
 
 // The calls from an entry function that failed, each the latest failing
@@ -133,8 +134,9 @@ public:
     // stat); JSON: one {"failures","distinct","lost","stat":[...]} object
     void end(std::string& out) override;
 
-    // The chain of an Errors event, typed and cut as above; no frames
-    // when its entry did not fail by its type.
+    // The chain of an Errors event, typed and cut as above (no source
+    // lines: format() adds them to the chains it prints); no frames when
+    // its entry did not fail by its type.
     ErrorChain chain_of(const Event& event);
 
 private:
@@ -147,6 +149,7 @@ private:
     const Typed& typed(std::uint64_t func);
     static CallArgs args_of(const Typed& t, std::span<const std::uint64_t> regs);
     void place(ErrorFrame& f, std::uint64_t addr, bool callsite);
+    void add_sources(ErrorChain& chain);
 
     const Ksyms& ksyms_;
     UserSymbolizer usyms_;
