@@ -492,6 +492,12 @@ const Mechanism kMechanisms[] = {
      [](Context& c, Attachment& a) {
          return start_fhook(c, a, {"errors", c.function});
      }},
+    {"fhook-errors-args", "fhook",
+     "fhook errors --args --lines FUNC (the same, each call's arguments and return address "
+     "kept too)",
+     [](Context& c, Attachment& a) {
+         return start_fhook(c, a, {"errors", "--args", "--lines", c.function});
+     }},
     {"fhook-trace-around", "fhook", "fhook hook --trace-around (IPMODIFY, record per call)",
      [](Context& c, Attachment& a) {
          return start_fhook(c, a, {"hook", "--trace-around", c.function});
