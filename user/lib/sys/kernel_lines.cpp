@@ -9,19 +9,13 @@
 
 #include <fhook/sys/kernel_lines.hpp>
 
+#include "dwfl.hpp"
+
 namespace fhook {
 
 namespace {
 
 namespace fs = std::filesystem;
-
-char* no_debuginfo_path = nullptr;
-const Dwfl_Callbacks kCallbacks = {dwfl_build_id_find_elf, dwfl_standard_find_debuginfo,
-                                   dwfl_offline_section_address, &no_debuginfo_path};
-
-struct DwflDeleter {
-    void operator()(Dwfl* d) const { dwfl_end(d); }
-};
 
 // "ext4" for ext4.ko, ext4.ko.xz; "nf_nat" for nf-nat.ko (as the kernel
 // names modules); "" for other files
@@ -67,7 +61,7 @@ struct KernelLines::Impl {
     // module ("" vmlinux) -> its candidate files, in the paths' order
     std::map<std::string, std::vector<std::string>> found;
     bool scanned = false;
-    std::unique_ptr<Dwfl, DwflDeleter> dwfl{dwfl_begin(&kCallbacks)};
+    dwfl_detail::DwflPtr dwfl{dwfl_begin(&dwfl_detail::kFileCallbacks)};
     // module -> its Dwfl_Module (null: none usable) and function addresses
     // (0: a name several functions have, which names no one line)
     struct Loaded {

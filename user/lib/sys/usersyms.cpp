@@ -7,6 +7,8 @@
 
 #include <fhook/sys/usersyms.hpp>
 
+#include "dwfl.hpp"
+
 namespace fhook {
 
 std::string demangle(std::string_view name) {
@@ -23,19 +25,12 @@ std::string demangle(std::string_view name) {
 
 namespace {
 
-char* no_debuginfo_path = nullptr;
+using dwfl_detail::DwflPtr;
+using dwfl_detail::kFileCallbacks;
 
 // A live process's mappings (dwfl_linux_proc_report).
 const Dwfl_Callbacks kProcCallbacks = {dwfl_linux_proc_find_elf, dwfl_standard_find_debuginfo,
-                                       nullptr, &no_debuginfo_path};
-// ELF files reported by hand (dwfl_report_elf).
-const Dwfl_Callbacks kFileCallbacks = {dwfl_build_id_find_elf, dwfl_standard_find_debuginfo,
-                                       dwfl_offline_section_address, &no_debuginfo_path};
-
-struct DwflDeleter {
-    void operator()(Dwfl* d) const { dwfl_end(d); }
-};
-using DwflPtr = std::unique_ptr<Dwfl, DwflDeleter>;
+                                       nullptr, &dwfl_detail::no_debuginfo_path};
 
 // `addr` in `dwfl`: "function+0xoff (module)", false if no symbol.
 bool name_in(Dwfl* dwfl, std::uint64_t addr, std::string& out) {
