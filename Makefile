@@ -7,6 +7,7 @@
 #   make examples   the same
 #   make kmod KDIR=/path/to/kernel/build   against any other kernel tree
 #   make user       only userspace: build/user/ (CLI: build/user/fhook)
+#   make user-arm64 the CLI cross-built for arm64 guests: build/user-arm64/fhook
 #   make setup      install dependencies + target kernels (root, Debian)
 #   make demo       the minimum setup and build, then fhook in a 6.1 guest (scripts/demo.sh)
 #   make test       setup, build, lint, host unit tests, guest tests on all kernels
@@ -29,6 +30,9 @@
 TOP      := $(CURDIR)
 BUILD    := $(TOP)/build
 TARGETS  := $(BUILD)/kernels/targets
+# arm64 kernels (scripts/setup.sh): modules cross-built, the CLI in build/user-arm64
+TARGETS_ARM64 := $(BUILD)/kernels/targets-arm64
+ARM64_CROSS := aarch64-linux-gnu-
 KSRC     := $(wildcard $(TOP)/kmod/*.c $(TOP)/kmod/*.h $(TOP)/kmod/*.S) $(TOP)/kmod/Kbuild
 # what differs between CPUs: kmod/arch/<arch>/, linked file by file (the
 # objects go beside the links, not into the tree)
@@ -47,7 +51,7 @@ KBUILD_EXTRA := $(KCHECK)
 endif
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')
 
-.PHONY: all module kmod learn-outputs examples user setup demo test test-full test-host test-package test-install test-vm lint clean install uninstall man deb bench-host bench-transport bench-hooks
+.PHONY: all module kmod learn-outputs examples user user-arm64 setup demo test test-full test-host test-package test-install test-vm lint clean install uninstall man deb bench-host bench-transport bench-hooks
 
 all: kmod user
 	@echo "fhook built:"
@@ -106,6 +110,9 @@ else
 	@while read rel hdr vmlinuz mods; do \
 		$(call build_kmod,$$rel,$$hdr) || exit 1; \
 	done < $(TARGETS)
+	@[ ! -f $(TARGETS_ARM64) ] || while read rel hdr vmlinuz mods; do \
+		export CROSS_COMPILE=$(ARM64_CROSS); $(call build_kmod,$$rel,$$hdr) || exit 1; \
+	done < $(TARGETS_ARM64)
 endif
 
 # fhook.ko and the examples for every target kernel: build/examples/<release>/
@@ -114,6 +121,12 @@ examples: kmod
 user:
 	@cmake -S $(TOP) -B $(BUILD)/user -G '$(CMAKE_GEN)' -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD)/user -j2
+
+# the CLI for arm64 guests, cross-built (no tests): build/user-arm64/fhook
+user-arm64:
+	@cmake -S $(TOP) -B $(BUILD)/user-arm64 -G '$(CMAKE_GEN)' -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DCMAKE_TOOLCHAIN_FILE=$(TOP)/cmake/aarch64-linux-gnu.cmake -DFHOOK_TESTS=OFF >/dev/null
+	@cmake --build $(BUILD)/user-arm64 -j2 --target fhook
 
 setup:
 	bash $(TOP)/scripts/setup.sh

@@ -125,7 +125,7 @@ unsigned long fhook_around_orig(struct fhook_around *a)
 asmlinkage notrace void fhook_around_enter(struct fhook_around_frame *f)
 {
 	struct fhook_around *a = READ_ONCE(fhook_around_slots[f->slot]);
-	const u64 *args = (const u64 *)((unsigned long)f + FHOOK_AF_SIZE + 16);
+	const u64 *args = fhook_arch_around_args(f);
 
 	atomic_long_inc(&a->inflight);
 	f->target = READ_ONCE(a->target);
@@ -135,20 +135,7 @@ asmlinkage notrace void fhook_around_enter(struct fhook_around_frame *f)
 	 */
 	fhook_stack_args_copy(f->stack, args, a->stack_args);
 	f->record = 0;
-	/* a pt_regs as the function saw it at entry */
-	f->regs.ip = READ_ONCE(fhook_around_bodies[f->slot]) - MCOUNT_INSN_SIZE;
-	f->regs.sp = (unsigned long)f + FHOOK_AF_SIZE + 8;	/* the return address */
-	f->regs.bp = 0;
-	f->regs.bx = 0;
-	f->regs.r12 = 0;
-	f->regs.r13 = 0;
-	f->regs.r14 = 0;
-	f->regs.r15 = 0;
-	f->regs.r11 = 0;
-	f->regs.orig_ax = 0;
-	f->regs.flags = 0;
-	f->regs.cs = 0;
-	f->regs.ss = 0;
+	fhook_arch_around_regs(f, READ_ONCE(fhook_around_bodies[f->slot]) - MCOUNT_INSN_SIZE);
 	f->owner = (unsigned long)a;
 	a->ops->enter(a, f);
 }
@@ -331,6 +318,7 @@ void fhook_around_let_go(struct fhook_around *a)
 
 void fhook_around_init(void)
 {
+#ifdef FHOOK_AF_SIZE	/* (an arch whose tramp.S has the around trampoline) */
 	BUILD_BUG_ON(offsetof(struct fhook_around_frame, slot) != FHOOK_AF_SLOT);
 	BUILD_BUG_ON(offsetof(struct fhook_around_frame, target) != FHOOK_AF_TARGET);
 	BUILD_BUG_ON(offsetof(struct fhook_around_frame, stack) != FHOOK_AF_STACK);
@@ -338,6 +326,7 @@ void fhook_around_init(void)
 	BUILD_BUG_ON(FHOOK_AF_SIZE % 16);
 	/* (tramp.S pushes the stack arguments between frame and call) */
 	BUILD_BUG_ON(FHOOK_BODY_RET_TO_FRAME != 8 * (FHOOK_HOOK_MAX_STACK_ARGS + 1));
+#endif
 }
 
 /* Module exit: every slot is free (each draining one held a reference). */

@@ -112,13 +112,19 @@ static inline int fhook_direct_modify(struct ftrace_ops *ops, unsigned long addr
 
 /*
  * The registers an ftrace_ops callback without FTRACE_OPS_FL_SAVE_REGS
- * gets (x86: the argument registers, %rax, %rbp, ip and sp, in a partial
- * struct pt_regs): 6.12 reaches them through arch_ftrace_regs(), 6.1
- * through the struct itself.  Only those members are valid.
+ * gets (FHOOK_ARCH_PARTIAL_REGS: x86's argument registers, %rax, %rbp, ip
+ * and sp; arm64's x0..x8, fp, lr, sp and pc) as a struct pt_regs of which
+ * only those members are valid.  Where the arch's ftrace_regs hold none
+ * (arm64 from 6.2) its ftrace_partial_regs() copies them into @buf, whose
+ * writes ftrace_caller does not see; 6.12's x86 reaches the pt_regs inside
+ * through arch_ftrace_regs(), 6.1's struct ftrace_regs is one.
  */
-static __always_inline struct pt_regs *fhook_fregs_partial(struct ftrace_regs *fregs)
+static __always_inline struct pt_regs *fhook_fregs_partial(struct ftrace_regs *fregs,
+							   struct pt_regs *buf)
 {
-#ifdef FHOOK_HAVE_ARCH_FTRACE_REGS
+#if defined(FHOOK_HAVE_ARCH_FTRACE_PARTIAL_REGS)
+	return ftrace_partial_regs(fregs, buf);
+#elif defined(FHOOK_HAVE_ARCH_FTRACE_REGS)
 	return &arch_ftrace_regs(fregs)->regs;
 #else
 	return &fregs->regs;

@@ -154,11 +154,12 @@ static int fhook_prog_check_part(const struct fhook_prog *prog, u32 from, u32 to
 				return i;
 			switch (in->op) {
 			case FHOOK_OP_REG:
-				if (in->arg >= FHOOK_REG_MAX || in->imm)
+				if (in->arg >= FHOOK_REG_MAX || !(FHOOK_ARCH_REGS & BIT_ULL(in->arg)) ||
+				    in->imm)
 					return i;
 				break;
 			case FHOOK_OP_ARG:
-				if (!in->arg || in->arg > FHOOK_MAX_ARGN || in->imm)
+				if (!in->arg || in->arg > FHOOK_ARCH_MAX_ARGN || in->imm)
 					return i;
 				break;
 			case FHOOK_OP_STACK:
@@ -302,8 +303,8 @@ struct fhook_prog *fhook_prog_load(struct fhook_probe *p, const struct fhook_pro
 		const struct fhook_insn *in = &prog->insns[i];
 		/*
 		 * kernel memory: dereferences, and the kernel stack ($stackN,
-		 * $arg7 on: x86 passes them there, regs_get_kernel_argument()
-		 * reads the same words as $stackN)
+		 * the arguments past the registers: x86 passes $arg7 on there,
+		 * regs_get_kernel_argument() reads the same words as $stackN)
 		 */
 		bool kstack = !user && (in->op == FHOOK_OP_STACK ||
 					(in->op == FHOOK_OP_ARG && in->arg > FHOOK_REG_ARGS));
@@ -343,7 +344,7 @@ bool fhook_prog_needs_all_regs(const struct fhook_prog *prog)
 
 	for (i = 0; i < prog->len; i++)
 		if (prog->insns[i].op == FHOOK_OP_REG &&
-		    !(FHOOK_ARCH_PARTIAL_REGS & BIT(prog->insns[i].arg)))
+		    !(FHOOK_ARCH_PARTIAL_REGS & BIT_ULL(prog->insns[i].arg)))
 			return true;
 	return false;
 }
@@ -429,7 +430,7 @@ notrace void fhook_prog_run(const struct fhook_prog *prog, u32 from, u32 to,
 			continue;
 		case FHOOK_OP_STACK:
 			if (!c->user) {
-				val = regs_get_kernel_stack_nth(regs, in->arg);
+				val = fhook_arch_kernel_stack_nth(regs, in->arg);
 			} else if (!fault &&
 				   fhook_copy_user(&val, fhook_arch_user_stack_word(regs, in->arg),
 						   sizeof(val), c->may_fault)) {

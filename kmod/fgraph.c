@@ -245,6 +245,11 @@ static bool fhook_fgraph_restore(struct fhook_gpool *g)
 
 			if (f->flags & FHOOK_GF_RESTORED)
 				continue;
+			/* (a return address in a register: it comes back through us) */
+			if (!FHOOK_ARCH_RETURN_ON_STACK) {
+				done = false;
+				continue;
+			}
 			/*
 			 * A frame returning right now may be restored after its
 			 * return: the word is then below the stack pointer,

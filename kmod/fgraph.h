@@ -24,8 +24,13 @@
 
 /* One call on a shadow stack. */
 struct fhook_gframe {
-	unsigned long *slot;		/* where the return address was */
-	unsigned long ret;		/* ... and what it was */
+	/*
+	 * The call's identity: where its return address was at its entry
+	 * (fhook_arch_frame_key(): x86's stack slot, arm64's stack pointer:
+	 * its return address is in a register there)
+	 */
+	unsigned long *slot;
+	unsigned long ret;		/* its return address */
 	unsigned long func;
 	unsigned long flags;
 	/* the user's per-call data, set by its entry callback */
@@ -204,7 +209,7 @@ static __always_inline struct fhook_gstack *fhook_gstack_active(struct fhook_gpo
 
 /*
  * From the user's ftrace_ops callbacks: the call of @ip (its registers
- * @fregs, return address at their stack pointer), treated as @mode says;
+ * @fregs, return address in fhook_arch_return_slot()), treated as @mode says;
  * @ops: the user's callbacks, a constant the compiler calls directly.
  */
 static __always_inline void fhook_fgraph_call(const struct fhook_fgraph_ops *ops, unsigned long ip,
@@ -215,8 +220,8 @@ static __always_inline void fhook_fgraph_call(const struct fhook_fgraph_ops *ops
 	unsigned int pc = preempt_count();
 	bool irqs_off = irqs_disabled();
 	struct fhook_gstack *gs;
+	struct pt_regs *regs, regs_copy;
 	struct fhook_gframe *f;
-	struct pt_regs *regs;
 	unsigned long *slot;
 	unsigned int i;
 	void *user;
@@ -253,8 +258,8 @@ static __always_inline void fhook_fgraph_call(const struct fhook_fgraph_ops *ops
 	user = READ_ONCE(g->user);
 	if (unlikely(!user))
 		goto done;
-	regs = fhook_fregs_partial(fregs);
-	slot = fhook_arch_return_slot(regs);
+	regs = fhook_fregs_partial(fregs, &regs_copy);
+	slot = fhook_arch_frame_key(fregs);
 	/* again: an interrupt on this CPU may have come and gone meanwhile */
 	gs = fhook_gstack_find(g, current);
 	if (!gs || READ_ONCE(gs->own) != fhook_gs_own(current, FHOOK_GS_ACTIVE)) {
@@ -293,7 +298,7 @@ static __always_inline void fhook_fgraph_call(const struct fhook_fgraph_ops *ops
 	f = &gs->frames[i];
 	f->slot = slot;
 	f->func = ip;
-	f->ret = READ_ONCE(*slot);
+	f->ret = READ_ONCE(*fhook_arch_return_slot(fregs));
 	if (mode == FHOOK_FG_NOTRACE) {
 		f->flags = FHOOK_GF_NOTRACE;
 	} else {
@@ -302,7 +307,7 @@ static __always_inline void fhook_fgraph_call(const struct fhook_fgraph_ops *ops
 	}
 	/* the frame is complete before any return can find it */
 	barrier();
-	WRITE_ONCE(*slot, (unsigned long)fhook_graph_return);
+	WRITE_ONCE(*fhook_arch_return_slot(fregs), (unsigned long)fhook_graph_return);
 done:
 	__this_cpu_write(fhook_fgraph_busy, 0);
 out:
@@ -318,7 +323,7 @@ out:
 static __always_inline unsigned long fhook_fgraph_exit(const struct fhook_fgraph_ops *ops,
 						       unsigned long sp, unsigned long retval)
 {
-	unsigned long *slot = (unsigned long *)sp - 1;
+	unsigned long *slot = fhook_arch_exit_key(sp);
 	struct fhook_gpool *g = READ_ONCE(fhook_gpool);
 	unsigned int pc = preempt_count();
 	bool irqs_off = irqs_disabled();

@@ -224,6 +224,7 @@ struct fhook_probe_kind {
 	size_t size;
 	u32 fields;			/* FHOOK_ADD_* it reads */
 	u32 flags;			/* FHOOK_PROBE_F_* it accepts */
+	u64 feature;			/* FHOOK_FEAT_* announcing it (0: every arch) */
 	int (*validate)(struct fhook_session *s, const struct fhook_probe_add *arg);
 	int (*init)(struct fhook_probe *p, const struct fhook_probe_add *arg, s32 *err_index);
 	int (*arm)(struct fhook_probe *p);

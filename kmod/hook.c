@@ -244,7 +244,7 @@ static notrace void fhook_hook_around_enter(struct fhook_around *a, struct fhook
 	int bit;
 
 	/* the fetch program's reads are traceable functions: guard them */
-	bit = ftrace_test_recursion_trylock(f->regs.ip, *(unsigned long *)f->regs.sp);
+	bit = ftrace_test_recursion_trylock(instruction_pointer(&f->regs), fhook_arch_around_parent(f));
 	if (bit < 0) {
 		preempt_disable_notrace();
 		fhook_count(&fhook_counters(p->session, smp_processor_id(), p->id)->missed);
@@ -270,8 +270,8 @@ static notrace void fhook_hook_around_exit(struct fhook_around *a, struct fhook_
 	struct fhook_hook_k *h = container_of(a, struct fhook_hook_k, around);
 	unsigned int pc = preempt_count();
 	bool irqs_off = irqs_disabled();
-	unsigned long ip = f->regs.ip;
-	unsigned long ret_ip = *(unsigned long *)f->regs.sp;
+	unsigned long ip = instruction_pointer(&f->regs);
+	unsigned long ret_ip = fhook_arch_around_parent(f);
 	struct fhook_fetch_ctx ctx;
 	int bit;
 
@@ -291,7 +291,7 @@ static notrace void fhook_hook_around_exit(struct fhook_around *a, struct fhook_
 		ctx.data = f->data;
 		ctx.dyn = f->dyn;
 		ctx.faults = f->faults;
-		fhook_hook_write(h->probe, ip, ret_ip, f->regs.ax,
+		fhook_hook_write(h->probe, ip, ret_ip, regs_return_value(&f->regs),
 				 ktime_get_mono_fast_ns() - f->ts, &ctx, pc, irqs_off);
 	}
 	ftrace_test_recursion_unlock(bit);
@@ -568,6 +568,7 @@ void fhook_hooks_init(void)
 
 const struct fhook_probe_kind fhook_hook_kind = {
 	.size		= sizeof(struct fhook_hook_probe),
+	.feature	= FHOOK_FEAT_HOOK,
 	.fields		= FHOOK_ADD_ADDR | FHOOK_ADD_PROG | FHOOK_ADD_DATA_SIZE | FHOOK_ADD_PRED |
 			  FHOOK_ADD_HOOK,
 	.init		= fhook_hook_init,

@@ -115,7 +115,8 @@ static long fhook_ioc_handshake(struct fhook_session *s, struct fhook_ioc_arg *a
 	if (hs->__pad)
 		return fhook_ioc_refuse(a, FHOOK_R_RESERVED, -1, -EINVAL);
 	hs->abi_version = FHOOK_ABI_VERSION;
-	hs->features = FHOOK_FEAT_NOT_IOCTL | fhook_ioc_features() | fhook_irqsoff_features();
+	hs->features = (FHOOK_FEAT_NOT_IOCTL | fhook_ioc_features() | fhook_irqsoff_features()) &
+		       ~FHOOK_ARCH_NO_FEATURES;
 	if (fhook_lab)
 		hs->features |= FHOOK_FEAT_LAB;
 	hs->nr_cpus = nr_cpu_ids;
@@ -240,6 +241,8 @@ static long fhook_ioc_probe_add(struct fhook_session *s, struct fhook_ioc_arg *a
 	if (!pa->type || pa->type >= ARRAY_SIZE(fhook_kinds) || !fhook_kinds[pa->type])
 		return fhook_refuse(s, FHOOK_R_PROBE_TYPE, -1, -EINVAL);
 	kind = fhook_kinds[pa->type];
+	if (kind->feature & FHOOK_ARCH_NO_FEATURES)
+		return fhook_refuse(s, FHOOK_R_ARCH, -1, -EOPNOTSUPP);
 	if (pa->flags & ~kind->flags)
 		return fhook_refuse(s, FHOOK_R_FLAGS, -1, -EINVAL);
 	if (!fhook_probe_add_unused_zero(pa, kind->fields))
@@ -726,6 +729,8 @@ static long fhook_ioc_check(const struct fhook_ioc *d, union fhook_ioc_karg *kar
 {
 	long ret;
 
+	if (d->feature & FHOOK_ARCH_NO_FEATURES)
+		return fhook_ioc_refuse(a, FHOOK_R_ARCH, -1, -EOPNOTSUPP);
 	if (d->cap >= 0 && !capable(d->cap))
 		return fhook_ioc_refuse(a, FHOOK_R_CAP, -1, -EPERM);
 	if (d->lockdown != LOCKDOWN_NONE) {

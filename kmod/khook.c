@@ -94,7 +94,7 @@ static notrace void fhook_khook_enter(struct fhook_around *a, struct fhook_aroun
 	if (!k->handlers)
 		return;
 	/* a hooked function the handler calls runs without its handlers */
-	bit = ftrace_test_recursion_trylock(f->regs.ip, *(unsigned long *)f->regs.sp);
+	bit = ftrace_test_recursion_trylock(instruction_pointer(&f->regs), fhook_arch_around_parent(f));
 	if (bit < 0) {
 		atomic_long_inc(&k->missed);
 		return;
@@ -116,7 +116,7 @@ static notrace void fhook_khook_leave(struct fhook_around *a, struct fhook_aroun
 
 	if (!f->record)
 		return;
-	bit = ftrace_test_recursion_trylock(f->regs.ip, *(unsigned long *)f->regs.sp);
+	bit = ftrace_test_recursion_trylock(instruction_pointer(&f->regs), fhook_arch_around_parent(f));
 	if (bit < 0) {
 		atomic_long_inc(&k->missed);
 		return;
@@ -422,6 +422,12 @@ int __fhook_khook_install(struct fhook_khook *hooks, size_t n, struct module *ow
 	for (i = 0; i < n; i++) {
 		hooks[i].error = 0;
 		hooks[i].why = NULL;
+	}
+	if (FHOOK_ARCH_NO_FEATURES & FHOOK_FEAT_KHOOK) {
+		hooks[0].error = -EOPNOTSUPP;
+		hooks[0].why = "fhook's port to this CPU has no trampolines for hooks yet";
+		pr_err("%s: %s\n", owner->name, hooks[0].why);
+		return -EOPNOTSUPP;
 	}
 	mutex_lock(&fhook_khook_lock);
 	for (i = 0; i < n; i++) {

@@ -278,6 +278,7 @@ void fhook_lat_read(struct fhook_lat *l, int cpu, struct fhook_latency *out)
 
 void fhook_lat_setup(void)
 {
+#ifdef FHOOK_LF_SIZE	/* (an arch whose tramp.S has the latency trampoline) */
 	BUILD_BUG_ON(offsetof(struct fhook_lat_frame, ax) != FHOOK_LF_AX);
 	BUILD_BUG_ON(offsetof(struct fhook_lat_frame, dx) != FHOOK_LF_DX);
 	BUILD_BUG_ON(offsetof(struct fhook_lat_frame, lat) != FHOOK_LF_LAT);
@@ -285,6 +286,7 @@ void fhook_lat_setup(void)
 	BUILD_BUG_ON(offsetof(struct fhook_lat_frame, timed) != FHOOK_LF_TIMED);
 	BUILD_BUG_ON(sizeof(struct fhook_lat_frame) != FHOOK_LF_SIZE);
 	BUILD_BUG_ON(FHOOK_LF_SIZE % 16 != 8);
+#endif
 }
 
 /* Module exit: every probe is gone (each draining one held a reference). */

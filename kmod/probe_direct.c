@@ -372,6 +372,7 @@ static bool fhook_direct_read_latency(struct fhook_probe *p, int cpu, struct fho
 
 const struct fhook_probe_kind fhook_direct_kind = {
 	.size		= sizeof(struct fhook_direct_probe),
+	.feature	= FHOOK_FEAT_DIRECT,
 	.fields		= FHOOK_ADD_PATTERNS | FHOOK_ADD_PRED | FHOOK_ADD_STACK_ARGS,
 	.flags		= FHOOK_PROBE_F_STACK | FHOOK_PROBE_F_COUNT | FHOOK_PROBE_F_LATENCY,
 	.validate	= fhook_direct_validate,

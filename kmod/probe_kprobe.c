@@ -382,7 +382,7 @@ static notrace void fhook_kprobe_fentry_callback(unsigned long ip, unsigned long
 						 struct ftrace_regs *fregs)
 {
 	struct fhook_probe *p = &container_of(op, struct fhook_kprobe_probe, ops)->p;
-	struct pt_regs *regs = fhook_fregs_partial(fregs);
+	struct pt_regs regs_copy, *regs = fhook_fregs_partial(fregs, &regs_copy);
 	unsigned long orig_ip = instruction_pointer(regs);
 	int bit;
 

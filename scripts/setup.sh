@@ -121,6 +121,63 @@ for rel in "${kernels[@]}"; do
 	echo "$rel $hdr $dest/boot/vmlinuz-$rel $dest/lib/modules/$rel" >> "$cache/targets.new"
 done
 
+# arm64 targets (docs/arm64.md): Debian's arm64 6.1 and 6.12 kernels, booted
+# under qemu-system-aarch64; their headers unpacked beside the images (an
+# arm64 package cannot be installed here) with the kbuild host tools of the
+# amd64 headers installed above, the module cross-built; the CLI
+# cross-built against the :arm64 libraries; an arm64 static busybox.
+# Output: build/kernels/targets-arm64, in the format of targets.
+if [ $profile = full ] && [ "${FHOOK_NO_ARM64:-0}" != 1 ]; then
+	dpkg --print-foreign-architectures | grep -qx arm64 || {
+		say "dpkg --add-architecture arm64"
+		dpkg --add-architecture arm64
+		apt-get update -qq
+	}
+	# (the :arm64 libraries of the CLI's build dependencies, same versions)
+	xpkgs=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-system-arm)
+	for p in libboost-program-options-dev libbpf-dev libelf-dev libcapstone-dev zlib1g-dev \
+		 libzstd-dev libtraceevent-dev libdw-dev liblzma-dev libbz2-dev libstdc++-12-dev; do
+		xpkgs+=("$p:arm64")
+	done
+	missing=()
+	for p in "${xpkgs[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		say "apt-get install ${missing[*]}"
+		apt-get install -y -q --no-install-recommends "${missing[@]}" > /dev/null
+	fi
+	arm61=${rel61%-amd64}-arm64
+	arm612=${rel612%-amd64}-arm64
+	: > "$cache/targets-arm64.new"
+	for rel in "$arm61" "$arm612"; do
+		dest="$cache/$rel"
+		hdr="$dest/usr/src/linux-headers-$rel"
+		if [ ! -f "$dest/boot/vmlinuz-$rel" ] || [ ! -f "$hdr/Makefile" ]; then
+			say "fetching arm64 kernel image and headers $rel"
+			(cd "$cache/debs" && rm -f "linux-image-$rel-unsigned_"*.deb "linux-headers-${rel}_"*.deb &&
+			 apt-get download -qq "linux-image-$rel-unsigned:arm64" "linux-headers-$rel:arm64")
+			rm -rf "$dest.tmp"
+			dpkg-deb -x "$cache/debs/linux-image-$rel-unsigned_"*.deb "$dest.tmp"
+			dpkg-deb -x "$cache/debs/linux-headers-${rel}_"*.deb "$dest.tmp"
+			# the host tools: the amd64 kbuild's, of the same kernel
+			kb=$(readlink -f "/usr/src/linux-headers-${rel%-arm64}-amd64/scripts")
+			[ -n "$kb" ] || die "no amd64 headers of ${rel%-arm64} to take kbuild's host tools from"
+			ln -sfn "$kb" "$dest.tmp/usr/src/linux-headers-$rel/scripts"
+			ln -sfn "${kb%/scripts}/tools" "$dest.tmp/usr/src/linux-headers-$rel/tools"
+			rm -rf "$dest" && mv "$dest.tmp" "$dest"
+		fi
+		echo "$rel $hdr $dest/boot/vmlinuz-$rel $dest/lib/modules/$rel" >> "$cache/targets-arm64.new"
+	done
+	if [ ! -x "$cache/arm64-busybox/bin/busybox" ]; then
+		say "fetching busybox-static:arm64"
+		(cd "$cache/debs" && rm -f busybox-static_*_arm64.deb && apt-get download -qq busybox-static:arm64)
+		rm -rf "$cache/arm64-busybox"
+		dpkg-deb -x "$cache/debs/"busybox-static_*_arm64.deb "$cache/arm64-busybox"
+	fi
+	mv "$cache/targets-arm64.new" "$cache/targets-arm64"
+fi
+
 # checkpatch.pl for the style gate (make lint), from the kernel source
 # package: only three of its files are needed.
 if [ $profile = demo ]; then

@@ -957,7 +957,12 @@ enum fhook_op {
 	FHOOK_OP_MAX,
 };
 
-/* Registers for FHOOK_OP_REG: the tracefs names on x86-64 (%ax...). */
+/*
+ * Registers for FHOOK_OP_REG, named as tracefs names them: x86-64's (%ax,
+ * ...) and arm64's (%x0..%x30, %sp, %pc, %pstate; its %sp is
+ * FHOOK_REG_SP).  A module refuses (FHOOK_R_PROG) a register its CPU does
+ * not have.
+ */
 enum fhook_reg {
 	FHOOK_REG_AX, FHOOK_REG_BX, FHOOK_REG_CX, FHOOK_REG_DX,
 	FHOOK_REG_SI, FHOOK_REG_DI, FHOOK_REG_BP, FHOOK_REG_SP,
@@ -965,6 +970,10 @@ enum fhook_reg {
 	FHOOK_REG_R12, FHOOK_REG_R13, FHOOK_REG_R14, FHOOK_REG_R15,
 	FHOOK_REG_IP, FHOOK_REG_FLAGS, FHOOK_REG_CS, FHOOK_REG_SS,
 	FHOOK_REG_ORIG_AX,
+	/* arm64: x0..x30 are FHOOK_REG_X0 + n */
+	FHOOK_REG_X0,
+	FHOOK_REG_X30 = FHOOK_REG_X0 + 30,
+	FHOOK_REG_PC, FHOOK_REG_PSTATE,
 	FHOOK_REG_MAX,
 };
 

@@ -3,7 +3,7 @@
 # busybox initramfs holding fhook.ko, the fhook CLI, the helper programs and
 # the guest tests, and reports one line per test.  See vmtests/README.md.
 #
-#   vmtests/run.sh [--kernel REL]... [--filter TEST]... [--quick] [--demo]
+#   vmtests/run.sh [--arch x86_64|arm64] [--kernel REL]... [--filter TEST]... [--quick] [--demo]
 #                  [--bench [--icount]] [--verbose] [--jobs N] [--timeout SEC]
 #                  [--list]
 #
@@ -19,7 +19,7 @@ here=$top/vmtests
 vm=${FHOOK_VM_DIR:-$top/build/vm}
 targets_file=$top/build/kernels/targets
 tests_list=$here/guest/tests.list
-cli=${FHOOK_VM_CLI:-$top/build/user/fhook}
+cli=${FHOOK_VM_CLI:-}
 kmod_dir=${FHOOK_VM_KMOD:-$top/build/kmod}
 testmod_dir=${FHOOK_VM_TESTMOD:-$top/build/testmod}
 
@@ -38,6 +38,9 @@ die() { printf 'vmtests: error: %s\n' "$*" >&2; exit 1; }
 usage() {
 	cat <<'EOF'
 usage: vmtests/run.sh [options]
+  --arch A        x86_64 (default) or arm64: the kernels of
+                  build/kernels/targets-arm64 under qemu-system-aarch64, the
+                  tests marked ",arm64" in tests.list (FHOOK_VM_FULL=1: all)
   --kernel REL    test this kernel release (repeatable; default: all of
                   build/kernels/targets)
   --filter TEST   run only this test (repeatable, shell globs allowed,
@@ -65,6 +68,7 @@ EOF
 
 while [ $# -gt 0 ]; do
 	case $1 in
+	--arch) [ $# -ge 2 ] || die "--arch needs x86_64 or arm64"; arch=$2; shift 2 ;;
 	--kernel) [ $# -ge 2 ] || die "--kernel needs a release"; kernels+=("$2"); shift 2 ;;
 	--kernel=*) kernels+=("${1#*=}"); shift ;;
 	--filter) [ $# -ge 2 ] || die "--filter needs a test name"; filters+=("$2"); shift 2 ;;
@@ -88,6 +92,16 @@ while [ $# -gt 0 ]; do
 	*) usage >&2; die "unknown argument '$1'" ;;
 	esac
 done
+
+# arm64 guests (--arch arm64): the arm64 targets, the cross-built CLI and
+# programs (scripts/setup.sh, make user-arm64)
+case ${arch:=x86_64} in
+x86_64) cli=${cli:-$top/build/user/fhook} ;;
+arm64)
+	targets_file=$top/build/kernels/targets-arm64
+	cli=${cli:-$top/build/user-arm64/fhook} ;;
+*) die "--arch takes x86_64 or arm64, not '$arch'" ;;
+esac
 
 if [ -z "$njobs" ]; then
 	njobs=1

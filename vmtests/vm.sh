@@ -7,7 +7,7 @@
 # stderr, no result within the timeout 124.  The fhook CLI checks the
 # arguments and runs this with them normalised:
 #
-#   vm.sh --cli EXE --kernel NAME|BZIMAGE [--modules DIR] [--add HOST[:GUEST]]...
+#   vm.sh --cli EXE [--arch x86_64|arm64] --kernel NAME|BZIMAGE [--modules DIR] [--add HOST[:GUEST]]...
 #         [--smp N] [--mem MB] [--timeout SEC] [--module-args ARGS] [--no-load]
 #         [--keep-log FILE] [--accel auto|kvm|tcg] [--out DIR] [-- COMMAND...]
 #
@@ -21,11 +21,15 @@
 #
 # It shares the initramfs, target and QEMU code of the guest suite
 # (vmtests/lib).  Nothing is ever loaded on the host.
+#
+# --arch arm64: Debian's arm64 kernels (build/kernels/targets-arm64) under
+# qemu-system-aarch64, always TCG; EXE must be the arm64 CLI (make
+# user-arm64); the terminal is a virtio console (/dev/hvc0).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
-targets_file=${FHOOK_VM_TARGETS:-$top/build/kernels/targets}
+targets_file=${FHOOK_VM_TARGETS:-}
 kmod_dir=$top/build/kmod
 cli="" kernel="" moddir="" smp=2 mem=1024 vm_timeout=0 modargs="" load=1 keep_log=""
 want=auto out=""
@@ -39,6 +43,7 @@ die() { printf 'fhook vm: error: %s\n' "$*" >&2; exit 1; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--cli) cli=$2; shift 2 ;;
+	--arch) arch=$2; shift 2 ;;
 	--kernel) kernel=$2; shift 2 ;;
 	--modules) moddir=$2; shift 2 ;;
 	--add) adds+=("$2"); shift 2 ;;
@@ -59,6 +64,14 @@ case $want in
 auto | kvm | tcg) ;;
 *) die "--accel takes auto, kvm or tcg, not '$want'" ;;
 esac
+case ${arch:=x86_64} in
+x86_64) targets_file=${targets_file:-$top/build/kernels/targets} ;;
+arm64)
+	targets_file=${targets_file:-$top/build/kernels/targets-arm64}
+	[ $want = kvm ] && die "--accel kvm: an arm64 guest on this host is emulated (TCG) only"
+	want=tcg ;;
+*) die "--arch takes x86_64 or arm64, not '$arch'" ;;
+esac
 
 # shellcheck source=vmtests/lib/targets.sh
 . "$here/lib/targets.sh"
@@ -71,10 +84,17 @@ esac
 # shellcheck source=vmtests/lib/results.sh
 . "$here/lib/results.sh"
 
-command -v qemu-system-x86_64 > /dev/null || die "qemu-system-x86_64 not found: run scripts/setup.sh (or apt-get install qemu-system-x86)"
-busybox=$(command -v busybox || echo /bin/busybox)
-is_static "$busybox" || busybox=/bin/busybox
-is_static "$busybox" || die "no static busybox: apt-get install busybox-static"
+qemu=$(qemu_binary)
+command -v "$qemu" > /dev/null || die "$qemu not found: run scripts/setup.sh (or apt-get install qemu-system-x86 qemu-system-arm)"
+if [ "$arch" = arm64 ]; then
+	busybox=$top/build/kernels/arm64-busybox/bin/busybox
+	is_static "$busybox" || die "no arm64 static busybox: run scripts/setup.sh"
+	readelf -h "$cli" 2> /dev/null | grep -q AArch64 || die "$cli is not an arm64 program: the arm64 CLI is make user-arm64's build/user-arm64/fhook"
+else
+	busybox=$(command -v busybox || echo /bin/busybox)
+	is_static "$busybox" || busybox=/bin/busybox
+	is_static "$busybox" || die "no static busybox: apt-get install busybox-static"
+fi
 is_static "$cli" || die "$cli is not statically linked: the guest has no shared libraries"
 
 # the kernel: a bzImage of the user's, or a target of scripts/setup.sh
@@ -99,7 +119,9 @@ else
 		if [ $load = 1 ] && [ ! -f "$moddir/fhook.ko" ]; then
 			[ -d "${t_hdr[$rel]}" ] || die "no fhook.ko for $rel and no headers to build it: run 'make kmod'"
 			echo "fhook vm: building fhook.ko for $rel" >&2
-			make -s -C "$top" kmod KDIR="${t_hdr[$rel]}" >&2 || die "building fhook.ko for $rel failed"
+			cross=()
+			[ "$arch" = arm64 ] && cross=(CROSS_COMPILE=aarch64-linux-gnu-)
+			make -s -C "$top" kmod KDIR="${t_hdr[$rel]}" "${cross[@]}" >&2 || die "building fhook.ko for $rel failed"
 		fi
 	fi
 fi
@@ -124,11 +146,21 @@ done
 	printf "LOAD='%s'\n" "$load"
 	printf "MODARGS='%s'\n" "${modargs//\'/}"
 } > "$stage/fhook/vm.conf"
+# the terminal: arm64's virt board has one serial port (the console), so a
+# virtio console (hvc0), a module on 6.1; x86's second serial port
+: > "$stage/fhook/mods/order"
+termdev=/dev/ttyS1 term=(-serial chardev:cmd)
+if [ "$arch" = arm64 ]; then
+	termdev=/dev/hvc0 term=(-device virtio-serial-pci -device virtconsole,chardev=cmd)
+	for m in virtio_pci virtio_console; do
+		[ -z "$kmods" ] && break
+		add_module "$kmods" "$m" "$stage" || die "the kernel's $m module is not in $kmods"
+	done
+fi
 # --out: 9p over virtio, with the modules it needs where they are modules
 if [ -n "$out" ]; then
 	mkdir -p "$out" || die "--out $out: cannot create it"
 	out=$(cd "$out" && pwd)
-	: > "$stage/fhook/mods/order"
 	for m in 9p 9pnet_virtio virtio_pci; do
 		[ -z "$kmods" ] && break	# a bzImage of the user's: built in, or no /out
 		add_module "$kmods" "$m" "$stage" ||
@@ -142,6 +174,7 @@ tty=""
 {
 	printf "OUT='%s'\n" "$([ -n "$out" ] && echo 1)"
 	printf "TTY='%s'\n" "$tty"
+	printf "TERMDEV='%s'\n" "$termdev"
 } >> "$stage/fhook/vm.conf"
 [ ${#command[@]} -gt 0 ] && printf '%s\n' "${command[*]}" > "$stage/fhook/vm.cmd"
 pack_initramfs "$stage" "$work/initrd.img"
@@ -164,7 +197,7 @@ boot() {
 	[ -n "$out" ] && share=(-virtfs "local,path=$out,mount_tag=fhookout,security_model=none,id=fhookout")
 	# shellcheck disable=SC2054 # (commas inside -chardev options)
 	qargs=("${qemu_cmd[@]}" -display none -monitor none -pidfile "$work/qemu.pid" "${share[@]}"
-		-serial "file:$work/console.log" -chardev stdio,id=cmd,signal=off -serial chardev:cmd
+		-serial "file:$work/console.log" -chardev stdio,id=cmd,signal=off "${term[@]}"
 		-append "$qemu_append loglevel=5 ${FHOOK_VM_APPEND:-}")
 	if [ "$text" = kvm ]; then
 		(
@@ -213,7 +246,7 @@ kvm_failure() {
 		# QEMU's first complaint, e.g. "failed to set MSR 0x10a to 0x69"
 		# (an error before any warnings it printed first)
 		{ grep -m1 -i 'error\|fail\|assert' "$work/qemu.err" || grep -m1 . "$work/qemu.err"; } |
-			sed 's/^qemu-system-x86_64: //; s/^error: //'
+			sed 's/^qemu-system-[a-z0-9_]*: //; s/^error: //'
 	else
 		echo "QEMU exited with status $qrc before the guest's init started"
 	fi

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <fhook/core/arch.hpp>
 #include <fhook/core/error.hpp>
 
 #include "commands.hpp"
@@ -29,7 +30,9 @@ constexpr const char* kVmUsage =
     "--timeout, 125 when the guest kernel oopsed, panicked or printed a WARNING or\n"
     "BUG (those lines on stderr).  Kernels: the targets scripts/setup.sh installed,\n"
     "by release or as 6.1, 6.12, rt (6.12 PREEMPT_RT), debug; or a bzImage with\n"
-    "--modules DIR holding fhook.ko built for it.\n";
+    "--modules DIR holding fhook.ko built for it.  --arch arm64 boots Debian's arm64\n"
+    "6.1 and 6.12 kernels under qemu-system-aarch64 (TCG) with the arm64 CLI\n"
+    "(make user-arm64).\n";
 
 // The runner beside this executable: build/user/fhook -> vmtests/vm.sh,
 // PREFIX/bin/fhook -> PREFIX/lib/fhook/vmtests/vm.sh.
@@ -46,11 +49,29 @@ std::filesystem::path find_runner(const std::filesystem::path& exe) {
                   ENOENT);
 }
 
+// The CLI a guest of another CPU runs: build/user/fhook ->
+// build/user-arm64/fhook, PREFIX/bin/fhook -> PREFIX/lib/fhook/arm64/fhook.
+std::filesystem::path find_guest_cli(const std::filesystem::path& exe, const std::string& arch) {
+    const std::filesystem::path dir = exe.parent_path();
+    for (const auto& cand :
+         {dir / ("../user-" + arch) / "fhook", dir / "../lib/fhook" / arch / "fhook"}) {
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(cand, ec)) {
+            return std::filesystem::weakly_canonical(cand, ec);
+        }
+    }
+    throw_runtime("no " + arch + " fhook CLI beside " + exe.string() +
+                      " (a build tree's is make user-" + arch + "'s build/user-" + arch + "/fhook)",
+                  ENOENT);
+}
+
 } // namespace
 
 int cmd_vm(const Args& args) {
     po::options_description options("Options");
     options.add_options()("help,h", "show this help")(
+        "arch", po::value<std::string>()->value_name("A"),
+        "the guest's CPU: x86_64 or arm64 (default: this machine's)")(
         "kernel", po::value<std::string>()->default_value("6.12")->value_name("K"),
         "RELEASE, 6.1, 6.12, rt, debug, or the path of a bzImage")(
         "modules", po::value<std::string>()->value_name("DIR"),
@@ -104,6 +125,15 @@ int cmd_vm(const Args& args) {
     if (accel != "auto" && accel != "kvm" && accel != "tcg") {
         throw_invalid("--accel takes auto, kvm or tcg, not '" + accel + "'");
     }
+    const std::string host = host_arch() == Arch::Arm64 ? "arm64" : "x86_64";
+    const std::string arch = vm.count("arch") ? vm["arch"].as<std::string>() : host;
+    if (arch != "x86_64" && arch != "arm64") {
+        throw_invalid("--arch takes x86_64 or arm64, not '" + arch + "'");
+    }
+    if (arch != host && accel == "kvm") {
+        throw_invalid("--accel kvm: an " + arch + " guest on this " + host +
+                      " machine is emulated (TCG) only");
+    }
     const std::string kernel = vm["kernel"].as<std::string>();
     if (kernel.find('/') != std::string::npos && !std::filesystem::is_regular_file(kernel)) {
         throw_invalid("--kernel " + kernel + ": no such file");
@@ -130,8 +160,10 @@ int cmd_vm(const Args& args) {
                       ec.value());
     }
     const std::filesystem::path runner = find_runner(exe);
+    const std::filesystem::path cli = arch == host ? exe : find_guest_cli(exe, arch);
     std::vector<std::string> argv = {"bash",      runner.string(),
-                                     "--cli",     exe,
+                                     "--cli",     cli,
+                                     "--arch",    arch,
                                      "--kernel",  kernel,
                                      "--smp",     std::to_string(smp),
                                      "--mem",     std::to_string(mem),

@@ -49,6 +49,27 @@ TEST(Explain, SiteAfterSealedEndbr) {
     EXPECT_EQ(fentry_index(disassemble({0x0f, 0x1f, 0x44, 0x00, 0x00, 0x55}, 0, 4)), 0u);
 }
 
+// arm64: bti c; mov x9, x30; bl (ftrace_caller, armed) -- the site is the bl;
+// idle, two NOPs; a kprobe's brk.  (little-endian instruction words)
+TEST(Explain, Arm64Site) {
+    const std::vector<std::uint8_t> armed = {0x5f, 0x24, 0x03, 0xd5, 0xe9, 0x03, 0x1e, 0xaa,
+                                             0x00, 0x00, 0x00, 0x94, 0xfd, 0x7b, 0xbf, 0xa9};
+    const auto insns = disassemble(armed, 0xffff800080300000, 8, Arch::Arm64);
+    ASSERT_EQ(insns.size(), 4u);
+    EXPECT_EQ(insns[0].mnemonic, "bti");
+    EXPECT_EQ(insns[1].mnemonic, "mov");
+    EXPECT_EQ(fentry_index(insns, Arch::Arm64), 2u);
+    EXPECT_EQ(site_state(insns[2]), SiteState::Call);
+    EXPECT_EQ(insns[2].target, 0xffff800080300008u);
+    const std::vector<std::uint8_t> idle = {0x1f, 0x20, 0x03, 0xd5, 0x1f, 0x20,
+                                            0x03, 0xd5, 0x80, 0x00, 0x20, 0xd4};
+    const auto nops = disassemble(idle, 0xffff800080300000, 8, Arch::Arm64);
+    ASSERT_EQ(nops.size(), 3u);
+    EXPECT_EQ(fentry_index(nops, Arch::Arm64), 1u);
+    EXPECT_EQ(site_state(nops[1]), SiteState::Nop);
+    EXPECT_EQ(site_state(nops[2]), SiteState::Int3);
+}
+
 TEST(Explain, Text) {
     EXPECT_EQ(explain_text(sample()),
               "vfs_read: 0xffffffff812a0000, 464 bytes (vmlinux)\n"

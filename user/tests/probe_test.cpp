@@ -160,6 +160,23 @@ TEST(ProbeCompile, Bitfield) {
     EXPECT_EQ(d.insns[1].size, 2U);
 }
 
+// Each CPU's registers as tracefs spells them there; the other CPU's refused.
+TEST(ProbeCompile, RegistersOfTheHostCpu) {
+    EXPECT_EQ(register_index("x0"), std::optional<std::uint32_t>(FHOOK_REG_X0));
+    EXPECT_EQ(register_index("x30"), std::optional<std::uint32_t>(FHOOK_REG_X30));
+    EXPECT_EQ(register_index("pstate"), std::optional<std::uint32_t>(FHOOK_REG_PSTATE));
+    EXPECT_TRUE(register_of(FHOOK_REG_SP, Arch::Arm64));
+    EXPECT_TRUE(register_of(FHOOK_REG_SP, Arch::X86_64));
+    EXPECT_TRUE(register_of(FHOOK_REG_X0 + 29, Arch::Arm64));
+    EXPECT_FALSE(register_of(FHOOK_REG_X0, Arch::X86_64));
+    EXPECT_FALSE(register_of(FHOOK_REG_DI, Arch::Arm64));
+    EXPECT_FALSE(register_of(FHOOK_REG_MAX, Arch::Arm64));
+    const char* other = host_arch() == Arch::Arm64 ? "p:x f d=%di" : "p:x f d=%x0";
+    EXPECT_NE(error_of(other).find("unknown register"), std::string::npos);
+    const char* own = host_arch() == Arch::Arm64 ? "p:x f d=%x0 s=%sp" : "p:x f d=%di s=%sp";
+    EXPECT_EQ(parse(own).insns[0].arg, host_arch() == Arch::Arm64 ? FHOOK_REG_X0 : FHOOK_REG_DI);
+}
+
 TEST(ProbeErrors, NameTheTokenAndWhy) {
     EXPECT_NE(error_of("p:x f d=%foo").find("unknown register '%foo'"), std::string::npos);
     EXPECT_NE(error_of("p:x f d=%di:u7").find("unknown type 'u7'"), std::string::npos);

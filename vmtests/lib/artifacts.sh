@@ -3,6 +3,10 @@
 # static busybox, the guest programs and the benchmark's programs.
 # Sourced by vmtests/run.sh, which sets the variables named here.
 
+# the guests' programs' compiler: the guests' CPU's
+progs_cc=gcc
+[ "${arch:-x86_64}" = arm64 ] && progs_cc=aarch64-linux-gnu-gcc
+
 # is_static FILE: an executable ELF with no program interpreter
 is_static() {
 	[ -x "$1" ] && readelf -h "$1" > /dev/null 2>&1 &&
@@ -11,7 +15,7 @@ is_static() {
 
 # check_artifacts: die unless everything a run needs is there; sets busybox
 check_artifacts() {
-	for tool in qemu-system-x86_64 cpio gzip xz gcc readelf modinfo timeout flock pkill awk; do
+	for tool in "$(qemu_binary)" cpio gzip xz "$progs_cc" readelf modinfo timeout flock pkill awk; do
 		command -v "$tool" > /dev/null || die "$tool not found: run scripts/setup.sh"
 	done
 
@@ -26,6 +30,11 @@ check_artifacts() {
 		[ -x "$cli" ] || die "${cli#"$top"/} missing: build the CLI first (make)"
 		is_static "$cli" || die "${cli#"$top"/} is not statically linked: the guest has no shared libraries"
 	fi
+	if [ "$arch" = arm64 ]; then
+		busybox=$top/build/kernels/arm64-busybox/bin/busybox
+		is_static "$busybox" || die "no arm64 static busybox: run scripts/setup.sh"
+		return 0
+	fi
 	busybox=$(command -v busybox || echo /bin/busybox)
 	is_static "$busybox" || busybox=/bin/busybox
 	is_static "$busybox" || die "no static busybox (install busybox-static)"
@@ -34,7 +43,7 @@ check_artifacts() {
 # build_progs: vmtests/progs/*.c, static, with frame pointers (user stacks), into $progs (rebuilt when a
 # source, progs.h or the ABI header is newer)
 build_progs() {
-	progs=$vm/progs
+	progs=$vm/progs$([ "$arch" = arm64 ] && echo -arm64)
 	mkdir -p "$progs"
 	for bin in "$progs"/*; do	# programs whose source is gone
 		[ -e "$bin" ] && [ ! -f "$here/progs/$(basename "$bin" .tmp).c" ] && rm -f "$bin"
@@ -43,7 +52,7 @@ build_progs() {
 		bin=$progs/$(basename "$src" .c)
 		if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$top/shared/fhook_abi.h" -nt "$bin" ] || [ "$top/shared/fhook_reasons.h" -nt "$bin" ] ||
 		   [ "$here/progs/progs.h" -nt "$bin" ]; then
-			gcc -static -O2 -fno-omit-frame-pointer -Wall -Werror -I"$top/shared" -o "$bin.tmp" "$src" ||
+			"$progs_cc" -static -O2 -fno-omit-frame-pointer -Wall -Werror -I"$top/shared" -o "$bin.tmp" "$src" ||
 				die "building $(basename "$src") failed"
 			mv "$bin.tmp" "$bin"
 		fi

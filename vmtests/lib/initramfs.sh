@@ -55,8 +55,8 @@ stage_peer() {
 	done
 }
 
-# stage_base STAGE KO: what every guest has: busybox, /etc/passwd and
-# group, the fhook.ko at KO (if there) in /fhook, the CLI as /bin/fhook
+# stage_base STAGE KO: what every guest has: busybox, /etc/passwd, group
+# and hostname, the fhook.ko at KO (if there) in /fhook, the CLI as /bin/fhook
 stage_base() {
 	local stage=$1 ko=$2
 	rm -rf "$stage"
@@ -68,6 +68,7 @@ stage_base() {
 	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' \
 		> "$stage/etc/passwd"
 	printf 'root:x:0:\nnogroup:x:65534:\n' > "$stage/etc/group"
+	echo fhook-vm > "$stage/etc/hostname"
 	[ "$(id -u)" = 0 ] && mknod -m 600 "$stage/dev/console" c 5 1
 	return 0
 }

@@ -64,18 +64,38 @@ qemu_cpu() {
 	fi
 }
 
+# The guests' CPU: $arch (x86_64, or arm64 with --arch arm64), the QEMU
+# that emulates it
+arch=${arch:-x86_64}
+qemu_binary() {
+	case $arch in
+	arm64) echo qemu-system-aarch64 ;;
+	*) echo qemu-system-x86_64 ;;
+	esac
+}
+
 # qemu_base REL VMLINUZ INITRD SMP MEM: every guest's QEMU command line
 # (no network, no reboot: a panic ends QEMU) into qemu_cmd; the kernel
-# parameters every guest starts with in qemu_append
+# parameters every guest starts with in qemu_append.  arm64: QEMU's virt
+# board with a GICv3, its one PL011 serial port the console; pointer
+# authentication with QEMU's own cipher (-cpu max's QARMA costs TCG
+# several times more per signed return)
 qemu_base() {
 	# FHOOK_VM_QEMU_ARGS: more QEMU arguments, split at blanks
 	# (vmtests/profile.sh: -icount and its plugin)
 	local more=()
 	read -r -a more <<< "${FHOOK_VM_QEMU_ARGS:-}"
-	qemu_cmd=(qemu-system-x86_64 -accel "$accel" -cpu "$(qemu_cpu "$1")" -smp "$4" -m "$5"
-		-no-reboot -net none -kernel "$2" -initrd "$3" "${more[@]}")
+	if [ "$arch" = arm64 ]; then
+		qemu_cmd=(qemu-system-aarch64 -M virt,gic-version=3 -accel "$accel"
+			-cpu "${FHOOK_VM_CPU:-max,pauth-impdef=on}" -smp "$4" -m "$5"
+			-no-reboot -net none -kernel "$2" -initrd "$3" "${more[@]}")
+		qemu_append="console=ttyAMA0 panic=-1 oops=panic"
+	else
+		qemu_cmd=(qemu-system-x86_64 -accel "$accel" -cpu "$(qemu_cpu "$1")" -smp "$4" -m "$5"
+			-no-reboot -net none -kernel "$2" -initrd "$3" "${more[@]}")
+		qemu_append="console=ttyS0 panic=-1 oops=panic"
+	fi
 }
-qemu_append="console=ttyS0 panic=-1 oops=panic"
 
 qemu_pid=""
 cleanup_qemu() {
@@ -86,7 +106,8 @@ cleanup_qemu() {
 # group_tests REL GROUP: the selected tests of GROUP that run on REL.
 # Where a test runs (tests.list's kernels column): "all" on every kernel;
 # "debian" not on slow kernels; "once" (userspace-only behaviour) on
-# $once_rel only; on the PREEMPT_RT kernel only those marked ",rt".
+# $once_rel only; on the PREEMPT_RT kernel only those marked ",rt", on
+# arm64 kernels only those marked ",arm64".
 # FHOOK_VM_FULL=1 (make test-full) runs every test on every kernel.
 group_tests() {
 	local t out=""
@@ -97,6 +118,7 @@ group_tests() {
 			once) [ "$1" = "$once_rel" ] || continue ;;
 			esac
 			[[ $1 != *-rt-* || ${t_rt[$t]} = 1 ]] || continue
+			[[ $arch != arm64 || ${t_arm64[$t]} = 1 ]] || continue
 		fi
 		out+="$t "
 	done

@@ -10,7 +10,7 @@ load_tests() {
 	# (one boot); "name timeout needs [kernels]" lines are its tests, in run
 	# order.
 	all_tests=() groups=() needs_fhook=0
-	declare -gA t_needs t_tmo t_group t_kernels t_rt g_smp g_mem g_stress g_tests g_est g_slow_append g_append
+	declare -gA t_needs t_tmo t_group t_kernels t_rt t_arm64 g_smp g_mem g_stress g_tests g_est g_slow_append g_append
 	group=""
 	while read -r -a f; do
 		if [ "${f[0]}" = @group ]; then
@@ -36,13 +36,20 @@ load_tests() {
 		t_tmo[${f[0]}]=${f[1]}
 		t_needs[${f[0]}]=${f[2]}
 		t_kernels[${f[0]}]=${f[3]:-all}
-		t_rt[${f[0]}]=0
-		case ${t_kernels[${f[0]}]} in
-		*,rt) t_kernels[${f[0]}]=${t_kernels[${f[0]}]%,rt}; t_rt[${f[0]}]=1 ;;
-		esac
+		t_rt[${f[0]}]=0 t_arm64[${f[0]}]=0
+		local -a marks
+		IFS=, read -r -a marks <<< "${t_kernels[${f[0]}]}"
+		t_kernels[${f[0]}]=${marks[0]}
+		for m in "${marks[@]:1}"; do
+			case $m in
+			rt) t_rt[${f[0]}]=1 ;;
+			arm64) t_arm64[${f[0]}]=1 ;;
+			*) die "tests.list: ${f[0]}: unknown kernel mark ',$m' (',rt', ',arm64')" ;;
+			esac
+		done
 		case ${t_kernels[${f[0]}]} in
 		all | debian | once) ;;
-		*) die "tests.list: ${f[0]}: kernels must be 'all', 'debian' or 'once', with ',rt' or not" ;;
+		*) die "tests.list: ${f[0]}: kernels must be 'all', 'debian' or 'once', with ',rt' and ',arm64' or not" ;;
 		esac
 		t_group[${f[0]}]=$group
 	done < <(awk '!/^#/ && NF' "$tests_list")

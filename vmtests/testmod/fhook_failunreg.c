@@ -42,8 +42,8 @@ static int fhook_failunreg_pre(struct kprobe *kp, struct pt_regs *regs)
 	if (cmpxchg(&fail, left, left - 1) != left)
 		return 0;
 	atomic_inc(&failed);
-	regs->ip = (unsigned long)fhook_failunreg_enodev;
-	return 1;	/* no single-step: go on at regs->ip */
+	instruction_pointer_set(regs, (unsigned long)fhook_failunreg_enodev);
+	return 1;	/* no single-step: go on at the instruction pointer */
 }
 
 static void fhook_failunreg_post(struct kprobe *kp, struct pt_regs *regs, unsigned long flags)

@@ -55,9 +55,11 @@
 #include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/uaccess.h>
+#ifdef CONFIG_X86
 #include <asm/apic.h>
 #include <asm/irq_vectors.h>
 #include <asm/nmi.h>
+#endif
 
 #define CREATE_TRACE_POINTS
 #include "fhook_testmod_trace.h"
@@ -291,6 +293,7 @@ static const struct proc_ops fhook_testmod_hooks_ops = {
 
 #define FHOOK_TESTMOD_PERIOD_NS	(50 * NSEC_PER_USEC)
 
+#ifdef CONFIG_X86
 /* NMIs this CPU sent itself and has not handled yet */
 static DEFINE_PER_CPU(unsigned long, fhook_testmod_nmi_pending);
 
@@ -305,14 +308,44 @@ static int fhook_testmod_nmi(unsigned int type, struct pt_regs *regs)
 	return NMI_HANDLED;
 }
 
-static enum hrtimer_restart fhook_testmod_hard(struct hrtimer *t)
+static void fhook_testmod_send_nmi(void)
 {
-	this_cpu_inc(fhook_testmod_counts.irq);
-	fhook_testmod_target(1);
 	if (apic && apic->send_IPI_self) {
 		this_cpu_inc(fhook_testmod_nmi_pending);
 		apic->send_IPI_self(NMI_VECTOR);
 	}
+}
+
+static int fhook_testmod_nmi_register(void)
+{
+	return register_nmi_handler(NMI_LOCAL, fhook_testmod_nmi, 0, "fhook_testmod");
+}
+
+static void fhook_testmod_nmi_unregister(void)
+{
+	unregister_nmi_handler(NMI_LOCAL, "fhook_testmod");
+}
+#else
+/* arm64: no NMI a module can send itself (pseudo-NMIs are the GIC's): nmi stays 0 */
+static void fhook_testmod_send_nmi(void)
+{
+}
+
+static int fhook_testmod_nmi_register(void)
+{
+	return 0;
+}
+
+static void fhook_testmod_nmi_unregister(void)
+{
+}
+#endif
+
+static enum hrtimer_restart fhook_testmod_hard(struct hrtimer *t)
+{
+	this_cpu_inc(fhook_testmod_counts.irq);
+	fhook_testmod_target(1);
+	fhook_testmod_send_nmi();
 	fhook_testmod_other(1);
 	hrtimer_forward_now(t, ns_to_ktime(FHOOK_TESTMOD_PERIOD_NS));
 	return HRTIMER_RESTART;
@@ -601,16 +634,16 @@ static int __init fhook_testmod_init(void)
 		hrtimer_init(t, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_SOFT);
 		t->function = fhook_testmod_soft;
 	}
-	ret = register_nmi_handler(NMI_LOCAL, fhook_testmod_nmi, 0, "fhook_testmod");
+	ret = fhook_testmod_nmi_register();
 	if (ret)
 		return ret;
 	if (!proc_create("fhook_testmod", 0600, NULL, &fhook_testmod_ops)) {
-		unregister_nmi_handler(NMI_LOCAL, "fhook_testmod");
+		fhook_testmod_nmi_unregister();
 		return -ENOMEM;
 	}
 	if (!proc_create("fhook_testmod_hooks", 0600, NULL, &fhook_testmod_hooks_ops)) {
 		remove_proc_entry("fhook_testmod", NULL);
-		unregister_nmi_handler(NMI_LOCAL, "fhook_testmod");
+		fhook_testmod_nmi_unregister();
 		return -ENOMEM;
 	}
 	return 0;
@@ -620,7 +653,7 @@ static void __exit fhook_testmod_exit(void)
 {
 	remove_proc_entry("fhook_testmod_hooks", NULL);
 	remove_proc_entry("fhook_testmod", NULL);
-	unregister_nmi_handler(NMI_LOCAL, "fhook_testmod");
+	fhook_testmod_nmi_unregister();
 }
 
 module_init(fhook_testmod_init);

@@ -18,13 +18,19 @@
 
 #include <fhook_abi.h>
 
+#include "compat.h"
+
 /*
  * FHOOK_REG_* -> offset in struct pt_regs: the registers of fetch programs
  * (%di, %ax, ... as kprobe_events spells them on x86)
  */
 extern const u16 fhook_arch_reg_offset[FHOOK_REG_MAX];
+/* The FHOOK_REG_* this CPU has, as BIT_ULL(FHOOK_REG_*) */
+#define FHOOK_ARCH_REGS		GENMASK_ULL(FHOOK_REG_ORIG_AX, FHOOK_REG_AX)
 /* $arg1..$argN in registers (di, si, dx, cx, r8, r9); later ones on the stack */
 #define FHOOK_REG_ARGS		6
+/* the largest $argN regs_get_kernel_argument() reads: on the stack past 6 */
+#define FHOOK_ARCH_MAX_ARGN	FHOOK_MAX_ARGN
 /* FHOOK_REG_* of $arg1..$argFHOOK_REG_ARGS: the calling convention's */
 extern const u8 fhook_arch_arg_regs[FHOOK_REG_ARGS];
 /*
@@ -33,9 +39,13 @@ extern const u8 fhook_arch_arg_regs[FHOOK_REG_ARGS];
  * pointer and ip: fhook_fregs_partial()), as BIT(FHOOK_REG_*)
  */
 #define FHOOK_ARCH_PARTIAL_REGS							\
-	(BIT(FHOOK_REG_AX) | BIT(FHOOK_REG_CX) | BIT(FHOOK_REG_DX) | BIT(FHOOK_REG_SI) | \
-	 BIT(FHOOK_REG_DI) | BIT(FHOOK_REG_BP) | BIT(FHOOK_REG_SP) | BIT(FHOOK_REG_R8) | \
-	 BIT(FHOOK_REG_R9) | BIT(FHOOK_REG_IP) | BIT(FHOOK_REG_ORIG_AX))
+	(BIT_ULL(FHOOK_REG_AX) | BIT_ULL(FHOOK_REG_CX) | BIT_ULL(FHOOK_REG_DX) |	\
+	 BIT_ULL(FHOOK_REG_SI) | BIT_ULL(FHOOK_REG_DI) | BIT_ULL(FHOOK_REG_BP) |	\
+	 BIT_ULL(FHOOK_REG_SP) | BIT_ULL(FHOOK_REG_R8) | BIT_ULL(FHOOK_REG_R9) |	\
+	 BIT_ULL(FHOOK_REG_IP) | BIT_ULL(FHOOK_REG_ORIG_AX))
+
+/* What fhook's x86-64 port lacks (arch/arm64/arch.h): nothing */
+#define FHOOK_ARCH_NO_FEATURES	0ULL
 
 /*
  * The entry tracepoints of the interrupt vectors that do not go through
@@ -51,6 +61,13 @@ static __always_inline unsigned long fhook_arch_reg(struct pt_regs *regs, u32 re
 	return *(unsigned long *)((u8 *)regs + fhook_arch_reg_offset[reg]);
 }
 
+/* The kernel stack's word @n at @regs (0 past the stack's end) */
+static __always_inline unsigned long fhook_arch_kernel_stack_nth(struct pt_regs *regs,
+								 unsigned int n)
+{
+	return regs_get_kernel_stack_nth(regs, n);
+}
+
 /*
  * The user stack's word @n at a uprobe's registers (its first stack
  * argument is word 1: word 0 is the return address at a function's entry)
@@ -62,12 +79,30 @@ static __always_inline unsigned long fhook_arch_user_stack_word(struct pt_regs *
 }
 
 /*
- * Where the return address of a function is at its fentry call (the
- * callback's partial registers): what a return trampoline replaces
+ * Where the return address of a function is at its fentry call (an
+ * ftrace_ops callback's registers): what a return trampoline replaces.
+ * x86: the top of the stack.
  */
-static __always_inline unsigned long *fhook_arch_return_slot(struct pt_regs *regs)
+static __always_inline unsigned long *fhook_arch_return_slot(struct ftrace_regs *fregs)
 {
-	return (unsigned long *)kernel_stack_pointer(regs);
+	return (unsigned long *)kernel_stack_pointer(fhook_fregs_partial(fregs, NULL));
+}
+
+/*
+ * A call's identity in a call graph's shadow stack (fgraph.h): at its entry
+ * (@fregs) and when it returns through fhook_graph_return with @sp.  x86:
+ * the slot of its return address, one word below @sp after the return.
+ * Teardown puts back the return addresses still pending there.
+ */
+#define FHOOK_ARCH_RETURN_ON_STACK	1
+static __always_inline unsigned long *fhook_arch_frame_key(struct ftrace_regs *fregs)
+{
+	return fhook_arch_return_slot(fregs);
+}
+
+static __always_inline unsigned long *fhook_arch_exit_key(unsigned long sp)
+{
+	return (unsigned long *)sp - 1;
 }
 
 /* The fentry call of the function at @func: past an ENDBR with IBT */

@@ -54,6 +54,39 @@ void fhook_hook_return(void);
 extern const unsigned long fhook_body_rets[2];
 /* where functions in a call graph return (probe_graph.c) */
 void fhook_graph_return(void);
+
+/*
+ * The around trampoline's frame @f (around.c): the arguments the caller
+ * passed on the stack (above the return addresses into the function and
+ * its caller), and f->regs completed as the function saw them at its
+ * entry @ip (the trampoline saved the argument registers)
+ */
+static __always_inline const u64 *fhook_arch_around_args(struct fhook_around_frame *f)
+{
+	return (const u64 *)((unsigned long)f + FHOOK_AF_SIZE + 16);
+}
+
+static __always_inline void fhook_arch_around_regs(struct fhook_around_frame *f, unsigned long ip)
+{
+	f->regs.ip = ip;
+	f->regs.sp = (unsigned long)f + FHOOK_AF_SIZE + 8;	/* the return address */
+	f->regs.bp = 0;
+	f->regs.bx = 0;
+	f->regs.r12 = 0;
+	f->regs.r13 = 0;
+	f->regs.r14 = 0;
+	f->regs.r15 = 0;
+	f->regs.r11 = 0;
+	f->regs.orig_ax = 0;
+	f->regs.flags = 0;
+	f->regs.cs = 0;
+	f->regs.ss = 0;
+}
+/* where the function of the around frame @f returns: its caller */
+static __always_inline unsigned long fhook_arch_around_parent(struct fhook_around_frame *f)
+{
+	return *(unsigned long *)f->regs.sp;
+}
 #endif
 
 #endif /* FHOOK_TRAMP_H */

@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include <fhook/core/arch.hpp>
 #include <fhook/core/device.hpp>
 #include <fhook/core/error.hpp>
 
@@ -299,6 +300,11 @@ void Device::handshake() {
 }
 
 void Device::require(std::uint64_t feature, std::string_view what) const {
+    if (!has(feature) && (feature & arch_missing_features(host_arch())) != 0) {
+        throw_runtime(std::string(what) + " are not in fhook's " + arch_name(host_arch()) +
+                          " port yet: " + kArchMissingWhy,
+                      EOPNOTSUPP);
+    }
     if (!has(feature)) {
         throw_runtime(std::string(what) + " is not supported by the loaded fhook.ko (features: " +
                           feature_names(info_.features) +

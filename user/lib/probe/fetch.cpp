@@ -57,9 +57,12 @@ std::optional<std::int64_t> parse_int(std::string_view s) {
     return neg ? static_cast<std::int64_t>(0 - *v) : static_cast<std::int64_t>(*v);
 }
 
-const char* const kRegNames[FHOOK_REG_MAX] = {"ax",  "bx",  "cx", "dx",    "si",  "di",  "bp",
-                                              "sp",  "r8",  "r9", "r10",   "r11", "r12", "r13",
-                                              "r14", "r15", "ip", "flags", "cs",  "ss",  "orig_ax"};
+const char* const kRegNames[FHOOK_REG_MAX] = {
+    "ax",  "bx",  "cx",  "dx",  "si",  "di",  "bp",    "sp",  "r8",  "r9",      "r10",
+    "r11", "r12", "r13", "r14", "r15", "ip",  "flags", "cs",  "ss",  "orig_ax", "x0",
+    "x1",  "x2",  "x3",  "x4",  "x5",  "x6",  "x7",    "x8",  "x9",  "x10",     "x11",
+    "x12", "x13", "x14", "x15", "x16", "x17", "x18",   "x19", "x20", "x21",     "x22",
+    "x23", "x24", "x25", "x26", "x27", "x28", "x29",   "x30", "pc",  "pstate"};
 
 FetchType parse_type(std::string_view t, std::string_view token) {
     FetchType ft;
@@ -142,10 +145,12 @@ void parse_fetcharg(std::string_view a, std::string_view token, const SymbolReso
     switch (a[0]) {
     case '%': {
         auto r = register_index(a.substr(1));
-        if (!r) {
+        if (!r || !register_of(*r, host_arch())) {
             bad(token, "unknown register '" + std::string(a) +
-                           "' (x86-64: %ax %bx %cx %dx %si %di %bp %sp %r8..%r15 %ip %flags "
-                           "%cs %ss %orig_ax)");
+                           (host_arch() == Arch::Arm64
+                                ? "' (arm64: %x0..%x30 %sp %pc %pstate)"
+                                : "' (x86-64: %ax %bx %cx %dx %si %di %bp %sp %r8..%r15 %ip "
+                                  "%flags %cs %ss %orig_ax)"));
         }
         c.load.op = FHOOK_OP_REG;
         c.load.arg = *r;
@@ -399,6 +404,19 @@ std::optional<std::uint32_t> register_index(std::string_view name) {
         }
     }
     return std::nullopt;
+}
+
+namespace {
+
+// The registers of each CPU, as tracefs names them there (%sp is both's).
+constexpr bool is_arm64_reg(std::uint32_t r) {
+    return r == FHOOK_REG_SP || (r >= FHOOK_REG_X0 && r <= FHOOK_REG_PSTATE);
+}
+
+} // namespace
+
+bool register_of(std::uint32_t r, Arch arch) {
+    return r < FHOOK_REG_MAX && (arch == Arch::Arm64 ? is_arm64_reg(r) : r <= FHOOK_REG_ORIG_AX);
 }
 
 } // namespace fhook

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <utility>
 
 #include <fhook/core/error.hpp>
 #include <fhook/sys/disasm.hpp>
@@ -13,7 +14,13 @@ namespace {
 // One capstone handle (RAII).
 class Capstone {
 public:
-    Capstone() {
+    explicit Capstone(Arch arch) {
+        if (arch == Arch::Arm64) {
+            if (cs_open(CS_ARCH_ARM64, CS_MODE_ARM, &handle_) != CS_ERR_OK) {
+                throw_runtime("capstone cannot disassemble arm64 (libcapstone without it?)", 0);
+            }
+            return;
+        }
         if (cs_open(CS_ARCH_X86, CS_MODE_64, &handle_) != CS_ERR_OK) {
             throw_runtime("capstone cannot disassemble x86-64 (libcapstone without x86?)", 0);
         }
@@ -33,11 +40,40 @@ struct InsnFree {
     void operator()(cs_insn* insn) const { cs_free(insn, count); }
 };
 
+// A call with a return address: x86 call, arm64 bl/blr
+bool is_call(const std::string& m) {
+    return m.rfind("call", 0) == 0 || m == "bl" || m == "blr";
+}
+
+// A jump: x86 jmp/jcc, arm64 b, b.cond, cbz, tbz...
+bool is_jump(const std::string& m) {
+    return m.front() == 'j' || m == "b" || m.rfind("b.", 0) == 0 || m.rfind("cb", 0) == 0 ||
+           m.rfind("tb", 0) == 0;
+}
+
+// arm64 HINT instructions capstone 4 prints as "hint #N": their names
+// (BTI landing pads before a patch site, pointer authentication after it)
+void name_arm64_hint(Insn& insn) {
+    static const std::pair<const char*, std::pair<const char*, const char*>> kHints[] = {
+        {"#0x19", {"paciasp", ""}}, {"#0x1d", {"autiasp", ""}}, {"#0x20", {"bti", ""}},
+        {"#0x22", {"bti", "c"}},    {"#0x24", {"bti", "j"}},    {"#0x26", {"bti", "jc"}}};
+    if (insn.mnemonic != "hint") {
+        return;
+    }
+    for (const auto& [imm, name] : kHints) {
+        if (insn.operands == imm) {
+            insn.mnemonic = name.first;
+            insn.operands = name.second;
+            return;
+        }
+    }
+}
+
 } // namespace
 
 std::vector<Insn> disassemble(const std::vector<std::uint8_t>& code, std::uint64_t addr,
-                              std::size_t max_insns) {
-    Capstone cs;
+                              std::size_t max_insns, Arch arch) {
+    Capstone cs(arch);
     cs_insn* raw = nullptr;
     const std::size_t n = cs_disasm(cs.get(), code.data(), code.size(), addr, max_insns, &raw);
     std::unique_ptr<cs_insn, InsnFree> insns(raw, InsnFree{n});
@@ -50,9 +86,13 @@ std::vector<Insn> disassemble(const std::vector<std::uint8_t>& code, std::uint64
         insn.bytes.assign(c.bytes, c.bytes + c.size);
         insn.mnemonic = c.mnemonic;
         insn.operands = c.op_str;
-        const bool branch = insn.mnemonic.rfind("call", 0) == 0 || insn.mnemonic.front() == 'j';
-        if (branch && insn.operands.rfind("0x", 0) == 0) {
-            insn.target = std::strtoull(insn.operands.c_str(), nullptr, 16);
+        if (arch == Arch::Arm64) {
+            name_arm64_hint(insn);
+        }
+        // (arm64 writes an immediate as #0x...)
+        const std::string imm = insn.operands.substr(insn.operands.rfind('#', 0) == 0 ? 1 : 0);
+        if ((is_call(insn.mnemonic) || is_jump(insn.mnemonic)) && imm.rfind("0x", 0) == 0) {
+            insn.target = std::strtoull(imm.c_str(), nullptr, 16);
         }
         out.push_back(std::move(insn));
     }
@@ -63,13 +103,13 @@ SiteState site_state(const Insn& insn) {
     if (insn.mnemonic.rfind("nop", 0) == 0) {
         return SiteState::Nop;
     }
-    if (insn.mnemonic.rfind("call", 0) == 0) {
+    if (is_call(insn.mnemonic)) {
         return SiteState::Call;
     }
-    if (insn.mnemonic == "int3") {
+    if (insn.mnemonic == "int3" || insn.mnemonic == "brk") {
         return SiteState::Int3;
     }
-    if (insn.mnemonic.front() == 'j') {
+    if (is_jump(insn.mnemonic)) {
         return SiteState::Jump;
     }
     return SiteState::Other;
@@ -90,9 +130,16 @@ const char* site_state_name(SiteState state) {
     }
 }
 
-std::optional<std::size_t> fentry_index(const std::vector<Insn>& insns) {
+std::optional<std::size_t> fentry_index(const std::vector<Insn>& insns, Arch arch) {
     if (insns.empty()) {
         return std::nullopt;
+    }
+    if (arch == Arch::Arm64) {
+        const std::size_t first = insns[0].mnemonic == "bti" ? 1 : 0;
+        if (first + 1 >= insns.size()) {
+            return std::nullopt;
+        }
+        return first + 1;
     }
     // the endbr64 of an IBT kernel, or the 4-byte NOP the kernel seals it
     // with (nopw (%rax)) where nothing calls the function indirectly

@@ -19,6 +19,7 @@
 
 #include <fhook_abi.h>
 
+#include <fhook/core/arch.hpp>
 #include <fhook/core/device.hpp>
 #include <fhook/core/error.hpp>
 #include <fhook/core/fd.hpp>
@@ -381,6 +382,15 @@ void kernel_checks(DoctorReport& r, const DoctorPaths& paths, const std::string&
     } else {
         add("kernel", CheckStatus::Warn, r.release + ": not a tested target (6.1, 6.12)",
             "fhook builds from headers and may work; report what does not");
+    }
+    // the CPU: what fhook's port to it lacks
+    if (arch_missing_features(host_arch()) == 0) {
+        add("cpu", CheckStatus::Ok, std::string(arch_name(host_arch())) + ": every fhook feature");
+    } else {
+        add("cpu", CheckStatus::Warn,
+            std::string(arch_name(host_arch())) + ": " + kArchMissingWhy +
+                " (missing here: " + feature_names(arch_missing_features(host_arch())) + ")",
+            "use them on an x86-64 machine or guest");
     }
 
     // tracefs: function names, event formats

@@ -6,7 +6,9 @@
 # (ftrace-based), an int3 kprobe at an offset inside vfs_read, a
 # kretprobe, nested dereferences (+0(+0(%si)):string), user strings,
 # $comm, $stackN, @SYM and arrays, %ip and a register ftrace_caller does
-# not save (%bx: fhook's ftrace_ops then saves them all).  Then fhook-only forms checked against
+# not save (%bx: fhook's ftrace_ops then saves them all; on arm64, which
+# has no kprobe-on-ftrace, every kprobe is a BRK one, with its registers
+# spelled %x0.. as kprobe_events spells them there).  Then fhook-only forms checked against
 # values the workload is known to produce: a kretprobe carrying an entry
 # argument ($arg3 of vfs_read) to its return, and faulting fetches.
 . /fhook/lib.sh
@@ -15,6 +17,13 @@ N=60
 load_fhook
 tracefs_reset
 grep -q ' do_sys_openat2$' /proc/kallsyms || skip "do_sys_openat2 is not in kallsyms (inlined)"
+
+# The registers of the definitions, as kprobe_events spells them on this CPU
+if [ "$(uname -m)" = aarch64 ]; then
+	R1=%x0 R2=%x1 R3=%x2 IP=%pc CS=%x19
+else
+	R1=%di R2=%si R3=%dx IP=%ip CS=%bx
+fi
 
 # An int3 kprobe: the first offset inside vfs_read, past the fentry call,
 # that kprobe_events accepts (an instruction boundary).
@@ -31,11 +40,11 @@ log "int3 kprobe at vfs_read+$OFF"
 
 # The definitions, in the kprobe_events syntax (same text for both).
 set -- \
-	'p:fhkprobe/open do_sys_openat2 dfd=%di:s32 path=+0(%si):ustring flags=+0(%dx):x64 mode=+8(%dx):u16 st=$stack0:symbol' \
-	'p:fhkprobe/filp do_filp_open dfd=%di:s32 name=+0(+0(%si)):string fl=+4(%dx):x32' \
+	"p:fhkprobe/open do_sys_openat2 dfd=$R1:s32 path=+0($R2):ustring flags=+0($R3):x64 mode=+8($R3):u16 st=\$stack0:symbol" \
+	"p:fhkprobe/filp do_filp_open dfd=$R1:s32 name=+0(+0($R2)):string fl=+4($R3):x32" \
 	'r:fhkprobe/filpret do_filp_open ret=$retval:x64' \
-	'p:fhkprobe/rd vfs_read cnt=%dx:u64 c=$comm cmd=+0(@saved_command_line):string w=@linux_banner:x8[4] ip=%ip:x64 bx=%bx:x64' \
-	"p:fhkprobe/off vfs_read+$OFF di=%di:x64 si=%si:x64 dx=%dx:u64" \
+	"p:fhkprobe/rd vfs_read cnt=$R3:u64 c=\$comm cmd=+0(@saved_command_line):string w=@linux_banner:x8[4] ip=$IP:x64 bx=$CS:x64" \
+	"p:fhkprobe/off vfs_read+$OFF di=$R1:x64 si=$R2:x64 dx=$R3:u64" \
 	'r:fhkprobe/rdret vfs_read ret=$retval:s64'
 for def in "$@"; do
 	echo "$def" >> $T/kprobe_events || fail "kprobe_events refused: $def"
@@ -108,7 +117,7 @@ probes_exact $D/f.err 6
 # fhook only: entry argument carried to the return ($arg3 = count), whose
 # values the workload fixes: count == return value == I % 7 + 1.
 run_fhook $D/g trace 'r:rdent vfs_read cnt=$arg3:u64 ret=$retval:s64' \
-	'p:flt vfs_read bad=+0(\0x10):u64 s=+0(\0x18):string ok=%dx:u64' \
+	"p:flt vfs_read bad=+0(\\0x10):u64 s=+0(\\0x18):string ok=$R3:u64" \
 	-- fhook-workload open $N
 expect_eq "$RC" 0 "fhook trace (entry args) exit code"
 sed -n 's/.*: rdent: (.* <- vfs_read) cnt=\([0-9]*\) ret=\([0-9-]*\)$/\1 \2/p' $D/g.out > $D/rdent

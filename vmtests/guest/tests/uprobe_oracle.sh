@@ -8,7 +8,9 @@
 
 N=30
 BIN=/fhook/bin/fhook-utarget
-ARGS='a=+0(%di):s64 b=+8(%di):s64 lbl=+0(+0(+16(%di))):string id=+8(+16(%di)):s32 k=%si:s32'
+# (the first two argument registers as uprobe_events spells them here)
+if [ "$(uname -m)" = aarch64 ]; then R1=%x0 R2=%x1; else R1=%di R2=%si; fi
+ARGS="a=+0($R1):s64 b=+8($R1):s64 lbl=+0(+0(+16($R1))):string id=+8(+16($R1)):s32 k=$R2:s32"
 load_fhook
 tracefs_reset
 

@@ -14,6 +14,7 @@
 
 #include <fhook_abi.h>
 
+#include <fhook/core/arch.hpp>
 #include <fhook/core/probe_def.hpp>
 #include <fhook/ring/event.hpp>
 #include <fhook/sys/btf.hpp>
@@ -102,6 +103,8 @@ std::vector<ProbeField> parse_event_format(std::string_view format, std::uint32_
 
 // The register name ("di") of FHOOK_REG_*; nullopt for an unknown name.
 std::optional<std::uint32_t> register_index(std::string_view name);
+// Does `arch` have the register FHOOK_REG_* `r`?
+bool register_of(std::uint32_t r, Arch arch);
 
 // The probes of a session by id, for the formatters.
 class ProbeTable {

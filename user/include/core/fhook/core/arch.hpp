@@ -1,0 +1,40 @@
+// The CPU architectures fhook runs on, and what its port to each lacks.
+#pragma once
+
+#include <cstdint>
+
+#include <fhook_abi.h>
+
+namespace fhook {
+
+enum class Arch { X86_64, Arm64 };
+
+// The CPU this fhook was built for: the kernel's too, as the CLI runs beside
+// its module.
+constexpr Arch host_arch() {
+#if defined(__aarch64__)
+    return Arch::Arm64;
+#else
+    return Arch::X86_64;
+#endif
+}
+
+constexpr const char* arch_name(Arch a) {
+    return a == Arch::Arm64 ? "arm64" : "x86_64";
+}
+
+// The FHOOK_FEAT_* fhook's port to `a` has no trampolines for yet (the
+// module's FHOOK_ARCH_NO_FEATURES, kmod/arch/*/arch.h): its handshake
+// leaves them out and it refuses them with FHOOK_R_ARCH.
+constexpr std::uint64_t arch_missing_features(Arch a) {
+    return a == Arch::Arm64
+               ? FHOOK_FEAT_DIRECT | FHOOK_FEAT_LATENCY | FHOOK_FEAT_HOOK | FHOOK_FEAT_KHOOK
+               : 0;
+}
+
+// What arch_missing_features() means, in words.
+constexpr const char* kArchMissingWhy =
+    "direct calls, latency probes, trace-around and IPMODIFY hooks and the hook API have "
+    "x86-64 trampolines only";
+
+} // namespace fhook
