@@ -18,8 +18,43 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define NREGS 16	/* rax (the jump target), rbx ... r15, rsp */
+/* x86-64: rax (the jump target), rbx ... r15, rsp; arm64: x0 (the target), 14 more, sp */
+#define NREGS 16
 
+#if defined(__aarch64__)
+static void __attribute__((noreturn)) forged_end(const unsigned long *v, int jump)
+{
+	register const unsigned long *x0 asm("x0") = v;
+
+	if (jump)
+		asm volatile("ldp x1, x2, [x0, #0x08]\n\t"
+			     "ldp x3, x4, [x0, #0x18]\n\t"
+			     "ldp x5, x6, [x0, #0x28]\n\t"
+			     "ldp x19, x20, [x0, #0x38]\n\t"
+			     "ldp x21, x22, [x0, #0x48]\n\t"
+			     "ldp x29, x30, [x0, #0x58]\n\t"
+			     "ldp x9, x10, [x0, #0x68]\n\t"
+			     "ldr x11, [x0, #0x78]\n\t"
+			     "mov sp, x11\n\t"
+			     "ldr x0, [x0]\n\t"
+			     "br x0"
+			     : : "r"(x0) : "memory");
+	else
+		asm volatile("ldp x1, x2, [x0, #0x08]\n\t"
+			     "ldp x3, x4, [x0, #0x18]\n\t"
+			     "ldp x5, x6, [x0, #0x28]\n\t"
+			     "ldp x19, x20, [x0, #0x38]\n\t"
+			     "ldp x21, x22, [x0, #0x48]\n\t"
+			     "ldp x29, x30, [x0, #0x58]\n\t"
+			     "ldp x9, x10, [x0, #0x68]\n\t"
+			     "ldr x11, [x0, #0x78]\n\t"
+			     "mov sp, x11\n\t"
+			     "mov x8, #94\n\t"	/* exit_group */
+			     "svc #0"
+			     : : "r"(x0) : "memory");
+	__builtin_unreachable();
+}
+#else
 static void __attribute__((noreturn)) forged_end(const unsigned long *v, int jump)
 {
 	if (jump)
@@ -60,6 +95,7 @@ static void __attribute__((noreturn)) forged_end(const unsigned long *v, int jum
 			     : : "a"(v) : "memory");
 	__builtin_unreachable();
 }
+#endif
 
 static unsigned long *addrs;
 static size_t naddrs, cap;

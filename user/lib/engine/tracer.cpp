@@ -190,6 +190,7 @@ void Tracer::State::add_probes() {
     }
     if (hook) {
         const fhook_hook& h = spec.hook.hook;
+        session->device().require(FHOOK_FEAT_HOOK, "hooks");
         if (h.action != FHOOK_HOOK_AROUND && !session->device().has(FHOOK_FEAT_LAB)) {
             throw_runtime(std::string(h.action == FHOOK_HOOK_RETURN ? "returning a value from "
                                                                     : "redirecting ") +

@@ -41,7 +41,7 @@ if [ $hidden = 1 ]; then
 	expect_eq "$notes" 1 "notes on hidden kallsyms"
 	grep -q 'kptr_restrict' $D/pm.err || fail "the note does not say why: $(cat $D/pm.err)"
 	expect_eq "$(count_func $D/pm.out vfs_read)" 0 "events named vfs_read without kallsyms"
-	grep -q ': 0xffffffff[0-9a-f]* <-0xffffffff' $D/pm.out || fail "no addresses: $(head -n 2 $D/pm.out)"
+	grep -q ': 0xffff[0-9a-f]\{12\} <-0xffff[0-9a-f]\{12\}' $D/pm.out || fail "no addresses: $(head -n 2 $D/pm.out)"
 else
 	expect_eq "$notes" 0 "notes with kallsyms readable"
 fi
@@ -56,25 +56,29 @@ expect_eq "$RC" 0 "a member with CAP_PERFMON and CAP_SYSLOG: exit code"
 # for this user: "permission denied reading available_filter_functions").
 # Both name their functions by address: where kallsyms hides addresses
 # from CAP_PERFMON alone, one line says what to add
-as_user $D/lh "$gid" perfmon fhook latency vfs_read -- fhook-workload read 20
-if [ $hidden = 1 ]; then
-	expect_eq "$RC" 1 "fhook latency with CAP_PERFMON alone, kallsyms hidden: exit code"
-	expect_eq "$(wc -l < $D/lh.err)" 1 "error lines of latency without kallsyms addresses"
-	grep -q 'cap_syslog' $D/lh.err || fail "the error does not say what to add: $(cat $D/lh.err)"
-	as_user $D/ah "$gid" perfmon fhook hook --trace-around vfs_read -- true
-	expect_eq "$RC" 1 "fhook hook --trace-around with CAP_PERFMON alone, kallsyms hidden: exit code"
-	grep -q 'cap_syslog' $D/ah.err || fail "the error does not say what to add: $(cat $D/ah.err)"
-else
-	expect_eq "$RC" 0 "fhook latency with CAP_PERFMON, kallsyms readable: exit code"
+# (arm64: fhook's port has neither yet, arch_features checks the refusal)
+n=-
+if [ "$(uname -m)" != aarch64 ]; then
+	as_user $D/lh "$gid" perfmon fhook latency vfs_read -- fhook-workload read 20
+	if [ $hidden = 1 ]; then
+		expect_eq "$RC" 1 "fhook latency with CAP_PERFMON alone, kallsyms hidden: exit code"
+		expect_eq "$(wc -l < $D/lh.err)" 1 "error lines of latency without kallsyms addresses"
+		grep -q 'cap_syslog' $D/lh.err || fail "the error does not say what to add: $(cat $D/lh.err)"
+		as_user $D/ah "$gid" perfmon fhook hook --trace-around vfs_read -- true
+		expect_eq "$RC" 1 "fhook hook --trace-around with CAP_PERFMON alone, kallsyms hidden: exit code"
+		grep -q 'cap_syslog' $D/ah.err || fail "the error does not say what to add: $(cat $D/ah.err)"
+	else
+		expect_eq "$RC" 0 "fhook latency with CAP_PERFMON, kallsyms readable: exit code"
+	fi
+	as_user $D/lat "$gid" perfmon,syslog fhook latency vfs_read -- fhook-workload read 20
+	expect_eq "$RC" 0 "fhook latency as a member with CAP_PERFMON and CAP_SYSLOG: exit code"
+	n=$(sed -n 's/.*count: \([0-9]*\).*/\1/p' $D/lat.out | head -n 1)
+	[ "${n:-0}" -ge 20 ] || fail "fewer than 20 calls timed: $(cat $D/lat.out)"
+	as_user $D/ar "$gid" perfmon,syslog fhook hook --trace-around vfs_read -- fhook-workload read 20
+	expect_eq "$RC" 0 "fhook hook --trace-around as a member with CAP_PERFMON and CAP_SYSLOG: exit code"
+	sed -n '1,3s/^/#   /p' $D/ar.out
+	[ "$(grep -c vfs_read $D/ar.out)" -ge 20 ] || fail "fewer than 20 calls traced around: $(head -n 3 $D/ar.out)"
 fi
-as_user $D/lat "$gid" perfmon,syslog fhook latency vfs_read -- fhook-workload read 20
-expect_eq "$RC" 0 "fhook latency as a member with CAP_PERFMON and CAP_SYSLOG: exit code"
-n=$(sed -n 's/.*count: \([0-9]*\).*/\1/p' $D/lat.out | head -n 1)
-[ "${n:-0}" -ge 20 ] || fail "fewer than 20 calls timed: $(cat $D/lat.out)"
-as_user $D/ar "$gid" perfmon,syslog fhook hook --trace-around vfs_read -- fhook-workload read 20
-expect_eq "$RC" 0 "fhook hook --trace-around as a member with CAP_PERFMON and CAP_SYSLOG: exit code"
-sed -n '1,3s/^/#   /p' $D/ar.out
-[ "$(grep -c vfs_read $D/ar.out)" -ge 20 ] || fail "fewer than 20 calls traced around: $(head -n 3 $D/ar.out)"
 
 as_user $D/nc "$gid" - fhook trace vfs_read -- true
 expect_eq "$RC" 1 "a member without CAP_PERFMON: exit code"
