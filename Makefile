@@ -53,10 +53,12 @@ CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Uni
 
 .PHONY: all module kmod learn-outputs examples user user-arm64 setup demo test test-full test-host test-package test-install test-vm lint clean install uninstall man deb bench-host bench-transport bench-hooks
 
-all: kmod user
+# (the arm64 CLI where setup fetched arm64 kernels)
+all: kmod user $(if $(wildcard $(TARGETS_ARM64)),user-arm64)
 	@echo "fhook built:"
 	@for m in $(BUILD)/kmod/*/fhook.ko; do [ -f "$$m" ] && echo "  module   $$m"; done; true
 	@echo "  cli      $(BUILD)/user/fhook"
+	@[ ! -x $(BUILD)/user-arm64/fhook ] || echo "  cli      $(BUILD)/user-arm64/fhook (arm64)"
 
 # One build directory per kernel, populated with links to the sources so
 # several kernels can be built from one tree.

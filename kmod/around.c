@@ -323,7 +323,12 @@ void fhook_around_init(void)
 	BUILD_BUG_ON(offsetof(struct fhook_around_frame, target) != FHOOK_AF_TARGET);
 	BUILD_BUG_ON(offsetof(struct fhook_around_frame, stack) != FHOOK_AF_STACK);
 	BUILD_BUG_ON(sizeof(struct fhook_around_frame) != FHOOK_AF_SIZE);
-	BUILD_BUG_ON(FHOOK_AF_SIZE % 16);
+	BUILD_BUG_ON(FHOOK_AF_SPACE % 16 || FHOOK_AF_SPACE < FHOOK_AF_SIZE);
+#endif
+#ifdef FHOOK_AF_X0	/* (arm64's saves x0..x8 in place) */
+	BUILD_BUG_ON(offsetof(struct fhook_around_frame, regs.regs[0]) != FHOOK_AF_X0);
+#endif
+#ifdef FHOOK_BODY_RET_TO_FRAME
 	/* (tramp.S pushes the stack arguments between frame and call) */
 	BUILD_BUG_ON(FHOOK_BODY_RET_TO_FRAME != 8 * (FHOOK_HOOK_MAX_STACK_ARGS + 1));
 #endif

@@ -7,8 +7,8 @@
  * As the kernel's BPF trampolines do (btf_distill_func_proto()), a body
  * is run only when its prototype is known and simple: no variadic
  * argument, no floating point, structs by value of at most 16 bytes.
- * The stack words it takes are counted here by the x86-64 calling
- * convention.
+ * The stack words it takes are counted here by the CPU's calling
+ * convention (FHOOK_REG_ARGS registers, arch.h).
  *
  * The kernel's parsed BTF is not exported to modules, so the raw BTF is
  * read from /sys/kernel/btf/ (vmlinux, and a module's split on it) at
@@ -40,7 +40,6 @@
 #define FHOOK_BTF_MAX_SIZE	(64U << 20)	/* bytes of one BTF file */
 #define FHOOK_BTF_MAX_CHAIN	32		/* typedefs and qualifiers in a row */
 #define FHOOK_BTF_MAX_DEPTH	8		/* structs within structs */
-#define FHOOK_ARG_REGS		6		/* %rdi %rsi %rdx %rcx %r8 %r9 */
 
 struct fhook_btf {
 	void *data;			/* the whole file */
@@ -332,11 +331,11 @@ static int fhook_btf_func_words(const struct fhook_btf *b, const struct btf_type
 
 	if (!proto || BTF_INFO_KIND(proto->info) != BTF_KIND_FUNC_PROTO)
 		return -EOPNOTSUPP;
-	/* a struct returned in memory takes %rdi for its address */
+	/* a struct returned in memory: x86 takes %rdi for its address (arm64: x8) */
 	ret = fhook_btf_resolve(b, proto->type);
 	if (ret && (BTF_INFO_KIND(ret->info) == BTF_KIND_STRUCT ||
 		    BTF_INFO_KIND(ret->info) == BTF_KIND_UNION) && ret->size > 16)
-		regs = 1;
+		regs = FHOOK_ARCH_SRET_ARG_REGS;
 	else if (ret && BTF_INFO_KIND(ret->info) == BTF_KIND_FLOAT)
 		return -EOPNOTSUPP;
 	args = (const void *)(proto + 1);
@@ -349,7 +348,7 @@ static int fhook_btf_func_words(const struct fhook_btf *b, const struct btf_type
 		if (n < 0)
 			return n;
 		/* one that does not fit in the registers left goes whole on the stack */
-		if (regs + n <= FHOOK_ARG_REGS)
+		if (regs + n <= FHOOK_REG_ARGS)
 			regs += n;
 		else
 			words += n;

@@ -729,8 +729,6 @@ static long fhook_ioc_check(const struct fhook_ioc *d, union fhook_ioc_karg *kar
 {
 	long ret;
 
-	if (d->feature & FHOOK_ARCH_NO_FEATURES)
-		return fhook_ioc_refuse(a, FHOOK_R_ARCH, -1, -EOPNOTSUPP);
 	if (d->cap >= 0 && !capable(d->cap))
 		return fhook_ioc_refuse(a, FHOOK_R_CAP, -1, -EPERM);
 	if (d->lockdown != LOCKDOWN_NONE) {
@@ -738,17 +736,19 @@ static long fhook_ioc_check(const struct fhook_ioc *d, union fhook_ioc_karg *kar
 		if (ret)
 			return fhook_ioc_refuse(a, FHOOK_R_LOCKDOWN, -1, ret);
 	}
-	if (!d->size)
-		return 0;
-	ret = fhook_copy_arg_min(karg, d->size, d->min_size, uarg);
-	if (ret >= 0) {
+	if (d->size) {
+		ret = fhook_copy_arg_min(karg, d->size, d->min_size, uarg);
+		if (ret < 0)
+			return fhook_ioc_refuse(a, ret == -EINVAL ? FHOOK_R_ARG_SIZE :
+						ret != -E2BIG ? FHOOK_R_NONE :
+						fhook_uarg_size(uarg) > PAGE_SIZE ? FHOOK_R_ARG_TOO_BIG :
+						FHOOK_R_ARG_TAIL, -1, ret);
 		a->usize = ret;
-		return 0;
 	}
-	return fhook_ioc_refuse(a, ret == -EINVAL ? FHOOK_R_ARG_SIZE :
-				ret != -E2BIG ? FHOOK_R_NONE :
-				fhook_uarg_size(uarg) > PAGE_SIZE ? FHOOK_R_ARG_TOO_BIG :
-				FHOOK_R_ARG_TAIL, -1, ret);
+	/* (after the argument: an unreadable one is EFAULT everywhere) */
+	if (d->feature & FHOOK_ARCH_NO_FEATURES)
+		return fhook_ioc_refuse(a, FHOOK_R_ARCH, -1, -EOPNOTSUPP);
+	return 0;
 }
 
 /*

@@ -425,7 +425,7 @@ int __fhook_khook_install(struct fhook_khook *hooks, size_t n, struct module *ow
 	}
 	if (FHOOK_ARCH_NO_FEATURES & FHOOK_FEAT_KHOOK) {
 		hooks[0].error = -EOPNOTSUPP;
-		hooks[0].why = "fhook's port to this CPU has no trampolines for hooks yet";
+		hooks[0].why = "fhook's hooks need full registers from ftrace (DYNAMIC_FTRACE_WITH_REGS), which this kernel does not give on this CPU";
 		pr_err("%s: %s\n", owner->name, hooks[0].why);
 		return -EOPNOTSUPP;
 	}

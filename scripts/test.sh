@@ -2,7 +2,8 @@
 # The whole fhook test suite on a fresh Debian bookworm machine (as root):
 # setup (packages + target kernels), build, style gates, host unit tests,
 # the Debian packages (lintian, DKMS builds), then the guest suite on every
-# target kernel.  Exit status 0 = all green.
+# target kernel, and its arm64 part on Debian's arm64 kernels.  Exit
+# status 0 = all green.
 #
 #   scripts/test.sh          CI's suite: each guest test where it must run
 #                            (vmtests/guest/tests.list: module code on every
@@ -72,5 +73,9 @@ phase lint make lint
 phase host-tests make test-host
 phase packages make test-package
 phase guest-tests bash vmtests/run.sh
+# arm64 (docs/arm64.md): the tests marked ",arm64" on both arm64 kernels
+# (6.1's ftrace gives full registers, 6.12's the arguments: each runs code
+# of kmod/arch/arm64 the other does not); --full: the whole suite there
+[ ! -f build/kernels/targets-arm64 ] || phase guest-arm64 bash vmtests/run.sh --arch arm64
 phase vm-command bash vmtests/vm_test.sh
 echo "fhook: test suite passed in $(( $(date +%s) - start )) s"

@@ -179,7 +179,23 @@ rc=$?
 [ $rc = 1 ] && grep -q -- '--modules DIR' err && ok "BZIMAGE without --modules" ||
 	bad "BZIMAGE without --modules" "status $rc: $(cat err)"
 
-for args in "--smp 0 -- true" "--mem 12 -- true" "--accel xen -- true" "--timeout x -- true" "--add /nonexistent -- true" \
+# arm64: Debian's arm64 6.12 under qemu-system-aarch64 with the arm64 CLI
+# (cat copies with sendfile, no vfs_read; dd reads)
+if [ -f "$top/build/kernels/targets-arm64" ]; then
+	"$fhook" vm --arch arm64 --kernel 6.12 --timeout 300 -- \
+		'uname -m; fhook trace vfs_read -- cat /etc/hostname; fhook trace vfs_read -- dd if=/etc/hostname of=/dev/null 2> /dev/null | grep -c " vfs_read <-ksys_read"' > out 2> err
+	rc=$?
+	# (the guest command's stderr comes on its stdout)
+	if [ $rc = 0 ] && [ "$(head -n 1 out)" = aarch64 ] && grep -qx fhook-vm out &&
+		grep -q '^fhook: probe 1 hits 0 events 0 lost 0 missed 0: vfs_read$' out &&
+		[ "$(tail -n 1 out)" -ge 2 ]; then
+		ok "--arch arm64: trace in a 6.12 arm64 guest"
+	else
+		bad "--arch arm64: trace in a 6.12 arm64 guest" "status $rc, output '$(tr '\n' ' ' < out)': $(tail -n 3 err)"
+	fi
+fi
+
+for args in "--arch sparc -- true" "--smp 0 -- true" "--mem 12 -- true" "--accel xen -- true" "--timeout x -- true" "--add /nonexistent -- true" \
 	"--kernel /nonexistent/bzImage -- true" "--bogus"; do
 	# shellcheck disable=SC2086
 	"$fhook" vm $args > out 2> err

@@ -153,6 +153,10 @@ events() {
 	}' "$1"
 }
 
+# has_feature NAME: the loaded module announces feature NAME (fhook status;
+# e.g. direct, which fhook's arm64 port has not)
+has_feature() { fhook status 2> /dev/null | sed -n 's/^features: //p' | tr ' ' '\n' | grep -qx "$1"; }
+
 # count_func FILE FUNC: number of events of FUNC in a trace
 count_func() { events "$1" | awk -v f="$2" '$3 == f { n++ } END { print n + 0 }'; }
 

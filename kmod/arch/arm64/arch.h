@@ -6,9 +6,9 @@
  * arm64 patches two instructions at a function's entry (mov x9, x30;
  * bl ftrace_caller, from -fpatchable-function-entry): at the callback the
  * function's return address is the link register ftrace_caller saved and
- * puts back (x30), not a stack word.  The trampolines x86 has for direct
- * calls, latency, trace-around and IPMODIFY hooks are not written for
- * arm64 yet: FHOOK_ARCH_NO_FEATURES names what the module refuses.
+ * puts back (x30), not a stack word.  The direct-call trampolines x86 has
+ * (direct probes, latency probes) are not written for arm64 yet:
+ * FHOOK_ARCH_NO_FEATURES names what the module refuses.
  */
 #ifndef FHOOK_ARCH_H
 #define FHOOK_ARCH_H
@@ -17,6 +17,7 @@
 #include <linux/ptrace.h>
 #include <linux/types.h>
 #include <linux/uaccess.h>
+#include <asm/insn-def.h>
 
 #include <fhook_abi.h>
 
@@ -29,6 +30,8 @@ extern const u16 fhook_arch_reg_offset[FHOOK_REG_MAX];
 	(GENMASK_ULL(FHOOK_REG_PSTATE, FHOOK_REG_X0) | BIT_ULL(FHOOK_REG_SP))
 /* $arg1..$arg8 in x0..x7 */
 #define FHOOK_REG_ARGS		8
+/* a struct returned in memory has its address in x8, no argument register */
+#define FHOOK_ARCH_SRET_ARG_REGS	0
 /* regs_get_kernel_argument() reads no stack on arm64: registers only */
 #define FHOOK_ARCH_MAX_ARGN	FHOOK_REG_ARGS
 extern const u8 fhook_arch_arg_regs[FHOOK_REG_ARGS];
@@ -49,12 +52,17 @@ extern const u8 fhook_arch_arg_regs[FHOOK_REG_ARGS];
 extern const char *const fhook_arch_irq_vectors[];
 
 /*
- * What fhook's arm64 port does not have yet (no trampolines for them):
- * direct calls, latency probes, trace-around and IPMODIFY hooks, the hook
- * API; refused with FHOOK_R_ARCH
+ * What fhook's arm64 port does not have: the direct-call trampolines
+ * (direct probes, latency probes: not written yet); hooks (trace-around,
+ * IPMODIFY, the hook API) where ftrace gives no full registers to change
+ * (no DYNAMIC_FTRACE_WITH_REGS: arm64 from 6.2).  Refused with
+ * FHOOK_R_ARCH.
  */
-#define FHOOK_ARCH_NO_FEATURES						\
-	(FHOOK_FEAT_DIRECT | FHOOK_FEAT_LATENCY | FHOOK_FEAT_HOOK | FHOOK_FEAT_KHOOK)
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_REGS
+#define FHOOK_ARCH_NO_FEATURES	FHOOK_FEAT_DIRECT
+#else
+#define FHOOK_ARCH_NO_FEATURES	(FHOOK_FEAT_DIRECT | FHOOK_FEAT_HOOK | FHOOK_FEAT_KHOOK)
+#endif
 
 static __always_inline unsigned long fhook_arch_reg(struct pt_regs *regs, u32 reg)
 {
@@ -119,10 +127,23 @@ static __always_inline unsigned long *fhook_arch_exit_key(unsigned long sp)
 	return (unsigned long *)sp;
 }
 
-/* The patch site of the function at @func: hooks are not on arm64 yet */
+/*
+ * The patch site of the function at @func, where its ftrace_ops callbacks
+ * see it called: the second of the two instructions
+ * -fpatchable-function-entry leaves at its entry (the first becomes
+ * mov x9, x30), after a BTI landing pad where the kernel has them
+ */
 static inline int fhook_arch_fentry_site(unsigned long func, unsigned long *fentry)
 {
-	return -EOPNOTSUPP;
+	u32 insn;
+
+	if (copy_from_kernel_nofault(&insn, (void *)func, sizeof(insn)))
+		return -EFAULT;
+	/* bti, bti c, bti j, bti jc: hint #32, 34, 36, 38 */
+	if ((insn & ~0xc0U) == 0xd503241fU)
+		func += AARCH64_INSN_SIZE;
+	*fentry = func + AARCH64_INSN_SIZE;
+	return 0;
 }
 
 /* Are the user frames at @regs AArch64 frame records of 8-byte words? */

@@ -9,13 +9,32 @@
  * x0..x8 as the function left them.  The kernel's return_to_handler, line
  * for line.  Entered by a return, not a branch: no BTI landing pad.
  *
- * The other kinds' slot tables (tramp.h) are empty: the module refuses
- * those probes on arm64 (FHOOK_ARCH_NO_FEATURES).
+ * The around trampoline is where an IPMODIFY hook sends a call:
+ * ftrace_regs_caller "returns" into slot N's entry (ret x9) with the
+ * function's arguments in x0..x8, its return address in x30 and the
+ * stack as at its entry.  It stands in for the function: saves the
+ * arguments in a struct fhook_around_frame, reports the entry to C
+ * (around.c), runs its slot's target (the function's body after its patch
+ * site, or a replacement) with the arguments and a copy of the caller's
+ * stack words, reports the return, and returns to the caller.  Targets
+ * are reached with a return too (ret x16, x30 set to where they come
+ * back), as ftrace_caller reaches a body: not a branch, which a BTI
+ * kernel would check for a landing pad the body does not start with.
+ *
+ * The kinds x86 also has for direct calls and latency probes have empty
+ * slot tables here (tramp.h): the module refuses those probes on arm64
+ * (FHOOK_ARCH_NO_FEATURES).
  */
 #include <linux/linkage.h>
 #include <asm/assembler.h>
 
 #include "tramp.h"
+
+/* 0 .. FHOOK_NR_SLOTS - 1 */
+#define FHOOK_SLOT_LIST	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,		\
+	16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,		\
+	32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,		\
+	48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63
 
 SYM_CODE_START(fhook_graph_return)
 	sub	sp, sp, #80
@@ -37,10 +56,87 @@ SYM_CODE_START(fhook_graph_return)
 	ret
 SYM_CODE_END(fhook_graph_return)
 
-/* FHOOK_HOOK_RETURN's stub (hooks are refused on arm64: never reached) */
+/* FHOOK_HOOK_RETURN: the hook set x0; return it to the caller (x30) */
 SYM_FUNC_START(fhook_hook_return)
 	ret
 SYM_FUNC_END(fhook_hook_return)
+
+/*
+ * x16: the slot.  The frame: a frame record (x29, x30: the caller's),
+ * then FHOOK_AF_SPACE bytes of struct fhook_around_frame at sp, then, for
+ * the target, the FHOOK_HOOK_MAX_STACK_ARGS words C copied from above
+ * the frame record (the caller's stack arguments).
+ */
+SYM_CODE_START(fhook_around_common)
+	stp	x29, x30, [sp, #-16]!
+	mov	x29, sp
+	sub	sp, sp, #FHOOK_AF_SPACE
+	stp	x0, x1, [sp, #FHOOK_AF_X0]
+	stp	x2, x3, [sp, #FHOOK_AF_X0 + 16]
+	stp	x4, x5, [sp, #FHOOK_AF_X0 + 32]
+	stp	x6, x7, [sp, #FHOOK_AF_X0 + 48]
+	str	x8, [sp, #FHOOK_AF_X0 + 64]
+	str	x16, [sp, #FHOOK_AF_SLOT]
+	mov	x0, sp
+	bl	fhook_around_enter
+	/* the caller's stack words, where the target finds its stack arguments */
+	sub	sp, sp, #64
+	add	x9, sp, #64 + FHOOK_AF_STACK
+	ldp	x10, x11, [x9]
+	stp	x10, x11, [sp]
+	ldp	x10, x11, [x9, #16]
+	stp	x10, x11, [sp, #16]
+	ldp	x10, x11, [x9, #32]
+	stp	x10, x11, [sp, #32]
+	ldp	x10, x11, [x9, #48]
+	stp	x10, x11, [sp, #48]
+	add	x9, sp, #64
+	ldr	x16, [x9, #FHOOK_AF_TARGET]
+	ldp	x0, x1, [x9, #FHOOK_AF_X0]
+	ldp	x2, x3, [x9, #FHOOK_AF_X0 + 16]
+	ldp	x4, x5, [x9, #FHOOK_AF_X0 + 32]
+	ldp	x6, x7, [x9, #FHOOK_AF_X0 + 48]
+	ldr	x8, [x9, #FHOOK_AF_X0 + 64]
+	adr	x30, .Lfhook_around_body_ret
+	ret	x16
+.Lfhook_around_body_ret:
+	sub	sp, x29, #FHOOK_AF_SPACE
+	stp	x0, x1, [sp, #FHOOK_AF_X0]
+	mov	x0, sp
+	bl	fhook_around_exit
+	ldp	x0, x1, [sp, #FHOOK_AF_X0]
+	mov	sp, x29
+	ldp	x29, x30, [sp], #16
+	ret
+SYM_CODE_END(fhook_around_common)
+
+/* around slot N: x16 = N */
+.macro FHOOK_AROUND_SLOT n
+SYM_CODE_START(fhook_around_\n)
+	mov	x16, #\n
+	b	fhook_around_common
+SYM_CODE_END(fhook_around_\n)
+.endm
+
+/*
+ * "The original" of around slot N, for a replacement to call (khook.c):
+ * the function's body after its patch site, reached with a return, with
+ * the replacement's return address in x30 and its stack arguments where
+ * the body expects them.  The patch site is skipped: the hook does not
+ * see the call again.
+ */
+.macro FHOOK_ORIG_SLOT n
+SYM_FUNC_START(fhook_orig_\n)
+	adr_l	x16, fhook_around_bodies
+	ldr	x16, [x16, #8 * \n]
+	ret	x16
+SYM_FUNC_END(fhook_orig_\n)
+.endm
+
+	.irp n, FHOOK_SLOT_LIST
+	FHOOK_AROUND_SLOT \n
+	FHOOK_ORIG_SLOT \n
+	.endr
 
 	.section .rodata
 	.balign 8
@@ -54,10 +150,14 @@ SYM_DATA_START(fhook_direct_record_tramps)
 	.fill	FHOOK_NR_SLOTS, 8, 0
 SYM_DATA_END(fhook_direct_record_tramps)
 SYM_DATA_START(fhook_around_tramps)
-	.fill	FHOOK_NR_SLOTS, 8, 0
+	.irp n, FHOOK_SLOT_LIST
+	.quad	fhook_around_\n
+	.endr
 SYM_DATA_END(fhook_around_tramps)
 SYM_DATA_START(fhook_orig_tramps)
-	.fill	FHOOK_NR_SLOTS, 8, 0
+	.irp n, FHOOK_SLOT_LIST
+	.quad	fhook_orig_\n
+	.endr
 SYM_DATA_END(fhook_orig_tramps)
 SYM_DATA_START(fhook_lat_tramps)
 	.fill	FHOOK_NR_SLOTS, 8, 0

@@ -1,14 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * arm64's trampolines (tramp.S): the call graphs' return trampoline.  The
- * slot tables of the kinds x86 has (direct calls, latency, trace-around)
- * are there, empty: those probes are refused before any is used
- * (FHOOK_ARCH_NO_FEATURES, arch.h).
+ * arm64's trampolines (tramp.S): the call graphs' return trampoline, the
+ * around trampoline of hooks and its "original"s.  The slot tables of
+ * direct calls and latency probes are there, empty: those probes are
+ * refused before any is used (FHOOK_ARCH_NO_FEATURES, arch.h).
  */
 #ifndef FHOOK_TRAMP_H
 #define FHOOK_TRAMP_H
 
 #define FHOOK_NR_SLOTS		64
+
+/*
+ * struct fhook_around_frame (fhook.h): a struct pt_regs (336 bytes: x0 at
+ * 0), then these; the frame takes FHOOK_AF_SPACE bytes (16-aligned)
+ */
+#define FHOOK_AF_X0		0
+#define FHOOK_AF_SLOT		336
+#define FHOOK_AF_TARGET		344
+#define FHOOK_AF_STACK		352	/* u64[8]: the caller's stack arguments */
+#define FHOOK_AF_SIZE		712
+#define FHOOK_AF_SPACE		720
 
 #ifndef __ASSEMBLY__
 extern const unsigned long fhook_direct_count_tramps[FHOOK_NR_SLOTS];
@@ -25,19 +36,34 @@ extern const unsigned long fhook_body_rets[2];
 /* where functions in a call graph return (probe_graph.c) */
 void fhook_graph_return(void);
 
-/* The around trampoline's frame (around.c): none on arm64, never called */
+/*
+ * The around trampoline's frame @f (around.c): the caller's stack
+ * arguments are above it and its frame record (the stack pointer at the
+ * function's entry); f->regs completed as the function saw them at its
+ * patch site @ip (the trampoline saved x0..x8; the frame record holds the
+ * caller's frame pointer and the return address)
+ */
 static __always_inline const u64 *fhook_arch_around_args(struct fhook_around_frame *f)
 {
-	return NULL;
+	return (const u64 *)((unsigned long)f + FHOOK_AF_SPACE + 16);
 }
 
 static __always_inline void fhook_arch_around_regs(struct fhook_around_frame *f, unsigned long ip)
 {
+	const unsigned long *record = (const unsigned long *)((unsigned long)f + FHOOK_AF_SPACE);
+
+	memset(&f->regs.regs[9], 0, (29 - 9) * sizeof(f->regs.regs[0]));
+	f->regs.regs[29] = record[0];
+	f->regs.regs[30] = record[1];
+	f->regs.sp = (unsigned long)(record + 2);
+	f->regs.pc = ip;
+	f->regs.pstate = PSR_MODE_EL1h;
 }
 
+/* where the function of the around frame @f returns: its caller */
 static __always_inline unsigned long fhook_arch_around_parent(struct fhook_around_frame *f)
 {
-	return 0;
+	return f->regs.regs[30];
 }
 #endif
 

@@ -19,6 +19,7 @@
 #define FHOOK_AF_TARGET		176
 #define FHOOK_AF_STACK		184	/* u64[8]: the caller's stack arguments */
 #define FHOOK_AF_SIZE		544
+#define FHOOK_AF_SPACE		FHOOK_AF_SIZE	/* what tramp.S takes for it */
 
 /* struct fhook_lat_frame (latency.c): 8 saved registers, then these */
 #define FHOOK_LF_DX		16

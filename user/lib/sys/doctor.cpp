@@ -383,16 +383,6 @@ void kernel_checks(DoctorReport& r, const DoctorPaths& paths, const std::string&
         add("kernel", CheckStatus::Warn, r.release + ": not a tested target (6.1, 6.12)",
             "fhook builds from headers and may work; report what does not");
     }
-    // the CPU: what fhook's port to it lacks
-    if (arch_missing_features(host_arch()) == 0) {
-        add("cpu", CheckStatus::Ok, std::string(arch_name(host_arch())) + ": every fhook feature");
-    } else {
-        add("cpu", CheckStatus::Warn,
-            std::string(arch_name(host_arch())) + ": " + kArchMissingWhy +
-                " (missing here: " + feature_names(arch_missing_features(host_arch())) + ")",
-            "use them on an x86-64 machine or guest");
-    }
-
     // tracefs: function names, event formats
     const std::string tracefs = tracefs_mount(paths.proc);
     if (!tracefs.empty()) {
@@ -425,6 +415,20 @@ void kernel_checks(DoctorReport& r, const DoctorPaths& paths, const std::string&
     for (const auto& need : kConfigNeeds) {
         r.checks.push_back(
             config_check(need, config, !r.config_source.empty(), syms, paths, machine));
+    }
+
+    // the CPU: what fhook's port to it lacks on this kernel
+    const bool with_regs = std::any_of(r.checks.begin(), r.checks.end(), [](const Check& c) {
+        return c.name == "CONFIG_DYNAMIC_FTRACE_WITH_REGS" && c.status == CheckStatus::Ok;
+    });
+    const std::uint64_t missing = arch_missing_features(host_arch(), with_regs);
+    if (missing == 0) {
+        add("cpu", CheckStatus::Ok, std::string(arch_name(host_arch())) + ": every fhook feature");
+    } else {
+        add("cpu", CheckStatus::Warn,
+            std::string(arch_name(host_arch())) + ": " + kArchMissingWhy +
+                " (missing here: " + feature_names(missing) + ")",
+            "use them on an x86-64 machine or guest");
     }
 
     // BTF of modules: type names of module functions

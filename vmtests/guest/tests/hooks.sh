@@ -19,6 +19,7 @@ ret_calls() { echo reset > $TH; run_fhook $D/$1 hook "$@"; }
 
 # lab mode gate
 load_fhook
+has_feature hook || skip "this kernel's ftrace gives no full registers for hooks (arm64 from 6.2: docs/arm64.md)"
 tainted0=$(cat /proc/sys/kernel/tainted)
 run_fhook $D/nolab hook --return -12 fhook_testmod_ret -- sh -c "echo ret 10 > $TH"
 expect_eq "$RC" 1 "--return without lab mode: exit code"
@@ -107,27 +108,35 @@ wait_for 10 sh -c "! grep -q fhook_testmod_ret $T/enabled_functions" ||
 echo reset > $TH
 echo ret 50 > $TH
 expect_eq "$(ret_field normal)" 50 "calls after the kill are normal"
-# a direct trampoline on the function: the plan names it
-fhook count --via direct fhook_testmod_ret --duration 60 > $D/bgd.out 2>&1 &
-BG=$!
-wait_for 30 grep -q 'fhook_testmod_ret.* D' $T/enabled_functions || fail "no direct probe"
-run_fhook $D/confd hook --trace-around fhook_testmod_ret -- true
-expect_eq "$RC" 1 "a hook on a function with a direct trampoline: exit code"
-grep -q 'has a direct trampoline' $D/confd.err || fail "no conflict plan: $(cat $D/confd.err)"
-kill -INT $BG
-wait $BG
+# a direct trampoline on the function: the plan names it (where direct
+# calls are: not in fhook's arm64 port)
+DIRECT=0
+has_feature direct && DIRECT=1
+if [ $DIRECT = 1 ]; then
+	fhook count --via direct fhook_testmod_ret --duration 60 > $D/bgd.out 2>&1 &
+	BG=$!
+	wait_for 30 grep -q 'fhook_testmod_ret.* D' $T/enabled_functions || fail "no direct probe"
+	run_fhook $D/confd hook --trace-around fhook_testmod_ret -- true
+	expect_eq "$RC" 1 "a hook on a function with a direct trampoline: exit code"
+	grep -q 'has a direct trampoline' $D/confd.err || fail "no conflict plan: $(cat $D/confd.err)"
+	kill -INT $BG
+	wait $BG
+fi
 
 # a hooked module is unloaded: fhook unhooks it (no stale ftrace filter
 # entry for a later module at that address to trip over), the sessions
 # live on; reloaded, the module works and nothing warns
 fhook hook --trace-around fhook_testmod_ret --duration 60 > $D/mh.out 2>&1 &
 MH=$!
-fhook count --via direct 'fhook_testmod_t*' --duration 60 > $D/md.out 2>&1 &
-MD=$!
-wait_for 30 sh -c "grep -q 'fhook_testmod_ret.* I' $T/enabled_functions && grep -q 'fhook_testmod_target.* D' $T/enabled_functions" ||
+MD=
+if [ $DIRECT = 1 ]; then
+	fhook count --via direct 'fhook_testmod_t*' --duration 60 > $D/md.out 2>&1 &
+	MD=$!
+fi
+wait_for 30 sh -c "grep -q 'fhook_testmod_ret.* I' $T/enabled_functions && { [ $DIRECT = 0 ] || grep -q 'fhook_testmod_target.* D' $T/enabled_functions; }" ||
 	fail "hook and direct probe not attached: $(cat $T/enabled_functions)"
 rmmod fhook_testmod || fail "rmmod fhook_testmod with fhook's hooks on it"
-expect_eq "$(dmesg | grep -c 'is going away: the probe on it is gone for good')" 2 "unhook messages"
+expect_eq "$(dmesg | grep -c 'is going away: the probe on it is gone for good')" $((1 + DIRECT)) "unhook messages"
 grep -q fhook_testmod $T/enabled_functions && fail "left in enabled_functions: $(cat $T/enabled_functions)"
 load_workmod
 echo reset > $TH

@@ -23,18 +23,21 @@ constexpr const char* arch_name(Arch a) {
     return a == Arch::Arm64 ? "arm64" : "x86_64";
 }
 
-// The FHOOK_FEAT_* fhook's port to `a` has no trampolines for yet (the
-// module's FHOOK_ARCH_NO_FEATURES, kmod/arch/*/arch.h): its handshake
-// leaves them out and it refuses them with FHOOK_R_ARCH.
-constexpr std::uint64_t arch_missing_features(Arch a) {
-    return a == Arch::Arm64
-               ? FHOOK_FEAT_DIRECT | FHOOK_FEAT_LATENCY | FHOOK_FEAT_HOOK | FHOOK_FEAT_KHOOK
-               : 0;
+// The FHOOK_FEAT_* fhook's port to `a` lacks on a kernel whose ftrace gives
+// full registers (`ftrace_with_regs`: CONFIG_DYNAMIC_FTRACE_WITH_REGS) or
+// not (the module's FHOOK_ARCH_NO_FEATURES, kmod/arch/*/arch.h): its
+// handshake leaves them out and it refuses them with FHOOK_R_ARCH.
+constexpr std::uint64_t arch_missing_features(Arch a, bool ftrace_with_regs) {
+    if (a != Arch::Arm64) {
+        return 0;
+    }
+    return FHOOK_FEAT_DIRECT | (ftrace_with_regs ? 0 : FHOOK_FEAT_HOOK | FHOOK_FEAT_KHOOK);
 }
 
-// What arch_missing_features() means, in words.
+// Why, in words.
 constexpr const char* kArchMissingWhy =
-    "direct calls, latency probes, trace-around and IPMODIFY hooks and the hook API have "
-    "x86-64 trampolines only";
+    "direct calls (count --via direct, latency) have x86-64 trampolines only; hooks and the "
+    "hook API need full registers from ftrace (DYNAMIC_FTRACE_WITH_REGS: arm64 kernels "
+    "before 6.2)";
 
 } // namespace fhook
