@@ -5,7 +5,8 @@
 # kernels, then fetches the matching kernel images with `apt-get download`
 # and unpacks them under build/kernels/ (nothing is installed into /boot).
 # The newest available Debian 6.1, 6.12 and 6.12 PREEMPT_RT (rt-amd64)
-# kernels are picked at run time.
+# kernels are picked at run time, and the arm64 builds of the same 6.1 and
+# 6.12 (build/kernels/targets-arm64; FHOOK_NO_ARM64=1 skips them).
 #
 # A fourth target, a KASAN + lockdep + kmemleak debug kernel, is built from
 # Debian's linux-source-6.1 (scripts/build-debug-kernel.sh, ~10 minutes once

@@ -43,7 +43,7 @@ check_artifacts() {
 # build_progs: vmtests/progs/*.c, static, with frame pointers (user stacks), into $progs (rebuilt when a
 # source, progs.h or the ABI header is newer)
 build_progs() {
-	progs=$vm/progs$([ "$arch" = arm64 ] && echo -arm64)
+	progs=$vm/progs$([ "$arch" != arm64 ] || echo -arm64)
 	mkdir -p "$progs"
 	for bin in "$progs"/*; do	# programs whose source is gone
 		[ -e "$bin" ] && [ ! -f "$here/progs/$(basename "$bin" .tmp).c" ] && rm -f "$bin"
