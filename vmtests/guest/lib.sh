@@ -153,6 +153,15 @@ events() {
 	}' "$1"
 }
 
+# This CPU's argument registers as kprobe_events spells them ($R1..$R3),
+# its instruction pointer, its system call entry, O_LARGEFILE (which the
+# kernel adds to every open on 64-bit)
+if [ "$(uname -m)" = aarch64 ]; then
+	R1=%x0 R2=%x1 R3=%x2 IP=%pc SYSENTRY=invoke_syscall O_LARGEFILE=0x20000
+else
+	R1=%di R2=%si R3=%dx IP=%ip SYSENTRY=do_syscall_64 O_LARGEFILE=0x8000
+fi
+
 # has_feature NAME: the loaded module announces feature NAME (fhook status;
 # e.g. direct, which fhook's arm64 port has not)
 has_feature() { fhook status 2> /dev/null | sed -n 's/^features: //p' | tr ' ' '\n' | grep -qx "$1"; }

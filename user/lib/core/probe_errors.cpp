@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include <fhook/core/arch.hpp>
 #include <fhook/core/error.hpp>
 
 namespace fhook {
@@ -132,6 +133,14 @@ void throw_kprobe_error(const Device& device, const KprobeDef& def, const fhook_
     case ELOOP:
         throw_runtime(probe + where + " is inside fhook itself, which cannot trace itself", err);
     case EINVAL:
+        // (arm64's kprobes refuse an address that is not 4-byte aligned so)
+        if (host_arch() == Arch::Arm64 && !def.is_uprobe &&
+            (def.offset % 4 != 0 || def.addr % 4 != 0)) {
+            throw_runtime(probe + where +
+                              " is not on an instruction boundary (arm64 instructions are 4 "
+                              "bytes): pick an offset from a disassembly of the function",
+                          err);
+        }
         if (arg.err_index >= 0) {
             const auto idx = static_cast<std::size_t>(arg.err_index);
             throw_runtime(

@@ -59,9 +59,14 @@ n=$(grep -c ' fhook_testmod_target ' $D/iv.out)
 # (the other intervals print no row; a write may straddle two)
 [ "$n" -ge 2 ] && [ "$n" -lt "$blocks" ] || fail "$n of $blocks intervals with calls: $(tr '\n' '|' < $D/iv.out)"
 
-# --via direct: a glob is one counter
-run_fhook $D/dir count --via direct 'fhook_testmod_tar*' -- sh -c "echo call 700 > $TM"
-expect_eq "$RC" 0 "count --via direct exit code"
-expect_same "$(sed -n 2p $D/dir.out | awk '{ print $1, $2 }')" "700 fhook_testmod_tar*" "the direct probe's total"
+# --via direct: a glob is one counter (where fhook has direct calls: not
+# on arm64, docs/arm64.md)
+DIRECT="no direct calls here"
+if has_feature direct; then
+	run_fhook $D/dir count --via direct 'fhook_testmod_tar*' -- sh -c "echo call 700 > $TM"
+	expect_eq "$RC" 0 "count --via direct exit code"
+	expect_same "$(sed -n 2p $D/dir.out | awk '{ print $1, $2 }')" "700 fhook_testmod_tar*" "the direct probe's total"
+	DIRECT="direct total"
+fi
 detached || fail "still attached at the end: $(cat $T/enabled_functions)"
-pass "$(wc -l < $D/all.cnt) functions counted as the function tracer did; negation, --top, JSON, $blocks intervals summing to 1500, direct total"
+pass "$(wc -l < $D/all.cnt) functions counted as the function tracer did; negation, --top, JSON, $blocks intervals summing to 1500, $DIRECT"

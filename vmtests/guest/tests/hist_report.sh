@@ -21,7 +21,7 @@ hits_events() {
 	H=$1 E=$2
 	[ -n "$E" ] || fail "no probe summary line in $_he"
 }
-DEF='p:fhkhist/vr vfs_read count=%dx:u64'
+DEF="p:fhkhist/vr vfs_read count=$R3:u64"
 # (the filter's comm: the dd processes, not the shell that starts them)
 set -- \
 	'hist:keys=common_pid.execname,count.log2:vals=hitcount,count if comm == "dd"' \
@@ -92,7 +92,7 @@ grep -q '^{ common_pid: dd  *\[ *[0-9]*\], count: ~ 2^16 } hitcount:          7 
 # 128 entries that 200 keys overflow: Dropped exactly as the kernel's,
 # (4) two triggers with their own "if": aggregated by fhook from the
 # records
-DEF2='p:fhkhist/vr2 vfs_read count=%dx:u64'
+DEF2="p:fhkhist/vr2 vfs_read count=$R3:u64"
 live() {	# PHASE WORKLOAD TRIGGER...
 	_ph=$1 _wl=$2
 	shift 2
@@ -106,7 +106,7 @@ live() {	# PHASE WORKLOAD TRIGGER...
 	run_fhook $D/l$_ph hist "$DEF" "$@" -- sh -c "$_wl"
 	echo 0 > $T/events/fhkhist/vr2/enable
 	expect_eq "$RC" 0 "fhook hist exit code (phase $_ph)"
-	grep -q '^Tracing p:fhkhist/vr vfs_read count=%dx:u64\.\.\. Hit Ctrl-C to end\.$' $D/l$_ph.err ||
+	grep -q "^Tracing p:fhkhist/vr vfs_read count=$R3:u64\.\.\. Hit Ctrl-C to end\.\$" $D/l$_ph.err ||
 		fail "no 'Tracing ... Hit Ctrl-C to end.' on stderr"
 	n=0
 	if [ $HAVE_HIST = 1 ]; then

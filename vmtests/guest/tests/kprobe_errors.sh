@@ -23,15 +23,15 @@ bad() {
 
 bad 1 'p:x no_such_function_xyz' "no symbol 'no_such_function_xyz'"
 bad 2 'p:x vfs_read d=%foo' "unknown register '%foo'"
-bad 2 'p:x vfs_read d=%di:u7' "unknown type 'u7'"
+bad 2 "p:x vfs_read d=$R1:u7" "unknown type 'u7'"
 bad 2 'p:x vfs_read r=$retval' 'only in return probes'
 bad 2 'p:x vfs_read+8 a=$arg1' 'function entry'
 bad 2 'r:x vfs_read+8' 'no offset'
-bad 2 'p:x vfs_read d=+0(%di' 'dereference is'
+bad 2 "p:x vfs_read d=+0($R1" 'dereference is'
 bad 2 'p:x vfs_read d=$nope' "unknown variable '\$nope'"
 bad 2 'p:x vfs_read d=@no_such_symbol_xyz' "unknown symbol 'no_such_symbol_xyz'"
-bad 2 'p:x vfs_read d=%di d=%si' "used twice"
-bad 2 'p:x vfs_read d=+0(%di):string[2]' 'arrays of strings'
+bad 2 "p:x vfs_read d=$R1 d=$R2" "used twice"
+bad 2 "p:x vfs_read d=+0($R1):string[2]" 'arrays of strings'
 bad 2 'p:9bad vfs_read' "bad event name '9bad'"
 bad 2 'p:x' 'no place to probe'
 bad 2 'r0:x vfs_read' 'MAXACTIVE'

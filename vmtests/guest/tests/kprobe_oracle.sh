@@ -18,17 +18,14 @@ load_fhook
 tracefs_reset
 grep -q ' do_sys_openat2$' /proc/kallsyms || skip "do_sys_openat2 is not in kallsyms (inlined)"
 
-# The registers of the definitions, as kprobe_events spells them on this CPU
+# The registers of the definitions, as kprobe_events spells them on this
+# CPU (lib.sh: $R1.., $IP)
 # ($stack0 at a function's entry: x86's return address, named; on arm64 a
 # word of the caller's frame, whatever it holds: the kernel names one that
 # points into its kprobe instruction pages with a size no symbol has)
-if [ "$(uname -m)" = aarch64 ]; then
-	R1=%x0 R2=%x1 R3=%x2 IP=%pc CS=%x19 ST=x64
-	OCW=0x20041	# O_CREAT|O_WRONLY|O_LARGEFILE, arm64's O_LARGEFILE
-else
-	R1=%di R2=%si R3=%dx IP=%ip CS=%bx ST=symbol
-	OCW=0x8041
-fi
+# (a callee-saved register, lib.sh's others)
+if [ "$(uname -m)" = aarch64 ]; then CS=%x19 ST=x64; else CS=%bx ST=symbol; fi
+OCW=$(printf '0x%x' $((O_LARGEFILE | 0x41)))	# O_CREAT|O_WRONLY|O_LARGEFILE
 
 # An int3 kprobe: the first offset inside vfs_read, past the fentry call,
 # that kprobe_events accepts (an instruction boundary).

@@ -8,9 +8,8 @@
 # caller, as the kernel's own stacks from a kprobe's registers do.
 . /fhook/lib.sh
 
-SYSENTRY=do_syscall_64
 KCALLER="ksys_read "
-[ "$(uname -m)" = aarch64 ] && SYSENTRY=invoke_syscall KCALLER=
+[ "$(uname -m)" = aarch64 ] && KCALLER=
 
 load_fhook
 # stack_of FILE: the " => " lines after the first event line, joined by ' '

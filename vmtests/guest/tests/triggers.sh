@@ -4,7 +4,7 @@
 . /fhook/lib.sh
 
 N=21
-RD='p:rd vfs_read cnt=%dx:u64'
+RD="p:rd vfs_read cnt=$R3:u64"
 load_fhook
 cnts() { sed -n 's/.*: rd: (vfs_read+0x[0-9a-f]*\/0x[0-9a-f]*) cnt=\([0-9]*\)$/\1/p' "$1" | tr '\n' ' '; }
 

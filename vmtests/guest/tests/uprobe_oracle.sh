@@ -8,8 +8,7 @@
 
 N=30
 BIN=/fhook/bin/fhook-utarget
-# (the first two argument registers as uprobe_events spells them here)
-if [ "$(uname -m)" = aarch64 ]; then R1=%x0 R2=%x1; else R1=%di R2=%si; fi
+# (the first two argument registers as uprobe_events spells them here: lib.sh)
 ARGS="a=+0($R1):s64 b=+8($R1):s64 lbl=+0(+0(+16($R1))):string id=+8(+16($R1)):s32 k=$R2:s32"
 load_fhook
 tracefs_reset
