@@ -89,12 +89,13 @@ if [ "${FHOOK_NO_DEBUG_KERNEL:-0}" != 1 ]; then
 	pkgs+=(flex bison bc libelf-dev libssl-dev openssl dwarves)
 fi
 fi
-say "target kernels: ${kernels[*]}"
-missing=()
-for p in "${pkgs[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
+# install_missing PKG...: apt-get install those not installed yet
+install_missing() {
+	local p missing=()
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	[ ${#missing[@]} -gt 0 ] || return 0
 	say "apt-get install ${missing[*]}"
 	# (-q: no progress bars; a line every 25 packages instead)
 	apt-get install -y -q --no-install-recommends "${missing[@]}" |
@@ -103,7 +104,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 		     /^Unpacking/ { if (++n % 25 == 0) { print "setup:   " n " packages unpacked"; fflush() } }
 		     /^Setting up/ { if (++u % 25 == 0) { print "setup:   " u " packages set up"; fflush() } }
 		     END { print "setup:   " u + 0 " packages installed" }'
-fi
+}
+
+say "target kernels: ${kernels[*]}"
+install_missing "${pkgs[@]}"
 
 mkdir -p "$cache/debs"
 : > "$cache/targets.new"
@@ -140,14 +144,7 @@ if [ $profile = full ] && [ "${FHOOK_NO_ARM64:-0}" != 1 ]; then
 		 libzstd-dev libtraceevent-dev libdw-dev liblzma-dev libbz2-dev libstdc++-12-dev; do
 		xpkgs+=("$p:arm64")
 	done
-	missing=()
-	for p in "${xpkgs[@]}"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-	done
-	if [ ${#missing[@]} -gt 0 ]; then
-		say "apt-get install ${missing[*]}"
-		apt-get install -y -q --no-install-recommends "${missing[@]}" > /dev/null
-	fi
+	install_missing "${xpkgs[@]}"
 	arm61=${rel61%-amd64}-arm64
 	arm612=${rel612%-amd64}-arm64
 	: > "$cache/targets-arm64.new"

@@ -22,19 +22,7 @@
 #define FHOOK_AF_SPACE		720
 
 #ifndef __ASSEMBLY__
-extern const unsigned long fhook_direct_count_tramps[FHOOK_NR_SLOTS];
-extern const unsigned long fhook_direct_fast_tramps[FHOOK_NR_SLOTS];
-extern unsigned long fhook_direct_fast_ctrs[FHOOK_NR_SLOTS];
-extern const unsigned long fhook_direct_record_tramps[FHOOK_NR_SLOTS];
-extern const unsigned long fhook_around_tramps[FHOOK_NR_SLOTS];
-extern const unsigned long fhook_orig_tramps[FHOOK_NR_SLOTS];
-extern unsigned long fhook_around_bodies[FHOOK_NR_SLOTS];
-extern const unsigned long fhook_lat_tramps[FHOOK_NR_SLOTS];
-extern unsigned long fhook_lat_ctxs[FHOOK_NR_SLOTS];
-void fhook_hook_return(void);
-extern const unsigned long fhook_body_rets[2];
-/* where functions in a call graph return (probe_graph.c) */
-void fhook_graph_return(void);
+#include "tramp_tables.h"
 
 /*
  * The around trampoline's frame @f (around.c): the caller's stack

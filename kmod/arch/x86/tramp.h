@@ -37,24 +37,7 @@
 #define FHOOK_BODY_RET_TO_FRAME	72
 
 #ifndef __ASSEMBLY__
-/* tramp.S: the slots' entry addresses by kind, the RETURN stub */
-extern const unsigned long fhook_direct_count_tramps[FHOOK_NR_SLOTS];
-extern const unsigned long fhook_direct_fast_tramps[FHOOK_NR_SLOTS];
-/* slot -> the probe's per-CPU hit counter (a __percpu address) */
-extern unsigned long fhook_direct_fast_ctrs[FHOOK_NR_SLOTS];
-extern const unsigned long fhook_direct_record_tramps[FHOOK_NR_SLOTS];
-extern const unsigned long fhook_around_tramps[FHOOK_NR_SLOTS];
-/* fhook_orig_N: continue at slot N's body (fhook_around_bodies[N]) */
-extern const unsigned long fhook_orig_tramps[FHOOK_NR_SLOTS];
-extern unsigned long fhook_around_bodies[FHOOK_NR_SLOTS];
-extern const unsigned long fhook_lat_tramps[FHOOK_NR_SLOTS];
-/* slot -> the latency probe's struct fhook_lat (latency.c) */
-extern unsigned long fhook_lat_ctxs[FHOOK_NR_SLOTS];
-void fhook_hook_return(void);
-/* where the bodies the around and latency trampolines run return to, by frame kind */
-extern const unsigned long fhook_body_rets[2];
-/* where functions in a call graph return (probe_graph.c) */
-void fhook_graph_return(void);
+#include "tramp_tables.h"
 
 /*
  * The around trampoline's frame @f (around.c): the arguments the caller
