@@ -347,11 +347,17 @@ static int fhook_btf_func_words(const struct fhook_btf *b, const struct btf_type
 		n = fhook_btf_arg_words(b, args[i].type);
 		if (n < 0)
 			return n;
-		/* one that does not fit in the registers left goes whole on the stack */
-		if (regs + n <= FHOOK_REG_ARGS)
+		/*
+		 * one that does not fit in the registers left goes whole on
+		 * the stack (arm64, AAPCS64 C.13: and every one after it)
+		 */
+		if (regs + n <= FHOOK_REG_ARGS) {
 			regs += n;
-		else
+		} else {
 			words += n;
+			if (FHOOK_ARCH_STACK_AFTER_SPILL)
+				regs = FHOOK_REG_ARGS;
+		}
 	}
 	return words;
 }

@@ -414,7 +414,11 @@ enum fhook_probe_type {
 	"panic", "nmi_panic", "__secure_computing", "__seccomp_filter",	\
 	"__secure_computing_strict", "secure_computing_strict",		\
 	"syscall_trace_enter", "syscall_enter_from_user_mode_work",	\
-	"call_usermodehelper_exec_async"
+	"call_usermodehelper_exec_async",					\
+	/* arm64's: its syscall path and exit to user mode */		\
+	"__arm64_sys_exit", "__arm64_sys_exit_group", "invoke_syscall",	\
+	"el0_svc_common", "do_el0_svc", "do_el0_svc_compat", "el0_svc",	\
+	"do_notify_resume", "do_signal"
 
 /*
  * FHOOK_PROBE_FUNC with FHOOK_PROBE_F_COUNT: one counter per function as

@@ -104,6 +104,13 @@ static void mod_exit(struct fhook_khook *hook, struct pt_regs *regs, void *data)
 	WRITE_ONCE(mod_sum, READ_ONCE(mod_sum) + fhook_khook_retval(regs));
 }
 
+/* the syscall wrappers' prefix */
+#ifdef CONFIG_ARM64
+#define FHOOK_TEST_SYS	"__arm64_sys_"
+#else
+#define FHOOK_TEST_SYS	"__x64_sys_"
+#endif
+
 static struct fhook_khook module_hooks[] = {
 	FHOOK_KHOOK_OBSERVE("fhook_testmod:fhook_testmod_ret", mod_entry, mod_exit, 0),
 };
@@ -139,7 +146,7 @@ static void self_exit(struct fhook_khook *hook, struct pt_regs *regs, void *data
 }
 
 static struct fhook_khook self[] = {
-	FHOOK_KHOOK_OBSERVE("__x64_sys_delete_module", self_entry, self_exit, 0),
+	FHOOK_KHOOK_OBSERVE(FHOOK_TEST_SYS "delete_module", self_entry, self_exit, 0),
 };
 
 static struct fhook_khook die[] = {

@@ -30,6 +30,8 @@ extern const u16 fhook_arch_reg_offset[FHOOK_REG_MAX];
 	(GENMASK_ULL(FHOOK_REG_PSTATE, FHOOK_REG_X0) | BIT_ULL(FHOOK_REG_SP))
 /* $arg1..$arg8 in x0..x7 */
 #define FHOOK_REG_ARGS		8
+/* after one argument went on the stack every later one does (AAPCS64 C.13) */
+#define FHOOK_ARCH_STACK_AFTER_SPILL	1
 /* a struct returned in memory has its address in x8, no argument register */
 #define FHOOK_ARCH_SRET_ARG_REGS	0
 /* regs_get_kernel_argument() reads no stack on arm64: registers only */
@@ -78,7 +80,8 @@ static __always_inline unsigned long fhook_arch_kernel_stack_nth(struct pt_regs 
 {
 	unsigned long sp = kernel_stack_pointer(regs), addr = sp + 8UL * n, val;
 
-	if ((addr & ~(THREAD_SIZE - 1)) != (sp & ~(THREAD_SIZE - 1)) ||
+	/* (sp - 1: an empty stack's sp is the end of its block) */
+	if ((addr & ~(THREAD_SIZE - 1)) != ((sp - 1) & ~(THREAD_SIZE - 1)) ||
 	    copy_from_kernel_nofault(&val, (void *)addr, sizeof(val)))
 		return 0;
 	return val;

@@ -5,10 +5,14 @@
  * (stack_trace_save_regs() is not exported), read with
  * copy_from_kernel_nofault() so a bad record ends the walk instead of
  * faulting, each return address stripped of its pointer authentication
- * code; without registers from the caller (stack_trace_save()).
+ * code; without registers from the caller (stack_trace_save()).  And the
+ * calls in progress on current's stack, for the trampoline frames a task
+ * dies or removes a hook inside (frames.c).
  */
 #include "fhook.h"
+#include "tramp.h"
 
+#include <linux/sched/task_stack.h>
 #include <linux/stacktrace.h>
 #include <asm/pointer_auth.h>
 
@@ -29,7 +33,7 @@ notrace unsigned int fhook_stack_kernel(struct pt_regs *regs, u64 *store, unsign
 	store[n++] = instruction_pointer(regs);
 	/* the probed function's own return address may not be saved yet */
 	fp = frame_pointer(regs);
-	while (n < max && fp && !(fp & 15)) {
+	while (n < max && fp && !(fp & 7)) {
 		/* record[0]: the caller's frame pointer, record[1]: return address */
 		if (copy_from_kernel_nofault(record, (void *)fp, sizeof(record)))
 			break;
@@ -44,11 +48,47 @@ notrace unsigned int fhook_stack_kernel(struct pt_regs *regs, u64 *store, unsign
 }
 
 /*
- * The calls in progress on current's stack, for the frames of the around
- * and latency trampolines, which arm64 has not: nothing is walked
+ * The calls in progress on current's stack, from the caller's outwards,
+ * as arch/x86/stack.c's walk gives them (its comment has the contract),
+ * by frame records within current's task stack: @fn(kind, ip, frame,
+ * @arg) for each return address, with the around trampoline's frame where
+ * a body it runs returns into it (the body's record holds the
+ * trampoline's frame pointer; its struct fhook_around_frame is right
+ * below).  Only records are read; the walk ends unsure at a record out of
+ * the stack or not above the last, and at a return address a call graph
+ * replaced.  Called from task context (exit, a hook's removal): no
+ * exception boundary lies between here and the stack's final record.
  */
 notrace bool fhook_arch_body_frames(bool (*fn)(int kind, unsigned long ip, void *frame,
 					       void *arg), void *arg)
 {
-	return false;
+	unsigned long low = (unsigned long)task_stack_page(current), high = low + THREAD_SIZE;
+	unsigned long fp = (unsigned long)__builtin_frame_address(0), record[2];
+
+	BUILD_BUG_ON(ARRAY_SIZE(fhook_body_rets) != FHOOK_FRAME_LAT + 1);
+	for (;;) {
+		void *frame = NULL;
+		unsigned long ip;
+		int kind;
+
+		if ((fp & 7) || fp < low || fp > high - sizeof(record) ||
+		    copy_from_kernel_nofault(record, (void *)fp, sizeof(record)))
+			return false;
+		ip = fhook_strip_pac(record[1]);
+		if (!ip)	/* the final record: the stack's end */
+			return true;
+		if (ip == (unsigned long)fhook_graph_return)
+			return false;
+		for (kind = ARRAY_SIZE(fhook_body_rets) - 1; kind >= 0; kind--) {
+			if (fhook_body_rets[kind] && ip == fhook_body_rets[kind]) {
+				frame = (void *)(record[0] - FHOOK_AF_SPACE);
+				break;
+			}
+		}
+		if (!fn(kind, ip, frame, arg))
+			return true;
+		if (record[0] <= fp)
+			return !record[0];
+		fp = record[0];
+	}
 }

@@ -162,6 +162,8 @@ SYM_DATA_END(fhook_orig_tramps)
 SYM_DATA_START(fhook_lat_tramps)
 	.fill	FHOOK_NR_SLOTS, 8, 0
 SYM_DATA_END(fhook_lat_tramps)
+/* where the bodies the around trampoline runs return to (no latency's yet) */
 SYM_DATA_START(fhook_body_rets)
-	.fill	2, 8, 0
+	.quad	.Lfhook_around_body_ret
+	.quad	0
 SYM_DATA_END(fhook_body_rets)

@@ -39,8 +39,11 @@ static __always_inline const u64 *fhook_arch_around_args(struct fhook_around_fra
 static __always_inline void fhook_arch_around_regs(struct fhook_around_frame *f, unsigned long ip)
 {
 	const unsigned long *record = (const unsigned long *)((unsigned long)f + FHOOK_AF_SPACE);
+	unsigned long rest = (unsigned long)&f->regs + offsetof(struct pt_regs, orig_x0);
 
 	memset(&f->regs.regs[9], 0, (29 - 9) * sizeof(f->regs.regs[0]));
+	/* what follows pstate (its members differ between kernels) */
+	memset((void *)rest, 0, sizeof(f->regs) - offsetof(struct pt_regs, orig_x0));
 	f->regs.regs[29] = record[0];
 	f->regs.regs[30] = record[1];
 	f->regs.sp = (unsigned long)(record + 2);

@@ -29,6 +29,8 @@ extern const u16 fhook_arch_reg_offset[FHOOK_REG_MAX];
 #define FHOOK_ARCH_REGS		GENMASK_ULL(FHOOK_REG_ORIG_AX, FHOOK_REG_AX)
 /* $arg1..$argN in registers (di, si, dx, cx, r8, r9); later ones on the stack */
 #define FHOOK_REG_ARGS		6
+/* an argument that fits the registers left after one went on the stack goes there */
+#define FHOOK_ARCH_STACK_AFTER_SPILL	0
 /* argument registers the address of a struct returned in memory takes (%rdi) */
 #define FHOOK_ARCH_SRET_ARG_REGS	1
 /* the largest $argN regs_get_kernel_argument() reads: on the stack past 6 */
