@@ -20,7 +20,7 @@ HOOKS=0 MISSING='direct hook khook'
 if grep -q ' ftrace_regs_caller$' /proc/kallsyms; then
 	HOOKS=1 MISSING=direct
 fi
-grep -q "^warn cpu  *arm64: direct calls (count --via direct, latency) have x86-64 trampolines only; .* (missing here: $MISSING)\$" $D/doc.out ||
+grep -q "^warn cpu  *arm64: direct calls (direct counting, latency histograms) have x86-64 trampolines only; .* (missing here: $MISSING)\$" $D/doc.out ||
 	fail "doctor's cpu line: $(grep ' cpu ' $D/doc.out)"
 run_fhook $D/st status
 feats=$(sed -n 's/^features: //p' $D/st.out)
@@ -33,7 +33,7 @@ refused() {
 	shift
 	run_fhook $D/$name "$@"
 	expect_eq "$RC" 1 "fhook $* exit status"
-	grep -q "are not available on this arm64 kernel: direct calls (count --via direct, latency)" $D/$name.err ||
+	grep -q "are not available on this arm64 kernel: direct calls (direct counting, latency histograms)" $D/$name.err ||
 		fail "fhook $*: $(cat $D/$name.err)"
 	expect_eq "$(wc -l < $D/$name.err)" 1 "lines of fhook $*'s error"
 }

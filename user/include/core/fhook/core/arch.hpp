@@ -36,7 +36,8 @@ constexpr std::uint64_t arch_missing_features(Arch a, bool ftrace_with_regs) {
 
 // Why, in words.
 constexpr const char* kArchMissingWhy =
-    "direct calls (count --via direct, latency) have x86-64 trampolines only; hooks and the "
+    "direct calls (direct counting, latency histograms) have x86-64 trampolines only; hooks and "
+    "the "
     "hook API need full registers from ftrace (DYNAMIC_FTRACE_WITH_REGS: arm64 kernels "
     "before 6.2)";
 
