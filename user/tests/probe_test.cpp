@@ -171,6 +171,13 @@ TEST(ProbeCompile, RegistersOfTheHostCpu) {
     EXPECT_FALSE(register_of(FHOOK_REG_X0, Arch::X86_64));
     EXPECT_FALSE(register_of(FHOOK_REG_DI, Arch::Arm64));
     EXPECT_FALSE(register_of(FHOOK_REG_MAX, Arch::Arm64));
+    EXPECT_EQ(arch_max_argn(Arch::Arm64), 8u);
+    EXPECT_EQ(arch_max_argn(Arch::X86_64), static_cast<std::uint32_t>(FHOOK_MAX_ARGN));
+    if (host_arch() == Arch::Arm64) {
+        EXPECT_NE(error_of("p:x f a=$arg9").find("on arm64"), std::string::npos);
+    } else {
+        EXPECT_EQ(parse("p:x f a=$arg9").insns[0].arg, 9u);
+    }
     const char* other = host_arch() == Arch::Arm64 ? "p:x f d=%di" : "p:x f d=%x0";
     EXPECT_NE(error_of(other).find("unknown register"), std::string::npos);
     const char* own = host_arch() == Arch::Arm64 ? "p:x f d=%x0 s=%sp" : "p:x f d=%di s=%sp";

@@ -174,8 +174,13 @@ void parse_fetcharg(std::string_view a, std::string_view token, const SymbolReso
             c.load.arg = static_cast<std::uint32_t>(*n);
         } else if (v.substr(0, 3) == "arg") {
             auto n = parse_uint(v.substr(3));
-            if (!n || *n == 0 || *n > FHOOK_MAX_ARGN) {
-                bad(token, "$argN needs N in 1.." + std::to_string(FHOOK_MAX_ARGN));
+            const std::uint32_t max = arch_max_argn(host_arch());
+            if (!n || *n == 0 || *n > max) {
+                bad(token,
+                    "$argN needs N in 1.." + std::to_string(max) +
+                        (max < FHOOK_MAX_ARGN ? std::string(" on ") + arch_name(host_arch()) +
+                                                    " (later arguments: $stack0 on)"
+                                              : ""));
             }
             c.load.op = FHOOK_OP_ARG;
             c.load.arg = static_cast<std::uint32_t>(*n);

@@ -80,6 +80,20 @@ if [ "$(uname -m)" != aarch64 ]; then
 	[ "$(grep -c vfs_read $D/ar.out)" -ge 20 ] || fail "fewer than 20 calls traced around: $(head -n 3 $D/ar.out)"
 fi
 
+# arm64: a tracing user's fetches of its registers and of the kernel stack
+# stay bounded ($stack1024 is 0 past a stack's end, as kprobe_events
+# reads it), and $arg9, which arm64 passes on the stack, is refused with
+# one line before anything is armed
+if [ "$(uname -m)" = aarch64 ]; then
+	as_user $D/a64 "$gid" perfmon,syslog fhook trace "p:pk vfs_read s=\$stack1024:x64 lr=%x30:x64 a8=\$arg8:x64 p=%pstate:x64" -- fhook-workload read 5
+	expect_eq "$RC" 0 "arm64 fetches as a member with CAP_PERFMON: exit code"
+	expect_eq "$(grep -c ': pk: (vfs_read+0x0/0x[0-9a-f]*) s=0x[0-9a-f]* lr=0x[0-9a-f]* a8=0x[0-9a-f]* p=0x[0-9a-f]*$' $D/a64.out)" 5 "arm64 fetch events"
+	as_user $D/a9 "$gid" perfmon fhook trace 'p:pk vfs_read a=$arg9:x64' -- true
+	expect_eq "$RC" 2 "\$arg9 on arm64: exit code"
+	grep -q 'on arm64 (later arguments: \$stack0 on)' $D/a9.err || fail "\$arg9 on arm64: $(cat $D/a9.err)"
+	expect_eq "$(wc -l < $D/a9.err)" 1 "error lines of \$arg9 on arm64"
+fi
+
 as_user $D/nc "$gid" - fhook trace vfs_read -- true
 expect_eq "$RC" 1 "a member without CAP_PERFMON: exit code"
 expect_eq "$(wc -l < $D/nc.err)" 1 "error lines without CAP_PERFMON"

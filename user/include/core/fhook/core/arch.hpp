@@ -23,6 +23,13 @@ constexpr const char* arch_name(Arch a) {
     return a == Arch::Arm64 ? "arm64" : "x86_64";
 }
 
+// The largest $argN the module reads on `a`: x86-64 reads those past its 6
+// argument registers from the stack, arm64 only its 8 registers (later
+// arguments are $stack0 on there).
+constexpr std::uint32_t arch_max_argn(Arch a) {
+    return a == Arch::Arm64 ? 8 : FHOOK_MAX_ARGN;
+}
+
 // The FHOOK_FEAT_* fhook's port to `a` lacks on a kernel whose ftrace gives
 // full registers (`ftrace_with_regs`: CONFIG_DYNAMIC_FTRACE_WITH_REGS) or
 // not (the module's FHOOK_ARCH_NO_FEATURES, kmod/arch/*/arch.h): its
