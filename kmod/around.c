@@ -318,13 +318,11 @@ void fhook_around_let_go(struct fhook_around *a)
 
 void fhook_around_init(void)
 {
-#ifdef FHOOK_AF_SIZE	/* (an arch whose tramp.S has the around trampoline) */
 	BUILD_BUG_ON(offsetof(struct fhook_around_frame, slot) != FHOOK_AF_SLOT);
 	BUILD_BUG_ON(offsetof(struct fhook_around_frame, target) != FHOOK_AF_TARGET);
 	BUILD_BUG_ON(offsetof(struct fhook_around_frame, stack) != FHOOK_AF_STACK);
 	BUILD_BUG_ON(sizeof(struct fhook_around_frame) != FHOOK_AF_SIZE);
 	BUILD_BUG_ON(FHOOK_AF_SPACE % 16 || FHOOK_AF_SPACE < FHOOK_AF_SIZE);
-#endif
 #ifdef FHOOK_AF_X0	/* (arm64's saves x0..x8 in place) */
 	BUILD_BUG_ON(offsetof(struct fhook_around_frame, regs.regs[0]) != FHOOK_AF_X0);
 #endif

@@ -22,33 +22,29 @@
 #define NREGS 16
 
 #if defined(__aarch64__)
+/* x1..x6, x19..x22, x29, x30, x9, x10 and sp from v[1..15] */
+#define FHOOK_LOAD_REGS					\
+	"ldp x1, x2, [x0, #0x08]\n\t"			\
+	"ldp x3, x4, [x0, #0x18]\n\t"			\
+	"ldp x5, x6, [x0, #0x28]\n\t"			\
+	"ldp x19, x20, [x0, #0x38]\n\t"		\
+	"ldp x21, x22, [x0, #0x48]\n\t"		\
+	"ldp x29, x30, [x0, #0x58]\n\t"		\
+	"ldp x9, x10, [x0, #0x68]\n\t"			\
+	"ldr x11, [x0, #0x78]\n\t"			\
+	"mov sp, x11\n\t"
+
 static void __attribute__((noreturn)) forged_end(const unsigned long *v, int jump)
 {
 	register const unsigned long *x0 asm("x0") = v;
 
 	if (jump)
-		asm volatile("ldp x1, x2, [x0, #0x08]\n\t"
-			     "ldp x3, x4, [x0, #0x18]\n\t"
-			     "ldp x5, x6, [x0, #0x28]\n\t"
-			     "ldp x19, x20, [x0, #0x38]\n\t"
-			     "ldp x21, x22, [x0, #0x48]\n\t"
-			     "ldp x29, x30, [x0, #0x58]\n\t"
-			     "ldp x9, x10, [x0, #0x68]\n\t"
-			     "ldr x11, [x0, #0x78]\n\t"
-			     "mov sp, x11\n\t"
+		asm volatile(FHOOK_LOAD_REGS
 			     "ldr x0, [x0]\n\t"
 			     "br x0"
 			     : : "r"(x0) : "memory");
 	else
-		asm volatile("ldp x1, x2, [x0, #0x08]\n\t"
-			     "ldp x3, x4, [x0, #0x18]\n\t"
-			     "ldp x5, x6, [x0, #0x28]\n\t"
-			     "ldp x19, x20, [x0, #0x38]\n\t"
-			     "ldp x21, x22, [x0, #0x48]\n\t"
-			     "ldp x29, x30, [x0, #0x58]\n\t"
-			     "ldp x9, x10, [x0, #0x68]\n\t"
-			     "ldr x11, [x0, #0x78]\n\t"
-			     "mov sp, x11\n\t"
+		asm volatile(FHOOK_LOAD_REGS
 			     "mov x8, #94\n\t"	/* exit_group */
 			     "svc #0"
 			     : : "r"(x0) : "memory");
