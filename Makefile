@@ -96,7 +96,7 @@ endef
 # fhook.ko alone (scripts/demo.sh), for one kernel: make module REL=...
 module:
 	@[ -f $(TARGETS) ] || { echo "no target kernels: run 'sudo make setup'"; exit 1; }
-	@while read rel hdr vmlinuz mods; do \
+	+@while read rel hdr vmlinuz mods; do \
 		[ -z "$(REL)" ] || [ "$$rel" = "$(REL)" ] || continue; \
 		$(call build_module,$$rel,$$hdr) || exit 1; \
 	done < $(TARGETS)
@@ -105,14 +105,14 @@ kmod:
 ifdef KDIR
 # (the release of the module's vermagic: Debian's 6.1 headers have another
 # one in include/config/kernel.release)
-	@rel=$$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$$/\1/p' $(KDIR)/include/generated/utsrelease.h); \
+	+@rel=$$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$$/\1/p' $(KDIR)/include/generated/utsrelease.h); \
 	$(call build_kmod,$$rel,$(KDIR))
 else
 	@[ -f $(TARGETS) ] || { echo "no target kernels: run 'sudo make setup' (or pass KDIR=)"; exit 1; }
-	@while read rel hdr vmlinuz mods; do \
+	+@while read rel hdr vmlinuz mods; do \
 		$(call build_kmod,$$rel,$$hdr) || exit 1; \
 	done < $(TARGETS)
-	@[ ! -f $(TARGETS_ARM64) ] || while read rel hdr vmlinuz mods; do \
+	+@[ ! -f $(TARGETS_ARM64) ] || while read rel hdr vmlinuz mods; do \
 		export CROSS_COMPILE=$(ARM64_CROSS); $(call build_kmod,$$rel,$$hdr) || exit 1; \
 	done < $(TARGETS_ARM64)
 endif

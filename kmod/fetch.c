@@ -308,8 +308,15 @@ struct fhook_prog *fhook_prog_load(struct fhook_probe *p, const struct fhook_pro
 		 */
 		bool kstack = !user && (in->op == FHOOK_OP_STACK ||
 					(in->op == FHOOK_OP_ARG && in->arg > FHOOK_REG_ARGS));
+		/*
+		 * and registers that hold no argument, address or position:
+		 * what the kernel's code left there (%ax, %r10 and the like in
+		 * a hook's frame), as a register dump (perf's under lockdown)
+		 */
+		bool kreg = !user && in->op == FHOOK_OP_REG &&
+			    !(FHOOK_ARCH_ARG_REGS & BIT_ULL(in->arg));
 		bool kmem = in->op == FHOOK_OP_DEREF || in->op == FHOOK_OP_ST_MEM ||
-			    in->op == FHOOK_OP_ST_STRING || kstack;
+			    in->op == FHOOK_OP_ST_STRING || kstack || kreg;
 
 		/*
 		 * uprobes: $arg1..6 are registers, later ones on the user

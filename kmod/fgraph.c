@@ -282,7 +282,32 @@ static void fhook_gpool_free(struct fhook_gpool *g)
 	/* readers with preemption off: fhook_fgraph_ret_addr() (an exit's walk) */
 	synchronize_rcu();
 	vfree(g->stacks);
+	fhook_mem_unreserve(g->charged, g->charged_pages);
 	kvfree(g);
+}
+
+/* Name the tasks (a few) whose calls keep @g after its stop, once */
+static void fhook_gpool_name_pending(struct fhook_gpool *g)
+{
+	char who[4][TASK_COMM_LEN + 12] = { "", "", "", "" };
+	unsigned int s, n = 0, more = 0;
+	unsigned long flags;
+
+	/* (a task gives its stack back under the lock as it dies) */
+	raw_spin_lock_irqsave(&g->lock, flags);
+	for (s = 0; s < g->nr; s++) {
+		struct task_struct *t = fhook_gs_task(&g->stacks[s]);
+
+		if (!t || !READ_ONCE(g->stacks[s].depth))
+			continue;
+		if (n < ARRAY_SIZE(who))
+			snprintf(who[n++], sizeof(who[0]), " %s[%d]", t->comm, task_pid_nr(t));
+		else
+			more++;
+	}
+	raw_spin_unlock_irqrestore(&g->lock, flags);
+	pr_info("graph: calls still inside hold the trampoline, freed when they return:%s%s%s%s (and %u more)\n",
+		who[0], who[1], who[2], who[3], more);
 }
 
 /*
@@ -400,13 +425,14 @@ void fhook_fgraph_detach(void)
 }
 
 /*
- * What a call graph put fhook_graph_return in place of at @slot, on
- * current's stack (arch/x86/stack.c: unwinding past it), or 0.  Only
- * current pushes and pops its stack.  A function that tail-calls another
- * traced one shares its slot: the callee's frame saved fhook_graph_return
- * itself, the caller's below it what was there first.
+ * What a call graph put fhook_graph_return in place of, for the call an
+ * unwinder of current's stack found by @key (arch/<cpu>/stack.c: x86's
+ * return-address slot, arm64's frame pointer the record links to), or 0.
+ * Only current pushes and pops its stack.  A function that tail-calls
+ * another traced one shares its key: the callee's frame saved
+ * fhook_graph_return itself, the caller's below it what was there first.
  */
-notrace unsigned long fhook_fgraph_ret_addr(unsigned long *slot)
+notrace unsigned long fhook_fgraph_ret_addr(unsigned long key)
 {
 	struct fhook_gstack *gs;
 	struct fhook_gpool *g;
@@ -417,7 +443,7 @@ notrace unsigned long fhook_fgraph_ret_addr(unsigned long *slot)
 	g = READ_ONCE(fhook_gpool);
 	gs = g ? fhook_gstack_active(g) : NULL;
 	for (i = gs ? min_t(int, READ_ONCE(gs->depth), FHOOK_GRAPH_MAX_DEPTH) - 1 : -1; i >= 0; i--) {
-		if (gs->frames[i].slot == slot &&
+		if (fhook_gframe_unwind_key(&gs->frames[i]) == key &&
 		    gs->frames[i].ret != (unsigned long)fhook_graph_return) {
 			ret = gs->frames[i].ret;
 			break;
@@ -432,7 +458,7 @@ notrace unsigned long fhook_fgraph_ret_addr(unsigned long *slot)
  * pool, now or once the last call inside has returned.  @stuck: ftrace
  * kept one of the user's ops, whose callbacks may still push: keep it all.
  */
-void fhook_fgraph_stop(bool stuck)
+bool fhook_fgraph_stop(bool stuck, struct fhook_user *charged, u64 pages)
 {
 	struct fhook_gpool *g = fhook_gpool;
 
@@ -443,18 +469,21 @@ void fhook_fgraph_stop(bool stuck)
 	 */
 	synchronize_rcu();
 	synchronize_rcu_tasks_rude();
+	if (!stuck && fhook_fgraph_restore(g)) {
+		fhook_gpool_free(g);
+		return false;
+	}
+	/* the pool's memory stays charged until it is freed */
+	g->charged = charged;
+	g->charged_pages = pages;
+	__module_get(THIS_MODULE);
 	if (stuck) {
 		pr_err("graph: ops still registered, the call graph stays\n");
-		__module_get(THIS_MODULE);
-		return;
+		return true;
 	}
-	if (fhook_fgraph_restore(g)) {
-		fhook_gpool_free(g);
-		return;
-	}
-	pr_info("graph: calls still inside hold the trampoline, freed when they return\n");
-	__module_get(THIS_MODULE);
+	fhook_gpool_name_pending(g);
 	queue_delayed_work(system_long_wq, &fhook_gpool_drain_work, HZ / 10);
+	return true;
 }
 
 int fhook_fgraph_setup(void)

@@ -30,6 +30,13 @@ struct fhook_gframe {
 	 * its return address is in a register there)
 	 */
 	unsigned long *slot;
+#ifdef FHOOK_ARCH_GRAPH_FP
+	/*
+	 * the caller's frame pointer at its entry, which the function's
+	 * frame record links to: what a frame-record walk finds it by
+	 */
+	unsigned long fp;
+#endif
 	unsigned long ret;		/* its return address */
 	unsigned long func;
 	unsigned long flags;
@@ -37,6 +44,16 @@ struct fhook_gframe {
 	u64 calltime;
 	u32 data;
 };
+
+/* What an unwinder finds @f by: fhook_fgraph_ret_addr() */
+static inline unsigned long fhook_gframe_unwind_key(const struct fhook_gframe *f)
+{
+#ifdef FHOOK_ARCH_GRAPH_FP
+	return f->fp;
+#else
+	return (unsigned long)f->slot;
+#endif
+}
 
 /*
  * fhook_gstack.own: its task (NULL: on the free list) | FHOOK_GS_ACTIVE,
@@ -112,7 +129,13 @@ int fhook_fgraph_start(const struct fhook_fgraph_ops *ops, void *user,
 		       const struct fhook_fgraph_cfg *cfg);
 bool fhook_fgraph_is_user(void *user);
 void fhook_fgraph_detach(void);
-void fhook_fgraph_stop(bool stuck);
+/*
+ * The pool's memory is @pages of fhook's budget, charged to @charged
+ * (fhook_mem_reserve()): true when the pool outlives the stop (calls
+ * inside, or @stuck) and has taken that charge, given back when it is
+ * freed.
+ */
+bool fhook_fgraph_stop(bool stuck, struct fhook_user *charged, u64 pages);
 
 
 /*
@@ -148,6 +171,9 @@ struct fhook_gpool {
 	const struct fhook_fgraph_ops *ops;
 	/* what the callbacks get; NULL once detached */
 	void *user;
+	/* a pool left after its stop: the budget its memory is charged to */
+	struct fhook_user *charged;
+	u64 charged_pages;
 	struct fhook_gbucket buckets[1 << FHOOK_GRAPH_BUCKET_BITS];
 };
 
@@ -297,6 +323,9 @@ static __always_inline void fhook_fgraph_call(const struct fhook_fgraph_ops *ops
 	barrier();
 	f = &gs->frames[i];
 	f->slot = slot;
+#ifdef FHOOK_ARCH_GRAPH_FP
+	f->fp = fhook_arch_caller_fp(fregs);
+#endif
 	f->func = ip;
 	f->ret = READ_ONCE(*fhook_arch_return_slot(fregs));
 	if (mode == FHOOK_FG_NOTRACE) {

@@ -276,6 +276,13 @@ struct fhook_probe {
 	u64 watch_loads;		/* modules loaded when it was added */
 	bool enabled;			/* kprobes: armed (enable_kprobe) */
 	bool stack;			/* FHOOK_PROBE_F_STACK */
+	/*
+	 * uprobes: user memory read with page faults (added by CAP_SYS_ADMIN);
+	 * else with none, as non-sleepable BPF reads it: a fault that never
+	 * completes (a FUSE page) would hold the uprobe's locks (6.12: an RCU
+	 * Tasks Trace read section every uprobe unregister waits for)
+	 */
+	bool user_faults;
 	/* FHOOK_PROBE_F_WAKEUP_CPU: any task's hits, not the session's filters' */
 	bool any_task;
 	bool paused;			/* a DISABLE trigger ran: hits are filtered */
@@ -586,7 +593,8 @@ extern const struct fhook_frame_kind fhook_around_frame_kind, fhook_lat_frame_ki
 
 bool fhook_arch_body_frames(bool (*fn)(int kind, unsigned long ip, void *frame, void *arg),
 			    void *arg);
-unsigned long fhook_fgraph_ret_addr(unsigned long *slot);
+unsigned long fhook_fgraph_ret_addr(unsigned long key);
+bool fhook_symbol_start(unsigned long ip);
 bool fhook_frames_walk(enum fhook_frame_kind_id kind, void (*fn)(void *frame, void *arg),
 		       void *arg);
 void fhook_frames_get(void);

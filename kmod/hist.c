@@ -35,6 +35,7 @@
 
 #include <linux/log2.h>
 #include <linux/math64.h>
+#include <linux/random.h>
 #include <linux/sched/task_stack.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
@@ -62,6 +63,7 @@ struct fhook_hist {
 	u32 key_size;
 	u32 elt_size;		/* key, hitcount, sums, comm */
 	u32 slot_mask;		/* 2 x entries - 1 */
+	u64 seed;		/* of the hash: nobody picks keys that collide */
 	u64 pages;		/* fhook_mem_reserve()d for the slots and elements */
 	struct fhook_user *user;	/* ... for this user's session */
 	atomic_t used;		/* elements taken from the pool */
@@ -81,18 +83,29 @@ static inline u8 *fhook_hist_elt(struct fhook_hist *h, u32 i)
 	return h->elts + (size_t)i * h->elt_size;
 }
 
-/* Multiplicative hashing by the golden ratio (hash_64()), word by word */
-static __always_inline u32 fhook_hist_hash(const u64 *key, unsigned int words)
+/*
+ * Multiplicative hashing by the golden ratio (hash_64()), word by word,
+ * from the table's random seed, the high half folded in once more: keys a
+ * tracer controls (a syscall's argument) cannot be chosen to share a slot
+ * (BPF's hash maps seed theirs for the same reason).
+ */
+static __always_inline u32 fhook_hist_hash(const u64 *key, unsigned int words, u64 seed)
 {
-	u64 x = 0;
+	u64 x = seed;
 	unsigned int i;
 
-	if (words == 1)		/* the usual key: one number */
-		return (u32)((key[0] * 0x9e3779b97f4a7c15ULL) >> 32) ?: 1;
 	for (i = 0; i < words; i++)
 		x = (x ^ key[i]) * 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 32)) * 0x9e3779b97f4a7c15ULL;
 	return (u32)(x >> 32) ?: 1;
 }
+
+/*
+ * Slots a key is looked for in from its own on: a new key past them is
+ * dropped (counted).  At most half the slots are taken, so a key with a
+ * random hash is within a few of its own.
+ */
+#define FHOOK_HIST_MAX_PROBE	64
 
 static __always_inline bool fhook_hist_same(const u64 *a, const u64 *b, unsigned int words)
 {
@@ -268,6 +281,7 @@ static struct fhook_hist *fhook_hist_create(const struct fhook_hist_set *hs, u8 
 	}
 	h->elt_size = h->key_size + 8 * (1 + FHOOK_HIST_MAX_VALS) + TASK_COMM_LEN;
 	h->slot_mask = 2 * hs->entries - 1;
+	h->seed = get_random_u64();
 	/* in fhook's memory budget, as the rings (up to 4 x 64 tables of MiBs) */
 	h->pages = DIV_ROUND_UP(2 * hs->entries * sizeof(*h->slots) +
 				(u64)hs->entries * h->elt_size, PAGE_SIZE);
@@ -444,9 +458,10 @@ static __always_inline void fhook_hist_count(struct fhook_hist *h, const u64 *ke
 	u32 hash, idx, n, i;
 	u64 *e = NULL;
 
-	hash = fhook_hist_hash(key, words);
+	hash = fhook_hist_hash(key, words, h->seed);
 	idx = hash & h->slot_mask;
-	for (i = 0; i <= h->slot_mask; i++, idx = (idx + 1) & h->slot_mask) {
+	for (i = 0; i <= min_t(u32, h->slot_mask, FHOOK_HIST_MAX_PROBE - 1);
+	     i++, idx = (idx + 1) & h->slot_mask) {
 		struct fhook_hist_slot *slot = &h->slots[idx];
 		u32 sh = READ_ONCE(slot->hash);
 

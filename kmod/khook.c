@@ -449,6 +449,19 @@ int __fhook_khook_install(struct fhook_khook *hooks, size_t n, struct module *ow
 }
 EXPORT_SYMBOL_GPL(__fhook_khook_install);
 
+/*
+ * Must @k's owner, removing it or going, wait for the calls inside its
+ * hook @k?  For those inside its replacement (they run its text and call
+ * its "original" through the pointer the detach clears) and for those
+ * inside one of its own functions.  Calls inside the body of another
+ * function it observes reach none of its code once @k is detached: a task
+ * asleep in a pipe read under an observer of vfs_read holds no rmmod.
+ */
+static bool fhook_khook_must_wait(struct fhook_khook_k *k)
+{
+	return k->hook && (k->hook->replacement || within_module(k->addr, k->owner));
+}
+
 void fhook_khook_remove(struct fhook_khook *hooks, size_t n)
 {
 	struct fhook_khook_k *k;
@@ -471,24 +484,12 @@ void fhook_khook_remove(struct fhook_khook *hooks, size_t n)
 		mine = fhook_khook_take(k);
 		mutex_unlock(&fhook_khook_lock);
 		if (mine)
-			fhook_khook_drain(k, true);
+			fhook_khook_drain(k, fhook_khook_must_wait(k));
 		else if (k)	/* (not a hung task: it waits for others) */
 			wait_event_idle(fhook_khook_wq, READ_ONCE(hooks[i].fhook) != k);
 	}
 }
 EXPORT_SYMBOL_GPL(fhook_khook_remove);
-
-/*
- * Must @k's owner, going, wait for the calls inside its hook @k?  For
- * those inside its replacement (they run its text and call its "original"
- * through the pointer the detach clears) and for those inside one of its
- * own functions.  Calls inside the body of another function it observes
- * reach none of its code once @k is detached.
- */
-static bool fhook_khook_must_wait(struct fhook_khook_k *k)
-{
-	return k->hook && (k->hook->replacement || within_module(k->addr, k->owner));
-}
 
 /*
  * A module going.  The hooks on its functions are unhooked (ftrace

@@ -283,6 +283,25 @@ static int fhook_graph_all_given(struct fhook_graph_probe *gp)
 	return ret;
 }
 
+/*
+ * The shadow stacks START makes, in fhook's budget: this user's share.
+ * Taken at PROBE_ADD, and again at a START after a stop whose pool kept
+ * the charge (calls still inside it: fhook_fgraph_stop()).
+ */
+static int fhook_graph_charge(struct fhook_graph_probe *gp)
+{
+	u64 pages = DIV_ROUND_UP((u64)(gp->cfg.max_tasks ?: FHOOK_GRAPH_DEF_TASKS) *
+				 sizeof(struct fhook_gstack), PAGE_SIZE);
+	int ret;
+
+	if (gp->pool_pages)
+		return 0;
+	ret = fhook_mem_reserve(gp->f.p.session->user, pages);
+	if (!ret)
+		gp->pool_pages = pages;
+	return ret;
+}
+
 static int fhook_graph_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
 			    s32 *err_index)
 {
@@ -290,19 +309,24 @@ static int fhook_graph_init(struct fhook_probe *p, const struct fhook_probe_add 
 	struct fhook_probe_add entry = *arg;
 	char own[] = "fhook_*";
 	s32 index = 0, first;
-	u64 pages;
 	int ret;
 
 	ret = fhook_graph_copy(p->session, &gp->cfg, arg->hook);
 	if (ret)
 		return ret;
-	/* the shadow stacks START makes, in fhook's budget: this user's share */
-	pages = DIV_ROUND_UP((u64)(gp->cfg.max_tasks ?: FHOOK_GRAPH_DEF_TASKS) *
-			     sizeof(struct fhook_gstack), PAGE_SIZE);
-	ret = fhook_mem_reserve(p->session->user, pages);
+	/*
+	 * every frame's six (eight) argument registers, whatever its arity:
+	 * what the callers left in those past it is the kernel's, as a
+	 * register dump is (perf's under lockdown)
+	 */
+	if (gp->cfg.flags & FHOOK_GRAPH_F_ARGS) {
+		ret = fhook_priv_require(p, FHOOK_PRIV_READ_KERNEL);
+		if (ret)
+			return ret;
+	}
+	ret = fhook_graph_charge(gp);
 	if (ret)
 		return ret;
-	gp->pool_pages = pages;
 	gp->mode = &fhook_graph_calls_mode;
 	if (gp->cfg.flags & FHOOK_GRAPH_F_ERRORS) {
 		ret = fhook_errors_init(gp);
@@ -382,7 +406,9 @@ static void fhook_graph_disarm(struct fhook_probe *p)
 	/* no new frames; then no handler writes to the session's rings */
 	fhook_graph_unregister(gp);
 	fhook_fgraph_detach();
-	fhook_fgraph_stop(p->registered || gp->all_registered || gp->notrace_registered);
+	if (fhook_fgraph_stop(p->registered || gp->all_registered || gp->notrace_registered,
+			      p->session->user, gp->pool_pages))
+		gp->pool_pages = 0;	/* the pool's now */
 }
 
 static int fhook_graph_arm(struct fhook_probe *p)
@@ -396,6 +422,9 @@ static int fhook_graph_arm(struct fhook_probe *p)
 	};
 	int ret;
 
+	ret = fhook_graph_charge(gp);
+	if (ret)
+		return ret;
 	/* another call graph, armed or still draining: EBUSY */
 	ret = fhook_fgraph_start(gp->mode->fgraph, gp, &cfg);
 	if (ret)

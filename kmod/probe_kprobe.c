@@ -258,10 +258,11 @@ notrace void fhook_probe_emit(struct fhook_probe *p, u16 type, struct pt_regs *r
 
 /*
  * Record a hit of a uprobe or uretprobe, in the probed task and
- * preemptible: the fetch program reads user memory with page faults
- * allowed (strings and stack pages not touched yet are read, as
- * trace_uprobe reads them), then the record is written with preemption
- * off, if the filters still admit it on the CPU the task is on then.
+ * preemptible: the fetch program reads user memory, with page faults
+ * where the probe's adder had CAP_SYS_ADMIN (strings and stack pages not
+ * touched yet are read, as trace_uprobe reads them; p->user_faults), then
+ * the record is written with preemption off, if the filters still admit
+ * it on the CPU the task is on then.
  */
 notrace void fhook_probe_emit_user(struct fhook_probe *p, u16 type, struct pt_regs *regs,
 				   unsigned long ip, unsigned long ret_ip)
@@ -287,7 +288,7 @@ notrace void fhook_probe_emit_user(struct fhook_probe *p, u16 type, struct pt_re
 		return;
 	}
 	fhook_fetch_ctx_init(&ctx, regs, rec->data, FHOOK_MAX_PROBE_DATA, true);
-	ctx.may_fault = true;
+	ctx.may_fault = p->user_faults;
 	memset(ctx.data, 0, prog->data_size);
 	ctx.dyn = prog->data_size;
 	fhook_prog_run(prog, 0, prog->len, &ctx);

@@ -12,6 +12,7 @@
  */
 #include "fhook.h"
 
+#include <linux/capability.h>
 #include <linux/err.h>
 #include <linux/fs.h>
 #include <linux/namei.h>
@@ -62,6 +63,7 @@ static int fhook_uprobe_init(struct fhook_probe *p, const struct fhook_probe_add
 	int ret;
 
 	p->stack = arg->flags & FHOOK_PROBE_F_STACK;
+	p->user_faults = ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN);
 	if (!arg->symbol_len || arg->symbol_len > FHOOK_MAX_SYMBOL_LEN)
 		return fhook_refuse(p->session, FHOOK_R_NAME, -1, -EINVAL);
 	/* a uretprobe has nowhere to keep entry values */

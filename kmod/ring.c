@@ -51,9 +51,11 @@
  * a no-op while already queued), and then not again on that CPU until the
  * reader has moved data_tail (->wake_tail).  A reader that cannot read
  * (busy in an ioctl arming '*', stopped, slow) thus costs one irq_work per
- * CPU, not one per event: without that, a full ring whose wakeup path is
- * itself traced re-queues the irq_work from inside it forever (an irq_work
- * storm, RCU stalls).  Data below the watermarks is flushed by the
+ * CPU, not one per event.  A record made inside the wakeup (its path
+ * traced) queues none at all (fhook_ring_kick()): otherwise the irq_work
+ * re-queues itself from inside forever (an irq_work storm, RCU stalls),
+ * which data_tail alone cannot stop, a reader being free to keep moving
+ * it.  Data below the watermarks is flushed by the
  * session's timer (session.c) every flush_ms, so tracing the scheduler
  * cannot make the consumer wake itself in a loop either.
  */
@@ -69,11 +71,30 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
+/*
+ * The task inside fhook_ring_wakeup() on each CPU (the interrupted one, or
+ * PREEMPT_RT's irq_work thread).  A record made inside its wake_up_all()
+ * (a probe on the wakeup path, any session's) queues no wakeup: the one
+ * running covers it, the flush timer the rest.  Otherwise each run queues
+ * the next and the CPU never leaves the irq_work: whether a run queues
+ * again must not depend on data_tail, which the reader writes.
+ */
+static DEFINE_PER_CPU(struct task_struct *, fhook_waking);
+
 static void fhook_ring_wakeup(struct irq_work *work)
 {
 	struct fhook_ring *rb = container_of(work, struct fhook_ring, work);
 
+	this_cpu_write(fhook_waking, current);
 	wake_up_all(&rb->session->waitq);
+	this_cpu_write(fhook_waking, NULL);
+}
+
+/* Wake @rb's reader, unless this is the wakeup path itself (above) */
+notrace void fhook_ring_kick(struct fhook_ring *rb)
+{
+	if (this_cpu_read(fhook_waking) != current)
+		irq_work_queue(&rb->work);
 }
 
 static void fhook_ring_free(struct fhook_ring *rb)
@@ -486,9 +507,9 @@ again:
 	if (rb->overwrite)
 		return;		/* read on demand (snapshot), never woken */
 
-	/* one wakeup per reader pass, see the top of this file */
+	/* one wakeup per reader pass, none from the wakeup itself: above */
 	tail = READ_ONCE(rb->cons->data_tail);
-	if (tail == READ_ONCE(rb->wake_tail))
+	if (tail == READ_ONCE(rb->wake_tail) || this_cpu_read(fhook_waking) == current)
 		return;
 	if ((u64)head - tail >= rb->watermark ||
 	    (rb->wakeup_events &&

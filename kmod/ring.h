@@ -15,6 +15,7 @@ void *fhook_ring_reserve_full(struct fhook_ring *rb, unsigned int size, u32 prob
 void fhook_ring_drop(struct fhook_ring *rb, u32 probe_id, u64 seq);
 void fhook_ring_count_frozen(struct fhook_ring *rb, u32 probe_id);
 void fhook_ring_commit(struct fhook_ring *rb);
+void fhook_ring_kick(struct fhook_ring *rb);
 
 /*
  * The context a writer runs in, from the preempt count it saw on entry

@@ -8,6 +8,7 @@
  */
 #include "fhook.h"
 
+#include <linux/kallsyms.h>
 #include <linux/stacktrace.h>
 #include <linux/uaccess.h>
 
@@ -54,4 +55,18 @@ notrace unsigned int fhook_stack_user(struct pt_regs *regs, u64 *store, unsigned
 		fp = frame[0];
 	}
 	return n;
+}
+
+/*
+ * Is @ip where a function starts?  A call returns after a call
+ * instruction; a return trampoline (a kretprobe's, function_graph's) is
+ * entered at its start: a stack walk cannot look through those.  (Its own
+ * frame: the walker's holds no buffer.)
+ */
+noinline notrace bool fhook_symbol_start(unsigned long ip)
+{
+	char sym[KSYM_SYMBOL_LEN];
+
+	sprint_symbol(sym, ip);
+	return strstr(sym, "+0x0/");
 }

@@ -124,8 +124,9 @@ notrace unsigned int fhook_triggers_run(struct fhook_probe *p, struct fhook_ring
 			 */
 			WRITE_ONCE(s->frozen, true);
 			atomic64_inc((atomic64_t *)&s->stats->snapshots);
-			WRITE_ONCE(s->snapshot_due, true);
-			irq_work_queue(&rb->work);
+			/* one wakeup until the reader has taken the snapshot */
+			if (!xchg(&s->snapshot_due, true))
+				fhook_ring_kick(rb);
 			break;
 		case FHOOK_TRIG_ENABLE:
 			WRITE_ONCE(t->target->paused, false);

@@ -103,8 +103,11 @@ int __fhook_khook_install(struct fhook_khook *hooks, size_t n, struct module *ow
 
 /*
  * Remove @n hooks (the installed ones; the others are skipped).  Returns
- * when no task is inside any of them; sleeps meanwhile (a line in the
- * kernel log every 10 s names a hook still in use).
+ * when no task is inside a replacement, a handler, or a function of the
+ * module; sleeps meanwhile (a line in the kernel log every 10 s names a
+ * hook still in use).  Tasks inside another function the module only
+ * observes (entry and exit handlers) are not waited for: their handlers
+ * are detached, and they return without running the module's code.
  */
 void fhook_khook_remove(struct fhook_khook *hooks, size_t n);
 

@@ -1866,6 +1866,131 @@ static void test_observer_noreturn(void)
 }
 
 /*
+ * A byte sent back and forth between two processes for @ms milliseconds
+ * (a wakeup each way), in a child whose pid is returned; it writes the
+ * number of round trips to @out.
+ */
+static pid_t pingpong(int ms, int out)
+{
+	int a[2], b[2];
+	__u64 end = now_ns() + ms * 1000000ULL;
+	long n = 0;
+	pid_t pid = fork(), echo;
+	char c = 0;
+
+	if (pid)
+		return pid;
+	if (pipe(a) || pipe(b))
+		_exit(1);
+	echo = fork();
+	if (!echo) {
+		close(a[1]);
+		close(b[0]);
+		while (read(a[0], &c, 1) == 1 && write(b[1], &c, 1) == 1)
+			;
+		_exit(0);
+	}
+	close(a[0]);
+	close(b[1]);
+	while (now_ns() < end && write(a[1], &c, 1) == 1 && read(b[0], &c, 1) == 1)
+		n++;
+	close(a[1]);
+	waitpid(echo, NULL, 0);
+	_exit(write(out, &n, sizeof(n)) == sizeof(n) ? 0 : 1);
+}
+
+static long pingpong_result(pid_t pid, int in)
+{
+	long n = -1;
+
+	waitpid(pid, NULL, 0);
+	if (read(in, &n, sizeof(n)) != sizeof(n))
+		n = -1;
+	return n;
+}
+
+/*
+ * Probes on the wakeup path whose records wake the reader: the ring's
+ * wakeup (an irq_work) calls __wake_up itself.  Before 2026-12-05 each
+ * wakeup could queue the next from inside it and no CPU left the irq_work
+ * (the guest hung): a SNAPSHOT trigger queued one at every run, and a
+ * reader moving data_tail back and forth (watermark 1 byte) re-armed the
+ * producers' one-wakeup-per-pass rule at will.  Now the wakeup path
+ * queues none, and the hits stay those of the workload's wakeups.
+ */
+static void test_observer_wake_storm(void)
+{
+	struct fhook_trigger trig = { .size = sizeof(trig), .action = FHOOK_TRIG_SNAPSHOT };
+	struct fhook_ring_setup rs = { .size = sizeof(rs), .buf_size = 65536, .watermark = 1 };
+	struct fhook_stats st = { .size = sizeof(st) };
+	volatile struct fhook_stats_area *area;
+	volatile struct fhook_ring_meta *metas[64];
+	volatile __u64 *tails[64];
+	int fd = open_dev(), res[2];
+	__u64 flips = 0;
+	long rounds;
+	pid_t pid;
+	__u32 id;
+
+	if (pipe(res))
+		fatal("pipe");
+	if (handshake(fd, NULL) || ring_setup(fd, 65536) || probe_add(fd, "__wake_up*", NULL, &id))
+		fatal("a session on __wake_up*");
+	trig.probe_id = id;
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_TRIGGER_ADD, &trig), "a SNAPSHOT trigger on __wake_up*");
+	area = mmap(NULL, page, PROT_READ, MAP_SHARED, fd,
+		    FHOOK_MMAP_STATS_REGION * FHOOK_MMAP_STRIDE);
+	if (area == MAP_FAILED)
+		fatal("mmap the stats area");
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "START the snapshot session");
+	rounds = pingpong_result(pingpong(2000, res[1]), res[0]);
+	ioctl(fd, FHOOK_IOC_STOP, 0);
+	expect(rounds > 0 && area->snapshots <= 20 * (__u64)rounds + 20000,
+	       "a SNAPSHOT trigger on the wakeup path: %llu snapshots for %ld round trips",
+	       (unsigned long long)area->snapshots, rounds);
+	munmap((void *)area, page);
+	close(fd);
+
+	fd = open_dev();
+	if (handshake(fd, NULL) || ioctl(fd, FHOOK_IOC_RING_SETUP, &rs) ||
+	    probe_add(fd, "__wake_up*", NULL, &id))
+		fatal("a session on __wake_up* with a 1-byte watermark");
+	for (__u32 c = 0; c < rs.nr_cpus && c < 64; c++) {
+		metas[c] = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, c * FHOOK_MMAP_STRIDE);
+		tails[c] = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+				c * FHOOK_MMAP_STRIDE + FHOOK_MMAP_CONS * page);
+		if (metas[c] == MAP_FAILED || tails[c] == MAP_FAILED)
+			fatal("mmap a CPU's meta and consumer pages");
+	}
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "START the 1-byte watermark session");
+	pid = pingpong(3000, res[1]);
+	/* each tail the head or 8 bytes before it: all read, nothing dropped */
+	while (waitpid(pid, NULL, WNOHANG) == 0) {
+		for (__u32 c = 0; c < rs.nr_cpus && c < 64; c++) {
+			__u64 head = metas[c]->data_head;
+
+			*tails[c] = head >= 8 && (flips & 1) ? head - 8 : head;
+		}
+		flips++;
+	}
+	if (read(res[0], &rounds, sizeof(rounds)) != sizeof(rounds))
+		rounds = -1;
+	ioctl(fd, FHOOK_IOC_STOP, 0);
+	st.probe_id = id;
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_STATS, &st), "STATS of the __wake_up* probe");
+	expect(rounds > 0 && st.total.hits <= 30 * (__u64)rounds + 20000,
+	       "a reader moving data_tail %llu times: %llu wakeup-path hits for %ld round trips",
+	       (unsigned long long)flips, (unsigned long long)st.total.hits, rounds);
+	for (__u32 c = 0; c < rs.nr_cpus && c < 64; c++) {
+		munmap((void *)metas[c], page);
+		munmap((void *)tails[c], page);
+	}
+	close(fd);
+	close(res[0]);
+	close(res[1]);
+}
+
+/*
  * A probe whose records can be larger than the ring (a 4,096-byte string
  * in a 4 KiB ring) is refused at START (EMSGSIZE), not armed to drop
  * every hit; with a 64 KiB ring it arms.
@@ -1907,13 +2032,31 @@ static void test_observer_big_record(void)
  */
 static int lockdown_args(void)
 {
+	/* loads: what they read, whether confidentiality allows it */
+	static const struct {
+		struct fhook_insn load;
+		const char *what;
+		int allowed;
+	} loads[] = {
+		{ { .op = FHOOK_OP_ARG, .arg = 6 }, "$arg6 (a register)", 1 },
+		{ { .op = FHOOK_OP_ARG, .arg = 7 }, "$arg7 (kernel stack)", 0 },
+		{ { .op = FHOOK_OP_REG, .arg = FHOOK_REG_DI }, "%di (an argument register)", 1 },
+		{ { .op = FHOOK_OP_REG, .arg = FHOOK_REG_AX }, "%ax (what the caller left)", 0 },
+		{ { .op = FHOOK_OP_REG, .arg = FHOOK_REG_R10 }, "%r10 (what the caller left)", 0 },
+	};
+	struct fhook_graph g = { .size = sizeof(g), .max_depth = 2, .flags = FHOOK_GRAPH_F_ARGS };
+	struct fhook_probe_add gpa = {
+		.size = sizeof(gpa), .type = FHOOK_PROBE_GRAPH, .filter = (uintptr_t)"vfs_read",
+		.filter_len = 8, .hook = (uintptr_t)&g,
+	};
 	__u64 ip = kallsyms_in("fhook_testmod_args8", 1);
+	int fd;
 
 	if (!ip)
 		fatal("fhook_testmod_args8 in /proc/kallsyms (fhook_testmod.ko loaded?)");
-	for (__u32 n = 6; n <= 7; n++) {
+	for (unsigned int i = 0; i < sizeof(loads) / sizeof(loads[0]); i++) {
 		struct fhook_insn prog[2] = {
-			{ .op = FHOOK_OP_ARG, .arg = n },
+			loads[i].load,
 			{ .op = FHOOK_OP_ST_RAW, .size = 8, .dst = 0 },
 		};
 		struct fhook_hook hk = { .size = sizeof(hk), .action = FHOOK_HOOK_AROUND };
@@ -1922,18 +2065,27 @@ static int lockdown_args(void)
 			.hook = (uintptr_t)&hk, .prog = (uintptr_t)prog, .prog_len = 2,
 			.data_size = 8,
 		};
-		int fd = open_dev();
 
+		fd = open_dev();
 		if (handshake(fd, NULL) || ring_setup(fd, 65536))
 			fatal("a session");
-		if (n == 7)
-			EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EPERM),
-				   "trace-around storing $arg7 (kernel stack) under confidentiality");
-		else
+		if (loads[i].allowed)
 			EXPECT_OK(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa),
-				  "trace-around storing $arg6 (a register) under confidentiality");
+				  "trace-around storing %s under confidentiality", loads[i].what);
+		else
+			EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa), ERRS(EPERM),
+				   "trace-around storing %s under confidentiality", loads[i].what);
 		close(fd);
 	}
+	/* every frame's argument registers, whatever the function's arity */
+	fd = open_dev();
+	if (handshake(fd, NULL) || ring_setup(fd, 65536))
+		fatal("a session");
+	EXPECT_ERR(ioctl(fd, FHOOK_IOC_PROBE_ADD, &gpa), ERRS(EPERM),
+		   "a call graph with every frame's arguments under confidentiality");
+	g.flags = 0;
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_PROBE_ADD, &gpa), "a call graph without them");
+	close(fd);
 	printf("# %d checks, %d failed\n", tap_counts()[0], tap_failures());
 	return tap_status();
 }
@@ -3050,7 +3202,8 @@ static void observer(void)
 	       (caps[1].effective & (1U << (CAP_PERFMON - 32))),
 	       "running with CAP_PERFMON and without CAP_SYS_ADMIN (uid %u)", getuid());
 	void (*const tests[])(void) = {
-		test_forged_tail_big, test_observer_big_record, test_observer_hist,
+		test_forged_tail_big, test_observer_big_record, test_observer_wake_storm,
+		test_observer_hist,
 		test_observer_noreturn, test_observer_around_slots, test_observer_graph_all,
 		test_observer_errors,
 		test_observer_wakeup, test_observer_wakeup_function, test_observer_timerlat,

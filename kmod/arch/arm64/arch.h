@@ -28,6 +28,10 @@ extern const u16 fhook_arch_reg_offset[FHOOK_REG_MAX];
 /* The FHOOK_REG_* this CPU has, as BIT_ULL(FHOOK_REG_*) */
 #define FHOOK_ARCH_REGS							\
 	(GENMASK_ULL(FHOOK_REG_PSTATE, FHOOK_REG_X0) | BIT_ULL(FHOOK_REG_SP))
+/* those a fetch may read under lockdown: x0..x7, sp, pc */
+#define FHOOK_ARCH_ARG_REGS							\
+	(GENMASK_ULL(FHOOK_REG_X0 + 7, FHOOK_REG_X0) | BIT_ULL(FHOOK_REG_SP) |		\
+	 BIT_ULL(FHOOK_REG_PC))
 /* $arg1..$arg8 in x0..x7 */
 #define FHOOK_REG_ARGS		8
 /* after one argument went on the stack every later one does (AAPCS64 C.13) */
@@ -122,6 +126,21 @@ static __always_inline unsigned long *fhook_arch_frame_key(struct ftrace_regs *f
 	return (unsigned long *)arch_ftrace_regs(fregs)->sp;
 #else
 	return (unsigned long *)fregs->regs.sp;
+#endif
+}
+
+/*
+ * The caller's frame pointer at a call's entry (x29), which the function's
+ * frame record will link to: a frame-record walk meeting fhook_graph_return
+ * finds the call's real return address by it (fhook_fgraph_ret_addr())
+ */
+#define FHOOK_ARCH_GRAPH_FP	1
+static __always_inline unsigned long fhook_arch_caller_fp(struct ftrace_regs *fregs)
+{
+#ifdef FHOOK_HAVE_ARCH_FTRACE_PARTIAL_REGS
+	return arch_ftrace_regs(fregs)->fp;
+#else
+	return fregs->regs.regs[29];
 #endif
 }
 

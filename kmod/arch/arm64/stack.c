@@ -23,9 +23,24 @@
 #define fhook_strip_pac(ptr)	ptrauth_strip_insn_pac(ptr)
 #endif
 
+/*
+ * Is a frame record at @fp on the stack @sp is on (a task's or this CPU's
+ * IRQ stack: THREAD_SIZE blocks, so aligned) or current's task stack?  A
+ * kprobe in code that uses x29 for something else (assembler) must not
+ * send the words at any address it holds to the ring.
+ */
+static notrace bool fhook_record_on_stack(unsigned long fp, unsigned long sp)
+{
+	unsigned long here = (sp - 1) & ~(THREAD_SIZE - 1);
+	unsigned long task = (unsigned long)task_stack_page(current);
+
+	return (fp >= here && fp <= here + THREAD_SIZE - 16) ||
+	       (fp >= task && fp <= task + THREAD_SIZE - 16);
+}
+
 notrace unsigned int fhook_stack_kernel(struct pt_regs *regs, u64 *store, unsigned int max)
 {
-	unsigned long fp, record[2];
+	unsigned long fp, sp, record[2];
 	unsigned int n = 0;
 
 	if (!regs)	/* skip this function and the ftrace callback */
@@ -33,7 +48,8 @@ notrace unsigned int fhook_stack_kernel(struct pt_regs *regs, u64 *store, unsign
 	store[n++] = instruction_pointer(regs);
 	/* the probed function's own return address may not be saved yet */
 	fp = frame_pointer(regs);
-	while (n < max && fp && !(fp & 7)) {
+	sp = kernel_stack_pointer(regs);
+	while (n < max && fp && !(fp & 7) && fhook_record_on_stack(fp, sp)) {
 		/* record[0]: the caller's frame pointer, record[1]: return address */
 		if (copy_from_kernel_nofault(record, (void *)fp, sizeof(record)))
 			break;
@@ -55,9 +71,10 @@ notrace unsigned int fhook_stack_kernel(struct pt_regs *regs, u64 *store, unsign
  * a body it runs returns into it (the body's record holds the
  * trampoline's frame pointer; its struct fhook_around_frame is right
  * below).  Only records are read; the walk ends unsure at a record out of
- * the stack or not above the last, and at a return address a call graph
- * replaced.  Called from task context (exit, a hook's removal): no
- * exception boundary lies between here and the stack's final record.
+ * the stack or not above the last, and where a return address a call graph
+ * replaced leads nowhere fgraph.c knows or to another return trampoline.
+ * Called from task context (exit, a hook's removal): no exception
+ * boundary lies between here and the stack's final record.
  */
 notrace bool fhook_arch_body_frames(bool (*fn)(int kind, unsigned long ip, void *frame,
 					       void *arg), void *arg)
@@ -77,8 +94,12 @@ notrace bool fhook_arch_body_frames(bool (*fn)(int kind, unsigned long ip, void 
 		ip = fhook_strip_pac(record[1]);
 		if (!ip)	/* the final record: the stack's end */
 			return true;
-		if (ip == (unsigned long)fhook_graph_return)
-			return false;
+		/* a call graph's: the call is found by the frame it links to */
+		if (ip == (unsigned long)fhook_graph_return) {
+			ip = fhook_fgraph_ret_addr(record[0]);
+			if (!ip || fhook_symbol_start(ip))
+				return false;
+		}
 		for (kind = ARRAY_SIZE(fhook_body_rets) - 1; kind >= 0; kind--) {
 			if (fhook_body_rets[kind] && ip == fhook_body_rets[kind]) {
 				frame = (void *)(record[0] - FHOOK_AF_SPACE);

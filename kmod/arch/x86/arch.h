@@ -27,6 +27,11 @@
 extern const u16 fhook_arch_reg_offset[FHOOK_REG_MAX];
 /* The FHOOK_REG_* this CPU has, as BIT_ULL(FHOOK_REG_*) */
 #define FHOOK_ARCH_REGS		GENMASK_ULL(FHOOK_REG_ORIG_AX, FHOOK_REG_AX)
+/* those a fetch may read under lockdown: the argument registers, %sp, %ip */
+#define FHOOK_ARCH_ARG_REGS							\
+	(BIT_ULL(FHOOK_REG_DI) | BIT_ULL(FHOOK_REG_SI) | BIT_ULL(FHOOK_REG_DX) |	\
+	 BIT_ULL(FHOOK_REG_CX) | BIT_ULL(FHOOK_REG_R8) | BIT_ULL(FHOOK_REG_R9) |	\
+	 BIT_ULL(FHOOK_REG_SP) | BIT_ULL(FHOOK_REG_IP))
 /* $arg1..$argN in registers (di, si, dx, cx, r8, r9); later ones on the stack */
 #define FHOOK_REG_ARGS		6
 /* an argument that fits the registers left after one went on the stack goes there */

@@ -8,7 +8,6 @@
 #include "fhook.h"
 #include "tramp.h"
 
-#include <linux/kallsyms.h>
 #include <linux/stacktrace.h>
 #include <asm/unwind.h>
 
@@ -31,21 +30,6 @@ notrace unsigned int fhook_stack_kernel(struct pt_regs *regs, u64 *store, unsign
 	}
 	return n;
 }
-
-/*
- * Is @ip where a function starts?  A call returns after a call
- * instruction; a return trampoline is entered at its start.  (Its own
- * frame: the walker's holds no buffer.)
- */
-#ifdef CONFIG_UNWINDER_ORC
-static noinline notrace bool fhook_symbol_start(unsigned long ip)
-{
-	char sym[KSYM_SYMBOL_LEN];
-
-	sprint_symbol(sym, ip);
-	return strstr(sym, "+0x0/");
-}
-#endif
 
 /*
  * The calls in progress on current's stack, from the caller's outwards:
@@ -84,7 +68,7 @@ notrace bool fhook_arch_body_frames(bool (*fn)(int kind, unsigned long ip, void 
 			continue;
 		/* the return address was in the word below the caller's sp */
 		if (ip == (unsigned long)fhook_graph_return) {
-			ip = fhook_fgraph_ret_addr((unsigned long *)(state.sp - 8));
+			ip = fhook_fgraph_ret_addr(state.sp - 8);
 			if (!ip)
 				return false;
 			if (fhook_symbol_start(ip))
