@@ -85,9 +85,11 @@ static inline u8 *fhook_hist_elt(struct fhook_hist *h, u32 i)
 
 /*
  * Multiplicative hashing by the golden ratio (hash_64()), word by word,
- * from the table's random seed, the high half folded in once more: keys a
- * tracer controls (a syscall's argument) cannot be chosen to share a slot
- * (BPF's hash maps seed theirs for the same reason).
+ * from the table's random seed, the high half folded in once more: one
+ * number a tracer controls (a syscall's argument) cannot be chosen to
+ * land in one slot without the seed.  Keys of several words still can
+ * (the same top bit flipped in two words cancels out whatever the seed):
+ * the probe limit below bounds what any cluster costs a hit.
  */
 static __always_inline u32 fhook_hist_hash(const u64 *key, unsigned int words, u64 seed)
 {

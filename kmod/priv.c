@@ -231,8 +231,13 @@ int fhook_user_mem_charge(struct fhook_user *u, u64 pages, u64 budget)
 
 void fhook_user_mem_uncharge(struct fhook_user *u, u64 pages)
 {
-	if (u)
-		atomic_long_sub(pages, &u->pages);
+	if (!u)
+		return;
+	/* (the last pages may outlive the user's sessions: a draining graph pool) */
+	mutex_lock(&fhook_users_lock);
+	atomic_long_sub(pages, &u->pages);
+	fhook_user_put_locked(u);
+	mutex_unlock(&fhook_users_lock);
 }
 
 /* One more trampoline slot of @kind for @u's sessions: -ENOSPC past its share. */

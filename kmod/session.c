@@ -17,16 +17,25 @@
 /*
  * The flush timer runs every flush_ms while the session is armed and wakes
  * readers if data sits below the watermarks, which the producers never
- * wake for.  poll() then reports the session readable once (flush_due).
+ * wake for (poll() then reports the session readable once: flush_due), or
+ * if a snapshot trigger's wakeup could not be queued.
  */
 static void fhook_flush_timer(struct timer_list *t)
 {
 	struct fhook_session *s = from_timer(s, t, flush_timer);
+	bool flush;
 
 	if (!READ_ONCE(s->flush_on))
 		return;
-	if (fhook_rings_readable(s, true) && wq_has_sleeper(&s->waitq)) {
-		WRITE_ONCE(s->flush_due, true);
+	/* (overwrite rings are read on demand: nothing to flush) */
+	flush = !(s->ring_flags & FHOOK_RING_OVERWRITE) && fhook_rings_readable(s, true);
+	/*
+	 * and a snapshot trigger's turn, whose own wakeup was not queued (it
+	 * ran inside another wakeup on its CPU: fhook_ring_kick())
+	 */
+	if ((flush || READ_ONCE(s->snapshot_due)) && wq_has_sleeper(&s->waitq)) {
+		if (flush)
+			WRITE_ONCE(s->flush_due, true);
 		wake_up_all(&s->waitq);
 	}
 	mod_timer(t, jiffies + s->flush_jiffies);
@@ -34,8 +43,6 @@ static void fhook_flush_timer(struct timer_list *t)
 
 static void fhook_flush_start(struct fhook_session *s)
 {
-	if (s->ring_flags & FHOOK_RING_OVERWRITE)
-		return;		/* read on demand, nothing to flush */
 	WRITE_ONCE(s->flush_on, true);
 	mod_timer(&s->flush_timer, jiffies + s->flush_jiffies);
 }

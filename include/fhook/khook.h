@@ -55,7 +55,10 @@ struct fhook_khook;
  * value returned (fhook_khook_set_retval()).  They run with preemption disabled
  * and must not sleep; a hooked function they call runs without its
  * handlers (it is not recursed into).  An entry handler returning
- * non-zero skips the exit handler of that call.
+ * non-zero skips the exit handler of that call.  A call still inside
+ * the function when its hook is removed returns without the exit
+ * handler: do not take in an entry handler what only the exit handler
+ * gives back (a reference, a lock).
  */
 typedef int (*fhook_khook_entry_t)(struct fhook_khook *hook, struct pt_regs *regs, void *data);
 typedef void (*fhook_khook_exit_t)(struct fhook_khook *hook, struct pt_regs *regs, void *data);

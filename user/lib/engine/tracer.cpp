@@ -311,6 +311,12 @@ std::vector<RecordedEvent> Tracer::recorded_events() const {
 
 // Who holds the functions, as tracefs knows it; else `e` as it is.
 void Tracer::State::explain_busy(const Error& e) {
+    if (spec.graph) {
+        // (the module's return trampoline serves one call graph at a time)
+        throw_runtime("cannot arm: another call graph is running, or one that ended still has "
+                      "calls inside (the kernel log names their tasks): one at a time",
+                      EBUSY);
+    }
     std::vector<std::string> names;
     for (const auto& one : specs) {
         names.push_back(one.text);

@@ -76,6 +76,8 @@ wait_for 5 sh -c "dmesg | grep -q 'graph: calls still inside hold the trampoline
 	fail "the log does not name the task inside ($SLEEPER): $(dmesg | grep 'graph:' | tail -n 2)"
 run_fhook $D/busy graph -D 1 vfs_read -d 1
 [ "$RC" != 0 ] || fail "a second call graph was armed while the first one's pool drained"
+grep -q 'another call graph is running, or one that ended still has calls inside' $D/busy.err ||
+	fail "the refusal does not say why: $(cat $D/busy.err)"
 wait $SLEEPER
 expect_eq "$(sed -n 's/^sleep calls [0-9]* done \([0-9]*\)/\1/p' $TH)" 1 "the sleeper returned its value through both return trampolines"
 wait_for 10 sh -c "dmesg | grep -q 'graph: the last traced call has returned'" || fail "the pool was not freed after the call returned"
