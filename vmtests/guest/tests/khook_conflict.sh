@@ -29,5 +29,6 @@ grep -q "hook 0 (do_sys_openat2): fhook's CLI holds it" $D/dmesg || fail "the ke
 kill -INT $H
 wait $H
 ! grep -q '^fhook_deny_open ' /proc/modules || fail "fhook_deny_open loaded after a failed install"
-rmmod fhook || fail "rmmod fhook failed"
+# (an observing hook let go with a call inside holds fhook until it returns)
+wait_for 20 rmmod fhook || fail "rmmod fhook failed"
 pass "both directions refused, owners named"
