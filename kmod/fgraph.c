@@ -326,8 +326,9 @@ static void fhook_gpool_drain(struct work_struct *work)
 		queue_delayed_work(system_long_wq, &fhook_gpool_drain_work, HZ / 10);
 		return;
 	}
-	pr_info("graph: the last traced call has returned\n");
 	fhook_gpool_free(g);
+	/* (once freed: another call graph may start now) */
+	pr_info("graph: the last traced call has returned\n");
 	module_put(THIS_MODULE);
 }
 

@@ -190,6 +190,10 @@ static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add
 	if (arg->flags & FHOOK_PROBE_F_LATENCY) {
 		u32 words;
 
+		/* (this CPU has no latency trampoline yet) */
+		if (FHOOK_ARCH_NO_FEATURES & FHOOK_FEAT_LATENCY)
+			return fhook_refuse(p->session, FHOOK_R_ARCH, -1, -EOPNOTSUPP);
+
 		/*
 		 * The trampoline runs the bodies: each function's prototype is
 		 * checked in BTF, so they are named by address, not by globs

@@ -21,9 +21,21 @@
  * back), as ftrace_caller reaches a body: not a branch, which a BTI
  * kernel would check for a landing pad the body does not start with.
  *
- * The kinds x86 also has for direct calls and latency probes have empty
- * slot tables here (tramp.h): the module refuses those probes on arm64
- * (FHOOK_ARCH_NO_FEATURES).
+ * Direct-call trampolines (kernels with DYNAMIC_FTRACE_WITH_DIRECT_CALLS,
+ * 6.12): the patch site (MOV X9, LR; BL) calls them, or ftrace_caller
+ * branches to them (BR X17) after other callbacks, with the function's
+ * arguments in x0..x8, the return address into its caller in x9 and the
+ * one into its body in x30; they return into the body with x30 = x9
+ * (ret x10), as the kernel's ftrace_stub_direct_tramp does.  The counting
+ * one calls fhook_direct_count(slot), the recording one
+ * fhook_direct_record(slot, return address into the body, parent), each
+ * between two frame records as ftrace_caller makes them (the callsite's,
+ * then the trampoline's), so stacks taken inside name the function and
+ * its caller; the fast one increments the probe's per-CPU counter with
+ * an exclusive pair (atomic: the task may move between reading this
+ * CPU's offset and the increment, and another CPU may be counting there).
+ * The latency kind has an empty slot table: refused on arm64
+ * (FHOOK_ARCH_NO_FEATURES), as every direct kind without direct calls.
  */
 #include <linux/linkage.h>
 #include <asm/assembler.h>
@@ -55,6 +67,87 @@ SYM_CODE_START(fhook_graph_return)
 	add	sp, sp, #80
 	ret
 SYM_CODE_END(fhook_graph_return)
+
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
+/*
+ * x16: the slot.  The frame: the trampoline's frame record (x29, the body),
+ * the argument registers x0..x8 and x9, the callsite's frame record (x29,
+ * the caller): 128 bytes.
+ */
+.macro FHOOK_DIRECT_ENTER
+	sub	sp, sp, #128
+	stp	x29, x9, [sp, #96]
+	add	x29, sp, #96
+	stp	x29, x30, [sp]
+	mov	x29, sp
+	stp	x0, x1, [sp, #16]
+	stp	x2, x3, [sp, #32]
+	stp	x4, x5, [sp, #48]
+	stp	x6, x7, [sp, #64]
+	stp	x8, x9, [sp, #80]
+.endm
+
+/* back into the body (its address in x10), x30 its caller's again */
+.macro FHOOK_DIRECT_LEAVE
+	ldp	x0, x1, [sp, #16]
+	ldp	x2, x3, [sp, #32]
+	ldp	x4, x5, [sp, #48]
+	ldp	x6, x7, [sp, #64]
+	ldp	x8, x9, [sp, #80]
+	ldr	x10, [sp, #8]
+	ldr	x29, [sp, #96]
+	add	sp, sp, #128
+	mov	x30, x9
+	ret	x10
+.endm
+
+SYM_CODE_START(fhook_direct_count_common)
+	FHOOK_DIRECT_ENTER
+	mov	x0, x16
+	bl	fhook_direct_count
+	FHOOK_DIRECT_LEAVE
+SYM_CODE_END(fhook_direct_count_common)
+
+SYM_CODE_START(fhook_direct_record_common)
+	FHOOK_DIRECT_ENTER
+	mov	x0, x16
+	ldr	x1, [sp, #8]
+	mov	x2, x9
+	bl	fhook_direct_record
+	FHOOK_DIRECT_LEAVE
+SYM_CODE_END(fhook_direct_record_common)
+
+/* direct slot N of a kind: x16 = N (BTI landing pad from SYM_FUNC_START) */
+.macro FHOOK_DIRECT_SLOT kind, n
+SYM_FUNC_START(fhook_\kind\()_\n)
+	mov	x16, #\n
+	b	fhook_\kind\()_common
+SYM_FUNC_END(fhook_\kind\()_\n)
+.endm
+
+/* the counting fast path of slot N: no call, no register saved */
+.macro FHOOK_FAST_SLOT n
+SYM_FUNC_START(fhook_direct_fast_\n)
+	adr_l	x16, fhook_direct_fast_ctrs
+	ldr	x16, [x16, #8 * \n]
+	get_this_cpu_offset x17
+	add	x16, x16, x17
+1:	ldxr	x10, [x16]
+	add	x10, x10, #1
+	stxr	w11, x10, [x16]
+	cbnz	w11, 1b
+	mov	x10, x30
+	mov	x30, x9
+	ret	x10
+SYM_FUNC_END(fhook_direct_fast_\n)
+.endm
+
+	.irp n, FHOOK_SLOT_LIST
+	FHOOK_DIRECT_SLOT direct_count, \n
+	FHOOK_DIRECT_SLOT direct_record, \n
+	FHOOK_FAST_SLOT \n
+	.endr
+#endif /* CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS */
 
 /* FHOOK_HOOK_RETURN: the hook set x0; return it to the caller (x30) */
 SYM_FUNC_START(fhook_hook_return)
@@ -140,6 +233,23 @@ SYM_FUNC_END(fhook_orig_\n)
 
 	.section .rodata
 	.balign 8
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
+SYM_DATA_START(fhook_direct_count_tramps)
+	.irp n, FHOOK_SLOT_LIST
+	.quad	fhook_direct_count_\n
+	.endr
+SYM_DATA_END(fhook_direct_count_tramps)
+SYM_DATA_START(fhook_direct_fast_tramps)
+	.irp n, FHOOK_SLOT_LIST
+	.quad	fhook_direct_fast_\n
+	.endr
+SYM_DATA_END(fhook_direct_fast_tramps)
+SYM_DATA_START(fhook_direct_record_tramps)
+	.irp n, FHOOK_SLOT_LIST
+	.quad	fhook_direct_record_\n
+	.endr
+SYM_DATA_END(fhook_direct_record_tramps)
+#else
 SYM_DATA_START(fhook_direct_count_tramps)
 	.fill	FHOOK_NR_SLOTS, 8, 0
 SYM_DATA_END(fhook_direct_count_tramps)
@@ -149,6 +259,7 @@ SYM_DATA_END(fhook_direct_fast_tramps)
 SYM_DATA_START(fhook_direct_record_tramps)
 	.fill	FHOOK_NR_SLOTS, 8, 0
 SYM_DATA_END(fhook_direct_record_tramps)
+#endif
 SYM_DATA_START(fhook_around_tramps)
 	.irp n, FHOOK_SLOT_LIST
 	.quad	fhook_around_\n

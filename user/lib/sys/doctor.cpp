@@ -418,10 +418,14 @@ void kernel_checks(DoctorReport& r, const DoctorPaths& paths, const std::string&
     }
 
     // the CPU: what fhook's port to it lacks on this kernel
-    const bool with_regs = std::any_of(r.checks.begin(), r.checks.end(), [](const Check& c) {
-        return c.name == "CONFIG_DYNAMIC_FTRACE_WITH_REGS" && c.status == CheckStatus::Ok;
-    });
-    const std::uint64_t missing = arch_missing_features(host_arch(), with_regs);
+    const auto config_ok = [&r](std::string_view name) {
+        return std::any_of(r.checks.begin(), r.checks.end(), [name](const Check& c) {
+            return c.name == name && c.status == CheckStatus::Ok;
+        });
+    };
+    const std::uint64_t missing = arch_missing_features(
+        host_arch(), FtraceHas{config_ok("CONFIG_DYNAMIC_FTRACE_WITH_REGS"),
+                               config_ok("CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS")});
     if (missing == 0) {
         add("cpu", CheckStatus::Ok, std::string(arch_name(host_arch())) + ": every fhook feature");
     } else {

@@ -1,7 +1,8 @@
 # arch_features: what fhook's port to this CPU lacks is said, not hidden.
 # fhook doctor's cpu line names it (x86-64: nothing); on arm64 each command
-# that needs what is missing (count --via direct, latency; hooks and the
-# hook API where ftrace gives no full registers) is refused with exit 1
+# that needs what is missing (latency; count --via direct where the kernel
+# has no direct calls; hooks and the hook API where ftrace gives no full
+# registers) is refused with exit 1
 # and one line saying why, nothing is armed, and the kernel stays quiet;
 # where hooks are, the hook API's deny example works.  The rest of a
 # session works beside it: a function count in the same guest is exact.
@@ -14,18 +15,21 @@ if [ "$(uname -m)" != aarch64 ]; then
 		fail "doctor's cpu line: $(grep ' cpu ' $D/doc.out)"
 	pass "doctor: x86_64 has every feature"
 fi
-# the port lacks direct calls (direct and latency probes); hooks where
-# ftrace gives no full registers (arm64 from 6.2: no ftrace_regs_caller)
-HOOKS=0 MISSING='direct hook khook'
-if grep -q ' ftrace_regs_caller$' /proc/kallsyms; then
-	HOOKS=1 MISSING=direct
-fi
-grep -q "^warn cpu  *arm64: direct calls (direct counting, latency histograms) have x86-64 trampolines only; .* (missing here: $MISSING)\$" $D/doc.out ||
+# the port lacks the latency trampoline; direct calls where the kernel
+# has none (arm64 before 6.4); hooks where ftrace gives no full registers
+# (arm64 from 6.2: no ftrace_regs_caller)
+HOOKS=0 DIRECT=0
+grep -q ' ftrace_regs_caller$' /proc/kallsyms && HOOKS=1
+grep -q ' ftrace_stub_direct_tramp$' /proc/kallsyms && DIRECT=1
+MISSING=$([ $DIRECT = 1 ] || printf 'direct '; [ $HOOKS = 1 ] || printf 'hook '; printf latency; [ $HOOKS = 1 ] || printf ' khook')
+grep -q "^warn cpu  *arm64: latency histograms have an x86-64 trampoline only; .* (missing here: $MISSING)\$" $D/doc.out ||
 	fail "doctor's cpu line: $(grep ' cpu ' $D/doc.out)"
 run_fhook $D/st status
 feats=$(sed -n 's/^features: //p' $D/st.out)
-case " $feats " in *" hook "*) have=1 ;; *) have=0 ;; esac
-expect_eq "$have" "$HOOKS" "the module announces hooks"
+for f in hook direct; do
+	case " $feats " in *" $f "*) have=1 ;; *) have=0 ;; esac
+	expect_eq "$have" "$([ $f = hook ] && echo $HOOKS || echo $DIRECT)" "the module announces $f"
+done
 
 # refused before anything is armed, with the reason
 refused() {
@@ -33,11 +37,11 @@ refused() {
 	shift
 	run_fhook $D/$name "$@"
 	expect_eq "$RC" 1 "fhook $* exit status"
-	grep -q "are not available on this arm64 kernel: direct calls (direct counting, latency histograms)" $D/$name.err ||
+	grep -q "are not available on this arm64 kernel: latency histograms have an x86-64 trampoline only" $D/$name.err ||
 		fail "fhook $*: $(cat $D/$name.err)"
 	expect_eq "$(wc -l < $D/$name.err)" 1 "lines of fhook $*'s error"
 }
-refused direct count --via direct vfs_read -- true
+[ $DIRECT = 1 ] || refused direct count --via direct vfs_read -- true
 refused latency latency vfs_read -- true
 [ $HOOKS = 1 ] || refused hook hook --return -12 vfs_read -- true
 [ -z "$(cat $T/enabled_functions)" ] || fail "functions left patched: $(head -n 3 $T/enabled_functions)"
@@ -60,9 +64,30 @@ else
 	ABOUT="hooks and the hook API refused with the reason"
 fi
 
-# the session's other probes work beside the refusals
+# the session's other probes work beside the refusals; where the kernel
+# has direct calls, fhook's arm64 direct trampolines count (the fast path,
+# nothing filtering; through C, the command's pid filtering) and record,
+# each call of the test module's target exactly once
 run_fhook $D/c count vfs_read -- fhook-workload read 7
 expect_eq "$RC" 0 "fhook count exit status"
 n=$(awk 'NR > 1 && $2 == "vfs_read" { print $1 }' $D/c.out)
 expect_eq "$n" 7 "vfs_read calls counted"
-pass "doctor names what is missing ($MISSING); direct calls and latency refused with the reason; $ABOUT"
+if [ $DIRECT = 1 ]; then
+	load_workmod
+	TM=/proc/fhook_testmod
+	fhook count --via direct -d 4 fhook_testmod_target > $D/fast.out 2> $D/fast.err &
+	P=$!
+	wait_for 20 grep -q '^fhook_testmod_target' $T/enabled_functions || fail "no direct probe attached: $(cat $D/fast.err)"
+	echo call 700 > $TM
+	wait $P
+	expect_eq "$?" 0 "count --via direct (fast path) exit status ($(head -n 2 $D/fast.err))"
+	expect_same "$(sed -n 2p $D/fast.out | awk '{ print $1, $2 }')" "700 fhook_testmod_target" "the fast path's count"
+	run_fhook $D/slow count --via direct fhook_testmod_target -- sh -c "echo call 300 > $TM"
+	expect_eq "$RC" 0 "count --via direct (a pid filter: through C) exit status"
+	expect_same "$(sed -n 2p $D/slow.out | awk '{ print $1, $2 }')" "300 fhook_testmod_target" "the filtered direct count"
+	run_fhook $D/r trace --via direct fhook_testmod_target -- sh -c "echo call 5 > $TM"
+	expect_eq "$RC" 0 "fhook trace --via direct exit status ($(head -n 2 $D/r.err))"
+	expect_eq "$(grep -c 'fhook_testmod_target' $D/r.out)" 5 "calls recorded through the direct trampoline"
+	detached || fail "still attached: $(cat $T/enabled_functions)"
+fi
+pass "doctor names what is missing ($MISSING); what is missing refused with the reason; $ABOUT; direct calls $([ $DIRECT = 1 ] && echo count and record || echo refused)"

@@ -30,22 +30,28 @@ constexpr std::uint32_t arch_max_argn(Arch a) {
     return a == Arch::Arm64 ? 8 : FHOOK_MAX_ARGN;
 }
 
-// The FHOOK_FEAT_* fhook's port to `a` lacks on a kernel whose ftrace gives
-// full registers (`ftrace_with_regs`: CONFIG_DYNAMIC_FTRACE_WITH_REGS) or
-// not (the module's FHOOK_ARCH_NO_FEATURES, kmod/arch/*/arch.h): its
-// handshake leaves them out and it refuses them with FHOOK_R_ARCH.
-constexpr std::uint64_t arch_missing_features(Arch a, bool ftrace_with_regs) {
+// What a kernel's ftrace gives that fhook's ports build on.
+struct FtraceHas {
+    bool regs = false;         // full registers (CONFIG_DYNAMIC_FTRACE_WITH_REGS)
+    bool direct_calls = false; // CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
+};
+
+// The FHOOK_FEAT_* fhook's port to `a` lacks on a kernel with `has` (the
+// module's FHOOK_ARCH_NO_FEATURES, kmod/arch/*/arch.h): its handshake leaves
+// them out and it refuses them with FHOOK_R_ARCH.
+constexpr std::uint64_t arch_missing_features(Arch a, FtraceHas has) {
     if (a != Arch::Arm64) {
         return 0;
     }
-    return FHOOK_FEAT_DIRECT | (ftrace_with_regs ? 0 : FHOOK_FEAT_HOOK | FHOOK_FEAT_KHOOK);
+    return FHOOK_FEAT_LATENCY | (has.direct_calls ? 0 : FHOOK_FEAT_DIRECT) |
+           (has.regs ? 0 : FHOOK_FEAT_HOOK | FHOOK_FEAT_KHOOK);
 }
 
 // Why, in words.
 constexpr const char* kArchMissingWhy =
-    "direct calls (direct counting, latency histograms) have x86-64 trampolines only; hooks and "
-    "the "
-    "hook API need full registers from ftrace (DYNAMIC_FTRACE_WITH_REGS: arm64 kernels "
-    "before 6.2)";
+    "latency histograms have an x86-64 trampoline only; direct calls (direct counting and "
+    "recording) need DYNAMIC_FTRACE_WITH_DIRECT_CALLS (arm64 kernels from 6.4); hooks and the "
+    "hook API need full registers from ftrace (DYNAMIC_FTRACE_WITH_REGS: arm64 kernels before "
+    "6.2)";
 
 } // namespace fhook
