@@ -231,48 +231,36 @@ SYM_FUNC_END(fhook_orig_\n)
 	FHOOK_ORIG_SLOT \n
 	.endr
 
+/* the slots' entry addresses, by kind: \name = fhook_\kind\()_0 .. _63 */
+.macro FHOOK_SLOT_TABLE name, kind
+SYM_DATA_START(\name)
+	.irp n, FHOOK_SLOT_LIST
+	.quad	fhook_\kind\()_\n
+	.endr
+SYM_DATA_END(\name)
+.endm
+
+/* a kind this kernel has no trampoline for: its probes are refused */
+.macro FHOOK_NO_SLOT_TABLE name
+SYM_DATA_START(\name)
+	.fill	FHOOK_NR_SLOTS, 8, 0
+SYM_DATA_END(\name)
+.endm
+
 	.section .rodata
 	.balign 8
 #ifdef CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
-SYM_DATA_START(fhook_direct_count_tramps)
-	.irp n, FHOOK_SLOT_LIST
-	.quad	fhook_direct_count_\n
-	.endr
-SYM_DATA_END(fhook_direct_count_tramps)
-SYM_DATA_START(fhook_direct_fast_tramps)
-	.irp n, FHOOK_SLOT_LIST
-	.quad	fhook_direct_fast_\n
-	.endr
-SYM_DATA_END(fhook_direct_fast_tramps)
-SYM_DATA_START(fhook_direct_record_tramps)
-	.irp n, FHOOK_SLOT_LIST
-	.quad	fhook_direct_record_\n
-	.endr
-SYM_DATA_END(fhook_direct_record_tramps)
+	FHOOK_SLOT_TABLE fhook_direct_count_tramps, direct_count
+	FHOOK_SLOT_TABLE fhook_direct_fast_tramps, direct_fast
+	FHOOK_SLOT_TABLE fhook_direct_record_tramps, direct_record
 #else
-SYM_DATA_START(fhook_direct_count_tramps)
-	.fill	FHOOK_NR_SLOTS, 8, 0
-SYM_DATA_END(fhook_direct_count_tramps)
-SYM_DATA_START(fhook_direct_fast_tramps)
-	.fill	FHOOK_NR_SLOTS, 8, 0
-SYM_DATA_END(fhook_direct_fast_tramps)
-SYM_DATA_START(fhook_direct_record_tramps)
-	.fill	FHOOK_NR_SLOTS, 8, 0
-SYM_DATA_END(fhook_direct_record_tramps)
+	FHOOK_NO_SLOT_TABLE fhook_direct_count_tramps
+	FHOOK_NO_SLOT_TABLE fhook_direct_fast_tramps
+	FHOOK_NO_SLOT_TABLE fhook_direct_record_tramps
 #endif
-SYM_DATA_START(fhook_around_tramps)
-	.irp n, FHOOK_SLOT_LIST
-	.quad	fhook_around_\n
-	.endr
-SYM_DATA_END(fhook_around_tramps)
-SYM_DATA_START(fhook_orig_tramps)
-	.irp n, FHOOK_SLOT_LIST
-	.quad	fhook_orig_\n
-	.endr
-SYM_DATA_END(fhook_orig_tramps)
-SYM_DATA_START(fhook_lat_tramps)
-	.fill	FHOOK_NR_SLOTS, 8, 0
-SYM_DATA_END(fhook_lat_tramps)
+	FHOOK_SLOT_TABLE fhook_around_tramps, around
+	FHOOK_SLOT_TABLE fhook_orig_tramps, orig
+	FHOOK_NO_SLOT_TABLE fhook_lat_tramps
 /* where the bodies the around trampoline runs return to (no latency's yet) */
 SYM_DATA_START(fhook_body_rets)
 	.quad	.Lfhook_around_body_ret
