@@ -44,14 +44,14 @@ struct fhook_lat {
 	struct list_head drain_node;
 };
 
-/* What the latency trampoline keeps on its stack (tramp.h). */
+/* What the latency trampoline keeps on its stack (arch/<arch>/tramp.h). */
 struct fhook_lat_frame {
-	u64 di, si, dx, cx, r8, r9, ax, r10;	/* saved by tramp.S */
+	u64 regs[FHOOK_LF_NREGS];	/* the argument registers, saved by tramp.S */
 	u64 lat;			/* struct fhook_lat *, from the slot */
 	u64 ts;				/* entry time */
-	u64 stack[FHOOK_HOOK_MAX_STACK_ARGS];	/* pushed for the body */
+	u64 stack[FHOOK_HOOK_MAX_STACK_ARGS];	/* copied for the body */
 	u64 timed;			/* this call is timed */
-	u64 pad[2];			/* the body's stack aligned as at its entry */
+	u64 pad[FHOOK_LF_PAD];		/* the body's stack aligned as at its entry */
 };
 
 /* slot -> struct fhook_lat *, read by the slots' entry stubs */
@@ -88,14 +88,14 @@ static notrace __always_inline bool fhook_lat_clock(u64 *now, unsigned long ip,
 asmlinkage notrace void fhook_lat_enter(struct fhook_lat_frame *f)
 {
 	struct fhook_lat *l = (struct fhook_lat *)f->lat;
-	/* the frame, %rbp, the return addresses into the function and its caller */
-	const u64 *args = (const u64 *)((unsigned long)(f + 1) + 24);
-	unsigned long ip = args[-2] - MCOUNT_INSN_SIZE;
+	unsigned long body, parent, ip;
+	const u64 *args = fhook_arch_lat_site(f, &body, &parent);
 
+	ip = body - MCOUNT_INSN_SIZE;
 	this_cpu_inc(l->cpu->inflight);
 	fhook_stack_args_copy(f->stack, args, l->stack_args);
-	f->timed = (likely(l->unfiltered) || fhook_probe_filter_guarded(l->probe, ip, args[-1])) &&
-		   fhook_lat_clock(&f->ts, ip, args[-1]);
+	f->timed = (likely(l->unfiltered) || fhook_probe_filter_guarded(l->probe, ip, parent)) &&
+		   fhook_lat_clock(&f->ts, ip, parent);
 }
 
 /* After the body returned: account the call (on this CPU, maybe not the entry's). */
@@ -278,15 +278,11 @@ void fhook_lat_read(struct fhook_lat *l, int cpu, struct fhook_latency *out)
 
 void fhook_lat_setup(void)
 {
-#ifdef FHOOK_LF_SIZE	/* (an arch whose tramp.S has the latency trampoline) */
-	BUILD_BUG_ON(offsetof(struct fhook_lat_frame, ax) != FHOOK_LF_AX);
-	BUILD_BUG_ON(offsetof(struct fhook_lat_frame, dx) != FHOOK_LF_DX);
 	BUILD_BUG_ON(offsetof(struct fhook_lat_frame, lat) != FHOOK_LF_LAT);
 	BUILD_BUG_ON(offsetof(struct fhook_lat_frame, stack) != FHOOK_LF_STACK);
 	BUILD_BUG_ON(offsetof(struct fhook_lat_frame, timed) != FHOOK_LF_TIMED);
 	BUILD_BUG_ON(sizeof(struct fhook_lat_frame) != FHOOK_LF_SIZE);
-	BUILD_BUG_ON(FHOOK_LF_SIZE % 16 != 8);
-#endif
+	BUILD_BUG_ON(FHOOK_LF_SIZE % 16 != FHOOK_LF_SIZE_MOD_16);
 }
 
 /* Module exit: every probe is gone (each draining one held a reference). */

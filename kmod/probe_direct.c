@@ -190,7 +190,7 @@ static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add
 	if (arg->flags & FHOOK_PROBE_F_LATENCY) {
 		u32 words;
 
-		/* (this CPU has no latency trampoline yet) */
+		/* (a CPU whose port has no latency trampoline on this kernel) */
 		if (FHOOK_ARCH_NO_FEATURES & FHOOK_FEAT_LATENCY)
 			return fhook_refuse(p->session, FHOOK_R_ARCH, -1, -EOPNOTSUPP);
 

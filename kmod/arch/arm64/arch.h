@@ -6,10 +6,9 @@
  * arm64 patches two instructions at a function's entry (mov x9, x30;
  * bl ftrace_caller, from -fpatchable-function-entry): at the callback the
  * function's return address is the link register ftrace_caller saved and
- * puts back (x30), not a stack word.  Of the direct-call trampolines x86
- * has, the counting and recording ones exist (where the kernel has direct
- * calls), the latency one not yet: FHOOK_ARCH_NO_FEATURES names what the
- * module refuses.
+ * puts back (x30), not a stack word.  The direct-call trampolines exist
+ * where the kernel has direct calls, hooks where ftrace gives full
+ * registers: FHOOK_ARCH_NO_FEATURES names what the module refuses.
  */
 #ifndef FHOOK_ARCH_H
 #define FHOOK_ARCH_H
@@ -59,15 +58,14 @@ extern const u8 fhook_arch_arg_regs[FHOOK_REG_ARGS];
 extern const char *const fhook_arch_irq_vectors[];
 
 /*
- * What fhook's arm64 port does not have: latency probes (their trampoline
- * is not written yet); direct probes where the kernel has no direct calls
- * (DYNAMIC_FTRACE_WITH_DIRECT_CALLS: arm64 from 6.4); hooks (trace-around,
- * IPMODIFY, the hook API) where ftrace gives no full registers to change
- * (no DYNAMIC_FTRACE_WITH_REGS: arm64 from 6.2).  Refused with
- * FHOOK_R_ARCH.
+ * What fhook's arm64 port does not have: direct and latency probes where
+ * the kernel has no direct calls (DYNAMIC_FTRACE_WITH_DIRECT_CALLS: arm64
+ * from 6.4); hooks (trace-around, IPMODIFY, the hook API) where ftrace
+ * gives no full registers to change (no DYNAMIC_FTRACE_WITH_REGS: arm64
+ * from 6.2).  Refused with FHOOK_R_ARCH.
  */
 #ifdef CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
-#define FHOOK_ARCH_NO_DIRECT	FHOOK_FEAT_LATENCY
+#define FHOOK_ARCH_NO_DIRECT	0
 #else
 #define FHOOK_ARCH_NO_DIRECT	(FHOOK_FEAT_DIRECT | FHOOK_FEAT_LATENCY)
 #endif

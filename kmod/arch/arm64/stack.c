@@ -67,10 +67,9 @@ notrace unsigned int fhook_stack_kernel(struct pt_regs *regs, u64 *store, unsign
  * The calls in progress on current's stack, from the caller's outwards,
  * as arch/x86/stack.c's walk gives them (its comment has the contract),
  * by frame records within current's task stack: @fn(kind, ip, frame,
- * @arg) for each return address, with the around trampoline's frame where
- * a body it runs returns into it (the body's record holds the
- * trampoline's frame pointer; its struct fhook_around_frame is right
- * below).  Only records are read; the walk ends unsure at a record out of
+ * @arg) for each return address, with the around or latency trampoline's
+ * frame where a body it runs returns into it (the body's record holds the
+ * trampoline's frame pointer; its frame is right below).  Only records are read; the walk ends unsure at a record out of
  * the stack or not above the last, and where a return address a call graph
  * replaced leads nowhere fgraph.c knows or to another return trampoline.
  * Called from task context (exit, a hook's removal): no exception
@@ -80,9 +79,13 @@ notrace bool fhook_arch_body_frames(bool (*fn)(int kind, unsigned long ip, void 
 					       void *arg), void *arg)
 {
 	unsigned long low = (unsigned long)task_stack_page(current), high = low + THREAD_SIZE;
+	static const unsigned long below[] = {
+		[FHOOK_FRAME_AROUND] = FHOOK_AF_SPACE,
+		[FHOOK_FRAME_LAT] = FHOOK_LF_SIZE,
+	};
 	unsigned long fp = (unsigned long)__builtin_frame_address(0), record[2];
 
-	BUILD_BUG_ON(ARRAY_SIZE(fhook_body_rets) != FHOOK_FRAME_LAT + 1);
+	BUILD_BUG_ON(ARRAY_SIZE(fhook_body_rets) != ARRAY_SIZE(below));
 	for (;;) {
 		void *frame = NULL;
 		unsigned long ip;
@@ -102,7 +105,7 @@ notrace bool fhook_arch_body_frames(bool (*fn)(int kind, unsigned long ip, void 
 		}
 		for (kind = ARRAY_SIZE(fhook_body_rets) - 1; kind >= 0; kind--) {
 			if (fhook_body_rets[kind] && ip == fhook_body_rets[kind]) {
-				frame = (void *)(record[0] - FHOOK_AF_SPACE);
+				frame = (void *)(record[0] - below[kind]);
 				break;
 			}
 		}

@@ -34,8 +34,9 @@
  * its caller; the fast one increments the probe's per-CPU counter with
  * an exclusive pair (atomic: the task may move between reading this
  * CPU's offset and the increment, and another CPU may be counting there).
- * The latency kind has an empty slot table: refused on arm64
- * (FHOOK_ARCH_NO_FEATURES), as every direct kind without direct calls.
+ * The latency one runs the body itself, as the around trampoline does,
+ * and returns to the caller.  Without direct calls every direct kind has
+ * an empty slot table: refused (FHOOK_ARCH_NO_FEATURES).
  */
 #include <linux/linkage.h>
 #include <asm/assembler.h>
@@ -47,6 +48,17 @@
 	16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,		\
 	32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,		\
 	48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63
+
+/*
+ * The 8 words C copied into a frame at \from (the caller's stack
+ * arguments, read with fault handling) to sp, where a body finds them
+ */
+.macro FHOOK_COPY_STACK_ARGS from
+	.irp off, 0, 16, 32, 48
+	ldp	x10, x11, [\from, #\off]
+	stp	x10, x11, [sp, #\off]
+	.endr
+.endm
 
 SYM_CODE_START(fhook_graph_return)
 	sub	sp, sp, #80
@@ -117,6 +129,56 @@ SYM_CODE_START(fhook_direct_record_common)
 	FHOOK_DIRECT_LEAVE
 SYM_CODE_END(fhook_direct_record_common)
 
+/*
+ * The latency trampoline (x16: the probe's struct fhook_lat), a direct
+ * one that runs the body: the callsite's frame record (x29, x9) and its
+ * own (x29, the body's address) as ftrace_caller makes them, the struct
+ * fhook_lat_frame below them.  fhook_lat_enter(frame) takes the entry
+ * time and copies the caller's stack arguments into the frame; they go
+ * below it, where the body finds them; the body is reached with a return
+ * (x30 set to where it comes back), as the around trampoline reaches it;
+ * fhook_lat_exit(frame) takes the duration; the trampoline returns to
+ * the caller with x0, x1 as the body left them.  A body's frame record
+ * holds the trampoline's frame pointer: stacks and the exit walk
+ * (stack.c) go from the body through the function into its caller.
+ */
+SYM_CODE_START(fhook_lat_common)
+	stp	x29, x9, [sp, #-16]!
+	mov	x29, sp
+	stp	x29, x30, [sp, #-16]!
+	mov	x29, sp
+	sub	sp, sp, #FHOOK_LF_SIZE
+	stp	x0, x1, [sp]
+	stp	x2, x3, [sp, #16]
+	stp	x4, x5, [sp, #32]
+	stp	x6, x7, [sp, #48]
+	stp	x8, x9, [sp, #64]
+	str	x16, [sp, #FHOOK_LF_LAT]
+	mov	x0, sp
+	bl	fhook_lat_enter
+	sub	sp, sp, #64
+	add	x9, sp, #64 + FHOOK_LF_STACK
+	FHOOK_COPY_STACK_ARGS x9
+	add	x9, sp, #64
+	ldp	x0, x1, [x9]
+	ldp	x2, x3, [x9, #16]
+	ldp	x4, x5, [x9, #32]
+	ldp	x6, x7, [x9, #48]
+	ldr	x8, [x9, #64]
+	ldr	x16, [x29, #8]
+	adr	x30, .Lfhook_lat_body_ret
+	ret	x16
+.Lfhook_lat_body_ret:
+	sub	sp, x29, #FHOOK_LF_SIZE
+	stp	x0, x1, [sp]
+	mov	x0, sp
+	bl	fhook_lat_exit
+	ldp	x0, x1, [sp]
+	add	sp, x29, #16
+	ldp	x29, x30, [sp], #16
+	ret
+SYM_CODE_END(fhook_lat_common)
+
 /* direct slot N of a kind: x16 = N (BTI landing pad from SYM_FUNC_START) */
 .macro FHOOK_DIRECT_SLOT kind, n
 SYM_FUNC_START(fhook_\kind\()_\n)
@@ -142,10 +204,20 @@ SYM_FUNC_START(fhook_direct_fast_\n)
 SYM_FUNC_END(fhook_direct_fast_\n)
 .endm
 
+/* latency slot N: x16 = its probe's struct fhook_lat */
+.macro FHOOK_LAT_SLOT n
+SYM_FUNC_START(fhook_lat_\n)
+	adr_l	x16, fhook_lat_ctxs
+	ldr	x16, [x16, #8 * \n]
+	b	fhook_lat_common
+SYM_FUNC_END(fhook_lat_\n)
+.endm
+
 	.irp n, FHOOK_SLOT_LIST
 	FHOOK_DIRECT_SLOT direct_count, \n
 	FHOOK_DIRECT_SLOT direct_record, \n
 	FHOOK_FAST_SLOT \n
+	FHOOK_LAT_SLOT \n
 	.endr
 #endif /* CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS */
 
@@ -175,14 +247,7 @@ SYM_CODE_START(fhook_around_common)
 	/* the caller's stack words, where the target finds its stack arguments */
 	sub	sp, sp, #64
 	add	x9, sp, #64 + FHOOK_AF_STACK
-	ldp	x10, x11, [x9]
-	stp	x10, x11, [sp]
-	ldp	x10, x11, [x9, #16]
-	stp	x10, x11, [sp, #16]
-	ldp	x10, x11, [x9, #32]
-	stp	x10, x11, [sp, #32]
-	ldp	x10, x11, [x9, #48]
-	stp	x10, x11, [sp, #48]
+	FHOOK_COPY_STACK_ARGS x9
 	add	x9, sp, #64
 	ldr	x16, [x9, #FHOOK_AF_TARGET]
 	ldp	x0, x1, [x9, #FHOOK_AF_X0]
@@ -253,16 +318,24 @@ SYM_DATA_END(\name)
 	FHOOK_SLOT_TABLE fhook_direct_count_tramps, direct_count
 	FHOOK_SLOT_TABLE fhook_direct_fast_tramps, direct_fast
 	FHOOK_SLOT_TABLE fhook_direct_record_tramps, direct_record
+	FHOOK_SLOT_TABLE fhook_lat_tramps, lat
 #else
 	FHOOK_NO_SLOT_TABLE fhook_direct_count_tramps
 	FHOOK_NO_SLOT_TABLE fhook_direct_fast_tramps
 	FHOOK_NO_SLOT_TABLE fhook_direct_record_tramps
+	FHOOK_NO_SLOT_TABLE fhook_lat_tramps
 #endif
 	FHOOK_SLOT_TABLE fhook_around_tramps, around
 	FHOOK_SLOT_TABLE fhook_orig_tramps, orig
-	FHOOK_NO_SLOT_TABLE fhook_lat_tramps
-/* where the bodies the around trampoline runs return to (no latency's yet) */
+/*
+ * Where the bodies the around and latency trampolines run return to
+ * (fhook_arch_body_frames()), by enum fhook_frame_kind_id
+ */
 SYM_DATA_START(fhook_body_rets)
 	.quad	.Lfhook_around_body_ret
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
+	.quad	.Lfhook_lat_body_ret
+#else
 	.quad	0
+#endif
 SYM_DATA_END(fhook_body_rets)

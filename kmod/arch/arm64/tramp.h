@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * arm64's trampolines (tramp.S): the call graphs' return trampoline, the
- * around trampoline of hooks and its "original"s.  The slot tables of
- * direct calls and latency probes are there, empty: those probes are
+ * around trampoline of hooks and its "original"s, the direct-call ones
+ * (counting, recording, latency) where the kernel has direct calls.
+ * Without them their slot tables are there, empty: those probes are
  * refused before any is used (FHOOK_ARCH_NO_FEATURES, arch.h).
  */
 #ifndef FHOOK_TRAMP_H
@@ -20,6 +21,19 @@
 #define FHOOK_AF_STACK		352	/* u64[8]: the caller's stack arguments */
 #define FHOOK_AF_SIZE		712
 #define FHOOK_AF_SPACE		720
+
+/*
+ * struct fhook_lat_frame (latency.c): x0..x9 (x9: the return address into
+ * the caller), then these; right below the trampoline's frame record,
+ * which is right below the callsite's
+ */
+#define FHOOK_LF_NREGS		10
+#define FHOOK_LF_LAT		80
+#define FHOOK_LF_STACK		96	/* u64[8]: the caller's stack arguments */
+#define FHOOK_LF_TIMED		160
+#define FHOOK_LF_PAD		1	/* words */
+#define FHOOK_LF_SIZE		176
+#define FHOOK_LF_SIZE_MOD_16	0	/* sp stays 16-byte aligned */
 
 #ifndef __ASSEMBLY__
 #include "tramp_tables.h"
@@ -55,6 +69,22 @@ static __always_inline void fhook_arch_around_regs(struct fhook_around_frame *f,
 static __always_inline unsigned long fhook_arch_around_parent(struct fhook_around_frame *f)
 {
 	return f->regs.regs[30];
+}
+
+/*
+ * Above the latency trampoline's frame @f: its frame record (x29, the
+ * return address into the function's body: @body), the callsite's (the
+ * caller's x29, the return address into it: @parent), then the caller's
+ * stack arguments (returned)
+ */
+static __always_inline const u64 *fhook_arch_lat_site(void *f, unsigned long *body,
+						      unsigned long *parent)
+{
+	const u64 *records = (const u64 *)((unsigned long)f + FHOOK_LF_SIZE);
+
+	*body = records[1];
+	*parent = records[3];
+	return records + 4;
 }
 #endif
 

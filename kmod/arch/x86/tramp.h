@@ -21,13 +21,19 @@
 #define FHOOK_AF_SIZE		544
 #define FHOOK_AF_SPACE		FHOOK_AF_SIZE	/* what tramp.S takes for it */
 
-/* struct fhook_lat_frame (latency.c): 8 saved registers, then these */
+/*
+ * struct fhook_lat_frame (latency.c): the saved registers (%rdi, %rsi,
+ * %rdx, %rcx, %r8, %r9, %rax, %r10), then these
+ */
+#define FHOOK_LF_NREGS		8
 #define FHOOK_LF_DX		16
 #define FHOOK_LF_AX		48
 #define FHOOK_LF_LAT		64
 #define FHOOK_LF_STACK		80	/* u64[8]: the caller's stack arguments */
 #define FHOOK_LF_TIMED		144
+#define FHOOK_LF_PAD		2	/* words */
 #define FHOOK_LF_SIZE		168	/* 8 mod 16: the body's stack as at its entry */
+#define FHOOK_LF_SIZE_MOD_16	8
 
 /*
  * Both run the body with a call from right below their frame, under the
@@ -70,6 +76,21 @@ static __always_inline void fhook_arch_around_regs(struct fhook_around_frame *f,
 static __always_inline unsigned long fhook_arch_around_parent(struct fhook_around_frame *f)
 {
 	return *(unsigned long *)f->regs.sp;
+}
+
+/*
+ * Above the latency trampoline's frame @f: %rbp, the return addresses
+ * into the function's body (@body) and its caller (@parent), then the
+ * caller's stack arguments (returned)
+ */
+static __always_inline const u64 *fhook_arch_lat_site(void *f, unsigned long *body,
+						      unsigned long *parent)
+{
+	const u64 *above = (const u64 *)((unsigned long)f + FHOOK_LF_SIZE);
+
+	*body = above[1];
+	*parent = above[2];
+	return above + 3;
 }
 #endif
 

@@ -302,7 +302,7 @@ void Device::handshake() {
 void Device::require(std::uint64_t feature, std::string_view what) const {
     if (!has(feature) && (feature & arch_missing_features(host_arch(), FtraceHas{})) != 0) {
         throw_runtime(std::string(what) + " are not available on this " + arch_name(host_arch()) +
-                          " kernel: " + kArchMissingWhy,
+                          " kernel: " + arch_missing_why(feature),
                       EOPNOTSUPP);
     }
     if (!has(feature)) {

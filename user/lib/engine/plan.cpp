@@ -352,7 +352,9 @@ void Tracer::State::plan_latency() {
     for (const auto& one : specs) {
         LatencyStackPlan plan = plan_latency_stack(one, *functions, kernel_btf(), by_module);
         if (plan.selected > 0 && plan.selected == plan.skipped.size()) {
-            throw_invalid("cannot time " + plan.skipped.front() + ": " + plan.why.front());
+            // (the functions are real: what they are, not the command, stops it)
+            throw_runtime("cannot time " + plan.skipped.front() + ": " + plan.why.front(),
+                          EOPNOTSUPP);
         }
         for (std::size_t k = 0; k < plan.skipped.size(); k++) {
             skipped.push_back(plan.skipped[k] + ": " + plan.why[k]);

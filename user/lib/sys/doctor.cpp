@@ -430,7 +430,7 @@ void kernel_checks(DoctorReport& r, const DoctorPaths& paths, const std::string&
         add("cpu", CheckStatus::Ok, std::string(arch_name(host_arch())) + ": every fhook feature");
     } else {
         add("cpu", CheckStatus::Warn,
-            std::string(arch_name(host_arch())) + ": " + kArchMissingWhy +
+            std::string(arch_name(host_arch())) + ": " + arch_missing_why(missing) +
                 " (missing here: " + feature_names(missing) + ")",
             "use them on an x86-64 machine or guest");
     }

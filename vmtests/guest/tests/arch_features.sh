@@ -1,8 +1,8 @@
 # arch_features: what fhook's port to this CPU lacks is said, not hidden.
 # fhook doctor's cpu line names it (x86-64: nothing); on arm64 each command
-# that needs what is missing (latency; count --via direct where the kernel
-# has no direct calls; hooks and the hook API where ftrace gives no full
-# registers) is refused with exit 1
+# that needs what is missing (count --via direct and latency where the
+# kernel has no direct calls; hooks and the hook API where ftrace gives no
+# full registers) is refused with exit 1
 # and one line saying why, nothing is armed, and the kernel stays quiet;
 # where hooks are, the hook API's deny example works.  The rest of a
 # session works beside it: a function count in the same guest is exact.
@@ -15,14 +15,19 @@ if [ "$(uname -m)" != aarch64 ]; then
 		fail "doctor's cpu line: $(grep ' cpu ' $D/doc.out)"
 	pass "doctor: x86_64 has every feature"
 fi
-# the port lacks the latency trampoline; direct calls where the kernel
-# has none (arm64 before 6.4); hooks where ftrace gives no full registers
-# (arm64 from 6.2: no ftrace_regs_caller)
+# the port lacks direct calls where the kernel has none (arm64 before
+# 6.4), latency with them (its trampoline is a direct one); hooks where
+# ftrace gives no full registers (arm64 from 6.2: no ftrace_regs_caller)
 HOOKS=0 DIRECT=0
 grep -q ' ftrace_regs_caller$' /proc/kallsyms && HOOKS=1
 grep -q ' ftrace_stub_direct_tramp$' /proc/kallsyms && DIRECT=1
-MISSING=$([ $DIRECT = 1 ] || printf 'direct '; [ $HOOKS = 1 ] || printf 'hook '; printf latency; [ $HOOKS = 1 ] || printf ' khook')
-grep -q "^warn cpu  *arm64: latency histograms have an x86-64 trampoline only; .* (missing here: $MISSING)\$" $D/doc.out ||
+MISSING=$([ $DIRECT = 1 ] || printf 'direct '; [ $HOOKS = 1 ] || printf 'hook '; [ $DIRECT = 1 ] || printf 'latency '; [ $HOOKS = 1 ] || printf 'khook')
+MISSING=${MISSING% }
+WHY_DIRECT="direct calls (direct counting and recording, latency histograms) need DYNAMIC_FTRACE_WITH_DIRECT_CALLS (arm64 kernels from 6.4)"
+WHY_HOOK="hooks and the hook API need full registers from ftrace (DYNAMIC_FTRACE_WITH_REGS: arm64 kernels before 6.2)"
+WHY=$([ $DIRECT = 1 ] || echo "$WHY_DIRECT")
+[ $HOOKS = 1 ] || WHY="${WHY:+$WHY; }$WHY_HOOK"
+grep -qF "arm64: $WHY (missing here: $MISSING)" $D/doc.out && grep -q '^warn cpu ' $D/doc.out ||
 	fail "doctor's cpu line: $(grep ' cpu ' $D/doc.out)"
 run_fhook $D/st status
 feats=$(sed -n 's/^features: //p' $D/st.out)
@@ -33,17 +38,17 @@ done
 
 # refused before anything is armed, with the reason
 refused() {
-	local name=$1
-	shift
+	local name=$1 why=$2
+	shift 2
 	run_fhook $D/$name "$@"
 	expect_eq "$RC" 1 "fhook $* exit status"
-	grep -q "are not available on this arm64 kernel: latency histograms have an x86-64 trampoline only" $D/$name.err ||
+	grep -qF "are not available on this arm64 kernel: $why" $D/$name.err ||
 		fail "fhook $*: $(cat $D/$name.err)"
 	expect_eq "$(wc -l < $D/$name.err)" 1 "lines of fhook $*'s error"
 }
-[ $DIRECT = 1 ] || refused direct count --via direct vfs_read -- true
-refused latency latency vfs_read -- true
-[ $HOOKS = 1 ] || refused hook hook --return -12 vfs_read -- true
+[ $DIRECT = 1 ] || refused direct "$WHY_DIRECT" count --via direct vfs_read -- true
+[ $DIRECT = 1 ] || refused latency "$WHY_DIRECT" latency vfs_read -- true
+[ $HOOKS = 1 ] || refused hook "$WHY_HOOK" hook --return -12 vfs_read -- true
 [ -z "$(cat $T/enabled_functions)" ] || fail "functions left patched: $(head -n 3 $T/enabled_functions)"
 
 # a module of the hook API (the around trampoline, its "original"): where
@@ -88,6 +93,14 @@ if [ $DIRECT = 1 ]; then
 	run_fhook $D/r trace --via direct fhook_testmod_target -- sh -c "echo call 5 > $TM"
 	expect_eq "$RC" 0 "fhook trace --via direct exit status ($(head -n 2 $D/r.err))"
 	expect_eq "$(grep -c 'fhook_testmod_target' $D/r.out)" 5 "calls recorded through the direct trampoline"
+	# the latency trampoline runs the body: every call timed, the
+	# module's own count of them the same
+	tm_target() { awk '{ n += $4 } END { print n + 0 }' $TM; }
+	before=$(tm_target)
+	run_fhook $D/lat latency fhook_testmod_target -- sh -c "echo call 200 > $TM"
+	expect_eq "$RC" 0 "fhook latency exit status ($(head -n 2 $D/lat.err))"
+	expect_eq "$(sed -n 's/.*count: \([0-9]*\).*/\1/p' $D/lat.out | head -n 1)" 200 "calls timed through the latency trampoline"
+	expect_eq "$(($(tm_target) - before))" 200 "calls the body made (the module's count)"
 	detached || fail "still attached: $(cat $T/enabled_functions)"
 fi
-pass "doctor names what is missing ($MISSING); what is missing refused with the reason; $ABOUT; direct calls $([ $DIRECT = 1 ] && echo count and record || echo refused)"
+pass "doctor names what is missing ($MISSING); what is missing refused with the reason; $ABOUT; direct calls $([ $DIRECT = 1 ] && echo count, record and time || echo refused)"

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include <fhook_abi.h>
 
@@ -43,15 +44,23 @@ constexpr std::uint64_t arch_missing_features(Arch a, FtraceHas has) {
     if (a != Arch::Arm64) {
         return 0;
     }
-    return FHOOK_FEAT_LATENCY | (has.direct_calls ? 0 : FHOOK_FEAT_DIRECT) |
+    return (has.direct_calls ? 0 : FHOOK_FEAT_DIRECT | FHOOK_FEAT_LATENCY) |
            (has.regs ? 0 : FHOOK_FEAT_HOOK | FHOOK_FEAT_KHOOK);
 }
 
-// Why, in words.
-constexpr const char* kArchMissingWhy =
-    "latency histograms have an x86-64 trampoline only; direct calls (direct counting and "
-    "recording) need DYNAMIC_FTRACE_WITH_DIRECT_CALLS (arm64 kernels from 6.4); hooks and the "
-    "hook API need full registers from ftrace (DYNAMIC_FTRACE_WITH_REGS: arm64 kernels before "
-    "6.2)";
+// Why fhook's port lacks `features` (of arch_missing_features()), in words.
+inline std::string arch_missing_why(std::uint64_t features) {
+    std::string why;
+    if ((features & (FHOOK_FEAT_DIRECT | FHOOK_FEAT_LATENCY)) != 0) {
+        why = "direct calls (direct counting and recording, latency histograms) need "
+              "DYNAMIC_FTRACE_WITH_DIRECT_CALLS (arm64 kernels from 6.4)";
+    }
+    if ((features & (FHOOK_FEAT_HOOK | FHOOK_FEAT_KHOOK)) != 0) {
+        why += std::string(why.empty() ? "" : "; ") +
+               "hooks and the hook API need full registers from ftrace "
+               "(DYNAMIC_FTRACE_WITH_REGS: arm64 kernels before 6.2)";
+    }
+    return why;
+}
 
 } // namespace fhook
