@@ -132,6 +132,61 @@ static __always_inline struct pt_regs *fhook_fregs_partial(struct ftrace_regs *f
 }
 
 /*
+ * A hook's ftrace_ops changes where a call goes (and a RETURN hook its
+ * return value).  Where ftrace gives full registers (x86; arm64 before
+ * 6.2: DYNAMIC_FTRACE_WITH_REGS) the ops asks for them and changes its
+ * struct pt_regs.  Where its ftrace_regs hold only the argument registers
+ * (arm64 from 6.2: DYNAMIC_FTRACE_WITH_ARGS alone) it changes those, which
+ * ftrace_caller restores, pc included; filters and fetch programs run on
+ * a partial copy (fhook_fregs_partial()) and may read only what it holds
+ * (FHOOK_R_HOOK_REGS).
+ */
+#if !defined(CONFIG_DYNAMIC_FTRACE_WITH_REGS) && defined(CONFIG_DYNAMIC_FTRACE_WITH_ARGS)
+#define FHOOK_HOOK_OPS_FLAGS	FTRACE_OPS_FL_IPMODIFY
+#define FHOOK_HOOK_PARTIAL_REGS	1
+
+static __always_inline struct pt_regs *fhook_hook_regs(struct ftrace_regs *fregs,
+							struct pt_regs *buf)
+{
+	return fhook_fregs_partial(fregs, buf);
+}
+
+static __always_inline void fhook_hook_set_ip(struct ftrace_regs *fregs, struct pt_regs *regs,
+					      unsigned long ip)
+{
+	ftrace_regs_set_instruction_pointer(fregs, ip);
+}
+
+static __always_inline void fhook_hook_set_return(struct ftrace_regs *fregs,
+						  struct pt_regs *regs, unsigned long val)
+{
+	ftrace_regs_set_return_value(fregs, val);
+}
+#else
+#define FHOOK_HOOK_OPS_FLAGS	(FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY)
+#define FHOOK_HOOK_PARTIAL_REGS	0
+
+/* NULL if ftrace did not save them (another ops' call without SAVE_REGS) */
+static __always_inline struct pt_regs *fhook_hook_regs(struct ftrace_regs *fregs,
+							struct pt_regs *buf)
+{
+	return ftrace_get_regs(fregs);
+}
+
+static __always_inline void fhook_hook_set_ip(struct ftrace_regs *fregs, struct pt_regs *regs,
+					      unsigned long ip)
+{
+	instruction_pointer_set(regs, ip);
+}
+
+static __always_inline void fhook_hook_set_return(struct ftrace_regs *fregs,
+						  struct pt_regs *regs, unsigned long val)
+{
+	regs_set_return_value(regs, val);
+}
+#endif
+
+/*
  * Tasks whose user registers are not their own (io_uring workers, and
  * from 6.4 every user worker: created with the parent's registers but ip
  * and sp): no user stack is taken from them.

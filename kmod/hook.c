@@ -169,7 +169,7 @@ static notrace void fhook_hook_callback(unsigned long ip, unsigned long parent_i
 					struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
 	struct fhook_hook_probe *hp = container_of(op, struct fhook_hook_probe, ops);
-	struct pt_regs *regs = ftrace_get_regs(fregs);
+	struct pt_regs regs_copy, *regs = fhook_hook_regs(fregs, &regs_copy);
 	struct fhook_probe *p = &hp->p;
 	struct fhook_session *s = p->session;
 	unsigned int pc = preempt_count();
@@ -200,7 +200,7 @@ static notrace void fhook_hook_callback(unsigned long ip, unsigned long parent_i
 	if (h->action == FHOOK_HOOK_AROUND) {
 		/* the trampoline decides, with the arguments it saved */
 		if (likely(fhook_around_at(&h->around, ip)))
-			instruction_pointer_set(regs, fhook_around_tramps[h->around.slot]);
+			fhook_hook_set_ip(fregs, regs, fhook_around_tramps[h->around.slot]);
 		else
 			fhook_count(&c->missed);
 		goto out;
@@ -216,10 +216,10 @@ static notrace void fhook_hook_callback(unsigned long ip, unsigned long parent_i
 	}
 	fhook_count(&c->hits);
 	if (h->action == FHOOK_HOOK_RETURN) {
-		regs_set_return_value(regs, h->retval);
-		instruction_pointer_set(regs, (unsigned long)fhook_hook_return);
+		fhook_hook_set_return(fregs, regs, h->retval);
+		fhook_hook_set_ip(fregs, regs, (unsigned long)fhook_hook_return);
 	} else {
-		instruction_pointer_set(regs, h->redirect);
+		fhook_hook_set_ip(fregs, regs, h->redirect);
 	}
 	if (h->flags & FHOOK_HOOK_F_RECORD)
 		fhook_hook_write(p, ip, parent_ip,
@@ -347,7 +347,7 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 	int ret;
 
 	hp->ops.func = fhook_hook_callback;
-	hp->ops.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY;
+	hp->ops.flags = FHOOK_HOOK_OPS_FLAGS;
 	if (!arg->addr)
 		return fhook_refuse(p->session, FHOOK_R_SYMBOL_OR_ADDR, -1, -EINVAL);
 	ret = fhook_hook_copy(p->session, &hk, arg->hook);
@@ -377,6 +377,10 @@ static int fhook_hook_init(struct fhook_probe *p, const struct fhook_probe_add *
 	}
 	if (hk.action == FHOOK_HOOK_AROUND && p->prog->data_size > FHOOK_HOOK_AROUND_DATA)
 		return fhook_refuse(p->session, FHOOK_R_HOOK_DATA, -1, -E2BIG);
+	/* (the rest of a partial copy is this stack's old contents) */
+	if (FHOOK_HOOK_PARTIAL_REGS && hk.action != FHOOK_HOOK_AROUND &&
+	    fhook_prog_needs_all_regs(p->prog))
+		return fhook_refuse(p->session, FHOOK_R_HOOK_REGS, -1, -EOPNOTSUPP);
 	p->pred = fhook_pred_load(p, arg, p->prog->data_size, err_index);
 	if (IS_ERR(p->pred)) {
 		ret = PTR_ERR(p->pred);

@@ -49,7 +49,7 @@ struct fhook_khook_k {
 	struct ftrace_ops ops;
 	struct fhook_khook *hook;	/* the module's entry */
 	struct module *owner;
-	unsigned long addr;		/* the fentry site */
+	unsigned long addr;		/* as the kprobe resolved it (past an ENDBR) */
 	char func[KSYM_SYMBOL_LEN];	/* "name+0x0/0x.. [mod]" at install */
 	atomic_long_t hits;
 	atomic_long_t missed;
@@ -72,11 +72,11 @@ static notrace void fhook_khook_callback(unsigned long ip, unsigned long parent_
 					 struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
 	struct fhook_khook_k *k = container_of(op, struct fhook_khook_k, ops);
-	struct pt_regs *regs = ftrace_get_regs(fregs);
+	struct pt_regs regs_copy, *regs = fhook_hook_regs(fregs, &regs_copy);
 
 	/* the trampoline runs the handlers and the replacement */
 	if (likely(regs && !READ_ONCE(k->stuck) && fhook_around_at(&k->around, ip)))
-		instruction_pointer_set(regs, fhook_around_tramps[k->around.slot]);
+		fhook_hook_set_ip(fregs, regs, fhook_around_tramps[k->around.slot]);
 }
 
 /*
@@ -240,7 +240,7 @@ static noinline int fhook_khook_arm(struct fhook_khook *hook, struct module *own
 {
 	static char who[128];	/* under fhook_khook_lock */
 	struct fhook_khook_k *k;
-	unsigned long addr;
+	unsigned long addr, site;
 	u32 words;
 	s32 bad;
 	int ret;
@@ -286,7 +286,7 @@ static noinline int fhook_khook_arm(struct fhook_khook *hook, struct module *own
 	k->addr = addr;
 	sprint_symbol(k->func, addr);
 	k->ops.func = fhook_khook_callback;
-	k->ops.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY;
+	k->ops.flags = FHOOK_HOOK_OPS_FLAGS;
 	ret = fhook_around_add(&k->around, &fhook_khook_around_ops,
 			       (unsigned long)hook->replacement, words, true);
 	if (ret) {
@@ -308,7 +308,8 @@ static noinline int fhook_khook_arm(struct fhook_khook *hook, struct module *own
 		WRITE_ONCE(*(unsigned long *)hook->orig, fhook_around_orig(&k->around));
 	ret = register_ftrace_function(&k->ops);
 	if (ret) {
-		if (ret == -EBUSY && fhook_hook_owner(addr, who, sizeof(who)))
+		if (ret == -EBUSY && !fhook_arch_fentry_site(addr, &site) &&
+		    fhook_hook_owner(site, who, sizeof(who)))
 			hook->why = who;
 		else if (ret == -EBUSY)
 			hook->why = "another IPMODIFY ftrace user (livepatch, a module outside fhook) or a direct call holds it: see enabled_functions in tracefs";
@@ -425,7 +426,7 @@ int __fhook_khook_install(struct fhook_khook *hooks, size_t n, struct module *ow
 	}
 	if (FHOOK_ARCH_NO_FEATURES & FHOOK_FEAT_KHOOK) {
 		hooks[0].error = -EOPNOTSUPP;
-		hooks[0].why = "fhook's hooks need full registers from ftrace (DYNAMIC_FTRACE_WITH_REGS), which this kernel does not give on this CPU";
+		hooks[0].why = "fhook's hooks need ftrace to change a call's registers (DYNAMIC_FTRACE_WITH_REGS or _WITH_ARGS), which this kernel does not give on this CPU";
 		pr_err("%s: %s\n", owner->name, hooks[0].why);
 		return -EOPNOTSUPP;
 	}

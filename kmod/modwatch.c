@@ -268,16 +268,20 @@ void fhook_modwatch_exit(void)
  * Has ftrace a call site in [@start, @end) of @mod, i.e. can the function
  * there be in an ops' hash?  The module's __mcount_loc list, which stays
  * with its core text until it is freed; scanned whole (no assumption that
- * ftrace sorted it).
+ * ftrace sorted it); each entry moved into its function first (arm64's
+ * are before it: FHOOK_ARCH_CALLSITE_BIAS).
  */
 static bool fhook_module_traceable(struct module *mod, unsigned long start, unsigned long end)
 {
 #ifdef CONFIG_FTRACE_MCOUNT_RECORD
 	unsigned int i;
 
-	for (i = 0; i < mod->num_ftrace_callsites; i++)
-		if (mod->ftrace_callsites[i] >= start && mod->ftrace_callsites[i] < end)
+	for (i = 0; i < mod->num_ftrace_callsites; i++) {
+		unsigned long site = mod->ftrace_callsites[i] + FHOOK_ARCH_CALLSITE_BIAS;
+
+		if (site >= start && site < end)
 			return true;
+	}
 	return false;
 #else
 	return true;

@@ -80,4 +80,5 @@ FHOOK_REASON(IRQSOFF_TPS, "this kernel has no irq_disable/irq_enable (preempt_di
 FHOOK_REASON(IRQSOFF_ONE, "the session has an irqsoff tracer already: one per session")
 FHOOK_REASON(USER_SLOTS, "this user's sessions hold as many trampoline slots of this kind as the module allows a user without CAP_SYS_ADMIN (/sys/module/fhook/parameters/max_user_slots)")
 FHOOK_REASON(FAIL_PRED, "an instruction of the call graph's failure filter (struct fhook_graph.fail_pred) is malformed (index: the instruction)")
-FHOOK_REASON(ARCH, "not on this CPU: fhook's direct calls (direct and latency probes) have x86-64 trampolines only; its hooks need full registers from ftrace (DYNAMIC_FTRACE_WITH_REGS)")
+FHOOK_REASON(ARCH, "not on this CPU's kernel: fhook's direct and latency probes need the kernel's direct calls (DYNAMIC_FTRACE_WITH_DIRECT_CALLS); its hooks need ftrace to change a call's registers (DYNAMIC_FTRACE_WITH_REGS or _WITH_ARGS)")
+FHOOK_REASON(HOOK_REGS, "a hook's program reads a register ftrace does not save on this kernel (its ftrace_regs: the argument registers, fp, lr, sp, pc)")

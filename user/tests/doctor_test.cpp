@@ -10,6 +10,7 @@
 
 #include <fhook_abi.h>
 
+#include <fhook/core/arch.hpp>
 #include <fhook/output/doctor_format.hpp>
 #include <fhook/sys/doctor.hpp>
 
@@ -229,3 +230,23 @@ TEST(Doctor, KvmThatFailedQemuSaysWhy) {
 
 } // namespace
 } // namespace fhook
+
+// What fhook's arm64 port lacks follows what each kernel's ftrace gives,
+// and the words name only what is missing.
+TEST(Doctor, ArchMissingFeaturesPerKernel) {
+    using fhook::Arch;
+    using fhook::FtraceHas;
+    EXPECT_EQ(fhook::arch_missing_features(Arch::X86_64, FtraceHas{}), 0u);
+    // Debian's arm64 6.12: ftrace_regs, direct calls
+    EXPECT_EQ(fhook::arch_missing_features(Arch::Arm64, FtraceHas{false, true, true}), 0u);
+    // Debian's arm64 6.1: full registers, no direct calls
+    EXPECT_EQ(fhook::arch_missing_features(Arch::Arm64, FtraceHas{true, false, false}),
+              FHOOK_FEAT_DIRECT | FHOOK_FEAT_LATENCY);
+    EXPECT_EQ(fhook::arch_missing_features(Arch::Arm64, FtraceHas{}),
+              FHOOK_FEAT_DIRECT | FHOOK_FEAT_LATENCY | FHOOK_FEAT_HOOK | FHOOK_FEAT_KHOOK);
+    const std::string direct = fhook::arch_missing_why(FHOOK_FEAT_LATENCY);
+    EXPECT_NE(direct.find("DYNAMIC_FTRACE_WITH_DIRECT_CALLS"), std::string::npos);
+    EXPECT_EQ(direct.find("hook"), std::string::npos);
+    const std::string both = fhook::arch_missing_why(FHOOK_FEAT_DIRECT | FHOOK_FEAT_KHOOK);
+    EXPECT_NE(both.find("; hooks and the hook API need"), std::string::npos);
+}

@@ -2026,8 +2026,9 @@ static void test_observer_big_record(void)
 
 /*
  * Under lockdown=confidentiality (the test `lockdown` raised it): a
- * trace-around hook on fhook_testmod_args8 storing $arg7 (on the kernel
- * stack, as $stackN) is refused, one storing $arg6 (a register) is not.
+ * trace-around hook on fhook_testmod_args8 storing $arg7 (x86-64: on the
+ * kernel stack, as $stackN) is refused, one storing $arg6 (a register) is
+ * not; so are registers that hold no argument, what the caller left.
  * (The CLI cannot get there: tracefs is locked down too.)
  */
 static int lockdown_args(void)
@@ -2039,10 +2040,17 @@ static int lockdown_args(void)
 		int allowed;
 	} loads[] = {
 		{ { .op = FHOOK_OP_ARG, .arg = 6 }, "$arg6 (a register)", 1 },
+#ifdef __aarch64__
+		{ { .op = FHOOK_OP_ARG, .arg = 8 }, "$arg8 (x7, a register)", 1 },
+		{ { .op = FHOOK_OP_REG, .arg = FHOOK_REG_X0 }, "%x0 (an argument register)", 1 },
+		{ { .op = FHOOK_OP_REG, .arg = FHOOK_REG_X0 + 9 }, "%x9 (what the caller left)", 0 },
+		{ { .op = FHOOK_OP_REG, .arg = FHOOK_REG_X0 + 19 }, "%x19 (the caller's)", 0 },
+#else
 		{ { .op = FHOOK_OP_ARG, .arg = 7 }, "$arg7 (kernel stack)", 0 },
 		{ { .op = FHOOK_OP_REG, .arg = FHOOK_REG_DI }, "%di (an argument register)", 1 },
 		{ { .op = FHOOK_OP_REG, .arg = FHOOK_REG_AX }, "%ax (what the caller left)", 0 },
 		{ { .op = FHOOK_OP_REG, .arg = FHOOK_REG_R10 }, "%r10 (what the caller left)", 0 },
+#endif
 	};
 	struct fhook_graph g = { .size = sizeof(g), .max_depth = 2, .flags = FHOOK_GRAPH_F_ARGS };
 	struct fhook_probe_add gpa = {

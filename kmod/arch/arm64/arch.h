@@ -60,16 +60,17 @@ extern const char *const fhook_arch_irq_vectors[];
 /*
  * What fhook's arm64 port does not have: direct and latency probes where
  * the kernel has no direct calls (DYNAMIC_FTRACE_WITH_DIRECT_CALLS: arm64
- * from 6.4); hooks (trace-around, IPMODIFY, the hook API) where ftrace
- * gives no full registers to change (no DYNAMIC_FTRACE_WITH_REGS: arm64
- * from 6.2).  Refused with FHOOK_R_ARCH.
+ * from 6.4); hooks (trace-around, IPMODIFY, the hook API) where ftrace can
+ * change no registers (neither DYNAMIC_FTRACE_WITH_REGS, arm64 before 6.2,
+ * nor _WITH_ARGS, from 6.2: compat.h's fhook_hook_set_ip()).  Refused
+ * with FHOOK_R_ARCH.
  */
 #ifdef CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
 #define FHOOK_ARCH_NO_DIRECT	0
 #else
 #define FHOOK_ARCH_NO_DIRECT	(FHOOK_FEAT_DIRECT | FHOOK_FEAT_LATENCY)
 #endif
-#ifdef CONFIG_DYNAMIC_FTRACE_WITH_REGS
+#if defined(CONFIG_DYNAMIC_FTRACE_WITH_REGS) || defined(CONFIG_DYNAMIC_FTRACE_WITH_ARGS)
 #define FHOOK_ARCH_NO_FEATURES	FHOOK_ARCH_NO_DIRECT
 #else
 #define FHOOK_ARCH_NO_FEATURES	(FHOOK_ARCH_NO_DIRECT | FHOOK_FEAT_HOOK | FHOOK_FEAT_KHOOK)
@@ -172,6 +173,18 @@ static inline int fhook_arch_fentry_site(unsigned long func, unsigned long *fent
 	*fentry = func + AARCH64_INSN_SIZE;
 	return 0;
 }
+
+/*
+ * What a module's __mcount_loc entries (mod->ftrace_callsites, as the
+ * compiler wrote them) lack to be inside their function: with
+ * DYNAMIC_FTRACE_WITH_CALL_OPS (6.12) they point at the two NOPs before
+ * it that hold the ops pointer (arm64's ftrace_call_adjust())
+ */
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS
+#define FHOOK_ARCH_CALLSITE_BIAS	(2 * AARCH64_INSN_SIZE)
+#else
+#define FHOOK_ARCH_CALLSITE_BIAS	0
+#endif
 
 /* Are the user frames at @regs AArch64 frame records of 8-byte words? */
 static __always_inline bool fhook_arch_user_frames(struct pt_regs *regs)

@@ -125,6 +125,9 @@ static inline int fhook_arch_fentry_site(unsigned long func, unsigned long *fent
 	return 0;
 }
 
+/* __mcount_loc entries are the fentry calls themselves (arm64's are not) */
+#define FHOOK_ARCH_CALLSITE_BIAS	0
+
 /* Are the user frames at @regs frame-pointer frames of 8-byte words? */
 static __always_inline bool fhook_arch_user_frames(struct pt_regs *regs)
 {

@@ -201,10 +201,15 @@ Check config_check(const ConfigNeed& need, const KernelConfig& config, bool have
         how = on.value() ? "inferred: /sys/kernel/btf/vmlinux exists"
                          : "inferred: no /sys/kernel/btf/vmlinux";
     } else if (std::string_view(need.option) == "CONFIG_DYNAMIC_FTRACE_WITH_ARGS") {
-        // x86-64 selects HAVE_DYNAMIC_FTRACE_WITH_ARGS (5.11 on): on with DYNAMIC_FTRACE
-        if (machine == "x86_64" && syms && syms->count("ftrace_update_ftrace_func") != 0) {
+        // x86-64 selects HAVE_DYNAMIC_FTRACE_WITH_ARGS (5.11 on): on with DYNAMIC_FTRACE;
+        // arm64's ftrace has it from 6.2, where it dropped ftrace_regs_caller
+        const bool dynamic = syms && syms->count("ftrace_update_ftrace_func") != 0;
+        if (machine == "x86_64" && dynamic) {
             on = true;
             how = "inferred: x86-64 with dynamic ftrace";
+        } else if (machine == "aarch64" && dynamic && syms->count("ftrace_regs_caller") == 0) {
+            on = true;
+            how = "inferred: arm64 dynamic ftrace without ftrace_regs_caller";
         }
     } else if (syms) {
         on = syms->count(need.symbol) != 0;
@@ -425,6 +430,7 @@ void kernel_checks(DoctorReport& r, const DoctorPaths& paths, const std::string&
     };
     const std::uint64_t missing = arch_missing_features(
         host_arch(), FtraceHas{config_ok("CONFIG_DYNAMIC_FTRACE_WITH_REGS"),
+                               config_ok("CONFIG_DYNAMIC_FTRACE_WITH_ARGS"),
                                config_ok("CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS")});
     if (missing == 0) {
         add("cpu", CheckStatus::Ok, std::string(arch_name(host_arch())) + ": every fhook feature");

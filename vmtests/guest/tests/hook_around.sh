@@ -8,7 +8,7 @@
 
 TH=/proc/fhook_testmod_hooks
 load_fhook
-has_feature hook || skip "this kernel's ftrace gives no full registers for hooks (arm64 from 6.2: docs/arm64.md)"
+has_feature hook || skip "this kernel's ftrace cannot change a call's registers: no hooks (docs/arm64.md)"
 load_workmod
 tracefs_reset
 echo reset > $TH

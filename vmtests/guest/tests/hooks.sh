@@ -19,7 +19,7 @@ ret_calls() { echo reset > $TH; run_fhook $D/$1 hook "$@"; }
 
 # lab mode gate
 load_fhook
-has_feature hook || skip "this kernel's ftrace gives no full registers for hooks (arm64 from 6.2: docs/arm64.md)"
+has_feature hook || skip "this kernel's ftrace cannot change a call's registers: no hooks (docs/arm64.md)"
 tainted0=$(cat /proc/sys/kernel/tainted)
 run_fhook $D/nolab hook --return -12 fhook_testmod_ret -- sh -c "echo ret 10 > $TH"
 expect_eq "$RC" 1 "--return without lab mode: exit code"

@@ -9,7 +9,7 @@
 M=/fhook/fhook_khook_test.ko
 PRM=/sys/module/fhook_khook_test/parameters
 load_fhook
-has_feature hook || skip "this kernel's ftrace gives no full registers for hooks (arm64 from 6.2: docs/arm64.md)"
+has_feature hook || skip "this kernel's ftrace cannot change a call's registers: no hooks (docs/arm64.md)"
 dmesg -c > /dev/null
 
 # all or none: the second hook names a function that does not exist

@@ -5,7 +5,7 @@
 . /fhook/lib.sh
 
 load_fhook
-has_feature hook || skip "this kernel's ftrace gives no full registers for hooks (arm64 from 6.2: docs/arm64.md)"
+has_feature hook || skip "this kernel's ftrace cannot change a call's registers: no hooks (docs/arm64.md)"
 echo secret > $D/secret
 echo other > $D/other
 insmod /fhook/fhook_deny_open.ko path=$D/secret || fail "insmod fhook_deny_open.ko failed"

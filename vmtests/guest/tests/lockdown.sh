@@ -29,12 +29,12 @@ refused() {
 
 run_fhook $D/ok0 hook --return -12 fhook_testmod_ret -- sh -c "echo ret 5 > $TH"
 expect_eq "$RC" 0 "--return before lockdown"
-run_fhook $D/kp0 trace 'p:fh/vr vfs_read count=%dx:u64' -- dd if=/etc/passwd of=/dev/null bs=64
+run_fhook $D/kp0 trace 'p:fh/vr vfs_read count=$arg3:u64' -- dd if=/etc/passwd of=/dev/null bs=64
 grep -q 'count=' $D/kp0.out || fail "no kprobe events before lockdown"
 
 echo integrity > $L || fail "cannot raise lockdown to integrity"
 refused "--return under integrity" hook --return -12 fhook_testmod_ret -- sh -c "echo ret 5 > $TH"
-run_fhook $D/kp trace 'p:fh/vr vfs_read count=%dx:u64' -- dd if=/etc/passwd of=/dev/null bs=64
+run_fhook $D/kp trace 'p:fh/vr vfs_read count=$arg3:u64' -- dd if=/etc/passwd of=/dev/null bs=64
 expect_eq "$RC" 0 "a kprobe under integrity ($(head -n 2 $D/kp.err))"
 grep -q 'count=' $D/kp.out || fail "no kprobe events under integrity"
 run_fhook $D/doc doctor
@@ -42,10 +42,11 @@ expect_eq "$RC" 0 "fhook doctor under integrity, the module loaded"
 grep -q '^warn lockdown  *integrity: ' $D/doc.out || fail "fhook doctor: no lockdown warning under integrity"
 
 echo confidentiality > $L || fail "cannot raise lockdown to confidentiality"
-refused "a kprobe under confidentiality" trace 'p:fh/vr vfs_read count=%dx:u64' -- dd if=/etc/passwd of=/dev/null bs=64
+refused "a kprobe under confidentiality" trace 'p:fh/vr vfs_read count=$arg3:u64' -- dd if=/etc/passwd of=/dev/null bs=64
 refused "a kernel-memory fetch under confidentiality" \
-	hook --trace-around fhook_testmod_ret 'x=+0(%di):u64' -- sh -c "echo ret 5 > $TH"
-# $arg7 on are on the kernel stack (x86-64): the same words as $stackN;
+	hook --trace-around fhook_testmod_ret 'x=+0($arg1):u64' -- sh -c "echo ret 5 > $TH"
+# $arg7 on are on the kernel stack (x86-64): the same words as $stackN,
+# registers no argument is in hold what the caller left;
 # through the raw ABI (the CLI stops earlier: tracefs is locked down too)
 run_checks $D/args.out fhook-abitest --lockdown-args
 run_fhook $D/fn trace fhook_testmod_ret -- sh -c "echo ret 5 > $TH"

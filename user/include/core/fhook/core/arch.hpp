@@ -34,6 +34,7 @@ constexpr std::uint32_t arch_max_argn(Arch a) {
 // What a kernel's ftrace gives that fhook's ports build on.
 struct FtraceHas {
     bool regs = false;         // full registers (CONFIG_DYNAMIC_FTRACE_WITH_REGS)
+    bool args = false;         // the argument registers, pc (CONFIG_DYNAMIC_FTRACE_WITH_ARGS)
     bool direct_calls = false; // CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
 };
 
@@ -45,7 +46,7 @@ constexpr std::uint64_t arch_missing_features(Arch a, FtraceHas has) {
         return 0;
     }
     return (has.direct_calls ? 0 : FHOOK_FEAT_DIRECT | FHOOK_FEAT_LATENCY) |
-           (has.regs ? 0 : FHOOK_FEAT_HOOK | FHOOK_FEAT_KHOOK);
+           (has.regs || has.args ? 0 : FHOOK_FEAT_HOOK | FHOOK_FEAT_KHOOK);
 }
 
 // Why fhook's port lacks `features` (of arch_missing_features()), in words.
@@ -57,8 +58,8 @@ inline std::string arch_missing_why(std::uint64_t features) {
     }
     if ((features & (FHOOK_FEAT_HOOK | FHOOK_FEAT_KHOOK)) != 0) {
         why += std::string(why.empty() ? "" : "; ") +
-               "hooks and the hook API need full registers from ftrace "
-               "(DYNAMIC_FTRACE_WITH_REGS: arm64 kernels before 6.2)";
+               "hooks and the hook API need ftrace to change a call's registers "
+               "(DYNAMIC_FTRACE_WITH_REGS or DYNAMIC_FTRACE_WITH_ARGS)";
     }
     return why;
 }
