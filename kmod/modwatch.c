@@ -117,8 +117,10 @@ static void fhook_going_add(struct module *mod)
 
 	rcu_read_lock();
 	ks = rcu_dereference(mod->kallsyms);
+	/* (not an arm64 mapping symbol, "$x": kallsyms never names those) */
 	for (i = 0; ks && i < ks->num_symtab && !func; i++)
-		if (ks->typetab[i] == 't' || ks->typetab[i] == 'T')
+		if ((ks->typetab[i] == 't' || ks->typetab[i] == 'T') &&
+		    ks->strtab[ks->symtab[i].st_name] != '$')
 			func = ks->symtab[i].st_value;
 	rcu_read_unlock();
 	if (!func)

@@ -1,6 +1,3 @@
-#include <fcntl.h>
-#include <linux/kvm.h>
-#include <sys/ioctl.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -22,7 +19,6 @@
 #include <fhook/core/arch.hpp>
 #include <fhook/core/device.hpp>
 #include <fhook/core/error.hpp>
-#include <fhook/core/fd.hpp>
 #include <fhook/sys/doctor.hpp>
 #include <fhook/sys/ftrace_state.hpp>
 
@@ -152,8 +148,10 @@ struct ConfigNeed {
     const char* gives;  // what is missing without it
     const char* symbol; // a kallsyms name that exists only with it ("" = none)
     // why it is off on the targets, for an option a tested kernel lacks:
-    // then it is said, not warned of (nullptr: warn, Debian's have it)
+    // then it is said, not warned of (nullptr: warn, Debian's have it); on
+    // off_machine only, if one is named
     const char* off_why = nullptr;
+    const char* off_machine = nullptr;
 };
 
 constexpr std::array kConfigNeeds{
@@ -162,8 +160,11 @@ constexpr std::array kConfigNeeds{
     ConfigNeed{"CONFIG_DYNAMIC_FTRACE", true, "patched call sites (fhook attaches through them)",
                "ftrace_update_ftrace_func"},
     ConfigNeed{"CONFIG_DYNAMIC_FTRACE_WITH_REGS", false,
-               "kprobes at function entry through ftrace, hooks that change registers",
-               "ftrace_regs_caller"},
+               "full registers in ftrace callbacks (kprobes at function entry through ftrace)",
+               "ftrace_regs_caller",
+               "arm64 from 6.2 has DYNAMIC_FTRACE_WITH_ARGS instead, through which fhook's hooks "
+               "change registers",
+               "aarch64"},
     ConfigNeed{"CONFIG_DYNAMIC_FTRACE_WITH_ARGS", false, "function arguments in ftrace callbacks",
                ""},
     ConfigNeed{"CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS", false,
@@ -171,7 +172,7 @@ constexpr std::array kConfigNeeds{
                "register_ftrace_direct"},
     ConfigNeed{"CONFIG_KPROBES", false, "kprobes and kretprobes", "register_kprobe"},
     ConfigNeed{"CONFIG_KPROBES_ON_FTRACE", false, "cheap kprobes at function entry",
-               "arch_prepare_kprobe_ftrace"},
+               "arch_prepare_kprobe_ftrace", "arm64 has none: a kprobe there is a BRK", "aarch64"},
     ConfigNeed{"CONFIG_UPROBES", false, "uprobes in user programs", "uprobe_register"},
     ConfigNeed{"CONFIG_DEBUG_INFO_BTF", false,
                "kernel type names in probes ($args, file->f_path...), checked prototypes", ""},
@@ -186,9 +187,10 @@ constexpr std::array kConfigNeeds{
                "preemptoff tracer"},
 };
 
+// `enabled`: whether it is on (found or inferred)
 Check config_check(const ConfigNeed& need, const KernelConfig& config, bool have_config,
                    const std::optional<std::set<std::string>>& syms, const DoctorPaths& paths,
-                   const std::string& machine) {
+                   const std::string& machine, bool& enabled) {
     Check c{need.option, CheckStatus::Ok, "", ""};
     std::optional<bool> on;
     std::string how;
@@ -224,9 +226,10 @@ Check config_check(const ConfigNeed& need, const KernelConfig& config, bool have
         return c;
     }
     c.detail = how;
-    if (!on.value()) {
+    enabled = on.value();
+    if (!enabled) {
         c.detail += std::string(": no ") + need.gives;
-        if (need.off_why) {
+        if (need.off_why && (!need.off_machine || machine == need.off_machine)) {
             c.detail += std::string(": ") + need.off_why;
             return c;
         }
@@ -278,68 +281,6 @@ bool cpu_flag(const std::string& proc, const std::string& flag) {
         }
     }
     return false;
-}
-
-std::string default_kvm_status() {
-    const char* xdg = std::getenv("XDG_CACHE_HOME");
-    const char* home = std::getenv("HOME");
-    const std::string base = xdg && *xdg ? xdg : std::string(home ? home : "/tmp") + "/.cache";
-    return base + "/fhook/kvm-status";
-}
-
-// KVM for `fhook vm`: what the device itself answers (a VM and a vCPU
-// created), then what QEMU did with it the last time fhook vm tried (a
-// nested KVM can create both and still fail QEMU: a MSR it cannot set, an
-// instruction it cannot emulate, a guest that never runs)
-Check kvm_check(const DoctorPaths& paths) {
-    Check c{"KVM (fhook vm)", CheckStatus::Ok, "", ""};
-    const std::string dev = paths.dev + "/kvm";
-    const std::string tcg = "fhook vm boots its guests under TCG (a few times slower)";
-    if (!exists(dev)) {
-        c.detail = "no " + dev + ": " + tcg;
-        return c;
-    }
-    c.status = CheckStatus::Warn;
-    const UniqueFd kvm(::open(dev.c_str(), O_RDWR | O_CLOEXEC));
-    if (!kvm) {
-        c.detail = dev + ": " + std::strerror(errno) + ": " + tcg;
-        c.fix = "join group kvm (or run as root)";
-        return c;
-    }
-    const int api = ::ioctl(kvm.get(), KVM_GET_API_VERSION, 0);
-    const UniqueFd vm(api == KVM_API_VERSION ? ::ioctl(kvm.get(), KVM_CREATE_VM, 0) : -1);
-    const UniqueFd vcpu(vm ? ::ioctl(vm.get(), KVM_CREATE_VCPU, 0) : -1);
-    if (!vcpu) {
-        c.detail = dev + " opens, but " +
-                   (api != KVM_API_VERSION ? std::string("KVM_GET_API_VERSION")
-                    : !vm                  ? std::string("KVM_CREATE_VM")
-                                           : std::string("KVM_CREATE_VCPU")) +
-                   " failed (" + std::strerror(errno) + "): " + tcg;
-        c.fix = "check virtualisation in the firmware, or nested virtualisation of this VM";
-        return c;
-    }
-    const std::string status_path =
-        paths.kvm_status.empty() ? default_kvm_status() : paths.kvm_status;
-    std::string verdict, when, why;
-    {
-        std::ifstream in(status_path);
-        in >> verdict >> when;
-        std::getline(in >> std::ws, why);
-    }
-    if (verdict == "fails") {
-        c.detail = "creates VMs, but QEMU could not boot a guest under it (" + when + "): " + why +
-                   "; " + tcg;
-        c.fix = "a nested or cloud KVM: guests boot under TCG instead (asking for TCG skips the "
-                "attempt)";
-    } else if (verdict == "works") {
-        c.status = CheckStatus::Ok;
-        c.detail = "a fhook vm guest booted under KVM (" + when + ")";
-    } else {
-        c.status = CheckStatus::Ok;
-        c.detail = "creates a VM and a vCPU; no fhook vm guest has booted under it yet "
-                   "(fhook vm falls back to TCG if it fails)";
-    }
-    return c;
 }
 
 } // namespace
@@ -417,28 +358,28 @@ void kernel_checks(DoctorReport& r, const DoctorPaths& paths, const std::string&
         }
     }
     const auto syms = kallsyms_has(paths.proc + "/kallsyms", wanted);
+    std::set<std::string> enabled;
     for (const auto& need : kConfigNeeds) {
+        bool on = false;
         r.checks.push_back(
-            config_check(need, config, !r.config_source.empty(), syms, paths, machine));
+            config_check(need, config, !r.config_source.empty(), syms, paths, machine, on));
+        if (on) {
+            enabled.insert(need.option);
+        }
     }
 
     // the CPU: what fhook's port to it lacks on this kernel
-    const auto config_ok = [&r](std::string_view name) {
-        return std::any_of(r.checks.begin(), r.checks.end(), [name](const Check& c) {
-            return c.name == name && c.status == CheckStatus::Ok;
-        });
-    };
     const std::uint64_t missing = arch_missing_features(
-        host_arch(), FtraceHas{config_ok("CONFIG_DYNAMIC_FTRACE_WITH_REGS"),
-                               config_ok("CONFIG_DYNAMIC_FTRACE_WITH_ARGS"),
-                               config_ok("CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS")});
+        host_arch(), FtraceHas{enabled.count("CONFIG_DYNAMIC_FTRACE_WITH_REGS") != 0,
+                               enabled.count("CONFIG_DYNAMIC_FTRACE_WITH_ARGS") != 0,
+                               enabled.count("CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS") != 0});
     if (missing == 0) {
         add("cpu", CheckStatus::Ok, std::string(arch_name(host_arch())) + ": every fhook feature");
     } else {
         add("cpu", CheckStatus::Warn,
             std::string(arch_name(host_arch())) + ": " + arch_missing_why(missing) +
                 " (missing here: " + feature_names(missing) + ")",
-            "use them on an x86-64 machine or guest");
+            "use a newer kernel, or an x86-64 machine or guest");
     }
 
     // BTF of modules: type names of module functions

@@ -194,14 +194,24 @@ std::optional<std::string> KernelLines::line(std::string_view module, std::strin
     if (!l.mod || f == l.functions.end() || !f->second) {
         return std::nullopt;
     }
-    Dwfl_Line* line = dwfl_module_getsrc(l.mod, f->second + offset);
-    int lineno = 0;
-    const char* file =
-        line ? dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr) : nullptr;
-    if (!file || lineno <= 0) {
-        return std::nullopt;
+    // A function's first instructions may have no row of their own: arm64's
+    // patch site (-fpatchable-function-entry) takes the previous row, the
+    // function before's last line.  Its own first row is a few bytes on.
+    const GElf_Addr start = f->second;
+    for (GElf_Addr at = start + offset; at <= start + offset + 16; at += 4) {
+        Dwfl_Line* line = dwfl_module_getsrc(l.mod, at);
+        Dwarf_Addr row = 0;
+        int lineno = 0;
+        const char* file =
+            line ? dwfl_lineinfo(line, &row, &lineno, nullptr, nullptr, nullptr) : nullptr;
+        if (!file || lineno <= 0) {
+            return std::nullopt;
+        }
+        if (row >= start) {
+            return std::string(file) + ":" + std::to_string(lineno);
+        }
     }
-    return std::string(file) + ":" + std::to_string(lineno);
+    return std::nullopt;
 }
 
 const std::vector<std::string>& KernelLines::mismatched() const {

@@ -46,6 +46,10 @@ struct DoctorReport {
 
 DoctorReport doctor(const DoctorPaths& paths = {});
 
+// KVM for `fhook vm` (one of doctor's checks): what /dev/kvm answers, then
+// what QEMU did with it the last time fhook vm tried.
+Check kvm_check(const DoctorPaths& paths);
+
 const char* check_status_name(CheckStatus status) noexcept; // "ok", "warn", "FAIL"
 
 } // namespace fhook
