@@ -26,6 +26,20 @@ TEST_F(KsymsTest, KeepsOnlyTextSymbols) {
     EXPECT_FALSE(ksyms_.addresses_hidden());
 }
 
+// arm64 modules list mapping symbols ($x: code follows) among their
+// functions: an address after one belongs to the function before it.
+TEST(Ksyms, SkipsArm64MappingSymbols) {
+    const Ksyms ks = Ksyms::parse(std::string_view("ffff800080010000 t $x\t[m]\n"
+                                                   "ffff800080010008 t m_first\t[m]\n"
+                                                   "ffff800080010040 t $x\t[m]\n"
+                                                   "ffff800080010100 t m_second\t[m]\n"));
+    EXPECT_EQ(ks.size(), 2u);
+    const auto sym = ks.lookup(0xffff800080010048);
+    ASSERT_TRUE(sym);
+    EXPECT_EQ(sym->name, "m_first");
+    EXPECT_EQ(sym->module, "m");
+}
+
 TEST_F(KsymsTest, ExactStart) {
     auto sym = ksyms_.lookup(0xffffffff812a0000);
     ASSERT_TRUE(sym);

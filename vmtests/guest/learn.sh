@@ -98,6 +98,10 @@ learn_check() {
 learn_lesson() {
 	_lesson=$1
 	[ -f "/fhook/learn/$1.md" ] || fail "no lesson /fhook/learn/$1.md"
+	# a lesson whose outputs show one CPU's code says so: <!-- cpu: x86_64 -->
+	_cpu=$(sed -n 's/^<!-- cpu: \([a-z0-9_]*\) -->$/\1/p' "/fhook/learn/$1.md")
+	[ -z "$_cpu" ] || [ "$_cpu" = "$(uname -m)" ] ||
+		skip "$1: its outputs are $_cpu's (disassembly, registers, symbols), not $(uname -m)'s"
 	rm -rf "$D/learn"
 	mkdir -p "$D/learn"
 	learn_split "/fhook/learn/$1.md" "$D/learn"

@@ -318,6 +318,12 @@ static int do_account(unsigned long n)
 		printf("# records read from NMI %llu (of %llu NMI handler runs), hardirq %llu, "
 		       "softirq %llu\n", (unsigned long long)nmi, (unsigned long long)nmi_calls,
 		       (unsigned long long)hard, (unsigned long long)soft);
+#ifdef __aarch64__
+		/* (Debian's arm64 kernels have no pseudo-NMIs: nothing to send) */
+		if (!nmi_calls)
+			printf("# no NMI handler ran: arm64 without pseudo-NMIs has no NMI producers\n");
+		else
+#endif
 		expect(nmi_calls > 0 && nmi > 0, "NMI-context producers were recorded");
 		expect(hard > 0 && soft > 0, "hardirq and softirq producers were recorded");
 	}

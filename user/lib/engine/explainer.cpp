@@ -136,12 +136,13 @@ Explanation explain_function(const std::string& name, ExplainArm arm, std::size_
         }
     } catch (const Error&) {
     }
+    const bool init_text = e.module.empty() && ksyms.in_init_text(e.addr);
     if (!e.traceable) {
         if (name.find(".cold") != std::string::npos) {
             e.why_not = "a .cold part split off a function: not an entry point";
-        } else if (e.module.empty() && ksyms.in_init_text(e.addr)) {
+        } else if (init_text) {
             e.why_not = "__init code, freed once the kernel had booted: ftrace dropped its "
-                        "call site then (the bytes are what the memory holds now)";
+                        "call site then";
         } else if (e.kprobe_blacklisted) {
             e.why_not = "notrace/noinstr code (it is in the kprobe blacklist too)";
         } else {
@@ -152,7 +153,17 @@ Explanation explain_function(const std::string& name, ExplainArm arm, std::size_
 
     Session session(paths.device);
     session.setup_ring(FHOOK_RING_MIN_SIZE);
-    e.idle = look(session, ksyms, e.addr, len, name, tracefs);
+    try {
+        e.idle = look(session, ksyms, e.addr, len, name, tracefs);
+        if (!e.traceable && init_text) {
+            e.why_not += " (the bytes are what the memory holds now)";
+        }
+    } catch (const Error&) {
+        if (e.traceable || !init_text) {
+            throw;
+        }
+        e.why_not += " (the memory is not mapped any more)"; // (arm64 unmaps it, x86-64 not)
+    }
     if (arm != ExplainArm::None) {
         if (!e.traceable && arm != ExplainArm::Kprobe) {
             throw_runtime("cannot arm " + name + " through " + explain_arm_name(arm) + ": " +

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include <fhook/core/arch.hpp>
 #include <fhook/output/explain.hpp>
 
 namespace fhook {
@@ -27,15 +28,21 @@ std::string bytes_text(const std::vector<std::uint8_t>& bytes) {
     return out;
 }
 
+std::string breakpoint_note(const Insn& insn) {
+    return std::string("   <- ") + (insn.mnemonic == "brk" ? "a brk" : "an int3") +
+           ": a kprobe (not on the ftrace site)";
+}
+
 std::string site_note(const SiteView& v, bool armed) {
     const Insn& insn = v.insns[*v.site];
     switch (site_state(insn)) {
-    case SiteState::Nop:
-        return "   <- ftrace site: a 5-byte NOP, nothing traces the function";
+    case SiteState::Nop: // (x86-64's is 5 bytes, arm64's BL's place 4)
+        return "   <- ftrace site: a " + std::to_string(insn.bytes.size()) +
+               "-byte NOP, nothing traces the function";
     case SiteState::Call:
         return "   <- ftrace site: call " + (insn.target ? v.targets[*v.site] : insn.operands);
     case SiteState::Int3:
-        return "   <- an int3: a kprobe (not on the ftrace site)";
+        return breakpoint_note(insn);
     case SiteState::Jump:
         return "   <- a jump: an optimized kprobe's detour";
     default:
@@ -56,6 +63,8 @@ void view_text(const SiteView& v, bool armed, std::string& out) {
         }
         if (v.site && i == *v.site) {
             out += site_note(v, armed);
+        } else if (site_state(insn) == SiteState::Int3) { // (arm64: before the site)
+            out += breakpoint_note(insn);
         }
         out += '\n';
     }
@@ -150,10 +159,16 @@ const char* explain_arm_text(ExplainArm arm) {
         return "fhook's counting trampoline through the direct-call API "
                "(register_ftrace_direct)";
     case ExplainArm::Kprobe:
-        return "a kprobe on the function entry (register_kprobe; on an ftrace site the "
-               "kernel uses ftrace, not an int3)";
+        return host_arch() == Arch::Arm64
+                   ? "a kprobe on the function entry (register_kprobe; arm64 has no kprobes "
+                     "on ftrace: a brk)"
+                   : "a kprobe on the function entry (register_kprobe; on an ftrace site the "
+                     "kernel uses ftrace, not an int3)";
     case ExplainArm::Hook:
-        return "an IPMODIFY trace-around hook (FTRACE_OPS_FL_IPMODIFY | SAVE_REGS)";
+        return host_arch() == Arch::Arm64
+                   ? "an IPMODIFY trace-around hook (FTRACE_OPS_FL_IPMODIFY, with SAVE_REGS "
+                     "where ftrace gives full registers)"
+                   : "an IPMODIFY trace-around hook (FTRACE_OPS_FL_IPMODIFY | SAVE_REGS)";
     default:
         return "";
     }

@@ -116,7 +116,9 @@ Ksyms Ksyms::parse(std::string_view input) {
             continue;
         }
         listed++;
-        if (!is_text_type(type) || addr == 0) {
+        // (arm64 modules list their mapping symbols, $x and $d, which name
+        // no function: the kernel's own lookups skip them too)
+        if (!is_text_type(type) || addr == 0 || name.front() == '$') {
             continue;
         }
         std::uint32_t mod = 0;
