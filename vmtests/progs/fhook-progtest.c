@@ -29,6 +29,23 @@
 #define I(o, sz, d, a, im) ((struct fhook_insn){ .op = (o), .size = (sz), .dst = (d), \
 						 .arg = (a), .imm = (im) })
 
+/*
+ * Registers of this CPU (the module refuses the others' at the load):
+ * ANY_REG, any one, for the checks about something else; REG_ARG1, the first
+ * argument's; REG_OTHER, one of the other CPU's
+ */
+#if defined(__aarch64__)
+#define ANY_REG		(FHOOK_REG_X0 + 1)
+#define REG_ARG1	FHOOK_REG_X0
+#define REG_OTHER	FHOOK_REG_BX
+#elif defined(__x86_64__)
+#define ANY_REG		FHOOK_REG_BX
+#define REG_ARG1	FHOOK_REG_DI
+#define REG_OTHER	FHOOK_REG_X0
+#else
+#error "fhook-progtest: registers for x86-64 and arm64 only"
+#endif
+
 static void expect(int ok, const char *fmt, const char *what, long a, long b)
 {
 	char line[256];
@@ -75,6 +92,8 @@ static void verify(void)
 		{ "op past the last", 0, 0, 8, 0, 1, { I(FHOOK_OP_MAX, 0, 0, 0, 0) } },
 		{ "register past the last", 0, 0, 8, 0, 2,
 		  { I(FHOOK_OP_REG, 0, 0, FHOOK_REG_MAX, 0), I(FHOOK_OP_ST_RAW, 8, 0, 0, 0) } },
+		{ "the other CPU's register", 0, 0, 8, 0, 2,
+		  { I(FHOOK_OP_REG, 0, 0, REG_OTHER, 0), I(FHOOK_OP_ST_RAW, 8, 0, 0, 0) } },
 		{ "$arg0", 0, 0, 8, 0, 2,
 		  { I(FHOOK_OP_ARG, 0, 0, 0, 0), I(FHOOK_OP_ST_RAW, 8, 0, 0, 0) } },
 		{ "$arg33", 0, 0, 8, 0, 2,
@@ -84,35 +103,35 @@ static void verify(void)
 		    I(FHOOK_OP_ST_RAW, 8, 0, 0, 0) } },
 		{ "store without a load", 0, 0, 8, 0, 1, { I(FHOOK_OP_ST_RAW, 8, 0, 0, 0) } },
 		{ "dangling load", 0, 0, 8, 2, 3,
-		  { I(FHOOK_OP_REG, 0, 0, 1, 0), I(FHOOK_OP_ST_RAW, 8, 0, 0, 0),
-		    I(FHOOK_OP_REG, 0, 0, 1, 0) } },
+		  { I(FHOOK_OP_REG, 0, 0, ANY_REG, 0), I(FHOOK_OP_ST_RAW, 8, 0, 0, 0),
+		    I(FHOOK_OP_REG, 0, 0, ANY_REG, 0) } },
 		{ "two loads", 0, 0, 8, 1, 3,
-		  { I(FHOOK_OP_REG, 0, 0, 1, 0), I(FHOOK_OP_IMM, 0, 0, 0, 5),
+		  { I(FHOOK_OP_REG, 0, 0, ANY_REG, 0), I(FHOOK_OP_IMM, 0, 0, 0, 5),
 		    I(FHOOK_OP_ST_RAW, 8, 0, 0, 0) } },
 		{ "deref without a load", 0, 0, 8, 0, 1, { I(FHOOK_OP_DEREF, 0, 0, 0, 0) } },
 		{ "store size 3", 0, 0, 8, 1, 2,
-		  { I(FHOOK_OP_REG, 0, 0, 1, 0), I(FHOOK_OP_ST_RAW, 3, 0, 0, 0) } },
+		  { I(FHOOK_OP_REG, 0, 0, ANY_REG, 0), I(FHOOK_OP_ST_RAW, 3, 0, 0, 0) } },
 		{ "store size 16", 0, 0, 16, 1, 2,
-		  { I(FHOOK_OP_REG, 0, 0, 1, 0), I(FHOOK_OP_ST_RAW, 16, 0, 0, 0) } },
+		  { I(FHOOK_OP_REG, 0, 0, ANY_REG, 0), I(FHOOK_OP_ST_RAW, 16, 0, 0, 0) } },
 		{ "store past data_size", 0, 0, 8, 1, 2,
-		  { I(FHOOK_OP_REG, 0, 0, 1, 0), I(FHOOK_OP_ST_RAW, 8, 4, 0, 0) } },
+		  { I(FHOOK_OP_REG, 0, 0, ANY_REG, 0), I(FHOOK_OP_ST_RAW, 8, 4, 0, 0) } },
 		{ "store at dst 65535", 0, 0, 8, 1, 2,
-		  { I(FHOOK_OP_REG, 0, 0, 1, 0), I(FHOOK_OP_ST_RAW, 1, 65535, 0, 0) } },
+		  { I(FHOOK_OP_REG, 0, 0, ANY_REG, 0), I(FHOOK_OP_ST_RAW, 1, 65535, 0, 0) } },
 		{ "array of 0", 0, 0, 8, 1, 2,
-		  { I(FHOOK_OP_REG, 0, 0, 1, 0), I(FHOOK_OP_ST_MEM, 8, 0, 0, 0) } },
+		  { I(FHOOK_OP_REG, 0, 0, ANY_REG, 0), I(FHOOK_OP_ST_MEM, 8, 0, 0, 0) } },
 		{ "array of 257", 0, 0, 2048, 1, 2,
-		  { I(FHOOK_OP_REG, 0, 0, 1, 0), I(FHOOK_OP_ST_MEM, 1, 0, FHOOK_MAX_ARRAY + 1, 0) } },
+		  { I(FHOOK_OP_REG, 0, 0, ANY_REG, 0), I(FHOOK_OP_ST_MEM, 1, 0, FHOOK_MAX_ARRAY + 1, 0) } },
 		{ "array past data_size", 0, 0, 2047, 1, 2,
-		  { I(FHOOK_OP_REG, 0, 0, 1, 0), I(FHOOK_OP_ST_MEM, 8, 0, 256, 0) } },
+		  { I(FHOOK_OP_REG, 0, 0, ANY_REG, 0), I(FHOOK_OP_ST_MEM, 8, 0, 256, 0) } },
 		{ "string of 0", 0, 0, 8, 1, 2,
-		  { I(FHOOK_OP_REG, 0, 0, 1, 0), I(FHOOK_OP_ST_STRING, 0, 0, 0, 0) } },
+		  { I(FHOOK_OP_REG, 0, 0, ANY_REG, 0), I(FHOOK_OP_ST_STRING, 0, 0, 0, 0) } },
 		{ "string of 4097", 0, 0, 8, 1, 2,
-		  { I(FHOOK_OP_REG, 0, 0, 1, 0),
+		  { I(FHOOK_OP_REG, 0, 0, ANY_REG, 0),
 		    I(FHOOK_OP_ST_STRING, 0, 0, FHOOK_MAX_STRING + 1, 0) } },
 		{ "data_loc past data_size", 0, 0, 6, 1, 2,
-		  { I(FHOOK_OP_REG, 0, 0, 1, 0), I(FHOOK_OP_ST_USTRING, 0, 4, 16, 0) } },
+		  { I(FHOOK_OP_REG, 0, 0, ANY_REG, 0), I(FHOOK_OP_ST_USTRING, 0, 4, 16, 0) } },
 		{ "comm after a load", 0, 0, 8, 1, 2,
-		  { I(FHOOK_OP_REG, 0, 0, 1, 0), I(FHOOK_OP_ST_COMM, 0, 0, 0, 0) } },
+		  { I(FHOOK_OP_REG, 0, 0, ANY_REG, 0), I(FHOOK_OP_ST_COMM, 0, 0, 0, 0) } },
 		{ "$retval in a kprobe", 0, 0, 8, 0, 2,
 		  { I(FHOOK_OP_RETVAL, 0, 0, 0, 0), I(FHOOK_OP_ST_RAW, 8, 0, 0, 0) } },
 		{ "$retval at entry", 1, 2, 8, 0, 2,
@@ -122,20 +141,20 @@ static void verify(void)
 		{ "entry part ending in a load", 1, 1, 8, 0, 2,
 		  { I(FHOOK_OP_ARG, 0, 0, 1, 0), I(FHOOK_OP_ST_RAW, 8, 0, 0, 0) } },
 		{ "reserved bits: REG with imm", 0, 0, 8, 0, 2,
-		  { I(FHOOK_OP_REG, 0, 0, 1, 7), I(FHOOK_OP_ST_RAW, 8, 0, 0, 0) } },
+		  { I(FHOOK_OP_REG, 0, 0, ANY_REG, 7), I(FHOOK_OP_ST_RAW, 8, 0, 0, 0) } },
 		{ "reserved bits: IMM with arg", 0, 0, 8, 0, 2,
 		  { I(FHOOK_OP_IMM, 0, 0, 1, 7), I(FHOOK_OP_ST_RAW, 8, 0, 0, 0) } },
 		{ "reserved bits: load with dst", 0, 0, 8, 0, 2,
-		  { I(FHOOK_OP_REG, 0, 3, 1, 0), I(FHOOK_OP_ST_RAW, 8, 0, 0, 0) } },
+		  { I(FHOOK_OP_REG, 0, 3, ANY_REG, 0), I(FHOOK_OP_ST_RAW, 8, 0, 0, 0) } },
 		{ "reserved bits: deref with arg", 0, 0, 8, 1, 3,
-		  { I(FHOOK_OP_REG, 0, 0, 1, 0), I(FHOOK_OP_DEREF, 0, 0, 1, 0),
+		  { I(FHOOK_OP_REG, 0, 0, ANY_REG, 0), I(FHOOK_OP_DEREF, 0, 0, 1, 0),
 		    I(FHOOK_OP_ST_RAW, 8, 0, 0, 0) } },
 		{ "entry_len on a kprobe", 0, 1, 8, -1, 2,
-		  { I(FHOOK_OP_REG, 0, 0, 1, 0), I(FHOOK_OP_ST_RAW, 8, 0, 0, 0) } },
+		  { I(FHOOK_OP_REG, 0, 0, ANY_REG, 0), I(FHOOK_OP_ST_RAW, 8, 0, 0, 0) } },
 		{ "entry_len past prog_len", 1, 3, 8, -1, 2,
-		  { I(FHOOK_OP_REG, 0, 0, 1, 0), I(FHOOK_OP_ST_RAW, 8, 0, 0, 0) } },
+		  { I(FHOOK_OP_REG, 0, 0, ANY_REG, 0), I(FHOOK_OP_ST_RAW, 8, 0, 0, 0) } },
 		{ "data_size past the max", 0, 0, FHOOK_MAX_DATA_SIZE + 1, -1, 2,
-		  { I(FHOOK_OP_REG, 0, 0, 1, 0), I(FHOOK_OP_ST_RAW, 8, 0, 0, 0) } },
+		  { I(FHOOK_OP_REG, 0, 0, ANY_REG, 0), I(FHOOK_OP_ST_RAW, 8, 0, 0, 0) } },
 		{ "data_size without a program", 0, 0, 8, -1, 0, { I(0, 0, 0, 0, 0) } },
 	};
 	static struct fhook_insn many[2 * FHOOK_MAX_FIELDS + 2];
@@ -156,14 +175,14 @@ static void verify(void)
 	}
 	/* 65 fields: the 65th store is refused */
 	for (i = 0; i < FHOOK_MAX_FIELDS + 1; i++) {
-		many[2 * i] = I(FHOOK_OP_REG, 0, 0, 1, 0);
+		many[2 * i] = I(FHOOK_OP_REG, 0, 0, ANY_REG, 0);
 		many[2 * i + 1] = I(FHOOK_OP_ST_RAW, 1, i, 0, 0);
 	}
 	r = add(s.fd, 0, many, 2 * (FHOOK_MAX_FIELDS + 1), 0, 128, &idx);
 	expect(r == -EINVAL && idx == 2 * FHOOK_MAX_FIELDS + 1, "%s: error %ld, err_index %ld",
 	       "65 fields", r, idx);
 	/* 17 dereferences */
-	deep[0] = I(FHOOK_OP_REG, 0, 0, 1, 0);
+	deep[0] = I(FHOOK_OP_REG, 0, 0, ANY_REG, 0);
 	for (i = 1; i <= FHOOK_MAX_DEREF + 1; i++)
 		deep[i] = I(FHOOK_OP_DEREF, 0, 0, 0, 0);
 	deep[i] = I(FHOOK_OP_ST_RAW, 8, 0, 0, 0);
@@ -177,7 +196,7 @@ static void verify(void)
 	r = add(s.fd, 0, (struct fhook_insn *)8, 2, 0, 8, &idx);
 	expect(r == -EFAULT, "%s: error %ld (%ld)", "program at address 8", r, 0);
 	/* and the good one still works */
-	cases[2].p[0].arg = FHOOK_REG_DI;
+	cases[2].p[0].arg = REG_ARG1;
 	r = add(s.fd, 0, cases[2].p, 2, 0, 8, &idx);
 	expect(r > 0, "%s: probe id %ld (%ld)", "a well-formed program", r, 0);
 	sess_unmap(&s);
@@ -195,8 +214,15 @@ static uint64_t wild_address(void)
 {
 	static const uint64_t addrs[] = {
 		0, 8, 0x1000, 0xffff800000000000ULL, 0x0000800000000000ULL,
-		0xffffffffffffffffULL, 0xffffffffff600000ULL /* vsyscall */,
+		0xffffffffffffffffULL,
+#if defined(__aarch64__)
+		/* the linear map's start (52-bit VA, 48-bit), the kernel
+		 * image's place without KASLR */
+		0xfff0000000000000ULL, 0xffff000000000000ULL, 0xffff800080000000ULL,
+#else
+		0xffffffffff600000ULL /* vsyscall */,
 		0xffffffff81000000ULL, 0xffff888000000000ULL, 0xffffc90000000000ULL,
+#endif
 	};
 
 	if (random() % 4 == 0)

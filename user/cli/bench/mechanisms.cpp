@@ -236,8 +236,16 @@ std::string record_file(Attachment& a) {
     return a.remove.back();
 }
 
-// the same two fetch arguments for kprobe_events and fhook
+// the same fetch arguments for kprobe_events and fhook: the first two
+// argument registers, the third (registers, not $argN: some rows probe
+// inside the function, where kprobe_events takes no $argN)
+#ifdef __aarch64__
+constexpr const char* kTwoArgs = "a=%x0:u64 b=%x1:u64";
+constexpr const char* kThirdArg = " n=%x2:u64";
+#else
 constexpr const char* kTwoArgs = "a=%di:u64 b=%si:u64";
+constexpr const char* kThirdArg = " n=%dx:u64";
+#endif
 
 std::string qualified(const Context& c, char sep) {
     return c.module.empty() ? c.function : c.module + sep + c.function;
@@ -345,12 +353,12 @@ const Mechanism kMechanisms[] = {
     {"hist-trigger-sum", "kprobe_events",
      "kprobe_events 'p FUNC n=%dx' with 'hist:keys=common_pid:vals=n'",
      [](Context& c, Attachment& a) {
-         return kprobe_hist(c, a, "p:fhookbench/s " + c.function + " n=%dx:u64", "s",
+         return kprobe_hist(c, a, "p:fhookbench/s " + c.function + kThirdArg, "s",
                             "hist:keys=common_pid:vals=n");
      }},
     {"hist-trigger-log2", "kprobe_events", "kprobe_events 'p FUNC n=%dx' with 'hist:keys=n.log2'",
      [](Context& c, Attachment& a) {
-         return kprobe_hist(c, a, "p:fhookbench/l " + c.function + " n=%dx:u64", "l",
+         return kprobe_hist(c, a, "p:fhookbench/l " + c.function + kThirdArg, "l",
                             "hist:keys=n.log2");
      }},
     {"bpftrace-count-key", "bpftrace", "bpftrace 'kfunc:FUNC { @[pid] = count(); }'",
@@ -376,15 +384,15 @@ const Mechanism kMechanisms[] = {
     {"fhook-hist-sum", "fhook",
      "fhook hist 'p FUNC n=%dx:u64' 'keys=common_pid:vals=n' (kprobe, the table in the module)",
      [](Context& c, Attachment& a) {
-         return start_fhook(c, a,
-                            {"hist", "-q", "p:fhookbench/s " + c.function + " n=%dx:u64",
-                             "keys=common_pid:vals=n"});
+         return start_fhook(
+             c, a,
+             {"hist", "-q", "p:fhookbench/s " + c.function + kThirdArg, "keys=common_pid:vals=n"});
      }},
     {"fhook-hist-log2", "fhook",
      "fhook hist 'p FUNC n=%dx:u64' 'keys=n.log2' (kprobe, the table in the module)",
      [](Context& c, Attachment& a) {
          return start_fhook(
-             c, a, {"hist", "-q", "p:fhookbench/l " + c.function + " n=%dx:u64", "keys=n.log2"});
+             c, a, {"hist", "-q", "p:fhookbench/l " + c.function + kThirdArg, "keys=n.log2"});
      }},
     {"funclatency", "libbpf-tools", "libbpf-tools funclatency FUNC (entry+exit histogram)",
      [](Context& c, Attachment& a) {

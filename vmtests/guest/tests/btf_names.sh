@@ -27,7 +27,8 @@ grep ': rd: ' $D/r.out > $D/rd
 expect_eq "$(wc -l < $D/rd)" "$N" "rd events"
 i=0
 while read -r line; do
-	want="name=\"zero\" cnt=$((i % 7 + 1)) fl=0x8000 "
+	# (f_flags: O_RDONLY and the O_LARGEFILE the kernel adds, this CPU's: lib.sh)
+	want="name=\"zero\" cnt=$((i % 7 + 1)) fl=$O_LARGEFILE "
 	case "$line" in *"$want"*) ;; *) fail "read $i: '$line' lacks '$want'" ;; esac
 	i=$((i + 1))
 done < $D/rd

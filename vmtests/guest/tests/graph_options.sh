@@ -47,7 +47,7 @@ expect_eq "$RC" 0 "graph --threshold 10000000 exit code"
 n2=$(awk -F'|' 'NF >= 3 && !/^#/' $D/t2.out | wc -l)
 expect_eq "$n2" 0 "lines of calls taking 10 s or more"
 
-run_fhook $D/e graph --proc --depth 2 -e 'p:fh/fdi fd_install fd=%di:s32' do_sys_openat2 -- fhook-workload reopen 5
+run_fhook $D/e graph --proc --depth 2 -e 'p:fh/fdi fd_install fd=$arg1:s32' do_sys_openat2 -- fhook-workload reopen 5
 expect_eq "$RC" 0 "graph -e exit code"
 awk -F'|' '
 NF >= 3 && $1 ~ /fhook-w-/ {

@@ -10,16 +10,17 @@ load_fhook
 tracefs_reset
 RD='cnt >= 4 && cnt != 6'
 OP='path ~ "/tmp/fhk-open-1*" || (fl & 64 && comm == "fhook-workload")'
-echo 'p:fhkflt/rd vfs_read cnt=%dx:u64' >> $T/kprobe_events || fail "kprobe_events"
-echo 'p:fhkflt/op do_sys_openat2 path=+0(%si):ustring fl=+0(%dx):x64' >> $T/kprobe_events ||
+# (arguments as $argN: any CPU, kprobe_events and fhook alike)
+echo 'p:fhkflt/rd vfs_read cnt=$arg3:u64' >> $T/kprobe_events || fail "kprobe_events"
+echo 'p:fhkflt/op do_sys_openat2 path=+0($arg2):ustring fl=+0($arg3):x64' >> $T/kprobe_events ||
 	fail "kprobe_events"
 echo "$RD" > $T/events/fhkflt/rd/filter || fail "tracefs refused filter '$RD'"
 echo "$OP" > $T/events/fhkflt/op/filter || fail "tracefs refused filter '$OP'"
 echo 1 > $T/events/fhkflt/enable
 echo > $T/trace
 echo 1 > $T/tracing_on
-run_fhook $D/f trace "p:fhkflt/rd vfs_read cnt=%dx:u64 if $RD" \
-	'p:fhkflt/op do_sys_openat2 path=+0(%si):ustring fl=+0(%dx):x64' --filter "$OP" \
+run_fhook $D/f trace "p:fhkflt/rd vfs_read cnt=\$arg3:u64 if $RD" \
+	'p:fhkflt/op do_sys_openat2 path=+0($arg2):ustring fl=+0($arg3):x64' --filter "$OP" \
 	-- fhook-workload open $N
 echo 0 > $T/tracing_on
 echo 0 > $T/events/fhkflt/enable
@@ -50,7 +51,7 @@ h=$(sed -n 's/^fhook: probe 1 hits \([0-9]*\) .*/\1/p' $D/f.err)
 expect_eq "$h" "$rd" "probe 1 hits (the workload only: pid filter of the command)"
 
 # fhook stat: the same counts without the events: 30 hits, at least 40 filtered
-run_fhook $D/s stat "p:fhkflt/rd vfs_read cnt=%dx:u64 if $RD" -- fhook-workload open $N
+run_fhook $D/s stat "p:fhkflt/rd vfs_read cnt=\$arg3:u64 if $RD" -- fhook-workload open $N
 expect_eq "$RC" 0 "fhook stat exit code"
 log "stat: $(cat $D/s.out | tr '\n' '|')"
 head -n 1 $D/s.out | grep -q '^probe  *hits  *filtered  *missed  *events  *lost  *definition$' ||

@@ -11,7 +11,8 @@
 
 N=8
 BIN=/fhook/bin/fhook-utarget
-ARGS='lbl=+0(+0(+16(%di))):string'
+# (the first argument's register, lib.sh's $R1: uprobe_events has no $argN)
+ARGS="lbl=+0(+0(+16($R1))):string"
 load_fhook
 tracefs_reset
 i=0
