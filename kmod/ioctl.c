@@ -104,7 +104,7 @@ static int fhook_put_arg(unsigned long uarg, const void *karg, size_t ksize)
 	 FHOOK_FEAT_GRAPH_ALL | FHOOK_FEAT_WAKEUP | FHOOK_FEAT_WAKEUP_HIST |	\
 	 FHOOK_FEAT_WAKEUP_FUNCTION | FHOOK_FEAT_ERRORS |				\
 	 FHOOK_FEAT_ERRORS_TYPES | FHOOK_FEAT_ERRORS_FRAMES | FHOOK_FEAT_TIMERLAT |	\
-	 FHOOK_FEAT_HWLAT | FHOOK_FEAT_OSNOISE)
+	 FHOOK_FEAT_HWLAT | FHOOK_FEAT_OSNOISE | FHOOK_FEAT_LATENCY)
 
 static u64 fhook_ioc_features(void);
 
@@ -619,8 +619,13 @@ static const struct fhook_ioc fhook_iocs[] = {
 	/* kernel text: as /proc/kcore, which lockdown=integrity already refuses */
 	FHOOK_IOC_ROW(FHOOK_IOC_READ_TEXT, fhook_ioc_read_text, sizeof(struct fhook_read_text),
 		      FHOOK_IOCF_UNLOCKED, CAP_SYS_RAWIO, LOCKDOWN_KCORE, FHOOK_FEAT_READ_TEXT),
+	/*
+	 * (FHOOK_FEAT_LATENCY is the probes': the latency tracers read
+	 * their histograms here too, on a CPU whose port has no latency
+	 * probes)
+	 */
 	FHOOK_IOC_ROW(FHOOK_IOC_LATENCY, fhook_ioc_latency, sizeof(struct fhook_latency),
-		      FHOOK_IOCF_OUT, -1, LOCKDOWN_NONE, FHOOK_FEAT_LATENCY),
+		      FHOOK_IOCF_OUT, -1, LOCKDOWN_NONE, FHOOK_FEAT_WAKEUP),
 	FHOOK_IOC_ROW(FHOOK_IOC_COUNTS, fhook_ioc_counts, sizeof(struct fhook_counts),
 		      FHOOK_IOCF_OUT | FHOOK_IOCF_OUT_ENOSPC, -1, LOCKDOWN_NONE,
 		      FHOOK_FEAT_COUNT_IPS),

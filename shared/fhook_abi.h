@@ -55,7 +55,7 @@
 #define FHOOK_FEAT_READ_TEXT	(1ULL << 22)	/* FHOOK_IOC_READ_TEXT */
 /* loaded with lab=1: hooks may override returns and redirect functions */
 #define FHOOK_FEAT_LAB		(1ULL << 23)
-#define FHOOK_FEAT_LATENCY	(1ULL << 24)	/* FHOOK_PROBE_F_LATENCY, FHOOK_IOC_LATENCY */
+#define FHOOK_FEAT_LATENCY	(1ULL << 24)	/* FHOOK_PROBE_F_LATENCY (FHOOK_IOC_LATENCY: below) */
 #define FHOOK_FEAT_COUNT_IPS	(1ULL << 25)	/* FHOOK_PROBE_F_COUNT_IPS, FHOOK_IOC_COUNTS */
 #define FHOOK_FEAT_KHOOK	(1ULL << 26)	/* hook API for modules, FHOOK_IOC_KHOOKS */
 #define FHOOK_FEAT_GRAPH	(1ULL << 27)	/* FHOOK_PROBE_GRAPH (call graphs) */
@@ -69,7 +69,8 @@
 #define FHOOK_FEAT_REASONS	(1ULL << 32)
 /*
  * FHOOK_PROBE_WAKEUP (the wakeup latency tracers), and FHOOK_IOC_LATENCY
- * per CPU (FHOOK_LATENCY_F_CPU) with min_ns and max_ns
+ * (with it, whether or not this CPU has latency probes) per CPU
+ * (FHOOK_LATENCY_F_CPU) with min_ns and max_ns
  */
 #define FHOOK_FEAT_WAKEUP	(1ULL << 33)
 /* FHOOK_PROBE_TIMERLAT (the timer latency tracer) */

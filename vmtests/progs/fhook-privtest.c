@@ -288,6 +288,7 @@ static uint32_t tp_switch;	/* sched:sched_switch's event id, or 0 */
 static char exe[4096];		/* this program, for uprobes ("" if unknown) */
 static uint64_t exe_off;	/* the file offset of uprobe_target() in it */
 static int lab;			/* FHOOK_FEAT_LAB: loaded with lab=1 */
+static __u64 features;		/* the module's (HANDSHAKE) */
 static int lockdown;		/* 0 none, 1 integrity, 2 confidentiality */
 
 /* what the uprobe rows probe (never armed) */
@@ -810,6 +811,8 @@ static void policy_table(dev_t rdev)
 	       lockdown == 2 ? "confidentiality" : lockdown ? "integrity" : "none");
 	if (!lab)
 		printf("# note: lab mode off: PROBE_ADD hook RETURN/REDIRECT expect EPERM for everyone\n");
+	if (!(features & FHOOK_FEAT_DIRECT))
+		printf("# note: no direct calls on this kernel: the direct and latency rows are skipped\n");
 	if (lockdown)
 		printf("# note: lockdown: rows it refuses (kprobes and READ_TEXT under confidentiality, RETURN/REDIRECT hooks) expect EPERM for everyone\n");
 	for (int w = 0; w < NR_WHO; w++) {
@@ -819,6 +822,12 @@ static void policy_table(dev_t rdev)
 			if ((r->op == op_uprobe || r->op == op_uretprobe) && !exe[0])
 				continue;
 			if (r->op == op_tracepoint && !tp_switch)
+				continue;
+			/* (a kernel without direct calls: arm64 6.1) */
+			if (!(features & FHOOK_FEAT_DIRECT) &&
+			    ((r->setup & (S_DIRECT | S_LAT)) || r->op == op_direct ||
+			     r->op == op_direct_count || r->op == op_direct_latency ||
+			     r->op == op_direct_modify))
 				continue;
 			run_row(r, w);
 		}
@@ -1173,6 +1182,7 @@ int main(void)
 		if (fd < 0 || ioctl(fd, FHOOK_IOC_HANDSHAKE, &hs))
 			fatal("HANDSHAKE");
 		lab = !!(hs.features & FHOOK_FEAT_LAB);
+		features = hs.features;
 		close(fd);
 	}
 	policy_table(sb.st_rdev);

@@ -49,15 +49,34 @@
 	32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,		\
 	48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63
 
+/* x0..x8, the arguments, into the frame at sp, from \at on */
+.macro FHOOK_SAVE_ARGS at
+	stp	x0, x1, [sp, #\at]
+	stp	x2, x3, [sp, #\at + 16]
+	stp	x4, x5, [sp, #\at + 32]
+	stp	x6, x7, [sp, #\at + 48]
+	str	x8, [sp, #\at + 64]
+.endm
+
 /*
- * The 8 words C copied into a frame at \from (the caller's stack
- * arguments, read with fault handling) to sp, where a body finds them
+ * Before a body runs: the 8 words C copied into the frame at sp (at
+ * \stack: the caller's stack arguments, read with fault handling) pushed
+ * below it, where the body finds them; x0..x8 from the frame (at \regs);
+ * x9 = the frame
  */
-.macro FHOOK_COPY_STACK_ARGS from
+.macro FHOOK_BODY_ARGS stack, regs
+	sub	sp, sp, #64
+	add	x9, sp, #64 + \stack
 	.irp off, 0, 16, 32, 48
-	ldp	x10, x11, [\from, #\off]
+	ldp	x10, x11, [x9, #\off]
 	stp	x10, x11, [sp, #\off]
 	.endr
+	add	x9, sp, #64
+	ldp	x0, x1, [x9, #\regs]
+	ldp	x2, x3, [x9, #\regs + 16]
+	ldp	x4, x5, [x9, #\regs + 32]
+	ldp	x6, x7, [x9, #\regs + 48]
+	ldr	x8, [x9, #\regs + 64]
 .endm
 
 SYM_CODE_START(fhook_graph_return)
@@ -148,23 +167,12 @@ SYM_CODE_START(fhook_lat_common)
 	stp	x29, x30, [sp, #-16]!
 	mov	x29, sp
 	sub	sp, sp, #FHOOK_LF_SIZE
-	stp	x0, x1, [sp]
-	stp	x2, x3, [sp, #16]
-	stp	x4, x5, [sp, #32]
-	stp	x6, x7, [sp, #48]
-	stp	x8, x9, [sp, #64]
+	FHOOK_SAVE_ARGS 0
+	str	x9, [sp, #72]
 	str	x16, [sp, #FHOOK_LF_LAT]
 	mov	x0, sp
 	bl	fhook_lat_enter
-	sub	sp, sp, #64
-	add	x9, sp, #64 + FHOOK_LF_STACK
-	FHOOK_COPY_STACK_ARGS x9
-	add	x9, sp, #64
-	ldp	x0, x1, [x9]
-	ldp	x2, x3, [x9, #16]
-	ldp	x4, x5, [x9, #32]
-	ldp	x6, x7, [x9, #48]
-	ldr	x8, [x9, #64]
+	FHOOK_BODY_ARGS FHOOK_LF_STACK, 0
 	ldr	x16, [x29, #8]
 	adr	x30, .Lfhook_lat_body_ret
 	ret	x16
@@ -236,25 +244,12 @@ SYM_CODE_START(fhook_around_common)
 	stp	x29, x30, [sp, #-16]!
 	mov	x29, sp
 	sub	sp, sp, #FHOOK_AF_SPACE
-	stp	x0, x1, [sp, #FHOOK_AF_X0]
-	stp	x2, x3, [sp, #FHOOK_AF_X0 + 16]
-	stp	x4, x5, [sp, #FHOOK_AF_X0 + 32]
-	stp	x6, x7, [sp, #FHOOK_AF_X0 + 48]
-	str	x8, [sp, #FHOOK_AF_X0 + 64]
+	FHOOK_SAVE_ARGS FHOOK_AF_X0
 	str	x16, [sp, #FHOOK_AF_SLOT]
 	mov	x0, sp
 	bl	fhook_around_enter
-	/* the caller's stack words, where the target finds its stack arguments */
-	sub	sp, sp, #64
-	add	x9, sp, #64 + FHOOK_AF_STACK
-	FHOOK_COPY_STACK_ARGS x9
-	add	x9, sp, #64
+	FHOOK_BODY_ARGS FHOOK_AF_STACK, FHOOK_AF_X0
 	ldr	x16, [x9, #FHOOK_AF_TARGET]
-	ldp	x0, x1, [x9, #FHOOK_AF_X0]
-	ldp	x2, x3, [x9, #FHOOK_AF_X0 + 16]
-	ldp	x4, x5, [x9, #FHOOK_AF_X0 + 32]
-	ldp	x6, x7, [x9, #FHOOK_AF_X0 + 48]
-	ldr	x8, [x9, #FHOOK_AF_X0 + 64]
 	adr	x30, .Lfhook_around_body_ret
 	ret	x16
 .Lfhook_around_body_ret:

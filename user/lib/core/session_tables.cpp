@@ -18,8 +18,8 @@ namespace fhook {
 using ioctl_args::user_ptr;
 using ioctl_args::zero_init;
 
+// (of a latency probe, which needed FHOOK_FEAT_LATENCY, or a latency tracer)
 LatencyHist Session::latency(std::uint32_t probe_id, std::optional<unsigned> cpu) const {
-    device_.require(FHOOK_FEAT_LATENCY, "latency histograms");
     if (cpu) {
         device_.require(FHOOK_FEAT_WAKEUP, "histograms per CPU");
     }

@@ -166,7 +166,7 @@ constexpr std::array kConfigNeeds{
                "change registers",
                "aarch64"},
     ConfigNeed{"CONFIG_DYNAMIC_FTRACE_WITH_ARGS", false, "function arguments in ftrace callbacks",
-               ""},
+               "", "arm64 before 6.2 has DYNAMIC_FTRACE_WITH_REGS instead", "aarch64"},
     ConfigNeed{"CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS", false,
                "direct trampolines (direct attachment and direct counting)",
                "register_ftrace_direct"},
@@ -209,9 +209,10 @@ Check config_check(const ConfigNeed& need, const KernelConfig& config, bool have
         if (machine == "x86_64" && dynamic) {
             on = true;
             how = "inferred: x86-64 with dynamic ftrace";
-        } else if (machine == "aarch64" && dynamic && syms->count("ftrace_regs_caller") == 0) {
-            on = true;
-            how = "inferred: arm64 dynamic ftrace without ftrace_regs_caller";
+        } else if (machine == "aarch64" && dynamic) {
+            on = syms->count("ftrace_regs_caller") == 0;
+            how = std::string("inferred: arm64 dynamic ftrace ") +
+                  (on.value() ? "without" : "with") + " ftrace_regs_caller";
         }
     } else if (syms) {
         on = syms->count(need.symbol) != 0;

@@ -6,8 +6,13 @@
 load_fhook
 run_fhook $D/ok trace vfs_read -- true
 expect_eq "$RC" 0 "trace -- true"
+# (latency where the kernel has direct calls: not arm64 6.1)
+LAT=
+has_feature latency && LAT="latency vfs_read"
+n=0
 for args in "trace vfs_read" "record -o $D/r.fhk vfs_read" "stat vfs_read" \
-	"count vfs_read" "latency vfs_read" "hook --trace-around vfs_read"; do
+	"count vfs_read" ${LAT:+"$LAT"} "hook --trace-around vfs_read"; do
+	n=$((n + 1))
 	run_fhook $D/st $args -- sh -c 'cat /proc/version > /dev/null; exit 3'
 	expect_eq "$RC" 3 "fhook $args -- (exit 3)"
 done
@@ -23,4 +28,4 @@ run_fhook $D/nx trace vfs_read -- /nonexistent/command
 expect_eq "$RC" 127 "trace -- /nonexistent/command"
 grep -q "cannot execute '/nonexistent/command'" $D/nx.err ||
 	fail "no 'cannot execute' message: $(head -c 300 $D/nx.err)"
-pass "exit codes 0, 3 (six commands), 7 with $E events, 143, 127"
+pass "exit codes 0, 3 ($n commands), 7 with $E events, 143, 127"

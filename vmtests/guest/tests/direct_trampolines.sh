@@ -13,6 +13,7 @@
 
 N=$(pick 20000 5000)
 load_fhook
+has_feature direct || skip "no direct calls on this kernel (docs/arm64.md)"
 load_workmod
 tracefs_reset
 TM=/proc/fhook_testmod

@@ -9,6 +9,7 @@
 
 TH=/proc/fhook_testmod_hooks
 load_fhook
+has_feature latency || skip "no latency probes on this kernel (no direct calls: docs/arm64.md)"
 load_workmod
 tracefs_reset
 echo reset > $TH
