@@ -206,6 +206,10 @@ void throw_hook_error(const Device& device, const std::string& name, const fhook
                              "CAP_SYS_ADMIN vouches for",
                       err);
     case EOPNOTSUPP:
+        // (the module names it where it is not the prototype: FHOOK_R_HOOK_REGS)
+        if (const std::string why = device.refusal(err); !why.empty()) {
+            throw_runtime(what + why, err);
+        }
         throw_runtime(what +
                           "its prototype (variadic, floating point, a struct by value over "
                           "16 bytes, or more than " +

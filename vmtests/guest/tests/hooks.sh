@@ -56,6 +56,17 @@ run_fhook $D/flt hook --return 99 fhook_testmod_ret 'i=$arg1:u64' --filter 'i ==
 	-- sh -c "echo ret 10 > $TH"
 expect_eq "$(ret_field injected)" 1 "--filter 'i == 5': injected"
 expect_eq "$(ret_field last)" 99 "--filter 'i == 5': value"
+# where ftrace gives a hook only ftrace_regs (arm64 from 6.2: no
+# ftrace_regs_caller), its program may read only what they hold: a
+# callee-saved register is refused, and nothing is hooked
+if [ "$(uname -m)" = aarch64 ] && ! grep -q ' ftrace_regs_caller$' /proc/kallsyms; then
+	echo reset > $TH
+	run_fhook $D/x19 hook --return 99 fhook_testmod_ret 'x=%x19:u64' -- sh -c "echo ret 10 > $TH"
+	expect_eq "$RC" 1 "a --return hook reading %x19 on ftrace_regs: exit code"
+	grep -q "reads a register ftrace does not save on this kernel" $D/x19.err ||
+		fail "no reason for the refused %x19: $(cat $D/x19.err)"
+	expect_eq "$(ret_field injected)" 0 "calls changed by the refused hook"
+fi
 
 # only the command's processes: a concurrent caller outside is untouched
 echo reset > $TH
