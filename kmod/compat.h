@@ -139,11 +139,18 @@ static __always_inline struct pt_regs *fhook_fregs_partial(struct ftrace_regs *f
  * (arm64 from 6.2: DYNAMIC_FTRACE_WITH_ARGS alone) it changes those, which
  * ftrace_caller restores, pc included; filters and fetch programs run on
  * a partial copy (fhook_fregs_partial()) and may read only what it holds
- * (FHOOK_R_HOOK_REGS).
+ * (FHOOK_R_HOOK_REGS).  The copy is made only for them: a hook that just
+ * sends the call to a trampoline sets pc directly.
  */
 #if !defined(CONFIG_DYNAMIC_FTRACE_WITH_REGS) && defined(CONFIG_DYNAMIC_FTRACE_WITH_ARGS)
 #define FHOOK_HOOK_OPS_FLAGS	FTRACE_OPS_FL_IPMODIFY
 #define FHOOK_HOOK_PARTIAL_REGS	1
+
+/* ftrace_caller always saves what a hook changes */
+static __always_inline bool fhook_hook_can_change(struct ftrace_regs *fregs)
+{
+	return true;
+}
 
 static __always_inline struct pt_regs *fhook_hook_regs(struct ftrace_regs *fregs,
 							struct pt_regs *buf)
@@ -151,14 +158,12 @@ static __always_inline struct pt_regs *fhook_hook_regs(struct ftrace_regs *fregs
 	return fhook_fregs_partial(fregs, buf);
 }
 
-static __always_inline void fhook_hook_set_ip(struct ftrace_regs *fregs, struct pt_regs *regs,
-					      unsigned long ip)
+static __always_inline void fhook_hook_set_ip(struct ftrace_regs *fregs, unsigned long ip)
 {
 	ftrace_regs_set_instruction_pointer(fregs, ip);
 }
 
-static __always_inline void fhook_hook_set_return(struct ftrace_regs *fregs,
-						  struct pt_regs *regs, unsigned long val)
+static __always_inline void fhook_hook_set_return(struct ftrace_regs *fregs, unsigned long val)
 {
 	ftrace_regs_set_return_value(fregs, val);
 }
@@ -166,23 +171,27 @@ static __always_inline void fhook_hook_set_return(struct ftrace_regs *fregs,
 #define FHOOK_HOOK_OPS_FLAGS	(FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY)
 #define FHOOK_HOOK_PARTIAL_REGS	0
 
-/* NULL if ftrace did not save them (another ops' call without SAVE_REGS) */
+/* not if ftrace saved no registers (another ops' call without SAVE_REGS) */
+static __always_inline bool fhook_hook_can_change(struct ftrace_regs *fregs)
+{
+	return ftrace_get_regs(fregs);
+}
+
+/* (only where fhook_hook_can_change()) */
 static __always_inline struct pt_regs *fhook_hook_regs(struct ftrace_regs *fregs,
 							struct pt_regs *buf)
 {
 	return ftrace_get_regs(fregs);
 }
 
-static __always_inline void fhook_hook_set_ip(struct ftrace_regs *fregs, struct pt_regs *regs,
-					      unsigned long ip)
+static __always_inline void fhook_hook_set_ip(struct ftrace_regs *fregs, unsigned long ip)
 {
-	instruction_pointer_set(regs, ip);
+	instruction_pointer_set(ftrace_get_regs(fregs), ip);
 }
 
-static __always_inline void fhook_hook_set_return(struct ftrace_regs *fregs,
-						  struct pt_regs *regs, unsigned long val)
+static __always_inline void fhook_hook_set_return(struct ftrace_regs *fregs, unsigned long val)
 {
-	regs_set_return_value(regs, val);
+	regs_set_return_value(ftrace_get_regs(fregs), val);
 }
 #endif
 

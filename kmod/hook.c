@@ -169,7 +169,7 @@ static notrace void fhook_hook_callback(unsigned long ip, unsigned long parent_i
 					struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
 	struct fhook_hook_probe *hp = container_of(op, struct fhook_hook_probe, ops);
-	struct pt_regs regs_copy, *regs = fhook_hook_regs(fregs, &regs_copy);
+	struct pt_regs regs_copy;
 	struct fhook_probe *p = &hp->p;
 	struct fhook_session *s = p->session;
 	unsigned int pc = preempt_count();
@@ -192,15 +192,15 @@ static notrace void fhook_hook_callback(unsigned long ip, unsigned long parent_i
 	 * fhook's own calls (a fetch program's reads, the ring) are never
 	 * changed: ftrace's recursion guard lets one nested call through
 	 */
-	if (unlikely(!regs) || !fhook_session_wants(s) || READ_ONCE(p->paused) ||
-	    within_module(parent_ip, THIS_MODULE)) {
+	if (unlikely(!fhook_hook_can_change(fregs)) || !fhook_session_wants(s) ||
+	    READ_ONCE(p->paused) || within_module(parent_ip, THIS_MODULE)) {
 		fhook_count(&c->filtered);
 		goto out;
 	}
 	if (h->action == FHOOK_HOOK_AROUND) {
 		/* the trampoline decides, with the arguments it saved */
 		if (likely(fhook_around_at(&h->around, ip)))
-			fhook_hook_set_ip(fregs, regs, fhook_around_tramps[h->around.slot]);
+			fhook_hook_set_ip(fregs, fhook_around_tramps[h->around.slot]);
 		else
 			fhook_count(&c->missed);
 		goto out;
@@ -210,16 +210,17 @@ static notrace void fhook_hook_callback(unsigned long ip, unsigned long parent_i
 		fhook_count(&c->missed);
 		goto out;
 	}
-	if (!fhook_hook_select(p, regs, &ctx, scratch->data, FHOOK_MAX_PROBE_DATA)) {
+	if (!fhook_hook_select(p, fhook_hook_regs(fregs, &regs_copy), &ctx, scratch->data,
+			       FHOOK_MAX_PROBE_DATA)) {
 		fhook_count(&c->filtered);
 		goto put;
 	}
 	fhook_count(&c->hits);
 	if (h->action == FHOOK_HOOK_RETURN) {
-		fhook_hook_set_return(fregs, regs, h->retval);
-		fhook_hook_set_ip(fregs, regs, (unsigned long)fhook_hook_return);
+		fhook_hook_set_return(fregs, h->retval);
+		fhook_hook_set_ip(fregs, (unsigned long)fhook_hook_return);
 	} else {
-		fhook_hook_set_ip(fregs, regs, h->redirect);
+		fhook_hook_set_ip(fregs, h->redirect);
 	}
 	if (h->flags & FHOOK_HOOK_F_RECORD)
 		fhook_hook_write(p, ip, parent_ip,

@@ -72,11 +72,11 @@ static notrace void fhook_khook_callback(unsigned long ip, unsigned long parent_
 					 struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
 	struct fhook_khook_k *k = container_of(op, struct fhook_khook_k, ops);
-	struct pt_regs regs_copy, *regs = fhook_hook_regs(fregs, &regs_copy);
 
 	/* the trampoline runs the handlers and the replacement */
-	if (likely(regs && !READ_ONCE(k->stuck) && fhook_around_at(&k->around, ip)))
-		fhook_hook_set_ip(fregs, regs, fhook_around_tramps[k->around.slot]);
+	if (likely(fhook_hook_can_change(fregs) && !READ_ONCE(k->stuck) &&
+		   fhook_around_at(&k->around, ip)))
+		fhook_hook_set_ip(fregs, fhook_around_tramps[k->around.slot]);
 }
 
 /*
