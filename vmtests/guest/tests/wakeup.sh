@@ -246,7 +246,13 @@ fhook report -q --format chrome $D/w.fhk | grep -q '"name":"wakeup latency"' || 
 # when the tracer took the wakeup (calls_from_ns after its stamp: after
 # the waker's stack walk, during which, under TCG, the other vCPU may run
 # a whole timer tick) and the kernel's clock is cut to microseconds: one
-# call either way.
+# call either way.  fhook's callback runs before the function tracer's (the
+# later ops is first on ftrace's list): where TCG pauses CPU 1 between the
+# two while CPU 0 publishes the wakeup, the calls in flight then (a task's,
+# and an interrupt's nested in it: one per context) were not fhook's yet
+# but the kernel stamps them after the pause, inside the window.  The
+# kernel's first three calls of a window are not asked of fhook.
+# (CI, kdebug: +tick_sched_timer +__might_resched, 1 of 132 reports.)
 fhook report -q --format json $D/w.fhk > $D/w.json
 awk '{	match($0, /"wakeup_ts":[0-9]+/); w = substr($0, RSTART + 12, RLENGTH - 12)
 	match($0, /"switch_ts":[0-9]+/); sw = substr($0, RSTART + 12, RLENGTH - 12)
@@ -271,9 +277,10 @@ cat $D/kcalls $D/fcalls | awk '
 		missing = extra = 0
 		# (reports come in time order: the window starts where the last did)
 		while (lo < nk && kt[lo + 1] < w - 1000) lo++
+		skip = 3
 		for (i = lo + 1; i <= nk && kt[i] <= s + 1000; i++) {
 			kin[kn[i]]++
-			if (kt[i] > w + from && kt[i] < s - 1000) kmid[kn[i]]++
+			if (kt[i] > w + from && kt[i] < s - 1000 && skip-- <= 0) kmid[kn[i]]++
 		}
 		for (f in fc) if (fc[f] > kin[f]) missing += fc[f] - kin[f]
 		for (f in kmid) if (kmid[f] > fc[f]) extra += kmid[f] - fc[f]
