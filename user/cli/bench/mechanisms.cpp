@@ -238,14 +238,23 @@ std::string record_file(Attachment& a) {
 
 // the same fetch arguments for kprobe_events and fhook: the first two
 // argument registers, the third (registers, not $argN: some rows probe
-// inside the function, where kprobe_events takes no $argN)
+// inside the function, where kprobe_events takes no $argN), and the rows'
+// words for the CPU's breakpoint and ftrace's patch site
 #ifdef __aarch64__
-constexpr const char* kTwoArgs = "a=%x0:u64 b=%x1:u64";
-constexpr const char* kThirdArg = " n=%x2:u64";
+#define BENCH_R1 "%x0"
+#define BENCH_R2 "%x1"
+#define BENCH_R3 "%x2"
+#define BENCH_BRK "brk"
+#define BENCH_SITE "patchable entry"
 #else
-constexpr const char* kTwoArgs = "a=%di:u64 b=%si:u64";
-constexpr const char* kThirdArg = " n=%dx:u64";
+#define BENCH_R1 "%di"
+#define BENCH_R2 "%si"
+#define BENCH_R3 "%dx"
+#define BENCH_BRK "int3"
+#define BENCH_SITE "fentry site"
 #endif
+constexpr const char* kTwoArgs = "a=" BENCH_R1 ":u64 b=" BENCH_R2 ":u64";
+constexpr const char* kThirdArg = " n=" BENCH_R3 ":u64";
 
 std::string qualified(const Context& c, char sep) {
     return c.module.empty() ? c.function : c.module + sep + c.function;
@@ -317,12 +326,14 @@ const Mechanism kMechanisms[] = {
      [](Context& c, Attachment& a) {
          return kprobe_event(c, a, "p:fhookbench/e " + c.function, "e");
      }},
-    {"kprobe-events-2args", "kprobe_events", "kprobe_events 'p FUNC a=%di b=%si', cat trace_pipe",
+    {"kprobe-events-2args", "kprobe_events",
+     "kprobe_events 'p FUNC a=" BENCH_R1 " b=" BENCH_R2 "', cat trace_pipe",
      [](Context& c, Attachment& a) {
          return kprobe_event(c, a, "p:fhookbench/a " + c.function + " " + kTwoArgs, "a");
      }},
     {"kprobe-events-2args-noreader", "kprobe_events",
-     "kprobe_events 'p FUNC a=%di b=%si', nothing reading (the writer's cost alone)",
+     "kprobe_events 'p FUNC a=" BENCH_R1 " b=" BENCH_R2
+     "', nothing reading (the writer's cost alone)",
      [](Context& c, Attachment& a) {
          return kprobe_event(c, a, "p:fhookbench/a " + c.function + " " + kTwoArgs, "a", false);
      }},
@@ -351,12 +362,13 @@ const Mechanism kMechanisms[] = {
          return kprobe_hist(c, a, "p:fhookbench/h " + c.function, "h", "hist:keys=common_pid");
      }},
     {"hist-trigger-sum", "kprobe_events",
-     "kprobe_events 'p FUNC n=%dx' with 'hist:keys=common_pid:vals=n'",
+     "kprobe_events 'p FUNC n=" BENCH_R3 "' with 'hist:keys=common_pid:vals=n'",
      [](Context& c, Attachment& a) {
          return kprobe_hist(c, a, "p:fhookbench/s " + c.function + kThirdArg, "s",
                             "hist:keys=common_pid:vals=n");
      }},
-    {"hist-trigger-log2", "kprobe_events", "kprobe_events 'p FUNC n=%dx' with 'hist:keys=n.log2'",
+    {"hist-trigger-log2", "kprobe_events",
+     "kprobe_events 'p FUNC n=" BENCH_R3 "' with 'hist:keys=n.log2'",
      [](Context& c, Attachment& a) {
          return kprobe_hist(c, a, "p:fhookbench/l " + c.function + kThirdArg, "l",
                             "hist:keys=n.log2");
@@ -382,14 +394,15 @@ const Mechanism kMechanisms[] = {
          return start_fhook(c, a, {"hist", "-q", c.function, "keys=common_pid"});
      }},
     {"fhook-hist-sum", "fhook",
-     "fhook hist 'p FUNC n=%dx:u64' 'keys=common_pid:vals=n' (kprobe, the table in the module)",
+     "fhook hist 'p FUNC n=" BENCH_R3
+     ":u64' 'keys=common_pid:vals=n' (kprobe, the table in the module)",
      [](Context& c, Attachment& a) {
          return start_fhook(
              c, a,
              {"hist", "-q", "p:fhookbench/s " + c.function + kThirdArg, "keys=common_pid:vals=n"});
      }},
     {"fhook-hist-log2", "fhook",
-     "fhook hist 'p FUNC n=%dx:u64' 'keys=n.log2' (kprobe, the table in the module)",
+     "fhook hist 'p FUNC n=" BENCH_R3 ":u64' 'keys=n.log2' (kprobe, the table in the module)",
      [](Context& c, Attachment& a) {
          return start_fhook(
              c, a, {"hist", "-q", "p:fhookbench/l " + c.function + kThirdArg, "keys=n.log2"});
@@ -445,22 +458,24 @@ const Mechanism kMechanisms[] = {
          return start_fhook(c, a, {"trace", "--via", "direct", c.function});
      }},
     {"fhook-kprobe-2args", "fhook",
-     "fhook trace 'p FUNC a=%di b=%si' (fhook's ftrace_ops at the fentry site)",
+     "fhook trace 'p FUNC a=" BENCH_R1 " b=" BENCH_R2 "' (fhook's ftrace_ops at the " BENCH_SITE
+     ")",
      [](Context& c, Attachment& a) {
          return start_fhook(c, a, {"trace", "p:fhookbench/a " + c.function + " " + kTwoArgs});
      }},
     {"fhook-kprobe-2args-raw", "fhook",
-     "fhook record 'p FUNC a=%di b=%si' (to a file in /tmp, not formatted)",
+     "fhook record 'p FUNC a=" BENCH_R1 " b=" BENCH_R2 "' (to a file in /tmp, not formatted)",
      [](Context& c, Attachment& a) {
          return start_fhook(
              c, a,
              {"record", "-o", record_file(a), "p:fhookbench/a " + c.function + " " + kTwoArgs});
      }},
     {"fhook-kprobe-int3", "fhook",
-     "fhook trace 'p FUNC+OFF a=%di b=%si' (int3, after the fentry site)",
+     "fhook trace 'p FUNC+OFF a=" BENCH_R1 " b=" BENCH_R2 "' (" BENCH_BRK ", after the " BENCH_SITE
+     ")",
      [](Context& c, Attachment& a) {
          if (!c.int3_offset) {
-             return "no instruction after the fentry site: " + c.int3_why;
+             return "no instruction after the " BENCH_SITE ": " + c.int3_why;
          }
          char off[32];
          std::snprintf(off, sizeof(off), "+0x%llx",
