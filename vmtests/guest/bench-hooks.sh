@@ -12,7 +12,7 @@ PATH=/fhook/bin:/fhook/peers/bin:/fhook/bench:$PATH
 export PATH
 # bpftrace wants a writable HOME
 export HOME=/root
-export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu
+export LD_LIBRARY_PATH=/lib/$(uname -m)-linux-gnu:/usr/lib/$(uname -m)-linux-gnu
 # what bpftrace can attach here (kfunc needs BTF and BPF trampolines)
 command -v bpftrace > /dev/null &&
 	echo "bpftrace: $(bpftrace --info 2>&1 | grep -i -E 'version|btf:|kfunc:' | tr -s ' \n' ' ')"

@@ -61,22 +61,21 @@ build_progs() {
 }
 
 # build_bench: the transport benchmark's static consumer and BPF object, and
-# fhook bench's BPF streaming peer (fhook-bench-stream, stream.bpf.o)
+# fhook bench's BPF streaming peer (fhook-bench-stream, stream.bpf.o), for
+# the guests' CPU, into $bench
 build_bench() {
-		for tool in clang; do
-			command -v "$tool" > /dev/null || die "$tool not found: run scripts/setup.sh"
-		done
-		mkdir -p "$vm/bench"
-		clang -O2 -g -target bpf -I/usr/include/"$(gcc -print-multiarch)" \
-			-c "$here/bench/ringbuf.bpf.c" -o "$vm/bench/ringbuf.bpf.o" ||
-			die "building ringbuf.bpf.c failed (clang, libbpf-dev)"
-		clang -O2 -g -target bpf -I/usr/include/"$(gcc -print-multiarch)" \
-			-c "$here/bench/stream.bpf.c" -o "$vm/bench/stream.bpf.o" ||
-			die "building stream.bpf.c failed (clang, libbpf-dev)"
-		local prog
-		for prog in fhook-bench-transport fhook-bench-stream; do
-			gcc -static -O2 -Wall -Werror -I"$top/shared" -I"$here/progs" \
-				-o "$vm/bench/$prog" "$here/bench/$prog.c" -lbpf -lelf -lz -lzstd ||
-				die "building $prog failed (libbpf-dev, libelf-dev, zlib1g-dev, libzstd-dev)"
-		done
+	local prog
+	bench=$vm/bench$([ "$arch" != arm64 ] || echo -arm64)
+	command -v clang > /dev/null || die "clang not found: run scripts/setup.sh"
+	mkdir -p "$bench"
+	for prog in ringbuf stream; do
+		clang -O2 -g -target bpf -I/usr/include/"$("$progs_cc" -print-multiarch)" \
+			-c "$here/bench/$prog.bpf.c" -o "$bench/$prog.bpf.o" ||
+			die "building $prog.bpf.c failed (clang, libbpf-dev)"
+	done
+	for prog in fhook-bench-transport fhook-bench-stream; do
+		"$progs_cc" -static -O2 -Wall -Werror -I"$top/shared" -I"$here/progs" \
+			-o "$bench/$prog" "$here/bench/$prog.c" -lbpf -lelf -lz -lzstd ||
+			die "building $prog failed (libbpf-dev, libelf-dev, zlib1g-dev, libzstd-dev)"
+	done
 }

@@ -55,6 +55,30 @@ stage_peer() {
 	done
 }
 
+# stage_peer_root STAGE ROOT EXE: the same for a program of another CPU
+# unpacked under ROOT (build/kernels/arm64-peers): its libraries, found by
+# their DT_NEEDED names in ROOT's multiarch directories, and its loader
+stage_peer_root() {
+	local stage=$1 root=$2 exe=$3 todo lib dir found ma=aarch64-linux-gnu
+	mkdir -p "$stage/fhook/peers/bin" "$stage/usr/lib/$ma" "$stage/lib"
+	cp "$root$exe" "$stage/fhook/peers/bin/"
+	cp -L "$root/lib/ld-linux-aarch64.so.1" "$stage/lib/"
+	todo=("$root$exe")
+	while [ ${#todo[@]} -gt 0 ]; do
+		for lib in $(readelf -d "${todo[0]}" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+			[ -e "$stage/usr/lib/$ma/$lib" ] && continue
+			found=""
+			for dir in "$root/lib/$ma" "$root/usr/lib/$ma"; do
+				[ -e "$dir/$lib" ] && found=$dir/$lib && break
+			done
+			[ -n "$found" ] || { echo "stage_peer_root: $lib of ${todo[0]#"$root"} not in $root" >&2; return 1; }
+			cp -L "$found" "$stage/usr/lib/$ma/$lib"
+			todo+=("$stage/usr/lib/$ma/$lib")
+		done
+		todo=("${todo[@]:1}")
+	done
+}
+
 # stage_base STAGE KO: what every guest has: busybox, /etc/passwd, group
 # and hostname, the fhook.ko at KO (if there) in /fhook, the CLI as /bin/fhook
 stage_base() {
@@ -108,12 +132,18 @@ build_initramfs() {
 	done
 	if [ $mode = bench ]; then
 		mkdir -p "$stage/fhook/bench"
-		cp "$vm/bench/fhook-bench-transport" "$vm/bench/ringbuf.bpf.o" \
-			"$vm/bench/fhook-bench-stream" "$vm/bench/stream.bpf.o" "$stage/fhook/bench/"
+		cp "$bench/fhook-bench-transport" "$bench/ringbuf.bpf.o" \
+			"$bench/fhook-bench-stream" "$bench/stream.bpf.o" "$stage/fhook/bench/"
 		# fhook bench's eBPF peers and trace-cmd, with their shared libraries
-		local peer
+		local peer p peers=$top/build/kernels/arm64-peers/root
 		for peer in bpftrace funclatency runqlat trace-cmd; do
-			peer=$(PATH=$PATH:/usr/sbin:/sbin command -v "$peer") && stage_peer "$stage" "$peer"
+			if [ "$arch" = arm64 ]; then
+				for p in /usr/bin/$peer /usr/sbin/$peer; do
+					[ -x "$peers$p" ] && stage_peer_root "$stage" "$peers" "$p"
+				done
+			else
+				peer=$(PATH=$PATH:/usr/sbin:/sbin command -v "$peer") && stage_peer "$stage" "$peer"
+			fi
 		done
 	fi
 
