@@ -22,6 +22,7 @@
 #                   runner, the module source for DKMS (DESTDIR, PREFIX)
 #   make uninstall  all of that again
 #   make deb        Debian packages fhook and fhook-dkms: build/deb/
+#   make deb-arm64  the fhook package for arm64, cross-built: build/deb-arm64/
 #   make test-package  the packages built, lintian, unpacked, DKMS-built
 #   make test-install  the packages apt-installed into a fresh debootstrap
 #                   root: DKMS for both kernels, man, completion, purge
@@ -51,7 +52,7 @@ KBUILD_EXTRA := $(KCHECK)
 endif
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')
 
-.PHONY: all module kmod learn-outputs examples user user-arm64 setup demo test test-full test-host test-package test-install test-vm lint clean install uninstall man deb bench-host bench-transport bench-hooks
+.PHONY: all module kmod learn-outputs examples user user-arm64 setup demo test test-full test-host test-package test-install test-vm lint clean install uninstall man deb deb-arm64 bench-host bench-transport bench-hooks
 
 # (the arm64 CLI where setup fetched arm64 kernels)
 all: kmod user $(if $(wildcard $(TARGETS_ARM64)),user-arm64)
@@ -197,6 +198,10 @@ uninstall:
 # Debian packages fhook and fhook-dkms in build/deb/ (docs/install.md)
 deb:
 	bash $(TOP)/scripts/deb.sh $(BUILD)/deb
+
+# the same, fhook cross-built for arm64: build/deb-arm64/
+deb-arm64:
+	bash $(TOP)/scripts/deb.sh $(BUILD)/deb-arm64 arm64
 
 # the packages built, lintian-clean, unpacked and checked, DKMS-built for
 # every Debian target kernel

@@ -3,6 +3,7 @@
 # CLI's own --help texts (help2man), fhook-probes(7) from docs/probes.md
 # (go-md2man).  Nothing here is written twice by hand.
 #   man.sh FHOOK OUTDIR
+# FHOOK_MAN_EXEC: an emulator to run FHOOK in (a cross-built CLI: qemu-aarch64).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 fhook=$(realpath "$1") out=$2
@@ -12,12 +13,13 @@ done
 mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-version=$("$fhook" --version | head -n 1)
+run=(${FHOOK_MAN_EXEC:-} "$fhook")
+version=$("${run[@]}" --version | head -n 1)
 include=$top/packaging/man/common.h2m
 
 # "  trace [options] ...   arm function probes ..." in fhook --help: the
 # commands and the first line of what they do
-"$fhook" --help | awk '
+"${run[@]}" --help | awk '
 	function flush() { if (cmd != "" && !seen[cmd]++) print cmd "\t" desc; cmd = "" }
 	/^Commands:/ { on = 1; next }
 	/^$/ { flush(); on = 0 }
@@ -32,8 +34,8 @@ include=$top/packaging/man/common.h2m
 
 # help2man runs PROGRAM --help and PROGRAM --version
 wrapper() {
-	printf '#!/bin/sh\n[ "$1" = --version ] && { echo "%s"; exit 0; }\nexec "%s" %s "$@"\n' \
-		"$2 ${version#fhook }" "$fhook" "$1" > "$tmp/$2"
+	printf '#!/bin/sh\n[ "$1" = --version ] && { echo "%s"; exit 0; }\nexec %s "%s" %s "$@"\n' \
+		"$2 ${version#fhook }" "${FHOOK_MAN_EXEC:-}" "$fhook" "$1" > "$tmp/$2"
 	chmod +x "$tmp/$2"
 }
 
