@@ -88,6 +88,7 @@ int cmd_count(const Args& args) {
     cmd.records = false;
     cmd.snapshots = false;
     cmd.interval = true;
+    cmd.metrics = true;
     cmd.filter_help = kRecordFilterHelp;
     cmd.output_help = "write the table to FILE instead of stdout";
     cmd.format_help = "text (a table, default) or json (one object per print)";
@@ -104,6 +105,7 @@ int cmd_count(const Args& args) {
     DiscardSink sink;
     tracer.start();
     CountPrinter printer(tracer, output_fd(out), *opt);
+    const auto metrics = start_metrics(tracer, *opt);
     tracer.run(sink, printer);
     printer.print();
     if (!opt->quiet) {

@@ -72,6 +72,7 @@ int cmd_latency(const Args& args) {
     cmd.records = false;
     cmd.snapshots = false;
     cmd.interval = true;
+    cmd.metrics = true;
     cmd.via = false;
     cmd.filter_help = "time only calls where EXPR holds, evaluated in the kernel (the task: "
                       "common_pid, tgid, comm, cpu)";
@@ -98,6 +99,7 @@ int cmd_latency(const Args& args) {
     DiscardSink sink;
     tracer.start();
     HistogramPrinter printer(tracer, output_fd(out), opt->format, opt->unit);
+    const auto metrics = start_metrics(tracer, *opt);
     tracer.run(sink, printer);
     printer.print(true);
     return run_status(tracer);

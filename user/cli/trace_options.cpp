@@ -81,6 +81,14 @@ po::options_description describe(const TraceCommand& cmd) {
         options.add_options()("interval,i", po::value<std::string>()->value_name("SEC"),
                               cmd.interval_help);
     }
+    if (cmd.metrics) {
+        options.add_options()("listen", po::value<std::string>()->value_name("ADDR:PORT"),
+                              "serve the tables as Prometheus metrics on http://ADDR:PORT/metrics "
+                              "while running (':PORT': 127.0.0.1; docs/fleet.md)")(
+            "series-limit", po::value<std::string>()->value_name("N"),
+            "with --listen: at most N series per metric, new label sets past it "
+            "folded into one 'other' series (default 10000)");
+    }
     if (cmd.via) {
         options.add_options()(
             "via", po::value<std::string>()->value_name("HOW"),
@@ -377,6 +385,21 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, const TraceCom
     if (vm.count("duration")) {
         spec.duration = parse_seconds("--duration", vm["duration"].as<std::string>());
     }
+    if (cmd.metrics && vm.count("listen")) {
+        opt.listen = vm["listen"].as<std::string>();
+        if (opt.listen.empty()) {
+            throw_invalid("empty --listen address: give ADDR:PORT or :PORT");
+        }
+    }
+    if (cmd.metrics && vm.count("series-limit")) {
+        opt.series_limit = parse_u64("--series-limit", vm["series-limit"].as<std::string>());
+        if (opt.series_limit < 2) {
+            throw_invalid("--series-limit must be at least 2 (a series and 'other')");
+        }
+        if (opt.listen.empty()) {
+            throw_invalid("--series-limit needs --listen");
+        }
+    }
     if (vm.count("interval")) {
         spec.interval = parse_seconds("--interval", vm["interval"].as<std::string>());
         if (*spec.interval < 0.01) {
@@ -490,6 +513,18 @@ std::unique_ptr<FileSink> record_sink(const TraceOptions& opt, const Tracer& tra
     RecordWriter::Info info = record_info(tracer, args, command);
     info.tracer = name;
     return std::make_unique<FileSink>(open_output(opt.record), opt.record, info, tracer.ksyms());
+}
+
+std::unique_ptr<MetricsServer> start_metrics(const Tracer& tracer, const TraceOptions& opt) {
+    if (opt.listen.empty()) {
+        return nullptr;
+    }
+    auto server = std::make_unique<MetricsServer>(tracer, opt.spec.collect, opt.listen,
+                                                  MetricsOptions{opt.series_limit});
+    if (!opt.quiet) {
+        print_stderr("fhook: metrics on " + server->url() + "\n");
+    }
+    return server;
 }
 
 UniqueFd open_output(const std::string& path) {

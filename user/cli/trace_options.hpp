@@ -9,6 +9,7 @@
 #include <string>
 
 #include <fhook/core/fd.hpp>
+#include <fhook/engine/metrics.hpp>
 #include <fhook/engine/sinks.hpp>
 #include <fhook/engine/tracer.hpp>
 #include <fhook/output/errors_format.hpp>
@@ -39,6 +40,8 @@ struct TraceOptions {
     std::size_t entries = 256;                // timerlat hist --entries
     std::uint64_t threshold_ns = 0;           // timerlat trace --threshold
     std::string record;                       // wakeup --record FILE ("" = none)
+    std::string listen;                       // --listen ADDR:PORT ("" = none)
+    std::size_t series_limit = 10000;         // --series-limit N
 };
 
 // What one tracing command offers; the option table is built from it in
@@ -50,6 +53,7 @@ struct TraceCommand {
     bool records = true;   // ring options (--buffer-size, --watermark...)
     bool snapshots = true; // --overwrite, --stack, --trigger
     bool interval = false; // --interval
+    bool metrics = false;  // --listen, --series-limit (docs/fleet.md)
     const char* interval_help = "print what each SEC seconds counted, then start afresh";
     bool via = true;                   // --via
     bool summary = false;              // a summary on stderr (and --summary-json)
@@ -144,6 +148,9 @@ RecordWriter::Info record_info(const Tracer& tracer, const Args& args, const cha
 std::unique_ptr<FileSink> record_sink(const TraceOptions& opt, const Tracer& tracer,
                                       const Args& args, const char* command,
                                       const std::string& name);
+// --listen: the metrics of `tracer` served while the result lives (named
+// on stderr unless quiet); nullptr without it.
+std::unique_ptr<MetricsServer> start_metrics(const Tracer& tracer, const TraceOptions& opt);
 // The fd to print to: -o FILE's or stdout.
 inline int output_fd(const UniqueFd& out) {
     return out ? out.get() : 1;

@@ -1,0 +1,177 @@
+#include <algorithm>
+
+#include <fhook/engine/metrics.hpp>
+
+namespace fhook {
+
+namespace {
+
+MetricFamily family(std::string name, std::string help, MetricType type) {
+    MetricFamily f;
+    f.name = std::move(name);
+    f.help = std::move(help);
+    f.type = type;
+    return f;
+}
+
+MetricSeries value(MetricLabels labels, double v) {
+    MetricSeries s;
+    s.labels = std::move(labels);
+    s.value = v;
+    return s;
+}
+
+// `into` plus `s` (the same kind of series): the "other" series
+void merge(MetricSeries& into, const MetricSeries& s) {
+    into.value += s.value;
+    into.count += s.count;
+    into.sum += s.sum;
+    if (into.buckets.size() < s.buckets.size()) {
+        const std::size_t had = into.buckets.size();
+        const std::uint64_t top = had ? into.buckets.back().second : 0;
+        into.buckets.resize(s.buckets.size());
+        for (std::size_t i = had; i < s.buckets.size(); i++) {
+            into.buckets[i] = {s.buckets[i].first, top};
+        }
+    }
+    for (std::size_t i = 0; i < into.buckets.size(); i++) {
+        // (a shorter set: its last cumulative count holds above it)
+        into.buckets[i].second +=
+            i < s.buckets.size() ? s.buckets[i].second : (s.buckets.empty() ? 0 : s.count);
+    }
+}
+
+} // namespace
+
+MetricsCollector::MetricsCollector(const Tracer& tracer, Collect collect, MetricsOptions opt)
+    : tracer_(tracer), collect_(collect), opt_(opt) {}
+
+void MetricsCollector::bound(MetricFamily& f) {
+    auto& admitted = admitted_[f.name];
+    std::vector<MetricSeries> kept;
+    std::optional<MetricSeries> other;
+    std::size_t folded = 0;
+    for (MetricSeries& s : f.series) {
+        // (room for the "other" series within the limit)
+        if (admitted.count(s.labels) ||
+            (admitted.size() + 1 < opt_.series_limit && admitted.insert(s.labels).second)) {
+            kept.push_back(std::move(s));
+            continue;
+        }
+        folded++;
+        if (!other) {
+            other.emplace();
+            for (const auto& label : s.labels) {
+                other->labels.emplace_back(label.first, "other");
+            }
+        }
+        merge(*other, s);
+    }
+    if (other) {
+        kept.push_back(std::move(*other));
+    }
+    f.series = std::move(kept);
+    folded_[f.name] = folded;
+}
+
+void MetricsCollector::add_health(std::vector<MetricFamily>& out) const {
+    const Stats session = tracer_.stats();
+    auto events = family("fhook_events", "records written to the rings", MetricType::Counter);
+    auto lost = family("fhook_lost_events",
+                       "records lost, by CPU and reason (ring_full: the reader fell behind)",
+                       MetricType::Counter);
+    for (std::size_t cpu = 0; cpu < session.per_cpu.size(); cpu++) {
+        const std::string c = std::to_string(cpu);
+        events.series.push_back(value({{"cpu", c}}, double(session.per_cpu[cpu].written)));
+        lost.series.push_back(
+            value({{"cpu", c}, {"reason", "ring_full"}}, double(session.per_cpu[cpu].lost)));
+    }
+    auto hits = family("fhook_probe_hits", "hits of each probe, filtered ones included",
+                       MetricType::Counter);
+    auto missed =
+        family("fhook_probe_missed", "hits a probe could not take (recursion, kprobe misses)",
+               MetricType::Counter);
+    for (const ProbeSummary& p : tracer_.probes()) {
+        const Stats s = tracer_.stats(p.id);
+        const MetricLabels labels{{"probe", std::to_string(p.id)}, {"spec", p.description}};
+        hits.series.push_back(value(labels, double(s.total.hits)));
+        missed.series.push_back(value(labels, double(s.total.missed)));
+    }
+    auto probes = family("fhook_probes", "probes armed", MetricType::Gauge);
+    probes.series.push_back(value({}, double(tracer_.probes().size())));
+    auto folded = family("fhook_series_folded",
+                         "label sets of a metric folded into its \"other\" series (the "
+                         "per-metric series limit)",
+                         MetricType::Gauge);
+    for (const auto& [name, n] : folded_) {
+        folded.series.push_back(value({{"metric", name}}, double(n)));
+    }
+    auto scrape =
+        family("fhook_scrape_duration_seconds",
+               "how long the previous collection of these metrics took", MetricType::Gauge);
+    scrape.series.push_back(value({}, last_scrape_.count()));
+    for (auto* f : {&events, &lost, &hits, &missed, &probes, &folded, &scrape}) {
+        out.push_back(std::move(*f));
+    }
+}
+
+std::vector<MetricFamily> MetricsCollector::collect() {
+    const std::lock_guard lock(mutex_);
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<MetricFamily> out;
+    if (collect_ == Collect::Counts) {
+        auto calls = family("fhook_calls", "calls of each function counted (fhook count)",
+                            MetricType::Counter);
+        for (const CountRow& row : tracer_.count_rows()) {
+            calls.series.push_back(
+                value({{"function", row.function}, {"module", row.module}}, double(row.hits)));
+        }
+        bound(calls);
+        out.push_back(std::move(calls));
+    } else if (collect_ == Collect::Latency) {
+        auto duration = family("fhook_function_duration_seconds",
+                               "durations of each function's calls, entry to return "
+                               "(fhook latency; the module's log2 buckets)",
+                               MetricType::Histogram);
+        auto inflight =
+            family("fhook_function_inflight", "calls inside each function now", MetricType::Gauge);
+        for (const ProbeSummary& p : tracer_.probes()) {
+            const LatencyHist h = tracer_.latency(p.id);
+            duration.series.push_back(latency_series(h, {{"function", p.description}}));
+            inflight.series.push_back(value({{"function", p.description}}, double(h.inflight)));
+        }
+        bound(duration);
+        bound(inflight);
+        out.push_back(std::move(duration));
+        out.push_back(std::move(inflight));
+    }
+    add_health(out);
+    last_scrape_ = std::chrono::steady_clock::now() - start;
+    return out;
+}
+
+std::string MetricsCollector::prometheus_text() {
+    return fhook::prometheus_text(collect());
+}
+
+MetricsServer::MetricsServer(const Tracer& tracer, Collect collect, const std::string& address,
+                             MetricsOptions opt)
+    : collector_(tracer, collect, opt),
+      server_(address, [this](std::string_view method, std::string_view target) {
+          const std::string_view path = target.substr(0, target.find('?'));
+          if (method != "GET" && method != "HEAD") {
+              return HttpReply{405, "text/plain; charset=utf-8", "GET /metrics\n"};
+          }
+          if (path == "/metrics") {
+              return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8",
+                               collector_.prometheus_text()};
+          }
+          if (path == "/") {
+              return HttpReply{200, "text/html; charset=utf-8",
+                               "<html><head><title>fhook</title></head><body><h1>fhook</h1>"
+                               "<p><a href=\"/metrics\">Metrics</a></p></body></html>\n"};
+          }
+          return HttpReply{404, "text/plain; charset=utf-8", "not found: GET /metrics\n"};
+      }) {}
+
+} // namespace fhook

@@ -1,0 +1,239 @@
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <atomic>
+#include <list>
+#include <mutex>
+#include <thread>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+
+#include <fhook/core/error.hpp>
+#include <fhook/sys/http.hpp>
+
+namespace fhook {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+// "HOST:PORT", ":PORT", "[V6]:PORT" as host and port ("" host: loopback)
+std::pair<std::string, std::string> split_host_port(const std::string& address) {
+    const std::size_t colon = address.rfind(':');
+    if (colon == std::string::npos || colon + 1 == address.size()) {
+        throw_invalid("'" + address + "' is not HOST:PORT (e.g. 127.0.0.1:9110 or :9110)");
+    }
+    std::string host = address.substr(0, colon);
+    const std::string port = address.substr(colon + 1);
+    if (port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 ||
+        std::stoul(port) > 65535) {
+        throw_invalid("'" + port + "' in '" + address + "' is not a TCP port (0-65535)");
+    }
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+        host = host.substr(1, host.size() - 2);
+    }
+    return {host.empty() ? "127.0.0.1" : host, port};
+}
+
+void set_timeout(tcp::socket& socket, unsigned seconds) {
+    const timeval tv{static_cast<time_t>(seconds), 0};
+    ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+} // namespace
+
+struct HttpServer::Impl {
+    asio::io_context io;
+    tcp::acceptor acceptor{io};
+    HttpHandler handler;
+    std::thread accepter;
+    std::mutex mutex; // connections
+    struct Connection {
+        tcp::socket socket;
+        std::thread thread;
+        std::atomic<bool> done{false};
+    };
+    std::list<Connection> connections;
+    std::atomic<bool> stopping{false};
+
+    void serve(Connection& c) {
+        boost::beast::flat_buffer buffer;
+        boost::system::error_code ec;
+        for (;;) {
+            http::request<http::string_body> req;
+            http::read(c.socket, buffer, req, ec);
+            if (ec) {
+                break;
+            }
+            HttpReply reply;
+            try {
+                reply = handler(
+                    std::string_view(req.method_string().data(), req.method_string().size()),
+                    std::string_view(req.target().data(), req.target().size()));
+            } catch (const std::exception& e) {
+                reply = {500, "text/plain; charset=utf-8", std::string(e.what()) + "\n"};
+            }
+            http::response<http::string_body> res{static_cast<http::status>(reply.status),
+                                                  req.version()};
+            res.set(http::field::server, "fhook");
+            res.set(http::field::content_type, reply.content_type);
+            res.keep_alive(req.keep_alive());
+            res.body() = req.method() == http::verb::head ? std::string() : reply.body;
+            res.prepare_payload();
+            if (req.method() == http::verb::head) {
+                res.content_length(reply.body.size());
+            }
+            http::write(c.socket, res, ec);
+            if (ec || !res.keep_alive() || stopping) {
+                break;
+            }
+        }
+        c.socket.shutdown(tcp::socket::shutdown_both, ec);
+        c.done = true;
+    }
+
+    // joins the connections that ended; under mutex
+    void reap() {
+        for (auto it = connections.begin(); it != connections.end();) {
+            if (it->done) {
+                it->thread.join();
+                it = connections.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+
+    void accept_loop() {
+        for (;;) {
+            tcp::socket socket(io);
+            boost::system::error_code ec;
+            acceptor.accept(socket, ec);
+            if (stopping) {
+                return;
+            }
+            if (ec) {
+                continue;
+            }
+            set_timeout(socket, kIdleSeconds);
+            const std::lock_guard lock(mutex);
+            reap();
+            if (connections.size() >= kMaxConnections) {
+                http::response<http::string_body> res{http::status::service_unavailable, 11};
+                res.body() = "too many connections\n";
+                res.prepare_payload();
+                http::write(socket, res, ec);
+                continue;
+            }
+            Connection& c = connections.emplace_back(std::move(socket));
+            c.thread = std::thread([this, &c] { serve(c); });
+        }
+    }
+};
+
+HttpServer::HttpServer(const std::string& address, HttpHandler handler)
+    : impl_(std::make_unique<Impl>()) {
+    impl_->handler = std::move(handler);
+    const auto [host, port] = split_host_port(address);
+    boost::system::error_code ec;
+    const auto ip = asio::ip::make_address(host, ec);
+    if (ec) {
+        throw_invalid("'" + host + "' in '" + address + "' is not an IP address");
+    }
+    const tcp::endpoint at(ip, static_cast<unsigned short>(std::stoul(port)));
+    auto& a = impl_->acceptor;
+    a.open(at.protocol(), ec);
+    if (!ec) {
+        a.set_option(tcp::acceptor::reuse_address(true), ec);
+        a.bind(at, ec);
+    }
+    if (!ec) {
+        a.listen(asio::socket_base::max_listen_connections, ec);
+    }
+    if (ec) {
+        throw_runtime("cannot listen on " + address + ": " + ec.message(), ec.value());
+    }
+    impl_->accepter = std::thread([impl = impl_.get()] { impl->accept_loop(); });
+}
+
+HttpServer::~HttpServer() {
+    impl_->stopping = true;
+    // (wakes the blocked accept(2) and recv(2)s: Linux ends them on shutdown)
+    ::shutdown(impl_->acceptor.native_handle(), SHUT_RDWR);
+    impl_->accepter.join();
+    const std::lock_guard lock(impl_->mutex);
+    for (auto& c : impl_->connections) {
+        ::shutdown(c.socket.native_handle(), SHUT_RDWR);
+    }
+    for (auto& c : impl_->connections) {
+        c.thread.join();
+    }
+}
+
+std::string HttpServer::url() const {
+    const tcp::endpoint at = impl_->acceptor.local_endpoint();
+    const std::string host =
+        at.address().is_v6() ? "[" + at.address().to_string() + "]" : at.address().to_string();
+    return "http://" + host + ":" + std::to_string(at.port());
+}
+
+HttpReply http_request(std::string_view method, const std::string& url,
+                       std::string_view content_type, std::string_view body) {
+    constexpr std::string_view scheme = "http://";
+    if (url.compare(0, scheme.size(), scheme) != 0) {
+        throw_invalid("'" + url + "' is not an http:// URL (no TLS: a local collector or proxy)");
+    }
+    const std::size_t slash = url.find('/', scheme.size());
+    const std::string authority = url.substr(
+        scheme.size(), slash == std::string::npos ? std::string::npos : slash - scheme.size());
+    const std::string target = slash == std::string::npos ? "/" : url.substr(slash);
+    std::string host = authority, port = "80";
+    if (const std::size_t colon = authority.rfind(':');
+        colon != std::string::npos && authority.find(']', colon) == std::string::npos) {
+        host = authority.substr(0, colon);
+        port = authority.substr(colon + 1);
+    }
+    if (host.size() >= 2 && host.front() == '[') {
+        host = host.substr(1, host.size() - 2);
+    }
+    asio::io_context io;
+    tcp::resolver resolver(io);
+    tcp::socket socket(io);
+    boost::system::error_code ec;
+    const auto endpoints = resolver.resolve(host, port, ec);
+    if (!ec) {
+        asio::connect(socket, endpoints, ec);
+    }
+    if (ec) {
+        throw_runtime("cannot reach " + authority + ": " + ec.message(), ec.value());
+    }
+    set_timeout(socket, 30);
+    const auto verb = http::string_to_verb(boost::beast::string_view(method.data(), method.size()));
+    http::request<http::string_body> req{verb, target, 11};
+    req.set(http::field::host, authority);
+    req.set(http::field::user_agent, "fhook/" + std::string(version()));
+    if (!content_type.empty()) {
+        req.set(http::field::content_type, std::string(content_type));
+    }
+    req.body() = std::string(body);
+    req.prepare_payload();
+    http::write(socket, req, ec);
+    boost::beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    if (!ec) {
+        http::read(socket, buffer, res, ec);
+    }
+    if (ec) {
+        throw_runtime(std::string(method) + " " + url + ": " + ec.message(), ec.value());
+    }
+    socket.shutdown(tcp::socket::shutdown_both, ec);
+    return {res.result_int(), std::string(res[http::field::content_type]), res.body()};
+}
+
+} // namespace fhook

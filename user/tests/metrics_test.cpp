@@ -1,0 +1,192 @@
+// Metrics: the Prometheus text exposition, the log2 buckets as Prometheus
+// histograms, the series limit, and the endpoint over HTTP, on the fake
+// kernel.
+#include <gtest/gtest.h>
+
+#include <fhook/core/error.hpp>
+#include <fhook/engine/metrics.hpp>
+#include <fhook/engine/sinks.hpp>
+#include <fhook/output/metrics.hpp>
+#include <fhook/sys/http.hpp>
+
+#include "fake_system.hpp"
+
+namespace fhook {
+namespace {
+
+using test::spec_of;
+using test::System;
+
+TEST(Metrics, PrometheusTextHasHelpTypeAndEscapedLabels) {
+    MetricFamily calls{"fhook_calls", "calls \\ counted\nper function", MetricType::Counter, {}};
+    calls.series.push_back({{{"function", "vfs_read"}, {"module", ""}}, 7, {}, 0, 0});
+    calls.series.push_back({{{"function", "a\"b\\c\nd"}, {"module", "loop"}}, 1e15, {}, 0, 0});
+    MetricFamily probes{"fhook_probes", "probes armed", MetricType::Gauge, {}};
+    probes.series.push_back({{}, 2, {}, 0, 0});
+    MetricFamily empty{"fhook_empty", "nothing", MetricType::Gauge, {}};
+    EXPECT_EQ(prometheus_text({calls, empty, probes}),
+              "# HELP fhook_calls_total calls \\\\ counted\\nper function\n"
+              "# TYPE fhook_calls_total counter\n"
+              "fhook_calls_total{function=\"vfs_read\",module=\"\"} 7\n"
+              "fhook_calls_total{function=\"a\\\"b\\\\c\\nd\",module=\"loop\"} 1e+15\n"
+              "# HELP fhook_probes probes armed\n"
+              "# TYPE fhook_probes gauge\n"
+              "fhook_probes 2\n");
+}
+
+// Bucket i of the module, [2^(i-1), 2^i) integer ns, is le = (2^i - 1) ns
+// in seconds; cumulative; the module's last bucket only in +Inf.
+TEST(Metrics, LatencyBucketsKeepTheModulesBoundsExactly) {
+    LatencyHist h;
+    h.buckets[0] = 1; // 0 ns
+    h.buckets[1] = 2; // 1 ns
+    h.buckets[3] = 4; // 4..7 ns
+    h.buckets[FHOOK_LAT_BUCKETS - 1] = 1;
+    h.count = 8;
+    h.sum_ns = 1'500'000'000;
+    const MetricSeries s = latency_series(h, {{"function", "f"}});
+    ASSERT_EQ(s.buckets.size(), 35u); // up to 2^34 - 1 ns, always
+    EXPECT_EQ(s.buckets[0], std::make_pair(0.0, std::uint64_t{1}));
+    EXPECT_EQ(s.buckets[1], std::make_pair(1e-9, std::uint64_t{3}));
+    EXPECT_EQ(s.buckets[2], std::make_pair(3e-9, std::uint64_t{3}));
+    EXPECT_EQ(s.buckets[3], std::make_pair(7e-9, std::uint64_t{7}));
+    EXPECT_EQ(s.buckets[34].first, double((1ULL << 34) - 1) / 1e9);
+    EXPECT_EQ(s.buckets[34].second, 7u);
+    const std::string text =
+        prometheus_text({{"d_seconds", "durations", MetricType::Histogram, {s}}});
+    EXPECT_NE(text.find("# TYPE d_seconds histogram\n"
+                        "d_seconds_bucket{function=\"f\",le=\"0\"} 1\n"
+                        "d_seconds_bucket{function=\"f\",le=\"1e-09\"} 3\n"
+                        "d_seconds_bucket{function=\"f\",le=\"3e-09\"} 3\n"
+                        "d_seconds_bucket{function=\"f\",le=\"7e-09\"} 7\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("d_seconds_bucket{function=\"f\",le=\"17.179869183\"} 7\n"
+                        "d_seconds_bucket{function=\"f\",le=\"+Inf\"} 8\n"
+                        "d_seconds_sum{function=\"f\"} 1.5\n"
+                        "d_seconds_count{function=\"f\"} 8\n"),
+              std::string::npos)
+        << text;
+    // a duration past 17 s adds its bucket (and those below it)
+    h.buckets[40] = 1;
+    EXPECT_EQ(latency_series(h, {}).buckets.size(), 41u);
+}
+
+TEST(Metrics, NamesArePrometheusNames) {
+    EXPECT_EQ(metric_name("fhook:calls-total.x"), "fhook:calls_total_x");
+    EXPECT_EQ(metric_name("9lives", true), "_lives");
+    EXPECT_EQ(metric_name("a:b", true), "a_b");
+}
+
+// count's table and the health metrics, read when collected
+TEST(Metrics, CountsAndHealthComeFromTheModuleAtEachCollection) {
+    System sys;
+    sys.kernel->stats[1] = {{3, 0, 0, 0}, {4, 0, 0, 1}};
+    Tracer tracer(spec_of(Collect::Counts, {"vfs_read"}), sys.paths());
+    tracer.setup();
+    DiscardSink sink;
+    tracer.start();
+    TraceObserver quiet;
+    tracer.run(sink, quiet);
+    MetricsCollector metrics(tracer, Collect::Counts);
+    std::string text = metrics.prometheus_text();
+    EXPECT_NE(text.find("fhook_calls_total{function=\"vfs_read\",module=\"\"} 7\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("fhook_probe_missed_total{probe=\"1\",spec=\"vfs_read\"} 1\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("fhook_probes 1\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("# TYPE fhook_scrape_duration_seconds gauge\n"), std::string::npos);
+    sys.kernel->stats[1] = {{30, 0, 0, 0}, {40, 0, 0, 1}};
+    text = metrics.prometheus_text();
+    EXPECT_NE(text.find("fhook_calls_total{function=\"vfs_read\",module=\"\"} 70\n"),
+              std::string::npos)
+        << text;
+}
+
+// 16,000 functions called (count's most): the first limit - 1 keep their series, the
+// rest are one "other" series holding their sum, counted as folded.
+TEST(Metrics, TheSeriesLimitFoldsNewLabelSetsIntoOther) {
+    System sys;
+    sys.big(16'000, true);
+    Tracer tracer(spec_of(Collect::Counts, {"f*"}), sys.paths());
+    tracer.setup();
+    ASSERT_EQ(sys.kernel->probes.size(), 1u);
+    std::uint64_t all = 0;
+    for (const std::uint64_t ip : sys.kernel->probes[0].ips) {
+        sys.kernel->function_hits[1][ip] = 2;
+        all += 2;
+    }
+    ASSERT_EQ(all, 32'000u);
+    DiscardSink sink;
+    tracer.start();
+    TraceObserver quiet;
+    tracer.run(sink, quiet);
+    MetricsCollector metrics(tracer, Collect::Counts, {1000});
+    const std::vector<MetricFamily> families = metrics.collect();
+    ASSERT_EQ(families[0].name, "fhook_calls");
+    const auto& series = families[0].series;
+    ASSERT_EQ(series.size(), 1000u);
+    double sum = 0;
+    for (const auto& s : series) {
+        sum += s.value;
+    }
+    EXPECT_EQ(sum, 32'000);
+    const MetricLabels other{{"function", "other"}, {"module", "other"}};
+    EXPECT_EQ(series.back().labels, other);
+    EXPECT_EQ(series.back().value, 2 * 15'001);
+    EXPECT_NE(prometheus_text(families).find("fhook_series_folded{metric=\"fhook_calls\"} 15001\n"),
+              std::string::npos);
+}
+
+TEST(Metrics, TheEndpointServesMetricsOverHttp) {
+    System sys;
+    LatencyHist h;
+    h.count = 3;
+    h.sum_ns = 3000;
+    h.buckets[10] = 2;
+    h.buckets[11] = 1;
+    sys.kernel->latency[1] = h;
+    Tracer tracer(spec_of(Collect::Latency, {"vfs_read"}), sys.paths());
+    tracer.setup();
+    tracer.start();
+    MetricsServer server(tracer, Collect::Latency, "127.0.0.1:0");
+    ASSERT_EQ(server.url().rfind("http://127.0.0.1:", 0), 0u) << server.url();
+    const HttpReply reply = http_request("GET", server.url());
+    EXPECT_EQ(reply.status, 200u);
+    EXPECT_EQ(reply.content_type, "text/plain; version=0.0.4; charset=utf-8");
+    EXPECT_NE(reply.body.find("fhook_function_duration_seconds_bucket{function=\"vfs_read\",le="
+                              "\"1.023e-06\"} 2\n"),
+              std::string::npos)
+        << reply.body;
+    EXPECT_NE(reply.body.find("fhook_function_duration_seconds_count{function=\"vfs_read\"} 3\n"),
+              std::string::npos);
+    const std::string base = server.url().substr(0, server.url().size() - 8);
+    EXPECT_EQ(http_request("GET", base + "/nothing").status, 404u);
+    EXPECT_EQ(http_request("POST", server.url(), "text/plain", "x").status, 405u);
+    EXPECT_EQ(http_request("GET", base + "/").status, 200u);
+}
+
+TEST(Metrics, BadAddressesAreRefusedWithTheReason) {
+    const auto refused = [](const std::string& address) {
+        try {
+            HttpServer server(address,
+                              [](std::string_view, std::string_view) { return HttpReply{}; });
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    EXPECT_EQ(refused("9110"), "'9110' is not HOST:PORT (e.g. 127.0.0.1:9110 or :9110)");
+    EXPECT_EQ(refused(":99999"), "'99999' in ':99999' is not a TCP port (0-65535)");
+    EXPECT_EQ(refused("localhost:9110"), "'localhost' in 'localhost:9110' is not an IP address");
+    // a port taken
+    HttpServer first("127.0.0.1:0", [](std::string_view, std::string_view) { return HttpReply{}; });
+    const std::string taken = first.url().substr(7);
+    EXPECT_EQ(refused(taken).rfind("cannot listen on " + taken + ": ", 0), 0u) << refused(taken);
+    EXPECT_THROW(http_request("GET", "https://example.org/"), Error);
+}
+
+} // namespace
+} // namespace fhook
