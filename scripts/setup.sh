@@ -108,6 +108,21 @@ install_missing() {
 
 say "target kernels: ${kernels[*]}"
 install_missing "${pkgs[@]}"
+# the metrics tests' real Prometheus (and promtool) and Pushgateway
+# (docs/fleet.md), installed without starting their services
+# (policy-rc.d: no daemon on :9090/:9091 behind the tests' backs)
+if [ $profile = full ]; then
+	if [ ! -e /usr/sbin/policy-rc.d ]; then
+		printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+		chmod 755 /usr/sbin/policy-rc.d
+		trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+		install_missing prometheus prometheus-pushgateway
+		rm -f /usr/sbin/policy-rc.d
+		trap - EXIT
+	else
+		install_missing prometheus prometheus-pushgateway
+	fi
+fi
 
 mkdir -p "$cache/debs"
 : > "$cache/targets.new"

@@ -7,9 +7,6 @@ namespace fhook {
 
 namespace {
 
-// bucket index of the longest bound always given: 2^34 - 1 ns
-constexpr std::size_t kFixedBuckets = 35;
-
 // A sample value as Prometheus parses it: the shortest decimal that reads
 // back the same double, +Inf, -Inf or NaN.
 std::string number(double v) {
@@ -76,15 +73,8 @@ MetricSeries latency_series(const LatencyHist& h, MetricLabels labels) {
     s.labels = std::move(labels);
     s.count = h.count;
     s.sum = static_cast<double>(h.sum_ns) / 1e9;
-    std::size_t last = kFixedBuckets - 1;
-    // (the module's last bucket has no upper bound: +Inf alone)
-    for (std::size_t i = kFixedBuckets; i + 1 < h.buckets.size(); i++) {
-        if (h.buckets[i]) {
-            last = i;
-        }
-    }
     std::uint64_t below = 0;
-    for (std::size_t i = 0; i <= last; i++) {
+    for (std::size_t i = 0; i < h.exported_buckets(); i++) {
         below += h.buckets[i];
         s.buckets.emplace_back(static_cast<double>(latency_bucket_range(i).second) / 1e9, below);
     }

@@ -24,6 +24,15 @@ struct LatencyHist {
     // What happened between `earlier` and this read (an interval); min_ns
     // and max_ns stay this read's (since the start).
     LatencyHist since(const LatencyHist& earlier) const;
+    // The q-quantile in ns as Prometheus's histogram_quantile() computes it
+    // over these buckets exported (output/metrics.hpp, latency_series():
+    // bucket i's upper bound 2^i - 1 ns, up to 2^34 - 1 ns or the longest
+    // non-empty one): linear within the bucket where the rank falls, the
+    // highest bound where it falls in the last, unbounded one; NaN without
+    // calls.
+    double quantile(double q) const;
+    // the buckets exported: the first `exported_buckets()` (then +Inf)
+    std::size_t exported_buckets() const;
 };
 
 // Bucket i's range in ns, both ends included: {0, 0}, {1, 1}, {2, 3}, ...
