@@ -1,0 +1,95 @@
+# metrics: `fhook count --listen` and `fhook latency --listen` serve the
+# module's tables as Prometheus metrics while they run, read at each
+# scrape (docs/fleet.md): fhook_testmod_target called a known number of
+# times (writes to its proc file) is fhook_calls_total exactly, before and
+# after more calls, and what the command prints at its end; the latency
+# histogram's buckets are those `fhook latency --format json` prints, bound
+# for bound (le = the bucket's highest ns); a CAP_PERFMON-only user serves
+# the same; bad addresses and a port taken are refused with one line.
+. /fhook/lib.sh
+
+load_fhook
+load_workmod
+TM=/proc/fhook_testmod
+ip link set lo up 2> /dev/null || ifconfig lo 127.0.0.1 up
+# scrape PORT OUT: the endpoint's answer, once it answers (5 s)
+scrape() {
+	for _i in $(seq 50); do
+		wget -q -O "$2" "http://127.0.0.1:$1/metrics" 2> /dev/null && return 0
+		sleep 0.1
+	done
+	fail "nothing answers on 127.0.0.1:$1"
+}
+# value FILE SERIES: the sample of SERIES (its name and labels as printed)
+value() { awk -v s="$2" 'index($0, s " ") == 1 { print $2 }' "$1"; }
+CALLS='fhook_calls_total{function="fhook_testmod_target",module=""}'
+
+fhook count --listen 127.0.0.1:9110 -d 120 fhook_testmod_target > $D/c.out 2> $D/c.err &
+pid=$!
+scrape 9110 $D/s0
+expect_eq "$(value $D/s0 "$CALLS")" 0 "calls before the workload"
+echo call 3000 > $TM
+scrape 9110 $D/s1
+expect_eq "$(value $D/s1 "$CALLS")" 3000 "calls after 3000"
+echo call 500 > $TM
+scrape 9110 $D/s2
+expect_eq "$(value $D/s2 "$CALLS")" 3500 "calls after 500 more"
+grep -q '^# TYPE fhook_calls_total counter$' $D/s2 || fail "no counter TYPE line: $(head -n 3 $D/s2)"
+grep -q '^fhook_probes 1$' $D/s2 || fail "no fhook_probes 1: $(grep probes $D/s2)"
+grep -q '^fhook_lost_events_total{cpu="0",reason="ring_full"} 0$' $D/s2 || fail "no lost events of CPU 0: $(grep lost $D/s2)"
+grep -q "^fhook: metrics on http://127.0.0.1:9110/metrics$" $D/c.err || fail "the endpoint is not named: $(cat $D/c.err)"
+# (a second fhook cannot have the port)
+run_fhook $D/taken count --listen 127.0.0.1:9110 -d 1 fhook_testmod_target
+[ "$RC" != 0 ] && grep -q "^fhook: error: cannot listen on 127.0.0.1:9110: Address already in use" $D/taken.err ||
+	fail "a taken port: exit $RC, $(cat $D/taken.err)"
+kill -INT $pid
+wait $pid
+expect_eq "$?" 0 "count --listen exit code"
+grep -q '^ *3500  fhook_testmod_target$' $D/c.out || fail "the table at the end is not the scrape's 3500: $(cat $D/c.out)"
+wget -q -O $D/gone http://127.0.0.1:9110/metrics 2> /dev/null && fail "still serving after the end"
+
+# bad addresses: one line, non-zero
+for bad in 9110 :99999 localhost:9110 ""; do
+	run_fhook $D/bad count --listen "$bad" -d 1 fhook_testmod_target
+	[ "$RC" != 0 ] && [ "$(wc -l < $D/bad.err)" = 1 ] && grep -q '^fhook: error: ' $D/bad.err ||
+		fail "--listen '$bad': exit $RC, $(cat $D/bad.err)"
+done
+run_fhook $D/lim count --series-limit 5 -d 1 fhook_testmod_target
+[ "$RC" != 0 ] && grep -q -- "--series-limit needs --listen" $D/lim.err || fail "--series-limit alone: $(cat $D/lim.err)"
+
+# a CAP_PERFMON-only user serves the same (observing)
+chmod 0666 /dev/fhook
+fhook-capexec 1000 1000 - perfmon -- fhook count --listen 127.0.0.1:9112 -d 120 fhook_testmod_target \
+	> $D/p.out 2> $D/p.err &
+pid=$!
+scrape 9112 $D/p0
+echo call 700 > $TM
+scrape 9112 $D/p1
+expect_eq "$(value $D/p1 "$CALLS")" 700 "a CAP_PERFMON user's calls after 700"
+kill -INT $pid
+wait $pid
+chmod 0600 /dev/fhook
+
+# latency: the buckets of the scrape are those of the JSON at the end
+if ! has_feature latency; then
+	pass "count's endpoint: 0, 3000, 3500 calls as the table, a CAP_PERFMON user's 700, bad addresses refused (no latency trampoline here: no histogram)"
+fi
+fhook latency --listen 127.0.0.1:9111 -d 120 --format json fhook_testmod_target > $D/l.out 2> $D/l.err &
+pid=$!
+scrape 9111 $D/l0
+echo call 2000 > $TM
+scrape 9111 $D/l1
+kill -INT $pid
+wait $pid
+expect_eq "$?" 0 "latency --listen exit code"
+H='fhook_function_duration_seconds'
+expect_eq "$(value $D/l1 "${H}_count{function=\"fhook_testmod_target\"}")" 2000 "durations counted"
+expect_eq "$(value $D/l1 "${H}_bucket{function=\"fhook_testmod_target\",le=\"+Inf\"}")" 2000 "the +Inf bucket"
+# "hi count" of each non-empty bucket: the scrape's (le in s as ns, from
+# the cumulative counts) and the JSON's
+awk -F'[{}=", ]+' -v h="${H}_bucket" '$1 == h && $5 != "+Inf" {
+	n = $NF - prev; prev = $NF; if (n) printf "%.0f %d\n", $5 * 1e9, n }' $D/l1 > $D/l1.b
+tr '{' '\n' < $D/l.out | sed -n 's/.*"hi":\([0-9]*\),"count":\([0-9]*\)}.*/\1 \2/p' > $D/l.b
+[ -s $D/l.b ] || fail "no buckets in the JSON: $(cat $D/l.out)"
+cmp -s $D/l1.b $D/l.b || fail "scraped buckets differ from the JSON's: $(diff $D/l.b $D/l1.b | tr '\n' '|')"
+pass "count's endpoint: 0, 3000, 3500 calls as the table, a CAP_PERFMON user's 700, bad addresses refused; latency's buckets as its JSON: $(tr '\n' '|' < $D/l.b)"
