@@ -101,13 +101,15 @@ int cmd_count(const Args& args) {
     }
     Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
     const UniqueFd out = open_output(opt->output);
+    MetricsOutput metrics(tracer, *opt);
     tracer.setup();
     DiscardSink sink;
     tracer.start();
     CountPrinter printer(tracer, output_fd(out), *opt);
-    const auto metrics = start_metrics(tracer, *opt);
+    metrics.started();
     tracer.run(sink, printer);
     printer.print();
+    metrics.finish();
     if (!opt->quiet) {
         print_stderr(count_summary(tracer.stat_rows(), attach_name(opt->spec.attach)));
     }

@@ -95,13 +95,15 @@ int cmd_latency(const Args& args) {
         print_stderr(text);
     }
     const UniqueFd out = open_output(opt->output);
+    MetricsOutput metrics(tracer, *opt);
     tracer.setup();
     DiscardSink sink;
     tracer.start();
     HistogramPrinter printer(tracer, output_fd(out), opt->format, opt->unit);
-    const auto metrics = start_metrics(tracer, *opt);
+    metrics.started();
     tracer.run(sink, printer);
     printer.print(true);
+    metrics.finish();
     return run_status(tracer);
 }
 

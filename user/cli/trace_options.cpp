@@ -85,8 +85,11 @@ po::options_description describe(const TraceCommand& cmd) {
         options.add_options()("listen", po::value<std::string>()->value_name("ADDR:PORT"),
                               "serve the tables as Prometheus metrics on http://ADDR:PORT/metrics "
                               "while running (':PORT': 127.0.0.1; docs/fleet.md)")(
+            "push", po::value<std::string>()->value_name("URL"),
+            "at the end, PUT the metrics to the Prometheus Pushgateway at URL "
+            "(http://HOST:9091: job fhook; or its /metrics/job/NAME/... push URL)")(
             "series-limit", po::value<std::string>()->value_name("N"),
-            "with --listen: at most N series per metric, new label sets past it "
+            "with --listen or --push: at most N series per metric, new label sets past it "
             "folded into one 'other' series (default 10000)");
     }
     if (cmd.via) {
@@ -391,13 +394,19 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, const TraceCom
             throw_invalid("empty --listen address: give ADDR:PORT or :PORT");
         }
     }
+    if (cmd.metrics && vm.count("push")) {
+        opt.push = vm["push"].as<std::string>();
+        if (opt.push.rfind("http://", 0) != 0) {
+            throw_invalid("--push takes a Pushgateway's http:// URL, not '" + opt.push + "'");
+        }
+    }
     if (cmd.metrics && vm.count("series-limit")) {
         opt.series_limit = parse_u64("--series-limit", vm["series-limit"].as<std::string>());
         if (opt.series_limit < 2) {
             throw_invalid("--series-limit must be at least 2 (a series and 'other')");
         }
-        if (opt.listen.empty()) {
-            throw_invalid("--series-limit needs --listen");
+        if (opt.listen.empty() && opt.push.empty()) {
+            throw_invalid("--series-limit needs --listen or --push");
         }
     }
     if (vm.count("interval")) {
@@ -515,16 +524,30 @@ std::unique_ptr<FileSink> record_sink(const TraceOptions& opt, const Tracer& tra
     return std::make_unique<FileSink>(open_output(opt.record), opt.record, info, tracer.ksyms());
 }
 
-std::unique_ptr<MetricsServer> start_metrics(const Tracer& tracer, const TraceOptions& opt) {
-    if (opt.listen.empty()) {
-        return nullptr;
+MetricsOutput::MetricsOutput(const Tracer& tracer, const TraceOptions& opt)
+    : push_(opt.push), quiet_(opt.quiet) {
+    if (opt.listen.empty() && opt.push.empty()) {
+        return;
     }
-    auto server = std::make_unique<MetricsServer>(tracer, opt.spec.collect, opt.listen,
-                                                  MetricsOptions{opt.series_limit});
-    if (!opt.quiet) {
-        print_stderr("fhook: metrics on " + server->url() + "\n");
+    collector_.emplace(tracer, opt.spec.collect, MetricsOptions{opt.series_limit});
+    if (!opt.listen.empty()) {
+        server_ = std::make_unique<MetricsServer>(*collector_, opt.listen);
     }
-    return server;
+}
+
+void MetricsOutput::started() {
+    if (collector_) {
+        collector_->ready();
+    }
+    if (server_ && !quiet_) {
+        print_stderr("fhook: metrics on " + server_->url() + "\n");
+    }
+}
+
+void MetricsOutput::finish() {
+    if (!push_.empty()) {
+        push_metrics(*collector_, push_);
+    }
 }
 
 UniqueFd open_output(const std::string& path) {

@@ -41,6 +41,7 @@ struct TraceOptions {
     std::uint64_t threshold_ns = 0;           // timerlat trace --threshold
     std::string record;                       // wakeup --record FILE ("" = none)
     std::string listen;                       // --listen ADDR:PORT ("" = none)
+    std::string push;                         // --push URL ("" = none)
     std::size_t series_limit = 10000;         // --series-limit N
 };
 
@@ -53,7 +54,7 @@ struct TraceCommand {
     bool records = true;   // ring options (--buffer-size, --watermark...)
     bool snapshots = true; // --overwrite, --stack, --trigger
     bool interval = false; // --interval
-    bool metrics = false;  // --listen, --series-limit (docs/fleet.md)
+    bool metrics = false;  // --listen, --push, --series-limit (docs/fleet.md)
     const char* interval_help = "print what each SEC seconds counted, then start afresh";
     bool via = true;                   // --via
     bool summary = false;              // a summary on stderr (and --summary-json)
@@ -148,9 +149,21 @@ RecordWriter::Info record_info(const Tracer& tracer, const Args& args, const cha
 std::unique_ptr<FileSink> record_sink(const TraceOptions& opt, const Tracer& tracer,
                                       const Args& args, const char* command,
                                       const std::string& name);
-// --listen: the metrics of `tracer` served while the result lives (named
-// on stderr unless quiet); nullptr without it.
-std::unique_ptr<MetricsServer> start_metrics(const Tracer& tracer, const TraceOptions& opt);
+// --listen and --push: the metrics of `tracer`.  The endpoint listens from
+// construction (before the probes are armed: a taken port fails first),
+// answers once started() (named on stderr unless quiet); finish() pushes.
+class MetricsOutput {
+public:
+    MetricsOutput(const Tracer& tracer, const TraceOptions& opt);
+    void started();
+    void finish();
+
+private:
+    std::optional<MetricsCollector> collector_;
+    std::unique_ptr<MetricsServer> server_;
+    std::string push_;
+    bool quiet_;
+};
 // The fd to print to: -o FILE's or stdout.
 inline int output_fd(const UniqueFd& out) {
     return out ? out.get() : 1;

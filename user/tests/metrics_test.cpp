@@ -149,10 +149,14 @@ TEST(Metrics, TheEndpointServesMetricsOverHttp) {
     h.buckets[11] = 1;
     sys.kernel->latency[1] = h;
     Tracer tracer(spec_of(Collect::Latency, {"vfs_read"}), sys.paths());
+    MetricsCollector metrics(tracer, Collect::Latency);
+    MetricsServer server(metrics, "127.0.0.1:0");
+    ASSERT_EQ(server.url().rfind("http://127.0.0.1:", 0), 0u) << server.url();
+    // (listening before the probes are armed: no answer from them yet)
+    EXPECT_EQ(http_request("GET", server.url()).status, 503u);
     tracer.setup();
     tracer.start();
-    MetricsServer server(tracer, Collect::Latency, "127.0.0.1:0");
-    ASSERT_EQ(server.url().rfind("http://127.0.0.1:", 0), 0u) << server.url();
+    metrics.ready();
     const HttpReply reply = http_request("GET", server.url());
     EXPECT_EQ(reply.status, 200u);
     EXPECT_EQ(reply.content_type, "text/plain; version=0.0.4; charset=utf-8");

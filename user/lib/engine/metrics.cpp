@@ -1,10 +1,14 @@
 #include <algorithm>
 
+#include <fhook/core/error.hpp>
 #include <fhook/engine/metrics.hpp>
 
 namespace fhook {
 
 namespace {
+
+// the Prometheus text exposition's media type
+constexpr const char* kExposition = "text/plain; version=0.0.4; charset=utf-8";
 
 MetricFamily family(std::string name, std::string help, MetricType type) {
     MetricFamily f;
@@ -154,17 +158,17 @@ std::string MetricsCollector::prometheus_text() {
     return fhook::prometheus_text(collect());
 }
 
-MetricsServer::MetricsServer(const Tracer& tracer, Collect collect, const std::string& address,
-                             MetricsOptions opt)
-    : collector_(tracer, collect, opt),
-      server_(address, [this](std::string_view method, std::string_view target) {
+MetricsServer::MetricsServer(MetricsCollector& collector, const std::string& address)
+    : server_(address, [&collector](std::string_view method, std::string_view target) {
           const std::string_view path = target.substr(0, target.find('?'));
           if (method != "GET" && method != "HEAD") {
               return HttpReply{405, "text/plain; charset=utf-8", "GET /metrics\n"};
           }
+          if (path == "/metrics" && !collector.is_ready()) {
+              return HttpReply{503, "text/plain; charset=utf-8", "fhook: arming the probes\n"};
+          }
           if (path == "/metrics") {
-              return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8",
-                               collector_.prometheus_text()};
+              return HttpReply{200, kExposition, collector.prometheus_text()};
           }
           if (path == "/") {
               return HttpReply{200, "text/html; charset=utf-8",
@@ -173,5 +177,23 @@ MetricsServer::MetricsServer(const Tracer& tracer, Collect collect, const std::s
           }
           return HttpReply{404, "text/plain; charset=utf-8", "not found: GET /metrics\n"};
       }) {}
+
+void push_metrics(MetricsCollector& collector, const std::string& url) {
+    // (a bare gateway address: the group of job "fhook")
+    const std::size_t path =
+        url.find('/', url.find("://") == std::string::npos ? 0 : url.find("://") + 3);
+    const std::string to = path == std::string::npos || path + 1 == url.size()
+                               ? url.substr(0, path) + "/metrics/job/fhook"
+                               : url;
+    const HttpReply reply = http_request("PUT", to, kExposition, collector.prometheus_text());
+    if (reply.status != 200 && reply.status != 202) {
+        std::string body = reply.body.substr(0, 200);
+        while (!body.empty() && (body.back() == '\n' || body.back() == ' ')) {
+            body.pop_back();
+        }
+        throw_runtime("the Pushgateway at " + to + " answered " + std::to_string(reply.status) +
+                      (body.empty() ? "" : ": " + body));
+    }
+}
 
 } // namespace fhook

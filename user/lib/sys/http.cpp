@@ -1,3 +1,5 @@
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -38,6 +40,19 @@ std::pair<std::string, std::string> split_host_port(const std::string& address) 
         host = host.substr(1, host.size() - 2);
     }
     return {host.empty() ? "127.0.0.1" : host, port};
+}
+
+// A thread with every signal blocked (created so: a thread inherits its
+// creator's mask), so that the process's signals go where the caller
+// waits for them (the Tracer's signalfd), never to a server thread.
+template <typename F>
+std::thread quiet_thread(F f) {
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    std::thread t(std::move(f));
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return t;
 }
 
 void set_timeout(tcp::socket& socket, unsigned seconds) {
@@ -132,7 +147,7 @@ struct HttpServer::Impl {
                 continue;
             }
             Connection& c = connections.emplace_back(std::move(socket));
-            c.thread = std::thread([this, &c] { serve(c); });
+            c.thread = quiet_thread([this, &c] { serve(c); });
         }
     }
 };
@@ -159,7 +174,7 @@ HttpServer::HttpServer(const std::string& address, HttpHandler handler)
     if (ec) {
         throw_runtime("cannot listen on " + address + ": " + ec.message(), ec.value());
     }
-    impl_->accepter = std::thread([impl = impl_.get()] { impl->accept_loop(); });
+    impl_->accepter = quiet_thread([impl = impl_.get()] { impl->accept_loop(); });
 }
 
 HttpServer::~HttpServer() {

@@ -12,13 +12,14 @@ load_fhook
 load_workmod
 TM=/proc/fhook_testmod
 ip link set lo up 2> /dev/null || ifconfig lo 127.0.0.1 up
-# scrape PORT OUT: the endpoint's answer, once it answers (5 s)
+# scrape PORT OUT [ERR]: the endpoint's answer, once it answers (20 tries;
+# ERR: the stderr of the fhook serving it, for the failure)
 scrape() {
-	for _i in $(seq 50); do
-		wget -q -O "$2" "http://127.0.0.1:$1/metrics" 2> /dev/null && return 0
+	for _i in $(seq 20); do
+		timeout 2 wget -q -O "$2" "http://127.0.0.1:$1/metrics" 2> $D/wget.err && return 0
 		sleep 0.1
 	done
-	fail "nothing answers on 127.0.0.1:$1"
+	fail "nothing answers on 127.0.0.1:$1: $(cat $D/wget.err) (fhook: $(cat "${3:-/dev/null}"))"
 }
 # value FILE SERIES: the sample of SERIES (its name and labels as printed)
 value() { awk -v s="$2" 'index($0, s " ") == 1 { print $2 }' "$1"; }
@@ -26,7 +27,7 @@ CALLS='fhook_calls_total{function="fhook_testmod_target",module=""}'
 
 fhook count --listen 127.0.0.1:9110 -d 120 fhook_testmod_target > $D/c.out 2> $D/c.err &
 pid=$!
-scrape 9110 $D/s0
+scrape 9110 $D/s0 $D/c.err
 expect_eq "$(value $D/s0 "$CALLS")" 0 "calls before the workload"
 echo call 3000 > $TM
 scrape 9110 $D/s1
@@ -54,6 +55,13 @@ for bad in 9110 :99999 localhost:9110 ""; do
 	[ "$RC" != 0 ] && [ "$(wc -l < $D/bad.err)" = 1 ] && grep -q '^fhook: error: ' $D/bad.err ||
 		fail "--listen '$bad': exit $RC, $(cat $D/bad.err)"
 done
+run_fhook $D/push count --push https://gateway:9091 -d 1 fhook_testmod_target
+[ "$RC" != 0 ] && grep -q "^fhook: error: --push takes a Pushgateway's http:// URL" $D/push.err ||
+	fail "--push https://: exit $RC, $(cat $D/push.err)"
+# (nothing listens on the loopback's 9099: said in one line, after the table)
+run_fhook $D/nogw count --push http://127.0.0.1:9099 -d 0.5 fhook_testmod_target
+[ "$RC" != 0 ] && grep -q "^fhook: error: cannot reach 127.0.0.1:9099: Connection refused" $D/nogw.err &&
+	grep -q 'fhook_testmod_target$' $D/nogw.out || fail "--push to nothing: exit $RC, $(cat $D/nogw.err)"
 run_fhook $D/lim count --series-limit 5 -d 1 fhook_testmod_target
 [ "$RC" != 0 ] && grep -q -- "--series-limit needs --listen" $D/lim.err || fail "--series-limit alone: $(cat $D/lim.err)"
 
@@ -62,7 +70,7 @@ chmod 0666 /dev/fhook
 fhook-capexec 1000 1000 - perfmon -- fhook count --listen 127.0.0.1:9112 -d 120 fhook_testmod_target \
 	> $D/p.out 2> $D/p.err &
 pid=$!
-scrape 9112 $D/p0
+scrape 9112 $D/p0 $D/p.err
 echo call 700 > $TM
 scrape 9112 $D/p1
 expect_eq "$(value $D/p1 "$CALLS")" 700 "a CAP_PERFMON user's calls after 700"
@@ -76,7 +84,7 @@ if ! has_feature latency; then
 fi
 fhook latency --listen 127.0.0.1:9111 -d 120 --format json fhook_testmod_target > $D/l.out 2> $D/l.err &
 pid=$!
-scrape 9111 $D/l0
+scrape 9111 $D/l0 $D/l.err
 echo call 2000 > $TM
 scrape 9111 $D/l1
 kill -INT $pid

@@ -3,6 +3,7 @@
 // `--push` sends (docs/fleet.md).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <map>
@@ -25,8 +26,11 @@ struct MetricsOptions {
 
 class MetricsCollector {
 public:
-    // `tracer` set up and started; `collect` what it collects (its tables)
+    // `collect`: what `tracer` collects (its tables); collections answer
+    // only once it is started and ready() called.
     MetricsCollector(const Tracer& tracer, Collect collect, MetricsOptions opt = {});
+    void ready() { ready_ = true; }
+    bool is_ready() const { return ready_; }
 
     // Every family, its tables read from the module now.  Thread-safe (one
     // collection at a time).
@@ -48,20 +52,26 @@ private:
     std::map<std::string, std::set<MetricLabels>> admitted_;
     std::map<std::string, std::size_t> folded_;
     std::chrono::duration<double> last_scrape_{0};
+    std::atomic<bool> ready_{false};
 };
 
 // A collector behind an HTTP endpoint while it lives: GET /metrics (the
-// Prometheus text format), GET / (a page naming it), 404 elsewhere.
+// Prometheus text format; 503 until the collector is ready), GET / (a
+// page naming it), 404 elsewhere.
 class MetricsServer {
 public:
-    MetricsServer(const Tracer& tracer, Collect collect, const std::string& address,
-                  MetricsOptions opt = {});
+    MetricsServer(MetricsCollector& collector, const std::string& address);
     // "http://127.0.0.1:9110/metrics"
     std::string url() const { return server_.url() + "/metrics"; }
 
 private:
-    MetricsCollector collector_;
     HttpServer server_;
 };
+
+// The collector's metrics PUT to a Prometheus Pushgateway at `url`
+// ("http://HOST:PORT": its group /metrics/job/fhook; or a push URL with
+// its own /metrics/job/NAME[/LABEL/VALUE...] path), replacing what that
+// group held.  A Runtime Error naming the gateway's answer otherwise.
+void push_metrics(MetricsCollector& collector, const std::string& url);
 
 } // namespace fhook

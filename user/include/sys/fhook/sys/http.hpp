@@ -20,7 +20,8 @@ using HttpHandler = std::function<HttpReply(std::string_view method, std::string
 
 // An HTTP server on its own threads until destroyed: each connection on a
 // thread of its own (at most kMaxConnections at once; more get 503), idle
-// connections closed after kIdleSeconds.
+// connections closed after kIdleSeconds.  Its threads block every signal:
+// the process's signals stay the caller's.
 class HttpServer {
 public:
     static constexpr unsigned kMaxConnections = 8;
