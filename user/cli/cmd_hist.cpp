@@ -37,10 +37,13 @@ void add_hist_options(po::options_description& options) {
     options.add_options()("folded", "with a stack key: the stacks folded (FlameGraph)")(
         "flamegraph", po::value<std::string>()->value_name("FILE.svg"),
         "with a stack key: a flame graph to FILE.svg")(
-        "clear", "with --interval: start the histograms over after each print");
+        "clear", "with --interval: start the histograms over after each print")(
+        "pid-labels", "with --listen or --push: keys naming a task (common_pid, pid, tgid) as "
+                      "labels (default: their entries summed over tasks)");
 }
 
 void parse_hist_options(const po::variables_map& vm, TraceOptions& opt) {
+    opt.pid_labels = vm.count("pid-labels") > 0;
     // PROBE (or one -e EVENT), then the TRIGGERs
     std::vector<std::string> probes;
     for (const std::string& arg : opt.spec.probes) {
@@ -82,6 +85,14 @@ public:
             module_hist_entries(spec_, r.entries.data(), r.nr, r.key_size, r.elt_size);
         HistTable t(spec_);
         t.set(hist_since(entries, before_), r.hits - hits_, r.drops - drops_);
+        return t;
+    }
+    // everything since the start (--clear aside): the metrics' counters
+    HistTable total() const {
+        const Session::HistRead r = tracer_.hist(id_, table_);
+        HistTable t(spec_);
+        t.set(module_hist_entries(spec_, r.entries.data(), r.nr, r.key_size, r.elt_size), r.hits,
+              r.drops);
         return t;
     }
     void clear() {
@@ -194,6 +205,7 @@ int cmd_hist(const Args& args) {
                         "(--clear: what the SEC seconds counted)";
     cmd.via = false;
     cmd.summary = true;
+    cmd.metrics = true;
     cmd.filter_help = "only hits where EXPR holds, for every trigger (each may add its own "
                       "'if')";
     cmd.output_help = "write the histograms to FILE instead of stdout";
@@ -204,6 +216,9 @@ int cmd_hist(const Args& args) {
     std::optional<TraceOptions> opt = parse_trace_options(args, cmd);
     if (!opt) {
         return 0; // --help
+    }
+    if (opt->pid_labels && opt->listen.empty() && opt->push.empty()) {
+        throw_invalid("--pid-labels needs --listen or --push");
     }
     std::vector<HistSpec> specs;
     bool stacks = false, ustacks = false;
@@ -230,6 +245,7 @@ int cmd_hist(const Args& args) {
     }
     Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
     const UniqueFd out = open_output(opt->output);
+    MetricsOutput metrics(tracer, *opt);
     tracer.setup();
     // the probe's fields are known once it is added; nothing is armed yet
     const std::uint32_t id = tracer.probes().front().id;
@@ -265,6 +281,20 @@ int cmd_hist(const Args& args) {
                       "kernel probe (its triggers must share their 'if'; the module must have "
                       "hist-ustack)");
     }
+    // (tables read at each scrape: only the module's can be, the sink's
+    // are the reading thread's)
+    if (metrics.wanted() && module.empty()) {
+        throw_invalid("--listen and --push serve the tables the module keeps; these triggers are "
+                      "aggregated by fhook as it reads the events (their 'if' must be shared, "
+                      "their keys numbers, the task, stacks)");
+    }
+    metrics.set_hist([&module] {
+        std::vector<HistTable> tables;
+        for (const ModuleHist& m : module) {
+            tables.push_back(m.total());
+        }
+        return tables;
+    });
     // (with the table in the module the sink sees no records of the probe)
     HistSink sink(std::move(specs), id, def);
     if ((opt->folded || !opt->flamegraph.empty()) && sink.tables().size() != 1) {
@@ -275,9 +305,11 @@ int cmd_hist(const Args& args) {
         print_stderr("Tracing " + tracer.probes().front().description + "... Hit Ctrl-C to end.\n");
     }
     HistPrinter printer(sink, module, tracer, def, output_fd(out), *opt);
+    metrics.started();
     tracer.run(sink, printer);
     printer.print();
     print_summary(tracer, *opt);
+    metrics.finish();
     return run_status(tracer);
 }
 

@@ -529,9 +529,15 @@ MetricsOutput::MetricsOutput(const Tracer& tracer, const TraceOptions& opt)
     if (opt.listen.empty() && opt.push.empty()) {
         return;
     }
-    collector_.emplace(tracer, opt.spec.collect, MetricsOptions{opt.series_limit});
+    collector_.emplace(tracer, opt.spec.collect, MetricsOptions{opt.series_limit, opt.pid_labels});
     if (!opt.listen.empty()) {
         server_ = std::make_unique<MetricsServer>(*collector_, opt.listen);
+    }
+}
+
+void MetricsOutput::set_hist(HistTablesRead read) {
+    if (collector_) {
+        collector_->set_hist(std::move(read));
     }
 }
 

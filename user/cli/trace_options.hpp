@@ -43,6 +43,7 @@ struct TraceOptions {
     std::string listen;                       // --listen ADDR:PORT ("" = none)
     std::string push;                         // --push URL ("" = none)
     std::size_t series_limit = 10000;         // --series-limit N
+    bool pid_labels = false;                  // hist --pid-labels
 };
 
 // What one tracing command offers; the option table is built from it in
@@ -155,6 +156,9 @@ std::unique_ptr<FileSink> record_sink(const TraceOptions& opt, const Tracer& tra
 class MetricsOutput {
 public:
     MetricsOutput(const Tracer& tracer, const TraceOptions& opt);
+    bool wanted() const { return collector_.has_value(); }
+    // hist: its tables (MetricsCollector::set_hist()), when wanted
+    void set_hist(HistTablesRead read);
     void started();
     void finish();
 

@@ -7,6 +7,7 @@
 #include <fhook/engine/metrics.hpp>
 #include <fhook/engine/sinks.hpp>
 #include <fhook/output/metrics.hpp>
+#include <fhook/probe/hist.hpp>
 #include <fhook/sys/http.hpp>
 
 #include "fake_system.hpp"
@@ -138,6 +139,65 @@ TEST(Metrics, TheSeriesLimitFoldsNewLabelSetsIntoOther) {
     EXPECT_EQ(series.back().value, 2 * 15'001);
     EXPECT_NE(prometheus_text(families).find("fhook_series_folded{metric=\"fhook_calls\"} 15001\n"),
               std::string::npos);
+}
+
+// A hist table of `n` tasks: key common_pid.execname (pids 1000.., two
+// names), hitcount 1 and n=2 each, and 5 drops.
+HistTable task_table(std::uint64_t n) {
+    HistSpec spec = parse_hist_trigger("keys=common_pid.execname:vals=n");
+    spec.keys[0].source = HistSource::Pid;
+    std::vector<HistEntry> entries;
+    for (std::uint64_t i = 0; i < n; i++) {
+        entries.push_back({{HistKeyPart{1000 + i}}, 1, {2}, i % 2 ? "odd" : "even"});
+    }
+    HistTable t(spec);
+    t.set(std::move(entries), n, 5);
+    return t;
+}
+
+// hist's tables: a series per key, the task's name a label and its pid
+// only when asked; tasks of one name summed otherwise.
+TEST(Metrics, HistKeysBecomeLabelsAndPidsOnlyWhenAsked) {
+    System sys;
+    Tracer tracer(spec_of(Collect::Events, {"vfs_read"}), sys.paths());
+    tracer.setup();
+    tracer.start();
+    MetricsCollector summed(tracer, Collect::Events);
+    summed.set_hist([] { return std::vector<HistTable>{task_table(4)}; });
+    std::string text = summed.prometheus_text();
+    EXPECT_NE(text.find("fhook_hist_hits_total{table=\"0\",comm=\"even\"} 2\n"
+                        "fhook_hist_hits_total{table=\"0\",comm=\"odd\"} 2\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("fhook_hist_n_total{table=\"0\",comm=\"odd\"} 4\n"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("fhook_hist_drops_total{table=\"0\"} 5\n"), std::string::npos) << text;
+    MetricsCollector pids(tracer, Collect::Events, {10000, true});
+    pids.set_hist([] { return std::vector<HistTable>{task_table(4)}; });
+    text = pids.prometheus_text();
+    EXPECT_NE(text.find("fhook_hist_hits_total{table=\"0\",comm=\"odd\",common_pid=\"1003\"} 1\n"),
+              std::string::npos)
+        << text;
+}
+
+// 100,000 distinct keys (pids as labels) against a limit of 1000
+TEST(Metrics, TheSeriesLimitHoldsUnder100000Keys) {
+    System sys;
+    Tracer tracer(spec_of(Collect::Events, {"vfs_read"}), sys.paths());
+    tracer.setup();
+    tracer.start();
+    MetricsCollector metrics(tracer, Collect::Events, {1000, true});
+    const HistTable table = task_table(100'000);
+    metrics.set_hist([&] { return std::vector<HistTable>{table}; });
+    const std::vector<MetricFamily> families = metrics.collect();
+    ASSERT_EQ(families[0].name, "fhook_hist_hits");
+    ASSERT_EQ(families[0].series.size(), 1000u);
+    EXPECT_EQ(families[0].series.back().value, 99'001);
+    EXPECT_EQ(families[1].name, "fhook_hist_n");
+    EXPECT_EQ(families[1].series.size(), 1000u);
+    EXPECT_NE(
+        prometheus_text(families).find("fhook_series_folded{metric=\"fhook_hist_hits\"} 99001\n"),
+        std::string::npos);
 }
 
 TEST(Metrics, TheEndpointServesMetricsOverHttp) {

@@ -2,6 +2,7 @@
 
 #include <fhook/core/error.hpp>
 #include <fhook/engine/metrics.hpp>
+#include <fhook/output/hist_format.hpp>
 
 namespace fhook {
 
@@ -46,6 +47,66 @@ void merge(MetricSeries& into, const MetricSeries& s) {
 }
 
 } // namespace
+
+void MetricsCollector::set_hist(HistTablesRead read) {
+    hist_ = std::move(read);
+}
+
+void MetricsCollector::add_hist(std::vector<MetricFamily>& out) {
+    const std::vector<HistTable> tables = hist_();
+    auto hits = family("fhook_hist_hits", "hits of each key of a hist table (its hitcount)",
+                       MetricType::Counter);
+    auto drops =
+        family("fhook_hist_drops", "hits a full hist table had no entry for", MetricType::Counter);
+    // the values' families by name, and a series' index in its family by
+    // its labels (the entries of tasks summed when pids are not labels)
+    struct Family {
+        MetricFamily f;
+        std::map<MetricLabels, std::size_t> at;
+        void add(const MetricLabels& labels, double v) {
+            const auto [it, fresh] = at.emplace(labels, f.series.size());
+            if (fresh) {
+                f.series.push_back(value(labels, 0));
+            }
+            f.series[it->second].value += v;
+        }
+    };
+    Family all{std::move(hits), {}};
+    std::map<std::string, Family> vals;
+    for (std::size_t t = 0; t < tables.size(); t++) {
+        const HistSpec& spec = tables[t].spec();
+        const std::string table = std::to_string(t);
+        for (const HistEntry& e : tables[t].sorted()) {
+            MetricLabels labels{{"table", table}};
+            for (auto& [name, v] : hist_key_labels(spec, e, tracer_.ksyms(), opt_.pid_labels)) {
+                labels.emplace_back(metric_name(name, true), std::move(v));
+            }
+            all.add(labels, double(e.hitcount));
+            for (std::size_t v = 0; v < spec.vals.size() && v < e.sums.size(); v++) {
+                const std::string name = "fhook_hist_" + metric_name(spec.vals[v].name, true);
+                auto it = vals.find(name);
+                if (it == vals.end()) {
+                    it = vals.emplace(name, Family{family(name,
+                                                          "the sum of " + spec.vals[v].name +
+                                                              " over a hist key's hits",
+                                                          MetricType::Counter),
+                                                   {}})
+                             .first;
+                }
+                it->second.add(labels, double(e.sums[v]));
+            }
+        }
+        drops.series.push_back(value({{"table", table}}, double(tables[t].dropped())));
+    }
+    hits = std::move(all.f);
+    bound(hits);
+    out.push_back(std::move(hits));
+    for (auto& [name, v] : vals) {
+        bound(v.f);
+        out.push_back(std::move(v.f));
+    }
+    out.push_back(std::move(drops));
+}
 
 MetricsCollector::MetricsCollector(const Tracer& tracer, Collect collect, MetricsOptions opt)
     : tracer_(tracer), collect_(collect), opt_(opt) {}
@@ -148,6 +209,9 @@ std::vector<MetricFamily> MetricsCollector::collect() {
         bound(inflight);
         out.push_back(std::move(duration));
         out.push_back(std::move(inflight));
+    }
+    if (hist_) {
+        add_hist(out);
     }
     add_health(out);
     last_scrape_ = std::chrono::steady_clock::now() - start;

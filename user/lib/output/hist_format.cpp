@@ -301,4 +301,55 @@ void append_hist_json(const HistTable& table, const Ksyms& ksyms, std::string& o
     out.append("}}\n");
 }
 
+std::vector<std::pair<std::string, std::string>>
+hist_key_labels(const HistSpec& spec, const HistEntry& entry, const Ksyms& ksyms, bool pids) {
+    std::vector<std::pair<std::string, std::string>> labels;
+    for (std::size_t i = 0; i < spec.keys.size() && i < entry.key.size(); i++) {
+        const HistField& f = spec.keys[i];
+        const HistKeyPart& v = entry.key[i];
+        const std::uint64_t n = number(v);
+        const bool task = f.source == HistSource::Pid ||
+                          (f.source == HistSource::Field && (f.name == "pid" || f.name == "tgid"));
+        std::string value;
+        const auto join = [&](const std::vector<std::string>& frames) {
+            for (const std::string& frame : frames) {
+                value += (value.empty() ? "" : ";") + frame;
+            }
+        };
+        if (f.source == HistSource::UStacktrace) {
+            join(user_stack_frames(v));
+        } else if (const auto* str = std::get_if<std::string>(&v)) {
+            value = *str;
+        } else if (const auto* stack = std::get_if<std::vector<std::uint64_t>>(&v)) {
+            std::vector<std::string> frames;
+            for (std::size_t j = 0; j < stack->size() && (*stack)[j]; j++) {
+                frames.push_back(symbol(ksyms, (*stack)[j]));
+            }
+            join(frames);
+        } else if (f.modifier == HistModifier::Execname) {
+            labels.emplace_back("comm", n == 0 ? std::string("<idle>") : entry.comm);
+            if (!pids) {
+                continue;
+            }
+            value = std::to_string(n);
+        } else if (task && !pids) {
+            continue;
+        } else if (f.modifier == HistModifier::Sym || f.modifier == HistModifier::SymOffset) {
+            value = f.modifier == HistModifier::Sym ? symbol(ksyms, n) : symbol_offset(ksyms, n);
+        } else if (f.modifier == HistModifier::Hex) {
+            numbers::put_hex(n, value);
+        } else if (f.modifier == HistModifier::Log2) {
+            value = "2^" + std::to_string(n);
+        } else if (f.modifier == HistModifier::Buckets) {
+            value = std::to_string(n) + "-" + std::to_string(n + f.buckets - 1);
+        } else if (f.is_signed) {
+            value = std::to_string(static_cast<std::int64_t>(n));
+        } else {
+            value = std::to_string(n);
+        }
+        labels.emplace_back(f.name, std::move(value));
+    }
+    return labels;
+}
+
 } // namespace fhook

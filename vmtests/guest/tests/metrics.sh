@@ -78,9 +78,29 @@ kill -INT $pid
 wait $pid
 chmod 0600 /dev/fhook
 
+# hist: a series per key (the task's name; its pid only with
+# --pid-labels), the table's hits as the hist file's at the end
+fhook hist --listen 127.0.0.1:9113 -d 120 fhook_testmod_target 'keys=common_pid.execname' \
+	> $D/h.out 2> $D/h.err &
+pid=$!
+scrape 9113 $D/h0 $D/h.err
+sh -c "echo call 300 > $TM"
+scrape 9113 $D/h1 $D/h.err
+kill -INT $pid
+wait $pid
+expect_eq "$?" 0 "hist --listen exit code"
+expect_eq "$(value $D/h1 'fhook_hist_hits_total{table="0",comm="sh"}')" 300 "hist hits of sh"
+grep -q 'common_pid' $D/h1 && fail "a pid label without --pid-labels: $(grep common_pid $D/h1 | head -n 2)"
+grep -q '^{ common_pid: sh *\[ *[0-9]*\] } hitcount: *300$' $D/h.out ||
+	fail "the hist file at the end has no 300 hits of sh: $(cat $D/h.out)"
+# (triggers with an 'if' each are aggregated by fhook from the records)
+run_fhook $D/hs hist --listen 127.0.0.1:9114 -d 1 fhook_testmod_target 'keys=comm if common_pid > 1' 'keys=cpu'
+[ "$RC" != 0 ] && grep -q "^fhook: error: --listen and --push serve the tables the module keeps" $D/hs.err ||
+	fail "hist --listen on tables kept by fhook: exit $RC, $(cat $D/hs.err)"
+
 # latency: the buckets of the scrape are those of the JSON at the end
 if ! has_feature latency; then
-	pass "count's endpoint: 0, 3000, 3500 calls as the table, a CAP_PERFMON user's 700, bad addresses refused (no latency trampoline here: no histogram)"
+	pass "count's endpoint: 0, 3000, 3500 calls as the table, a CAP_PERFMON user's 700, hist's 300 hits of sh, tables fhook keeps and bad addresses refused (no latency trampoline here: no histogram)"
 fi
 fhook latency --listen 127.0.0.1:9111 -d 120 --format json fhook_testmod_target > $D/l.out 2> $D/l.err &
 pid=$!
@@ -100,4 +120,4 @@ awk -F'[{}=", ]+' -v h="${H}_bucket" '$1 == h && $5 != "+Inf" {
 tr '{' '\n' < $D/l.out | sed -n 's/.*"hi":\([0-9]*\),"count":\([0-9]*\)}.*/\1 \2/p' > $D/l.b
 [ -s $D/l.b ] || fail "no buckets in the JSON: $(cat $D/l.out)"
 cmp -s $D/l1.b $D/l.b || fail "scraped buckets differ from the JSON's: $(diff $D/l.b $D/l1.b | tr '\n' '|')"
-pass "count's endpoint: 0, 3000, 3500 calls as the table, a CAP_PERFMON user's 700, bad addresses refused; latency's buckets as its JSON: $(tr '\n' '|' < $D/l.b)"
+pass "count's endpoint: 0, 3000, 3500 calls as the table, a CAP_PERFMON user's 700, hist's 300 hits of sh, tables fhook keeps and bad addresses refused; latency's buckets as its JSON: $(tr '\n' '|' < $D/l.b)"

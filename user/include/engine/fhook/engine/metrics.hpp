@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -14,6 +15,7 @@
 
 #include <fhook/engine/tracer.hpp>
 #include <fhook/output/metrics.hpp>
+#include <fhook/probe/hist.hpp>
 #include <fhook/sys/http.hpp>
 
 namespace fhook {
@@ -22,7 +24,14 @@ struct MetricsOptions {
     // series of one metric past which new label sets are folded into one
     // series whose labels are all "other" (fhook_series_folded counts them)
     std::size_t series_limit = 10000;
+    // hist tables: keys naming a task (common_pid, pid, tgid) as labels;
+    // without, their entries are summed over tasks
+    bool pid_labels = false;
 };
+
+// What a hist command's tables read now (cumulative, thread-safe: called
+// from the endpoint's threads).
+using HistTablesRead = std::function<std::vector<HistTable>()>;
 
 class MetricsCollector {
 public:
@@ -30,6 +39,11 @@ public:
     // only once it is started and ready() called.
     MetricsCollector(const Tracer& tracer, Collect collect, MetricsOptions opt = {});
     void ready() { ready_ = true; }
+    // Collect::Events with hist tables (fhook hist): their entries as
+    // fhook_hist_hits_total and fhook_hist_<val>_total series labelled
+    // with the keys (hist_key_labels()) and the table's index.  Before
+    // ready().
+    void set_hist(HistTablesRead read);
     bool is_ready() const { return ready_; }
 
     // Every family, its tables read from the module now.  Thread-safe (one
@@ -42,6 +56,7 @@ public:
 private:
     void bound(MetricFamily& family);
     void add_health(std::vector<MetricFamily>& out) const;
+    void add_hist(std::vector<MetricFamily>& out);
 
     const Tracer& tracer_;
     Collect collect_;
@@ -53,6 +68,7 @@ private:
     std::map<std::string, std::size_t> folded_;
     std::chrono::duration<double> last_scrape_{0};
     std::atomic<bool> ready_{false};
+    HistTablesRead hist_;
 };
 
 // A collector behind an HTTP endpoint while it lives: GET /metrics (the

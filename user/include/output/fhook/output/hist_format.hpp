@@ -39,4 +39,14 @@ void append_hist_text(const HistTable& table, const Ksyms& ksyms, std::string& o
 // each.
 void append_hist_json(const HistTable& table, const Ksyms& ksyms, std::string& out);
 
+// An entry's key as metric labels (output/metrics.hpp), a label per key
+// part named after its field: numbers in decimal (signed where the field
+// is), strings as they are, symbols by name, stacks as their frames joined
+// by ';' (folded-stack style), .execname as comm (and pid), .log2 as the
+// power ("2^N"), .buckets as "FROM-TO", .hex in hex.  Without `pids` the
+// parts that name a task (common_pid, a pid or tgid field, .execname's
+// pid) are left out: summing their entries is the caller's.
+std::vector<std::pair<std::string, std::string>>
+hist_key_labels(const HistSpec& spec, const HistEntry& entry, const Ksyms& ksyms, bool pids);
+
 } // namespace fhook
