@@ -158,6 +158,7 @@ int cmd_wakeup(const Args& args) {
     cmd.interval = true;
     cmd.interval_help = "top: print the table every SEC seconds (default 1)";
     cmd.via = false;
+    cmd.metrics = true;
     cmd.filter_help = nullptr;
     cmd.output_help = "write the reports or tables to FILE instead of stdout";
     cmd.record_help = "write each report's records (its function calls too) to FILE, a record "
@@ -186,6 +187,7 @@ int cmd_wakeup(const Args& args) {
     }
     Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
     const UniqueFd out = open_output(opt->output);
+    MetricsOutput metrics(tracer, *opt);
     tracer.setup();
     const LatencyTraceHost host{tracer_name(opt->spec.wakeup.wclass), kernel_release(),
                                 preempt_model(),
@@ -201,6 +203,7 @@ int cmd_wakeup(const Args& args) {
     TablePrinter tables([&] { return wakeup_tables(tracer, *opt, mode); }, output_fd(out),
                         opt->format == OutputFormat::Json, mode == Mode::Top);
     tracer.start();
+    metrics.started();
     if (mode == Mode::Trace) {
         tracer.run(reports, tables);
         if (!reports.reports() && !opt->quiet) {
@@ -219,6 +222,7 @@ int cmd_wakeup(const Args& args) {
         tracer.run(discard, tables);
         tables.print();
     }
+    metrics.finish();
     return run_status(tracer);
 }
 

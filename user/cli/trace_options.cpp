@@ -529,7 +529,12 @@ MetricsOutput::MetricsOutput(const Tracer& tracer, const TraceOptions& opt)
     if (opt.listen.empty() && opt.push.empty()) {
         return;
     }
-    collector_.emplace(tracer, opt.spec.collect, MetricsOptions{opt.series_limit, opt.pid_labels});
+    const std::uint32_t w = opt.spec.wakeup.wclass;
+    collector_.emplace(tracer, opt.spec.collect,
+                       MetricsOptions{opt.series_limit, opt.pid_labels,
+                                      w == FHOOK_WAKEUP_DL   ? "wakeup_dl"
+                                      : w == FHOOK_WAKEUP_RT ? "wakeup_rt"
+                                                             : "wakeup"});
     if (!opt.listen.empty()) {
         server_ = std::make_unique<MetricsServer>(*collector_, opt.listen);
     }

@@ -210,6 +210,24 @@ std::vector<MetricFamily> MetricsCollector::collect() {
         out.push_back(std::move(duration));
         out.push_back(std::move(inflight));
     }
+    if (collect_ == Collect::Wakeup) {
+        // the module's histogram of every wakeup latency, per CPU
+        auto latency = family("fhook_wakeup_latency_seconds",
+                              "wakeup to switch latency of the tracked tasks, per CPU "
+                              "(fhook wakeup; the module's log2 buckets)",
+                              MetricType::Histogram);
+        auto max = family("fhook_wakeup_latency_max_seconds",
+                          "the longest wakeup latency so far, per CPU", MetricType::Gauge);
+        const std::uint32_t id = tracer_.probes().front().id;
+        for (unsigned cpu = 0; cpu < tracer_.nr_rings(); cpu++) {
+            const LatencyHist h = tracer_.latency(id, cpu);
+            const MetricLabels labels{{"tracer", opt_.tracer}, {"cpu", std::to_string(cpu)}};
+            latency.series.push_back(latency_series(h, labels));
+            max.series.push_back(value(labels, double(h.max_ns) / 1e9));
+        }
+        out.push_back(std::move(latency));
+        out.push_back(std::move(max));
+    }
     if (hist_) {
         add_hist(out);
     }

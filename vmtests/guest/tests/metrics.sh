@@ -98,9 +98,26 @@ run_fhook $D/hs hist --listen 127.0.0.1:9114 -d 1 fhook_testmod_target 'keys=com
 [ "$RC" != 0 ] && grep -q "^fhook: error: --listen and --push serve the tables the module keeps" $D/hs.err ||
 	fail "hist --listen on tables kept by fhook: exit $RC, $(cat $D/hs.err)"
 
+# wakeup --rt hist: the module's per-CPU histograms; 100 wakeups of a
+# FIFO thread counted (a stray RT kernel thread may add a few by the end)
+fhook wakeup --rt hist --listen 127.0.0.1:9115 -d 120 --format json > $D/w.out 2> $D/w.err &
+pid=$!
+scrape 9115 $D/w0 $D/w.err
+fhook-wakeprog -f 50 -c 1 -w 0 100 1000 > /dev/null
+scrape 9115 $D/w1 $D/w.err
+kill -INT $pid
+wait $pid
+expect_eq "$?" 0 "wakeup --listen exit code"
+scraped=$(awk '/^fhook_wakeup_latency_seconds_count\{tracer="wakeup_rt",cpu="[0-9]*"\}/ { n += $2 } END { print n + 0 }' $D/w1)
+final=$(head -n 1 $D/w.out | grep -o '"count":[0-9]*' | head -n 1 | cut -d: -f2)
+[ "$scraped" -ge 100 ] && [ "$final" -ge "$scraped" ] && [ $((final - scraped)) -le 5 ] ||
+	fail "wakeups scraped $scraped, at the end $final (100 made): $(grep count $D/w1 | head -n 3)"
+grep -q '^fhook_wakeup_latency_max_seconds{tracer="wakeup_rt",cpu="1"} [0-9.e-]*$' $D/w1 ||
+	fail "no maximum of CPU 1: $(grep max $D/w1)"
+
 # latency: the buckets of the scrape are those of the JSON at the end
 if ! has_feature latency; then
-	pass "count's endpoint: 0, 3000, 3500 calls as the table, a CAP_PERFMON user's 700, hist's 300 hits of sh, tables fhook keeps and bad addresses refused (no latency trampoline here: no histogram)"
+	pass "count's endpoint: 0, 3000, 3500 calls as the table, a CAP_PERFMON user's 700, hist's 300 hits of sh, $scraped wakeups, tables fhook keeps and bad addresses refused (no latency trampoline here: no histogram)"
 fi
 fhook latency --listen 127.0.0.1:9111 -d 120 --format json fhook_testmod_target > $D/l.out 2> $D/l.err &
 pid=$!
@@ -120,4 +137,4 @@ awk -F'[{}=", ]+' -v h="${H}_bucket" '$1 == h && $5 != "+Inf" {
 tr '{' '\n' < $D/l.out | sed -n 's/.*"hi":\([0-9]*\),"count":\([0-9]*\)}.*/\1 \2/p' > $D/l.b
 [ -s $D/l.b ] || fail "no buckets in the JSON: $(cat $D/l.out)"
 cmp -s $D/l1.b $D/l.b || fail "scraped buckets differ from the JSON's: $(diff $D/l.b $D/l1.b | tr '\n' '|')"
-pass "count's endpoint: 0, 3000, 3500 calls as the table, a CAP_PERFMON user's 700, hist's 300 hits of sh, tables fhook keeps and bad addresses refused; latency's buckets as its JSON: $(tr '\n' '|' < $D/l.b)"
+pass "count's endpoint: 0, 3000, 3500 calls as the table, a CAP_PERFMON user's 700, hist's 300 hits of sh, $scraped wakeups, tables fhook keeps and bad addresses refused; latency's buckets as its JSON: $(tr '\n' '|' < $D/l.b)"

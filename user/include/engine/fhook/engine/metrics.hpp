@@ -27,6 +27,8 @@ struct MetricsOptions {
     // hist tables: keys naming a task (common_pid, pid, tgid) as labels;
     // without, their entries are summed over tasks
     bool pid_labels = false;
+    // Collect::Wakeup: the tracer's name (wakeup, wakeup_rt, wakeup_dl), a label
+    std::string tracer = "wakeup";
 };
 
 // What a hist command's tables read now (cumulative, thread-safe: called
