@@ -45,6 +45,7 @@ fi
 cp -r "$top/packaging/debian" "$stage/debian"
 cp "$top/packaging/dkms/dkms.conf" "$stage/debian/fhook-dkms.dkms"
 cp "$top/packaging/udev/60-fhook.rules" "$stage/debian/fhook.udev"
+cp "$top/packaging/systemd/fhook-export.service" "$stage/debian/fhook.fhook-export.service"
 commit=$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)
 {
 	echo "fhook ($version) unstable; urgency=medium"

@@ -50,7 +50,10 @@ do_install() {
 		"$dest$prefix/share/bash-completion/completions/fhook"
 	install -D -m 644 "$top/include/fhook/khook.h" "$dest$prefix/include/fhook/khook.h"
 	install -d "$dest$prefix/share/doc/fhook/examples"
-	install -m 644 -t "$dest$prefix/share/doc/fhook/examples" "$top"/examples/*.c "$top/examples/Kbuild"
+	install -m 644 -t "$dest$prefix/share/doc/fhook/examples" "$top"/examples/*.c "$top/examples/Kbuild" \
+		"$top/packaging/export.toml"
+	install -D -m 644 "$top/packaging/systemd/fhook-export.service" \
+		"$dest/lib/systemd/system/fhook-export.service"
 	install -D -m 755 "$top/vmtests/vm.sh" "$dest$prefix/lib/fhook/vmtests/vm.sh"
 	install -d "$dest$prefix/lib/fhook/vmtests/lib"
 	install -m 644 -t "$dest$prefix/lib/fhook/vmtests/lib" "$top"/vmtests/lib/*.sh
@@ -87,7 +90,8 @@ do_uninstall() {
 	rm -f "$dest$prefix/bin/fhook" "$dest$prefix"/share/man/man1/fhook.1 \
 		"$dest$prefix"/share/man/man1/fhook-*.1 "$dest$prefix"/share/man/man7/fhook-*.7 \
 		"$dest$prefix/share/bash-completion/completions/fhook" \
-		"$dest$prefix/include/fhook/khook.h" "$dest/etc/udev/rules.d/60-fhook.rules"
+		"$dest$prefix/include/fhook/khook.h" "$dest/etc/udev/rules.d/60-fhook.rules" \
+		"$dest/lib/systemd/system/fhook-export.service"
 	rmdir "$dest$prefix/include/fhook" 2>/dev/null || true
 	rm -rf "$dest$prefix/share/doc/fhook" "$dest$prefix/lib/fhook" "$dest$src"
 }

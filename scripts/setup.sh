@@ -67,7 +67,7 @@ if [ $profile = demo ]; then
 	kernels=("$rel61")
 	# the CLI's build dependencies, QEMU, the guest's initramfs, one kernel
 	pkgs=(build-essential cmake ninja-build pkg-config libboost-program-options-dev
-	      nlohmann-json3-dev libbpf-dev libelf-dev libcapstone-dev zlib1g-dev libzstd-dev
+	      nlohmann-json3-dev libtomlplusplus-dev libbpf-dev libelf-dev libcapstone-dev zlib1g-dev libzstd-dev
 	      libdw-dev liblzma-dev libbz2-dev libtraceevent-dev
 	      qemu-system-x86 busybox-static cpio kmod zstd "linux-headers-$rel61")
 else
@@ -81,6 +81,7 @@ pkgs=(build-essential cmake ninja-build pkg-config ccache
       qemu-system-x86 busybox-static cpio kmod xz-utils zstd
       clang-format perl linux-source-6.1
       clang libbpf-dev libelf-dev libcapstone-dev zlib1g-dev libzstd-dev nlohmann-json3-dev libtraceevent-dev
+      libtomlplusplus-dev
       libdw-dev liblzma-dev libbz2-dev libtracecmd-dev libtracefs-dev trace-cmd libxml2-utils
       help2man go-md2man debhelper dh-dkms dkms lintian rtla
       "linux-headers-$rel61" "linux-headers-$rel612" "linux-headers-$rel612rt")
@@ -155,7 +156,7 @@ if [ $profile = full ] && [ "${FHOOK_NO_ARM64:-0}" != 1 ]; then
 	}
 	# (the :arm64 libraries of the CLI's build dependencies, same versions)
 	xpkgs=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-system-arm)
-	for p in libboost-program-options-dev libbpf-dev libelf-dev libcapstone-dev zlib1g-dev \
+	for p in libboost-program-options-dev libbpf-dev libelf-dev libcapstone-dev zlib1g-dev libtomlplusplus-dev \
 		 libzstd-dev libtraceevent-dev libdw-dev liblzma-dev libbz2-dev libstdc++-12-dev; do
 		xpkgs+=("$p:arm64")
 	done

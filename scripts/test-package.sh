@@ -29,7 +29,8 @@ for f in usr/bin/fhook usr/share/man/man1/fhook.1.gz usr/share/man/man7/fhook-pr
 	usr/share/bash-completion/completions/fhook lib/udev/rules.d/60-fhook.rules \
 	usr/lib/fhook/vmtests/vm.sh usr/include/fhook/khook.h "usr/src/fhook-$version/dkms.conf" \
 	"usr/src/fhook-$version/kmod/Kbuild" "usr/src/fhook-$version/shared/fhook_abi.h" \
-	"usr/src/fhook-$version/shared/fhook_reasons.h" "usr/src/fhook-$version/kmod/arch/x86/tramp.S"; do
+	"usr/src/fhook-$version/shared/fhook_reasons.h" "usr/src/fhook-$version/kmod/arch/x86/tramp.S" \
+	lib/systemd/system/fhook-export.service usr/share/doc/fhook/examples/export.toml; do
 	[ -e "$root/$f" ] || fail "$f not installed"
 done
 "$root/usr/bin/fhook" --version | grep -qx "fhook $version (ABI [0-9]*)" ||
@@ -53,6 +54,17 @@ grep -q "^PACKAGE_VERSION=\"$version\"" "$root/usr/src/fhook-$version/dkms.conf"
 grep -q 'GROUP="fhook", MODE="0660"' "$root/lib/udev/rules.d/60-fhook.rules" ||
 	fail "the udev rule does not give /dev/fhook to group fhook"
 bash -n "$root/usr/share/bash-completion/completions/fhook" || fail "completion script does not parse"
+# the exporter's unit, as systemd reads it (its paths the scratch root's),
+# and its example jobs as fhook export reads them
+"$root/usr/bin/fhook" export --config "$root/usr/share/doc/fhook/examples/export.toml" \
+	--listen 127.0.0.1:0 2>&1 | grep -q "^fhook: error: job 'vfs': /dev/fhook" ||
+	[ -e /dev/fhook ] || fail "the example export.toml does not parse"
+sed "s|/usr/bin/fhook|$root/usr/bin/fhook|; s|/etc/fhook/export.toml|$root/usr/share/doc/fhook/examples/export.toml|" \
+	"$root/lib/systemd/system/fhook-export.service" > "$out/fhook-export.service"
+if command -v systemd-analyze > /dev/null; then
+	err=$(systemd-analyze verify --man=no "$out/fhook-export.service" 2>&1) ||
+		fail "systemd-analyze verify fhook-export.service: $err"
+fi
 
 # DKMS: the packaged source, built for each Debian target kernel
 [ -f "$top/build/kernels/targets" ] || fail "no target kernels: run scripts/setup.sh"

@@ -41,6 +41,7 @@ int cmd_list(const Args& args);
 int cmd_status(const Args& args);
 int cmd_doctor(const Args& args);
 int cmd_vm(const Args& args);
+int cmd_export(const Args& args);
 
 // Paths, overridable through the environment for testing:
 // FHOOK_DEVICE, FHOOK_TRACEFS (a directory), FHOOK_KALLSYMS.

@@ -50,6 +50,10 @@ constexpr Command kCommands[] = {
      "  latency [options] FUNC... [-- COMMAND [ARGS...]]\n"
      "                        histograms of each function's duration, kept in the\n"
      "                        module (funclatency)\n"},
+    {"export", fhook::cli::cmd_export,
+     "  export --config FILE [--listen ADDR:PORT]\n"
+     "                        run the jobs of FILE as a Prometheus exporter (a\n"
+     "                        service; SIGHUP reloads)\n"},
     {"wakeup", fhook::cli::cmd_wakeup,
      "  wakeup [--rt | --dl] [top | hist] [options] [-- COMMAND [ARGS...]]\n"
      "                        wakeup latency: the kernel's wakeup, wakeup_rt and\n"

@@ -240,17 +240,18 @@ std::string MetricsCollector::prometheus_text() {
     return fhook::prometheus_text(collect());
 }
 
-MetricsServer::MetricsServer(MetricsCollector& collector, const std::string& address)
-    : server_(address, [&collector](std::string_view method, std::string_view target) {
+MetricsServer::MetricsServer(Text text, const std::string& address)
+    : server_(address, [text = std::move(text)](std::string_view method, std::string_view target) {
           const std::string_view path = target.substr(0, target.find('?'));
           if (method != "GET" && method != "HEAD") {
               return HttpReply{405, "text/plain; charset=utf-8", "GET /metrics\n"};
           }
-          if (path == "/metrics" && !collector.is_ready()) {
-              return HttpReply{503, "text/plain; charset=utf-8", "fhook: arming the probes\n"};
-          }
           if (path == "/metrics") {
-              return HttpReply{200, kExposition, collector.prometheus_text()};
+              std::optional<std::string> body = text();
+              if (!body) {
+                  return HttpReply{503, "text/plain; charset=utf-8", "fhook: arming the probes\n"};
+              }
+              return HttpReply{200, kExposition, std::move(*body)};
           }
           if (path == "/") {
               return HttpReply{200, "text/html; charset=utf-8",
@@ -259,6 +260,16 @@ MetricsServer::MetricsServer(MetricsCollector& collector, const std::string& add
           }
           return HttpReply{404, "text/plain; charset=utf-8", "not found: GET /metrics\n"};
       }) {}
+
+MetricsServer::MetricsServer(MetricsCollector& collector, const std::string& address)
+    : MetricsServer(
+          [&collector]() -> std::optional<std::string> {
+              if (!collector.is_ready()) {
+                  return std::nullopt;
+              }
+              return collector.prometheus_text();
+          },
+          address) {}
 
 void push_metrics(MetricsCollector& collector, const std::string& url) {
     // (a bare gateway address: the group of job "fhook")

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -73,11 +74,14 @@ private:
     HistTablesRead hist_;
 };
 
-// A collector behind an HTTP endpoint while it lives: GET /metrics (the
-// Prometheus text format; 503 until the collector is ready), GET / (a
-// page naming it), 404 elsewhere.
+// Metrics behind an HTTP endpoint while it lives: GET /metrics (the
+// Prometheus text format; 503 while `text` has none yet), GET / (a page
+// naming it), 404 elsewhere.
 class MetricsServer {
 public:
+    using Text = std::function<std::optional<std::string>()>;
+    MetricsServer(Text text, const std::string& address);
+    // a collector's, once ready()
     MetricsServer(MetricsCollector& collector, const std::string& address);
     // "http://127.0.0.1:9110/metrics"
     std::string url() const { return server_.url() + "/metrics"; }
