@@ -19,9 +19,11 @@ say "dpkg --root $root --unpack"
 rm -rf "$root"
 mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
 : > "$root/var/lib/dpkg/status"
-# --unpack runs no maintainer script (the postinsts add group fhook and
-# run dkms: the host's business, not a scratch root's)
-dpkg --root="$root" --force-depends --force-not-root --unpack \
+# --unpack runs only the preinsts (the postinsts add group fhook and run
+# dkms: the host's business, not a scratch root's); chrootless, with
+# DPKG_ROOT set, as dpkg runs them for a root without a shell: debhelper's
+# snippets (the exporter unit's) then do nothing
+dpkg --root="$root" --force-script-chrootless --force-depends --force-not-root --unpack \
 	"$out/fhook_${version}_amd64.deb" "$out/fhook-dkms_${version}_all.deb" > /dev/null
 dpkg --root="$root" -L fhook fhook-dkms > "$out/files" || fail "dpkg does not list the packages' files"
 

@@ -217,8 +217,8 @@ int cmd_hist(const Args& args) {
     if (!opt) {
         return 0; // --help
     }
-    if (opt->pid_labels && opt->listen.empty() && opt->push.empty()) {
-        throw_invalid("--pid-labels needs --listen or --push");
+    if (opt->pid_labels && opt->listen.empty() && opt->push.empty() && opt->otlp.empty()) {
+        throw_invalid("--pid-labels needs --listen, --push or --otlp");
     }
     std::vector<HistSpec> specs;
     bool stacks = false, ustacks = false;
@@ -284,9 +284,10 @@ int cmd_hist(const Args& args) {
     // (tables read at each scrape: only the module's can be, the sink's
     // are the reading thread's)
     if (metrics.wanted() && module.empty()) {
-        throw_invalid("--listen and --push serve the tables the module keeps; these triggers are "
-                      "aggregated by fhook as it reads the events (their 'if' must be shared, "
-                      "their keys numbers, the task, stacks)");
+        throw_invalid(
+            "--listen, --push and --otlp serve the tables the module keeps; these triggers are "
+            "aggregated by fhook as it reads the events (their 'if' must be shared, "
+            "their keys numbers, the task, stacks)");
     }
     metrics.set_hist([&module] {
         std::vector<HistTable> tables;

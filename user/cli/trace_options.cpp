@@ -88,8 +88,11 @@ po::options_description describe(const TraceCommand& cmd) {
             "push", po::value<std::string>()->value_name("URL"),
             "at the end, PUT the metrics to the Prometheus Pushgateway at URL "
             "(http://HOST:9091: job fhook; or its /metrics/job/NAME/... push URL)")(
+            "otlp", po::value<std::string>()->value_name("URL"),
+            "at the end, POST the metrics as OTLP/HTTP JSON to an OpenTelemetry collector at URL "
+            "(http://HOST:4318: its /v1/metrics)")(
             "series-limit", po::value<std::string>()->value_name("N"),
-            "with --listen or --push: at most N series per metric, new label sets past it "
+            "with --listen, --push or --otlp: at most N series per metric, new label sets past it "
             "folded into one 'other' series (default 10000)");
     }
     if (cmd.via) {
@@ -400,13 +403,20 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, const TraceCom
             throw_invalid("--push takes a Pushgateway's http:// URL, not '" + opt.push + "'");
         }
     }
+    if (cmd.metrics && vm.count("otlp")) {
+        opt.otlp = vm["otlp"].as<std::string>();
+        if (opt.otlp.rfind("http://", 0) != 0) {
+            throw_invalid("--otlp takes an OTLP/HTTP endpoint's http:// URL, not '" + opt.otlp +
+                          "'");
+        }
+    }
     if (cmd.metrics && vm.count("series-limit")) {
         opt.series_limit = parse_u64("--series-limit", vm["series-limit"].as<std::string>());
         if (opt.series_limit < 2) {
             throw_invalid("--series-limit must be at least 2 (a series and 'other')");
         }
-        if (opt.listen.empty() && opt.push.empty()) {
-            throw_invalid("--series-limit needs --listen or --push");
+        if (opt.listen.empty() && opt.push.empty() && opt.otlp.empty()) {
+            throw_invalid("--series-limit needs --listen, --push or --otlp");
         }
     }
     if (vm.count("interval")) {
@@ -525,8 +535,8 @@ std::unique_ptr<FileSink> record_sink(const TraceOptions& opt, const Tracer& tra
 }
 
 MetricsOutput::MetricsOutput(const Tracer& tracer, const TraceOptions& opt)
-    : push_(opt.push), quiet_(opt.quiet) {
-    if (opt.listen.empty() && opt.push.empty()) {
+    : push_(opt.push), otlp_(opt.otlp), quiet_(opt.quiet) {
+    if (opt.listen.empty() && opt.push.empty() && opt.otlp.empty()) {
         return;
     }
     const std::uint32_t w = opt.spec.wakeup.wclass;
@@ -558,6 +568,9 @@ void MetricsOutput::started() {
 void MetricsOutput::finish() {
     if (!push_.empty()) {
         push_metrics(*collector_, push_);
+    }
+    if (!otlp_.empty()) {
+        otlp_push_metrics(*collector_, otlp_);
     }
 }
 

@@ -42,6 +42,7 @@ struct TraceOptions {
     std::string record;                       // wakeup --record FILE ("" = none)
     std::string listen;                       // --listen ADDR:PORT ("" = none)
     std::string push;                         // --push URL ("" = none)
+    std::string otlp;                         // --otlp URL ("" = none)
     std::size_t series_limit = 10000;         // --series-limit N
     bool pid_labels = false;                  // hist --pid-labels
 };
@@ -165,7 +166,7 @@ public:
 private:
     std::optional<MetricsCollector> collector_;
     std::unique_ptr<MetricsServer> server_;
-    std::string push_;
+    std::string push_, otlp_;
     bool quiet_;
 };
 // The fd to print to: -o FILE's or stdout.

@@ -1,6 +1,8 @@
 // Metrics: the Prometheus text exposition, the log2 buckets as Prometheus
 // histograms, the series limit, and the endpoint over HTTP, on the fake
 // kernel.
+#include <nlohmann/json.hpp>
+
 #include <gtest/gtest.h>
 
 #include <fhook/core/error.hpp>
@@ -232,11 +234,84 @@ TEST(Metrics, TheEndpointServesMetricsOverHttp) {
     EXPECT_EQ(http_request("GET", base + "/").status, 200u);
 }
 
+// --otlp: one OTLP/HTTP JSON request to a loopback sink, its fields as
+// opentelemetry-proto's JSON mapping has them: a cumulative monotonic Sum
+// with string asInt, a Histogram whose bucketCounts are per bucket (one
+// more than explicitBounds) and add up to count, the resource and scope.
+TEST(Metrics, OtlpCarriesTheSameMetrics) {
+    System sys;
+    sys.kernel->stats[1] = {{3, 0, 0, 0}, {4, 0, 0, 0}};
+    Tracer counter(spec_of(Collect::Counts, {"vfs_read"}), sys.paths());
+    counter.setup();
+    counter.start();
+    MetricsCollector metrics(counter, Collect::Counts);
+    std::string path, type_seen, body;
+    HttpServer sink("127.0.0.1:0",
+                    [&](std::string_view method, std::string_view target, std::string_view b) {
+                        path = std::string(method) + " " + std::string(target);
+                        body = b;
+                        return HttpReply{200, "application/json", "{}"};
+                    });
+    otlp_push_metrics(metrics, sink.url());
+    EXPECT_EQ(path, "POST /v1/metrics");
+    const auto j = nlohmann::json::parse(body);
+    const auto& rm = j["resourceMetrics"][0];
+    EXPECT_EQ(rm["resource"]["attributes"][0]["key"], "service.name");
+    EXPECT_EQ(rm["resource"]["attributes"][0]["value"]["stringValue"], "fhook");
+    EXPECT_EQ(rm["resource"]["attributes"][1]["key"], "host.name");
+    const auto& sm = rm["scopeMetrics"][0];
+    EXPECT_EQ(sm["scope"]["name"], "fhook");
+    const auto& calls = sm["metrics"][0];
+    EXPECT_EQ(calls["name"], "fhook_calls");
+    EXPECT_EQ(calls["sum"]["aggregationTemporality"], 2);
+    EXPECT_EQ(calls["sum"]["isMonotonic"], true);
+    const auto& point = calls["sum"]["dataPoints"][0];
+    EXPECT_EQ(point["asInt"], "7");
+    EXPECT_EQ(point["attributes"][0]["key"], "function");
+    EXPECT_EQ(point["attributes"][0]["value"]["stringValue"], "vfs_read");
+    EXPECT_LE(std::stoull(point["startTimeUnixNano"].get<std::string>()),
+              std::stoull(point["timeUnixNano"].get<std::string>()));
+
+    LatencyHist h;
+    h.buckets[0] = 1;
+    h.buckets[10] = 2;
+    h.buckets[FHOOK_LAT_BUCKETS - 1] = 4;
+    h.count = 7;
+    h.sum_ns = 4000;
+    const auto hj = nlohmann::json::parse(otlp_metrics_json(
+        {{"d_seconds", "durations", MetricType::Histogram, {latency_series(h, {})}}}, {}, 1, 2));
+    const auto& hp =
+        hj["resourceMetrics"][0]["scopeMetrics"][0]["metrics"][0]["histogram"]["dataPoints"][0];
+    ASSERT_EQ(hp["bucketCounts"].size(), hp["explicitBounds"].size() + 1);
+    std::uint64_t total = 0;
+    for (const auto& c : hp["bucketCounts"]) {
+        total += std::stoull(c.get<std::string>());
+    }
+    EXPECT_EQ(total, 7u);
+    EXPECT_EQ(hp["count"], "7");
+    EXPECT_EQ(hp["bucketCounts"][10], "2");
+    EXPECT_EQ(hp["bucketCounts"].back(), "4"); // above the last bound
+    EXPECT_EQ(hp["explicitBounds"][10], 1.023e-06);
+    EXPECT_DOUBLE_EQ(hp["sum"].get<double>(), 4e-06);
+    // a refusing endpoint is named with its answer
+    HttpServer refusing("127.0.0.1:0", [](std::string_view, std::string_view, std::string_view) {
+        return HttpReply{415, "text/plain", "Unsupported Media Type\n"};
+    });
+    try {
+        otlp_push_metrics(metrics, refusing.url());
+        ADD_FAILURE() << "a 415 was taken";
+    } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()), "the OTLP endpoint at " + refusing.url() +
+                                             "/v1/metrics answered 415: Unsupported Media Type");
+    }
+}
+
 TEST(Metrics, BadAddressesAreRefusedWithTheReason) {
     const auto refused = [](const std::string& address) {
         try {
-            HttpServer server(address,
-                              [](std::string_view, std::string_view) { return HttpReply{}; });
+            HttpServer server(address, [](std::string_view, std::string_view, std::string_view) {
+                return HttpReply{};
+            });
         } catch (const Error& e) {
             return std::string(e.what());
         }
@@ -246,7 +321,9 @@ TEST(Metrics, BadAddressesAreRefusedWithTheReason) {
     EXPECT_EQ(refused(":99999"), "'99999' in ':99999' is not a TCP port (0-65535)");
     EXPECT_EQ(refused("localhost:9110"), "'localhost' in 'localhost:9110' is not an IP address");
     // a port taken
-    HttpServer first("127.0.0.1:0", [](std::string_view, std::string_view) { return HttpReply{}; });
+    HttpServer first("127.0.0.1:0", [](std::string_view, std::string_view, std::string_view) {
+        return HttpReply{};
+    });
     const std::string taken = first.url().substr(7);
     EXPECT_EQ(refused(taken).rfind("cannot listen on " + taken + ": ", 0), 0u) << refused(taken);
     EXPECT_THROW(http_request("GET", "https://example.org/"), Error);

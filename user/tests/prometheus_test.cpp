@@ -111,7 +111,9 @@ std::optional<double> await(const std::string& prometheus, const std::string& ex
 
 // A port of its own for a server under test: one the kernel gave and took back.
 std::string free_address() {
-    HttpServer probe("127.0.0.1:0", [](std::string_view, std::string_view) { return HttpReply{}; });
+    HttpServer probe("127.0.0.1:0", [](std::string_view, std::string_view, std::string_view) {
+        return HttpReply{};
+    });
     return probe.url().substr(7);
 }
 
@@ -155,8 +157,9 @@ TEST(Prometheus, ScrapesExactCountsAndQuantilesFromTheEndpoint) {
     // (a port of its own: one the kernel gave and took back)
     std::string web;
     {
-        HttpServer probe("127.0.0.1:0",
-                         [](std::string_view, std::string_view) { return HttpReply{}; });
+        HttpServer probe("127.0.0.1:0", [](std::string_view, std::string_view, std::string_view) {
+            return HttpReply{};
+        });
         web = probe.url();
     }
     Child prometheus({"prometheus", "--config.file=" + std::string(dir) + "/prometheus.yml",

@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <algorithm>
 
 #include <fhook/core/error.hpp>
@@ -240,8 +242,21 @@ std::string MetricsCollector::prometheus_text() {
     return fhook::prometheus_text(collect());
 }
 
+std::string MetricsCollector::otlp_json() {
+    std::vector<MetricFamily> families = collect();
+    char host[256] = "";
+    ::gethostname(host, sizeof(host) - 1);
+    const auto ns = [](std::chrono::system_clock::time_point t) {
+        return static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+    };
+    return otlp_metrics_json(families, {{"host.name", host}}, ns(started_),
+                             ns(std::chrono::system_clock::now()));
+}
+
 MetricsServer::MetricsServer(Text text, const std::string& address)
-    : server_(address, [text = std::move(text)](std::string_view method, std::string_view target) {
+    : server_(address, [text = std::move(text)](std::string_view method, std::string_view target,
+                                                std::string_view) {
           const std::string_view path = target.substr(0, target.find('?'));
           if (method != "GET" && method != "HEAD") {
               return HttpReply{405, "text/plain; charset=utf-8", "GET /metrics\n"};
@@ -271,22 +286,40 @@ MetricsServer::MetricsServer(MetricsCollector& collector, const std::string& add
           },
           address) {}
 
+namespace {
+
+// `url`, or `url` with `path` where it has none (or only "/")
+std::string with_path(const std::string& url, const char* path) {
+    const std::size_t host = url.find("://");
+    const std::size_t at = url.find('/', host == std::string::npos ? 0 : host + 3);
+    return at == std::string::npos || at + 1 == url.size() ? url.substr(0, at) + path : url;
+}
+
+// `body` to `to`, a 2xx answer expected from `who`
+void send(const char* method, const std::string& to, const char* type, const std::string& body,
+          const std::string& who) {
+    const HttpReply reply = http_request(method, to, type, body);
+    if (reply.status < 200 || reply.status > 299) {
+        std::string said = reply.body.substr(0, 200);
+        while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) {
+            said.pop_back();
+        }
+        throw_runtime(who + " at " + to + " answered " + std::to_string(reply.status) +
+                      (said.empty() ? "" : ": " + said));
+    }
+}
+
+} // namespace
+
 void push_metrics(MetricsCollector& collector, const std::string& url) {
     // (a bare gateway address: the group of job "fhook")
-    const std::size_t path =
-        url.find('/', url.find("://") == std::string::npos ? 0 : url.find("://") + 3);
-    const std::string to = path == std::string::npos || path + 1 == url.size()
-                               ? url.substr(0, path) + "/metrics/job/fhook"
-                               : url;
-    const HttpReply reply = http_request("PUT", to, kExposition, collector.prometheus_text());
-    if (reply.status != 200 && reply.status != 202) {
-        std::string body = reply.body.substr(0, 200);
-        while (!body.empty() && (body.back() == '\n' || body.back() == ' ')) {
-            body.pop_back();
-        }
-        throw_runtime("the Pushgateway at " + to + " answered " + std::to_string(reply.status) +
-                      (body.empty() ? "" : ": " + body));
-    }
+    send("PUT", with_path(url, "/metrics/job/fhook"), kExposition, collector.prometheus_text(),
+         "the Pushgateway");
+}
+
+void otlp_push_metrics(MetricsCollector& collector, const std::string& url) {
+    send("POST", with_path(url, "/v1/metrics"), "application/json", collector.otlp_json(),
+         "the OTLP endpoint");
 }
 
 } // namespace fhook

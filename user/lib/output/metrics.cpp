@@ -1,6 +1,8 @@
 #include <charconv>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
+#include <fhook/core/error.hpp>
 #include <fhook/output/metrics.hpp>
 
 namespace fhook {
@@ -130,6 +132,79 @@ std::string prometheus_text(const std::vector<MetricFamily>& families) {
         }
     }
     return out;
+}
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json otlp_attributes(const MetricLabels& labels) {
+    Json a = Json::array();
+    for (const auto& [k, v] : labels) {
+        a.push_back({{"key", k}, {"value", {{"stringValue", v}}}});
+    }
+    return a;
+}
+
+} // namespace
+
+std::string otlp_metrics_json(const std::vector<MetricFamily>& families,
+                              const MetricLabels& resource, std::uint64_t start_ns,
+                              std::uint64_t now_ns) {
+    const std::string start = std::to_string(start_ns), now = std::to_string(now_ns);
+    Json metrics = Json::array();
+    for (const MetricFamily& f : families) {
+        if (f.series.empty()) {
+            continue;
+        }
+        Json points = Json::array();
+        for (const MetricSeries& s : f.series) {
+            Json p = {{"attributes", otlp_attributes(s.labels)},
+                      {"startTimeUnixNano", start},
+                      {"timeUnixNano", now}};
+            if (f.type == MetricType::Counter) {
+                p["asInt"] = std::to_string(static_cast<std::uint64_t>(s.value));
+            } else if (f.type == MetricType::Gauge) {
+                p["asDouble"] = s.value;
+            } else {
+                Json counts = Json::array(), bounds = Json::array();
+                std::uint64_t below = 0;
+                for (const auto& [le, cumulative] : s.buckets) {
+                    bounds.push_back(le);
+                    counts.push_back(std::to_string(cumulative - below));
+                    below = cumulative;
+                }
+                counts.push_back(std::to_string(s.count - below));
+                p["count"] = std::to_string(s.count);
+                p["sum"] = s.sum;
+                p["bucketCounts"] = std::move(counts);
+                p["explicitBounds"] = std::move(bounds);
+            }
+            points.push_back(std::move(p));
+        }
+        Json m = {{"name", f.name}, {"description", f.help}};
+        if (f.type == MetricType::Counter) {
+            m["unit"] = "1";
+            m["sum"] = {{"dataPoints", std::move(points)},
+                        {"aggregationTemporality", 2}, // CUMULATIVE
+                        {"isMonotonic", true}};
+        } else if (f.type == MetricType::Gauge) {
+            m["gauge"] = {{"dataPoints", std::move(points)}};
+        } else {
+            m["unit"] = "s";
+            m["histogram"] = {{"dataPoints", std::move(points)}, {"aggregationTemporality", 2}};
+        }
+        metrics.push_back(std::move(m));
+    }
+    MetricLabels attributes{{"service.name", "fhook"}};
+    attributes.insert(attributes.end(), resource.begin(), resource.end());
+    const Json doc = {
+        {"resourceMetrics",
+         Json::array({{{"resource", {{"attributes", otlp_attributes(attributes)}}},
+                       {"scopeMetrics",
+                        Json::array({{{"scope", {{"name", "fhook"}, {"version", version()}}},
+                                      {"metrics", std::move(metrics)}}})}}})}};
+    return doc.dump();
 }
 
 } // namespace fhook

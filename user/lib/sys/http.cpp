@@ -90,7 +90,7 @@ struct HttpServer::Impl {
             try {
                 reply = handler(
                     std::string_view(req.method_string().data(), req.method_string().size()),
-                    std::string_view(req.target().data(), req.target().size()));
+                    std::string_view(req.target().data(), req.target().size()), req.body());
             } catch (const std::exception& e) {
                 reply = {500, "text/plain; charset=utf-8", std::string(e.what()) + "\n"};
             }

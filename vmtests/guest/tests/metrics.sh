@@ -62,6 +62,9 @@ run_fhook $D/push count --push https://gateway:9091 -d 1 fhook_testmod_target
 run_fhook $D/nogw count --push http://127.0.0.1:9099 -d 0.5 fhook_testmod_target
 [ "$RC" != 0 ] && grep -q "^fhook: error: cannot reach 127.0.0.1:9099: Connection refused" $D/nogw.err &&
 	grep -q 'fhook_testmod_target$' $D/nogw.out || fail "--push to nothing: exit $RC, $(cat $D/nogw.err)"
+run_fhook $D/otlp count --otlp http://127.0.0.1:9099 -d 0.5 fhook_testmod_target
+[ "$RC" != 0 ] && grep -q "^fhook: error: cannot reach 127.0.0.1:9099: Connection refused" $D/otlp.err ||
+	fail "--otlp to nothing: exit $RC, $(cat $D/otlp.err)"
 run_fhook $D/lim count --series-limit 5 -d 1 fhook_testmod_target
 [ "$RC" != 0 ] && grep -q -- "--series-limit needs --listen" $D/lim.err || fail "--series-limit alone: $(cat $D/lim.err)"
 
@@ -95,7 +98,7 @@ grep -q '^{ common_pid: sh *\[ *[0-9]*\] } hitcount: *300$' $D/h.out ||
 	fail "the hist file at the end has no 300 hits of sh: $(cat $D/h.out)"
 # (triggers with an 'if' each are aggregated by fhook from the records)
 run_fhook $D/hs hist --listen 127.0.0.1:9114 -d 1 fhook_testmod_target 'keys=comm if common_pid > 1' 'keys=cpu'
-[ "$RC" != 0 ] && grep -q "^fhook: error: --listen and --push serve the tables the module keeps" $D/hs.err ||
+[ "$RC" != 0 ] && grep -q "^fhook: error: --listen, --push and --otlp serve the tables the module keeps" $D/hs.err ||
 	fail "hist --listen on tables kept by fhook: exit $RC, $(cat $D/hs.err)"
 
 # wakeup --rt hist: the module's per-CPU histograms; 100 wakeups of a

@@ -55,6 +55,9 @@ public:
     // collect() in the Prometheus text format, with the collection's own
     // duration (fhook_scrape_duration_seconds).
     std::string prometheus_text();
+    // collect() as an OTLP/HTTP JSON metrics request (otlp_metrics_json()):
+    // the resource's host.name this machine's, its start the collector's
+    std::string otlp_json();
 
 private:
     void bound(MetricFamily& family);
@@ -70,6 +73,7 @@ private:
     std::map<std::string, std::set<MetricLabels>> admitted_;
     std::map<std::string, std::size_t> folded_;
     std::chrono::duration<double> last_scrape_{0};
+    std::chrono::system_clock::time_point started_ = std::chrono::system_clock::now();
     std::atomic<bool> ready_{false};
     HistTablesRead hist_;
 };
@@ -95,5 +99,10 @@ private:
 // its own /metrics/job/NAME[/LABEL/VALUE...] path), replacing what that
 // group held.  A Runtime Error naming the gateway's answer otherwise.
 void push_metrics(MetricsCollector& collector, const std::string& url);
+
+// The collector's metrics POSTed to an OpenTelemetry collector's OTLP/HTTP
+// endpoint `url` ("http://HOST:4318": its /v1/metrics; or the full URL) as
+// JSON.  A Runtime Error naming the answer otherwise.
+void otlp_push_metrics(MetricsCollector& collector, const std::string& url);
 
 } // namespace fhook

@@ -49,6 +49,19 @@ MetricSeries latency_series(const LatencyHist& h, MetricLabels labels);
 // out.
 std::string prometheus_text(const std::vector<MetricFamily>& families);
 
+// The same families as one OTLP/HTTP JSON ExportMetricsServiceRequest
+// (opentelemetry-proto metrics/v1, JSON mapping: 64-bit integers as
+// strings): resource attributes service.name = "fhook" and `resource`,
+// scope "fhook" and its version; a counter is a cumulative monotonic Sum
+// (asInt), a gauge a Gauge (asDouble), a histogram a cumulative Histogram
+// whose explicitBounds are the buckets' upper bounds and bucketCounts each
+// bucket's own calls (one more: above the last bound); times in ns since
+// the epoch, `start_ns` the run's start.  Counters keep their name
+// without "_total".
+std::string otlp_metrics_json(const std::vector<MetricFamily>& families,
+                              const MetricLabels& resource, std::uint64_t start_ns,
+                              std::uint64_t now_ns);
+
 // A metric or label name as Prometheus takes it: [a-zA-Z_:][a-zA-Z0-9_:]*
 // (label names without ':'); other characters become '_'.
 std::string metric_name(std::string_view name, bool label = false);

@@ -15,8 +15,10 @@ struct HttpReply {
     std::string body;
 };
 
-// Answers a request (method, target: "/metrics?x=1") on a server thread.
-using HttpHandler = std::function<HttpReply(std::string_view method, std::string_view target)>;
+// Answers a request (method, target: "/metrics?x=1", its body) on a server
+// thread.
+using HttpHandler = std::function<HttpReply(std::string_view method, std::string_view target,
+                                            std::string_view body)>;
 
 // An HTTP server on its own threads until destroyed: each connection on a
 // thread of its own (at most kMaxConnections at once; more get 503), idle
