@@ -96,6 +96,21 @@ expect_eq "$(value $D/h1 'fhook_hist_hits_total{table="0",comm="sh"}')" 300 "his
 grep -q 'common_pid' $D/h1 && fail "a pid label without --pid-labels: $(grep common_pid $D/h1 | head -n 2)"
 grep -q '^{ common_pid: sh *\[ *[0-9]*\] } hitcount: *300$' $D/h.out ||
 	fail "the hist file at the end has no 300 hits of sh: $(cat $D/h.out)"
+# 10,000 keys (the loop's i), each a series; the scrape's cost, a figure
+fhook hist --listen 127.0.0.1:9116 --series-limit 20000 -d 120 'p fhook_testmod_target i=$arg1:u64' 'keys=i:size=16384' \
+	> $D/k.out 2> $D/k.err &
+pid=$!
+scrape 9116 $D/k0 $D/k.err
+echo call 10000 > $TM
+scrape 9116 $D/k1 $D/k.err
+t0=$(cut -d' ' -f1 /proc/uptime)
+scrape 9116 $D/k2 $D/k.err
+t1=$(cut -d' ' -f1 /proc/uptime)
+kill -INT $pid
+wait $pid
+expect_eq "$(grep -c '^fhook_hist_hits_total{table="0",i="[0-9]*"} 1$' $D/k2)" 10000 "series of 10,000 keys"
+log "figure: a scrape of 10,000 hist series: $(awk -v a=$t0 -v b=$t1 'BEGIN { printf "%.0f", (b - a) * 1000 }') ms by wget (1/100 s clock), collection $(value $D/k2 fhook_scrape_duration_seconds) s, $(wc -c < $D/k2) bytes"
+
 # (triggers with an 'if' each are aggregated by fhook from the records)
 run_fhook $D/hs hist --listen 127.0.0.1:9114 -d 1 fhook_testmod_target 'keys=comm if common_pid > 1' 'keys=cpu'
 [ "$RC" != 0 ] && grep -q "^fhook: error: --listen, --push and --otlp serve the tables the module keeps" $D/hs.err ||
