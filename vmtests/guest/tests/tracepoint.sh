@@ -154,7 +154,7 @@ if kasan_kernel; then
 		fail "$missing tracefs lines missing from fhook's: $(minus $D/k.norm $D/kref.norm | head -n 4 | tr '\n' '|')"
 else
 	cmp -s $D/k.norm $D/kref.norm ||
-		fail "fhook's text differs from tracefs': $(diff $D/kref.norm $D/k.norm | head -n 12 | tr '\n' '|') fhook's counters: $(grep -E 'fhook: (probe|cpu)' $D/k.err | tr '\n' '|') $(dmesg | grep -m2 'perf: ' | tr '\n' '|')"
+		fail "fhook's text differs from tracefs': $(diff $D/kref.norm $D/k.norm | head -n 12 | tr '\n' '|') fhook's counters: $(grep -E 'fhook: (probe|cpu)' $D/k.err | tr '\n' '|') $(dmesg | grep -m2 'perf: ' | tr '\n' '|') perf_event_max_sample_rate $(cat /proc/sys/kernel/perf_event_max_sample_rate)"
 fi
 
 run_fhook $D/c trace 't:sched:no_such_event'
