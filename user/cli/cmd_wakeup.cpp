@@ -98,16 +98,10 @@ void parse_wakeup_options(const po::variables_map& vm, TraceOptions& opt) {
                                                         : PerTask::None;
 }
 
-const char* tracer_name(std::uint32_t wclass) {
-    return wclass == FHOOK_WAKEUP_DL   ? "wakeup_dl"
-           : wclass == FHOOK_WAKEUP_RT ? "wakeup_rt"
-                                       : "wakeup";
-}
-
 // The histogram per CPU (and all), as top's table or hist's histograms.
 std::string wakeup_tables(const Tracer& tracer, const TraceOptions& opt, Mode mode) {
     const bool json = opt.format == OutputFormat::Json;
-    const std::string title = std::string(tracer_name(opt.spec.wakeup.wclass)) + " latency";
+    const std::string title = std::string(wakeup_tracer_name(opt.spec.wakeup.wclass)) + " latency";
     const std::uint32_t id = tracer.probes().front().id;
     std::vector<CpuLatency> rows;
     for (unsigned cpu = 0; cpu < tracer.nr_rings(); cpu++) {
@@ -189,7 +183,7 @@ int cmd_wakeup(const Args& args) {
     const UniqueFd out = open_output(opt->output);
     MetricsOutput metrics(tracer, *opt);
     tracer.setup();
-    const LatencyTraceHost host{tracer_name(opt->spec.wakeup.wclass), kernel_release(),
+    const LatencyTraceHost host{wakeup_tracer_name(opt->spec.wakeup.wclass), kernel_release(),
                                 preempt_model(),
                                 static_cast<unsigned>(::sysconf(_SC_NPROCESSORS_ONLN))};
     const std::unique_ptr<FileSink> file = record_sink(*opt, tracer, args, "wakeup", host.tracer);

@@ -82,18 +82,7 @@ po::options_description describe(const TraceCommand& cmd) {
                               cmd.interval_help);
     }
     if (cmd.metrics) {
-        options.add_options()("listen", po::value<std::string>()->value_name("ADDR:PORT"),
-                              "serve the tables as Prometheus metrics on http://ADDR:PORT/metrics "
-                              "while running (':PORT': 127.0.0.1; docs/fleet.md)")(
-            "push", po::value<std::string>()->value_name("URL"),
-            "at the end, PUT the metrics to the Prometheus Pushgateway at URL "
-            "(http://HOST:9091: job fhook; or its /metrics/job/NAME/... push URL)")(
-            "otlp", po::value<std::string>()->value_name("URL"),
-            "at the end, POST the metrics as OTLP/HTTP JSON to an OpenTelemetry collector at URL "
-            "(http://HOST:4318: its /v1/metrics)")(
-            "series-limit", po::value<std::string>()->value_name("N"),
-            "with --listen, --push or --otlp: at most N series per metric, new label sets past it "
-            "folded into one 'other' series (default 10000)");
+        add_metrics_options(options);
     }
     if (cmd.via) {
         options.add_options()(
@@ -391,33 +380,8 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, const TraceCom
     if (vm.count("duration")) {
         spec.duration = parse_seconds("--duration", vm["duration"].as<std::string>());
     }
-    if (cmd.metrics && vm.count("listen")) {
-        opt.listen = vm["listen"].as<std::string>();
-        if (opt.listen.empty()) {
-            throw_invalid("empty --listen address: give ADDR:PORT or :PORT");
-        }
-    }
-    if (cmd.metrics && vm.count("push")) {
-        opt.push = vm["push"].as<std::string>();
-        if (opt.push.rfind("http://", 0) != 0) {
-            throw_invalid("--push takes a Pushgateway's http:// URL, not '" + opt.push + "'");
-        }
-    }
-    if (cmd.metrics && vm.count("otlp")) {
-        opt.otlp = vm["otlp"].as<std::string>();
-        if (opt.otlp.rfind("http://", 0) != 0) {
-            throw_invalid("--otlp takes an OTLP/HTTP endpoint's http:// URL, not '" + opt.otlp +
-                          "'");
-        }
-    }
-    if (cmd.metrics && vm.count("series-limit")) {
-        opt.series_limit = parse_u64("--series-limit", vm["series-limit"].as<std::string>());
-        if (opt.series_limit < 2) {
-            throw_invalid("--series-limit must be at least 2 (a series and 'other')");
-        }
-        if (opt.listen.empty() && opt.push.empty() && opt.otlp.empty()) {
-            throw_invalid("--series-limit needs --listen, --push or --otlp");
-        }
+    if (cmd.metrics) {
+        parse_metrics_options(vm, opt);
     }
     if (vm.count("interval")) {
         spec.interval = parse_seconds("--interval", vm["interval"].as<std::string>());
@@ -532,46 +496,6 @@ std::unique_ptr<FileSink> record_sink(const TraceOptions& opt, const Tracer& tra
     RecordWriter::Info info = record_info(tracer, args, command);
     info.tracer = name;
     return std::make_unique<FileSink>(open_output(opt.record), opt.record, info, tracer.ksyms());
-}
-
-MetricsOutput::MetricsOutput(const Tracer& tracer, const TraceOptions& opt)
-    : push_(opt.push), otlp_(opt.otlp), quiet_(opt.quiet) {
-    if (opt.listen.empty() && opt.push.empty() && opt.otlp.empty()) {
-        return;
-    }
-    const std::uint32_t w = opt.spec.wakeup.wclass;
-    collector_.emplace(tracer, opt.spec.collect,
-                       MetricsOptions{opt.series_limit, opt.pid_labels,
-                                      w == FHOOK_WAKEUP_DL   ? "wakeup_dl"
-                                      : w == FHOOK_WAKEUP_RT ? "wakeup_rt"
-                                                             : "wakeup"});
-    if (!opt.listen.empty()) {
-        server_ = std::make_unique<MetricsServer>(*collector_, opt.listen);
-    }
-}
-
-void MetricsOutput::set_hist(HistTablesRead read) {
-    if (collector_) {
-        collector_->set_hist(std::move(read));
-    }
-}
-
-void MetricsOutput::started() {
-    if (collector_) {
-        collector_->ready();
-    }
-    if (server_ && !quiet_) {
-        print_stderr("fhook: metrics on " + server_->url() + "\n");
-    }
-}
-
-void MetricsOutput::finish() {
-    if (!push_.empty()) {
-        push_metrics(*collector_, push_);
-    }
-    if (!otlp_.empty()) {
-        otlp_push_metrics(*collector_, otlp_);
-    }
 }
 
 UniqueFd open_output(const std::string& path) {

@@ -151,7 +151,12 @@ RecordWriter::Info record_info(const Tracer& tracer, const Args& args, const cha
 std::unique_ptr<FileSink> record_sink(const TraceOptions& opt, const Tracer& tracer,
                                       const Args& args, const char* command,
                                       const std::string& name);
-// --listen and --push: the metrics of `tracer`.  The endpoint listens from
+// --listen, --push, --otlp and --series-limit (metrics_options.cpp), for
+// TraceCommand::metrics.
+void add_metrics_options(po::options_description& options);
+void parse_metrics_options(const po::variables_map& vm, TraceOptions& opt);
+
+// --listen, --push and --otlp: the metrics of `tracer`.  The endpoint listens from
 // construction (before the probes are armed: a taken port fails first),
 // answers once started() (named on stderr unless quiet); finish() pushes.
 class MetricsOutput {

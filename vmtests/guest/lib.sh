@@ -166,6 +166,20 @@ fi
 # e.g. direct, which fhook's arm64 port has not)
 has_feature() { fhook status 2> /dev/null | sed -n 's/^features: //p' | tr ' ' '\n' | grep -qx "$1"; }
 
+# scrape_metrics PORT OUT [ERR]: GET http://127.0.0.1:PORT/metrics into OUT
+# once it answers (20 tries); ERR: the serving fhook's stderr, for the
+# failure (the metrics and export tests)
+scrape_metrics() {
+	for _i in $(seq 20); do
+		timeout 2 wget -q -O "$2" "http://127.0.0.1:$1/metrics" 2> $D/wget.err && return 0
+		sleep 0.2
+	done
+	fail "nothing answers on 127.0.0.1:$1: $(cat $D/wget.err) (fhook: $(cat "${3:-/dev/null}"))"
+}
+
+# metric FILE SERIES: the sample of SERIES (its name and labels as printed)
+metric() { awk -v s="$2" 'index($0, s " ") == 1 { print $2 }' "$1"; }
+
 # count_func FILE FUNC: number of events of FUNC in a trace
 count_func() { events "$1" | awk -v f="$2" '$3 == f { n++ } END { print n + 0 }'; }
 

@@ -199,10 +199,7 @@ Exporter::Change Exporter::apply(const ExportConfig& config) {
             throw Error(e.kind(), "job '" + job.name + "': " + e.what(), e.sys_errno());
         }
         MetricsOptions opt = config.metrics;
-        const std::uint32_t w = job.spec.wakeup.wclass;
-        opt.tracer = w == FHOOK_WAKEUP_DL   ? "wakeup_dl"
-                     : w == FHOOK_WAKEUP_RT ? "wakeup_rt"
-                                            : "wakeup";
+        opt.tracer = wakeup_tracer_name(job.spec.wakeup.wclass);
         r->collector = std::make_unique<MetricsCollector>(*r->tracer, job.spec.collect, opt);
         r->collector->ready();
         change.armed.push_back(job.name);

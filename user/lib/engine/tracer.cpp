@@ -538,6 +538,12 @@ Session::HistRead Tracer::hist(std::uint32_t probe_id, std::uint32_t table) cons
     return s_->session->hist(probe_id, table);
 }
 
+const char* wakeup_tracer_name(std::uint32_t wclass) {
+    return wclass == FHOOK_WAKEUP_DL   ? "wakeup_dl"
+           : wclass == FHOOK_WAKEUP_RT ? "wakeup_rt"
+                                       : "wakeup";
+}
+
 Stats Tracer::stats(std::uint32_t probe_id) const {
     return s_->session->stats(probe_id);
 }

@@ -10,15 +10,6 @@ load_fhook
 load_workmod
 TM=/proc/fhook_testmod
 ip link set lo up 2> /dev/null || ifconfig lo 127.0.0.1 up
-# scrape OUT: the endpoint's answer, once it answers (20 tries)
-scrape() {
-	for _i in $(seq 20); do
-		timeout 2 wget -q -O "$1" http://127.0.0.1:9120/metrics 2> $D/wget.err && return 0
-		sleep 0.2
-	done
-	fail "nothing answers on 127.0.0.1:9120: $(cat $D/wget.err) (fhook: $(cat $D/e.err))"
-}
-value() { awk -v s="$2" 'index($0, s " ") == 1 { print $2 }' "$1"; }
 calls() { echo "fhook_calls_total{fhook_job=\"$1\",function=\"fhook_testmod_target\",module=\"\"}"; }
 
 cat > $D/e.toml << 'END'
@@ -31,10 +22,10 @@ chmod 0644 $D/e.toml
 chmod 0666 /dev/fhook
 fhook-capexec 1000 1000 - perfmon,syslog -- fhook export --config $D/e.toml > $D/e.out 2> $D/e.err &
 pid=$!
-scrape $D/s0
+scrape_metrics 9120 $D/s0
 echo call 400 > $TM
-scrape $D/s1
-expect_eq "$(value $D/s1 "$(calls t)")" 400 "job t's calls after 400"
+scrape_metrics 9120 $D/s1
+expect_eq "$(metric $D/s1 "$(calls t)")" 400 "job t's calls after 400"
 grep -q "^fhook: 1 job(s) (t); metrics on http://127.0.0.1:9120/metrics$" $D/e.err ||
 	fail "the start is not named: $(cat $D/e.err)"
 
@@ -46,18 +37,18 @@ functions = ["fhook_testmod_target"]
 END
 kill -HUP $pid
 for _i in $(seq 50); do
-	scrape $D/s2
-	[ -n "$(value $D/s2 "$(calls u)")" ] && break
+	scrape_metrics 9120 $D/s2
+	[ -n "$(metric $D/s2 "$(calls u)")" ] && break
 	sleep 0.1
 done
-expect_eq "$(value $D/s2 "$(calls t)")" 400 "job t's calls after the reload (kept)"
-expect_eq "$(value $D/s2 "$(calls u)")" 0 "job u's calls when armed"
+expect_eq "$(metric $D/s2 "$(calls t)")" 400 "job t's calls after the reload (kept)"
+expect_eq "$(metric $D/s2 "$(calls u)")" 0 "job u's calls when armed"
 grep -q "^fhook: reloaded $D/e.toml: kept t; armed u; dropped -$" $D/e.err ||
 	fail "the reload is not named: $(cat $D/e.err)"
 echo call 100 > $TM
-scrape $D/s3
-expect_eq "$(value $D/s3 "$(calls t)")" 500 "job t's calls after 100 more"
-expect_eq "$(value $D/s3 "$(calls u)")" 100 "job u's calls after 100 more"
+scrape_metrics 9120 $D/s3
+expect_eq "$(metric $D/s3 "$(calls t)")" 500 "job t's calls after 100 more"
+expect_eq "$(metric $D/s3 "$(calls u)")" 100 "job u's calls after 100 more"
 [ "$(grep -c '^# TYPE fhook_calls_total counter$' $D/s3)" = 1 ] || fail "a family twice: $(grep TYPE $D/s3)"
 
 # a file that does not parse: one line, the jobs as they were
@@ -70,8 +61,8 @@ done
 grep -q "^fhook: error: $D/e.toml:[0-9]*:[0-9]*: .*(the running jobs stay as they were)$" $D/e.err ||
 	fail "no error line for the broken file: $(cat $D/e.err)"
 echo call 10 > $TM
-scrape $D/s4
-expect_eq "$(value $D/s4 "$(calls t)")" 510 "job t's calls after a broken reload"
+scrape_metrics 9120 $D/s4
+expect_eq "$(metric $D/s4 "$(calls t)")" 510 "job t's calls after a broken reload"
 kill -TERM $pid
 wait $pid
 expect_eq "$?" 0 "fhook export's exit on SIGTERM"

@@ -12,29 +12,18 @@ load_fhook
 load_workmod
 TM=/proc/fhook_testmod
 ip link set lo up 2> /dev/null || ifconfig lo 127.0.0.1 up
-# scrape PORT OUT [ERR]: the endpoint's answer, once it answers (20 tries;
-# ERR: the stderr of the fhook serving it, for the failure)
-scrape() {
-	for _i in $(seq 20); do
-		timeout 2 wget -q -O "$2" "http://127.0.0.1:$1/metrics" 2> $D/wget.err && return 0
-		sleep 0.1
-	done
-	fail "nothing answers on 127.0.0.1:$1: $(cat $D/wget.err) (fhook: $(cat "${3:-/dev/null}"))"
-}
-# value FILE SERIES: the sample of SERIES (its name and labels as printed)
-value() { awk -v s="$2" 'index($0, s " ") == 1 { print $2 }' "$1"; }
 CALLS='fhook_calls_total{function="fhook_testmod_target",module=""}'
 
 fhook count --listen 127.0.0.1:9110 -d 120 fhook_testmod_target > $D/c.out 2> $D/c.err &
 pid=$!
-scrape 9110 $D/s0 $D/c.err
-expect_eq "$(value $D/s0 "$CALLS")" 0 "calls before the workload"
+scrape_metrics 9110 $D/s0 $D/c.err
+expect_eq "$(metric $D/s0 "$CALLS")" 0 "calls before the workload"
 echo call 3000 > $TM
-scrape 9110 $D/s1
-expect_eq "$(value $D/s1 "$CALLS")" 3000 "calls after 3000"
+scrape_metrics 9110 $D/s1
+expect_eq "$(metric $D/s1 "$CALLS")" 3000 "calls after 3000"
 echo call 500 > $TM
-scrape 9110 $D/s2
-expect_eq "$(value $D/s2 "$CALLS")" 3500 "calls after 500 more"
+scrape_metrics 9110 $D/s2
+expect_eq "$(metric $D/s2 "$CALLS")" 3500 "calls after 500 more"
 grep -q '^# TYPE fhook_calls_total counter$' $D/s2 || fail "no counter TYPE line: $(head -n 3 $D/s2)"
 grep -q '^fhook_probes 1$' $D/s2 || fail "no fhook_probes 1: $(grep probes $D/s2)"
 grep -q '^fhook_lost_events_total{cpu="0",reason="ring_full"} 0$' $D/s2 || fail "no lost events of CPU 0: $(grep lost $D/s2)"
@@ -73,10 +62,10 @@ chmod 0666 /dev/fhook
 fhook-capexec 1000 1000 - perfmon -- fhook count --listen 127.0.0.1:9112 -d 120 fhook_testmod_target \
 	> $D/p.out 2> $D/p.err &
 pid=$!
-scrape 9112 $D/p0 $D/p.err
+scrape_metrics 9112 $D/p0 $D/p.err
 echo call 700 > $TM
-scrape 9112 $D/p1
-expect_eq "$(value $D/p1 "$CALLS")" 700 "a CAP_PERFMON user's calls after 700"
+scrape_metrics 9112 $D/p1
+expect_eq "$(metric $D/p1 "$CALLS")" 700 "a CAP_PERFMON user's calls after 700"
 kill -INT $pid
 wait $pid
 chmod 0600 /dev/fhook
@@ -86,13 +75,13 @@ chmod 0600 /dev/fhook
 fhook hist --listen 127.0.0.1:9113 -d 120 fhook_testmod_target 'keys=common_pid.execname' \
 	> $D/h.out 2> $D/h.err &
 pid=$!
-scrape 9113 $D/h0 $D/h.err
+scrape_metrics 9113 $D/h0 $D/h.err
 sh -c "echo call 300 > $TM"
-scrape 9113 $D/h1 $D/h.err
+scrape_metrics 9113 $D/h1 $D/h.err
 kill -INT $pid
 wait $pid
 expect_eq "$?" 0 "hist --listen exit code"
-expect_eq "$(value $D/h1 'fhook_hist_hits_total{table="0",comm="sh"}')" 300 "hist hits of sh"
+expect_eq "$(metric $D/h1 'fhook_hist_hits_total{table="0",comm="sh"}')" 300 "hist hits of sh"
 grep -q 'common_pid' $D/h1 && fail "a pid label without --pid-labels: $(grep common_pid $D/h1 | head -n 2)"
 grep -q '^{ common_pid: sh *\[ *[0-9]*\] } hitcount: *300$' $D/h.out ||
 	fail "the hist file at the end has no 300 hits of sh: $(cat $D/h.out)"
@@ -100,16 +89,16 @@ grep -q '^{ common_pid: sh *\[ *[0-9]*\] } hitcount: *300$' $D/h.out ||
 fhook hist --listen 127.0.0.1:9116 --series-limit 20000 -d 120 'p fhook_testmod_target i=$arg1:u64' 'keys=i:size=16384' \
 	> $D/k.out 2> $D/k.err &
 pid=$!
-scrape 9116 $D/k0 $D/k.err
+scrape_metrics 9116 $D/k0 $D/k.err
 echo call 10000 > $TM
-scrape 9116 $D/k1 $D/k.err
+scrape_metrics 9116 $D/k1 $D/k.err
 t0=$(cut -d' ' -f1 /proc/uptime)
-scrape 9116 $D/k2 $D/k.err
+scrape_metrics 9116 $D/k2 $D/k.err
 t1=$(cut -d' ' -f1 /proc/uptime)
 kill -INT $pid
 wait $pid
 expect_eq "$(grep -c '^fhook_hist_hits_total{table="0",i="[0-9]*"} 1$' $D/k2)" 10000 "series of 10,000 keys"
-log "figure: a scrape of 10,000 hist series: $(awk -v a=$t0 -v b=$t1 'BEGIN { printf "%.0f", (b - a) * 1000 }') ms by wget (1/100 s clock), collection $(value $D/k2 fhook_scrape_duration_seconds) s, $(wc -c < $D/k2) bytes"
+log "figure: a scrape of 10,000 hist series: $(awk -v a=$t0 -v b=$t1 'BEGIN { printf "%.0f", (b - a) * 1000 }') ms by wget (1/100 s clock), collection $(metric $D/k2 fhook_scrape_duration_seconds) s, $(wc -c < $D/k2) bytes"
 
 # (triggers with an 'if' each are aggregated by fhook from the records)
 run_fhook $D/hs hist --listen 127.0.0.1:9114 -d 1 fhook_testmod_target 'keys=comm if common_pid > 1' 'keys=cpu'
@@ -120,9 +109,9 @@ run_fhook $D/hs hist --listen 127.0.0.1:9114 -d 1 fhook_testmod_target 'keys=com
 # FIFO thread counted (a stray RT kernel thread may add a few by the end)
 fhook wakeup --rt hist --listen 127.0.0.1:9115 -d 120 --format json > $D/w.out 2> $D/w.err &
 pid=$!
-scrape 9115 $D/w0 $D/w.err
+scrape_metrics 9115 $D/w0 $D/w.err
 fhook-wakeprog -f 50 -c 1 -w 0 100 1000 > /dev/null
-scrape 9115 $D/w1 $D/w.err
+scrape_metrics 9115 $D/w1 $D/w.err
 kill -INT $pid
 wait $pid
 expect_eq "$?" 0 "wakeup --listen exit code"
@@ -139,15 +128,15 @@ if ! has_feature latency; then
 fi
 fhook latency --listen 127.0.0.1:9111 -d 120 --format json fhook_testmod_target > $D/l.out 2> $D/l.err &
 pid=$!
-scrape 9111 $D/l0 $D/l.err
+scrape_metrics 9111 $D/l0 $D/l.err
 echo call 2000 > $TM
-scrape 9111 $D/l1
+scrape_metrics 9111 $D/l1
 kill -INT $pid
 wait $pid
 expect_eq "$?" 0 "latency --listen exit code"
 H='fhook_function_duration_seconds'
-expect_eq "$(value $D/l1 "${H}_count{function=\"fhook_testmod_target\"}")" 2000 "durations counted"
-expect_eq "$(value $D/l1 "${H}_bucket{function=\"fhook_testmod_target\",le=\"+Inf\"}")" 2000 "the +Inf bucket"
+expect_eq "$(metric $D/l1 "${H}_count{function=\"fhook_testmod_target\"}")" 2000 "durations counted"
+expect_eq "$(metric $D/l1 "${H}_bucket{function=\"fhook_testmod_target\",le=\"+Inf\"}")" 2000 "the +Inf bucket"
 # "hi count" of each non-empty bucket: the scrape's (le in s as ns, from
 # the cumulative counts) and the JSON's
 awk -F'[{}=", ]+' -v h="${H}_bucket" '$1 == h && $5 != "+Inf" {

@@ -97,6 +97,10 @@ struct WakeupSpec {
     std::vector<std::string> functions;
 };
 
+// The kernel's name of the wakeup tracer of `wclass` (enum
+// fhook_wakeup_class): "wakeup", "wakeup_rt" or "wakeup_dl".
+const char* wakeup_tracer_name(std::uint32_t wclass);
+
 // Collect::Timerlat: struct fhook_timerlat's fields (period, priority,
 // stop thresholds); the session's CPUs are the CPUs measured.
 using TimerlatSpec = fhook_timerlat;
