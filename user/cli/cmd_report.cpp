@@ -397,7 +397,10 @@ void report_events(const ReportOptions& opt, const Replay& replay) {
         chrome->set_tracer(tracer_of(replay.file()));
         formatter = std::move(chrome);
     } else {
-        formatter = make_formatter(opt.format, replay.ksyms());
+        // (a recording's stamps on the realtime clock of its own start)
+        const RecFileHeader& h = replay.file().header();
+        formatter = make_formatter(opt.format, replay.ksyms(),
+                                   static_cast<std::int64_t>(h.start_real_ns - h.start_mono_ns));
     }
     PrintSink sink(STDOUT_FILENO, std::move(formatter), replay.probes());
     replay.run(sink, opt.filter);

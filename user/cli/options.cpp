@@ -104,8 +104,11 @@ OutputFormat parse_format(std::string_view text, bool chrome) {
     if (chrome && text == "chrome") {
         return OutputFormat::Chrome;
     }
+    if (chrome && text == "otlp") {
+        return OutputFormat::Otlp;
+    }
     throw_invalid("unknown --format '" + std::string(text) + "': use text" +
-                  (chrome ? ", json or chrome" : " or json"));
+                  (chrome ? ", json, chrome or otlp" : " or json"));
 }
 
 double parse_seconds(std::string_view option, std::string_view text) {

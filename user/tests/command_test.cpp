@@ -3,12 +3,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include <fhook/sys/command.hpp>
+#include <fhook/sys/signals.hpp>
 
 namespace fhook {
 namespace {
@@ -87,6 +89,30 @@ TEST(HeldCommand, ChildGetsTheGivenSignalMask) {
     ASSERT_TRUE(cmd.exited(true));
     EXPECT_TRUE(WIFSIGNALED(cmd.status()));
     EXPECT_EQ(WTERMSIG(cmd.status()), SIGTERM);
+}
+
+} // namespace
+} // namespace fhook
+
+namespace fhook {
+namespace {
+
+// Two watches ending in the order they began (fhook export's jobs): the
+// mask afterwards is the one before, SIGTERM not left blocked.
+TEST(SignalWatch, WatchesEndingInAnyOrderRestoreTheFirstMask) {
+    sigset_t before, after;
+    ::sigprocmask(SIG_SETMASK, nullptr, &before);
+    ASSERT_FALSE(sigismember(&before, SIGTERM));
+    auto a = std::make_unique<SignalWatch>();
+    auto b = std::make_unique<SignalWatch>(true);
+    EXPECT_FALSE(sigismember(&b->original_mask(), SIGTERM));
+    a.reset();
+    ::sigprocmask(SIG_SETMASK, nullptr, &after);
+    EXPECT_TRUE(sigismember(&after, SIGTERM)); // (b still reads it)
+    b.reset();
+    ::sigprocmask(SIG_SETMASK, nullptr, &after);
+    EXPECT_FALSE(sigismember(&after, SIGTERM));
+    EXPECT_FALSE(sigismember(&after, SIGUSR1));
 }
 
 } // namespace

@@ -162,6 +162,52 @@ TEST_F(TextFormatterTest, LostLineWithSeqRangeAndBreakdown) {
     EXPECT_EQ(render(ev), "CPU:1 [LOST 30 EVENTS] (probe 2: 30)\n");
 }
 
+// OTLP logs: a line per batch of up to 256 events, each a LogRecord whose
+// body is the text line, attributes the NDJSON fields, time the stamp on
+// the realtime clock; lost records WARN.
+TEST_F(TextFormatterTest, OtlpLogsCarryTheTextLineAndTheFields) {
+    OtlpFormatter otlp(ksyms_, 1'000'000'000'000);
+    std::string out;
+    for (int i = 0; i < 300; i++) {
+        otlp.format(func_event(), out);
+    }
+    Event lost;
+    lost.type = EventType::Lost;
+    lost.ts = 7;
+    lost.cpu = 1;
+    lost.lost = 30;
+    otlp.format(lost, out);
+    otlp.end(out);
+    std::istringstream lines(out);
+    std::string line;
+    std::vector<nlohmann::json> docs;
+    while (std::getline(lines, line)) {
+        docs.push_back(nlohmann::json::parse(line));
+    }
+    ASSERT_EQ(docs.size(), 2u);
+    const auto& rl = docs[0]["resourceLogs"][0];
+    EXPECT_EQ(rl["resource"]["attributes"][0]["value"]["stringValue"], "fhook");
+    EXPECT_EQ(rl["scopeLogs"][0]["scope"]["name"], "fhook");
+    const auto& records = rl["scopeLogs"][0]["logRecords"];
+    ASSERT_EQ(records.size(), 256u);
+    EXPECT_EQ(docs[1]["resourceLogs"][0]["scopeLogs"][0]["logRecords"].size(), 45u);
+    const auto& r = records[0];
+    EXPECT_EQ(r["timeUnixNano"], "1002431445999");
+    EXPECT_EQ(r["severityText"], "INFO");
+    EXPECT_EQ(r["body"]["stringValue"],
+              "             cat-94      [001] d.h1.     2.431445: vfs_read <-ksys_read");
+    std::map<std::string, nlohmann::json> attrs;
+    for (const auto& a : r["attributes"]) {
+        attrs[a["key"]] = a["value"];
+    }
+    EXPECT_EQ(attrs["fhook.func"]["stringValue"], "vfs_read");
+    EXPECT_EQ(attrs["fhook.pid"]["intValue"], "94");
+    EXPECT_EQ(attrs["fhook.comm"]["stringValue"], "cat");
+    const auto& last = docs[1]["resourceLogs"][0]["scopeLogs"][0]["logRecords"].back();
+    EXPECT_EQ(last["severityText"], "WARN");
+    EXPECT_EQ(last["severityNumber"], 13);
+}
+
 TEST(JsonFormatterLost, SeqRangeAndBreakdown) {
     Ksyms ksyms;
     Event ev;

@@ -372,7 +372,11 @@ TextFormatter::TextFormatter(const Ksyms& ksyms) : names_(ksyms), events_(ksyms)
 
 TextFormatter::~TextFormatter() = default;
 
-std::unique_ptr<Formatter> make_formatter(OutputFormat format, const Ksyms& ksyms) {
+std::unique_ptr<Formatter> make_formatter(OutputFormat format, const Ksyms& ksyms,
+                                          std::int64_t real_minus_mono) {
+    if (format == OutputFormat::Otlp) {
+        return std::make_unique<OtlpFormatter>(ksyms, real_minus_mono);
+    }
     if (format == OutputFormat::Json) {
         return std::make_unique<JsonFormatter>(ksyms);
     }

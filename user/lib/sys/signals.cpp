@@ -2,11 +2,24 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <mutex>
 
 #include <fhook/core/error.hpp>
 #include <fhook/sys/signals.hpp>
 
 namespace fhook {
+
+namespace {
+
+// The watches alive (several at once: fhook export's jobs, each a Tracer),
+// and the mask before the first: blocking nests, the last one restores it
+// (each restoring the mask it found would leave signals blocked when they
+// end in another order than they began)
+std::mutex watches_mutex;
+unsigned watches = 0;
+sigset_t before_first;
+
+} // namespace
 
 SignalWatch::SignalWatch(bool print) {
     sigemptyset(&set_);
@@ -16,21 +29,29 @@ SignalWatch::SignalWatch(bool print) {
     if (print) {
         sigaddset(&set_, SIGUSR1);
     }
-    if (::sigprocmask(SIG_BLOCK, &set_, &old_) < 0) {
+    const std::lock_guard lock(watches_mutex);
+    if (::sigprocmask(SIG_BLOCK, &set_, watches ? nullptr : &before_first) < 0) {
         int err = errno;
         throw_runtime("sigprocmask failed: " + errno_text(err), err);
     }
+    old_ = before_first;
     fd_.reset(::signalfd(-1, &set_, SFD_NONBLOCK | SFD_CLOEXEC));
     if (!fd_) {
         int err = errno;
-        ::sigprocmask(SIG_SETMASK, &old_, nullptr);
+        if (!watches) {
+            ::sigprocmask(SIG_SETMASK, &before_first, nullptr);
+        }
         throw_runtime("signalfd failed: " + errno_text(err), err);
     }
+    watches++;
 }
 
 SignalWatch::~SignalWatch() {
     fd_.reset();
-    ::sigprocmask(SIG_SETMASK, &old_, nullptr);
+    const std::lock_guard lock(watches_mutex);
+    if (--watches == 0) {
+        ::sigprocmask(SIG_SETMASK, &before_first, nullptr);
+    }
 }
 
 SignalWatch::Pending SignalWatch::consume() {

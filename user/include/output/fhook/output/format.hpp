@@ -70,7 +70,7 @@ std::uint8_t shown_preempt(const Event& event, const KprobeDef* def);
 // How events, tables and documents are written: the kernel's text formats,
 // JSON (NDJSON for events), or for events the Chrome trace event format
 // (Perfetto, chrome://tracing).
-enum class OutputFormat { Text, Json, Chrome };
+enum class OutputFormat { Text, Json, Chrome, Otlp };
 
 // "return", "redirect", "around" (enum fhook_hook_action).
 const char* hook_action_name(std::uint32_t action);
@@ -233,8 +233,41 @@ private:
     std::string tracer_;
 };
 
-// The event formatter of `format`, naming addresses through `ksyms`.
-std::unique_ptr<Formatter> make_formatter(OutputFormat format, const Ksyms& ksyms);
+// OpenTelemetry logs as OTLP JSON lines (the file format of the collector's
+// otlpjsonfile receiver; docs/fleet.md): each line one
+// ExportLogsServiceRequest of up to kBatch events, resource service.name =
+// "fhook", scope "fhook"; each event a LogRecord whose body is its line of
+// the text format and whose attributes are its fields in the NDJSON format
+// (prefixed "fhook."), timeUnixNano its stamp on the realtime clock
+// (CLOCK_MONOTONIC + `real_minus_mono`), severity INFO (WARN for lost
+// records).
+class OtlpFormatter final : public Formatter {
+public:
+    static constexpr std::size_t kBatch = 256;
+    OtlpFormatter(const Ksyms& ksyms, std::int64_t real_minus_mono);
+    ~OtlpFormatter() override;
+    void format(const Event& event, std::string& out) override;
+    void end(std::string& out) override;
+
+private:
+    void flush(std::string& out);
+
+    TextFormatter text_;
+    JsonFormatter json_;
+    std::int64_t offset_;
+    std::string records_; // the batch's LogRecords, comma separated
+    std::size_t batched_ = 0;
+    std::string line_, fields_; // scratch
+};
+
+// CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns: a live stamp's offset.
+std::int64_t realtime_offset_now();
+
+// The event formatter of `format`, naming addresses through `ksyms`;
+// `real_minus_mono` for Otlp's realtime stamps (a record file's own: its
+// header's start_real_ns - start_mono_ns).
+std::unique_ptr<Formatter> make_formatter(OutputFormat format, const Ksyms& ksyms,
+                                          std::int64_t real_minus_mono = realtime_offset_now());
 
 // Appends `text` as a JSON string literal (quotes included): well-formed
 // UTF-8 as it is, each byte that is not part of one (kernel strings can be

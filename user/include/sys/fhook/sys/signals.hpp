@@ -9,8 +9,9 @@
 namespace fhook {
 
 // Blocks SIGINT, SIGTERM, SIGHUP, SIGCHLD and SIGUSR2 (and SIGUSR1 when
-// `print` is watched) for the whole process and reads them from a
-// signalfd; restores the old mask on destruction.
+// `print` is watched) in the calling thread and reads them from a
+// signalfd.  Watches nest (fhook export's jobs live at once and end in any
+// order): the last one to end restores the mask the first one found.
 class SignalWatch {
 public:
     explicit SignalWatch(bool print = false);
@@ -19,7 +20,7 @@ public:
     ~SignalWatch();
 
     int fd() const noexcept { return fd_.get(); }
-    // The mask in effect before, for a command the run starts.
+    // The mask in effect before the first watch, for a command the run starts.
     const sigset_t& original_mask() const noexcept { return old_; }
 
     struct Pending {
