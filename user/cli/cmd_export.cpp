@@ -1,6 +1,7 @@
 // fhook export --config FILE [--listen ADDR:PORT]
 #include <signal.h>
 
+#include <atomic>
 #include <fstream>
 #include <sstream>
 
@@ -16,11 +17,11 @@ namespace {
 constexpr const char* kUsage =
     "Usage: fhook export --config FILE [--listen ADDR:PORT]\n"
     "\n"
-    "Run the counting, timing and wakeup jobs of FILE (TOML: [[count]],\n"
-    "[[latency]], [[wakeup]] tables) until SIGINT or SIGTERM, and serve their\n"
-    "metrics for Prometheus on http://ADDR:PORT/metrics, each labelled with its\n"
-    "job's name: a long-running exporter, as node_exporter and ebpf_exporter are\n"
-    "(the unit fhook-export.service runs it).  SIGHUP reads FILE again: jobs\n"
+    "Run the counting, timing, wakeup and hist jobs of FILE (TOML: [[count]],\n"
+    "[[latency]], [[wakeup]], [[hist]] tables) until SIGINT or SIGTERM, and serve\n"
+    "their metrics for Prometheus on http://ADDR:PORT/metrics, each labelled with\n"
+    "its job's name: a long-running exporter, as node_exporter and ebpf_exporter\n"
+    "are (the unit fhook-export.service runs it).  SIGHUP reads FILE again: jobs\n"
     "that did not change keep running, and their counts; a FILE that does not\n"
     "parse or arm leaves the running jobs as they were.  docs/fleet.md.\n";
 
@@ -74,7 +75,7 @@ int cmd_export(const Args& args) {
     }
     pthread_sigmask(SIG_BLOCK, &wanted, nullptr);
     Exporter exporter(system_paths());
-    bool armed = false;
+    std::atomic<bool> armed = false; // (read by the server's threads)
     MetricsServer server(
         [&]() -> std::optional<std::string> {
             if (!armed) {

@@ -5,6 +5,7 @@
 
 #include <fhook/core/error.hpp>
 #include <fhook/core/output.hpp>
+#include <fhook/engine/module_hist.hpp>
 #include <fhook/engine/sinks.hpp>
 #include <fhook/output/flamegraph.hpp>
 #include <fhook/output/hist_format.hpp>
@@ -72,44 +73,6 @@ void parse_hist_options(const po::variables_map& vm, TraceOptions& opt) {
         throw_invalid("--clear goes with --interval");
     }
 }
-
-// A table the module keeps (FHOOK_IOC_HIST_SET): read, and after
-// clear() what came since.
-class ModuleHist {
-public:
-    ModuleHist(HistSpec spec, std::uint32_t probe_id, std::uint32_t table, const Tracer& tracer)
-        : spec_(std::move(spec)), id_(probe_id), table_(table), tracer_(tracer) {}
-    HistTable now() const {
-        const Session::HistRead r = tracer_.hist(id_, table_);
-        std::vector<HistEntry> entries =
-            module_hist_entries(spec_, r.entries.data(), r.nr, r.key_size, r.elt_size);
-        HistTable t(spec_);
-        t.set(hist_since(entries, before_), r.hits - hits_, r.drops - drops_);
-        return t;
-    }
-    // everything since the start (--clear aside): the metrics' counters
-    HistTable total() const {
-        const Session::HistRead r = tracer_.hist(id_, table_);
-        HistTable t(spec_);
-        t.set(module_hist_entries(spec_, r.entries.data(), r.nr, r.key_size, r.elt_size), r.hits,
-              r.drops);
-        return t;
-    }
-    void clear() {
-        const Session::HistRead r = tracer_.hist(id_, table_);
-        before_ = module_hist_entries(spec_, r.entries.data(), r.nr, r.key_size, r.elt_size);
-        hits_ = r.hits;
-        drops_ = r.drops;
-    }
-
-private:
-    HistSpec spec_;
-    std::uint32_t id_;
-    std::uint32_t table_;
-    const Tracer& tracer_;
-    std::vector<HistEntry> before_;
-    std::uint64_t hits_ = 0, drops_ = 0;
-};
 
 // Prints the histograms at the end, or every --interval: those the
 // module keeps, else those of the sink; user stacks named.
@@ -251,30 +214,8 @@ int cmd_hist(const Args& args) {
     const std::uint32_t id = tracer.probes().front().id;
     const KprobeDef* def = tracer.probe_table().find(id);
     const bool one_filter = def ? def->filter == filter : opt->spec.filter == filter;
-    // all of the tables in the module, or none: several, and stacks, need
-    // a module with FHOOK_FEAT_HIST_STACK
-    std::vector<ModuleHist> module;
-    std::uint64_t features = 0;
-    for (const std::uint64_t f : {FHOOK_FEAT_HIST_STACK, FHOOK_FEAT_HIST_USTACK}) {
-        features |= tracer.has_feature(f) ? f : 0;
-    }
-    const bool more = (features & FHOOK_FEAT_HIST_STACK) != 0;
-    if (shared_if && one_filter && tracer.has_feature(FHOOK_FEAT_HIST) &&
-        (specs.size() == 1 || (more && specs.size() <= FHOOK_HIST_MAX_TABLES))) {
-        std::vector<HistSpec> resolved = specs;
-        std::vector<fhook_hist_set> sets;
-        for (HistSpec& spec : resolved) {
-            resolve_hist_fields(spec, def);
-            const auto table = static_cast<std::uint32_t>(sets.size());
-            if (const auto set = module_hist(spec, def, id, table, features)) {
-                sets.push_back(*set);
-            }
-        }
-        for (std::size_t i = 0; sets.size() == resolved.size() && i < sets.size(); i++) {
-            tracer.set_hist(sets[i]);
-            module.emplace_back(std::move(resolved[i]), id, sets[i].table, tracer);
-        }
-    }
+    // all of the tables in the module, or none
+    std::vector<ModuleHist> module = keep_hists_in_module(tracer, specs, shared_if && one_filter);
     // fhook's own aggregation has user stacks from uprobes' records only
     if (ustacks && module.empty() && !(def && def->is_uprobe)) {
         throw_invalid("ustacktrace: only a table kept in the module has the user stacks of a "

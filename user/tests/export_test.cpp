@@ -38,12 +38,17 @@ functions = ["vfs_read"]
 [[wakeup]]
 name = "rt"
 class = "rt"
+
+[[hist]]
+name = "readers"
+probe = "vfs_read"
+triggers = ["keys=common_pid.execname if common_pid > 1", "keys=cpu if common_pid > 1"]
 )",
                                                "export.toml");
     EXPECT_EQ(c.listen, "0.0.0.0:9200");
     EXPECT_EQ(c.metrics.series_limit, 500u);
     EXPECT_TRUE(c.metrics.pid_labels);
-    ASSERT_EQ(c.jobs.size(), 3u);
+    ASSERT_EQ(c.jobs.size(), 4u);
     EXPECT_EQ(c.jobs[0].name, "vfs");
     EXPECT_EQ(c.jobs[0].spec.collect, Collect::Counts);
     EXPECT_EQ(c.jobs[0].spec.probes, (std::vector<std::string>{"vfs_read", "vfs_write"}));
@@ -52,6 +57,11 @@ class = "rt"
     EXPECT_EQ(c.jobs[2].spec.collect, Collect::Wakeup);
     EXPECT_EQ(c.jobs[2].spec.wakeup.wclass, std::uint32_t{FHOOK_WAKEUP_RT});
     EXPECT_FALSE(c.jobs[2].spec.wakeup.reports);
+    // a hist job: the triggers' shared 'if' is the probe's filter
+    EXPECT_EQ(c.jobs[3].spec.collect, Collect::Events);
+    EXPECT_EQ(c.jobs[3].spec.probes, std::vector<std::string>{"vfs_read"});
+    ASSERT_EQ(c.jobs[3].hist.size(), 2u);
+    EXPECT_EQ(c.jobs[3].spec.filter, "common_pid > 1");
     // the same table is the same job; another is not
     EXPECT_EQ(
         parse_export_config("[[count]]\nname = \"a\"\nfunctions = [\"f\"]\n", "x").jobs[0].key,
@@ -62,8 +72,8 @@ class = "rt"
 }
 
 TEST(Export, MistakesAreNamedWithTheirPlace) {
-    EXPECT_EQ(refusal(""), "export.toml: no job: give at least one [[count]], [[latency]] or "
-                           "[[wakeup]] table");
+    EXPECT_EQ(refusal(""), "export.toml: no job: give at least one [[count]], [[latency]], "
+                           "[[wakeup]] or [[hist]] table");
     EXPECT_EQ(refusal("[[count]\n"),
               "export.toml:1:9: Error while parsing table header: expected ']', saw '\\n'");
     EXPECT_EQ(refusal("listen = 9110\n[[count]]\nname=\"a\"\nfunctions=[\"f\"]\n"),
@@ -86,6 +96,14 @@ TEST(Export, MistakesAreNamedWithTheirPlace) {
     EXPECT_EQ(refusal("series_limit = 1\n[[count]]\nname=\"a\"\nfunctions=[\"f\"]\n"),
               "export.toml: series_limit must be a number of at least 2");
     EXPECT_EQ(refusal("[[gauge]]\nname=\"a\"\n"), "export.toml: unknown key 'gauge'");
+    EXPECT_EQ(
+        refusal("[[hist]]\nname=\"h\"\nprobe=\"f\"\ntriggers=[\"keys=cpu if common_pid > 1\", "
+                "\"keys=cpu\"]\n"),
+        "export.toml: [[hist]] #1: the triggers of a hist job must share their 'if' (the "
+        "module keeps their tables)");
+    EXPECT_EQ(refusal("[[hist]]\nname=\"h\"\ntriggers=[\"keys=cpu\"]\n"),
+              "export.toml: [[hist]] #1: a hist job needs probe = \"...\" (a function or a probe "
+              "definition)");
 }
 
 // A reload keeps an unchanged job armed, counts and all; arms the new

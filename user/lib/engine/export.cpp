@@ -6,6 +6,7 @@
 
 #include <fhook/core/error.hpp>
 #include <fhook/engine/export.hpp>
+#include <fhook/engine/module_hist.hpp>
 
 namespace fhook {
 
@@ -54,7 +55,34 @@ ExportJob job_of(const toml::table& t, const std::string& kind, const std::strin
     } else if (t.contains("filter")) {
         bad(where, "'filter' must be a string (an expression, as --filter)");
     }
-    if (kind == "count" || kind == "latency") {
+    if (kind == "hist") {
+        only(t, {"name", "probe", "triggers", "filter"}, where);
+        const auto* probe = t["probe"].as_string();
+        if (!probe || probe->get().empty()) {
+            bad(where, "a hist job needs probe = \"...\" (a function or a probe definition)");
+        }
+        job.spec.collect = Collect::Events;
+        job.spec.probes = {probe->get()};
+        try {
+            for (const std::string& trigger : strings(t, "triggers", where)) {
+                job.hist.push_back(parse_hist_trigger(trigger));
+            }
+        } catch (const Error& e) {
+            bad(where, e.what());
+        }
+        // (their shared 'if' the probe's filter: the module keeps the tables)
+        const std::string& shared = job.hist[0].filter;
+        for (const HistSpec& h : job.hist) {
+            if (h.filter != shared) {
+                bad(where, "the triggers of a hist job must share their 'if' (the module keeps "
+                           "their tables)");
+            }
+        }
+        if (!shared.empty()) {
+            job.spec.filter =
+                job.spec.filter.empty() ? shared : "(" + job.spec.filter + ") && (" + shared + ")";
+        }
+    } else if (kind == "count" || kind == "latency") {
         only(t, {"name", "functions", "filter"}, where);
         job.spec.collect = kind == "count" ? Collect::Counts : Collect::Latency;
         job.spec.probes = strings(t, "functions", where);
@@ -107,7 +135,8 @@ ExportConfig parse_export_config(std::string_view text, const std::string& origi
                       ": " + std::string(e.description()));
     }
     ExportConfig config;
-    only(doc, {"listen", "series_limit", "pid_labels", "count", "latency", "wakeup"}, origin);
+    only(doc, {"listen", "series_limit", "pid_labels", "count", "latency", "wakeup", "hist"},
+         origin);
     if (doc.contains("listen")) {
         const auto* l = doc["listen"].as_string();
         if (!l) {
@@ -130,7 +159,7 @@ ExportConfig parse_export_config(std::string_view text, const std::string& origi
         config.metrics.pid_labels = *b;
     }
     std::set<std::string> names;
-    for (const char* kind : {"count", "latency", "wakeup"}) {
+    for (const char* kind : {"count", "latency", "wakeup", "hist"}) {
         if (!doc.contains(kind)) {
             continue;
         }
@@ -152,7 +181,8 @@ ExportConfig parse_export_config(std::string_view text, const std::string& origi
         }
     }
     if (config.jobs.empty()) {
-        bad(origin, "no job: give at least one [[count]], [[latency]] or [[wakeup]] table");
+        bad(origin, "no job: give at least one [[count]], [[latency]], [[wakeup]] or [[hist]] "
+                    "table");
     }
     return config;
 }
@@ -160,6 +190,7 @@ ExportConfig parse_export_config(std::string_view text, const std::string& origi
 struct Exporter::Running {
     ExportJob job;
     std::unique_ptr<Tracer> tracer;
+    std::vector<ModuleHist> hists; // [[hist]]: its tables (on *tracer)
     std::unique_ptr<MetricsCollector> collector;
 };
 
@@ -188,6 +219,17 @@ Exporter::Change Exporter::apply(const ExportConfig& config) {
         try {
             r->tracer = std::make_unique<Tracer>(job.spec, paths_);
             r->tracer->setup();
+            if (!job.hist.empty()) {
+                const KprobeDef* def =
+                    r->tracer->probe_table().find(r->tracer->probes().front().id);
+                r->hists = keep_hists_in_module(*r->tracer, job.hist,
+                                                !def || def->filter == job.spec.filter);
+                if (r->hists.empty()) {
+                    throw_invalid("the module cannot keep these triggers' tables (keys of "
+                                  "numbers, the task, stacks; up to " +
+                                  std::to_string(FHOOK_HIST_MAX_TABLES) + " tables)");
+                }
+            }
             r->tracer->start();
         } catch (const Error& e) {
             // (what `next` took back goes where it was: the old jobs stay)
@@ -201,6 +243,15 @@ Exporter::Change Exporter::apply(const ExportConfig& config) {
         MetricsOptions opt = config.metrics;
         opt.tracer = wakeup_tracer_name(job.spec.wakeup.wclass);
         r->collector = std::make_unique<MetricsCollector>(*r->tracer, job.spec.collect, opt);
+        if (!r->hists.empty()) {
+            r->collector->set_hist([hists = &r->hists] {
+                std::vector<HistTable> tables;
+                for (const ModuleHist& h : *hists) {
+                    tables.push_back(h.total());
+                }
+                return tables;
+            });
+        }
         r->collector->ready();
         change.armed.push_back(job.name);
         next.push_back(std::move(r));

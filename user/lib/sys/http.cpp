@@ -4,6 +4,7 @@
 #include <sys/time.h>
 
 #include <atomic>
+#include <chrono>
 #include <list>
 #include <mutex>
 #include <thread>
@@ -134,6 +135,8 @@ struct HttpServer::Impl {
                 return;
             }
             if (ec) {
+                // (out of fds, say: not a busy loop)
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
                 continue;
             }
             set_timeout(socket, kIdleSeconds);

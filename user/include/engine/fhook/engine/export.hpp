@@ -15,10 +15,11 @@
 
 namespace fhook {
 
-// One job of the file: a [[count]], [[latency]] or [[wakeup]] table.
+// One job of the file: a [[count]], [[latency]], [[wakeup]] or [[hist]] table.
 struct ExportJob {
-    std::string name; // the metrics' `fhook_job` label: unique in the file
-    TraceSpec spec;   // Collect::Counts, Latency or Wakeup
+    std::string name;           // the metrics' `fhook_job` label: unique in the file
+    TraceSpec spec;             // Collect::Counts, Latency, Wakeup, or Events for hist
+    std::vector<HistSpec> hist; // [[hist]]: its triggers (tables the module keeps)
     // the table as read, canonical: two jobs with the same are the same
     // job (a reload keeps it armed, and its counts)
     std::string key;
