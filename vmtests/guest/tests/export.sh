@@ -17,6 +17,10 @@ listen = "127.0.0.1:9120"
 [[count]]
 name = "t"
 functions = ["fhook_testmod_target"]
+[[hist]]
+name = "h"
+probe = "fhook_testmod_target"
+triggers = ["keys=common_pid.execname"]
 END
 chmod 0644 $D/e.toml
 chmod 0666 /dev/fhook
@@ -26,7 +30,8 @@ scrape_metrics 9120 $D/s0
 echo call 400 > $TM
 scrape_metrics 9120 $D/s1
 expect_eq "$(metric $D/s1 "$(calls t)")" 400 "job t's calls after 400"
-grep -q "^fhook: 1 job(s) (t); metrics on http://127.0.0.1:9120/metrics$" $D/e.err ||
+expect_eq "$(metric $D/s1 'fhook_hist_hits_total{fhook_job="h",table="0",comm="sh"}')" 400 "job h's hits of sh"
+grep -q "^fhook: 2 job(s) (t, h); metrics on http://127.0.0.1:9120/metrics$" $D/e.err ||
 	fail "the start is not named: $(cat $D/e.err)"
 
 # a second job: t kept with its 400, u from 0
@@ -43,7 +48,7 @@ for _i in $(seq 50); do
 done
 expect_eq "$(metric $D/s2 "$(calls t)")" 400 "job t's calls after the reload (kept)"
 expect_eq "$(metric $D/s2 "$(calls u)")" 0 "job u's calls when armed"
-grep -q "^fhook: reloaded $D/e.toml: kept t; armed u; dropped -$" $D/e.err ||
+grep -q "^fhook: reloaded $D/e.toml: kept t, h; armed u; dropped -$" $D/e.err ||
 	fail "the reload is not named: $(cat $D/e.err)"
 echo call 100 > $TM
 scrape_metrics 9120 $D/s3
@@ -68,4 +73,4 @@ wait $pid
 expect_eq "$?" 0 "fhook export's exit on SIGTERM"
 chmod 0600 /dev/fhook
 no_sessions || fail "a session left after the exporter ended"
-pass "two jobs served together (400, then 500 and 100), kept across a reload, a broken file refused, SIGTERM clean, as a CAP_PERFMON + CAP_SYSLOG user"
+pass "a count and a hist job served together (400 calls, 400 hits of sh), a third added (500 and 100), kept across a reload, a broken file refused, SIGTERM clean, as a CAP_PERFMON + CAP_SYSLOG user"
