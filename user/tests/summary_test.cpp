@@ -75,6 +75,10 @@ TEST(CountTable, FunctionsByHitsThenName) {
                                                   "             0  vfs_read\n");
     EXPECT_EQ(count_table(count_sorted(rows, 1)), "          hits  function\n"
                                                   "            40  tcp_recvmsg\n");
+    // a glob whose functions were not called: said, as latency says it
+    EXPECT_EQ(count_table({}), "          hits  function\n"
+                               "     (no calls)\n");
+    EXPECT_EQ(count_json({}, std::nullopt), "{\"functions\":[]}\n");
     EXPECT_EQ(count_json(count_sorted(rows, 1), 2.0),
               "{\"elapsed\":2.0,\"functions\":[{\"function\":\"tcp_recvmsg\",\"module\":\"\","
               "\"probe\":2,\"hits\":40}]}\n");

@@ -126,6 +126,9 @@ std::string count_table(const std::vector<CountRow>& rows) {
         }
         out += '\n';
     }
+    if (rows.empty()) {
+        out += "     (no calls)\n"; // (as latency's histograms say it)
+    }
     return out;
 }
 

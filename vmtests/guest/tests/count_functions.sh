@@ -49,6 +49,14 @@ expect_eq "$(wc -l < $D/js.out)" 1 "JSON lines"
 grep -q '"function":"fhook_testmod_target","module":"fhook_testmod","probe":1,"hits":3000}' $D/js.out ||
 	fail "no fhook_testmod_target object with 3000 hits: $(cat $D/js.out)"
 
+# no call: said under the header as latency says it, an empty list in JSON
+run_fhook $D/none count -d 0.3 'fhook_testmod_tar*'
+expect_eq "$RC" 0 "count with no calls"
+[ "$(wc -l < $D/none.out)" = 2 ] && grep -qx '     (no calls)' $D/none.out ||
+	fail "count with no calls: $(cat $D/none.out)"
+run_fhook $D/nonej count -d 0.3 --format json 'fhook_testmod_tar*'
+grep -qx '{"functions":\[\]}' $D/nonej.out || fail "JSON of no calls: $(cat $D/nonej.out)"
+
 # -i: blocks under the time of day, adding up to the whole
 run_fhook $D/iv count -i 0.4 'fhook_testmod_tar*' -- sh -c "echo call 1000 > $TM; sleep 1.5; echo call 500 > $TM"
 expect_eq "$RC" 0 "count -i exit code"

@@ -66,6 +66,7 @@ std::vector<CountRow> count_sorted(std::vector<CountRow> rows, std::size_t top);
 //           hits  function
 //          20000  vfs_read
 //             12  ext4_file_read_iter [ext4]
+// and "     (no calls)" under the header when no function was called.
 std::string count_table(const std::vector<CountRow>& rows);
 // The same as one JSON object with a newline: {"functions":[{"function":
 // NAME,"module":M,"probe":ID,"hits":N}...]} and, when `elapsed` is given,
