@@ -10,10 +10,13 @@ std::string doctor_text(const DoctorReport& report) {
     for (const auto& c : report.checks) {
         width = std::max(width, c.name.size());
     }
-    std::string out =
-        "kernel " + report.release + ", config from " +
-        (report.config_source.empty() ? std::string("nowhere (inferred)") : report.config_source) +
-        "\n";
+    // (where the answers below come from)
+    std::string out = "kernel " + report.release +
+                      (report.config_source.empty()
+                           ? ": no /boot/config-" + report.release +
+                                 " or /proc/config.gz: options inferred from kallsyms and BTF"
+                           : ", config from " + report.config_source) +
+                      "\n";
     for (const auto& c : report.checks) {
         std::string status = check_status_name(c.status);
         status.resize(5, ' ');
