@@ -53,7 +53,7 @@ ExportJob job_of(const toml::table& t, const std::string& kind, const std::strin
     if (const auto* f = t["filter"].as_string()) {
         job.spec.filter = f->get();
     } else if (t.contains("filter")) {
-        bad(where, "'filter' must be a string (an expression, as --filter)");
+        bad(where, "'filter' must be a string (a filter expression: docs/probes.md)");
     }
     if (kind == "hist") {
         only(t, {"name", "probe", "triggers", "filter"}, where);
