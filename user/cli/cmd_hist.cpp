@@ -192,13 +192,10 @@ int cmd_hist(const Args& args) {
     }
     // the triggers' "if", when they share it, becomes the probe's filter,
     // so that the module can keep the tables
-    std::string filter = opt->spec.filter;
-    const bool shared_if = std::all_of(
-        specs.begin(), specs.end(), [&](const HistSpec& s) { return s.filter == specs[0].filter; });
-    if (shared_if && !specs[0].filter.empty()) {
-        filter = filter.empty() ? specs[0].filter : "(" + filter + ") && (" + specs[0].filter + ")";
-        opt->spec.filter = filter;
-    }
+    const std::optional<std::string> shared = hist_probe_filter(specs, opt->spec.filter);
+    const bool shared_if = shared.has_value();
+    const std::string filter = shared.value_or(opt->spec.filter);
+    opt->spec.filter = filter;
     // stacks go with the records too, for when the module cannot keep a
     // table (a uprobe's records carry its user stack)
     opt->spec.stack |= stacks || ustacks;

@@ -71,17 +71,12 @@ ExportJob job_of(const toml::table& t, const std::string& kind, const std::strin
             bad(where, e.what());
         }
         // (their shared 'if' the probe's filter: the module keeps the tables)
-        const std::string& shared = job.hist[0].filter;
-        for (const HistSpec& h : job.hist) {
-            if (h.filter != shared) {
-                bad(where, "the triggers of a hist job must share their 'if' (the module keeps "
-                           "their tables)");
-            }
+        const std::optional<std::string> filter = hist_probe_filter(job.hist, job.spec.filter);
+        if (!filter) {
+            bad(where, "the triggers of a hist job must share their 'if' (the module keeps "
+                       "their tables)");
         }
-        if (!shared.empty()) {
-            job.spec.filter =
-                job.spec.filter.empty() ? shared : "(" + job.spec.filter + ") && (" + shared + ")";
-        }
+        job.spec.filter = *filter;
     } else if (kind == "count" || kind == "latency") {
         only(t, {"name", "functions", "filter"}, where);
         job.spec.collect = kind == "count" ? Collect::Counts : Collect::Latency;

@@ -56,8 +56,7 @@ void MetricsCollector::set_hist(HistTablesRead read) {
 
 void MetricsCollector::add_hist(std::vector<MetricFamily>& out) {
     const std::vector<HistTable> tables = hist_();
-    auto hits = family("fhook_hist_hits", "hits of each key of a hist table (its hitcount)",
-                       MetricType::Counter);
+
     auto drops =
         family("fhook_hist_drops", "hits a full hist table had no entry for", MetricType::Counter);
     // the values' families by name, and a series' index in its family by
@@ -73,7 +72,9 @@ void MetricsCollector::add_hist(std::vector<MetricFamily>& out) {
             f.series[it->second].value += v;
         }
     };
-    Family all{std::move(hits), {}};
+    Family hits{family("fhook_hist_hits", "hits of each key of a hist table (its hitcount)",
+                       MetricType::Counter),
+                {}};
     std::map<std::string, Family> vals;
     for (std::size_t t = 0; t < tables.size(); t++) {
         const HistSpec& spec = tables[t].spec();
@@ -83,7 +84,7 @@ void MetricsCollector::add_hist(std::vector<MetricFamily>& out) {
             for (auto& [name, v] : hist_key_labels(spec, e, tracer_.ksyms(), opt_.pid_labels)) {
                 labels.emplace_back(metric_name(name, true), std::move(v));
             }
-            all.add(labels, double(e.hitcount));
+            hits.add(labels, double(e.hitcount));
             for (std::size_t v = 0; v < spec.vals.size() && v < e.sums.size(); v++) {
                 const std::string name = "fhook_hist_" + metric_name(spec.vals[v].name, true);
                 auto it = vals.find(name);
@@ -100,9 +101,8 @@ void MetricsCollector::add_hist(std::vector<MetricFamily>& out) {
         }
         drops.series.push_back(value({{"table", table}}, double(tables[t].dropped())));
     }
-    hits = std::move(all.f);
-    bound(hits);
-    out.push_back(std::move(hits));
+    bound(hits.f);
+    out.push_back(std::move(hits.f));
     for (auto& [name, v] : vals) {
         bound(v.f);
         out.push_back(std::move(v.f));

@@ -416,4 +416,18 @@ std::string hist_trigger_info(const HistSpec& spec) {
     return out;
 }
 
+std::optional<std::string> hist_probe_filter(const std::vector<HistSpec>& specs,
+                                             const std::string& filter) {
+    const std::string& shared = specs.empty() ? filter : specs[0].filter;
+    for (const HistSpec& s : specs) {
+        if (s.filter != shared) {
+            return std::nullopt;
+        }
+    }
+    if (specs.empty() || shared.empty()) {
+        return filter;
+    }
+    return filter.empty() ? shared : "(" + filter + ") && (" + shared + ")";
+}
+
 } // namespace fhook

@@ -122,6 +122,12 @@ private:
     std::uint64_t dropped_ = 0;
 };
 
+// The probe's filter for triggers that share their 'if' (so that the
+// module can keep their tables): `filter` and that 'if' joined with &&;
+// nullopt when the triggers' 'if's differ.
+std::optional<std::string> hist_probe_filter(const std::vector<HistSpec>& specs,
+                                             const std::string& filter);
+
 // The spec as the module can keep it (FHOOK_IOC_HIST_SET for
 // `probe_id`, its `table`th), or nullopt when it needs what only fhook's
 // own aggregation does: string keys other than comm, arrays and bit
