@@ -1,4 +1,6 @@
 // fhook errors [options] ENTRY... [-- COMMAND [ARGS...]]
+#include <random>
+
 #include <fhook/core/error.hpp>
 #include <fhook/output/errors_format.hpp>
 #include <fhook/probe/probe.hpp>
@@ -107,7 +109,8 @@ int cmd_errors(const Args& args) {
                       "the kernel (common_pid, tgid, comm, cpu)";
     cmd.output_help = "write the chains to FILE instead of stdout";
     cmd.format_help = "text (default), json (NDJSON: an object per chain, then one with the "
-                      "counts) or chrome (each chain's calls as nested spans, for Perfetto)";
+                      "counts), chrome (each chain's calls as nested spans, for Perfetto) or otlp "
+                      "(a line per chain: an OTLP/HTTP JSON trace, its calls as spans)";
     cmd.chrome = true;
     cmd.no_probe = "give the functions whose failures to explain, e.g. fhook errors "
                    "do_sys_openat2";
@@ -127,9 +130,14 @@ int cmd_errors(const Args& args) {
         }
         return print_events(*opt);
     }
+    if (opt->format == OutputFormat::Otlp && opt->errors_view.stat) {
+        throw_invalid("--stat prints a table: OTLP carries the chains (drop --stat)");
+    }
     return print_events(*opt, [&](const Tracer& tracer) -> std::unique_ptr<Formatter> {
         // the return types: without them, values are read as errnos
         ErrorsFormatOptions view = opt->errors_view;
+        view.otlp = {std::random_device{}() * 0x100000001ULL ^ std::random_device{}(),
+                     realtime_offset_now()};
         view.btf = tracer.kernel_btf();
         view.module_btf = [&tracer](const std::string& m) { return tracer.module_btf(m); };
         return std::make_unique<ErrorsFormatter>(tracer.ksyms(), opt->format, view);

@@ -52,8 +52,10 @@ int cmd_graph(const Args& args) {
     cmd.filter_help = "trace only tasks for which EXPR holds when they call FUNC, evaluated in "
                       "the kernel (common_pid, tgid, comm, cpu)";
     cmd.output_help = "write the call trees to FILE instead of stdout";
-    cmd.format_help = "text (the function_graph tracer's format, default), json (NDJSON, one "
-                      "object per entry and return) or chrome (Chrome trace JSON for Perfetto)";
+    cmd.format_help =
+        "text (the function_graph tracer's format, default), json (NDJSON, one "
+        "object per entry and return), chrome (Chrome trace JSON for Perfetto) or otlp "
+        "(OTLP/HTTP JSON logs, a line per batch)";
     cmd.chrome = true;
     cmd.no_probe = "give the functions whose calls to follow, e.g. fhook graph vfs_read";
     cmd.add_options = add_options;

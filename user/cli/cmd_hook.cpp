@@ -144,8 +144,9 @@ int cmd_hook(const Args& args) {
     cmd.via = false;
     cmd.filter_help = "act only on calls where EXPR holds (on the FIELDs and the task)";
     cmd.output_help = "write the event text to FILE instead of stdout";
-    cmd.format_help = "text (the kernel's trace format, default), json (NDJSON) or chrome "
-                      "(Chrome trace JSON for Perfetto)";
+    cmd.format_help = "text (the kernel's trace format, default), json (NDJSON), chrome "
+                      "(Chrome trace JSON for Perfetto) or otlp (OTLP/HTTP JSON logs, a line per "
+                      "batch)";
     cmd.chrome = true;
     cmd.add_options = add_hook_options;
     cmd.parse_options = parse_hook_options;

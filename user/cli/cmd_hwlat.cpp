@@ -93,6 +93,7 @@ int cmd_hwlat(const Args& args) {
     cmd.record_help = "also write the samples' records to FILE, a record file that "
                       "'fhook report FILE' prints as this command did";
     cmd.format_help = "text (the kernel's trace lines; default) or json";
+    cmd.metrics = true;
     cmd.add_options = add_hwlat_options;
     cmd.parse_options = parse_hwlat_options;
     std::optional<TraceOptions> opt = parse_trace_options(args, cmd);
@@ -104,13 +105,17 @@ int cmd_hwlat(const Args& args) {
     }
     Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
     const UniqueFd out = open_output(opt->output);
+    MetricsOutput metrics(tracer, *opt);
     tracer.setup();
     HwlatPrinter printer(tracer, output_fd(out), opt->format == OutputFormat::Json);
     TraceObserver observer; // (nothing to show while it runs)
     const std::unique_ptr<FileSink> file = record_sink(*opt, tracer, args, "hwlat", "hwlat");
     tracer.start();
-    TeeSink recorded(printer, file.get());
+    metrics.started();
+    TeeSink measured(printer, metrics.tracer_sink());
+    TeeSink recorded(measured, file.get());
     tracer.run(recorded, observer);
+    metrics.finish();
     if (!opt->quiet) {
         const std::uint64_t thresh_us =
             opt->spec.hwlat.threshold_ns ? opt->spec.hwlat.threshold_ns / 1000 : 10;

@@ -79,6 +79,7 @@ int run_irqsoff(const Args& args, const char* name, std::uint32_t kinds) {
     cmd.record_help = "also write the reports' records to FILE, a record file that "
                       "'fhook report FILE' prints as this command did";
     cmd.format_help = "text (the kernel's latency trace; default) or json";
+    cmd.metrics = true;
     cmd.add_options = add_irqsoff_options;
     cmd.parse_options = parse_irqsoff_options;
     std::optional<TraceOptions> opt = parse_trace_options(args, cmd);
@@ -94,6 +95,7 @@ int run_irqsoff(const Args& args, const char* name, std::uint32_t kinds) {
     opt->spec.need_symbols = true;
     Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
     const UniqueFd out = open_output(opt->output);
+    MetricsOutput metrics(tracer, *opt);
     tracer.setup();
     IrqsoffPrinter printer(
         tracer, output_fd(out), opt->format == OutputFormat::Json,
@@ -102,8 +104,11 @@ int run_irqsoff(const Args& args, const char* name, std::uint32_t kinds) {
     TraceObserver observer; // (nothing to show while it runs)
     const std::unique_ptr<FileSink> file = record_sink(*opt, tracer, args, name, name);
     tracer.start();
-    TeeSink recorded(printer, file.get());
+    metrics.started();
+    TeeSink measured(printer, metrics.tracer_sink());
+    TeeSink recorded(measured, file.get());
     tracer.run(recorded, observer);
+    metrics.finish();
     if (!opt->quiet) {
         print_stderr(printer.reports()
                          ? "fhook: " + std::to_string(printer.reports()) +

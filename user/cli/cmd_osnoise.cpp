@@ -129,6 +129,7 @@ int cmd_osnoise(const Args& args) {
                                     "write the tables or records to FILE instead of stdout");
     cmd.record_help = "also write every measure's record to FILE, a record file that "
                       "'fhook report FILE' prints as trace mode does (every one)";
+    cmd.metrics = true;
     cmd.add_options = add_osnoise_options;
     cmd.parse_options = parse_osnoise_options;
     std::optional<TraceOptions> opt = parse_trace_options(args, cmd);
@@ -142,6 +143,7 @@ int cmd_osnoise(const Args& args) {
     }
     Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
     const UniqueFd out = open_output(opt->output);
+    MetricsOutput metrics(tracer, *opt);
     tracer.setup();
     OsnoiseSink sink(tracer, *opt, mode, output_fd(out));
     const bool json = opt->format == OutputFormat::Json;
@@ -156,8 +158,11 @@ int cmd_osnoise(const Args& args) {
         output_fd(out), json, mode == Mode::Top);
     const std::unique_ptr<FileSink> file = record_sink(*opt, tracer, args, "osnoise", "osnoise");
     tracer.start();
-    TeeSink recorded(sink, file.get());
+    metrics.started();
+    TeeSink measured(sink, metrics.tracer_sink());
+    TeeSink recorded(measured, file.get());
     tracer.run(recorded, tables);
+    metrics.finish();
     if (mode != Mode::Trace) {
         tables.print();
     }

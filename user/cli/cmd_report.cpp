@@ -387,6 +387,9 @@ void report_events(const ReportOptions& opt, const Replay& replay) {
         }
         ErrorsFormatOptions view;
         view.btf = btf ? &*btf : nullptr;
+        // (OTLP: the recording's realtime clock; its ids the same at each report)
+        const RecFileHeader& h = replay.file().header();
+        view.otlp = {h.start_real_ns, static_cast<std::int64_t>(h.start_real_ns - h.start_mono_ns)};
         formatter = std::make_unique<ErrorsFormatter>(replay.ksyms(), opt.format, view);
     } else if (opt.graph) {
         GraphFormatOptions view = *opt.graph;

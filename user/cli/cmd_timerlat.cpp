@@ -119,6 +119,7 @@ int cmd_timerlat(const Args& args) {
                                     "write the tables or measures to FILE instead of stdout");
     cmd.record_help = "also write every measure's record to FILE, a record file that "
                       "'fhook report FILE' prints as trace mode does (every one)";
+    cmd.metrics = true;
     cmd.add_options = add_timerlat_options;
     cmd.parse_options = parse_timerlat_options;
     std::optional<TraceOptions> opt = parse_trace_options(args, cmd);
@@ -131,6 +132,7 @@ int cmd_timerlat(const Args& args) {
     }
     Tracer tracer(opt->spec, system_paths(), terminal_progress(opt->quiet));
     const UniqueFd out = open_output(opt->output);
+    MetricsOutput metrics(tracer, *opt);
     tracer.setup();
     TimerlatSink sink(tracer, *opt, mode, output_fd(out));
     const bool json = opt->format == OutputFormat::Json;
@@ -145,8 +147,11 @@ int cmd_timerlat(const Args& args) {
         output_fd(out), json, mode == Mode::Top);
     const std::unique_ptr<FileSink> file = record_sink(*opt, tracer, args, "timerlat", "timerlat");
     tracer.start();
-    TeeSink recorded(sink, file.get());
+    metrics.started();
+    TeeSink measured(sink, metrics.tracer_sink());
+    TeeSink recorded(measured, file.get());
     tracer.run(recorded, tables);
+    metrics.finish();
     if (mode != Mode::Trace) {
         tables.print();
     }

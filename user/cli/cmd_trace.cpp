@@ -35,8 +35,9 @@ int cmd_trace(const Args& args) {
     cmd.summary = true;
     cmd.filter_help = kRecordFilterHelp;
     cmd.output_help = "write the event text to FILE instead of stdout";
-    cmd.format_help = "text (the kernel's trace format, default), json (NDJSON) or chrome "
-                      "(Chrome trace JSON for Perfetto)";
+    cmd.format_help = "text (the kernel's trace format, default), json (NDJSON), chrome "
+                      "(Chrome trace JSON for Perfetto) or otlp (OTLP/HTTP JSON logs, a line per "
+                      "batch)";
     cmd.chrome = true;
     std::optional<TraceOptions> opt = parse_trace_options(args, cmd);
     if (!opt) {

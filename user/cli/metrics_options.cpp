@@ -1,5 +1,6 @@
 // The metrics options of the tracing commands (--listen, --push, --otlp,
-// --series-limit: docs/fleet.md) and what they start.
+// --series-limit: docs/fleet.md) and what they start; the event
+// commands' --otlp (their events to an OpenTelemetry collector).
 #include <fhook/core/error.hpp>
 
 #include "trace_options.hpp"
@@ -52,8 +53,37 @@ void parse_metrics_options(const po::variables_map& vm, TraceOptions& opt) {
     }
 }
 
+void add_otlp_stream_option(po::options_description& options, const std::string& command) {
+    options.add_options()(
+        "otlp", po::value<std::string>()->value_name("URL"),
+        command == "errors"
+            ? "send each chain as an OTLP trace (a span per call) to an OpenTelemetry collector "
+              "at URL instead of printing it (http://HOST:4318: its /v1/traces)"
+            : "send the events as OTLP logs to an OpenTelemetry collector at URL instead of "
+              "printing them, in batches at least every second (http://HOST:4318: its /v1/logs)");
+}
+
+void parse_otlp_stream_option(const po::variables_map& vm, TraceOptions& opt,
+                              const std::string& command) {
+    if (!vm.count("otlp")) {
+        return;
+    }
+    opt.otlp = vm["otlp"].as<std::string>();
+    if (opt.otlp.rfind("http://", 0) != 0) {
+        throw_invalid("--otlp takes an OTLP/HTTP endpoint's http:// URL, not '" + opt.otlp + "'");
+    }
+    if (vm.count("format") || vm.count("output")) {
+        throw_invalid("--otlp sends OTLP JSON to the endpoint: it takes neither --format nor -o");
+    }
+    if (opt.spec.ring.overwrite) {
+        throw_invalid("--otlp streams the events: it cannot be combined with --overwrite");
+    }
+    opt.format = OutputFormat::Otlp;
+    opt.otlp_path = command == "errors" ? "/v1/traces" : "/v1/logs";
+}
+
 MetricsOutput::MetricsOutput(const Tracer& tracer, const TraceOptions& opt)
-    : push_(opt.push), otlp_(opt.otlp), quiet_(opt.quiet) {
+    : push_(opt.push), otlp_(opt.otlp), tracer_(opt.spec.irqsoff.tracer), quiet_(opt.quiet) {
     if (opt.listen.empty() && opt.push.empty() && opt.otlp.empty()) {
         return;
     }
@@ -69,6 +99,17 @@ void MetricsOutput::set_hist(HistTablesRead read) {
     if (collector_) {
         collector_->set_hist(std::move(read));
     }
+}
+
+Sink* MetricsOutput::tracer_sink() {
+    if (!collector_) {
+        return nullptr;
+    }
+    if (!measures_) {
+        measures_ = std::make_unique<TracerMetricsSink>(tracer_);
+        collector_->set_families([m = measures_.get()] { return m->families(); });
+    }
+    return measures_.get();
 }
 
 void MetricsOutput::started() {

@@ -10,6 +10,7 @@
 #include <fhook/core/cpulist.hpp>
 #include <fhook/core/error.hpp>
 #include <fhook/core/output.hpp>
+#include <fhook/engine/otlp_sink.hpp>
 #include <fhook/engine/sinks.hpp>
 #include <fhook/output/summary.hpp>
 #include <fhook/probe/probe.hpp>
@@ -83,6 +84,9 @@ po::options_description describe(const TraceCommand& cmd) {
     }
     if (cmd.metrics) {
         add_metrics_options(options);
+    }
+    if (cmd.chrome) {
+        add_otlp_stream_option(options, cmd.name);
     }
     if (cmd.via) {
         options.add_options()(
@@ -383,6 +387,9 @@ std::optional<TraceOptions> parse_trace_options(const Args& args, const TraceCom
     if (cmd.metrics) {
         parse_metrics_options(vm, opt);
     }
+    if (cmd.chrome) {
+        parse_otlp_stream_option(vm, opt, cmd.name);
+    }
     if (vm.count("interval")) {
         spec.interval = parse_seconds("--interval", vm["interval"].as<std::string>());
         if (*spec.interval < 0.01) {
@@ -549,13 +556,19 @@ int print_events(const TraceOptions& opt,
     Tracer tracer(opt.spec, system_paths(), terminal_progress(opt.quiet));
     const UniqueFd out = open_output(opt.output);
     tracer.setup();
-    PrintSink sink(output_fd(out),
-                   formatter ? formatter(tracer) : make_formatter(opt.format, tracer.ksyms()),
-                   tracer.probe_table());
+    std::unique_ptr<Formatter> events =
+        formatter ? formatter(tracer) : make_formatter(opt.format, tracer.ksyms());
+    std::unique_ptr<EventSink> sink;
+    if (!opt.otlp.empty()) {
+        sink = std::make_unique<OtlpSink>(opt.otlp, opt.otlp_path, std::move(events),
+                                          tracer.probe_table());
+    } else {
+        sink = std::make_unique<PrintSink>(output_fd(out), std::move(events), tracer.probe_table());
+    }
     tracer.start();
     note_hidden_symbols(tracer, opt.quiet);
     SnapshotNotes notes(opt.quiet);
-    tracer.run(sink, notes);
+    tracer.run(*sink, notes);
     print_summary(tracer, opt);
     return run_status(tracer);
 }

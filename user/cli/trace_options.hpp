@@ -12,6 +12,7 @@
 #include <fhook/engine/metrics.hpp>
 #include <fhook/engine/sinks.hpp>
 #include <fhook/engine/tracer.hpp>
+#include <fhook/engine/tracer_metrics.hpp>
 #include <fhook/output/errors_format.hpp>
 #include <fhook/output/graph_format.hpp>
 #include <fhook/output/latency_format.hpp>
@@ -43,6 +44,7 @@ struct TraceOptions {
     std::string listen;                       // --listen ADDR:PORT ("" = none)
     std::string push;                         // --push URL ("" = none)
     std::string otlp;                         // --otlp URL ("" = none)
+    const char* otlp_path = "/v1/logs";       // event commands: where on it (errors: traces)
     std::size_t series_limit = 10000;         // --series-limit N
     bool pid_labels = false;                  // hist --pid-labels
 };
@@ -155,6 +157,11 @@ std::unique_ptr<FileSink> record_sink(const TraceOptions& opt, const Tracer& tra
 // TraceCommand::metrics.
 void add_metrics_options(po::options_description& options);
 void parse_metrics_options(const po::variables_map& vm, TraceOptions& opt);
+// The event commands' --otlp URL (TraceCommand::chrome): events as OTLP
+// logs, errors' chains as OTLP traces, sent instead of printed.
+void add_otlp_stream_option(po::options_description& options, const std::string& command);
+void parse_otlp_stream_option(const po::variables_map& vm, TraceOptions& opt,
+                              const std::string& command);
 
 // --listen, --push and --otlp: the metrics of `tracer`.  The endpoint listens from
 // construction (before the probes are armed: a taken port fails first),
@@ -165,13 +172,18 @@ public:
     bool wanted() const { return collector_.has_value(); }
     // hist: its tables (MetricsCollector::set_hist()), when wanted
     void set_hist(HistTablesRead read);
+    // The latency tracers: the sink summing their measures for the
+    // metrics, to tee the records to (nullptr when not wanted).
+    Sink* tracer_sink();
     void started();
     void finish();
 
 private:
     std::optional<MetricsCollector> collector_;
     std::unique_ptr<MetricsServer> server_;
+    std::unique_ptr<TracerMetricsSink> measures_;
     std::string push_, otlp_;
+    std::string tracer_; // the irqsoff tracers' name
     bool quiet_;
 };
 // The fd to print to: -o FILE's or stdout.

@@ -2,6 +2,8 @@
 // path walk that produced -ENOENT, as text and JSON, identical chains
 // keyed alike, and the --stat table.
 #include <cstring>
+#include <nlohmann/json.hpp>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -69,6 +71,51 @@ TEST(Errors, ChainJson) {
                      "\"duration_ns\":6000,\"calltime_ns\":12345671200}"),
               std::string::npos)
         << j;
+}
+
+// OTLP: the chain a trace, its frames spans each the child of the one
+// before, stamped on the realtime clock, ids spread from the stamp and salt
+TEST(Errors, ChainAsAnOtlpTrace) {
+    const OtlpSpanIds ids{42, 1'000'000'000};
+    const auto j = nlohmann::json::parse(format_error_chain_otlp(open_chain(), ksyms(), ids));
+    const auto& rs = j.at("resourceSpans").at(0);
+    EXPECT_EQ(rs.at("resource").at("attributes").at(0).at("value").at("stringValue"), "fhook");
+    const auto& spans = rs.at("scopeSpans").at(0).at("spans");
+    ASSERT_EQ(spans.size(), 4u);
+    const std::string trace = spans[0].at("traceId");
+    EXPECT_EQ(trace.size(), 32u);
+    EXPECT_FALSE(spans[0].contains("parentSpanId"));
+    std::set<std::string> ids_seen;
+    for (std::size_t i = 0; i < spans.size(); i++) {
+        EXPECT_EQ(spans[i].at("traceId"), trace);
+        EXPECT_EQ(spans[i].at("spanId").get<std::string>().size(), 16u);
+        EXPECT_TRUE(ids_seen.insert(spans[i].at("spanId")).second);
+        if (i) {
+            EXPECT_EQ(spans[i].at("parentSpanId"), spans[i - 1].at("spanId"));
+        }
+        EXPECT_EQ(spans[i].at("status").at("code"), 2);
+    }
+    EXPECT_EQ(spans[2].at("name"), "path_openat");
+    EXPECT_EQ(spans[2].at("status").at("message"), "ERR_PTR(-ENOENT)");
+    EXPECT_EQ(spans[2].at("startTimeUnixNano"), "13345671200");
+    EXPECT_EQ(spans[2].at("endTimeUnixNano"), "13345677200");
+    const std::string root = spans[0].at("attributes").dump();
+    EXPECT_NE(root.find(R"({"key":"thread.name","value":{"stringValue":"cat"}})"),
+              std::string::npos)
+        << root;
+    EXPECT_NE(root.find(R"({"key":"process.pid","value":{"intValue":"150"}})"), std::string::npos);
+    // the first failure marked on walk_component alone
+    for (std::size_t i = 0; i < spans.size(); i++) {
+        EXPECT_EQ(spans[i].at("attributes").dump().find("fhook.first") != std::string::npos,
+                  i == 3);
+    }
+    // another salt, another trace; the same, the same
+    EXPECT_NE(nlohmann::json::parse(format_error_chain_otlp(open_chain(), ksyms(), {43, 0}))
+                  .at("resourceSpans")[0]["scopeSpans"][0]["spans"][0]["traceId"],
+              trace);
+    EXPECT_EQ(nlohmann::json::parse(format_error_chain_otlp(open_chain(), ksyms(), ids))
+                  .at("resourceSpans")[0]["scopeSpans"][0]["spans"][0]["traceId"],
+              trace);
 }
 
 // kmalloc's NULL below the -ENOMEM of the call that checked it: that call

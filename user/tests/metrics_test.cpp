@@ -1,18 +1,22 @@
 // Metrics: the Prometheus text exposition, the log2 buckets as Prometheus
 // histograms, the series limit, and the endpoint over HTTP, on the fake
 // kernel.
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include <gtest/gtest.h>
 
 #include <fhook/core/error.hpp>
 #include <fhook/engine/metrics.hpp>
+#include <fhook/engine/otlp_sink.hpp>
 #include <fhook/engine/sinks.hpp>
+#include <fhook/engine/tracer_metrics.hpp>
 #include <fhook/output/metrics.hpp>
 #include <fhook/probe/hist.hpp>
 #include <fhook/sys/http.hpp>
 
 #include "fake_system.hpp"
+#include "records.hpp"
 
 namespace fhook {
 namespace {
@@ -73,6 +77,95 @@ TEST(Metrics, LatencyBucketsKeepTheModulesBoundsExactly) {
     // a duration past 17 s adds its bucket (and those below it)
     h.buckets[40] = 1;
     EXPECT_EQ(latency_series(h, {}).buckets.size(), 41u);
+}
+
+// A record of the latency tracers, decoded as the reader decodes it.
+template <class R>
+Event tracer_event(std::uint16_t type, std::uint16_t cpu, const std::function<void(R&)>& fill) {
+    R r;
+    std::memset(&r, 0, sizeof(r));
+    r.hdr = test::header(type, sizeof(r), 1000, cpu);
+    fill(r);
+    return decode(&r.hdr).value();
+}
+
+const MetricFamily* find_family(const std::vector<MetricFamily>& fs, const std::string& name) {
+    const auto it = std::find_if(fs.begin(), fs.end(), [&](auto& f) { return f.name == name; });
+    return it == fs.end() ? nullptr : &*it;
+}
+
+// timerlat, hwlat, osnoise and irqsoff records summed per CPU (and
+// context) into log2 histograms, maxima and osnoise's counters
+TEST(Metrics, TheLatencyTracersMeasuresBecomeHistogramsPerCpu) {
+    TracerMetricsSink sink("preemptoff");
+    EXPECT_TRUE(sink.families().empty());
+    for (const std::uint64_t ns : {3000, 5000, 70000}) {
+        sink.on_event(tracer_event<fhook_rec_timerlat>(FHOOK_REC_TIMERLAT, 1, [&](auto& r) {
+            r.latency = ns;
+            r.context = FHOOK_TIMERLAT_THREAD;
+        }));
+    }
+    sink.on_event(tracer_event<fhook_rec_timerlat>(FHOOK_REC_TIMERLAT, 0, [](auto& r) {
+        r.latency = 900;
+        r.context = FHOOK_TIMERLAT_IRQ;
+    }));
+    sink.on_event(tracer_event<fhook_rec_hwlat>(FHOOK_REC_HWLAT, 0, [](auto& r) {
+        r.inner_ns = 12000;
+        r.outer_ns = 40000;
+    }));
+    sink.on_event(tracer_event<fhook_rec_irqsoff>(FHOOK_REC_IRQSOFF, 1,
+                                                  [](auto& r) { r.latency_ns = 250000; }));
+    for (const std::uint32_t hw : {2, 3}) {
+        sink.on_event(tracer_event<fhook_rec_osnoise>(FHOOK_REC_OSNOISE, 1, [&](auto& r) {
+            r.runtime_ns = 1'000'000'000;
+            r.noise_ns = 5000;
+            r.max_single_ns = 1000 * hw;
+            r.hw_count = hw;
+            r.irq_count = 1;
+        }));
+    }
+    const std::vector<MetricFamily> fs = sink.families();
+    const MetricFamily* t = find_family(fs, "fhook_timerlat_latency_seconds");
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->type, MetricType::Histogram);
+    ASSERT_EQ(t->series.size(), 2u);
+    // (series by labels: irq on CPU 0, then thread on CPU 1)
+    EXPECT_EQ(t->series[0].labels, (MetricLabels{{"context", "irq"}, {"cpu", "0"}}));
+    EXPECT_EQ(t->series[0].count, 1u);
+    const MetricSeries& thread = t->series[1];
+    EXPECT_EQ(thread.labels, (MetricLabels{{"context", "thread"}, {"cpu", "1"}}));
+    EXPECT_EQ(thread.count, 3u);
+    EXPECT_DOUBLE_EQ(thread.sum, 78000e-9);
+    // 3000 and 5000 ns: [2048, 4096) and [4096, 8192); 70000 in [65536, 131072)
+    EXPECT_EQ(thread.buckets[11], std::make_pair(2047e-9, std::uint64_t{0}));
+    EXPECT_EQ(thread.buckets[12], std::make_pair(4095e-9, std::uint64_t{1}));
+    EXPECT_EQ(thread.buckets[13].second, 2u);
+    EXPECT_EQ(thread.buckets[16].second, 2u);
+    EXPECT_EQ(thread.buckets[17].second, 3u);
+    const MetricFamily* tmax = find_family(fs, "fhook_timerlat_latency_max_seconds");
+    ASSERT_TRUE(tmax);
+    EXPECT_DOUBLE_EQ(tmax->series[1].value, 70000e-9);
+    const MetricFamily* hw = find_family(fs, "fhook_hwlat_gap_max_seconds");
+    ASSERT_TRUE(hw);
+    EXPECT_DOUBLE_EQ(hw->series.at(0).value, 40000e-9); // the longer of inner and outer
+    const MetricFamily* irqs = find_family(fs, "fhook_irqsoff_section_seconds");
+    ASSERT_TRUE(irqs);
+    EXPECT_EQ(irqs->series.at(0).labels, (MetricLabels{{"tracer", "preemptoff"}, {"cpu", "1"}}));
+    // osnoise's periods (no gap records: the longest gap is the periods')
+    const MetricFamily* inter = find_family(fs, "fhook_osnoise_interference");
+    ASSERT_TRUE(inter);
+    EXPECT_EQ(inter->type, MetricType::Counter);
+    EXPECT_EQ(inter->series.at(0).labels, (MetricLabels{{"cpu", "1"}, {"source", "hw"}}));
+    EXPECT_EQ(inter->series.at(0).value, 5);
+    EXPECT_EQ(inter->series.at(2).value, 2); // irq
+    EXPECT_EQ(find_family(fs, "fhook_osnoise_runtime_seconds")->series.at(0).value, 2);
+    EXPECT_DOUBLE_EQ(find_family(fs, "fhook_osnoise_gap_max_seconds")->series.at(0).value, 3e-6);
+    EXPECT_FALSE(find_family(fs, "fhook_osnoise_gap_seconds"));
+    // each name once (promtool refuses a family twice)
+    std::set<std::string> names;
+    for (const MetricFamily& f : fs) {
+        EXPECT_TRUE(names.insert(f.name).second) << f.name;
+    }
 }
 
 TEST(Metrics, NamesArePrometheusNames) {
@@ -303,6 +396,57 @@ TEST(Metrics, OtlpCarriesTheSameMetrics) {
     } catch (const Error& e) {
         EXPECT_EQ(std::string(e.what()), "the OTLP endpoint at " + refusing.url() +
                                              "/v1/metrics answered 415: Unsupported Media Type");
+    }
+}
+
+// --otlp on the event commands: the formatter's lines are the requests (up
+// to 256 records each), a partial batch sent once it has waited `linger`,
+// the rest at the end
+TEST(Metrics, OtlpSinkPostsEachBatchAsItFills) {
+    std::vector<std::string> bodies;
+    std::string path;
+    std::mutex m;
+    HttpServer collector("127.0.0.1:0", [&](std::string_view method, std::string_view target,
+                                            std::string_view body) {
+        const std::lock_guard lock(m);
+        path = std::string(method) + " " + std::string(target);
+        bodies.emplace_back(body);
+        return HttpReply{200, "application/json", "{}"};
+    });
+    const Ksyms ksyms = Ksyms::parse("ffffffff81000000 T vfs_read\n");
+    const ProbeTable probes;
+    OtlpSink sink(collector.url(), "/v1/logs", make_formatter(OutputFormat::Otlp, ksyms, 0), probes,
+                  std::chrono::milliseconds(0));
+    Event ev;
+    ev.ip = 0xffffffff81000000;
+    for (int i = 0; i < 300; i++) {
+        sink.on_event(ev);
+    }
+    EXPECT_EQ(sink.requests(), 1u); // 256
+    sink.flush();                   // (linger 0: the 44 go now)
+    EXPECT_EQ(sink.requests(), 2u);
+    sink.on_event(ev);
+    sink.finish({}, {});
+    ASSERT_EQ(bodies.size(), 3u);
+    EXPECT_EQ(path, "POST /v1/logs");
+    std::size_t records = 0;
+    for (const std::string& b : bodies) {
+        records += nlohmann::json::parse(b)["resourceLogs"][0]["scopeLogs"][0]["logRecords"].size();
+    }
+    EXPECT_EQ(records, 301u);
+    // a collector that refuses ends the run with its answer
+    HttpServer refusing("127.0.0.1:0", [](std::string_view, std::string_view, std::string_view) {
+        return HttpReply{503, "text/plain", "busy\n"};
+    });
+    OtlpSink refused(refusing.url() + "/otlp/v1/logs", "/v1/logs",
+                     make_formatter(OutputFormat::Otlp, ksyms, 0), probes);
+    refused.on_event(ev);
+    try {
+        refused.finish({}, {});
+        ADD_FAILURE() << "a 503 was taken";
+    } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "the OTLP endpoint at " + refusing.url() + "/otlp/v1/logs answered 503: busy");
     }
 }
 

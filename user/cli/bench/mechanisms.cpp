@@ -15,6 +15,7 @@
 #include <fhook/bench/mechanisms.hpp>
 #include <fhook/core/error.hpp>
 #include <fhook/sys/ftrace_state.hpp>
+#include <fhook/sys/http.hpp>
 
 namespace fhook::bench {
 
@@ -42,6 +43,45 @@ std::string read_text_file(const std::string& path) {
     std::ostringstream s;
     s << in.rdbuf();
     return s.str();
+}
+
+Scraper::Scraper(std::string url, std::chrono::milliseconds period)
+    : url_(std::move(url)), period_(period), thread_([this] {
+          tid_ = static_cast<pid_t>(::gettid());
+          while (!stop_) {
+              if (scraping_) {
+                  try {
+                      const HttpReply r = http_request("GET", url_);
+                      if (r.status != 200) {
+                          throw_runtime(url_ + " answered " + std::to_string(r.status));
+                      }
+                      scrapes_++;
+                  } catch (const Error& e) {
+                      const std::lock_guard lock(mutex_);
+                      if (error_.empty()) {
+                          error_ = e.what();
+                      }
+                  }
+              }
+              std::this_thread::sleep_for(period_);
+          }
+      }) {}
+
+Scraper::~Scraper() {
+    stop_ = true;
+    thread_.join();
+}
+
+std::uint64_t Scraper::cpu_ns() const {
+    std::ifstream in("/proc/self/task/" + std::to_string(tid_.load()) + "/schedstat");
+    std::uint64_t ns = 0;
+    in >> ns;
+    return ns;
+}
+
+std::string Scraper::error() const {
+    const std::lock_guard lock(mutex_);
+    return error_;
 }
 
 bool attached(const Context& c) {
@@ -490,6 +530,19 @@ const Mechanism kMechanisms[] = {
      "fhook latency FUNC (in-module entry+exit histogram, direct trampoline)",
      [](Context& c, Attachment& a) {
          return start_fhook(c, a, {"latency", c.function});
+     }},
+    {"fhook-latency-scraped", "fhook",
+     "fhook latency --listen FUNC, its /metrics fetched every 10 ms during the loop (the "
+     "scrapes' CPU time in the consumer column, not in the figure)",
+     [](Context& c, Attachment& a) {
+         const std::string address = "127.0.0.1:9190";
+         std::string why =
+             start_fhook(c, a, {"latency", "--quiet", "--listen", address, c.function});
+         if (why.empty()) {
+             a.scraper = std::make_unique<Scraper>("http://" + address + "/metrics",
+                                                   std::chrono::milliseconds(10));
+         }
+         return why;
      }},
     {"fhook-graph", "fhook",
      "fhook graph --depth 1 FUNC (return trampoline: entry and return records, the tree as text)",

@@ -316,18 +316,38 @@ Row measure(const Mechanism& m, Context& c, const RunOptions& opt, const Results
                 // the consumers' work during the loop is in its time;
                 // what they still had to do after it is added
                 const std::uint64_t before = consumers_ns(a);
-                const double in_loop = workload_once(opt, r.calls);
+                const std::uint64_t scraper_before = a.scraper ? a.scraper->cpu_ns() : 0;
+                if (a.scraper) {
+                    a.scraper->on(true);
+                }
+                double in_loop = workload_once(opt, r.calls);
+                if (a.scraper) {
+                    // (the scrapes, client and server, shared the CPU with
+                    // the loop: theirs, not the probe's)
+                    a.scraper->on(false);
+                    in_loop -= static_cast<double>(a.scraper->cpu_ns() - scraper_before +
+                                                   consumers_ns(a) - before) /
+                               static_cast<double>(r.calls);
+                }
                 const double after =
                     static_cast<double>(consumers_catch_up(a)) / static_cast<double>(r.calls);
                 row.ns.push_back(in_loop + after);
                 if (!a.children.empty()) {
-                    row.consumer_ns.push_back(static_cast<double>(consumers_ns(a) - before) /
-                                              static_cast<double>(r.calls));
+                    const std::uint64_t scrapes =
+                        a.scraper ? a.scraper->cpu_ns() - scraper_before : 0;
+                    row.consumer_ns.push_back(
+                        static_cast<double>(consumers_ns(a) - before + scrapes) /
+                        static_cast<double>(r.calls));
                 }
             }
             if (ftrace) {
                 const double hits = static_cast<double>(r.calls) * opt.repeats + r.calls / 10 + 1;
                 row.lost = static_cast<double>(ftrace_lost(opt.tracefs) - ftrace_lost0) / hits;
+            }
+            if (a.scraper && (!a.scraper->error().empty() || !a.scraper->scrapes())) {
+                row.ns.clear();
+                row.consumer_ns.clear();
+                why = "no scrape: " + a.scraper->error();
             }
             for (auto& child : a.children) {
                 if (!child.running()) {

@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <bit>
 #include <limits>
 
 #include <fhook/core/latency.hpp>
@@ -16,6 +18,15 @@ LatencyHist LatencyHist::since(const LatencyHist& earlier) const {
         d.buckets[i] = minus(buckets[i], earlier.buckets[i]);
     }
     return d;
+}
+
+void LatencyHist::add(std::uint64_t ns) {
+    min_ns = count ? std::min(min_ns, ns) : ns;
+    max_ns = std::max(max_ns, ns);
+    count++;
+    sum_ns += ns;
+    // (bucket i holds [2^(i-1), 2^i): i is the bit width of ns)
+    buckets[std::min<std::size_t>(std::bit_width(ns), buckets.size() - 1)]++;
 }
 
 std::size_t LatencyHist::exported_buckets() const {

@@ -13,21 +13,6 @@ namespace {
 // the Prometheus text exposition's media type
 constexpr const char* kExposition = "text/plain; version=0.0.4; charset=utf-8";
 
-MetricFamily family(std::string name, std::string help, MetricType type) {
-    MetricFamily f;
-    f.name = std::move(name);
-    f.help = std::move(help);
-    f.type = type;
-    return f;
-}
-
-MetricSeries value(MetricLabels labels, double v) {
-    MetricSeries s;
-    s.labels = std::move(labels);
-    s.value = v;
-    return s;
-}
-
 // `into` plus `s` (the same kind of series): the "other" series
 void merge(MetricSeries& into, const MetricSeries& s) {
     into.value += s.value;
@@ -57,8 +42,8 @@ void MetricsCollector::set_hist(HistTablesRead read) {
 void MetricsCollector::add_hist(std::vector<MetricFamily>& out) {
     const std::vector<HistTable> tables = hist_();
 
-    auto drops =
-        family("fhook_hist_drops", "hits a full hist table had no entry for", MetricType::Counter);
+    auto drops = metric_family("fhook_hist_drops", "hits a full hist table had no entry for",
+                               MetricType::Counter);
     // the values' families by name, and a series' index in its family by
     // its labels (the entries of tasks summed when pids are not labels)
     struct Family {
@@ -67,13 +52,13 @@ void MetricsCollector::add_hist(std::vector<MetricFamily>& out) {
         void add(const MetricLabels& labels, double v) {
             const auto [it, fresh] = at.emplace(labels, f.series.size());
             if (fresh) {
-                f.series.push_back(value(labels, 0));
+                f.series.push_back(metric_value(labels, 0));
             }
             f.series[it->second].value += v;
         }
     };
-    Family hits{family("fhook_hist_hits", "hits of each key of a hist table (its hitcount)",
-                       MetricType::Counter),
+    Family hits{metric_family("fhook_hist_hits", "hits of each key of a hist table (its hitcount)",
+                              MetricType::Counter),
                 {}};
     std::map<std::string, Family> vals;
     for (std::size_t t = 0; t < tables.size(); t++) {
@@ -89,17 +74,17 @@ void MetricsCollector::add_hist(std::vector<MetricFamily>& out) {
                 const std::string name = "fhook_hist_" + metric_name(spec.vals[v].name, true);
                 auto it = vals.find(name);
                 if (it == vals.end()) {
-                    it = vals.emplace(name, Family{family(name,
-                                                          "the sum of " + spec.vals[v].name +
-                                                              " over a hist key's hits",
-                                                          MetricType::Counter),
+                    it = vals.emplace(name, Family{metric_family(name,
+                                                                 "the sum of " + spec.vals[v].name +
+                                                                     " over a hist key's hits",
+                                                                 MetricType::Counter),
                                                    {}})
                              .first;
                 }
                 it->second.add(labels, double(e.sums[v]));
             }
         }
-        drops.series.push_back(value({{"table", table}}, double(tables[t].dropped())));
+        drops.series.push_back(metric_value({{"table", table}}, double(tables[t].dropped())));
     }
     bound(hits.f);
     out.push_back(std::move(hits.f));
@@ -143,40 +128,41 @@ void MetricsCollector::bound(MetricFamily& f) {
 
 void MetricsCollector::add_health(std::vector<MetricFamily>& out) const {
     const Stats session = tracer_.stats();
-    auto events = family("fhook_events", "records written to the rings", MetricType::Counter);
-    auto lost = family("fhook_lost_events",
-                       "records lost, by CPU and reason (ring_full: the reader fell behind)",
-                       MetricType::Counter);
+    auto events =
+        metric_family("fhook_events", "records written to the rings", MetricType::Counter);
+    auto lost = metric_family("fhook_lost_events",
+                              "records lost, by CPU and reason (ring_full: the reader fell behind)",
+                              MetricType::Counter);
     for (std::size_t cpu = 0; cpu < session.per_cpu.size(); cpu++) {
         const std::string c = std::to_string(cpu);
-        events.series.push_back(value({{"cpu", c}}, double(session.per_cpu[cpu].written)));
+        events.series.push_back(metric_value({{"cpu", c}}, double(session.per_cpu[cpu].written)));
         lost.series.push_back(
-            value({{"cpu", c}, {"reason", "ring_full"}}, double(session.per_cpu[cpu].lost)));
+            metric_value({{"cpu", c}, {"reason", "ring_full"}}, double(session.per_cpu[cpu].lost)));
     }
-    auto hits = family("fhook_probe_hits", "hits of each probe, filtered ones included",
-                       MetricType::Counter);
-    auto missed =
-        family("fhook_probe_missed", "hits a probe could not take (recursion, kprobe misses)",
-               MetricType::Counter);
+    auto hits = metric_family("fhook_probe_hits", "hits of each probe, filtered ones included",
+                              MetricType::Counter);
+    auto missed = metric_family("fhook_probe_missed",
+                                "hits a probe could not take (recursion, kprobe misses)",
+                                MetricType::Counter);
     for (const ProbeSummary& p : tracer_.probes()) {
         const Stats s = tracer_.stats(p.id);
         const MetricLabels labels{{"probe", std::to_string(p.id)}, {"spec", p.description}};
-        hits.series.push_back(value(labels, double(s.total.hits)));
-        missed.series.push_back(value(labels, double(s.total.missed)));
+        hits.series.push_back(metric_value(labels, double(s.total.hits)));
+        missed.series.push_back(metric_value(labels, double(s.total.missed)));
     }
-    auto probes = family("fhook_probes", "probes armed", MetricType::Gauge);
-    probes.series.push_back(value({}, double(tracer_.probes().size())));
-    auto folded = family("fhook_series_folded",
-                         "label sets of a metric folded into its \"other\" series (the "
-                         "per-metric series limit)",
-                         MetricType::Gauge);
+    auto probes = metric_family("fhook_probes", "probes armed", MetricType::Gauge);
+    probes.series.push_back(metric_value({}, double(tracer_.probes().size())));
+    auto folded = metric_family("fhook_series_folded",
+                                "label sets of a metric folded into its \"other\" series (the "
+                                "per-metric series limit)",
+                                MetricType::Gauge);
     for (const auto& [name, n] : folded_) {
-        folded.series.push_back(value({{"metric", name}}, double(n)));
+        folded.series.push_back(metric_value({{"metric", name}}, double(n)));
     }
     auto scrape =
-        family("fhook_scrape_duration_seconds",
-               "how long the previous collection of these metrics took", MetricType::Gauge);
-    scrape.series.push_back(value({}, last_scrape_.count()));
+        metric_family("fhook_scrape_duration_seconds",
+                      "how long the previous collection of these metrics took", MetricType::Gauge);
+    scrape.series.push_back(metric_value({}, last_scrape_.count()));
     for (auto* f : {&events, &lost, &hits, &missed, &probes, &folded, &scrape}) {
         out.push_back(std::move(*f));
     }
@@ -187,25 +173,26 @@ std::vector<MetricFamily> MetricsCollector::collect() {
     const auto start = std::chrono::steady_clock::now();
     std::vector<MetricFamily> out;
     if (collect_ == Collect::Counts) {
-        auto calls = family("fhook_calls", "calls of each function counted (fhook count)",
-                            MetricType::Counter);
+        auto calls = metric_family("fhook_calls", "calls of each function counted (fhook count)",
+                                   MetricType::Counter);
         for (const CountRow& row : tracer_.count_rows()) {
-            calls.series.push_back(
-                value({{"function", row.function}, {"module", row.module}}, double(row.hits)));
+            calls.series.push_back(metric_value(
+                {{"function", row.function}, {"module", row.module}}, double(row.hits)));
         }
         bound(calls);
         out.push_back(std::move(calls));
     } else if (collect_ == Collect::Latency) {
-        auto duration = family("fhook_function_duration_seconds",
-                               "durations of each function's calls, entry to return "
-                               "(fhook latency; the module's log2 buckets)",
-                               MetricType::Histogram);
-        auto inflight =
-            family("fhook_function_inflight", "calls inside each function now", MetricType::Gauge);
+        auto duration = metric_family("fhook_function_duration_seconds",
+                                      "durations of each function's calls, entry to return "
+                                      "(fhook latency; the module's log2 buckets)",
+                                      MetricType::Histogram);
+        auto inflight = metric_family("fhook_function_inflight", "calls inside each function now",
+                                      MetricType::Gauge);
         for (const ProbeSummary& p : tracer_.probes()) {
             const LatencyHist h = tracer_.latency(p.id);
             duration.series.push_back(latency_series(h, {{"function", p.description}}));
-            inflight.series.push_back(value({{"function", p.description}}, double(h.inflight)));
+            inflight.series.push_back(
+                metric_value({{"function", p.description}}, double(h.inflight)));
         }
         bound(duration);
         bound(inflight);
@@ -214,24 +201,30 @@ std::vector<MetricFamily> MetricsCollector::collect() {
     }
     if (collect_ == Collect::Wakeup) {
         // the module's histogram of every wakeup latency, per CPU
-        auto latency = family("fhook_wakeup_latency_seconds",
-                              "wakeup to switch latency of the tracked tasks, per CPU "
-                              "(fhook wakeup; the module's log2 buckets)",
-                              MetricType::Histogram);
-        auto max = family("fhook_wakeup_latency_max_seconds",
-                          "the longest wakeup latency so far, per CPU", MetricType::Gauge);
+        auto latency = metric_family("fhook_wakeup_latency_seconds",
+                                     "wakeup to switch latency of the tracked tasks, per CPU "
+                                     "(fhook wakeup; the module's log2 buckets)",
+                                     MetricType::Histogram);
+        auto max = metric_family("fhook_wakeup_latency_max_seconds",
+                                 "the longest wakeup latency so far, per CPU", MetricType::Gauge);
         const std::uint32_t id = tracer_.probes().front().id;
         for (unsigned cpu = 0; cpu < tracer_.nr_rings(); cpu++) {
             const LatencyHist h = tracer_.latency(id, cpu);
             const MetricLabels labels{{"tracer", opt_.tracer}, {"cpu", std::to_string(cpu)}};
             latency.series.push_back(latency_series(h, labels));
-            max.series.push_back(value(labels, double(h.max_ns) / 1e9));
+            max.series.push_back(metric_value(labels, double(h.max_ns) / 1e9));
         }
         out.push_back(std::move(latency));
         out.push_back(std::move(max));
     }
     if (hist_) {
         add_hist(out);
+    }
+    if (families_) {
+        for (MetricFamily& f : families_()) {
+            bound(f);
+            out.push_back(std::move(f));
+        }
     }
     add_health(out);
     last_scrape_ = std::chrono::steady_clock::now() - start;
@@ -286,40 +279,15 @@ MetricsServer::MetricsServer(MetricsCollector& collector, const std::string& add
           },
           address) {}
 
-namespace {
-
-// `url`, or `url` with `path` where it has none (or only "/")
-std::string with_path(const std::string& url, const char* path) {
-    const std::size_t host = url.find("://");
-    const std::size_t at = url.find('/', host == std::string::npos ? 0 : host + 3);
-    return at == std::string::npos || at + 1 == url.size() ? url.substr(0, at) + path : url;
-}
-
-// `body` to `to`, a 2xx answer expected from `who`
-void send(const char* method, const std::string& to, const char* type, const std::string& body,
-          const std::string& who) {
-    const HttpReply reply = http_request(method, to, type, body);
-    if (reply.status < 200 || reply.status > 299) {
-        std::string said = reply.body.substr(0, 200);
-        while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) {
-            said.pop_back();
-        }
-        throw_runtime(who + " at " + to + " answered " + std::to_string(reply.status) +
-                      (said.empty() ? "" : ": " + said));
-    }
-}
-
-} // namespace
-
 void push_metrics(MetricsCollector& collector, const std::string& url) {
     // (a bare gateway address: the group of job "fhook")
-    send("PUT", with_path(url, "/metrics/job/fhook"), kExposition, collector.prometheus_text(),
-         "the Pushgateway");
+    http_send("PUT", url_with_path(url, "/metrics/job/fhook"), kExposition,
+              collector.prometheus_text(), "the Pushgateway");
 }
 
 void otlp_push_metrics(MetricsCollector& collector, const std::string& url) {
-    send("POST", with_path(url, "/v1/metrics"), "application/json", collector.otlp_json(),
-         "the OTLP endpoint");
+    http_send("POST", url_with_path(url, "/v1/metrics"), "application/json", collector.otlp_json(),
+              "the OTLP endpoint");
 }
 
 } // namespace fhook

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include <fhook/core/error.hpp>
 #include <fhook/output/errors_format.hpp>
 
 #include "text.hpp"
@@ -163,6 +164,102 @@ std::string format_error_chain_json(const ErrorChain& chain, const Ksyms& ksyms,
         j["ustack"] = chain.ustack;
     }
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+namespace {
+
+// splitmix64: ids spread from a chain's stamp and the run's salt
+std::uint64_t mix(std::uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+std::string hex16(std::uint64_t v) {
+    return text::printf_string("%016llx", static_cast<unsigned long long>(v));
+}
+
+nlohmann::ordered_json attribute(const char* key, nlohmann::ordered_json value) {
+    return {{"key", key}, {"value", std::move(value)}};
+}
+
+nlohmann::ordered_json string_value(std::string s) {
+    return {{"stringValue", std::move(s)}};
+}
+
+nlohmann::ordered_json int_value(std::uint64_t v) {
+    return {{"intValue", std::to_string(v)}}; // (64-bit: a string in the JSON mapping)
+}
+
+} // namespace
+
+std::string format_error_chain_otlp(const ErrorChain& chain, const Ksyms& ksyms,
+                                    const OtlpSpanIds& ids) {
+    const std::uint64_t hi = mix(ids.salt ^ chain.ts);
+    const std::uint64_t lo = mix(hi ^ (std::uint64_t{chain.pid} << 16 | chain.cpu));
+    const std::string trace_id = hex16(hi) + hex16(lo);
+    const auto when = [&](std::uint64_t mono) {
+        return std::to_string(static_cast<std::int64_t>(mono) + ids.real_minus_mono);
+    };
+    nlohmann::ordered_json spans = nlohmann::ordered_json::array();
+    std::string parent;
+    for (std::size_t i = 0; i < chain.frames.size(); i++) {
+        const ErrorFrame& f = chain.frames[i];
+        const std::string id = hex16(mix(lo + i + 1) | 1); // (never all zero)
+        const std::string result = result_of(f);
+        auto attributes = nlohmann::ordered_json::array();
+        attributes.push_back(attribute("fhook.result", string_value(result)));
+        if (i == 0) {
+            attributes.push_back(attribute("thread.id", int_value(chain.pid)));
+            attributes.push_back(attribute("process.pid", int_value(chain.tgid)));
+            attributes.push_back(attribute("thread.name", string_value(chain.comm)));
+            attributes.push_back(attribute("fhook.cpu", int_value(chain.cpu)));
+            attributes.push_back(attribute("fhook.truncated", {{"boolValue", chain.truncated}}));
+            attributes.push_back(attribute("fhook.incomplete", {{"boolValue", chain.incomplete}}));
+        }
+        if (i == chain.first && chain.first_sure()) {
+            attributes.push_back(attribute("fhook.first", {{"boolValue", true}}));
+        }
+        if (!f.at.empty()) {
+            attributes.push_back(attribute("fhook.at", string_value(f.at)));
+        }
+        if (!f.source.empty()) {
+            attributes.push_back(attribute("fhook.source", string_value(f.source)));
+        }
+        if (f.args) {
+            const nlohmann::ordered_json args = args_json(*f.args);
+            for (const auto& [name, v] : args.items()) {
+                attributes.push_back(
+                    attribute(("fhook.arg." + name).c_str(),
+                              v.is_string() ? string_value(v.get<std::string>())
+                                            : nlohmann::ordered_json{{"intValue", v.dump()}}));
+            }
+        }
+        nlohmann::ordered_json span = {{"traceId", trace_id}, {"spanId", id}};
+        if (!parent.empty()) {
+            span["parentSpanId"] = parent;
+        }
+        span["name"] = ksyms.name_of(f.func);
+        span["kind"] = 1; // SPAN_KIND_INTERNAL
+        span["startTimeUnixNano"] = when(f.calltime);
+        span["endTimeUnixNano"] = when(f.calltime + f.duration);
+        span["attributes"] = std::move(attributes);
+        span["status"] = {{"code", 2}, {"message", result}}; // STATUS_CODE_ERROR
+        spans.push_back(std::move(span));
+        parent = id;
+    }
+    nlohmann::ordered_json resource = {
+        {"attributes",
+         nlohmann::ordered_json::array({attribute("service.name", string_value("fhook"))})}};
+    nlohmann::ordered_json scope = {{"name", "fhook"}, {"version", std::string(version())}};
+    nlohmann::ordered_json request = {
+        {"resourceSpans",
+         nlohmann::ordered_json::array(
+             {{{"resource", std::move(resource)},
+               {"scopeSpans", nlohmann::ordered_json::array({{{"scope", std::move(scope)},
+                                                              {"spans", std::move(spans)}}})}}})}};
+    return request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 void ErrorStats::add(const ErrorChain& chain) {
@@ -336,12 +433,17 @@ void ErrorsFormatter::format(const Event& event, std::string& out) {
     }
     if (format_ == OutputFormat::Json) {
         out += format_error_chain_json(chain, ksyms_) + "\n";
+    } else if (format_ == OutputFormat::Otlp) {
+        out += format_error_chain_otlp(chain, ksyms_, options_.otlp) + "\n";
     } else {
         out += format_error_chain(chain, ksyms_) + "\n";
     }
 }
 
 void ErrorsFormatter::end(std::string& out) {
+    if (format_ == OutputFormat::Otlp) {
+        return; // (spans only)
+    }
     if (format_ == OutputFormat::Json) {
         nlohmann::ordered_json j;
         j["failures"] = stats_.total();

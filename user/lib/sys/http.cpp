@@ -255,3 +255,26 @@ HttpReply http_request(std::string_view method, const std::string& url,
 }
 
 } // namespace fhook
+
+namespace fhook {
+
+std::string url_with_path(const std::string& url, const char* path) {
+    const std::size_t host = url.find("://");
+    const std::size_t at = url.find('/', host == std::string::npos ? 0 : host + 3);
+    return at == std::string::npos || at + 1 == url.size() ? url.substr(0, at) + path : url;
+}
+
+void http_send(std::string_view method, const std::string& url, std::string_view content_type,
+               std::string_view body, const std::string& who) {
+    const HttpReply reply = http_request(method, url, content_type, body);
+    if (reply.status < 200 || reply.status > 299) {
+        std::string said = reply.body.substr(0, 200);
+        while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) {
+            said.pop_back();
+        }
+        throw_runtime(who + " at " + url + " answered " + std::to_string(reply.status) +
+                      (said.empty() ? "" : ": " + said));
+    }
+}
+
+} // namespace fhook

@@ -21,6 +21,10 @@ struct LatencyHist {
     // [0]: 0 ns; [i]: [2^(i-1), 2^i) ns; the last one everything longer
     std::array<std::uint64_t, FHOOK_LAT_BUCKETS> buckets{};
 
+    // One measure of `ns` added, as the module adds a call's (for
+    // measures summed in userspace: the latency tracers' metrics).
+    void add(std::uint64_t ns);
+
     // What happened between `earlier` and this read (an interval); min_ns
     // and max_ns stay this read's (since the start).
     LatencyHist since(const LatencyHist& earlier) const;

@@ -35,6 +35,9 @@ struct MetricsOptions {
 // What a hist command's tables read now (cumulative, thread-safe: called
 // from the endpoint's threads).
 using HistTablesRead = std::function<std::vector<HistTable>()>;
+// Families a command sums itself (TracerMetricsSink::families()), read at
+// each collection (thread-safe: called from the endpoint's threads).
+using FamiliesRead = std::function<std::vector<MetricFamily>()>;
 
 class MetricsCollector {
 public:
@@ -47,6 +50,9 @@ public:
     // with the keys (hist_key_labels()) and the table's index.  Before
     // ready().
     void set_hist(HistTablesRead read);
+    // Families of the caller's besides the tracer's tables (the latency
+    // tracers' measures), each held to the series limit.  Before ready().
+    void set_families(FamiliesRead read) { families_ = std::move(read); }
     bool is_ready() const { return ready_; }
 
     // Every family, its tables read from the module now.  Thread-safe (one
@@ -76,6 +82,7 @@ private:
     std::chrono::system_clock::time_point started_ = std::chrono::system_clock::now();
     std::atomic<bool> ready_{false};
     HistTablesRead hist_;
+    FamiliesRead families_;
 };
 
 // Metrics behind an HTTP endpoint while it lives: GET /metrics (the

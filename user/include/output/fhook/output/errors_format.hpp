@@ -83,6 +83,25 @@ std::string format_error_chain(const ErrorChain& chain, const Ksyms& ksyms, unsi
 std::string format_error_chain_json(const ErrorChain& chain, const Ksyms& ksyms,
                                     unsigned repeats = 1);
 
+// How a chain's spans are named and stamped: ids spread from the chain's
+// stamp, task and CPU with `salt` (a run's own: one machine's chains and
+// another's do not collide), times CLOCK_MONOTONIC + `real_minus_mono`.
+struct OtlpSpanIds {
+    std::uint64_t salt = 0;
+    std::int64_t real_minus_mono = 0;
+};
+
+// The chain as one OTLP/HTTP JSON ExportTraceServiceRequest (no newline):
+// a trace whose spans are its frames, each the child of the one before
+// (the entry the root), named after its function, from its call to its
+// return, status ERROR with the frame's result as message; attributes
+// fhook.result, on the root thread.id, process.pid, thread.name, fhook.cpu,
+// fhook.truncated and fhook.incomplete, fhook.first on ErrorChain::first
+// when sure, fhook.at and fhook.source with call sites, fhook.arg.NAME
+// with arguments.  Resource service.name "fhook", scope "fhook".
+std::string format_error_chain_otlp(const ErrorChain& chain, const Ksyms& ksyms,
+                                    const OtlpSpanIds& ids);
+
 // --stat: failures counted per (entry, first failing function, errno).
 class ErrorStats {
 public:
@@ -107,7 +126,8 @@ private:
     std::uint64_t total_ = 0;
 };
 
-// fhook errors' output of Errors events (text or JSON): each failing chain,
+// fhook errors' output of Errors events (text, JSON or OTLP traces: a line
+// per chain, format_error_chain_otlp()): each failing chain,
 // identical ones once unless `all` (counted in the end), or with `stat`
 // only the table at the end.  Return values are judged by their
 // functions' BTF types (`btf` and `module_btf`; without: errno-style,
@@ -124,6 +144,7 @@ struct ErrorsFormatOptions {
     std::function<const KernelBtf*(const std::string& module)> module_btf;
     // where frames' source lines come from (call sites recorded)
     std::shared_ptr<KernelLines> lines;
+    OtlpSpanIds otlp; // OutputFormat::Otlp
 };
 
 class ErrorsFormatter final : public Formatter {

@@ -28,12 +28,29 @@ struct MetricSeries {
     double sum = 0;
 };
 
+// A counter's or gauge's series.
+inline MetricSeries metric_value(MetricLabels labels, double v) {
+    MetricSeries s;
+    s.labels = std::move(labels);
+    s.value = v;
+    return s;
+}
+
 struct MetricFamily {
     std::string name; // a counter's without "_total": the exposition adds it
     std::string help;
     MetricType type = MetricType::Gauge;
     std::vector<MetricSeries> series;
 };
+
+// A family without series yet.
+inline MetricFamily metric_family(std::string name, std::string help, MetricType type) {
+    MetricFamily f;
+    f.name = std::move(name);
+    f.help = std::move(help);
+    f.type = type;
+    return f;
+}
 
 // The module's log2 nanosecond histogram as a Prometheus histogram in
 // seconds, exactly: bucket i holds the integer durations [2^(i-1), 2^i) ns,

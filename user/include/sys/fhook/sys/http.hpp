@@ -1,5 +1,6 @@
 // Plain HTTP/1.1 on Boost.Beast (header-only, so the static CLI keeps it):
-// the metrics endpoint (`--listen`) and the requests of `--push`.
+// the metrics endpoint (`--listen`) and the requests of `--push` and
+// `--otlp`.
 #pragma once
 
 #include <functional>
@@ -50,5 +51,14 @@ private:
 // Runtime Error when the host cannot be reached or answers nothing.
 HttpReply http_request(std::string_view method, const std::string& url,
                        std::string_view content_type = {}, std::string_view body = {});
+
+// `url`, or `url` with `path` where it has none (or only "/"): a
+// collector's or gateway's bare address given, its usual endpoint.
+std::string url_with_path(const std::string& url, const char* path);
+
+// http_request(), a 2xx answer expected: else a Runtime Error naming `who`
+// (the Pushgateway, the OTLP endpoint), the status and the start of the body.
+void http_send(std::string_view method, const std::string& url, std::string_view content_type,
+               std::string_view body, const std::string& who);
 
 } // namespace fhook
