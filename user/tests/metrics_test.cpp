@@ -325,6 +325,11 @@ TEST(Metrics, TheEndpointServesMetricsOverHttp) {
     EXPECT_EQ(http_request("GET", base + "/nothing").status, 404u);
     EXPECT_EQ(http_request("POST", server.url(), "text/plain", "x").status, 405u);
     EXPECT_EQ(http_request("GET", base + "/").status, 200u);
+    // a scraper's kept connection: one server thread for all its requests
+    HttpClient client(base);
+    for (int i = 0; i < 3; i++) {
+        EXPECT_EQ(client.request("GET", "/metrics").status, 200u);
+    }
 }
 
 // --otlp: one OTLP/HTTP JSON request to a loopback sink, its fields as

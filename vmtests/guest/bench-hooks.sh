@@ -13,6 +13,8 @@ export PATH
 # bpftrace wants a writable HOME
 export HOME=/root
 export LD_LIBRARY_PATH=/lib/$(uname -m)-linux-gnu:/usr/lib/$(uname -m)-linux-gnu
+# (the scraped row fetches fhook's endpoint on the loopback)
+ip link set lo up 2> /dev/null || ifconfig lo 127.0.0.1 up
 # what bpftrace can attach here (kfunc needs BTF and BPF trampolines)
 command -v bpftrace > /dev/null &&
 	echo "bpftrace: $(bpftrace --info 2>&1 | grep -i -E 'version|btf:|kfunc:' | tr -s ' \n' ' ')"

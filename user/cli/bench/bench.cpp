@@ -80,9 +80,6 @@ std::vector<Target> targets(const Results& results) {
          1.0},
         {"entry+exit latency histogram <= 0.5x libbpf-tools funclatency", "fhook-latency-hist",
          "funclatency", 0.5},
-        // issue 46: a scrape reads the per-CPU tables without a lock the probes take
-        {"... unchanged (<= 1.1x) while scraped every 10 ms", "fhook-latency-scraped",
-         "fhook-latency-hist", 1.1},
         {"call graph entry+return recorded <= 0.5x trace-cmd's function_graph", "fhook-graph-raw",
          "trace-cmd-function-graph", 0.5},
         // (kloop's function calls nothing: depth 2 records what depth 1 does)

@@ -15,7 +15,6 @@
 #include <fhook/bench/mechanisms.hpp>
 #include <fhook/core/error.hpp>
 #include <fhook/sys/ftrace_state.hpp>
-#include <fhook/sys/http.hpp>
 
 namespace fhook::bench {
 
@@ -43,45 +42,6 @@ std::string read_text_file(const std::string& path) {
     std::ostringstream s;
     s << in.rdbuf();
     return s.str();
-}
-
-Scraper::Scraper(std::string url, std::chrono::milliseconds period)
-    : url_(std::move(url)), period_(period), thread_([this] {
-          tid_ = static_cast<pid_t>(::gettid());
-          while (!stop_) {
-              if (scraping_) {
-                  try {
-                      const HttpReply r = http_request("GET", url_);
-                      if (r.status != 200) {
-                          throw_runtime(url_ + " answered " + std::to_string(r.status));
-                      }
-                      scrapes_++;
-                  } catch (const Error& e) {
-                      const std::lock_guard lock(mutex_);
-                      if (error_.empty()) {
-                          error_ = e.what();
-                      }
-                  }
-              }
-              std::this_thread::sleep_for(period_);
-          }
-      }) {}
-
-Scraper::~Scraper() {
-    stop_ = true;
-    thread_.join();
-}
-
-std::uint64_t Scraper::cpu_ns() const {
-    std::ifstream in("/proc/self/task/" + std::to_string(tid_.load()) + "/schedstat");
-    std::uint64_t ns = 0;
-    in >> ns;
-    return ns;
-}
-
-std::string Scraper::error() const {
-    const std::lock_guard lock(mutex_);
-    return error_;
 }
 
 bool attached(const Context& c) {
@@ -175,6 +135,19 @@ std::string start_fhook(Context& c, Attachment& a, std::vector<std::string> args
     args.push_back("--duration");
     args.push_back(kForever);
     return start_tool(c, a, args, "fhook", ops);
+}
+
+// fhook latency FUNC --listen, its endpoint fetched by a Scraper.
+std::string start_scraped(Context& c, Attachment& a, const std::string& function) {
+    const std::string address = "127.0.0.1:9190";
+    std::string why = start_tool(
+        c, a, {c.opt.fhook, "latency", "--quiet", "--listen", address, "-d", kForever, function},
+        "fhook",
+        [&c, function] { return !read_enabled_functions(c.opt.tracefs, function).empty(); });
+    if (why.empty()) {
+        a.scraper = std::make_unique<Scraper>("http://" + address, std::chrono::milliseconds(10));
+    }
+    return why;
 }
 
 // Restores a tracefs buffer_size_kb file with the attachment; true when
@@ -531,19 +504,14 @@ const Mechanism kMechanisms[] = {
      [](Context& c, Attachment& a) {
          return start_fhook(c, a, {"latency", c.function});
      }},
+    {"scrape-baseline", "fhook",
+     "nothing on FUNC: fhook latency --listen on a function never called, fetched every 10 ms "
+     "during the loop (what the scrapes cost the workload: wakeups, switches, loopback TCP)",
+     [](Context& c, Attachment& a) { return start_scraped(c, a, "fhook_testmod_fail_outer"); }},
     {"fhook-latency-scraped", "fhook",
      "fhook latency --listen FUNC, its /metrics fetched every 10 ms during the loop (the "
-     "scrapes' CPU time in the consumer column, not in the figure)",
-     [](Context& c, Attachment& a) {
-         const std::string address = "127.0.0.1:9190";
-         std::string why =
-             start_fhook(c, a, {"latency", "--quiet", "--listen", address, c.function});
-         if (why.empty()) {
-             a.scraper = std::make_unique<Scraper>("http://" + address + "/metrics",
-                                                   std::chrono::milliseconds(10));
-         }
-         return why;
-     }},
+     "scrapes' CPU time in the consumer column, not in the figure; compare with scrape-baseline)",
+     [](Context& c, Attachment& a) { return start_scraped(c, a, c.function); }},
     {"fhook-graph", "fhook",
      "fhook graph --depth 1 FUNC (return trampoline: entry and return records, the tree as text)",
      [](Context& c, Attachment& a) {

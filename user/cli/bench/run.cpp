@@ -189,6 +189,11 @@ std::uint64_t consumers_ns(Attachment& a) {
     return sum;
 }
 
+// How much a CPU time grew (0 when a thread that had some exited since).
+std::uint64_t grown(std::uint64_t now, std::uint64_t before) {
+    return now > before ? now - before : 0;
+}
+
 // Waits until the consumers have caught up (under 1 % of a CPU for
 // 200 ms, at most 120 s) and returns their CPU time meanwhile, ns.
 std::uint64_t consumers_catch_up(Attachment& a) {
@@ -325,8 +330,8 @@ Row measure(const Mechanism& m, Context& c, const RunOptions& opt, const Results
                     // (the scrapes, client and server, shared the CPU with
                     // the loop: theirs, not the probe's)
                     a.scraper->on(false);
-                    in_loop -= static_cast<double>(a.scraper->cpu_ns() - scraper_before +
-                                                   consumers_ns(a) - before) /
+                    in_loop -= static_cast<double>(grown(a.scraper->cpu_ns(), scraper_before) +
+                                                   grown(consumers_ns(a), before)) /
                                static_cast<double>(r.calls);
                 }
                 const double after =
@@ -334,9 +339,9 @@ Row measure(const Mechanism& m, Context& c, const RunOptions& opt, const Results
                 row.ns.push_back(in_loop + after);
                 if (!a.children.empty()) {
                     const std::uint64_t scrapes =
-                        a.scraper ? a.scraper->cpu_ns() - scraper_before : 0;
+                        a.scraper ? grown(a.scraper->cpu_ns(), scraper_before) : 0;
                     row.consumer_ns.push_back(
-                        static_cast<double>(consumers_ns(a) - before + scrapes) /
+                        static_cast<double>(grown(consumers_ns(a), before) + scrapes) /
                         static_cast<double>(r.calls));
                 }
             }

@@ -201,57 +201,108 @@ std::string HttpServer::url() const {
     return "http://" + host + ":" + std::to_string(at.port());
 }
 
-HttpReply http_request(std::string_view method, const std::string& url,
-                       std::string_view content_type, std::string_view body) {
+struct HttpClient::Impl {
+    std::string authority, host, port = "80";
+    asio::io_context io;
+    tcp::socket socket{io};
+    boost::beast::flat_buffer buffer;
+    bool open = false;
+
+    void connect() {
+        tcp::resolver resolver(io);
+        boost::system::error_code ec;
+        const auto endpoints = resolver.resolve(host, port, ec);
+        if (!ec) {
+            asio::connect(socket, endpoints, ec);
+        }
+        if (ec) {
+            throw_runtime("cannot reach " + authority + ": " + ec.message(), ec.value());
+        }
+        set_timeout(socket, 30);
+        buffer.clear();
+        open = true;
+    }
+
+    void close() {
+        boost::system::error_code ec;
+        socket.shutdown(tcp::socket::shutdown_both, ec);
+        socket.close(ec);
+        open = false;
+    }
+};
+
+HttpClient::HttpClient(const std::string& url) : impl_(std::make_unique<Impl>()) {
     constexpr std::string_view scheme = "http://";
     if (url.compare(0, scheme.size(), scheme) != 0) {
         throw_invalid("'" + url + "' is not an http:// URL (no TLS: a local collector or proxy)");
     }
     const std::size_t slash = url.find('/', scheme.size());
-    const std::string authority = url.substr(
+    impl_->authority = url.substr(
         scheme.size(), slash == std::string::npos ? std::string::npos : slash - scheme.size());
-    const std::string target = slash == std::string::npos ? "/" : url.substr(slash);
-    std::string host = authority, port = "80";
-    if (const std::size_t colon = authority.rfind(':');
-        colon != std::string::npos && authority.find(']', colon) == std::string::npos) {
-        host = authority.substr(0, colon);
-        port = authority.substr(colon + 1);
+    impl_->host = impl_->authority;
+    if (const std::size_t colon = impl_->authority.rfind(':');
+        colon != std::string::npos && impl_->authority.find(']', colon) == std::string::npos) {
+        impl_->host = impl_->authority.substr(0, colon);
+        impl_->port = impl_->authority.substr(colon + 1);
     }
-    if (host.size() >= 2 && host.front() == '[') {
-        host = host.substr(1, host.size() - 2);
+    if (impl_->host.size() >= 2 && impl_->host.front() == '[') {
+        impl_->host = impl_->host.substr(1, impl_->host.size() - 2);
     }
-    asio::io_context io;
-    tcp::resolver resolver(io);
-    tcp::socket socket(io);
-    boost::system::error_code ec;
-    const auto endpoints = resolver.resolve(host, port, ec);
-    if (!ec) {
-        asio::connect(socket, endpoints, ec);
+}
+
+HttpClient::~HttpClient() {
+    if (impl_->open) {
+        impl_->close();
     }
-    if (ec) {
-        throw_runtime("cannot reach " + authority + ": " + ec.message(), ec.value());
-    }
-    set_timeout(socket, 30);
+}
+
+HttpReply HttpClient::request(std::string_view method, const std::string& target,
+                              std::string_view content_type, std::string_view body,
+                              bool keep_alive) {
+    Impl& c = *impl_;
     const auto verb = http::string_to_verb(boost::beast::string_view(method.data(), method.size()));
     http::request<http::string_body> req{verb, target, 11};
-    req.set(http::field::host, authority);
+    req.set(http::field::host, c.authority);
     req.set(http::field::user_agent, "fhook/" + std::string(version()));
     if (!content_type.empty()) {
         req.set(http::field::content_type, std::string(content_type));
     }
+    req.keep_alive(keep_alive);
     req.body() = std::string(body);
     req.prepare_payload();
-    http::write(socket, req, ec);
-    boost::beast::flat_buffer buffer;
-    http::response<http::string_body> res;
-    if (!ec) {
-        http::read(socket, buffer, res, ec);
+    // (a kept connection the server closed meanwhile: once more on a new one)
+    for (bool reused = c.open;; reused = false) {
+        if (!c.open) {
+            c.connect();
+        }
+        boost::system::error_code ec;
+        http::write(c.socket, req, ec);
+        http::response<http::string_body> res;
+        if (!ec) {
+            http::read(c.socket, c.buffer, res, ec);
+        }
+        if (ec) {
+            c.close();
+            if (reused) {
+                continue;
+            }
+            throw_runtime(std::string(method) + " http://" + c.authority + target + ": " +
+                              ec.message(),
+                          ec.value());
+        }
+        if (!keep_alive || !res.keep_alive()) {
+            c.close();
+        }
+        return {res.result_int(), std::string(res[http::field::content_type]), res.body()};
     }
-    if (ec) {
-        throw_runtime(std::string(method) + " " + url + ": " + ec.message(), ec.value());
-    }
-    socket.shutdown(tcp::socket::shutdown_both, ec);
-    return {res.result_int(), std::string(res[http::field::content_type]), res.body()};
+}
+
+HttpReply http_request(std::string_view method, const std::string& url,
+                       std::string_view content_type, std::string_view body) {
+    const std::size_t slash = url.find('/', url.find("://") + 3);
+    HttpClient client(url);
+    return client.request(method, slash == std::string::npos ? "/" : url.substr(slash),
+                          content_type, body, false);
 }
 
 } // namespace fhook

@@ -3,55 +3,24 @@
 // leaves attached until the row is measured.
 #pragma once
 
-#include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include <fhook/bench/bench.hpp>
 #include <fhook/bench/process.hpp>
+#include <fhook/bench/scraper.hpp>
 #include <fhook/core/error.hpp>
 
 namespace fhook::bench {
 
 void write_file(const std::string& path, const std::string& text, bool append = false);
 std::string read_text_file(const std::string& path);
-
-// A thread of the bench fetching a metrics endpoint every `period` while
-// on(): Prometheus at 100x its default rate, for the row of a table
-// scraped while it counts.  Its CPU time and the tool's during the loop
-// are the scrapes' (the consumer column), not the probe's.
-class Scraper {
-public:
-    Scraper(std::string url, std::chrono::milliseconds period);
-    Scraper(const Scraper&) = delete;
-    Scraper& operator=(const Scraper&) = delete;
-    ~Scraper();
-    void on(bool scraping) { scraping_ = scraping; }
-    // CPU time of the thread so far, ns
-    std::uint64_t cpu_ns() const;
-    std::uint64_t scrapes() const { return scrapes_; }
-    // the first failure, "" without
-    std::string error() const;
-
-private:
-    std::string url_;
-    std::chrono::milliseconds period_;
-    std::atomic<bool> scraping_{false}, stop_{false};
-    std::atomic<std::uint64_t> scrapes_{0};
-    std::atomic<pid_t> tid_{0};
-    mutable std::mutex mutex_;
-    std::string error_;
-    std::thread thread_;
-};
 
 // What a mechanism leaves attached: processes first (trace_pipe readers
 // must close before the tracer changes), then the tracefs writes undone

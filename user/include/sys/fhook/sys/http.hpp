@@ -47,6 +47,26 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
+// Requests to one server over one connection, kept between them (a
+// scraper's): "http://HOST[:PORT]" (a path in `url` is ignored).  The
+// connection is made at the first request, and again when the server
+// closed it meanwhile.
+class HttpClient {
+public:
+    explicit HttpClient(const std::string& url);
+    HttpClient(const HttpClient&) = delete;
+    HttpClient& operator=(const HttpClient&) = delete;
+    ~HttpClient();
+    // `target`: "/metrics"; a Runtime Error as http_request()'s
+    HttpReply request(std::string_view method, const std::string& target,
+                      std::string_view content_type = {}, std::string_view body = {},
+                      bool keep_alive = true);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
 // One request to `url` ("http://HOST[:PORT]/PATH": no TLS), its reply.  A
 // Runtime Error when the host cannot be reached or answers nothing.
 HttpReply http_request(std::string_view method, const std::string& url,
