@@ -60,7 +60,7 @@ void add_otlp_stream_option(po::options_description& options, const std::string&
             ? "send each chain as an OTLP trace (a span per call) to an OpenTelemetry collector "
               "at URL instead of printing it (http://HOST:4318: its /v1/traces)"
             : "send the events as OTLP logs to an OpenTelemetry collector at URL instead of "
-              "printing them, in batches at least every second (http://HOST:4318: its /v1/logs)");
+              "printing them, in batches of up to 256 (http://HOST:4318: its /v1/logs)");
 }
 
 void parse_otlp_stream_option(const po::variables_map& vm, TraceOptions& opt,
@@ -83,13 +83,20 @@ void parse_otlp_stream_option(const po::variables_map& vm, TraceOptions& opt,
 }
 
 MetricsOutput::MetricsOutput(const Tracer& tracer, const TraceOptions& opt)
-    : push_(opt.push), otlp_(opt.otlp), tracer_(opt.spec.irqsoff.tracer), quiet_(opt.quiet) {
+    : push_(opt.push), otlp_(opt.otlp), quiet_(opt.quiet) {
     if (opt.listen.empty() && opt.push.empty() && opt.otlp.empty()) {
         return;
     }
     const std::uint32_t w = opt.spec.wakeup.wclass;
     collector_.emplace(tracer, opt.spec.collect,
                        MetricsOptions{opt.series_limit, opt.pid_labels, wakeup_tracer_name(w)});
+    // the latency tracers' measures, summed from their records
+    const Collect c = opt.spec.collect;
+    if (c == Collect::Timerlat || c == Collect::Osnoise || c == Collect::Hwlat ||
+        c == Collect::Irqsoff) {
+        measures_ = std::make_unique<TracerMetricsSink>(opt.spec.irqsoff.tracer);
+        collector_->set_families([m = measures_.get()] { return m->families(); });
+    }
     if (!opt.listen.empty()) {
         server_ = std::make_unique<MetricsServer>(*collector_, opt.listen);
     }
@@ -99,17 +106,6 @@ void MetricsOutput::set_hist(HistTablesRead read) {
     if (collector_) {
         collector_->set_hist(std::move(read));
     }
-}
-
-Sink* MetricsOutput::tracer_sink() {
-    if (!collector_) {
-        return nullptr;
-    }
-    if (!measures_) {
-        measures_ = std::make_unique<TracerMetricsSink>(tracer_);
-        collector_->set_families([m = measures_.get()] { return m->families(); });
-    }
-    return measures_.get();
 }
 
 void MetricsOutput::started() {

@@ -174,16 +174,15 @@ public:
     void set_hist(HistTablesRead read);
     // The latency tracers: the sink summing their measures for the
     // metrics, to tee the records to (nullptr when not wanted).
-    Sink* tracer_sink();
+    Sink* tracer_sink() { return measures_.get(); }
     void started();
     void finish();
 
 private:
     std::optional<MetricsCollector> collector_;
+    std::unique_ptr<TracerMetricsSink> measures_; // (outlives the server's threads)
     std::unique_ptr<MetricsServer> server_;
-    std::unique_ptr<TracerMetricsSink> measures_;
     std::string push_, otlp_;
-    std::string tracer_; // the irqsoff tracers' name
     bool quiet_;
 };
 // The fd to print to: -o FILE's or stdout.

@@ -1,6 +1,11 @@
 // Metrics: the Prometheus text exposition, the log2 buckets as Prometheus
 // histograms, the series limit, and the endpoint over HTTP, on the fake
 // kernel.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <mutex>
 #include <nlohmann/json.hpp>
 
@@ -330,6 +335,25 @@ TEST(Metrics, TheEndpointServesMetricsOverHttp) {
     for (int i = 0; i < 3; i++) {
         EXPECT_EQ(client.request("GET", "/metrics").status, 200u);
     }
+}
+
+// A server that takes the connection and never answers: the request ends
+// at its timeout with an error (the reader that posts would hang else).
+TEST(Metrics, ARequestToASilentServerTimesOut) {
+    const int s = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(s, reinterpret_cast<sockaddr*>(&at), sizeof(at)), 0);
+    ASSERT_EQ(::listen(s, 4), 0); // (the kernel accepts; nobody reads)
+    socklen_t len = sizeof(at);
+    ::getsockname(s, reinterpret_cast<sockaddr*>(&at), &len);
+    HttpClient client("http://127.0.0.1:" + std::to_string(ntohs(at.sin_port)),
+                      std::chrono::milliseconds(300));
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_THROW(client.request("GET", "/metrics"), Error);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+    ::close(s);
 }
 
 // --otlp: one OTLP/HTTP JSON request to a loopback sink, its fields as

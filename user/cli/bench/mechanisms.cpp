@@ -470,6 +470,18 @@ const Mechanism kMechanisms[] = {
      [](Context& c, Attachment& a) {
          return start_fhook(c, a, {"trace", "--via", "direct", c.function});
      }},
+    // (issue 47's "before": the direct path's binary rows)
+    {"fhook-direct-record-raw", "fhook",
+     "fhook record --via direct (the C recorder behind fhook's trampoline, to a file in /tmp)",
+     [](Context& c, Attachment& a) {
+         return start_fhook(c, a, {"record", "-o", record_file(a), "--via", "direct", c.function});
+     }},
+    {"fhook-direct-record-null", "fhook",
+     "fhook record --via direct -o /dev/null (the C recorder behind fhook's trampoline, read and "
+     "written nowhere)",
+     [](Context& c, Attachment& a) {
+         return start_fhook(c, a, {"record", "-o", "/dev/null", "--via", "direct", c.function});
+     }},
     {"fhook-kprobe-2args", "fhook",
      "fhook trace 'p FUNC a=" BENCH_R1 " b=" BENCH_R2 "' (fhook's ftrace_ops at the " BENCH_SITE
      ")",

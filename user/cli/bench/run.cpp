@@ -204,10 +204,10 @@ std::uint64_t consumers_catch_up(Attachment& a) {
         usleep(100000);
         const std::uint64_t now = consumers_ns(a);
         // (an idle reader's periodic wakeups: under 1 % of a CPU)
-        quiet = now - last < 1000000 ? quiet + 1 : 0;
+        quiet = grown(now, last) < 1000000 ? quiet + 1 : 0;
         last = now;
     }
-    return last - start;
+    return grown(last, start);
 }
 
 // Events the ftrace ring buffer dropped or overwrote so far, all CPUs.
@@ -327,9 +327,11 @@ Row measure(const Mechanism& m, Context& c, const RunOptions& opt, const Results
                 }
                 double in_loop = workload_once(opt, r.calls);
                 if (a.scraper) {
+                    a.scraper->on(false);
+                }
+                if (a.scraper && opt.workload_cpu == c.consumer_cpu) {
                     // (the scrapes, client and server, shared the CPU with
                     // the loop: theirs, not the probe's)
-                    a.scraper->on(false);
                     in_loop -= static_cast<double>(grown(a.scraper->cpu_ns(), scraper_before) +
                                                    grown(consumers_ns(a), before)) /
                                static_cast<double>(r.calls);

@@ -20,9 +20,9 @@ constexpr Measure kMeasures[] = {
      "and trace)"},
     {"fhook_hwlat_gap",
      "the longest gap of each window with one over the threshold, per CPU (fhook hwlat)"},
-    {"fhook_irqsoff_section",
-     "the sections reported (each longer than every one before, or over --threshold), per CPU "
-     "(fhook irqsoff, preemptoff, preemptirqsoff)"},
+    {"fhook_irqsoff_section", "the sections reported (each longer than every one before, or each "
+                              "over the threshold), per CPU "
+                              "(fhook irqsoff, preemptoff, preemptirqsoff)"},
 };
 
 } // namespace

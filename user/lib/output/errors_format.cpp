@@ -230,10 +230,18 @@ std::string format_error_chain_otlp(const ErrorChain& chain, const Ksyms& ksyms,
         if (f.args) {
             const nlohmann::ordered_json args = args_json(*f.args);
             for (const auto& [name, v] : args.items()) {
-                attributes.push_back(
-                    attribute(("fhook.arg." + name).c_str(),
-                              v.is_string() ? string_value(v.get<std::string>())
-                                            : nlohmann::ordered_json{{"intValue", v.dump()}}));
+                // (an int64 in OTLP: a larger unsigned value as hex)
+                nlohmann::ordered_json value;
+                if (v.is_string()) {
+                    value = string_value(v.get<std::string>());
+                } else if (v.is_number_unsigned() &&
+                           v.get<std::uint64_t>() > std::uint64_t{INT64_MAX}) {
+                    value = string_value(text::printf_string(
+                        "0x%llx", static_cast<unsigned long long>(v.get<std::uint64_t>())));
+                } else {
+                    value = {{"intValue", v.dump()}};
+                }
+                attributes.push_back(attribute(("fhook.arg." + name).c_str(), std::move(value)));
             }
         }
         nlohmann::ordered_json span = {{"traceId", trace_id}, {"spanId", id}};

@@ -157,12 +157,16 @@ std::string otlp_metrics_json(const std::vector<MetricFamily>& families,
         if (f.series.empty()) {
             continue;
         }
+        // (counters of seconds, osnoise's: fractions, not integers)
+        const bool seconds = f.name.ends_with("_seconds");
         Json points = Json::array();
         for (const MetricSeries& s : f.series) {
             Json p = {{"attributes", otlp_attributes(s.labels)},
                       {"startTimeUnixNano", start},
                       {"timeUnixNano", now}};
-            if (f.type == MetricType::Counter) {
+            if (f.type == MetricType::Counter && seconds) {
+                p["asDouble"] = s.value;
+            } else if (f.type == MetricType::Counter) {
                 p["asInt"] = std::to_string(static_cast<std::uint64_t>(s.value));
             } else if (f.type == MetricType::Gauge) {
                 p["asDouble"] = s.value;
@@ -184,7 +188,7 @@ std::string otlp_metrics_json(const std::vector<MetricFamily>& families,
         }
         Json m = {{"name", f.name}, {"description", f.help}};
         if (f.type == MetricType::Counter) {
-            m["unit"] = "1";
+            m["unit"] = seconds ? "s" : "1";
             m["sum"] = {{"dataPoints", std::move(points)},
                         {"aggregationTemporality", 2}, // CUMULATIVE
                         {"isMonotonic", true}};

@@ -1,7 +1,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -12,6 +12,7 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 
 #include <fhook/core/error.hpp>
@@ -20,6 +21,7 @@
 namespace fhook {
 
 namespace asio = boost::asio;
+namespace beast = boost::beast;
 namespace http = boost::beast::http;
 using tcp = asio::ip::tcp;
 
@@ -56,10 +58,17 @@ std::thread quiet_thread(F f) {
     return t;
 }
 
-void set_timeout(tcp::socket& socket, unsigned seconds) {
-    const timeval tv{static_cast<time_t>(seconds), 0};
-    ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+// Runs the asynchronous operation `start` begins on `io`, this thread's
+// only work, to its end: blocking I/O whose deadline is the stream's
+// expiry (Asio's blocking calls wait without one: SO_RCVTIMEO only makes
+// them poll again).
+template <typename Start>
+boost::system::error_code run_op(asio::io_context& io, Start&& start) {
+    boost::system::error_code result;
+    start([&result](boost::system::error_code ec, auto&&...) { result = ec; });
+    io.restart();
+    io.run();
+    return result;
 }
 
 } // namespace
@@ -79,11 +88,18 @@ struct HttpServer::Impl {
     std::atomic<bool> stopping{false};
 
     void serve(Connection& c) {
-        boost::beast::flat_buffer buffer;
+        // (on a duplicate of the socket: the connection's own stays open,
+        // for the destructor's shutdown, until the thread is joined)
+        asio::io_context io;
+        beast::tcp_stream stream(io);
         boost::system::error_code ec;
-        for (;;) {
+        stream.socket().assign(c.socket.local_endpoint(ec).protocol(),
+                               ::dup(c.socket.native_handle()), ec);
+        boost::beast::flat_buffer buffer;
+        while (!ec) {
             http::request<http::string_body> req;
-            http::read(c.socket, buffer, req, ec);
+            stream.expires_after(std::chrono::seconds(kIdleSeconds));
+            ec = run_op(io, [&](auto done) { http::async_read(stream, buffer, req, done); });
             if (ec) {
                 break;
             }
@@ -105,12 +121,13 @@ struct HttpServer::Impl {
             if (req.method() == http::verb::head) {
                 res.content_length(reply.body.size());
             }
-            http::write(c.socket, res, ec);
-            if (ec || !res.keep_alive() || stopping) {
+            stream.expires_after(std::chrono::seconds(kIdleSeconds));
+            ec = run_op(io, [&](auto done) { http::async_write(stream, res, done); });
+            if (!res.keep_alive() || stopping) {
                 break;
             }
         }
-        c.socket.shutdown(tcp::socket::shutdown_both, ec);
+        stream.socket().shutdown(tcp::socket::shutdown_both, ec);
         c.done = true;
     }
 
@@ -139,7 +156,6 @@ struct HttpServer::Impl {
                 std::this_thread::sleep_for(std::chrono::milliseconds(10));
                 continue;
             }
-            set_timeout(socket, kIdleSeconds);
             const std::lock_guard lock(mutex);
             reap();
             if (connections.size() >= kMaxConnections) {
@@ -202,9 +218,10 @@ std::string HttpServer::url() const {
 }
 
 struct HttpClient::Impl {
+    std::chrono::milliseconds timeout{0};
     std::string authority, host, port = "80";
     asio::io_context io;
-    tcp::socket socket{io};
+    beast::tcp_stream stream{io};
     boost::beast::flat_buffer buffer;
     bool open = false;
 
@@ -213,25 +230,27 @@ struct HttpClient::Impl {
         boost::system::error_code ec;
         const auto endpoints = resolver.resolve(host, port, ec);
         if (!ec) {
-            asio::connect(socket, endpoints, ec);
+            stream.expires_after(timeout);
+            ec = run_op(io, [&](auto done) { stream.async_connect(endpoints, done); });
         }
         if (ec) {
             throw_runtime("cannot reach " + authority + ": " + ec.message(), ec.value());
         }
-        set_timeout(socket, 30);
         buffer.clear();
         open = true;
     }
 
     void close() {
         boost::system::error_code ec;
-        socket.shutdown(tcp::socket::shutdown_both, ec);
-        socket.close(ec);
+        stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+        stream.socket().close(ec);
         open = false;
     }
 };
 
-HttpClient::HttpClient(const std::string& url) : impl_(std::make_unique<Impl>()) {
+HttpClient::HttpClient(const std::string& url, std::chrono::milliseconds timeout)
+    : impl_(std::make_unique<Impl>()) {
+    impl_->timeout = timeout;
     constexpr std::string_view scheme = "http://";
     if (url.compare(0, scheme.size(), scheme) != 0) {
         throw_invalid("'" + url + "' is not an http:// URL (no TLS: a local collector or proxy)");
@@ -275,11 +294,13 @@ HttpReply HttpClient::request(std::string_view method, const std::string& target
         if (!c.open) {
             c.connect();
         }
-        boost::system::error_code ec;
-        http::write(c.socket, req, ec);
         http::response<http::string_body> res;
+        c.stream.expires_after(c.timeout);
+        boost::system::error_code ec =
+            run_op(c.io, [&](auto done) { http::async_write(c.stream, req, done); });
         if (!ec) {
-            http::read(c.socket, c.buffer, res, ec);
+            c.stream.expires_after(c.timeout);
+            ec = run_op(c.io, [&](auto done) { http::async_read(c.stream, c.buffer, res, done); });
         }
         if (ec) {
             c.close();

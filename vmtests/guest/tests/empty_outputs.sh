@@ -60,4 +60,4 @@ run report -f chrome $D/r.fhk
 same "report -f chrome" "$empty_chrome"
 run report --hist 'keys=common_pid' $D/r.fhk
 has "report --hist" "    Hits: 0"
-pass "latency, hist, errors (text, json, --stat), stat, trace, graph and report (text, json, chrome, otlp, --hist) with no call: each says so or prints an empty document, exit 0"
+pass "latency, hist, errors (text, json, --stat), stat, trace (text, chrome, otlp), graph (text) and report (json, chrome, --hist) with no call: each says so or prints an empty document, exit 0"

@@ -72,7 +72,7 @@ grep -o '"name":"fhook_testmod_fail_alloc".*' $b | grep -q '"key":"fhook.first",
 run_fhook $D/r trace --otlp http://127.0.0.1:4318/cgi-bin/refuse fhook_testmod_target -- sh -c "echo call 3 > $TM"
 [ "$RC" != 0 ] && grep -q "^fhook: error: the OTLP endpoint at http://127.0.0.1:4318/cgi-bin/refuse answered 503: busy$" $D/r.err ||
 	fail "a refusing collector: exit $RC, $(cat $D/r.err)"
-run_fhook $D/f trace --otlp $URL --format json fhook_testmod_target
+run_fhook $D/f trace --otlp $URL --format json -d 1 fhook_testmod_target
 [ "$RC" != 0 ] && grep -q "^fhook: error: --otlp sends OTLP JSON to the endpoint: it takes neither --format nor -o$" $D/f.err ||
 	fail "--otlp with --format: exit $RC, $(cat $D/f.err)"
 
@@ -98,9 +98,9 @@ final=$(tail -n 1 $D/l.out)
 b=$(bodies | tail -n 1)
 for ctx in irq thread; do
 	want=$(echo "$final" | sed 's/.*"all":{//' | grep -o "\"$ctx\":{\"count\":[0-9]*" | grep -o '[0-9]*$')
-	# (a metric per {"description", ...}; the histogram's data points: a
-	# count per context and CPU)
-	got=$(sed 's/{"description":"/\n&/g' $b | grep '"name":"fhook_timerlat_latency_seconds"' |
+	# (a metric per {"name", ...}; the histogram's data points: a count
+	# per context and CPU)
+	got=$(sed 's/{"name":"/\n&/g' $b | grep '^{"name":"fhook_timerlat_latency_seconds"' |
 		sed 's/{"attributes"/\n&/g' | grep "\"stringValue\":\"$ctx\"" |
 		grep -o '"count":"[0-9]*"' | grep -o '[0-9]*' | awk '{ n += $1 } END { print n + 0 }')
 	[ -n "$want" ] && [ "$want" -gt 0 ] && [ "$got" = "$want" ] ||
@@ -119,10 +119,17 @@ runtime=$(awk '/^fhook_osnoise_runtime_seconds_total\{cpu="0"\}/ { print $2 }' $
 awk -v r="${runtime:-0}" 'BEGIN { exit !(r > 0) }' || fail "no osnoise runtime on CPU 0: $(grep osnoise $D/o1 | head -n 5)"
 grep -q '^fhook_osnoise_interference_total{cpu="0",source="irq"} [0-9]*$' $D/o1 ||
 	fail "no interference counts: $(grep interference $D/o1 | head -n 3)"
-fhook hwlat --listen 127.0.0.1:9119 -d 2 > $D/h.out 2> $D/h.err &
+fresh
+fhook hwlat --listen 127.0.0.1:9119 --otlp $URL --format json -d 3 > $D/h.out 2> $D/h.err &
 pid=$!
 scrape_metrics 9119 $D/h0 $D/h.err
 wait $pid
 expect_eq "$?" 0 "hwlat --listen exit code"
 grep -q '^fhook_probes 1$' $D/h0 || fail "hwlat's endpoint: $(head -n 5 $D/h0)"
-pass "300 calls as 300 LogRecords in 2 requests, the test module's chain as 3 nested spans, a refusing collector in one line; timerlat scraped $s0 then $s1 thread measures, its table's $n_irq IRQ and $n_thread thread measures in OTLP at the end; osnoise's runtime ${runtime} s on CPU 0"
+# (each sample printed is one measure in the OTLP histogram at the end)
+samples=$(grep -c '"inner_ns"' $D/h.out)
+b=$(bodies | tail -n 1)
+got=$(sed 's/{"name":"/\n&/g' $b | grep '^{"name":"fhook_hwlat_gap_seconds"' |
+	grep -o '"count":"[0-9]*"' | grep -o '[0-9]*' | awk '{ n += $1 } END { print n + 0 }')
+expect_eq "$got" "$samples" "hwlat samples in OTLP vs printed"
+pass "300 calls as 300 LogRecords in 2 requests, the test module's chain as 3 nested spans, a refusing collector in one line; timerlat scraped $s0 then $s1 thread measures, its table's $n_irq IRQ and $n_thread thread measures in OTLP at the end; osnoise's runtime ${runtime} s on CPU 0, hwlat's $samples samples"

@@ -17,7 +17,7 @@ class OtlpSink final : public EventSink {
 public:
     // To `url` ("http://HOST:4318": `path` appended, /v1/logs or
     // /v1/traces; or the full URL).  What `formatter` holds back (a batch
-    // not yet full) is sent at least every `linger` while events come, and
+    // not yet full) is sent at the first flush() `linger` after the last request, and
     // at the end.  A Runtime Error ends the run when the endpoint cannot
     // be reached or refuses a request.
     OtlpSink(const std::string& url, const char* path, std::unique_ptr<Formatter> formatter,

@@ -3,6 +3,7 @@
 // `--otlp`.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -53,7 +54,10 @@ private:
 // closed it meanwhile.
 class HttpClient {
 public:
-    explicit HttpClient(const std::string& url);
+    // `timeout`: for each connect, write and read (a server that accepts
+    // and never answers is a Runtime Error, not a hang)
+    explicit HttpClient(const std::string& url,
+                        std::chrono::milliseconds timeout = std::chrono::seconds(30));
     HttpClient(const HttpClient&) = delete;
     HttpClient& operator=(const HttpClient&) = delete;
     ~HttpClient();
