@@ -36,6 +36,27 @@ URL=http://127.0.0.1:4318/cgi-bin/v1
 # the bodies received, in order
 bodies() { ls $D/got | grep '^req\.' | sort -t. -k2 -n | sed "s|^|$D/got/|"; }
 fresh() { rm -f $D/got/*; }
+# served PREFIX PORT PAUSE FHOOK-ARGS...: fhook FHOOK-ARGS in the background,
+# its endpoint on PORT scraped into PREFIX.0, again PAUSE s later into
+# PREFIX.1; then its end, exit 0
+served() {
+	_p=$1 _port=$2 _pause=$3
+	shift 3
+	fhook "$@" > $_p.out 2> $_p.err &
+	_pid=$!
+	scrape_metrics $_port $_p.0 $_p.err
+	sleep $_pause
+	scrape_metrics $_port $_p.1 $_p.err
+	wait $_pid
+	expect_eq "$?" 0 "fhook $1 --listen exit code"
+}
+# otlp_count BODY METRIC [LABEL-VALUE]: the sum of the histogram METRIC's
+# data points' counts in the OTLP request BODY (those with LABEL-VALUE)
+otlp_count() {
+	sed 's/{"name":"/\n&/g' "$1" | grep "^{\"name\":\"$2\"" | sed 's/{"attributes"/\n&/g' |
+		grep "\"stringValue\":\"${3:-}" | grep -o '"count":"[0-9]*"' | grep -o '[0-9]*' |
+		awk '{ n += $1 } END { print n + 0 }'
+}
 
 # events as logs
 run_fhook $D/t trace --otlp $URL fhook_testmod_target -- sh -c "echo call 300 > $TM"
@@ -78,47 +99,31 @@ run_fhook $D/f trace --otlp $URL --format json -d 1 fhook_testmod_target
 
 # timerlat: served while it runs, sent exactly at the end
 fresh
-fhook timerlat --listen 127.0.0.1:9117 --otlp $URL --format json -d 4 > $D/l.out 2> $D/l.err &
-pid=$!
-scrape_metrics 9117 $D/s0 $D/l.err
-sleep 1
-scrape_metrics 9117 $D/s1 $D/l.err
-wait $pid
-expect_eq "$?" 0 "timerlat --listen exit code"
+served $D/l 9117 1 timerlat --listen 127.0.0.1:9117 --otlp $URL --format json -d 4
 # scraped: a count per CPU and context; the second scrape's larger
 sum_count() {
 	awk -v c="context=\"$2\"" '/^fhook_timerlat_latency_seconds_count\{/ && index($0, c) { n += $2 } END { print n + 0 }' "$1"
 }
-s0=$(sum_count $D/s0 thread)
-s1=$(sum_count $D/s1 thread)
-[ "$s1" -gt "$s0" ] || fail "thread measures scraped: $s0 then $s1: $(grep timerlat_latency_seconds_count $D/s1)"
-grep -q '^# TYPE fhook_timerlat_latency_max_seconds gauge$' $D/s1 || fail "no maxima: $(grep max $D/s1)"
+s0=$(sum_count $D/l.0 thread)
+s1=$(sum_count $D/l.1 thread)
+[ "$s1" -gt "$s0" ] || fail "thread measures scraped: $s0 then $s1: $(grep timerlat_latency_seconds_count $D/l.1)"
+grep -q '^# TYPE fhook_timerlat_latency_max_seconds gauge$' $D/l.1 || fail "no maxima: $(grep max $D/l.1)"
 # the end: the table's counts are the OTLP request's
 final=$(tail -n 1 $D/l.out)
 b=$(bodies | tail -n 1)
 for ctx in irq thread; do
 	want=$(echo "$final" | sed 's/.*"all":{//' | grep -o "\"$ctx\":{\"count\":[0-9]*" | grep -o '[0-9]*$')
-	# (a metric per {"name", ...}; the histogram's data points: a count
-	# per context and CPU)
-	got=$(sed 's/{"name":"/\n&/g' $b | grep '^{"name":"fhook_timerlat_latency_seconds"' |
-		sed 's/{"attributes"/\n&/g' | grep "\"stringValue\":\"$ctx\"" |
-		grep -o '"count":"[0-9]*"' | grep -o '[0-9]*' | awk '{ n += $1 } END { print n + 0 }')
+	got=$(otlp_count $b fhook_timerlat_latency_seconds $ctx)
 	[ -n "$want" ] && [ "$want" -gt 0 ] && [ "$got" = "$want" ] ||
 		fail "timerlat $ctx measures: the table's $want, OTLP's $got: $(echo "$final" | head -c 400)"
 	eval "n_$ctx=$want"
 done
 # osnoise and hwlat serve theirs the same way
-fhook osnoise hist --listen 127.0.0.1:9118 -d 3 > $D/o.out 2> $D/o.err &
-pid=$!
-scrape_metrics 9118 $D/o0 $D/o.err
-sleep 1.5
-scrape_metrics 9118 $D/o1 $D/o.err
-wait $pid
-expect_eq "$?" 0 "osnoise --listen exit code"
-runtime=$(awk '/^fhook_osnoise_runtime_seconds_total\{cpu="0"\}/ { print $2 }' $D/o1)
-awk -v r="${runtime:-0}" 'BEGIN { exit !(r > 0) }' || fail "no osnoise runtime on CPU 0: $(grep osnoise $D/o1 | head -n 5)"
-grep -q '^fhook_osnoise_interference_total{cpu="0",source="irq"} [0-9]*$' $D/o1 ||
-	fail "no interference counts: $(grep interference $D/o1 | head -n 3)"
+served $D/o 9118 1.5 osnoise hist --listen 127.0.0.1:9118 -d 3
+runtime=$(awk '/^fhook_osnoise_runtime_seconds_total\{cpu="0"\}/ { print $2 }' $D/o.1)
+awk -v r="${runtime:-0}" 'BEGIN { exit !(r > 0) }' || fail "no osnoise runtime on CPU 0: $(grep osnoise $D/o.1 | head -n 5)"
+grep -q '^fhook_osnoise_interference_total{cpu="0",source="irq"} [0-9]*$' $D/o.1 ||
+	fail "no interference counts: $(grep interference $D/o.1 | head -n 3)"
 fresh
 fhook hwlat --listen 127.0.0.1:9119 --otlp $URL --format json -d 3 > $D/h.out 2> $D/h.err &
 pid=$!
@@ -129,7 +134,6 @@ grep -q '^fhook_probes 1$' $D/h0 || fail "hwlat's endpoint: $(head -n 5 $D/h0)"
 # (each sample printed is one measure in the OTLP histogram at the end)
 samples=$(grep -c '"inner_ns"' $D/h.out)
 b=$(bodies | tail -n 1)
-got=$(sed 's/{"name":"/\n&/g' $b | grep '^{"name":"fhook_hwlat_gap_seconds"' |
-	grep -o '"count":"[0-9]*"' | grep -o '[0-9]*' | awk '{ n += $1 } END { print n + 0 }')
+got=$(otlp_count $b fhook_hwlat_gap_seconds)
 expect_eq "$got" "$samples" "hwlat samples in OTLP vs printed"
 pass "300 calls as 300 LogRecords in 2 requests, the test module's chain as 3 nested spans, a refusing collector in one line; timerlat scraped $s0 then $s1 thread measures, its table's $n_irq IRQ and $n_thread thread measures in OTLP at the end; osnoise's runtime ${runtime} s on CPU 0, hwlat's $samples samples"
