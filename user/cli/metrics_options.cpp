@@ -22,6 +22,20 @@ void add_metrics_options(po::options_description& options) {
         "folded into one 'other' series (default 10000)");
 }
 
+namespace {
+
+// --NAME URL, an http:// one (what takes it named in the error)
+std::string http_url_option(const po::variables_map& vm, const char* name, const char* takes) {
+    std::string url = vm[name].as<std::string>();
+    if (url.rfind("http://", 0) != 0) {
+        throw_invalid(std::string("--") + name + " takes " + takes + " http:// URL, not '" + url +
+                      "'");
+    }
+    return url;
+}
+
+} // namespace
+
 void parse_metrics_options(const po::variables_map& vm, TraceOptions& opt) {
     if (vm.count("listen")) {
         opt.listen = vm["listen"].as<std::string>();
@@ -30,17 +44,10 @@ void parse_metrics_options(const po::variables_map& vm, TraceOptions& opt) {
         }
     }
     if (vm.count("push")) {
-        opt.push = vm["push"].as<std::string>();
-        if (opt.push.rfind("http://", 0) != 0) {
-            throw_invalid("--push takes a Pushgateway's http:// URL, not '" + opt.push + "'");
-        }
+        opt.push = http_url_option(vm, "push", "a Pushgateway's");
     }
     if (vm.count("otlp")) {
-        opt.otlp = vm["otlp"].as<std::string>();
-        if (opt.otlp.rfind("http://", 0) != 0) {
-            throw_invalid("--otlp takes an OTLP/HTTP endpoint's http:// URL, not '" + opt.otlp +
-                          "'");
-        }
+        opt.otlp = http_url_option(vm, "otlp", "an OTLP/HTTP endpoint's");
     }
     if (vm.count("series-limit")) {
         opt.series_limit = parse_u64("--series-limit", vm["series-limit"].as<std::string>());
@@ -68,10 +75,7 @@ void parse_otlp_stream_option(const po::variables_map& vm, TraceOptions& opt,
     if (!vm.count("otlp")) {
         return;
     }
-    opt.otlp = vm["otlp"].as<std::string>();
-    if (opt.otlp.rfind("http://", 0) != 0) {
-        throw_invalid("--otlp takes an OTLP/HTTP endpoint's http:// URL, not '" + opt.otlp + "'");
-    }
+    opt.otlp = http_url_option(vm, "otlp", "an OTLP/HTTP endpoint's");
     if (vm.count("format") || vm.count("output")) {
         throw_invalid("--otlp sends OTLP JSON to the endpoint: it takes neither --format nor -o");
     }
