@@ -333,6 +333,7 @@ struct fhook_func_probe {
 	 */
 	struct fhook_ops_slices slices;
 	bool slices_ok;
+	bool fnrec;			/* hits try fhook_fnrec() first (set at arm) */
 };
 
 static_assert(offsetof(struct fhook_func_probe, p) == 0);
@@ -488,7 +489,23 @@ extern const struct fhook_probe_kind fhook_func_kind, fhook_kprobe_kind, fhook_u
 /* probe_func.c */
 int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_add *arg,
 			   s32 *err_index, struct fhook_func_targets *keep);
-void fhook_func_hit(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
+void fhook_func_hit_full(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
+
+/* fnrec.c */
+bool fhook_fnrec_ok(const struct fhook_probe *p);
+bool fhook_fnrec(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
+
+/*
+ * A function entry to record: the ftrace_ops callbacks' and the direct
+ * recording trampoline's.  The common case (fnrec.c) first, when the
+ * probe may take it.
+ */
+static __always_inline void fhook_func_hit(struct fhook_probe *p, unsigned long ip,
+					   unsigned long parent_ip)
+{
+	if (!to_func(p)->fnrec || !fhook_fnrec(p, ip, parent_ip))
+		fhook_func_hit_full(p, ip, parent_ip);
+}
 bool fhook_ops_unregister(struct fhook_probe *p, struct ftrace_ops *ops);
 int fhook_filter_charge(struct fhook_probe *p, u64 entries);
 int fhook_func_set_patterns(struct fhook_probe *p, struct ftrace_ops *ops, char *text,

@@ -70,56 +70,11 @@ static __always_inline void fhook_func_write(struct fhook_probe *p, struct fhook
 }
 
 /*
- * The common case of a function entry: a probe with no trigger, predicate,
- * histogram or stack, the session's filters pass, and no other writer is
- * inside this CPU's ring.  Returns false, having done nothing, when
- * fhook_func_hit_full() must decide.
- *
- * No recursion lock: until fhook_ring_reserve() raises rb->nest nothing
- * here calls traceable code, and from then on a hit on this CPU (an
- * interrupt, or a traceable clocksource read below us) sees rb->nest set
- * and takes the full path, which counts a hit of our own context as
- * missed (rb->fast_ctx) as ftrace's recursion lock would have.
- */
-static __always_inline bool fhook_func_hit_fast(struct fhook_probe *p, unsigned long ip,
-						unsigned long parent_ip)
-{
-	struct fhook_session *s = p->session;
-	unsigned int pc = preempt_count();
-	bool irqs_off = irqs_disabled();
-	struct fhook_probe_counters *c;
-	struct fhook_ring *rb;
-	unsigned int outer;
-	int cpu;
-
-	if (p->nr_triggers || p->pred || p->hist || p->stack || READ_ONCE(p->paused))
-		return false;
-	preempt_disable_notrace();
-	cpu = smp_processor_id();
-	rb = s->rings[cpu];
-	/* (a call graph entry held back goes out under the recursion lock) */
-	if (local_read(&rb->nest) || this_cpu_read(fhook_fgraph_pending) ||
-	    (!p->any_task && !fhook_session_wants(s))) {
-		preempt_enable_notrace();
-		return false;
-	}
-	/* an NMI's fast hit between the test of nest and here restores ours */
-	outer = READ_ONCE(rb->fast_ctx);
-	WRITE_ONCE(rb->fast_ctx, fhook_ring_ctx(pc));
-	c = fhook_counters(s, cpu, p->id);
-	fhook_count(&c->hits);
-	fhook_func_write(p, rb, c, ip, parent_ip, pc, irqs_off);
-	WRITE_ONCE(rb->fast_ctx, outer);
-	preempt_enable_notrace();
-	return true;
-}
-
-/*
  * A function entry to record: filters, triggers, one FHOOK_REC_FUNC
  * record, under ftrace's recursion lock.
  */
-static noinline notrace void fhook_func_hit_full(struct fhook_probe *p, unsigned long ip,
-						 unsigned long parent_ip)
+noinline notrace void fhook_func_hit_full(struct fhook_probe *p, unsigned long ip,
+					  unsigned long parent_ip)
 {
 	struct fhook_session *s = p->session;
 	unsigned int pc = preempt_count();
@@ -131,7 +86,7 @@ static noinline notrace void fhook_func_hit_full(struct fhook_probe *p, unsigned
 
 	/* also disables preemption: we stay on this CPU and its ring */
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
-	/* a fast writer of our context below us: recursion (see above) */
+	/* a fast writer of our context below us: recursion (fnrec.c) */
 	if (bit >= 0 &&
 	    unlikely(READ_ONCE(s->rings[smp_processor_id()]->fast_ctx) == fhook_ring_ctx(pc))) {
 		ftrace_test_recursion_unlock(bit);
@@ -168,16 +123,6 @@ static noinline notrace void fhook_func_hit_full(struct fhook_probe *p, unsigned
 	fhook_func_write(p, rb, c, ip, parent_ip, pc, irqs_off);
 out:
 	ftrace_test_recursion_unlock(bit);
-}
-
-/*
- * A function entry to record.  Shared by the ftrace_ops callback and the
- * recording direct trampoline.
- */
-notrace void fhook_func_hit(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip)
-{
-	if (!fhook_func_hit_fast(p, ip, parent_ip))
-		fhook_func_hit_full(p, ip, parent_ip);
 }
 
 /*
@@ -696,8 +641,10 @@ void fhook_slices_release(struct fhook_ops_slices *s)
 static int fhook_func_probe_arm(struct fhook_probe *p)
 {
 	struct fhook_func_probe *f = to_func(p);
-	int ret = register_ftrace_function(&f->ops);
+	int ret;
 
+	f->fnrec = fhook_fnrec_ok(p);
+	ret = register_ftrace_function(&f->ops);
 	if (ret)
 		return ret;
 	p->registered = true;

@@ -485,39 +485,24 @@ drop:
 
 notrace void fhook_ring_commit(struct fhook_ring *rb)
 {
-	long head;
-	u64 tail;
-
 	if (local_read(&rb->nest) > 1) {
 		local_dec(&rb->nest);
 		return;
 	}
-again:
-	head = local_read(&rb->head);
-	smp_wmb();	/* (B): record contents before data_head */
-	WRITE_ONCE(rb->meta->data_head, head);
-	barrier();
-	local_set(&rb->nest, 0);
-	barrier();
-	/* a nested writer reserved after we read head: publish it too */
-	if (unlikely(head != local_read(&rb->head))) {
-		local_set(&rb->nest, 1);
-		goto again;
-	}
-	if (rb->overwrite)
-		return;		/* read on demand (snapshot), never woken */
+	fhook_ring_publish(rb);
+}
 
-	/* one wakeup per reader pass, none from the wakeup itself: above */
-	tail = READ_ONCE(rb->cons->data_tail);
-	if (tail == READ_ONCE(rb->wake_tail) || this_cpu_read(fhook_waking) == current)
+/*
+ * The reader is due a wakeup (fhook_ring_publish()): one per reader pass
+ * (@tail, the tail it had reached, is remembered), none from the wakeup
+ * itself (above).
+ */
+notrace void fhook_ring_wake(struct fhook_ring *rb, u64 tail)
+{
+	if (this_cpu_read(fhook_waking) == current)
 		return;
-	if ((u64)head - tail >= rb->watermark ||
-	    (rb->wakeup_events &&
-	     (u32)(local_read(fhook_meta_local(&rb->meta->seq_next)) -
-		   READ_ONCE(rb->cons->seq_read)) >= rb->wakeup_events)) {
-		WRITE_ONCE(rb->wake_tail, tail);
-		irq_work_queue(&rb->work);
-	}
+	WRITE_ONCE(rb->wake_tail, tail);
+	irq_work_queue(&rb->work);
 }
 
 /*

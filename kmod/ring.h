@@ -15,6 +15,7 @@ void *fhook_ring_reserve_full(struct fhook_ring *rb, unsigned int size, u32 prob
 void fhook_ring_drop(struct fhook_ring *rb, u32 probe_id, u64 seq);
 void fhook_ring_count_frozen(struct fhook_ring *rb, u32 probe_id);
 void fhook_ring_commit(struct fhook_ring *rb);
+void fhook_ring_wake(struct fhook_ring *rb, u64 tail);
 void fhook_ring_kick(struct fhook_ring *rb);
 
 /*
@@ -147,6 +148,43 @@ static __always_inline void *fhook_ring_reserve(struct fhook_ring *rb, unsigned 
 drop:
 	fhook_ring_drop(rb, probe_id, nr);
 	return NULL;
+}
+
+/*
+ * The outermost writer on this CPU (->nest 1) leaves: publish every
+ * record reserved so far, its own and those of writers that nested in
+ * it, then wake the reader if it is due.  fhook_ring_commit() when the
+ * nesting is not known.
+ */
+static __always_inline void fhook_ring_publish(struct fhook_ring *rb)
+{
+	long head;
+	u64 tail;
+
+again:
+	head = local_read(&rb->head);
+	smp_wmb();	/* (B): record contents before data_head */
+	WRITE_ONCE(rb->meta->data_head, head);
+	barrier();
+	local_set(&rb->nest, 0);
+	barrier();
+	/* a nested writer reserved after we read head: publish it too */
+	if (unlikely(head != local_read(&rb->head))) {
+		local_set(&rb->nest, 1);
+		goto again;
+	}
+	if (rb->overwrite)
+		return;		/* read on demand (snapshot), never woken */
+
+	/* one wakeup per reader pass: none until the reader moved its tail */
+	tail = READ_ONCE(rb->cons->data_tail);
+	if (tail == READ_ONCE(rb->wake_tail))
+		return;
+	if ((u64)head - tail >= rb->watermark ||
+	    (rb->wakeup_events &&
+	     (u32)(local_read(fhook_meta_local(&rb->meta->seq_next)) -
+		   READ_ONCE(rb->cons->seq_read)) >= rb->wakeup_events))
+		fhook_ring_wake(rb, tail);
 }
 
 #endif /* FHOOK_RING_H */
