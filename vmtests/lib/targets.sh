@@ -7,6 +7,7 @@
 read_targets() {
 	[ -f "$targets_file" ] || die "$targets_file missing: run scripts/setup.sh first"
 	declare -gA t_vmlinuz t_moddir t_hdr
+	local rel hdr vmlinuz moddir	# (callers have variables of these names)
 	all_rels=()
 	while read -r rel hdr vmlinuz moddir; do
 		[ -n "$rel" ] || continue
