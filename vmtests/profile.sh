@@ -7,7 +7,10 @@
 # less those of the first, divided by N2 - N1: the cost of one unit of N
 # (one call of a workload loop), boot and setup cancelled out.
 #
-#   vmtests/profile.sh [--kernel K] [--add HOST[:GUEST]]... [--top N] [--blocks SYM] N1 N2 COMMAND
+#   vmtests/profile.sh [--kernel K] [--modules DIR] [--add HOST[:GUEST]]... [--top N] [--blocks SYM] N1 N2 COMMAND
+#
+# --modules DIR loads DIR's fhook.ko instead of build/kmod/REL's (a
+# variant built in another tree: `make kmod KDIR=...` there).
 #
 # --blocks SYM prints, instead, SYM's translation blocks that ran: their
 # offset in SYM and instructions per unit of N (match them with
@@ -31,7 +34,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 fhook=${FHOOK_CLI:-$top/build/user/fhook}
 plugin=${FHOOK_QEMU_PROF:-$top/build/user/fhook_qemu_prof.so}
-kernel=6.12 top_n=40 adds=() blocks=
+kernel=6.12 top_n=40 adds=() blocks= modules=()
 
 die() { printf 'profile.sh: error: %s\n' "$*" >&2; exit 2; }
 
@@ -39,14 +42,15 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) kernel=$2; shift 2 ;;
 	--add) adds+=(--add "$2"); shift 2 ;;
+	--modules) modules=(--modules "$2"); shift 2 ;;
 	--top) top_n=$2; shift 2 ;;
 	--blocks) blocks=$2; shift 2 ;;
-	-h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) die "unknown option '$1' (--help)" ;;
 	*) break ;;
 	esac
 done
-[ $# -eq 3 ] || die "usage: vmtests/profile.sh [--kernel K] [--add HOST[:GUEST]]... [--top N] [--blocks SYM] N1 N2 COMMAND"
+[ $# -eq 3 ] || die "usage: vmtests/profile.sh [--kernel K] [--modules DIR] [--add HOST[:GUEST]]... [--top N] [--blocks SYM] N1 N2 COMMAND"
 n1=$1 n2=$2 command=$3
 [[ $n1 =~ ^[0-9]+$ && $n2 =~ ^[0-9]+$ && $n2 -gt $n1 ]] || die "N1 and N2: numbers, N2 > N1"
 [ -x "$fhook" ] || die "$fhook: run make user first"
@@ -68,7 +72,7 @@ $command
 echo FHOOK-PROF-SYMS; cat /tmp/prof.syms"
 	FHOOK_VM_ACCEL=tcg FHOOK_VM_APPEND="nokaslr tsc=reliable" \
 		FHOOK_VM_QEMU_ARGS="-icount shift=0,sleep=off -plugin $plugin,out=$work/prof.$n" \
-		"$fhook" vm --kernel "$kernel" --smp 1 --mem 2048 "${adds[@]}" -- "$script" \
+		"$fhook" vm --kernel "$kernel" --smp 1 --mem 2048 "${modules[@]}" "${adds[@]}" -- "$script" \
 		> "$work/out.$n" 2>&1 || { tail -20 "$work/out.$n" >&2; die "the guest run with N=$n failed"; }
 	[ -s "$work/prof.$n" ] || die "no counts from the plugin for N=$n"
 }
