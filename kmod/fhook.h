@@ -286,6 +286,7 @@ struct fhook_probe {
 	/* FHOOK_PROBE_F_WAKEUP_CPU: any task's hits, not the session's filters' */
 	bool any_task;
 	bool paused;			/* a DISABLE trigger ran: hits are filtered */
+	bool fnrec;			/* function probes: fhook_fnrec() (set at arm) */
 	u32 nr_triggers;
 	struct fhook_trigger_k *triggers[FHOOK_MAX_TRIGGERS];
 	struct fhook_prog *prog;	/* kprobes: what to record */
@@ -333,7 +334,6 @@ struct fhook_func_probe {
 	 */
 	struct fhook_ops_slices slices;
 	bool slices_ok;
-	bool fnrec;			/* hits try fhook_fnrec() first (set at arm) */
 };
 
 static_assert(offsetof(struct fhook_func_probe, p) == 0);
@@ -490,27 +490,29 @@ extern const struct fhook_probe_kind fhook_func_kind, fhook_kprobe_kind, fhook_u
 int fhook_func_filter_init(struct fhook_func_probe *f, const struct fhook_probe_add *arg,
 			   s32 *err_index, struct fhook_func_targets *keep);
 void fhook_func_hit_full(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
-
-/* fnrec.c */
-bool fhook_fnrec_ok(const struct fhook_probe *p);
-bool fhook_fnrec(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
-
-/*
- * A function entry to record: the ftrace_ops callbacks' and the direct
- * recording trampoline's.  The common case (fnrec.c) first, when the
- * probe may take it.
- */
-static __always_inline void fhook_func_hit(struct fhook_probe *p, unsigned long ip,
-					   unsigned long parent_ip)
-{
-	if (!to_func(p)->fnrec || !fhook_fnrec(p, ip, parent_ip))
-		fhook_func_hit_full(p, ip, parent_ip);
-}
 bool fhook_ops_unregister(struct fhook_probe *p, struct ftrace_ops *ops);
 int fhook_filter_charge(struct fhook_probe *p, u64 entries);
 int fhook_func_set_patterns(struct fhook_probe *p, struct ftrace_ops *ops, char *text,
 			    int (*set)(struct ftrace_ops *ops, unsigned char *buf, int len, int reset),
 			    s32 *index, s32 *err_index);
+
+/* fnrec.c */
+bool fhook_fnrec_ok(const struct fhook_probe *p);
+void fhook_fnrec(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
+
+/*
+ * A function entry to record: the ftrace_ops callbacks' and the direct
+ * recording trampoline's.  The common case (fnrec.c) when the probe may
+ * take it.
+ */
+static __always_inline void fhook_func_hit(struct fhook_probe *p, unsigned long ip,
+					   unsigned long parent_ip)
+{
+	if (p->fnrec)
+		fhook_fnrec(p, ip, parent_ip);
+	else
+		fhook_func_hit_full(p, ip, parent_ip);
+}
 
 /* probe_graph.c, on fgraph.h's fhook_fgraph_exit() */
 asmlinkage unsigned long fhook_graph_exit(unsigned long sp, unsigned long retval);
@@ -954,5 +956,29 @@ static __always_inline void fhook_rec_init(struct fhook_rec *r, u16 type, u16 si
 
 /* the ring's writers (inline: the fast path), after what they use */
 #include "ring.h"
+
+/*
+ * One FHOOK_REC_FUNC record of probe @p on @rb, preemption disabled,
+ * @pc and @irqs_off as sampled at the probe's entry; @outermost: the
+ * caller found no writer inside @rb (fhook_ring_publish() then).
+ */
+static __always_inline void fhook_func_write(struct fhook_probe *p, struct fhook_ring *rb,
+					     struct fhook_probe_counters *c, unsigned long ip,
+					     unsigned long parent_ip, unsigned int pc, bool irqs_off,
+					     bool outermost)
+{
+	struct fhook_rec_func *r = fhook_ring_reserve(rb, sizeof(*r), p->id);
+
+	if (!IS_ERR_OR_NULL(r)) {
+		fhook_rec_init(&r->hdr, FHOOK_REC_FUNC, sizeof(*r), p->id, pc, irqs_off);
+		r->ip = ip;
+		r->parent_ip = parent_ip;
+		fhook_count(&c->written);
+	}
+	if (outermost)
+		fhook_ring_publish(rb);
+	else
+		fhook_ring_commit(rb);
+}
 
 #endif /* FHOOK_H */

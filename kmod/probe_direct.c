@@ -236,7 +236,7 @@ static int fhook_direct_arm_watched(struct fhook_probe *p)
 	}
 	if (d->fast || d->f.p.lat)
 		fhook_stats_elsewhere(p->session, p->id, true);
-	d->f.fnrec = fhook_fnrec_ok(p);
+	p->fnrec = fhook_fnrec_ok(p);
 	ret = fhook_direct_register(&d->f.ops, fhook_direct_tramp(d, p->count_only));
 	if (ret)
 		return ret;

@@ -53,21 +53,6 @@ static notrace void fhook_func_stack(struct fhook_probe *p, struct fhook_ring *r
 		fhook_scratch_put();
 }
 
-/* One FHOOK_REC_FUNC record on @rb, preemption disabled. */
-static __always_inline void fhook_func_write(struct fhook_probe *p, struct fhook_ring *rb,
-					     struct fhook_probe_counters *c, unsigned long ip,
-					     unsigned long parent_ip, unsigned int pc, bool irqs_off)
-{
-	struct fhook_rec_func *r = fhook_ring_reserve(rb, sizeof(*r), p->id);
-
-	if (!IS_ERR_OR_NULL(r)) {
-		fhook_rec_init(&r->hdr, FHOOK_REC_FUNC, sizeof(*r), p->id, pc, irqs_off);
-		r->ip = ip;
-		r->parent_ip = parent_ip;
-		fhook_count(&c->written);
-	}
-	fhook_ring_commit(rb);
-}
 
 /*
  * A function entry to record: filters, triggers, one FHOOK_REC_FUNC
@@ -80,8 +65,8 @@ noinline notrace void fhook_func_hit_full(struct fhook_probe *p, unsigned long i
 	unsigned int pc = preempt_count();
 	bool irqs_off = irqs_disabled();
 	struct fhook_probe_counters *c;
+	unsigned int triggered, outer;
 	struct fhook_ring *rb;
-	unsigned int triggered;
 	int bit, cpu;
 
 	/* also disables preemption: we stay on this CPU and its ring */
@@ -103,25 +88,34 @@ noinline notrace void fhook_func_hit_full(struct fhook_probe *p, unsigned long i
 	c = fhook_counters(s, cpu, p->id);
 	if (!p->any_task && !fhook_session_wants(s)) {
 		fhook_count(&c->filtered);
-		goto out;
+		goto unlock;
 	}
 	rb = s->rings[cpu];
+	/*
+	 * as fnrec does: a hit of this context below us (ftrace's lock lets
+	 * one through as a context transition: our own clock read of a traced
+	 * clocksource) counts as missed, not as an event
+	 */
+	outer = READ_ONCE(rb->fast_ctx);
+	WRITE_ONCE(rb->fast_ctx, fhook_ring_ctx(pc));
 	triggered = p->nr_triggers ? fhook_triggers_run(p, rb, NULL, 0) : 0;
 	if ((p->pred && !fhook_pred_run(p->pred, NULL, 0)) || READ_ONCE(p->paused)) {
 		fhook_count(&c->filtered);
-		goto out;
+		goto restore;
 	}
 	fhook_count(&c->hits);
 	if (p->hist) {
 		fhook_hist_add(p->hist, NULL, 0, 0, ip, parent_ip, NULL);
-		goto out;
+		goto restore;
 	}
 	if (unlikely(p->stack || triggered)) {
 		fhook_func_stack(p, rb, ip, parent_ip, pc, irqs_off, c);
-		goto out;
+		goto restore;
 	}
-	fhook_func_write(p, rb, c, ip, parent_ip, pc, irqs_off);
-out:
+	fhook_func_write(p, rb, c, ip, parent_ip, pc, irqs_off, false);
+restore:
+	WRITE_ONCE(rb->fast_ctx, outer);
+unlock:
 	ftrace_test_recursion_unlock(bit);
 }
 
@@ -643,7 +637,7 @@ static int fhook_func_probe_arm(struct fhook_probe *p)
 	struct fhook_func_probe *f = to_func(p);
 	int ret;
 
-	f->fnrec = fhook_fnrec_ok(p);
+	p->fnrec = fhook_fnrec_ok(p);
 	ret = register_ftrace_function(&f->ops);
 	if (ret)
 		return ret;

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The writers' fast path of the per-CPU rings (ring.c has the protocol).
+ * The writers' fast path of the per-CPU rings (ring.c has the protocol):
+ * the inline reservation, and the outermost writer's publish
+ * (fhook_ring_publish(), barrier (B)).
  *
  * Most reservations need nothing but the space: no drop to report, the
  * task's name already in the ring, no overwriting, no call graph entry held
@@ -105,7 +107,8 @@ static __always_inline bool fhook_ring_room(const struct fhook_ring *rb, u64 hea
  * Reserve @size bytes (header + payload) on @rb for probe @probe_id, the
  * record's hdr.seq set to its sequence number.  Must be called on @rb's
  * CPU with preemption disabled; every call must be followed by
- * fhook_ring_commit(), whatever it returned: a record, NULL (a drop, which
+ * fhook_ring_commit() (or fhook_ring_publish() by a writer that found
+ * ->nest 0), whatever it returned: a record, NULL (a drop, which
  * this function has counted) or ERR_PTR(-EAGAIN) (the session is frozen:
  * counted as frozen, no sequence number taken).
  *

@@ -123,6 +123,8 @@ else
 			[ "$arch" = arm64 ] && cross=(CROSS_COMPILE=aarch64-linux-gnu-)
 			make -s -C "$top" kmod KDIR="${t_hdr[$rel]}" "${cross[@]}" >&2 || die "building fhook.ko for $rel failed"
 		fi
+	elif [ $load = 1 ] && [ ! -f "$moddir/fhook.ko" ]; then
+		die "no fhook.ko in $moddir"
 	fi
 fi
 

@@ -5,9 +5,10 @@
 # each with a duration, and the kernel says nothing.  When the current
 # clocksource's read function is not traceable (6.12's read_tsc), another
 # available one is switched to for the test (hpet, acpi_pm) and back.
-# Function events on the same function (an ftrace_ops and the recording
-# direct trampoline): each event fhook writes reads the clock, which hits
-# the probe again inside the probe; those hits count as missed and never
+# Function events on the same function (an ftrace_ops, the recording
+# direct trampoline, an ftrace_ops with stacks): each event fhook writes
+# reads the clock, which hits the probe again inside the probe; those
+# hits count as missed and never
 # become events, so missed >= events (were they recorded, every other
 # event would be one, ktime_get_mono_fast_ns its parent, and half as many
 # missed).
@@ -47,19 +48,26 @@ n=$(grep -c "$fn.*duration=[0-9]*ns" $D/ck.out)
 [ "$n" -gt 0 ] || fail "no trace-around records of $fn in 3 s"
 
 got=
-for via in ops direct; do
-	run_fhook $D/f_$via trace --via $via "$fn" --duration 2
-	expect_eq "$RC" 0 "fhook trace --via $via $fn: exit code ($(head -c 300 $D/f_$via.err))"
-	e=$(grep -c " $fn <-" $D/f_$via.out)
-	[ "$e" -gt 0 ] || fail "--via $via: no events of $fn in 2 s"
+# ops and direct: the recorder of the common case (kmod/fnrec.c); with a
+# stack: the full path, under ftrace's recursion lock
+for mode in ops direct stack; do
+	case $mode in
+	stack) args="--via ops --stack" ;;
+	*) args="--via $mode" ;;
+	esac
+	# shellcheck disable=SC2086
+	run_fhook $D/f_$mode trace $args "$fn" --duration 2
+	expect_eq "$RC" 0 "fhook trace $args $fn: exit code ($(head -c 300 $D/f_$mode.err))"
+	e=$(grep -c " $fn <-" $D/f_$mode.out)
+	[ "$e" -gt 0 ] || fail "$args: no events of $fn in 2 s"
 	# (other callers of ktime_get_mono_fast_ns() exist: a few such events are
 	# theirs; fhook's own reads would be one event in two)
-	own=$(grep -c " $fn <-ktime_get_mono_fast_ns" $D/f_$via.out)
+	own=$(grep -c " $fn <-ktime_get_mono_fast_ns" $D/f_$mode.out)
 	[ $((own * 10)) -lt "$e" ] ||
-		fail "--via $via: fhook's own clock reads became events: $own of $e, e.g. $(grep -m 1 " $fn <-ktime_get_mono_fast_ns" $D/f_$via.out)"
-	m=$(sed -n "s/^fhook: probe 1 hits [0-9]* events [0-9]* lost [0-9]* missed \([0-9]*\): .*/\1/p" $D/f_$via.err)
-	[ -n "$m" ] || fail "--via $via: no probe summary line: $(cat $D/f_$via.err)"
-	[ "$m" -ge "$e" ] || fail "--via $via: $e events but $m missed (each event's clock read recurses)"
-	got="$got, --via $via $e events ($own from ktime_get_mono_fast_ns) $m missed"
+		fail "$args: fhook's own clock reads became events: $own of $e, e.g. $(grep -m 1 " $fn <-ktime_get_mono_fast_ns" $D/f_$mode.out)"
+	m=$(sed -n "s/^fhook: probe 1 hits [0-9]* events [0-9]* lost [0-9]* missed \([0-9]*\): .*/\1/p" $D/f_$mode.err)
+	[ -n "$m" ] || fail "$args: no probe summary line: $(cat $D/f_$mode.err)"
+	[ "$m" -ge "$e" ] || fail "$args: $e events but $m missed (each event's clock read recurses)"
+	got="$got, $args $e events ($own from ktime_get_mono_fast_ns) $m missed"
 done
 pass "$cs: $n calls of $fn traced around$got"
