@@ -34,7 +34,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 fhook=${FHOOK_CLI:-$top/build/user/fhook}
 plugin=${FHOOK_QEMU_PROF:-$top/build/user/fhook_qemu_prof.so}
-kernel=6.12 top_n=40 adds=() blocks= modules=()
+kernel=6.12 top_n=40 adds=() blocks='' modules=()
 
 die() { printf 'profile.sh: error: %s\n' "$*" >&2; exit 2; }
 
