@@ -58,6 +58,21 @@ bool name_in(Dwfl* dwfl, std::uint64_t addr, std::string& out) {
     return true;
 }
 
+// Did the report find any module?  An exited process its parent has not
+// reaped yet reads as an empty address space on 6.1 and 6.12 (empty maps
+// and auxv), not as an error: that is no address space to go by.
+bool has_modules(Dwfl* dwfl) {
+    bool found = false;
+    dwfl_getmodules(
+        dwfl,
+        [](Dwfl_Module*, void**, const char*, Dwarf_Addr, void* arg) -> int {
+            *static_cast<bool*>(arg) = true;
+            return DWARF_CB_ABORT;
+        },
+        &found, 0);
+    return found;
+}
+
 } // namespace
 
 struct UserSymbolizer::Process {
@@ -85,7 +100,7 @@ UserSymbolizer::Process& UserSymbolizer::process(std::uint32_t tgid) {
         p->tried = true;
         DwflPtr d(dwfl_begin(&kProcCallbacks));
         if (d && dwfl_linux_proc_report(d.get(), static_cast<pid_t>(tgid)) == 0 &&
-            dwfl_report_end(d.get(), nullptr, nullptr) == 0) {
+            dwfl_report_end(d.get(), nullptr, nullptr) == 0 && has_modules(d.get())) {
             p->live = std::move(d);
         }
     }
