@@ -22,6 +22,9 @@ F=$!
 fhook trace t:syscalls:sys_enter_read -o $D/t.out > /dev/null 2> $D/t.err &
 FT=$!
 wait_for 60 attached || fail "fhook never armed: $(cat $D/f.err)"
+# (attached is the function session's; the tracepoint's shows in its output:
+# on a loaded debug kernel it may start last)
+wait_for 60 test -s $D/t.out || fail "fhook trace t:syscalls:sys_enter_read wrote nothing in 60 s: $(cat $D/t.err)"
 sleep 1
 i=0
 while [ $i -lt $ROUNDS ]; do
