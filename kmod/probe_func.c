@@ -53,10 +53,9 @@ static notrace void fhook_func_stack(struct fhook_probe *p, struct fhook_ring *r
 		fhook_scratch_put();
 }
 
-
 /*
  * A function entry to record: filters, triggers, one FHOOK_REC_FUNC
- * record, under ftrace's recursion lock.
+ * record, under ftrace's recursion lock: every hit fnrec.c does not take.
  */
 noinline notrace void fhook_func_hit_full(struct fhook_probe *p, unsigned long ip,
 					  unsigned long parent_ip)
@@ -71,7 +70,7 @@ noinline notrace void fhook_func_hit_full(struct fhook_probe *p, unsigned long i
 
 	/* also disables preemption: we stay on this CPU and its ring */
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
-	/* a fast writer of our context below us: recursion (fnrec.c) */
+	/* a writer of our context below us (fnrec.c, or this path): recursion */
 	if (bit >= 0 &&
 	    unlikely(READ_ONCE(s->rings[smp_processor_id()]->fast_ctx) == fhook_ring_ctx(pc))) {
 		ftrace_test_recursion_unlock(bit);
