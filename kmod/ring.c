@@ -52,8 +52,8 @@
  * reader has moved data_tail (->wake_tail).  A reader that cannot read
  * (busy in an ioctl arming '*', stopped, slow) thus costs one irq_work per
  * CPU, not one per event.  A record made inside the wakeup (its path
- * traced) queues none at all (fhook_ring_kick(), fhook_ring_wake()): otherwise the irq_work
- * re-queues itself from inside forever (an irq_work storm, RCU stalls),
+ * traced) queues none at all (fhook_ring_kick(), fhook_ring_wake()):
+ * otherwise the irq_work re-queues itself from inside forever (an irq_work storm, RCU stalls),
  * which data_tail alone cannot stop, a reader being free to keep moving
  * it.  Data below the watermarks is flushed by the
  * session's timer (session.c) every flush_ms, so tracing the scheduler

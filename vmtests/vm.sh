@@ -104,7 +104,6 @@ if [ -f "$kernel" ]; then
 	kmods=""
 	[ -n "$moddir" ] || [ $load = 0 ] ||
 		die "--kernel $kernel needs --modules DIR with fhook.ko built for it (make kmod KDIR=...), or --no-load"
-	[ -z "$moddir" ] || [ $load = 0 ] || [ -f "$moddir/fhook.ko" ] || die "no fhook.ko in $moddir"
 else
 	[ -f "$targets_file" ] ||
 		die "no target kernels ($targets_file): run 'sudo make setup' (scripts/setup.sh) first, or give --kernel BZIMAGE"
@@ -114,7 +113,7 @@ else
 	vmlinuz=${t_vmlinuz[$rel]}
 	kmods=${t_moddir[$rel]}
 	[ -f "$vmlinuz" ] || die "$vmlinuz missing: run 'sudo make setup' (scripts/setup.sh)"
-	if [ -z "$moddir" ]; then
+	if [ -z "$moddir" ]; then	# (build/kmod's, built now if missing)
 		moddir=$kmod_dir/$rel
 		if [ $load = 1 ] && [ ! -f "$moddir/fhook.ko" ]; then
 			[ -d "${t_hdr[$rel]}" ] || die "no fhook.ko for $rel and no headers to build it: run 'make kmod'"
@@ -123,10 +122,9 @@ else
 			[ "$arch" = arm64 ] && cross=(CROSS_COMPILE=aarch64-linux-gnu-)
 			make -s -C "$top" kmod KDIR="${t_hdr[$rel]}" "${cross[@]}" >&2 || die "building fhook.ko for $rel failed"
 		fi
-	elif [ $load = 1 ] && [ ! -f "$moddir/fhook.ko" ]; then
-		die "no fhook.ko in $moddir"
 	fi
 fi
+[ $load = 0 ] || [ -f "$moddir/fhook.ko" ] || die "no fhook.ko in $moddir"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/fhook-vm.XXXXXX")
 trap 'cleanup_qemu; rm -rf "$work"' EXIT
