@@ -68,7 +68,9 @@ fi
 # every make below builds the modules as make lint checks them (W=1,
 # warnings are errors): built once, not again by lint and test-vm
 export KCHECKED=1
-phase build make all
+# (-j: the modules' Kbuild runs for six kernels one after the other; its
+# files compile in parallel, 81 -> 51 s a kernel on 2 CPUs)
+phase build make -j"$(nproc)" all
 phase lint make lint
 phase host-tests make test-host
 phase packages make test-package
