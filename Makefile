@@ -61,6 +61,10 @@ all: kmod user $(if $(wildcard $(TARGETS_ARM64)),user-arm64)
 	@echo "  cli      $(BUILD)/user/fhook"
 	@[ ! -x $(BUILD)/user-arm64/fhook ] || echo "  cli      $(BUILD)/user-arm64/fhook (arm64)"
 
+# Kbuild's make; KCCACHE=DIR (scripts/test.sh: /usr/lib/ccache) puts a
+# directory of ccache links named as the compilers first in its PATH
+KMAKE = $(if $(KCCACHE),PATH=$(KCCACHE):$$PATH )$(MAKE)
+
 # One build directory per kernel, populated with links to the sources so
 # several kernels can be built from one tree.
 define build_module
@@ -68,7 +72,7 @@ define build_module
 	mkdir -p $$out && \
 	for f in $(KSRC); do ln -sf $$f $$out/; done && \
 	for f in $(KARCH_SRC); do a=$${f#$(TOP)/kmod/}; mkdir -p $$out/$${a%/*}; ln -sf $$f $$out/$$a; done && \
-	$(MAKE) -C $$hdr M=$$out FHOOK_SHARED=$(TOP)/shared FHOOK_INCLUDE=$(TOP)/include \
+	$(KMAKE) -C $$hdr M=$$out FHOOK_SHARED=$(TOP)/shared FHOOK_INCLUDE=$(TOP)/include \
 		FHOOK_VERSION_FILE=$(TOP)/VERSION $(KBUILD_EXTRA) modules && \
 	echo "  module   $$out/fhook.ko"
 endef
@@ -78,7 +82,7 @@ define build_kmod
 	$(call build_module,$(1),$(2)) && \
 	tout=$(BUILD)/testmod/$$rel; mkdir -p $$tout && \
 	for f in $(TESTMOD_SRC); do ln -sf $$f $$tout/; done && \
-	$(MAKE) -C $$hdr M=$$tout $(KBUILD_EXTRA) modules && \
+	$(KMAKE) -C $$hdr M=$$tout $(KBUILD_EXTRA) modules && \
 	echo "  module   $$tout/fhook_testmod.ko" && \
 	$(call build_users,$$rel,$$hdr,examples,$(EXAMPLES_SRC)) && \
 	$(call build_users,$$rel,$$hdr,khooktest,$(KHOOKTEST_SRC))
@@ -89,7 +93,7 @@ endef
 define build_users
 	eout=$(BUILD)/$(3)/$(1); mkdir -p $$eout && \
 	for f in $(4); do ln -sf $$f $$eout/; done && \
-	$(MAKE) -C $(2) M=$$eout FHOOK_INCLUDE=$(TOP)/include \
+	$(KMAKE) -C $(2) M=$$eout FHOOK_INCLUDE=$(TOP)/include \
 		KBUILD_EXTRA_SYMBOLS=$(BUILD)/kmod/$(1)/Module.symvers $(KBUILD_EXTRA) modules && \
 	echo "  modules  $$eout/*.ko"
 endef
