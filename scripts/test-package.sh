@@ -78,7 +78,9 @@ while read -r rel hdr _; do
 	say "dkms build fhook/$version -k $rel"
 	rm -rf "$dk" && mkdir -p "$dk"
 	dkms add -m fhook -v "$version" --sourcetree "$root/usr/src" --dkmstree "$dk" > /dev/null
-	dkms build -m fhook -v "$version" -k "$rel" --sourcetree "$root/usr/src" --dkmstree "$dk" \
+	# (KCCACHE, from scripts/test.sh: ccache's compiler links first, as
+	# for the modules' build)
+	PATH=${KCCACHE:+$KCCACHE:}$PATH dkms build -m fhook -v "$version" -k "$rel" --sourcetree "$root/usr/src" --dkmstree "$dk" \
 		< /dev/null > "$out/dkms-$rel.log" 2>&1 || { tail -n 30 "$out/dkms-$rel.log" >&2; fail "dkms build for $rel"; }
 	ko=$(find "$dk/fhook/$version/$rel" -name 'fhook.ko*' | head -n 1)
 	[ -n "$ko" ] || fail "dkms built no fhook.ko for $rel"

@@ -5,7 +5,8 @@
 # as one "} /* func */" line (tracing_thresh); a kprobe given with -e shows
 # up inside the tree as a comment with its fields, at its place (inside
 # do_sys_openat2's call); two shadow stacks serve nine tasks; the summary's
-# identities hold and the module unloads.
+# identities hold and the module unloads.  On the debug kernel --threshold
+# runs at depth 1 and graph_steal stands for the two stacks.
 . /fhook/lib.sh
 
 load_fhook
@@ -34,7 +35,11 @@ if [ -e /sys/kernel/btf/vmlinux ]; then
 		fail "--args: $(grep -m1 do_sys $D/a.out)"
 fi
 
-run_fhook $D/t graph --proc --threshold 50 do_sys_openat2 -- fhook-workload reopen 10
+# (the debug kernel: the graph function alone, --depth 1, which arms no
+# other function: a graph of every function there takes 40 s to arm)
+TDEPTH=$(pick "" "--depth 1")
+# shellcheck disable=SC2086
+run_fhook $D/t graph --proc $TDEPTH --threshold 50 do_sys_openat2 -- fhook-workload reopen 10
 expect_eq "$RC" 0 "graph --threshold exit code"
 n=$(awk -F'|' 'NF >= 3 && !/^#/' $D/t.out | wc -l)
 # (most opens take more than 50 us under TCG, not all of them)
@@ -42,7 +47,8 @@ n=$(awk -F'|' 'NF >= 3 && !/^#/' $D/t.out | wc -l)
 bad=$(awk -F'|' 'NF >= 3 && !/^#/ { d = $(NF - 1); gsub(/[^0-9.]/, "", d); t = $NF
 	if (t !~ /^ *} \/\* [A-Za-z_0-9.]+ \*\/$/ || d + 0 < 50) print }' $D/t.out | head -n 3)
 [ -z "$bad" ] || fail "--threshold 50: a line that is not a return of 50 us or more: $bad"
-run_fhook $D/t2 graph --threshold 10000000 do_sys_openat2 -- fhook-workload reopen 10
+# shellcheck disable=SC2086
+run_fhook $D/t2 graph $TDEPTH --threshold 10000000 do_sys_openat2 -- fhook-workload reopen 10
 expect_eq "$RC" 0 "graph --threshold 10000000 exit code"
 n2=$(awk -F'|' 'NF >= 3 && !/^#/' $D/t2.out | wc -l)
 expect_eq "$n2" 0 "lines of calls taking 10 s or more"
@@ -59,7 +65,12 @@ NF >= 3 && $1 ~ /fhook-w-/ {
 END { if (bad || n < 5) { print n " comments, bad " bad; exit 1 } }' $D/e.out || fail "-e kprobe: not inside the tree: $(grep -m3 fdi $D/e.out)"
 # two shadow stacks for nine tasks reading at once: idle stacks go from
 # task to task (a task between two reads keeps its own until another needs
-# it), calls that find none count as missed, nothing breaks
+# it), calls that find none count as missed, nothing breaks (the debug
+# kernel: graph_steal's rounds there are these)
+if [ "${SLOW:-1}" -gt 1 ]; then
+	unload_fhook
+	pass "retval, args, threshold (--depth 1), -e comments"
+fi
 run_fhook $D/k graph --proc --tasks 2 vfs_read -- fhook-workload fork 8 300
 expect_eq "$RC" 0 "graph --tasks 2 exit code"
 summary $D/k
