@@ -20,8 +20,9 @@
 #     (--stack: a write() into the pipe) and the switch's (__schedule,
 #     functions kallsyms names) and the function calls on its CPU
 #     in between (--function), the kernel's function tracer's on that CPU
-#     in the same windows (not on the debug kernel); the reports' file (--record) printed by report
-#     as wakeup printed them; top: the thread's CPU's row.
+#     in the same windows (not on the debug kernel); the reports' file
+#     (--record) printed by report as wakeup printed them; top: the
+#     thread's CPU's row.
 #  3. --dl with a SCHED_DEADLINE thread; errors for bad options.
 #  4. where the kernel has its own wakeup_rt tracer (Debian's PREEMPT_RT
 #     kernel): the wakeup of its worst case is among fhook's reports, with
