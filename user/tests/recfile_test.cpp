@@ -499,6 +499,56 @@ TEST(RecordFile, Version2FilesReadAsAbi3RecordsWithTheirNames) {
     EXPECT_EQ(n, 3u);
 }
 
+// A version 3 file (ABI 3: FUNC records only) reads as it always did; a
+// version 4 file's FN records print as FUNC records of the same events, and
+// their addresses' symbols are kept
+TEST(RecordFile, Version3FilesReadAndFnRecordsPrintAsFuncRecords) {
+    const Ksyms live = Ksyms::parse(std::string_view(kKallsyms));
+    TempFile v4;
+    write_sample(v4);
+    std::string bytes = v4.contents();
+    ASSERT_EQ(bytes[8], 4);
+    bytes[8] = 3;  // format version
+    bytes[16] = 3; // abi_version
+    TempFile v3;
+    v3.write(bytes);
+    const RecordFile f3 = RecordFile::open(v3.path());
+    EXPECT_EQ(f3.header().version, 3u);
+    EXPECT_EQ(report_text(f3, false), format_all(sample_records(), live, false));
+
+    // the same records with the functions' as FN records (their numbers
+    // follow the COMM records' 0, as the module's would)
+    std::vector<std::vector<std::byte>> fns;
+    for (auto r : sample_records()) {
+        const auto* rec = reinterpret_cast<const fhook_rec*>(r.data());
+        if (rec->type == FHOOK_REC_FUNC) {
+            const auto* f = reinterpret_cast<const fhook_rec_func*>(rec);
+            const auto fn = test::fn_rec(rec->ts, rec->cpu, f->ip, f->parent_ip, rec->pid);
+            r.resize(sizeof(fn));
+            std::memcpy(r.data(), &fn, sizeof(fn));
+        }
+        fns.push_back(std::move(r));
+    }
+    TempFile file;
+    {
+        RecordWriter::Info info;
+        info.nr_cpus = 2;
+        info.probes = {{1, "vfs_read vfs_write"}};
+        RecordWriter w(file.take(), file.path(), info);
+        for (const auto& r : fns) {
+            w.add(reinterpret_cast<const fhook_rec*>(r.data()));
+        }
+        w.finish(live, two_cpu_stats(), {RecordedProbe{1, "vfs_read vfs_write", two_cpu_stats()}});
+    }
+    const RecordFile f4 = RecordFile::open(file.path());
+    EXPECT_EQ(f4.header().version, kRecFormatVersion);
+    EXPECT_EQ(report_text(f4, false), format_all(sample_records(), live, false));
+    EXPECT_EQ(report_text(f4, true), format_all(sample_records(), live, true));
+    EXPECT_NE(f4.ksyms_text().find("vfs_read"), std::string_view::npos);
+    EXPECT_NE(f4.ksyms_text().find("lo_rw_aio\t[loop]"), std::string_view::npos)
+        << f4.ksyms_text();
+}
+
 TEST(RecordFile, ClearErrors) {
     TempFile file;
     file.write("not a record file at all, just text that is long enough to have a header....");

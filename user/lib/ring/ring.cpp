@@ -225,9 +225,13 @@ std::size_t RingMerger::collect_pass() {
                     }
                 }
                 batch_lost_[i][0] += lost->lost - std::min<std::uint64_t>(lost->lost, attributed);
+                seq = static_cast<std::uint32_t>(lost->last_seq) + 1;
+            } else if (rec->type == FHOOK_REC_COMM) {
+                names++;
+                seq = rec->seq; // (the record it names follows, the same number)
             } else {
-                names += rec->type == FHOOK_REC_COMM;
-                seq = rec->seq + 1;
+                // (an FN record's number: the one after the previous record)
+                seq = rec->type == FHOOK_REC_FN ? seq + 1 : rec->seq + 1;
             }
             // (a CPU's stream is time ordered but for nested writers)
             last_ts = std::max<std::uint64_t>(last_ts, rec->ts);
