@@ -517,9 +517,17 @@ TEST(RecordFile, Version3FilesReadAndFnRecordsPrintAsFuncRecords) {
     EXPECT_EQ(report_text(f3, false), format_all(sample_records(), live, false));
 
     // the same records with the functions' as FN records (their numbers
-    // follow the COMM records' 0, as the module's would)
+    // follow the COMM records' 0, as the module's would; a COMM record
+    // stamped as its record, as the module stamps it)
     std::vector<std::vector<std::byte>> fns;
-    for (auto r : sample_records()) {
+    auto recs = sample_records();
+    for (std::size_t i = 0; i + 1 < recs.size(); i++) {
+        auto* rec = reinterpret_cast<fhook_rec*>(recs[i].data());
+        if (rec->type == FHOOK_REC_COMM) {
+            rec->ts = reinterpret_cast<const fhook_rec*>(recs[i + 1].data())->ts;
+        }
+    }
+    for (auto r : recs) {
         const auto* rec = reinterpret_cast<const fhook_rec*>(r.data());
         if (rec->type == FHOOK_REC_FUNC) {
             const auto* f = reinterpret_cast<const fhook_rec_func*>(rec);
@@ -545,8 +553,7 @@ TEST(RecordFile, Version3FilesReadAndFnRecordsPrintAsFuncRecords) {
     EXPECT_EQ(report_text(f4, false), format_all(sample_records(), live, false));
     EXPECT_EQ(report_text(f4, true), format_all(sample_records(), live, true));
     EXPECT_NE(f4.ksyms_text().find("vfs_read"), std::string_view::npos);
-    EXPECT_NE(f4.ksyms_text().find("lo_rw_aio\t[loop]"), std::string_view::npos)
-        << f4.ksyms_text();
+    EXPECT_NE(f4.ksyms_text().find("lo_rw_aio\t[loop]"), std::string_view::npos) << f4.ksyms_text();
 }
 
 TEST(RecordFile, ClearErrors) {

@@ -50,7 +50,8 @@ inline fhook_rec_func func_rec(std::uint64_t ts, std::uint16_t cpu, std::uint64_
 
 // A function entry as the module's recorder of the common case writes it
 // (FHOOK_REC_FN): addresses sign-extended from 32 bits, the context raw.
-inline fhook_rec_fn fn_rec(std::uint64_t ts, std::uint16_t cpu, std::uint64_t ip = 0xffffffff81001000,
+inline fhook_rec_fn fn_rec(std::uint64_t ts, std::uint16_t cpu,
+                           std::uint64_t ip = 0xffffffff81001000,
                            std::uint64_t parent_ip = 0xffffffff81002000, std::uint32_t pid = 100,
                            std::uint32_t ctx = 0) {
     fhook_rec_fn r;

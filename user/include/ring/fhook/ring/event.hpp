@@ -245,7 +245,7 @@ private:
     std::uint32_t& next_seq(std::uint16_t cpu);
     std::unordered_map<std::uint64_t, Task> comms_;
     std::uint64_t last_key_ = 0;
-    const Task* last_ = nullptr; // comms_[last_key_] (nodes are stable)
+    const Task* last_ = nullptr;          // comms_[last_key_] (nodes are stable)
     std::vector<std::uint32_t> next_seq_; // by CPU
 };
 
