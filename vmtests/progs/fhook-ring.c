@@ -209,7 +209,12 @@ static void drain_cpu(struct sess *s, unsigned int c, struct acct *a, uint64_t f
 			a->ctx_hardirq += (flags & (FHOOK_CTX_HARDIRQ | FHOOK_CTX_NMI)) ==
 					  FHOOK_CTX_HARDIRQ;
 			a->ctx_softirq += !!(flags & FHOOK_CTX_SOFTIRQ);
-			if (seq < MAXSEQ) {
+			/*
+			 * (only a FUNC record's own number: an FN record's counted
+			 * one is off where writers nested across a drop, and a COMM
+			 * or LOST record after it sets the count back)
+			 */
+			if (rec->type == FHOOK_REC_FUNC && seq < MAXSEQ) {
 				if (a->seen[seq / 8] & (1 << (seq % 8)))
 					a->dup_seq++;
 				a->seen[seq / 8] |= 1 << (seq % 8);
