@@ -1017,7 +1017,10 @@ static __always_inline void fhook_fn_init(struct fhook_rec_fn *r, u32 probe_id,
 
 /*
  * One function entry of probe @p on @rb, an FHOOK_REC_FN record where its
- * addresses fit, else FHOOK_REC_FUNC; preemption disabled,
+ * addresses fit and @rb streams, else FHOOK_REC_FUNC: an overwrite ring
+ * evicts its oldest records, so a reader may start anywhere in it and
+ * needs each record's own number (FN's is counted from the record before);
+ * preemption disabled,
  * @pc and @irqs_off as sampled at the probe's entry; @outermost: the
  * caller found no writer inside @rb (fhook_ring_publish() then).
  */
@@ -1026,7 +1029,7 @@ static __always_inline void fhook_func_write(struct fhook_probe *p, struct fhook
 					     unsigned long parent_ip, unsigned int pc, bool irqs_off,
 					     bool outermost)
 {
-	if (likely(fhook_fn_fits(ip, parent_ip))) {
+	if (likely(!rb->overwrite && fhook_fn_fits(ip, parent_ip))) {
 		struct fhook_rec_fn *r = fhook_ring_reserve(rb, sizeof(*r), p->id);
 
 		if (!IS_ERR_OR_NULL(r)) {

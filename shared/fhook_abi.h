@@ -1527,8 +1527,9 @@ struct fhook_rec_func {
  * of the task's FHOOK_REC_COMM record (every task's first record in a
  * ring comes after one); seq is the number after the ring's previous
  * record's (a COMM record's own: it shares its record's reservation and
- * number; a LOST record's last_seq + 1); the migrate-disable depth is not
- * kept.
+ * number; a LOST record's last_seq + 1; never lower than a number already
+ * counted); the migrate-disable depth is not kept.  Overwrite rings hold
+ * FHOOK_REC_FUNC records only: a reader may start anywhere in them.
  */
 struct fhook_rec_fn {
 	__u16 size;

@@ -295,6 +295,38 @@ TEST(Decoder, FnRecordTakesTgidAndSeqFromTheStream) {
     EXPECT_EQ(ev.comm, "<...>");
 }
 
+// Nested writers: a task took number 70, an irq over it took 71 and
+// reserved first (its FN record counted 70), then the task's COMM record
+// says 70.  The count never goes back: no number is given twice.
+TEST(SeqCount, NeverGoesBack) {
+    SeqCount count;
+    auto func = test::func_rec(1, 0);
+    func.hdr.seq = 69;
+    EXPECT_EQ(count.take(&func.hdr), 69u);
+    auto fn = test::fn_rec(2, 0, 0xffffffff81001000, 0xffffffff81002000, 5);
+    const auto* fn_hdr = reinterpret_cast<const fhook_rec*>(&fn);
+    EXPECT_EQ(count.take(fn_hdr), 70u);
+    auto comm = test::comm_rec(94, "cat", 0);
+    comm.hdr.seq = 70;
+    count.take(&comm.hdr);
+    EXPECT_EQ(count.take(fn_hdr), 71u);
+    EXPECT_EQ(count.next(), 72u);
+    // a synthesised LOST record (no numbers) moves nothing
+    auto lost = test::lost_rec(3, 0, 4);
+    lost.first_seq = lost.last_seq = kSeqUnknown;
+    count.take(&lost.hdr);
+    EXPECT_EQ(count.next(), 72u);
+    // across the 32-bit wrap (numbers compare within 2^31 of each other)
+    for (const std::uint32_t seq : {0x40000000u, 0x80000000u, 0xc0000000u, 0xffffffffu}) {
+        func.hdr.seq = seq;
+        EXPECT_EQ(count.take(&func.hdr), seq);
+    }
+    EXPECT_EQ(count.take(fn_hdr), 0u);
+    func.hdr.seq = 0xfffffff0u;
+    count.take(&func.hdr);
+    EXPECT_EQ(count.next(), 1u) << "an older number after the wrap moves nothing";
+}
+
 } // namespace
 } // namespace fhook
 

@@ -58,7 +58,8 @@ private:
     std::string path_;
 };
 
-// Records of a small session on 2 CPUs: function events and a LOST record.
+// Records of a small session on 2 CPUs: function events and a LOST record,
+// numbered as the module numbers them.
 std::vector<std::vector<std::byte>> sample_records() {
     std::vector<std::vector<std::byte>> recs;
     auto push = [&recs](const auto& r) {
@@ -74,10 +75,16 @@ std::vector<std::vector<std::byte>> sample_records() {
     std::memset(&lost, 0, sizeof(lost));
     lost.hdr = test::header(FHOOK_REC_LOST, sizeof(lost), 2431447000, 1);
     lost.lost = 1234;
+    lost.hdr.seq = 1;
+    lost.first_seq = 1;
+    lost.last_seq = 1234;
     push(lost);
     // an address in a module, a parent without a symbol near it
-    push(test::comm_rec(96, "kworker/1:0", 1));
-    push(test::func_rec(2431448000, 1, 0xffffffffc0100210, 0x1234, 96));
+    auto comm = test::comm_rec(96, "kworker/1:0", 1);
+    auto func = test::func_rec(2431448000, 1, 0xffffffffc0100210, 0x1234, 96);
+    comm.hdr.seq = func.hdr.seq = 1235;
+    push(comm);
+    push(func);
     return recs;
 }
 
@@ -678,7 +685,8 @@ TEST(JsonFormatter, EscapesAndFields) {
                   "\"ip\":\"0xffffffff812a0000\",\"parent\":\"ksys_read\","
                   "\"parent_ip\":\"0xffffffff812a0433\"}");
     EXPECT_NE(l2.find("\"comm\":\"sh\\\"x\\\\\""), std::string::npos) << l2;
-    EXPECT_EQ(l3, "{\"type\":\"lost\",\"ts\":2431447000,\"cpu\":1,\"lost\":1234}");
+    EXPECT_EQ(l3, "{\"type\":\"lost\",\"ts\":2431447000,\"cpu\":1,\"lost\":1234,\"first_seq\":1,"
+                  "\"last_seq\":1234}");
     EXPECT_NE(l4.find("\"func\":\"lo_rw_aio\""), std::string::npos) << l4;
     EXPECT_NE(l4.find("\"parent\":\"0x00001234\""), std::string::npos) << l4;
 

@@ -386,8 +386,6 @@ static void read_oldest(struct sess *s, uint64_t *nr, uint64_t *first, uint64_t 
 	uint64_t pos = r->meta->data_oldest;
 	uint64_t prev = 0;
 
-	int fn = 0;
-
 	*nr = 0;
 	*contiguous = 1;
 	while (pos < head) {
@@ -404,20 +402,11 @@ static void read_oldest(struct sess *s, uint64_t *nr, uint64_t *first, uint64_t 
 			*last = rec->seq;
 			(*nr)++;
 		} else if (rec->type == FHOOK_REC_FN) {
-			fn = 1;
+			/* unnumbered: never in an overwrite ring (ABI 4) */
+			*contiguous = 0;
 			(*nr)++;
 		}
 		pos += (rec->size + 7) & ~7ULL;
-	}
-	/*
-	 * ABI 4's FN records carry no number: a reader that starts at the
-	 * oldest record numbers them back from the newest, seq_next - 1 (the
-	 * only writer here, one probe on CPU 0; a COMM record shares its
-	 * record's number)
-	 */
-	if (fn && *nr) {
-		*last = r->meta->seq_next - 1;
-		*first = *last + 1 - *nr;
 	}
 }
 

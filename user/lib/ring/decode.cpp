@@ -430,11 +430,32 @@ void leaf_return(const fhook_rec* rec, Event& ev) {
     ev.duration = rec->ts >= g->calltime ? rec->ts - g->calltime : 0;
 }
 
-std::uint32_t& Decoder::next_seq(std::uint16_t cpu) {
-    if (cpu >= next_seq_.size()) {
-        next_seq_.resize(std::size_t{cpu} + 1);
+std::uint32_t SeqCount::take(const fhook_rec* rec) {
+    switch (rec->type) {
+    case FHOOK_REC_FN:
+        return next_++;
+    case FHOOK_REC_COMM:
+        raise(rec->seq);
+        return rec->seq;
+    case FHOOK_REC_LOST:
+        if (rec->size >= sizeof(fhook_rec_lost)) {
+            const auto last = reinterpret_cast<const fhook_rec_lost*>(rec)->last_seq;
+            if (last != kSeqUnknown) {
+                raise(static_cast<std::uint32_t>(last) + 1);
+            }
+        }
+        return rec->seq;
+    default:
+        raise(rec->seq + 1);
+        return rec->seq;
     }
-    return next_seq_[cpu];
+}
+
+SeqCount& Decoder::seq_count(std::uint16_t cpu) {
+    if (cpu >= seq_counts_.size()) {
+        seq_counts_.resize(std::size_t{cpu} + 1);
+    }
+    return seq_counts_[cpu];
 }
 
 bool Decoder::decode(const fhook_rec* rec, Event& ev) {
@@ -448,22 +469,17 @@ bool Decoder::decode(const fhook_rec* rec, Event& ev) {
         task.name.assign(c->comm, ::strnlen(c->comm, sizeof(c->comm)));
         task.tgid = rec->tgid;
         last_ = &task;
-        // (the record it names comes next, in the same reservation: the
-        // same number)
-        next_seq(rec->cpu) = rec->seq;
+        seq_count(rec->cpu).take(rec);
         return false;
     }
     if (!decode_fields(rec, ev)) {
         return false;
     }
-    // An FN record's number follows the ring's previous one; the others
-    // carry theirs (a LOST record the range it stands for)
     const bool fn = rec->type == FHOOK_REC_FN;
-    std::uint32_t& next = next_seq(ev.cpu);
+    const std::uint32_t seq = seq_count(ev.cpu).take(rec);
     if (fn) {
-        ev.seq = next;
+        ev.seq = seq;
     }
-    next = (ev.type == EventType::Lost ? static_cast<std::uint32_t>(ev.last_seq) : ev.seq) + 1;
     const std::uint64_t k = key(ev.pid, ev.cpu);
     if (last_ == nullptr || k != last_key_) {
         const auto it = comms_.find(k);

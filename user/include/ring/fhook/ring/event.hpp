@@ -135,6 +135,28 @@ inline std::uint32_t record_probe_id(const fhook_rec* rec) {
                                      : rec->probe_id;
 }
 
+// Numbers one CPU's records in ring order: an FN record carries no
+// number, so it gets the one after the record before it (a COMM record's
+// own, which it shares with the record it names; a LOST record's
+// last_seq + 1).  The count never goes back: nested writers take numbers
+// in the order they entered and space in the order they reserved, so a
+// COMM record can carry a number the count already gave.
+class SeqCount {
+public:
+    // `rec`'s number (an FN record's counted), the count moved past it
+    std::uint32_t take(const fhook_rec* rec);
+    // the number of the next record
+    std::uint32_t next() const noexcept { return next_; }
+
+private:
+    void raise(std::uint32_t to) {
+        if (static_cast<std::int32_t>(to - next_) > 0) {
+            next_ = to;
+        }
+    }
+    std::uint32_t next_ = 0;
+};
+
 // Decodes one record, without the task's name (records carry none: see
 // Decoder).  Returns nullopt for a record type this build does not know
 // and for a COMM record; throws a Runtime Error when a known type is
@@ -241,12 +263,11 @@ private:
         std::string name;
         std::uint32_t tgid = 0;
     };
-    // The number of `cpu`'s next record: an FN record has none of its own
-    std::uint32_t& next_seq(std::uint16_t cpu);
+    SeqCount& seq_count(std::uint16_t cpu);
     std::unordered_map<std::uint64_t, Task> comms_;
     std::uint64_t last_key_ = 0;
-    const Task* last_ = nullptr;          // comms_[last_key_] (nodes are stable)
-    std::vector<std::uint32_t> next_seq_; // by CPU
+    const Task* last_ = nullptr;       // comms_[last_key_] (nodes are stable)
+    std::vector<SeqCount> seq_counts_; // by CPU
 };
 
 } // namespace fhook
