@@ -430,25 +430,14 @@ void leaf_return(const fhook_rec* rec, Event& ev) {
     ev.duration = rec->ts >= g->calltime ? rec->ts - g->calltime : 0;
 }
 
-std::uint32_t SeqCount::take(const fhook_rec* rec) {
-    switch (rec->type) {
-    case FHOOK_REC_FN:
-        return next_++;
-    case FHOOK_REC_COMM:
-        raise(rec->seq);
-        return rec->seq;
-    case FHOOK_REC_LOST:
-        if (rec->size >= sizeof(fhook_rec_lost)) {
-            const auto last = reinterpret_cast<const fhook_rec_lost*>(rec)->last_seq;
-            if (last != kSeqUnknown) {
-                raise(static_cast<std::uint32_t>(last) + 1);
-            }
+std::uint32_t SeqCount::take_lost(const fhook_rec* rec) {
+    if (rec->size >= sizeof(fhook_rec_lost)) {
+        const auto last = reinterpret_cast<const fhook_rec_lost*>(rec)->last_seq;
+        if (last != kSeqUnknown) {
+            raise(static_cast<std::uint32_t>(last) + 1);
         }
-        return rec->seq;
-    default:
-        raise(rec->seq + 1);
-        return rec->seq;
     }
+    return rec->seq;
 }
 
 SeqCount& Decoder::seq_count(std::uint16_t cpu) {

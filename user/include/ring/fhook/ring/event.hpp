@@ -144,11 +144,26 @@ inline std::uint32_t record_probe_id(const fhook_rec* rec) {
 class SeqCount {
 public:
     // `rec`'s number (an FN record's counted), the count moved past it
-    std::uint32_t take(const fhook_rec* rec);
+    // (inline: a reader takes every record's)
+    std::uint32_t take(const fhook_rec* rec) {
+        switch (rec->type) {
+        case FHOOK_REC_FN:
+            return next_++;
+        case FHOOK_REC_COMM:
+            raise(rec->seq);
+            return rec->seq;
+        case FHOOK_REC_LOST:
+            return take_lost(rec);
+        default:
+            raise(rec->seq + 1);
+            return rec->seq;
+        }
+    }
     // the number of the next record
     std::uint32_t next() const noexcept { return next_; }
 
 private:
+    std::uint32_t take_lost(const fhook_rec* rec);
     void raise(std::uint32_t to) {
         if (static_cast<std::int32_t>(to - next_) > 0) {
             next_ = to;
