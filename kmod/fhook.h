@@ -954,11 +954,73 @@ static __always_inline void fhook_rec_init(struct fhook_rec *r, u16 type, u16 si
 	fhook_rec_init_ts(r, type, size, probe_id, pc, irqs_off, ktime_get_mono_fast_ns());
 }
 
+/*
+ * The raw context of an FHOOK_REC_FN record (fhook_rec_fn.ctx), @pc and
+ * @irqs_off sampled at the probe's entry: the reader decodes from it what
+ * fhook_rec_ctx() and fhook_rec_preempt() give (but the migrate-disable
+ * depth), here a few instructions.
+ */
+static __always_inline u32 fhook_fn_ctx(unsigned int pc, bool irqs_off)
+{
+	u32 ctx = pc & (PREEMPT_MASK | SOFTIRQ_MASK | HARDIRQ_MASK | NMI_MASK);
+
+	BUILD_BUG_ON(PREEMPT_MASK != FHOOK_FN_CTX_PREEMPT_MASK);
+	BUILD_BUG_ON(SOFTIRQ_OFFSET != FHOOK_FN_CTX_SOFTIRQ_OFFSET);
+	BUILD_BUG_ON(SOFTIRQ_MASK != FHOOK_FN_CTX_SOFTIRQ_MASK);
+	BUILD_BUG_ON(HARDIRQ_MASK != FHOOK_FN_CTX_HARDIRQ_MASK);
+	BUILD_BUG_ON(NMI_MASK != FHOOK_FN_CTX_NMI_MASK);
+	/* PREEMPT_RT counts softirqs in the task (softirq_disable_cnt) */
+	if (IS_ENABLED(CONFIG_PREEMPT_RT))
+		ctx |= softirq_count();
+	if (irqs_off)
+		ctx |= FHOOK_FN_CTX_IRQS_OFF;
+	if (tif_need_resched())
+		ctx |= FHOOK_FN_CTX_NEED_RESCHED;
+	if (test_preempt_need_resched())
+		ctx |= FHOOK_FN_CTX_PREEMPT_RESCHED;
+	return ctx;
+}
+
+/*
+ * Do @ip and @parent_ip fit an FHOOK_REC_FN record (sign-extended 32-bit
+ * addresses: x86-64's kernel text and modules, never arm64's)?
+ */
+static __always_inline bool fhook_fn_fits(unsigned long ip, unsigned long parent_ip)
+{
+	return (long)(s32)ip == (long)ip && (long)(s32)parent_ip == (long)parent_ip;
+}
+
+/* Fill an FHOOK_REC_FN record, timestamped now. */
+static __always_inline void fhook_fn_init(struct fhook_rec_fn *r, u32 probe_id,
+					  unsigned long ip, unsigned long parent_ip,
+					  unsigned int pc, bool irqs_off)
+{
+	u64 ts = ktime_get_mono_fast_ns();
+
+	/* a FHOOK_REC_COMM record just before (fhook_ring_reserve()) */
+	if (unlikely(r->type == FHOOK_REC_COMM))
+		((struct fhook_rec_comm *)r - 1)->hdr.ts = ts;
+	r->size = sizeof(*r);
+	r->type = FHOOK_REC_FN;
+	r->ip = (s32)ip;
+	r->ts = ts;
+	r->pid = current->pid;
+	r->ctx = fhook_fn_ctx(pc, irqs_off);
+	r->cpu = raw_smp_processor_id();
+	r->flags = 0;
+	r->probe_id = probe_id;
+	r->parent_ip = (s32)parent_ip;
+}
+
 /* the ring's writers (inline: the fast path), after what they use */
 #include "ring.h"
 
 /*
- * One FHOOK_REC_FUNC record of probe @p on @rb, preemption disabled,
+ * One function entry of probe @p on @rb, an FHOOK_REC_FN record where its
+ * addresses fit and @rb streams, else FHOOK_REC_FUNC: an overwrite ring
+ * evicts its oldest records, so a reader may start anywhere in it and
+ * needs each record's own number (FN's is counted from the record before);
+ * preemption disabled,
  * @pc and @irqs_off as sampled at the probe's entry; @outermost: the
  * caller found no writer inside @rb (fhook_ring_publish() then).
  */
@@ -967,13 +1029,22 @@ static __always_inline void fhook_func_write(struct fhook_probe *p, struct fhook
 					     unsigned long parent_ip, unsigned int pc, bool irqs_off,
 					     bool outermost)
 {
-	struct fhook_rec_func *r = fhook_ring_reserve(rb, sizeof(*r), p->id);
+	if (likely(!rb->overwrite && fhook_fn_fits(ip, parent_ip))) {
+		struct fhook_rec_fn *r = fhook_ring_reserve(rb, sizeof(*r), p->id);
 
-	if (!IS_ERR_OR_NULL(r)) {
-		fhook_rec_init(&r->hdr, FHOOK_REC_FUNC, sizeof(*r), p->id, pc, irqs_off);
-		r->ip = ip;
-		r->parent_ip = parent_ip;
-		fhook_count(&c->written);
+		if (!IS_ERR_OR_NULL(r)) {
+			fhook_fn_init(r, p->id, ip, parent_ip, pc, irqs_off);
+			fhook_count(&c->written);
+		}
+	} else {
+		struct fhook_rec_func *r = fhook_ring_reserve(rb, sizeof(*r), p->id);
+
+		if (!IS_ERR_OR_NULL(r)) {
+			fhook_rec_init(&r->hdr, FHOOK_REC_FUNC, sizeof(*r), p->id, pc, irqs_off);
+			r->ip = ip;
+			r->parent_ip = parent_ip;
+			fhook_count(&c->written);
+		}
 	}
 	if (outermost)
 		fhook_ring_publish(rb);

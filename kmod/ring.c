@@ -327,7 +327,9 @@ static notrace bool fhook_ring_evict(struct fhook_ring *rb, u64 end)
 		r = rb->data + (o & rb->mask);
 		sz = ALIGN(READ_ONCE(r->size), 8);
 		type = READ_ONCE(r->type);
-		id = READ_ONCE(r->probe_id);
+		/* (an FN record's probe id has a slot of its own) */
+		id = type == FHOOK_REC_FN ? READ_ONCE(((struct fhook_rec_fn *)r)->probe_id) :
+					    READ_ONCE(r->probe_id);
 		if (unlikely(sz < sizeof(*r) || o + sz > done))
 			return false;	/* cannot happen: never walk garbage */
 		/* read the victim before it can be overwritten, then claim it */

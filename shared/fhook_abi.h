@@ -25,9 +25,10 @@
 #define FHOOK_DEVICE_PATH	"/dev/fhook"
 /*
  * 2: a string's data_loc may carry FHOOK_LOC_CUT; 3: 32-byte record
- * header, the task's comm in FHOOK_REC_COMM records
+ * header, the task's comm in FHOOK_REC_COMM records; 4: function entries
+ * of the common case as 32-byte FHOOK_REC_FN records
  */
-#define FHOOK_ABI_VERSION	3
+#define FHOOK_ABI_VERSION	4
 
 /* Feature bits reported by FHOOK_IOC_HANDSHAKE. */
 #define FHOOK_FEAT_FUNC		(1ULL << 0)	/* ftrace_ops function probes */
@@ -1465,6 +1466,7 @@ enum fhook_rec_type {
 	FHOOK_REC_OSNOISE_NOISE = 17,	/* struct fhook_rec_osnoise_noise */
 	FHOOK_REC_IRQSOFF = 18,	/* struct fhook_rec_irqsoff */
 	FHOOK_REC_ERRORS = 19,	/* struct fhook_rec_errors */
+	FHOOK_REC_FN = 20,	/* struct fhook_rec_fn */
 };
 
 /* Context flags, the information of ftrace's "dNhp." column. */
@@ -1509,6 +1511,48 @@ struct fhook_rec_func {
 	__u64 ip;		/* traced function (its fentry call site) */
 	__u64 parent_ip;	/* return address into the caller */
 };
+
+/*
+ * A function entry of the common case (ABI 4): what FHOOK_REC_FUNC says
+ * in 32 bytes, written where a probe has no predicate, trigger, histogram
+ * or stack and both addresses fit (x86-64: kernel text and modules lie in
+ * the top 2 GiB); FHOOK_REC_FUNC otherwise.  size, type, ts, pid, cpu and
+ * flags (always 0) are where struct fhook_rec has them; the other slots
+ * hold:
+ *   ip, parent_ip  sign-extended to 64 bits
+ *   ctx            the raw context: FHOOK_FN_CTX_*, decoded as
+ *                  FHOOK_CTX_* and the preempt depth
+ *   probe_id       <= FHOOK_MAX_PROBES
+ * and what FHOOK_REC_FUNC has besides: the thread group's id is the one
+ * of the task's FHOOK_REC_COMM record (every task's first record in a
+ * ring comes after one); seq is the number after the ring's previous
+ * record's (a COMM record's own: it shares its record's reservation and
+ * number; a LOST record's last_seq + 1; never lower than a number already
+ * counted); the migrate-disable depth is not kept.  Overwrite rings hold
+ * FHOOK_REC_FUNC records only: a reader may start anywhere in them.
+ */
+struct fhook_rec_fn {
+	__u16 size;
+	__u16 type;		/* FHOOK_REC_FN */
+	__s32 ip;		/* traced function (its fentry call site) */
+	__u64 ts;		/* CLOCK_MONOTONIC ns */
+	__u32 pid;
+	__u32 ctx;		/* FHOOK_FN_CTX_* */
+	__u16 cpu;
+	__u8 flags;		/* 0 */
+	__u8 probe_id;
+	__s32 parent_ip;	/* return address into the caller */
+};
+
+/* fhook_rec_fn.ctx: the preempt count's bytes as the kernel has them */
+#define FHOOK_FN_CTX_PREEMPT_MASK	0x000000ffU
+#define FHOOK_FN_CTX_SOFTIRQ_OFFSET	0x00000100U	/* serving a softirq */
+#define FHOOK_FN_CTX_SOFTIRQ_MASK	0x0000ff00U	/* above the offset: BH off */
+#define FHOOK_FN_CTX_HARDIRQ_MASK	0x000f0000U
+#define FHOOK_FN_CTX_NMI_MASK		0x00f00000U
+#define FHOOK_FN_CTX_IRQS_OFF		(1U << 24)
+#define FHOOK_FN_CTX_NEED_RESCHED	(1U << 25)	/* TIF_NEED_RESCHED */
+#define FHOOK_FN_CTX_PREEMPT_RESCHED	(1U << 26)	/* PREEMPT_NEED_RESCHED */
 
 /*
  * kprobe / kretprobe hit.  data[] holds the probe's data_size bytes of
@@ -1815,10 +1859,11 @@ struct fhook_rec_lost {
  * find holes).
  */
 #ifdef __cplusplus
-#define FHOOK_ABI_SIZE(type, n)	static_assert(sizeof(struct type) == (n), #type)
+#define FHOOK_ABI_SAME(cond, what)	static_assert(cond, what)
 #else
-#define FHOOK_ABI_SIZE(type, n)	_Static_assert(sizeof(struct type) == (n), #type)
+#define FHOOK_ABI_SAME(cond, what)	_Static_assert(cond, what)
 #endif
+#define FHOOK_ABI_SIZE(type, n)	FHOOK_ABI_SAME(sizeof(struct type) == (n), #type)
 
 FHOOK_ABI_SIZE(fhook_handshake, 96);
 FHOOK_ABI_SIZE(fhook_ring_setup, 64);
@@ -1849,6 +1894,18 @@ FHOOK_ABI_SIZE(fhook_ring_meta, 192);
 FHOOK_ABI_SIZE(fhook_ring_cons, 16);
 FHOOK_ABI_SIZE(fhook_rec, 32);
 FHOOK_ABI_SIZE(fhook_rec_func, 48);
+FHOOK_ABI_SIZE(fhook_rec_fn, 32);
+#define FHOOK_FN_SAME_AS_REC(field)						\
+	FHOOK_ABI_SAME(__builtin_offsetof(struct fhook_rec_fn, field) ==	\
+		       __builtin_offsetof(struct fhook_rec, field), "fhook_rec_fn." #field)
+FHOOK_FN_SAME_AS_REC(size);
+FHOOK_FN_SAME_AS_REC(type);
+FHOOK_FN_SAME_AS_REC(ts);
+FHOOK_FN_SAME_AS_REC(pid);
+FHOOK_FN_SAME_AS_REC(cpu);
+FHOOK_FN_SAME_AS_REC(flags);
+#undef FHOOK_FN_SAME_AS_REC
+FHOOK_ABI_SAME(FHOOK_MAX_PROBES <= 255, "fhook_rec_fn.probe_id is a __u8");
 FHOOK_ABI_SIZE(fhook_rec_probe, 56);
 FHOOK_ABI_SIZE(fhook_rec_hook, 80);
 FHOOK_ABI_SIZE(fhook_rec_graph_ent, 48);

@@ -1,3 +1,4 @@
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -155,6 +156,10 @@ TEST(Decode, ShortKnownRecordThrows) {
 TEST(Abi, RecordLayoutIsAsDocumented) {
     EXPECT_EQ(sizeof(fhook_rec), 32u);
     EXPECT_EQ(sizeof(fhook_rec_func), 48u);
+    EXPECT_EQ(sizeof(fhook_rec_fn), 32u);
+    EXPECT_EQ(offsetof(fhook_rec_fn, ts), offsetof(fhook_rec, ts));
+    EXPECT_EQ(offsetof(fhook_rec_fn, cpu), offsetof(fhook_rec, cpu));
+    EXPECT_EQ(offsetof(fhook_rec_fn, parent_ip), offsetof(fhook_rec, seq));
     EXPECT_EQ(sizeof(fhook_rec_lost), 64u);
     EXPECT_EQ(sizeof(fhook_rec_comm), 48u);
     EXPECT_EQ(sizeof(fhook_lost_probe), 16u);
@@ -203,6 +208,123 @@ TEST(Decode, FunctionRecordCarriesSeq) {
     auto ev = decode(&rec.hdr);
     ASSERT_TRUE(ev);
     EXPECT_EQ(ev->seq, 0xfffffffeu);
+}
+
+// An FN record decodes to the event its FUNC record would be: addresses
+// sign-extended, the raw context as the flags and the preempt depth
+TEST(Decode, FnRecordIsAFunctionEvent) {
+    auto rec = test::fn_rec(2431445123, 3, 0xffffffffc0100010, 0xffffffff812a0420, 94,
+                            0x10000 | 0x200 | 0x100 | 0x12 | FHOOK_FN_CTX_IRQS_OFF |
+                                FHOOK_FN_CTX_NEED_RESCHED);
+    rec.probe_id = 7;
+    auto ev = decode(reinterpret_cast<const fhook_rec*>(&rec));
+    ASSERT_TRUE(ev);
+    EXPECT_EQ(ev->type, EventType::Function);
+    EXPECT_EQ(ev->probe_id, 7u);
+    EXPECT_EQ(ev->ts, 2431445123u);
+    EXPECT_EQ(ev->pid, 94u);
+    EXPECT_EQ(ev->cpu, 3u);
+    EXPECT_EQ(ev->ip, 0xffffffffc0100010u);
+    EXPECT_EQ(ev->parent_ip, 0xffffffff812a0420u);
+    EXPECT_EQ(ev->flags, FHOOK_CTX_IRQS_OFF | FHOOK_CTX_NEED_RESCHED | FHOOK_CTX_HARDIRQ |
+                             FHOOK_CTX_SOFTIRQ | FHOOK_CTX_BH_OFF);
+    EXPECT_EQ(ev->preempt, 15) << "a depth of 0x12 shows as 15, as fhook_rec_preempt() cuts it";
+    EXPECT_EQ(ev->tgid, 0u) << "the Decoder's, from the COMM record";
+    EXPECT_TRUE(ev->stack.empty());
+
+    // every context bit on its own
+    const std::pair<std::uint32_t, std::uint8_t> bits[] = {
+        {FHOOK_FN_CTX_IRQS_OFF, FHOOK_CTX_IRQS_OFF},
+        {FHOOK_FN_CTX_NEED_RESCHED, FHOOK_CTX_NEED_RESCHED},
+        {FHOOK_FN_CTX_PREEMPT_RESCHED, FHOOK_CTX_PREEMPT_RESCHED},
+        {0x30000, FHOOK_CTX_HARDIRQ},
+        {FHOOK_FN_CTX_SOFTIRQ_OFFSET, FHOOK_CTX_SOFTIRQ},
+        {0x400, FHOOK_CTX_BH_OFF},
+        {0x100000, FHOOK_CTX_NMI},
+        {0x3, 0},
+    };
+    for (const auto& [ctx, flags] : bits) {
+        rec.ctx = ctx;
+        ev = decode(reinterpret_cast<const fhook_rec*>(&rec));
+        ASSERT_TRUE(ev);
+        EXPECT_EQ(ev->flags, flags) << std::hex << ctx;
+        EXPECT_EQ(ev->preempt, ctx & 0xff) << std::hex << ctx;
+    }
+    rec.size = sizeof(rec) - 8;
+    EXPECT_THROW(decode(reinterpret_cast<const fhook_rec*>(&rec)), Error);
+}
+
+// The Decoder gives an FN event its task's tgid (the COMM record's) and
+// its number: the one its COMM record shares with it, then one more than
+// the CPU's previous record's, a LOST record's last + 1
+TEST(Decoder, FnRecordTakesTgidAndSeqFromTheStream) {
+    Decoder d;
+    Event ev;
+    const auto fn = [&](std::uint64_t ts, std::uint16_t cpu, std::uint32_t pid) {
+        auto r = test::fn_rec(ts, cpu, 0xffffffff81001000, 0xffffffff81002000, pid);
+        EXPECT_TRUE(d.decode(reinterpret_cast<const fhook_rec*>(&r), ev));
+        return std::make_pair(ev.seq, ev.tgid);
+    };
+    auto comm = test::comm_rec(94, "cat", 1);
+    comm.hdr.tgid = 90;
+    comm.hdr.seq = 40;
+    EXPECT_FALSE(d.decode(&comm.hdr, ev));
+    EXPECT_EQ(fn(1, 1, 94), std::make_pair(40u, 90u));
+    EXPECT_EQ(fn(2, 1, 94), std::make_pair(41u, 90u));
+    EXPECT_EQ(ev.comm, "cat");
+    // another CPU counts on its own
+    auto comm0 = test::comm_rec(95, "sh", 0);
+    comm0.hdr.seq = 7;
+    EXPECT_FALSE(d.decode(&comm0.hdr, ev));
+    EXPECT_EQ(fn(3, 0, 95).first, 7u);
+    EXPECT_EQ(fn(4, 1, 94).first, 42u);
+    // a record with a number of its own, then FN after it
+    auto func = test::func_rec(5, 1, 0x1000, 0x2000, 94);
+    func.hdr.seq = 50;
+    ASSERT_TRUE(d.decode(&func.hdr, ev));
+    EXPECT_EQ(ev.seq, 50u);
+    EXPECT_EQ(fn(6, 1, 94).first, 51u);
+    // after a loss: the number after the last one lost
+    auto lost = test::lost_rec(7, 1, 10);
+    lost.first_seq = 52;
+    lost.last_seq = 61;
+    ASSERT_TRUE(d.decode(&lost.hdr, ev));
+    EXPECT_EQ(fn(8, 1, 94).first, 62u);
+    // a task the stream never named: no name, no tgid
+    EXPECT_EQ(fn(9, 1, 300).second, 0u);
+    EXPECT_EQ(ev.comm, "<...>");
+}
+
+// Nested writers: a task took number 70, an irq over it took 71 and
+// reserved first (its FN record counted 70), then the task's COMM record
+// says 70.  The count never goes back: no number is given twice.
+TEST(SeqCount, NeverGoesBack) {
+    SeqCount count;
+    auto func = test::func_rec(1, 0);
+    func.hdr.seq = 69;
+    EXPECT_EQ(count.take(&func.hdr), 69u);
+    auto fn = test::fn_rec(2, 0, 0xffffffff81001000, 0xffffffff81002000, 5);
+    const auto* fn_hdr = reinterpret_cast<const fhook_rec*>(&fn);
+    EXPECT_EQ(count.take(fn_hdr), 70u);
+    auto comm = test::comm_rec(94, "cat", 0);
+    comm.hdr.seq = 70;
+    count.take(&comm.hdr);
+    EXPECT_EQ(count.take(fn_hdr), 71u);
+    EXPECT_EQ(count.next(), 72u);
+    // a synthesised LOST record (no numbers) moves nothing
+    auto lost = test::lost_rec(3, 0, 4);
+    lost.first_seq = lost.last_seq = kSeqUnknown;
+    count.take(&lost.hdr);
+    EXPECT_EQ(count.next(), 72u);
+    // across the 32-bit wrap (numbers compare within 2^31 of each other)
+    for (const std::uint32_t seq : {0x40000000u, 0x80000000u, 0xc0000000u, 0xffffffffu}) {
+        func.hdr.seq = seq;
+        EXPECT_EQ(count.take(&func.hdr), seq);
+    }
+    EXPECT_EQ(count.take(fn_hdr), 0u);
+    func.hdr.seq = 0xfffffff0u;
+    count.take(&func.hdr);
+    EXPECT_EQ(count.next(), 1u) << "an older number after the wrap moves nothing";
 }
 
 } // namespace

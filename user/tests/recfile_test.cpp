@@ -58,7 +58,8 @@ private:
     std::string path_;
 };
 
-// Records of a small session on 2 CPUs: function events and a LOST record.
+// Records of a small session on 2 CPUs: function events and a LOST record,
+// numbered as the module numbers them.
 std::vector<std::vector<std::byte>> sample_records() {
     std::vector<std::vector<std::byte>> recs;
     auto push = [&recs](const auto& r) {
@@ -74,10 +75,16 @@ std::vector<std::vector<std::byte>> sample_records() {
     std::memset(&lost, 0, sizeof(lost));
     lost.hdr = test::header(FHOOK_REC_LOST, sizeof(lost), 2431447000, 1);
     lost.lost = 1234;
+    lost.hdr.seq = 1;
+    lost.first_seq = 1;
+    lost.last_seq = 1234;
     push(lost);
     // an address in a module, a parent without a symbol near it
-    push(test::comm_rec(96, "kworker/1:0", 1));
-    push(test::func_rec(2431448000, 1, 0xffffffffc0100210, 0x1234, 96));
+    auto comm = test::comm_rec(96, "kworker/1:0", 1);
+    auto func = test::func_rec(2431448000, 1, 0xffffffffc0100210, 0x1234, 96);
+    comm.hdr.seq = func.hdr.seq = 1235;
+    push(comm);
+    push(func);
     return recs;
 }
 
@@ -499,6 +506,63 @@ TEST(RecordFile, Version2FilesReadAsAbi3RecordsWithTheirNames) {
     EXPECT_EQ(n, 3u);
 }
 
+// A version 3 file (ABI 3: FUNC records only) reads as it always did; a
+// version 4 file's FN records print as FUNC records of the same events, and
+// their addresses' symbols are kept
+TEST(RecordFile, Version3FilesReadAndFnRecordsPrintAsFuncRecords) {
+    const Ksyms live = Ksyms::parse(std::string_view(kKallsyms));
+    TempFile v4;
+    write_sample(v4);
+    std::string bytes = v4.contents();
+    ASSERT_EQ(bytes[8], 4);
+    bytes[8] = 3;  // format version
+    bytes[16] = 3; // abi_version
+    TempFile v3;
+    v3.write(bytes);
+    const RecordFile f3 = RecordFile::open(v3.path());
+    EXPECT_EQ(f3.header().version, 3u);
+    EXPECT_EQ(report_text(f3, false), format_all(sample_records(), live, false));
+
+    // the same records with the functions' as FN records (their numbers
+    // follow the COMM records' 0, as the module's would; a COMM record
+    // stamped as its record, as the module stamps it)
+    std::vector<std::vector<std::byte>> fns;
+    auto recs = sample_records();
+    for (std::size_t i = 0; i + 1 < recs.size(); i++) {
+        auto* rec = reinterpret_cast<fhook_rec*>(recs[i].data());
+        if (rec->type == FHOOK_REC_COMM) {
+            rec->ts = reinterpret_cast<const fhook_rec*>(recs[i + 1].data())->ts;
+        }
+    }
+    for (auto r : recs) {
+        const auto* rec = reinterpret_cast<const fhook_rec*>(r.data());
+        if (rec->type == FHOOK_REC_FUNC) {
+            const auto* f = reinterpret_cast<const fhook_rec_func*>(rec);
+            const auto fn = test::fn_rec(rec->ts, rec->cpu, f->ip, f->parent_ip, rec->pid);
+            r.resize(sizeof(fn));
+            std::memcpy(r.data(), &fn, sizeof(fn));
+        }
+        fns.push_back(std::move(r));
+    }
+    TempFile file;
+    {
+        RecordWriter::Info info;
+        info.nr_cpus = 2;
+        info.probes = {{1, "vfs_read vfs_write"}};
+        RecordWriter w(file.take(), file.path(), info);
+        for (const auto& r : fns) {
+            w.add(reinterpret_cast<const fhook_rec*>(r.data()));
+        }
+        w.finish(live, two_cpu_stats(), {RecordedProbe{1, "vfs_read vfs_write", two_cpu_stats()}});
+    }
+    const RecordFile f4 = RecordFile::open(file.path());
+    EXPECT_EQ(f4.header().version, kRecFormatVersion);
+    EXPECT_EQ(report_text(f4, false), format_all(sample_records(), live, false));
+    EXPECT_EQ(report_text(f4, true), format_all(sample_records(), live, true));
+    EXPECT_NE(f4.ksyms_text().find("vfs_read"), std::string_view::npos);
+    EXPECT_NE(f4.ksyms_text().find("lo_rw_aio\t[loop]"), std::string_view::npos) << f4.ksyms_text();
+}
+
 TEST(RecordFile, ClearErrors) {
     TempFile file;
     file.write("not a record file at all, just text that is long enough to have a header....");
@@ -621,7 +685,8 @@ TEST(JsonFormatter, EscapesAndFields) {
                   "\"ip\":\"0xffffffff812a0000\",\"parent\":\"ksys_read\","
                   "\"parent_ip\":\"0xffffffff812a0433\"}");
     EXPECT_NE(l2.find("\"comm\":\"sh\\\"x\\\\\""), std::string::npos) << l2;
-    EXPECT_EQ(l3, "{\"type\":\"lost\",\"ts\":2431447000,\"cpu\":1,\"lost\":1234}");
+    EXPECT_EQ(l3, "{\"type\":\"lost\",\"ts\":2431447000,\"cpu\":1,\"lost\":1234,\"first_seq\":1,"
+                  "\"last_seq\":1234}");
     EXPECT_NE(l4.find("\"func\":\"lo_rw_aio\""), std::string::npos) << l4;
     EXPECT_NE(l4.find("\"parent\":\"0x00001234\""), std::string::npos) << l4;
 

@@ -48,6 +48,26 @@ inline fhook_rec_func func_rec(std::uint64_t ts, std::uint16_t cpu, std::uint64_
     return r;
 }
 
+// A function entry as the module's recorder of the common case writes it
+// (FHOOK_REC_FN): addresses sign-extended from 32 bits, the context raw.
+inline fhook_rec_fn fn_rec(std::uint64_t ts, std::uint16_t cpu,
+                           std::uint64_t ip = 0xffffffff81001000,
+                           std::uint64_t parent_ip = 0xffffffff81002000, std::uint32_t pid = 100,
+                           std::uint32_t ctx = 0) {
+    fhook_rec_fn r;
+    std::memset(&r, 0, sizeof(r));
+    r.size = sizeof(r);
+    r.type = FHOOK_REC_FN;
+    r.ip = static_cast<std::int32_t>(ip);
+    r.ts = ts;
+    r.pid = pid;
+    r.ctx = ctx;
+    r.cpu = cpu;
+    r.probe_id = 1;
+    r.parent_ip = static_cast<std::int32_t>(parent_ip);
+    return r;
+}
+
 inline fhook_rec_lost lost_rec(std::uint64_t ts, std::uint16_t cpu, std::uint64_t lost) {
     fhook_rec_lost r;
     std::memset(&r, 0, sizeof(r));

@@ -415,6 +415,29 @@ TEST(RingMerger, AcknowledgesSequenceNumbers) {
     EXPECT_EQ(cpu0.cons().seq_read, 9u);
 }
 
+// FN records carry no number: the merger counts them on from the COMM
+// record whose number the first one shares, and past a LOST record's range
+TEST(RingMerger, CountsSequenceNumbersOfFnRecords) {
+    FakeRing cpu0(0, 4096);
+    auto comm = test::comm_rec(100, "cat", 0);
+    comm.hdr.seq = 20;
+    cpu0.push(comm);
+    cpu0.push(test::fn_rec(10, 0));
+    cpu0.push(test::fn_rec(11, 0));
+    cpu0.publish();
+    RingMerger merger({cpu0.view()});
+    EXPECT_EQ(merger.drain([](const fhook_rec*) {}), 2u);
+    EXPECT_EQ(cpu0.cons().seq_read, 22u) << "records 20 and 21 read";
+    auto lost = lost_rec(12, 0, 5);
+    lost.first_seq = 22;
+    lost.last_seq = 26;
+    cpu0.push(lost);
+    cpu0.push(test::fn_rec(13, 0));
+    cpu0.publish();
+    merger.drain([](const fhook_rec*) {});
+    EXPECT_EQ(cpu0.cons().seq_read, 28u) << "22-26 lost, 27 read";
+}
+
 TEST(RingMerger, OverwriteRingIsReadFromTheOldestRecord) {
     FakeRing cpu0(0, 4096);
     for (std::uint64_t ts = 1; ts <= 5; ts++) {

@@ -1454,6 +1454,8 @@ static void test_session(void)
 				bad++;
 		while (tail < head) {
 			struct fhook_rec *h = (void *)(r->data + (tail % size));
+			uint64_t ip, parent;
+			uint32_t rid;
 
 			if (h->size < sizeof(*h) || h->size > size) {
 				printf("# cpu %u: corrupt record size %u at %llu\n", cpu, h->size,
@@ -1479,29 +1481,32 @@ static void test_session(void)
 				after_comm = 1;
 				comm_ts = h->ts;
 				commrecs++;
-			} else if (h->type == FHOOK_REC_FUNC && h->size == sizeof(struct fhook_rec_func)) {
-				struct fhook_rec_func *f = (void *)h;
-				/* a COMM record has the timestamp of the record after it */
-				int ok = h->pid == pid && h->tgid == pid && h->cpu == cpu &&
+			} else if (func_record(h, &ip, &parent, &rid)) {
+				/*
+				 * a COMM record has the timestamp of the record after
+				 * it; an FN record's tgid is its COMM record's
+				 */
+				int ok = h->pid == pid && h->cpu == cpu &&
+					 (h->type == FHOOK_REC_FN || h->tgid == pid) &&
 					 named && (!after_comm || h->ts == comm_ts) &&
 					 h->ts >= t0 && h->ts <= t1 && h->ts >= last_ts &&
-					 f->parent_ip >= 0xffff800000000000ULL &&
-					 (!vfs_read || (f->ip >= vfs_read && f->ip < vfs_read + 16));
+					 parent >= 0xffff800000000000ULL &&
+					 (!vfs_read || (ip >= vfs_read && ip < vfs_read + 16));
 
 				if (!ok) {
 					if (bad < 5)
-						printf("# bad record: id %u pid %u tgid %u cpu %u named %d ts %llu [%llu,%llu] ip %#llx parent %#llx\n",
-						       h->probe_id, h->pid, h->tgid, h->cpu, named,
+						printf("# bad record: type %u id %u pid %u tgid %u cpu %u named %d ts %llu [%llu,%llu] ip %#llx parent %#llx\n",
+						       h->type, rid, h->pid, h->tgid, h->cpu, named,
 						       (unsigned long long)h->ts, (unsigned long long)t0,
-						       (unsigned long long)t1, (unsigned long long)f->ip,
-						       (unsigned long long)f->parent_ip);
+						       (unsigned long long)t1, (unsigned long long)ip,
+						       (unsigned long long)parent);
 					bad++;
 				}
 				last_ts = h->ts;
 				after_comm = 0;
-				if (h->probe_id == id1)
+				if (rid == id1)
 					n1++;
-				else if (h->probe_id == id2)
+				else if (rid == id2)
 					n2++;
 				else
 					bad++;

@@ -157,10 +157,17 @@ int main(int argc, char **argv)
 			if (r->size < sizeof(*r) || r->size > FHOOK_MAX_LOST_SIZE || r->cpu != c)
 				bad("cpu %u: corrupt record at %llu: size %u cpu %u", c,
 				    (unsigned long long)tail, r->size, r->cpu);
-			if (r->type == FHOOK_REC_FUNC) {
-				if (r->size != sizeof(struct fhook_rec_func) || r->probe_id != pa.probe_id)
-					bad("cpu %u: bad FUNC record: size %u probe %u", c, r->size,
-					    r->probe_id);
+			if (r->type == FHOOK_REC_FUNC || r->type == FHOOK_REC_FN) {
+				/* (ABI 4's FN record: its probe id has a slot of its own) */
+				unsigned int id = r->type == FHOOK_REC_FN ?
+						  ((struct fhook_rec_fn *)r)->probe_id : r->probe_id;
+				unsigned int want = r->type == FHOOK_REC_FN ?
+						    sizeof(struct fhook_rec_fn) :
+						    sizeof(struct fhook_rec_func);
+
+				if (r->size != want || id != pa.probe_id)
+					bad("cpu %u: bad function record: type %u size %u probe %u", c,
+					    r->type, r->size, id);
 				events++;
 			} else if (r->type == FHOOK_REC_LOST) {
 				lostrec += ((struct fhook_rec_lost *)r)->lost;

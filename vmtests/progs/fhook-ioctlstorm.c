@@ -288,8 +288,8 @@ static void *consumer(void *arg)
 						   sizeof(struct fhook_rec_func);
 
 				if (h->size < sizeof(*h) || h->size > max || h->cpu != c ||
-				    (h->type != FHOOK_REC_FUNC && h->type != FHOOK_REC_LOST &&
-				     h->type != FHOOK_REC_COMM)) {
+				    (h->type != FHOOK_REC_FUNC && h->type != FHOOK_REC_FN &&
+				     h->type != FHOOK_REC_LOST && h->type != FHOOK_REC_COMM)) {
 					if (atomic_fetch_add(&badrecs, 1) < 5)
 						printf("cpu %u: bad record at %llu: size %u type %u cpu %u\n",
 						       c, (unsigned long long)tail, h->size, h->type,

@@ -250,7 +250,7 @@ static void dontneed(void *arg)
 }
 
 /*
- * Read every ring of a session: count FUNC records of @id from us, check
+ * Read every ring of a session: count function records of @id from us, check
  * every record.  Returns the count, adds to *bad.
  */
 static unsigned int drain(struct fhook_ring_meta **meta, struct fhook_ring_cons **cons,
@@ -273,8 +273,9 @@ static unsigned int drain(struct fhook_ring_meta **meta, struct fhook_ring_cons 
 			continue;
 		}
 		while (tail < head) {
-			struct fhook_rec_func *f = (void *)(data[c] + (tail & (SIZE - 1)));
-			struct fhook_rec *h = &f->hdr;
+			struct fhook_rec *h = (void *)(data[c] + (tail & (SIZE - 1)));
+			uint64_t ip, parent;
+			uint32_t rid;
 
 			if (h->size < sizeof(*h) || h->size > FHOOK_MAX_LOST_SIZE || h->cpu != c) {
 				printf("# cpu %u: corrupt record at %llu (size %u cpu %u)\n", c,
@@ -282,9 +283,9 @@ static unsigned int drain(struct fhook_ring_meta **meta, struct fhook_ring_cons 
 				(*bad)++;
 				break;
 			}
-			if (h->type == FHOOK_REC_FUNC) {
-				if (h->size != sizeof(*f) || h->probe_id != id || h->pid != (__u32)pid ||
-				    f->ip < ip_read || f->ip >= ip_read + 16)
+			if (h->type == FHOOK_REC_FUNC || h->type == FHOOK_REC_FN) {
+				if (!func_record(h, &ip, &parent, &rid) || rid != id ||
+				    h->pid != (__u32)pid || ip < ip_read || ip >= ip_read + 16)
 					(*bad)++;
 				else
 					n++;

@@ -134,7 +134,8 @@ struct acct {
 	uint64_t lost[FHOOK_MAX_PROBES + 1];
 	uint64_t lost_records, bad_lost, bad_rec, dup_seq, wrong_cpu;
 	uint64_t ctx_nmi, ctx_hardirq, ctx_softirq;	/* FUNC records by context */
-	uint64_t last_seq;		/* of the last FUNC record read */
+	uint64_t last_seq;		/* of the last function record read */
+	uint32_t next_seq;		/* an FN record's (ABI 4: it has none) */
 	uint8_t *seen;			/* MAXSEQ bits */
 };
 
@@ -177,19 +178,51 @@ static void drain_cpu(struct sess *s, unsigned int c, struct acct *a, uint64_t f
 			}
 			a->lost_records++;
 			a->bad_lost += sum != l->lost;
-		} else if (rec->type == FHOOK_REC_FUNC && rec->probe_id <= FHOOK_MAX_PROBES) {
-			a->delivered[rec->probe_id]++;
-			a->wrong_cpu += rec->cpu != c;
-			a->ctx_nmi += !!(rec->flags & FHOOK_CTX_NMI);
-			a->ctx_hardirq += (rec->flags & (FHOOK_CTX_HARDIRQ | FHOOK_CTX_NMI)) ==
-					  FHOOK_CTX_HARDIRQ;
-			a->ctx_softirq += !!(rec->flags & FHOOK_CTX_SOFTIRQ);
-			if (rec->seq < MAXSEQ) {
-				if (a->seen[rec->seq / 8] & (1 << (rec->seq % 8)))
-					a->dup_seq++;
-				a->seen[rec->seq / 8] |= 1 << (rec->seq % 8);
+			a->next_seq = l->last_seq + 1;
+		} else if (rec->type == FHOOK_REC_COMM) {
+			/* the record it names follows with the same number */
+			a->next_seq = rec->seq;
+		} else if (rec->type == FHOOK_REC_FUNC || rec->type == FHOOK_REC_FN) {
+			uint64_t ip, parent;
+			uint32_t id, seq;
+			unsigned int flags;
+
+			if (!func_record(rec, &ip, &parent, &id) || id > FHOOK_MAX_PROBES) {
+				a->bad_rec++;
+				break;
 			}
-			a->last_seq = rec->seq;
+			if (rec->type == FHOOK_REC_FN) {
+				/* ABI 4: numbered by the reader, its context raw */
+				uint32_t ctx = ((const struct fhook_rec_fn *)rec)->ctx;
+
+				seq = a->next_seq;
+				flags = (ctx & FHOOK_FN_CTX_NMI_MASK ? FHOOK_CTX_NMI : 0) |
+					(ctx & FHOOK_FN_CTX_HARDIRQ_MASK ? FHOOK_CTX_HARDIRQ : 0) |
+					(ctx & FHOOK_FN_CTX_SOFTIRQ_OFFSET ? FHOOK_CTX_SOFTIRQ : 0);
+			} else {
+				seq = rec->seq;
+				flags = rec->flags;
+			}
+			a->delivered[id]++;
+			a->wrong_cpu += rec->cpu != c;
+			a->ctx_nmi += !!(flags & FHOOK_CTX_NMI);
+			a->ctx_hardirq += (flags & (FHOOK_CTX_HARDIRQ | FHOOK_CTX_NMI)) ==
+					  FHOOK_CTX_HARDIRQ;
+			a->ctx_softirq += !!(flags & FHOOK_CTX_SOFTIRQ);
+			/*
+			 * (only a FUNC record's own number: an FN record's counted
+			 * one is off where writers nested across a drop, and a COMM
+			 * or LOST record after it sets the count back)
+			 */
+			if (rec->type == FHOOK_REC_FUNC && seq < MAXSEQ) {
+				if (a->seen[seq / 8] & (1 << (seq % 8)))
+					a->dup_seq++;
+				a->seen[seq / 8] |= 1 << (seq % 8);
+			}
+			a->last_seq = seq;
+			a->next_seq = seq + 1;
+		} else {
+			a->next_seq = rec->seq + 1;
 		}
 		pos += (rec->size + 7) & ~7ULL;
 	}
@@ -368,6 +401,10 @@ static void read_oldest(struct sess *s, uint64_t *nr, uint64_t *first, uint64_t 
 			prev = rec->seq;
 			*last = rec->seq;
 			(*nr)++;
+		} else if (rec->type == FHOOK_REC_FN) {
+			/* unnumbered: never in an overwrite ring (ABI 4) */
+			*contiguous = 0;
+			(*nr)++;
 		}
 		pos += (rec->size + 7) & ~7ULL;
 	}
@@ -400,6 +437,8 @@ static int do_overwrite(unsigned long n)
 	expect(nr > 0 && last == n - 1, "the newest record (seq %lu) is kept", n - 1);
 	expect(contiguous && first == n - nr, "the kept records are seq %llu..%lu, contiguous",
 	       (unsigned long long)(n - nr), n - 1);
+	expect(nr + k.overwritten == n, "kept (%llu) + overwritten (%llu) == calls",
+	       (unsigned long long)nr, (unsigned long long)k.overwritten);
 	expect(k.overwritten == n - nr, "overwritten == calls - kept");
 	expect(used <= s.r[0].size && used + sizeof(struct fhook_rec_func) > s.r[0].size,
 	       "the ring is full: no older record would have fit");

@@ -212,6 +212,33 @@ static inline uint32_t add_probe(struct sess *s, const char *func)
 	return pa.probe_id;
 }
 
+/*
+ * A function entry's record, FHOOK_REC_FUNC or ABI 4's FHOOK_REC_FN (its
+ * addresses sign-extended, its probe id in a slot of its own): 1 with
+ * *ip, *parent and *probe_id set, 0 for another type or size.
+ */
+static inline int func_record(const struct fhook_rec *h, uint64_t *ip, uint64_t *parent,
+			      uint32_t *probe_id)
+{
+	if (h->type == FHOOK_REC_FUNC && h->size == sizeof(struct fhook_rec_func)) {
+		const struct fhook_rec_func *f = (const void *)h;
+
+		*ip = f->ip;
+		*parent = f->parent_ip;
+		*probe_id = h->probe_id;
+		return 1;
+	}
+	if (h->type == FHOOK_REC_FN && h->size == sizeof(struct fhook_rec_fn)) {
+		const struct fhook_rec_fn *f = (const void *)h;
+
+		*ip = (uint64_t)(int64_t)f->ip;
+		*parent = (uint64_t)(int64_t)f->parent_ip;
+		*probe_id = f->probe_id;
+		return 1;
+	}
+	return 0;
+}
+
 static inline uint32_t add_bench_probe(struct sess *s)
 {
 	struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_BENCH };

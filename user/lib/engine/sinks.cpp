@@ -56,7 +56,7 @@ HistSink::HistSink(std::vector<HistSpec> specs, std::uint32_t probe_id, const Kp
 
 void HistSink::on_record(const fhook_rec* rec) {
     // (COMM records name the tasks: every probe's)
-    if (rec->type == FHOOK_REC_COMM || rec->probe_id == probe_id_) {
+    if (rec->type == FHOOK_REC_COMM || record_probe_id(rec) == probe_id_) {
         EventSink::on_record(rec);
     }
 }

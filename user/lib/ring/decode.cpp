@@ -43,6 +43,35 @@ void reset(Event& ev) {
 // decode() but for the name, which the Decoder sets.
 bool decode_fields(const fhook_rec* rec, Event& ev);
 
+// An FN record's raw context as the FHOOK_CTX_* flags of the other records
+// (the module's fhook_rec_ctx()).
+std::uint8_t fn_ctx_flags(std::uint32_t ctx) {
+    std::uint8_t flags = 0;
+    if (ctx & FHOOK_FN_CTX_IRQS_OFF) {
+        flags |= FHOOK_CTX_IRQS_OFF;
+    }
+    if (ctx & FHOOK_FN_CTX_NEED_RESCHED) {
+        flags |= FHOOK_CTX_NEED_RESCHED;
+    }
+    if (ctx & FHOOK_FN_CTX_PREEMPT_RESCHED) {
+        flags |= FHOOK_CTX_PREEMPT_RESCHED;
+    }
+    if (ctx & FHOOK_FN_CTX_HARDIRQ_MASK) {
+        flags |= FHOOK_CTX_HARDIRQ;
+    }
+    if (ctx & FHOOK_FN_CTX_SOFTIRQ_OFFSET) {
+        flags |= FHOOK_CTX_SOFTIRQ;
+    }
+    // (bottom halves disabled: the count above the serving bit)
+    if (ctx & FHOOK_FN_CTX_SOFTIRQ_MASK & ~FHOOK_FN_CTX_SOFTIRQ_OFFSET) {
+        flags |= FHOOK_CTX_BH_OFF;
+    }
+    if (ctx & FHOOK_FN_CTX_NMI_MASK) {
+        flags |= FHOOK_CTX_NMI;
+    }
+    return flags;
+}
+
 } // namespace
 
 std::size_t lost_record_size(const fhook_rec_lost* rec) {
@@ -122,6 +151,24 @@ bool decode_fields(const fhook_rec* rec, Event& ev) {
             ev.lost_probes.push_back(LostProbe{lost->probes[i].probe_id, lost->probes[i].count});
         }
         break;
+    }
+    case FHOOK_REC_FN: {
+        // its own header: nothing of the generic one below but its offsets
+        if (end < sizeof(fhook_rec_fn)) {
+            too_short(rec, sizeof(fhook_rec_fn));
+        }
+        const auto* fn = reinterpret_cast<const fhook_rec_fn*>(rec);
+        ev.type = EventType::Function;
+        ev.ip = static_cast<std::uint64_t>(std::int64_t{fn->ip});
+        ev.parent_ip = static_cast<std::uint64_t>(std::int64_t{fn->parent_ip});
+        ev.probe_id = fn->probe_id;
+        ev.ts = fn->ts;
+        ev.pid = fn->pid;
+        ev.cpu = fn->cpu;
+        ev.flags = fn_ctx_flags(fn->ctx);
+        ev.preempt = static_cast<std::uint8_t>(
+            std::min<std::uint32_t>(fn->ctx & FHOOK_FN_CTX_PREEMPT_MASK, 15));
+        return true; // (tgid and seq: the Decoder's, from the stream)
     }
     case FHOOK_REC_FUNC: {
         if (end < sizeof(fhook_rec_func)) {
@@ -383,6 +430,23 @@ void leaf_return(const fhook_rec* rec, Event& ev) {
     ev.duration = rec->ts >= g->calltime ? rec->ts - g->calltime : 0;
 }
 
+std::uint32_t SeqCount::take_lost(const fhook_rec* rec) {
+    if (rec->size >= sizeof(fhook_rec_lost)) {
+        const auto last = reinterpret_cast<const fhook_rec_lost*>(rec)->last_seq;
+        if (last != kSeqUnknown) {
+            raise(static_cast<std::uint32_t>(last) + 1);
+        }
+    }
+    return rec->seq;
+}
+
+SeqCount& Decoder::seq_count(std::uint16_t cpu) {
+    if (cpu >= seq_counts_.size()) {
+        seq_counts_.resize(std::size_t{cpu} + 1);
+    }
+    return seq_counts_[cpu];
+}
+
 bool Decoder::decode(const fhook_rec* rec, Event& ev) {
     if (rec->type == FHOOK_REC_COMM) {
         if (rec->size < sizeof(fhook_rec_comm)) {
@@ -390,13 +454,20 @@ bool Decoder::decode(const fhook_rec* rec, Event& ev) {
         }
         const auto* c = reinterpret_cast<const fhook_rec_comm*>(rec);
         last_key_ = key(rec->pid, rec->cpu);
-        std::string& name = comms_[last_key_];
-        name.assign(c->comm, ::strnlen(c->comm, sizeof(c->comm)));
-        last_ = &name;
+        Task& task = comms_[last_key_];
+        task.name.assign(c->comm, ::strnlen(c->comm, sizeof(c->comm)));
+        task.tgid = rec->tgid;
+        last_ = &task;
+        seq_count(rec->cpu).take(rec);
         return false;
     }
     if (!decode_fields(rec, ev)) {
         return false;
+    }
+    const bool fn = rec->type == FHOOK_REC_FN;
+    const std::uint32_t seq = seq_count(ev.cpu).take(rec);
+    if (fn) {
+        ev.seq = seq;
     }
     const std::uint64_t k = key(ev.pid, ev.cpu);
     if (last_ == nullptr || k != last_key_) {
@@ -408,9 +479,12 @@ bool Decoder::decode(const fhook_rec* rec, Event& ev) {
         last_key_ = k;
         last_ = &it->second;
     }
+    if (fn) {
+        ev.tgid = last_->tgid;
+    }
     // (mostly the name the previous event of the stream had already)
-    if (!same_task_name(ev.comm, *last_)) {
-        ev.comm = *last_;
+    if (!same_task_name(ev.comm, last_->name)) {
+        ev.comm = last_->name;
     }
     return true;
 }
@@ -425,7 +499,7 @@ std::optional<Event> Decoder::decode(const fhook_rec* rec) {
 
 std::string_view Decoder::comm(std::uint32_t pid, std::uint16_t cpu) const {
     const auto it = comms_.find(key(pid, cpu));
-    return it == comms_.end() ? std::string_view() : std::string_view(it->second);
+    return it == comms_.end() ? std::string_view() : std::string_view(it->second.name);
 }
 
 } // namespace fhook

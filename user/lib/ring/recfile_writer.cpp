@@ -120,7 +120,14 @@ void RecordWriter::add_pass(std::span<const RingSpan> spans) {
 
 void RecordWriter::note_record(const fhook_rec* rec) {
     const std::size_t size = rec->size;
-    if (rec->type == FHOOK_REC_FUNC && size >= sizeof(fhook_rec_func)) {
+    if (rec->type == FHOOK_REC_FN && size >= sizeof(fhook_rec_fn)) {
+        const auto* f = reinterpret_cast<const fhook_rec_fn*>(rec);
+        last_ip_ = static_cast<std::uint64_t>(std::int64_t{f->ip});
+        last_parent_ = static_cast<std::uint64_t>(std::int64_t{f->parent_ip});
+        note(last_ip_);
+        note(last_parent_);
+        last_type_ = rec->type;
+    } else if (rec->type == FHOOK_REC_FUNC && size >= sizeof(fhook_rec_func)) {
         const auto* f = reinterpret_cast<const fhook_rec_func*>(rec);
         note(f->ip);
         note(f->parent_ip);

@@ -211,9 +211,10 @@ std::size_t RingMerger::collect_pass() {
         first[i] = batch_.size();
         collect(i);
         batch_lost_[i].fill(0);
-        std::uint32_t seq = seq_read_[i];
+        SeqCount& seq = seq_read_[i];
         for (std::size_t r = first[i]; r < batch_.size(); r++) {
             const fhook_rec* rec = batch_[r];
+            seq.take(rec);
             if (rec->type == FHOOK_REC_LOST) {
                 const auto* lost = reinterpret_cast<const fhook_rec_lost*>(rec);
                 std::uint64_t attributed = 0;
@@ -225,14 +226,12 @@ std::size_t RingMerger::collect_pass() {
                     }
                 }
                 batch_lost_[i][0] += lost->lost - std::min<std::uint64_t>(lost->lost, attributed);
-            } else {
-                names += rec->type == FHOOK_REC_COMM;
-                seq = rec->seq + 1;
+            } else if (rec->type == FHOOK_REC_COMM) {
+                names++;
             }
             // (a CPU's stream is time ordered but for nested writers)
             last_ts = std::max<std::uint64_t>(last_ts, rec->ts);
         }
-        seq_read_[i] = seq;
     }
     last_ts_ = last_ts;
     first[rings_.size()] = batch_.size();
@@ -246,7 +245,8 @@ std::size_t RingMerger::collect_pass() {
 void RingMerger::release_pass() {
     // Only now may the producer reuse the space.
     for (std::size_t i = 0; i < rings_.size(); i++) {
-        __atomic_store_n(&rings_[i].cons->seq_read, std::uint64_t{seq_read_[i]}, __ATOMIC_RELAXED);
+        __atomic_store_n(&rings_[i].cons->seq_read, std::uint64_t{seq_read_[i].next()},
+                         __ATOMIC_RELAXED);
         __atomic_store_n(&rings_[i].cons->data_tail, heads_[i], __ATOMIC_RELEASE);
         for (std::size_t p = 0; p < lost_seen_[i].size(); p++) {
             lost_seen_[i][p] += batch_lost_[i][p];

@@ -102,19 +102,43 @@ public:
     explicit Writer(RecordWriter& w) : w_(w) {}
     void add(Rec& rec) {
         const fhook_rec* r = rec.finish();
-        std::string& named = named_[{r->cpu, r->pid}];
-        if (named != rec.comm()) {
-            named = rec.comm();
-            fhook_rec_comm c = test::comm_rec(r->pid, rec.comm(), r->cpu);
-            c.hdr.ts = r->ts;
-            c.hdr.seq = r->seq;
-            w_.add(&c.hdr);
-        }
+        name(r->cpu, r->pid, rec.comm(), r->ts, r->seq);
         w_.add(r);
     }
     void add(const fhook_rec* r) { w_.add(r); }
+    // A function entry as fhook_fnrec() writes it (FHOOK_REC_FN), its
+    // context raw (FHOOK_FN_CTX_*).
+    void add_fn(std::uint32_t probe, std::uint64_t ts, std::uint16_t cpu, std::uint32_t pid,
+                const char* comm, std::uint64_t ip, std::uint64_t parent_ip, std::uint32_t ctx) {
+        fhook_rec_fn r;
+        std::memset(&r, 0, sizeof(r));
+        r.size = sizeof(r);
+        r.type = FHOOK_REC_FN;
+        r.ip = static_cast<std::int32_t>(ip);
+        r.ts = ts;
+        r.pid = pid;
+        r.ctx = ctx;
+        r.cpu = cpu;
+        r.probe_id = static_cast<std::uint8_t>(probe);
+        r.parent_ip = static_cast<std::int32_t>(parent_ip);
+        name(cpu, pid, comm, ts, 0);
+        w_.add(reinterpret_cast<const fhook_rec*>(&r));
+    }
 
 private:
+    // The task's COMM record before its record numbered `seq` where the CPU
+    // has not named it so yet
+    void name(std::uint16_t cpu, std::uint32_t pid, const char* comm, std::uint64_t ts,
+              std::uint32_t seq) {
+        std::string& named = named_[{cpu, pid}];
+        if (named != comm) {
+            named = comm;
+            fhook_rec_comm c = test::comm_rec(pid, comm, cpu);
+            c.hdr.ts = ts;
+            c.hdr.seq = seq;
+            w_.add(&c.hdr);
+        }
+    }
     RecordWriter& w_;
     std::map<std::pair<std::uint16_t, std::uint32_t>, std::string> named_;
 };
@@ -161,10 +185,10 @@ int write(const char* path, bool lost_mid) {
     RecordWriter w(std::move(fd), path, info);
     Writer out(w);
 
-    out.add(Rec(FHOOK_REC_FUNC, 1, 2431445000, 1, 94, "cat")
-                .u64(0xffffffff812a0000)
-                .u64(0xffffffff812a0433)
-                .flags(FHOOK_CTX_IRQS_OFF));
+    // (function entries without a stack are FN records, as the module
+    // writes them: the same events as FUNC records would be)
+    out.add_fn(1, 2431445000, 1, 94, "cat", 0xffffffff812a0000, 0xffffffff812a0433,
+               FHOOK_FN_CTX_IRQS_OFF);
     out.add(Rec(FHOOK_REC_FUNC, 1, 2431446000, 0, 95, "sh\"x\\")
                 .u64(0xffffffff812b0000)
                 .u64(0xffffffff812b0821)
@@ -196,9 +220,7 @@ int write(const char* path, bool lost_mid) {
     lost.lost = 1234;
     out.add(&lost.hdr);
     if (lost_mid) {
-        out.add(Rec(FHOOK_REC_FUNC, 1, 2431449500, 0, 95, "sh")
-                    .u64(0xffffffff812a0000)
-                    .u64(0xffffffff812a0400));
+        out.add_fn(1, 2431449500, 0, 95, "sh", 0xffffffff812a0000, 0xffffffff812a0400, 0);
     }
     unsigned char entry[24] = {};
     const std::int32_t answer = 42;
@@ -209,14 +231,10 @@ int write(const char* path, bool lost_mid) {
                 .u64(0)
                 .u64(0)
                 .bytes(entry, sizeof(entry)));
-    out.add(Rec(FHOOK_REC_FUNC, 1, 2431451000, 1, 96, "kworker/1:0")
-                .u64(0xffffffffc0100010)
-                .u64(0x1234)
-                .flags(FHOOK_CTX_HARDIRQ | FHOOK_CTX_IRQS_OFF));
+    out.add_fn(1, 2431451000, 1, 96, "kworker/1:0", 0xffffffffc0100010, 0x1234,
+               0x10000 | FHOOK_FN_CTX_IRQS_OFF);
     if (lost_mid) { // half a second later: beyond a page event's 27-bit time delta
-        out.add(Rec(FHOOK_REC_FUNC, 1, 2931451000, 1, 94, "cat")
-                    .u64(0xffffffff812b0000)
-                    .u64(0xffffffff812a0400));
+        out.add_fn(1, 2931451000, 1, 94, "cat", 0xffffffff812b0000, 0xffffffff812a0400, 0);
     }
 
     Stats st;

@@ -46,9 +46,9 @@ cat $D/v.out
 expect_eq "$RC" 0 "fhook --version exit code"
 ver=$(sed -n 's/^version: //p' $D/st.out)
 [ -n "$ver" ] || fail "fhook status shows no version"
-grep -qx "fhook $ver (ABI 3)" $D/v.out || fail "fhook --version: CLI line is not 'fhook $ver (ABI 3)'"
-grep -qx "module: fhook.ko $ver (ABI 3), loaded" $D/v.out ||
-	fail "fhook --version: module line is not 'module: fhook.ko $ver (ABI 3), loaded'"
+grep -qx "fhook $ver (ABI 4)" $D/v.out || fail "fhook --version: CLI line is not 'fhook $ver (ABI 4)'"
+grep -qx "module: fhook.ko $ver (ABI 4), loaded" $D/v.out ||
+	fail "fhook --version: module line is not 'module: fhook.ko $ver (ABI 4), loaded'"
 
 rmmod fhook || fail "rmmod fhook failed"
 ! fhook_loaded || fail "fhook still in /proc/modules after rmmod"

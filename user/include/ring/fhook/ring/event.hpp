@@ -120,13 +120,57 @@ inline std::size_t record_min_size(const fhook_rec* rec) {
         sizeof(fhook_rec_osnoise_noise), // FHOOK_REC_OSNOISE_NOISE
         sizeof(fhook_rec_irqsoff),       // FHOOK_REC_IRQSOFF
         sizeof(fhook_rec_errors),        // FHOOK_REC_ERRORS
+        sizeof(fhook_rec_fn),            // FHOOK_REC_FN
     };
-    static_assert(FHOOK_REC_ERRORS == std::size(kMin) - 1);
+    static_assert(FHOOK_REC_FN == std::size(kMin) - 1);
     if (rec->type == FHOOK_REC_LOST) {
         return lost_record_min_size(rec);
     }
     return rec->type < std::size(kMin) ? kMin[rec->type] : 0;
 }
+
+// A record's probe id (an FN record keeps it in a slot of its own).
+inline std::uint32_t record_probe_id(const fhook_rec* rec) {
+    return rec->type == FHOOK_REC_FN ? reinterpret_cast<const fhook_rec_fn*>(rec)->probe_id
+                                     : rec->probe_id;
+}
+
+// Numbers one CPU's records in ring order: an FN record carries no
+// number, so it gets the one after the record before it (a COMM record's
+// own, which it shares with the record it names; a LOST record's
+// last_seq + 1).  The count never goes back: nested writers take numbers
+// in the order they entered and space in the order they reserved, so a
+// COMM record can carry a number the count already gave.
+class SeqCount {
+public:
+    // `rec`'s number (an FN record's counted), the count moved past it
+    // (inline: a reader takes every record's)
+    std::uint32_t take(const fhook_rec* rec) {
+        switch (rec->type) {
+        case FHOOK_REC_FN:
+            return next_++;
+        case FHOOK_REC_COMM:
+            raise(rec->seq);
+            return rec->seq;
+        case FHOOK_REC_LOST:
+            return take_lost(rec);
+        default:
+            raise(rec->seq + 1);
+            return rec->seq;
+        }
+    }
+    // the number of the next record
+    std::uint32_t next() const noexcept { return next_; }
+
+private:
+    std::uint32_t take_lost(const fhook_rec* rec);
+    void raise(std::uint32_t to) {
+        if (static_cast<std::int32_t>(to - next_) > 0) {
+            next_ = to;
+        }
+    }
+    std::uint32_t next_ = 0;
+};
 
 // Decodes one record, without the task's name (records carry none: see
 // Decoder).  Returns nullopt for a record type this build does not know
@@ -199,8 +243,9 @@ inline bool same_task_name(std::string_view a, std::string_view b) {
 // missing from saved_cmdlines).
 class Decoder {
 public:
-    // As decode() above, with Event::comm; a COMM record is taken in and
-    // gives false.  A graph return that stands for its whole call gives
+    // As decode() above, with Event::comm, and an FN record's tgid and
+    // seq (from the task's COMM record and the CPU's previous record); a
+    // COMM record is taken in and gives false.  A graph return that stands for its whole call gives
     // the return only: readers use decode_each().
     bool decode(const fhook_rec* rec, Event& ev);
     std::optional<Event> decode(const fhook_rec* rec);
@@ -228,9 +273,16 @@ private:
     static std::uint64_t key(std::uint32_t pid, std::uint16_t cpu) {
         return pid != 0 ? pid : std::uint64_t{1} << 32 | cpu;
     }
-    std::unordered_map<std::uint64_t, std::string> comms_;
+    // a task as its COMM record names it (an FN record's tgid is its)
+    struct Task {
+        std::string name;
+        std::uint32_t tgid = 0;
+    };
+    SeqCount& seq_count(std::uint16_t cpu);
+    std::unordered_map<std::uint64_t, Task> comms_;
     std::uint64_t last_key_ = 0;
-    const std::string* last_ = nullptr; // comms_[last_key_] (nodes are stable)
+    const Task* last_ = nullptr;       // comms_[last_key_] (nodes are stable)
+    std::vector<SeqCount> seq_counts_; // by CPU
 };
 
 } // namespace fhook

@@ -27,8 +27,9 @@ class Ksyms;
 inline constexpr char kRecMagic[8] = {'F', 'H', 'O', 'O', 'K', 'R', 'E', 'C'};
 // 2: LOST records with seq range and per-probe counts; 3: a Records chunk
 // holds each CPU's records of a reader pass in ring order, one CPU after
-// the other (version 2's were in timestamp order: read the same)
-inline constexpr std::uint32_t kRecFormatVersion = 3;
+// the other (version 2's were in timestamp order: read the same); 4: ABI
+// 4's records, function entries as FHOOK_REC_FN records
+inline constexpr std::uint32_t kRecFormatVersion = 4;
 inline constexpr std::uint32_t kRecOldestVersion = 2;
 
 // The file header, little-endian, at offset 0.
@@ -131,7 +132,14 @@ private:
     // note_record() unless `rec` repeats the last function, kprobe or
     // graph record's addresses (no stack attached): most records of a trace
     void note_new(const fhook_rec* rec) {
-        if (!(rec->flags & FHOOK_CTX_STACK) && rec->size >= sizeof(fhook_rec_func)) {
+        if (rec->type == FHOOK_REC_FN && rec->size >= sizeof(fhook_rec_fn)) {
+            const auto* f = reinterpret_cast<const fhook_rec_fn*>(rec);
+            if (rec->type == last_type_ &&
+                static_cast<std::uint64_t>(std::int64_t{f->ip}) == last_ip_ &&
+                static_cast<std::uint64_t>(std::int64_t{f->parent_ip}) == last_parent_) {
+                return;
+            }
+        } else if (!(rec->flags & FHOOK_CTX_STACK) && rec->size >= sizeof(fhook_rec_func)) {
             // ip first after the header in all of them, then a function's
             // parent where a kprobe's ret_ip is
             static_assert(offsetof(fhook_rec_func, ip) == sizeof(fhook_rec) &&

@@ -17,6 +17,7 @@
 #include <fhook_abi.h>
 
 #include <fhook/core/fd.hpp>
+#include <fhook/ring/event.hpp>
 
 namespace fhook {
 
@@ -141,7 +142,7 @@ private:
     std::vector<RingView> rings_;
     StatsView stats_;
     std::vector<std::uint64_t> heads_;
-    std::vector<std::uint32_t> seq_read_;      // next seq to acknowledge
+    std::vector<SeqCount> seq_read_;           // next seq to acknowledge
     std::vector<PerProbe> lost_seen_;          // delivered LOST counts
     std::vector<PerProbe> batch_lost_;         // ... in the batch being delivered
     std::vector<std::vector<std::byte>> copy_; // overwrite rings: private copies
