@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <fhook/engine/sinks.hpp>
@@ -160,12 +161,22 @@ struct TraceRing {
         std::memcpy(c.comm, "fhook-workload", 14);
         std::memcpy(p, &c, sizeof(c));
         std::uint64_t at = sizeof(c);
-        rec.hdr.size = sizeof(rec);
-        rec.hdr.probe_id = 1;
-        rec.hdr.pid = rec.hdr.tgid = kPid;
+        if constexpr (std::is_same_v<Rec, fhook_rec_fn>) {
+            rec.size = sizeof(rec);
+            rec.probe_id = 1;
+            rec.pid = kPid;
+        } else {
+            rec.hdr.size = sizeof(rec);
+            rec.hdr.probe_id = 1;
+            rec.hdr.pid = rec.hdr.tgid = kPid;
+        }
         for (; at + sizeof(rec) <= kSize; at += sizeof(rec), records++) {
-            rec.hdr.ts = 5000000000ULL + records * 1700;
-            rec.hdr.seq = static_cast<std::uint32_t>(records);
+            if constexpr (std::is_same_v<Rec, fhook_rec_fn>) {
+                rec.ts = 5000000000ULL + records * 1700;
+            } else {
+                rec.hdr.ts = 5000000000ULL + records * 1700;
+                rec.hdr.seq = static_cast<std::uint32_t>(records);
+            }
             std::memcpy(p + at, &rec, sizeof(rec));
         }
         meta.data_head = at;
@@ -187,6 +198,15 @@ fhook_rec_func bench_func_record() {
     return r;
 }
 
+// ... as ABI 4 writes it on x86-64 (FHOOK_REC_FN)
+fhook_rec_fn bench_fn_record() {
+    fhook_rec_fn r{};
+    r.type = FHOOK_REC_FN;
+    r.ip = static_cast<std::int32_t>(kText + 781 * 512);
+    r.parent_ip = static_cast<std::int32_t>(kText + 25 * 512 + 0x4d);
+    return r;
+}
+
 void trace_text(benchmark::State& state, TraceRing& ring, const fhook::ProbeTable& probes) {
     const fhook::UniqueFd null(::open("/dev/null", O_WRONLY | O_CLOEXEC));
     fhook::PrintSink sink(null.get(), ksyms(), fhook::OutputFormat::Text, probes);
@@ -201,6 +221,11 @@ void trace_text(benchmark::State& state, TraceRing& ring, const fhook::ProbeTabl
 
 void BM_TraceText(benchmark::State& state) {
     TraceRing ring(bench_func_record());
+    trace_text(state, ring, fhook::ProbeTable());
+}
+
+void BM_TraceTextFn(benchmark::State& state) {
+    TraceRing ring(bench_fn_record());
     trace_text(state, ring, fhook::ProbeTable());
 }
 
@@ -249,6 +274,7 @@ BENCHMARK(BM_Decode)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DecodeText)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DecodeJson)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceText)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TraceTextFn)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceKprobeText)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RecordSpans)->Unit(benchmark::kMillisecond);
 

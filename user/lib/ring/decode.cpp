@@ -46,15 +46,15 @@ bool decode_fields(const fhook_rec* rec, Event& ev);
 // An FN record's raw context as the FHOOK_CTX_* flags of the other records
 // (the module's fhook_rec_ctx()).
 std::uint8_t fn_ctx_flags(std::uint32_t ctx) {
-    std::uint8_t flags = 0;
-    if (ctx & FHOOK_FN_CTX_IRQS_OFF) {
-        flags |= FHOOK_CTX_IRQS_OFF;
-    }
-    if (ctx & FHOOK_FN_CTX_NEED_RESCHED) {
-        flags |= FHOOK_CTX_NEED_RESCHED;
-    }
-    if (ctx & FHOOK_FN_CTX_PREEMPT_RESCHED) {
-        flags |= FHOOK_CTX_PREEMPT_RESCHED;
+    // the three flag bits in the same order, shifted
+    static_assert(FHOOK_FN_CTX_IRQS_OFF >> 24 == FHOOK_CTX_IRQS_OFF &&
+                  FHOOK_FN_CTX_NEED_RESCHED >> 24 == FHOOK_CTX_NEED_RESCHED &&
+                  FHOOK_FN_CTX_PREEMPT_RESCHED >> 24 == FHOOK_CTX_PREEMPT_RESCHED);
+    auto flags = static_cast<std::uint8_t>((ctx >> 24) & 7);
+    // (most events: task context, at most a preempt depth)
+    if ((ctx & (FHOOK_FN_CTX_SOFTIRQ_MASK | FHOOK_FN_CTX_HARDIRQ_MASK | FHOOK_FN_CTX_NMI_MASK)) ==
+        0) {
+        return flags;
     }
     if (ctx & FHOOK_FN_CTX_HARDIRQ_MASK) {
         flags |= FHOOK_CTX_HARDIRQ;
