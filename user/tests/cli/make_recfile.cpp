@@ -110,17 +110,8 @@ public:
     // context raw (FHOOK_FN_CTX_*).
     void add_fn(std::uint32_t probe, std::uint64_t ts, std::uint16_t cpu, std::uint32_t pid,
                 const char* comm, std::uint64_t ip, std::uint64_t parent_ip, std::uint32_t ctx) {
-        fhook_rec_fn r;
-        std::memset(&r, 0, sizeof(r));
-        r.size = sizeof(r);
-        r.type = FHOOK_REC_FN;
-        r.ip = static_cast<std::int32_t>(ip);
-        r.ts = ts;
-        r.pid = pid;
-        r.ctx = ctx;
-        r.cpu = cpu;
+        fhook_rec_fn r = test::fn_rec(ts, cpu, ip, parent_ip, pid, ctx);
         r.probe_id = static_cast<std::uint8_t>(probe);
-        r.parent_ip = static_cast<std::int32_t>(parent_ip);
         name(cpu, pid, comm, ts, 0);
         w_.add(reinterpret_cast<const fhook_rec*>(&r));
     }
