@@ -4,7 +4,8 @@
  * ftrace_ops probe's or a direct probe's) whose probe has nothing to
  * decide per call, no predicate, trigger, histogram or stack (decided
  * once, when it is armed: fhook_fnrec_ok()), recorded as one
- * FHOOK_REC_FN record (FHOOK_REC_FUNC where its addresses do not fit),
+ * FHOOK_REC_FN record (FHOOK_REC_FUNC where its addresses do not fit or
+ * the ring overwrites: fhook_func_write()),
  * with no recursion lock and the commit inline.
  * Another writer inside this CPU's ring, a call graph entry held back,
  * a paused probe or the session's filters saying no go untouched to

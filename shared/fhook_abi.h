@@ -1514,9 +1514,9 @@ struct fhook_rec_func {
 
 /*
  * A function entry of the common case (ABI 4): what FHOOK_REC_FUNC says
- * in 32 bytes, written where a probe has no predicate, trigger, histogram
- * or stack and both addresses fit (x86-64: kernel text and modules lie in
- * the top 2 GiB); FHOOK_REC_FUNC otherwise.  size, type, ts, pid, cpu and
+ * in 32 bytes, written for every function entry without a stack in a
+ * streaming ring where both addresses fit (x86-64: kernel text and
+ * modules lie in the top 2 GiB); FHOOK_REC_FUNC otherwise.  size, type, ts, pid, cpu and
  * flags (always 0) are where struct fhook_rec has them; the other slots
  * hold:
  *   ip, parent_ip  sign-extended to 64 bits
