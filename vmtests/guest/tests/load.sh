@@ -22,7 +22,7 @@ run_fhook $D/st status
 cat $D/st.out
 expect_eq "$RC" 0 "fhook status exit code"
 grep -qx 'module: loaded' $D/st.out || fail "fhook status lacks 'module: loaded'"
-grep -qx 'abi: 3' $D/st.out || fail "fhook status lacks 'abi: 3'"
+grep -qx 'abi: 4' $D/st.out || fail "fhook status lacks 'abi: 4'"
 grep -qx 'device: /dev/fhook' $D/st.out || fail "fhook status lacks 'device: /dev/fhook'"
 grep -qx 'sessions: 0' $D/st.out || fail "fhook status does not say 'sessions: 0'"
 grep -qx "cpus: $(nproc)" $D/st.out || log "note: cpus line differs from nproc $(nproc)"
