@@ -17,7 +17,8 @@
  *
  * Losses are exact: every record a probe tries to write takes the CPU's
  * next sequence number (meta->seq_next, copied into the record but for
- * an FHOOK_REC_FN record, which the reader numbers), written or not.  Every drop is counted per probe (->lost_probe[], the stats area)
+ * an FHOOK_REC_FN record, which the reader numbers), written or not.
+ * Every drop is counted per probe (->lost_probe[], the stats area)
  * and reported in band by the next writer that gets space, as a
  * FHOOK_REC_LOST record placed where the drop happened, with the count
  * broken down by probe.  Each drop lands in exactly one LOST record: the
