@@ -59,7 +59,7 @@ notrace void fhook_fnrec(struct fhook_probe *p, unsigned long ip, unsigned long 
 	}
 	/* an NMI's hit between the test of nest and here restores ours */
 	outer = READ_ONCE(rb->fast_ctx);
-	WRITE_ONCE(rb->fast_ctx, fhook_ring_ctx(pc));
+	WRITE_ONCE(rb->fast_ctx, fhook_ring_ctx(pc, irqs_off));
 	c = fhook_counters(s, cpu, p->id);
 	fhook_count(&c->hits);
 	/* nest was 0 above: the outermost writer, whatever the reservation does */

@@ -72,7 +72,7 @@ noinline notrace void fhook_func_hit_full(struct fhook_probe *p, unsigned long i
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
 	/* a writer of our context below us (fnrec.c, or this path): recursion */
 	if (bit >= 0 &&
-	    unlikely(READ_ONCE(s->rings[smp_processor_id()]->fast_ctx) == fhook_ring_ctx(pc))) {
+	    unlikely(READ_ONCE(s->rings[smp_processor_id()]->fast_ctx) == fhook_ring_ctx(pc, irqs_off))) {
 		ftrace_test_recursion_unlock(bit);
 		bit = -1;
 	}
@@ -96,7 +96,7 @@ noinline notrace void fhook_func_hit_full(struct fhook_probe *p, unsigned long i
 	 * clocksource) counts as missed, not as an event
 	 */
 	outer = READ_ONCE(rb->fast_ctx);
-	WRITE_ONCE(rb->fast_ctx, fhook_ring_ctx(pc));
+	WRITE_ONCE(rb->fast_ctx, fhook_ring_ctx(pc, irqs_off));
 	triggered = p->nr_triggers ? fhook_triggers_run(p, rb, NULL, 0) : 0;
 	if ((p->pred && !fhook_pred_run(p->pred, NULL, 0)) || READ_ONCE(p->paused)) {
 		fhook_count(&c->filtered);

@@ -21,12 +21,18 @@ void fhook_ring_wake(struct fhook_ring *rb, u64 tail);
 void fhook_ring_kick(struct fhook_ring *rb);
 
 /*
- * The context a writer runs in, from the preempt count it saw on entry
- * (task, softirq, hardirq, NMI), never 0: rb->fast_ctx.
+ * The context a writer runs in, from the preempt count and the irq state
+ * it saw on entry (task, softirq, hardirq, NMI; irqs off or on), never 0:
+ * rb->fast_ctx.  The irq state tells an interrupt's tail from recursion:
+ * an interrupt lands in a writer's window only where irqs are on, and the
+ * code of its exit (irqentry_exit(): the preempt count back to the
+ * writer's, irqs off) is a new hit to record, as ftrace's recursion lock
+ * lets such a transition through; a traceable function the writer itself
+ * calls (its clock read) runs with the writer's irq state.
  */
-static __always_inline unsigned int fhook_ring_ctx(unsigned int pc)
+static __always_inline unsigned int fhook_ring_ctx(unsigned int pc, bool irqs_off)
 {
-	return (pc & (NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET)) | 1;
+	return (pc & (NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET)) | (irqs_off ? 2 : 0) | 1;
 }
 
 /* meta fields producers update with local ops (one CPU, NMI-safe) */
