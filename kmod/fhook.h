@@ -990,13 +990,11 @@ static __always_inline bool fhook_fn_fits(unsigned long ip, unsigned long parent
 	return (long)(s32)ip == (long)ip && (long)(s32)parent_ip == (long)parent_ip;
 }
 
-/* Fill an FHOOK_REC_FN record, timestamped now. */
+/* Fill an FHOOK_REC_FN record of time @ts (its reservation's). */
 static __always_inline void fhook_fn_init(struct fhook_rec_fn *r, u32 probe_id,
 					  unsigned long ip, unsigned long parent_ip,
-					  unsigned int pc, bool irqs_off)
+					  unsigned int pc, bool irqs_off, u64 ts)
 {
-	u64 ts = ktime_get_mono_fast_ns();
-
 	/* a FHOOK_REC_COMM record just before (fhook_ring_reserve()) */
 	if (unlikely(r->type == FHOOK_REC_COMM))
 		((struct fhook_rec_comm *)r - 1)->hdr.ts = ts;
@@ -1015,14 +1013,25 @@ static __always_inline void fhook_fn_init(struct fhook_rec_fn *r, u32 probe_id,
 /* the ring's writers (inline: the fast path), after what they use */
 #include "ring.h"
 
+/* Fill an FHOOK_REC_FUNC record of time @ts. */
+static __always_inline void fhook_func_init(struct fhook_rec_func *r, u32 probe_id,
+					    unsigned long ip, unsigned long parent_ip,
+					    unsigned int pc, bool irqs_off, u64 ts)
+{
+	fhook_rec_init_ts(&r->hdr, FHOOK_REC_FUNC, sizeof(*r), probe_id, pc, irqs_off, ts);
+	r->ip = ip;
+	r->parent_ip = parent_ip;
+}
+
 /*
- * One function entry of probe @p on @rb, an FHOOK_REC_FN record where its
- * addresses fit and @rb streams, else FHOOK_REC_FUNC: an overwrite ring
- * evicts its oldest records, so a reader may start anywhere in it and
- * needs each record's own number (FN's is counted from the record before);
- * preemption disabled,
- * @pc and @irqs_off as sampled at the probe's entry; @outermost: the
- * caller found no writer inside @rb (fhook_ring_publish() then).
+ * One function entry of probe @p on @rb: an FHOOK_REC_FN record where its
+ * addresses fit, @rb streams and the reservation allows it
+ * (fhook_ring_fn_choose(): the record's number is the reader's count
+ * there), else FHOOK_REC_FUNC.  An overwrite ring evicts its oldest
+ * records, so a reader may start anywhere in it and needs each record's
+ * own number.  Preemption disabled, @pc and @irqs_off as sampled at the
+ * probe's entry; @outermost: the caller found no writer inside @rb
+ * (fhook_ring_publish() then).
  */
 static __always_inline void fhook_func_write(struct fhook_probe *p, struct fhook_ring *rb,
 					     struct fhook_probe_counters *c, unsigned long ip,
@@ -1030,19 +1039,22 @@ static __always_inline void fhook_func_write(struct fhook_probe *p, struct fhook
 					     bool outermost)
 {
 	if (likely(!rb->overwrite && fhook_fn_fits(ip, parent_ip))) {
-		struct fhook_rec_fn *r = fhook_ring_reserve(rb, sizeof(*r), p->id);
+		struct fhook_rec *r = fhook_ring_reserve_fn(rb, p->id);
 
 		if (!IS_ERR_OR_NULL(r)) {
-			fhook_fn_init(r, p->id, ip, parent_ip, pc, irqs_off);
+			if (likely(r->size == sizeof(struct fhook_rec_fn)))
+				fhook_fn_init((void *)r, p->id, ip, parent_ip, pc, irqs_off, r->ts);
+			else
+				fhook_func_init((void *)r, p->id, ip, parent_ip, pc, irqs_off,
+						r->ts);
 			fhook_count(&c->written);
 		}
 	} else {
 		struct fhook_rec_func *r = fhook_ring_reserve(rb, sizeof(*r), p->id);
 
 		if (!IS_ERR_OR_NULL(r)) {
-			fhook_rec_init(&r->hdr, FHOOK_REC_FUNC, sizeof(*r), p->id, pc, irqs_off);
-			r->ip = ip;
-			r->parent_ip = parent_ip;
+			fhook_func_init(r, p->id, ip, parent_ip, pc, irqs_off,
+					ktime_get_mono_fast_ns());
 			fhook_count(&c->written);
 		}
 	}

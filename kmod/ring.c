@@ -420,9 +420,11 @@ notrace void fhook_ring_count_frozen(struct fhook_ring *rb, u32 probe_id)
 /*
  * fhook_ring_reserve() (ring.h) in every case: a drop to report first, the
  * task's name to write first, an overwrite ring to make room in, a call
- * graph entry held back.
+ * graph entry held back.  @fn_entry: a function entry's record, of the
+ * size fhook_ring_fn_choose() picks (never on an overwrite ring).
  */
-notrace void *fhook_ring_reserve_full(struct fhook_ring *rb, unsigned int size, u32 probe_id)
+notrace void *__fhook_ring_reserve_full(struct fhook_ring *rb, unsigned int size, u32 probe_id,
+					bool fn_entry)
 {
 	struct task_struct *t = current;
 	struct fhook_comm_slot *cs = &rb->comms[t->pid & (FHOOK_COMM_SLOTS - 1)];
@@ -431,7 +433,8 @@ notrace void *fhook_ring_reserve_full(struct fhook_ring *rb, unsigned int size, 
 	unsigned long lost_mask;
 	long head, new, old;
 	u64 name0, name1;	/* current->comm, as two words (no array: no canary) */
-	u64 nr;
+	u64 nr, ts = 0;
+	bool may_fn = false;
 	void *rec;
 	int ret;
 
@@ -455,9 +458,17 @@ notrace void *fhook_ring_reserve_full(struct fhook_ring *rb, unsigned int size, 
 	if (unlikely(!fhook_comm_known(rb, cs, t, name0, name1)))
 		comm_sz = sizeof(struct fhook_rec_comm);
 
+	/* (after taking the number: fhook_ring_fn_choose()) */
+	if (fn_entry) {
+		may_fn = fhook_ring_fn_may(rb);
+		ts = ktime_get_mono_fast_ns();
+	}
 	old = local_read(&rb->head);
 	do {
 		head = old;
+		/* a function entry's record: FN or FUNC (sizes multiples of 8) */
+		if (fn_entry)
+			size = need = fhook_ring_fn_choose(rb, nr, may_fn);
 		new = head + need + lost_sz + comm_sz;
 		if (rb->overwrite) {
 			if (unlikely(!fhook_ring_evict(rb, new)))
@@ -479,7 +490,8 @@ notrace void *fhook_ring_reserve_full(struct fhook_ring *rb, unsigned int size, 
 	} else {
 		rec = rb->data + (head & rb->mask);
 	}
-	return fhook_ring_rec_begin(rec, size, nr, comm_sz);
+	rec = fhook_ring_rec_begin(rec, size, nr, comm_sz);
+	return fn_entry ? fhook_ring_fn_mark(rec, size, ts) : rec;
 
 drop:
 	fhook_ring_drop(rb, probe_id, nr);

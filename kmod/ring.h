@@ -13,7 +13,8 @@
 #ifndef FHOOK_RING_H
 #define FHOOK_RING_H
 
-void *fhook_ring_reserve_full(struct fhook_ring *rb, unsigned int size, u32 probe_id);
+void *__fhook_ring_reserve_full(struct fhook_ring *rb, unsigned int size, u32 probe_id,
+				bool fn_entry);
 void fhook_ring_drop(struct fhook_ring *rb, u32 probe_id, u64 seq);
 void fhook_ring_count_frozen(struct fhook_ring *rb, u32 probe_id);
 void fhook_ring_commit(struct fhook_ring *rb);
@@ -109,6 +110,59 @@ static __always_inline bool fhook_ring_room(const struct fhook_ring *rb, u64 hea
 	return used <= rb->size && need <= rb->size - used;
 }
 
+/* fhook_ring_reserve()'s slow path: every record but a function entry's */
+static __always_inline void *fhook_ring_reserve_full(struct fhook_ring *rb, unsigned int size,
+						     u32 probe_id)
+{
+	return __fhook_ring_reserve_full(rb, size, probe_id, false);
+}
+
+/*
+ * A function entry's record: an FHOOK_REC_FN record carries no number (the
+ * reader counts it: one more than the highest number before it in the
+ * ring), so it may only go where that count is its number @nr.  Asked once
+ * the number is taken (fhook_ring_fn_may()): is this the outermost writer
+ * (every writer that took a lower number has left: its record is in the
+ * ring) with no drop waiting to be reported (its number would come later
+ * in the ring)?  A writer nesting later takes a higher number (a drop of
+ * its own then too), which fhook_ring_fn_choose() finds inside the
+ * reservation's loop, before the cmpxchg that places the record: one that
+ * nests between that test and the cmpxchg and reserves makes the cmpxchg
+ * fail and the loop choose again; one that only drops is reported after
+ * this record.  The record's time is read after @nr is taken and before the
+ * loop: a writer nesting since makes the record FUNC, so FN records are in
+ * time order within the ring, and the reader's stable time sort keeps each
+ * after every record numbered before it and before every one numbered
+ * after.  fhook_ring_fn_choose() returns the record's size, FN's or FUNC's.
+ */
+static __always_inline bool fhook_ring_fn_may(struct fhook_ring *rb)
+{
+	return local_read(&rb->nest) == 1 && !READ_ONCE(rb->lost_mask);
+}
+
+static __always_inline unsigned int fhook_ring_fn_choose(struct fhook_ring *rb, u64 nr, bool may)
+{
+	BUILD_BUG_ON(!IS_ALIGNED(sizeof(struct fhook_rec_fn), 8) ||
+		     !IS_ALIGNED(sizeof(struct fhook_rec_func), 8));
+	if (may && (u64)local_read(fhook_meta_local(&rb->meta->seq_next)) == nr + 1)
+		return sizeof(struct fhook_rec_fn);
+	return sizeof(struct fhook_rec_func);
+}
+
+/*
+ * A function entry's reservation tells its writer in the record what it
+ * chose: the size (FN's or FUNC's) and the time, at the offsets both
+ * records share with the generic header.
+ */
+static __always_inline void *fhook_ring_fn_mark(void *rec, unsigned int size, u64 ts)
+{
+	BUILD_BUG_ON(offsetof(struct fhook_rec_fn, size) != offsetof(struct fhook_rec, size) ||
+		     offsetof(struct fhook_rec_fn, ts) != offsetof(struct fhook_rec, ts));
+	((struct fhook_rec *)rec)->size = size;
+	((struct fhook_rec *)rec)->ts = ts;
+	return rec;
+}
+
 /*
  * Reserve @size bytes (header + payload) on @rb for probe @probe_id, the
  * record's hdr.seq set to its sequence number.  Must be called on @rb's
@@ -123,14 +177,16 @@ static __always_inline bool fhook_ring_room(const struct fhook_ring *rb, u64 hea
  * the LOST record then follows this record instead of preceding it, as it
  * does when the same happens inside fhook_ring_reserve_full().
  */
-static __always_inline void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size,
-						u32 probe_id)
+static __always_inline void *__fhook_ring_reserve(struct fhook_ring *rb, unsigned int size,
+						  u32 probe_id, bool fn_entry)
 {
 	const struct task_struct *t = current;
 	const struct fhook_comm_slot *cs = &rb->comms[t->pid & (FHOOK_COMM_SLOTS - 1)];
 	unsigned int need = ALIGN(size, 8);
-	u64 name0, name1, nr;
+	u64 name0, name1, nr, ts = 0;
+	bool may_fn = false;
 	long head, old;
+	void *rec;
 	int ret;
 
 	memcpy(&name0, t->comm, sizeof(name0));
@@ -138,25 +194,50 @@ static __always_inline void *fhook_ring_reserve(struct fhook_ring *rb, unsigned 
 	if (unlikely(rb->overwrite || READ_ONCE(rb->lost_mask) ||
 		     this_cpu_read(fhook_fgraph_pending) ||
 		     !fhook_comm_known(rb, cs, t, name0, name1)))
-		return fhook_ring_reserve_full(rb, size, probe_id);
+		return __fhook_ring_reserve_full(rb, size, probe_id, fn_entry);
 
 	ret = fhook_ring_enter(rb, probe_id, &nr);
 	if (unlikely(ret == -EAGAIN))
 		return ERR_PTR(-EAGAIN);
 	if (unlikely(ret))
 		goto drop;
+	if (fn_entry) {
+		may_fn = fhook_ring_fn_may(rb);
+		ts = ktime_get_mono_fast_ns();
+	}
 	old = local_read(&rb->head);
 	do {
 		head = old;
+		/* (both sizes are multiples of 8) */
+		if (fn_entry)
+			size = need = fhook_ring_fn_choose(rb, nr, may_fn);
 		if (unlikely(!fhook_ring_room(rb, head, need)))
 			goto drop;
 	} while ((old = local_cmpxchg(&rb->head, head, head + need)) != head);
 
-	return fhook_ring_rec_begin(rb->data + (head & rb->mask), size, nr, false);
+	rec = fhook_ring_rec_begin(rb->data + (head & rb->mask), size, nr, false);
+	return fn_entry ? fhook_ring_fn_mark(rec, size, ts) : rec;
 
 drop:
 	fhook_ring_drop(rb, probe_id, nr);
 	return NULL;
+}
+
+static __always_inline void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size,
+						u32 probe_id)
+{
+	return __fhook_ring_reserve(rb, size, probe_id, false);
+}
+
+/*
+ * A function entry's record on @rb: an FHOOK_REC_FN or an FHOOK_REC_FUNC
+ * record as fhook_ring_fn_choose() decides, its size and time in the
+ * record (fhook_ring_fn_mark()); returns as fhook_ring_reserve() does.
+ */
+static __always_inline struct fhook_rec *fhook_ring_reserve_fn(struct fhook_ring *rb,
+							       u32 probe_id)
+{
+	return __fhook_ring_reserve(rb, sizeof(struct fhook_rec_func), probe_id, true);
 }
 
 /*

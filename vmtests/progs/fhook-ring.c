@@ -134,8 +134,14 @@ struct acct {
 	uint64_t lost[FHOOK_MAX_PROBES + 1];
 	uint64_t lost_records, bad_lost, bad_rec, dup_seq, wrong_cpu;
 	uint64_t ctx_nmi, ctx_hardirq, ctx_softirq;	/* FUNC records by context */
+	uint64_t fn;			/* FN records read */
 	uint64_t last_seq;		/* of the last function record read */
-	uint32_t next_seq;		/* an FN record's (ABI 4: it has none) */
+	/*
+	 * an FN record's number (ABI 4: it has none): one more than the
+	 * highest before it in the ring, as the module places them
+	 * (fhook_ring_fn_choose()) and libfhook's SeqCount counts
+	 */
+	uint32_t next_seq;
 	uint8_t *seen;			/* MAXSEQ bits */
 };
 
@@ -145,6 +151,13 @@ static void acct_init(struct acct *a)
 	a->seen = calloc(MAXSEQ / 8, 1);
 	if (!a->seen)
 		die("calloc");
+}
+
+/* The count moves on to @to, never back (a nested writer's lower number) */
+static void raise_seq(struct acct *a, uint32_t to)
+{
+	if ((int32_t)(to - a->next_seq) > 0)
+		a->next_seq = to;
 }
 
 /* Read [tail, head) of CPU c's ring, as ring-protocol.md says. */
@@ -178,10 +191,10 @@ static void drain_cpu(struct sess *s, unsigned int c, struct acct *a, uint64_t f
 			}
 			a->lost_records++;
 			a->bad_lost += sum != l->lost;
-			a->next_seq = l->last_seq + 1;
+			raise_seq(a, l->last_seq + 1);
 		} else if (rec->type == FHOOK_REC_COMM) {
 			/* the record it names follows with the same number */
-			a->next_seq = rec->seq;
+			raise_seq(a, rec->seq);
 		} else if (rec->type == FHOOK_REC_FUNC || rec->type == FHOOK_REC_FN) {
 			uint64_t ip, parent;
 			uint32_t id, seq;
@@ -196,6 +209,7 @@ static void drain_cpu(struct sess *s, unsigned int c, struct acct *a, uint64_t f
 				uint32_t ctx = ((const struct fhook_rec_fn *)rec)->ctx;
 
 				seq = a->next_seq;
+				a->fn++;
 				flags = (ctx & FHOOK_FN_CTX_NMI_MASK ? FHOOK_CTX_NMI : 0) |
 					(ctx & FHOOK_FN_CTX_HARDIRQ_MASK ? FHOOK_CTX_HARDIRQ : 0) |
 					(ctx & FHOOK_FN_CTX_SOFTIRQ_OFFSET ? FHOOK_CTX_SOFTIRQ : 0);
@@ -209,20 +223,16 @@ static void drain_cpu(struct sess *s, unsigned int c, struct acct *a, uint64_t f
 			a->ctx_hardirq += (flags & (FHOOK_CTX_HARDIRQ | FHOOK_CTX_NMI)) ==
 					  FHOOK_CTX_HARDIRQ;
 			a->ctx_softirq += !!(flags & FHOOK_CTX_SOFTIRQ);
-			/*
-			 * (only a FUNC record's own number: an FN record's counted
-			 * one is off where writers nested across a drop, and a COMM
-			 * or LOST record after it sets the count back)
-			 */
-			if (rec->type == FHOOK_REC_FUNC && seq < MAXSEQ) {
+			/* an FN record's counted number too: none twice */
+			if (seq < MAXSEQ) {
 				if (a->seen[seq / 8] & (1 << (seq % 8)))
 					a->dup_seq++;
 				a->seen[seq / 8] |= 1 << (seq % 8);
 			}
 			a->last_seq = seq;
-			a->next_seq = seq + 1;
+			raise_seq(a, seq + 1);
 		} else {
-			a->next_seq = rec->seq + 1;
+			raise_seq(a, rec->seq + 1);
 		}
 		pos += (rec->size + 7) & ~7ULL;
 	}
@@ -335,8 +345,8 @@ static int do_account(unsigned long n)
 		       (unsigned long long)seq_next);
 		expect(s.r[c].meta->lost_total == lost_total, "cpu %u: meta lost_total == dropped", c);
 		expect(!a[c].dup_seq && !a[c].wrong_cpu && !a[c].bad_rec && !a[c].bad_lost,
-		       "cpu %u: %llu records, unique seqs, right cpu, LOST sums match breakdown",
-		       c, (unsigned long long)delivered);
+		       "cpu %u: %llu records (%llu FN), unique seqs, right cpu, LOST sums match breakdown",
+		       c, (unsigned long long)delivered, (unsigned long long)a[c].fn);
 	}
 	/* every context produced records that were read */
 	{
