@@ -458,7 +458,7 @@ notrace void *__fhook_ring_reserve_full(struct fhook_ring *rb, unsigned int size
 	if (unlikely(!fhook_comm_known(rb, cs, t, name0, name1)))
 		comm_sz = sizeof(struct fhook_rec_comm);
 
-	/* (after taking the number: fhook_ring_fn_choose()) */
+	/* (once the number is taken: fhook_ring_fn_may()) */
 	if (fn_entry) {
 		may_fn = fhook_ring_fn_may(rb);
 		ts = ktime_get_mono_fast_ns();
