@@ -84,8 +84,10 @@ while [ $# -gt 0 ]; do
 	--list)
 		awk '/^@group/ { g = $2; a = ""; for (i = 3; i <= NF; i++) a = a " " $i
 				 printf "%s:%s\n", g, a; next }
-		     !/^#/ && NF { printf "  %-20s %4ss %s%s\n", $1, $2, $3 == "fhook" ? "" : "(no fhook needed)",
-				   $4 == "debian" ? "(not on slow kernels)" : $4 == "once" ? "(one kernel)" : "" }
+		     !/^#/ && NF { split($4, k, ","); m = substr($4, length(k[1]) + 1)
+				   printf "  %-20s %4ss %s%s%s\n", $1, $2, $3 == "fhook" ? "" : "(no fhook needed)",
+				   (k[1] == "debian" ? "(not on slow kernels)" : k[1] == "once" ? "(one kernel)" : \
+				    k[1] == "lines" ? "(once per kernel line)" : ""), (m == "" ? "" : " +" substr(m, 2)) }
 		     END { print "per group: kmemleak_<group> (kernels with kmemleak), dmesg_<group> (host side)" }' "$tests_list"
 		exit 0 ;;
 	-h|--help) usage; exit 0 ;;
@@ -136,6 +138,12 @@ for rel in "${kernels[@]}"; do
 		once_rel=$rel
 		break
 	fi
+done
+# the lines of the slow (debug) kernels selected: a "lines" test runs on
+# such a kernel instead of on the Debian kernel of the same line
+declare -A checked_lines=()
+for rel in "${kernels[@]}"; do
+	[ "$(slow_factor "$rel")" = 1 ] || checked_lines[$(kernel_line "$rel")]=1
 done
 check_artifacts
 mkdir -p "$vm"

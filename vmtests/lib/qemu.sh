@@ -116,6 +116,7 @@ group_tests() {
 			case ${t_kernels[$t]} in
 			debian) [ "$(slow_factor "$1")" = 1 ] || continue ;;
 			once) [ "$1" = "$once_rel" ] || continue ;;
+			lines) [ "$(slow_factor "$1")" != 1 ] || [ -z "${checked_lines[$(kernel_line "$1")]:-}" ] || continue ;;
 			esac
 			[[ $1 != *-rt-* || ${t_rt[$t]} = 1 ]] || continue
 			[[ $arch != arm64 || ${t_arm64[$t]} = 1 ]] || continue
@@ -123,6 +124,12 @@ group_tests() {
 		out+="$t "
 	done
 	echo "$out"
+}
+
+# kernel_line REL: its kernel line, 6.1 or 6.12
+kernel_line() {
+	local v=${1%%-*}
+	echo "${v%.*}"
 }
 
 # run_group REL GROUP: boot REL with GROUP's tests, report them

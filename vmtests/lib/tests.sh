@@ -48,8 +48,8 @@ load_tests() {
 			esac
 		done
 		case ${t_kernels[${f[0]}]} in
-		all | debian | once) ;;
-		*) die "tests.list: ${f[0]}: kernels must be 'all', 'debian' or 'once', with ',rt' and ',arm64' or not" ;;
+		all | lines | debian | once) ;;
+		*) die "tests.list: ${f[0]}: kernels must be 'all', 'lines', 'debian' or 'once', with ',rt' and ',arm64' or not" ;;
 		esac
 		t_group[${f[0]}]=$group
 	done < <(awk '!/^#/ && NF' "$tests_list")
