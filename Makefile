@@ -30,6 +30,12 @@
 
 TOP      := $(CURDIR)
 BUILD    := $(TOP)/build
+# The path Kbuild is given for this tree: the tree itself, or (KTOP=,
+# scripts/test.sh) a link to it at a fixed place.  Each CI run is a fresh
+# clone somewhere else; through the link the compiler's command lines name
+# the same files every run, so ccache finds the modules' objects again.
+KTOP     ?= $(TOP)
+KBUILD_OUT := $(KTOP)/build
 TARGETS  := $(BUILD)/kernels/targets
 # arm64 kernels (scripts/setup.sh): modules cross-built, the CLI in build/user-arm64
 TARGETS_ARM64 := $(BUILD)/kernels/targets-arm64
@@ -68,22 +74,22 @@ KMAKE = $(if $(KCCACHE),PATH=$(KCCACHE):$$PATH )$(MAKE)
 # One build directory per kernel, populated with links to the sources so
 # several kernels can be built from one tree.
 define build_module
-	rel=$(1); hdr=$(2); out=$(BUILD)/kmod/$$rel; \
+	rel=$(1); hdr=$(2); out=$(KBUILD_OUT)/kmod/$$rel; \
 	mkdir -p $$out && \
 	for f in $(KSRC); do ln -sf $$f $$out/; done && \
 	for f in $(KARCH_SRC); do a=$${f#$(TOP)/kmod/}; mkdir -p $$out/$${a%/*}; ln -sf $$f $$out/$$a; done && \
-	$(KMAKE) -C $$hdr M=$$out FHOOK_SHARED=$(TOP)/shared FHOOK_INCLUDE=$(TOP)/include \
-		FHOOK_VERSION_FILE=$(TOP)/VERSION $(KBUILD_EXTRA) modules && \
-	echo "  module   $$out/fhook.ko"
+	$(KMAKE) -C $$hdr M=$$out FHOOK_SHARED=$(KTOP)/shared FHOOK_INCLUDE=$(KTOP)/include \
+		FHOOK_VERSION_FILE=$(KTOP)/VERSION $(KBUILD_EXTRA) modules && \
+	echo "  module   $(BUILD)/kmod/$$rel/fhook.ko"
 endef
 
 # fhook.ko, the test modules and the examples
 define build_kmod
 	$(call build_module,$(1),$(2)) && \
-	tout=$(BUILD)/testmod/$$rel; mkdir -p $$tout && \
+	tout=$(KBUILD_OUT)/testmod/$$rel; mkdir -p $$tout && \
 	for f in $(TESTMOD_SRC); do ln -sf $$f $$tout/; done && \
 	$(KMAKE) -C $$hdr M=$$tout $(KBUILD_EXTRA) modules && \
-	echo "  module   $$tout/fhook_testmod.ko" && \
+	echo "  module   $(BUILD)/testmod/$$rel/fhook_testmod.ko" && \
 	$(call build_users,$$rel,$$hdr,examples,$(EXAMPLES_SRC)) && \
 	$(call build_users,$$rel,$$hdr,khooktest,$(KHOOKTEST_SRC))
 endef
@@ -91,11 +97,11 @@ endef
 # Modules that use fhook's hook API (examples/, the API's guest tests),
 # against fhook.ko's Module.symvers: build/<dir>/<release>/
 define build_users
-	eout=$(BUILD)/$(3)/$(1); mkdir -p $$eout && \
+	eout=$(KBUILD_OUT)/$(3)/$(1); mkdir -p $$eout && \
 	for f in $(4); do ln -sf $$f $$eout/; done && \
-	$(KMAKE) -C $(2) M=$$eout FHOOK_INCLUDE=$(TOP)/include \
-		KBUILD_EXTRA_SYMBOLS=$(BUILD)/kmod/$(1)/Module.symvers $(KBUILD_EXTRA) modules && \
-	echo "  modules  $$eout/*.ko"
+	$(KMAKE) -C $(2) M=$$eout FHOOK_INCLUDE=$(KTOP)/include \
+		KBUILD_EXTRA_SYMBOLS=$(KBUILD_OUT)/kmod/$(1)/Module.symvers $(KBUILD_EXTRA) modules && \
+	echo "  modules  $(BUILD)/$(3)/$(1)/*.ko"
 endef
 
 # fhook.ko alone (scripts/demo.sh), for one kernel: make module REL=...

@@ -74,7 +74,8 @@ fi
 # DKMS: the packaged source, built for each Debian target kernel (one of
 # each line: 6.1 and 6.12)
 [ -f "$top/build/kernels/targets" ] || fail "no target kernels: run scripts/setup.sh"
-dk=$top/build/dkms
+# (FHOOK_DKMS_TREE, scripts/test.sh: a fixed place, so that ccache hits)
+dk=${FHOOK_DKMS_TREE:-$top/build/dkms}
 while read -r rel hdr _; do
 	[ -e "/lib/modules/$rel/build" ] || continue	# a kernel tree, not Debian headers
 	# (the PREEMPT_RT flavour: the 6.12 line's packaging again, its module
