@@ -17,7 +17,12 @@ KO=/fhook/fhook.ko
 D=${D:-/tmp/t/$FHOOK_TEST}
 mkdir -p "$D"
 
-log() { echo "# $*"; }
+# log MSG: a line of the test's log, after the guest's uptime (a shell
+# builtin reads it: no process), so a log shows where a test's time goes
+log() {
+	read -r _log_up _log_idle < /proc/uptime
+	echo "# [$_log_up] $*"
+}
 
 pass() { echo "PASS $*" >> "$FHOOK_RESULT_FILE"; log "PASS $*"; exit 0; }
 fail() { echo "FAIL $*" >> "$FHOOK_RESULT_FILE"; log "FAIL $*"; exit 1; }
