@@ -4,15 +4,12 @@
 # kernel calls both through __traceiter_sched_switch, a traced function
 # that returns after that.  Frames pushed there once panicked the kernel
 # ("return address ... lost"); a dead task now pushes none.  Ten children
-# (four on the debug kernel)
 # exit inside do_exit, each drawn open (do_exit never returns), and the
 # kernel's own sched_switch events keep coming.  Then a call still inside
 # when the graph ends, with the module removed before it returns.
 . /fhook/lib.sh
 
-# (the debug kernel: four, whose 6 levels print 5,600 lines there; ten
-# printed 14,000 in 67 s)
-N=$(pick 10 4)
+N=10
 load_fhook
 tracefs_reset
 echo 1 > $T/events/sched/sched_switch/enable
