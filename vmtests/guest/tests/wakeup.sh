@@ -241,8 +241,13 @@ tail -n 12 $D/txt.out | sed 's/^/#   /'
 # the file: the same reports again, as wakeup printed them
 fhook report -q $D/w.fhk > $D/w.txt 2> $D/w.err || fail "fhook report of --record's file: $(cat $D/w.err)"
 grep -v '^wakeups' $D/txt.out > $D/txt.reports
-cmp -s $D/txt.reports $D/w.txt ||
-	fail "fhook report of --record's file differs from wakeup's output: $(diff $D/txt.reports $D/w.txt | head -n 6)"
+# (the whole difference: once on a loaded 6.1 guest, 2026-12-06, lines
+# 29-39 of one report differed and the first 6 lines of the diff did not
+# say how; it passed again alone)
+if ! cmp -s $D/txt.reports $D/w.txt; then
+	diff $D/txt.reports $D/w.txt | head -n 60 | sed 's/^/#   /'
+	fail "fhook report of --record's file differs from wakeup's output: $(diff $D/txt.reports $D/w.txt | grep -c '^[-+]') lines (above)"
+fi
 fhook report -q --format chrome $D/w.fhk | grep -q '"name":"wakeup latency"' || fail "no wakeup in the Chrome export"
 if [ "$KREF" = 1 ]; then
 # The calls against the kernel's function events on CPU 1 (mono clock, in
