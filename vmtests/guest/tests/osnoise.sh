@@ -65,7 +65,7 @@ sed -n 's/.*"event":"noise".*"start_ns":\([0-9]*\),"duration_ns":\([0-9]*\),.*"t
 # the events inside a period, by kind: "nmi irq softirq thread", those
 # surely inside, then those near an edge as well (the trace prints whole
 # microseconds, and its event and fhook's callback are not the same instant)
-awk -v edge=20000 '
+awk -v edge=20000 -v q=1 '
 	FNR == NR { s[NR] = $1; e[NR] = $2; n = NR; next }
 	{ ts = -1; for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { sub(/:$/, "", $i); split($i, t, "."); ts = t[1] * 1000000000 + t[2] * 1000; break } }
 	ts < 0 { next }
@@ -80,7 +80,6 @@ awk -v edge=20000 '
 	# every period for each event took 99 s on the debug kernel)
 	{ if (ts < last) q = 1
 	  last = ts
-	  if (q < 1) q = 1
 	  while (q <= n && ts > e[q] + edge) q++
 	  if (q > n || ts + 1000 <= s[q] - edge) next
 	  maybe[k]++
@@ -103,8 +102,8 @@ else
 fi
 near "$FT" "$KT" "$KT2" || fail "fhook counted $FT switches to other threads, the events show $KT-$KT2"
 # each period's noise is its gaps' (each recorded)
-awk 'FNR == NR { s[NR] = $1; e[NR] = $2; noise[NR] = $7; n = NR; next }
-	{ if ($1 < last || q < 1) q = 1
+awk -v q=1 'FNR == NR { s[NR] = $1; e[NR] = $2; noise[NR] = $7; n = NR; next }
+	{ if ($1 < last) q = 1
 	  last = $1
 	  while (q <= n && $1 >= e[q]) q++
 	  if (q <= n && $1 >= s[q]) sum[q] += $2 }
