@@ -51,7 +51,7 @@ summary $D/f
 expect_eq "$(count_events $D/f.out)" "$E" "event lines vs summary events"
 expect_eq "$(lost_sum $D/f.out)" "$L" "LOST lines vs summary lost"
 after=$(events $D/f.out | awk -v t="$back" '$2 == 1 { n++ } END { print n + 0 }')
-late=$(awk -v t="$back" '/\[001\]/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { sub(":", "", $i); if ($i + 0 > t + 0) n++ } } END { print n + 0 }' $D/f.out)
+late=$(fhook-events -t $D/f.out | awk -v t="$back" '$2 == 1 && $4 + 0 > t + 0 { n++ } END { print n + 0 }')
 [ "$late" -gt 0 ] || fail "no event from CPU 1 after it came back online at ${back}s"
 late_tp=$(awk -v t="$back" '/\[001\].*sys_read\(/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { sub(":", "", $i); if ($i + 0 > t + 0) n++ } } END { print n + 0 }' $D/t.out)
 [ "$late_tp" -gt 0 ] || fail "no sys_enter_read event from CPU 1 after it came back online at ${back}s"
