@@ -53,7 +53,7 @@ expect_eq "$(lost_sum $D/f.out)" "$L" "LOST lines vs summary lost"
 after=$(events $D/f.out | awk -v t="$back" '$2 == 1 { n++ } END { print n + 0 }')
 late=$(fhook-events -t $D/f.out | awk -v t="$back" '$2 == 1 && $4 + 0 > t + 0 { n++ } END { print n + 0 }')
 [ "$late" -gt 0 ] || fail "no event from CPU 1 after it came back online at ${back}s"
-late_tp=$(awk -v t="$back" '/\[001\].*sys_read\(/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { sub(":", "", $i); if ($i + 0 > t + 0) n++ } } END { print n + 0 }' $D/t.out)
+late_tp=$(fhook-events -t $D/t.out | awk -v t="$back" '$2 == 1 && index($3, "sys_read(") == 1 && $4 + 0 > t + 0 { n++ } END { print n + 0 }')
 [ "$late_tp" -gt 0 ] || fail "no sys_enter_read event from CPU 1 after it came back online at ${back}s"
 wait_for 10 detached || fail "ftrace ops still attached after fhook exited"
 pass "rounds=$ROUNDS events=$E lost=$L cpu1_events=$after cpu1_after_online=$late tracepoint=$late_tp"

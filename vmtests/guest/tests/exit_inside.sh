@@ -25,7 +25,7 @@ die() {
 	echo reset > $TH
 	echo die "$1" > $TH || fail "die $1: $(dmesg | tail -n 3)"
 	expect_eq "$(sed -n 's/^die calls \([0-9]*\)/\1/p' $TH)" "$1" "calls of fhook_testmod_die"
-	wait_for 10 sh -c "[ \$(dmesg | grep -c 'fhook: fhook-die\[[0-9]*\] exits inside 1 call(s) through') -ge $((_before + $1)) ]" ||
+	wait_for 30 sh -c "[ \$(dmesg | grep -c 'fhook: fhook-die\[[0-9]*\] exits inside 1 call(s) through') -ge $((_before + $1)) ]" ||
 		fail "$1 exits inside the function, $(($(exits_seen) - _before)) counted out: $(dmesg | tail -n 3)"
 }
 
