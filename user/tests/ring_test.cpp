@@ -68,6 +68,35 @@ TEST(RingMerger, NestedWriterOutOfOrderIsSorted) {
     EXPECT_EQ(seen[1].ts, 100u);
 }
 
+TEST(RingMerger, ANameComesBeforeTheRecordsOfWritersNestedInItsReservation) {
+    // A task's first record on CPU 0 (stamped 100, its name with it) was
+    // interrupted after winning its space: the interrupt's records (90,
+    // 95) found the name cached and carry none.  CPU 1 ran at 80 and 92.
+    FakeRing cpu0(0, 4096), cpu1(1, 4096);
+    auto name = test::comm_rec(7, "victim", 0);
+    name.hdr.ts = 100;
+    cpu0.push(name);
+    for (std::uint64_t ts : {100, 90, 95}) {
+        cpu0.push(func_rec(ts, 0, 0x1000, 0x2000, 7));
+    }
+    for (std::uint64_t ts : {80, 92}) {
+        cpu1.push(func_rec(ts, 1));
+    }
+    cpu0.publish();
+    cpu1.publish();
+    RingMerger merger({cpu0.view(), cpu1.view()});
+    Decoder decoder;
+    std::vector<std::string> seen;
+    merger.drain([&](const fhook_rec* rec) {
+        if (const auto ev = decoder.decode(rec)) {
+            seen.push_back(std::to_string(ev->ts) + " " + ev->comm);
+        }
+    });
+    const std::vector<std::string> want = {"80 <...>", "90 victim", "92 <...>", "95 victim",
+                                           "100 victim"};
+    EXPECT_EQ(seen, want);
+}
+
 TEST(RingMerger, AdvancesTailOnlyAfterTheCallbacks) {
     FakeRing cpu0(0, 4096);
     cpu0.push(func_rec(1, 0));

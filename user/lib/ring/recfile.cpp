@@ -406,12 +406,8 @@ void RecordFile::for_each_record(const std::function<void(const fhook_rec*)>& ca
             off += checked_record_size(rec, off, len, name_, chunk.file_off + off);
             recs.push_back(rec);
         }
-        // a reader pass: each CPU's records in ring order, one CPU after
-        // the other, merged here as RingMerger::drain() merges them
-        const auto by_ts = [](const fhook_rec* a, const fhook_rec* b) { return a->ts < b->ts; };
-        if (!std::is_sorted(recs.begin(), recs.end(), by_ts)) {
-            std::stable_sort(recs.begin(), recs.end(), by_ts);
-        }
+        // a reader pass, merged as RingMerger::drain() merges it
+        order_pass(recs);
         for (const fhook_rec* rec : recs) {
             callback(rec);
         }

@@ -131,6 +131,34 @@ StatsArea::StatsArea(int fd, std::uint64_t page_size) {
     view_ = StatsView(static_cast<const fhook_stats_area*>(mapping_.data()));
 }
 
+void order_pass(std::vector<const fhook_rec*>& recs) {
+    const auto by_ts = [](const fhook_rec* a, const fhook_rec* b) { return a->ts < b->ts; };
+    // (a pass from one CPU is usually in order already: no sort then)
+    if (std::is_sorted(recs.begin(), recs.end(), by_ts)) {
+        return;
+    }
+    struct Keyed {
+        __u64 key;
+        const fhook_rec* rec;
+    };
+    std::vector<Keyed> keyed(recs.size());
+    // backwards: the earliest stamp after each record on its CPU
+    __u64 after = UINT64_MAX;
+    for (std::size_t i = recs.size(); i-- > 0;) {
+        const fhook_rec* rec = recs[i];
+        if (i + 1 < recs.size() && recs[i + 1]->cpu != rec->cpu) {
+            after = UINT64_MAX;
+        }
+        keyed[i] = {rec->type == FHOOK_REC_COMM ? std::min(rec->ts, after) : rec->ts, rec};
+        after = std::min(after, rec->ts);
+    }
+    std::stable_sort(keyed.begin(), keyed.end(),
+                     [](const Keyed& a, const Keyed& b) { return a.key < b.key; });
+    for (std::size_t i = 0; i < recs.size(); i++) {
+        recs[i] = keyed[i].rec;
+    }
+}
+
 RingMerger::RingMerger(std::vector<RingView> rings, StatsView stats)
     : rings_(std::move(rings)), stats_(stats) {
     for (const auto& ring : rings_) {
@@ -256,14 +284,7 @@ void RingMerger::release_pass() {
 
 std::size_t RingMerger::drain(const RecordCallback& callback) {
     const std::size_t n = collect_pass();
-    // Each CPU's stream is (almost) time ordered and the CPUs were collected in
-    // order, so a stable sort yields one stream ordered by timestamp with
-    // equal timestamps in CPU order.
-    // (A batch from one CPU is usually in order already: no sort then.)
-    const auto by_ts = [](const fhook_rec* a, const fhook_rec* b) { return a->ts < b->ts; };
-    if (!std::is_sorted(batch_.begin(), batch_.end(), by_ts)) {
-        std::stable_sort(batch_.begin(), batch_.end(), by_ts);
-    }
+    order_pass(batch_);
     for (const fhook_rec* rec : batch_) {
         callback(rec);
     }

@@ -94,6 +94,17 @@ using SpanCallback = std::function<void(std::span<const RingSpan>)>;
 void collect_records(const RingView& ring, std::uint64_t tail, std::uint64_t head,
                      std::vector<const fhook_rec*>& out);
 
+// Orders one reader pass (each CPU's records in ring order, one CPU after
+// the other) by timestamp, equal timestamps in pass order.  A CPU's
+// stream is out of order only where writers nested: an interrupt's
+// records, reserved after the writer it interrupted, are stamped before
+// it.  A FHOOK_REC_COMM record shares the stamp of the record it names,
+// but the ring's name cache took the name when the space was won, so the
+// nested writers' records did not repeat it: the name sorts as early as
+// any record after it on its CPU, else those records would come out
+// before their task's name.
+void order_pass(std::vector<const fhook_rec*>& recs);
+
 class RingMerger {
 public:
     // `stats` (optional) gives the per-probe drop counts for
