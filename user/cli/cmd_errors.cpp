@@ -71,19 +71,6 @@ void parse_options(const po::variables_map& vm, TraceOptions& opt) {
             throw_invalid("--fail takes a filter on 'ret', e.g. --fail 'ret < 0'");
         }
     }
-    if (vm.count("watch")) {
-        graph.watch = vm["watch"].as<std::vector<std::string>>();
-        if (graph.depth == 1) {
-            throw_invalid("--watch names functions below ENTRY: it takes no --depth 1");
-        }
-        for (const std::string& glob : graph.watch) {
-            if (glob.empty() || glob.starts_with('!')) {
-                throw_invalid("'" + glob +
-                              "': --watch takes a function or a glob (leave "
-                              "functions out with --notrace)");
-            }
-        }
-    }
     for (const auto& text : opt.spec.probes) {
         if (is_probe_definition(text) || is_tracepoint_definition(text)) {
             throw_invalid("'" + text + "': an ENTRY is a function or a glob");

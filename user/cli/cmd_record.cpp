@@ -23,8 +23,8 @@ void add_options(po::options_description& options) {
     add_graph_options(options, false);
     options.add_options()("errors",
                           "record the chains of failing calls below the FUNCs (fhook "
-                          "errors) instead of their calls; with --depth, --notrace, --args, "
-                          "--tasks");
+                          "errors) instead of their calls; with --depth, --notrace, --watch, "
+                          "--args, --tasks");
 }
 
 void parse_options(const po::variables_map& vm, TraceOptions& opt) {

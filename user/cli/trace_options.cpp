@@ -155,8 +155,11 @@ void add_graph_options(po::options_description& options, bool view) {
         "trace calls down to N levels below FUNC (max_graph_depth; 1 = FUNC alone, "
         "0 = no limit)")("notrace", po::value<std::vector<std::string>>()->value_name("GLOB"),
                          "leave GLOB and everything it calls out (set_graph_notrace; "
-                         "repeatable)")("no-irqs",
-                                        "leave out what interrupts run (funcgraph-irqs 0)")(
+                         "repeatable)")(
+        "watch", po::value<std::vector<std::string>>()->value_name("GLOB"),
+        "trace only the functions GLOB matches below FUNC, not every one: fewer call sites to "
+        "patch (set_ftrace_filter; repeatable)")(
+        "no-irqs", "leave out what interrupts run (funcgraph-irqs 0)")(
         "threshold", po::value<std::string>()->value_name("USEC"),
         "only calls that last at least USEC microseconds, one line each (tracing_thresh)")(
         "args", "show each call's arguments by their BTF names")(
@@ -188,6 +191,19 @@ GraphSpec parse_graph_reach(const po::variables_map& vm, const TraceOptions& opt
             throw_invalid("'" + text + "': leave functions out with --notrace " + text.substr(1));
         }
     }
+    if (vm.count("watch")) {
+        graph.watch = vm["watch"].as<std::vector<std::string>>();
+        if (graph.depth == 1) {
+            throw_invalid("--watch picks functions below the traced ones: it takes no --depth 1");
+        }
+        for (const std::string& glob : graph.watch) {
+            if (glob.empty() || glob.starts_with('!')) {
+                throw_invalid("'" + glob +
+                              "': --watch takes a function or a glob (leave functions out with "
+                              "--notrace)");
+            }
+        }
+    }
     if (vm.count("tasks")) {
         const std::uint64_t tasks = parse_u64("--tasks", vm["tasks"].as<std::string>());
         if (tasks == 0 || tasks > FHOOK_GRAPH_MAX_TASKS) {
@@ -199,12 +215,13 @@ GraphSpec parse_graph_reach(const po::variables_map& vm, const TraceOptions& opt
 }
 
 void parse_graph_options(const po::variables_map& vm, TraceOptions& opt, bool implied) {
-    const bool any = vm.count("depth") || vm.count("notrace") || vm.count("no-irqs") ||
-                     vm.count("threshold") || vm.count("args") || vm.count("tasks");
+    const bool any = vm.count("depth") || vm.count("notrace") || vm.count("watch") ||
+                     vm.count("no-irqs") || vm.count("threshold") || vm.count("args") ||
+                     vm.count("tasks");
     if (!implied && !vm.count("graph")) {
         if (any) {
-            throw_invalid(
-                "--depth, --notrace, --no-irqs, --threshold, --args and --tasks go with --graph");
+            throw_invalid("--depth, --notrace, --watch, --no-irqs, --threshold, --args and "
+                          "--tasks go with --graph");
         }
         return;
     }
