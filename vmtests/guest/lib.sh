@@ -320,6 +320,21 @@ host_stall() { echo "FHOOK-STALL $*" > /dev/console; }
 # pick A B: A on a Debian kernel, B on a slow (debug) kernel, SLOW > 1
 pick() { if [ "${SLOW:-1}" -gt 1 ]; then echo "$2"; else echo "$1"; fi; }
 
+# watch_some FUNC...: "--watch FUNC" for each FUNC the kernel can trace:
+# a graph below these few functions, not every one (arming every function
+# takes 10-20 s a run on a Debian kernel under TCG, a minute on the debug
+# kernel)
+watch_some() {
+	for _sw in "$@"; do
+		grep -q "^$_sw\( \|$\)" $T/available_filter_functions && printf -- '--watch %s ' "$_sw"
+	done
+	return 0
+}
+
+# slow_watch FUNC...: watch_some on a slow kernel, nothing (every function
+# below) on a Debian kernel
+slow_watch() { [ "${SLOW:-1}" -le 1 ] || watch_some "$@"; }
+
 # elapsed_s T0: seconds since uptime_cs T0, one decimal
 elapsed_s() { awk -v a="$1" -v b="$(uptime_cs)" 'BEGIN { printf "%.1f", (b - a) / 100 }'; }
 

@@ -302,8 +302,10 @@ grep '"result":"-ENOENT"' $D/k.chains | grep -q '"first":"_*fhook_' &&
 grep -q '"entry":"__fhook_khook_install","result":"-EBUSY","errno":16,"first":"fhook_khook_arm"' $D/k.chains ||
 	fail "the conflict's -EBUSY not first in fhook_khook_arm: $(grep -- -EBUSY $D/k.out | head -c 400)"
 
-# recorded (record --errors), read back as text and as Chrome spans
-run_fhook $D/r record --errors --args -o $D/e.fhk fhook_testmod_fail_outer -- sh -c "echo fail 1 > $P; true"
+# recorded (record --errors), read back as text and as Chrome spans; the
+# test module's failing functions watched (--watch), not every function
+run_fhook $D/r record --errors --args --watch 'fhook_testmod_fail_*' -o $D/e.fhk fhook_testmod_fail_outer \
+	-- sh -c "echo fail 1 > $P; true"
 expect_eq "$RC" 0 "record --errors exit code"
 fhook report $D/e.fhk > $D/rep.out 2> $D/rep.err || fail "report of record --errors: $(cat $D/rep.err)"
 grep -q '^      fhook_testmod_fail_alloc .*<- first$' $D/rep.out ||

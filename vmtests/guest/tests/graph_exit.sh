@@ -14,7 +14,11 @@ load_fhook
 tracefs_reset
 echo 1 > $T/events/sched/sched_switch/enable
 echo 1 > $T/tracing_on
-run_fhook $D/g graph -D 6 do_exit -- sh -c "for i in \$(seq $N); do /bin/true; done"
+# (the debug kernel: the path from do_exit to the tracepoint's iterator
+# and a few functions beside it, not every function)
+below=$(slow_watch do_task_dead __schedule __traceiter_sched_switch exit_mm exit_files \
+	exit_notify release_task)
+run_fhook $D/g graph -D 6 $below do_exit -- sh -c "for i in \$(seq $N); do /bin/true; done"
 echo 0 > $T/tracing_on
 echo 0 > $T/events/sched/sched_switch/enable
 expect_eq "$RC" 0 "fhook graph exit code"

@@ -1,9 +1,10 @@
 # graph_oracle: fhook graph against the kernel's function_graph tracer
-# (set_graph_function, max_graph_depth, set_graph_notrace, funcgraph-irqs
-# 0) on the same workload, N opens of one file: the calls each tree holds
-# at depths 1, 3 and 6 and with a notrace function are the same (the paths
-# from the graph function down that most calls have, so that a timer
-# softirq in one call does not count); durations nest (no call is shorter
+# (set_graph_function, max_graph_depth 6, funcgraph-irqs 0) on the same
+# workload, N opens of one file: the calls each tree holds at depths 1, 3
+# and 6, with a notrace function and with --watch are the kernel's, cut to
+# that depth, without that function and its callees, through the watched
+# ones (the paths from the graph function down that most calls have, so
+# that a timer softirq in one call does not count); durations nest (no call is shorter
 # than one of its children); a sleep lasts its sleep; a tiny ring loses
 # records and the tree says so without pairing a return across the gap;
 # record --graph / report --graph / --format chrome agree; bad input is
@@ -23,12 +24,15 @@ if [ "${SLOW:-1}" -gt 1 ]; then
 fi
 [ -e $T/max_graph_depth ] || skip "no function_graph tracer in this kernel"
 
-# paths FILE: "count path" for the paths (graph function first, '/'
-# between callees) of the workload's calls, and "#calls count", from
-# function_graph text with the task column
+# paths FILE [DEPTH [NOTRACE]]: "count path" for the paths (graph
+# function first, '/' between callees) of the workload's calls, and
+# "#calls count", from function_graph text with the task column; only the
+# first DEPTH levels, NOTRACE and what it calls left out (what
+# max_graph_depth and set_graph_notrace leave out of the kernel's tree)
 paths() {
-	awk '
+	awk -v max="${2:-0}" -v notrace="${3:-}" '
 	function flush() { for (p in seen) cnt[p]++; delete seen }
+	BEGIN { skip = -1 }
 	{
 		n = split($0, f, "|")
 		if (n < 3) next
@@ -43,6 +47,10 @@ paths() {
 		if (t ~ /^[}\/]/) next
 		name = t
 		sub(/\(.*/, "", name)
+		if (max && d >= max) next
+		if (skip >= 0 && d > skip) next
+		skip = -1
+		if (name == notrace) { skip = d; next }
 		if (d == 0) { if (calls) flush(); calls++ }
 		stack[d] = name
 		path = stack[0]
@@ -52,23 +60,24 @@ paths() {
 	END { flush(); for (p in cnt) print cnt[p], p; print "#calls", calls + 0 }' "$1"
 }
 
-# common FILE: the paths at least 80% of the calls have, sorted.  What a
+# common FILE [DEPTH [NOTRACE]]: the paths at least 80% of the calls
+# have, sorted (all of them in FILE.paths, or FILE.DEPTH.paths).  What a
 # stack walk calls below arch_stack_walk is left out: a walk inside a call
 # fhook traces stops at its return trampoline (docs/hooks.md), one inside
 # a call the kernel traces goes on through return_to_handler (the debug
 # kernel's KASAN and kmemleak save a stack at every allocation and free).
 common() {
-	paths "$1" > "$1.paths"
+	_paths=$1${2:+.$2$3}.paths
+	paths "$@" > "$_paths"
 	awk '$1 == "#calls" { c = $2; next } $2 ~ /\/arch_stack_walk\// { next } { n[$2] = $1 }
-	     END { for (p in n) if (n[p] * 5 >= c * 4) print p }' "$1.paths" | sort
+	     END { for (p in n) if (n[p] * 5 >= c * 4) print p }' "$_paths" | sort
 }
 
-# kernel_graph OUT DEPTH NOTRACE: the reference run
+# kernel_graph OUT DEPTH: the reference run
 kernel_graph() {
 	tracefs_reset
 	echo 0 > $T/tracing_on
 	echo do_sys_openat2 > $T/set_graph_function
-	echo "$3" > $T/set_graph_notrace
 	echo "$2" > $T/max_graph_depth
 	echo 0 > $T/options/funcgraph-irqs
 	echo 1 > $T/options/funcgraph-proc
@@ -82,7 +91,6 @@ kernel_graph() {
 	over=$(cat $T/per_cpu/cpu*/stats | awk '/^overrun:/ { n += $2 } END { print n + 0 }')
 	echo nop > $T/current_tracer
 	echo > $T/set_graph_function
-	echo > $T/set_graph_notrace
 	echo 0 > $T/max_graph_depth
 	echo 1 > $T/options/funcgraph-irqs
 	echo 0 > $T/options/funcgraph-proc
@@ -91,16 +99,19 @@ kernel_graph() {
 	expect_eq "$over" 0 "function_graph reference overran"
 }
 
+# compare DEPTH NOTRACE TAG: fhook graph's tree against the kernel's
+# reference cut to DEPTH, without NOTRACE (the kernel's own max_graph_depth
+# and set_graph_notrace leave out the same calls: one reference run, not
+# one per depth, each arming every function)
 compare() {
 	_depth=$1 _notrace=$2 _tag=$3
-	kernel_graph $D/k$_tag.txt "$_depth" "$_notrace"
 	set -- --proc --depth "$_depth" --no-irqs
 	[ -n "$_notrace" ] && set -- "$@" --notrace "$_notrace"
 	run_fhook $D/f$_tag graph "$@" do_sys_openat2 -- fhook-workload reopen $N
 	expect_eq "$RC" 0 "fhook graph (depth $_depth) exit code"
-	common $D/k$_tag.txt > $D/k$_tag.common
+	common $D/k.txt "$_depth" "$_notrace" > $D/k$_tag.common
 	common $D/f$_tag.out > $D/f$_tag.common
-	kc=$(sed -n 's/^#calls //p' $D/k$_tag.txt.paths)
+	kc=$(sed -n 's/^#calls //p' $D/k.txt.$_depth$_notrace.paths)
 	fc=$(sed -n 's/^#calls //p' $D/f$_tag.out.paths)
 	[ "$kc" -ge "$N" ] && [ "$fc" -ge "$N" ] || fail "depth $_depth: calls: kernel $kc, fhook $fc, want $N+"
 	if ! cmp -s $D/k$_tag.common $D/f$_tag.common; then
@@ -112,12 +123,29 @@ compare() {
 	log "depth $_depth${_notrace:+ notrace $_notrace}: $(wc -l < $D/f$_tag.common) common paths, deepest $deepest, kernel $kc calls, fhook $fc"
 }
 
+kernel_graph $D/k.txt 6
 compare 1 "" 1
 compare 3 "" 3
 compare 6 "" 6
 grep -q 'do_sys_openat2/do_filp_open/path_openat/' $D/f6.common || fail "depth 6: no path below path_openat"
 compare 4 path_openat n
 grep -q 'path_openat' $D/fn.common && fail "notrace path_openat: it is still there"
+
+# --watch (set_ftrace_filter): the two functions on the kernel's path down
+# to path_openat, nothing else, every call through them
+run_fhook $D/w graph --proc --no-irqs --watch do_filp_open --watch path_openat do_sys_openat2 \
+	-- fhook-workload reopen $N
+expect_eq "$RC" 0 "fhook graph --watch exit code"
+common $D/w.out > $D/w.common
+printf '%s\n' do_sys_openat2 do_sys_openat2/do_filp_open do_sys_openat2/do_filp_open/path_openat \
+	> $D/w.want
+grep -qx 'do_sys_openat2/do_filp_open/path_openat' $D/k6.common ||
+	fail "the kernel's tree has no do_sys_openat2/do_filp_open/path_openat"
+awk '$1 != "#calls" { print $2 }' $D/w.out.paths | sort > $D/w.all
+if ! cmp -s $D/w.want $D/w.all || ! cmp -s $D/w.want $D/w.common; then
+	diff $D/w.want $D/w.all | head -n 20
+	fail "--watch do_filp_open path_openat: other paths than the kernel's through them (> fhook)"
+fi
 
 # durations: each closed call lasts at least as long as each of its children
 awk '
@@ -140,13 +168,16 @@ awk '
 END { exit bad > 0 }' $D/f6.out || fail "a call shorter than one of its children"
 
 # a call known to sleep shows its sleep (1 s)
-run_fhook $D/s graph --proc do_nanosleep -- sleep 1
+run_fhook $D/s graph --proc --depth 1 do_nanosleep -- sleep 1
 expect_eq "$RC" 0 "graph do_nanosleep exit code"
 us=$(awk -F'|' 'NF >= 3 { d = $(NF - 1); gsub(/[^0-9.]/, "", d); if (d + 0 > m) m = d + 0 } END { print int(m) }' $D/s.out)
 [ "$us" -ge 1000000 ] || fail "do_nanosleep lasted $us us for a 1 s sleep"
 
 # a tiny ring under load: the tree marks the gap, no "}" pairs across it
-run_fhook $D/l graph --proc --no-irqs --buffer-size 4 vfs_read -- fhook-workload read 3000
+# (what a read calls on any file, not every function: enough to lose)
+below=$(watch_some rw_verify_area security_file_permission read_iter_zero iov_iter_zero \
+	__fsnotify_parent fsnotify)
+run_fhook $D/l graph --proc --no-irqs --buffer-size 4 $below vfs_read -- fhook-workload read 3000
 expect_eq "$RC" 0 "graph with a tiny ring exit code"
 summary $D/l
 [ "$L" -gt 0 ] || fail "no loss with a 4 KiB ring"
@@ -164,7 +195,8 @@ awk '
 END { exit bad > 0 }' $D/l.out || fail "a return paired with an entry from before a loss"
 
 # record --graph, report --graph, report --format chrome
-run_fhook $D/r record --graph -o $D/r.rec --no-irqs --depth 4 do_sys_openat2 -- fhook-workload reopen 10
+run_fhook $D/r record --graph -o $D/r.rec --no-irqs --depth 4 --watch 'do_filp_open' \
+	--watch 'path_*' --watch 'link_path_walk*' do_sys_openat2 -- fhook-workload reopen 10
 expect_eq "$RC" 0 "record --graph exit code"
 fhook report -q --graph --proc $D/r.rec > $D/rg.out 2> $D/rg.err || fail "report --graph: $(cat $D/rg.err)"
 common $D/rg.out > $D/rg.common
@@ -188,4 +220,4 @@ grep -q "notrace 'no_such_function_xyz'" $D/e2.err || fail "unknown notrace: $(c
 
 # no call left on the trampoline: the module goes
 unload_fhook
-pass "depths 1, 3, 6 and notrace match function_graph ($N calls), durations nest, $us us sleep, loss marked, record/report/chrome agree"
+pass "depths 1, 3, 6, notrace and --watch match function_graph ($N calls), durations nest, $us us sleep, loss marked, record/report/chrome agree"
