@@ -35,9 +35,10 @@ if [ -e /sys/kernel/btf/vmlinux ]; then
 		fail "--args: $(grep -m1 do_sys $D/a.out)"
 fi
 
-# (the debug kernel: the graph function alone, --depth 1, which arms no
-# other function: a graph of every function there takes 40 s to arm)
-TDEPTH=$(pick "" "--depth 1")
+# (below the path of an open, --watch, not every function: arming them all
+# takes 10-20 s a run under TCG, which graph_oracle pays; the debug kernel:
+# the graph function alone, --depth 1, which arms no other function)
+TDEPTH=$(pick "--watch do_filp_open --watch path_openat" "--depth 1")
 # shellcheck disable=SC2086
 run_fhook $D/t graph --proc $TDEPTH --threshold 50 do_sys_openat2 -- fhook-workload reopen 10
 expect_eq "$RC" 0 "graph --threshold exit code"
@@ -53,7 +54,8 @@ expect_eq "$RC" 0 "graph --threshold 10000000 exit code"
 n2=$(awk -F'|' 'NF >= 3 && !/^#/' $D/t2.out | wc -l)
 expect_eq "$n2" 0 "lines of calls taking 10 s or more"
 
-run_fhook $D/e graph --proc --depth 2 -e 'p:fh/fdi fd_install fd=$arg1:s32' do_sys_openat2 -- fhook-workload reopen 5
+run_fhook $D/e graph --proc --depth 2 --watch do_filp_open -e 'p:fh/fdi fd_install fd=$arg1:s32' \
+	do_sys_openat2 -- fhook-workload reopen 5
 expect_eq "$RC" 0 "graph -e exit code"
 awk -F'|' '
 NF >= 3 && $1 ~ /fhook-w-/ {
@@ -71,7 +73,10 @@ if [ "${SLOW:-1}" -gt 1 ]; then
 	unload_fhook
 	pass "retval, args, threshold (--depth 1), -e comments"
 fi
-run_fhook $D/k graph --proc --tasks 2 vfs_read -- fhook-workload fork 8 300
+# (what a read of /dev/zero calls: graph_steal draws every function)
+# shellcheck disable=SC2046
+run_fhook $D/k graph --proc --tasks 2 $(watch_some rw_verify_area security_file_permission \
+	read_iter_zero iov_iter_zero __fsnotify_parent fsnotify) vfs_read -- fhook-workload fork 8 300
 expect_eq "$RC" 0 "graph --tasks 2 exit code"
 summary $D/k
 tasks=$(awk -F'|' 'NF >= 3 && $NF ~ /vfs_read\(\)/ { p = $1; sub(/^ *[0-9]+\) */, "", p); print p }' $D/k.out | sort -u | wc -l)
