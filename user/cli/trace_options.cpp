@@ -478,8 +478,8 @@ Progress terminal_progress(bool quiet) {
     };
 }
 
-void note_hidden_symbols(const Tracer& tracer, bool quiet) {
-    if (!quiet && tracer.ksyms().addresses_hidden()) {
+void note_hidden_symbols(bool quiet) {
+    if (!quiet && kallsyms_addresses_hidden(kallsyms_path())) {
         print_stderr(
             "fhook: note: kernel functions print as addresses: " + kallsyms_hidden_reason() +
             " (run as root, or give fhook cap_syslog as well: docs/cli.md "
@@ -583,7 +583,7 @@ int print_events(const TraceOptions& opt,
         sink = std::make_unique<PrintSink>(output_fd(out), std::move(events), tracer.probe_table());
     }
     tracer.start();
-    note_hidden_symbols(tracer, opt.quiet);
+    note_hidden_symbols(opt.quiet);
     SnapshotNotes notes(opt.quiet);
     tracer.run(*sink, notes);
     print_summary(tracer, opt);

@@ -206,7 +206,7 @@ Progress terminal_progress(bool quiet);
 
 // Says on stderr, unless quiet, why kernel functions print as addresses
 // when /proc/kallsyms hid them (a user with CAP_PERFMON but not CAP_SYSLOG).
-void note_hidden_symbols(const Tracer& tracer, bool quiet);
+void note_hidden_symbols(bool quiet);
 
 // The summary lines (docs/cli.md) of a finished run on stderr, then
 // `tail`, unless quiet; and its JSON form to --summary-json's FILE.

@@ -1,5 +1,6 @@
 #include <stdlib.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -124,6 +125,21 @@ TEST(Ksyms, HiddenAddresses) {
     EXPECT_TRUE(ks.addresses_hidden());
     EXPECT_TRUE(ks.empty());
     EXPECT_EQ(ks.name_of(0xffffffff812a0000), "0xffffffff812a0000");
+}
+
+TEST(Ksyms, HiddenAddressesSeenFromTheFirstFunction) {
+    EXPECT_TRUE(kallsyms_addresses_hidden(kFixtures + "/kallsyms_hidden"));
+    EXPECT_FALSE(kallsyms_addresses_hidden(kFixtures + "/kallsyms"));
+    // (per-CPU symbols are at 0 when addresses are shown too)
+    const std::string path = ::testing::TempDir() + "/fhook-kallsyms-percpu";
+    std::ofstream(path) << "0000000000000000 A fixed_percpu_data\n"
+                           "0000000000000000 D __per_cpu_start\n"
+                           "ffffffff81000000 T startup_64\n";
+    EXPECT_FALSE(kallsyms_addresses_hidden(path));
+    std::ofstream(path) << "0000000000000000 A fixed_percpu_data\n";
+    EXPECT_FALSE(kallsyms_addresses_hidden(path)) << "no function: nothing says hidden";
+    std::remove(path.c_str());
+    EXPECT_FALSE(kallsyms_addresses_hidden("/nonexistent/kallsyms"));
 }
 
 TEST(Ksyms, ToleratesJunkLines) {

@@ -67,6 +67,9 @@ void Tracer::setup() {
                          (s.spec.collect == Collect::Wakeup &&
                           (s.spec.wakeup.stack || !s.spec.wakeup.functions.empty()));
     if (!s.need_resolution && formats) {
+        if (s.spec.need_symbols) {
+            Ksyms::check_readable(s.paths.kallsyms); // before, not after tracing
+        }
         s.ksyms_loading = std::async(std::launch::async,
                                      [path = s.paths.kallsyms, required = s.spec.need_symbols] {
                                          return load_ksyms(path, required);
@@ -381,12 +384,7 @@ void Tracer::start() {
         }
         s.explain_busy(e);
     }
-    if (s.ksyms_loading.valid()) {
-        s.ksyms = s.ksyms_loading.get(); // before the command runs or an event is formatted
-    }
-    if (s.child) {
-        s.child->release();
-    }
+    // (the command is released by run(), once its events can be taken)
 }
 
 void Tracer::run(Sink& sink, TraceObserver& observer) {
@@ -397,6 +395,15 @@ void Tracer::run(Sink& sink, TraceObserver& observer) {
     const auto drain = [&] {
         return sink.takes_spans() ? reader.drain_spans(on_pass) : reader.drain(on_record);
     };
+    // The command runs once its events can be taken: at once by a sink of
+    // raw spans, which needs the symbols (/proc/kallsyms: a second or more
+    // under emulation) at its end only, else once they are loaded.
+    if (s.ksyms_loading.valid() && !sink.takes_spans()) {
+        s.ksyms = s.ksyms_loading.get();
+    }
+    if (s.child) {
+        s.child->release();
+    }
     // the duration is tracing time: it starts once every probe is armed
     // (arming '*' patches tens of thousands of call sites first)
     std::optional<Clock::time_point> deadline, next_interval, next_tick;
@@ -474,6 +481,9 @@ void Tracer::run(Sink& sink, TraceObserver& observer) {
     }
     for (auto& p : s.probes) {
         p.stats = s.session->stats(p.id);
+    }
+    if (s.ksyms_loading.valid()) {
+        s.ksyms = s.ksyms_loading.get(); // the spans' sink, at its end
     }
     sink.finish(s.session->stats(), s.probes);
 }

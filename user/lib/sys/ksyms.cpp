@@ -61,7 +61,9 @@ bool is_text_type(std::string_view type) {
 
 } // namespace
 
-Ksyms Ksyms::load(const std::string& path) {
+namespace {
+
+UniqueFd open_kallsyms(const std::string& path) {
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd) {
         int err = errno;
@@ -69,6 +71,17 @@ Ksyms Ksyms::load(const std::string& path) {
                           ": mount /proc and run as root",
                       err);
     }
+    return fd;
+}
+
+} // namespace
+
+void Ksyms::check_readable(const std::string& path) {
+    open_kallsyms(path);
+}
+
+Ksyms Ksyms::load(const std::string& path) {
+    UniqueFd fd = open_kallsyms(path);
     std::string text;
     char buf[1 << 16];
     for (;;) {
@@ -293,6 +306,22 @@ std::vector<SymbolRef> Ksyms::text_symbols() const {
         out.push_back(SymbolRef{name(s), s.addr, modules_[s.module]});
     }
     return out;
+}
+
+bool kallsyms_addresses_hidden(const std::string& path) {
+    std::ifstream in(path);
+    std::string line;
+    // (per-CPU symbols come first, at 0 when shown too)
+    while (std::getline(in, line)) {
+        std::string_view rest = line;
+        const std::string_view addr_text = next_token(rest);
+        const std::string_view type = next_token(rest);
+        std::uint64_t addr;
+        if (is_text_type(type) && parse_hex(addr_text, addr)) {
+            return addr == 0;
+        }
+    }
+    return false;
 }
 
 std::string kallsyms_hidden_reason(const std::string& sysctl_dir) {

@@ -25,6 +25,8 @@ public:
     Ksyms() = default;
     // Throws a Runtime Error when the file cannot be read.
     static Ksyms load(const std::string& path = "/proc/kallsyms");
+    // The error load() would throw for a file it cannot open, at once.
+    static void check_readable(const std::string& path);
     // Parses "addr type name [module]" lines; keeps text symbols (t T w W).
     static Ksyms parse(std::istream& in);
     static Ksyms parse(std::string_view text);
@@ -84,6 +86,11 @@ private:
     std::vector<std::string> modules_{std::string()};
     bool hidden_ = false;
 };
+
+// Does `path` (/proc/kallsyms) show this process zeros instead of
+// addresses?  Read up to its first function, not whole: as
+// Ksyms::addresses_hidden() says of the table loaded from it.
+bool kallsyms_addresses_hidden(const std::string& path);
 
 // Why /proc/kallsyms shows this process zeros instead of addresses, from
 // the kernel's policy (kallsyms_show_value()): the sysctls read from
