@@ -34,11 +34,13 @@ has "hist" "    Hits: 0"
 has "hist" "    Entries: 0"
 run hist -q -d 0.2 -f json $F 'keys=common_pid'
 same "hist json" '{"totals":{"hits":0,"entries":0,"dropped":0}}'
-run errors -d 0.2 $F
+# (errors and graph below F: the test module's functions, not every one,
+# whose arming takes 10-20 s a run under TCG; nothing calls F either way)
+run errors -d 0.2 --watch 'fhook_testmod_*' $F
 same "errors" "# 0 failing calls, 0 distinct chains"
-run errors -d 0.2 -f json $F
+run errors -d 0.2 -f json --watch 'fhook_testmod_*' $F
 same "errors json" '{"failures":0,"distinct":0,"lost":0,"stat":[]}'
-run errors -d 0.2 --stat $F
+run errors -d 0.2 --stat --watch 'fhook_testmod_*' $F
 has "errors --stat" "(no failures)"
 run stat -d 0.2 $F
 has "stat" "    1            0            0          0            0          0  $F"
@@ -50,7 +52,7 @@ for f in text otlp; do
 done
 run trace -d 0.2 -f chrome $F
 same "trace -f chrome" "$empty_chrome"
-run graph -d 0.2 $F
+run graph -d 0.2 --watch 'fhook_testmod_*' $F
 has "graph" "# CPU  DURATION                  FUNCTION CALLS"
 [ "$(grep -vc '^#' $D/o)" = 0 ] || fail "graph printed more than its header: $(cat $D/o)"
 run record -o $D/r.fhk -d 0.2 $F
