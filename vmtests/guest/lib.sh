@@ -156,10 +156,11 @@ fi
 has_feature() { fhook status 2> /dev/null | sed -n 's/^features: //p' | tr ' ' '\n' | grep -qx "$1"; }
 
 # scrape_metrics PORT OUT [ERR]: GET http://127.0.0.1:PORT/metrics into OUT
-# once it answers (20 tries); ERR: the serving fhook's stderr, for the
-# failure (the metrics and export tests)
+# once it answers (50 tries 0.2 s apart, times SLOW: the exporter answers
+# 503 while it arms, which took more than 4 s on the debug kernel); ERR:
+# the serving fhook's stderr, for the failure (the metrics and export tests)
 scrape_metrics() {
-	for _i in $(seq 20); do
+	for _i in $(seq $((50 * ${SLOW:-1}))); do
 		timeout 2 wget -q -O "$2" "http://127.0.0.1:$1/metrics" 2> $D/wget.err && return 0
 		sleep 0.2
 	done
