@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include <fhook/core/error.hpp>
 #include <fhook/core/session.hpp>
@@ -137,20 +138,34 @@ void order_pass(std::vector<const fhook_rec*>& recs) {
     if (std::is_sorted(recs.begin(), recs.end(), by_ts)) {
         return;
     }
-    struct Keyed {
-        __u64 key;
-        const fhook_rec* rec;
-    };
-    std::vector<Keyed> keyed(recs.size());
-    // backwards: the earliest stamp after each record on its CPU
+    // backwards: the earliest stamp after each record on its CPU, and
+    // whether a name is stamped after a record that follows it
+    std::vector<std::pair<std::size_t, __u64>> early_names; // (index, key), last first
     __u64 after = UINT64_MAX;
     for (std::size_t i = recs.size(); i-- > 0;) {
         const fhook_rec* rec = recs[i];
         if (i + 1 < recs.size() && recs[i + 1]->cpu != rec->cpu) {
             after = UINT64_MAX;
         }
-        keyed[i] = {rec->type == FHOOK_REC_COMM ? std::min(rec->ts, after) : rec->ts, rec};
+        if (rec->type == FHOOK_REC_COMM && after < rec->ts) {
+            early_names.emplace_back(i, after);
+        }
         after = std::min(after, rec->ts);
+    }
+    if (early_names.empty()) {
+        std::stable_sort(recs.begin(), recs.end(), by_ts);
+        return;
+    }
+    struct Keyed {
+        __u64 key;
+        const fhook_rec* rec;
+    };
+    std::vector<Keyed> keyed(recs.size());
+    for (std::size_t i = 0; i < recs.size(); i++) {
+        keyed[i] = {recs[i]->ts, recs[i]};
+    }
+    for (const auto& [i, key] : early_names) {
+        keyed[i].key = key;
     }
     std::stable_sort(keyed.begin(), keyed.end(),
                      [](const Keyed& a, const Keyed& b) { return a.key < b.key; });

@@ -4,11 +4,12 @@
 # and 6, with a notrace function and with --watch are the kernel's, cut to
 # that depth, without that function and its callees, through the watched
 # ones (the paths from the graph function down that most calls have, so
-# that a timer softirq in one call does not count); durations nest (no call is shorter
-# than one of its children); a sleep lasts its sleep; a tiny ring loses
-# records and the tree says so without pairing a return across the gap;
-# record --graph / report --graph / --format chrome agree; bad input is
-# refused; the module unloads afterwards (no return left on the trampoline).
+# that a timer softirq in one call does not count); durations nest (no
+# call is shorter than one of its children); a sleep lasts its sleep; a
+# tiny ring loses records and the tree says so without pairing a return
+# across the gap; record --graph / report --graph / --format chrome agree;
+# bad input is refused; the module unloads afterwards (no return left on
+# the trampoline).
 . /fhook/lib.sh
 
 N=$(pick 30 12)
