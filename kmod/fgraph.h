@@ -366,7 +366,7 @@ static __always_inline unsigned long fhook_fgraph_exit(const struct fhook_fgraph
 	busy = __this_cpu_read(fhook_fgraph_busy);
 	__this_cpu_write(fhook_fgraph_busy, 1);
 	/* (the clocksource's read function may be traced: after the flag) */
-	now = ktime_get_mono_fast_ns();
+	now = fhook_clock();
 	gs = g ? fhook_gstack_find(g, current) : NULL;
 	if (gs) {
 		for (i = READ_ONCE(gs->depth) - 1; i >= 0; i--)

@@ -59,6 +59,7 @@
 
 #include "compat.h"
 #include "arch.h"
+#include "clock.h"
 
 /* from the top-level VERSION file (Kbuild) */
 #ifndef FHOOK_VERSION
@@ -951,7 +952,7 @@ static __always_inline void fhook_rec_init_ts(struct fhook_rec *r, u16 type, u16
 static __always_inline void fhook_rec_init(struct fhook_rec *r, u16 type, u16 size,
 					   u32 probe_id, unsigned int pc, bool irqs_off)
 {
-	fhook_rec_init_ts(r, type, size, probe_id, pc, irqs_off, ktime_get_mono_fast_ns());
+	fhook_rec_init_ts(r, type, size, probe_id, pc, irqs_off, fhook_clock());
 }
 
 /*
@@ -1053,8 +1054,7 @@ static __always_inline void fhook_func_write(struct fhook_probe *p, struct fhook
 		struct fhook_rec_func *r = fhook_ring_reserve(rb, sizeof(*r), p->id);
 
 		if (!IS_ERR_OR_NULL(r)) {
-			fhook_func_init(r, p->id, ip, parent_ip, pc, irqs_off,
-					ktime_get_mono_fast_ns());
+			fhook_func_init(r, p->id, ip, parent_ip, pc, irqs_off, fhook_clock());
 			fhook_count(&c->written);
 		}
 	}

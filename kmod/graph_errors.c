@@ -153,7 +153,7 @@ static __always_inline notrace void fhook_errors_entry(void *user, struct fhook_
 		f->data = FHOOK_ERR_FOREIGN;
 		return;
 	}
-	f->calltime = ktime_get_mono_fast_ns();
+	f->calltime = fhook_clock();
 	f->data = ((u32)log->n << FHOOK_ERR_MARK_SHIFT) | FHOOK_ERR_NONE;
 	if (unlikely(gp->errargs)) {
 		u64 (*args)[FHOOK_GRAPH_NR_ARGS] = fhook_errargs_of(gp, log);

@@ -78,7 +78,7 @@ static __always_inline void fhook_isoff_off(struct fhook_irqsoff_probe *io, u32 
 	if (in_nmi())
 		return;
 	if (!c->off) {
-		c->start = ktime_get_mono_fast_ns();
+		c->start = fhook_clock();
 		c->ip = ip;
 		c->parent_ip = parent_ip;
 		c->dying = this_cpu_read(fhook_isoff_dying);
@@ -182,7 +182,7 @@ static __always_inline void fhook_isoff_on(struct fhook_irqsoff_probe *io, u32 k
 	if (READ_ONCE(io->p.session->cpu_filter) &&
 	    !cpumask_test_cpu(smp_processor_id(), io->p.session->cpus))
 		return;
-	now = ktime_get_mono_fast_ns();
+	now = fhook_clock();
 	if ((s64)(now - start.start) > 0 && fhook_isoff_passes(io, now - start.start))
 		fhook_isoff_report(io, &start, now - start.start, now, ip, parent_ip);
 }

@@ -121,6 +121,7 @@ static int __init fhook_init(void)
 {
 	int ret;
 
+	fhook_clock_setup();
 	ret = fhook_pidfilter_init();
 	if (ret)
 		return ret;

@@ -93,7 +93,7 @@ static __always_inline notrace void fhook_graph_entry(void *user, struct fhook_g
 {
 	struct fhook_graph_probe *gp = user;
 
-	f->calltime = ktime_get_mono_fast_ns();
+	f->calltime = fhook_clock();
 	if (gp->cfg.threshold_ns)
 		return;		/* return records only */
 	/* the caller is no leaf: its entry first */

@@ -119,7 +119,7 @@ static notrace void fhook_tp_handler(struct perf_event *event, struct perf_sampl
 		 * tracefs does).
 		 */
 		fhook_rec_init_ctx(&r->hdr, FHOOK_REC_TRACEPOINT, size, p->id,
-				   ktime_get_mono_fast_ns(), fhook_tp_ctx(head->flags),
+				   fhook_clock(), fhook_tp_ctx(head->flags),
 				   head->preempt_count);
 		r->ip = tp->id;
 		r->ret_ip = 0;

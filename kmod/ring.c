@@ -359,7 +359,7 @@ static notrace void fhook_ring_put_lost(struct fhook_ring *rb, struct fhook_rec_
 	memset(l, 0, sz);
 	l->hdr.size = sz;
 	l->hdr.type = FHOOK_REC_LOST;
-	l->hdr.ts = ktime_get_mono_fast_ns();
+	l->hdr.ts = fhook_clock();
 	l->hdr.cpu = rb->cpu;
 	l->first_seq = READ_ONCE(rb->lost_first);
 	l->last_seq = READ_ONCE(rb->lost_last);
@@ -461,7 +461,7 @@ notrace void *__fhook_ring_reserve_full(struct fhook_ring *rb, unsigned int size
 	/* (once the number is taken: fhook_ring_fn_may()) */
 	if (fn_entry) {
 		may_fn = fhook_ring_fn_may(rb);
-		ts = ktime_get_mono_fast_ns();
+		ts = fhook_clock();
 	}
 	old = local_read(&rb->head);
 	do {

@@ -203,7 +203,7 @@ static __always_inline void *__fhook_ring_reserve(struct fhook_ring *rb, unsigne
 		goto drop;
 	if (fn_entry) {
 		may_fn = fhook_ring_fn_may(rb);
-		ts = ktime_get_mono_fast_ns();
+		ts = fhook_clock();
 	}
 	old = local_read(&rb->head);
 	do {

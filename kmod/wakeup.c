@@ -229,7 +229,7 @@ static notrace void fhook_wake_track(struct fhook_wakeup_probe *w, struct task_s
 	 * wakeup is stamped after it, and a call stamped before it may be the
 	 * previous wakeup's, on that one's CPU)
 	 */
-	w->t.calls_from = min_t(u64, ktime_get_mono_fast_ns() - now, U32_MAX);
+	w->t.calls_from = min_t(u64, fhook_clock() - now, U32_MAX);
 	WRITE_ONCE(w->p.session->wakeup_cpu, w->t.cpu);
 	w->t.waker_cpu = smp_processor_id();
 	w->t.waker_pid = current->pid;
@@ -255,7 +255,7 @@ static notrace void fhook_wake_woken(struct fhook_wakeup_probe *w, struct task_s
 
 	if (!fhook_wake_wants(w, p, task_cpu(p)))
 		return;
-	now = ktime_get_mono_fast_ns();
+	now = fhook_clock();
 	fhook_wake_stamp(w, p, now);
 	if (!(w->cfg.flags & FHOOK_WAKEUP_F_HIST_ONLY))
 		fhook_wake_track(w, p, new_task, now);
@@ -438,7 +438,7 @@ static notrace void fhook_wake_on_switch(void *data, bool preempt, struct task_s
 	u64 now = 0, ts;
 
 	/* (the clock only for a task of the class: most switches are not) */
-#define fhook_wake_now()	(now ?: (now = ktime_get_mono_fast_ns()))
+#define fhook_wake_now()	(now ?: (now = fhook_clock()))
 	/* preempted (or woken by a signal) while runnable: queued again */
 	if (preempt || task_is_running(prev)) {
 		if (fhook_wake_wants(w, prev, cpu))

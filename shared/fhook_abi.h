@@ -1443,8 +1443,10 @@ struct fhook_ring_cons {
 /*
  * Records.  Each starts with struct fhook_rec; `size` is the exact size
  * of header + payload and the next record starts at ALIGN(size, 8).
- * Timestamps are CLOCK_MONOTONIC nanoseconds (ktime_get_mono_fast_ns()),
- * one clock for all CPUs, comparable with clock_gettime(CLOCK_MONOTONIC).
+ * Timestamps are CLOCK_MONOTONIC nanoseconds, one clock for all CPUs,
+ * comparable with clock_gettime(CLOCK_MONOTONIC): ktime_get_mono_fast_ns(),
+ * or (x86, /sys/module/fhook/parameters/clock "tsc") the TSC scaled per
+ * CPU against it, within about a microsecond (kmod/clock.h).
  */
 enum fhook_rec_type {
 	FHOOK_REC_LOST = 1,	/* struct fhook_rec_lost */

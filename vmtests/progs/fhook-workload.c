@@ -29,6 +29,11 @@
  *   fhook-workload heartbeat SEC         print "hb N T GAP" (CLOCK_MONOTONIC)
  *                                        every second for SEC seconds, then
  *                                        "hb-max-gap G"; stdout is unbuffered
+ *   fhook-workload stamps N FILE         N x read(fd, buf, 1) on /dev/zero, each
+ *                                        between two CLOCK_MONOTONIC reads, a
+ *                                        5 ms sleep and a move to the next CPU
+ *                                        after every 10th; then
+ *                                        "BEFORE AFTER" (ns) per read into FILE
  *
  * -d MS sleeps MS milliseconds before and after the work (nanosleep only),
  * so that concurrent tracers are guaranteed to overlap.
@@ -137,12 +142,50 @@ static int bpf_einval(long n)
 	return 0;
 }
 
+/* The clock_stamps test's reads, each with the monotonic time around it */
+static int stamps(long n, const char *file)
+{
+	unsigned long long *t = calloc(2 * n, sizeof(*t));
+	int rfd = open_or_die("/dev/zero", O_RDONLY);
+	int out = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	struct timespec ts;
+	cpu_set_t cpus;
+	int ncpus;
+
+	if (!t || out < 0)
+		die(t ? file : "calloc");
+	/* (not sysconf(): it reads /sys, a vfs_read of its own) */
+	if (sched_getaffinity(0, sizeof(cpus), &cpus))
+		die("sched_getaffinity");
+	ncpus = CPU_COUNT(&cpus);
+	for (long i = 0; i < n; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t[2 * i] = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+		do_reads(rfd, 1);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t[2 * i + 1] = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+		if (i % 10 == 9) {
+			cpu_set_t set;
+
+			/* and on to the next CPU: every CPU's anchors */
+			CPU_ZERO(&set);
+			CPU_SET((i / 10 + 1) % ncpus, &set);
+			sched_setaffinity(0, sizeof(set), &set);
+			msleep(5);
+		}
+	}
+	for (long i = 0; i < n; i++)
+		dprintf(out, "%llu %llu\n", t[2 * i], t[2 * i + 1]);
+	return close(out) ? 1 : 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: fhook-workload [-d MS] [-s FILE] read N | write N | rw N | open N | reopen N\n"
 		"       fhook-workload [-d MS] fork N [R]\n"
-		"       fhook-workload spin|load SEC [CPU] | mix SEC | heartbeat SEC | bpf-einval N\n");
+		"       fhook-workload spin|load SEC [CPU] | mix SEC | heartbeat SEC | bpf-einval N\n"
+		"       fhook-workload stamps N FILE\n");
 	exit(2);
 }
 
@@ -273,6 +316,11 @@ int main(int argc, char **argv)
 		return mix(num(argv[2]));
 	if (!strcmp(mode, "heartbeat"))
 		return heartbeat(num(argv[2]));
+	if (!strcmp(mode, "stamps")) {
+		if (argc < 4)
+			usage();
+		return stamps(num(argv[2]), argv[3]);
+	}
 	if (!strcmp(mode, "bpf-einval")) {
 		int ret = bpf_einval(num(argv[2]));
 

@@ -192,4 +192,27 @@ static __always_inline bool fhook_arch_user_frames(struct pt_regs *regs)
 	return !compat_user_mode(regs);
 }
 
+/*
+ * No counter for fhook_clock() yet (clock.h): it reads
+ * ktime_get_mono_fast_ns().  The generic timer's cntvct_el0 would do where
+ * arch_timer_read_counter is the plain counter (no erratum workaround).
+ */
+#define FHOOK_ARCH_CLOCK_COUNTER	0
+#define FHOOK_ARCH_CLOCK_NAME		NULL
+
+static __always_inline u64 fhook_arch_clock_counter(void)
+{
+	return 0;
+}
+
+static __always_inline u64 fhook_arch_clock_counter_ordered(void)
+{
+	return 0;
+}
+
+static inline unsigned int fhook_arch_clock_khz(void)
+{
+	return 0;
+}
+
 #endif /* FHOOK_ARCH_H */

@@ -15,6 +15,7 @@
 #include <linux/types.h>
 #include <linux/uaccess.h>
 #include <asm/ibt.h>
+#include <asm/tsc.h>
 
 #include <fhook_abi.h>
 
@@ -132,6 +133,32 @@ static inline int fhook_arch_fentry_site(unsigned long func, unsigned long *fent
 static __always_inline bool fhook_arch_user_frames(struct pt_regs *regs)
 {
 	return user_64bit_mode(regs);
+}
+
+/*
+ * The counter fhook_clock() scales (clock.h): the TSC.  Plain rdtsc, as
+ * native_sched_clock() reads it; the anchors bracket the kernel's clock
+ * with the ordered read.  Its nominal rate in kHz while the kernel trusts
+ * it (not marked unstable: the rule the vDSO applies), else 0.
+ */
+#define FHOOK_ARCH_CLOCK_COUNTER	1
+#define FHOOK_ARCH_CLOCK_NAME		"tsc"
+
+static __always_inline u64 fhook_arch_clock_counter(void)
+{
+	return rdtsc();
+}
+
+static __always_inline u64 fhook_arch_clock_counter_ordered(void)
+{
+	return rdtsc_ordered();
+}
+
+static inline unsigned int fhook_arch_clock_khz(void)
+{
+	if (!boot_cpu_has(X86_FEATURE_TSC) || check_tsc_unstable())
+		return 0;
+	return tsc_khz;
 }
 
 #endif /* FHOOK_ARCH_H */
