@@ -86,7 +86,7 @@ static notrace u64 fhook_clock_bracket(u64 *cyc)
 /* The slope of the anchor at (@cyc, @ns): measured once a second has passed */
 static notrace u32 fhook_clock_slope(struct fhook_clock_cpu *c, u64 cyc, u64 ns)
 {
-	u32 mult = c->anchor[c->idx & 1].mult ?: fhook_clock_nominal;
+	u32 mult = c->anchor[c->seq & 1].mult ?: fhook_clock_nominal;
 	u64 dc = cyc - c->ref_cyc, dn = ns - c->ref_ns, m;
 
 	if (c->ref_cyc && (s64)dc > 0 && (s64)dn > 0) {
@@ -115,8 +115,8 @@ static notrace u32 fhook_clock_slope(struct fhook_clock_cpu *c, u64 cyc, u64 ns)
  */
 notrace u64 fhook_clock_reanchor(struct fhook_clock_cpu *c)
 {
-	unsigned int i = READ_ONCE(c->idx) & 1;
-	struct fhook_clock_anchor *a = &c->anchor[!i];
+	u32 seq = READ_ONCE(c->seq);
+	struct fhook_clock_anchor *a = &c->anchor[!(seq & 1)];
 	u64 cyc = 0, ns;
 
 	if (c->busy || !fhook_arch_clock_khz())
@@ -130,11 +130,11 @@ notrace u64 fhook_clock_reanchor(struct fhook_clock_cpu *c)
 	a->cyc = cyc;
 	a->ns = ns;
 	/*
-	 * (B) the anchor whole before idx chooses it: readers are this CPU's
-	 * (an interrupt, an NMI), so program order is enough
+	 * (A): pairs with (L) in fhook_clock(): the anchor whole before seq
+	 * chooses it; readers are this CPU's, so program order is enough
 	 */
 	barrier();
-	WRITE_ONCE(c->idx, !i);
+	WRITE_ONCE(c->seq, seq + 1);
 	barrier();
 	c->busy = 0;
 	return ns;

@@ -44,14 +44,16 @@ struct fhook_clock_anchor {
 };
 
 /*
- * A CPU's two anchors: readers use anchor[idx], a new anchor is written
- * into the other one and then published by flipping idx (a latch, as the
- * timekeeper's fast clock has): a writer that interrupts a reader on this
- * CPU never changes the anchor the reader is using.
+ * A CPU's two anchors, a latch as the timekeeper's fast clock has:
+ * readers use anchor[seq & 1]; a new anchor is written into the other one
+ * and published by incrementing seq.  Readers and writers are this CPU's
+ * (a writer is an interrupt or NMI in a reader), so a reader sees a whole
+ * anchor, and reads again if seq moved meanwhile (two anchors taken while
+ * it read would have rewritten the one it used).
  */
 struct fhook_clock_cpu {
 	struct fhook_clock_anchor anchor[2];
-	u32 idx;
+	u32 seq;
 	u32 busy;		/* an anchor is being taken on this CPU */
 	u64 ref_cyc;		/* where the slope's measurement started */
 	u64 ref_ns;
@@ -68,13 +70,22 @@ static __always_inline u64 fhook_clock(void)
 {
 	if (FHOOK_ARCH_CLOCK_COUNTER && static_branch_likely(&fhook_clock_counter)) {
 		struct fhook_clock_cpu *c = this_cpu_ptr(&fhook_clock_cpu);
-		/* (B): pairs with the barrier before idx flips in fhook_clock_reanchor() */
-		const struct fhook_clock_anchor *a = &c->anchor[READ_ONCE(c->idx) & 1];
-		u64 d = fhook_arch_clock_counter() - a->cyc;
+		const struct fhook_clock_anchor *a;
+		u64 d, ns;
+		u32 seq;
 
-		if (likely(d < a->span))
-			return a->ns + ((d * a->mult) >> a->shift);
-		return fhook_clock_reanchor(c);
+		do {
+			seq = READ_ONCE(c->seq);
+			/* (L): pairs with (A) in fhook_clock_reanchor(): the anchor after seq */
+			barrier();
+			a = &c->anchor[seq & 1];
+			d = fhook_arch_clock_counter() - a->cyc;
+			if (unlikely(d >= a->span))
+				return fhook_clock_reanchor(c);
+			ns = a->ns + ((d * a->mult) >> a->shift);
+			barrier();
+		} while (unlikely(READ_ONCE(c->seq) != seq));
+		return ns;
 	}
 	return ktime_get_mono_fast_ns();
 }
