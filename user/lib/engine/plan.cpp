@@ -231,6 +231,8 @@ void Tracer::State::plan() {
                       EPERM);
     }
 
+    check_fail_filter();
+
     // Everything that reads files comes before the device is touched, but
     // /proc/kallsyms (seconds under emulation) is only needed to build the
     // request for :mod: specs; otherwise setup() starts a thread that reads

@@ -99,6 +99,28 @@ void Tracer::State::plan_errors_types() {
     }
 }
 
+// "ret", a long until the entries' return type says otherwise
+static ProbeField fail_ret_field() {
+    ProbeField ret;
+    ret.name = "ret";
+    ret.text = "$retval";
+    ret.type = signed_type(8);
+    return ret;
+}
+
+// The filter on "ret", @ret's field; a bad expression named in the error.
+static std::vector<fhook_insn> compile_fail_filter(const std::string& expr, const ProbeField& ret) {
+    KprobeDef def;
+    def.is_return = true;
+    def.fields.push_back(ret);
+    def.data_size = 8;
+    try {
+        return compile_filter(expr, &def);
+    } catch (const Error& e) {
+        throw_invalid("the failure filter '" + expr + "': " + e.what());
+    }
+}
+
 // The failure filter on an ENTRY's return register: "ret" as the
 // entries' return type holds it (an int in the low 4 bytes, signed; a
 // bool in the low byte), a long when no prototype says otherwise; a void
@@ -107,10 +129,7 @@ void Tracer::State::plan_fail_filter() {
     if (spec.graph->fail.empty()) {
         return;
     }
-    ProbeField ret;
-    ret.name = "ret";
-    ret.text = "$retval";
-    ret.type = signed_type(8);
+    ProbeField ret = fail_ret_field();
     std::string typed; // the entry whose type it is
     const FunctionSelector entries(specs);
     const std::vector<TraceableFunction> none;
@@ -142,15 +161,17 @@ void Tracer::State::plan_fail_filter() {
         typed = f.name;
         ret.type = type;
     }
-    KprobeDef def;
-    def.is_return = true;
-    def.fields.push_back(ret);
-    def.data_size = 8;
-    try {
-        fail_pred = compile_filter(spec.graph->fail, &def);
-    } catch (const Error& e) {
-        throw_invalid("the failure filter '" + spec.graph->fail + "': " + e.what());
+    fail_pred = compile_fail_filter(spec.graph->fail, ret);
+}
+
+// A failure filter's syntax and field names, before the seconds that
+// kallsyms and BTF take under emulation: "ret" as a long (the entries'
+// type, which plan_fail_filter() finds later, changes no name or operator).
+void Tracer::State::check_fail_filter() {
+    if (!spec.graph || spec.graph->fail.empty()) {
+        return;
     }
+    compile_fail_filter(spec.graph->fail, fail_ret_field());
 }
 
 } // namespace fhook

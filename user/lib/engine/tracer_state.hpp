@@ -90,6 +90,7 @@ struct Tracer::State {
     void plan_counts();
     void plan_errors_types(); // (plan_errors.cpp)
     void plan_fail_filter();
+    void check_fail_filter();
 
     // ---- the run (tracer.cpp)
     std::optional<SignalWatch> signals;
