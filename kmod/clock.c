@@ -7,10 +7,9 @@
  * reads, twice, and keeps the narrower bracket: the pair (its middle, the
  * ns) is exact to half its width.  The slope starts as the counter's
  * nominal rate (tsc_khz, which the kernel's TSC clocksource was
- * registered with) and is then measured between anchors at least a second
- * apart, so that it follows NTP's frequency correction of the kernel's
- * clock; a measurement more than 1/1024 off the nominal rate (a suspend
- * in between, where the counter ran and the clock did not) is not used.
+ * registered with) and is then measured between anchors 1 to 10 s apart,
+ * so that it follows NTP's frequency correction of the kernel's clock
+ * (fhook_clock_slope()).
  */
 #include <linux/kernel.h>
 #include <linux/math64.h>
@@ -19,16 +18,26 @@
 
 #include "clock.h"
 
-/* how long one anchor serves, and the least interval a slope is measured over */
+/* how long one anchor serves; a slope is measured over 1 to 10 s */
 #define FHOOK_CLOCK_SPAN_MS	10
-#define FHOOK_CLOCK_SLOPE_NS	NSEC_PER_SEC
+#define FHOOK_CLOCK_SLOPE_MIN_NS	NSEC_PER_SEC
+#define FHOOK_CLOCK_SLOPE_MAX_NS	(10 * NSEC_PER_SEC)
 
-DEFINE_PER_CPU(struct fhook_clock_cpu, fhook_clock_cpu);
+DEFINE_PER_CPU_ALIGNED(struct fhook_clock_cpu, fhook_clock_cpu);
 DEFINE_STATIC_KEY_FALSE(fhook_clock_counter);
+u64 fhook_clock_span __read_mostly;
+
+/* where a CPU's slope measurement started, and a slope not yet trusted */
+struct fhook_clock_ref {
+	u64 cyc;
+	u64 ns;
+	u32 odd;		/* a measurement far from the nominal rate, 0 if none */
+};
+
+static DEFINE_PER_CPU(struct fhook_clock_ref, fhook_clock_ref);
 
 static u32 fhook_clock_nominal __read_mostly;
 static u32 fhook_clock_shift __read_mostly;
-static u64 fhook_clock_span __read_mostly;
 
 /* clock=mono at load time: ktime_get_mono_fast_ns() for every stamp */
 static bool fhook_clock_mono;
@@ -46,7 +55,7 @@ static int fhook_clock_param_set(const char *val, const struct kernel_param *kp)
 
 static int fhook_clock_param_get(char *buf, const struct kernel_param *kp)
 {
-	return scnprintf(buf, PAGE_SIZE, "%s\n", fhook_clock_name());
+	return sysfs_emit(buf, "%s\n", fhook_clock_name());
 }
 
 static const struct kernel_param_ops fhook_clock_param_ops = {
@@ -83,27 +92,45 @@ static notrace u64 fhook_clock_bracket(u64 *cyc)
 	return ns;
 }
 
-/* The slope of the anchor at (@cyc, @ns): measured once a second has passed */
-static notrace u32 fhook_clock_slope(struct fhook_clock_cpu *c, u64 cyc, u64 ns)
+static bool fhook_clock_near(u64 m, u32 to, u32 shift)
 {
-	u32 mult = c->anchor[c->seq & 1].mult ?: fhook_clock_nominal;
-	u64 dc = cyc - c->ref_cyc, dn = ns - c->ref_ns, m;
+	return m > to - (to >> shift) && m < to + (to >> shift);
+}
 
-	if (c->ref_cyc && (s64)dc > 0 && (s64)dn > 0) {
-		if (dn < FHOOK_CLOCK_SLOPE_NS)
-			return mult;
-		/* (an idle CPU's interval can be hours: the shifted ns must fit) */
+/*
+ * The slope of this CPU's anchor at (@cyc, @ns): @mult (the last one's)
+ * until 1 s has passed since the measurement started, then the one
+ * measured if it is within 1/1024 of the nominal rate; one farther off (a
+ * suspend in the interval, where the counter ran and the clock did not)
+ * only when the next measurement agrees with it to 1/65536 (the kernel's
+ * own tick adjusted by more than NTP's frequency range can).  Over 10 s
+ * (an idle CPU), or with the counter or the clock gone back, the
+ * measurement starts again.
+ */
+static notrace u32 fhook_clock_slope(u32 mult, u64 cyc, u64 ns)
+{
+	struct fhook_clock_ref *r = this_cpu_ptr(&fhook_clock_ref);
+	u64 dc = cyc - r->cyc, dn = ns - r->ns, m;
+
+	if (r->cyc && (s64)dc > 0 && (s64)dn > 0 && dn < FHOOK_CLOCK_SLOPE_MIN_NS)
+		return mult;
+	if (r->cyc && (s64)dc > 0 && (s64)dn > 0 && dn <= FHOOK_CLOCK_SLOPE_MAX_NS) {
+		/* (ns << shift must fit: 10 s needs a few bits less) */
 		while (dn >= BIT_ULL(63 - fhook_clock_shift)) {
 			dn >>= 1;
 			dc >>= 1;
 		}
-		m = div64_u64(dn << fhook_clock_shift, dc);
-		mult = fhook_clock_nominal;
-		if (m > mult - (mult >> 10) && m < mult + (mult >> 10))
-			mult = m;
+		m = dc ? div64_u64(dn << fhook_clock_shift, dc) : 0;
+		if (m && m <= U32_MAX) {
+			if (fhook_clock_near(m, fhook_clock_nominal, 10))
+				mult = m;
+			else if (r->odd && fhook_clock_near(m, r->odd, 16))
+				mult = m;
+			r->odd = fhook_clock_near(m, fhook_clock_nominal, 10) ? 0 : m;
+		}
 	}
-	c->ref_cyc = cyc;
-	c->ref_ns = ns;
+	r->cyc = cyc;
+	r->ns = ns;
 	return mult;
 }
 
@@ -115,18 +142,21 @@ static notrace u32 fhook_clock_slope(struct fhook_clock_cpu *c, u64 cyc, u64 ns)
  */
 notrace u64 fhook_clock_reanchor(struct fhook_clock_cpu *c)
 {
-	u32 seq = READ_ONCE(c->seq);
-	struct fhook_clock_anchor *a = &c->anchor[!(seq & 1)];
+	struct fhook_clock_anchor *a;
 	u64 cyc = 0, ns;
+	u32 seq, mult;
 
-	if (c->busy || !fhook_arch_clock_khz())
-		return ktime_get_mono_fast_ns();
-	c->busy = 1;
+	if (READ_ONCE(c->busy) || !fhook_arch_clock_khz())
+		return fhook_clock_keep(c, ktime_get_mono_fast_ns());
+	WRITE_ONCE(c->busy, 1);
+	/* an anchor of an interrupt before this point is published whole */
 	barrier();
+	seq = READ_ONCE(c->seq);
+	a = &c->anchor[!(seq & 1)];
+	mult = c->anchor[seq & 1].mult ?: fhook_clock_nominal;
 	ns = fhook_clock_bracket(&cyc);
-	a->mult = fhook_clock_slope(c, cyc, ns);
+	a->mult = fhook_clock_slope(mult, cyc, ns);
 	a->shift = fhook_clock_shift;
-	a->span = fhook_clock_span;
 	a->cyc = cyc;
 	a->ns = ns;
 	/*
@@ -136,8 +166,8 @@ notrace u64 fhook_clock_reanchor(struct fhook_clock_cpu *c)
 	barrier();
 	WRITE_ONCE(c->seq, seq + 1);
 	barrier();
-	c->busy = 0;
-	return ns;
+	WRITE_ONCE(c->busy, 0);
+	return fhook_clock_keep(c, ns);
 }
 
 /* At load: the counter if the CPU has one the kernel trusts, and clock=mono was not asked */

@@ -319,7 +319,7 @@ static __always_inline notrace void fhook_errors_ret(void *user, struct fhook_gs
 	e->frame.ip = f->func;
 	e->frame.retval = retval;
 	e->frame.calltime = f->calltime;
-	e->frame.duration = now - f->calltime;
+	e->frame.duration = fhook_clock_since(now, f->calltime);
 	/* (a tail call's is the return trampoline: where it came from is not known) */
 	e->from = f->ret != (unsigned long)fhook_graph_return ? f->ret : 0;
 	e->chain_len = len + 1;

@@ -161,7 +161,8 @@ static __always_inline notrace void fhook_graph_ret(void *user, struct fhook_gst
 		__this_cpu_write(fhook_fgraph_pending, NULL);
 	}
 	if (gp && !(f->flags & FHOOK_GF_NOTRACE) &&
-	    (!gp->cfg.threshold_ns || now - f->calltime >= gp->cfg.threshold_ns))
+	    (!gp->cfg.threshold_ns ||
+	     fhook_clock_since(now, f->calltime) >= gp->cfg.threshold_ns))
 		fhook_graph_rec_ret(gp, f, depth, retval, now, pc, irqs_off, leaf);
 }
 

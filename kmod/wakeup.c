@@ -229,7 +229,7 @@ static notrace void fhook_wake_track(struct fhook_wakeup_probe *w, struct task_s
 	 * wakeup is stamped after it, and a call stamped before it may be the
 	 * previous wakeup's, on that one's CPU)
 	 */
-	w->t.calls_from = min_t(u64, fhook_clock() - now, U32_MAX);
+	w->t.calls_from = min_t(u64, fhook_clock_since(fhook_clock(), now), U32_MAX);
 	WRITE_ONCE(w->p.session->wakeup_cpu, w->t.cpu);
 	w->t.waker_cpu = smp_processor_id();
 	w->t.waker_pid = current->pid;
