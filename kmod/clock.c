@@ -111,10 +111,11 @@ static notrace u32 fhook_clock_slope(u32 mult, u64 cyc, u64 ns)
 {
 	struct fhook_clock_ref *r = this_cpu_ptr(&fhook_clock_ref);
 	u64 dc = cyc - r->cyc, dn = ns - r->ns, m;
+	bool on = r->cyc && (s64)dc > 0 && (s64)dn > 0;
 
-	if (r->cyc && (s64)dc > 0 && (s64)dn > 0 && dn < FHOOK_CLOCK_SLOPE_MIN_NS)
+	if (on && dn < FHOOK_CLOCK_SLOPE_MIN_NS)
 		return mult;
-	if (r->cyc && (s64)dc > 0 && (s64)dn > 0 && dn <= FHOOK_CLOCK_SLOPE_MAX_NS) {
+	if (on && dn <= FHOOK_CLOCK_SLOPE_MAX_NS) {
 		/* (ns << shift must fit: 10 s needs a few bits less) */
 		while (dn >= BIT_ULL(63 - fhook_clock_shift)) {
 			dn >>= 1;
@@ -122,11 +123,11 @@ static notrace u32 fhook_clock_slope(u32 mult, u64 cyc, u64 ns)
 		}
 		m = dc ? div64_u64(dn << fhook_clock_shift, dc) : 0;
 		if (m && m <= U32_MAX) {
-			if (fhook_clock_near(m, fhook_clock_nominal, 10))
+			bool nominal = fhook_clock_near(m, fhook_clock_nominal, 10);
+
+			if (nominal || (r->odd && fhook_clock_near(m, r->odd, 16)))
 				mult = m;
-			else if (r->odd && fhook_clock_near(m, r->odd, 16))
-				mult = m;
-			r->odd = fhook_clock_near(m, fhook_clock_nominal, 10) ? 0 : m;
+			r->odd = nominal ? 0 : m;
 		}
 	}
 	r->cyc = cyc;
