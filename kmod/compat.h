@@ -119,6 +119,17 @@ static inline int fhook_direct_modify(struct ftrace_ops *ops, unsigned long addr
  * writes ftrace_caller does not see; 6.12's x86 reaches the pt_regs inside
  * through arch_ftrace_regs(), 6.1's struct ftrace_regs is one.
  */
+/*
+ * On @buf of fhook_fregs_partial(): where nothing is copied into it (x86;
+ * arm64 before 6.2) it is never read, so CONFIG_INIT_STACK_ALL_ZERO
+ * (Debian's kernels) need not zero its 168 bytes on every call.
+ */
+#ifdef FHOOK_HAVE_ARCH_FTRACE_PARTIAL_REGS
+#define __fhook_fregs_buf
+#else
+#define __fhook_fregs_buf	__uninitialized
+#endif
+
 static __always_inline struct pt_regs *fhook_fregs_partial(struct ftrace_regs *fregs,
 							   struct pt_regs *buf)
 {

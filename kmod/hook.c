@@ -169,7 +169,7 @@ static notrace void fhook_hook_callback(unsigned long ip, unsigned long parent_i
 					struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
 	struct fhook_hook_probe *hp = container_of(op, struct fhook_hook_probe, ops);
-	struct pt_regs regs_copy;
+	struct pt_regs regs_copy __fhook_fregs_buf;
 	struct fhook_probe *p = &hp->p;
 	struct fhook_session *s = p->session;
 	unsigned int pc = preempt_count();

@@ -383,7 +383,8 @@ static notrace void fhook_kprobe_fentry_callback(unsigned long ip, unsigned long
 						 struct ftrace_regs *fregs)
 {
 	struct fhook_probe *p = &container_of(op, struct fhook_kprobe_probe, ops)->p;
-	struct pt_regs regs_copy, *regs = fhook_fregs_partial(fregs, &regs_copy);
+	struct pt_regs regs_copy __fhook_fregs_buf;
+	struct pt_regs *regs = fhook_fregs_partial(fregs, &regs_copy);
 	unsigned long orig_ip = instruction_pointer(regs);
 	int bit;
 
