@@ -207,6 +207,7 @@ static void touch_meta(void *arg)
 struct racer {
 	volatile char *data;
 	volatile int go;
+	volatile unsigned long passes;	/* whole passes over data */
 };
 
 static void *reader(void *arg)
@@ -215,9 +216,11 @@ static void *reader(void *arg)
 	unsigned long sum = 0;
 
 	r->go = 1;
-	for (;;)
+	for (;;) {
 		for (size_t i = 0; i < 2 * SIZE; i += 64)
 			sum += r->data[i];
+		r->passes++;
+	}
 	return (void *)sum;
 }
 
@@ -227,15 +230,25 @@ static void munmap_race(void *arg)
 	int fd = *(int *)arg;
 	struct racer r = { .data = map(fd, 2 * SIZE, PROT_READ, 2 * page) };
 	pthread_t th;
-	struct timespec ts = { 0, 20 * 1000000 };
+	struct timespec ts = { 0, 1000000 };
+	unsigned long after;
 
 	pthread_create(&th, NULL, reader, &r);
 	while (!r.go)
 		;
 	nanosleep(&ts, NULL);
 	munmap((void *)r.data, 2 * SIZE);
-	nanosleep(&ts, NULL);
-	_exit(0);	/* the reader survived the munmap: impossible */
+	/*
+	 * Wait for the reader to start a pass after the munmap and finish it:
+	 * no fixed sleep, a loaded guest may not run it for a while.
+	 */
+	after = r.passes + 2;
+	for (int ms = 0; ms < 60000; ms++) {
+		if (r.passes >= after)
+			_exit(0);	/* read the whole unmapped range: impossible */
+		nanosleep(&ts, NULL);
+	}
+	_exit(3);	/* the reader never ran */
 }
 
 static void dontneed(void *arg)
