@@ -14,6 +14,7 @@
 #                   (each guest test where it must run: vmtests/guest/tests.list)
 #   make test-full  the same with every guest test on every kernel: run it
 #                   before resolving a change of the module
+#   make warm       compile what CI compiles into this machine's cache (scripts/warm.sh)
 #   make lint       checkpatch (kernel C), W=1 build, clang-format (C++), ABI padding (pahole)
 #   make man        man pages: build/man/
 #   make learn-outputs  the lessons' shown outputs (docs/learn/) regenerated in a guest
@@ -58,7 +59,7 @@ KBUILD_EXTRA := $(KCHECK)
 endif
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')
 
-.PHONY: all module kmod learn-outputs examples user user-arm64 setup demo test test-full test-host test-package test-install test-vm lint clean install uninstall man deb deb-arm64 bench-host bench-transport bench-hooks
+.PHONY: all module kmod learn-outputs examples user user-arm64 setup demo test test-full test-host test-package warm test-install test-vm lint clean install uninstall man deb deb-arm64 bench-host bench-transport bench-hooks
 
 # (the arm64 CLI where setup fetched arm64 kernels)
 all: kmod user $(if $(wildcard $(TARGETS_ARM64)),user-arm64)
@@ -217,6 +218,10 @@ deb-arm64:
 # every Debian target kernel
 test-package:
 	bash $(TOP)/scripts/test-package.sh
+
+# what CI compiles, into the machine's compile cache: its next run is warm
+warm:
+	bash $(TOP)/scripts/warm.sh
 
 # the packages installed with their maintainer scripts into a fresh
 # bookworm root (network, a few minutes; not part of make test)
