@@ -733,6 +733,11 @@ int fhook_body_stack_words(const u64 *ips, u32 n, u32 *words, s32 *bad);
 /* text.c */
 long fhook_read_text(const struct fhook_read_text *rt);
 
+/* symbols.c */
+bool fhook_symbol_of(unsigned long addr, char *buf, unsigned long *off,
+		     unsigned long *size, const char **module);
+long fhook_symbols(const struct fhook_symbols *sy);
+
 /* fetch.c */
 int fhook_fetch_init(void);
 void fhook_fetch_exit(void);

@@ -78,6 +78,7 @@ union fhook_ioc_karg {
 	struct fhook_hist_set hist_set;
 	struct fhook_hist_read hist_read;
 	struct fhook_last_error last_error;
+	struct fhook_symbols symbols;
 };
 
 static bool fhook_zero(const u64 *words, size_t n)
@@ -563,6 +564,20 @@ static long fhook_ioc_khooks(struct fhook_session *s, struct fhook_ioc_arg *a)
 	return fhook_khook_list(k);
 }
 
+/* No session state: not under the session lock. */
+static long fhook_ioc_symbols(struct fhook_session *s, struct fhook_ioc_arg *a)
+{
+	struct fhook_symbols *sy = a->karg;
+
+	if (sy->__pad || sy->reserved[0] || sy->reserved[1])
+		return fhook_ioc_refuse(a, FHOOK_R_RESERVED, -1, -EINVAL);
+	if (sy->entry_size != sizeof(struct fhook_symbol))
+		return fhook_ioc_refuse(a, FHOOK_R_ENTRY_SIZE, -1, -EINVAL);
+	if (!sy->nr || sy->nr > FHOOK_SYMBOLS_MAX || !sy->entries)
+		return fhook_ioc_refuse(a, FHOOK_R_SYMBOLS_NR, -1, -EINVAL);
+	return fhook_symbols(sy);
+}
+
 /* Why the session's last refused ioctl was refused (not itself). */
 static long fhook_ioc_last_error(struct fhook_session *s, struct fhook_ioc_arg *a)
 {
@@ -638,6 +653,12 @@ static const struct fhook_ioc fhook_iocs[] = {
 	FHOOK_IOC_ROW(FHOOK_IOC_LAST_ERROR, fhook_ioc_last_error,
 		      sizeof(struct fhook_last_error), FHOOK_IOCF_OUT | FHOOK_IOCF_NO_RECORD, -1,
 		      LOCKDOWN_NONE, FHOOK_FEAT_REASONS),
+	/*
+	 * names of addresses: as /proc/kallsyms shows them with
+	 * kptr_restrict 1 (kallsyms_show_value(), not exported)
+	 */
+	FHOOK_IOC_ROW(FHOOK_IOC_SYMBOLS, fhook_ioc_symbols, sizeof(struct fhook_symbols),
+		      FHOOK_IOCF_UNLOCKED, CAP_SYSLOG, LOCKDOWN_NONE, FHOOK_FEAT_SYMBOLS),
 };
 
 /* (on the stack: the largest is struct fhook_latency, 576 bytes) */

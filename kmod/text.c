@@ -17,11 +17,9 @@ static bool fhook_in_symbol(unsigned long addr, u32 len)
 {
 	char sym[KSYM_SYMBOL_LEN];
 	unsigned long off, size;
-	char *plus;
+	const char *module;
 
-	sprint_symbol(sym, addr);	/* "name+0xoff/0xsize [module]" */
-	plus = strrchr(sym, '+');
-	if (!plus || sscanf(plus, "+%lx/%lx", &off, &size) != 2)
+	if (!fhook_symbol_of(addr, sym, &off, &size, &module))
 		return false;
 	return off < size && len <= size - off;
 }

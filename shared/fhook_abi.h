@@ -103,6 +103,8 @@
  * each frame's arguments and where it was called from
  */
 #define FHOOK_FEAT_ERRORS_FRAMES	(1ULL << 43)
+/* FHOOK_IOC_SYMBOLS: the kernel's names of addresses */
+#define FHOOK_FEAT_SYMBOLS	(1ULL << 44)
 
 /* ------------------------------------------------------------------ */
 /* ioctl arguments                                                     */
@@ -1077,6 +1079,7 @@ enum fhook_cmp {
 #define FHOOK_IOC_HIST_SET	_IOW(FHOOK_IOC_MAGIC, 0x10, struct fhook_hist_set)
 #define FHOOK_IOC_HIST_READ	_IOWR(FHOOK_IOC_MAGIC, 0x11, struct fhook_hist_read)
 #define FHOOK_IOC_LAST_ERROR	_IOWR(FHOOK_IOC_MAGIC, 0x12, struct fhook_last_error)
+#define FHOOK_IOC_SYMBOLS	_IOWR(FHOOK_IOC_MAGIC, 0x13, struct fhook_symbols)
 
 /*
  * Why the module refused an ioctl, as tracefs's error_log says why it
@@ -1295,6 +1298,40 @@ struct fhook_khooks {
 	__u32 nr;		/* in: room at entries; out: hooks installed */
 	__u32 __pad;		/* must be zero */
 	__u64 entries;		/* in: user pointer to struct fhook_khook_info[nr] */
+	__u64 reserved[2];	/* must be zero */
+};
+
+/*
+ * FHOOK_IOC_SYMBOLS (FHOOK_FEAT_SYMBOLS): the symbols of up to
+ * FHOOK_SYMBOLS_MAX addresses, as the kernel's %pS names them
+ * (sprint_symbol(): kallsyms, modules, BPF programs, ftrace
+ * trampolines), so that a reader names the few addresses its records
+ * carry without generating the whole of /proc/kallsyms (seconds under
+ * emulation).  For each entry, `addr` in, the rest out: `size` 0 and an
+ * empty name when no symbol contains it.  Who may: a CAP_PERFMON session
+ * (the records that carry the addresses) whose caller also has
+ * CAP_SYSLOG, which /proc/kallsyms asks of a reader before it shows
+ * addresses (kallsyms_show_value() with kptr_restrict 1); EPERM
+ * otherwise: /proc/kallsyms then says what the caller may know.
+ */
+#define FHOOK_SYMBOLS_MAX	256
+#define FHOOK_SYMBOL_NAME_LEN	224	/* longer names are cut (NUL kept) */
+#define FHOOK_SYMBOL_MODULE_LEN	64	/* MODULE_NAME_LEN is 56 */
+
+struct fhook_symbol {
+	__u64 addr;		/* in */
+	__u64 offset;		/* out: addr - the symbol's start */
+	__u64 size;		/* out: the symbol's size; 0: no symbol */
+	char name[FHOOK_SYMBOL_NAME_LEN];	/* out: "" when none */
+	char module[FHOOK_SYMBOL_MODULE_LEN];	/* out: "" for vmlinux */
+};
+
+struct fhook_symbols {
+	__u32 size;		/* in: sizeof(struct fhook_symbols) */
+	__u32 entry_size;	/* in: sizeof(struct fhook_symbol) */
+	__u32 nr;		/* in: entries, at most FHOOK_SYMBOLS_MAX */
+	__u32 __pad;		/* must be zero */
+	__u64 entries;		/* in: user pointer to struct fhook_symbol[nr] */
 	__u64 reserved[2];	/* must be zero */
 };
 
@@ -1887,6 +1924,8 @@ FHOOK_ABI_SIZE(fhook_hist_set, 120);
 FHOOK_ABI_SIZE(fhook_hist_read, 72);
 FHOOK_ABI_SIZE(fhook_khook_info, 232);
 FHOOK_ABI_SIZE(fhook_khooks, 40);
+FHOOK_ABI_SIZE(fhook_symbol, 312);
+FHOOK_ABI_SIZE(fhook_symbols, 40);
 FHOOK_ABI_SIZE(fhook_last_error, 40);
 FHOOK_ABI_SIZE(fhook_read_text, 40);
 FHOOK_ABI_SIZE(fhook_trigger, 72);

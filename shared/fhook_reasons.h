@@ -82,3 +82,4 @@ FHOOK_REASON(USER_SLOTS, "this user's sessions hold as many trampoline slots of 
 FHOOK_REASON(FAIL_PRED, "an instruction of the call graph's failure filter (struct fhook_graph.fail_pred) is malformed (index: the instruction)")
 FHOOK_REASON(ARCH, "not on this CPU's kernel: fhook's direct and latency probes need the kernel's direct calls (DYNAMIC_FTRACE_WITH_DIRECT_CALLS); its hooks need ftrace to change a call's registers (DYNAMIC_FTRACE_WITH_REGS or _WITH_ARGS)")
 FHOOK_REASON(HOOK_REGS, "a hook's program reads a register ftrace does not save on this kernel (its ftrace_regs: the argument registers, fp, lr, sp, pc)")
+FHOOK_REASON(SYMBOLS_NR, "nr is 0 or over FHOOK_SYMBOLS_MAX, or entries is NULL")

@@ -190,5 +190,50 @@ TEST(KsymsPolicy, HiddenReasonNamesTheSysctls) {
     EXPECT_NE(kallsyms_hidden_reason(dir).find("CAP_SYSLOG"), std::string::npos);
 }
 
+TEST(Ksyms, OnDemandAsksOncePerSymbol) {
+    std::vector<std::uint64_t> asked;
+    Ksyms ks = Ksyms::on_demand([&](std::span<const std::uint64_t> addrs) {
+        std::vector<Ksyms::Resolved> out;
+        for (std::uint64_t a : addrs) {
+            asked.push_back(a);
+            if (a >= 0xffffffff81001000 && a < 0xffffffff81001080) {
+                out.push_back({a - 0xffffffff81001000, 0x80, "vfs_read", ""});
+            } else if (a >= 0xffffffffc0002000 && a < 0xffffffffc0002010) {
+                out.push_back({a - 0xffffffffc0002000, 0x10, "testmod_fn", "testmod"});
+            } else {
+                out.push_back({});
+            }
+        }
+        return out;
+    });
+    std::string s;
+    ks.append_offset(0xffffffff81001004, s);
+    EXPECT_EQ(s, "vfs_read+0x4/0x80");
+    // the same symbol again, anywhere inside it: no second question
+    EXPECT_EQ(ks.name_of(0xffffffff8100107f), "vfs_read");
+    EXPECT_EQ(ks.size_of(0xffffffff81001000), 0x80u);
+    EXPECT_EQ(asked.size(), 1u);
+    // past its end: asked, and nothing there, once
+    EXPECT_EQ(ks.name_of(0xffffffff81001080), "0xffffffff81001080");
+    EXPECT_FALSE(ks.lookup(0xffffffff81001080));
+    EXPECT_EQ(asked.size(), 2u);
+    auto m = ks.lookup(0xffffffffc0002008);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->name, "testmod_fn");
+    EXPECT_EQ(m->offset, 8u);
+    EXPECT_EQ(m->module, "testmod");
+    s.clear();
+    ks.append_offset(0xffffffffc0002008, s);
+    EXPECT_EQ(s, "testmod_fn+0x8/0x10 [testmod]");
+    // views stay valid as more symbols are met
+    const std::string_view first = ks.lookup(0xffffffff81001000)->name;
+    for (std::uint64_t a = 0; a < 64; a++) {
+        ks.lookup(0x1000 + a * 0x100);
+    }
+    EXPECT_EQ(first, "vfs_read");
+    // the name-to-address queries see an empty table
+    EXPECT_TRUE(ks.find_text("vfs_read").empty());
+}
+
 } // namespace
 } // namespace fhook

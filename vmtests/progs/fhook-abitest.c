@@ -239,6 +239,7 @@ static const struct argdesc args[] = {
 	{ "KHOOKS", FHOOK_IOC_KHOOKS, sizeof(struct fhook_khooks) },
 	{ "HIST_SET", FHOOK_IOC_HIST_SET, sizeof(struct fhook_hist_set) },
 	{ "HIST_READ", FHOOK_IOC_HIST_READ, sizeof(struct fhook_hist_read) },
+	{ "SYMBOLS", FHOOK_IOC_SYMBOLS, sizeof(struct fhook_symbols) },
 };
 
 static void test_ioctl_numbers(void)
@@ -1349,6 +1350,244 @@ static void test_privileges(void)
 	waitpid(pid, &status, 0);
 	expect(WIFEXITED(status) && WEXITSTATUS(status) == 1,
 	       "uid 0 without capabilities: open or first ioctl -> EPERM (child status %#x)", status);
+}
+
+/* ------------------------------------------------------------------ */
+/* FHOOK_IOC_SYMBOLS against /proc/kallsyms                            */
+
+struct ksym_line {
+	__u64 addr;
+	char name[FHOOK_SYMBOL_NAME_LEN];
+	char module[FHOOK_SYMBOL_MODULE_LEN];
+	char type;
+};
+
+static const struct ksym_line *ksym_lines;	/* by_addr_cmp()'s */
+
+static int by_addr_cmp(const void *a, const void *b)
+{
+	__u64 x = ksym_lines[*(const size_t *)a].addr, y = ksym_lines[*(const size_t *)b].addr;
+
+	return x < y ? -1 : x > y;
+}
+
+static long symbols(int fd, struct fhook_symbol *e, __u32 nr)
+{
+	struct fhook_symbols sy = {
+		.size = sizeof(sy), .entry_size = sizeof(*e), .nr = nr, .entries = (uintptr_t)e,
+	};
+
+	return ioctl(fd, FHOOK_IOC_SYMBOLS, &sy);
+}
+
+/*
+ * Every 97th text symbol of vmlinux and every text symbol of fhook.ko, at
+ * its start and one byte in: the name (one of those listed at that
+ * address: the kernel names the first alias), the offset, the module,
+ * and for vmlinux (listed in address order) the size: the distance to the
+ * next address listed.  Then the refusals.
+ */
+static void test_symbols(void)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	struct ksym_line *l = NULL;
+	size_t n = 0, cap = 0, asked = 0, wrong = 0, mod_asked = 0, *by_addr;
+	struct fhook_symbol *e = zalloc(sizeof(*e) * (FHOOK_SYMBOLS_MAX + 1));
+	char line[1024], first[1024] = "";
+	struct timespec t0, t1, t2;
+	__u64 vfs_read;
+	int fd = open_dev();
+
+	handshake(fd, NULL);
+	if (!(features & FHOOK_FEAT_SYMBOLS)) {
+		expect(0, "the module announces FHOOK_FEAT_SYMBOLS");
+		close(fd);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char type, name[FHOOK_SYMBOL_NAME_LEN], module[FHOOK_SYMBOL_MODULE_LEN] = "";
+
+		/* (the module's sizes: 223 and 63 characters) */
+		if (sscanf(line, "%llx %c %223s [%63[^]]]", &addr, &type, name, module) < 3)
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 65536;
+			l = realloc(l, cap * sizeof(*l));
+			if (!l)
+				fatal("realloc");
+		}
+		l[n].addr = addr;
+		l[n].type = type;
+		memcpy(l[n].name, name, sizeof(name));
+		memcpy(l[n].module, module, sizeof(module));
+		n++;
+	}
+	if (f)
+		fclose(f);
+	expect(n > 1000, "/proc/kallsyms read: %zu symbols", n);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* (a module's aliases are not listed together: cleanup_module) */
+	by_addr = malloc(n * sizeof(*by_addr));
+	if (!by_addr)
+		fatal("malloc");
+	for (size_t i = 0; i < n; i++)
+		by_addr[i] = i;
+	ksym_lines = l;
+	qsort(by_addr, n, sizeof(*by_addr), by_addr_cmp);
+	for (size_t i = 0; i < n; i++) {
+		int text = strchr("tTwW", l[i].type) != NULL;
+		int ours = !strcmp(l[i].module, "fhook");
+		size_t j, k, next;
+		int named = 0;
+
+		if (!text || !l[i].addr || (!ours && (l[i].module[0] || i % 97)))
+			continue;
+		/* the next address listed; the names at this one, anywhere */
+		for (next = i + 1; next < n && l[next].addr == l[i].addr; next++)
+			;
+		for (j = 0, k = n; j < k;) {	/* the first in by_addr at addr */
+			size_t mid = (j + k) / 2;
+
+			if (l[by_addr[mid]].addr < l[i].addr)
+				j = mid + 1;
+			else
+				k = mid;
+		}
+		memset(e, 0, 2 * sizeof(*e));
+		e[0].addr = l[i].addr;
+		e[1].addr = l[i].addr + 1;
+		if (symbols(fd, e, 2)) {
+			expect(0, "SYMBOLS of %s: errno %d", l[i].name, errno);
+			break;
+		}
+		asked++;
+		mod_asked += ours;
+		for (k = j; k < n && l[by_addr[k]].addr == l[i].addr; k++)
+			named |= !strcmp(e[0].name, l[by_addr[k]].name) &&
+				 !strcmp(e[0].module, l[by_addr[k]].module);
+		if (!named || e[0].offset || strcmp(e[0].module, l[i].module) ||
+		    strcmp(e[1].name, e[0].name) || e[1].offset != 1 || e[1].size != e[0].size ||
+		    (!l[i].module[0] && next < n && !l[next].module[0] &&
+		     e[0].size != l[next].addr - l[i].addr)) {
+			int at = strlen(first);
+
+			if (wrong++ < 3 && at < (int)sizeof(first) - 1)
+				snprintf(first + at, sizeof(first) - at,
+					 "; %s [%s] at %llx (next %llx): %s+%llx/%llx [%s], %s+%llx",
+					 l[i].name, l[i].module, (unsigned long long)l[i].addr,
+					 next < n ? (unsigned long long)l[next].addr : 0ULL,
+					 e[0].name, (unsigned long long)e[0].offset,
+					 (unsigned long long)e[0].size, e[0].module, e[1].name,
+					 (unsigned long long)e[1].offset);
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t2);
+	expect(asked > 100 && mod_asked > 10 && !wrong,
+	       "SYMBOLS agrees with /proc/kallsyms: %zu symbols (%zu of fhook.ko), %zu wrong%s",
+	       asked, mod_asked, wrong, first);
+	printf("# SYMBOLS: /proc/kallsyms read in %.1f s, %zu asked in %.1f s\n",
+	       t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9, asked,
+	       t2.tv_sec - t1.tv_sec + (t2.tv_nsec - t1.tv_nsec) / 1e9);
+	free(by_addr);
+	free(l);
+
+	e[0].addr = 0x400000;
+	e[0].size = 99;
+	strcpy(e[0].name, "junk");
+	EXPECT_OK(symbols(fd, e, 1), "SYMBOLS of a user address");
+	expect(!e[0].size && !e[0].offset && !e[0].name[0] && !e[0].module[0],
+	       "... names nothing (size %llu, name '%s')", (unsigned long long)e[0].size,
+	       e[0].name);
+	vfs_read = kallsyms("vfs_read");
+	for (unsigned int i = 0; i <= FHOOK_SYMBOLS_MAX; i++)
+		e[i].addr = vfs_read + i;
+	EXPECT_OK(symbols(fd, e, FHOOK_SYMBOLS_MAX), "SYMBOLS of FHOOK_SYMBOLS_MAX addresses");
+	expect(!strcmp(e[FHOOK_SYMBOLS_MAX - 1].name, "vfs_read") &&
+	       e[FHOOK_SYMBOLS_MAX - 1].offset == FHOOK_SYMBOLS_MAX - 1,
+	       "... the last one is vfs_read+%u (%s+%llu)", FHOOK_SYMBOLS_MAX - 1,
+	       e[FHOOK_SYMBOLS_MAX - 1].name, (unsigned long long)e[FHOOK_SYMBOLS_MAX - 1].offset);
+	EXPECT_ERR(symbols(fd, e, FHOOK_SYMBOLS_MAX + 1), ERRS(EINVAL),
+		   "SYMBOLS of FHOOK_SYMBOLS_MAX + 1 -> EINVAL");
+	EXPECT_ERR(symbols(fd, e, 0), ERRS(EINVAL), "SYMBOLS of none -> EINVAL");
+	EXPECT_ERR(symbols(fd, NULL, 1), ERRS(EINVAL), "SYMBOLS entries NULL -> EINVAL");
+	EXPECT_ERR(symbols(fd, unmapped, 1), ERRS(EFAULT), "SYMBOLS entries unmapped -> EFAULT");
+	EXPECT_ERR(symbols(fd, (void *)(uintptr_t)KERNEL_PTR, 1), ERRS(EFAULT),
+		   "SYMBOLS entries at a kernel address -> EFAULT");
+	{
+		/* the first entry readable, the second in a PROT_NONE page */
+		struct fhook_symbol *g = (struct fhook_symbol *)(guard_end() - sizeof(*g));
+
+		memset(g, 0, sizeof(*g));
+		g->addr = vfs_read;
+		EXPECT_ERR(symbols(fd, g, 2), ERRS(EFAULT),
+			   "SYMBOLS entries running into PROT_NONE -> EFAULT");
+		expect(!strcmp(g->name, "vfs_read"), "... after answering the first (%s)", g->name);
+	}
+	{
+		void *ro = mmap(NULL, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		EXPECT_ERR(symbols(fd, ro, 1), ERRS(EFAULT), "SYMBOLS entries read-only -> EFAULT");
+		munmap(ro, page);
+	}
+	{
+		struct fhook_symbols sy = {
+			.size = sizeof(sy), .entry_size = sizeof(*e) - 8, .nr = 1,
+			.entries = (uintptr_t)e,
+		};
+
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_SYMBOLS, &sy), ERRS(EINVAL),
+			   "SYMBOLS entry_size wrong -> EINVAL");
+		sy.entry_size = sizeof(*e);
+		sy.__pad = 1;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_SYMBOLS, &sy), ERRS(EINVAL), "SYMBOLS __pad -> EINVAL");
+		sy.__pad = 0;
+		sy.reserved[1] = 1;
+		EXPECT_ERR(ioctl(fd, FHOOK_IOC_SYMBOLS, &sy), ERRS(EINVAL),
+			   "SYMBOLS reserved -> EINVAL");
+	}
+	free(e);
+	close(fd);
+}
+
+/*
+ * The observer (CAP_PERFMON and CAP_SYSLOG, which it reads /proc/kallsyms
+ * with) names vfs_read; without CAP_SYSLOG, as /proc/kallsyms would show
+ * it zeros, the module names nothing (EPERM).
+ */
+static void test_observer_symbols(void)
+{
+	struct fhook_symbol e = { .addr = kallsyms_in("vfs_read", 0) };
+	int fd = open_dev(), status;
+	pid_t pid;
+
+	handshake(fd, NULL);
+	EXPECT_OK(symbols(fd, &e, 1), "SYMBOLS with CAP_SYSLOG");
+	expect(!strcmp(e.name, "vfs_read") && !e.offset, "... names vfs_read (%s+%llu)", e.name,
+	       (unsigned long long)e.offset);
+	pid = fork();
+	if (pid == 0) {
+		struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+		struct __user_cap_data_struct d[2];
+
+		memset(&e, 0, sizeof(e));
+		e.addr = kallsyms_in("vfs_read", 0);
+		if (syscall(SYS_capget, &h, d))
+			_exit(3);
+		d[1].effective &= ~(1U << (CAP_SYSLOG - 32));
+		d[1].permitted &= ~(1U << (CAP_SYSLOG - 32));
+		if (syscall(SYS_capset, &h, d))
+			_exit(3);
+		if (symbols(fd, &e, 1) == 0)
+			_exit(0);
+		_exit(errno == EPERM && !e.name[0] ? 1 : 2);
+	}
+	waitpid(pid, &status, 0);
+	expect(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+	       "SYMBOLS without CAP_SYSLOG -> EPERM, nothing named (status %#x: 0 answered, 2 other errno, 3 capset failed)",
+	       status);
+	close(fd);
 }
 
 /* ------------------------------------------------------------------ */
@@ -3254,6 +3493,7 @@ static void observer(void)
 		test_observer_wakeup, test_observer_wakeup_function, test_observer_timerlat,
 		test_observer_hwlat,
 		test_observer_osnoise, test_observer_irqsoff, test_observer_limits,
+		test_observer_symbols,
 	};
 
 	for (unsigned int i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
@@ -3313,6 +3553,7 @@ int main(int argc, char **argv)
 	test_bad_tail();
 	test_forged_tail_big();
 	test_privileges();
+	test_symbols();
 	test_session();
 	test_timerlat();
 	test_hwlat();

@@ -59,7 +59,7 @@ static atomic_long n_text, n_star, n_arm, n_cpu, n_follow;
 static int sfd;			/* shared session number */
 static long page;
 static uint64_t ip_read, ip_write, ip_getattr;
-#define NCMD	19		/* the ioctls, HANDSHAKE..LAST_ERROR */
+#define NCMD	20		/* the ioctls, HANDSHAKE..SYMBOLS */
 static double tsum[NCMD + 1];	/* seconds in the kernel by decoded command, -1..8 */
 static long tcnt[NCMD + 1];
 static atomic_long n_slowcalls, calls_done, n_ok, n_sessions, n_violations, errs[NERR];
@@ -124,6 +124,8 @@ static char *unmapped;		/* PROT_NONE */
 static unsigned char *read_text_buf;
 /* FHOOK_IOC_KHOOKS: room for what R(8) asks */
 static struct fhook_khook_info khook_buf[8];
+/* FHOOK_IOC_SYMBOLS: room for the most it answers */
+static struct fhook_symbol sym_buf[FHOOK_SYMBOLS_MAX];
 
 static void scratch_init(struct scratch *sc)
 {
@@ -212,14 +214,14 @@ static const size_t cmd_size[NCMD] = {
 	sizeof(struct fhook_direct_modify), sizeof(struct fhook_read_text),
 	sizeof(struct fhook_latency), sizeof(struct fhook_counts), sizeof(struct fhook_khooks),
 	sizeof(struct fhook_hist_set), sizeof(struct fhook_hist_read),
-	sizeof(struct fhook_last_error),
+	sizeof(struct fhook_last_error), sizeof(struct fhook_symbols),
 };
 static const unsigned long cmd_num[NCMD] = {
 	FHOOK_IOC_HANDSHAKE, FHOOK_IOC_RING_SETUP, FHOOK_IOC_PROBE_ADD, FHOOK_IOC_PID_FILTER,
 	FHOOK_IOC_CPU_FILTER, FHOOK_IOC_START, FHOOK_IOC_STOP, FHOOK_IOC_STATS,
 	FHOOK_IOC_SNAPSHOT, FHOOK_IOC_BENCH, FHOOK_IOC_TRIGGER_ADD, FHOOK_IOC_DIRECT_MODIFY,
 	FHOOK_IOC_READ_TEXT, FHOOK_IOC_LATENCY, FHOOK_IOC_COUNTS, FHOOK_IOC_KHOOKS,
-	FHOOK_IOC_HIST_SET, FHOOK_IOC_HIST_READ, FHOOK_IOC_LAST_ERROR,
+	FHOOK_IOC_HIST_SET, FHOOK_IOC_HIST_READ, FHOOK_IOC_LAST_ERROR, FHOOK_IOC_SYMBOLS,
 };
 static unsigned char hist_buf[1 << 16];	/* HIST_READ's entries (threads share it) */
 
@@ -616,6 +618,18 @@ static void gen(uint64_t *rs, struct scratch *sc, struct call *c)
 		h->buf = R(4) ? (uintptr_t)hist_buf : bad_ptr(rs, NULL);
 		h->buf_len = R(4) ? sizeof(hist_buf) : R(2) ? R(256) : rnd(rs);
 		h->table = R(2) ? R(FHOOK_HIST_MAX_TABLES + 1) : (uint32_t)rnd(rs);
+		break;
+	}
+	case 19: {
+		/* addresses in vfs_read, anywhere, in user space */
+		struct fhook_symbols *y = (void *)tmp;
+
+		y->entry_size = R(8) ? sizeof(struct fhook_symbol) : (uint32_t)rnd(rs);
+		y->nr = R(4) ? 1 + R(16) : R(2) ? FHOOK_SYMBOLS_MAX + R(2) : (uint32_t)rnd(rs);
+		y->entries = R(4) ? (uintptr_t)sym_buf : bad_ptr(rs, NULL);
+		for (int i = 0; i < 16; i++)
+			sym_buf[i].addr = R(2) ? ip_read + R(4096) : R(2) ? rnd(rs) : R(1U << 30);
+		y->reserved[1] = R(16) ? 0 : rnd(rs);
 		break;
 	}
 	case 12: {

@@ -90,9 +90,10 @@ std::string feature_names(std::uint64_t features) {
         {FHOOK_FEAT_ERRORS, "errors"},
         {FHOOK_FEAT_ERRORS_TYPES, "errors-types"},
         {FHOOK_FEAT_ERRORS_FRAMES, "errors-frames"},
+        {FHOOK_FEAT_SYMBOLS, "symbols"},
     };
     // every bit fhook_abi.h defines has a name
-    static_assert(sizeof(kNames) / sizeof(kNames[0]) == 44);
+    static_assert(sizeof(kNames) / sizeof(kNames[0]) == 45);
     std::string out;
     std::uint64_t known = 0;
     for (const auto& [bit, name] : kNames) {

@@ -392,6 +392,27 @@ void Session::direct_modify(std::uint32_t probe_id, bool count) {
     }
 }
 
+std::vector<fhook_symbol> Session::symbols(std::span<const std::uint64_t> addrs) const {
+    device_.require(FHOOK_FEAT_SYMBOLS, "naming kernel addresses");
+    std::vector<fhook_symbol> out(addrs.size()); // zeroed
+    for (std::size_t i = 0; i < addrs.size(); i++) {
+        out[i].addr = addrs[i];
+    }
+    for (std::size_t i = 0; i < addrs.size(); i += FHOOK_SYMBOLS_MAX) {
+        const std::size_t n = std::min<std::size_t>(FHOOK_SYMBOLS_MAX, addrs.size() - i);
+        fhook_symbols arg;
+        zero_init(arg);
+        arg.entry_size = sizeof(fhook_symbol);
+        arg.nr = static_cast<std::uint32_t>(n);
+        arg.entries = user_ptr(&out[i]);
+        if (device_.ioctl(FHOOK_IOC_SYMBOLS, &arg) < 0) {
+            const int err = errno;
+            throw_ioctl_error("naming kernel addresses", err, device_.refusal(err));
+        }
+    }
+    return out;
+}
+
 std::vector<std::uint8_t> Session::read_text(std::uint64_t addr, std::size_t len) const {
     device_.require(FHOOK_FEAT_READ_TEXT, "reading kernel text");
     if (len == 0 || len > FHOOK_MAX_READ_TEXT) {

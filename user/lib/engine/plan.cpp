@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <set>
 #include <utility>
@@ -86,6 +87,27 @@ Ksyms load_ksyms(const std::string& path, bool required) {
         }
         return Ksyms(); // symbols print as addresses
     }
+}
+
+std::optional<Ksyms> module_ksyms(const Session& session) {
+    if (!session.device().has(FHOOK_FEAT_SYMBOLS)) {
+        return std::nullopt;
+    }
+    try {
+        const std::uint64_t none = 0;
+        session.symbols(std::span<const std::uint64_t>(&none, 1)); // may this caller?
+    } catch (const Error&) {
+        return std::nullopt; // no CAP_SYSLOG: /proc/kallsyms says what it may know
+    }
+    return Ksyms::on_demand([&session](std::span<const std::uint64_t> addrs) {
+        std::vector<Ksyms::Resolved> out;
+        for (const fhook_symbol& sym : session.symbols(addrs)) {
+            out.push_back(Ksyms::Resolved{
+                sym.offset, sym.size, std::string(sym.name, strnlen(sym.name, sizeof(sym.name))),
+                std::string(sym.module, strnlen(sym.module, sizeof(sym.module)))});
+        }
+        return out;
+    });
 }
 
 const char* attach_name(Attach attach) {

@@ -66,7 +66,15 @@ void Tracer::setup() {
     const bool formats = s.spec.collect == Collect::Events || s.spec.collect == Collect::Irqsoff ||
                          (s.spec.collect == Collect::Wakeup &&
                           (s.spec.wakeup.stack || !s.spec.wakeup.functions.empty()));
-    if (!s.need_resolution && formats) {
+    s.session.emplace(s.paths.open_device ? s.paths.open_device() : Device(s.paths.device));
+    // (a record file keeps the whole table: from /proc/kallsyms)
+    std::optional<Ksyms> named;
+    if (!s.need_resolution && formats && !s.spec.need_symbols) {
+        named = module_ksyms(*s.session);
+    }
+    if (named) {
+        s.ksyms = std::move(*named);
+    } else if (!s.need_resolution && formats) {
         if (s.spec.need_symbols) {
             Ksyms::check_readable(s.paths.kallsyms); // before, not after tracing
         }
@@ -78,7 +86,6 @@ void Tracer::setup() {
     if (!s.spec.command.empty()) {
         s.child.emplace(s.spec.command, s.signals->original_mask());
     }
-    s.session.emplace(s.paths.open_device ? s.paths.open_device() : Device(s.paths.device));
     s.ring = s.session->setup_ring(s.spec.ring);
     s.add_probes();
     s.add_triggers();

@@ -112,5 +112,10 @@ struct Tracer::State {
 // /proc/kallsyms at `path`; an empty table (addresses print as numbers)
 // when it cannot be read and is not `required`.
 Ksyms load_ksyms(const std::string& path, bool required);
+// The names of the addresses records carry, asked of the module as they
+// are met (FHOOK_IOC_SYMBOLS) instead of read from /proc/kallsyms (seconds
+// under emulation): nullopt where it cannot give them (an older module, a
+// caller without CAP_SYSLOG).  Asks `session`, which must outlive it.
+std::optional<Ksyms> module_ksyms(const Session& session);
 
 } // namespace fhook

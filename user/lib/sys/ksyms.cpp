@@ -160,7 +160,43 @@ Ksyms Ksyms::parse(std::string_view input) {
     return ks;
 }
 
+Ksyms Ksyms::on_demand(Resolver resolve) {
+    Ksyms ks;
+    ks.demand_ = std::make_unique<Demand>();
+    ks.demand_->resolve = std::move(resolve);
+    return ks;
+}
+
+const std::pair<const std::uint64_t, Ksyms::Demand::Range>*
+Ksyms::Demand::find(std::uint64_t addr) {
+    auto it = ranges.upper_bound(addr);
+    if (it != ranges.begin() && addr - std::prev(it)->first < std::prev(it)->second.size) {
+        return &*std::prev(it);
+    }
+    if (none.contains(addr)) {
+        return nullptr;
+    }
+    std::vector<Resolved> got = resolve(std::span<const std::uint64_t>(&addr, 1));
+    if (got.size() != 1 || got[0].size == 0 || got[0].offset >= got[0].size ||
+        got[0].offset > addr) {
+        none.insert(addr);
+        return nullptr;
+    }
+    Resolved& r = got[0];
+    return &*ranges
+                 .insert_or_assign(addr - r.offset,
+                                   Range{r.size, std::move(r.name), std::move(r.module)})
+                 .first;
+}
+
 std::optional<SymbolRef> Ksyms::lookup(std::uint64_t addr) const {
+    if (demand_) {
+        const auto* range = demand_->find(addr);
+        if (!range) {
+            return std::nullopt;
+        }
+        return SymbolRef{range->second.name, addr - range->first, range->second.module};
+    }
     auto it = std::upper_bound(syms_.begin(), syms_.end(), addr,
                                [](std::uint64_t a, const Sym& s) { return a < s.addr; });
     if (it == syms_.begin()) {
@@ -224,6 +260,10 @@ std::optional<std::uint64_t> Ksyms::find_any(const std::string& path, std::strin
 }
 
 std::uint64_t Ksyms::size_of(std::uint64_t addr) const {
+    if (demand_) {
+        const auto* range = demand_->find(addr);
+        return range ? range->second.size : 0;
+    }
     auto it = std::upper_bound(syms_.begin(), syms_.end(), addr,
                                [](std::uint64_t a, const Sym& s) { return a < s.addr; });
     if (it == syms_.begin() || it == syms_.end()) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -229,6 +230,10 @@ public:
     void direct_modify(std::uint32_t probe_id, bool count);
     // FHOOK_IOC_READ_TEXT: `len` bytes of kernel memory at `addr`.
     std::vector<std::uint8_t> read_text(std::uint64_t addr, std::size_t len) const;
+    // FHOOK_IOC_SYMBOLS: the kernel's symbol of each address (%pS), in
+    // order, `size` 0 where none.  A Runtime Error with errno EPERM for a
+    // caller without CAP_SYSLOG; the device must have FHOOK_FEAT_SYMBOLS.
+    std::vector<fhook_symbol> symbols(std::span<const std::uint64_t> addrs) const;
 
     // FHOOK_IOC_TRIGGER_ADD (before start()).
     void add_trigger(std::uint32_t probe_id, std::uint32_t action, std::uint32_t target_id,

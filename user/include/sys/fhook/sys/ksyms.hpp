@@ -2,10 +2,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <istream>
+#include <map>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -30,6 +35,23 @@ public:
     // Parses "addr type name [module]" lines; keeps text symbols (t T w W).
     static Ksyms parse(std::istream& in);
     static Ksyms parse(std::string_view text);
+
+    // The symbol of one address as the kernel names it (%pS): size 0 when
+    // no symbol contains it.
+    struct Resolved {
+        std::uint64_t offset = 0;
+        std::uint64_t size = 0;
+        std::string name;
+        std::string module; // empty for vmlinux
+    };
+    // Names the addresses it is given, in order (the module's
+    // FHOOK_IOC_SYMBOLS); throws an Error when it cannot.
+    using Resolver = std::function<std::vector<Resolved>(std::span<const std::uint64_t>)>;
+    // A table without /proc/kallsyms: lookup(), size_of() and what is built
+    // on them (append_offset(), name_of(), append_name()) ask `resolve` for
+    // an address no symbol asked before contains, and remember each
+    // symbol's range; the name-to-address queries see an empty table.
+    static Ksyms on_demand(Resolver resolve);
 
     // The symbol containing `addr` (greatest start <= addr; among aliases the
     // first one listed), or nullopt.
@@ -81,6 +103,20 @@ private:
     std::string_view name(const Sym& s) const noexcept {
         return std::string_view(text_).substr(s.name_off, s.name_len);
     }
+    // on_demand(): the symbols met so far, by start (map nodes: the names
+    // stay where SymbolRef points)
+    struct Demand {
+        struct Range {
+            std::uint64_t size;
+            std::string name, module;
+        };
+        Resolver resolve;
+        std::map<std::uint64_t, Range> ranges;
+        std::unordered_set<std::uint64_t> none; // addresses of no symbol
+        // the range containing `addr`, asking the resolver once
+        const std::pair<const std::uint64_t, Range>* find(std::uint64_t addr);
+    };
+    std::unique_ptr<Demand> demand_;
     std::string text_;      // the kallsyms text the names live in
     std::vector<Sym> syms_; // sorted by addr, stable
     std::vector<std::string> modules_{std::string()};
