@@ -20,12 +20,15 @@
 #include <linux/security.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/user_namespace.h>
 
 /* fhook_ioc.flags */
 #define FHOOK_IOCF_UNLOCKED	BIT(0)	/* not under the session lock */
 #define FHOOK_IOCF_OUT		BIT(1)	/* the argument goes back on success */
 #define FHOOK_IOCF_OUT_ENOSPC	BIT(2)	/* ... and with ENOSPC: how many there are */
 #define FHOOK_IOCF_NO_RECORD	BIT(3)	/* its refusals are not the last error */
+/* the capability checked without an audit record, as kallsyms_show_value() */
+#define FHOOK_IOCF_CAP_NOAUDIT	BIT(4)
 
 /*
  * What a handler gets: the argument copied in, and where it came from;
@@ -658,7 +661,8 @@ static const struct fhook_ioc fhook_iocs[] = {
 	 * kptr_restrict 1 (kallsyms_show_value(), not exported)
 	 */
 	FHOOK_IOC_ROW(FHOOK_IOC_SYMBOLS, fhook_ioc_symbols, sizeof(struct fhook_symbols),
-		      FHOOK_IOCF_UNLOCKED, CAP_SYSLOG, LOCKDOWN_NONE, FHOOK_FEAT_SYMBOLS),
+		      FHOOK_IOCF_UNLOCKED | FHOOK_IOCF_CAP_NOAUDIT, CAP_SYSLOG, LOCKDOWN_NONE,
+		      FHOOK_FEAT_SYMBOLS),
 };
 
 /* (on the stack: the largest is struct fhook_latency, 576 bytes) */
@@ -755,7 +759,8 @@ static long fhook_ioc_check(const struct fhook_ioc *d, union fhook_ioc_karg *kar
 {
 	long ret;
 
-	if (d->cap >= 0 && !capable(d->cap))
+	if (d->cap >= 0 && !((d->flags & FHOOK_IOCF_CAP_NOAUDIT) ?
+			     ns_capable_noaudit(&init_user_ns, d->cap) : capable(d->cap)))
 		return fhook_ioc_refuse(a, FHOOK_R_CAP, -1, -EPERM);
 	if (d->lockdown != LOCKDOWN_NONE) {
 		ret = security_locked_down(d->lockdown);

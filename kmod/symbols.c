@@ -18,7 +18,7 @@
  * [module]" into @buf (KSYM_SYMBOL_LEN bytes), cut here into the name,
  * left in @buf, and *@module, which points into @buf ("" for vmlinux).
  * False when no symbol contains @addr (sprint_symbol() then writes the
- * bare address).
+ * bare address) or kallsyms' range for it does not (a size that wraps).
  */
 bool fhook_symbol_of(unsigned long addr, char *buf, unsigned long *off,
 		     unsigned long *size, const char **module)
@@ -39,6 +39,12 @@ bool fhook_symbol_of(unsigned long addr, char *buf, unsigned long *off,
 	}
 	p = strrchr(buf, '+');
 	if (!p || sscanf(p, "+%lx/%lx", off, size) != 2)
+		return false;
+	/*
+	 * (a module's data past its text gets a size that wraps: kallsyms
+	 * ends the last symbol at the text's end)
+	 */
+	if (*off >= *size || *size - 1 > ULONG_MAX - (addr - *off))
 		return false;
 	*p = '\0';
 	return true;

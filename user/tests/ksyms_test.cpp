@@ -235,5 +235,47 @@ TEST(Ksyms, OnDemandAsksOncePerSymbol) {
     EXPECT_TRUE(ks.find_text("vfs_read").empty());
 }
 
+// A start answered again with another size (a reused BPF slot) keeps the
+// first answer's names where SymbolRef points; a range that would wrap is
+// no symbol; a resolver that throws leaves numbers, asked no more.
+TEST(Ksyms, OnDemandConflictsWrapsAndFailures) {
+    int calls = 0;
+    bool fail = false;
+    Ksyms ks = Ksyms::on_demand([&](std::span<const std::uint64_t> addrs) {
+        calls++;
+        if (fail) {
+            throw_runtime("gone", EIO);
+        }
+        const std::uint64_t a = addrs[0];
+        std::vector<Ksyms::Resolved> out;
+        if (a == 0xffffffffa0000000 || a == 0xffffffffa0000008) {
+            out.push_back({a - 0xffffffffa0000000, 0x10, "bpf_prog_one", "bpf"});
+        } else if (a == 0xffffffffa0000020) {
+            // the same start, now 0x40 long: another program
+            out.push_back({0x20, 0x40, "bpf_prog_two", "bpf"});
+        } else if (a == 0xffffffffc0000008) {
+            out.push_back({8, ~0ULL, "wrapped", "mod"});
+        } else {
+            out.push_back({});
+        }
+        return out;
+    });
+    const std::string_view one = ks.lookup(0xffffffffa0000000)->name;
+    auto two = ks.lookup(0xffffffffa0000020);
+    ASSERT_TRUE(two);
+    EXPECT_EQ(two->name, "bpf_prog_two");
+    EXPECT_EQ(two->offset, 0x20u);
+    EXPECT_EQ(one, "bpf_prog_one");
+    EXPECT_EQ(ks.name_of(0xffffffffa0000008), "bpf_prog_one");
+    EXPECT_FALSE(ks.lookup(0xffffffffc0000008));
+    EXPECT_EQ(ks.size_of(0xffffffffc0000008), 0u);
+    fail = true;
+    const int before = calls;
+    EXPECT_EQ(ks.name_of(0xffffffff81000000), "0xffffffff81000000");
+    EXPECT_EQ(ks.name_of(0xffffffff81000100), "0xffffffff81000100");
+    EXPECT_EQ(calls, before + 1);
+    EXPECT_EQ(ks.name_of(0xffffffffa0000004), "bpf_prog_one"); // still known
+}
+
 } // namespace
 } // namespace fhook

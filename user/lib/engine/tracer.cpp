@@ -67,7 +67,8 @@ void Tracer::setup() {
                          (s.spec.collect == Collect::Wakeup &&
                           (s.spec.wakeup.stack || !s.spec.wakeup.functions.empty()));
     s.session.emplace(s.paths.open_device ? s.paths.open_device() : Device(s.paths.device));
-    // (a record file keeps the whole table: from /proc/kallsyms)
+    // (need_symbols, `record`: /proc/kallsyms, readable before anything is
+    // armed or the command fails)
     std::optional<Ksyms> named;
     if (!s.need_resolution && formats && !s.spec.need_symbols) {
         named = module_ksyms(*s.session);

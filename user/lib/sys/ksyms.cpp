@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cinttypes>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -167,35 +168,47 @@ Ksyms Ksyms::on_demand(Resolver resolve) {
     return ks;
 }
 
-const std::pair<const std::uint64_t, Ksyms::Demand::Range>*
-Ksyms::Demand::find(std::uint64_t addr) {
-    auto it = ranges.upper_bound(addr);
-    if (it != ranges.begin() && addr - std::prev(it)->first < std::prev(it)->second.size) {
-        return &*std::prev(it);
+const Ksyms::Demand::Range* Ksyms::Demand::find(std::uint64_t addr) {
+    const std::lock_guard<std::mutex> hold(lock);
+    if (auto it = ranges.upper_bound(addr);
+        it != ranges.begin() && addr - std::prev(it)->first < std::prev(it)->second.size) {
+        return &std::prev(it)->second;
     }
-    if (none.contains(addr)) {
+    if (auto it = exact.find(addr); it != exact.end()) {
+        return &it->second;
+    }
+    if (failed || none.contains(addr)) {
         return nullptr;
     }
-    std::vector<Resolved> got = resolve(std::span<const std::uint64_t>(&addr, 1));
+    std::vector<Resolved> got;
+    try {
+        got = resolve(std::span<const std::uint64_t>(&addr, 1));
+    } catch (const Error&) {
+        failed = true; // (output goes on, with numbers)
+        return nullptr;
+    }
+    // (a range that would wrap: no symbol)
     if (got.size() != 1 || got[0].size == 0 || got[0].offset >= got[0].size ||
-        got[0].offset > addr) {
+        got[0].offset > addr || got[0].size - 1 > UINT64_MAX - (addr - got[0].offset)) {
         none.insert(addr);
         return nullptr;
     }
     Resolved& r = got[0];
-    return &*ranges
-                 .insert_or_assign(addr - r.offset,
-                                   Range{r.size, std::move(r.name), std::move(r.module)})
-                 .first;
+    const std::uint64_t start = addr - r.offset;
+    Range range{start, r.size, std::move(r.name), std::move(r.module)};
+    if (auto [it, added] = ranges.try_emplace(start, std::move(range)); added) {
+        return &it->second;
+    }
+    return &exact.try_emplace(addr, std::move(range)).first->second;
 }
 
 std::optional<SymbolRef> Ksyms::lookup(std::uint64_t addr) const {
     if (demand_) {
-        const auto* range = demand_->find(addr);
+        const Demand::Range* range = demand_->find(addr);
         if (!range) {
             return std::nullopt;
         }
-        return SymbolRef{range->second.name, addr - range->first, range->second.module};
+        return SymbolRef{range->name, addr - range->start, range->module};
     }
     auto it = std::upper_bound(syms_.begin(), syms_.end(), addr,
                                [](std::uint64_t a, const Sym& s) { return a < s.addr; });
@@ -261,8 +274,8 @@ std::optional<std::uint64_t> Ksyms::find_any(const std::string& path, std::strin
 
 std::uint64_t Ksyms::size_of(std::uint64_t addr) const {
     if (demand_) {
-        const auto* range = demand_->find(addr);
-        return range ? range->second.size : 0;
+        const Demand::Range* range = demand_->find(addr);
+        return range ? range->size : 0;
     }
     auto it = std::upper_bound(syms_.begin(), syms_.end(), addr,
                                [](std::uint64_t a, const Sym& s) { return a < s.addr; });

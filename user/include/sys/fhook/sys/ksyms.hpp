@@ -6,6 +6,7 @@
 #include <istream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -103,18 +104,24 @@ private:
     std::string_view name(const Sym& s) const noexcept {
         return std::string_view(text_).substr(s.name_off, s.name_len);
     }
-    // on_demand(): the symbols met so far, by start (map nodes: the names
-    // stay where SymbolRef points)
+    // on_demand(): the symbols met so far, by start.  A node never changes
+    // once added (SymbolRef points into it); hist's HTTP thread and the
+    // main thread may format at once, hence the lock.
     struct Demand {
         struct Range {
-            std::uint64_t size;
+            std::uint64_t start, size;
             std::string name, module;
         };
         Resolver resolve;
+        std::mutex lock;
         std::map<std::uint64_t, Range> ranges;
+        // answers whose start another range holds (a BPF program's slot
+        // reused with another size), by the address asked
+        std::map<std::uint64_t, Range> exact;
         std::unordered_set<std::uint64_t> none; // addresses of no symbol
+        bool failed = false;                    // the resolver threw: addresses print as numbers
         // the range containing `addr`, asking the resolver once
-        const std::pair<const std::uint64_t, Range>* find(std::uint64_t addr);
+        const Range* find(std::uint64_t addr);
     };
     std::unique_ptr<Demand> demand_;
     std::string text_;      // the kallsyms text the names live in
