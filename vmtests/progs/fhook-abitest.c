@@ -1587,6 +1587,25 @@ static void test_observer_symbols(void)
 	EXPECT_OK(symbols(fd, &e, 1), "SYMBOLS with CAP_SYSLOG");
 	expect(!strcmp(e.name, "vfs_read") && !e.offset, "... names vfs_read (%s+%llu)", e.name,
 	       (unsigned long long)e.offset);
+	{
+		/* this caller's own attacks: counts, pointers, faulting entries */
+		struct fhook_symbol *g = (struct fhook_symbol *)(guard_end() - sizeof(*g));
+		void *ro = mmap(NULL, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		EXPECT_ERR(symbols(fd, &e, FHOOK_SYMBOLS_MAX + 1), ERRS(EINVAL),
+			   "observer: SYMBOLS of FHOOK_SYMBOLS_MAX + 1 -> EINVAL");
+		EXPECT_ERR(symbols(fd, unmapped, 1), ERRS(EFAULT),
+			   "observer: SYMBOLS entries unmapped -> EFAULT");
+		EXPECT_ERR(symbols(fd, (void *)(uintptr_t)KERNEL_PTR, 1), ERRS(EFAULT),
+			   "observer: SYMBOLS entries at a kernel address -> EFAULT");
+		memset(g, 0, sizeof(*g));
+		g->addr = e.addr;
+		EXPECT_ERR(symbols(fd, g, 2), ERRS(EFAULT),
+			   "observer: SYMBOLS entries running into PROT_NONE -> EFAULT");
+		EXPECT_ERR(symbols(fd, ro, 1), ERRS(EFAULT),
+			   "observer: SYMBOLS entries read-only -> EFAULT");
+		munmap(ro, page);
+	}
 	pid = fork();
 	if (pid == 0) {
 		struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
