@@ -547,3 +547,86 @@ TEST(GraphFormatter, RetvalProcAndLongDurations) {
 
 } // namespace
 } // namespace fhook
+
+#include <fhook/engine/sinks.hpp>
+
+#include "fake_system.hpp"
+#include "records.hpp"
+
+namespace fhook {
+namespace {
+
+// The text formatter as a formatter without the FN path: PrintSink gives
+// it Events.
+class EventsOnly final : public Formatter {
+public:
+    explicit EventsOnly(const Ksyms& ksyms) : text_(ksyms) {}
+    void format(const Event& ev, std::string& out) override { text_.format(ev, out); }
+
+private:
+    TextFormatter text_;
+};
+
+// PrintSink formats FN records without an Event (Decoder::decode_fn(),
+// TextFormatter::format_fn()): the same text as the Event path, over a
+// random stream of FN records (every context bit, tasks named, renamed
+// and never named, pid 0, CPUs, seconds, calls) with COMM, FUNC and LOST
+// records between them, FN records with a stack flag among them.
+TEST(PrintSinkFn, SameTextAsTheEventPath) {
+    std::istringstream in("ffffffff81000000 T vfs_read\nffffffff81000400 t ksys_read\n"
+                          "ffffffff81000800 t do_syscall_64\n");
+    const Ksyms ksyms = Ksyms::parse(in);
+    const ProbeTable probes;
+    test::Capture fast_out;
+    test::Capture events_out;
+    PrintSink fast(fast_out.fd(), ksyms, OutputFormat::Text, probes);
+    PrintSink events(events_out.fd(), std::make_unique<EventsOnly>(ksyms), probes);
+    std::uint64_t seed = 7;
+    auto next = [&seed]() {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        return seed >> 11;
+    };
+    const char* const comms[] = {"cat", "kworker/u8:1", "exactly15chars_", "a"};
+    const std::uint64_t ips[] = {0xffffffff81000004, 0xffffffff81000437, 0xffffffff81000810,
+                                 0xffffffff80000000};
+    std::uint64_t ts = 999000000;
+    std::size_t fn_records = 0;
+    for (int i = 0; i < 20000; i++) {
+        const auto pid = static_cast<std::uint32_t>(next() % 8 == 0 ? 0 : 90 + next() % 6);
+        const auto cpu = static_cast<std::uint16_t>(next() % 4 == 0 ? next() % 3 : 0);
+        ts += next() % 8 == 0 ? next() % 3000000000 : next() % 2000;
+        const int kind = static_cast<int>(next() % 16);
+        std::vector<std::uint64_t> words;
+        const auto put = [&words](const auto& rec) {
+            words.assign((sizeof(rec) + 7) / 8, 0);
+            std::memcpy(words.data(), &rec, sizeof(rec));
+        };
+        if (kind == 0 && pid != 95) { // pid 95 is never named
+            put(test::comm_rec(pid, comms[next() % 4], cpu));
+        } else if (kind == 1) {
+            put(test::func_rec(ts, cpu, ips[next() % 4], ips[next() % 4], pid));
+        } else if (kind == 2) {
+            put(test::lost_rec(ts, cpu, next() % 3));
+        } else {
+            // the context: a preempt depth (over 15 too), any flag, any
+            // irq context, bottom halves off
+            std::uint32_t ctx = static_cast<std::uint32_t>(next() % 4 == 0 ? next() % 300 : 0);
+            ctx |= next() % 3 == 0 ? static_cast<std::uint32_t>(next()) & 0x0fffff00U : 0;
+            ctx |= static_cast<std::uint32_t>(next() % 8) << 24;
+            put(test::fn_rec(ts, cpu, ips[next() % 4], ips[next() % 4], pid, ctx));
+            fn_records++;
+        }
+        const auto* rec = reinterpret_cast<const fhook_rec*>(words.data());
+        fast.on_record(rec);
+        events.on_record(rec);
+    }
+    fast.flush();
+    events.flush();
+    const std::string got = fast_out.text();
+    EXPECT_GT(fn_records, 15000u);
+    EXPECT_GT(std::count(got.begin(), got.end(), '\n'), 17000);
+    ASSERT_EQ(got, events_out.text());
+}
+
+} // namespace
+} // namespace fhook

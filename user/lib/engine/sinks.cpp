@@ -12,9 +12,21 @@ PrintSink::PrintSink(int fd, const Ksyms& ksyms, OutputFormat format, const Prob
 
 PrintSink::PrintSink(int fd, std::unique_ptr<Formatter> formatter, const ProbeTable& probes)
     : writer_(fd), formatter_(std::move(formatter)) {
+    formats_fn_ = formatter_->formats_fn();
     formatter_->set_probes(&probes);
     formatter_->begin(writer_.buffer());
     writer_.commit();
+}
+
+void PrintSink::on_record(const fhook_rec* rec) {
+    // (an FN record has no flags: with any, it takes the general path)
+    if (rec->type == FHOOK_REC_FN && rec->flags == 0 && formats_fn_) {
+        decoder().decode_fn(rec, fn_);
+        formatter_->format_fn(fn_, writer_.buffer());
+        writer_.commit();
+        return;
+    }
+    EventSink::on_record(rec);
 }
 
 void PrintSink::on_event(const Event& ev) {

@@ -189,7 +189,13 @@ void TextFormatter::format(const Event& ev, std::string& out) {
     }
     const KprobeDef* def =
         is_probe_event(ev.type) && probes_ ? probes_->find(ev.probe_id) : nullptr;
-    append_head(ev, shown_preempt(ev, def), out);
+    const LineHead head{ev.ts, ev.pid, ev.cpu, ev.flags, shown_preempt(ev, def), ev.comm};
+    if (ev.type == EventType::Function) {
+        append_function(head, ev.ip, ev.parent_ip, out);
+        append_stack(ev, out);
+        return;
+    }
+    append_head(head, out);
     if (is_probe_event(ev.type)) {
         // print_kprobe_event() / print_kretprobe_event():
         //   "NAME: (sym+off/size) args" and "NAME: (ret+off/size <- func) args"
@@ -258,55 +264,76 @@ void TextFormatter::format(const Event& ev, std::string& out) {
         out.push_back('\n');
         return;
     }
-    CallSlot& call =
-        calls_[(ev.ip ^ ((ev.parent_ip * 0x9e3779b97f4a7c15ULL) >> 40)) & (kCallSlots - 1)];
-    if (!call.valid || call.ip != ev.ip || call.parent_ip != ev.parent_ip) {
-        call.text.clear();
-        names_.append(ev.ip, call.text);
-        call.text.append(" <-");
-        names_.append(ev.parent_ip, call.text);
-        call.text.push_back('\n');
-        call.ip = ev.ip;
-        call.parent_ip = ev.parent_ip;
-        call.valid = true;
+}
+
+void TextFormatter::format_fn(const FnEvent& fn, std::string& out) {
+    append_function({fn.ts, fn.pid, fn.cpu, fn.flags, fn.preempt, fn.comm}, fn.ip, fn.parent_ip,
+                    out);
+}
+
+void TextFormatter::append_function(const LineHead& h, std::uint64_t ip, std::uint64_t parent_ip,
+                                    std::string& out) {
+    refresh_head(h);
+    std::string& t = head_.text;
+    if (t.size() == head_.end || head_.ip != ip || head_.parent_ip != parent_ip) {
+        CallSlot& call =
+            calls_[(ip ^ ((parent_ip * 0x9e3779b97f4a7c15ULL) >> 40)) & (kCallSlots - 1)];
+        if (!call.valid || call.ip != ip || call.parent_ip != parent_ip) {
+            call.text.clear();
+            names_.append(ip, call.text);
+            call.text.append(" <-");
+            names_.append(parent_ip, call.text);
+            call.text.push_back('\n');
+            call.ip = ip;
+            call.parent_ip = parent_ip;
+            call.valid = true;
+        }
+        t.resize(head_.end);
+        t.append(call.text);
+        head_.ip = ip;
+        head_.parent_ip = parent_ip;
     }
-    out.append(call.text);
-    append_stack(ev, out);
+    out.append(t);
+}
+
+void TextFormatter::append_head(const LineHead& h, std::string& out) {
+    refresh_head(h);
+    out.append(head_.text.data(), head_.end);
 }
 
 // "%16s-%-7d [%03d] %s %5llu.%06llu: ", written by hand (snprintf was more
 // than half of the cost of an event) and mostly copied: consecutive events
 // tend to come from one task on one CPU within one second.
-void TextFormatter::append_head(const Event& ev, std::uint8_t preempt, std::string& out) {
-    const std::uint64_t sec = ev.ts / 1000000000;
-    const auto us = static_cast<std::uint32_t>((ev.ts - sec * 1000000000) / 1000);
+void TextFormatter::refresh_head(const LineHead& h) {
+    const std::uint64_t sec = h.ts / 1000000000;
+    const auto us = static_cast<std::uint32_t>((h.ts - sec * 1000000000) / 1000);
     std::string& t = head_.text;
-    if (!head_.valid || head_.pid != ev.pid || head_.cpu != ev.cpu || head_.flags != ev.flags ||
-        head_.preempt != preempt || !same_task_name(head_.comm, ev.comm)) {
+    if (!head_.valid || head_.pid != h.pid || head_.cpu != h.cpu || head_.flags != h.flags ||
+        head_.preempt != h.preempt || !same_task_name(head_.comm, h.comm)) {
         t.clear();
         // ftrace shows the idle task (pid 0) as "<idle>".
-        const std::string_view comm = ev.pid == 0 ? std::string_view("<idle>") : ev.comm;
+        const std::string_view comm = h.pid == 0 ? std::string_view("<idle>") : h.comm;
         if (comm.size() < 16) {
             t.append(16 - comm.size(), ' ');
         }
         t.append(comm);
         t.push_back('-');
         const std::size_t pid_at = t.size();
-        put_u64(ev.pid, t);
+        put_u64(h.pid, t);
         if (t.size() - pid_at < 7) {
             t.append(7 - (t.size() - pid_at), ' ');
         }
         t.append(" [");
-        put_u64_zero(ev.cpu, 3, t);
+        put_u64_zero(h.cpu, 3, t);
         t.append("] ");
-        const auto ctx = context_chars(ev.flags, preempt);
+        const auto ctx = context_chars(h.flags, h.preempt);
         t.append(ctx.data(), ctx.size());
         t.push_back(' ');
-        head_.pid = ev.pid;
-        head_.cpu = ev.cpu;
-        head_.flags = ev.flags;
-        head_.preempt = preempt;
-        head_.comm = ev.comm;
+        head_.pid = h.pid;
+        head_.cpu = h.cpu;
+        head_.flags = h.flags;
+        head_.preempt = h.preempt;
+        head_.comm = h.comm;
         head_.sec_at = t.size();
         head_.valid = false; // the seconds below
     }
@@ -318,6 +345,7 @@ void TextFormatter::append_head(const Event& ev, std::uint8_t preempt, std::stri
             t.insert(sec_at, 5 - (t.size() - sec_at), ' ');
         }
         t.append(".uuuuuu: ");
+        head_.end = t.size(); // (no call after it)
         head_.sec = sec;
         head_.valid = true;
     }
@@ -326,11 +354,10 @@ void TextFormatter::append_head(const Event& ev, std::uint8_t preempt, std::stri
                                      "25262728293031323334353637383940414243444546474849"
                                      "50515253545556575859606162636465666768697071727374"
                                      "75767778798081828384858687888990919293949596979899";
-    char* digits = t.data() + t.size() - 8;
+    char* digits = t.data() + head_.end - 8;
     std::memcpy(digits, kPairs + 2 * (us / 10000), 2);
     std::memcpy(digits + 2, kPairs + 2 * (us / 100 % 100), 2);
     std::memcpy(digits + 4, kPairs + 2 * (us % 100), 2);
-    out.append(t);
 }
 
 void UserFrames::append(const Event& ev, const KprobeDef* def, std::uint64_t ip, std::string& out) {

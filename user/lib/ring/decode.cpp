@@ -8,14 +8,14 @@
 
 namespace fhook {
 
-namespace {
-
-[[noreturn]] void too_short(const fhook_rec* rec, std::size_t need) {
+void record_too_short(const fhook_rec* rec, std::size_t need) {
     throw_runtime("record of type " + std::to_string(rec->type) + " has " +
                       std::to_string(rec->size) + " bytes, needs " + std::to_string(need) +
                       ": this is a bug in fhook.ko, please report it",
                   EBADMSG);
 }
+
+namespace {
 
 // `ev` as a fresh Event but for its comm, its containers keeping their
 // capacity (a reader decodes millions of records into one Event).
@@ -42,35 +42,6 @@ void reset(Event& ev) {
 
 // decode() but for the name, which the Decoder sets.
 bool decode_fields(const fhook_rec* rec, Event& ev);
-
-// An FN record's raw context as the FHOOK_CTX_* flags of the other records
-// (the module's fhook_rec_ctx()).
-std::uint8_t fn_ctx_flags(std::uint32_t ctx) {
-    // the three flag bits in the same order, shifted
-    static_assert(FHOOK_FN_CTX_IRQS_OFF >> 24 == FHOOK_CTX_IRQS_OFF &&
-                  FHOOK_FN_CTX_NEED_RESCHED >> 24 == FHOOK_CTX_NEED_RESCHED &&
-                  FHOOK_FN_CTX_PREEMPT_RESCHED >> 24 == FHOOK_CTX_PREEMPT_RESCHED);
-    auto flags = static_cast<std::uint8_t>((ctx >> 24) & 7);
-    // (most events: task context, at most a preempt depth)
-    if ((ctx & (FHOOK_FN_CTX_SOFTIRQ_MASK | FHOOK_FN_CTX_HARDIRQ_MASK | FHOOK_FN_CTX_NMI_MASK)) ==
-        0) {
-        return flags;
-    }
-    if (ctx & FHOOK_FN_CTX_HARDIRQ_MASK) {
-        flags |= FHOOK_CTX_HARDIRQ;
-    }
-    if (ctx & FHOOK_FN_CTX_SOFTIRQ_OFFSET) {
-        flags |= FHOOK_CTX_SOFTIRQ;
-    }
-    // (bottom halves disabled: the count above the serving bit)
-    if (ctx & FHOOK_FN_CTX_SOFTIRQ_MASK & ~FHOOK_FN_CTX_SOFTIRQ_OFFSET) {
-        flags |= FHOOK_CTX_BH_OFF;
-    }
-    if (ctx & FHOOK_FN_CTX_NMI_MASK) {
-        flags |= FHOOK_CTX_NMI;
-    }
-    return flags;
-}
 
 } // namespace
 
@@ -108,7 +79,7 @@ namespace {
 template <typename T>
 void keep_record(const fhook_rec* rec, std::size_t end, Event& ev, EventType type) {
     if (end < sizeof(T)) {
-        too_short(rec, sizeof(T));
+        record_too_short(rec, sizeof(T));
     }
     const auto* payload = reinterpret_cast<const std::uint8_t*>(rec) + sizeof(fhook_rec);
     ev.type = type;
@@ -126,7 +97,7 @@ bool decode_fields(const fhook_rec* rec, Event& ev) {
         }
         if (rec->size < sizeof(fhook_rec) + 8 || n > FHOOK_MAX_STACK ||
             8 * (n + 1) > rec->size - sizeof(fhook_rec)) {
-            too_short(rec, sizeof(fhook_rec) + 8 * (n + 1));
+            record_too_short(rec, sizeof(fhook_rec) + 8 * (n + 1));
         }
         end = rec->size - 8 * (n + 1);
         ev.stack.resize(n);
@@ -135,12 +106,12 @@ bool decode_fields(const fhook_rec* rec, Event& ev) {
     switch (rec->type) {
     case FHOOK_REC_LOST: {
         if (rec->size < sizeof(fhook_rec_lost)) {
-            too_short(rec, sizeof(fhook_rec_lost));
+            record_too_short(rec, sizeof(fhook_rec_lost));
         }
         const auto* lost = reinterpret_cast<const fhook_rec_lost*>(rec);
         const std::size_t need = lost_record_size(lost);
         if (need == 0 || rec->size < need) {
-            too_short(rec, need);
+            record_too_short(rec, need);
         }
         ev.type = EventType::Lost;
         ev.lost = lost->lost;
@@ -155,24 +126,24 @@ bool decode_fields(const fhook_rec* rec, Event& ev) {
     case FHOOK_REC_FN: {
         // its own header: nothing of the generic one below but its offsets
         if (end < sizeof(fhook_rec_fn)) {
-            too_short(rec, sizeof(fhook_rec_fn));
+            record_too_short(rec, sizeof(fhook_rec_fn));
         }
-        const auto* fn = reinterpret_cast<const fhook_rec_fn*>(rec);
+        FnEvent fn;
+        fn_fields(reinterpret_cast<const fhook_rec_fn*>(rec), fn);
         ev.type = EventType::Function;
-        ev.ip = static_cast<std::uint64_t>(std::int64_t{fn->ip});
-        ev.parent_ip = static_cast<std::uint64_t>(std::int64_t{fn->parent_ip});
-        ev.probe_id = fn->probe_id;
-        ev.ts = fn->ts;
-        ev.pid = fn->pid;
-        ev.cpu = fn->cpu;
-        ev.flags = fn_ctx_flags(fn->ctx);
-        ev.preempt = static_cast<std::uint8_t>(
-            std::min<std::uint32_t>(fn->ctx & FHOOK_FN_CTX_PREEMPT_MASK, 15));
+        ev.ip = fn.ip;
+        ev.parent_ip = fn.parent_ip;
+        ev.probe_id = fn.probe_id;
+        ev.ts = fn.ts;
+        ev.pid = fn.pid;
+        ev.cpu = fn.cpu;
+        ev.flags = fn.flags;
+        ev.preempt = fn.preempt;
         return true; // (tgid and seq: the Decoder's, from the stream)
     }
     case FHOOK_REC_FUNC: {
         if (end < sizeof(fhook_rec_func)) {
-            too_short(rec, sizeof(fhook_rec_func));
+            record_too_short(rec, sizeof(fhook_rec_func));
         }
         const auto* func = reinterpret_cast<const fhook_rec_func*>(rec);
         ev.type = EventType::Function;
@@ -186,7 +157,7 @@ bool decode_fields(const fhook_rec* rec, Event& ev) {
     case FHOOK_REC_URETPROBE:
     case FHOOK_REC_TRACEPOINT: {
         if (end < sizeof(fhook_rec_probe)) {
-            too_short(rec, sizeof(fhook_rec_probe));
+            record_too_short(rec, sizeof(fhook_rec_probe));
         }
         const auto* kp = reinterpret_cast<const fhook_rec_probe*>(rec);
         ev.type = static_cast<EventType>(rec->type);
@@ -198,7 +169,7 @@ bool decode_fields(const fhook_rec* rec, Event& ev) {
     }
     case FHOOK_REC_HOOK: {
         if (end < sizeof(fhook_rec_hook)) {
-            too_short(rec, sizeof(fhook_rec_hook));
+            record_too_short(rec, sizeof(fhook_rec_hook));
         }
         const auto* hk = reinterpret_cast<const fhook_rec_hook*>(rec);
         ev.type = EventType::Hook;
@@ -213,12 +184,12 @@ bool decode_fields(const fhook_rec* rec, Event& ev) {
     }
     case FHOOK_REC_GRAPH_ENT: {
         if (end < sizeof(fhook_rec_graph_ent)) {
-            too_short(rec, sizeof(fhook_rec_graph_ent));
+            record_too_short(rec, sizeof(fhook_rec_graph_ent));
         }
         const auto* g = reinterpret_cast<const fhook_rec_graph_ent*>(rec);
         const std::size_t need = sizeof(fhook_rec_graph_ent) + 8 * std::size_t{g->nr_args};
         if (g->nr_args > FHOOK_GRAPH_NR_ARGS || end < need) {
-            too_short(rec, need);
+            record_too_short(rec, need);
         }
         ev.type = EventType::GraphEntry;
         ev.ip = g->ip;
@@ -228,7 +199,7 @@ bool decode_fields(const fhook_rec* rec, Event& ev) {
     }
     case FHOOK_REC_GRAPH_RET: {
         if (end < sizeof(fhook_rec_graph_ret)) {
-            too_short(rec, sizeof(fhook_rec_graph_ret));
+            record_too_short(rec, sizeof(fhook_rec_graph_ret));
         }
         const auto* g = reinterpret_cast<const fhook_rec_graph_ret*>(rec);
         ev.type = EventType::GraphReturn;
@@ -251,7 +222,7 @@ bool decode_fields(const fhook_rec* rec, Event& ev) {
                 std::memcpy(&n, reinterpret_cast<const char*>(rec) + end - 8, 8);
             }
             if (end < sizeof(*w) + 8 || n > FHOOK_MAX_STACK || sizeof(*w) + 8 * (n + 1) > end) {
-                too_short(rec, sizeof(*w) + 8 * (n + 1));
+                record_too_short(rec, sizeof(*w) + 8 * (n + 1));
             }
             const auto* ips = reinterpret_cast<const std::uint8_t*>(rec) + end - 8 * (n + 1);
             ev.data.insert(ev.data.end(), ips, ips + 8 * n);
@@ -283,14 +254,14 @@ bool decode_fields(const fhook_rec* rec, Event& ev) {
     case FHOOK_REC_ERRORS: {
         const auto* e = reinterpret_cast<const fhook_rec_errors*>(rec);
         if (end < sizeof(*e)) {
-            too_short(rec, sizeof(*e));
+            record_too_short(rec, sizeof(*e));
         }
         const std::size_t per_frame = sizeof(fhook_err_frame) +
                                       (e->flags & FHOOK_ERRORS_CALLSITES ? 8 : 0) +
                                       (e->flags & FHOOK_ERRORS_ARGS ? 8 * FHOOK_GRAPH_NR_ARGS : 0);
         const std::size_t need = sizeof(*e) + per_frame * std::size_t{e->nr_frames};
         if (e->nr_frames == 0 || e->nr_frames > FHOOK_ERRORS_MAX_FRAMES || end < need) {
-            too_short(rec, need);
+            record_too_short(rec, need);
         }
         const auto* payload = reinterpret_cast<const std::uint8_t*>(rec) + sizeof(fhook_rec);
         ev.type = EventType::Errors;
@@ -440,17 +411,25 @@ std::uint32_t SeqCount::take_lost(const fhook_rec* rec) {
     return rec->seq;
 }
 
-SeqCount& Decoder::seq_count(std::uint16_t cpu) {
-    if (cpu >= seq_counts_.size()) {
-        seq_counts_.resize(std::size_t{cpu} + 1);
-    }
+SeqCount& Decoder::new_seq_count(std::uint16_t cpu) {
+    seq_counts_.resize(std::size_t{cpu} + 1);
     return seq_counts_[cpu];
+}
+
+const Decoder::Task* Decoder::find_task(std::uint64_t k) {
+    const auto it = comms_.find(k);
+    if (it == comms_.end()) {
+        return nullptr;
+    }
+    last_key_ = k;
+    last_ = &it->second;
+    return last_;
 }
 
 bool Decoder::decode(const fhook_rec* rec, Event& ev) {
     if (rec->type == FHOOK_REC_COMM) {
         if (rec->size < sizeof(fhook_rec_comm)) {
-            too_short(rec, sizeof(fhook_rec_comm));
+            record_too_short(rec, sizeof(fhook_rec_comm));
         }
         const auto* c = reinterpret_cast<const fhook_rec_comm*>(rec);
         last_key_ = key(rec->pid, rec->cpu);
@@ -469,22 +448,17 @@ bool Decoder::decode(const fhook_rec* rec, Event& ev) {
     if (fn) {
         ev.seq = seq;
     }
-    const std::uint64_t k = key(ev.pid, ev.cpu);
-    if (last_ == nullptr || k != last_key_) {
-        const auto it = comms_.find(k);
-        if (it == comms_.end()) {
-            ev.comm = "<...>";
-            return true;
-        }
-        last_key_ = k;
-        last_ = &it->second;
+    const Task* task = task_of(ev.pid, ev.cpu);
+    if (task == nullptr) {
+        ev.comm = kUnnamed;
+        return true;
     }
     if (fn) {
-        ev.tgid = last_->tgid;
+        ev.tgid = task->tgid;
     }
     // (mostly the name the previous event of the stream had already)
-    if (!same_task_name(ev.comm, last_->name)) {
-        ev.comm = last_->name;
+    if (!same_task_name(ev.comm, task->name)) {
+        ev.comm = task->name;
     }
     return true;
 }

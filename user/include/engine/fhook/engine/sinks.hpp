@@ -26,6 +26,9 @@ public:
     PrintSink(int fd, const Ksyms& ksyms, OutputFormat format, const ProbeTable& probes);
     // ... with a formatter of the caller's (a call graph's tree)
     PrintSink(int fd, std::unique_ptr<Formatter> formatter, const ProbeTable& probes);
+    // (function entries of FN records straight to the formatter, when it
+    // takes them: Formatter::formats_fn())
+    void on_record(const fhook_rec* rec) override;
     void on_event(const Event& ev) override;
     void flush() override;
     void finish(const Stats& session, const std::vector<ProbeSummary>& probes) override;
@@ -33,6 +36,8 @@ public:
 private:
     OutputWriter writer_;
     std::unique_ptr<Formatter> formatter_;
+    bool formats_fn_ = false;
+    FnEvent fn_;
 };
 
 // Each event to a function of the caller's (a tracer's printer).

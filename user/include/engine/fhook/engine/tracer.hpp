@@ -188,6 +188,9 @@ public:
     void on_record(const fhook_rec* rec) override;
     virtual void on_event(const Event& ev) = 0;
 
+protected:
+    Decoder& decoder() noexcept { return decoder_; }
+
 private:
     Decoder decoder_;
     Event event_; // reused: its buffers stay allocated

@@ -109,6 +109,11 @@ public:
     virtual void end(std::string& /*out*/) {}
     // Appends the rendering of `event` to `out`.
     virtual void format(const Event& event, std::string& out) = 0;
+    // A formatter that says true here formats a function event decoded
+    // straight from its FN record (Decoder::decode_fn()) with format_fn(),
+    // as format() formats its Event; the others are given Events.
+    virtual bool formats_fn() const { return false; }
+    virtual void format_fn(const FnEvent& /*fn*/, std::string& /*out*/) {}
     // The kprobe definitions by probe id, for kprobe records (may be null:
     // their fields are then not shown).  Must outlive the formatter.
     void set_probes(const ProbeTable* probes) noexcept { probes_ = probes; }
@@ -125,6 +130,8 @@ public:
     explicit TextFormatter(const Ksyms& ksyms);
     ~TextFormatter() override;
     void format(const Event& event, std::string& out) override;
+    bool formats_fn() const override { return true; }
+    void format_fn(const FnEvent& fn, std::string& out) override;
 
 private:
     void append_stack(const Event& event, std::string& out) {
@@ -133,8 +140,22 @@ private:
         }
     }
     void append_stack_lines(const Event& event, std::string& out);
+    // What a line's head shows of its event
+    struct LineHead {
+        std::uint64_t ts;
+        std::uint32_t pid;
+        std::uint16_t cpu;
+        std::uint8_t flags;
+        std::uint8_t preempt;
+        std::string_view comm;
+    };
     // "%16s-%-7d [%03d] %s %5llu.%06llu: ", from the cached parts
-    void append_head(const Event& event, std::uint8_t preempt, std::string& out);
+    void append_head(const LineHead& h, std::string& out);
+    // ... and a function event's "func <-parent\n"
+    void append_function(const LineHead& h, std::uint64_t ip, std::uint64_t parent_ip,
+                         std::string& out);
+    // head_ made h's, with its microseconds
+    void refresh_head(const LineHead& h);
 
     NameCache names_;
     TraceEventPrinter events_; // tracepoints' TP_printk
@@ -142,8 +163,9 @@ private:
     // The line head, "%16s-%-7d [%03d] %s %5llu.%06llu: ": the same up to
     // the microseconds for every event of one task on one CPU in one
     // context within one second, rebuilt when any of them changes; each
-    // event writes its microseconds into the last 8 bytes and appends it
-    // whole.
+    // event writes its microseconds into the head's last 8 bytes and
+    // appends it whole; a function event appends the call after it too,
+    // kept there for the next event of the same call (one copy a line).
     struct Head {
         std::uint32_t pid = 0;
         std::uint16_t cpu = 0;
@@ -152,6 +174,10 @@ private:
         std::string comm;
         std::uint64_t sec = 0;
         std::size_t sec_at = 0; // where the seconds start in text
+        std::size_t end = 0;    // where the head ends in text
+        // text's "func <-parent\n" after the head, if longer than end
+        std::uint64_t ip = 0;
+        std::uint64_t parent_ip = 0;
         std::string text;
         bool valid = false;
     } head_;

@@ -89,6 +89,69 @@ struct Event {
     std::vector<std::uint64_t> args;  // GraphEntry: argument registers, if recorded
 };
 
+// A function event of an FN record, decoded without an Event
+// (Decoder::decode_fn()): the fields its Event would have, for the
+// readers that format millions of them.
+struct FnEvent {
+    std::uint64_t ts = 0;
+    std::uint64_t ip = 0;
+    std::uint64_t parent_ip = 0;
+    std::uint32_t pid = 0;
+    std::uint32_t tgid = 0;
+    std::uint32_t seq = 0;
+    std::uint32_t probe_id = 0;
+    std::uint16_t cpu = 0;
+    std::uint8_t flags = 0;   // FHOOK_CTX_*
+    std::uint8_t preempt = 0; // the preempt depth (FN records keep no migrate-disable count)
+    std::string_view comm;    // until the Decoder's next record
+};
+
+// An FN record's raw context as the FHOOK_CTX_* flags of the other records
+// (the module's fhook_rec_ctx()).  Inline: readers ask it for every event.
+inline std::uint8_t fn_ctx_flags(std::uint32_t ctx) {
+    // the three flag bits in the same order, shifted
+    static_assert(FHOOK_FN_CTX_IRQS_OFF >> 24 == FHOOK_CTX_IRQS_OFF &&
+                  FHOOK_FN_CTX_NEED_RESCHED >> 24 == FHOOK_CTX_NEED_RESCHED &&
+                  FHOOK_FN_CTX_PREEMPT_RESCHED >> 24 == FHOOK_CTX_PREEMPT_RESCHED);
+    auto flags = static_cast<std::uint8_t>((ctx >> 24) & 7);
+    // (most events: task context, at most a preempt depth)
+    if ((ctx & (FHOOK_FN_CTX_SOFTIRQ_MASK | FHOOK_FN_CTX_HARDIRQ_MASK | FHOOK_FN_CTX_NMI_MASK)) ==
+        0) {
+        return flags;
+    }
+    if (ctx & FHOOK_FN_CTX_HARDIRQ_MASK) {
+        flags |= FHOOK_CTX_HARDIRQ;
+    }
+    if (ctx & FHOOK_FN_CTX_SOFTIRQ_OFFSET) {
+        flags |= FHOOK_CTX_SOFTIRQ;
+    }
+    // (bottom halves disabled: the count above the serving bit)
+    if (ctx & FHOOK_FN_CTX_SOFTIRQ_MASK & ~FHOOK_FN_CTX_SOFTIRQ_OFFSET) {
+        flags |= FHOOK_CTX_BH_OFF;
+    }
+    if (ctx & FHOOK_FN_CTX_NMI_MASK) {
+        flags |= FHOOK_CTX_NMI;
+    }
+    return flags;
+}
+
+// What an FN record itself says (not its task's tgid and name, nor its
+// number: the stream's, see Decoder).
+inline void fn_fields(const fhook_rec_fn* rec, FnEvent& fn) {
+    fn.ts = rec->ts;
+    fn.ip = static_cast<std::uint64_t>(std::int64_t{rec->ip});
+    fn.parent_ip = static_cast<std::uint64_t>(std::int64_t{rec->parent_ip});
+    fn.pid = rec->pid;
+    fn.probe_id = rec->probe_id;
+    fn.cpu = rec->cpu;
+    fn.flags = fn_ctx_flags(rec->ctx);
+    const std::uint32_t depth = rec->ctx & FHOOK_FN_CTX_PREEMPT_MASK;
+    fn.preempt = static_cast<std::uint8_t>(depth < 15 ? depth : 15);
+}
+
+// Throws the Runtime Error of a record shorter than its type's struct.
+[[noreturn]] void record_too_short(const fhook_rec* rec, std::size_t need);
+
 // Size a LOST record needs for its nr_probes entries (0 if nr_probes is
 // absurd); a record is valid when rec->size >= this.
 std::size_t lost_record_size(const fhook_rec_lost* rec);
@@ -159,6 +222,8 @@ public:
             return rec->seq;
         }
     }
+    // take() of an FN record
+    std::uint32_t take_fn() { return next_++; }
     // the number of the next record
     std::uint32_t next() const noexcept { return next_; }
 
@@ -249,6 +314,22 @@ public:
     // the return only: readers use decode_each().
     bool decode(const fhook_rec* rec, Event& ev);
     std::optional<Event> decode(const fhook_rec* rec);
+    // An FN record (FHOOK_REC_FN, no flags) as decode() would give its
+    // Event, without one: the same fields, the same count of numbers.
+    void decode_fn(const fhook_rec* rec, FnEvent& fn) {
+        if (rec->size < sizeof(fhook_rec_fn)) {
+            record_too_short(rec, sizeof(fhook_rec_fn));
+        }
+        fn_fields(reinterpret_cast<const fhook_rec_fn*>(rec), fn);
+        fn.seq = seq_count(fn.cpu).take_fn();
+        if (const Task* task = task_of(fn.pid, fn.cpu)) {
+            fn.tgid = task->tgid;
+            fn.comm = task->name;
+        } else {
+            fn.tgid = 0;
+            fn.comm = kUnnamed;
+        }
+    }
     // Gives `fn` each event of `rec`, decoded into `ev`: none for a COMM
     // record or a type this build does not know, one, or two for a graph
     // return that stands for its whole call (FHOOK_GRAPH_RET_LEAF): the
@@ -278,7 +359,18 @@ private:
         std::string name;
         std::uint32_t tgid = 0;
     };
-    SeqCount& seq_count(std::uint16_t cpu);
+    // "<...>": a task the stream never named
+    static constexpr std::string_view kUnnamed = "<...>";
+    SeqCount& seq_count(std::uint16_t cpu) {
+        return cpu < seq_counts_.size() ? seq_counts_[cpu] : new_seq_count(cpu);
+    }
+    SeqCount& new_seq_count(std::uint16_t cpu);
+    // the task a record of `pid` on `cpu` is of, null if unnamed
+    const Task* task_of(std::uint32_t pid, std::uint16_t cpu) {
+        const std::uint64_t k = key(pid, cpu);
+        return last_ != nullptr && k == last_key_ ? last_ : find_task(k);
+    }
+    const Task* find_task(std::uint64_t k);
     std::unordered_map<std::uint64_t, Task> comms_;
     std::uint64_t last_key_ = 0;
     const Task* last_ = nullptr;       // comms_[last_key_] (nodes are stable)
