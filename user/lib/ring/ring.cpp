@@ -59,6 +59,13 @@ void collect_records(const RingView& ring, std::uint64_t tail, std::uint64_t hea
         }
         const auto* rec = reinterpret_cast<const fhook_rec*>(ring.data + (pos & (size - 1)));
         const std::uint64_t rsize = rec->size;
+        // (most records: a function entry of its own size, 8-byte aligned)
+        if (rec->type == FHOOK_REC_FN && rsize == sizeof(fhook_rec_fn) && rsize <= avail) {
+            static_assert(sizeof(fhook_rec_fn) % 8 == 0);
+            out.push_back(rec);
+            pos += rsize;
+            continue;
+        }
         if (rsize < sizeof(fhook_rec)) {
             corrupt(ring, pos,
                     "record size " + std::to_string(rsize) + " is below the header size");
