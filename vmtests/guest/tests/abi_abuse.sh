@@ -26,9 +26,11 @@ if grep -qw memory /sys/fs/cgroup/cgroup.controllers 2> /dev/null; then
 fi
 mode=$(stat -c %a /dev/fhook)
 chmod 0666 /dev/fhook
+log "the observer's attacks"
 sh -c "[ -d $CG ] && echo \$\$ > $CG/cgroup.procs; exec fhook-capexec 1000 1000 - perfmon,syslog -- fhook-abitest --observer" > $D/obs.out 2>&1
 orc=$?
 # the CLI names the per-user limit: one session allowed, a second refused
+log "max_user_sessions=1 through the CLI"
 MU=/sys/module/fhook/parameters/max_user_sessions
 old_max=$(cat $MU)
 echo 1 > $MU
@@ -47,6 +49,7 @@ echo "$old_max" > $MU
 # uid 1000 holds its share (fhook-abitest --hold-share), then uid 1001
 # takes its whole share too; uid 1000's 32 MiB rings are refused with one
 # line naming the share
+log "two users' shares"
 fhook-capexec 1000 1000 - perfmon,syslog -- fhook-abitest --hold-share > $D/hold1000.out 2>&1 &
 H0=$!
 wait_for 60 grep -q '^# holding' $D/hold1000.out || fail "uid 1000 did not take its share: $(cat $D/hold1000.out)"
