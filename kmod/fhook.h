@@ -499,7 +499,11 @@ int fhook_func_set_patterns(struct fhook_probe *p, struct ftrace_ops *ops, char 
 
 /* fnrec.c */
 bool fhook_fnrec_ok(const struct fhook_probe *p);
+bool fhook_fnrec_asm_ok(const struct fhook_probe *p);
 void fhook_fnrec(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
+asmlinkage void fhook_fnrec_finish(struct fhook_probe *p, struct fhook_ring *rb, u64 nr,
+				   unsigned long ip, unsigned long parent_ip, u32 ctx);
+asmlinkage void fhook_fnrec_frozen(struct fhook_probe *p, struct fhook_ring *rb);
 
 /*
  * A function entry to record: the ftrace_ops callbacks' and the direct
@@ -1030,6 +1034,25 @@ static __always_inline void fhook_func_init(struct fhook_rec_func *r, u32 probe_
 }
 
 /*
+ * Fill @r, a function entry's reservation (fhook_ring_reserve_fn(),
+ * fhook_ring_reserve_entered()): the FHOOK_REC_FN or FHOOK_REC_FUNC
+ * record it chose, counted as written; nothing for a drop or a frozen
+ * session.
+ */
+static __always_inline void fhook_fn_fill(struct fhook_probe *p, struct fhook_probe_counters *c,
+					  struct fhook_rec *r, unsigned long ip,
+					  unsigned long parent_ip, unsigned int pc, bool irqs_off)
+{
+	if (IS_ERR_OR_NULL(r))
+		return;
+	if (likely(r->size == sizeof(struct fhook_rec_fn)))
+		fhook_fn_init((void *)r, p->id, ip, parent_ip, pc, irqs_off, r->ts);
+	else
+		fhook_func_init((void *)r, p->id, ip, parent_ip, pc, irqs_off, r->ts);
+	fhook_count(&c->written);
+}
+
+/*
  * One function entry of probe @p on @rb: an FHOOK_REC_FN record where its
  * addresses fit, @rb streams and the reservation allows it
  * (fhook_ring_fn_choose(): the record's number is the reader's count
@@ -1045,16 +1068,7 @@ static __always_inline void fhook_func_write(struct fhook_probe *p, struct fhook
 					     bool outermost)
 {
 	if (likely(!rb->overwrite && fhook_fn_fits(ip, parent_ip))) {
-		struct fhook_rec *r = fhook_ring_reserve_fn(rb, p->id);
-
-		if (!IS_ERR_OR_NULL(r)) {
-			if (likely(r->size == sizeof(struct fhook_rec_fn)))
-				fhook_fn_init((void *)r, p->id, ip, parent_ip, pc, irqs_off, r->ts);
-			else
-				fhook_func_init((void *)r, p->id, ip, parent_ip, pc, irqs_off,
-						r->ts);
-			fhook_count(&c->written);
-		}
+		fhook_fn_fill(p, c, fhook_ring_reserve_fn(rb, p->id), ip, parent_ip, pc, irqs_off);
 	} else {
 		struct fhook_rec_func *r = fhook_ring_reserve(rb, sizeof(*r), p->id);
 

@@ -20,6 +20,7 @@
  * name yet, an overwriting ring) runs here too, in that same window.
  */
 #include "fhook.h"
+#include "tramp.h"
 
 /*
  * May @p's hits go to fhook_fnrec()?  Its predicate, triggers, histogram
@@ -28,6 +29,53 @@
 bool fhook_fnrec_ok(const struct fhook_probe *p)
 {
 	return !p->pred && !p->nr_triggers && !p->hist && !p->stack;
+}
+
+/*
+ * The assembly recorder (arch/x86/tramp.S, fhook_fnrec_common: the same
+ * record written by a direct probe's own trampoline, no C frame), module
+ * parameter fnrec_asm.  It takes what fhook_fnrec() takes but a probe of
+ * any task's hits, a filter by CPU, an overwriting ring and the C clock;
+ * those, and every other case fhook_fnrec() gives to the full path, it
+ * leaves to fhook_fnrec() before it changes anything.
+ */
+static bool fhook_fnrec_asm = true;
+module_param_named(fnrec_asm, fhook_fnrec_asm, bool, 0444);
+MODULE_PARM_DESC(fnrec_asm, "record function entries of direct probes in assembly (x86-64)");
+
+bool fhook_fnrec_asm_ok(const struct fhook_probe *p)
+{
+	return FHOOK_ARCH_FNREC_ASM && fhook_arch_fnrec_asm() && fhook_fnrec_asm && p->fnrec;
+}
+
+/*
+ * The assembly recorder's rare endings, once it entered @rb (->nest 1,
+ * the outermost writer) and took the record's number @nr: the clock to
+ * anchor again, a writer that took a number since (the record is then
+ * FHOOK_REC_FUNC), a drop waiting, no room.  @ctx is the FHOOK_REC_FN
+ * context it computed from the preempt count and irq state at entry.
+ */
+asmlinkage notrace void fhook_fnrec_finish(struct fhook_probe *p, struct fhook_ring *rb, u64 nr,
+					   unsigned long ip, unsigned long parent_ip, u32 ctx)
+{
+	unsigned int pc = ctx & (PREEMPT_MASK | SOFTIRQ_MASK | HARDIRQ_MASK | NMI_MASK);
+	bool irqs_off = ctx & FHOOK_FN_CTX_IRQS_OFF;
+	unsigned int outer = READ_ONCE(rb->fast_ctx);
+
+	/* (the clock may read a traced clocksource: as fhook_fnrec()) */
+	WRITE_ONCE(rb->fast_ctx, fhook_ring_ctx(pc, irqs_off));
+	fhook_fn_fill(p, fhook_counters(p->session, rb->cpu, p->id),
+		      fhook_ring_reserve_entered(rb, sizeof(struct fhook_rec_func), p->id, nr, true),
+		      ip, parent_ip, pc, irqs_off);
+	fhook_ring_publish(rb);
+	WRITE_ONCE(rb->fast_ctx, outer);
+}
+
+/* ... and a session frozen after it entered @rb: no number taken */
+asmlinkage notrace void fhook_fnrec_frozen(struct fhook_probe *p, struct fhook_ring *rb)
+{
+	fhook_ring_count_frozen(rb, p->id);
+	fhook_ring_publish(rb);
 }
 
 /*

@@ -41,7 +41,7 @@ static inline struct fhook_direct_probe *to_direct(struct fhook_probe *p)
 }
 
 /* slot -> probe; set before the probe is armed, cleared after release */
-static struct fhook_probe *fhook_direct_slots[FHOOK_NR_SLOTS];
+struct fhook_probe *fhook_direct_slots[FHOOK_NR_SLOTS];
 static DEFINE_MUTEX(fhook_direct_lock);
 /* read by the fast trampolines: set when a slot is taken (init) */
 unsigned long fhook_direct_fast_ctrs[FHOOK_NR_SLOTS];
@@ -68,7 +68,9 @@ static unsigned long fhook_direct_tramp(struct fhook_direct_probe *d, bool count
 	if (d->f.p.lat)
 		return fhook_lat_tramps[d->slot];
 	if (!count)
-		return fhook_direct_record_tramps[d->slot];
+		return FHOOK_ARCH_FNREC_ASM && fhook_fnrec_asm_ok(&d->f.p) ?
+			       fhook_direct_fnrec_tramps[d->slot] :
+			       fhook_direct_record_tramps[d->slot];
 	return d->fast ? fhook_direct_fast_tramps[d->slot] : fhook_direct_count_tramps[d->slot];
 }
 

@@ -164,6 +164,40 @@ static __always_inline void *fhook_ring_fn_mark(void *rec, unsigned int size, u6
 }
 
 /*
+ * (the reservation once the writer entered @rb and took number @nr: the
+ * rest of __fhook_ring_reserve() below, and the assembly recorder's rare
+ * endings, fhook_fnrec_finish())
+ */
+static __always_inline void *fhook_ring_reserve_entered(struct fhook_ring *rb, unsigned int size,
+							  u32 probe_id, u64 nr, bool fn_entry)
+{
+	unsigned int need = ALIGN(size, 8);
+	bool may_fn = false;
+	long head, old;
+	u64 ts = 0;
+	void *rec;
+
+	if (fn_entry) {
+		may_fn = fhook_ring_fn_may(rb);
+		ts = fhook_clock();
+	}
+	old = local_read(&rb->head);
+	do {
+		head = old;
+		/* (both sizes are multiples of 8) */
+		if (fn_entry)
+			size = need = fhook_ring_fn_choose(rb, nr, may_fn);
+		if (unlikely(!fhook_ring_room(rb, head, need))) {
+			fhook_ring_drop(rb, probe_id, nr);
+			return NULL;
+		}
+	} while ((old = local_cmpxchg(&rb->head, head, head + need)) != head);
+
+	rec = fhook_ring_rec_begin(rb->data + (head & rb->mask), size, nr, false);
+	return fn_entry ? fhook_ring_fn_mark(rec, size, ts) : rec;
+}
+
+/*
  * Reserve @size bytes (header + payload) on @rb for probe @probe_id, the
  * record's hdr.seq set to its sequence number.  Must be called on @rb's
  * CPU with preemption disabled; every call must be followed by
@@ -182,11 +216,7 @@ static __always_inline void *__fhook_ring_reserve(struct fhook_ring *rb, unsigne
 {
 	const struct task_struct *t = current;
 	const struct fhook_comm_slot *cs = &rb->comms[t->pid & (FHOOK_COMM_SLOTS - 1)];
-	unsigned int need = ALIGN(size, 8);
-	u64 name0, name1, nr, ts = 0;
-	bool may_fn = false;
-	long head, old;
-	void *rec;
+	u64 name0, name1, nr;
 	int ret;
 
 	memcpy(&name0, t->comm, sizeof(name0));
@@ -199,28 +229,11 @@ static __always_inline void *__fhook_ring_reserve(struct fhook_ring *rb, unsigne
 	ret = fhook_ring_enter(rb, probe_id, &nr);
 	if (unlikely(ret == -EAGAIN))
 		return ERR_PTR(-EAGAIN);
-	if (unlikely(ret))
-		goto drop;
-	if (fn_entry) {
-		may_fn = fhook_ring_fn_may(rb);
-		ts = fhook_clock();
+	if (unlikely(ret)) {
+		fhook_ring_drop(rb, probe_id, nr);
+		return NULL;
 	}
-	old = local_read(&rb->head);
-	do {
-		head = old;
-		/* (both sizes are multiples of 8) */
-		if (fn_entry)
-			size = need = fhook_ring_fn_choose(rb, nr, may_fn);
-		if (unlikely(!fhook_ring_room(rb, head, need)))
-			goto drop;
-	} while ((old = local_cmpxchg(&rb->head, head, head + need)) != head);
-
-	rec = fhook_ring_rec_begin(rb->data + (head & rb->mask), size, nr, false);
-	return fn_entry ? fhook_ring_fn_mark(rec, size, ts) : rec;
-
-drop:
-	fhook_ring_drop(rb, probe_id, nr);
-	return NULL;
+	return fhook_ring_reserve_entered(rb, size, probe_id, nr, fn_entry);
 }
 
 static __always_inline void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size,

@@ -13,6 +13,11 @@ extern const unsigned long fhook_direct_fast_tramps[FHOOK_NR_SLOTS];
 /* slot -> the probe's per-CPU hit counter (a __percpu address) */
 extern unsigned long fhook_direct_fast_ctrs[FHOOK_NR_SLOTS];
 extern const unsigned long fhook_direct_record_tramps[FHOOK_NR_SLOTS];
+/* the assembly recorder's (x86-64: FHOOK_ARCH_FNREC_ASM) */
+extern const unsigned long fhook_direct_fnrec_tramps[FHOOK_NR_SLOTS];
+/* slot -> its direct probe (probe_direct.c), read by the assembly recorder */
+struct fhook_probe;
+extern struct fhook_probe *fhook_direct_slots[FHOOK_NR_SLOTS];
 extern const unsigned long fhook_around_tramps[FHOOK_NR_SLOTS];
 /* fhook_orig_N: continue at slot N's body (fhook_around_bodies[N]) */
 extern const unsigned long fhook_orig_tramps[FHOOK_NR_SLOTS];

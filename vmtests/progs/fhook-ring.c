@@ -269,7 +269,7 @@ static void *consumer_main(void *arg)
 
 /* ----------------------------------------------------------- account */
 
-static int do_account(unsigned long n)
+static int do_account(unsigned long n, uint32_t type)
 {
 	static struct acct a[MAXCPU];
 	struct counts calls[MAXCPU];
@@ -283,8 +283,8 @@ static int do_account(unsigned long n)
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 
 	sess_open(&s, 4096, 0, 0, 0, 0);
-	id[1] = add_probe(&s, "fhook_testmod_target");
-	id[2] = add_probe(&s, "fhook_testmod_other");
+	id[1] = add_probe_type(&s, "fhook_testmod_target", type);
+	id[2] = add_probe_type(&s, "fhook_testmod_other", type);
 	expect(id[1] == 1 && id[2] == 2, "probe ids are 1 and 2 (got %u, %u)", id[1], id[2]);
 	for (c = 0; c < s.ncpu; c++)
 		acct_init(&a[c]);
@@ -607,7 +607,9 @@ static int do_closerace(void)
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "account"))
-		return do_account(strtoul(argv[2], NULL, 0));
+		return do_account(strtoul(argv[2], NULL, 0),
+				  argc >= 4 && !strcmp(argv[3], "direct") ? FHOOK_PROBE_DIRECT :
+									    FHOOK_PROBE_FUNC);
 	if (argc >= 3 && !strcmp(argv[1], "overwrite"))
 		return do_overwrite(strtoul(argv[2], NULL, 0));
 	if (argc >= 2 && !strcmp(argv[1], "snapshot"))
@@ -616,6 +618,6 @@ int main(int argc, char **argv)
 		return do_wakeup();
 	if (argc >= 2 && !strcmp(argv[1], "closerace"))
 		return do_closerace();
-	fprintf(stderr, "usage: fhook-ring account N | overwrite N | snapshot | wakeup | closerace\n");
+	fprintf(stderr, "usage: fhook-ring account N [direct] | overwrite N | snapshot | wakeup | closerace\n");
 	return 2;
 }

@@ -201,15 +201,20 @@ static inline void sess_unmap(struct sess *s)
 	munmap(s->st, s->st->map_size);
 }
 
-static inline uint32_t add_probe(struct sess *s, const char *func)
+static inline uint32_t add_probe_type(struct sess *s, const char *func, uint32_t type)
 {
-	struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_FUNC };
+	struct fhook_probe_add pa = { .size = sizeof(pa), .type = type };
 
 	pa.filter = (uintptr_t)func;
 	pa.filter_len = strlen(func);
 	if (ioctl(s->fd, FHOOK_IOC_PROBE_ADD, &pa))
 		die(func);
 	return pa.probe_id;
+}
+
+static inline uint32_t add_probe(struct sess *s, const char *func)
+{
+	return add_probe_type(s, func, FHOOK_PROBE_FUNC);
 }
 
 /*

@@ -200,6 +200,12 @@ static __always_inline bool fhook_arch_user_frames(struct pt_regs *regs)
 #define FHOOK_ARCH_CLOCK_COUNTER	0
 #define FHOOK_ARCH_CLOCK_NAME		NULL
 
+/* no assembly recorder of function entries (tramp.h: fnrec.c records in C) */
+static inline bool fhook_arch_fnrec_asm(void)
+{
+	return false;
+}
+
 static __always_inline u64 fhook_arch_clock_counter(void)
 {
 	return 0;

@@ -11,6 +11,9 @@
 
 #define FHOOK_NR_SLOTS		64
 
+/* no assembly recorder of function entries (x86's tramp.h) */
+#define FHOOK_ARCH_FNREC_ASM	0
+
 /*
  * struct fhook_around_frame (fhook.h): a struct pt_regs (336 bytes: x0 at
  * 0), then these; the frame takes FHOOK_AF_SPACE bytes (16-aligned)

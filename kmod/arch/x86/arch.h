@@ -142,6 +142,16 @@ static __always_inline bool fhook_arch_user_frames(struct pt_regs *regs)
  * it (not marked unstable: the rule the vDSO applies), else 0.
  */
 #define FHOOK_ARCH_CLOCK_COUNTER	1
+
+/*
+ * May the assembly recorder of function entries run (tramp.h,
+ * FHOOK_ARCH_FNREC_ASM)?  It reads the irq state with pushf: not in a Xen
+ * PV guest.
+ */
+static inline bool fhook_arch_fnrec_asm(void)
+{
+	return !cpu_feature_enabled(X86_FEATURE_XENPV);
+}
 #define FHOOK_ARCH_CLOCK_NAME		"tsc"
 
 static __always_inline u64 fhook_arch_clock_counter(void)

@@ -32,6 +32,8 @@
 #include <asm/nospec-branch.h>
 #include <asm/percpu.h>
 #include <linux/objtool.h>
+#include <asm/ftrace.h>
+#include <asm/processor-flags.h>
 
 #include "tramp.h"
 
@@ -154,6 +156,312 @@ SYM_FUNC_START(fhook_direct_record_common)
 	leave
 	RET
 SYM_FUNC_END(fhook_direct_record_common)
+
+#if FHOOK_ARCH_FNREC_ASM
+#include "fhook-offsets.h"
+
+/* this CPU's task, preempt count and number, as the kernel keeps them */
+#ifdef FHOOK_HAVE_PCPU_HOT
+#define FHOOK_GS_CURRENT	%gs:pcpu_hot + FHOOK_HOT_current_task(%rip)
+#define FHOOK_GS_PREEMPT	%gs:pcpu_hot + FHOOK_HOT_preempt_count(%rip)
+#define FHOOK_GS_CPU		%gs:pcpu_hot + FHOOK_HOT_cpu_number(%rip)
+#else
+#define FHOOK_GS_CURRENT	%gs:current_task(%rip)
+#define FHOOK_GS_PREEMPT	%gs:__preempt_count(%rip)
+#define FHOOK_GS_CPU		%gs:cpu_number(%rip)
+#endif
+
+/* what fhook_fnrec_common saves: the stack then holds these */
+#define FNR_RET		72	/* the return address into the function */
+#define FNR_PARENT	80	/* ... and the one into its caller */
+
+.macro FHOOK_FNREC_PUSH
+	pushq	%rax
+	pushq	%rcx
+	pushq	%rdx
+	pushq	%rsi
+	pushq	%rdi
+	pushq	%r8
+	pushq	%r9
+	pushq	%rbx
+	pushq	%r12
+.endm
+
+.macro FHOOK_FNREC_POP
+	popq	%r12
+	popq	%rbx
+	popq	%r9
+	popq	%r8
+	popq	%rdi
+	popq	%rsi
+	popq	%rdx
+	popq	%rcx
+	popq	%rax
+.endm
+
+/*
+ * The assembly recorder (%r11: the direct probe, fhook_direct_slots[N]):
+ * fnrec.c's fhook_fnrec() for the common case, one FHOOK_REC_FN record
+ * with no C frame.  Every test fhook_fnrec() and the inline reservation
+ * make comes first (this CPU's ring idle, no call graph entry held back,
+ * the probe not paused and of the session's tasks, the ring streaming
+ * with no drop waiting, the session not frozen, the task's name in the
+ * ring, the clock the counter; the addresses always fit FN's 32 bits
+ * here: offsets.c); any that
+ * fails sends the call to fhook_fnrec() before anything changed
+ * (.Lfnrec_c).  Then, as fhook_ring_enter() and
+ * fhook_ring_reserve_entered(): ->nest (the outermost writer), ->frozen
+ * again (the freezer's IPI pairs with it), the number, the clock (the
+ * anchor's latch as fhook_clock() reads it), the FN choice and the room,
+ * the cmpxchg of ->head; four stores; fhook_ring_publish().  Its rare
+ * endings are C (fhook_fnrec_finish(), fhook_fnrec_frozen(),
+ * fhook_ring_wake()).  Nothing here is traceable and no C runs before
+ * ->nest is raised, so no recursion guard is needed, as in fnrec.c; local
+ * ops (xadd, cmpxchg without lock) as local_t's, this CPU's only.
+ */
+SYM_FUNC_START(fhook_fnrec_common)
+	CALL_DEPTH_ACCOUNT
+	FHOOK_FNREC_PUSH
+	movl	FHOOK_GS_PREEMPT, %r8d		/* the preempt count at entry */
+	incl	FHOOK_GS_PREEMPT		/* preempt_disable_notrace() */
+	pushfq
+	popq	%r9				/* the irq state at entry */
+	movq	FHOOK_P_session(%r11), %rbx
+	movslq	FHOOK_GS_CPU, %rsi
+	movq	FHOOK_S_rings(%rbx), %rdx
+	movq	(%rdx,%rsi,8), %r10		/* this CPU's ring */
+	cmpq	$0, FHOOK_R_nest(%r10)
+	jne	.Lfnrec_c
+	cmpq	$0, %gs:fhook_fgraph_pending(%rip)
+	jne	.Lfnrec_c
+	cmpw	$0, FHOOK_P_any_task(%r11)	/* (and paused, the next byte) */
+	jne	.Lfnrec_c
+	cmpb	$0, FHOOK_R_overwrite(%r10)
+	jne	.Lfnrec_c
+	cmpq	$0, FHOOK_R_lost_mask(%r10)
+	jne	.Lfnrec_c
+	cmpw	$0, FHOOK_S_frozen(%rbx)	/* (and traced_off) */
+	jne	.Lfnrec_c
+	cmpb	$0, FHOOK_S_cpu_filter(%rbx)
+	jne	.Lfnrec_c
+	cmpl	$0, fhook_clock_counter(%rip)	/* static_key_enabled() */
+	jle	.Lfnrec_c
+	/* fhook_session_wants_task(): the controller's tgid, the pid set */
+	movq	FHOOK_GS_CURRENT, %rdi
+	movl	FHOOK_T_tgid(%rdi), %eax
+	cmpl	FHOOK_S_ignore_tgid(%rbx), %eax
+	jne	1f
+	testl	%eax, %eax
+	jnz	.Lfnrec_c
+1:	cmpb	$0, FHOOK_S_pid_filter(%rbx)
+	je	2f
+	movq	FHOOK_S_pids(%rbx), %rdx
+	movl	FHOOK_T_pid(%rdi), %eax
+	btq	%rax, (%rdx)
+	jc	2f
+	movl	FHOOK_T_tgid(%rdi), %eax
+	btq	%rax, (%rdx)
+	jnc	.Lfnrec_c
+2:	/* fhook_comm_known(): the task's name is in the ring */
+	movl	FHOOK_T_pid(%rdi), %eax
+	movl	%eax, %edx
+	andl	$FHOOK_CS_MASK, %edx
+	shll	$FHOOK_CS_SHIFT, %edx
+	leaq	FHOOK_R_comms(%r10,%rdx), %rdx
+	cmpl	FHOOK_CS_pid(%rdx), %eax
+	jne	.Lfnrec_c
+	movl	FHOOK_T_tgid(%rdi), %eax
+	cmpl	FHOOK_CS_tgid(%rdx), %eax
+	jne	.Lfnrec_c
+	movq	FHOOK_T_comm(%rdi), %rax
+	cmpq	FHOOK_CS_name(%rdx), %rax
+	jne	.Lfnrec_c
+	movq	FHOOK_T_comm+8(%rdi), %rax
+	cmpq	FHOOK_CS_name+8(%rdx), %rax
+	jne	.Lfnrec_c
+	/*
+	 * fhook_fn_ctx(): the preempt count's low 24 bits, irqs off (IF
+	 * clear), TIF_NEED_RESCHED, PREEMPT_NEED_RESCHED (x86 keeps it
+	 * inverted in the count)
+	 */
+	movl	%r8d, %eax
+	andl	$FHOOK_FN_CTX_PC_MASK, %eax
+	notl	%r8d
+	shrl	$FHOOK_PREEMPT_NEED_RESCHED_BIT, %r8d	/* (bit 31: nothing above) */
+	shll	$26, %r8d
+	orl	%r8d, %eax
+	notl	%r9d
+	andl	$X86_EFLAGS_IF, %r9d
+	shll	$(24 - X86_EFLAGS_IF_BIT), %r9d
+	orl	%r9d, %eax
+	movq	FHOOK_T_ti_flags(%rdi), %rdx
+	shrq	$FHOOK_TIF_NEED_RESCHED, %rdx
+	andl	$1, %edx
+	shll	$25, %edx
+	orl	%edx, %eax
+	movl	%eax, %r9d			/* the record's context */
+	/* the hit: fhook_counters(s, cpu, id)->hits */
+	movl	FHOOK_P_id(%r11), %eax
+	shll	$FHOOK_MAX_PROBES_SHIFT, %esi
+	leal	-1(%rsi,%rax), %eax
+	shlq	$FHOOK_PC_SHIFT, %rax
+	addq	FHOOK_S_counters(%rbx), %rax
+	movq	%rax, %r8			/* the probe's counters on this CPU */
+	incq	FHOOK_PC_hits(%r8)
+	/* fhook_ring_enter(): ->nest, then ->frozen, then the number */
+	movl	$1, %eax
+	xaddq	%rax, FHOOK_R_nest(%r10)
+	cmpw	$0, FHOOK_S_frozen(%rbx)	/* (and traced_off, the next byte) */
+	jne	.Lfnrec_frozen
+	movq	FHOOK_R_meta(%r10), %rbx
+	movl	$1, %r12d
+	xaddq	%r12, FHOOK_M_seq_next(%rbx)	/* the record's number */
+	cmpq	$0, FHOOK_R_lost_mask(%r10)	/* fhook_ring_fn_may() */
+	jne	.Lfnrec_finish
+	/* fhook_clock() */
+	movq	%gs:this_cpu_off(%rip), %rsi
+	addq	$fhook_clock_cpu, %rsi
+.Lfnrec_clock:
+	movl	FHOOK_CL_seq(%rsi), %edi
+	movl	%edi, %ecx
+	andl	$1, %ecx
+	imull	$FHOOK_A_SIZE, %ecx, %ecx
+	leaq	FHOOK_CL_anchor(%rsi,%rcx), %rcx	/* the anchor: anchor[seq & 1] */
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rdx, %rax
+	subq	FHOOK_A_cyc(%rcx), %rax
+	cmpq	fhook_clock_span(%rip), %rax
+	jae	.Lfnrec_finish			/* expired: a new anchor, in C */
+	movl	FHOOK_A_mult(%rcx), %edx
+	imulq	%rdx, %rax
+	movq	FHOOK_A_ns(%rcx), %rdx
+	movl	FHOOK_A_shift(%rcx), %ecx
+	shrq	%cl, %rax
+	addq	%rdx, %rax
+	cmpl	FHOOK_CL_seq(%rsi), %edi
+	jne	.Lfnrec_clock
+	/* fhook_clock_keep(): never before this CPU's latest stamp */
+	movq	FHOOK_CL_last(%rsi), %rdx
+	movq	%rax, %rcx
+	subq	%rdx, %rcx
+	js	3f
+	movq	%rax, FHOOK_CL_last(%rsi)
+	jmp	4f
+3:	movq	%rdx, %rax
+4:	movq	%rax, %rdi			/* the record's time */
+	/* fhook_ring_reserve_entered(): 32 bytes while the number is FN's */
+	movq	FHOOK_R_head(%r10), %rax
+.Lfnrec_reserve:
+	leaq	1(%r12), %rcx
+	cmpq	%rcx, FHOOK_M_seq_next(%rbx)	/* fhook_ring_fn_choose() */
+	jne	.Lfnrec_finish
+	movq	FHOOK_R_cons(%r10), %rdx
+	movq	%rax, %rcx
+	subq	FHOOK_C_data_tail(%rdx), %rcx	/* fhook_ring_room(): used, (A) */
+	movq	FHOOK_R_size(%r10), %rdx
+	cmpq	%rdx, %rcx
+	ja	.Lfnrec_finish
+	subq	%rcx, %rdx
+	cmpq	$FHOOK_REC_FN_SIZE, %rdx
+	jb	.Lfnrec_finish
+	leaq	FHOOK_REC_FN_SIZE(%rax), %rcx
+	cmpxchgq %rcx, FHOOK_R_head(%r10)	/* local_cmpxchg() */
+	jne	.Lfnrec_reserve
+	andq	FHOOK_R_mask(%r10), %rax
+	addq	FHOOK_R_data(%r10), %rax	/* the record */
+	/* fhook_fn_init(): size, type, ip; ts; pid, ctx; cpu, flags, probe, parent */
+	movq	FNR_RET(%rsp), %rdx
+	subq	$MCOUNT_INSN_SIZE, %rdx
+	shlq	$32, %rdx
+	orq	$FHOOK_REC_FN_WORD0, %rdx
+	movq	%rdx, 0(%rax)
+	movq	%rdi, 8(%rax)
+	movq	FHOOK_GS_CURRENT, %rdx
+	movl	FHOOK_T_pid(%rdx), %edx
+	movl	%edx, 16(%rax)
+	movl	%r9d, 20(%rax)
+	movq	FNR_PARENT(%rsp), %rdx
+	shlq	$32, %rdx
+	movzbl	FHOOK_P_id(%r11), %ecx
+	shll	$24, %ecx
+	orq	%rcx, %rdx
+	movzwl	FHOOK_GS_CPU, %ecx
+	orq	%rcx, %rdx
+	movq	%rdx, 24(%rax)
+	incq	FHOOK_PC_written(%r8)
+	/* fhook_ring_publish(): (B) is program order on x86 */
+.Lfnrec_publish:
+	movq	FHOOK_R_head(%r10), %rax
+	movq	%rax, FHOOK_M_data_head(%rbx)
+	movq	$0, FHOOK_R_nest(%r10)
+	cmpq	FHOOK_R_head(%r10), %rax
+	je	5f
+	movq	$1, FHOOK_R_nest(%r10)		/* a nested writer reserved meanwhile */
+	jmp	.Lfnrec_publish
+5:	movq	FHOOK_R_cons(%r10), %rdx
+	movq	FHOOK_C_data_tail(%rdx), %rsi
+	cmpq	FHOOK_R_wake_tail(%r10), %rsi
+	je	.Lfnrec_done
+	subq	%rsi, %rax
+	movl	FHOOK_R_watermark(%r10), %ecx
+	cmpq	%rcx, %rax
+	jae	.Lfnrec_wake
+	movl	FHOOK_R_wakeup_events(%r10), %ecx
+	testl	%ecx, %ecx
+	jz	.Lfnrec_done
+	movl	FHOOK_M_seq_next(%rbx), %eax
+	subl	FHOOK_C_seq_read(%rdx), %eax
+	cmpl	%ecx, %eax
+	jb	.Lfnrec_done
+.Lfnrec_wake:
+	movq	%r10, %rdi
+	call	fhook_ring_wake			/* (rb, tail) */
+.Lfnrec_done:
+	decl	FHOOK_GS_PREEMPT		/* preempt_enable_notrace() */
+	jnz	6f
+	call	__SCT__preempt_schedule_notrace
+6:	FHOOK_FNREC_POP
+	RET
+
+.Lfnrec_frozen:
+	movq	%r11, %rdi
+	movq	%r10, %rsi
+	call	fhook_fnrec_frozen
+	jmp	.Lfnrec_done
+.Lfnrec_finish:
+	movq	%r11, %rdi
+	movq	%r10, %rsi
+	movq	%r12, %rdx
+	movq	FNR_RET(%rsp), %rcx
+	subq	$MCOUNT_INSN_SIZE, %rcx
+	movq	FNR_PARENT(%rsp), %r8
+	/* (%r9: the context) */
+	call	fhook_fnrec_finish
+	jmp	.Lfnrec_done
+
+	/* nothing changed: fhook_fnrec(), whose preempt_enable() reschedules */
+.Lfnrec_c:
+	decl	FHOOK_GS_PREEMPT
+	FHOOK_FNREC_POP
+	jmp	fhook_fnrec_c_common
+SYM_FUNC_END(fhook_fnrec_common)
+
+/* fhook_fnrec(%r11, return address into the function - 5, parent) */
+SYM_FUNC_START(fhook_fnrec_c_common)
+	pushq	%rbp
+	movq	%rsp, %rbp
+	FHOOK_SAVE_ARGS
+	movq	%r11, %rdi
+	movq	8(%rbp), %rsi
+	subq	$MCOUNT_INSN_SIZE, %rsi
+	movq	16(%rbp), %rdx
+	call	fhook_fnrec
+	FHOOK_RESTORE_ARGS
+	leave
+	RET
+SYM_FUNC_END(fhook_fnrec_c_common)
+#endif /* FHOOK_ARCH_FNREC_ASM */
 
 /*
  * In place of the hooked function: fhook_around_enter(frame) decides
@@ -296,6 +604,14 @@ SYM_FUNC_START(fhook_direct_fast_\n)
 SYM_FUNC_END(fhook_direct_fast_\n)
 .endm
 
+/* recorder slot N: %r11 = its probe */
+.macro FHOOK_FNREC_SLOT n
+SYM_FUNC_START(fhook_fnrec_\n)
+	movq	fhook_direct_slots + 8 * \n(%rip), %r11
+	jmp	fhook_fnrec_common
+SYM_FUNC_END(fhook_fnrec_\n)
+.endm
+
 /* latency slot N: %r11 = its probe's struct fhook_lat */
 .macro FHOOK_LAT_SLOT n
 SYM_FUNC_START(fhook_lat_\n)
@@ -332,6 +648,9 @@ SYM_FUNC_END(fhook_\kind\()_\n)
 	FHOOK_FAST_SLOT \n
 	FHOOK_SLOT direct_count, \n
 	FHOOK_SLOT direct_record, \n
+#if FHOOK_ARCH_FNREC_ASM
+	FHOOK_FNREC_SLOT \n
+#endif
 	FHOOK_SLOT around, \n
 	FHOOK_LAT_SLOT \n
 	FHOOK_ORIG_SLOT \n
@@ -355,6 +674,15 @@ SYM_DATA_START(fhook_direct_record_tramps)
 	.quad	fhook_direct_record_\n
 	.endr
 SYM_DATA_END(fhook_direct_record_tramps)
+SYM_DATA_START(fhook_direct_fnrec_tramps)
+#if FHOOK_ARCH_FNREC_ASM
+	.irp n, FHOOK_SLOT_LIST
+	.quad	fhook_fnrec_\n
+	.endr
+#else
+	.fill	FHOOK_NR_SLOTS, 8, 0
+#endif
+SYM_DATA_END(fhook_direct_fnrec_tramps)
 SYM_DATA_START(fhook_around_tramps)
 	.irp n, FHOOK_SLOT_LIST
 	.quad	fhook_around_\n

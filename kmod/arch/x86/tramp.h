@@ -14,6 +14,18 @@
  */
 #define FHOOK_NR_SLOTS		64	/* tramp.S lists them: FHOOK_SLOT_LIST */
 
+/*
+ * The assembly recorder of function entries (fhook_fnrec_N): it preempts
+ * with PREEMPT_DYNAMIC's static call and writes the context as non-RT
+ * kernels count it (fnrec.c, fhook_fnrec_asm_ok()).
+ */
+#if defined(CONFIG_PREEMPT_DYNAMIC) && defined(CONFIG_HAVE_PREEMPT_DYNAMIC_CALL) && \
+	!defined(CONFIG_PREEMPT_RT)
+#define FHOOK_ARCH_FNREC_ASM	1
+#else
+#define FHOOK_ARCH_FNREC_ASM	0
+#endif
+
 /* struct fhook_around_frame (fhook.h): a struct pt_regs (168 bytes), then these */
 #define FHOOK_AF_SLOT		168
 #define FHOOK_AF_TARGET		176

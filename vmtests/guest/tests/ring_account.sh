@@ -7,10 +7,21 @@
 # probe: records read + drops reported (LOST records' per-probe counts, the
 # rest from the stats area) + missed == the calls fhook_testmod counted;
 # read == written; hits == written + dropped; seq_next == written + dropped;
-# sequence numbers unique; both probes' drops reported in band.
+# sequence numbers unique; both probes' drops reported in band.  Then the
+# same with direct probes (FHOOK_PROBE_DIRECT).
 . /fhook/lib.sh
 
 load_fhook
 load_workmod
 run_checks $D/a.out fhook-ring account "$(pick 500000 100000)"
-pass "$CHECKS checks, $(grep -c '^# cpu' $D/a.out) cpu x probe lines"
+lines=$(grep -c '^# cpu' $D/a.out)
+checks=$CHECKS
+# the same through direct probes: on x86-64 the assembly recorder
+# (tramp.S, fhook_fnrec_common) writes their records
+direct=
+if has_feature direct; then
+	run_checks $D/d.out fhook-ring account "$(pick 500000 100000)" direct
+	checks=$((checks + CHECKS))
+	direct=", direct probes too"
+fi
+pass "$checks checks, $lines cpu x probe lines$direct"
