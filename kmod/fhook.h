@@ -501,9 +501,16 @@ int fhook_func_set_patterns(struct fhook_probe *p, struct ftrace_ops *ops, char 
 bool fhook_fnrec_ok(const struct fhook_probe *p);
 bool fhook_fnrec_asm_ok(const struct fhook_probe *p);
 void fhook_fnrec(struct fhook_probe *p, unsigned long ip, unsigned long parent_ip);
+/* the preempt count's bits in an FHOOK_REC_FN context */
+#define FHOOK_FN_CTX_PC_MASK	(FHOOK_FN_CTX_PREEMPT_MASK | FHOOK_FN_CTX_SOFTIRQ_MASK |	\
+				 FHOOK_FN_CTX_HARDIRQ_MASK | FHOOK_FN_CTX_NMI_MASK)
+/* fhook_fnrec_finish()'s flags in @ctx, beside the FHOOK_FN_CTX_* bits */
+#define FHOOK_FNREC_FUNC	(1U << 31)	/* an FN record was ruled out */
+#define FHOOK_FNREC_DROP	(1U << 30)	/* no room: a drop */
 asmlinkage void fhook_fnrec_finish(struct fhook_probe *p, struct fhook_ring *rb, u64 nr,
-				   unsigned long ip, unsigned long parent_ip, u32 ctx);
-asmlinkage void fhook_fnrec_frozen(struct fhook_probe *p, struct fhook_ring *rb);
+				   unsigned long ip, unsigned long parent_ip, u32 ctx, u64 ts);
+asmlinkage void fhook_fnrec_frozen(struct fhook_probe *p, struct fhook_ring *rb, u32 ctx);
+asmlinkage void fhook_fnrec_wake(struct fhook_ring *rb, u64 tail, u32 ctx);
 
 /*
  * A function entry to record: the ftrace_ops callbacks' and the direct

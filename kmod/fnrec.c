@@ -49,33 +49,66 @@ bool fhook_fnrec_asm_ok(const struct fhook_probe *p)
 }
 
 /*
- * The assembly recorder's rare endings, once it entered @rb (->nest 1,
- * the outermost writer) and took the record's number @nr: the clock to
- * anchor again, a writer that took a number since (the record is then
- * FHOOK_REC_FUNC), a drop waiting, no room.  @ctx is the FHOOK_REC_FN
- * context it computed from the preempt count and irq state at entry.
+ * The assembly recorder's calls into C run with rb->fast_ctx set as
+ * fhook_fnrec() has it around its writing: a hit of the writer's own
+ * context below (the clock read of a traced clocksource, the wakeup's
+ * irq_work_queue()) counts as missed.  @ctx is the FHOOK_REC_FN context
+ * the assembly took at entry (the preempt count's low bits, irqs off).
  */
-asmlinkage notrace void fhook_fnrec_finish(struct fhook_probe *p, struct fhook_ring *rb, u64 nr,
-					   unsigned long ip, unsigned long parent_ip, u32 ctx)
+static __always_inline unsigned int fhook_fnrec_asm_ctx(struct fhook_ring *rb, u32 ctx)
 {
-	unsigned int pc = ctx & (PREEMPT_MASK | SOFTIRQ_MASK | HARDIRQ_MASK | NMI_MASK);
-	bool irqs_off = ctx & FHOOK_FN_CTX_IRQS_OFF;
 	unsigned int outer = READ_ONCE(rb->fast_ctx);
 
-	/* (the clock may read a traced clocksource: as fhook_fnrec()) */
-	WRITE_ONCE(rb->fast_ctx, fhook_ring_ctx(pc, irqs_off));
-	fhook_fn_fill(p, fhook_counters(p->session, rb->cpu, p->id),
-		      fhook_ring_reserve_entered(rb, sizeof(struct fhook_rec_func), p->id, nr, true),
-		      ip, parent_ip, pc, irqs_off);
+	WRITE_ONCE(rb->fast_ctx, fhook_ring_ctx(ctx & FHOOK_FN_CTX_PC_MASK,
+						ctx & FHOOK_FN_CTX_IRQS_OFF));
+	return outer;
+}
+
+/*
+ * Its rare endings, once it entered @rb (->nest 1, the outermost writer)
+ * and took the record's number @nr: a writer that took a number since or
+ * a drop waiting (FHOOK_FNREC_FUNC: the record is FHOOK_REC_FUNC), no
+ * room (FHOOK_FNREC_DROP), the clock to anchor again (@ts 0).  The rest
+ * of fhook_ring_reserve_fn() from there, with what the assembly found.
+ */
+asmlinkage notrace void fhook_fnrec_finish(struct fhook_probe *p, struct fhook_ring *rb, u64 nr,
+					   unsigned long ip, unsigned long parent_ip, u32 ctx, u64 ts)
+{
+	unsigned int pc = ctx & FHOOK_FN_CTX_PC_MASK;
+	bool irqs_off = ctx & FHOOK_FN_CTX_IRQS_OFF;
+	unsigned int outer = fhook_fnrec_asm_ctx(rb, ctx);
+
+	if (ctx & FHOOK_FNREC_DROP) {
+		fhook_ring_drop(rb, p->id, nr);
+	} else {
+		struct fhook_rec *r;
+
+		r = fhook_ring_reserve_loop(rb, sizeof(struct fhook_rec_func), p->id, nr, true,
+					    !(ctx & FHOOK_FNREC_FUNC), ts ?: fhook_clock());
+		fhook_fn_fill(p, fhook_counters(p->session, rb->cpu, p->id), r, ip, parent_ip, pc,
+			      irqs_off);
+	}
 	fhook_ring_publish(rb);
 	WRITE_ONCE(rb->fast_ctx, outer);
 }
 
-/* ... and a session frozen after it entered @rb: no number taken */
-asmlinkage notrace void fhook_fnrec_frozen(struct fhook_probe *p, struct fhook_ring *rb)
+/* ... a session frozen after it entered @rb: no number taken */
+asmlinkage notrace void fhook_fnrec_frozen(struct fhook_probe *p, struct fhook_ring *rb, u32 ctx)
 {
+	unsigned int outer = fhook_fnrec_asm_ctx(rb, ctx);
+
 	fhook_ring_count_frozen(rb, p->id);
 	fhook_ring_publish(rb);
+	WRITE_ONCE(rb->fast_ctx, outer);
+}
+
+/* ... and its publish's wakeup of the reader */
+asmlinkage notrace void fhook_fnrec_wake(struct fhook_ring *rb, u64 tail, u32 ctx)
+{
+	unsigned int outer = fhook_fnrec_asm_ctx(rb, ctx);
+
+	fhook_ring_wake(rb, tail);
+	WRITE_ONCE(rb->fast_ctx, outer);
 }
 
 /*

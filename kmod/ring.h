@@ -164,23 +164,20 @@ static __always_inline void *fhook_ring_fn_mark(void *rec, unsigned int size, u6
 }
 
 /*
- * (the reservation once the writer entered @rb and took number @nr: the
- * rest of __fhook_ring_reserve() below, and the assembly recorder's rare
- * endings, fhook_fnrec_finish())
+ * The reservation once the writer entered @rb and took number @nr (the
+ * rest of __fhook_ring_reserve() below): a function entry's with
+ * fhook_ring_fn_may()'s answer @may_fn and its time @ts, which the
+ * assembly recorder's rare endings give as it found them
+ * (fhook_fnrec_finish()).
  */
-static __always_inline void *fhook_ring_reserve_entered(struct fhook_ring *rb, unsigned int size,
-							  u32 probe_id, u64 nr, bool fn_entry)
+static __always_inline void *fhook_ring_reserve_loop(struct fhook_ring *rb, unsigned int size,
+						     u32 probe_id, u64 nr, bool fn_entry,
+						     bool may_fn, u64 ts)
 {
 	unsigned int need = ALIGN(size, 8);
-	bool may_fn = false;
 	long head, old;
-	u64 ts = 0;
 	void *rec;
 
-	if (fn_entry) {
-		may_fn = fhook_ring_fn_may(rb);
-		ts = fhook_clock();
-	}
 	old = local_read(&rb->head);
 	do {
 		head = old;
@@ -217,6 +214,7 @@ static __always_inline void *__fhook_ring_reserve(struct fhook_ring *rb, unsigne
 	const struct task_struct *t = current;
 	const struct fhook_comm_slot *cs = &rb->comms[t->pid & (FHOOK_COMM_SLOTS - 1)];
 	u64 name0, name1, nr;
+	bool may_fn;
 	int ret;
 
 	memcpy(&name0, t->comm, sizeof(name0));
@@ -233,7 +231,11 @@ static __always_inline void *__fhook_ring_reserve(struct fhook_ring *rb, unsigne
 		fhook_ring_drop(rb, probe_id, nr);
 		return NULL;
 	}
-	return fhook_ring_reserve_entered(rb, size, probe_id, nr, fn_entry);
+	if (!fn_entry)
+		return fhook_ring_reserve_loop(rb, size, probe_id, nr, false, false, 0);
+	/* (fhook_ring_fn_may(), then the time: before the loop, after @nr) */
+	may_fn = fhook_ring_fn_may(rb);
+	return fhook_ring_reserve_loop(rb, size, probe_id, nr, true, may_fn, fhook_clock());
 }
 
 static __always_inline void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size,

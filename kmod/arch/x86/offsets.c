@@ -73,9 +73,11 @@ void fhook_offsets(void)
 	OFFSET(FHOOK_T_ti_flags, task_struct, thread_info.flags);
 	DEFINE(FHOOK_TIF_NEED_RESCHED, TIF_NEED_RESCHED);
 	DEFINE(FHOOK_PREEMPT_NEED_RESCHED_BIT, ilog2(PREEMPT_NEED_RESCHED));
-	DEFINE(FHOOK_FN_CTX_PC_MASK, PREEMPT_MASK | SOFTIRQ_MASK | HARDIRQ_MASK | NMI_MASK);
+	DEFINE(FHOOK_FN_CTX_PC_MASK, FHOOK_FN_CTX_PC_MASK);
 	DEFINE(FHOOK_REC_FN_WORD0, sizeof(struct fhook_rec_fn) | FHOOK_REC_FN << 16);
 	DEFINE(FHOOK_REC_FN_SIZE, sizeof(struct fhook_rec_fn));
+	DEFINE(FHOOK_FNREC_FUNC, FHOOK_FNREC_FUNC);
+	DEFINE(FHOOK_FNREC_DROP, FHOOK_FNREC_DROP);
 #ifdef FHOOK_HAVE_PCPU_HOT
 	OFFSET(FHOOK_HOT_current_task, pcpu_hot, current_task);
 	OFFSET(FHOOK_HOT_preempt_count, pcpu_hot, preempt_count);
@@ -110,6 +112,10 @@ void fhook_offsets(void)
 		     (long)MODULES_VADDR < -(1L << 31));
 	BUILD_BUG_ON(offsetof(struct fhook_probe, paused) !=
 		     offsetof(struct fhook_probe, any_task) + 1);
+	/* fhook_fnrec_finish()'s flags beside the context's bits */
+	BUILD_BUG_ON((FHOOK_FNREC_FUNC | FHOOK_FNREC_DROP) &
+		     (FHOOK_FN_CTX_PC_MASK | FHOOK_FN_CTX_IRQS_OFF | FHOOK_FN_CTX_NEED_RESCHED |
+		      FHOOK_FN_CTX_PREEMPT_RESCHED));
 	/* x86 keeps it inverted in the preempt count's top bit */
 	BUILD_BUG_ON(PREEMPT_NEED_RESCHED != 0x80000000U);
 	/* one 16-bit compare tests both */

@@ -172,8 +172,8 @@ SYM_FUNC_END(fhook_direct_record_common)
 #endif
 
 /* what fhook_fnrec_common saves: the stack then holds these */
-#define FNR_RET		72	/* the return address into the function */
-#define FNR_PARENT	80	/* ... and the one into its caller */
+#define FNR_RET		80	/* the return address into the function */
+#define FNR_PARENT	88	/* ... and the one into its caller */
 
 .macro FHOOK_FNREC_PUSH
 	pushq	%rax
@@ -183,6 +183,7 @@ SYM_FUNC_END(fhook_direct_record_common)
 	pushq	%rdi
 	pushq	%r8
 	pushq	%r9
+	pushq	%r10
 	pushq	%rbx
 	pushq	%r12
 .endm
@@ -190,6 +191,7 @@ SYM_FUNC_END(fhook_direct_record_common)
 .macro FHOOK_FNREC_POP
 	popq	%r12
 	popq	%rbx
+	popq	%r10
 	popq	%r9
 	popq	%r8
 	popq	%rdi
@@ -206,8 +208,8 @@ SYM_FUNC_END(fhook_direct_record_common)
  * make comes first (this CPU's ring idle, no call graph entry held back,
  * the probe not paused and of the session's tasks, the ring streaming
  * with no drop waiting, the session not frozen, the task's name in the
- * ring, the clock the counter; the addresses always fit FN's 32 bits
- * here: offsets.c); any that
+ * ring, the clock the counter; the addresses always fit FN's 32 bits:
+ * x86-64's kernel code model puts all kernel text in the top 2 GiB); any that
  * fails sends the call to fhook_fnrec() before anything changed
  * (.Lfnrec_c).  Then, as fhook_ring_enter() and
  * fhook_ring_reserve_entered(): ->nest (the outermost writer), ->frozen
@@ -280,26 +282,14 @@ SYM_FUNC_START(fhook_fnrec_common)
 	cmpq	FHOOK_CS_name+8(%rdx), %rax
 	jne	.Lfnrec_c
 	/*
-	 * fhook_fn_ctx(): the preempt count's low 24 bits, irqs off (IF
-	 * clear), TIF_NEED_RESCHED, PREEMPT_NEED_RESCHED (x86 keeps it
-	 * inverted in the count)
+	 * fhook_fn_ctx() of the entry: the preempt count's low 24 bits, irqs
+	 * off (IF clear); the two resched bits are read with the record
 	 */
-	movl	%r8d, %eax
-	andl	$FHOOK_FN_CTX_PC_MASK, %eax
-	notl	%r8d
-	shrl	$FHOOK_PREEMPT_NEED_RESCHED_BIT, %r8d	/* (bit 31: nothing above) */
-	shll	$26, %r8d
-	orl	%r8d, %eax
+	andl	$FHOOK_FN_CTX_PC_MASK, %r8d
 	notl	%r9d
 	andl	$X86_EFLAGS_IF, %r9d
 	shll	$(24 - X86_EFLAGS_IF_BIT), %r9d
-	orl	%r9d, %eax
-	movq	FHOOK_T_ti_flags(%rdi), %rdx
-	shrq	$FHOOK_TIF_NEED_RESCHED, %rdx
-	andl	$1, %edx
-	shll	$25, %edx
-	orl	%edx, %eax
-	movl	%eax, %r9d			/* the record's context */
+	orl	%r8d, %r9d			/* the record's context */
 	/* the hit: fhook_counters(s, cpu, id)->hits */
 	movl	FHOOK_P_id(%r11), %eax
 	shll	$FHOOK_MAX_PROBES_SHIFT, %esi
@@ -316,11 +306,12 @@ SYM_FUNC_START(fhook_fnrec_common)
 	movq	FHOOK_R_meta(%r10), %rbx
 	movl	$1, %r12d
 	xaddq	%r12, FHOOK_M_seq_next(%rbx)	/* the record's number */
+	xorl	%edi, %edi			/* (no time read yet) */
 	cmpq	$0, FHOOK_R_lost_mask(%r10)	/* fhook_ring_fn_may() */
-	jne	.Lfnrec_finish
+	jne	.Lfnrec_finish_func
 	/* fhook_clock() */
-	movq	%gs:this_cpu_off(%rip), %rsi
-	addq	$fhook_clock_cpu, %rsi
+	leaq	fhook_clock_cpu(%rip), %rsi	/* this_cpu_ptr() */
+	addq	%gs:this_cpu_off(%rip), %rsi
 .Lfnrec_clock:
 	movl	FHOOK_CL_seq(%rsi), %edi
 	movl	%edi, %ecx
@@ -332,7 +323,7 @@ SYM_FUNC_START(fhook_fnrec_common)
 	orq	%rdx, %rax
 	subq	FHOOK_A_cyc(%rcx), %rax
 	cmpq	fhook_clock_span(%rip), %rax
-	jae	.Lfnrec_finish			/* expired: a new anchor, in C */
+	jae	.Lfnrec_finish_clock		/* expired: a new anchor, in C */
 	movl	FHOOK_A_mult(%rcx), %edx
 	imulq	%rdx, %rax
 	movq	FHOOK_A_ns(%rcx), %rdx
@@ -361,10 +352,10 @@ SYM_FUNC_START(fhook_fnrec_common)
 	subq	FHOOK_C_data_tail(%rdx), %rcx	/* fhook_ring_room(): used, (A) */
 	movq	FHOOK_R_size(%r10), %rdx
 	cmpq	%rdx, %rcx
-	ja	.Lfnrec_finish
+	ja	.Lfnrec_finish_drop
 	subq	%rcx, %rdx
 	cmpq	$FHOOK_REC_FN_SIZE, %rdx
-	jb	.Lfnrec_finish
+	jb	.Lfnrec_finish_drop
 	leaq	FHOOK_REC_FN_SIZE(%rax), %rcx
 	cmpxchgq %rcx, FHOOK_R_head(%r10)	/* local_cmpxchg() */
 	jne	.Lfnrec_reserve
@@ -377,10 +368,24 @@ SYM_FUNC_START(fhook_fnrec_common)
 	orq	$FHOOK_REC_FN_WORD0, %rdx
 	movq	%rdx, 0(%rax)
 	movq	%rdi, 8(%rax)
-	movq	FHOOK_GS_CURRENT, %rdx
-	movl	FHOOK_T_pid(%rdx), %edx
+	/*
+	 * ... and the context's TIF_NEED_RESCHED and PREEMPT_NEED_RESCHED
+	 * (which x86 keeps inverted in the count's top bit), now
+	 */
+	movq	FHOOK_GS_CURRENT, %rcx
+	movl	FHOOK_T_pid(%rcx), %edx
 	movl	%edx, 16(%rax)
-	movl	%r9d, 20(%rax)
+	movq	FHOOK_T_ti_flags(%rcx), %rdx
+	shrq	$FHOOK_TIF_NEED_RESCHED, %rdx
+	andl	$1, %edx
+	shll	$25, %edx
+	orl	%r9d, %edx
+	movl	FHOOK_GS_PREEMPT, %ecx
+	notl	%ecx
+	shrl	$FHOOK_PREEMPT_NEED_RESCHED_BIT, %ecx	/* (bit 31: nothing above) */
+	shll	$26, %ecx
+	orl	%ecx, %edx
+	movl	%edx, 20(%rax)
 	movq	FNR_PARENT(%rsp), %rdx
 	shlq	$32, %rdx
 	movzbl	FHOOK_P_id(%r11), %ecx
@@ -416,7 +421,8 @@ SYM_FUNC_START(fhook_fnrec_common)
 	jb	.Lfnrec_done
 .Lfnrec_wake:
 	movq	%r10, %rdi
-	call	fhook_ring_wake			/* (rb, tail) */
+	movl	%r9d, %edx
+	call	fhook_fnrec_wake		/* (rb, tail, ctx) */
 .Lfnrec_done:
 	decl	FHOOK_GS_PREEMPT		/* preempt_enable_notrace() */
 	jnz	6f
@@ -427,17 +433,34 @@ SYM_FUNC_START(fhook_fnrec_common)
 .Lfnrec_frozen:
 	movq	%r11, %rdi
 	movq	%r10, %rsi
+	movl	%r9d, %edx
 	call	fhook_fnrec_frozen
 	jmp	.Lfnrec_done
+	/*
+	 * fhook_fnrec_finish(p, rb, nr, ip, parent, ctx, ts): its reservation
+	 * where this one left off, at the time read here (0: none yet);
+	 * in ctx, FHOOK_FNREC_FUNC: an FN record was ruled out before it,
+	 * FHOOK_FNREC_DROP: no room
+	 */
+.Lfnrec_finish_drop:
+	orl	$FHOOK_FNREC_DROP, %r9d
+	jmp	.Lfnrec_finish
+.Lfnrec_finish_clock:
+	xorl	%edi, %edi
+	jmp	.Lfnrec_finish
+.Lfnrec_finish_func:
+	orl	$FHOOK_FNREC_FUNC, %r9d
 .Lfnrec_finish:
+	pushq	%rdi
 	movq	%r11, %rdi
 	movq	%r10, %rsi
 	movq	%r12, %rdx
-	movq	FNR_RET(%rsp), %rcx
+	movq	FNR_RET+8(%rsp), %rcx
 	subq	$MCOUNT_INSN_SIZE, %rcx
-	movq	FNR_PARENT(%rsp), %r8
+	movq	FNR_PARENT+8(%rsp), %r8
 	/* (%r9: the context) */
 	call	fhook_fnrec_finish
+	addq	$8, %rsp
 	jmp	.Lfnrec_done
 
 	/* nothing changed: fhook_fnrec(), whose preempt_enable() reschedules */

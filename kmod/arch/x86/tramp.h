@@ -16,11 +16,12 @@
 
 /*
  * The assembly recorder of function entries (fhook_fnrec_N): it preempts
- * with PREEMPT_DYNAMIC's static call and writes the context as non-RT
- * kernels count it (fnrec.c, fhook_fnrec_asm_ok()).
+ * with PREEMPT_DYNAMIC's static call, writes the context as non-RT
+ * kernels count it and keeps no frame pointer (ORC unwinds it; fnrec.c,
+ * fhook_fnrec_asm_ok()).
  */
 #if defined(CONFIG_PREEMPT_DYNAMIC) && defined(CONFIG_HAVE_PREEMPT_DYNAMIC_CALL) && \
-	!defined(CONFIG_PREEMPT_RT)
+	!defined(CONFIG_PREEMPT_RT) && !defined(CONFIG_FRAME_POINTER)
 #define FHOOK_ARCH_FNREC_ASM	1
 #else
 #define FHOOK_ARCH_FNREC_ASM	0
