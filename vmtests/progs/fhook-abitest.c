@@ -1211,10 +1211,18 @@ static void test_mmap(void)
 	close(fd);
 }
 
-static void test_bad_tail(void)
+/*
+ * The consumer page is user-writable: garbage there must only cause drops,
+ * on a function probe's ring and on a direct probe's (on x86-64 the
+ * assembly recorder's room check, fhook_fnrec_common).
+ */
+static void bad_tail(__u32 type)
 {
-	/* the consumer page is user-writable: garbage there must only cause drops */
-	int fd = ready_session(8192);
+	int fd = open_dev();
+	struct fhook_probe_add pa = {
+		.size = sizeof(pa), .type = type,
+		.filter = (uintptr_t)"vfs_read", .filter_len = 8,
+	};
 	struct fhook_handshake hs;
 	struct fhook_stats st = { .size = sizeof(st), .probe_id = FHOOK_STATS_SESSION };
 	__u32 pid = getpid();
@@ -1226,7 +1234,15 @@ static void test_bad_tail(void)
 	char c;
 	int zfd = open("/dev/zero", O_RDONLY);
 
-	handshake(fd, &hs);
+	if (handshake(fd, &hs) || ring_setup(fd, 8192))
+		fatal("setting up a session");
+	if (ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa)) {
+		expect(type == FHOOK_PROBE_DIRECT && !(hs.features & FHOOK_FEAT_DIRECT),
+		       "PROBE_ADD of type %u on vfs_read: %s", type, strerror(errno));
+		close(zfd);
+		close(fd);
+		return;
+	}
 	for (unsigned int cpu = 0; cpu < hs.nr_cpus && cpu < 64; cpu++) {
 		void *p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 			       cpu * FHOOK_MMAP_STRIDE + page);
@@ -1249,11 +1265,18 @@ static void test_bad_tail(void)
 			munmap((void *)cons[cpu], page);
 	EXPECT_OK(ioctl(fd, FHOOK_IOC_STATS, &st), "STATS after garbage tails");
 	expect(st.total.hits == 800 && st.total.hits == st.total.written + st.total.lost,
-	       "garbage tails: hits %llu == 800 == written %llu + lost %llu",
+	       "garbage tails (%s probe): hits %llu == 800 == written %llu + lost %llu",
+	       type == FHOOK_PROBE_DIRECT ? "direct" : "function",
 	       (unsigned long long)st.total.hits, (unsigned long long)st.total.written,
 	       (unsigned long long)st.total.lost);
 	close(zfd);
 	close(fd);
+}
+
+static void test_bad_tail(void)
+{
+	bad_tail(FHOOK_PROBE_FUNC);
+	bad_tail(FHOOK_PROBE_DIRECT);
 }
 
 /*
