@@ -213,7 +213,7 @@ void trace_text(benchmark::State& state, TraceRing& ring, const fhook::ProbeTabl
     fhook::RingMerger merger = merger_of(ring);
     for (auto _ : state) {
         ring.cons.data_tail = 0;
-        merger.drain([&](const fhook_rec* rec) { sink.on_record(rec); });
+        merger.drain_batch([&](std::span<const fhook_rec* const> recs) { sink.on_records(recs); });
     }
     sink.flush();
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * ring.records));

@@ -399,9 +399,12 @@ void Tracer::run(Sink& sink, TraceObserver& observer) {
     State& s = *s_;
     RingReader& reader = *s.reader;
     const RecordCallback on_record = [&sink](const fhook_rec* rec) { sink.on_record(rec); };
+    const BatchCallback on_batch = [&sink](std::span<const fhook_rec* const> recs) {
+        sink.on_records(recs);
+    };
     const SpanCallback on_pass = [&sink](std::span<const RingSpan> spans) { sink.on_pass(spans); };
     const auto drain = [&] {
-        return sink.takes_spans() ? reader.drain_spans(on_pass) : reader.drain(on_record);
+        return sink.takes_spans() ? reader.drain_spans(on_pass) : reader.drain_batch(on_batch);
     };
     // The command runs once its events can be taken: at once by a sink of
     // raw spans, which needs the symbols (/proc/kallsyms: a second or more
@@ -485,7 +488,7 @@ void Tracer::run(Sink& sink, TraceObserver& observer) {
     if (sink.takes_spans()) {
         reader.drain_final(on_pass, on_record);
     } else {
-        reader.drain_final(on_record);
+        reader.drain_final(on_batch, on_record);
     }
     for (auto& p : s.probes) {
         p.stats = s.session->stats(p.id);

@@ -301,12 +301,26 @@ void TextFormatter::append_head(const LineHead& h, std::string& out) {
     out.append(head_.text.data(), head_.end);
 }
 
+namespace {
+
+// "000" to "999", for the microseconds of a line's head
+constexpr std::array<std::array<char, 3>, 1000> make_triples() {
+    std::array<std::array<char, 3>, 1000> t{};
+    for (int i = 0; i < 1000; i++) {
+        t[static_cast<std::size_t>(i)] = {static_cast<char>('0' + i / 100),
+                                          static_cast<char>('0' + i / 10 % 10),
+                                          static_cast<char>('0' + i % 10)};
+    }
+    return t;
+}
+constexpr auto kTriples = make_triples();
+
+} // namespace
+
 // "%16s-%-7d [%03d] %s %5llu.%06llu: ", written by hand (snprintf was more
 // than half of the cost of an event) and mostly copied: consecutive events
 // tend to come from one task on one CPU within one second.
 void TextFormatter::refresh_head(const LineHead& h) {
-    const std::uint64_t sec = h.ts / 1000000000;
-    const auto us = static_cast<std::uint32_t>((h.ts - sec * 1000000000) / 1000);
     std::string& t = head_.text;
     if (!head_.valid || head_.pid != h.pid || head_.cpu != h.cpu || head_.flags != h.flags ||
         head_.preempt != h.preempt || !same_task_name(head_.comm, h.comm)) {
@@ -337,7 +351,9 @@ void TextFormatter::refresh_head(const LineHead& h) {
         head_.sec_at = t.size();
         head_.valid = false; // the seconds below
     }
-    if (!head_.valid || head_.sec != sec) {
+    // (within the second of the head's: no division for the seconds)
+    if (!head_.valid || h.ts < head_.sec_ns || h.ts - head_.sec_ns >= 1000000000) {
+        const std::uint64_t sec = h.ts / 1000000000;
         t.resize(head_.sec_at);
         const std::size_t sec_at = t.size();
         put_u64(sec, t);
@@ -346,18 +362,14 @@ void TextFormatter::refresh_head(const LineHead& h) {
         }
         t.append(".uuuuuu: ");
         head_.end = t.size(); // (no call after it)
-        head_.sec = sec;
+        head_.sec_ns = sec * 1000000000;
         head_.valid = true;
     }
-    // the microseconds, two digits at a time, over the "uuuuuu"
-    static constexpr char kPairs[] = "00010203040506070809101112131415161718192021222324"
-                                     "25262728293031323334353637383940414243444546474849"
-                                     "50515253545556575859606162636465666768697071727374"
-                                     "75767778798081828384858687888990919293949596979899";
+    // the microseconds, three digits at a time, over the "uuuuuu"
+    const auto us = static_cast<std::uint32_t>((h.ts - head_.sec_ns) / 1000);
     char* digits = t.data() + head_.end - 8;
-    std::memcpy(digits, kPairs + 2 * (us / 10000), 2);
-    std::memcpy(digits + 2, kPairs + 2 * (us / 100 % 100), 2);
-    std::memcpy(digits + 4, kPairs + 2 * (us % 100), 2);
+    std::memcpy(digits, kTriples[us / 1000].data(), 3);
+    std::memcpy(digits + 3, kTriples[us % 1000].data(), 3);
 }
 
 void UserFrames::append(const Event& ev, const KprobeDef* def, std::uint64_t ip, std::string& out) {

@@ -314,6 +314,16 @@ std::size_t RingMerger::drain(const RecordCallback& callback) {
     return n;
 }
 
+std::size_t RingMerger::drain_batch(const BatchCallback& callback) {
+    const std::size_t n = collect_pass();
+    order_pass(batch_);
+    if (!batch_.empty()) {
+        callback(batch_);
+    }
+    release_pass();
+    return n;
+}
+
 std::size_t RingMerger::drain_spans(const SpanCallback& callback) {
     const std::size_t n = collect_pass();
     pass_.clear();

@@ -29,6 +29,11 @@ public:
     // (function entries of FN records straight to the formatter, when it
     // takes them: Formatter::formats_fn())
     void on_record(const fhook_rec* rec) override;
+    void on_records(std::span<const fhook_rec* const> recs) override {
+        for (const fhook_rec* rec : recs) {
+            PrintSink::on_record(rec);
+        }
+    }
     void on_event(const Event& ev) override;
     void flush() override;
     void finish(const Stats& session, const std::vector<ProbeSummary>& probes) override;

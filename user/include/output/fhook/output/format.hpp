@@ -172,9 +172,9 @@ private:
         std::uint8_t flags = 0;
         std::uint8_t preempt = 0;
         std::string comm;
-        std::uint64_t sec = 0;
-        std::size_t sec_at = 0; // where the seconds start in text
-        std::size_t end = 0;    // where the head ends in text
+        std::uint64_t sec_ns = 0; // the start of the head's second, ns
+        std::size_t sec_at = 0;   // where the seconds start in text
+        std::size_t end = 0;      // where the head ends in text
         // text's "func <-parent\n" after the head, if longer than end
         std::uint64_t ip = 0;
         std::uint64_t parent_ip = 0;

@@ -86,6 +86,10 @@ struct RingSpan {
 // Receives the CPUs' spans of one pass (only the CPUs with records).
 using SpanCallback = std::function<void(std::span<const RingSpan>)>;
 
+// Receives a pass's records in time order at once (one call a pass, not a
+// record), valid as a RecordCallback's record is.
+using BatchCallback = std::function<void(std::span<const fhook_rec* const>)>;
+
 // Validates and appends the records in [tail, head) of `ring` to `out`.
 // Records of unknown type are skipped by their size.  A corrupt stream
 // (misaligned positions, head - tail > data_size, a size smaller than the
@@ -123,6 +127,8 @@ public:
     // producers evicted meanwhile are discarded (they count as overwritten),
     // so a torn record is never delivered (ring-protocol.md).
     std::size_t drain(const RecordCallback& callback);
+    // ... the pass's records given at once
+    std::size_t drain_batch(const BatchCallback& callback);
 
     // The same pass, unsorted: the records of each CPU as one span of the
     // ring (a consumer that copies bytes, such as `fhook record`, writes
@@ -191,6 +197,7 @@ public:
 
     std::size_t drain(const RecordCallback& callback) { return merger_.drain(callback); }
     std::size_t drain_spans(const SpanCallback& callback) { return merger_.drain_spans(callback); }
+    std::size_t drain_batch(const BatchCallback& callback) { return merger_.drain_batch(callback); }
     // After Session::stop(): drain everything, then report the drops that no
     // LOST record carried (see RingMerger::report_unreported_lost).
     std::size_t drain_final(const RecordCallback& callback) {
@@ -201,6 +208,11 @@ public:
     // come one by one).
     std::size_t drain_final(const SpanCallback& spans, const RecordCallback& callback) {
         std::size_t n = merger_.drain_spans(spans);
+        return n + merger_.report_unreported_lost(callback);
+    }
+    // ... and with the pass's records at once
+    std::size_t drain_final(const BatchCallback& batch, const RecordCallback& callback) {
+        std::size_t n = merger_.drain_batch(batch);
         return n + merger_.report_unreported_lost(callback);
     }
     std::size_t nr_rings() const noexcept { return merger_.rings().size(); }
