@@ -3564,7 +3564,8 @@ static void observer(void)
 	       (caps[1].effective & (1U << (CAP_PERFMON - 32))),
 	       "running with CAP_PERFMON and without CAP_SYS_ADMIN (uid %u)", getuid());
 	void (*const tests[])(void) = {
-		test_forged_tail_big, test_observer_big_record, test_observer_wake_storm,
+		test_forged_tail_big, test_bad_tail, test_observer_big_record,
+		test_observer_wake_storm,
 		test_observer_hist,
 		test_observer_noreturn, test_observer_around_slots, test_observer_graph_all,
 		test_observer_errors,
