@@ -1042,7 +1042,7 @@ static __always_inline void fhook_func_init(struct fhook_rec_func *r, u32 probe_
 
 /*
  * Fill @r, a function entry's reservation (fhook_ring_reserve_fn(),
- * fhook_ring_reserve_entered()): the FHOOK_REC_FN or FHOOK_REC_FUNC
+ * fhook_ring_reserve_loop()): the FHOOK_REC_FN or FHOOK_REC_FUNC
  * record it chose, counted as written; nothing for a drop or a frozen
  * session.
  */

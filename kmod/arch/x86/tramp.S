@@ -209,15 +209,15 @@ SYM_FUNC_END(fhook_direct_record_common)
  * the probe not paused and of the session's tasks, the ring streaming
  * with no drop waiting, the session not frozen, the task's name in the
  * ring, the clock the counter; the addresses always fit FN's 32 bits:
- * x86-64's kernel code model puts all kernel text in the top 2 GiB); any that
- * fails sends the call to fhook_fnrec() before anything changed
+ * x86-64's kernel code model puts all kernel text in the top 2 GiB); any
+ * that fails sends the call to fhook_fnrec() before anything changed
  * (.Lfnrec_c).  Then, as fhook_ring_enter() and
- * fhook_ring_reserve_entered(): ->nest (the outermost writer), ->frozen
+ * fhook_ring_reserve_loop(): ->nest (the outermost writer), ->frozen
  * again (the freezer's IPI pairs with it), the number, the clock (the
  * anchor's latch as fhook_clock() reads it), the FN choice and the room,
  * the cmpxchg of ->head; four stores; fhook_ring_publish().  Its rare
  * endings are C (fhook_fnrec_finish(), fhook_fnrec_frozen(),
- * fhook_ring_wake()).  Nothing here is traceable and no C runs before
+ * fhook_fnrec_wake()).  Nothing here is traceable and no C runs before
  * ->nest is raised, so no recursion guard is needed, as in fnrec.c; local
  * ops (xadd, cmpxchg without lock) as local_t's, this CPU's only.
  */
@@ -341,7 +341,7 @@ SYM_FUNC_START(fhook_fnrec_common)
 	jmp	4f
 3:	movq	%rdx, %rax
 4:	movq	%rax, %rdi			/* the record's time */
-	/* fhook_ring_reserve_entered(): 32 bytes while the number is FN's */
+	/* fhook_ring_reserve_loop(): 32 bytes while the number is FN's */
 	movq	FHOOK_R_head(%r10), %rax
 .Lfnrec_reserve:
 	leaq	1(%r12), %rcx
