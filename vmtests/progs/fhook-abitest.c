@@ -3553,6 +3553,20 @@ static void test_observer_irqsoff(void)
 	test_irqsoff_as("observer");
 }
 
+/* Runs @tests, printing each one's seconds: where the time goes. */
+static void run_timed(const char *who, void (*const tests[])(void), size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct timespec t0, t1;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		tests[i]();
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		printf("# %s test %zu: %.1f s\n", who, i,
+		       t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	}
+}
+
 static void observer(void)
 {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
@@ -3575,15 +3589,7 @@ static void observer(void)
 		test_observer_symbols,
 	};
 
-	for (unsigned int i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-		struct timespec t0, t1;
-
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		tests[i]();
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		printf("# observer test %u: %.1f s\n", i,
-		       t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9);
-	}
+	run_timed("observer", tests, sizeof(tests) / sizeof(tests[0]));
 }
 
 int main(int argc, char **argv)
@@ -3628,16 +3634,7 @@ int main(int argc, char **argv)
 			test_session, test_timerlat, test_hwlat, test_osnoise, test_irqsoff,
 		};
 
-		/* (each one's seconds, as the observer's: where the time goes) */
-		for (unsigned int i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-			struct timespec t0, t1;
-
-			clock_gettime(CLOCK_MONOTONIC, &t0);
-			tests[i]();
-			clock_gettime(CLOCK_MONOTONIC, &t1);
-			printf("# root test %u: %.1f s\n", i,
-			       t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9);
-		}
+		run_timed("root", tests, sizeof(tests) / sizeof(tests[0]));
 	}
 
 	printf("# %d checks, %d failed\n", tap_counts()[0], tap_failures());
