@@ -231,8 +231,7 @@ void BM_TraceTextFn(benchmark::State& state) {
 
 // fhook record -o /dev/null's path for the same ring: the RingMerger's
 // passes written as spans by a FileSink (no formatting, no merge).
-void BM_RecordSpans(benchmark::State& state) {
-    TraceRing ring(bench_func_record());
+void record_spans(benchmark::State& state, TraceRing& ring) {
     fhook::FileSink sink(fhook::UniqueFd(::open("/dev/null", O_WRONLY | O_CLOEXEC)), "/dev/null",
                          fhook::RecordWriter::Info{1, "bench", "bench", {}, {}, {}, 0, {}},
                          ksyms());
@@ -242,6 +241,16 @@ void BM_RecordSpans(benchmark::State& state) {
         merger.drain_spans([&](std::span<const fhook::RingSpan> spans) { sink.on_pass(spans); });
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * ring.records));
+}
+
+void BM_RecordSpans(benchmark::State& state) {
+    TraceRing ring(bench_func_record());
+    record_spans(state, ring);
+}
+
+void BM_RecordSpansFn(benchmark::State& state) {
+    TraceRing ring(bench_fn_record());
+    record_spans(state, ring);
 }
 
 // ... of a kprobe with two fetch arguments: 'p FUNC file=%di count=%dx:u64'
@@ -277,6 +286,7 @@ BENCHMARK(BM_TraceText)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceTextFn)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceKprobeText)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RecordSpans)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RecordSpansFn)->Unit(benchmark::kMillisecond);
 
 } // namespace
 

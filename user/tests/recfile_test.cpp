@@ -2,6 +2,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -299,6 +300,9 @@ TEST(RecordFile, PassesWriteWhatCopiesWrite) {
         spans[c].cpu = c;
         spans[c].bytes = std::as_bytes(std::span(mem[c])).first(off[c]);
         spans[c].records = at[c];
+        spans[c].names = static_cast<std::size_t>(
+            std::count_if(at[c].begin(), at[c].end(),
+                          [](const fhook_rec* rec) { return rec->type == FHOOK_REC_COMM; }));
     }
     const Ksyms live = Ksyms::parse(std::string_view(kKallsyms));
     for (std::size_t chunk : {std::size_t{1} << 20, std::size_t{64}}) {

@@ -465,6 +465,16 @@ TEST(RingMerger, CountsSequenceNumbersOfFnRecords) {
     cpu0.publish();
     merger.drain([](const fhook_rec*) {});
     EXPECT_EQ(cpu0.cons().seq_read, 28u) << "22-26 lost, 27 read";
+    // FN records before a numbered record in one pass count before it
+    cpu0.push(test::fn_rec(14, 0));
+    cpu0.push(test::fn_rec(15, 0));
+    auto f = func_rec(16, 0);
+    f.hdr.seq = 30;
+    cpu0.push(f);
+    cpu0.push(test::fn_rec(17, 0));
+    cpu0.publish();
+    merger.drain([](const fhook_rec*) {});
+    EXPECT_EQ(cpu0.cons().seq_read, 32u) << "28, 29, 30 and 31 read";
 }
 
 TEST(RingMerger, OverwriteRingIsReadFromTheOldestRecord) {

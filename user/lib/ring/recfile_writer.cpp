@@ -101,18 +101,15 @@ void RecordWriter::add(const fhook_rec* rec) {
 void RecordWriter::add_pass(std::span<const RingSpan> spans) {
     flush();
     iov_.clear();
-    std::uint64_t names = 0;
     for (const RingSpan& span : spans) {
         for (const fhook_rec* rec : span.records) {
             note_new(rec);
-            names += rec->type == FHOOK_REC_COMM;
         }
-        records_ += span.records.size();
+        records_ += span.records.size() - span.names;
         if (!span.bytes.empty()) {
             iov_.push_back({const_cast<std::byte*>(span.bytes.data()), span.bytes.size()});
         }
     }
-    records_ -= names;
     if (!iov_.empty()) {
         write_chunk(RecChunk::Records, iov_);
     }
@@ -120,8 +117,10 @@ void RecordWriter::add_pass(std::span<const RingSpan> spans) {
 
 void RecordWriter::note_record(const fhook_rec* rec) {
     const std::size_t size = rec->size;
+    last_fn_ = 0;
     if (rec->type == FHOOK_REC_FN && size >= sizeof(fhook_rec_fn)) {
         const auto* f = reinterpret_cast<const fhook_rec_fn*>(rec);
+        last_fn_ = fn_key(f);
         last_ip_ = static_cast<std::uint64_t>(std::int64_t{f->ip});
         last_parent_ = static_cast<std::uint64_t>(std::int64_t{f->parent_ip});
         note(last_ip_);

@@ -38,8 +38,14 @@ std::uint64_t load_relaxed(const std::uint64_t& v) {
 
 } // namespace
 
-void collect_records(const RingView& ring, std::uint64_t tail, std::uint64_t head,
-                     std::vector<const fhook_rec*>& out) {
+namespace {
+
+// collect_records()'s walk: `fn(rec)` for an FN record of its own size
+// (most records, tested first), `other(rec)` for a record of any other
+// known type.
+template <typename Fn, typename Other>
+[[gnu::always_inline]] inline void walk_records(const RingView& ring, std::uint64_t tail,
+                                                std::uint64_t head, Fn&& fn, Other&& other) {
     const std::uint64_t size = ring.data_size;
     if (head < tail || head - tail > size) {
         corrupt(ring, tail,
@@ -51,18 +57,19 @@ void collect_records(const RingView& ring, std::uint64_t tail, std::uint64_t hea
                 "head " + std::to_string(head) + " or tail " + std::to_string(tail) +
                     " is not 8-byte aligned");
     }
+    const std::byte* const data = ring.data;
+    const std::uint64_t mask = size - 1;
     std::uint64_t pos = tail;
     while (pos < head) {
         const std::uint64_t avail = head - pos;
         if (avail < sizeof(fhook_rec)) {
             corrupt(ring, pos, "truncated record header");
         }
-        const auto* rec = reinterpret_cast<const fhook_rec*>(ring.data + (pos & (size - 1)));
+        const auto* rec = reinterpret_cast<const fhook_rec*>(data + (pos & mask));
         const std::uint64_t rsize = rec->size;
-        // (most records: a function entry of its own size, 8-byte aligned)
         if (rec->type == FHOOK_REC_FN && rsize == sizeof(fhook_rec_fn) && rsize <= avail) {
             static_assert(sizeof(fhook_rec_fn) % 8 == 0);
-            out.push_back(rec);
+            fn(rec);
             pos += rsize;
             continue;
         }
@@ -81,10 +88,18 @@ void collect_records(const RingView& ring, std::uint64_t tail, std::uint64_t hea
                         "record of type " + std::to_string(rec->type) + " has " +
                             std::to_string(rsize) + " bytes, needs " + std::to_string(need));
             }
-            out.push_back(rec);
+            other(rec);
         }
         pos += align8(rsize);
     }
+}
+
+} // namespace
+
+void collect_records(const RingView& ring, std::uint64_t tail, std::uint64_t head,
+                     std::vector<const fhook_rec*>& out) {
+    const auto keep = [&out](const fhook_rec* rec) { out.push_back(rec); };
+    walk_records(ring, tail, head, keep, keep);
 }
 
 StatsView::StatsView(const fhook_stats_area* area)
@@ -204,8 +219,59 @@ RingMerger::RingMerger(std::vector<RingView> rings, StatsView stats)
     }
 }
 
-// Appends ring i's pending records to batch_ and sets heads_[i] and
-// spans_[i].bytes.
+// Appends the records in [tail, head) of ring i (`view`: it or its copy)
+// to batch_, counting their numbers, LOST records and names as it goes.
+void RingMerger::take_records(std::size_t i, const RingView& view, std::uint64_t tail,
+                              std::uint64_t head) {
+    // (room for the most records [tail, head) can hold, each with a
+    // header; the walk throws if the range is not within the ring)
+    const std::uint64_t bytes = head >= tail ? std::min(head - tail, view.data_size) : 0;
+    const std::size_t need = batch_.size() + bytes / sizeof(fhook_rec);
+    if (batch_.capacity() < need) {
+        batch_.reserve(std::max(need, 2 * batch_.capacity()));
+    }
+    SeqCount seq = seq_read_[i]; // (kept as it was if the walk throws)
+    std::uint32_t fns = 0;       // FN records not yet counted in seq
+    PerProbe& lost_of = batch_lost_[i];
+    std::uint64_t last_ts = last_ts_;
+    std::size_t names = 0;
+    walk_records(
+        view, tail, head,
+        [&](const fhook_rec* rec) {
+            batch_.push_back(rec);
+            fns++;
+            // (a CPU's stream is time ordered but for nested writers)
+            last_ts = std::max<std::uint64_t>(last_ts, rec->ts);
+        },
+        [&](const fhook_rec* rec) {
+            batch_.push_back(rec);
+            seq.take_fns(fns);
+            fns = 0;
+            seq.take(rec);
+            if (rec->type == FHOOK_REC_LOST) {
+                const auto* lost = reinterpret_cast<const fhook_rec_lost*>(rec);
+                std::uint64_t attributed = 0;
+                for (std::uint32_t p = 0; p < lost->nr_probes; p++) {
+                    const std::uint32_t id = lost->probes[p].probe_id;
+                    if (id >= 1 && id <= FHOOK_MAX_PROBES) {
+                        lost_of[id] += lost->probes[p].count;
+                        attributed += lost->probes[p].count;
+                    }
+                }
+                lost_of[0] += lost->lost - std::min<std::uint64_t>(lost->lost, attributed);
+            } else if (rec->type == FHOOK_REC_COMM) {
+                names++;
+            }
+            last_ts = std::max<std::uint64_t>(last_ts, rec->ts);
+        });
+    seq.take_fns(fns);
+    seq_read_[i] = seq;
+    last_ts_ = last_ts;
+    spans_[i].names = names;
+}
+
+// Appends ring i's pending records to batch_ (take_records()) and sets
+// heads_[i] and spans_[i].bytes.
 void RingMerger::collect(std::size_t i) {
     const RingView& ring = rings_[i];
     const std::uint64_t tail = load_relaxed(ring.cons->data_tail);
@@ -213,7 +279,7 @@ void RingMerger::collect(std::size_t i) {
     if (!ring.overwrite) {
         const std::uint64_t head = load_acquire(ring.meta->data_head);
         heads_[i] = head;
-        collect_records(ring, tail, head, batch_);
+        take_records(i, ring, tail, head);
         // contiguous through the alias of the double mapping
         spans_[i].bytes = {ring.data + (tail & (ring.data_size - 1)), head - tail};
         return;
@@ -244,7 +310,7 @@ void RingMerger::collect(std::size_t i) {
         const std::uint64_t from = std::max(start, valid);
         RingView copy = ring;
         copy.data = buf.data();
-        collect_records(copy, from - start, head - start, batch_);
+        take_records(i, copy, from - start, head - start);
         spans_[i].bytes = {buf.data() + (from - start), head - from};
         return;
     }
@@ -253,41 +319,20 @@ void RingMerger::collect(std::size_t i) {
 
 std::size_t RingMerger::collect_pass() {
     batch_.clear();
-    std::size_t names = 0;
-    std::uint64_t last_ts = last_ts_;
     std::vector<std::size_t>& first = first_;
     first.resize(rings_.size() + 1);
     for (std::size_t i = 0; i < rings_.size(); i++) {
         first[i] = batch_.size();
-        collect(i);
         batch_lost_[i].fill(0);
-        SeqCount& seq = seq_read_[i];
-        for (std::size_t r = first[i]; r < batch_.size(); r++) {
-            const fhook_rec* rec = batch_[r];
-            seq.take(rec);
-            if (rec->type == FHOOK_REC_LOST) {
-                const auto* lost = reinterpret_cast<const fhook_rec_lost*>(rec);
-                std::uint64_t attributed = 0;
-                for (std::uint32_t p = 0; p < lost->nr_probes; p++) {
-                    const std::uint32_t id = lost->probes[p].probe_id;
-                    if (id >= 1 && id <= FHOOK_MAX_PROBES) {
-                        batch_lost_[i][id] += lost->probes[p].count;
-                        attributed += lost->probes[p].count;
-                    }
-                }
-                batch_lost_[i][0] += lost->lost - std::min<std::uint64_t>(lost->lost, attributed);
-            } else if (rec->type == FHOOK_REC_COMM) {
-                names++;
-            }
-            // (a CPU's stream is time ordered but for nested writers)
-            last_ts = std::max<std::uint64_t>(last_ts, rec->ts);
-        }
+        spans_[i].names = 0;
+        collect(i);
     }
-    last_ts_ = last_ts;
     first[rings_.size()] = batch_.size();
     // batch_ is complete (no more reallocation): the spans' records
+    std::size_t names = 0;
     for (std::size_t i = 0; i < rings_.size(); i++) {
         spans_[i].records = {batch_.data() + first[i], first[i + 1] - first[i]};
+        names += spans_[i].names;
     }
     return batch_.size() - names;
 }

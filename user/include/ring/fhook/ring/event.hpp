@@ -224,6 +224,8 @@ public:
     }
     // take() of an FN record
     std::uint32_t take_fn() { return next_++; }
+    // ... of `n` of them in a row
+    void take_fns(std::uint32_t n) { next_ += n; }
     // the number of the next record
     std::uint32_t next() const noexcept { return next_; }
 

@@ -81,6 +81,7 @@ struct RingSpan {
     int cpu = 0;
     std::span<const std::byte> bytes;
     std::span<const fhook_rec* const> records;
+    std::size_t names = 0; // COMM records among them (they name tasks)
 };
 
 // Receives the CPUs' spans of one pass (only the CPUs with records).
@@ -155,6 +156,7 @@ private:
     // Hands the pass's space back to the producers.
     void release_pass();
     void collect(std::size_t i);
+    void take_records(std::size_t i, const RingView& view, std::uint64_t tail, std::uint64_t head);
 
     std::vector<RingView> rings_;
     StatsView stats_;
