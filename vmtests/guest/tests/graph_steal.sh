@@ -5,11 +5,12 @@
 # A task that ends up pushing on a stack that is no longer its own loses
 # its return address and the kernel panics ("return address ... lost"),
 # which the harness reports.  Each round must exit 0 with a consistent
-# summary and trace calls of several tasks.  With one stack, a cat blocked
-# in vfs_read on a pipe for the first second holds it (a stack in use is
-# never taken), so some calls find none and count as missed: the workload's
-# while cat waits, or cat's own if a workload task held the stack when cat
-# came.  Whether nine tasks collide on their own depends on the timing.
+# summary and trace calls of several tasks.  With one stack, the round
+# then blocks a cat in vfs_read on a pipe for a second, and once it sleeps
+# reads 100 times: a stack in use is never taken, so some calls find none
+# and count as missed, the reads' while cat holds the stack, or cat's own
+# if another task held it when cat came.  (Whether nine tasks collide on
+# their own depends on the timing: the debug kernel's CI once saw none.)
 . /fhook/lib.sh
 
 load_fhook
@@ -22,8 +23,11 @@ missed1=0
 for r in $rounds; do
 	stacks=$(( (r + 1) / 2 ))
 	if [ "$stacks" = 1 ]; then
-		run_fhook $D/s$r graph --proc --tasks 1 $below vfs_read -- \
-			sh -c 'sleep 1 | cat >/dev/null & fhook-workload fork 8 400; rc=$?; wait; exit $rc'
+		run_fhook $D/s$r graph --proc --tasks 1 $below vfs_read -- sh -c '
+			fhook-workload fork 8 400 || exit 1
+			sleep 1 | cat >/dev/null &
+			until grep -q "^State:.*S" /proc/$!/status; do :; done
+			fhook-workload read 100; rc=$?; wait; exit $rc'
 	else
 		run_fhook $D/s$r graph --proc --tasks $stacks $below vfs_read -- fhook-workload fork 8 400
 	fi
