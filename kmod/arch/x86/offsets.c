@@ -118,6 +118,10 @@ void fhook_offsets(void)
 		      FHOOK_FN_CTX_PREEMPT_RESCHED));
 	/* x86 keeps it inverted in the preempt count's top bit */
 	BUILD_BUG_ON(PREEMPT_NEED_RESCHED != 0x80000000U);
+	/* one 64-bit load and compare of pid and tgid */
+	BUILD_BUG_ON(offsetof(struct fhook_comm_slot, tgid) !=
+		     offsetof(struct fhook_comm_slot, pid) + 4 ||
+		     offsetof(struct task_struct, tgid) != offsetof(struct task_struct, pid) + 4);
 	/* one 16-bit compare tests both */
 	BUILD_BUG_ON(offsetof(struct fhook_session, traced_off) !=
 		     offsetof(struct fhook_session, frozen) + 1);

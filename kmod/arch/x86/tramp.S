@@ -242,15 +242,16 @@ SYM_FUNC_START(fhook_fnrec_common)
 	jne	.Lfnrec_c
 	cmpq	$0, FHOOK_R_lost_mask(%r10)
 	jne	.Lfnrec_c
-	cmpw	$0, FHOOK_S_frozen(%rbx)	/* (and traced_off) */
-	jne	.Lfnrec_c
+	/* (a frozen session: the test after ->nest below, as in the C) */
 	cmpb	$0, FHOOK_S_cpu_filter(%rbx)
 	jne	.Lfnrec_c
 	cmpl	$0, fhook_clock_counter(%rip)	/* static_key_enabled() */
 	jle	.Lfnrec_c
 	/* fhook_session_wants_task(): the controller's tgid, the pid set */
 	movq	FHOOK_GS_CURRENT, %rdi
-	movl	FHOOK_T_tgid(%rdi), %eax
+	movq	FHOOK_T_pid(%rdi), %rcx		/* pid, and tgid above it */
+	movq	%rcx, %rax
+	shrq	$32, %rax
 	cmpl	FHOOK_S_ignore_tgid(%rbx), %eax
 	jne	1f
 	testl	%eax, %eax
@@ -258,22 +259,17 @@ SYM_FUNC_START(fhook_fnrec_common)
 1:	cmpb	$0, FHOOK_S_pid_filter(%rbx)
 	je	2f
 	movq	FHOOK_S_pids(%rbx), %rdx
-	movl	FHOOK_T_pid(%rdi), %eax
-	btq	%rax, (%rdx)
+	btq	%rax, (%rdx)			/* the tgid */
 	jc	2f
-	movl	FHOOK_T_tgid(%rdi), %eax
+	movl	%ecx, %eax
 	btq	%rax, (%rdx)
 	jnc	.Lfnrec_c
 2:	/* fhook_comm_known(): the task's name is in the ring */
-	movl	FHOOK_T_pid(%rdi), %eax
-	movl	%eax, %edx
+	movl	%ecx, %edx
 	andl	$FHOOK_CS_MASK, %edx
 	shll	$FHOOK_CS_SHIFT, %edx
 	leaq	FHOOK_R_comms(%r10,%rdx), %rdx
-	cmpl	FHOOK_CS_pid(%rdx), %eax
-	jne	.Lfnrec_c
-	movl	FHOOK_T_tgid(%rdi), %eax
-	cmpl	FHOOK_CS_tgid(%rdx), %eax
+	cmpq	FHOOK_CS_pid(%rdx), %rcx	/* and tgid */
 	jne	.Lfnrec_c
 	movq	FHOOK_T_comm(%rdi), %rax
 	cmpq	FHOOK_CS_name(%rdx), %rax
