@@ -195,7 +195,7 @@ TEST(RecordFile, EverySymbolSeenIsKeptThroughTheRepeatFilter) {
                 if (round == 1) {
                     // as a pass, twice in a row (the repeat of a call site)
                     const fhook_rec* recs[1] = {&rec.hdr};
-                    const RingSpan span{0, std::as_bytes(std::span(&rec, 1)), recs};
+                    const RingSpan span{0, std::as_bytes(std::span(&rec, 1)), recs, 1};
                     w.add_pass(std::span(&span, 1));
                     w.add_pass(std::span(&span, 1));
                 } else {
@@ -232,7 +232,7 @@ TEST(RecordFile, PassRepeatsOfACallSiteStillNoteNewOnes) {
         for (const auto& c : calls) {
             const auto rec = test::func_rec(1000, 0, c[0], c[1], 1);
             const fhook_rec* recs[1] = {&rec.hdr};
-            const RingSpan span{0, std::as_bytes(std::span(&rec, 1)), recs};
+            const RingSpan span{0, std::as_bytes(std::span(&rec, 1)), recs, 1};
             w.add_pass(std::span(&span, 1));
         }
         w.finish(live, Stats{}, {});
@@ -261,7 +261,7 @@ TEST(RecordFile, KprobeRepeatsSkipNotesButNeverAfterAFunctionsRecord) {
         ret.ret_ip = func.parent_ip;
         const fhook_rec* recs[3] = {&func.hdr, &ret.hdr, &ret.hdr};
         for (const fhook_rec* rec : recs) {
-            const RingSpan span{0, std::as_bytes(std::span(rec, 1)), std::span(&rec, 1)};
+            const RingSpan span{0, std::as_bytes(std::span(rec, 1)), std::span(&rec, 1), 1};
             w.add_pass(std::span(&span, 1));
         }
         EXPECT_EQ(w.records(), 3u);
@@ -300,9 +300,9 @@ TEST(RecordFile, PassesWriteWhatCopiesWrite) {
         spans[c].cpu = c;
         spans[c].bytes = std::as_bytes(std::span(mem[c])).first(off[c]);
         spans[c].records = at[c];
-        spans[c].names = static_cast<std::size_t>(
+        spans[c].events = static_cast<std::size_t>(
             std::count_if(at[c].begin(), at[c].end(),
-                          [](const fhook_rec* rec) { return rec->type == FHOOK_REC_COMM; }));
+                          [](const fhook_rec* rec) { return rec->type != FHOOK_REC_COMM; }));
     }
     const Ksyms live = Ksyms::parse(std::string_view(kKallsyms));
     for (std::size_t chunk : {std::size_t{1} << 20, std::size_t{64}}) {

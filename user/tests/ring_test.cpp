@@ -157,6 +157,62 @@ TEST(RingMerger, SpansAreEachCpusBytesInRingOrderTailMovedAfterTheCallback) {
     EXPECT_EQ(merger.report_unreported_lost([](const fhook_rec*) {}), 0u);
 }
 
+// A span's records leave out an FN record with the function and parent of
+// the CPU's FN record before it (in this pass or the last), nothing else;
+// its bytes, events and numbers count every record.
+TEST(RingMerger, SpansLeaveOutRepeatedFnRecordsOnly) {
+    FakeRing cpu0(0, 4096);
+    const std::uint64_t a = 0xffffffff81001000, b = 0xffffffff81003000, parent = 0xffffffff81002000;
+    auto comm = test::comm_rec(100, "cat", 0);
+    comm.hdr.seq = 0;
+    cpu0.push(comm);
+    for (std::uint64_t f : {a, a, a, b, a}) {
+        cpu0.push(test::fn_rec(1, 0, f, parent));
+    }
+    auto func = func_rec(2, 0);
+    func.hdr.seq = 6;
+    cpu0.push(func);
+    cpu0.push(test::fn_rec(3, 0, a, parent)); // (the FN record before it is a)
+    cpu0.push(test::fn_rec(3, 0, a, b));
+    cpu0.publish();
+    RingMerger merger({cpu0.view()});
+    std::vector<std::string> seen;
+    EXPECT_EQ(merger.drain_spans([&](std::span<const RingSpan> spans) {
+        ASSERT_EQ(spans.size(), 1u);
+        EXPECT_EQ(spans[0].events, 8u);
+        EXPECT_EQ(spans[0].bytes.size(), cpu0.pos());
+        for (const fhook_rec* rec : spans[0].records) {
+            const auto* fn = reinterpret_cast<const fhook_rec_fn*>(rec);
+            seen.push_back(rec->type != FHOOK_REC_FN ? std::to_string(rec->type)
+                           : fn->ip == static_cast<std::int32_t>(a)
+                               ? (fn->parent_ip == static_cast<std::int32_t>(b) ? "ab" : "a")
+                               : "b");
+        }
+    }),
+              8u);
+    const std::vector<std::string> want = {std::to_string(FHOOK_REC_COMM), "a", "b", "a",
+                                           std::to_string(FHOOK_REC_FUNC), "ab"};
+    EXPECT_EQ(seen, want);
+    EXPECT_EQ(cpu0.cons().seq_read, 9u) << "numbers 0-8: the name's, five FN, FUNC's 6, two FN";
+    // the next pass: a repeat of the last one is left out too
+    cpu0.push(test::fn_rec(4, 0, a, b));
+    cpu0.push(test::fn_rec(4, 0, b, parent));
+    cpu0.publish();
+    seen.clear();
+    EXPECT_EQ(merger.drain_spans([&](std::span<const RingSpan> spans) {
+        ASSERT_EQ(spans[0].records.size(), 1u);
+        EXPECT_EQ(spans[0].events, 2u);
+    }),
+              2u);
+    // drain() gives every record
+    cpu0.push(test::fn_rec(5, 0, b, parent));
+    cpu0.push(test::fn_rec(5, 0, b, parent));
+    cpu0.publish();
+    std::size_t n = 0;
+    EXPECT_EQ(merger.drain([&](const fhook_rec*) { n++; }), 2u);
+    EXPECT_EQ(n, 2u);
+}
+
 TEST(RingMerger, SpansOfAnOverwriteRingStartAtTheOldestRecord) {
     FakeRing cpu0(0, 4096);
     for (std::uint64_t ts = 1; ts <= 5; ts++) {

@@ -105,7 +105,7 @@ void RecordWriter::add_pass(std::span<const RingSpan> spans) {
         for (const fhook_rec* rec : span.records) {
             note_new(rec);
         }
-        records_ += span.records.size() - span.names;
+        records_ += span.events;
         if (!span.bytes.empty()) {
             iov_.push_back({const_cast<std::byte*>(span.bytes.data()), span.bytes.size()});
         }
@@ -120,7 +120,7 @@ void RecordWriter::note_record(const fhook_rec* rec) {
     last_fn_ = 0;
     if (rec->type == FHOOK_REC_FN && size >= sizeof(fhook_rec_fn)) {
         const auto* f = reinterpret_cast<const fhook_rec_fn*>(rec);
-        last_fn_ = fn_key(f);
+        last_fn_ = fn_addresses(f);
         last_ip_ = static_cast<std::uint64_t>(std::int64_t{f->ip});
         last_parent_ = static_cast<std::uint64_t>(std::int64_t{f->parent_ip});
         note(last_ip_);

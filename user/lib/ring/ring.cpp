@@ -67,8 +67,9 @@ template <typename Fn, typename Other>
         }
         const auto* rec = reinterpret_cast<const fhook_rec*>(data + (pos & mask));
         const std::uint64_t rsize = rec->size;
-        if (rec->type == FHOOK_REC_FN && rsize == sizeof(fhook_rec_fn) && rsize <= avail) {
-            static_assert(sizeof(fhook_rec_fn) % 8 == 0);
+        // (no test of avail: the header's size is FN's)
+        if (rec->type == FHOOK_REC_FN && rsize == sizeof(fhook_rec_fn)) {
+            static_assert(sizeof(fhook_rec_fn) == sizeof(fhook_rec));
             fn(rec);
             pos += rsize;
             continue;
@@ -210,6 +211,7 @@ RingMerger::RingMerger(std::vector<RingView> rings, StatsView stats)
     }
     heads_.resize(rings_.size());
     seq_read_.resize(rings_.size());
+    last_fn_.resize(rings_.size());
     lost_seen_.resize(rings_.size(), PerProbe{});
     batch_lost_.resize(rings_.size(), PerProbe{});
     copy_.resize(rings_.size());
@@ -221,6 +223,7 @@ RingMerger::RingMerger(std::vector<RingView> rings, StatsView stats)
 
 // Appends the records in [tail, head) of ring i (`view`: it or its copy)
 // to batch_, counting their numbers, LOST records and names as it goes.
+template <bool kSpans>
 void RingMerger::take_records(std::size_t i, const RingView& view, std::uint64_t tail,
                               std::uint64_t head) {
     // (room for the most records [tail, head) can hold, each with a
@@ -234,11 +237,19 @@ void RingMerger::take_records(std::size_t i, const RingView& view, std::uint64_t
     std::uint32_t fns = 0;       // FN records not yet counted in seq
     PerProbe& lost_of = batch_lost_[i];
     std::uint64_t last_ts = last_ts_;
-    std::size_t names = 0;
+    std::uint64_t last_fn = last_fn_[i];
+    std::size_t names = 0, repeats = 0;
+    const std::size_t first = batch_.size();
     walk_records(
         view, tail, head,
         [&](const fhook_rec* rec) {
-            batch_.push_back(rec);
+            const std::uint64_t fn = fn_addresses(reinterpret_cast<const fhook_rec_fn*>(rec));
+            if (kSpans && fn == last_fn) {
+                repeats++;
+            } else {
+                batch_.push_back(rec);
+                last_fn = fn;
+            }
             fns++;
             // (a CPU's stream is time ordered but for nested writers)
             last_ts = std::max<std::uint64_t>(last_ts, rec->ts);
@@ -267,19 +278,20 @@ void RingMerger::take_records(std::size_t i, const RingView& view, std::uint64_t
     seq.take_fns(fns);
     seq_read_[i] = seq;
     last_ts_ = last_ts;
-    spans_[i].names = names;
+    last_fn_[i] = last_fn;
+    spans_[i].events = batch_.size() - first + repeats - names;
 }
 
 // Appends ring i's pending records to batch_ (take_records()) and sets
 // heads_[i] and spans_[i].bytes.
-void RingMerger::collect(std::size_t i) {
+void RingMerger::collect(std::size_t i, bool spans) {
     const RingView& ring = rings_[i];
     const std::uint64_t tail = load_relaxed(ring.cons->data_tail);
     spans_[i].bytes = {};
     if (!ring.overwrite) {
         const std::uint64_t head = load_acquire(ring.meta->data_head);
         heads_[i] = head;
-        take_records(i, ring, tail, head);
+        spans ? take_records<true>(i, ring, tail, head) : take_records<false>(i, ring, tail, head);
         // contiguous through the alias of the double mapping
         spans_[i].bytes = {ring.data + (tail & (ring.data_size - 1)), head - tail};
         return;
@@ -310,31 +322,32 @@ void RingMerger::collect(std::size_t i) {
         const std::uint64_t from = std::max(start, valid);
         RingView copy = ring;
         copy.data = buf.data();
-        take_records(i, copy, from - start, head - start);
+        spans ? take_records<true>(i, copy, from - start, head - start)
+              : take_records<false>(i, copy, from - start, head - start);
         spans_[i].bytes = {buf.data() + (from - start), head - from};
         return;
     }
     // the producers lapped the ring on every attempt: try on the next pass
 }
 
-std::size_t RingMerger::collect_pass() {
+std::size_t RingMerger::collect_pass(bool spans) {
     batch_.clear();
     std::vector<std::size_t>& first = first_;
     first.resize(rings_.size() + 1);
     for (std::size_t i = 0; i < rings_.size(); i++) {
         first[i] = batch_.size();
         batch_lost_[i].fill(0);
-        spans_[i].names = 0;
-        collect(i);
+        spans_[i].events = 0;
+        collect(i, spans);
     }
     first[rings_.size()] = batch_.size();
     // batch_ is complete (no more reallocation): the spans' records
-    std::size_t names = 0;
+    std::size_t events = 0;
     for (std::size_t i = 0; i < rings_.size(); i++) {
         spans_[i].records = {batch_.data() + first[i], first[i + 1] - first[i]};
-        names += spans_[i].names;
+        events += spans_[i].events;
     }
-    return batch_.size() - names;
+    return events;
 }
 
 void RingMerger::release_pass() {
@@ -370,7 +383,7 @@ std::size_t RingMerger::drain_batch(const BatchCallback& callback) {
 }
 
 std::size_t RingMerger::drain_spans(const SpanCallback& callback) {
-    const std::size_t n = collect_pass();
+    const std::size_t n = collect_pass(true);
     pass_.clear();
     for (const RingSpan& span : spans_) {
         if (!span.bytes.empty()) {

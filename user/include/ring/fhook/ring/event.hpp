@@ -149,6 +149,12 @@ inline void fn_fields(const fhook_rec_fn* rec, FnEvent& fn) {
     fn.preempt = static_cast<std::uint8_t>(depth < 15 ? depth : 15);
 }
 
+// An FN record's function and parent as one word (as stored: 32 bits each)
+inline std::uint64_t fn_addresses(const fhook_rec_fn* f) {
+    return static_cast<std::uint32_t>(f->ip) |
+           std::uint64_t{static_cast<std::uint32_t>(f->parent_ip)} << 32;
+}
+
 // Throws the Runtime Error of a record shorter than its type's struct.
 [[noreturn]] void record_too_short(const fhook_rec* rec, std::size_t need);
 

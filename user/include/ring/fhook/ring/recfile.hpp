@@ -133,7 +133,7 @@ private:
     // graph record's addresses (no stack attached): most records of a trace
     void note_new(const fhook_rec* rec) {
         if (rec->type == FHOOK_REC_FN && rec->size >= sizeof(fhook_rec_fn)) {
-            if (fn_key(reinterpret_cast<const fhook_rec_fn*>(rec)) == last_fn_) {
+            if (fn_addresses(reinterpret_cast<const fhook_rec_fn*>(rec)) == last_fn_) {
                 return;
             }
         } else if (!(rec->flags & FHOOK_CTX_STACK) && rec->size >= sizeof(fhook_rec_func)) {
@@ -183,13 +183,7 @@ private:
     std::uint64_t last_ip_ = 0;     // the last function or graph record's, noted
     std::uint64_t last_parent_ = 0; // the last function or kprobe record's, noted
     std::uint16_t last_type_ = 0;   // ... and its type
-    // an FN record's two addresses as one word (0: the last record noted
-    // was no FN record)
-    static std::uint64_t fn_key(const fhook_rec_fn* f) {
-        return static_cast<std::uint32_t>(f->ip) |
-               std::uint64_t{static_cast<std::uint32_t>(f->parent_ip)} << 32;
-    }
-    std::uint64_t last_fn_ = 0;
+    std::uint64_t last_fn_ = 0;     // the last FN record noted: fn_addresses() (0: none)
     std::vector<iovec> iov_;
     std::vector<char> bounce_; // the copy, once writev() refused the mapping
     bool copy_first_ = false;

@@ -76,12 +76,15 @@ using RecordCallback = std::function<void(const fhook_rec*)>;
 
 // One CPU's records of a pass: `bytes` exactly as the module wrote them
 // (ring order, records of unknown type included), `records` the known ones
-// among them.  Valid only during the call, like a RecordCallback's record.
+// among them that a consumer of the bytes has to look at: all but an FN
+// record with the same function and parent as the CPU's FN record before
+// it (most of a trace; one stands for them).  Valid only during the call,
+// like a RecordCallback's record.
 struct RingSpan {
     int cpu = 0;
     std::span<const std::byte> bytes;
     std::span<const fhook_rec* const> records;
-    std::size_t names = 0; // COMM records among them (they name tasks)
+    std::size_t events = 0; // the known records in `bytes`, COMM records not counted
 };
 
 // Receives the CPUs' spans of one pass (only the CPUs with records).
@@ -152,16 +155,20 @@ private:
     using PerProbe = std::array<std::uint64_t, FHOOK_MAX_PROBES + 1>; // [0]: unattributed
     // Collects every ring (records, spans, LOST and sequence accounting);
     // returns the number of records.
-    std::size_t collect_pass();
+    // (`spans`: for drain_spans(), repeated FN records left out of batch_)
+    std::size_t collect_pass(bool spans = false);
     // Hands the pass's space back to the producers.
     void release_pass();
-    void collect(std::size_t i);
+    void collect(std::size_t i, bool spans);
+    // (kSpans: repeated FN records left out of batch_, see RingSpan)
+    template <bool kSpans>
     void take_records(std::size_t i, const RingView& view, std::uint64_t tail, std::uint64_t head);
 
     std::vector<RingView> rings_;
     StatsView stats_;
     std::vector<std::uint64_t> heads_;
     std::vector<SeqCount> seq_read_;           // next seq to acknowledge
+    std::vector<std::uint64_t> last_fn_;       // the last FN record's addresses (fn_addresses())
     std::vector<PerProbe> lost_seen_;          // delivered LOST counts
     std::vector<PerProbe> batch_lost_;         // ... in the batch being delivered
     std::vector<std::vector<std::byte>> copy_; // overwrite rings: private copies
