@@ -329,14 +329,11 @@ SYM_FUNC_START(fhook_fnrec_common)
 	cmpl	FHOOK_CL_seq(%rsi), %edi
 	jne	.Lfnrec_clock
 	/* fhook_clock_keep(): never before this CPU's latest stamp */
-	movq	FHOOK_CL_last(%rsi), %rdx
-	movq	%rax, %rcx
-	subq	%rdx, %rcx
-	js	3f
-	movq	%rax, FHOOK_CL_last(%rsi)
-	jmp	4f
-3:	movq	%rdx, %rax
-4:	movq	%rax, %rdi			/* the record's time */
+	movq	%rax, %rdi			/* the record's time */
+	cmpq	FHOOK_CL_last(%rsi), %rdi	/* (the sign of time - last) */
+	js	.Lfnrec_clock_back
+	movq	%rdi, FHOOK_CL_last(%rsi)
+.Lfnrec_clock_kept:
 	/* fhook_ring_reserve_loop(): 32 bytes while the number is FN's */
 	movq	FHOOK_R_head(%r10), %rax
 .Lfnrec_reserve:
@@ -425,6 +422,10 @@ SYM_FUNC_START(fhook_fnrec_common)
 	call	__SCT__preempt_schedule_notrace
 6:	FHOOK_FNREC_POP
 	RET
+
+.Lfnrec_clock_back:
+	movq	FHOOK_CL_last(%rsi), %rdi
+	jmp	.Lfnrec_clock_kept
 
 .Lfnrec_frozen:
 	movq	%r11, %rdi
