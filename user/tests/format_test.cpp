@@ -620,9 +620,19 @@ TEST(PrintSinkFn, SameTextAsTheEventPath) {
         fast.on_record(rec);
         events.on_record(rec);
     }
+    // a task renamed between two calls of the same CPU and context
+    const auto both = [&](const auto& rec) {
+        fast.on_record(reinterpret_cast<const fhook_rec*>(&rec));
+        events.on_record(reinterpret_cast<const fhook_rec*>(&rec));
+    };
+    both(test::comm_rec(91, "before", 0));
+    both(test::fn_rec(ts + 1, 0, ips[0], ips[1], 91));
+    both(test::comm_rec(91, "after", 0));
+    both(test::fn_rec(ts + 2, 0, ips[0], ips[1], 91));
     fast.flush();
     events.flush();
     const std::string got = fast_out.text();
+    EXPECT_NE(got.find("after-91"), std::string::npos);
     EXPECT_GT(fn_records, 15000u);
     EXPECT_GT(std::count(got.begin(), got.end(), '\n'), 17000);
     ASSERT_EQ(got, events_out.text());

@@ -149,6 +149,81 @@ bool seq_range_known(const Event& ev) {
 // One case per event type, each the kernel's trace line for it: kept in
 // one function (over 120 lines) so that the formats read side by side, as
 // the JSON formatter's do.
+namespace {
+
+// "000" to "999", for the microseconds of a line's head
+constexpr std::array<std::array<char, 3>, 1000> make_triples() {
+    std::array<std::array<char, 3>, 1000> t{};
+    for (int i = 0; i < 1000; i++) {
+        t[static_cast<std::size_t>(i)] = {static_cast<char>('0' + i / 100),
+                                          static_cast<char>('0' + i / 10 % 10),
+                                          static_cast<char>('0' + i % 10)};
+    }
+    return t;
+}
+constexpr auto kTriples = make_triples();
+
+} // namespace
+
+// (inline: every event; what changes rarely is out of line)
+inline void TextFormatter::refresh_time(std::uint64_t ts) {
+    // (within the second of the head's: no division for the seconds)
+    if (!head_.valid || ts < head_.sec_ns || ts - head_.sec_ns >= 1000000000) {
+        new_second(ts);
+    }
+    // the microseconds, three digits at a time, over the "uuuuuu"
+    const auto us = static_cast<std::uint32_t>((ts - head_.sec_ns) / 1000);
+    char* digits = head_.text.data() + head_.end - 8;
+    std::memcpy(digits, kTriples[us / 1000].data(), 3);
+    std::memcpy(digits + 3, kTriples[us % 1000].data(), 3);
+}
+
+void TextFormatter::new_second(std::uint64_t ts) {
+    std::string& t = head_.text;
+    const std::uint64_t sec = ts / 1000000000;
+    t.resize(head_.sec_at);
+    const std::size_t sec_at = t.size();
+    put_u64(sec, t);
+    if (t.size() - sec_at < 5) {
+        t.insert(sec_at, 5 - (t.size() - sec_at), ' ');
+    }
+    t.append(".uuuuuu: ");
+    head_.end = t.size(); // (no call after it)
+    head_.sec_ns = sec * 1000000000;
+    head_.valid = true;
+}
+
+inline void TextFormatter::append_call(std::uint64_t ip, std::uint64_t parent_ip,
+                                       std::string& out) {
+    if (head_.text.size() == head_.end || head_.ip != ip || head_.parent_ip != parent_ip) {
+        set_call(ip, parent_ip);
+    }
+    out.append(head_.text);
+}
+
+void TextFormatter::set_call(std::uint64_t ip, std::uint64_t parent_ip) {
+    CallSlot& call = calls_[(ip ^ ((parent_ip * 0x9e3779b97f4a7c15ULL) >> 40)) & (kCallSlots - 1)];
+    if (!call.valid || call.ip != ip || call.parent_ip != parent_ip) {
+        call.text.clear();
+        names_.append(ip, call.text);
+        call.text.append(" <-");
+        names_.append(parent_ip, call.text);
+        call.text.push_back('\n');
+        call.ip = ip;
+        call.parent_ip = parent_ip;
+        call.valid = true;
+    }
+    head_.text.resize(head_.end);
+    head_.text.append(call.text);
+    head_.ip = ip;
+    head_.parent_ip = parent_ip;
+}
+
+inline void TextFormatter::refresh_head(const LineHead& h) {
+    refresh_task(h);
+    refresh_time(h.ts);
+}
+
 void TextFormatter::format(const Event& ev, std::string& out) {
     if (ev.type == EventType::Lost) {
         if (ev.lost == 0) {
@@ -267,33 +342,22 @@ void TextFormatter::format(const Event& ev, std::string& out) {
 }
 
 void TextFormatter::format_fn(const FnEvent& fn, std::string& out) {
-    append_function({fn.ts, fn.pid, fn.cpu, fn.flags, fn.preempt, fn.comm}, fn.ip, fn.parent_ip,
-                    out);
+    const std::uint64_t key = fn.pid | std::uint64_t{fn.ctx} << 32;
+    if (!head_.fn_valid || key != head_.fn_key || fn.cpu != head_.cpu ||
+        fn.names != head_.fn_names) {
+        refresh_task({fn.ts, fn.pid, fn.cpu, fn.flags, fn.preempt, fn.comm});
+        head_.fn_key = key;
+        head_.fn_names = fn.names;
+        head_.fn_valid = true;
+    }
+    refresh_time(fn.ts);
+    append_call(fn.ip, fn.parent_ip, out);
 }
 
 void TextFormatter::append_function(const LineHead& h, std::uint64_t ip, std::uint64_t parent_ip,
                                     std::string& out) {
     refresh_head(h);
-    std::string& t = head_.text;
-    if (t.size() == head_.end || head_.ip != ip || head_.parent_ip != parent_ip) {
-        CallSlot& call =
-            calls_[(ip ^ ((parent_ip * 0x9e3779b97f4a7c15ULL) >> 40)) & (kCallSlots - 1)];
-        if (!call.valid || call.ip != ip || call.parent_ip != parent_ip) {
-            call.text.clear();
-            names_.append(ip, call.text);
-            call.text.append(" <-");
-            names_.append(parent_ip, call.text);
-            call.text.push_back('\n');
-            call.ip = ip;
-            call.parent_ip = parent_ip;
-            call.valid = true;
-        }
-        t.resize(head_.end);
-        t.append(call.text);
-        head_.ip = ip;
-        head_.parent_ip = parent_ip;
-    }
-    out.append(t);
+    append_call(ip, parent_ip, out);
 }
 
 void TextFormatter::append_head(const LineHead& h, std::string& out) {
@@ -301,26 +365,10 @@ void TextFormatter::append_head(const LineHead& h, std::string& out) {
     out.append(head_.text.data(), head_.end);
 }
 
-namespace {
-
-// "000" to "999", for the microseconds of a line's head
-constexpr std::array<std::array<char, 3>, 1000> make_triples() {
-    std::array<std::array<char, 3>, 1000> t{};
-    for (int i = 0; i < 1000; i++) {
-        t[static_cast<std::size_t>(i)] = {static_cast<char>('0' + i / 100),
-                                          static_cast<char>('0' + i / 10 % 10),
-                                          static_cast<char>('0' + i % 10)};
-    }
-    return t;
-}
-constexpr auto kTriples = make_triples();
-
-} // namespace
-
 // "%16s-%-7d [%03d] %s %5llu.%06llu: ", written by hand (snprintf was more
 // than half of the cost of an event) and mostly copied: consecutive events
 // tend to come from one task on one CPU within one second.
-void TextFormatter::refresh_head(const LineHead& h) {
+void TextFormatter::refresh_task(const LineHead& h) {
     std::string& t = head_.text;
     if (!head_.valid || head_.pid != h.pid || head_.cpu != h.cpu || head_.flags != h.flags ||
         head_.preempt != h.preempt || !same_task_name(head_.comm, h.comm)) {
@@ -349,27 +397,9 @@ void TextFormatter::refresh_head(const LineHead& h) {
         head_.preempt = h.preempt;
         head_.comm = h.comm;
         head_.sec_at = t.size();
-        head_.valid = false; // the seconds below
+        head_.valid = false; // the seconds: refresh_time()
+        head_.fn_valid = false;
     }
-    // (within the second of the head's: no division for the seconds)
-    if (!head_.valid || h.ts < head_.sec_ns || h.ts - head_.sec_ns >= 1000000000) {
-        const std::uint64_t sec = h.ts / 1000000000;
-        t.resize(head_.sec_at);
-        const std::size_t sec_at = t.size();
-        put_u64(sec, t);
-        if (t.size() - sec_at < 5) {
-            t.insert(sec_at, 5 - (t.size() - sec_at), ' ');
-        }
-        t.append(".uuuuuu: ");
-        head_.end = t.size(); // (no call after it)
-        head_.sec_ns = sec * 1000000000;
-        head_.valid = true;
-    }
-    // the microseconds, three digits at a time, over the "uuuuuu"
-    const auto us = static_cast<std::uint32_t>((h.ts - head_.sec_ns) / 1000);
-    char* digits = t.data() + head_.end - 8;
-    std::memcpy(digits, kTriples[us / 1000].data(), 3);
-    std::memcpy(digits + 3, kTriples[us % 1000].data(), 3);
 }
 
 void UserFrames::append(const Event& ev, const KprobeDef* def, std::uint64_t ip, std::string& out) {

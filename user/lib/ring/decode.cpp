@@ -436,6 +436,7 @@ bool Decoder::decode(const fhook_rec* rec, Event& ev) {
         Task& task = comms_[last_key_];
         task.name.assign(c->comm, ::strnlen(c->comm, sizeof(c->comm)));
         task.tgid = rec->tgid;
+        names_++;
         last_ = &task;
         seq_count(rec->cpu).take(rec);
         return false;

@@ -243,12 +243,16 @@ void RingMerger::take_records(std::size_t i, const RingView& view, std::uint64_t
     walk_records(
         view, tail, head,
         [&](const fhook_rec* rec) {
-            const std::uint64_t fn = fn_addresses(reinterpret_cast<const fhook_rec_fn*>(rec));
-            if (kSpans && fn == last_fn) {
-                repeats++;
+            if constexpr (kSpans) {
+                const std::uint64_t fn = fn_addresses(reinterpret_cast<const fhook_rec_fn*>(rec));
+                if (fn == last_fn) {
+                    repeats++;
+                } else {
+                    batch_.push_back(rec);
+                    last_fn = fn;
+                }
             } else {
                 batch_.push_back(rec);
-                last_fn = fn;
             }
             fns++;
             // (a CPU's stream is time ordered but for nested writers)
@@ -278,7 +282,7 @@ void RingMerger::take_records(std::size_t i, const RingView& view, std::uint64_t
     seq.take_fns(fns);
     seq_read_[i] = seq;
     last_ts_ = last_ts;
-    last_fn_[i] = last_fn;
+    last_fn_[i] = kSpans ? last_fn : 0; // (0: none, for a span pass after this one)
     spans_[i].events = batch_.size() - first + repeats - names;
 }
 

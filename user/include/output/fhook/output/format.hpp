@@ -156,6 +156,16 @@ private:
                          std::string& out);
     // head_ made h's, with its microseconds
     void refresh_head(const LineHead& h);
+    // ... up to the seconds (task, CPU, context)
+    void refresh_task(const LineHead& h);
+    // ... its seconds and microseconds (inline, the seconds of a new one
+    // out of line: new_second())
+    void refresh_time(std::uint64_t ts);
+    void new_second(std::uint64_t ts);
+    // ... and a function event's "func <-parent\n" after it, appended
+    // whole (inline; another call's text: set_call())
+    void append_call(std::uint64_t ip, std::uint64_t parent_ip, std::string& out);
+    void set_call(std::uint64_t ip, std::uint64_t parent_ip);
 
     NameCache names_;
     TraceEventPrinter events_; // tracepoints' TP_printk
@@ -180,6 +190,12 @@ private:
         std::uint64_t parent_ip = 0;
         std::string text;
         bool valid = false;
+        // the head is of the last FN event's pid and raw context (low
+        // and high half of fn_key), CPU and Decoder names count: another
+        // with the same needs no refresh_task()
+        std::uint64_t fn_key = 0;
+        std::uint32_t fn_names = 0;
+        bool fn_valid = false;
     } head_;
     // "func <-parent\n" of a function event, by (ip, parent_ip)
     static constexpr std::size_t kCallSlots = 1024;

@@ -103,6 +103,8 @@ struct FnEvent {
     std::uint16_t cpu = 0;
     std::uint8_t flags = 0;   // FHOOK_CTX_*
     std::uint8_t preempt = 0; // the preempt depth (FN records keep no migrate-disable count)
+    std::uint32_t ctx = 0;    // the record's raw context (flags and preempt come from it)
+    std::uint32_t names = 0;  // the Decoder's COMM records so far: while the same, so is comm
     std::string_view comm;    // until the Decoder's next record
 };
 
@@ -144,6 +146,7 @@ inline void fn_fields(const fhook_rec_fn* rec, FnEvent& fn) {
     fn.pid = rec->pid;
     fn.probe_id = rec->probe_id;
     fn.cpu = rec->cpu;
+    fn.ctx = rec->ctx;
     fn.flags = fn_ctx_flags(rec->ctx);
     const std::uint32_t depth = rec->ctx & FHOOK_FN_CTX_PREEMPT_MASK;
     fn.preempt = static_cast<std::uint8_t>(depth < 15 ? depth : 15);
@@ -330,6 +333,7 @@ public:
         }
         fn_fields(reinterpret_cast<const fhook_rec_fn*>(rec), fn);
         fn.seq = seq_count(fn.cpu).take_fn();
+        fn.names = names_;
         if (const Task* task = task_of(fn.pid, fn.cpu)) {
             fn.tgid = task->tgid;
             fn.comm = task->name;
@@ -382,6 +386,7 @@ private:
     std::unordered_map<std::uint64_t, Task> comms_;
     std::uint64_t last_key_ = 0;
     const Task* last_ = nullptr;       // comms_[last_key_] (nodes are stable)
+    std::uint32_t names_ = 0;          // COMM records taken
     std::vector<SeqCount> seq_counts_; // by CPU
 };
 
