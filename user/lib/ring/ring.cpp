@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -40,6 +41,14 @@ std::uint64_t load_relaxed(const std::uint64_t& v) {
 
 namespace {
 
+// a record's size (low half) and type (high half)
+std::uint32_t size_and_type(const fhook_rec* rec) {
+    static_assert(std::endian::native == std::endian::little);
+    std::uint32_t word;
+    std::memcpy(&word, rec, sizeof(word));
+    return word;
+}
+
 // collect_records()'s walk: `fn(rec)` for an FN record of its own size
 // (most records, tested first), `other(rec)` for a record of any other
 // known type.
@@ -66,14 +75,23 @@ template <typename Fn, typename Other>
             corrupt(ring, pos, "truncated record header");
         }
         const auto* rec = reinterpret_cast<const fhook_rec*>(data + (pos & mask));
-        const std::uint64_t rsize = rec->size;
-        // (no test of avail: the header's size is FN's)
-        if (rec->type == FHOOK_REC_FN && rsize == sizeof(fhook_rec_fn)) {
-            static_assert(sizeof(fhook_rec_fn) == sizeof(fhook_rec));
-            fn(rec);
-            pos += rsize;
+        // (most records: runs of function entries of their own size, which
+        // is the header's, so there is room; size and type as one word)
+        static_assert(sizeof(fhook_rec_fn) == sizeof(fhook_rec) && offsetof(fhook_rec, size) == 0 &&
+                      offsetof(fhook_rec, type) == 2);
+        constexpr std::uint32_t kFnWord = sizeof(fhook_rec_fn) | std::uint32_t{FHOOK_REC_FN} << 16;
+        if (size_and_type(rec) == kFnWord) {
+            do {
+                fn(rec);
+                pos += sizeof(fhook_rec_fn);
+                if (head - pos < sizeof(fhook_rec_fn)) {
+                    break; // (the end, or a truncated header: the test above)
+                }
+                rec = reinterpret_cast<const fhook_rec*>(data + (pos & mask));
+            } while (size_and_type(rec) == kFnWord);
             continue;
         }
+        const std::uint64_t rsize = rec->size;
         if (rsize < sizeof(fhook_rec)) {
             corrupt(ring, pos,
                     "record size " + std::to_string(rsize) + " is below the header size");
