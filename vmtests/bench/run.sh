@@ -63,11 +63,13 @@ elif ! command -v bpftrace > /dev/null || ! PATH=$PATH:/usr/sbin command -v func
 		echo "vmtests/bench/run.sh: no bpftrace/funclatency/trace-cmd: their rows will be skipped (apt-get install bpftrace libbpf-tools trace-cmd)"
 	fi
 fi
-log=$out/hooks.log
-: > "$log"
 export FHOOK_TEST_BENCH=hooks
 # its own guest directory: a test run may go on beside it
 export FHOOK_VM_DIR=${FHOOK_VM_DIR:-$top/build/vm-bench}
+# (and a log of its own: two benches at once, each in its FHOOK_VM_DIR,
+# must not cut each other's results short)
+log=$out/hooks-$(basename "$FHOOK_VM_DIR").log
+: > "$log"
 if [ $wall = 0 ]; then
 	bash "$top/vmtests/run.sh" --arch "$arch" --bench --icount --timeout 7200 "${kernels[@]}" | tee -a "$log"
 else
