@@ -26,9 +26,10 @@
 /*
  * 2: a string's data_loc may carry FHOOK_LOC_CUT; 3: 32-byte record
  * header, the task's comm in FHOOK_REC_COMM records; 4: function entries
- * of the common case as 32-byte FHOOK_REC_FN records
+ * of the common case as 32-byte FHOOK_REC_FN records; 5: kprobe hits at a
+ * function's entry of the common case as FHOOK_REC_FN_KPROBE records
  */
-#define FHOOK_ABI_VERSION	4
+#define FHOOK_ABI_VERSION	5
 
 /* Feature bits reported by FHOOK_IOC_HANDSHAKE. */
 #define FHOOK_FEAT_FUNC		(1ULL << 0)	/* ftrace_ops function probes */
@@ -1506,6 +1507,7 @@ enum fhook_rec_type {
 	FHOOK_REC_IRQSOFF = 18,	/* struct fhook_rec_irqsoff */
 	FHOOK_REC_ERRORS = 19,	/* struct fhook_rec_errors */
 	FHOOK_REC_FN = 20,	/* struct fhook_rec_fn */
+	FHOOK_REC_FN_KPROBE = 21,	/* struct fhook_rec_fn + the probe's data */
 };
 
 /* Context flags, the information of ftrace's "dNhp." column. */
@@ -1582,6 +1584,19 @@ struct fhook_rec_fn {
 	__u8 probe_id;
 	__s32 parent_ip;	/* return address into the caller */
 };
+
+/*
+ * A kprobe hit at a function's entry (ABI 5), written by the assembly
+ * recorder for a kprobe on a function's ftrace location whose program
+ * stores argument registers only, each as 8 bytes at 8 * its index, with
+ * nothing looked at per hit (no predicate, trigger, histogram or stack):
+ * struct fhook_rec_fn with type FHOOK_REC_FN_KPROBE and parent_ip the
+ * caller, then the probe's data_size bytes of fields, hdr.size 32 +
+ * data_size.  It reads as the FHOOK_REC_KPROBE record of the same hit
+ * (ip, ret_ip 0, faults 0, data[]), numbered and named as an FN record
+ * is; the hits this path leaves to C are FHOOK_REC_KPROBE records.
+ */
+#define FHOOK_FN_KPROBE_MAX_FIELDS	6
 
 /* fhook_rec_fn.ctx: the preempt count's bytes as the kernel has them */
 #define FHOOK_FN_CTX_PREEMPT_MASK	0x000000ffU

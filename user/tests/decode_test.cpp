@@ -1,3 +1,4 @@
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -293,6 +294,100 @@ TEST(Decoder, FnRecordTakesTgidAndSeqFromTheStream) {
     // a task the stream never named: no name, no tgid
     EXPECT_EQ(fn(9, 1, 300).second, 0u);
     EXPECT_EQ(ev.comm, "<...>");
+}
+
+// An Event's fields, for comparing two events whole
+auto fields_of(const Event& e) {
+    return std::make_tuple(e.type, e.probe_id, e.ts, e.pid, e.tgid, e.cpu, e.flags, e.preempt,
+                           e.comm, e.ip, e.parent_ip, e.seq, e.ret_ip, e.faults, e.data, e.stack);
+}
+
+// A kprobe's hit at a function's entry in FN's layout (FHOOK_REC_FN_KPROBE)
+// decodes to the event of the FHOOK_REC_KPROBE record of the same hit:
+// ret_ip and faults 0, the fields after the 32-byte header, the context
+// decoded as an FN record's, the caller not the kprobe's
+TEST(Decode, FnKprobeRecordIsTheEventOfItsKprobeRecord) {
+    const std::uint32_t ctx = 0x10000 | 0x100 | 0x3 | FHOOK_FN_CTX_IRQS_OFF;
+    const std::vector<std::uint64_t> fields = {0xffffff9c, 0x8000, 0xffff888012345678};
+    auto fn =
+        test::fn_kprobe_rec(2431447000, 3, 0xffffffff812c0000, 0xffffffff812c0840, fields, 94, ctx);
+    reinterpret_cast<fhook_rec_fn*>(fn.rec())->probe_id = 7;
+    auto kp = test::kprobe_rec(2431447000, 3, 0xffffffff812c0000, fields, 94);
+    kp.rec()->probe_id = 7;
+    kp.rec()->tgid = 0; // (the Decoder's, as an FN record's)
+    kp.rec()->flags = FHOOK_CTX_IRQS_OFF | FHOOK_CTX_HARDIRQ | FHOOK_CTX_SOFTIRQ;
+    kp.rec()->preempt = 3;
+    const auto want = decode(kp.rec());
+    const auto got = decode(fn.rec());
+    ASSERT_TRUE(want);
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->type, EventType::Kprobe);
+    EXPECT_EQ(got->ip, 0xffffffff812c0000u);
+    EXPECT_EQ(got->probe_id, 7u);
+    EXPECT_EQ(got->data.size(), 24u);
+    EXPECT_EQ(fields_of(*got), fields_of(*want));
+    // a probe without fields: the header alone
+    auto bare = test::fn_kprobe_rec(5, 0, 0xffffffff812c0000, 0xffffffff812c0840, {});
+    const auto b = decode(bare.rec());
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->type, EventType::Kprobe);
+    EXPECT_TRUE(b->data.empty());
+    // shorter than its header
+    bare.rec()->size = sizeof(fhook_rec_fn) - 8;
+    EXPECT_THROW(decode(bare.rec()), Error);
+    EXPECT_EQ(record_min_size(bare.rec()), sizeof(fhook_rec_fn));
+    EXPECT_EQ(record_probe_id(fn.rec()), 7u);
+}
+
+// A stream where both kinds of a kprobe's records interleave with FN
+// records: the Decoder numbers and names an FN_KPROBE record as an FN
+// record, whether the FN records take decode() or decode_fn()
+TEST(Decoder, FnKprobeRecordsAreNumberedAndNamedAsFnRecords) {
+    const std::uint64_t ip = 0xffffffff812c0000;
+    auto comm = test::comm_rec(94, "cat", 1);
+    comm.hdr.tgid = 90;
+    comm.hdr.seq = 40;
+    auto kp = test::kprobe_rec(1, 1, ip, {1, 2}, 94);
+    kp.rec()->tgid = 90;
+    kp.rec()->seq = 40;
+    auto fk1 = test::fn_kprobe_rec(2, 1, ip, 0xffffffff81002000, {3, 4}, 94);
+    auto fn = test::fn_rec(3, 1, 0xffffffff81001000, 0xffffffff81002000, 94);
+    auto fk2 = test::fn_kprobe_rec(4, 1, ip, 0xffffffff81002000, {5, 6}, 94);
+    const auto* fn_hdr = reinterpret_cast<const fhook_rec*>(&fn);
+    for (const bool fast : {false, true}) {
+        Decoder d;
+        Event ev;
+        EXPECT_FALSE(d.decode(&comm.hdr, ev));
+        ASSERT_TRUE(d.decode(kp.rec(), ev));
+        EXPECT_EQ(ev.seq, 40u);
+        ASSERT_TRUE(d.decode(fk1.rec(), ev));
+        EXPECT_EQ(ev.type, EventType::Kprobe);
+        EXPECT_EQ(ev.seq, 41u);
+        EXPECT_EQ(ev.tgid, 90u);
+        EXPECT_EQ(ev.comm, "cat");
+        if (fast) {
+            FnEvent f;
+            d.decode_fn(fn_hdr, f);
+            EXPECT_EQ(f.seq, 42u);
+            EXPECT_EQ(f.tgid, 90u);
+        } else {
+            ASSERT_TRUE(d.decode(fn_hdr, ev));
+            EXPECT_EQ(ev.seq, 42u);
+            EXPECT_EQ(ev.tgid, 90u);
+        }
+        ASSERT_TRUE(d.decode(fk2.rec(), ev));
+        EXPECT_EQ(ev.seq, 43u);
+        EXPECT_EQ(ev.tgid, 90u);
+        EXPECT_EQ(ev.comm, "cat");
+    }
+    // and so does a SeqCount (the reader's acknowledgement)
+    SeqCount count;
+    count.take(&comm.hdr);
+    EXPECT_EQ(count.take(kp.rec()), 40u);
+    EXPECT_EQ(count.take(fk1.rec()), 41u);
+    EXPECT_EQ(count.take(fn_hdr), 42u);
+    EXPECT_EQ(count.take(fk2.rec()), 43u);
+    EXPECT_EQ(count.next(), 44u);
 }
 
 // Nested writers: a task took number 70, an irq over it took 71 and

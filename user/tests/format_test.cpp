@@ -570,8 +570,9 @@ private:
 // PrintSink formats FN records without an Event (Decoder::decode_fn(),
 // TextFormatter::format_fn()): the same text as the Event path, over a
 // random stream of FN records (every context bit, tasks named, renamed
-// and never named, pid 0, CPUs, seconds, calls) with COMM, FUNC and LOST
-// records between them, FN records with a stack flag among them.
+// and never named, pid 0, CPUs, seconds, calls) with COMM, FUNC, LOST and
+// FN_KPROBE records (a kprobe's events, not the FN path's) between them,
+// FN records with a stack flag among them.
 TEST(PrintSinkFn, SameTextAsTheEventPath) {
     std::istringstream in("ffffffff81000000 T vfs_read\nffffffff81000400 t ksys_read\n"
                           "ffffffff81000800 t do_syscall_64\n");
@@ -607,6 +608,11 @@ TEST(PrintSinkFn, SameTextAsTheEventPath) {
             put(test::func_rec(ts, cpu, ips[next() % 4], ips[next() % 4], pid));
         } else if (kind == 2) {
             put(test::lost_rec(ts, cpu, next() % 3));
+        } else if (kind == 3 && next() % 2 == 0) {
+            // a kprobe's hit in FN's layout: an Event of the general path
+            words = test::fn_kprobe_rec(ts, cpu, ips[next() % 4], ips[next() % 4], {next()}, pid,
+                                        static_cast<std::uint32_t>(next() % 8) << 24)
+                        .words;
         } else {
             // the context: a preempt depth (over 15 too), any flag, any
             // irq context, bottom halves off
@@ -633,6 +639,7 @@ TEST(PrintSinkFn, SameTextAsTheEventPath) {
     events.flush();
     const std::string got = fast_out.text();
     EXPECT_NE(got.find("after-91"), std::string::npos);
+    EXPECT_NE(got.find("probe1: (vfs_read+0x4/0x400)"), std::string::npos);
     EXPECT_GT(fn_records, 15000u);
     EXPECT_GT(std::count(got.begin(), got.end(), '\n'), 17000);
     ASSERT_EQ(got, events_out.text());

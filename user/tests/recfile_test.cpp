@@ -90,9 +90,11 @@ std::vector<std::vector<std::byte>> sample_records() {
 }
 
 std::string format_all(const std::vector<std::vector<std::byte>>& recs, const Ksyms& ksyms,
-                       bool json) {
+                       bool json, const ProbeTable* probes = nullptr) {
     TextFormatter text(ksyms);
     JsonFormatter js(ksyms);
+    text.set_probes(probes);
+    js.set_probes(probes);
     std::string out;
     Decoder decoder;
     for (const auto& r : recs) {
@@ -134,10 +136,12 @@ void write_sample(TempFile& file, std::size_t chunk = 1 << 20, bool finish = tru
     }
 }
 
-std::string report_text(const RecordFile& f, bool json) {
+std::string report_text(const RecordFile& f, bool json, const ProbeTable* probes = nullptr) {
     const Ksyms ksyms = Ksyms::parse(f.ksyms_text());
     TextFormatter text(ksyms);
     JsonFormatter js(ksyms);
+    text.set_probes(probes);
+    js.set_probes(probes);
     std::string out;
     Decoder decoder;
     f.for_each_record([&](const fhook_rec* rec) {
@@ -270,6 +274,136 @@ TEST(RecordFile, KprobeRepeatsSkipNotesButNeverAfterAFunctionsRecord) {
     const RecordFile f = RecordFile::open(file.path());
     for (const char* name : {"vfs_read", "ksys_read", "lo_rw_aio"}) {
         EXPECT_NE(f.ksyms_text().find(name), std::string_view::npos) << name;
+    }
+}
+
+// A record's bytes
+std::vector<std::byte> bytes_of(const fhook_rec* rec) {
+    std::vector<std::byte> b(rec->size);
+    std::memcpy(b.data(), rec, rec->size);
+    return b;
+}
+
+// A kprobe's hits at a function's entry as FHOOK_REC_FN_KPROBE records,
+// among FN records and (some) its FHOOK_REC_KPROBE records, report as the
+// stream of its KPROBE records would: the same events, numbers and names,
+// written a record at a time or a ring's pass at a time (fhook record);
+// the file keeps the kprobe's symbol and the one after it (its size)
+TEST(RecordFile, FnKprobeRecordsReportAsTheirKprobeRecords) {
+    const auto no_symbols = [](std::string_view) { return std::optional<std::uint64_t>(0); };
+    ProbeTable probes;
+    probes.add(2, parse_kprobe("p:fh/w vfs_write a=%di:u64 b=%si:x64", no_symbols));
+    const std::uint64_t vfs_write = 0xffffffff812b0000, caller = 0xffffffff81400010;
+    const std::uint32_t ctx = 0x10000 | FHOOK_FN_CTX_IRQS_OFF | 2;
+    // the kprobe's hits on CPU 1 (ts, a, b), the first named by a COMM
+    // record numbered 10, an FN record (number 11) after the first
+    const std::uint64_t hits[][3] = {
+        {1000, 3, 0x8000}, {1002, 4, 0x10}, {1003, 4, 0x10}, {1005, 5, 0}};
+    const auto stream = [&](bool all_fast, bool as_kprobes) {
+        std::vector<std::vector<std::byte>> recs;
+        auto comm = test::comm_rec(94, "cat", 1);
+        comm.hdr.ts = hits[0][0];
+        comm.hdr.seq = 10;
+        recs.push_back(bytes_of(&comm.hdr));
+        std::uint32_t seq = 10;
+        for (std::size_t i = 0; i < std::size(hits); i++) {
+            const auto& h = hits[i];
+            const bool fast = i > 0 || all_fast;
+            test::RecBuf r = test::kprobe_rec(h[0], 1, vfs_write, {h[1], h[2]}, 94);
+            r.rec()->probe_id = 2;
+            r.rec()->flags = FHOOK_CTX_IRQS_OFF | FHOOK_CTX_HARDIRQ;
+            r.rec()->preempt = 2;
+            r.rec()->seq = seq++;
+            if (fast && !as_kprobes) {
+                r = test::fn_kprobe_rec(h[0], 1, vfs_write, caller, {h[1], h[2]}, 94, ctx);
+                reinterpret_cast<fhook_rec_fn*>(r.rec())->probe_id = 2;
+            }
+            recs.push_back(bytes_of(r.rec()));
+            if (i == 0) {
+                const auto fn = test::fn_rec(1001, 1, 0xffffffff812a0000, 0xffffffff812a0433, 94);
+                recs.push_back(bytes_of(reinterpret_cast<const fhook_rec*>(&fn)));
+                seq++;
+            }
+        }
+        return recs;
+    };
+    const Ksyms live = Ksyms::parse(std::string_view(kKallsyms));
+    for (const bool all_fast : {false, true}) {
+        const auto kprobes = stream(all_fast, true);
+        const auto recs = stream(all_fast, false);
+        ASSERT_EQ(recs.size(), 6u);
+        EXPECT_EQ(reinterpret_cast<const fhook_rec*>(recs[3].data())->type, FHOOK_REC_FN_KPROBE);
+        const std::string want = format_all(kprobes, live, false, &probes);
+        ASSERT_NE(want.find("w: (vfs_write+0x0/0x800) a=4 b=0x10"), std::string::npos) << want;
+        EXPECT_EQ(format_all(recs, live, false, &probes), want);
+        for (const bool passes : {false, true}) {
+            TempFile file;
+            RecordWriter::Info info;
+            info.nr_cpus = 2;
+            {
+                RecordWriter w(file.take(), file.path(), info);
+                if (passes) { // as fhook record writes them: spans of the ring
+                    test::FakeRing ring(1, 4096);
+                    for (const auto& r : recs) {
+                        ring.write(r.data(), r.size());
+                    }
+                    ring.publish();
+                    RingMerger merger({ring.view()});
+                    merger.drain_spans([&](std::span<const RingSpan> spans) { w.add_pass(spans); });
+                } else {
+                    for (const auto& r : recs) {
+                        w.add(reinterpret_cast<const fhook_rec*>(r.data()));
+                    }
+                }
+                EXPECT_EQ(w.records(), 5u);
+                w.finish(live, Stats{}, {});
+            }
+            const RecordFile f = RecordFile::open(file.path());
+            EXPECT_EQ(f.header().version, kRecFormatVersion);
+            EXPECT_EQ(report_text(f, false, &probes), want) << all_fast << passes;
+            EXPECT_EQ(report_text(f, true, &probes), format_all(kprobes, live, true, &probes))
+                << all_fast << passes;
+            for (const char* name : {"vfs_write", "ksys_write", "vfs_read", "ksys_read"}) {
+                EXPECT_NE(f.ksyms_text().find(name), std::string_view::npos)
+                    << name << " " << all_fast << passes;
+            }
+        }
+    }
+}
+
+// A kprobe record (either kind) repeating the last kprobe record's
+// address is not noted again, but one whose address a graph record gave
+// last is: the graph record did not note its size
+TEST(RecordFile, KprobeNotesAreSkippedAfterAKprobeNotAfterAGraphRecord) {
+    const Ksyms live = Ksyms::parse(std::string_view(kKallsyms));
+    const std::uint64_t vfs_read = 0xffffffff812a0000, vfs_write = 0xffffffff812b0000;
+    fhook_rec_graph_ent graph;
+    std::memset(&graph, 0, sizeof(graph));
+    graph.hdr = test::header(FHOOK_REC_GRAPH_ENT, sizeof(graph), 1001, 0);
+    graph.ip = vfs_write;
+    for (const bool fast : {false, true}) {
+        TempFile file;
+        RecordWriter::Info info;
+        info.nr_cpus = 1;
+        {
+            RecordWriter w(file.take(), file.path(), info);
+            const auto first = test::fn_kprobe_rec(1000, 0, vfs_read, 0xffffffff81400010, {1});
+            const auto again = test::kprobe_rec(1000, 0, vfs_read, {1});
+            const auto hit = fast ? test::fn_kprobe_rec(1002, 0, vfs_write, 0xffffffff81400010, {1})
+                                  : test::kprobe_rec(1002, 0, vfs_write, {1});
+            const fhook_rec* const recs[] = {first.rec(), again.rec(), &graph.hdr, hit.rec()};
+            for (const fhook_rec* rec : recs) {
+                const RingSpan span{0, std::as_bytes(std::span(rec, 1)), std::span(&rec, 1), 1};
+                w.add_pass(std::span(&span, 1));
+            }
+            w.finish(live, Stats{}, {});
+        }
+        const RecordFile f = RecordFile::open(file.path());
+        for (const char* name : {"vfs_read", "ksys_read", "vfs_write", "ksys_write"}) {
+            EXPECT_NE(f.ksyms_text().find(name), std::string_view::npos) << name << " " << fast;
+        }
+        EXPECT_EQ(f.ksyms_text().find("unrelated_function"), std::string_view::npos)
+            << "an FN_KPROBE record's caller is no address of its event";
     }
 }
 
@@ -510,15 +644,15 @@ TEST(RecordFile, Version2FilesReadAsAbi3RecordsWithTheirNames) {
     EXPECT_EQ(n, 3u);
 }
 
-// A version 3 file (ABI 3: FUNC records only) reads as it always did; a
-// version 4 file's FN records print as FUNC records of the same events, and
-// their addresses' symbols are kept
+// A version 3 file (ABI 3: FUNC records only) reads as it always did; FN
+// records print as FUNC records of the same events, and their addresses'
+// symbols are kept, in a version 4 file (ABI 4) as in one of this version
 TEST(RecordFile, Version3FilesReadAndFnRecordsPrintAsFuncRecords) {
     const Ksyms live = Ksyms::parse(std::string_view(kKallsyms));
-    TempFile v4;
-    write_sample(v4);
-    std::string bytes = v4.contents();
-    ASSERT_EQ(bytes[8], 4);
+    TempFile v5;
+    write_sample(v5);
+    std::string bytes = v5.contents();
+    ASSERT_EQ(bytes[8], static_cast<char>(kRecFormatVersion));
     bytes[8] = 3;  // format version
     bytes[16] = 3; // abi_version
     TempFile v3;
@@ -559,12 +693,21 @@ TEST(RecordFile, Version3FilesReadAndFnRecordsPrintAsFuncRecords) {
         }
         w.finish(live, two_cpu_stats(), {RecordedProbe{1, "vfs_read vfs_write", two_cpu_stats()}});
     }
-    const RecordFile f4 = RecordFile::open(file.path());
-    EXPECT_EQ(f4.header().version, kRecFormatVersion);
-    EXPECT_EQ(report_text(f4, false), format_all(sample_records(), live, false));
-    EXPECT_EQ(report_text(f4, true), format_all(sample_records(), live, true));
-    EXPECT_NE(f4.ksyms_text().find("vfs_read"), std::string_view::npos);
-    EXPECT_NE(f4.ksyms_text().find("lo_rw_aio\t[loop]"), std::string_view::npos) << f4.ksyms_text();
+    bytes = file.contents();
+    ASSERT_EQ(bytes[8], static_cast<char>(kRecFormatVersion));
+    bytes[8] = 4;  // format version
+    bytes[16] = 4; // abi_version
+    TempFile v4;
+    v4.write(bytes);
+    for (const std::string& path : {file.path(), v4.path()}) {
+        const RecordFile f = RecordFile::open(path);
+        EXPECT_EQ(f.header().version, path == v4.path() ? 4u : kRecFormatVersion);
+        EXPECT_EQ(report_text(f, false), format_all(sample_records(), live, false));
+        EXPECT_EQ(report_text(f, true), format_all(sample_records(), live, true));
+        EXPECT_NE(f.ksyms_text().find("vfs_read"), std::string_view::npos);
+        EXPECT_NE(f.ksyms_text().find("lo_rw_aio\t[loop]"), std::string_view::npos)
+            << f.ksyms_text();
+    }
 }
 
 TEST(RecordFile, ClearErrors) {

@@ -68,6 +68,43 @@ inline fhook_rec_fn fn_rec(std::uint64_t ts, std::uint16_t cpu,
     return r;
 }
 
+// A record of any size, built in 8-byte words (rec(): its header).
+struct RecBuf {
+    std::vector<std::uint64_t> words;
+    const fhook_rec* rec() const { return reinterpret_cast<const fhook_rec*>(words.data()); }
+    fhook_rec* rec() { return reinterpret_cast<fhook_rec*>(words.data()); }
+    std::size_t size() const { return rec()->size; }
+};
+
+// A kprobe hit at a function's entry as the module's recorder of the
+// common case writes it (FHOOK_REC_FN_KPROBE): an FN record, parent_ip
+// the caller, then the probe's fields.
+inline RecBuf fn_kprobe_rec(std::uint64_t ts, std::uint16_t cpu, std::uint64_t ip,
+                            std::uint64_t parent_ip, const std::vector<std::uint64_t>& fields,
+                            std::uint32_t pid = 100, std::uint32_t ctx = 0) {
+    fhook_rec_fn r = fn_rec(ts, cpu, ip, parent_ip, pid, ctx);
+    r.type = FHOOK_REC_FN_KPROBE;
+    r.size = static_cast<std::uint16_t>(sizeof(r) + 8 * fields.size());
+    RecBuf b{std::vector<std::uint64_t>(sizeof(r) / 8 + fields.size())};
+    std::memcpy(b.words.data(), &r, sizeof(r));
+    std::copy(fields.begin(), fields.end(), b.words.begin() + sizeof(r) / 8);
+    return b;
+}
+
+// The FHOOK_REC_KPROBE record of a hit: `fields` after its header.
+inline RecBuf kprobe_rec(std::uint64_t ts, std::uint16_t cpu, std::uint64_t ip,
+                         const std::vector<std::uint64_t>& fields, std::uint32_t pid = 100) {
+    fhook_rec_probe r;
+    std::memset(&r, 0, sizeof(r));
+    r.hdr = header(FHOOK_REC_KPROBE, static_cast<std::uint16_t>(sizeof(r) + 8 * fields.size()), ts,
+                   cpu, pid);
+    r.ip = ip;
+    RecBuf b{std::vector<std::uint64_t>(sizeof(r) / 8 + fields.size())};
+    std::memcpy(b.words.data(), &r, sizeof(r));
+    std::copy(fields.begin(), fields.end(), b.words.begin() + sizeof(r) / 8);
+    return b;
+}
+
 inline fhook_rec_lost lost_rec(std::uint64_t ts, std::uint16_t cpu, std::uint64_t lost) {
     fhook_rec_lost r;
     std::memset(&r, 0, sizeof(r));
@@ -105,6 +142,7 @@ public:
     void push(const T& rec) {
         write(&rec, sizeof(rec));
     }
+    void push(const RecBuf& rec) { write(rec.rec(), rec.size()); }
     void publish() { meta_.data_head = pos_; }
 
     RingView view() {

@@ -213,6 +213,69 @@ TEST(RingMerger, SpansLeaveOutRepeatedFnRecordsOnly) {
     EXPECT_EQ(n, 2u);
 }
 
+// A kprobe's hits in FN's layout (FHOOK_REC_FN_KPROBE) carry their fields:
+// a span's records keep every one (two the same in a row too, and one
+// without fields, whose size is an FN record's), the repeat of an FN
+// record around them is still left out, and the numbers count them as the
+// Decoder does
+TEST(RingMerger, SpansKeepEveryFnKprobeRecordAndCountItsNumber) {
+    FakeRing cpu0(0, 4096);
+    const std::uint64_t a = 0xffffffff81001000, k = 0xffffffff812c0000, parent = 0xffffffff81002000;
+    auto comm = test::comm_rec(100, "cat", 0);
+    comm.hdr.seq = 20;
+    std::vector<test::RecBuf> recs;
+    cpu0.push(comm);
+    cpu0.push(test::fn_rec(1, 0, a, parent));
+    for (const auto& fields : {std::vector<std::uint64_t>{1, 2}, {1, 2}, {}, {3}}) {
+        recs.push_back(test::fn_kprobe_rec(2, 0, k, parent, fields));
+        cpu0.push(recs.back());
+    }
+    cpu0.push(test::fn_rec(3, 0, a, parent)); // (a repeat of the FN record before)
+    recs.push_back(test::fn_kprobe_rec(4, 0, k, parent, {1, 2}));
+    cpu0.push(recs.back());
+    cpu0.publish();
+    RingMerger merger({cpu0.view()});
+    std::vector<const fhook_rec*> kept;
+    EXPECT_EQ(merger.drain_spans([&](std::span<const RingSpan> spans) {
+        ASSERT_EQ(spans.size(), 1u);
+        EXPECT_EQ(spans[0].events, 7u);
+        kept.assign(spans[0].records.begin(), spans[0].records.end());
+    }),
+              7u);
+    ASSERT_EQ(kept.size(), 7u) << "the name, the first FN, every FN_KPROBE";
+    EXPECT_EQ(kept[0]->type, FHOOK_REC_COMM);
+    EXPECT_EQ(kept[1]->type, FHOOK_REC_FN);
+    for (std::size_t i = 0; i < 4; i++) {
+        ASSERT_EQ(kept[2 + i]->type, FHOOK_REC_FN_KPROBE) << i;
+        EXPECT_EQ(kept[2 + i]->size, recs[i].size()) << i;
+        EXPECT_EQ(std::memcmp(kept[2 + i], recs[i].rec(), recs[i].size()), 0) << i;
+    }
+    EXPECT_EQ(kept[6]->type, FHOOK_REC_FN_KPROBE);
+    // numbers 20-26: the name's (shared with the first FN), 7 records
+    EXPECT_EQ(cpu0.cons().seq_read, 27u);
+    // the same records numbered by a Decoder, and by drain()
+    Decoder d;
+    Event ev;
+    std::vector<const fhook_rec*> all;
+    collect_records(cpu0.view(), 0, cpu0.pos(), all);
+    for (const fhook_rec* rec : all) {
+        if (d.decode(rec, ev)) {
+            EXPECT_EQ(ev.type, rec->type == FHOOK_REC_FN ? EventType::Function : EventType::Kprobe);
+        }
+    }
+    EXPECT_EQ(ev.seq, 26u);
+    FakeRing again(0, 4096);
+    for (const fhook_rec* rec : all) {
+        again.write(rec, rec->size);
+    }
+    again.publish();
+    RingMerger plain({again.view()});
+    std::size_t n = 0;
+    EXPECT_EQ(plain.drain([&](const fhook_rec*) { n++; }), 7u);
+    EXPECT_EQ(n, 8u) << "every record, the name too";
+    EXPECT_EQ(again.cons().seq_read, 27u);
+}
+
 TEST(RingMerger, SpansOfAnOverwriteRingStartAtTheOldestRecord) {
     FakeRing cpu0(0, 4096);
     for (std::uint64_t ts = 1; ts <= 5; ts++) {

@@ -19,7 +19,8 @@ PrintSink::PrintSink(int fd, std::unique_ptr<Formatter> formatter, const ProbeTa
 }
 
 void PrintSink::on_record(const fhook_rec* rec) {
-    // (an FN record has no flags: with any, it takes the general path)
+    // (an FN record has no flags: with any, it takes the general path, as
+    // an FN_KPROBE record, a kprobe's event, does)
     if (rec->type == FHOOK_REC_FN && rec->flags == 0 && formats_fn_) {
         decoder().decode_fn(rec, fn_);
         formatter_->format_fn(fn_, writer_.buffer());

@@ -123,16 +123,26 @@ bool decode_fields(const fhook_rec* rec, Event& ev) {
         }
         break;
     }
-    case FHOOK_REC_FN: {
+    case FHOOK_REC_FN:
+    case FHOOK_REC_FN_KPROBE: {
         // its own header: nothing of the generic one below but its offsets
         if (end < sizeof(fhook_rec_fn)) {
             record_too_short(rec, sizeof(fhook_rec_fn));
         }
         FnEvent fn;
         fn_fields(reinterpret_cast<const fhook_rec_fn*>(rec), fn);
-        ev.type = EventType::Function;
+        if (rec->type == FHOOK_REC_FN) {
+            ev.type = EventType::Function;
+            ev.parent_ip = fn.parent_ip;
+        } else {
+            // the FHOOK_REC_KPROBE record of the same hit: ret_ip and
+            // faults 0, the fields after the header (the caller is not
+            // the kprobe's)
+            const auto* data = reinterpret_cast<const std::uint8_t*>(rec) + sizeof(fhook_rec_fn);
+            ev.type = EventType::Kprobe;
+            ev.data.assign(data, data + (end - sizeof(fhook_rec_fn)));
+        }
         ev.ip = fn.ip;
-        ev.parent_ip = fn.parent_ip;
         ev.probe_id = fn.probe_id;
         ev.ts = fn.ts;
         ev.pid = fn.pid;
@@ -444,7 +454,7 @@ bool Decoder::decode(const fhook_rec* rec, Event& ev) {
     if (!decode_fields(rec, ev)) {
         return false;
     }
-    const bool fn = rec->type == FHOOK_REC_FN;
+    const bool fn = fn_layout(rec->type);
     const std::uint32_t seq = seq_count(ev.cpu).take(rec);
     if (fn) {
         ev.seq = seq;

@@ -145,6 +145,15 @@ void RecordWriter::note_record(const fhook_rec* rec) {
         last_ip_ = k->ip;
         last_parent_ = k->ret_ip;
         last_type_ = rec->type;
+    } else if (rec->type == FHOOK_REC_FN_KPROBE && size >= sizeof(fhook_rec_fn)) {
+        // as the FHOOK_REC_KPROBE record of the same hit (ret_ip 0)
+        const auto ip = static_cast<std::uint64_t>(
+            std::int64_t{reinterpret_cast<const fhook_rec_fn*>(rec)->ip});
+        note(ip);
+        note(ip, true);
+        last_ip_ = ip;
+        last_parent_ = 0;
+        last_type_ = FHOOK_REC_KPROBE;
     } else if (rec->type == FHOOK_REC_HOOK && size >= sizeof(fhook_rec_hook)) {
         const auto* h = reinterpret_cast<const fhook_rec_hook*>(rec);
         note(h->ip);
@@ -153,9 +162,11 @@ void RecordWriter::note_record(const fhook_rec* rec) {
     } else if (rec->type == FHOOK_REC_GRAPH_ENT && size >= sizeof(fhook_rec_graph_ent)) {
         note(reinterpret_cast<const fhook_rec_graph_ent*>(rec)->ip);
         last_ip_ = reinterpret_cast<const fhook_rec_graph_ent*>(rec)->ip;
+        last_type_ = rec->type; // (a kprobe's ip after it is not noted sized yet)
     } else if (rec->type == FHOOK_REC_GRAPH_RET && size >= sizeof(fhook_rec_graph_ret)) {
         note(reinterpret_cast<const fhook_rec_graph_ret*>(rec)->ip);
         last_ip_ = reinterpret_cast<const fhook_rec_graph_ret*>(rec)->ip;
+        last_type_ = rec->type;
     } else if (rec->type == FHOOK_REC_ERRORS && size >= sizeof(fhook_rec_errors)) {
         const auto* e = reinterpret_cast<const fhook_rec_errors*>(rec);
         for (std::size_t i = 0;

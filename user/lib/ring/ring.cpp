@@ -51,7 +51,7 @@ std::uint32_t size_and_type(const fhook_rec* rec) {
 
 // collect_records()'s walk: `fn(rec)` for an FN record of its own size
 // (most records, tested first), `other(rec)` for a record of any other
-// known type.
+// known type (FHOOK_REC_FN_KPROBE too).
 template <typename Fn, typename Other>
 [[gnu::always_inline]] inline void walk_records(const RingView& ring, std::uint64_t tail,
                                                 std::uint64_t head, Fn&& fn, Other&& other) {
@@ -277,6 +277,8 @@ void RingMerger::take_records(std::size_t i, const RingView& view, std::uint64_t
             last_ts = std::max<std::uint64_t>(last_ts, rec->ts);
         },
         [&](const fhook_rec* rec) {
+            // (an FN_KPROBE record too: counted as FN records are, never
+            // left out of a span, its fields are its own)
             batch_.push_back(rec);
             seq.take_fns(fns);
             fns = 0;

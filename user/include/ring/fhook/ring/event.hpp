@@ -152,6 +152,14 @@ inline void fn_fields(const fhook_rec_fn* rec, FnEvent& fn) {
     fn.preempt = static_cast<std::uint8_t>(depth < 15 ? depth : 15);
 }
 
+// A record in FN's layout (struct fhook_rec_fn): a function entry
+// (FHOOK_REC_FN) or a kprobe's hit at a function's entry
+// (FHOOK_REC_FN_KPROBE, the probe's fields after it).  Neither has a
+// number or a tgid: the stream gives them (SeqCount, Decoder).
+inline bool fn_layout(std::uint16_t type) {
+    return type == FHOOK_REC_FN || type == FHOOK_REC_FN_KPROBE;
+}
+
 // An FN record's function and parent as one word (as stored: 32 bits each)
 inline std::uint64_t fn_addresses(const fhook_rec_fn* f) {
     return static_cast<std::uint32_t>(f->ip) |
@@ -193,33 +201,36 @@ inline std::size_t record_min_size(const fhook_rec* rec) {
         sizeof(fhook_rec_irqsoff),       // FHOOK_REC_IRQSOFF
         sizeof(fhook_rec_errors),        // FHOOK_REC_ERRORS
         sizeof(fhook_rec_fn),            // FHOOK_REC_FN
+        sizeof(fhook_rec_fn),            // FHOOK_REC_FN_KPROBE: + the probe's fields
     };
-    static_assert(FHOOK_REC_FN == std::size(kMin) - 1);
+    static_assert(FHOOK_REC_FN_KPROBE == std::size(kMin) - 1);
     if (rec->type == FHOOK_REC_LOST) {
         return lost_record_min_size(rec);
     }
     return rec->type < std::size(kMin) ? kMin[rec->type] : 0;
 }
 
-// A record's probe id (an FN record keeps it in a slot of its own).
+// A record's probe id (one in FN's layout keeps it in a slot of its own).
 inline std::uint32_t record_probe_id(const fhook_rec* rec) {
-    return rec->type == FHOOK_REC_FN ? reinterpret_cast<const fhook_rec_fn*>(rec)->probe_id
-                                     : rec->probe_id;
+    return fn_layout(rec->type) ? reinterpret_cast<const fhook_rec_fn*>(rec)->probe_id
+                                : rec->probe_id;
 }
 
-// Numbers one CPU's records in ring order: an FN record carries no
-// number, so it gets the one after the record before it (a COMM record's
-// own, which it shares with the record it names; a LOST record's
-// last_seq + 1).  The count never goes back: nested writers take numbers
-// in the order they entered and space in the order they reserved, so a
-// COMM record can carry a number the count already gave.
+// Numbers one CPU's records in ring order: a record in FN's layout
+// (fn_layout()) carries no number, so it gets the one after the record
+// before it (a COMM record's own, which it shares with the record it
+// names; a LOST record's last_seq + 1).  The count never goes back:
+// nested writers take numbers in the order they entered and space in the
+// order they reserved, so a COMM record can carry a number the count
+// already gave.
 class SeqCount {
 public:
-    // `rec`'s number (an FN record's counted), the count moved past it
-    // (inline: a reader takes every record's)
+    // `rec`'s number (one in FN's layout counted), the count moved past
+    // it (inline: a reader takes every record's)
     std::uint32_t take(const fhook_rec* rec) {
         switch (rec->type) {
         case FHOOK_REC_FN:
+        case FHOOK_REC_FN_KPROBE:
             return next_++;
         case FHOOK_REC_COMM:
             raise(rec->seq);
@@ -319,10 +330,11 @@ inline bool same_task_name(std::string_view a, std::string_view b) {
 // missing from saved_cmdlines).
 class Decoder {
 public:
-    // As decode() above, with Event::comm, and an FN record's tgid and
-    // seq (from the task's COMM record and the CPU's previous record); a
-    // COMM record is taken in and gives false.  A graph return that stands for its whole call gives
-    // the return only: readers use decode_each().
+    // As decode() above, with Event::comm, and the tgid and seq of a
+    // record in FN's layout (from the task's COMM record and the CPU's
+    // previous record); a COMM record is taken in and gives false.  A
+    // graph return that stands for its whole call gives the return only:
+    // readers use decode_each().
     bool decode(const fhook_rec* rec, Event& ev);
     std::optional<Event> decode(const fhook_rec* rec);
     // An FN record (FHOOK_REC_FN, no flags) as decode() would give its

@@ -28,8 +28,9 @@ inline constexpr char kRecMagic[8] = {'F', 'H', 'O', 'O', 'K', 'R', 'E', 'C'};
 // 2: LOST records with seq range and per-probe counts; 3: a Records chunk
 // holds each CPU's records of a reader pass in ring order, one CPU after
 // the other (version 2's were in timestamp order: read the same); 4: ABI
-// 4's records, function entries as FHOOK_REC_FN records
-inline constexpr std::uint32_t kRecFormatVersion = 4;
+// 4's records, function entries as FHOOK_REC_FN records; 5: ABI 5's
+// records, kprobe hits at function entry as FHOOK_REC_FN_KPROBE records
+inline constexpr std::uint32_t kRecFormatVersion = 5;
 inline constexpr std::uint32_t kRecOldestVersion = 2;
 
 // The file header, little-endian, at offset 0.
@@ -136,6 +137,13 @@ private:
             if (fn_addresses(reinterpret_cast<const fhook_rec_fn*>(rec)) == last_fn_) {
                 return;
             }
+        } else if (rec->type == FHOOK_REC_FN_KPROBE) {
+            // noted as the kprobe record of the same hit (ret_ip 0) is
+            const auto* f = reinterpret_cast<const fhook_rec_fn*>(rec);
+            if (rec->size >= sizeof(fhook_rec_fn) && last_type_ == FHOOK_REC_KPROBE &&
+                last_parent_ == 0 && static_cast<std::uint64_t>(std::int64_t{f->ip}) == last_ip_) {
+                return;
+            }
         } else if (!(rec->flags & FHOOK_CTX_STACK) && rec->size >= sizeof(fhook_rec_func)) {
             // ip first after the header in all of them, then a function's
             // parent where a kprobe's ret_ip is
@@ -180,9 +188,9 @@ private:
     std::unordered_set<std::uint64_t> sized_; // kprobe addresses: also need the size
     std::array<std::uint64_t, kSeen> seen_{}; // addr + 1 (0: empty)
     std::array<std::uint64_t, kSeen> seen_sized_{};
-    std::uint64_t last_ip_ = 0;     // the last function or graph record's, noted
+    std::uint64_t last_ip_ = 0;     // the last function, kprobe or graph record's, noted
     std::uint64_t last_parent_ = 0; // the last function or kprobe record's, noted
-    std::uint16_t last_type_ = 0;   // ... and its type
+    std::uint16_t last_type_ = 0;   // ... and its type (FN_KPROBE's: KPROBE, noted as that)
     std::uint64_t last_fn_ = 0;     // the last FN record noted: fn_addresses() (0: none)
     std::vector<iovec> iov_;
     std::vector<char> bounce_; // the copy, once writev() refused the mapping

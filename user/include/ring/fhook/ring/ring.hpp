@@ -77,9 +77,9 @@ using RecordCallback = std::function<void(const fhook_rec*)>;
 // One CPU's records of a pass: `bytes` exactly as the module wrote them
 // (ring order, records of unknown type included), `records` the known ones
 // among them that a consumer of the bytes has to look at: all but an FN
-// record with the same function and parent as the CPU's FN record before
-// it (most of a trace; one stands for them).  Valid only during the call,
-// like a RecordCallback's record.
+// record (FHOOK_REC_FN) with the same function and parent as the CPU's FN
+// record before it (most of a trace; one stands for them).  Valid only
+// during the call, like a RecordCallback's record.
 struct RingSpan {
     int cpu = 0;
     std::span<const std::byte> bytes;
