@@ -288,6 +288,16 @@ struct fhook_probe {
 	bool any_task;
 	bool paused;			/* a DISABLE trigger ran: hits are filtered */
 	bool fnrec;			/* function probes: fhook_fnrec() (set at arm) */
+	/*
+	 * kprobes the assembly recorder writes (fhook_fnk_ok(), at arm):
+	 * word0, the record's size and type as its first 4 bytes; nr fields,
+	 * field i the register at offset regs[i] of its saved frame
+	 */
+	struct {
+		u32 word0;
+		u32 nr;
+		u8 regs[FHOOK_FN_KPROBE_MAX_FIELDS];
+	} fnk;
 	u32 nr_triggers;
 	struct fhook_trigger_k *triggers[FHOOK_MAX_TRIGGERS];
 	struct fhook_prog *prog;	/* kprobes: what to record */
@@ -510,6 +520,12 @@ void fhook_fnrec(struct fhook_probe *p, unsigned long ip, unsigned long parent_i
 asmlinkage void fhook_fnrec_finish(struct fhook_probe *p, struct fhook_ring *rb, u64 nr,
 				   unsigned long ip, unsigned long parent_ip, u32 ctx, u64 ts);
 asmlinkage void fhook_fnrec_frozen(struct fhook_probe *p, struct fhook_ring *rb, u32 ctx);
+bool fhook_fnk_ok(struct fhook_probe *p);
+struct fhook_fnrec_frame;
+asmlinkage void fhook_fnk_finish(struct fhook_probe *p, struct fhook_ring *rb, u64 nr, u32 ctx,
+				 u64 ts, const struct fhook_fnrec_frame *f);
+asmlinkage void fhook_fnk_c(struct fhook_probe *p, struct pt_regs *regs, unsigned long ret,
+			    unsigned long parent);
 asmlinkage void fhook_fnrec_wake(struct fhook_ring *rb, u64 tail, u32 ctx);
 
 /*
@@ -675,6 +691,8 @@ int fhook_around_add(struct fhook_around *a, const struct fhook_around_ops *ops,
 		     unsigned long target, u32 stack_args, bool module);
 u32 fhook_around_used(void);
 u32 fhook_direct_used(void);
+int fhook_direct_slot_take(struct fhook_probe *p);
+void fhook_direct_slot_give(struct fhook_probe *p, int slot);
 int fhook_around_set_body(struct fhook_around *a, unsigned long func);
 unsigned long fhook_around_orig(struct fhook_around *a);
 extern unsigned long fhook_around_bodies[];

@@ -83,8 +83,9 @@ asmlinkage notrace void fhook_fnrec_finish(struct fhook_probe *p, struct fhook_r
 	} else {
 		struct fhook_rec *r;
 
-		r = fhook_ring_reserve_loop(rb, sizeof(struct fhook_rec_func), p->id, nr, true,
-					    !(ctx & FHOOK_FNREC_FUNC), ts ?: fhook_clock());
+		r = fhook_ring_reserve_loop(rb, sizeof(struct fhook_rec_func), p->id, nr,
+					    sizeof(struct fhook_rec_fn), !(ctx & FHOOK_FNREC_FUNC),
+					    ts ?: fhook_clock());
 		fhook_fn_fill(p, fhook_counters(p->session, rb->cpu, p->id), r, ip, parent_ip, pc,
 			      irqs_off);
 	}
@@ -148,3 +149,114 @@ notrace void fhook_fnrec(struct fhook_probe *p, unsigned long ip, unsigned long 
 	WRITE_ONCE(rb->fast_ctx, outer);
 	preempt_enable_notrace();
 }
+
+/*
+ * May the assembly recorder write @p's hits (FHOOK_REC_FN_KPROBE records,
+ * tramp.S's fhook_fnk_common)?  A kprobe on a function's ftrace location
+ * (the caller's to know) that records, with nothing to decide per hit
+ * (fhook_fnrec_ok()) and a program of registers the recorder saves, each
+ * stored whole at 8 times its index, or no program.  Fills p->fnk.
+ */
+bool fhook_fnk_ok(struct fhook_probe *p)
+{
+	const struct fhook_prog *prog = p->prog;
+	u32 n = prog ? prog->nr_reg_fields : 0;
+	unsigned long seen = 0;
+	u32 i;
+
+	BUILD_BUG_ON(FHOOK_FN_KPROBE_MAX_FIELDS > FHOOK_MAX_REG_FIELDS);
+	if (!FHOOK_ARCH_FNREC_ASM || !fhook_arch_fnrec_asm() || !fhook_fnrec_asm ||
+	    p->count_only || !fhook_fnrec_ok(p))
+		return false;
+	/* registers only, or nothing */
+	if ((prog && prog->len && !n) || n > FHOOK_FN_KPROBE_MAX_FIELDS ||
+	    (prog ? prog->data_size : 0) != 8 * n)
+		return false;
+	for (i = 0; i < n; i++) {
+		const struct fhook_reg_field *f = &prog->reg_fields[i];
+		int slot = fhook_arch_fnk_slot(f->reg);
+
+		if (f->size != 8 || f->dst % 8 || f->dst / 8 >= n || slot < 0 ||
+		    __test_and_set_bit(f->dst / 8, &seen))
+			return false;
+		p->fnk.regs[f->dst / 8] = slot;
+	}
+	p->fnk.nr = n;
+	p->fnk.word0 = (sizeof(struct fhook_rec_fn) + 8 * n) | FHOOK_REC_FN_KPROBE << 16;
+	return true;
+}
+
+#if FHOOK_ARCH_FNREC_ASM
+/*
+ * fhook_fnrec_finish() of a kprobe's hit (fhook_fnk_common): its
+ * registers, return address and parent in the frame @f the assembly
+ * saved.  The record is FHOOK_REC_FN_KPROBE while FN's rule allows it,
+ * else the FHOOK_REC_KPROBE record fhook_probe_emit() would write.
+ */
+asmlinkage notrace void fhook_fnk_finish(struct fhook_probe *p, struct fhook_ring *rb, u64 nr,
+					 u32 ctx, u64 ts, const struct fhook_fnrec_frame *f)
+{
+	unsigned int pc = ctx & FHOOK_FN_CTX_PC_MASK;
+	bool irqs_off = ctx & FHOOK_FN_CTX_IRQS_OFF;
+	unsigned int outer = fhook_fnrec_asm_ctx(rb, ctx);
+	unsigned long ip = f->ret - MCOUNT_INSN_SIZE;
+	u32 i, n = p->fnk.nr, size = sizeof(struct fhook_rec_probe) + 8 * n;
+	struct fhook_rec *r;
+	u64 *data;
+
+	if (ctx & FHOOK_FNREC_DROP) {
+		fhook_ring_drop(rb, p->id, nr);
+		goto publish;
+	}
+	r = fhook_ring_reserve_loop(rb, size, p->id, nr, sizeof(struct fhook_rec_fn) + 8 * n,
+				    !(ctx & FHOOK_FNREC_FUNC), ts ?: fhook_clock());
+	if (!r)
+		goto publish;
+	if (r->size == size) {
+		struct fhook_rec_probe *k = (void *)r;
+
+		fhook_rec_init_ts(r, FHOOK_REC_KPROBE, size, p->id, pc, irqs_off, r->ts);
+		k->ip = ip;
+		k->ret_ip = 0;
+		k->faults = 0;
+		data = (u64 *)k->data;
+	} else {
+		struct fhook_rec_fn *fn = (void *)r;
+
+		fhook_fn_init(fn, p->id, ip, f->parent, pc, irqs_off, r->ts);
+		fn->size = sizeof(*fn) + 8 * n;
+		fn->type = FHOOK_REC_FN_KPROBE;
+		data = (u64 *)(fn + 1);
+	}
+	for (i = 0; i < n; i++)
+		data[i] = *(const unsigned long *)((const u8 *)f + p->fnk.regs[i]);
+	fhook_count(&fhook_counters(p->session, rb->cpu, p->id)->written);
+publish:
+	fhook_ring_publish(rb);
+	WRITE_ONCE(rb->fast_ctx, outer);
+}
+
+/*
+ * A kprobe's hit the assembly left to C before it changed anything
+ * (fhook_fnk_c_common): as the kprobe's ftrace_ops callback records it,
+ * from @regs, which hold the registers its program reads; @ret is the
+ * return address into the function.
+ */
+asmlinkage notrace void fhook_fnk_c(struct fhook_probe *p, struct pt_regs *regs,
+				    unsigned long ret, unsigned long parent)
+{
+	unsigned long ip = ret - MCOUNT_INSN_SIZE;
+	int bit;
+
+	/* also disables preemption */
+	bit = ftrace_test_recursion_trylock(ip, parent);
+	if (bit < 0) {
+		preempt_disable_notrace();
+		fhook_count(&fhook_counters(p->session, smp_processor_id(), p->id)->missed);
+		preempt_enable_notrace();
+		return;
+	}
+	fhook_probe_emit(p, FHOOK_REC_KPROBE, regs, ip, 0, NULL);
+	ftrace_test_recursion_unlock(bit);
+}
+#endif

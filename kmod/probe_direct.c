@@ -160,6 +160,42 @@ u32 fhook_direct_used(void)
 	return n;
 }
 
+/*
+ * Take a free slot for @p, a direct probe or a kprobe the assembly records
+ * (probe_kprobe.c), within its user's share: the slot, or a negative
+ * FHOOK_R_* reason.  Until fhook_direct_slot_give(), the slot's
+ * trampolines find @p.
+ */
+int fhook_direct_slot_take(struct fhook_probe *p)
+{
+	int i, slot = -FHOOK_R_SLOTS;
+
+	if (fhook_user_slot_take(p->session->user, FHOOK_USER_SLOT_DIRECT))
+		return -FHOOK_R_USER_SLOTS;
+	mutex_lock(&fhook_direct_lock);
+	for (i = 0; i < FHOOK_NR_SLOTS; i++) {
+		if (!fhook_direct_slots[i]) {
+			WRITE_ONCE(fhook_direct_slots[i], p);
+			slot = i;
+			break;
+		}
+	}
+	mutex_unlock(&fhook_direct_lock);
+	if (slot < 0)
+		fhook_user_slot_give(p->session->user, FHOOK_USER_SLOT_DIRECT);
+	return slot;
+}
+
+/* ... once nothing is attached to its trampolines */
+void fhook_direct_slot_give(struct fhook_probe *p, int slot)
+{
+	mutex_lock(&fhook_direct_lock);
+	WRITE_ONCE(fhook_direct_slots[slot], NULL);
+	WRITE_ONCE(fhook_direct_fast_ctrs[slot], 0);
+	mutex_unlock(&fhook_direct_lock);
+	fhook_user_slot_give(p->session->user, FHOOK_USER_SLOT_DIRECT);
+}
+
 static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add *arg,
 			     s32 *err_index)
 {
@@ -167,28 +203,17 @@ static int fhook_direct_init(struct fhook_probe *p, const struct fhook_probe_add
 	u64 gen = fhook_modwatch_gen();
 	struct fhook_direct_probe *d = to_direct(p);
 	struct fhook_func_targets *t = &d->targets;
-	int ret, i;
+	int ret;
 
 	d->slot = -1;
 	d->f.ops.flags = 0;
 	ret = fhook_func_filter_init(&d->f, arg, err_index, t);
 	if (ret)
 		return ret;
-	if (fhook_user_slot_take(p->session->user, FHOOK_USER_SLOT_DIRECT))
-		return fhook_refuse(p->session, FHOOK_R_USER_SLOTS, -1, -ENOSPC);
-	mutex_lock(&fhook_direct_lock);
-	for (i = 0; i < FHOOK_NR_SLOTS; i++) {
-		if (!fhook_direct_slots[i]) {
-			WRITE_ONCE(fhook_direct_slots[i], p);
-			d->slot = i;
-			break;
-		}
-	}
-	mutex_unlock(&fhook_direct_lock);
-	if (d->slot < 0) {
-		fhook_user_slot_give(p->session->user, FHOOK_USER_SLOT_DIRECT);
-		return fhook_refuse(p->session, FHOOK_R_SLOTS, -1, -ENOSPC);
-	}
+	ret = fhook_direct_slot_take(p);
+	if (ret < 0)
+		return fhook_refuse(p->session, -ret, -1, -ENOSPC);
+	d->slot = ret;
 	if (arg->flags & FHOOK_PROBE_F_LATENCY) {
 		u32 words;
 
@@ -312,13 +337,8 @@ static void fhook_direct_release(struct fhook_probe *p)
 	/* unregistered: calls still in the body keep the histogram (latency.c) */
 	fhook_lat_release(d->f.p.lat, d->slot);
 	d->f.p.lat = NULL;
-	if (d->slot >= 0) {
-		mutex_lock(&fhook_direct_lock);
-		WRITE_ONCE(fhook_direct_slots[d->slot], NULL);
-		WRITE_ONCE(fhook_direct_fast_ctrs[d->slot], 0);
-		mutex_unlock(&fhook_direct_lock);
-		fhook_user_slot_give(p->session->user, FHOOK_USER_SLOT_DIRECT);
-	}
+	if (d->slot >= 0)
+		fhook_direct_slot_give(p, d->slot);
 }
 
 /* DIRECT_MODIFY of @p, under the session and modwatch locks. */

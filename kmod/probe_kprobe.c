@@ -10,6 +10,7 @@
  * the instance's data until the function returns) and a return part.
  */
 #include "fhook.h"
+#include "tramp.h"
 
 #include <linux/err.h>
 #include <linux/mm.h>
@@ -35,7 +36,12 @@ struct fhook_kret_entry {
  * program reads only those ftrace_caller saves.  Its kprobe is registered
  * only to check and place the address (past an ENDBR), then removed; as
  * the ops' filter would keep a module's address after the module is
- * gone, such a probe is watched (modwatch.c) like hooks.
+ * gone, such a probe is watched (modwatch.c) like hooks.  Where the
+ * assembly recorder can write its hits (fhook_fnk_ok(): registers stored
+ * whole, nothing decided per hit) it goes through a direct slot instead
+ * (@dops, fhook_fnk_N in tramp.S: FHOOK_REC_FN_KPROBE records), and falls
+ * back to @ops when no slot is free or the function takes no direct
+ * trampoline (another one is there).
  */
 struct fhook_kprobe_probe {
 	struct fhook_probe p;		/* first: freed as a struct fhook_probe */
@@ -47,7 +53,10 @@ struct fhook_kprobe_probe {
 		};
 	};
 	bool fentry;
+	bool direct;			/* @fentry, armed on @dops */
+	int slot;			/* @fentry: its direct slot, or -1 */
 	struct ftrace_ops ops;		/* @fentry: filter = kp.addr */
+	struct ftrace_ops dops;		/* @fentry, the same filter: direct */
 };
 
 static_assert(offsetof(struct fhook_kprobe_probe, p) == 0);
@@ -423,14 +432,35 @@ static int fhook_kprobe_fentry_init(struct fhook_kprobe_probe *k, u64 gen)
 	ret = ftrace_set_filter_ip(&k->ops, (unsigned long)k->kp.addr, 0, 0);
 	if (ret)
 		return ret;
+	if (FHOOK_ARCH_FNREC_ASM) {
+		ret = ftrace_set_filter_ip(&k->dops, (unsigned long)k->kp.addr, 0, 0);
+		if (ret)
+			return ret;
+	}
 	return fhook_modwatch_add(p, gen);
 }
 
-/* Under the modwatch lock: no unload runs meanwhile. */
+/* @k's direct trampoline (none where the assembly recorder is not built) */
+static unsigned long fhook_kprobe_fnk_tramp(struct fhook_kprobe_probe *k)
+{
+	return FHOOK_ARCH_FNREC_ASM ? fhook_direct_fnk_tramps[k->slot] : 0;
+}
+
+/*
+ * Under the modwatch lock: no unload runs meanwhile.  Through its direct
+ * slot if it has one and the function takes it, else the ftrace_ops.
+ */
 static int fhook_kprobe_fentry_arm(struct fhook_probe *p)
 {
-	int ret = register_ftrace_function(&to_kprobe(p)->ops);
+	struct fhook_kprobe_probe *k = to_kprobe(p);
+	int ret;
 
+	k->direct = k->slot >= 0 && !fhook_direct_register(&k->dops, fhook_kprobe_fnk_tramp(k));
+	if (k->direct) {
+		p->registered = true;
+		return 0;
+	}
+	ret = register_ftrace_function(&k->ops);
 	p->registered = !ret;
 	return ret;
 }
@@ -438,7 +468,23 @@ static int fhook_kprobe_fentry_arm(struct fhook_probe *p)
 /* Under the modwatch lock: from the session or a module unload. */
 static void fhook_kprobe_fentry_unhook(struct fhook_probe *p)
 {
-	fhook_ops_unregister(p, &to_kprobe(p)->ops);
+	struct fhook_kprobe_probe *k = to_kprobe(p);
+	int ret;
+
+	if (!k->direct) {
+		fhook_ops_unregister(p, &k->ops);
+		return;
+	}
+	if (!p->registered)
+		return;
+	/* waits until no task is on the trampoline (RCU tasks) */
+	ret = fhook_direct_unregister(&k->dops, fhook_kprobe_fnk_tramp(k));
+	if (ret) {
+		/* still attached: the probe must not be freed (session.c) */
+		pr_err("probe %u: unregister direct: %d\n", p->id, ret);
+		return;
+	}
+	p->registered = false;
 }
 
 /* modwatch.c: is the probed function in @mod? */
@@ -497,6 +543,7 @@ static int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add
 	struct fhook_prog *prog;
 	int ret;
 
+	k->slot = -1;
 	ret = fhook_priv_require(p, FHOOK_PRIV_KPROBE);
 	if (ret)
 		return ret;
@@ -614,8 +661,12 @@ static int fhook_kprobe_arm(struct fhook_probe *p)
 	struct fhook_kprobe_probe *k = to_kprobe(p);
 	int ret;
 
-	if (k->fentry)
+	if (k->fentry) {
+		/* (what fhook_fnk_ok() reads is set before the first arm and stays) */
+		if (k->slot < 0 && fhook_fnk_ok(p))
+			k->slot = max(fhook_direct_slot_take(p), -1);
 		return fhook_modwatch_arm(p, fhook_kprobe_fentry_arm);
+	}
 	WRITE_ONCE(p->enabled, true);
 	if (p->type == FHOOK_PROBE_KRETPROBE)
 		ret = enable_kretprobe(&k->rp);
@@ -653,7 +704,12 @@ static void fhook_kprobe_release(struct fhook_probe *p)
 
 	if (k->fentry) {
 		fhook_modwatch_del(p);
-		ftrace_free_filter(&k->ops);	/* disarm unregistered it */
+		/* disarm unregistered them */
+		ftrace_free_filter(&k->ops);
+		if (FHOOK_ARCH_FNREC_ASM)
+			ftrace_free_filter(&k->dops);
+		if (k->slot >= 0)
+			fhook_direct_slot_give(p, k->slot);
 	} else if (p->registered) {
 		/* waits for handlers in flight, frees kretprobe instances */
 		if (p->type == FHOOK_PROBE_KRETPROBE)

@@ -140,13 +140,20 @@ static __always_inline bool fhook_ring_fn_may(struct fhook_ring *rb)
 	return local_read(&rb->nest) == 1 && !READ_ONCE(rb->lost_mask);
 }
 
+static __always_inline unsigned int fhook_ring_fn_pick(struct fhook_ring *rb, u64 nr, bool may,
+						     unsigned int fn_size, unsigned int size)
+{
+	if (may && (u64)local_read(fhook_meta_local(&rb->meta->seq_next)) == nr + 1)
+		return fn_size;
+	return size;
+}
+
 static __always_inline unsigned int fhook_ring_fn_choose(struct fhook_ring *rb, u64 nr, bool may)
 {
 	BUILD_BUG_ON(!IS_ALIGNED(sizeof(struct fhook_rec_fn), 8) ||
 		     !IS_ALIGNED(sizeof(struct fhook_rec_func), 8));
-	if (may && (u64)local_read(fhook_meta_local(&rb->meta->seq_next)) == nr + 1)
-		return sizeof(struct fhook_rec_fn);
-	return sizeof(struct fhook_rec_func);
+	return fhook_ring_fn_pick(rb, nr, may, sizeof(struct fhook_rec_fn),
+				  sizeof(struct fhook_rec_func));
 }
 
 /*
@@ -165,15 +172,17 @@ static __always_inline void *fhook_ring_fn_mark(void *rec, unsigned int size, u6
 
 /*
  * The reservation once the writer entered @rb and took number @nr (the
- * rest of __fhook_ring_reserve() below): a function entry's with
- * fhook_ring_fn_may()'s answer @may_fn and its time @ts, which the
- * assembly recorder's rare endings give as it found them
- * (fhook_fnrec_finish()).
+ * rest of __fhook_ring_reserve() below).  A function entry's (@fn_size
+ * not 0) is of @fn_size bytes (an FN-layout record) or of @size as
+ * fhook_ring_fn_pick() decides, with fhook_ring_fn_may()'s answer @may_fn
+ * and its time @ts, which the assembly recorder's rare endings give as
+ * they found them (fhook_fnrec_finish(), fhook_fnk_finish()).
  */
 static __always_inline void *fhook_ring_reserve_loop(struct fhook_ring *rb, unsigned int size,
-						     u32 probe_id, u64 nr, bool fn_entry,
+						     u32 probe_id, u64 nr, unsigned int fn_size,
 						     bool may_fn, u64 ts)
 {
+	const unsigned int full = size;
 	unsigned int need = ALIGN(size, 8);
 	long head, old;
 	void *rec;
@@ -182,8 +191,8 @@ static __always_inline void *fhook_ring_reserve_loop(struct fhook_ring *rb, unsi
 	do {
 		head = old;
 		/* (both sizes are multiples of 8) */
-		if (fn_entry)
-			size = need = fhook_ring_fn_choose(rb, nr, may_fn);
+		if (fn_size)
+			size = need = fhook_ring_fn_pick(rb, nr, may_fn, fn_size, full);
 		if (unlikely(!fhook_ring_room(rb, head, need))) {
 			fhook_ring_drop(rb, probe_id, nr);
 			return NULL;
@@ -191,7 +200,7 @@ static __always_inline void *fhook_ring_reserve_loop(struct fhook_ring *rb, unsi
 	} while ((old = local_cmpxchg(&rb->head, head, head + need)) != head);
 
 	rec = fhook_ring_rec_begin(rb->data + (head & rb->mask), size, nr, false);
-	return fn_entry ? fhook_ring_fn_mark(rec, size, ts) : rec;
+	return fn_size ? fhook_ring_fn_mark(rec, size, ts) : rec;
 }
 
 /*
@@ -232,10 +241,11 @@ static __always_inline void *__fhook_ring_reserve(struct fhook_ring *rb, unsigne
 		return NULL;
 	}
 	if (!fn_entry)
-		return fhook_ring_reserve_loop(rb, size, probe_id, nr, false, false, 0);
+		return fhook_ring_reserve_loop(rb, size, probe_id, nr, 0, false, 0);
 	/* (fhook_ring_fn_may(), then the time: before the loop, after @nr) */
 	may_fn = fhook_ring_fn_may(rb);
-	return fhook_ring_reserve_loop(rb, size, probe_id, nr, true, may_fn, fhook_clock());
+	return fhook_ring_reserve_loop(rb, size, probe_id, nr, sizeof(struct fhook_rec_fn), may_fn,
+				       fhook_clock());
 }
 
 static __always_inline void *fhook_ring_reserve(struct fhook_ring *rb, unsigned int size,

@@ -15,6 +15,8 @@ extern unsigned long fhook_direct_fast_ctrs[FHOOK_NR_SLOTS];
 extern const unsigned long fhook_direct_record_tramps[FHOOK_NR_SLOTS];
 /* the assembly recorder's (x86-64: FHOOK_ARCH_FNREC_ASM) */
 extern const unsigned long fhook_direct_fnrec_tramps[FHOOK_NR_SLOTS];
+/* ... its kprobes' (FHOOK_REC_FN_KPROBE, probe_kprobe.c) */
+extern const unsigned long fhook_direct_fnk_tramps[FHOOK_NR_SLOTS];
 /* slot -> its direct probe (probe_direct.c), read by the assembly recorder */
 struct fhook_probe;
 extern struct fhook_probe *fhook_direct_slots[FHOOK_NR_SLOTS];

@@ -135,6 +135,12 @@ struct acct {
 	uint64_t lost_records, bad_lost, bad_rec, dup_seq, wrong_cpu;
 	uint64_t ctx_nmi, ctx_hardirq, ctx_softirq;	/* FUNC records by context */
 	uint64_t fn;			/* FN records read */
+	/*
+	 * kprobe records (FHOOK_REC_KPROBE, FHOOK_REC_FN_KPROBE) whose two
+	 * fields ($arg1, %di: fhook_testmod's argument, 1 in hard irqs, 2 in
+	 * softirqs, 3 in NMIs) disagree with each other or with the context
+	 */
+	uint64_t fn_kprobe, bad_arg;
 	uint64_t last_seq;		/* of the last function record read */
 	/*
 	 * an FN record's number (ABI 4: it has none): one more than the
@@ -195,16 +201,31 @@ static void drain_cpu(struct sess *s, unsigned int c, struct acct *a, uint64_t f
 		} else if (rec->type == FHOOK_REC_COMM) {
 			/* the record it names follows with the same number */
 			raise_seq(a, rec->seq);
-		} else if (rec->type == FHOOK_REC_FUNC || rec->type == FHOOK_REC_FN) {
+		} else if (rec->type == FHOOK_REC_FUNC || rec->type == FHOOK_REC_FN ||
+			   rec->type == FHOOK_REC_KPROBE || rec->type == FHOOK_REC_FN_KPROBE) {
 			uint64_t ip, parent;
+			const uint64_t *args = NULL;
 			uint32_t id, seq;
 			unsigned int flags;
 
-			if (!func_record(rec, &ip, &parent, &id) || id > FHOOK_MAX_PROBES) {
+			if (rec->type == FHOOK_REC_KPROBE &&
+			    rec->size == sizeof(struct fhook_rec_probe) + 16) {
+				args = (const uint64_t *)((const struct fhook_rec_probe *)rec)->data;
+				id = rec->probe_id;
+			} else if (rec->type == FHOOK_REC_FN_KPROBE &&
+				   rec->size == sizeof(struct fhook_rec_fn) + 16) {
+				args = (const uint64_t *)((const struct fhook_rec_fn *)rec + 1);
+				id = ((const struct fhook_rec_fn *)rec)->probe_id;
+				a->fn_kprobe++;
+			} else if (!func_record(rec, &ip, &parent, &id)) {
 				a->bad_rec++;
 				break;
 			}
-			if (rec->type == FHOOK_REC_FN) {
+			if (id > FHOOK_MAX_PROBES) {
+				a->bad_rec++;
+				break;
+			}
+			if (rec->type == FHOOK_REC_FN || rec->type == FHOOK_REC_FN_KPROBE) {
 				/* ABI 4: numbered by the reader, its context raw */
 				uint32_t ctx = ((const struct fhook_rec_fn *)rec)->ctx;
 
@@ -216,6 +237,13 @@ static void drain_cpu(struct sess *s, unsigned int c, struct acct *a, uint64_t f
 			} else {
 				seq = rec->seq;
 				flags = rec->flags;
+			}
+			if (args) {
+				uint64_t want = flags & FHOOK_CTX_NMI ? 3 :
+						flags & FHOOK_CTX_HARDIRQ ? 1 :
+						flags & FHOOK_CTX_SOFTIRQ ? 2 : args[0];
+
+				a->bad_arg += args[0] != args[1] || args[0] != want;
 			}
 			a->delivered[id]++;
 			a->wrong_cpu += rec->cpu != c;
@@ -269,6 +297,30 @@ static void *consumer_main(void *arg)
 
 /* ----------------------------------------------------------- account */
 
+/* A kprobe at @func's entry storing a = $arg1 and b = %di (x86-64) as u64 */
+static uint32_t add_kprobe_args(struct sess *s, const char *func)
+{
+	struct fhook_insn prog[4] = {
+		{ .op = FHOOK_OP_ARG, .arg = 1 },
+		{ .op = FHOOK_OP_ST_RAW, .size = 8, .dst = 0 },
+		{ .op = FHOOK_OP_REG, .arg = FHOOK_REG_DI },
+		{ .op = FHOOK_OP_ST_RAW, .size = 8, .dst = 8 },
+	};
+	struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_KPROBE };
+
+#ifdef __aarch64__
+	prog[2].arg = FHOOK_REG_X0;
+#endif
+	pa.symbol = (uintptr_t)func;
+	pa.symbol_len = strlen(func);
+	pa.prog = (uintptr_t)prog;
+	pa.prog_len = 4;
+	pa.data_size = 16;
+	if (ioctl(s->fd, FHOOK_IOC_PROBE_ADD, &pa))
+		die(func);
+	return pa.probe_id;
+}
+
 static int do_account(unsigned long n, uint32_t type)
 {
 	static struct acct a[MAXCPU];
@@ -283,8 +335,13 @@ static int do_account(unsigned long n, uint32_t type)
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 
 	sess_open(&s, 4096, 0, 0, 0, 0);
-	id[1] = add_probe_type(&s, "fhook_testmod_target", type);
-	id[2] = add_probe_type(&s, "fhook_testmod_other", type);
+	if (type == FHOOK_PROBE_KPROBE) {
+		id[1] = add_kprobe_args(&s, "fhook_testmod_target");
+		id[2] = add_kprobe_args(&s, "fhook_testmod_other");
+	} else {
+		id[1] = add_probe_type(&s, "fhook_testmod_target", type);
+		id[2] = add_probe_type(&s, "fhook_testmod_other", type);
+	}
 	expect(id[1] == 1 && id[2] == 2, "probe ids are 1 and 2 (got %u, %u)", id[1], id[2]);
 	for (c = 0; c < s.ncpu; c++)
 		acct_init(&a[c]);
@@ -347,6 +404,10 @@ static int do_account(unsigned long n, uint32_t type)
 		expect(!a[c].dup_seq && !a[c].wrong_cpu && !a[c].bad_rec && !a[c].bad_lost,
 		       "cpu %u: %llu records (%llu FN), unique seqs, right cpu, LOST sums match breakdown",
 		       c, (unsigned long long)delivered, (unsigned long long)a[c].fn);
+		if (type == FHOOK_PROBE_KPROBE)
+			expect(!a[c].bad_arg,
+			       "cpu %u: both fields the argument of the call's context (%llu FN_KPROBE)",
+			       c, (unsigned long long)a[c].fn_kprobe);
 	}
 	/* every context produced records that were read */
 	{
@@ -608,8 +669,10 @@ int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "account"))
 		return do_account(strtoul(argv[2], NULL, 0),
-				  argc >= 4 && !strcmp(argv[3], "direct") ? FHOOK_PROBE_DIRECT :
-									    FHOOK_PROBE_FUNC);
+				  argc < 4			? FHOOK_PROBE_FUNC :
+				  !strcmp(argv[3], "direct")	? FHOOK_PROBE_DIRECT :
+				  !strcmp(argv[3], "kprobe")	? FHOOK_PROBE_KPROBE :
+								  FHOOK_PROBE_FUNC);
 	if (argc >= 3 && !strcmp(argv[1], "overwrite"))
 		return do_overwrite(strtoul(argv[2], NULL, 0));
 	if (argc >= 2 && !strcmp(argv[1], "snapshot"))
@@ -618,6 +681,6 @@ int main(int argc, char **argv)
 		return do_wakeup();
 	if (argc >= 2 && !strcmp(argv[1], "closerace"))
 		return do_closerace();
-	fprintf(stderr, "usage: fhook-ring account N [direct] | overwrite N | snapshot | wakeup | closerace\n");
+	fprintf(stderr, "usage: fhook-ring account N [direct|kprobe] | overwrite N | snapshot | wakeup | closerace\n");
 	return 2;
 }

@@ -89,6 +89,12 @@ static __always_inline const u64 *fhook_arch_lat_site(void *f, unsigned long *bo
 	*parent = records[3];
 	return records + 4;
 }
+
+/* no assembly recorder: no kprobe field is written by it */
+static inline int fhook_arch_fnk_slot(unsigned int reg)
+{
+	return -1;
+}
 #endif
 
 #endif /* FHOOK_TRAMP_H */

@@ -11,6 +11,7 @@
 #include <linux/sched.h>
 
 #include "fhook.h"
+#include "tramp.h"
 
 void fhook_offsets(void);
 
@@ -20,6 +21,11 @@ void fhook_offsets(void)
 	OFFSET(FHOOK_P_id, fhook_probe, id);
 	OFFSET(FHOOK_P_any_task, fhook_probe, any_task);
 	OFFSET(FHOOK_P_paused, fhook_probe, paused);
+	OFFSET(FHOOK_P_fnk_word0, fhook_probe, fnk.word0);
+	OFFSET(FHOOK_P_fnk_nr, fhook_probe, fnk.nr);
+	OFFSET(FHOOK_P_fnk_regs, fhook_probe, fnk.regs);
+	OFFSET(FHOOK_FF_ret, fhook_fnrec_frame, ret);
+	OFFSET(FHOOK_FF_parent, fhook_fnrec_frame, parent);
 	BLANK();
 	OFFSET(FHOOK_S_rings, fhook_session, rings);
 	OFFSET(FHOOK_S_counters, fhook_session, counters);
@@ -116,6 +122,9 @@ void fhook_offsets(void)
 	BUILD_BUG_ON((FHOOK_FNREC_FUNC | FHOOK_FNREC_DROP) &
 		     (FHOOK_FN_CTX_PC_MASK | FHOOK_FN_CTX_IRQS_OFF | FHOOK_FN_CTX_NEED_RESCHED |
 		      FHOOK_FN_CTX_PREEMPT_RESCHED));
+	/* FHOOK_FNREC_PUSH's ten registers, then the two return addresses */
+	BUILD_BUG_ON(offsetof(struct fhook_fnrec_frame, ret) != 10 * 8);
+	BUILD_BUG_ON(sizeof_field(struct fhook_probe, fnk.regs[0]) != 1);
 	/* x86 keeps it inverted in the preempt count's top bit */
 	BUILD_BUG_ON(PREEMPT_NEED_RESCHED != 0x80000000U);
 	/* one 64-bit load and compare of pid and tgid */

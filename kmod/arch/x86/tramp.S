@@ -172,8 +172,8 @@ SYM_FUNC_END(fhook_direct_record_common)
 #endif
 
 /* what fhook_fnrec_common saves: the stack then holds these */
-#define FNR_RET		80	/* the return address into the function */
-#define FNR_PARENT	88	/* ... and the one into its caller */
+#define FNR_RET		FHOOK_FF_ret	/* the return address into the function */
+#define FNR_PARENT	FHOOK_FF_parent	/* ... and the one into its caller */
 
 .macro FHOOK_FNREC_PUSH
 	pushq	%rax
@@ -221,7 +221,8 @@ SYM_FUNC_END(fhook_direct_record_common)
  * ->nest is raised, so no recursion guard is needed, as in fnrec.c; local
  * ops (xadd, cmpxchg without lock) as local_t's, this CPU's only.
  */
-SYM_FUNC_START(fhook_fnrec_common)
+.macro FHOOK_FNREC name, fnk
+SYM_FUNC_START(\name)
 	CALL_DEPTH_ACCOUNT
 	FHOOK_FNREC_PUSH
 	movl	FHOOK_GS_PREEMPT, %r8d		/* the preempt count at entry */
@@ -233,20 +234,20 @@ SYM_FUNC_START(fhook_fnrec_common)
 	movq	FHOOK_S_rings(%rbx), %rdx
 	movq	(%rdx,%rsi,8), %r10		/* this CPU's ring */
 	cmpq	$0, FHOOK_R_nest(%r10)
-	jne	.Lfnrec_c
+	jne	.Lfnrec_c_\name
 	cmpq	$0, %gs:fhook_fgraph_pending(%rip)
-	jne	.Lfnrec_c
+	jne	.Lfnrec_c_\name
 	cmpw	$0, FHOOK_P_any_task(%r11)	/* (and paused, the next byte) */
-	jne	.Lfnrec_c
+	jne	.Lfnrec_c_\name
 	cmpb	$0, FHOOK_R_overwrite(%r10)
-	jne	.Lfnrec_c
+	jne	.Lfnrec_c_\name
 	cmpq	$0, FHOOK_R_lost_mask(%r10)
-	jne	.Lfnrec_c
+	jne	.Lfnrec_c_\name
 	/* (a frozen session: the test after ->nest below, as in the C) */
 	cmpb	$0, FHOOK_S_cpu_filter(%rbx)
-	jne	.Lfnrec_c
+	jne	.Lfnrec_c_\name
 	cmpl	$0, fhook_clock_counter(%rip)	/* static_key_enabled() */
-	jle	.Lfnrec_c
+	jle	.Lfnrec_c_\name
 	/* fhook_session_wants_task(): the controller's tgid, the pid set */
 	movq	FHOOK_GS_CURRENT, %rdi
 	movq	FHOOK_T_pid(%rdi), %rcx		/* pid, and tgid above it */
@@ -255,7 +256,7 @@ SYM_FUNC_START(fhook_fnrec_common)
 	cmpl	FHOOK_S_ignore_tgid(%rbx), %eax
 	jne	1f
 	testl	%eax, %eax
-	jnz	.Lfnrec_c
+	jnz	.Lfnrec_c_\name
 1:	cmpb	$0, FHOOK_S_pid_filter(%rbx)
 	je	2f
 	movq	FHOOK_S_pids(%rbx), %rdx
@@ -263,20 +264,20 @@ SYM_FUNC_START(fhook_fnrec_common)
 	jc	2f
 	movl	%ecx, %eax
 	btq	%rax, (%rdx)
-	jnc	.Lfnrec_c
+	jnc	.Lfnrec_c_\name
 2:	/* fhook_comm_known(): the task's name is in the ring */
 	movl	%ecx, %edx
 	andl	$FHOOK_CS_MASK, %edx
 	shll	$FHOOK_CS_SHIFT, %edx
 	leaq	FHOOK_R_comms(%r10,%rdx), %rdx
 	cmpq	FHOOK_CS_pid(%rdx), %rcx	/* and tgid */
-	jne	.Lfnrec_c
+	jne	.Lfnrec_c_\name
 	movq	FHOOK_T_comm(%rdi), %rax
 	cmpq	FHOOK_CS_name(%rdx), %rax
-	jne	.Lfnrec_c
+	jne	.Lfnrec_c_\name
 	movq	FHOOK_T_comm+8(%rdi), %rax
 	cmpq	FHOOK_CS_name+8(%rdx), %rax
-	jne	.Lfnrec_c
+	jne	.Lfnrec_c_\name
 	/*
 	 * fhook_fn_ctx() of the entry: the preempt count's low 24 bits, irqs
 	 * off (IF clear); the two resched bits are read with the record
@@ -298,17 +299,17 @@ SYM_FUNC_START(fhook_fnrec_common)
 	movl	$1, %eax
 	xaddq	%rax, FHOOK_R_nest(%r10)
 	cmpw	$0, FHOOK_S_frozen(%rbx)	/* (and traced_off, the next byte) */
-	jne	.Lfnrec_frozen
+	jne	.Lfnrec_frozen_\name
 	movq	FHOOK_R_meta(%r10), %rbx
 	movl	$1, %r12d
 	xaddq	%r12, FHOOK_M_seq_next(%rbx)	/* the record's number */
 	xorl	%edi, %edi			/* (no time read yet) */
 	cmpq	$0, FHOOK_R_lost_mask(%r10)	/* fhook_ring_fn_may() */
-	jne	.Lfnrec_finish_func
+	jne	.Lfnrec_finish_func_\name
 	/* fhook_clock() */
 	leaq	fhook_clock_cpu(%rip), %rsi	/* this_cpu_ptr() */
 	addq	%gs:this_cpu_off(%rip), %rsi
-.Lfnrec_clock:
+.Lfnrec_clock_\name:
 	movl	FHOOK_CL_seq(%rsi), %edi
 	movl	%edi, %ecx
 	andl	$1, %ecx
@@ -319,7 +320,7 @@ SYM_FUNC_START(fhook_fnrec_common)
 	orq	%rdx, %rax
 	subq	FHOOK_A_cyc(%rcx), %rax
 	cmpq	fhook_clock_span(%rip), %rax
-	jae	.Lfnrec_finish_clock		/* expired: a new anchor, in C */
+	jae	.Lfnrec_finish_clock_\name		/* expired: a new anchor, in C */
 	movl	FHOOK_A_mult(%rcx), %edx
 	imulq	%rdx, %rax
 	movq	FHOOK_A_ns(%rcx), %rdx
@@ -327,38 +328,52 @@ SYM_FUNC_START(fhook_fnrec_common)
 	shrq	%cl, %rax
 	addq	%rdx, %rax
 	cmpl	FHOOK_CL_seq(%rsi), %edi
-	jne	.Lfnrec_clock
+	jne	.Lfnrec_clock_\name
 	/* fhook_clock_keep(): never before this CPU's latest stamp */
 	movq	%rax, %rdi			/* the record's time */
 	cmpq	FHOOK_CL_last(%rsi), %rdi	/* (the sign of time - last) */
-	js	.Lfnrec_clock_back
+	js	.Lfnrec_clock_back_\name
 	movq	%rdi, FHOOK_CL_last(%rsi)
-.Lfnrec_clock_kept:
+.Lfnrec_clock_kept_\name:
 	/* fhook_ring_reserve_loop(): 32 bytes while the number is FN's */
+	.if \fnk
+	movzwl	FHOOK_P_fnk_word0(%r11), %esi	/* ... FN_KPROBE's: 32 + data */
+	.endif
 	movq	FHOOK_R_head(%r10), %rax
-.Lfnrec_reserve:
+.Lfnrec_reserve_\name:
 	leaq	1(%r12), %rcx
 	cmpq	%rcx, FHOOK_M_seq_next(%rbx)	/* fhook_ring_fn_choose() */
-	jne	.Lfnrec_finish
+	jne	.Lfnrec_finish_\name
 	movq	FHOOK_R_cons(%r10), %rdx
 	movq	%rax, %rcx
 	subq	FHOOK_C_data_tail(%rdx), %rcx	/* fhook_ring_room(): used, (A) */
 	movq	FHOOK_R_size(%r10), %rdx
 	cmpq	%rdx, %rcx
-	ja	.Lfnrec_finish_drop
+	ja	.Lfnrec_finish_drop_\name
 	subq	%rcx, %rdx
+	.if \fnk
+	cmpq	%rsi, %rdx
+	jb	.Lfnrec_finish_drop_\name
+	leaq	(%rax,%rsi), %rcx
+	.else
 	cmpq	$FHOOK_REC_FN_SIZE, %rdx
-	jb	.Lfnrec_finish_drop
+	jb	.Lfnrec_finish_drop_\name
 	leaq	FHOOK_REC_FN_SIZE(%rax), %rcx
+	.endif
 	cmpxchgq %rcx, FHOOK_R_head(%r10)	/* local_cmpxchg() */
-	jne	.Lfnrec_reserve
+	jne	.Lfnrec_reserve_\name
 	andq	FHOOK_R_mask(%r10), %rax
 	addq	FHOOK_R_data(%r10), %rax	/* the record */
 	/* fhook_fn_init(): size, type, ip; ts; pid, ctx; cpu, flags, probe, parent */
 	movq	FNR_RET(%rsp), %rdx
 	subq	$MCOUNT_INSN_SIZE, %rdx
 	shlq	$32, %rdx
+	.if \fnk
+	movl	FHOOK_P_fnk_word0(%r11), %ecx
+	orq	%rcx, %rdx
+	.else
 	orq	$FHOOK_REC_FN_WORD0, %rdx
+	.endif
 	movq	%rdx, 0(%rax)
 	movq	%rdi, 8(%rax)
 	/*
@@ -387,67 +402,93 @@ SYM_FUNC_START(fhook_fnrec_common)
 	movzwl	FHOOK_GS_CPU, %ecx
 	orq	%rcx, %rdx
 	movq	%rdx, 24(%rax)
+	.if \fnk
+	/* the fields: each the register saved at its frame offset */
+	movl	FHOOK_P_fnk_nr(%r11), %ecx
+	testl	%ecx, %ecx
+	jz	4f
+	xorl	%edx, %edx
+3:	movzbl	FHOOK_P_fnk_regs(%r11,%rdx), %esi
+	movq	(%rsp,%rsi), %rsi
+	movq	%rsi, FHOOK_REC_FN_SIZE(%rax,%rdx,8)
+	incl	%edx
+	cmpl	%ecx, %edx
+	jb	3b
+4:
+	.endif
 	incq	FHOOK_PC_written(%r8)
 	/* fhook_ring_publish(): (B) is program order on x86 */
-.Lfnrec_publish:
+.Lfnrec_publish_\name:
 	movq	FHOOK_R_head(%r10), %rax
 	movq	%rax, FHOOK_M_data_head(%rbx)
 	movq	$0, FHOOK_R_nest(%r10)
 	cmpq	FHOOK_R_head(%r10), %rax
 	je	5f
 	movq	$1, FHOOK_R_nest(%r10)		/* a nested writer reserved meanwhile */
-	jmp	.Lfnrec_publish
+	jmp	.Lfnrec_publish_\name
 5:	movq	FHOOK_R_cons(%r10), %rdx
 	movq	FHOOK_C_data_tail(%rdx), %rsi
 	cmpq	FHOOK_R_wake_tail(%r10), %rsi
-	je	.Lfnrec_done
+	je	.Lfnrec_done_\name
 	subq	%rsi, %rax
 	movl	FHOOK_R_watermark(%r10), %ecx
 	cmpq	%rcx, %rax
-	jae	.Lfnrec_wake
+	jae	.Lfnrec_wake_\name
 	movl	FHOOK_R_wakeup_events(%r10), %ecx
 	testl	%ecx, %ecx
-	jz	.Lfnrec_done
+	jz	.Lfnrec_done_\name
 	movl	FHOOK_M_seq_next(%rbx), %eax
 	subl	FHOOK_C_seq_read(%rdx), %eax
 	cmpl	%ecx, %eax
-	jb	.Lfnrec_done
-.Lfnrec_wake:
+	jb	.Lfnrec_done_\name
+.Lfnrec_wake_\name:
 	movq	%r10, %rdi
 	movl	%r9d, %edx
 	call	fhook_fnrec_wake		/* (rb, tail, ctx) */
-.Lfnrec_done:
+.Lfnrec_done_\name:
 	decl	FHOOK_GS_PREEMPT		/* preempt_enable_notrace() */
 	jnz	6f
 	call	__SCT__preempt_schedule_notrace
 6:	FHOOK_FNREC_POP
 	RET
 
-.Lfnrec_clock_back:
+.Lfnrec_clock_back_\name:
 	movq	FHOOK_CL_last(%rsi), %rdi
-	jmp	.Lfnrec_clock_kept
+	jmp	.Lfnrec_clock_kept_\name
 
-.Lfnrec_frozen:
+.Lfnrec_frozen_\name:
 	movq	%r11, %rdi
 	movq	%r10, %rsi
 	movl	%r9d, %edx
 	call	fhook_fnrec_frozen
-	jmp	.Lfnrec_done
+	jmp	.Lfnrec_done_\name
 	/*
 	 * fhook_fnrec_finish(p, rb, nr, ip, parent, ctx, ts): its reservation
 	 * where this one left off, at the time read here (0: none yet);
 	 * in ctx, FHOOK_FNREC_FUNC: an FN record was ruled out before it,
-	 * FHOOK_FNREC_DROP: no room
+	 * FHOOK_FNREC_DROP: no room.  fhook_fnk_finish(p, rb, nr, ctx, ts,
+	 * frame): the same for a kprobe, which reads the registers, the
+	 * return address and the parent in the frame (struct
+	 * fhook_fnrec_frame)
 	 */
-.Lfnrec_finish_drop:
+.Lfnrec_finish_drop_\name:
 	orl	$FHOOK_FNREC_DROP, %r9d
-	jmp	.Lfnrec_finish
-.Lfnrec_finish_clock:
+	jmp	.Lfnrec_finish_\name
+.Lfnrec_finish_clock_\name:
 	xorl	%edi, %edi
-	jmp	.Lfnrec_finish
-.Lfnrec_finish_func:
+	jmp	.Lfnrec_finish_\name
+.Lfnrec_finish_func_\name:
 	orl	$FHOOK_FNREC_FUNC, %r9d
-.Lfnrec_finish:
+.Lfnrec_finish_\name:
+	.if \fnk
+	movl	%r9d, %ecx
+	movq	%rdi, %r8
+	movq	%rsp, %r9
+	movq	%r11, %rdi
+	movq	%r10, %rsi
+	movq	%r12, %rdx
+	call	fhook_fnk_finish
+	.else
 	pushq	%rdi
 	movq	%r11, %rdi
 	movq	%r10, %rsi
@@ -458,14 +499,23 @@ SYM_FUNC_START(fhook_fnrec_common)
 	/* (%r9: the context) */
 	call	fhook_fnrec_finish
 	addq	$8, %rsp
-	jmp	.Lfnrec_done
+	.endif
+	jmp	.Lfnrec_done_\name
 
 	/* nothing changed: fhook_fnrec(), whose preempt_enable() reschedules */
-.Lfnrec_c:
+.Lfnrec_c_\name:
 	decl	FHOOK_GS_PREEMPT
 	FHOOK_FNREC_POP
+	.if \fnk
+	jmp	fhook_fnk_c_common
+	.else
 	jmp	fhook_fnrec_c_common
-SYM_FUNC_END(fhook_fnrec_common)
+	.endif
+SYM_FUNC_END(\name)
+.endm
+
+FHOOK_FNREC fhook_fnrec_common, 0
+FHOOK_FNREC fhook_fnk_common, 1
 
 /* fhook_fnrec(%r11, return address into the function - 5, parent) */
 SYM_FUNC_START(fhook_fnrec_c_common)
@@ -481,6 +531,26 @@ SYM_FUNC_START(fhook_fnrec_c_common)
 	leave
 	RET
 SYM_FUNC_END(fhook_fnrec_c_common)
+
+/*
+ * fhook_fnk_c(%r11, regs, return address into the function, parent): a
+ * kprobe's hit the assembly leaves to C, with a struct pt_regs of the
+ * registers saved here (the ones its program may read: fhook_fnk_ok())
+ */
+SYM_FUNC_START(fhook_fnk_c_common)
+	pushq	%rbp
+	movq	%rsp, %rbp
+	subq	$FRAME_SIZE, %rsp
+	FHOOK_STORE_ARGS %rsp, 0, FHOOK_AF_REGS
+	movq	%r11, %rdi
+	movq	%rsp, %rsi
+	movq	8(%rbp), %rdx
+	movq	16(%rbp), %rcx
+	call	fhook_fnk_c
+	FHOOK_LOAD_ARGS %rsp, 0, FHOOK_AF_REGS
+	leave
+	RET
+SYM_FUNC_END(fhook_fnk_c_common)
 #endif /* FHOOK_ARCH_FNREC_ASM */
 
 /*
@@ -624,12 +694,12 @@ SYM_FUNC_START(fhook_direct_fast_\n)
 SYM_FUNC_END(fhook_direct_fast_\n)
 .endm
 
-/* recorder slot N: %r11 = its probe */
-.macro FHOOK_FNREC_SLOT n
-SYM_FUNC_START(fhook_fnrec_\n)
+/* recorder slot N: %r11 = its probe; a kprobe's (fhook_fnk_N) the same */
+.macro FHOOK_FNREC_SLOT n, kind=fnrec
+SYM_FUNC_START(fhook_\kind\()_\n)
 	movq	fhook_direct_slots + 8 * \n(%rip), %r11
-	jmp	fhook_fnrec_common
-SYM_FUNC_END(fhook_fnrec_\n)
+	jmp	fhook_\kind\()_common
+SYM_FUNC_END(fhook_\kind\()_\n)
 .endm
 
 /* latency slot N: %r11 = its probe's struct fhook_lat */
@@ -670,6 +740,7 @@ SYM_FUNC_END(fhook_\kind\()_\n)
 	FHOOK_SLOT direct_record, \n
 #if FHOOK_ARCH_FNREC_ASM
 	FHOOK_FNREC_SLOT \n
+	FHOOK_FNREC_SLOT \n, fnk
 #endif
 	FHOOK_SLOT around, \n
 	FHOOK_LAT_SLOT \n
@@ -703,6 +774,15 @@ SYM_DATA_START(fhook_direct_fnrec_tramps)
 	.fill	FHOOK_NR_SLOTS, 8, 0
 #endif
 SYM_DATA_END(fhook_direct_fnrec_tramps)
+SYM_DATA_START(fhook_direct_fnk_tramps)
+#if FHOOK_ARCH_FNREC_ASM
+	.irp n, FHOOK_SLOT_LIST
+	.quad	fhook_fnk_\n
+	.endr
+#else
+	.fill	FHOOK_NR_SLOTS, 8, 0
+#endif
+SYM_DATA_END(fhook_direct_fnk_tramps)
 SYM_DATA_START(fhook_around_tramps)
 	.irp n, FHOOK_SLOT_LIST
 	.quad	fhook_around_\n

@@ -105,6 +105,39 @@ static __always_inline const u64 *fhook_arch_lat_site(void *f, unsigned long *bo
 	*parent = above[2];
 	return above + 3;
 }
+
+/*
+ * What the assembly recorder (tramp.S, fhook_fnrec_common and
+ * fhook_fnk_common) saved, from its %rsp up: the registers it uses, as the
+ * function had them at its entry, then the return addresses into the
+ * function (its fentry site + 5) and into its caller
+ */
+struct fhook_fnrec_frame {
+	unsigned long r12, bx, r10, r9, r8, di, si, dx, cx, ax;
+	unsigned long ret, parent;
+};
+
+/*
+ * The offset in struct fhook_fnrec_frame of the register at @reg in
+ * struct pt_regs, for a kprobe's field (fhook_fnk_ok()); -1: not there.
+ * Only those fhook_fnk_c_common also saves (FHOOK_SAVE_ARGS' registers).
+ */
+static inline int fhook_arch_fnk_slot(unsigned int reg)
+{
+#define FHOOK_FNK_SLOT(r) { offsetof(struct pt_regs, r), offsetof(struct fhook_fnrec_frame, r) }
+	static const struct { u16 reg, slot; } slots[] = {
+		FHOOK_FNK_SLOT(di), FHOOK_FNK_SLOT(si), FHOOK_FNK_SLOT(dx),
+		FHOOK_FNK_SLOT(cx), FHOOK_FNK_SLOT(r8), FHOOK_FNK_SLOT(r9),
+		FHOOK_FNK_SLOT(ax), FHOOK_FNK_SLOT(r10),
+	};
+#undef FHOOK_FNK_SLOT
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(slots); i++)
+		if (slots[i].reg == reg)
+			return slots[i].slot;
+	return -1;
+}
 #endif
 
 #endif /* FHOOK_TRAMP_H */

@@ -8,7 +8,12 @@
 # rest from the stats area) + missed == the calls fhook_testmod counted;
 # read == written; hits == written + dropped; seq_next == written + dropped;
 # sequence numbers unique; both probes' drops reported in band.  Then the
-# same with direct probes (FHOOK_PROBE_DIRECT).
+# same with direct probes (FHOOK_PROBE_DIRECT), and with kprobes at the
+# functions' entries storing their argument twice ($arg1, %di), which must
+# be the one of the call's context (fhook_testmod passes 1 in hard irqs, 2
+# in softirqs, 3 in NMIs): on x86-64 the assembly recorder writes those as
+# FHOOK_REC_FN_KPROBE records, and FHOOK_REC_KPROBE records where it
+# leaves a hit to C.
 . /fhook/lib.sh
 
 load_fhook
@@ -24,4 +29,7 @@ if has_feature direct; then
 	checks=$((checks + CHECKS))
 	direct=", direct probes too"
 fi
-pass "$checks checks, $lines cpu x probe lines$direct"
+run_checks $D/k.out fhook-ring account "$(pick 200000 50000)" kprobe
+checks=$((checks + CHECKS))
+log "$(grep 'FN_KPROBE' $D/k.out | tr '\n' '|')"
+pass "$checks checks, $lines cpu x probe lines$direct, kprobes too"
