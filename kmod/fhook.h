@@ -803,7 +803,9 @@ void fhook_tp_teardown(void);
 /* probe_kprobe.c */
 struct fhook_kret_entry;
 void fhook_probe_emit(struct fhook_probe *p, u16 type, struct pt_regs *regs, unsigned long ip,
-		      unsigned long ret_ip, const struct fhook_kret_entry *entry);
+		      unsigned long ret_ip, const struct fhook_kret_entry *entry, unsigned int pc);
+void fhook_probe_emit_regs(struct fhook_probe *p, struct pt_regs *regs, unsigned long ip,
+			   unsigned int pc);
 void fhook_probe_emit_user(struct fhook_probe *p, u16 type, struct pt_regs *regs,
 			   unsigned long ip, unsigned long ret_ip);
 unsigned long fhook_kprobe_nmissed(struct fhook_probe *p);

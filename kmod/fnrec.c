@@ -240,23 +240,33 @@ publish:
  * A kprobe's hit the assembly left to C before it changed anything
  * (fhook_fnk_c_common): as the kprobe's ftrace_ops callback records it,
  * from @regs, which hold the registers its program reads; @ret is the
- * return address into the function.
+ * return address into the function.  A hit of the context of a writer
+ * below us (the assembly's C endings: the clock, the wakeup) counts as
+ * missed, as fhook_func_hit_full() counts it.
  */
 asmlinkage notrace void fhook_fnk_c(struct fhook_probe *p, struct pt_regs *regs,
 				    unsigned long ret, unsigned long parent)
 {
+	struct fhook_session *s = p->session;
 	unsigned long ip = ret - MCOUNT_INSN_SIZE;
+	unsigned int pc = preempt_count();
+	bool irqs_off = irqs_disabled();
 	int bit;
 
 	/* also disables preemption */
 	bit = ftrace_test_recursion_trylock(ip, parent);
+	if (bit >= 0 &&
+	    unlikely(READ_ONCE(s->rings[smp_processor_id()]->fast_ctx) == fhook_ring_ctx(pc, irqs_off))) {
+		ftrace_test_recursion_unlock(bit);
+		bit = -1;
+	}
 	if (bit < 0) {
 		preempt_disable_notrace();
-		fhook_count(&fhook_counters(p->session, smp_processor_id(), p->id)->missed);
+		fhook_count(&fhook_counters(s, smp_processor_id(), p->id)->missed);
 		preempt_enable_notrace();
 		return;
 	}
-	fhook_probe_emit(p, FHOOK_REC_KPROBE, regs, ip, 0, NULL);
+	fhook_probe_emit_regs(p, regs, ip, pc);
 	ftrace_test_recursion_unlock(bit);
 }
 #endif

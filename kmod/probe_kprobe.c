@@ -36,12 +36,12 @@ struct fhook_kret_entry {
  * program reads only those ftrace_caller saves.  Its kprobe is registered
  * only to check and place the address (past an ENDBR), then removed; as
  * the ops' filter would keep a module's address after the module is
- * gone, such a probe is watched (modwatch.c) like hooks.  Where the
- * assembly recorder can write its hits (fhook_fnk_ok(): registers stored
- * whole, nothing decided per hit) it goes through a direct slot instead
- * (@dops, fhook_fnk_N in tramp.S: FHOOK_REC_FN_KPROBE records), and falls
- * back to @ops when no slot is free or the function takes no direct
- * trampoline (another one is there).
+ * gone, such a probe is watched (modwatch.c) like hooks.  Asked to
+ * (FHOOK_PROBE_F_DIRECT), where the assembly recorder can write its hits
+ * (fhook_fnk_ok(): registers stored whole, nothing decided per hit), it
+ * goes through a direct slot instead while armed (@dops, fhook_fnk_N in
+ * tramp.S: FHOOK_REC_FN_KPROBE records), and through @ops when no slot is
+ * free or the function takes no direct trampoline (another one is there).
  */
 struct fhook_kprobe_probe {
 	struct fhook_probe p;		/* first: freed as a struct fhook_probe */
@@ -53,8 +53,9 @@ struct fhook_kprobe_probe {
 		};
 	};
 	bool fentry;
+	bool want_direct;		/* FHOOK_PROBE_F_DIRECT */
 	bool direct;			/* @fentry, armed on @dops */
-	int slot;			/* @fentry: its direct slot, or -1 */
+	int slot;			/* @dops' direct slot while armed, or -1 */
 	struct ftrace_ops ops;		/* @fentry: filter = kp.addr */
 	struct ftrace_ops dops;		/* @fentry, the same filter: direct */
 };
@@ -175,10 +176,10 @@ static notrace void fhook_probe_hist_hit(struct fhook_probe *p, struct pt_regs *
  * scratch record and its copy.  Preemption must be off.
  */
 static noinline notrace void fhook_probe_record_regs(struct fhook_probe *p, u16 type,
-						     struct pt_regs *regs, unsigned long ip)
+						     struct pt_regs *regs, unsigned long ip,
+						     unsigned int pc)
 {
 	const struct fhook_prog *prog = p->prog;
-	unsigned int pc = preempt_count();
 	bool irqs_off = irqs_disabled();
 	struct fhook_session *s = p->session;
 	int cpu = smp_processor_id();
@@ -212,10 +213,10 @@ static noinline notrace void fhook_probe_record_regs(struct fhook_probe *p, u16 
 static noinline notrace void fhook_probe_emit_record(struct fhook_probe *p, u16 type,
 						     struct pt_regs *regs, unsigned long ip,
 						     unsigned long ret_ip,
-						     const struct fhook_kret_entry *entry)
+						     const struct fhook_kret_entry *entry,
+						     unsigned int pc)
 {
 	const struct fhook_prog *prog = p->prog;
-	unsigned int pc = preempt_count();
 	bool irqs_off = irqs_disabled();
 	struct fhook_rec_probe *scratch;
 	struct fhook_fetch_ctx ctx;
@@ -246,12 +247,14 @@ static noinline notrace void fhook_probe_emit_record(struct fhook_probe *p, u16 
 /*
  * Record a hit of a kprobe or kretprobe: filters, fetch program (no page
  * faults), predicate, one record; or its histogram.  Preemption must be
- * off.  Each path has its own frame: the kernel may zero every local
- * variable at a function's entry (CONFIG_INIT_STACK_ALL_ZERO).
+ * off; @pc is the preempt count of the probed code (as the kernel's own
+ * kprobe events show it: without the preemption the probe's machinery
+ * disabled).  Each path has its own frame: the kernel may zero every
+ * local variable at a function's entry (CONFIG_INIT_STACK_ALL_ZERO).
  */
 notrace void fhook_probe_emit(struct fhook_probe *p, u16 type, struct pt_regs *regs,
 			      unsigned long ip, unsigned long ret_ip,
-			      const struct fhook_kret_entry *entry)
+			      const struct fhook_kret_entry *entry, unsigned int pc)
 {
 	const struct fhook_prog *prog = p->prog;
 
@@ -260,9 +263,21 @@ notrace void fhook_probe_emit(struct fhook_probe *p, u16 type, struct pt_regs *r
 		fhook_probe_hist_hit(p, regs, ip, ret_ip);
 	else if (type == FHOOK_REC_KPROBE && (prog->nr_reg_fields || !prog->len) &&
 		 !p->nr_triggers && !p->pred && !p->hist && !p->stack)
-		fhook_probe_record_regs(p, type, regs, ip);
+		fhook_probe_record_regs(p, type, regs, ip, pc);
 	else
-		fhook_probe_emit_record(p, type, regs, ip, ret_ip, entry);
+		fhook_probe_emit_record(p, type, regs, ip, ret_ip, entry, pc);
+}
+
+/*
+ * A hit of a kprobe the assembly recorder leaves to C (fnrec.c,
+ * fhook_fnk_c()): @regs holds only the registers its fields read
+ * (fhook_fnk_ok(), checked when it was armed), so only the record of
+ * registers runs, never what reads the rest (a stack, a histogram).
+ */
+notrace void fhook_probe_emit_regs(struct fhook_probe *p, struct pt_regs *regs,
+				   unsigned long ip, unsigned int pc)
+{
+	fhook_probe_record_regs(p, FHOOK_REC_KPROBE, regs, ip, pc);
 }
 
 /*
@@ -376,7 +391,8 @@ static notrace int fhook_kprobe_handler(struct kprobe *kp, struct pt_regs *regs)
 	if (p->count_only)
 		fhook_probe_count(p);
 	else
-		fhook_probe_emit(p, FHOOK_REC_KPROBE, regs, (unsigned long)kp->addr, 0, NULL);
+		fhook_probe_emit(p, FHOOK_REC_KPROBE, regs, (unsigned long)kp->addr, 0, NULL,
+				 preempt_count());
 	return 0;
 }
 NOKPROBE_SYMBOL(fhook_kprobe_handler);
@@ -395,6 +411,7 @@ static notrace void fhook_kprobe_fentry_callback(unsigned long ip, unsigned long
 	struct pt_regs regs_copy __fhook_fregs_buf;
 	struct pt_regs *regs = fhook_fregs_partial(fregs, &regs_copy);
 	unsigned long orig_ip = instruction_pointer(regs);
+	unsigned int pc = preempt_count();
 	int bit;
 
 	/* also disables preemption */
@@ -406,7 +423,7 @@ static notrace void fhook_kprobe_fentry_callback(unsigned long ip, unsigned long
 		return;
 	}
 	instruction_pointer_set(regs, ip + sizeof(kprobe_opcode_t));
-	fhook_probe_emit(p, FHOOK_REC_KPROBE, regs, ip, 0, NULL);
+	fhook_probe_emit(p, FHOOK_REC_KPROBE, regs, ip, 0, NULL, pc);
 	instruction_pointer_set(regs, orig_ip);
 	ftrace_test_recursion_unlock(bit);
 }
@@ -447,15 +464,36 @@ static unsigned long fhook_kprobe_fnk_tramp(struct fhook_kprobe_probe *k)
 }
 
 /*
- * Under the modwatch lock: no unload runs meanwhile.  Through its direct
- * slot if it has one and the function takes it, else the ftrace_ops.
+ * Through a direct slot if the probe asks, may (decided at each arm: the
+ * histogram and the triggers may change while the session is stopped)
+ * and gets one the function takes; else the ftrace_ops.
  */
+static bool fhook_kprobe_fentry_arm_direct(struct fhook_kprobe_probe *k)
+{
+	struct fhook_probe *p = &k->p;
+
+	if (!k->want_direct || !fhook_fnk_ok(p))
+		return false;
+	k->slot = fhook_direct_slot_take(p);
+	if (k->slot < 0) {
+		k->slot = -1;
+		return false;
+	}
+	if (fhook_direct_register(&k->dops, fhook_kprobe_fnk_tramp(k))) {
+		fhook_direct_slot_give(p, k->slot);
+		k->slot = -1;
+		return false;
+	}
+	return true;
+}
+
+/* Under the modwatch lock: no unload runs meanwhile. */
 static int fhook_kprobe_fentry_arm(struct fhook_probe *p)
 {
 	struct fhook_kprobe_probe *k = to_kprobe(p);
 	int ret;
 
-	k->direct = k->slot >= 0 && !fhook_direct_register(&k->dops, fhook_kprobe_fnk_tramp(k));
+	k->direct = fhook_kprobe_fentry_arm_direct(k);
 	if (k->direct) {
 		p->registered = true;
 		return 0;
@@ -485,6 +523,9 @@ static void fhook_kprobe_fentry_unhook(struct fhook_probe *p)
 		return;
 	}
 	p->registered = false;
+	/* no task is on the trampoline any more */
+	fhook_direct_slot_give(p, k->slot);
+	k->slot = -1;
 }
 
 /* modwatch.c: is the probed function in @mod? */
@@ -528,7 +569,8 @@ static notrace int fhook_kret_handler(struct kretprobe_instance *ri, struct pt_r
 	if (likely(READ_ONCE(p->enabled)))
 		fhook_probe_emit(p, FHOOK_REC_KRETPROBE, regs, (unsigned long)rp->kp.addr,
 				  get_kretprobe_retaddr(ri),
-				  p->prog->entry_len ? (struct fhook_kret_entry *)ri->data : NULL);
+				  p->prog->entry_len ? (struct fhook_kret_entry *)ri->data : NULL,
+				  preempt_count());
 	return 0;
 }
 NOKPROBE_SYMBOL(fhook_kret_handler);
@@ -544,6 +586,7 @@ static int fhook_kprobe_init(struct fhook_probe *p, const struct fhook_probe_add
 	int ret;
 
 	k->slot = -1;
+	k->want_direct = arg->flags & FHOOK_PROBE_F_DIRECT;
 	ret = fhook_priv_require(p, FHOOK_PRIV_KPROBE);
 	if (ret)
 		return ret;
@@ -661,12 +704,8 @@ static int fhook_kprobe_arm(struct fhook_probe *p)
 	struct fhook_kprobe_probe *k = to_kprobe(p);
 	int ret;
 
-	if (k->fentry) {
-		/* (what fhook_fnk_ok() reads is set before the first arm and stays) */
-		if (k->slot < 0 && fhook_fnk_ok(p))
-			k->slot = max(fhook_direct_slot_take(p), -1);
+	if (k->fentry)
 		return fhook_modwatch_arm(p, fhook_kprobe_fentry_arm);
-	}
 	WRITE_ONCE(p->enabled, true);
 	if (p->type == FHOOK_PROBE_KRETPROBE)
 		ret = enable_kretprobe(&k->rp);
@@ -708,8 +747,6 @@ static void fhook_kprobe_release(struct fhook_probe *p)
 		ftrace_free_filter(&k->ops);
 		if (FHOOK_ARCH_FNREC_ASM)
 			ftrace_free_filter(&k->dops);
-		if (k->slot >= 0)
-			fhook_direct_slot_give(p, k->slot);
 	} else if (p->registered) {
 		/* waits for handlers in flight, frees kretprobe instances */
 		if (p->type == FHOOK_PROBE_KRETPROBE)
@@ -738,7 +775,7 @@ const struct fhook_probe_kind fhook_kprobe_kind = {
 	.size		= sizeof(struct fhook_kprobe_probe),
 	.fields		= FHOOK_ADD_SYMBOL | FHOOK_ADD_ADDR | FHOOK_ADD_MAXACTIVE | FHOOK_ADD_PROG |
 			  FHOOK_ADD_DATA_SIZE | FHOOK_ADD_PRED,
-	.flags		= FHOOK_PROBE_F_STACK | FHOOK_PROBE_F_COUNT,
+	.flags		= FHOOK_PROBE_F_STACK | FHOOK_PROBE_F_COUNT | FHOOK_PROBE_F_DIRECT,
 	.init		= fhook_kprobe_init,
 	.arm		= fhook_kprobe_arm,
 	.disarm		= fhook_kprobe_disarm,

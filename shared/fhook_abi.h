@@ -445,8 +445,23 @@ enum fhook_probe_type {
  * FHOOK_PROBE_F_COUNT.
  */
 #define FHOOK_PROBE_F_WAKEUP_CPU	(1U << 4)
+/*
+ * FHOOK_PROBE_KPROBE at a function's entry (ABI 5): through one of the
+ * module's direct-call trampolines where it can (x86-64's assembly
+ * recorder, FHOOK_REC_FN_KPROBE records): a program that stores whole
+ * registers (8-byte fields of the argument registers, %ax or %r10, at
+ * most FHOOK_FN_KPROBE_MAX_FIELDS, each at 8 times its index) and no
+ * predicate, trigger, histogram or stack.  Otherwise, and when no
+ * trampoline slot is free or the function takes no direct call (another
+ * direct trampoline is there), the probe runs as without the flag.  Like
+ * FHOOK_PROBE_DIRECT it then holds the function's one direct call while
+ * armed: a BPF trampoline or a livepatch cannot attach to it meanwhile.
+ * Ignored by kretprobes and offsets past the entry.
+ */
+#define FHOOK_PROBE_F_DIRECT	(1U << 5)
 #define FHOOK_PROBE_FLAGS	(FHOOK_PROBE_F_STACK | FHOOK_PROBE_F_COUNT | FHOOK_PROBE_F_LATENCY | \
-				 FHOOK_PROBE_F_COUNT_IPS | FHOOK_PROBE_F_WAKEUP_CPU)
+				 FHOOK_PROBE_F_COUNT_IPS | FHOOK_PROBE_F_WAKEUP_CPU |		\
+				 FHOOK_PROBE_F_DIRECT)
 #define FHOOK_MAX_STACK		64	/* entries */
 
 struct fhook_probe_add {

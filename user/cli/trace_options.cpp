@@ -92,7 +92,8 @@ po::options_description describe(const TraceCommand& cmd) {
         options.add_options()(
             "via", po::value<std::string>()->value_name("HOW"),
             "how function probes attach: ops (ftrace_ops callback, default), direct (fhook's "
-            "trampoline through the direct-call API), kprobe (one kprobe per function)");
+            "trampoline through the direct-call API; also entry kprobes whose fields are whole "
+            "registers), kprobe (one kprobe per function)");
     }
     options.add_options()("help,h", "show this help");
     if (cmd.add_options) {

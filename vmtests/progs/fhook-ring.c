@@ -306,7 +306,9 @@ static uint32_t add_kprobe_args(struct sess *s, const char *func)
 		{ .op = FHOOK_OP_REG, .arg = FHOOK_REG_DI },
 		{ .op = FHOOK_OP_ST_RAW, .size = 8, .dst = 8 },
 	};
-	struct fhook_probe_add pa = { .size = sizeof(pa), .type = FHOOK_PROBE_KPROBE };
+	struct fhook_probe_add pa = {
+		.size = sizeof(pa), .type = FHOOK_PROBE_KPROBE, .flags = FHOOK_PROBE_F_DIRECT,
+	};
 
 #ifdef __aarch64__
 	prog[2].arg = FHOOK_REG_X0;

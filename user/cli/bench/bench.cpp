@@ -70,6 +70,8 @@ std::vector<Target> targets(const Results& results) {
          "fhook-ops-record-null", "ftrace-function-noreader", 0.5},
         {"kprobe with 2 fetchargs recorded <= 0.5x kprobe_events with no reader",
          "fhook-kprobe-2args-raw", "kprobe-events-2args-noreader", 0.5},
+        {"... --via direct (the assembly recorder)", "fhook-kprobe-2args-direct-raw",
+         "kprobe-events-2args-noreader", 0.5},
         {"function event through fhook's reader <= 0.5x libbpf's BPF ring buffer (fentry)",
          "fhook-ops-record-null", "bpf-ringbuf-stream", 0.5},
         {"function events as text <= 1.5x recorded (binary)", "fhook-ops-record",

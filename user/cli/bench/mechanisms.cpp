@@ -495,6 +495,14 @@ const Mechanism kMechanisms[] = {
              c, a,
              {"record", "-o", record_file(a), "p:fhookbench/a " + c.function + " " + kTwoArgs});
      }},
+    {"fhook-kprobe-2args-direct-raw", "fhook",
+     "fhook record --via direct 'p FUNC a=" BENCH_R1 " b=" BENCH_R2
+     "' (fhook's direct trampoline: the assembly recorder, to a file in /tmp)",
+     [](Context& c, Attachment& a) {
+         return start_fhook(c, a,
+                            {"record", "-o", record_file(a), "--via", "direct",
+                             "p:fhookbench/a " + c.function + " " + kTwoArgs});
+     }},
     {"fhook-kprobe-int3", "fhook",
      "fhook trace 'p FUNC+OFF a=" BENCH_R1 " b=" BENCH_R2 "' (" BENCH_BRK ", after the " BENCH_SITE
      ")",

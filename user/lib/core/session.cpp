@@ -322,7 +322,7 @@ std::uint32_t Session::add_function_probe(const FunctionSet& functions,
     return arg.probe_id;
 }
 
-KprobeHandle Session::add_kprobe(const KprobeDef& def, bool count) {
+KprobeHandle Session::add_kprobe(const KprobeDef& def, const KprobeOptions& options) {
     if (def.is_uprobe) {
         device_.require(FHOOK_FEAT_UPROBE, "uprobes");
     } else if (def.is_tracepoint) {
@@ -348,13 +348,18 @@ KprobeHandle Session::add_kprobe(const KprobeDef& def, bool count) {
         arg.addr = def.addr;
     }
     arg.maxactive = def.maxactive;
-    if (count) {
+    if (options.count) {
         device_.require(FHOOK_FEAT_COUNT, "counting probes");
         arg.flags |= FHOOK_PROBE_F_COUNT;
     }
     if (def.stack) {
         device_.require(FHOOK_FEAT_STACK, "stack traces");
         arg.flags |= FHOOK_PROBE_F_STACK;
+    }
+    // (a preference: the module falls back to its ftrace_ops, and an
+    // older module's kprobes know no such flag)
+    if (options.direct && !def.is_uprobe && !def.is_tracepoint && !def.is_return) {
+        arg.flags |= FHOOK_PROBE_F_DIRECT;
     }
     set_program(arg, def);
     set_pred(device_, arg, def.pred);

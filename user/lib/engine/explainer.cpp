@@ -85,7 +85,7 @@ void attach(Session& session, ExplainArm arm, const std::string& name, std::uint
         session.add_function_probe(function, counting);
         break;
     case ExplainArm::Kprobe:
-        session.add_kprobe(parse_kprobe("p:fhook/explain " + name, {}), true);
+        session.add_kprobe(parse_kprobe("p:fhook/explain " + name, {}), {.count = true});
         break;
     default: {
         fhook_hook h{};

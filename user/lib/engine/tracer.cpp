@@ -220,7 +220,8 @@ void Tracer::State::add_probes() {
     }
     for (auto& def : kprobes) {
         const bool counting = spec.collect == Collect::Counts;
-        const KprobeHandle handle = session->add_kprobe(def, counting);
+        const KprobeHandle handle = session->add_kprobe(
+            def, {.count = counting, .direct = !counting && spec.attach == Attach::Direct});
         // a count names its function, as the other mechanisms' do
         probes.push_back(ProbeSummary{handle.id, {}, counting ? def.symbol : def.text});
         canonical.emplace_back(handle.id, def.canonical);

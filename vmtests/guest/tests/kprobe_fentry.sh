@@ -1,10 +1,10 @@
 # kprobe_fentry: a kprobe at a function's entry runs from fhook's own
 # ftrace_ops (no kprobe_ftrace_handler()), saving all the registers only
-# when its program reads one ftrace_caller does not save; where its
-# program stores argument registers whole (u64, x64) it runs from a direct
-# trampoline of fhook's instead (the assembly recorder, where the module
-# has it: fhook_fnk_N), with the same events; on a module's function it is
-# unhooked when the module goes.  The kernel's
+# when its program reads one ftrace_caller does not save; with --via
+# direct, where its program stores argument registers whole (u64, x64), it
+# runs from a direct trampoline of fhook's instead (the assembly recorder,
+# where the module has it: fhook_fnk_N), with the same events; on a
+# module's function it is unhooked when the module goes.  The kernel's
 # enabled_functions names the callback on each function, and the counts
 # are the workload's: N reads, N hits, N events.  Counting through a
 # kprobe (count --via kprobe) stays a kprobe.
@@ -26,7 +26,7 @@ load_workmod
 # line: enabled_functions' line for FUNC (with a direct trampoline's on
 # the next line), seen from inside fhook's child
 route() {
-	run_fhook $D/$1 trace "$2" -- sh -c "grep -A1 '^$3 ' $T/enabled_functions; fhook-workload read $N"
+	run_fhook $D/$1 trace $VIA "$2" -- sh -c "grep -A1 '^$3 ' $T/enabled_functions; fhook-workload read $N"
 	expect_eq "$RC" 0 "fhook trace '$2' exit code"
 	line=$(grep -A1 "^$3 " $D/$1.out | head -n 2 | tr '\n\t' '  ')
 }
@@ -34,18 +34,28 @@ route() {
 fnk=
 [ "$(uname -m)" = x86_64 ] && ! grep -q PREEMPT_RT /proc/version && fnk=1
 
-# argument registers stored whole: the assembly recorder's direct
-# trampoline, or the partial registers with no R flag
+# argument registers only: the partial registers, no R flag
+VIA=
 route a 'p:fa vfs_read cnt=%dx:u64 buf=$arg2:x64' vfs_read
 log "vfs_read: $line"
+case "$line" in *fhook_kprobe_fentry_callback*) ;; *) fail "vfs_read's kprobe is not fhook's ftrace_ops: '$line'" ;; esac
+case "$line" in *" R "*) fail "argument registers only, but all registers saved: '$line'" ;; esac
+nr=$(grep -c ': fa: (vfs_read+0x[0-9a-f]*/0x[0-9a-f]*) cnt=[1-7] buf=0x' $D/a.out)
+expect_eq "$nr" "$N" "fa events of the workload's reads (1..7 bytes)"
+
+# --via direct, the argument registers stored whole: the assembly
+# recorder's direct trampoline (elsewhere the ftrace_ops), the same events
+VIA="--via direct"
+route ad 'p:fa vfs_read cnt=%dx:u64 buf=$arg2:x64' vfs_read
+log "vfs_read --via direct: $line"
 if [ -n "$fnk" ]; then
 	case "$line" in *fhook_fnk_[0-9]*) ;; *) fail "vfs_read's u64 kprobe is not on fhook's direct trampoline: '$line'" ;; esac
 else
 	case "$line" in *fhook_kprobe_fentry_callback*) ;; *) fail "vfs_read's kprobe is not fhook's ftrace_ops: '$line'" ;; esac
 	case "$line" in *" R "*) fail "argument registers only, but all registers saved: '$line'" ;; esac
 fi
-nr=$(grep -c ': fa: (vfs_read+0x[0-9a-f]*/0x[0-9a-f]*) cnt=[1-7] buf=0x' $D/a.out)
-expect_eq "$nr" "$N" "fa events of the workload's reads (1..7 bytes)"
+nr=$(grep -c ': fa: (vfs_read+0x[0-9a-f]*/0x[0-9a-f]*) cnt=[1-7] buf=0x' $D/ad.out)
+expect_eq "$nr" "$N" "fa events --via direct"
 
 # a field narrower than its register: fhook's ftrace_ops, the same values
 route a4 'p:fa vfs_read cnt=%dx:u32 buf=$arg2:x64' vfs_read
@@ -55,13 +65,15 @@ case "$line" in *" R "*) fail "argument registers only, but all registers saved:
 nr=$(grep -c ': fa: (vfs_read+0x[0-9a-f]*/0x[0-9a-f]*) cnt=[1-7] buf=0x' $D/a4.out)
 expect_eq "$nr" "$N" "fa events with a u32 field"
 # both paths print the same events (but the time and the buffers' addresses)
-for f in a a4; do
+for f in a ad a4; do
 	sed -n 's/^.*: fa: \(.*\) buf=0x[0-9a-f]*$/\1/p' $D/$f.out > $D/$f.fields
 done
-cmp -s $D/a.fields $D/a4.fields || {
-	diff $D/a.fields $D/a4.fields | head -n 5 | sed 's/^/#   /'
-	fail "the u64 kprobe's events differ from the u32 one's"
-}
+for f in ad a4; do
+	cmp -s $D/a.fields $D/$f.fields || {
+		diff $D/a.fields $D/$f.fields | head -n 5 | sed 's/^/#   /'
+		fail "the events of $f differ from the ftrace_ops kprobe's"
+	}
+done
 
 # %bx: not saved by ftrace_caller, so FTRACE_OPS_FL_SAVE_REGS (R)
 route b 'p:fb vfs_read bx=%bx:x64' vfs_read
@@ -75,10 +87,10 @@ case "$line" in *fhook_kprobe_fentry_callback*" R "*|*" R "*fhook_kprobe_fentry_
 # (trace names an address when it prints it, as trace_pipe does: a second
 # for the flush timer, 100 ms, to hand the events over before the module
 # and its symbols go)
-run_fhook $D/m trace 'p:fm fhook_testmod_nop' -- sh -c \
+run_fhook $D/m trace --via direct 'p:fm fhook_testmod_nop' -- sh -c \
 	"grep -A1 '^fhook_testmod_nop ' $T/enabled_functions; echo loop $N > /proc/fhook_testmod_hooks
 	 sleep 1; rmmod fhook_testmod; grep -c fhook_testmod $T/enabled_functions; true"
-expect_eq "$RC" 0 "fhook trace on fhook_testmod_nop exit code"
+expect_eq "$RC" 0 "fhook trace --via direct on fhook_testmod_nop exit code"
 line=$(grep -A1 '^fhook_testmod_nop ' $D/m.out | head -n 2 | tr '\n\t' '  ')
 log "fhook_testmod_nop: $line"
 want=fhook_kprobe_fentry_callback
@@ -98,4 +110,4 @@ run_fhook $D/c count --via kprobe vfs_read -- sh -c \
 expect_eq "$RC" 0 "fhook count --via kprobe exit code"
 line=$(grep '^vfs_read ' $D/c.out | head -n 1)
 case "$line" in *kprobe_ftrace_handler*) ;; *) fail "count --via kprobe is not a kprobe: '$line'" ;; esac
-pass "entry kprobes run from fhook's ftrace_ops (R only for %bx)${fnk:+ or its direct trampoline (u64 fields)}, a module's unhooked at its rmmod; count --via kprobe stays a kprobe; $N events each"
+pass "entry kprobes run from fhook's ftrace_ops (R only for %bx)${fnk:+ or, --via direct, its direct trampoline (u64 fields)}, a module's unhooked at its rmmod; count --via kprobe stays a kprobe; $N events each"

@@ -79,6 +79,14 @@ struct FunctionProbeOptions {
     bool wakeup_cpu = false;
 };
 
+// How a kprobe attaches (Session::add_kprobe()).
+struct KprobeOptions {
+    bool count = false; // hits only, no records (FHOOK_PROBE_F_COUNT)
+    // at a function's entry: through one of fhook's direct trampolines where
+    // the module can (FHOOK_PROBE_F_DIRECT: the function's one direct call)
+    bool direct = false;
+};
+
 // A call graph (FHOOK_PROBE_GRAPH): what function_graph's options say.
 // fhook errors: the functions for which 0 is a failure too (NULL, false),
 // and those none of whose values is one (fhook_graph.zero_ips, none_ips)
@@ -217,7 +225,7 @@ public:
     // definition's fetch program.  The kernel's refusals (unknown symbol,
     // blacklisted, not an instruction boundary, inside fhook) become a
     // Runtime Error naming the probe and the reason.
-    KprobeHandle add_kprobe(const KprobeDef& def, bool count = false);
+    KprobeHandle add_kprobe(const KprobeDef& def, const KprobeOptions& options = {});
     // FHOOK_IOC_PROBE_ADD (FHOOK_PROBE_HOOK) on the function at `addr`
     // (named `name` in errors), with the definition's fetch program and
     // predicate.  EBUSY (another IPMODIFY user or a direct call) and EPERM
