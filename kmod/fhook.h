@@ -1050,6 +1050,36 @@ static __always_inline void fhook_fn_init(struct fhook_rec_fn *r, u32 probe_id,
 /* the ring's writers (inline: the fast path), after what they use */
 #include "ring.h"
 
+/*
+ * ftrace's recursion lock for @p's hit at @ip from @parent_ip (it also
+ * disables preemption), refused as well when a writer of the same context
+ * (@pc, @irqs_off, sampled before) is below us on this CPU: fnrec.c's
+ * paths take no lock, and ftrace's lets one hit through as a context
+ * transition (their own clock read of a traced clocksource, the wakeup's
+ * irq_work_queue()).  A refused hit counts as missed.  Returns the lock's
+ * bit, or < 0.
+ */
+static __always_inline int fhook_hit_trylock(struct fhook_probe *p, unsigned long ip,
+					     unsigned long parent_ip, unsigned int pc,
+					     bool irqs_off)
+{
+	struct fhook_session *s = p->session;
+	int bit = ftrace_test_recursion_trylock(ip, parent_ip);
+
+	if (bit >= 0 &&
+	    unlikely(READ_ONCE(s->rings[smp_processor_id()]->fast_ctx) == fhook_ring_ctx(pc, irqs_off))) {
+		ftrace_test_recursion_unlock(bit);
+		bit = -1;
+	}
+	if (bit < 0) {
+		/* preemptible here: the count may land on another CPU's line */
+		preempt_disable_notrace();
+		fhook_count(&fhook_counters(s, smp_processor_id(), p->id)->missed);
+		preempt_enable_notrace();
+	}
+	return bit;
+}
+
 /* Fill an FHOOK_REC_FUNC record of time @ts. */
 static __always_inline void fhook_func_init(struct fhook_rec_func *r, u32 probe_id,
 					    unsigned long ip, unsigned long parent_ip,

@@ -247,25 +247,12 @@ publish:
 asmlinkage notrace void fhook_fnk_c(struct fhook_probe *p, struct pt_regs *regs,
 				    unsigned long ret, unsigned long parent)
 {
-	struct fhook_session *s = p->session;
 	unsigned long ip = ret - MCOUNT_INSN_SIZE;
 	unsigned int pc = preempt_count();
-	bool irqs_off = irqs_disabled();
-	int bit;
+	int bit = fhook_hit_trylock(p, ip, parent, pc, irqs_disabled());
 
-	/* also disables preemption */
-	bit = ftrace_test_recursion_trylock(ip, parent);
-	if (bit >= 0 &&
-	    unlikely(READ_ONCE(s->rings[smp_processor_id()]->fast_ctx) == fhook_ring_ctx(pc, irqs_off))) {
-		ftrace_test_recursion_unlock(bit);
-		bit = -1;
-	}
-	if (bit < 0) {
-		preempt_disable_notrace();
-		fhook_count(&fhook_counters(s, smp_processor_id(), p->id)->missed);
-		preempt_enable_notrace();
+	if (bit < 0)
 		return;
-	}
 	fhook_probe_emit_regs(p, regs, ip, pc);
 	ftrace_test_recursion_unlock(bit);
 }

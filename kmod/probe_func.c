@@ -68,21 +68,10 @@ noinline notrace void fhook_func_hit_full(struct fhook_probe *p, unsigned long i
 	struct fhook_ring *rb;
 	int bit, cpu;
 
-	/* also disables preemption: we stay on this CPU and its ring */
-	bit = ftrace_test_recursion_trylock(ip, parent_ip);
-	/* a writer of our context below us (fnrec.c, or this path): recursion */
-	if (bit >= 0 &&
-	    unlikely(READ_ONCE(s->rings[smp_processor_id()]->fast_ctx) == fhook_ring_ctx(pc, irqs_off))) {
-		ftrace_test_recursion_unlock(bit);
-		bit = -1;
-	}
-	if (bit < 0) {
-		/* preemptible here: the count may land on another CPU's line */
-		preempt_disable_notrace();
-		fhook_count(&fhook_counters(s, smp_processor_id(), p->id)->missed);
-		preempt_enable_notrace();
+	/* we stay on this CPU and its ring; a writer of our context below us: recursion */
+	bit = fhook_hit_trylock(p, ip, parent_ip, pc, irqs_off);
+	if (bit < 0)
 		return;
-	}
 	cpu = smp_processor_id();
 	c = fhook_counters(s, cpu, p->id);
 	if (!p->any_task && !fhook_session_wants(s)) {

@@ -2341,6 +2341,84 @@ static void test_observer_wake_storm(void)
 	close(res[1]);
 }
 
+/* direct slots taken module-wide, seen from a session of its own */
+static unsigned int direct_used(void)
+{
+	struct fhook_handshake hs;
+	int fd = open_dev();
+
+	if (handshake(fd, &hs))
+		fatal("HANDSHAKE");
+	close(fd);
+	return hs.direct_used;
+}
+
+/*
+ * Entry kprobes asking for a direct trampoline (FHOOK_PROBE_F_DIRECT), as
+ * an observer: eight on vfs_read (the first takes its direct call, the
+ * others find it taken, give their slot back and run from the
+ * ftrace_ops) and one whose u32 field keeps it on the ftrace_ops, armed,
+ * stopped and armed again: each counts every one of our reads, at most
+ * one slot is held while armed and none once the session is closed.
+ */
+/* An entry kprobe on vfs_read storing $arg3 in @size bytes, asking for a direct trampoline */
+static int direct_kprobe_add(int fd, __u8 size)
+{
+	struct fhook_insn prog[2] = {
+		{ .op = FHOOK_OP_ARG, .arg = 3 },
+		{ .op = FHOOK_OP_ST_RAW, .size = size, .dst = 0 },
+	};
+	struct fhook_probe_add pa = {
+		.size = sizeof(pa), .type = FHOOK_PROBE_KPROBE, .flags = FHOOK_PROBE_F_DIRECT,
+		.symbol = (uintptr_t)"vfs_read", .symbol_len = 8,
+		.prog = (uintptr_t)prog, .prog_len = 2, .data_size = 8,
+	};
+
+	return ioctl(fd, FHOOK_IOC_PROBE_ADD, &pa);
+}
+
+static void test_observer_direct_kprobes(void)
+{
+	__u32 pid = getpid();
+	struct fhook_pid_filter pf = { .size = sizeof(pf), .nr_pids = 1, .pids = (uintptr_t)&pid };
+	unsigned int before = direct_used(), during, round, i, n = 0;
+	int fd = open_dev(), zfd = open("/dev/zero", O_RDONLY);
+	char buf[8];
+
+	/* (room for every record: 9 probes x 200 reads of up to 72 bytes) */
+	if (handshake(fd, NULL) || ring_setup(fd, 262144) || zfd < 0)
+		fatal("a session");
+	for (i = 0; i < 8; i++)
+		n += !direct_kprobe_add(fd, 8);
+	n += !direct_kprobe_add(fd, 4);
+	expect(n == 9, "observer: 9 entry kprobes on vfs_read asking for a direct trampoline (%u)", n);
+	EXPECT_OK(ioctl(fd, FHOOK_IOC_PID_FILTER, &pf), "observer: PID_FILTER self");
+	for (round = 0; round < 2; round++) {
+		EXPECT_OK(ioctl(fd, FHOOK_IOC_START, 0), "observer: START %u of the direct kprobes",
+			  round + 1);
+		during = direct_used();
+		for (i = 0; i < 100; i++)
+			if (read(zfd, buf, sizeof(buf)) != sizeof(buf))
+				fatal("read /dev/zero");
+		EXPECT_OK(ioctl(fd, FHOOK_IOC_STOP, 0), "observer: STOP %u", round + 1);
+		expect(during <= before + 1, "observer: armed, %u direct slot(s) held (%u before)",
+		       during, before);
+	}
+	for (i = 1; i <= n; i++) {
+		struct fhook_stats st = { .size = sizeof(st), .probe_id = i };
+
+		EXPECT_OK(ioctl(fd, FHOOK_IOC_STATS, &st), "observer: STATS of probe %u", i);
+		expect(st.total.hits == 200 && st.total.written == 200,
+		       "observer: probe %u saw our 200 reads: hits %llu written %llu", i,
+		       (unsigned long long)st.total.hits, (unsigned long long)st.total.written);
+	}
+	close(zfd);
+	close(fd);
+	during = direct_used();
+	expect(during == before, "observer: no direct slot held once closed (%u, %u before)", during,
+	       before);
+}
+
 /*
  * A probe whose records can be larger than the ring (a 4,096-byte string
  * in a 4 KiB ring) is refused at START (EMSGSIZE), not armed to drop
@@ -3582,6 +3660,7 @@ static void observer(void)
 		test_observer_wake_storm,
 		test_observer_hist,
 		test_observer_noreturn, test_observer_around_slots, test_observer_graph_all,
+		test_observer_direct_kprobes,
 		test_observer_errors,
 		test_observer_wakeup, test_observer_wakeup_function, test_observer_timerlat,
 		test_observer_hwlat,
