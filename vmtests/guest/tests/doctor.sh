@@ -17,7 +17,7 @@ run_fhook $D/d1 doctor
 cat $D/d1.out
 expect_eq "$RC" 0 "doctor with the module loaded"
 ! grep -q '^FAIL' $D/d1.out || fail "red lines with the module loaded"
-grep -q '^ok   module  *fhook.ko .* loaded, ABI 4$' $D/d1.out || fail "no green module line"
+grep -q '^ok   module  *fhook.ko .* loaded, ABI 5$' $D/d1.out || fail "no green module line"
 if [ -e /proc/config.gz ]; then
 	# (the debug kernel has CONFIG_IKCONFIG_PROC: nothing to infer there)
 	grep -q "^kernel $(uname -r), config from /proc/config.gz" $D/d1.out || fail "doctor ignored /proc/config.gz"

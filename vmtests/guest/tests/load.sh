@@ -22,7 +22,7 @@ run_fhook $D/st status
 cat $D/st.out
 expect_eq "$RC" 0 "fhook status exit code"
 grep -qx 'module: loaded' $D/st.out || fail "fhook status lacks 'module: loaded'"
-grep -qx 'abi: 4' $D/st.out || fail "fhook status lacks 'abi: 4'"
+grep -qx 'abi: 5' $D/st.out || fail "fhook status lacks 'abi: 5'"
 grep -qx 'device: /dev/fhook' $D/st.out || fail "fhook status lacks 'device: /dev/fhook'"
 grep -qx 'sessions: 0' $D/st.out || fail "fhook status does not say 'sessions: 0'"
 grep -qx "cpus: $(nproc)" $D/st.out || log "note: cpus line differs from nproc $(nproc)"
@@ -46,9 +46,9 @@ cat $D/v.out
 expect_eq "$RC" 0 "fhook --version exit code"
 ver=$(sed -n 's/^version: //p' $D/st.out)
 [ -n "$ver" ] || fail "fhook status shows no version"
-grep -qx "fhook $ver (ABI 4)" $D/v.out || fail "fhook --version: CLI line is not 'fhook $ver (ABI 4)'"
-grep -qx "module: fhook.ko $ver (ABI 4), loaded" $D/v.out ||
-	fail "fhook --version: module line is not 'module: fhook.ko $ver (ABI 4), loaded'"
+grep -qx "fhook $ver (ABI 5)" $D/v.out || fail "fhook --version: CLI line is not 'fhook $ver (ABI 5)'"
+grep -qx "module: fhook.ko $ver (ABI 5), loaded" $D/v.out ||
+	fail "fhook --version: module line is not 'module: fhook.ko $ver (ABI 5), loaded'"
 
 rmmod fhook || fail "rmmod fhook failed"
 ! fhook_loaded || fail "fhook still in /proc/modules after rmmod"
