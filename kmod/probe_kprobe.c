@@ -449,7 +449,7 @@ static int fhook_kprobe_fentry_init(struct fhook_kprobe_probe *k, u64 gen)
 	ret = ftrace_set_filter_ip(&k->ops, (unsigned long)k->kp.addr, 0, 0);
 	if (ret)
 		return ret;
-	if (FHOOK_ARCH_FNREC_ASM) {
+	if (FHOOK_ARCH_FNREC_ASM && k->want_direct) {
 		ret = ftrace_set_filter_ip(&k->dops, (unsigned long)k->kp.addr, 0, 0);
 		if (ret)
 			return ret;
@@ -745,7 +745,7 @@ static void fhook_kprobe_release(struct fhook_probe *p)
 		fhook_modwatch_del(p);
 		/* disarm unregistered them */
 		ftrace_free_filter(&k->ops);
-		if (FHOOK_ARCH_FNREC_ASM)
+		if (FHOOK_ARCH_FNREC_ASM && k->want_direct)
 			ftrace_free_filter(&k->dops);
 	} else if (p->registered) {
 		/* waits for handlers in flight, frees kretprobe instances */
