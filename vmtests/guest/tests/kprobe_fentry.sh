@@ -30,6 +30,17 @@ route() {
 	expect_eq "$RC" 0 "fhook trace '$2' exit code"
 	line=$(grep -A1 "^$3 " $D/$1.out | head -n 2 | tr '\n\t' '  ')
 }
+# the route's line names fhook's ftrace_ops callback, with the argument
+# registers only (no R flag)
+on_ops() {
+	case "$line" in *fhook_kprobe_fentry_callback*) ;; *) fail "$1 is not fhook's ftrace_ops: '$line'" ;; esac
+	case "$line" in *" R "*) fail "$1: argument registers only, but all registers saved: '$line'" ;; esac
+}
+# fa's events in $D/$1.out: the workload's N reads of 1..7 bytes
+fa_events() {
+	expect_eq "$(grep -c ': fa: (vfs_read+0x[0-9a-f]*/0x[0-9a-f]*) cnt=[1-7] buf=0x' $D/$1.out)" "$N" \
+		"fa events ($2)"
+}
 # the assembly recorder is x86-64's, not PREEMPT_RT's (kmod/arch/x86/tramp.h)
 fnk=
 [ "$(uname -m)" = x86_64 ] && ! grep -q PREEMPT_RT /proc/version && fnk=1
@@ -38,10 +49,8 @@ fnk=
 VIA=
 route a 'p:fa vfs_read cnt=%dx:u64 buf=$arg2:x64' vfs_read
 log "vfs_read: $line"
-case "$line" in *fhook_kprobe_fentry_callback*) ;; *) fail "vfs_read's kprobe is not fhook's ftrace_ops: '$line'" ;; esac
-case "$line" in *" R "*) fail "argument registers only, but all registers saved: '$line'" ;; esac
-nr=$(grep -c ': fa: (vfs_read+0x[0-9a-f]*/0x[0-9a-f]*) cnt=[1-7] buf=0x' $D/a.out)
-expect_eq "$nr" "$N" "fa events of the workload's reads (1..7 bytes)"
+on_ops "vfs_read's kprobe"
+fa_events a "the ftrace_ops"
 
 # --via direct, the argument registers stored whole: the assembly
 # recorder's direct trampoline (elsewhere the ftrace_ops), the same events
@@ -51,19 +60,15 @@ log "vfs_read --via direct: $line"
 if [ -n "$fnk" ]; then
 	case "$line" in *fhook_fnk_[0-9]*) ;; *) fail "vfs_read's u64 kprobe is not on fhook's direct trampoline: '$line'" ;; esac
 else
-	case "$line" in *fhook_kprobe_fentry_callback*) ;; *) fail "vfs_read's kprobe is not fhook's ftrace_ops: '$line'" ;; esac
-	case "$line" in *" R "*) fail "argument registers only, but all registers saved: '$line'" ;; esac
+	on_ops "vfs_read's kprobe"
 fi
-nr=$(grep -c ': fa: (vfs_read+0x[0-9a-f]*/0x[0-9a-f]*) cnt=[1-7] buf=0x' $D/ad.out)
-expect_eq "$nr" "$N" "fa events --via direct"
+fa_events ad "--via direct"
 
 # a field narrower than its register: fhook's ftrace_ops, the same values
 route a4 'p:fa vfs_read cnt=%dx:u32 buf=$arg2:x64' vfs_read
 log "vfs_read, a u32 field: $line"
-case "$line" in *fhook_kprobe_fentry_callback*) ;; *) fail "vfs_read's u32 kprobe is not fhook's ftrace_ops: '$line'" ;; esac
-case "$line" in *" R "*) fail "argument registers only, but all registers saved: '$line'" ;; esac
-nr=$(grep -c ': fa: (vfs_read+0x[0-9a-f]*/0x[0-9a-f]*) cnt=[1-7] buf=0x' $D/a4.out)
-expect_eq "$nr" "$N" "fa events with a u32 field"
+on_ops "vfs_read's u32 kprobe"
+fa_events a4 "a u32 field"
 # both paths print the same events (but the time and the buffers' addresses)
 for f in a ad a4; do
 	sed -n 's/^.*: fa: \(.*\) buf=0x[0-9a-f]*$/\1/p' $D/$f.out > $D/$f.fields
