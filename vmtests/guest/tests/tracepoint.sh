@@ -139,10 +139,11 @@ if [ -d $T/events/module/module_load ]; then
 fi
 nlines=$(wc -l < $D/k.norm)
 if kasan_kernel; then
-	# The debug kernel: a few hits never reach fhook's perf counter (perf
-	# drops a tracepoint that fires while one of its handlers runs on the
-	# CPU, and the debug kernel's handlers are slow): every line fhook
-	# printed must be tracefs', and at most 5% of tracefs' may be missing.
+	# The debug kernel: every line fhook printed must be tracefs', and at
+	# most 5% of tracefs' may be missing (a few were, thought to be perf's
+	# recursion guard dropping hits behind slow handlers; since each task
+	# is compared up to its sched_process_exit, two runs of 2026-12-07 had
+	# none missing: the tolerance goes once more runs agree).
 	# lines of $2 not in $1, as multisets (busybox has no comm)
 	minus() { awk 'NR == FNR { n[$0]++; next } n[$0] > 0 { n[$0]--; next } { print }' "$1" "$2"; }
 	extra=$(minus $D/kref.norm $D/k.norm | wc -l)
