@@ -289,6 +289,9 @@ kasan_kernel() {
 	[ "$_kasan" = 1 ]
 }
 
+# Is this a PREEMPT_RT kernel?
+rt_kernel() { uname -v | grep -q PREEMPT_RT; }
+
 # mem_check BEFORE AFTER [NONSLAB SLAB PERCPU VMALLOC]: fail if the kernel's
 # memory did not come back: kernel memory outside the slab (SUnreclaim and
 # SReclaimable) more than NONSLAB KiB higher (default 2048), SUnreclaim

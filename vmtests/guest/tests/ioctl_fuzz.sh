@@ -12,7 +12,7 @@ load_fhook
 # 0.7 s under TCG: 535 calls a second against 13,000 on Debian's 6.12;
 # 250,000 calls took 469-600 s there on 2026-12-07)
 calls=$(pick 250000 40000)
-uname -v | grep -q PREEMPT_RT && calls=60000
+rt_kernel && calls=60000
 run_logged $D/fuzz.out fhook-fuzz -n "${FHOOK_TEST_FUZZ_CALLS:-$calls}" -t "${FHOOK_TEST_FUZZ_THREADS:-2}" -p "${FHOOK_TEST_FUZZ_PROGRESS:-100000}" ${FHOOK_TEST_FUZZ_SEED:+-s $FHOOK_TEST_FUZZ_SEED}
 rc=$RC
 cat $D/fuzz.out

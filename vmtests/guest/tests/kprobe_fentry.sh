@@ -43,7 +43,7 @@ fa_events() {
 }
 # the assembly recorder is x86-64's, not PREEMPT_RT's (kmod/arch/x86/tramp.h)
 fnk=
-[ "$(uname -m)" = x86_64 ] && ! grep -q PREEMPT_RT /proc/version && fnk=1
+[ "$(uname -m)" = x86_64 ] && ! rt_kernel && fnk=1
 
 # argument registers only: the partial registers, no R flag
 VIA=

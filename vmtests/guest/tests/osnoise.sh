@@ -31,7 +31,7 @@ no_osn() { [ "$(osn_threads)" = 0 ]; }
 # json_num FILE KEY: the first "KEY":N in FILE
 json_num() { grep -o "\"$2\":[0-9.]*" "$1" | head -n 1 | cut -d: -f2; }
 RT=0
-uname -v | grep -q PREEMPT_RT && RT=1
+rt_kernel && RT=1
 
 # 1. CPU 1's periods and gaps, with the kernel's events
 E=$T/events
