@@ -3031,7 +3031,11 @@ static void wakeup_hist_check(int fd, __u32 id, pid_t child)
 	}
 	expect(hits == hr.hits, "observer: the wakeup hist entries add up to its hits (%llu, %llu)",
 	       (unsigned long long)hits, (unsigned long long)hr.hits);
-	expect(child_hits >= 100 && !strcmp(comm, "fhook-abitest"),
+	/*
+	 * (a wakeup that finds the child still running is no wait: 97 of
+	 * its 200 sleeps were waits once on the debug kernel under CI's load)
+	 */
+	expect(child_hits >= 50 && !strcmp(comm, "fhook-abitest"),
 	       "observer: the sleeping child's waits under its pid and name (%llu, '%s')",
 	       (unsigned long long)child_hits, comm);
 }
